@@ -1,0 +1,9 @@
+/* arbor/arbor.h - every public header of libarbor. */
+#ifndef ARBOR_ARBOR_H
+#define ARBOR_ARBOR_H
+
+#include "arbor/base.h"
+#include "arbor/reduce.h"
+#include "arbor/wire.h"
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * arbor/base.h - what every Arbor module stands on: time, error codes, the
+ * element types and reduction operators of the wire, the seeded random
+ * generator, and the logging callback.
+ *
+ * Nothing here allocates, prints or reads a clock.
+ */
+#ifndef ARBOR_BASE_H
+#define ARBOR_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Version                                                              */
+/* ------------------------------------------------------------------ */
+
+#define ARB_VERSION_MAJOR 0
+#define ARB_VERSION_MINOR 1
+#define ARB_VERSION_PATCH 0
+#define ARB_VERSION_STRING "0.1.0"
+
+/* The library's version string, e.g. "0.1.0". */
+const char *arb_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Time and durations in picoseconds. Serialising one byte at 800 Gb/s
+ * takes 10 ps, so nanoseconds are too coarse; 2^64 ps is 213 days.
+ */
+typedef uint64_t arb_time;
+
+#define ARB_TIME_NEVER UINT64_MAX
+#define ARB_PS_PER_NS ((arb_time)1000)
+#define ARB_PS_PER_US ((arb_time)1000000)
+#define ARB_PS_PER_MS ((arb_time)1000000000)
+#define ARB_PS_PER_S ((arb_time)1000000000000)
+
+/* The fastest link rate the time arithmetic handles: 10 Tb/s. */
+#define ARB_RATE_MAX ((uint64_t)10000000000000)
+
+/*
+ * Serialisation time of `bytes` at `bits_per_s`, rounded up to the next
+ * picosecond (so a link is never faster than its rate). Returns
+ * ARB_TIME_NEVER when bits_per_s is 0 or above ARB_RATE_MAX, or when the
+ * result does not fit.
+ */
+arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every fallible function returns 0 on success or one of these negative
+ * codes. Each rejection rule of the wire format has its own code so that a
+ * counter or a message can name the exact rule a packet broke.
+ */
+enum arb_error {
+    ARB_OK = 0,
+    ARB_EINVAL = -1,  /* an argument is out of its documented range */
+    ARB_ENOMEM = -2,  /* an allocation failed */
+    ARB_ENOSPC = -3,  /* an output buffer is too small */
+    ARB_ERANGE = -4,  /* a value does not fit its field */
+    ARB_EPARSE = -5,  /* text input is not in the documented syntax */
+    ARB_ENOENT = -6,  /* a named thing does not exist */
+    ARB_EIO = -7,     /* a read or write failed */
+    ARB_ESTATE = -8,  /* the call is not valid in the object's state */
+
+    /* Arbor header (spec section 4) */
+    ARB_EWIRE_SHORT = -100,        /* buffer shorter than its header */
+    ARB_EWIRE_VERSION = -101,      /* version is not 2 */
+    ARB_EWIRE_TYPE = -102,         /* packet_type 7 */
+    ARB_EWIRE_KIND = -103,         /* payload_kind 3 */
+    ARB_EWIRE_DEPTH_EXT = -104,    /* agg_depth > 1 in a 16 B header */
+    ARB_EWIRE_DTYPE = -105,        /* dtype not 0..5 */
+    ARB_EWIRE_OP = -106,           /* op other than NOP where the table forbids it */
+    ARB_EWIRE_REPAIR = -107,       /* repair bit not allowed for this packet type */
+    ARB_EWIRE_CREDIT = -108,       /* credit_valid not allowed for this packet type */
+    ARB_EWIRE_PAYLOAD_FLAG = -109, /* payload_valid / payload_kind pair not allowed */
+    ARB_EWIRE_DEPTH = -110,        /* agg_depth not allowed for this packet type */
+    ARB_EWIRE_AGGREGATED = -111,   /* aggregated bit not allowed for this packet type */
+    ARB_EWIRE_OFFSET_B = -112,     /* offset_b not the value the type requires */
+    ARB_EWIRE_FANIN = -113,        /* a fanin byte below agg_depth is 0 */
+    ARB_EWIRE_PAYLOAD_MISSING = -114, /* payload_valid = 1 but no payload bytes */
+    ARB_EWIRE_PAYLOAD_ALIGN = -115,   /* payload not a whole number of elements */
+    ARB_EWIRE_PAYLOAD_UNEXPECTED = -116, /* payload_valid = 0 but bytes follow */
+    ARB_EWIRE_PAYLOAD_TOO_LONG = -117,   /* payload longer than ARB_PAYLOAD_MAX */
+
+    /* Ethernet / IPv4 / UDP framing */
+    ARB_EFRAME_SHORT = -200,     /* frame shorter than its headers or lengths */
+    ARB_EFRAME_ETHERTYPE = -201, /* not IPv4 */
+    ARB_EFRAME_IP_VERSION = -202,
+    ARB_EFRAME_IP_IHL = -203,      /* IPv4 header length other than 20 B */
+    ARB_EFRAME_IP_LENGTH = -204,   /* IPv4 total length inconsistent with the frame */
+    ARB_EFRAME_IP_FRAGMENT = -205, /* fragmented datagram */
+    ARB_EFRAME_IP_CHECKSUM = -206,
+    ARB_EFRAME_IP_PROTO = -207, /* not UDP */
+    ARB_EFRAME_UDP_LENGTH = -208,
+    ARB_EFRAME_UDP_CHECKSUM = -209
+};
+
+/*
+ * A short English description of `err` ("ok" for 0). Never NULL; unknown
+ * codes give "unknown error".
+ */
+const char *arb_strerror(int err);
+
+/* The enum constant's name without the prefix, e.g. "EWIRE_SHORT". */
+const char *arb_errname(int err);
+
+/* ------------------------------------------------------------------ */
+/* Element types and operators (wire values, spec section 4)             */
+/* ------------------------------------------------------------------ */
+
+typedef enum arb_dtype {
+    ARB_DTYPE_F16 = 0,
+    ARB_DTYPE_BF16 = 1,
+    ARB_DTYPE_F32 = 2,
+    ARB_DTYPE_F64 = 3,
+    ARB_DTYPE_I32 = 4,
+    ARB_DTYPE_I64 = 5
+} arb_dtype;
+
+#define ARB_DTYPE_COUNT 6
+
+typedef enum arb_op { ARB_OP_NOP = 0, ARB_OP_SUM = 1, ARB_OP_MAX = 2, ARB_OP_MIN = 3 } arb_op;
+
+#define ARB_OP_COUNT 4
+
+/* Bytes per element of `dt`; 0 for a value outside the enum. */
+size_t arb_dtype_size(int dt);
+
+/* "f16", "bf16", "f32", "f64", "i32", "i64"; NULL outside the enum. */
+const char *arb_dtype_name(int dt);
+
+/* "NOP", "SUM", "MAX", "MIN"; NULL outside the enum. */
+const char *arb_op_name(int op);
+
+/*
+ * Parse a name as printed by arb_dtype_name / arb_op_name (case-insensitive).
+ * Return the value, or ARB_ENOENT for an unknown name.
+ */
+int arb_dtype_parse(const char *name);
+int arb_op_parse(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Random numbers                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * xoshiro256** (Blackman and Vigna, 2018) seeded through SplitMix64.
+ *
+ * - arb_rng_seed(r, s): the four state words are the first four outputs of
+ *   SplitMix64 started at s. Every seed, 0 included, gives a valid state.
+ * - arb_rng_split(parent, stream, child): child is seeded with
+ *   SplitMix64(next(parent) ^ (stream * 0x9E3779B97F4A7C15)). It advances
+ *   the parent by one draw, so a run that splits its generators in a fixed
+ *   order stays a pure function of its seed; independent components (one per
+ *   switch, per host) get their own child and draw without disturbing each
+ *   other.
+ *
+ * The algorithm is fixed: the same seed gives the same numbers on every
+ * machine and compiler. A run owns its generators; nothing is global.
+ */
+typedef struct arb_rng {
+    uint64_t s[4];
+} arb_rng;
+
+void arb_rng_seed(arb_rng *r, uint64_t seed);
+void arb_rng_split(arb_rng *parent, uint64_t stream, arb_rng *child);
+
+/* The next 64 uniformly distributed bits. */
+uint64_t arb_rng_next(arb_rng *r);
+
+/*
+ * A uniform integer in [0, bound), without modulo bias (Lemire's
+ * multiply-and-reject). Returns 0 when bound is 0.
+ */
+uint64_t arb_rng_below(arb_rng *r, uint64_t bound);
+
+/* A uniform double in [0, 1) with 53 random bits. */
+double arb_rng_double(arb_rng *r);
+
+/* The SplitMix64 output function: a good 64-bit mixer on its own. */
+uint64_t arb_mix64(uint64_t x);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef enum arb_log_level {
+    ARB_LOG_ERROR = 0,
+    ARB_LOG_WARN = 1,
+    ARB_LOG_INFO = 2,
+    ARB_LOG_DEBUG = 3
+} arb_log_level;
+
+/*
+ * The library never prints. Objects whose config holds a logging callback
+ * report through it; `msg` is one line without a trailing newline and is
+ * valid only during the call. A NULL callback discards messages.
+ */
+typedef void (*arb_log_fn)(void *user, arb_log_level level, const char *msg);
+
+typedef struct arb_logger {
+    arb_log_fn fn;
+    void *user;
+    arb_log_level max_level; /* messages above this level are not formatted */
+} arb_logger;
+
+/* Format and deliver one message if `lg` wants messages of `level`. */
+void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* "error", "warn", "info", "debug"; NULL outside the enum. */
+const char *arb_log_level_name(int level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_BASE_H */

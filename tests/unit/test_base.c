@@ -1,0 +1,201 @@
+/* Unit tests: base (time, errors, names, random generator, logging). */
+#include "arbor/base.h"
+#include "testkit.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+TEST(time_tx_exact)
+{
+    /* 8274 B at 100 Gb/s = 661.92 ns = 661920 ps exactly. */
+    CHECK_EQ_U(arb_time_tx(8274, 100000000000u), 661920);
+    /* 1 B at 400 Gb/s = 20 ps; at 800 Gb/s = 10 ps. */
+    CHECK_EQ_U(arb_time_tx(1, 400000000000u), 20);
+    CHECK_EQ_U(arb_time_tx(1, 800000000000u), 10);
+    /* 1 B at 3 Gb/s = 2666.67 ps, rounded up. */
+    CHECK_EQ_U(arb_time_tx(1, 3000000000u), 2667);
+    /* 1500 B at 1 b/s: 12000 s. */
+    CHECK_EQ_U(arb_time_tx(1500, 1), 12000 * ARB_PS_PER_S);
+    CHECK_EQ_U(arb_time_tx(0, 100), 0);
+    CHECK_EQ_U(arb_time_tx(10, 0), ARB_TIME_NEVER);
+    CHECK_EQ_U(arb_time_tx(10, ARB_RATE_MAX + 1), ARB_TIME_NEVER);
+    CHECK_EQ_U(arb_time_tx(UINT64_MAX / 4, 1), ARB_TIME_NEVER);
+    /* 10 Tb/s, the largest rate: 1 B = 0.8 ps -> 1 ps. */
+    CHECK_EQ_U(arb_time_tx(1, ARB_RATE_MAX), 1);
+}
+
+TEST(time_tx_matches_double)
+{
+    static const uint64_t rates[] = {1000000000u, 25000000000u, 100000000000u, 400000000000u,
+                                     7000000001u};
+    for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
+        for (uint64_t b = 1; b < 10000; b += 37) {
+            double ps = (double)b * 8e12 / (double)rates[r];
+            uint64_t got = arb_time_tx(b, rates[r]);
+            CHECK(got >= ps - 1e-6 && got < ps + 1.0);
+        }
+}
+
+TEST(errors_named)
+{
+    CHECK_STR(arb_strerror(0), "ok");
+    CHECK_STR(arb_strerror(12345), "unknown error");
+    CHECK_STR(arb_errname(ARB_EWIRE_SHORT), "EWIRE_SHORT");
+    CHECK_STR(arb_errname(ARB_EFRAME_UDP_CHECKSUM), "EFRAME_UDP_CHECKSUM");
+    /* Every code in the ranges has a distinct description. */
+    const char *seen[128];
+    int n = 0;
+    for (int c = 0; c > -300; c--) {
+        const char *s = arb_strerror(c);
+        if (strcmp(s, "unknown error") == 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            CHECK(strcmp(seen[i], s) != 0);
+        if (n < 128)
+            seen[n++] = s;
+    }
+    CHECK(n >= 35);
+}
+
+TEST(dtype_and_op_names)
+{
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_F16), 2);
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_BF16), 2);
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_F32), 4);
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_F64), 8);
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_I32), 4);
+    CHECK_EQ_U(arb_dtype_size(ARB_DTYPE_I64), 8);
+    CHECK_EQ_U(arb_dtype_size(6), 0);
+    CHECK_EQ_U(arb_dtype_size(-1), 0);
+    for (int d = 0; d < ARB_DTYPE_COUNT; d++)
+        CHECK_EQ_I(arb_dtype_parse(arb_dtype_name(d)), d);
+    for (int o = 0; o < ARB_OP_COUNT; o++)
+        CHECK_EQ_I(arb_op_parse(arb_op_name(o)), o);
+    CHECK_EQ_I(arb_dtype_parse("BF16"), ARB_DTYPE_BF16);
+    CHECK_EQ_I(arb_op_parse("sum"), ARB_OP_SUM);
+    CHECK_EQ_I(arb_dtype_parse("f8"), ARB_ENOENT);
+    CHECK_EQ_I(arb_dtype_parse("f3"), ARB_ENOENT);
+    CHECK_EQ_I(arb_dtype_parse(""), ARB_ENOENT);
+    CHECK_EQ_I(arb_op_parse(NULL), ARB_ENOENT);
+    CHECK(arb_dtype_name(6) == NULL);
+    CHECK(arb_op_name(4) == NULL);
+}
+
+TEST(rng_reference_values)
+{
+    /* SplitMix64 from 1234567: published reference outputs. */
+    CHECK_EQ_U(arb_mix64(1234567), 6457827717110365317u);
+    arb_rng r;
+    arb_rng_seed(&r, 1234567);
+    CHECK_EQ_U(r.s[0], 6457827717110365317u);
+    CHECK_EQ_U(r.s[1], 3203168211198807973u);
+    CHECK_EQ_U(r.s[2], 9817491932198370423u);
+    CHECK_EQ_U(r.s[3], 4593380528125082431u);
+    /* xoshiro256** from state {1, 2, 3, 4}: reference outputs. */
+    arb_rng x = {{1, 2, 3, 4}};
+    CHECK_EQ_U(arb_rng_next(&x), 11520);
+    CHECK_EQ_U(arb_rng_next(&x), 0);
+    CHECK_EQ_U(arb_rng_next(&x), 1509978240);
+    CHECK_EQ_U(arb_rng_next(&x), 1215971899390074240u);
+}
+
+TEST(rng_deterministic_and_split)
+{
+    arb_rng a, b, ca, cb, cc;
+    arb_rng_seed(&a, 42);
+    arb_rng_seed(&b, 42);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_U(arb_rng_next(&a), arb_rng_next(&b));
+    arb_rng_split(&a, 7, &ca);
+    arb_rng_split(&b, 7, &cb);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ_U(arb_rng_next(&ca), arb_rng_next(&cb));
+    /* A different stream gives a different sequence. */
+    arb_rng_split(&a, 8, &ca);
+    arb_rng_split(&b, 9, &cc);
+    int same = 0;
+    for (int i = 0; i < 100; i++)
+        same += arb_rng_next(&ca) == arb_rng_next(&cc);
+    CHECK(same == 0);
+    /* Seed 0 is a valid state (not all zeros). */
+    arb_rng z;
+    arb_rng_seed(&z, 0);
+    CHECK(z.s[0] | z.s[1] | z.s[2] | z.s[3]);
+}
+
+TEST(rng_below_uniform)
+{
+    arb_rng r;
+    arb_rng_seed(&r, 99);
+    enum { BINS = 10, DRAWS = 200000 };
+    int count[BINS] = {0};
+    for (int i = 0; i < DRAWS; i++) {
+        uint64_t v = arb_rng_below(&r, BINS);
+        CHECK(v < BINS);
+        if (v < BINS)
+            count[v]++;
+    }
+    /* Chi-square with 9 degrees of freedom: 27.9 is the 0.999 quantile. */
+    double chi = 0, e = DRAWS / (double)BINS;
+    for (int i = 0; i < BINS; i++)
+        chi += (count[i] - e) * (count[i] - e) / e;
+    CHECK(chi < 27.9);
+    CHECK_EQ_U(arb_rng_below(&r, 0), 0);
+    CHECK_EQ_U(arb_rng_below(&r, 1), 0);
+    /* A bound above 2^63 still stays below the bound. */
+    for (int i = 0; i < 1000; i++)
+        CHECK(arb_rng_below(&r, UINT64_MAX - 5) < UINT64_MAX - 5);
+    double sum = 0;
+    for (int i = 0; i < 100000; i++) {
+        double d = arb_rng_double(&r);
+        CHECK(d >= 0.0 && d < 1.0);
+        sum += d;
+    }
+    CHECK(fabs(sum / 100000 - 0.5) < 0.01);
+}
+
+static char last_msg[600];
+static int log_calls;
+static void capture(void *user, arb_log_level level, const char *msg)
+{
+    (void)level;
+    *(int *)user += 1;
+    log_calls++;
+    snprintf(last_msg, sizeof last_msg, "%s", msg);
+}
+
+TEST(logging)
+{
+    int n = 0;
+    arb_logger lg = {capture, &n, ARB_LOG_INFO};
+    arb_log(&lg, ARB_LOG_WARN, "slot %d of %s", 3, "pool");
+    CHECK_EQ_I(n, 1);
+    CHECK_STR(last_msg, "slot 3 of pool");
+    arb_log(&lg, ARB_LOG_DEBUG, "hidden");
+    CHECK_EQ_I(n, 1);
+    arb_log(NULL, ARB_LOG_ERROR, "no logger");
+    arb_logger none = {NULL, NULL, ARB_LOG_DEBUG};
+    arb_log(&none, ARB_LOG_ERROR, "no callback");
+    CHECK_EQ_I(log_calls, 1);
+    CHECK_STR(arb_log_level_name(ARB_LOG_WARN), "warn");
+    CHECK(arb_log_level_name(7) == NULL);
+}
+
+TEST(version)
+{
+    CHECK_STR(arb_version(), ARB_VERSION_STRING);
+}
+
+int main(void)
+{
+    RUN(time_tx_exact);
+    RUN(time_tx_matches_double);
+    RUN(errors_named);
+    RUN(dtype_and_op_names);
+    RUN(rng_reference_values);
+    RUN(rng_deterministic_and_split);
+    RUN(rng_below_uniform);
+    RUN(logging);
+    RUN(version);
+    return testkit_done();
+}
