@@ -1,0 +1,54 @@
+# Shared helpers of the command tests: source it, call the checks, end with
+# `finish`. Every check counts; finish prints "N passed, N failed".
+ARBOR=${1:?usage: $0 PATH_TO_ARBOR}
+PASSED=0
+FAILED=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
+
+# expect_out NAME EXPECTED CMD...: stdout equals EXPECTED, status 0.
+expect_out() {
+    name=$1 want=$2
+    shift 2
+    got=$("$@" 2>"$TMP/err")
+    rc=$?
+    if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+        pass "$name"
+    else
+        fail "$name" "status $rc" "want: $want" "got:  $got" "stderr: $(cat "$TMP/err")"
+    fi
+}
+
+# expect_err NAME STATUS PATTERN CMD...: exit STATUS, exactly one stderr
+# line matching PATTERN (grep -E), nothing on stdout.
+expect_err() {
+    name=$1 want_rc=$2 pat=$3
+    shift 3
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    lines=$(wc -l <"$TMP/err")
+    if [ $rc -eq "$want_rc" ] && [ "$lines" -eq 1 ] && grep -Eq "$pat" "$TMP/err" &&
+        [ ! -s "$TMP/out" ]; then
+        pass "$name"
+    else
+        fail "$name" "status $rc (want $want_rc), $lines stderr lines" "stderr: $(cat "$TMP/err")" \
+            "stdout: $(head -c 300 "$TMP/out")"
+    fi
+}
+
+# expect_status NAME STATUS CMD...: only the exit status.
+expect_status() {
+    name=$1 want_rc=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc -eq "$want_rc" ]; then pass "$name"; else fail "$name" "status $rc (want $want_rc)"; fi
+}
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}

@@ -1,0 +1,823 @@
+/*
+ * arbor wire decode | encode | examples: the wire format from the shell.
+ */
+#include "arbor/base.h"
+#include "arbor/wire.h"
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEX_INPUT_LIMIT (1u << 20)
+#define FRAME_MAX (ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX)
+
+static const char wire_usage[] =
+    "usage: arbor wire decode [--json] [--frame] HEX|-\n"
+    "       arbor wire encode [--frame] KEY=VALUE ...\n"
+    "       arbor wire examples\n"
+    "\n"
+    "decode   print every field of one packet. HEX is the UDP payload (Arbor\n"
+    "         header then payload) as hex digits; spaces, colons and a leading\n"
+    "         0x are ignored; '-' reads it from stdin. --frame: HEX is a whole\n"
+    "         Ethernet/IPv4/UDP frame (checksums are verified).\n"
+    "         --json prints one JSON object with the keys version, packet_type,\n"
+    "         repair, op, message_id, payload_valid, payload_kind, credit_valid,\n"
+    "         ext, agg_depth, aggregated, offset_a, offset_b, agg_loc, fanin,\n"
+    "         dtype, header_len, payload_len (and frame, with --frame).\n"
+    "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
+    "         is x. Keys are those of decode --json (header_len 16 or 20 sets\n"
+    "         ext), with names or numbers for packet_type, op, payload_kind and\n"
+    "         dtype, and 'a,b,c' for agg_loc and fanin; unset fields are 0,\n"
+    "         version is 2. payload=HEX gives payload bytes, payload_len=N that\n"
+    "         many zero bytes; either sets payload_valid=1 unless it is given.\n"
+    "         --frame wraps the packet in Ethernet/IPv4/UDP: keys eth_src,\n"
+    "         eth_dst (aa:bb:cc:dd:ee:ff), ip_src, ip_dst (dotted quad), udp_src,\n"
+    "         udp_dst (default 17470), ttl, tos, ip_id.\n"
+    "examples print one valid packet of every kind, name and hex, one per line.\n"
+    "\n"
+    "Malformed input exits with status 2 and one line naming the rule it broke.\n";
+
+/* ------------------------------------------------------------------ */
+/* Hex                                                                  */
+/* ------------------------------------------------------------------ */
+
+static int hex_val(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int is_hex_separator(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':';
+}
+
+/*
+ * Parse hex text into a malloc'd buffer of exactly *len bytes (so that a
+ * decoder reading past it is caught by the sanitizers). On error prints
+ * the reason and returns NULL.
+ */
+static uint8_t *parse_hex(const char *what, const char *s, size_t *len)
+{
+    while (is_hex_separator((unsigned char)*s))
+        s++;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+    size_t digits = 0;
+    for (const char *p = s; *p; p++) {
+        if (hex_val((unsigned char)*p) >= 0)
+            digits++;
+        else if (!is_hex_separator((unsigned char)*p)) {
+            cli_error(what, "not a hex digit at position %zu: '%c'", (size_t)(p - s) + 1, *p);
+            return NULL;
+        }
+    }
+    if (digits % 2) {
+        cli_error(what, "odd number of hex digits (%zu): the last byte is incomplete", digits);
+        return NULL;
+    }
+    uint8_t *buf = malloc(digits / 2 ? digits / 2 : 1);
+    if (!buf) {
+        cli_error(what, "out of memory");
+        return NULL;
+    }
+    size_t n = 0;
+    int hi = -1;
+    for (const char *p = s; *p; p++) {
+        int v = hex_val((unsigned char)*p);
+        if (v < 0) continue;
+        if (hi < 0) {
+            hi = v;
+        } else {
+            buf[n++] = (uint8_t)(hi << 4 | v);
+            hi = -1;
+        }
+    }
+    *len = n;
+    return buf;
+}
+
+static void print_hex(const uint8_t *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        printf("%02x", buf[i]);
+    putchar('\n');
+}
+
+/* ------------------------------------------------------------------ */
+/* decode                                                               */
+/* ------------------------------------------------------------------ */
+
+static void print_ip(FILE *f, uint32_t ip)
+{
+    fprintf(f, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+}
+
+static void format_mac(char out[18], const uint8_t m[6])
+{
+    snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static void print_text(const arb_hdr *h, size_t hlen, size_t plen, const arb_frame_addr *fa)
+{
+    if (fa) {
+        char mac[18];
+        format_mac(mac, fa->eth_src);
+        printf("eth_src       %s\n", mac);
+        format_mac(mac, fa->eth_dst);
+        printf("eth_dst       %s\n", mac);
+        printf("ip_src        ");
+        print_ip(stdout, fa->ip_src);
+        printf("\nip_dst        ");
+        print_ip(stdout, fa->ip_dst);
+        printf("\nttl           %u\ntos           %u\nip_id         %u\n", fa->ip_ttl, fa->ip_tos,
+               fa->ip_id);
+        printf("udp_src       %u\nudp_dst       %u\n", fa->udp_src, fa->udp_dst);
+    }
+    printf("version       %u\n", h->version);
+    printf("packet_type   %s (%u)\n", arb_ptype_name(h->packet_type), h->packet_type);
+    printf("repair        %u\n", h->repair);
+    printf("op            %s (%u)\n", arb_op_name(h->op), h->op);
+    printf("message_id    %u\n", h->message_id);
+    printf("payload_valid %u\n", h->payload_valid);
+    printf("payload_kind  %s (%u)\n", arb_pkind_name(h->payload_kind), h->payload_kind);
+    printf("credit_valid  %u\n", h->credit_valid);
+    printf("ext           %u\n", h->ext);
+    printf("agg_depth     %u\n", h->agg_depth);
+    printf("aggregated    %u\n", h->aggregated);
+    printf("offset_a      %u\n", (unsigned)h->offset_a);
+    printf("offset_b      %u\n", (unsigned)h->offset_b);
+    printf("agg_loc       [%u, %u, %u]\n", h->agg_loc[0], h->agg_loc[1], h->agg_loc[2]);
+    printf("fanin         [%u, %u, %u]\n", h->fanin[0], h->fanin[1], h->fanin[2]);
+    printf("dtype         %s (%u)\n", arb_dtype_name(h->dtype), h->dtype);
+    printf("header_len    %zu\n", hlen);
+    printf("payload_len   %zu\n", plen);
+    if (h->payload_valid && plen) printf("elements      %zu\n", plen / arb_dtype_size(h->dtype));
+}
+
+static cJSON *int_array(const unsigned v[3])
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < 3; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+    return a;
+}
+
+static cJSON *frame_json(const arb_frame_addr *fa)
+{
+    cJSON *o = cJSON_CreateObject();
+    char buf[18];
+    format_mac(buf, fa->eth_src);
+    cJSON_AddStringToObject(o, "eth_src", buf);
+    format_mac(buf, fa->eth_dst);
+    cJSON_AddStringToObject(o, "eth_dst", buf);
+    snprintf(buf, sizeof buf, "%u.%u.%u.%u", fa->ip_src >> 24, (fa->ip_src >> 16) & 255,
+             (fa->ip_src >> 8) & 255, fa->ip_src & 255);
+    cJSON_AddStringToObject(o, "ip_src", buf);
+    snprintf(buf, sizeof buf, "%u.%u.%u.%u", fa->ip_dst >> 24, (fa->ip_dst >> 16) & 255,
+             (fa->ip_dst >> 8) & 255, fa->ip_dst & 255);
+    cJSON_AddStringToObject(o, "ip_dst", buf);
+    cJSON_AddNumberToObject(o, "ttl", fa->ip_ttl);
+    cJSON_AddNumberToObject(o, "tos", fa->ip_tos);
+    cJSON_AddNumberToObject(o, "ip_id", fa->ip_id);
+    cJSON_AddNumberToObject(o, "udp_src", fa->udp_src);
+    cJSON_AddNumberToObject(o, "udp_dst", fa->udp_dst);
+    return o;
+}
+
+static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_frame_addr *fa)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return -1;
+    unsigned loc[3] = {h->agg_loc[0], h->agg_loc[1], h->agg_loc[2]};
+    unsigned fan[3] = {h->fanin[0], h->fanin[1], h->fanin[2]};
+    cJSON_AddNumberToObject(o, "version", h->version);
+    cJSON_AddStringToObject(o, "packet_type", arb_ptype_name(h->packet_type));
+    cJSON_AddNumberToObject(o, "repair", h->repair);
+    cJSON_AddStringToObject(o, "op", arb_op_name(h->op));
+    cJSON_AddNumberToObject(o, "message_id", h->message_id);
+    cJSON_AddNumberToObject(o, "payload_valid", h->payload_valid);
+    cJSON_AddStringToObject(o, "payload_kind", arb_pkind_name(h->payload_kind));
+    cJSON_AddNumberToObject(o, "credit_valid", h->credit_valid);
+    cJSON_AddNumberToObject(o, "ext", h->ext);
+    cJSON_AddNumberToObject(o, "agg_depth", h->agg_depth);
+    cJSON_AddNumberToObject(o, "aggregated", h->aggregated);
+    cJSON_AddNumberToObject(o, "offset_a", h->offset_a);
+    cJSON_AddNumberToObject(o, "offset_b", h->offset_b);
+    cJSON_AddItemToObject(o, "agg_loc", int_array(loc));
+    cJSON_AddItemToObject(o, "fanin", int_array(fan));
+    cJSON_AddStringToObject(o, "dtype", arb_dtype_name(h->dtype));
+    cJSON_AddNumberToObject(o, "header_len", (double)hlen);
+    cJSON_AddNumberToObject(o, "payload_len", (double)plen);
+    if (fa) cJSON_AddItemToObject(o, "frame", frame_json(fa));
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) return -1;
+    puts(s);
+    cJSON_free(s);
+    return 0;
+}
+
+static int wire_decode(int argc, char **argv)
+{
+    int json = 0, frame = 0;
+    const char *arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(wire_usage, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--frame") == 0) {
+            frame = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_error("wire decode", "unknown option '%s'", argv[i]);
+        } else if (arg) {
+            return cli_error("wire decode", "one packet at a time: unexpected '%s'", argv[i]);
+        } else {
+            arg = argv[i];
+        }
+    }
+    if (!arg) return cli_error("wire decode", "missing HEX (or '-' to read stdin); see --help");
+
+    char *text = NULL;
+    if (strcmp(arg, "-") == 0) {
+        text = cli_read_stdin(HEX_INPUT_LIMIT);
+        if (!text)
+            return cli_error("wire decode", "cannot read stdin (or more than %u bytes)",
+                             HEX_INPUT_LIMIT);
+        arg = text;
+    }
+    size_t len;
+    uint8_t *buf = parse_hex("wire decode", arg, &len);
+    free(text);
+    if (!buf) return CLI_EXIT_USAGE;
+
+    arb_frame_addr fa;
+    const uint8_t *udp = buf;
+    size_t udp_len = len;
+    int rc = 0;
+    if (frame) {
+        rc = arb_frame_parse(buf, len, &fa, &udp, &udp_len);
+        if (rc < 0) {
+            free(buf);
+            return cli_error("wire decode", "malformed frame: %s (%s)", arb_strerror(rc),
+                             arb_errname(rc));
+        }
+    }
+    arb_hdr h;
+    size_t poff = 0;
+    rc = arb_hdr_decode(&h, udp, udp_len, &poff);
+    if (rc < 0) {
+        free(buf);
+        return cli_error("wire decode", "malformed packet: %s (%s)", arb_strerror(rc),
+                         arb_errname(rc));
+    }
+    size_t hlen = arb_hdr_len(&h), plen = udp_len - poff;
+    int out = 0;
+    if (json)
+        out = print_json(&h, hlen, plen, frame ? &fa : NULL);
+    else
+        print_text(&h, hlen, plen, frame ? &fa : NULL);
+    free(buf);
+    if (out < 0) {
+        fprintf(stderr, "arbor wire decode: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* encode                                                               */
+/* ------------------------------------------------------------------ */
+
+struct encode_state {
+    arb_hdr h;
+    int have_payload_valid, have_ext;
+    uint8_t *payload;
+    size_t payload_len;
+    int have_payload;
+    arb_frame_addr fa;
+    int frame_keys;
+};
+
+/* Parse an enum value given by name or by number. */
+static int parse_enum(const char *v, int (*by_name)(const char *), int count, uint64_t *out)
+{
+    int r = by_name(v);
+    if (r >= 0) {
+        *out = (uint64_t)r;
+        return 0;
+    }
+    /* numbers are allowed up to the field's width so that invalid wire
+     * values (packet_type 7, payload_kind 3) can be expressed and rejected
+     * by the encoder with its own message. */
+    (void)count;
+    return cli_parse_u64(v, 255, out);
+}
+
+static int parse_triple(const char *v, uint64_t max, uint64_t out[3])
+{
+    const char *p = v;
+    for (int i = 0; i < 3; i++) {
+        char tmp[32];
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof tmp) return -1;
+        memcpy(tmp, p, n);
+        tmp[n] = '\0';
+        if (cli_parse_u64(tmp, max, &out[i]) < 0) return -1;
+        p += n;
+        if (*p == '\0') {
+            for (int j = i + 1; j < 3; j++)
+                out[j] = 0;
+            return 0;
+        }
+        p++; /* the comma */
+    }
+    return *p ? -1 : 0;
+}
+
+static int parse_mac(const char *v, uint8_t mac[6])
+{
+    unsigned b[6];
+    char tail;
+    if (sscanf(v, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) !=
+        6)
+        return -1;
+    for (int i = 0; i < 6; i++)
+        mac[i] = (uint8_t)b[i];
+    return 0;
+}
+
+static int parse_ipv4(const char *v, uint32_t *ip)
+{
+    unsigned a[4];
+    char tail;
+    if (sscanf(v, "%3u.%3u.%3u.%3u%c", &a[0], &a[1], &a[2], &a[3], &tail) != 4) return -1;
+    for (int i = 0; i < 4; i++)
+        if (a[i] > 255) return -1;
+    *ip = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
+    return 0;
+}
+
+/* Header keys: name, wire maximum, and where the value goes. */
+enum key_id {
+    K_VERSION,
+    K_PTYPE,
+    K_REPAIR,
+    K_OP,
+    K_MSGID,
+    K_PVALID,
+    K_PKIND,
+    K_CREDIT,
+    K_EXT,
+    K_DEPTH,
+    K_AGGREGATED,
+    K_OFFA,
+    K_OFFB,
+    K_AGGLOC,
+    K_FANIN,
+    K_DTYPE,
+    K_HLEN,
+    K_PAYLOAD,
+    K_PLEN,
+    K_ETH_SRC,
+    K_ETH_DST,
+    K_IP_SRC,
+    K_IP_DST,
+    K_UDP_SRC,
+    K_UDP_DST,
+    K_TTL,
+    K_TOS,
+    K_IP_ID,
+    K_COUNT
+};
+
+static const struct {
+    const char *name;
+    uint64_t max;
+} keys[K_COUNT] = {
+    [K_VERSION] = {"version", 3},
+    [K_PTYPE] = {"packet_type", 7},
+    [K_REPAIR] = {"repair", 1},
+    [K_OP] = {"op", 3},
+    [K_MSGID] = {"message_id", 255},
+    [K_PVALID] = {"payload_valid", 1},
+    [K_PKIND] = {"payload_kind", 3},
+    [K_CREDIT] = {"credit_valid", 1},
+    [K_EXT] = {"ext", 1},
+    [K_DEPTH] = {"agg_depth", 3},
+    [K_AGGREGATED] = {"aggregated", 1},
+    [K_OFFA] = {"offset_a", 0xFFFFFF},
+    [K_OFFB] = {"offset_b", 0xFFFFFF},
+    [K_AGGLOC] = {"agg_loc", 0xFFFF},
+    [K_FANIN] = {"fanin", 255},
+    [K_DTYPE] = {"dtype", 255},
+    [K_HLEN] = {"header_len", 20},
+    [K_PAYLOAD] = {"payload", 0},
+    [K_PLEN] = {"payload_len", ARB_PAYLOAD_MAX * 8},
+    [K_ETH_SRC] = {"eth_src", 0},
+    [K_ETH_DST] = {"eth_dst", 0},
+    [K_IP_SRC] = {"ip_src", 0},
+    [K_IP_DST] = {"ip_dst", 0},
+    [K_UDP_SRC] = {"udp_src", 0xFFFF},
+    [K_UDP_DST] = {"udp_dst", 0xFFFF},
+    [K_TTL] = {"ttl", 255},
+    [K_TOS] = {"tos", 255},
+    [K_IP_ID] = {"ip_id", 0xFFFF},
+};
+
+static int set_key(struct encode_state *st, int k, const char *v)
+{
+    const char *E = "wire encode";
+    uint64_t x = 0, t[3];
+    arb_hdr *h = &st->h;
+    switch (k) {
+    case K_PTYPE:
+        if (parse_enum(v, arb_ptype_parse, ARB_PT_COUNT, &x) < 0 || x > keys[k].max)
+            return cli_error(E, "packet_type: '%s' is not a packet type name or 0..7", v);
+        h->packet_type = (uint8_t)x;
+        return 0;
+    case K_OP:
+        if (parse_enum(v, arb_op_parse, ARB_OP_COUNT, &x) < 0 || x > keys[k].max)
+            return cli_error(E, "op: '%s' is not NOP, SUM, MAX, MIN or 0..3", v);
+        h->op = (uint8_t)x;
+        return 0;
+    case K_PKIND:
+        if (parse_enum(v, arb_pkind_parse, 3, &x) < 0 || x > keys[k].max)
+            return cli_error(E, "payload_kind: '%s' is not DATA, COMPLETION, REPLAY or 0..3", v);
+        h->payload_kind = (uint8_t)x;
+        return 0;
+    case K_DTYPE:
+        if (parse_enum(v, arb_dtype_parse, ARB_DTYPE_COUNT, &x) < 0 || x > keys[k].max)
+            return cli_error(E, "dtype: '%s' is not f16, bf16, f32, f64, i32, i64 or 0..255", v);
+        h->dtype = (uint8_t)x;
+        return 0;
+    case K_AGGLOC:
+    case K_FANIN:
+        if (parse_triple(v, keys[k].max, t) < 0)
+            return cli_error(E, "%s: '%s' is not up to 3 comma-separated integers 0..%llu",
+                             keys[k].name, v, (unsigned long long)keys[k].max);
+        for (int i = 0; i < 3; i++) {
+            if (k == K_AGGLOC)
+                h->agg_loc[i] = (uint16_t)t[i];
+            else
+                h->fanin[i] = (uint8_t)t[i];
+        }
+        return 0;
+    case K_PAYLOAD:
+        free(st->payload);
+        st->payload = parse_hex("wire encode: payload", v, &st->payload_len);
+        if (!st->payload) return CLI_EXIT_USAGE;
+        st->have_payload = 1;
+        return 0;
+    case K_ETH_SRC:
+    case K_ETH_DST:
+        if (parse_mac(v, k == K_ETH_SRC ? st->fa.eth_src : st->fa.eth_dst) < 0)
+            return cli_error(E, "%s: '%s' is not a MAC address aa:bb:cc:dd:ee:ff", keys[k].name, v);
+        st->frame_keys = 1;
+        return 0;
+    case K_IP_SRC:
+    case K_IP_DST:
+        if (parse_ipv4(v, k == K_IP_SRC ? &st->fa.ip_src : &st->fa.ip_dst) < 0)
+            return cli_error(E, "%s: '%s' is not an IPv4 address a.b.c.d", keys[k].name, v);
+        st->frame_keys = 1;
+        return 0;
+    default:
+        break;
+    }
+    if (cli_parse_u64(v, keys[k].max, &x) < 0)
+        return cli_error(E, "%s: '%s' is not an integer 0..%llu", keys[k].name, v,
+                         (unsigned long long)keys[k].max);
+    switch (k) {
+    case K_VERSION:
+        h->version = (uint8_t)x;
+        break;
+    case K_REPAIR:
+        h->repair = (uint8_t)x;
+        break;
+    case K_MSGID:
+        h->message_id = (uint8_t)x;
+        break;
+    case K_PVALID:
+        h->payload_valid = (uint8_t)x;
+        st->have_payload_valid = 1;
+        break;
+    case K_CREDIT:
+        h->credit_valid = (uint8_t)x;
+        break;
+    case K_EXT:
+        h->ext = (uint8_t)x;
+        st->have_ext = 1;
+        break;
+    case K_DEPTH:
+        h->agg_depth = (uint8_t)x;
+        break;
+    case K_AGGREGATED:
+        h->aggregated = (uint8_t)x;
+        break;
+    case K_OFFA:
+        h->offset_a = (uint32_t)x;
+        break;
+    case K_OFFB:
+        h->offset_b = (uint32_t)x;
+        break;
+    case K_HLEN:
+        if (x != ARB_HDR_LEN_SHORT && x != ARB_HDR_LEN_LONG)
+            return cli_error(E, "header_len: %llu is neither 16 nor 20", (unsigned long long)x);
+        if (st->have_ext && h->ext != (x == ARB_HDR_LEN_LONG))
+            return cli_error(E, "header_len=%llu contradicts ext=%u", (unsigned long long)x,
+                             h->ext);
+        h->ext = x == ARB_HDR_LEN_LONG;
+        st->have_ext = 1;
+        break;
+    case K_PLEN:
+        free(st->payload);
+        st->payload = calloc(x ? x : 1, 1);
+        if (!st->payload) return cli_error(E, "out of memory");
+        st->payload_len = x;
+        st->have_payload = 1;
+        break;
+    case K_UDP_SRC:
+        st->fa.udp_src = (uint16_t)x;
+        st->frame_keys = 1;
+        break;
+    case K_UDP_DST:
+        st->fa.udp_dst = (uint16_t)x;
+        st->frame_keys = 1;
+        break;
+    case K_TTL:
+        st->fa.ip_ttl = (uint8_t)x;
+        st->frame_keys = 1;
+        break;
+    case K_TOS:
+        st->fa.ip_tos = (uint8_t)x;
+        st->frame_keys = 1;
+        break;
+    case K_IP_ID:
+        st->fa.ip_id = (uint16_t)x;
+        st->frame_keys = 1;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int find_key(const char *name, size_t n)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (strlen(keys[k].name) == n && strncmp(keys[k].name, name, n) == 0) return k;
+    return -1;
+}
+
+static void default_frame(arb_frame_addr *fa)
+{
+    static const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x01}, dst[6] = {0x02, 0, 0, 0, 0, 0x02};
+    memset(fa, 0, sizeof *fa);
+    memcpy(fa->eth_src, src, 6);
+    memcpy(fa->eth_dst, dst, 6);
+    fa->ip_src = 0x0A000001; /* 10.0.0.1 */
+    fa->ip_dst = 0x0A000002;
+    fa->udp_src = ARB_UDP_PORT_DEFAULT;
+    fa->udp_dst = ARB_UDP_PORT_DEFAULT;
+    fa->ip_ttl = 64;
+}
+
+static int wire_encode(int argc, char **argv)
+{
+    const char *E = "wire encode";
+    struct encode_state st;
+    memset(&st, 0, sizeof st);
+    st.h.version = ARB_WIRE_VERSION;
+    default_frame(&st.fa);
+    int frame = 0, rc = CLI_EXIT_OK;
+    int seen[K_COUNT] = {0};
+
+    for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            fputs(wire_usage, stdout);
+            free(st.payload);
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--frame") == 0) {
+            frame = 1;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        if (!eq) {
+            rc = cli_error(E, "expected KEY=VALUE, got '%s'", a);
+            break;
+        }
+        int k = find_key(a, (size_t)(eq - a));
+        if (k < 0) {
+            rc = cli_error(E, "unknown key '%.*s' (see 'arbor wire --help')", (int)(eq - a), a);
+            break;
+        }
+        if (seen[k]++) {
+            rc = cli_error(E, "key '%s' given twice", keys[k].name);
+            break;
+        }
+        if ((k == K_PAYLOAD && seen[K_PLEN]) || (k == K_PLEN && seen[K_PAYLOAD])) {
+            rc = cli_error(E, "give payload or payload_len, not both");
+            break;
+        }
+        rc = set_key(&st, k, eq + 1);
+    }
+    if (rc == CLI_EXIT_OK && st.frame_keys && !frame)
+        rc = cli_error(E, "frame keys (eth_*, ip_*, udp_*, ttl, tos) need --frame");
+    if (rc != CLI_EXIT_OK) {
+        free(st.payload);
+        return rc;
+    }
+    if (st.have_payload && !st.have_payload_valid) st.h.payload_valid = 1;
+
+    size_t hcap = ARB_HDR_LEN_LONG + st.payload_len;
+    uint8_t *pkt = malloc(hcap);
+    uint8_t *fbuf = NULL;
+    if (!pkt) {
+        free(st.payload);
+        return cli_error(E, "out of memory");
+    }
+    size_t hlen = 0;
+    int err = arb_hdr_encode(&st.h, st.payload_len, pkt, hcap, &hlen);
+    if (err < 0) {
+        rc = cli_error(E, "invalid packet: %s (%s)", arb_strerror(err), arb_errname(err));
+        goto out;
+    }
+    if (st.payload_len) memcpy(pkt + hlen, st.payload, st.payload_len);
+    if (!frame) {
+        print_hex(pkt, hlen + st.payload_len);
+        goto out;
+    }
+    size_t fcap = ARB_FRAME_OVERHEAD + hlen + st.payload_len, flen = 0;
+    fbuf = malloc(fcap);
+    if (!fbuf) {
+        rc = cli_error(E, "out of memory");
+        goto out;
+    }
+    err = arb_frame_build(&st.fa, pkt, hlen + st.payload_len, fbuf, fcap, &flen);
+    if (err < 0) {
+        rc = cli_error(E, "cannot build frame: %s (%s)", arb_strerror(err), arb_errname(err));
+        goto out;
+    }
+    print_hex(fbuf, flen);
+out:
+    free(fbuf);
+    free(pkt);
+    free(st.payload);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* examples                                                             */
+/* ------------------------------------------------------------------ */
+
+struct example {
+    const char *name;
+    const char *what;
+    arb_hdr h;
+    size_t payload_len;
+};
+
+/* One offset's life on a star, plus the recovery and multi-tier packets.
+ * Payloads are small (4 f32 elements) to keep the hex readable. */
+static const struct example examples[] = {
+    {"register",
+     "requester announces message 1 from start_seq 0",
+     {2, ARB_PT_REGISTER, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     0},
+    {"register_ack",
+     "responder acknowledges the REGISTER",
+     {2, ARB_PT_REGISTER_ACK, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     0},
+    {"credit",
+     "credit for offset 5 after the switch pushed slot 12 (fan-in 31)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 0, 1, 0, 1, 0, 0, 5, {12}, {31}, ARB_DTYPE_F32},
+     0},
+    {"credit_result",
+     "credit 9 carrying the result of offset 2",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 9, {13}, {31}, ARB_DTYPE_F32},
+     16},
+    {"request",
+     "a requester's contribution for offset 5, slot 12",
+     {2, ARB_PT_DATA_REQUEST, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 1, 0, 5, 1, {12}, {31}, ARB_DTYPE_F32},
+     16},
+    {"aggregate",
+     "the switch's aggregate of 31 contributions to the responder",
+     {2, ARB_PT_DATA_REQUEST, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 1, 5, 31, {12}, {31}, ARB_DTYPE_F32},
+     16},
+    {"request_3tier",
+     "a contribution on a three-tier tree (20 B header)",
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      1,
+      3,
+      0,
+      5,
+      1,
+      {7, 300, 41},
+      {64, 8, 2},
+      ARB_DTYPE_BF16},
+     16},
+    {"tail",
+     "a tail result (no credit left to ride on)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 7, 0, {0}, {0}, ARB_DTYPE_F32},
+     16},
+    {"completion",
+     "reduce: offset 4 committed (no payload)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 1, 1, 0, 1, 0, 4, 8, {3}, {31}, ARB_DTYPE_F32},
+     0},
+    {"agg_miss",
+     "slot 12 was taken by another context: offset 5 needs repair",
+     {2, ARB_PT_AGG_MISS, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 5, 0, {0}, {0}, ARB_DTYPE_F32},
+     0},
+    {"repair_credit",
+     "repair credit for offset 5 replaying the result it carried",
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 1, 0, 0, 0, 2, 5, {0}, {0}, ARB_DTYPE_F32},
+     16},
+    {"repair_request",
+     "a requester's repair answer, straight to the responder",
+     {2, ARB_PT_DATA_REQUEST, 1, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 5, 1, {0}, {0}, ARB_DTYPE_F32},
+     16},
+    {"tail_replay",
+     "a tail result replayed to a requester missing from the END bitmap",
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 0, 0, 0, 0, 7, 0, {0}, {0}, ARB_DTYPE_F32},
+     16},
+    {"end",
+     "requester holds every result of message 1",
+     {2, ARB_PT_END, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     0},
+    {"end_ack",
+     "responder acknowledges the END",
+     {2, ARB_PT_END_ACK, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     0},
+};
+
+static int wire_examples(int argc, char **argv)
+{
+    if (argc > 1) {
+        if (cli_is_help(argv[1])) {
+            fputs(wire_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+        return cli_error("wire examples", "takes no arguments, got '%s'", argv[1]);
+    }
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        const struct example *e = &examples[i];
+        uint8_t buf[ARB_HDR_LEN_LONG + 64];
+        size_t hlen;
+        int err = arb_hdr_encode(&e->h, e->payload_len, buf, sizeof buf, &hlen);
+        if (err < 0) {
+            fprintf(stderr, "arbor wire examples: %s is invalid: %s\n", e->name, arb_strerror(err));
+            return CLI_EXIT_FAIL;
+        }
+        /* Payload: the f32 or bf16 values 1, 2, 3, 4... little-endian. */
+        size_t esz = arb_dtype_size(e->h.dtype);
+        memset(buf + hlen, 0, e->payload_len);
+        for (size_t j = 0; esz && j < e->payload_len / esz; j++) {
+            float f = (float)(j + 1);
+            uint32_t bits;
+            memcpy(&bits, &f, 4);
+            if (esz == 2) {
+                buf[hlen + j * 2] = (uint8_t)(bits >> 16);
+                buf[hlen + j * 2 + 1] = (uint8_t)(bits >> 24);
+            } else {
+                for (int b = 0; b < 4; b++)
+                    buf[hlen + j * 4 + (size_t)b] = (uint8_t)(bits >> (8 * b));
+            }
+        }
+        printf("%-15s ", e->name);
+        for (size_t j = 0; j < hlen + e->payload_len; j++)
+            printf("%02x", buf[j]);
+        printf("  # %s\n", e->what);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_wire(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(wire_usage, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *sub = argv[1];
+    if (cli_is_help(sub)) {
+        fputs(wire_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(sub, "decode") == 0) return wire_decode(argc - 1, argv + 1);
+    if (strcmp(sub, "encode") == 0) return wire_encode(argc - 1, argv + 1);
+    if (strcmp(sub, "examples") == 0) return wire_examples(argc - 1, argv + 1);
+    return cli_error("wire", "unknown subcommand '%s' (decode, encode, examples)", sub);
+}
