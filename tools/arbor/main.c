@@ -14,6 +14,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"wire", "encode and decode Arbor packets (header, payload, Ethernet/IPv4/UDP frame)",
      cmd_wire},
+    {"topo", "build a fabric from its spec: counts per level and tier, Graphviz, ports", cmd_topo},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
