@@ -15,6 +15,13 @@
 extern "C" {
 #endif
 
+/* Lets the compiler check printf-style arguments where it can. */
+#if defined(__GNUC__)
+#define ARB_PRINTF(fmt_arg, first_arg) __attribute__((format(printf, fmt_arg, first_arg)))
+#else
+#define ARB_PRINTF(fmt_arg, first_arg)
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
@@ -65,32 +72,32 @@ arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s);
  */
 enum arb_error {
     ARB_OK = 0,
-    ARB_EINVAL = -1,  /* an argument is out of its documented range */
-    ARB_ENOMEM = -2,  /* an allocation failed */
-    ARB_ENOSPC = -3,  /* an output buffer is too small */
-    ARB_ERANGE = -4,  /* a value does not fit its field */
-    ARB_EPARSE = -5,  /* text input is not in the documented syntax */
-    ARB_ENOENT = -6,  /* a named thing does not exist */
-    ARB_EIO = -7,     /* a read or write failed */
-    ARB_ESTATE = -8,  /* the call is not valid in the object's state */
+    ARB_EINVAL = -1, /* an argument is out of its documented range */
+    ARB_ENOMEM = -2, /* an allocation failed */
+    ARB_ENOSPC = -3, /* an output buffer is too small */
+    ARB_ERANGE = -4, /* a value does not fit its field */
+    ARB_EPARSE = -5, /* text input is not in the documented syntax */
+    ARB_ENOENT = -6, /* a named thing does not exist */
+    ARB_EIO = -7,    /* a read or write failed */
+    ARB_ESTATE = -8, /* the call is not valid in the object's state */
 
     /* Arbor header (spec section 4) */
-    ARB_EWIRE_SHORT = -100,        /* buffer shorter than its header */
-    ARB_EWIRE_VERSION = -101,      /* version is not 2 */
-    ARB_EWIRE_TYPE = -102,         /* packet_type 7 */
-    ARB_EWIRE_KIND = -103,         /* payload_kind 3 */
-    ARB_EWIRE_DEPTH_EXT = -104,    /* agg_depth > 1 in a 16 B header */
-    ARB_EWIRE_DTYPE = -105,        /* dtype not 0..5 */
-    ARB_EWIRE_OP = -106,           /* op other than NOP where the table forbids it */
-    ARB_EWIRE_REPAIR = -107,       /* repair bit not allowed for this packet type */
-    ARB_EWIRE_CREDIT = -108,       /* credit_valid not allowed for this packet type */
-    ARB_EWIRE_PAYLOAD_FLAG = -109, /* payload_valid / payload_kind pair not allowed */
-    ARB_EWIRE_DEPTH = -110,        /* agg_depth not allowed for this packet type */
-    ARB_EWIRE_AGGREGATED = -111,   /* aggregated bit not allowed for this packet type */
-    ARB_EWIRE_OFFSET_B = -112,     /* offset_b not the value the type requires */
-    ARB_EWIRE_FANIN = -113,        /* a fanin byte below agg_depth is 0 */
-    ARB_EWIRE_PAYLOAD_MISSING = -114, /* payload_valid = 1 but no payload bytes */
-    ARB_EWIRE_PAYLOAD_ALIGN = -115,   /* payload not a whole number of elements */
+    ARB_EWIRE_SHORT = -100,              /* buffer shorter than its header */
+    ARB_EWIRE_VERSION = -101,            /* version is not 2 */
+    ARB_EWIRE_TYPE = -102,               /* packet_type 7 */
+    ARB_EWIRE_KIND = -103,               /* payload_kind 3 */
+    ARB_EWIRE_DEPTH_EXT = -104,          /* agg_depth > 1 in a 16 B header */
+    ARB_EWIRE_DTYPE = -105,              /* dtype not 0..5 */
+    ARB_EWIRE_OP = -106,                 /* op other than NOP where the table forbids it */
+    ARB_EWIRE_REPAIR = -107,             /* repair bit not allowed for this packet type */
+    ARB_EWIRE_CREDIT = -108,             /* credit_valid not allowed for this packet type */
+    ARB_EWIRE_PAYLOAD_FLAG = -109,       /* payload_valid / payload_kind pair not allowed */
+    ARB_EWIRE_DEPTH = -110,              /* agg_depth not allowed for this packet type */
+    ARB_EWIRE_AGGREGATED = -111,         /* aggregated bit not allowed for this packet type */
+    ARB_EWIRE_OFFSET_B = -112,           /* offset_b not the value the type requires */
+    ARB_EWIRE_FANIN = -113,              /* a fanin byte below agg_depth is 0 */
+    ARB_EWIRE_PAYLOAD_MISSING = -114,    /* payload_valid = 1 but no payload bytes */
+    ARB_EWIRE_PAYLOAD_ALIGN = -115,      /* payload not a whole number of elements */
     ARB_EWIRE_PAYLOAD_UNEXPECTED = -116, /* payload_valid = 0 but bytes follow */
     ARB_EWIRE_PAYLOAD_TOO_LONG = -117,   /* payload longer than ARB_PAYLOAD_MAX */
 
@@ -217,11 +224,7 @@ typedef struct arb_logger {
 } arb_logger;
 
 /* Format and deliver one message if `lg` wants messages of `level`. */
-void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...) ARB_PRINTF(3, 4);
 
 /* "error", "warn", "info", "debug"; NULL outside the enum. */
 const char *arb_log_level_name(int level);

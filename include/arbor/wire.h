@@ -94,9 +94,9 @@ int arb_hdr_validate(const arb_hdr *h, size_t payload_len);
 
 /*
  * Validate `h` for a payload of `payload_len` bytes and write its header to
- * buf[0 .. arb_hdr_len(h)). Bytes the format ignores (reserved byte 14, and
- * agg_loc / fanin entries at or above agg_depth) are written as given, so
- * that decode(encode(h)) == h holds for every valid h.
+ * buf[0 .. arb_hdr_len(h)). The reserved byte 14 is written as 0; fields
+ * the format ignores (agg_loc / fanin entries at or above agg_depth) are
+ * written as given, so that decode(encode(h)) == h for every valid h.
  * Errors: those of arb_hdr_validate; ARB_ENOSPC if cap is too small.
  * On success *out_len (may be NULL) is the header length.
  */

@@ -37,6 +37,8 @@ void arb_traffic_config_default(arb_traffic_config *cfg)
     cfg->sport_hi = 65535;
 }
 
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     if (err && errlen) {

@@ -8,6 +8,8 @@
 #ifndef ARBOR_CLI_H
 #define ARBOR_CLI_H
 
+#include "arbor/base.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,11 +25,7 @@ int cmd_topo(int argc, char **argv);
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return
  * CLI_EXIT_USAGE.
  */
-int cli_error(const char *prefix, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+int cli_error(const char *prefix, const char *fmt, ...) ARB_PRINTF(2, 3);
 
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
