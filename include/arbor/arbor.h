@@ -4,6 +4,7 @@
 
 #include "arbor/base.h"
 #include "arbor/reduce.h"
+#include "arbor/route.h"
 #include "arbor/topo.h"
 #include "arbor/wire.h"
 
