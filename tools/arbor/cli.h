@@ -20,6 +20,7 @@
 /* Subcommands: argv[0] is the subcommand's name. */
 int cmd_wire(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_route(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return

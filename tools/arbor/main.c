@@ -15,6 +15,7 @@ static const struct subcommand subcommands[] = {
     {"wire", "encode and decode Arbor packets (header, payload, Ethernet/IPv4/UDP frame)",
      cmd_wire},
     {"topo", "build a fabric from its spec: counts per level and tier, Graphviz, ports", cmd_topo},
+    {"route", "link loads of a routing engine on a fabric under a traffic pattern", cmd_route},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])

@@ -1,0 +1,656 @@
+/*
+ * arbor route: trace every flow of a traffic pattern hop by hop through a
+ * routing engine and report the link loads (docs/routing.md); or the
+ * balls-in-bins, rack and path-pinning models of fabric.md section 6.
+ */
+#include "arbor/base.h"
+#include "arbor/route.h"
+#include "arbor/topo.h"
+#include "arbor/traffic.h"
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char route_usage[] =
+    "usage: arbor route --topo SPEC --routing NAME --traffic SPEC [OPTIONS]\n"
+    "       arbor route --model bins --flows F --links L [--trials T] [--seed N] [--json]\n"
+    "       arbor route --model rack --gpus G --qps Q --uplinks L [--routing NAME] [OPTIONS]\n"
+    "       arbor route --model pinning --half K [--routing NAME] [OPTIONS]\n"
+    "\n"
+    "Trace every flow hop by hop through the routing engine and count, per\n"
+    "directed link, flows and demand (in links of the host rate).\n"
+    "\n"
+    "--topo SPEC      a fabric as for 'arbor topo' (kary:4,3, leafspine:2,8,16, ...)\n"
+    "--routing NAME   dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown,\n"
+    "                 dmodc, ecmp[:polarized], eecmp[:polarized]\n"
+    "--traffic SPEC   shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
+    "                 file:PATH (CSV src,dst[,demand])\n"
+    "--qps N          flows per pair, each 1/N of the demand (default 1)\n"
+    "--trials N       independent draws of switch seeds and source ports (default 1)\n"
+    "--seed N         the run's seed (default 1)\n"
+    "--fail LIST      failed links or switches, as for 'arbor topo' (repeatable)\n"
+    "--json           one JSON object on stdout\n"
+    "--csv FILE       per-link rows: port,node,peer,tier,role,flows,demand\n"
+    "--plot FILE.png  per-tier link loads drawn by gnuplot\n"
+    "\n"
+    "Models (fabric.md section 6):\n"
+    "  bins     F flows on L bins: p_no_collision (closed form) and expected_busiest\n"
+    "           (Monte Carlo, --trials, default 10000)\n"
+    "  rack     G hosts on leaf 0 of leafspine:2,G,L each send one link of demand\n"
+    "           over Q flows to the host above them on leaf 1 (default ecmp,\n"
+    "           --trials default 2000); reports the busiest uplink and the slowdown\n"
+    "  pinning  leafspine:9,16,16: 16 GPUs on leaf 0 spread one link each over the\n"
+    "           active GPUs of 8 racks, K of them half allocated (default pinning)\n"
+    "\n"
+    "Bad options exit with status 2 and one line naming the field; --plot without\n"
+    "gnuplot exits with status 1.\n";
+
+#define MAX_FAILS 64
+
+struct opts {
+    const char *topo, *routing, *traffic, *model, *csv, *plot;
+    const char *fails[MAX_FAILS];
+    int n_fails, json;
+    uint64_t qps, trials, seed, flows, links, gpus, uplinks, half;
+    int has_trials, has_qps, has_flows, has_links, has_gpus, has_uplinks, has_half;
+};
+
+/* ------------------------------------------------------------------ */
+/* Options                                                              */
+/* ------------------------------------------------------------------ */
+
+static int num_opt(const char *name, const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (cli_parse_u64(val, hi, out) < 0 || *out < lo)
+        return cli_error("route", "%s: '%s' is not a number in %llu..%llu", name, val,
+                         (unsigned long long)lo, (unsigned long long)hi);
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o, int *help)
+{
+    memset(o, 0, sizeof *o);
+    o->qps = 1;
+    o->trials = 1;
+    o->seed = 1;
+    *help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            *help = 1;
+            return 0;
+        }
+        if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0) return cli_error("route", "unexpected argument '%s'", a);
+        static const char *const with_val[] = {"--topo",   "--routing", "--traffic", "--model",
+                                               "--csv",    "--plot",    "--fail",    "--qps",
+                                               "--trials", "--seed",    "--flows",   "--links",
+                                               "--gpus",   "--uplinks", "--half"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_val / sizeof with_val[0]; k++)
+            known |= strcmp(a, with_val[k]) == 0;
+        if (!known) return cli_error("route", "unknown option '%s'", a);
+        if (i + 1 >= argc) return cli_error("route", "%s needs a value", a);
+        const char *v = argv[++i];
+        int rc = 0;
+        if (strcmp(a, "--topo") == 0)
+            o->topo = v;
+        else if (strcmp(a, "--routing") == 0)
+            o->routing = v;
+        else if (strcmp(a, "--traffic") == 0)
+            o->traffic = v;
+        else if (strcmp(a, "--model") == 0)
+            o->model = v;
+        else if (strcmp(a, "--csv") == 0)
+            o->csv = v;
+        else if (strcmp(a, "--plot") == 0)
+            o->plot = v;
+        else if (strcmp(a, "--fail") == 0) {
+            if (o->n_fails >= MAX_FAILS)
+                return cli_error("route", "too many --fail options (join lists with commas)");
+            o->fails[o->n_fails++] = v;
+        } else if (strcmp(a, "--qps") == 0) {
+            rc = num_opt(a, v, 1, 255, &o->qps);
+            o->has_qps = 1;
+        } else if (strcmp(a, "--trials") == 0) {
+            rc = num_opt(a, v, 1, 100000000, &o->trials);
+            o->has_trials = 1;
+        } else if (strcmp(a, "--seed") == 0)
+            rc = num_opt(a, v, 0, UINT64_MAX, &o->seed);
+        else if (strcmp(a, "--flows") == 0) {
+            rc = num_opt(a, v, 0, 1000000000, &o->flows);
+            o->has_flows = 1;
+        } else if (strcmp(a, "--links") == 0) {
+            rc = num_opt(a, v, 1, 1u << 24, &o->links);
+            o->has_links = 1;
+        } else if (strcmp(a, "--gpus") == 0) {
+            rc = num_opt(a, v, 1, 4096, &o->gpus);
+            o->has_gpus = 1;
+        } else if (strcmp(a, "--uplinks") == 0) {
+            rc = num_opt(a, v, 1, 4096, &o->uplinks);
+            o->has_uplinks = 1;
+        } else if (strcmp(a, "--half") == 0) {
+            rc = num_opt(a, v, 0, 8, &o->half);
+            o->has_half = 1;
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flow sources                                                         */
+/* ------------------------------------------------------------------ */
+
+enum source_kind { SRC_TRAFFIC, SRC_RACK, SRC_PINNING };
+
+struct source {
+    enum source_kind kind;
+    arb_traffic *traffic;
+    uint32_t gpus, qps, half;
+};
+
+static uint32_t source_phases(const struct source *s)
+{
+    return s->kind == SRC_TRAFFIC ? arb_traffic_phases(s->traffic) : 1;
+}
+
+static size_t source_max_flows(const struct source *s)
+{
+    if (s->kind == SRC_TRAFFIC) return arb_traffic_max_flows(s->traffic);
+    if (s->kind == SRC_RACK) return (size_t)s->gpus * s->qps;
+    return (size_t)16 * 8 * 16;
+}
+
+static arb_flow model_flow(uint32_t src, uint32_t dst, double demand, arb_rng *rng)
+{
+    arb_flow f;
+    memset(&f, 0, sizeof f);
+    f.src = src;
+    f.dst = dst;
+    f.sport = (uint16_t)(49152 + arb_rng_below(rng, 16384));
+    f.qp = (uint32_t)(arb_rng_next(rng) >> 40);
+    f.dport = ARB_ROCE_UDP_PORT;
+    f.proto = ARB_IPPROTO_UDP;
+    f.demand = demand;
+    return f;
+}
+
+/* The flows of one phase: the traffic module's, or a model's (docs/routing.md). */
+static long source_phase(const struct source *s, uint32_t phase, arb_rng *rng, arb_flow *out,
+                         size_t cap)
+{
+    if (s->kind == SRC_TRAFFIC) return arb_traffic_phase(s->traffic, phase, rng, out, cap);
+    size_t n = 0;
+    if (s->kind == SRC_RACK) {
+        for (uint32_t g = 0; g < s->gpus; g++)
+            for (uint32_t q = 0; q < s->qps; q++) {
+                out[n] = model_flow(g, s->gpus + g, 1.0 / s->qps, rng);
+                out[n++].qp_index = (uint8_t)q;
+            }
+        return (long)n;
+    }
+    /* pinning: racks 1..8 of 16 GPUs; racks 1..half have slices 0..7 only */
+    uint32_t active = 8 * (16 - s->half);
+    for (uint32_t g = 0; g < 16; g++)
+        for (uint32_t rk = 1; rk <= 8; rk++)
+            for (uint32_t sl = 0; sl < (rk <= s->half ? 8u : 16u); sl++)
+                out[n++] = model_flow(g, rk * 16 + sl, 1.0 / active, rng);
+    return (long)n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                              */
+/* ------------------------------------------------------------------ */
+
+#define N_FIG 6
+static const char *const fig_name[N_FIG] = {"max_link_load",        "max_link_demand",
+                                            "fabric_max_link_load", "fabric_max_link_demand",
+                                            "host_max_link_load",   "host_max_link_demand"};
+
+struct result {
+    uint64_t trials;
+    double mean[N_FIG], min[N_FIG], max[N_FIG];
+    double mean_load, flows, unroutable, p_no_collision;
+    uint64_t *hist;
+    uint32_t hist_len;
+    /* models: leaf 0's uplinks */
+    int uplinks;
+    double up_flows, up_demand, up_none, up_idle;
+};
+
+static int run(const arb_topo *t, arb_route *r, const struct source *src, const struct opts *o,
+               uint64_t trials, arb_route_load *l, struct result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->trials = trials;
+    size_t cap = source_max_flows(src);
+    arb_flow *flows = malloc((cap ? cap : 1) * sizeof *flows);
+    if (!flows) return -1;
+    arb_rng master;
+    arb_rng_seed(&master, o->seed);
+    uint32_t phases = source_phases(src);
+    const arb_node *leaf = arb_topo_node(t, arb_topo_node_id(t, 1, 0));
+    for (uint64_t tr = 0; tr < trials; tr++) {
+        arb_rng rng;
+        arb_rng_split(&master, tr, &rng);
+        arb_route_reseed(r, arb_rng_next(&rng));
+        arb_route_load_reset(l);
+        for (uint32_t ph = 0; ph < phases; ph++) {
+            long n = source_phase(src, ph, &rng, flows, cap);
+            if (n < 0 || arb_route_load_phase(l, r, flows, (size_t)n) < 0) {
+                free(flows);
+                return -1;
+            }
+        }
+        arb_route_stats st;
+        arb_route_load_stats(l, &st);
+        double fig[N_FIG] = {st.max_load,          st.max_demand,    st.fabric_max_load,
+                             st.fabric_max_demand, st.host_max_load, st.host_max_demand};
+        for (int i = 0; i < N_FIG; i++) {
+            res->mean[i] += fig[i] / (double)trials;
+            if (tr == 0 || fig[i] < res->min[i]) res->min[i] = fig[i];
+            if (tr == 0 || fig[i] > res->max[i]) res->max[i] = fig[i];
+        }
+        res->mean_load += st.mean_load / (double)trials;
+        res->flows += (double)st.flows / (double)trials;
+        res->unroutable += (double)st.unroutable / (double)trials;
+        res->p_no_collision += (st.fabric_max_load <= 1) / (double)trials;
+        if (st.hist_len > res->hist_len) {
+            uint64_t *nh = realloc(res->hist, st.hist_len * sizeof *nh);
+            if (!nh) {
+                free(flows);
+                return -1;
+            }
+            memset(nh + res->hist_len, 0, (st.hist_len - res->hist_len) * sizeof *nh);
+            res->hist = nh;
+            res->hist_len = st.hist_len;
+        }
+        for (uint32_t k = 0; k < st.hist_len; k++)
+            res->hist[k] += st.hist[k];
+        if (src->kind != SRC_TRAFFIC && leaf) {
+            const uint32_t *mf = arb_route_load_max_flows(l);
+            const double *md = arb_route_load_max_demand(l);
+            uint32_t bf = 0;
+            double bd = 0;
+            int idle = 0;
+            for (unsigned q = 0; q < leaf->n_up; q++) {
+                uint32_t p = leaf->first_up + q;
+                if (mf[p] > bf) bf = mf[p];
+                if (md[p] > bd) bd = md[p];
+                idle += mf[p] == 0;
+            }
+            res->uplinks = leaf->n_up;
+            res->up_flows += bf / (double)trials;
+            res->up_demand += bd / (double)trials;
+            res->up_none += (bf <= 1) / (double)trials;
+            res->up_idle += idle / (double)trials;
+        }
+    }
+    free(flows);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                               */
+/* ------------------------------------------------------------------ */
+
+static double slowdown(const struct result *res)
+{
+    return res->up_demand > 1.0 ? res->up_demand : 1.0;
+}
+
+static void print_json(const arb_topo *t, const arb_route *r, const char *traffic,
+                       const struct opts *o, uint32_t phases, const struct result *res,
+                       const char *model)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (model) cJSON_AddStringToObject(j, "model", model);
+    cJSON_AddStringToObject(j, "topo", arb_topo_spec(t));
+    cJSON_AddNumberToObject(j, "hosts", arb_topo_n_hosts(t));
+    cJSON_AddStringToObject(j, "routing", arb_route_spec(r));
+    cJSON_AddStringToObject(j, "traffic", traffic);
+    cJSON_AddNumberToObject(j, "qps", (double)o->qps);
+    cJSON_AddNumberToObject(j, "phases", phases);
+    cJSON_AddNumberToObject(j, "flows", res->flows);
+    cJSON_AddNumberToObject(j, "unroutable", res->unroutable);
+    cJSON_AddNumberToObject(j, "max_link_load", res->mean[0]);
+    cJSON_AddNumberToObject(j, "max_link_demand", res->mean[1]);
+    cJSON_AddNumberToObject(j, "mean_link_load", res->mean_load);
+    cJSON *f = cJSON_AddObjectToObject(j, "fabric");
+    cJSON_AddNumberToObject(f, "max_link_load", res->mean[2]);
+    cJSON_AddNumberToObject(f, "max_link_demand", res->mean[3]);
+    cJSON *h = cJSON_AddObjectToObject(j, "host");
+    cJSON_AddNumberToObject(h, "max_link_load", res->mean[4]);
+    cJSON_AddNumberToObject(h, "max_link_demand", res->mean[5]);
+    cJSON *hist = cJSON_AddArrayToObject(j, "histogram");
+    for (uint32_t k = 0; k < res->hist_len; k++)
+        cJSON_AddItemToArray(hist, cJSON_CreateNumber((double)res->hist[k]));
+    cJSON *tr = cJSON_AddObjectToObject(j, "trials");
+    cJSON_AddNumberToObject(tr, "n", (double)res->trials);
+    cJSON_AddNumberToObject(tr, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(tr, "p_no_collision", res->p_no_collision);
+    cJSON *mn = cJSON_AddObjectToObject(tr, "min");
+    cJSON *mx = cJSON_AddObjectToObject(tr, "max");
+    for (int i = 0; i < N_FIG; i++) {
+        cJSON_AddNumberToObject(mn, fig_name[i], res->min[i]);
+        cJSON_AddNumberToObject(mx, fig_name[i], res->max[i]);
+    }
+    if (res->uplinks) {
+        cJSON *u = cJSON_AddObjectToObject(j, "uplinks");
+        cJSON_AddNumberToObject(u, "n", res->uplinks);
+        cJSON_AddNumberToObject(u, "busiest_flows", res->up_flows);
+        cJSON_AddNumberToObject(u, "busiest_demand", res->up_demand);
+        cJSON_AddNumberToObject(u, "slowdown", slowdown(res));
+        cJSON_AddNumberToObject(u, "p_no_collision", res->up_none);
+        cJSON_AddNumberToObject(u, "idle", res->up_idle);
+    }
+    char *s = cJSON_PrintUnformatted(j);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(j);
+}
+
+static void print_text(const arb_topo *t, const arb_route *r, const char *traffic,
+                       const struct opts *o, uint32_t phases, const struct result *res)
+{
+    printf("topo             %s (%u hosts)\n", arb_topo_spec(t), arb_topo_n_hosts(t));
+    printf("routing          %s\n", arb_route_spec(r));
+    printf("traffic          %s, %u phase%s, qps %llu\n", traffic, phases, phases == 1 ? "" : "s",
+           (unsigned long long)o->qps);
+    printf("trials           %llu (seed %llu)\n", (unsigned long long)res->trials,
+           (unsigned long long)o->seed);
+    printf("flows            %g (%g unroutable)\n", res->flows, res->unroutable);
+    printf("%-22s %10s %10s %10s\n", "", "mean", "min", "max");
+    for (int i = 0; i < N_FIG; i++)
+        printf("%-22s %10.4g %10.4g %10.4g\n", fig_name[i], res->mean[i], res->min[i], res->max[i]);
+    printf("mean_link_load   %.4g\n", res->mean_load);
+    if (res->trials > 1) printf("p_no_collision   %.4g (fabric, per trial)\n", res->p_no_collision);
+    printf("histogram       ");
+    for (uint32_t k = 0; k < res->hist_len; k++)
+        printf(" %u:%llu", k, (unsigned long long)res->hist[k]);
+    printf("\n");
+    if (res->uplinks) {
+        printf("uplinks          %d of leaf L1.0\n", res->uplinks);
+        printf("busiest_flows    %.4g\n", res->up_flows);
+        printf("busiest_demand   %.4g links\n", res->up_demand);
+        printf("slowdown         %.4g\n", slowdown(res));
+        printf("p_no_collision   %.4g (leaf uplinks)\n", res->up_none);
+        printf("idle_uplinks     %.4g\n", res->up_idle);
+    }
+}
+
+static int write_csv(const arb_topo *t, const arb_route_load *l, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "arbor route: --csv %s: cannot write\n", path);
+        return CLI_EXIT_FAIL;
+    }
+    fprintf(f, "port,node,peer,tier,role,flows,demand\n");
+    const uint32_t *mf = arb_route_load_max_flows(l);
+    const double *md = arb_route_load_max_demand(l);
+    for (uint32_t p = 0; p < arb_topo_n_ports(t); p++) {
+        const arb_port *pt = arb_topo_port(t, p);
+        if (pt->failed) continue;
+        char a[32], b[32];
+        arb_topo_node_name(t, arb_topo_port_owner(t, p), a, sizeof a);
+        arb_topo_node_name(t, pt->peer, b, sizeof b);
+        fprintf(f, "%u,%s,%s,%u,%s,%u,%.6g\n", p, a, b, pt->tier,
+                pt->role == ARB_LINK_UP ? "up" : "down", mf[p], md[p]);
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "arbor route: --csv %s: write failed\n", path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* gnuplot on PATH, found the way execvp would. */
+static int have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char buf[4096];
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t n = c ? (size_t)(c - path) : strlen(path);
+        if (n && n + 9 < sizeof buf) {
+            memcpy(buf, path, n);
+            memcpy(buf + n, "/gnuplot", 9);
+            if (access(buf, X_OK) == 0) return 1;
+        }
+        path += n;
+        if (*path == ':') path++;
+    }
+    return 0;
+}
+
+static int write_plot(const arb_topo *t, const arb_route *r, const char *traffic,
+                      const arb_route_load *l, const char *png)
+{
+    if (!have_gnuplot()) {
+        fprintf(stderr, "arbor route: --plot needs gnuplot (Debian package gnuplot-nox), "
+                        "not found on PATH\n");
+        return CLI_EXIT_FAIL;
+    }
+    if (strchr(png, '\'') || strchr(png, '\n')) {
+        fprintf(stderr, "arbor route: --plot: file name with a quote or newline\n");
+        return CLI_EXIT_FAIL;
+    }
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        fprintf(stderr, "arbor route: --plot: cannot start gnuplot\n");
+        return CLI_EXIT_FAIL;
+    }
+    const uint32_t *mf = arb_route_load_max_flows(l);
+    unsigned h = arb_topo_height(t);
+    int series = 0;
+    /* one data block per (tier, direction): the flows of each live link in port order */
+    for (unsigned tier = 0; tier < h; tier++)
+        for (int role = 1; role >= 0; role--) {
+            fprintf(g, "$d%u%d << EOD\n", tier, role);
+            uint32_t x = 0;
+            for (uint32_t p = 0; p < arb_topo_n_ports(t); p++) {
+                const arb_port *pt = arb_topo_port(t, p);
+                if (pt->tier != tier || pt->role != role || pt->failed) continue;
+                fprintf(g, "%u %u\n", x++, mf[p]);
+            }
+            if (x == 0) fprintf(g, "0 0\n");
+            fprintf(g, "EOD\n");
+            series++;
+        }
+    fprintf(g, "set terminal pngcairo size 1000,%u\nset output '%s'\n", 220 + 260 * h, png);
+    fprintf(g,
+            "set multiplot layout %u,1 title \"%s, %s, %s: flows per directed link (max over "
+            "phases)\" noenhanced\n",
+            h, arb_topo_spec(t), arb_route_spec(r), traffic);
+    fprintf(g, "set ylabel 'flows'\nset key outside right\nset yrange [0:*]\nset offsets 0.5, 0.5, "
+               "0.5, 0\n");
+    for (unsigned tier = h; tier-- > 0;) {
+        const char *lo = arb_topo_level_name(t, tier), *hi = arb_topo_level_name(t, tier + 1);
+        fprintf(g, "set xlabel 'link of tier %u (port order)'\n", tier);
+        fprintf(g,
+                "plot $d%u1 using 1:2 with impulses lw 3 title \"up %s->%s\" noenhanced, "
+                "$d%u0 using 1:2 with points pt 7 title \"down %s->%s\" noenhanced\n",
+                tier, lo, hi, tier, hi, lo);
+    }
+    fprintf(g, "unset multiplot");
+    fprintf(g, "\n");
+    int st = pclose(g);
+    if (st != 0) {
+        fprintf(stderr, "arbor route: --plot: gnuplot failed (status %d)\n", st);
+        return CLI_EXIT_FAIL;
+    }
+    (void)series;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Modes                                                                */
+/* ------------------------------------------------------------------ */
+
+static int model_bins(const struct opts *o)
+{
+    if (!o->has_flows) return cli_error("route", "--model bins needs --flows F");
+    if (!o->has_links) return cli_error("route", "--model bins needs --links L");
+    uint64_t trials = o->has_trials ? o->trials : 10000;
+    arb_rng rng;
+    arb_rng_seed(&rng, o->seed);
+    double busiest = 0, none = 0;
+    if (arb_route_bins_busiest(o->flows, o->links, trials, &rng, &busiest, &none) < 0) {
+        fprintf(stderr, "arbor route: --model bins: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    double p = arb_route_bins_p_no_collision(o->flows, o->links);
+    if (o->json) {
+        printf("{\"model\":\"bins\",\"flows\":%llu,\"links\":%llu,\"trials\":%llu,\"seed\":%llu,"
+               "\"p_no_collision\":%.6g,\"p_no_collision_simulated\":%.6g,"
+               "\"expected_busiest\":%.6g,\"mean_load\":%.6g}\n",
+               (unsigned long long)o->flows, (unsigned long long)o->links,
+               (unsigned long long)trials, (unsigned long long)o->seed, p, none, busiest,
+               (double)o->flows / (double)o->links);
+    } else {
+        printf("flows             %llu\nlinks             %llu\ntrials            %llu\n",
+               (unsigned long long)o->flows, (unsigned long long)o->links,
+               (unsigned long long)trials);
+        printf("p_no_collision    %.6g (closed form; simulated %.4g)\n", p, none);
+        printf("expected_busiest  %.4g (mean load %.4g)\n", busiest,
+               (double)o->flows / (double)o->links);
+    }
+    return 0;
+}
+
+/* Build the fabric and apply the failures; prints its own error. */
+static int build_topo(const char *spec, const struct opts *o, arb_topo **t)
+{
+    char err[512];
+    int rc = arb_topo_new(t, spec, NULL, err, sizeof err);
+    if (rc == ARB_ENOMEM) {
+        fprintf(stderr, "arbor route: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    if (rc < 0) return cli_error("route", "--topo: %s", err);
+    for (int i = 0; i < o->n_fails; i++) {
+        rc = arb_topo_fail(*t, o->fails[i], err, sizeof err);
+        if (rc < 0) {
+            arb_topo_free(*t);
+            *t = NULL;
+            return cli_error("route", "--fail: %s", err);
+        }
+    }
+    return 0;
+}
+
+int cmd_route(int argc, char **argv)
+{
+    struct opts o;
+    int help;
+    int rc = parse(argc, argv, &o, &help);
+    if (rc) return rc;
+    if (help) {
+        fputs(route_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    struct source src;
+    memset(&src, 0, sizeof src);
+    char topo_spec[64];
+    const char *traffic_name = o.traffic;
+    const char *routing = o.routing;
+    uint64_t trials = o.trials;
+    if (o.model) {
+        if (strcmp(o.model, "bins") == 0) return model_bins(&o);
+        if (o.topo || o.traffic)
+            return cli_error("route", "--model %s builds its own --topo and --traffic", o.model);
+        if (!o.has_trials) trials = 2000;
+        if (strcmp(o.model, "rack") == 0) {
+            if (!o.has_gpus) return cli_error("route", "--model rack needs --gpus G");
+            if (!o.has_uplinks) return cli_error("route", "--model rack needs --uplinks L");
+            src.kind = SRC_RACK;
+            src.gpus = (uint32_t)o.gpus;
+            src.qps = (uint32_t)o.qps;
+            snprintf(topo_spec, sizeof topo_spec, "leafspine:2,%u,%u", src.gpus,
+                     (unsigned)o.uplinks);
+            traffic_name = "rack";
+            if (!routing) routing = "ecmp";
+        } else if (strcmp(o.model, "pinning") == 0) {
+            if (!o.has_half) return cli_error("route", "--model pinning needs --half K (0..8)");
+            if (o.has_qps) return cli_error("route", "--model pinning has one flow per pair");
+            src.kind = SRC_PINNING;
+            src.half = (uint32_t)o.half;
+            snprintf(topo_spec, sizeof topo_spec, "leafspine:9,16,16");
+            traffic_name = "pinning";
+            if (!routing) routing = "pinning";
+        } else {
+            return cli_error("route", "--model: unknown model '%s' (bins, rack, pinning)", o.model);
+        }
+    } else {
+        if (!o.topo) return cli_error("route", "missing --topo SPEC; see 'arbor route --help'");
+        if (!o.routing) return cli_error("route", "missing --routing NAME");
+        if (!o.traffic) return cli_error("route", "missing --traffic SPEC");
+    }
+
+    arb_topo *t = NULL;
+    rc = build_topo(o.model ? topo_spec : o.topo, &o, &t);
+    if (rc) return rc;
+    char err[512];
+    arb_route *r = NULL;
+    rc = arb_route_new(&r, t, routing, NULL, err, sizeof err);
+    if (rc < 0) {
+        arb_topo_free(t);
+        if (rc == ARB_ENOMEM) {
+            fprintf(stderr, "arbor route: %s\n", err);
+            return CLI_EXIT_FAIL;
+        }
+        return cli_error("route", "--routing: %s", err);
+    }
+    if (!arb_route_is_hashed(r) && !o.has_trials) trials = 1;
+    if (src.kind == SRC_TRAFFIC) {
+        arb_traffic_config tc;
+        arb_traffic_config_default(&tc);
+        tc.qps = (uint32_t)o.qps;
+        rc = arb_traffic_new(&src.traffic, o.traffic, arb_topo_n_hosts(t), &tc, err, sizeof err);
+        if (rc < 0) {
+            arb_route_free(r);
+            arb_topo_free(t);
+            if (rc == ARB_ENOMEM) {
+                fprintf(stderr, "arbor route: %s\n", err);
+                return CLI_EXIT_FAIL;
+            }
+            return cli_error("route", "--traffic: %s", err);
+        }
+        traffic_name = arb_traffic_spec(src.traffic);
+    } else if (src.kind == SRC_RACK && arb_topo_n_hosts(t) < 2) {
+        arb_route_free(r);
+        arb_topo_free(t);
+        return cli_error("route", "--gpus: too few hosts");
+    }
+    arb_route_load *l = NULL;
+    struct result res;
+    memset(&res, 0, sizeof res);
+    int out = CLI_EXIT_OK;
+    if (arb_route_load_new(&l, t) < 0 || run(t, r, &src, &o, trials, l, &res) < 0) {
+        fprintf(stderr, "arbor route: out of memory\n");
+        out = CLI_EXIT_FAIL;
+    } else {
+        if (o.json)
+            print_json(t, r, traffic_name, &o, source_phases(&src), &res, o.model);
+        else
+            print_text(t, r, traffic_name, &o, source_phases(&src), &res);
+        if (o.csv) out = write_csv(t, l, o.csv);
+        if (out == CLI_EXIT_OK && o.plot) out = write_plot(t, r, traffic_name, l, o.plot);
+    }
+    free(res.hist);
+    arb_route_load_free(l);
+    arb_traffic_free(src.traffic);
+    arb_route_free(r);
+    arb_topo_free(t);
+    return out;
+}
