@@ -436,15 +436,6 @@ static int have_gnuplot(void)
 static int write_plot(const arb_topo *t, const arb_route *r, const char *traffic,
                       const arb_route_load *l, const char *png)
 {
-    if (!have_gnuplot()) {
-        fprintf(stderr, "arbor route: --plot needs gnuplot (Debian package gnuplot-nox), "
-                        "not found on PATH\n");
-        return CLI_EXIT_FAIL;
-    }
-    if (strchr(png, '\'') || strchr(png, '\n')) {
-        fprintf(stderr, "arbor route: --plot: file name with a quote or newline\n");
-        return CLI_EXIT_FAIL;
-    }
     FILE *g = popen("gnuplot", "w");
     if (!g) {
         fprintf(stderr, "arbor route: --plot: cannot start gnuplot\n");
@@ -559,6 +550,13 @@ int cmd_route(int argc, char **argv)
         fputs(route_usage, stdout);
         return CLI_EXIT_OK;
     }
+    if (o.plot && !have_gnuplot()) {
+        fprintf(stderr, "arbor route: --plot needs gnuplot (Debian package gnuplot-nox), "
+                        "not found on PATH\n");
+        return CLI_EXIT_FAIL;
+    }
+    if (o.plot && (strchr(o.plot, '\'') || strchr(o.plot, '"') || strchr(o.plot, '\n')))
+        return cli_error("route", "--plot: a file name with a quote or newline");
     struct source src;
     memset(&src, 0, sizeof src);
     char topo_spec[64];
