@@ -255,14 +255,14 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
         double fig[N_FIG] = {st.max_load,          st.max_demand,    st.fabric_max_load,
                              st.fabric_max_demand, st.host_max_load, st.host_max_demand};
         for (int i = 0; i < N_FIG; i++) {
-            res->mean[i] += fig[i] / (double)trials;
+            res->mean[i] += fig[i];
             if (tr == 0 || fig[i] < res->min[i]) res->min[i] = fig[i];
             if (tr == 0 || fig[i] > res->max[i]) res->max[i] = fig[i];
         }
-        res->mean_load += st.mean_load / (double)trials;
-        res->flows += (double)st.flows / (double)trials;
-        res->unroutable += (double)st.unroutable / (double)trials;
-        res->p_no_collision += (st.fabric_max_load <= 1) / (double)trials;
+        res->mean_load += st.mean_load;
+        res->flows += (double)st.flows;
+        res->unroutable += (double)st.unroutable;
+        res->p_no_collision += st.fabric_max_load <= 1;
         if (st.hist_len > res->hist_len) {
             uint64_t *nh = realloc(res->hist, st.hist_len * sizeof *nh);
             if (!nh) {
@@ -288,12 +288,24 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
                 idle += mf[p] == 0;
             }
             res->uplinks = leaf->n_up;
-            res->up_flows += bf / (double)trials;
-            res->up_demand += bd / (double)trials;
-            res->up_none += (bf <= 1) / (double)trials;
-            res->up_idle += idle / (double)trials;
+            res->up_flows += bf;
+            res->up_demand += bd;
+            res->up_none += bf <= 1;
+            res->up_idle += idle;
         }
     }
+    /* sums to means once, so a figure every trial shares prints exactly */
+    double n = (double)trials;
+    for (int i = 0; i < N_FIG; i++)
+        res->mean[i] /= n;
+    res->mean_load /= n;
+    res->flows /= n;
+    res->unroutable /= n;
+    res->p_no_collision /= n;
+    res->up_flows /= n;
+    res->up_demand /= n;
+    res->up_none /= n;
+    res->up_idle /= n;
     free(flows);
     return 0;
 }
