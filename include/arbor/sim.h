@@ -1,0 +1,204 @@
+/*
+ * arbor/sim.h - the packet-level fabric simulator.
+ *
+ * A simulation is a topology (topo.h), a routing choice made per packet per
+ * hop, and hosts whose NICs run a RoCE-style transport. Time advances
+ * through one event queue keyed by (time in picoseconds, insertion
+ * sequence), so a run is a pure function of its inputs and seed.
+ *
+ * The model, per directed link (port):
+ *   - an output queue with a byte capacity: drop-tail, RED-style ECN
+ *     marking on enqueue (kmin, kmax, pmax) and PFC;
+ *   - a serialiser: a packet of B wire bytes occupies the port for
+ *     arb_time_tx(B, rate), then propagates for the link's delay; the next
+ *     packet starts serialising when the previous one has left;
+ *   - switches are store-and-forward: a packet is routed when its last bit
+ *     has arrived, and routing takes no time.
+ *   - PFC (lossless mode): a switch counts the bytes it holds per ingress
+ *     port; above xoff it pauses the upstream port, below xon it resumes
+ *     it; each PAUSE and RESUME takes the link's propagation delay to act.
+ *     A paused port finishes the packet it is sending.
+ *
+ * Hosts: a host's NIC pulls the next packet from its connections when its
+ * port is idle (round robin over connections that may send), so hosts
+ * never queue data ahead of the wire. Acks and NACKs go ahead of data.
+ *
+ * Transports (per connection, one message of a given size):
+ *   - go-back-N: the receiver accepts only the expected PSN; above it, it
+ *     discards and sends one NACK naming the expected PSN per gap; the
+ *     sender resends from there.
+ *   - IRN: the receiver keeps out-of-order packets and answers each with a
+ *     NACK carrying the cumulative ack and the received PSN; the sender
+ *     keeps a bitmap of selectively acknowledged PSNs and resends only the
+ *     holes below the highest one, then new data.
+ *   A hole counts as lost once a packet sent irn_reorder after it has
+ *   arrived, so packets merely overtaken on a faster path are not resent.
+ *   Both have a retransmission timeout (after which go-back-N resends from
+ *   the oldest unacknowledged PSN and IRN resends that one PSN) and a window
+ *   of packets in flight.
+ */
+#ifndef ARBOR_SIM_H
+#define ARBOR_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum arb_transport { ARB_TRANSPORT_GBN = 0, ARB_TRANSPORT_IRN = 1 } arb_transport;
+
+/* "gbn", "irn"; NULL outside the enum. */
+const char *arb_transport_name(int t);
+/* Parse "gbn" (also "roce", "go-back-n") or "irn"; ARB_ENOENT otherwise. */
+int arb_transport_parse(const char *name);
+
+/*
+ * The routing decision the simulator asks for at every switch hop: the
+ * output port (a global port index of `node`) for packet fields `f`
+ * arriving on `in_port`. Return ARB_TOPO_NONE when no port can reach the
+ * destination (the packet is dropped and counted as unroutable).
+ * `port_bytes(ctx_sim, port)` gives a port's queued bytes for adaptive
+ * choosers.
+ */
+typedef struct arb_sim_pkt_info {
+    uint32_t src, dst; /* host indices */
+    uint16_t sport, dport;
+    uint32_t qp;   /* destination QP */
+    uint32_t conn; /* sender connection index */
+    uint32_t psn;  /* packet sequence number */
+    uint8_t proto;
+} arb_sim_pkt_info;
+
+typedef struct arb_sim arb_sim;
+
+typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                                     const arb_sim_pkt_info *f, arb_time now);
+
+typedef struct arb_sim_config {
+    uint64_t seed;           /* the run's seed (default 1) */
+    uint32_t mtu;            /* payload bytes per data packet (default 4096) */
+    uint32_t hdr_bytes;      /* wire bytes a data packet adds to its payload:
+                                Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and
+                                inter-frame gap (default 82) */
+    uint32_t ctrl_bytes;     /* wire bytes of an ack / NACK / CNP (default 86) */
+    uint64_t queue_bytes;    /* output queue capacity per port (default 2 MiB) */
+    int ecn;                 /* mark ECN (default 1) */
+    uint32_t ecn_kmin;       /* bytes (default 100 KB) */
+    uint32_t ecn_kmax;       /* bytes (default 400 KB) */
+    double ecn_pmax;         /* mark probability at kmax (default 0.2) */
+    int pfc;                 /* lossless mode (default 0) */
+    uint32_t pfc_xoff;       /* bytes held per ingress port that trigger PAUSE (default 512 KB) */
+    uint32_t pfc_xon;        /* bytes below which RESUME is sent (default 256 KB) */
+    arb_transport transport; /* default go-back-N */
+    arb_time rto;            /* retransmission timeout (default 1 ms) */
+    uint32_t window;         /* packets in flight per connection; 0 = no limit (default 0) */
+    uint32_t ack_every;      /* the receiver acks every N-th in-order packet (default 1) */
+    arb_time irn_reorder;    /* IRN: a hole is lost once a packet sent this much
+                                later has arrived (default 0: any later packet,
+                                as the IRN paper's NACK-driven recovery) */
+    arb_sim_route_fn route;  /* required */
+    void *route_ctx;
+    arb_logger log;
+} arb_sim_config;
+
+void arb_sim_config_default(arb_sim_config *cfg);
+
+/*
+ * Make a simulator over `topo` (borrowed; it must outlive the simulator;
+ * failures marked in it are honoured: a failed port carries nothing).
+ * Errors: ARB_EINVAL (no route function, mtu 0 or above 65535 - hdr_bytes,
+ * xon >= xoff), ARB_ENOMEM.
+ */
+int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg);
+void arb_sim_free(arb_sim *s);
+
+const arb_topo *arb_sim_topo(const arb_sim *s);
+
+/* Bytes queued at a port (for adaptive routing). */
+uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port);
+
+/*
+ * Add a flow: `bytes` (> 0) from host src to host dst, starting at `start`,
+ * on UDP source port sport with destination QP qp. *id (may be NULL)
+ * receives its index (flows are numbered from 0 in the order added).
+ * Errors: ARB_EINVAL (a host out of range, src == dst, bytes 0),
+ * ARB_ENOMEM.
+ */
+int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
+                     uint16_t sport, uint32_t qp, uint32_t *id);
+
+/*
+ * Run until no event is left or the next one is later than `until`.
+ * Returns 0, or ARB_ENOMEM / ARB_ERANGE when the run cannot go on.
+ */
+int arb_sim_run(arb_sim *s, arb_time until);
+
+/* The simulated time of the last event run. */
+arb_time arb_sim_now(const arb_sim *s);
+
+typedef struct arb_sim_flow_result {
+    uint32_t src, dst;
+    uint64_t bytes;
+    arb_time start;
+    arb_time finish;     /* last byte received in order; ARB_TIME_NEVER if not yet */
+    uint64_t retx_bytes; /* payload bytes sent more than once */
+    uint64_t ooo_pkts;   /* packets that arrived above the expected PSN */
+    uint64_t timeouts;
+    uint32_t reorder_peak_bytes; /* IRN: most out-of-order payload held */
+} arb_sim_flow_result;
+
+/* Errors: ARB_EINVAL for an id out of range. */
+int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r);
+uint32_t arb_sim_n_flows(const arb_sim *s);
+
+typedef struct arb_sim_stats {
+    uint64_t events;         /* events run */
+    uint64_t packet_hops;    /* packets that crossed one link */
+    uint64_t pkts_sent;      /* packets hosts put on the wire (data + control) */
+    uint64_t pkts_delivered; /* packets that reached their destination host */
+    uint64_t data_pkts_sent;
+    uint64_t bytes_sent;        /* wire bytes hosts sent */
+    uint64_t payload_sent;      /* data payload bytes sent, retransmissions included */
+    uint64_t payload_delivered; /* data payload bytes accepted in order by receivers */
+    uint64_t retx_bytes;
+    uint64_t drops; /* queue overflows */
+    uint64_t drop_bytes;
+    uint64_t unroutable; /* packets no port could carry */
+    uint64_t ecn_marks;
+    uint64_t pfc_pauses;    /* PAUSE frames sent */
+    arb_time pfc_paused_ps; /* summed over ports: time spent paused */
+    uint64_t ooo_pkts;
+    uint64_t timeouts;
+    uint32_t flows_done;
+    uint32_t in_flight;       /* packets alive at the end (queued or on a wire) */
+    uint32_t pool_peak;       /* most packets alive at once */
+    uint32_t pool_size;       /* packets the pool holds */
+    uint32_t max_queue_bytes; /* deepest output queue seen */
+} arb_sim_stats;
+
+void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st);
+
+/*
+ * Per-port counters for reports: bytes transmitted, drops, deepest queue.
+ * Errors: ARB_EINVAL for a bad port.
+ */
+typedef struct arb_sim_port_stats {
+    uint64_t tx_bytes;
+    uint64_t tx_pkts;
+    uint64_t drops;
+    uint32_t max_queue;
+    arb_time paused_ps;
+} arb_sim_port_stats;
+
+int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_SIM_H */

@@ -1,0 +1,194 @@
+/*
+ * The fabric: output queues, serialisers, wires, store-and-forward
+ * switches, ECN marking and PFC. One pending arrival event per wire (its
+ * head packet) and at most one pending end-of-transmission event per
+ * port, armed only when something waits behind the packet on the wire.
+ */
+#include "sim_int.h"
+
+void net_push_event(arb_sim *s, arb_time t, uint32_t target)
+{
+    int64_t r = evq_push(&s->q, t, target);
+    if (r < 0 && s->error == 0) s->error = (int)r;
+}
+
+static int port_idle(const struct sport *sp, arb_time now)
+{
+    return !sp->txdone_armed && sp->busy_until <= now && !sp->paused;
+}
+
+/* PFC: an ingress port of a switch lets go of `bytes`. */
+static void release_held(arb_sim *s, uint32_t in_port, uint32_t bytes)
+{
+    if (in_port == PKT_NONE) return;
+    struct sport *in = &s->sp[in_port];
+    in->held_bytes -= bytes;
+    if (s->cfg.pfc && in->pause_sent && in->held_bytes <= s->cfg.pfc_xon) {
+        in->pause_sent = 0;
+        net_push_event(s, s->now + s->ports[in_port].delay,
+                       EV_PORT(s->ports[in_port].peer_port, EV_RESUME));
+    }
+}
+
+/* The next packet a port sends: queued first (acks ahead of data at a
+ * NIC), then, at a NIC, one pulled from the host's connections. */
+static uint32_t next_packet(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    uint32_t i = plist_pop(&s->pool, &sp->q);
+    if (i != PKT_NONE) {
+        struct pkt *k = pool_get(&s->pool, i);
+        sp->q_bytes -= k->bytes;
+        release_held(s, k->in_port, k->bytes);
+        return i;
+    }
+    if (sp->is_nic) return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
+    return PKT_NONE;
+}
+
+static void start_tx(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    uint32_t i = next_packet(s, port);
+    if (i == PKT_NONE) return;
+    struct pkt *k = pool_get(&s->pool, i);
+    const arb_port *lk = &s->ports[port];
+    arb_time end = s->now + arb_time_tx(k->bytes, lk->rate);
+    sp->busy_until = end;
+    sp->tx_bytes += k->bytes;
+    sp->tx_pkts++;
+    s->st.packet_hops++;
+    k->t = end + lk->delay;
+    int was_empty = sp->wire.head == PKT_NONE;
+    plist_push(&s->pool, &sp->wire, i);
+    if (was_empty) net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    /* Something to send after this one? A NIC always may. */
+    if (sp->q.head != PKT_NONE || sp->is_nic) {
+        sp->txdone_armed = 1;
+        net_push_event(s, end, EV_PORT(port, EV_TXDONE));
+    }
+}
+
+void net_kick_nic(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    if (port_idle(sp, s->now))
+        start_tx(s, port);
+    else if (!sp->txdone_armed && !sp->paused) {
+        sp->txdone_armed = 1;
+        net_push_event(s, sp->busy_until, EV_PORT(port, EV_TXDONE));
+    }
+}
+
+void net_on_txdone(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    sp->txdone_armed = 0;
+    if (!sp->paused) start_tx(s, port);
+}
+
+static void drop(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    s->st.drops++;
+    s->st.drop_bytes += k->bytes;
+    if (port != PKT_NONE) s->sp[port].drops++;
+    pool_release(&s->pool, i);
+}
+
+/* RED-style marking on the queue depth found on arrival. */
+static void ecn_mark(arb_sim *s, struct sport *sp, struct pkt *k)
+{
+    uint32_t q = sp->q_bytes;
+    if (!(k->flags & PF_ECT) || q <= s->cfg.ecn_kmin) return;
+    int mark = q >= s->cfg.ecn_kmax;
+    if (!mark) {
+        double p = s->cfg.ecn_pmax * (double)(q - s->cfg.ecn_kmin) /
+                   (double)(s->cfg.ecn_kmax - s->cfg.ecn_kmin);
+        mark = arb_rng_double(&s->rng) < p;
+    }
+    if (mark && !(k->flags & PF_CE)) {
+        k->flags |= PF_CE;
+        s->st.ecn_marks++;
+    }
+}
+
+void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct sport *sp = &s->sp[port];
+    struct pkt *k = pool_get(&s->pool, i);
+    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes) {
+        drop(s, port, i);
+        return;
+    }
+    if (s->cfg.ecn) ecn_mark(s, sp, k);
+    plist_push(&s->pool, &sp->q, i);
+    sp->q_bytes += k->bytes;
+    if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
+    if (k->in_port != PKT_NONE) {
+        struct sport *in = &s->sp[k->in_port];
+        in->held_bytes += k->bytes;
+        if (s->cfg.pfc && !in->pause_sent && in->held_bytes > s->cfg.pfc_xoff) {
+            in->pause_sent = 1;
+            s->st.pfc_pauses++;
+            net_push_event(s, s->now + s->ports[k->in_port].delay,
+                           EV_PORT(s->ports[k->in_port].peer_port, EV_PAUSE));
+        }
+    }
+    if (port_idle(sp, s->now))
+        start_tx(s, port);
+    else if (!sp->txdone_armed && !sp->paused) {
+        sp->txdone_armed = 1;
+        net_push_event(s, sp->busy_until, EV_PORT(port, EV_TXDONE));
+    }
+}
+
+void net_on_pause(arb_sim *s, uint32_t port, int pause)
+{
+    struct sport *sp = &s->sp[port];
+    if (pause) {
+        if (!sp->paused) {
+            sp->paused = 1;
+            sp->paused_at = s->now;
+        }
+        return;
+    }
+    if (!sp->paused) return;
+    sp->paused = 0;
+    sp->paused_ps += s->now - sp->paused_at;
+    if (sp->busy_until <= s->now && !sp->txdone_armed)
+        start_tx(s, port);
+    else if (!sp->txdone_armed) {
+        sp->txdone_armed = 1;
+        net_push_event(s, sp->busy_until, EV_PORT(port, EV_TXDONE));
+    }
+}
+
+static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    arb_sim_pkt_info f = {k->src, k->dst, k->sport, 4791, k->qp, k->conn, k->psn, 17};
+    uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
+    if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
+        s->st.unroutable++;
+        pool_release(&s->pool, i);
+        return;
+    }
+    k->in_port = in_port;
+    net_enqueue(s, out, i);
+}
+
+void net_on_arrive(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    uint32_t i = plist_pop(&s->pool, &sp->wire);
+    if (i == PKT_NONE) return;
+    if (sp->wire.head != PKT_NONE)
+        net_push_event(s, pool_get(&s->pool, sp->wire.head)->t, EV_PORT(port, EV_ARRIVE));
+    const arb_port *lk = &s->ports[port];
+    uint32_t node = lk->peer;
+    if (s->nodes[node].kind == ARB_NODE_HOST)
+        rdma_on_packet(s, node, i);
+    else
+        forward(s, node, lk->peer_port, i);
+}

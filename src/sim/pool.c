@@ -1,0 +1,106 @@
+/* Packet pool; see pool.h. */
+#include "pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int pool_init(struct pool *p)
+{
+    memset(p, 0, sizeof *p);
+    p->free_head = PKT_NONE;
+    return 0;
+}
+
+void pool_free_all(struct pool *p)
+{
+    for (uint32_t c = 0; c < p->n_chunks; c++)
+        free(p->chunks[c]);
+    free(p->chunks);
+    free(p->free_ids);
+    memset(p, 0, sizeof *p);
+    p->free_head = PKT_NONE;
+}
+
+static int grow(struct pool *p)
+{
+    if (p->n_chunks == p->cap_chunks) {
+        uint32_t ncap = p->cap_chunks ? p->cap_chunks * 2 : 64;
+        struct pkt **nc = realloc(p->chunks, ncap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        p->chunks = nc;
+        p->cap_chunks = ncap;
+    }
+    if ((uint64_t)(p->n_chunks + 1) * POOL_CHUNK > PKT_NONE) return ARB_ERANGE;
+    struct pkt *c = malloc(POOL_CHUNK * sizeof *c);
+    if (!c) return ARB_ENOMEM;
+    uint32_t base = p->n_chunks * POOL_CHUNK;
+    p->chunks[p->n_chunks++] = c;
+    /* Thread the new packets onto the free list, lowest index first. */
+    for (uint32_t k = POOL_CHUNK; k-- > 0;) {
+        c[k].next = p->free_head;
+        p->free_head = base + k;
+    }
+    p->made += POOL_CHUNK;
+    return 0;
+}
+
+#ifdef ARB_NO_POOLS
+/* One malloc per packet (a chunk of one), freed on release, so that the
+ * sanitizers see every packet; free indices wait on a side stack. */
+uint32_t pool_alloc(struct pool *p)
+{
+    uint32_t i;
+    if (p->n_free) {
+        i = p->free_ids[--p->n_free];
+        p->chunks[i] = malloc(sizeof(struct pkt));
+        if (!p->chunks[i]) {
+            p->n_free++;
+            return PKT_NONE;
+        }
+    } else {
+        if (grow(p) < 0) return PKT_NONE;
+        i = p->n_chunks - 1;
+        p->free_head = PKT_NONE;
+    }
+    struct pkt *k = pool_get(p, i);
+    memset(k, 0, sizeof *k);
+    k->next = PKT_NONE;
+    if (++p->live > p->peak) p->peak = p->live;
+    return i;
+}
+
+void pool_release(struct pool *p, uint32_t i)
+{
+    free(p->chunks[i]);
+    p->chunks[i] = NULL;
+    if (p->n_free == p->cap_free) {
+        uint32_t ncap = p->cap_free ? p->cap_free * 2 : 64;
+        uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
+        if (!nf) abort(); /* cannot keep the index: out of memory in a debug build */
+        p->free_ids = nf;
+        p->cap_free = ncap;
+    }
+    p->free_ids[p->n_free++] = i;
+    p->live--;
+}
+#else
+uint32_t pool_alloc(struct pool *p)
+{
+    if (p->free_head == PKT_NONE && grow(p) < 0) return PKT_NONE;
+    uint32_t i = p->free_head;
+    struct pkt *k = pool_get(p, i);
+    p->free_head = k->next;
+    memset(k, 0, sizeof *k);
+    k->next = PKT_NONE;
+    if (++p->live > p->peak) p->peak = p->live;
+    return i;
+}
+
+void pool_release(struct pool *p, uint32_t i)
+{
+    struct pkt *k = pool_get(p, i);
+    k->next = p->free_head;
+    p->free_head = i;
+    p->live--;
+}
+#endif

@@ -1,0 +1,88 @@
+/*
+ * pool.h - the simulator's packet pool. Packets are named by 32-bit
+ * indices (lists are threaded through `next`), live in chunks that never
+ * move, and are recycled through a free list: no allocation per packet
+ * once the pool has grown to the run's peak.
+ *
+ * Built with ARB_NO_POOLS every packet is its own malloc and a freed one is
+ * returned to the C library, so that the sanitizers see each buffer.
+ */
+#ifndef ARBOR_SIM_POOL_H
+#define ARBOR_SIM_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/wire.h"
+
+#define PKT_NONE UINT32_MAX
+
+#ifdef ARB_NO_POOLS
+#define POOL_CHUNK_BITS 0
+#else
+#define POOL_CHUNK_BITS 12
+#endif
+#define POOL_CHUNK (1u << POOL_CHUNK_BITS)
+
+/* Packet kinds. */
+enum pkt_kind {
+    PK_DATA = 0,  /* transport data */
+    PK_ACK = 1,   /* cumulative ack */
+    PK_NACK = 2,  /* go-back-N / IRN negative ack */
+    PK_CNP = 3,   /* DCQCN congestion notification */
+    PK_ARBOR = 4, /* an Arbor packet; the header is in `arb` */
+};
+
+/* Packet flags. */
+#define PF_ECT 0x01  /* ECN-capable */
+#define PF_CE 0x02   /* congestion experienced */
+#define PF_RETX 0x04 /* a retransmission */
+#define PF_LAST 0x08 /* last packet of a message */
+
+/*
+ * One packet in the simulator: the decoded fields the fabric and the
+ * transports need, never its bytes (a wire check re-encodes on demand).
+ */
+struct pkt {
+    uint32_t next;    /* next in the list that holds it */
+    uint32_t conn;    /* connection (QP) index at the sender */
+    uint32_t src;     /* source host */
+    uint32_t dst;     /* destination host */
+    uint32_t psn;     /* sequence number (data), or acked / expected PSN */
+    uint32_t aux;     /* kind-specific: received PSN of an IRN NACK, ... */
+    uint32_t qp;      /* destination QP (E-ECMP hashes it) */
+    uint32_t in_port; /* port of the current node it arrived on (PFC accounting) */
+    arb_time t;       /* arrival time at the far end of the link it is on */
+    arb_time ts;      /* sender timestamp (RTT samples) */
+    uint16_t bytes;   /* bytes on the wire: payload + headers */
+    uint16_t payload; /* payload bytes */
+    uint16_t sport;   /* UDP source port */
+    uint8_t kind;     /* enum pkt_kind */
+    uint8_t flags;    /* PF_* */
+};
+
+struct pool {
+    struct pkt **chunks;
+    uint32_t n_chunks, cap_chunks;
+    uint32_t free_head; /* free list through `next` */
+    uint32_t live;      /* packets handed out and not yet freed */
+    uint32_t peak;      /* most live at once */
+    uint32_t made;      /* packets ever created (pool size) */
+    uint32_t *free_ids; /* ARB_NO_POOLS: released indices */
+    uint32_t n_free, cap_free;
+};
+
+int pool_init(struct pool *p);
+void pool_free_all(struct pool *p);
+
+static inline struct pkt *pool_get(const struct pool *p, uint32_t i)
+{
+    return &p->chunks[i >> POOL_CHUNK_BITS][i & (POOL_CHUNK - 1)];
+}
+
+/* A zeroed packet's index, or PKT_NONE when memory ran out. */
+uint32_t pool_alloc(struct pool *p);
+void pool_release(struct pool *p, uint32_t i);
+
+#endif

@@ -1,0 +1,328 @@
+/*
+ * Hosts and the RoCE-style transports: go-back-N and IRN selective repeat,
+ * both with a retransmission timeout and a window of packets in flight.
+ *
+ * IRN loss detection: a hole (a PSN below the highest selectively acked
+ * one) is taken as lost when a packet sent at least `irn_reorder` after it
+ * has arrived (the NACK echoes that packet's send time). With the default
+ * 0 every NACK exposes the holes below it, as in the IRN paper; a window
+ * at least as long as the path skew keeps packets that are merely late,
+ * overtaken on a faster path, from being resent (a time-based reordering
+ * window in the manner of RACK); a real loss is then repaired once a
+ * packet sent a window later arrives, or at the timeout.
+ */
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int bit_get(const uint8_t *b, uint32_t i)
+{
+    return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static void bit_set(uint8_t *b, uint32_t i)
+{
+    b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static void bit_clear(uint8_t *b, uint32_t i)
+{
+    b[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+}
+
+static uint32_t payload_of(const arb_sim *s, const struct conn *c, uint32_t psn)
+{
+    return psn + 1 == c->n_pkts ? c->last_payload : s->cfg.mtu;
+}
+
+/* The host timer: the earliest start or timeout among its connections. */
+void rdma_arm_host(arb_sim *s, uint32_t h)
+{
+    struct host *ho = &s->hosts[h];
+    arb_time t = ARB_TIME_NEVER;
+    for (uint32_t k = 0; k < ho->n_conns; k++) {
+        const struct conn *c = &s->conns[ho->conns[k]];
+        arb_time ct = c->started ? c->rto_at : c->start;
+        if (ct < t) t = ct;
+    }
+    if (t == ARB_TIME_NEVER || ho->timer_at <= t)
+        return; /* an earlier timer will fire and look again */
+    if (t < s->now) t = s->now;
+    int64_t seq = evq_push(&s->q, t, (s->n_ports << 2) + h);
+    if (seq < 0) {
+        if (!s->error) s->error = (int)seq;
+        return;
+    }
+    ho->timer_at = t;
+    ho->timer_seq = (uint64_t)seq;
+}
+
+static void send_ctrl(arb_sim *s, struct conn *c, uint32_t cid, int kind, uint32_t psn,
+                      uint32_t aux, arb_time echo)
+{
+    uint32_t i = pool_alloc(&s->pool);
+    if (i == PKT_NONE) {
+        if (!s->error) s->error = ARB_ENOMEM;
+        return;
+    }
+    struct pkt *k = pool_get(&s->pool, i);
+    k->kind = (uint8_t)kind;
+    k->src = c->dst;
+    k->dst = c->src;
+    k->conn = cid;
+    k->psn = psn;
+    k->aux = aux;
+    k->ts = echo;
+    k->sport = c->sport;
+    k->qp = c->qp;
+    k->bytes = (uint16_t)s->cfg.ctrl_bytes;
+    k->in_port = PKT_NONE;
+    s->st.pkts_sent++;
+    s->st.bytes_sent += k->bytes;
+    net_enqueue(s, s->hosts[c->dst].nic_port, i);
+}
+
+/* ---- receiver ------------------------------------------------------- */
+
+static void deliver(arb_sim *s, struct conn *c, uint32_t psn)
+{
+    s->st.payload_delivered += payload_of(s, c, psn);
+    c->rcv_nxt++;
+    if (c->rcv_nxt == c->n_pkts) {
+        c->finish = s->now;
+        s->st.flows_done++;
+    }
+}
+
+static void maybe_ack(arb_sim *s, struct conn *c, uint32_t cid, arb_time echo)
+{
+    if (++c->since_ack >= s->cfg.ack_every || c->rcv_nxt == c->n_pkts) {
+        c->since_ack = 0;
+        send_ctrl(s, c, cid, PK_ACK, c->rcv_nxt, 0, echo);
+    }
+}
+
+static void on_data(arb_sim *s, uint32_t cid, const struct pkt *k)
+{
+    struct conn *c = &s->conns[cid];
+    uint32_t psn = k->psn;
+    if (psn < c->rcv_nxt) { /* a duplicate: tell the sender where we are */
+        send_ctrl(s, c, cid, PK_ACK, c->rcv_nxt, 0, k->ts);
+        return;
+    }
+    if (psn > c->rcv_nxt) {
+        c->ooo_pkts++;
+        s->st.ooo_pkts++;
+        if (s->cfg.transport == ARB_TRANSPORT_GBN) {
+            if (!c->nack_sent) {
+                c->nack_sent = 1;
+                send_ctrl(s, c, cid, PK_NACK, c->rcv_nxt, psn, k->ts);
+            }
+            return;
+        }
+        if (!bit_get(c->rcvd, psn)) {
+            bit_set(c->rcvd, psn);
+            c->held_bytes += k->payload;
+            if (c->held_bytes > c->reorder_peak) c->reorder_peak = c->held_bytes;
+        }
+        send_ctrl(s, c, cid, PK_NACK, c->rcv_nxt, psn, k->ts);
+        return;
+    }
+    c->nack_sent = 0;
+    deliver(s, c, psn);
+    if (s->cfg.transport == ARB_TRANSPORT_IRN) {
+        while (c->rcv_nxt < c->n_pkts && bit_get(c->rcvd, c->rcv_nxt)) {
+            bit_clear(c->rcvd, c->rcv_nxt);
+            c->held_bytes -= payload_of(s, c, c->rcv_nxt);
+            deliver(s, c, c->rcv_nxt);
+        }
+    }
+    maybe_ack(s, c, cid, k->ts);
+}
+
+/* ---- sender --------------------------------------------------------- */
+
+static void advance_una(arb_sim *s, struct conn *c, uint32_t a)
+{
+    if (a <= c->snd_una) return;
+    c->snd_una = a;
+    if (c->snd_nxt < a) c->snd_nxt = a;
+    if (c->snd_una >= c->n_pkts) {
+        c->send_done = 1;
+        c->rto_at = ARB_TIME_NEVER;
+    } else {
+        c->rto_at = s->now + s->cfg.rto;
+    }
+}
+
+/* IRN: mark holes lost that a later-sent packet has overtaken by more
+ * than the reorder window. */
+static void irn_detect_loss(arb_sim *s, struct conn *c, uint32_t upto, arb_time sent_of_arrived)
+{
+    if (c->lost_high < c->snd_una) c->lost_high = c->snd_una;
+    while (c->lost_high < upto) {
+        uint32_t x = c->lost_high;
+        arb_time sent = c->sent_at[x];
+        int overtaken = sent < sent_of_arrived && sent_of_arrived - sent >= s->cfg.irn_reorder;
+        if (!bit_get(c->sacked, x) && !overtaken) break;
+        c->lost_high++;
+    }
+}
+
+static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
+{
+    struct conn *c = &s->conns[cid];
+    if (k->kind == PK_ACK) {
+        advance_una(s, c, k->psn);
+    } else if (s->cfg.transport == ARB_TRANSPORT_GBN) {
+        advance_una(s, c, k->psn);
+        if (k->psn < c->n_pkts && c->snd_nxt > k->psn) c->snd_nxt = k->psn; /* go back */
+    } else {
+        advance_una(s, c, k->psn);
+        uint32_t r = k->aux;
+        if (r < c->n_pkts && r >= c->snd_una) {
+            bit_set(c->sacked, r);
+            if (r + 1 > c->sack_high) c->sack_high = r + 1;
+            irn_detect_loss(s, c, r, k->ts);
+        }
+    }
+    rdma_arm_host(s, c->src);
+    net_kick_nic(s, s->hosts[c->src].nic_port);
+}
+
+void rdma_on_packet(arb_sim *s, uint32_t h, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    uint32_t cid = k->conn;
+    (void)h;
+    s->st.pkts_delivered++;
+    if (cid < s->n_conns) {
+        if (k->kind == PK_DATA)
+            on_data(s, cid, k);
+        else if (k->kind == PK_ACK || k->kind == PK_NACK)
+            on_ack(s, cid, k);
+    }
+    pool_release(&s->pool, i);
+}
+
+/* The PSN connection c sends next, or -1 when it may not send now. */
+static int64_t next_psn(arb_sim *s, struct conn *c)
+{
+    if (!c->started || c->send_done) return -1;
+    if (s->cfg.transport == ARB_TRANSPORT_IRN) {
+        if (c->retx_cursor < c->snd_una) c->retx_cursor = c->snd_una;
+        while (c->retx_cursor < c->lost_high && bit_get(c->sacked, c->retx_cursor))
+            c->retx_cursor++;
+        if (c->retx_cursor < c->lost_high) return c->retx_cursor++;
+    }
+    if (c->snd_nxt >= c->n_pkts) return -1;
+    if (s->cfg.window && c->snd_nxt - c->snd_una >= s->cfg.window) return -1;
+    if (s->cfg.transport == ARB_TRANSPORT_IRN) {
+        while (c->snd_nxt < c->n_pkts && bit_get(c->sacked, c->snd_nxt))
+            c->snd_nxt++;
+        if (c->snd_nxt >= c->n_pkts) return -1;
+    }
+    return c->snd_nxt++;
+}
+
+uint32_t rdma_pull(arb_sim *s, uint32_t h)
+{
+    struct host *ho = &s->hosts[h];
+    for (uint32_t n = 0; n < ho->n_conns; n++) {
+        uint32_t slot = (ho->rr + n) % ho->n_conns;
+        uint32_t cid = ho->conns[slot];
+        struct conn *c = &s->conns[cid];
+        int64_t psn = next_psn(s, c);
+        if (psn < 0) continue;
+        ho->rr = (slot + 1) % ho->n_conns;
+        uint32_t i = pool_alloc(&s->pool);
+        if (i == PKT_NONE) {
+            if (!s->error) s->error = ARB_ENOMEM;
+            return PKT_NONE;
+        }
+        struct pkt *k = pool_get(&s->pool, i);
+        uint32_t pl = payload_of(s, c, (uint32_t)psn);
+        k->kind = PK_DATA;
+        k->src = c->src;
+        k->dst = c->dst;
+        k->conn = cid;
+        k->psn = (uint32_t)psn;
+        k->sport = c->sport;
+        k->qp = c->qp;
+        k->payload = (uint16_t)pl;
+        k->bytes = (uint16_t)(pl + s->cfg.hdr_bytes);
+        k->flags = PF_ECT;
+        k->ts = s->now;
+        k->in_port = PKT_NONE;
+        if ((uint32_t)psn < c->snd_max) {
+            k->flags |= PF_RETX;
+            c->retx_bytes += pl;
+            s->st.retx_bytes += pl;
+        } else {
+            c->snd_max = (uint32_t)psn + 1;
+        }
+        if (c->sent_at) c->sent_at[psn] = s->now;
+        if (c->rto_at == ARB_TIME_NEVER) {
+            c->rto_at = s->now + s->cfg.rto;
+            rdma_arm_host(s, h);
+        }
+        s->st.pkts_sent++;
+        s->st.data_pkts_sent++;
+        s->st.bytes_sent += k->bytes;
+        s->st.payload_sent += pl;
+        return i;
+    }
+    return PKT_NONE;
+}
+
+static void on_timeout(arb_sim *s, struct conn *c)
+{
+    c->timeouts++;
+    s->st.timeouts++;
+    if (s->cfg.transport == ARB_TRANSPORT_GBN) {
+        c->snd_nxt = c->snd_una;
+    } else {
+        c->lost_high = c->snd_max; /* every hole is now taken as lost */
+        c->retx_cursor = c->snd_una;
+    }
+    c->rto_at = s->now + s->cfg.rto;
+}
+
+void rdma_on_timer(arb_sim *s, uint32_t h)
+{
+    struct host *ho = &s->hosts[h];
+    ho->timer_at = ARB_TIME_NEVER;
+    int kick = 0;
+    for (uint32_t k = 0; k < ho->n_conns; k++) {
+        struct conn *c = &s->conns[ho->conns[k]];
+        if (!c->started) {
+            if (c->start <= s->now) {
+                c->started = 1;
+                kick = 1;
+            }
+        } else if (c->rto_at <= s->now) {
+            on_timeout(s, c);
+            kick = 1;
+        }
+    }
+    rdma_arm_host(s, h);
+    if (kick) net_kick_nic(s, ho->nic_port);
+}
+
+int rdma_conn_init(arb_sim *s, struct conn *c)
+{
+    if (s->cfg.transport != ARB_TRANSPORT_IRN) return 0;
+    size_t bits = ((size_t)c->n_pkts + 7) / 8;
+    c->sacked = calloc(bits, 1);
+    c->rcvd = calloc(bits, 1);
+    c->sent_at = calloc(c->n_pkts, sizeof *c->sent_at);
+    return c->sacked && c->rcvd && c->sent_at ? 0 : ARB_ENOMEM;
+}
+
+void rdma_conn_free(struct conn *c)
+{
+    free(c->sacked);
+    free(c->rcvd);
+    free(c->sent_at);
+}

@@ -1,0 +1,264 @@
+/* The simulator's public API and event loop. */
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const transport_names[] = {"gbn", "irn"};
+
+const char *arb_transport_name(int t)
+{
+    return t >= 0 && t <= ARB_TRANSPORT_IRN ? transport_names[t] : NULL;
+}
+
+int arb_transport_parse(const char *name)
+{
+    if (!name) return ARB_ENOENT;
+    if (strcasecmp(name, "gbn") == 0 || strcasecmp(name, "roce") == 0 ||
+        strcasecmp(name, "go-back-n") == 0)
+        return ARB_TRANSPORT_GBN;
+    if (strcasecmp(name, "irn") == 0) return ARB_TRANSPORT_IRN;
+    return ARB_ENOENT;
+}
+
+void arb_sim_config_default(arb_sim_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->seed = 1;
+    cfg->mtu = 4096;
+    cfg->hdr_bytes = 82;
+    cfg->ctrl_bytes = 86;
+    cfg->queue_bytes = 2u << 20;
+    cfg->ecn = 1;
+    cfg->ecn_kmin = 100000;
+    cfg->ecn_kmax = 400000;
+    cfg->ecn_pmax = 0.2;
+    cfg->pfc = 0;
+    cfg->pfc_xoff = 512000;
+    cfg->pfc_xon = 256000;
+    cfg->transport = ARB_TRANSPORT_GBN;
+    cfg->rto = ARB_PS_PER_MS;
+    cfg->window = 0;
+    cfg->ack_every = 1;
+    cfg->irn_reorder = 0;
+    cfg->log.max_level = ARB_LOG_WARN;
+}
+
+static int check_config(const arb_sim_config *c)
+{
+    if (!c->route || c->mtu == 0 || (uint64_t)c->mtu + c->hdr_bytes > 65535 || c->ctrl_bytes == 0 ||
+        c->ctrl_bytes > 65535 || c->ack_every == 0 || c->queue_bytes == 0 || c->rto == 0 ||
+        c->transport > ARB_TRANSPORT_IRN)
+        return ARB_EINVAL;
+    if (c->ecn && (c->ecn_kmax <= c->ecn_kmin || c->ecn_pmax < 0 || c->ecn_pmax > 1))
+        return ARB_EINVAL;
+    if (c->pfc && c->pfc_xon >= c->pfc_xoff) return ARB_EINVAL;
+    return 0;
+}
+
+int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
+{
+    *out = NULL;
+    if (!topo || !cfg) return ARB_EINVAL;
+    int rc = check_config(cfg);
+    if (rc < 0) return rc;
+    uint32_t n_ports = arb_topo_n_ports(topo);
+    uint32_t n_hosts = arb_topo_n_hosts(topo);
+    if ((uint64_t)n_ports * 4 + n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
+    arb_sim *s = calloc(1, sizeof *s);
+    if (!s) return ARB_ENOMEM;
+    s->cfg = *cfg;
+    s->topo = topo;
+    s->nodes = arb_topo_nodes(topo);
+    s->ports = arb_topo_ports(topo);
+    s->n_ports = n_ports;
+    s->n_hosts = n_hosts;
+    s->sp = calloc(n_ports, sizeof *s->sp);
+    s->hosts = calloc(n_hosts, sizeof *s->hosts);
+    if (!s->sp || !s->hosts || evq_init(&s->q, 1024) < 0) {
+        arb_sim_free(s);
+        return ARB_ENOMEM;
+    }
+    pool_init(&s->pool);
+    arb_rng_seed(&s->rng, cfg->seed);
+    for (uint32_t p = 0; p < n_ports; p++) {
+        struct sport *sp = &s->sp[p];
+        sp->q.head = sp->q.tail = PKT_NONE;
+        sp->wire.head = sp->wire.tail = PKT_NONE;
+    }
+    for (uint32_t h = 0; h < n_hosts; h++) {
+        const arb_node *n = &s->nodes[h];
+        s->hosts[h].nic_port = n->first_up;
+        s->hosts[h].timer_at = ARB_TIME_NEVER;
+        for (uint32_t q = 0; q < n->n_up; q++)
+            s->sp[n->first_up + q].is_nic = 1;
+    }
+    *out = s;
+    return 0;
+}
+
+void arb_sim_free(arb_sim *s)
+{
+    if (!s) return;
+    for (uint32_t c = 0; c < s->n_conns; c++)
+        rdma_conn_free(&s->conns[c]);
+    free(s->conns);
+    if (s->hosts)
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            free(s->hosts[h].conns);
+    free(s->hosts);
+    free(s->sp);
+    evq_free(&s->q);
+    pool_free_all(&s->pool);
+    free(s);
+}
+
+const arb_topo *arb_sim_topo(const arb_sim *s)
+{
+    return s->topo;
+}
+
+uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port)
+{
+    return port < s->n_ports ? s->sp[port].q_bytes : 0;
+}
+
+arb_time arb_sim_now(const arb_sim *s)
+{
+    return s->now;
+}
+
+int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
+                     uint16_t sport, uint32_t qp, uint32_t *id)
+{
+    if (src >= s->n_hosts || dst >= s->n_hosts || src == dst || bytes == 0) return ARB_EINVAL;
+    uint64_t n_pkts = (bytes + s->cfg.mtu - 1) / s->cfg.mtu;
+    if (n_pkts > UINT32_MAX / 2) return ARB_ERANGE;
+    if (s->n_conns == s->cap_conns) {
+        uint32_t ncap = s->cap_conns ? s->cap_conns * 2 : 64;
+        struct conn *nc = realloc(s->conns, ncap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        s->conns = nc;
+        s->cap_conns = ncap;
+    }
+    struct host *ho = &s->hosts[src];
+    if (ho->n_conns == ho->cap_conns) {
+        uint32_t ncap = ho->cap_conns ? ho->cap_conns * 2 : 4;
+        uint32_t *nc = realloc(ho->conns, ncap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        ho->conns = nc;
+        ho->cap_conns = ncap;
+    }
+    uint32_t cid = s->n_conns;
+    struct conn *c = &s->conns[cid];
+    memset(c, 0, sizeof *c);
+    c->src = src;
+    c->dst = dst;
+    c->sport = sport;
+    c->qp = qp & 0xFFFFFF;
+    c->bytes = bytes;
+    c->n_pkts = (uint32_t)n_pkts;
+    c->last_payload = (uint32_t)(bytes - (n_pkts - 1) * s->cfg.mtu);
+    c->start = start < s->now ? s->now : start;
+    c->rto_at = ARB_TIME_NEVER;
+    c->finish = ARB_TIME_NEVER;
+    int rc = rdma_conn_init(s, c);
+    if (rc < 0) {
+        rdma_conn_free(c);
+        return rc;
+    }
+    s->n_conns++;
+    ho->conns[ho->n_conns++] = cid;
+    rdma_arm_host(s, src);
+    if (id) *id = cid;
+    return s->error;
+}
+
+static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
+{
+    uint32_t port_events = s->n_ports << 2;
+    if (target >= port_events) {
+        uint32_t h = target - port_events;
+        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now) rdma_on_timer(s, h);
+        return;
+    }
+    uint32_t port = target >> 2;
+    switch (target & 3) {
+    case EV_TXDONE:
+        net_on_txdone(s, port);
+        break;
+    case EV_ARRIVE:
+        net_on_arrive(s, port);
+        break;
+    case EV_PAUSE:
+        net_on_pause(s, port, 1);
+        break;
+    default:
+        net_on_pause(s, port, 0);
+        break;
+    }
+}
+
+int arb_sim_run(arb_sim *s, arb_time until)
+{
+    arb_time t;
+    uint32_t target;
+    uint64_t seq;
+    while (!s->error && evq_peek_time(&s->q) <= until && evq_pop(&s->q, &t, &target, &seq)) {
+        s->now = t;
+        s->st.events++;
+        dispatch(s, target, seq);
+    }
+    return s->error;
+}
+
+uint32_t arb_sim_n_flows(const arb_sim *s)
+{
+    return s->n_conns;
+}
+
+int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
+{
+    if (id >= s->n_conns) return ARB_EINVAL;
+    const struct conn *c = &s->conns[id];
+    r->src = c->src;
+    r->dst = c->dst;
+    r->bytes = c->bytes;
+    r->start = c->start;
+    r->finish = c->finish;
+    r->retx_bytes = c->retx_bytes;
+    r->ooo_pkts = c->ooo_pkts;
+    r->timeouts = c->timeouts;
+    r->reorder_peak_bytes = c->reorder_peak;
+    return 0;
+}
+
+void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st)
+{
+    *st = s->st;
+    st->in_flight = s->pool.live;
+    st->pool_peak = s->pool.peak;
+    st->pool_size = s->pool.made;
+    arb_time paused = 0;
+    uint32_t maxq = 0;
+    for (uint32_t p = 0; p < s->n_ports; p++) {
+        const struct sport *sp = &s->sp[p];
+        paused += sp->paused_ps + (sp->paused ? s->now - sp->paused_at : 0);
+        if (sp->max_q > maxq) maxq = sp->max_q;
+    }
+    st->pfc_paused_ps = paused;
+    st->max_queue_bytes = maxq;
+}
+
+int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps)
+{
+    if (port >= s->n_ports) return ARB_EINVAL;
+    const struct sport *sp = &s->sp[port];
+    ps->tx_bytes = sp->tx_bytes;
+    ps->tx_pkts = sp->tx_pkts;
+    ps->drops = sp->drops;
+    ps->max_queue = sp->max_q;
+    ps->paused_ps = sp->paused_ps + (sp->paused ? s->now - sp->paused_at : 0);
+    return 0;
+}

@@ -1,0 +1,139 @@
+/*
+ * sim_int.h - the simulator's internal state, shared by its files:
+ * net.c (ports, links, queues, switches, PFC, ECN), rdma.c (hosts and the
+ * RoCE-style transports) and sim.c (the public API and the event loop).
+ */
+#ifndef ARBOR_SIM_INT_H
+#define ARBOR_SIM_INT_H
+
+#include "arbor/sim.h"
+#include "evq.h"
+#include "pool.h"
+
+/* Event targets: port events in the low two bits of port << 2, host
+ * timers after every port. */
+enum { EV_TXDONE = 0, EV_ARRIVE = 1, EV_PAUSE = 2, EV_RESUME = 3 };
+#define EV_PORT(p, k) (((uint32_t)(p) << 2) | (k))
+
+/* A packet list threaded through pkt.next. */
+struct plist {
+    uint32_t head, tail;
+};
+
+/* Simulator state of one directed link (port). */
+struct sport {
+    struct plist q;       /* output queue */
+    struct plist wire;    /* on the wire, in arrival order */
+    uint32_t q_bytes;     /* bytes in q */
+    uint32_t held_bytes;  /* as ingress: bytes this node holds that came in here */
+    arb_time busy_until;  /* the serialiser is busy until then */
+    uint8_t txdone_armed; /* an EV_TXDONE is pending */
+    uint8_t paused;       /* PFC: the peer asked this port to stop */
+    uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
+    uint8_t is_nic;       /* owned by a host: pulls from the host's connections */
+    arb_time paused_at;
+    arb_time paused_ps;
+    uint64_t tx_bytes, tx_pkts, drops;
+    uint32_t max_q;
+};
+
+/* Per-connection transport state; sender and receiver halves. */
+struct conn {
+    uint32_t src, dst;
+    uint16_t sport;
+    uint32_t qp;
+    uint64_t bytes;
+    uint32_t n_pkts;       /* packets in the message */
+    uint32_t last_payload; /* payload of the last packet */
+    arb_time start;
+    /* sender */
+    uint32_t snd_una;     /* oldest PSN not acknowledged */
+    uint32_t snd_nxt;     /* next PSN to send (go-back-N rewinds it) */
+    uint32_t snd_max;     /* highest PSN sent + 1 */
+    uint32_t retx_cursor; /* IRN: next hole to examine */
+    uint32_t lost_high;   /* IRN: holes below this are taken as lost */
+    arb_time *sent_at;    /* IRN: last send time of every PSN */
+    uint32_t sack_high;   /* IRN: highest selectively acked PSN + 1 */
+    uint8_t *sacked;      /* IRN: bitmap of selectively acked PSNs */
+    arb_time rto_at;      /* ARB_TIME_NEVER when nothing is outstanding */
+    uint8_t started, send_done;
+    /* receiver */
+    uint32_t rcv_nxt;
+    uint32_t since_ack;
+    uint8_t nack_sent;   /* go-back-N: one NACK per gap */
+    uint8_t *rcvd;       /* IRN: bitmap of out-of-order packets held */
+    uint32_t held_bytes; /* IRN: out-of-order payload held */
+    arb_time finish;
+    /* results */
+    uint64_t retx_bytes, ooo_pkts, timeouts;
+    uint32_t reorder_peak;
+    uint32_t next_active; /* host's list of connections that may send */
+};
+
+/* One host: its connections and the NIC's round robin. */
+struct host {
+    uint32_t nic_port; /* global port of NIC port 0 */
+    struct plist ctrl; /* acks and NACKs waiting for the NIC */
+    uint32_t *conns;   /* connections this host sends on */
+    uint32_t n_conns, cap_conns;
+    uint32_t rr;        /* round-robin position */
+    arb_time timer_at;  /* the pending host timer, ARB_TIME_NEVER if none */
+    uint64_t timer_seq; /* its sequence number (earlier ones are stale) */
+};
+
+struct arb_sim {
+    arb_sim_config cfg;
+    const arb_topo *topo;
+    const arb_node *nodes;
+    const arb_port *ports;
+    uint32_t n_ports, n_hosts;
+    struct sport *sp;
+    struct host *hosts;
+    struct conn *conns;
+    uint32_t n_conns, cap_conns;
+    struct evq q;
+    struct pool pool;
+    arb_rng rng;
+    arb_time now;
+    arb_sim_stats st;
+    int error; /* first fatal error met inside an event */
+};
+
+/* net.c */
+void net_enqueue(arb_sim *s, uint32_t port, uint32_t pkt);
+void net_on_txdone(arb_sim *s, uint32_t port);
+void net_on_arrive(arb_sim *s, uint32_t port);
+void net_on_pause(arb_sim *s, uint32_t port, int pause);
+void net_kick_nic(arb_sim *s, uint32_t port);
+void net_push_event(arb_sim *s, arb_time t, uint32_t target);
+
+/* rdma.c */
+void rdma_on_packet(arb_sim *s, uint32_t host, uint32_t pkt);
+uint32_t rdma_pull(arb_sim *s, uint32_t host);
+void rdma_on_timer(arb_sim *s, uint32_t host);
+void rdma_start(arb_sim *s, uint32_t conn);
+void rdma_arm_host(arb_sim *s, uint32_t host);
+int rdma_conn_init(arb_sim *s, struct conn *c);
+void rdma_conn_free(struct conn *c);
+
+static inline void plist_push(const struct pool *p, struct plist *l, uint32_t i)
+{
+    pool_get(p, i)->next = PKT_NONE;
+    if (l->tail == PKT_NONE)
+        l->head = i;
+    else
+        pool_get(p, l->tail)->next = i;
+    l->tail = i;
+}
+
+static inline uint32_t plist_pop(const struct pool *p, struct plist *l)
+{
+    uint32_t i = l->head;
+    if (i != PKT_NONE) {
+        l->head = pool_get(p, i)->next;
+        if (l->head == PKT_NONE) l->tail = PKT_NONE;
+    }
+    return i;
+}
+
+#endif

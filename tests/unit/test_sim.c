@@ -1,0 +1,294 @@
+/* Unit tests: the simulator's event queue, packet pool, link timing,
+ * queues, ECN, PFC and both transports, on small fabrics. */
+#include "arbor/sim.h"
+#include "arbor/topo.h"
+#include "sim/evq.h"
+#include "sim/pool.h"
+#include "testkit.h"
+
+#include <stdlib.h>
+
+/* D-mod-k on a PGFT, written here so the test does not lean on the
+ * routing module: down toward the destination when it is below, else up
+ * port floor(dst / W_l) mod (w_{l+1} p_{l+1}). */
+static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                           const arb_sim_pkt_info *f, arb_time now)
+{
+    (void)ctx, (void)in_port, (void)now;
+    const arb_topo *t = arb_sim_topo(sim);
+    const arb_pgft *g = arb_topo_pgft(t);
+    const arb_node *n = arb_topo_node(t, node);
+    if (arb_pgft_below(g, n, f->dst)) return arb_pgft_down_port(g, n, f->dst);
+    unsigned l = n->level;
+    return n->first_up + (f->dst / g->W[l]) % (g->w[l + 1] * g->p[l + 1]);
+}
+
+static arb_topo *topo(const char *spec)
+{
+    arb_topo *t = NULL;
+    char err[200];
+    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
+    return t;
+}
+
+static arb_sim *sim_on(const arb_topo *t, arb_sim_config *cfg)
+{
+    cfg->route = test_route;
+    arb_sim *s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, cfg), 0);
+    return s;
+}
+
+/* Every packet a host sent is delivered, dropped, unroutable or still alive. */
+static void check_conservation(const arb_sim *s)
+{
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.pkts_sent, st.pkts_delivered + st.drops + st.unroutable + st.in_flight);
+}
+
+TEST(evq_orders_by_time_then_insertion)
+{
+    struct evq q;
+    CHECK_EQ_I(evq_init(&q, 2), 0);
+    arb_rng r;
+    arb_rng_seed(&r, 5);
+    for (uint32_t i = 0; i < 5000; i++)
+        CHECK(evq_push(&q, arb_rng_below(&r, 50), i) >= 0);
+    arb_time last_t = 0, t;
+    uint32_t target, last_target = 0;
+    uint64_t seq;
+    int n = 0;
+    while (evq_pop(&q, &t, &target, &seq)) {
+        CHECK(t >= last_t);
+        if (n && t == last_t) CHECK(target > last_target); /* insertion order at equal times */
+        CHECK_EQ_U(seq, target);
+        last_t = t;
+        last_target = target;
+        n++;
+    }
+    CHECK_EQ_I(n, 5000);
+    CHECK_EQ_U(evq_peek_time(&q), ARB_TIME_NEVER);
+    CHECK_EQ_I(evq_push(&q, 1, EVQ_TARGET_MAX + 1), ARB_ERANGE);
+    evq_free(&q);
+}
+
+TEST(pool_recycles)
+{
+    struct pool p;
+    pool_init(&p);
+    uint32_t a = pool_alloc(&p), b = pool_alloc(&p);
+    CHECK(a != PKT_NONE && b != PKT_NONE && a != b);
+    pool_get(&p, a)->psn = 7;
+    pool_release(&p, a);
+    uint32_t c = pool_alloc(&p);
+    CHECK_EQ_U(pool_get(&p, c)->psn, 0); /* handed out zeroed */
+    CHECK_EQ_U(p.live, 2);
+    CHECK_EQ_U(p.peak, 2);
+    uint32_t many[10000];
+    for (int i = 0; i < 10000; i++)
+        many[i] = pool_alloc(&p);
+    for (int i = 0; i < 10000; i++)
+        pool_release(&p, many[i]);
+    CHECK_EQ_U(p.live, 2);
+    pool_free_all(&p);
+}
+
+/* One packet across a star: NIC serialisation, wire, switch
+ * serialisation, wire; to the picosecond. */
+TEST(link_timing_one_packet)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 5 * ARB_PS_PER_US, 1000, 1, &id), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    /* 4096 + 82 = 4178 B at 100 Gb/s = 334.24 ns; twice, plus 2 x 1 us. */
+    CHECK_EQ_U(r.finish - r.start, 2 * (334240 + 1000000));
+    CHECK_EQ_U(r.start, 5 * ARB_PS_PER_US);
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.packet_hops, 4); /* data two hops, ack two hops */
+    CHECK_EQ_U(st.flows_done, 1);
+    CHECK_EQ_U(st.in_flight, 0);
+    check_conservation(s);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+/* Three packets pipeline: the last leaves the NIC after 3 serialisations,
+ * then one switch serialisation and two wires. A partial last packet. */
+TEST(link_timing_pipelined)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 2 * 4096 + 918, 0, 1000, 1, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    arb_sim_flow(s, 0, &r);
+    /* Full packets take T = 334240 ps; the last carries 918 + 82 = 1000 B =
+     * 80000 ps. Full packet i reaches the switch at (i+1)T + 1 us and the
+     * switch sends it back to back, finishing packet 1 at 3T + 1 us. The
+     * last packet arrived before that (at 2T + 80000 + 1 us) and waits:
+     * it leaves the switch at 3T + 80000 + 1 us and lands 1 us later. */
+    CHECK_EQ_U(r.finish, 3 * 334240 + 80000 + 2 * ARB_PS_PER_US);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+static void run_incast(arb_transport tr, int pfc, uint64_t queue, arb_sim_stats *st, int *all_done,
+                       uint64_t *retx)
+{
+    arb_topo *t = topo("star:9");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.transport = tr;
+    cfg.pfc = pfc;
+    cfg.queue_bytes = queue;
+    cfg.pfc_xoff = 40000;
+    cfg.pfc_xon = 20000;
+    cfg.rto = 100 * ARB_PS_PER_US;
+    arb_sim *s = sim_on(t, &cfg);
+    for (uint32_t h = 1; h < 9; h++)
+        CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_get_stats(s, st);
+    *all_done = 1;
+    *retx = 0;
+    for (uint32_t f = 0; f < arb_sim_n_flows(s); f++) {
+        arb_sim_flow_result r;
+        arb_sim_flow(s, f, &r);
+        if (r.finish == ARB_TIME_NEVER) *all_done = 0;
+        *retx += r.retx_bytes;
+    }
+    CHECK_EQ_U(st->payload_delivered, 8 * 200000);
+    check_conservation(s);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+TEST(incast_drops_and_recovers_gbn)
+{
+    arb_sim_stats st;
+    int done;
+    uint64_t retx;
+    run_incast(ARB_TRANSPORT_GBN, 0, 50000, &st, &done, &retx);
+    CHECK(done);
+    CHECK(st.drops > 0);
+    CHECK(retx > 0);
+    CHECK_EQ_U(st.retx_bytes, retx);
+    CHECK_EQ_U(st.in_flight, 0);
+}
+
+TEST(incast_drops_and_recovers_irn)
+{
+    arb_sim_stats st, gbn;
+    int done;
+    uint64_t retx, retx_gbn;
+    run_incast(ARB_TRANSPORT_IRN, 0, 50000, &st, &done, &retx);
+    CHECK(done);
+    CHECK(st.drops > 0);
+    CHECK(retx > 0);
+    run_incast(ARB_TRANSPORT_GBN, 0, 50000, &gbn, &done, &retx_gbn);
+    /* Selective repeat resends less than go-back-N under the same loss. */
+    CHECK(retx < retx_gbn);
+}
+
+TEST(incast_pfc_is_lossless)
+{
+    arb_sim_stats st;
+    int done;
+    uint64_t retx;
+    run_incast(ARB_TRANSPORT_GBN, 1, 1000000, &st, &done, &retx);
+    CHECK(done);
+    CHECK_EQ_U(st.drops, 0);
+    CHECK(st.pfc_pauses > 0);
+    CHECK(st.pfc_paused_ps > 0);
+    CHECK_EQ_U(retx, 0);
+    CHECK(st.ecn_marks > 0);
+}
+
+TEST(deterministic)
+{
+    arb_sim_stats a, b;
+    int done;
+    uint64_t r1, r2;
+    run_incast(ARB_TRANSPORT_IRN, 0, 50000, &a, &done, &r1);
+    run_incast(ARB_TRANSPORT_IRN, 0, 50000, &b, &done, &r2);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+}
+
+TEST(leafspine_permutation_completes)
+{
+    arb_topo *t = topo("leafspine:4,4,4");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.ack_every = 1000; /* only the final ack: acks would share the data links */
+    arb_sim *s = sim_on(t, &cfg);
+    for (uint32_t h = 0; h < 16; h++)
+        CHECK_EQ_I(arb_sim_add_flow(s, h, (h + 5) % 16, 100000, 0, 1000, h, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.flows_done, 16);
+    CHECK_EQ_U(st.drops, 0);
+    CHECK_EQ_U(st.retx_bytes, 0);
+    /* D-mod-k on a full-bisection leaf-spine puts one flow per link, so
+     * each flow streams at line rate over 4 links (NIC, leaf up, spine
+     * down, leaf down): 24 full packets of T = 334240 ps and a last one of
+     * 1696 + 82 B, S = 142240 ps. Full packet i leaves switch 3 at
+     * (i+4)T + 3 us; the last one waits behind packet 23 at every switch
+     * and lands at 27T + S + 4 us. */
+    for (uint32_t f = 0; f < 16; f++) {
+        arb_sim_flow_result r;
+        arb_sim_flow(s, f, &r);
+        CHECK_EQ_U(r.finish, 27 * 334240 + 142240 + 4 * ARB_PS_PER_US);
+    }
+    check_conservation(s);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+TEST(bad_config)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL); /* no route function */
+    cfg.route = test_route;
+    cfg.mtu = 0;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL);
+    cfg.mtu = 4096;
+    cfg.pfc = 1;
+    cfg.pfc_xon = cfg.pfc_xoff;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL);
+    cfg.pfc = 0;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 0, 100, 0, 1, 1, NULL), ARB_EINVAL);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 2, 100, 0, 1, 1, NULL), ARB_EINVAL);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 0, 0, 1, 1, NULL), ARB_EINVAL);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+int main(void)
+{
+    RUN(evq_orders_by_time_then_insertion);
+    RUN(pool_recycles);
+    RUN(link_timing_one_packet);
+    RUN(link_timing_pipelined);
+    RUN(incast_drops_and_recovers_gbn);
+    RUN(incast_drops_and_recovers_irn);
+    RUN(incast_pfc_is_lossless);
+    RUN(deterministic);
+    RUN(leafspine_permutation_completes);
+    RUN(bad_config);
+    return testkit_done();
+}
