@@ -65,19 +65,46 @@ int arb_transport_parse(const char *name);
  * `port_bytes(ctx_sim, port)` gives a port's queued bytes for adaptive
  * choosers.
  */
+typedef enum arb_sim_pkt_kind {
+    ARB_SIM_DATA = 0, /* transport data */
+    ARB_SIM_ACK = 1,  /* cumulative ack (psn = next expected) */
+    ARB_SIM_NACK = 2, /* psn = next expected; aux = PSN received (IRN) */
+    ARB_SIM_CNP = 3   /* congestion notification */
+} arb_sim_pkt_kind;
+
+/* Packet flags. */
+#define ARB_SIM_ECT 0x01  /* ECN-capable transport */
+#define ARB_SIM_CE 0x02   /* congestion experienced */
+#define ARB_SIM_RETX 0x04 /* a retransmission */
+
+/* What routing and taps see of a packet. */
 typedef struct arb_sim_pkt_info {
     uint32_t src, dst; /* host indices */
     uint16_t sport, dport;
-    uint32_t qp;   /* destination QP */
-    uint32_t conn; /* sender connection index */
-    uint32_t psn;  /* packet sequence number */
+    uint32_t qp;      /* destination QP */
+    uint32_t conn;    /* sender connection (flow) index */
+    uint32_t psn;     /* packet sequence number (data) or acked / expected PSN */
+    uint32_t aux;     /* NACK: the PSN received */
+    uint16_t bytes;   /* bytes on the wire */
+    uint16_t payload; /* payload bytes */
     uint8_t proto;
+    uint8_t kind;  /* arb_sim_pkt_kind */
+    uint8_t flags; /* ARB_SIM_* */
 } arb_sim_pkt_info;
 
 typedef struct arb_sim arb_sim;
 
 typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                                      const arb_sim_pkt_info *f, arb_time now);
+
+/* Called when flow `flow` has received its last byte (in order), after
+ * the event that finished it. New flows may be added from inside the call
+ * (a workload's next step). */
+typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time now);
+
+/* Called when a packet starts serialising on `port` (taps, captures). */
+typedef void (*arb_sim_tap_fn)(void *ctx, const arb_sim *sim, uint32_t port,
+                               const arb_sim_pkt_info *f, arb_time now);
 
 typedef struct arb_sim_config {
     uint64_t seed;           /* the run's seed (default 1) */
@@ -103,6 +130,10 @@ typedef struct arb_sim_config {
                                 as the IRN paper's NACK-driven recovery) */
     arb_sim_route_fn route;  /* required */
     void *route_ctx;
+    arb_sim_done_fn on_flow_done; /* optional */
+    void *done_ctx;
+    arb_sim_tap_fn tap; /* optional */
+    void *tap_ctx;
     arb_logger log;
 } arb_sim_config;
 

@@ -55,6 +55,10 @@ static void start_tx(arb_sim *s, uint32_t port)
     const arb_port *lk = &s->ports[port];
     arb_time end = s->now + arb_time_tx(k->bytes, lk->rate);
     sp->busy_until = end;
+    if (s->cfg.tap) {
+        arb_sim_pkt_info f = pkt_info(k);
+        s->cfg.tap(s->cfg.tap_ctx, s, port, &f, s->now);
+    }
     sp->tx_bytes += k->bytes;
     sp->tx_pkts++;
     s->st.packet_hops++;
@@ -167,7 +171,7 @@ void net_on_pause(arb_sim *s, uint32_t port, int pause)
 static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    arb_sim_pkt_info f = {k->src, k->dst, k->sport, 4791, k->qp, k->conn, k->psn, 17};
+    arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
         s->st.unroutable++;

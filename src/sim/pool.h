@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "arbor/base.h"
-#include "arbor/wire.h"
+#include "arbor/sim.h"
 
 #define PKT_NONE UINT32_MAX
 

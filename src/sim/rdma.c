@@ -92,6 +92,7 @@ static void deliver(arb_sim *s, struct conn *c, uint32_t psn)
     if (c->rcv_nxt == c->n_pkts) {
         c->finish = s->now;
         s->st.flows_done++;
+        if (s->cfg.on_flow_done) sim_note_done(s, (uint32_t)(c - s->conns));
     }
 }
 

@@ -104,6 +104,7 @@ void arb_sim_free(arb_sim *s)
     for (uint32_t c = 0; c < s->n_conns; c++)
         rdma_conn_free(&s->conns[c]);
     free(s->conns);
+    free(s->done);
     if (s->hosts)
         for (uint32_t h = 0; h < s->n_hosts; h++)
             free(s->hosts[h].conns);
@@ -175,6 +176,30 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     return s->error;
 }
 
+void sim_note_done(arb_sim *s, uint32_t flow)
+{
+    if (s->n_done == s->cap_done) {
+        uint32_t ncap = s->cap_done ? s->cap_done * 2 : 16;
+        uint32_t *nd = realloc(s->done, ncap * sizeof *nd);
+        if (!nd) {
+            if (!s->error) s->error = ARB_ENOMEM;
+            return;
+        }
+        s->done = nd;
+        s->cap_done = ncap;
+    }
+    s->done[s->n_done++] = flow;
+}
+
+static void report_done(arb_sim *s)
+{
+    /* Callbacks may finish nothing new (they only add flows), but walk by
+     * index in case one does. */
+    for (uint32_t i = 0; i < s->n_done; i++)
+        s->cfg.on_flow_done(s->cfg.done_ctx, s, s->done[i], s->now);
+    s->n_done = 0;
+}
+
 static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
 {
     uint32_t port_events = s->n_ports << 2;
@@ -209,6 +234,7 @@ int arb_sim_run(arb_sim *s, arb_time until)
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);
+        if (s->n_done) report_done(s);
     }
     return s->error;
 }

@@ -96,8 +96,34 @@ struct arb_sim {
     arb_rng rng;
     arb_time now;
     arb_sim_stats st;
+    uint32_t *done; /* flows finished in this event, reported after it */
+    uint32_t n_done, cap_done;
     int error; /* first fatal error met inside an event */
 };
+
+/* The public view of a packet (routing, taps). */
+static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
+{
+    arb_sim_pkt_info f;
+    f.src = k->src;
+    f.dst = k->dst;
+    f.sport = k->sport;
+    f.dport = 4791;
+    f.qp = k->qp;
+    f.conn = k->conn;
+    f.psn = k->psn;
+    f.aux = k->aux;
+    f.bytes = k->bytes;
+    f.payload = k->payload;
+    f.proto = 17;
+    f.kind = k->kind;
+    f.flags = k->flags;
+    return f;
+}
+
+/* sim.c: queue a completion for the callback, run after the event, so
+ * that the callback may add flows (and move s->conns) safely. */
+void sim_note_done(arb_sim *s, uint32_t flow);
 
 /* net.c */
 void net_enqueue(arb_sim *s, uint32_t port, uint32_t pkt);

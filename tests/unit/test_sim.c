@@ -255,6 +255,43 @@ TEST(leafspine_permutation_completes)
     arb_topo_free(t);
 }
 
+struct chain {
+    int steps;
+    arb_time done_at[4];
+};
+
+static void next_step(void *ctx, arb_sim *s, uint32_t flow, arb_time now)
+{
+    struct chain *ch = ctx;
+    ch->done_at[flow] = now;
+    /* Each step starts when the previous one lands, in the other direction. */
+    arb_sim_flow_result r;
+    arb_sim_flow(s, flow, &r);
+    if (++ch->steps < 4) CHECK_EQ_I(arb_sim_add_flow(s, r.dst, r.src, 4096, now, 1, 1, NULL), 0);
+}
+
+TEST(flow_done_callback_chains_flows)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    struct chain ch = {0, {0}};
+    cfg.on_flow_done = next_step;
+    cfg.done_ctx = &ch;
+    arb_sim *s = sim_on(t, &cfg);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1, 1, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    CHECK_EQ_I(ch.steps, 4);
+    CHECK_EQ_U(arb_sim_n_flows(s), 4);
+    /* One packet takes 2 x (334240 + 1 us); the steps run back to back,
+     * except that each new sender first sends its ack of the step it just
+     * received (86 B = 6880 ps): acks go ahead of data. */
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_U(ch.done_at[i], (uint64_t)(i + 1) * 2 * (334240 + ARB_PS_PER_US) + i * 6880u);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 TEST(bad_config)
 {
     arb_topo *t = topo("star:2");
@@ -289,6 +326,7 @@ int main(void)
     RUN(incast_pfc_is_lossless);
     RUN(deterministic);
     RUN(leafspine_permutation_completes);
+    RUN(flow_done_callback_chains_flows);
     RUN(bad_config);
     return testkit_done();
 }
