@@ -29,6 +29,8 @@ arb_route_config arb_route_config_default(void)
     return c;
 }
 
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     if (err && errlen) {

@@ -13,6 +13,8 @@
 
 #define WILDCARD UINT32_MAX
 
+static int tfail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+
 static int tfail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     if (err && errlen) {
