@@ -90,6 +90,7 @@ typedef struct arb_sim_pkt_info {
     uint8_t proto;
     uint8_t kind;  /* arb_sim_pkt_kind */
     uint8_t flags; /* ARB_SIM_* */
+    uint32_t lb;   /* the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
 } arb_sim_pkt_info;
 
 typedef struct arb_sim arb_sim;
@@ -105,6 +106,13 @@ typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time
 /* Called when a packet starts serialising on `port` (taps, captures). */
 typedef void (*arb_sim_tap_fn)(void *ctx, const arb_sim *sim, uint32_t port,
                                const arb_sim_pkt_info *f, arb_time now);
+
+/* Called at every switch hop after the routing decision (out_port is the
+ * chosen port) when set: returns the packet's new in-band word `lb`, as an
+ * overlay header a load balancer rewrites hop by hop (CONGA, lb.h). */
+typedef uint32_t (*arb_sim_inband_fn)(void *ctx, const arb_sim *sim, uint32_t node,
+                                      uint32_t in_port, uint32_t out_port,
+                                      const arb_sim_pkt_info *f, arb_time now);
 
 typedef struct arb_sim_config {
     uint64_t seed;           /* the run's seed (default 1) */
@@ -134,6 +142,12 @@ typedef struct arb_sim_config {
     void *done_ctx;
     arb_sim_tap_fn tap; /* optional */
     void *tap_ctx;
+    arb_sim_inband_fn inband; /* optional (lb.h sets it for CONGA) */
+    void *inband_ctx;
+    arb_time dre_period; /* DRE (CONGA's link-utilisation estimator): every port
+                            counts the bytes it transmits and multiplies the count
+                            by (1 - dre_alpha) every dre_period; 0 = off (default) */
+    double dre_alpha;    /* in (0, 1] (default 0.1) */
     arb_logger log;
 } arb_sim_config;
 
@@ -152,6 +166,11 @@ const arb_topo *arb_sim_topo(const arb_sim *s);
 
 /* Bytes queued at a port (for adaptive routing). */
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port);
+
+/* The DRE estimate of a port at the current time, in bytes (0 when the DRE
+ * is off or the port is out of range). At a steady rate R it approaches
+ * R x dre_period / dre_alpha. */
+uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
 
 /*
  * Add a flow: `bytes` (> 0) from host src to host dst, starting at `start`,

@@ -6,6 +6,54 @@
  */
 #include "sim_int.h"
 
+#include <stdlib.h>
+
+/* ---- DRE ------------------------------------------------------------ */
+
+int net_init(arb_sim *s)
+{
+    if (s->cfg.dre_period == 0) return 0;
+    double keep = (1.0 - s->cfg.dre_alpha) * 65536.0 + 0.5;
+    s->dre_keep = keep < 0 ? 0 : keep > 65535 ? 65535 : (uint32_t)keep;
+    s->dre = calloc(s->n_ports, sizeof *s->dre);
+    return s->dre ? 0 : ARB_ENOMEM;
+}
+
+void net_free(arb_sim *s)
+{
+    free(s->dre);
+    s->dre = NULL;
+}
+
+/* x decayed by `periods` steps of dre_keep (an empty count stays empty). */
+static uint64_t dre_decay(const arb_sim *s, uint64_t x, uint64_t periods)
+{
+    while (periods-- && x)
+        x = (x * s->dre_keep) >> 16;
+    return x;
+}
+
+uint64_t net_dre(const arb_sim *s, uint32_t port)
+{
+    const struct dre *d = &s->dre[port];
+    return dre_decay(s, d->x, s->now / s->cfg.dre_period - d->epoch) >> 8;
+}
+
+uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port)
+{
+    return s->dre && port < s->n_ports ? net_dre(s, port) : 0;
+}
+
+static void dre_add(arb_sim *s, uint32_t port, uint32_t bytes)
+{
+    struct dre *d = &s->dre[port];
+    uint64_t e = s->now / s->cfg.dre_period;
+    d->x = dre_decay(s, d->x, e - d->epoch) + ((uint64_t)bytes << 8);
+    d->epoch = e;
+}
+
+/* ---- events --------------------------------------------------------- */
+
 void net_push_event(arb_sim *s, arb_time t, uint32_t target)
 {
     int64_t r = evq_push(&s->q, t, target);
@@ -61,6 +109,7 @@ static void start_tx(arb_sim *s, uint32_t port)
     }
     sp->tx_bytes += k->bytes;
     sp->tx_pkts++;
+    if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
     int was_empty = sp->wire.head == PKT_NONE;
@@ -178,6 +227,7 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         pool_release(&s->pool, i);
         return;
     }
+    if (s->cfg.inband) k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
     k->in_port = in_port;
     net_enqueue(s, out, i);
 }

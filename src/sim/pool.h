@@ -43,6 +43,7 @@ enum pkt_kind {
 /*
  * One packet in the simulator: the decoded fields the fabric and the
  * transports need, never its bytes (a wire check re-encodes on demand).
+ * 64 bytes; every in-flight packet costs this much.
  */
 struct pkt {
     uint32_t next;    /* next in the list that holds it */
@@ -60,6 +61,7 @@ struct pkt {
     uint16_t sport;   /* UDP source port */
     uint8_t kind;     /* enum pkt_kind */
     uint8_t flags;    /* PF_* */
+    uint32_t lb;      /* load balancer's in-band word (CONGA), 0 unless cfg.inband */
 };
 
 struct pool {

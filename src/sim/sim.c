@@ -42,6 +42,7 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->window = 0;
     cfg->ack_every = 1;
     cfg->irn_reorder = 0;
+    cfg->dre_alpha = 0.1;
     cfg->log.max_level = ARB_LOG_WARN;
 }
 
@@ -54,6 +55,7 @@ static int check_config(const arb_sim_config *c)
     if (c->ecn && (c->ecn_kmax <= c->ecn_kmin || c->ecn_pmax < 0 || c->ecn_pmax > 1))
         return ARB_EINVAL;
     if (c->pfc && c->pfc_xon >= c->pfc_xoff) return ARB_EINVAL;
+    if (c->dre_period && !(c->dre_alpha > 0 && c->dre_alpha <= 1)) return ARB_EINVAL;
     return 0;
 }
 
@@ -76,7 +78,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->n_hosts = n_hosts;
     s->sp = calloc(n_ports, sizeof *s->sp);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
-    if (!s->sp || !s->hosts || evq_init(&s->q, 1024) < 0) {
+    if (!s->sp || !s->hosts || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
@@ -110,6 +112,7 @@ void arb_sim_free(arb_sim *s)
             free(s->hosts[h].conns);
     free(s->hosts);
     free(s->sp);
+    net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
     free(s);

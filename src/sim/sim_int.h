@@ -37,6 +37,14 @@ struct sport {
     uint32_t max_q;
 };
 
+/* DRE of one port (net.c): bytes sent, in 1/256 byte, decayed by
+ * dre_keep / 65536 at every multiple of dre_period; `epoch` is the last
+ * period applied. */
+struct dre {
+    uint64_t x;
+    uint64_t epoch;
+};
+
 /* Per-connection transport state; sender and receiver halves. */
 struct conn {
     uint32_t src, dst;
@@ -99,6 +107,8 @@ struct arb_sim {
     uint32_t *done; /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;
     int error; /* first fatal error met inside an event */
+    struct dre *dre;   /* per port when cfg.dre_period > 0, else NULL */
+    uint32_t dre_keep; /* 1 - dre_alpha, in 1/65536 */
 };
 
 /* The public view of a packet (routing, taps). */
@@ -118,6 +128,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.proto = 17;
     f.kind = k->kind;
     f.flags = k->flags;
+    f.lb = k->lb;
     return f;
 }
 
@@ -132,6 +143,9 @@ void net_on_arrive(arb_sim *s, uint32_t port);
 void net_on_pause(arb_sim *s, uint32_t port, int pause);
 void net_kick_nic(arb_sim *s, uint32_t port);
 void net_push_event(arb_sim *s, arb_time t, uint32_t target);
+int net_init(arb_sim *s);  /* after s->cfg, ports are set: the DRE; ARB_ENOMEM */
+void net_free(arb_sim *s); /* what net_init made */
+uint64_t net_dre(const arb_sim *s, uint32_t port); /* decayed to s->now, in bytes */
 
 /* rdma.c */
 void rdma_on_packet(arb_sim *s, uint32_t host, uint32_t pkt);

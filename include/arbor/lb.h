@@ -1,0 +1,177 @@
+/*
+ * arbor/lb.h - load balancing in the simulated switches: every routing
+ * engine of route.h and the adaptive choosers, behind one route callback.
+ *
+ * One call turns a scheme name into what the simulator needs:
+ *
+ *   arb_sim_config cfg;
+ *   arb_sim_config_default(&cfg);
+ *   cfg.seed = seed;                        (read by arb_lb_new)
+ *   arb_lb *lb;
+ *   if (arb_lb_new(&lb, topo, NULL, "flowlet:gap=256us", &cfg, err, sizeof err) < 0) ...
+ *   arb_sim_new(&sim, topo, &cfg);          (cfg.route, route_ctx set, and
+ *                                            for conga the in-band hook and DRE)
+ *   ... run ...
+ *   arb_sim_free(sim);
+ *   arb_lb_free(lb);
+ *
+ * One arb_lb serves one simulator at a time (it keeps per-switch state:
+ * flowlet tables, counters, CONGA tables); arb_lb_reset forgets that state
+ * for a new run.
+ *
+ * Schemes (NAME or NAME:OPTIONS; options are comma-separated key=value
+ * pairs, times as arb_topo_parse_time reads them: "256us", "0.5ms"):
+ *
+ *   dmodk smodk rnca[:SEED] pinning table[:PATH] updown dmodc
+ *   ecmp[:polarized] eecmp[:polarized]
+ *                the route.h engines, unchanged (arb_route_next per hop).
+ *   route        the router given as `base`, as it is.
+ *   ar           per-packet adaptive routing: at every switch the live
+ *                minimal candidate with the fewest queued bytes; ties go
+ *                to tied candidate (hash mod ties), hash = arb_route_hash
+ *                of the switch. Options bias=F, thresh=BYTES (see Bias).
+ *   ar_ftree     D-mod-k on the way down (the parallel link D-mod-k names;
+ *                the others only if it failed), ar on the way up.
+ *   flowlet      per-flowlet AR: a flowlet table (last port, last time)
+ *                indexed by the flow hash; a packet arriving more than gap
+ *                after the previous one of its flow (at that switch) starts
+ *                a new flowlet and takes the ar choice, otherwise it keeps
+ *                the port. Options gap=TIME (default 256us), table=N
+ *                entries (default 64 x hosts, at least 65536; rounded up to
+ *                a power of two, one table shared by all switches), bias,
+ *                thresh.
+ *   letflow      LetFlow (Vanini et al., NSDI 2017): as flowlet, but a new
+ *                flowlet takes a uniformly random candidate (one seeded
+ *                generator per switch). gap (default 500us), table.
+ *   conga        CONGA (Alizadeh et al., SIGCOMM 2014) at the leaves: see
+ *                docs/load-balancing.md. gap (default 500us), table,
+ *                tdre=TIME (20us), alpha=F (0.1), age=TIME (10ms),
+ *                above=ecmp|ar (the choice above the leaves, ecmp).
+ *   spray        packet spraying, round robin: one counter per switch,
+ *                advanced at every decision with more than one candidate.
+ *   spray:random packet spraying, a uniformly random candidate per packet.
+ *
+ * Bias (UGAL style, ar, ar_ftree and flowlet): a decision keeps the
+ * current port c (flowlet: the flowlet's last port; ar: the static ECMP
+ * port) while q(c) <= q(best) x bias + thresh. bias=1 and thresh=0 (the
+ * defaults) are plain argmin.
+ *
+ * Queue cost of a port: its queued bytes, plus the queue capacity when the
+ * port is paused by PFC (a paused port looks empty but carries nothing).
+ *
+ * Candidates are arb_route_candidates of the base router: the live minimal
+ * ports (updown and dmodc: only those that still reach the destination at
+ * the shortest distance). Without a base router, adaptive schemes make an
+ * ecmp router seeded with cfg->seed for the candidates and the hash.
+ *
+ * Determinism: every decision is a function of the simulator's state, the
+ * scheme and cfg->seed. No allocation per packet.
+ */
+#ifndef ARBOR_LB_H
+#define ARBOR_LB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/route.h"
+#include "arbor/sim.h"
+#include "arbor/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum arb_lb_kind {
+    ARB_LB_ROUTE = 0,    /* a route.h engine */
+    ARB_LB_AR = 1,       /* per-packet adaptive */
+    ARB_LB_AR_FTREE = 2, /* D-mod-k down, adaptive up */
+    ARB_LB_FLOWLET = 3,  /* per-flowlet adaptive */
+    ARB_LB_LETFLOW = 4,  /* random at flowlet boundaries */
+    ARB_LB_CONGA = 5,    /* leaf-to-leaf congestion feedback */
+    ARB_LB_SPRAY = 6     /* per-packet round robin or random */
+} arb_lb_kind;
+
+#define ARB_LB_KIND_COUNT 7
+
+/* "route", "ar", "ar_ftree", "flowlet", "letflow", "conga", "spray"; NULL
+ * outside the enum. */
+const char *arb_lb_kind_name(int kind);
+
+typedef struct arb_lb arb_lb;
+
+/*
+ * Make the load balancer `scheme` (see above) for topology t and install
+ * it in the simulator configuration: cfg->route and cfg->route_ctx, and
+ * for conga cfg->inband, cfg->inband_ctx, cfg->dre_period and
+ * cfg->dre_alpha. cfg->seed must already hold the run's seed. `base`
+ * (may be NULL) is a router on t that supplies candidate sets and the
+ * hash (and is the whole decision for scheme "route"); it must outlive
+ * the load balancer. t must outlive it too.
+ * Errors: ARB_EPARSE (unknown scheme or a bad option; err names it),
+ * ARB_EINVAL (NULL argument; "route" without base; a plain engine with a
+ * base; base on another topology; t not a PGFT; conga on leaves of more
+ * than 255 uplinks), ARB_EIO (table file), ARB_ENOMEM. On error *out is
+ * NULL, cfg is unchanged and err holds one line.
+ */
+int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const char *scheme,
+               arb_sim_config *cfg, char *err, size_t errlen);
+
+/* NULL is ignored. */
+void arb_lb_free(arb_lb *lb);
+
+/* Forget the per-switch state (flowlet tables, counters, generators
+ * reseeded, CONGA tables, statistics), as if just made. */
+void arb_lb_reset(arb_lb *lb);
+
+/*
+ * The route callback (an arb_sim_route_fn; ctx is the arb_lb). Returns
+ * ARB_TOPO_NONE when no candidate survives.
+ */
+uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                      const arb_sim_pkt_info *f, arb_time now);
+
+/*
+ * CONGA's in-band hook (an arb_sim_inband_fn; ctx is the arb_lb): reads
+ * and rewrites the packet's load-balancing word at every switch hop.
+ * Installed by arb_lb_new for conga; a no-op for the other schemes.
+ */
+uint32_t arb_lb_inband(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                       uint32_t out_port, const arb_sim_pkt_info *f, arb_time now);
+
+arb_lb_kind arb_lb_get_kind(const arb_lb *lb);
+
+/* The scheme with every option spelled out ("flowlet:gap=256us,table=65536,
+ * bias=1,thresh=0"); plain engines as arb_route_spec. */
+const char *arb_lb_spec(const arb_lb *lb);
+
+/* The router supplying candidates and the hash (base or the one made). */
+const arb_route *arb_lb_router(const arb_lb *lb);
+
+/* What the choosers did (all zero for plain engines but `decisions`). */
+typedef struct arb_lb_stats {
+    uint64_t decisions;    /* route calls */
+    uint64_t choices;      /* decisions among two or more candidates */
+    uint64_t flowlets;     /* flowlet schemes: new flowlets (table misses or gaps) */
+    uint64_t moves;        /* flowlet schemes: new flowlets that changed port */
+    uint64_t unroutable;   /* decisions with no candidate */
+    uint64_t fb_sent;      /* conga: feedback metrics piggybacked */
+    uint64_t fb_received;  /* conga: feedback metrics stored at a source leaf */
+} arb_lb_stats;
+
+void arb_lb_get_stats(const arb_lb *lb, arb_lb_stats *st);
+
+/*
+ * CONGA's congestion-to-leaf metric (0..7) held by leaf switch `leaf`
+ * (a node id) for destination host group `group` (hosts group x m_1 ..
+ * group x m_1 + m_1 - 1) on up port q, aged at time now; 0 for other
+ * schemes or arguments out of range. For tests and reports.
+ */
+unsigned arb_lb_conga_metric(const arb_lb *lb, uint32_t leaf, uint32_t group, unsigned q,
+                             arb_time now);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_LB_H */
