@@ -34,7 +34,8 @@ extern "C" {
 
 /*
  * acc[i] = acc[i] OP in[i] for n elements of type dt.
- * Errors: ARB_EINVAL for an op or dtype outside its enum.
+ * Errors: ARB_EINVAL for an op or dtype outside its enum, a NULL buffer
+ * with n > 0, or n elements whose size overflows size_t.
  */
 int arb_reduce(arb_op op, arb_dtype dt, void *acc, const void *in, size_t n);
 

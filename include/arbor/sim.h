@@ -36,6 +36,10 @@
  *   Both have a retransmission timeout (after which go-back-N resends from
  *   the oldest unacknowledged PSN and IRN resends that one PSN) and a window
  *   of packets in flight.
+ *   DCQCN (optional, either transport): a receiver answers CE-marked data
+ *   with a CNP, at most one per flow per dcqcn_cnp_interval; the sender
+ *   paces each connection at its current rate, cuts the rate on a CNP and
+ *   raises it again by timer and byte counter (docs/transports.md).
  */
 #ifndef ARBOR_SIM_H
 #define ARBOR_SIM_H
@@ -136,6 +140,20 @@ typedef struct arb_sim_config {
     arb_time irn_reorder;    /* IRN: a hole is lost once a packet sent this much
                                 later has arrived (default 0: any later packet,
                                 as the IRN paper's NACK-driven recovery) */
+    /* DCQCN (docs/transports.md has the algorithm and the sources of the
+     * defaults): receivers send a CNP for CE-marked data, senders pace
+     * each connection at a rate they cut on CNPs and raise by timer and
+     * byte counter. Off by default. */
+    int dcqcn;
+    arb_time dcqcn_cnp_interval; /* NP: at most one CNP per flow per interval (50 us) */
+    double dcqcn_g;              /* alpha gain g (1/256) */
+    arb_time dcqcn_alpha_timer;  /* K: alpha decays once per K without a CNP (55 us) */
+    arb_time dcqcn_rate_timer;   /* T: rate-increase timer (55 us) */
+    uint64_t dcqcn_byte_counter; /* B: rate-increase byte counter, wire bytes (10 MB) */
+    uint32_t dcqcn_f;            /* F: fast-recovery steps before additive increase (5) */
+    uint64_t dcqcn_rai;          /* R_AI: additive increase, bits/s (40 Mb/s) */
+    uint64_t dcqcn_rhai;         /* R_HAI: hyper increase, bits/s (400 Mb/s) */
+    uint64_t dcqcn_min_rate;     /* the lowest rate a cut reaches, bits/s (100 Mb/s) */
     arb_sim_route_fn route;  /* required */
     void *route_ctx;
     arb_sim_done_fn on_flow_done; /* optional */
@@ -157,7 +175,8 @@ void arb_sim_config_default(arb_sim_config *cfg);
  * Make a simulator over `topo` (borrowed; it must outlive the simulator;
  * failures marked in it are honoured: a failed port carries nothing).
  * Errors: ARB_EINVAL (no route function, mtu 0 or above 65535 - hdr_bytes,
- * xon >= xoff), ARB_ENOMEM.
+ * xon >= xoff; with dcqcn: g outside (0, 1], a zero timer, byte counter or
+ * minimum rate), ARB_ENOMEM.
  */
 int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg);
 void arb_sim_free(arb_sim *s);
@@ -200,6 +219,9 @@ typedef struct arb_sim_flow_result {
     uint64_t ooo_pkts;   /* packets that arrived above the expected PSN */
     uint64_t timeouts;
     uint32_t reorder_peak_bytes; /* IRN: most out-of-order payload held */
+    uint64_t cnps;               /* DCQCN: CNPs the sender received */
+    uint64_t rate_cuts;          /* DCQCN: rate cuts */
+    uint64_t min_rate;           /* DCQCN: lowest sending rate, bits/s (line rate if never cut) */
 } arb_sim_flow_result;
 
 /* Errors: ARB_EINVAL for an id out of range. */
@@ -224,6 +246,9 @@ typedef struct arb_sim_stats {
     arb_time pfc_paused_ps; /* summed over ports: time spent paused */
     uint64_t ooo_pkts;
     uint64_t timeouts;
+    uint64_t cnps_sent;     /* DCQCN: CNPs receivers sent */
+    uint64_t cnps_received; /* DCQCN: CNPs that reached their sender */
+    uint64_t rate_cuts;     /* DCQCN: rate cuts (one per CNP received) */
     uint32_t flows_done;
     uint32_t in_flight;       /* packets alive at the end (queued or on a wire) */
     uint32_t pool_peak;       /* most packets alive at once */

@@ -36,16 +36,36 @@ static uint32_t payload_of(const arb_sim *s, const struct conn *c, uint32_t psn)
     return psn + 1 == c->n_pkts ? c->last_payload : s->cfg.mtu;
 }
 
-/* The host timer: the earliest start or timeout among its connections. */
+/* When connection c next needs its host's timer: its start, its timeout,
+ * its next DCQCN rate-increase timer. (Pacing waits are armed by
+ * rdma_pull when they leave the NIC idle.) */
+static arb_time conn_wake(const struct conn *c)
+{
+    if (!c->started) return c->start;
+    return c->cc.inc_at < c->rto_at ? c->cc.inc_at : c->rto_at;
+}
+
+/*
+ * The host timer. Invariant: a timer is pending no later than the wake
+ * time of every connection of the host. A connection whose wake time moves
+ * earlier calls rdma_arm_at (O(1)); one whose time moves later needs
+ * nothing, since the pending timer fires, rdma_on_timer scans the host's
+ * connections once and re-arms at their minimum (rdma_arm_host).
+ */
 void rdma_arm_host(arb_sim *s, uint32_t h)
 {
     struct host *ho = &s->hosts[h];
     arb_time t = ARB_TIME_NEVER;
     for (uint32_t k = 0; k < ho->n_conns; k++) {
-        const struct conn *c = &s->conns[ho->conns[k]];
-        arb_time ct = c->started ? c->rto_at : c->start;
+        arb_time ct = conn_wake(&s->conns[ho->conns[k]]);
         if (ct < t) t = ct;
     }
+    rdma_arm_at(s, h, t);
+}
+
+void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
+{
+    struct host *ho = &s->hosts[h];
     if (t == ARB_TIME_NEVER || ho->timer_at <= t)
         return; /* an earlier timer will fire and look again */
     if (t < s->now) t = s->now;
@@ -108,6 +128,10 @@ static void on_data(arb_sim *s, uint32_t cid, const struct pkt *k)
 {
     struct conn *c = &s->conns[cid];
     uint32_t psn = k->psn;
+    if (s->cfg.dcqcn && (k->flags & PF_CE) && dcqcn_np_want_cnp(s, c)) {
+        s->st.cnps_sent++;
+        send_ctrl(s, c, cid, PK_CNP, psn, 0, k->ts);
+    }
     if (psn < c->rcv_nxt) { /* a duplicate: tell the sender where we are */
         send_ctrl(s, c, cid, PK_ACK, c->rcv_nxt, 0, k->ts);
         return;
@@ -188,8 +212,16 @@ static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
             irn_detect_loss(s, c, r, k->ts);
         }
     }
-    rdma_arm_host(s, c->src);
+    rdma_arm_at(s, c->src, c->rto_at);
     net_kick_nic(s, s->hosts[c->src].nic_port);
+}
+
+static void on_cnp(arb_sim *s, uint32_t cid)
+{
+    struct conn *c = &s->conns[cid];
+    s->st.cnps_received++;
+    c->cc.cnps++;
+    if (s->cfg.dcqcn) dcqcn_on_cnp(s, c);
 }
 
 void rdma_on_packet(arb_sim *s, uint32_t h, uint32_t i)
@@ -203,6 +235,8 @@ void rdma_on_packet(arb_sim *s, uint32_t h, uint32_t i)
             on_data(s, cid, k);
         else if (k->kind == PK_ACK || k->kind == PK_NACK)
             on_ack(s, cid, k);
+        else if (k->kind == PK_CNP)
+            on_cnp(s, cid);
     }
     pool_release(&s->pool, i);
 }
@@ -230,10 +264,18 @@ static int64_t next_psn(arb_sim *s, struct conn *c)
 uint32_t rdma_pull(arb_sim *s, uint32_t h)
 {
     struct host *ho = &s->hosts[h];
+    arb_time wake = ARB_TIME_NEVER; /* earliest pacing release seen */
     for (uint32_t n = 0; n < ho->n_conns; n++) {
         uint32_t slot = (ho->rr + n) % ho->n_conns;
         uint32_t cid = ho->conns[slot];
         struct conn *c = &s->conns[cid];
+        if (s->cfg.dcqcn && c->started && !c->send_done) {
+            if (c->cc.inc_at <= s->now) dcqcn_catch_up(s, c);
+            if (c->cc.next_send > s->now) {
+                if (c->cc.next_send < wake) wake = c->cc.next_send;
+                continue;
+            }
+        }
         int64_t psn = next_psn(s, c);
         if (psn < 0) continue;
         ho->rr = (slot + 1) % ho->n_conns;
@@ -264,9 +306,10 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
             c->snd_max = (uint32_t)psn + 1;
         }
         if (c->sent_at) c->sent_at[psn] = s->now;
+        if (s->cfg.dcqcn) dcqcn_on_sent(s, c, k->bytes);
         if (c->rto_at == ARB_TIME_NEVER) {
             c->rto_at = s->now + s->cfg.rto;
-            rdma_arm_host(s, h);
+            rdma_arm_at(s, h, c->rto_at);
         }
         s->st.pkts_sent++;
         s->st.data_pkts_sent++;
@@ -274,6 +317,8 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
         s->st.payload_sent += pl;
         return i;
     }
+    /* Only paced connections could send: wake the NIC when the first may. */
+    rdma_arm_at(s, h, wake);
     return PKT_NONE;
 }
 
@@ -302,17 +347,26 @@ void rdma_on_timer(arb_sim *s, uint32_t h)
                 c->started = 1;
                 kick = 1;
             }
-        } else if (c->rto_at <= s->now) {
+            continue;
+        }
+        if (c->rto_at <= s->now) {
             on_timeout(s, c);
             kick = 1;
         }
+        if (c->cc.inc_at <= s->now) {
+            dcqcn_catch_up(s, c);
+            kick = 1;
+        }
     }
+    /* A pacing release: the pull that left the NIC idle asked for it. */
+    if (s->cfg.dcqcn) kick = 1;
     rdma_arm_host(s, h);
     if (kick) net_kick_nic(s, ho->nic_port);
 }
 
 int rdma_conn_init(arb_sim *s, struct conn *c)
 {
+    dcqcn_init(s, c);
     if (s->cfg.transport != ARB_TRANSPORT_IRN) return 0;
     size_t bits = ((size_t)c->n_pkts + 7) / 8;
     c->sacked = calloc(bits, 1);

@@ -42,6 +42,16 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->window = 0;
     cfg->ack_every = 1;
     cfg->irn_reorder = 0;
+    cfg->dcqcn = 0;
+    cfg->dcqcn_cnp_interval = 50 * ARB_PS_PER_US;
+    cfg->dcqcn_g = 1.0 / 256;
+    cfg->dcqcn_alpha_timer = 55 * ARB_PS_PER_US;
+    cfg->dcqcn_rate_timer = 55 * ARB_PS_PER_US;
+    cfg->dcqcn_byte_counter = 10000000;
+    cfg->dcqcn_f = 5;
+    cfg->dcqcn_rai = 40000000;
+    cfg->dcqcn_rhai = 400000000;
+    cfg->dcqcn_min_rate = 100000000;
     cfg->dre_alpha = 0.1;
     cfg->log.max_level = ARB_LOG_WARN;
 }
@@ -55,6 +65,10 @@ static int check_config(const arb_sim_config *c)
     if (c->ecn && (c->ecn_kmax <= c->ecn_kmin || c->ecn_pmax < 0 || c->ecn_pmax > 1))
         return ARB_EINVAL;
     if (c->pfc && c->pfc_xon >= c->pfc_xoff) return ARB_EINVAL;
+    if (c->dcqcn && (!(c->dcqcn_g > 0 && c->dcqcn_g <= 1) || c->dcqcn_alpha_timer == 0 ||
+                     c->dcqcn_rate_timer == 0 || c->dcqcn_byte_counter == 0 ||
+                     c->dcqcn_min_rate == 0 || c->dcqcn_min_rate > ARB_RATE_MAX))
+        return ARB_EINVAL;
     if (c->dre_period && !(c->dre_alpha > 0 && c->dre_alpha <= 1)) return ARB_EINVAL;
     return 0;
 }
@@ -174,7 +188,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     }
     s->n_conns++;
     ho->conns[ho->n_conns++] = cid;
-    rdma_arm_host(s, src);
+    rdma_arm_at(s, src, c->start);
     if (id) *id = cid;
     return s->error;
 }
@@ -260,6 +274,9 @@ int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
     r->ooo_pkts = c->ooo_pkts;
     r->timeouts = c->timeouts;
     r->reorder_peak_bytes = c->reorder_peak;
+    r->cnps = c->cc.cnps;
+    r->rate_cuts = c->cc.cuts;
+    r->min_rate = (uint64_t)c->cc.min_rc;
     return 0;
 }
 

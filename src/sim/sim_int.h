@@ -45,6 +45,27 @@ struct dre {
     uint64_t epoch;
 };
 
+/* DCQCN state of one connection (dcqcn.c): the sender's reaction point
+ * and the receiver's notification point. */
+struct dcq {
+    double rc, rt;       /* current and target rate, bits/s */
+    double alpha;        /* congestion estimate, 1 before the first CNP */
+    double line;         /* the sending NIC port's rate, bits/s */
+    double min_rc;       /* lowest rc so far */
+    arb_time alpha_at;   /* last alpha update (a CNP); decays count from here */
+    arb_time inc_at;     /* next rate-increase timer; ARB_TIME_NEVER when idle */
+    arb_time next_send;  /* pacing: no data packet before this */
+    arb_time last_tx;    /* when the last data packet was sent */
+    uint64_t byte_cnt;   /* wire bytes since the last byte-counter event */
+    uint32_t t_stage;    /* timer events since the last cut */
+    uint32_t b_stage;    /* byte-counter events since the last cut */
+    uint32_t last_bytes; /* wire bytes of the last data packet */
+    uint8_t active;      /* below line rate: timers and counter run */
+    uint8_t cut_once;    /* a CNP has been received */
+    arb_time cnp_last;   /* receiver: last CNP sent, ARB_TIME_NEVER if none */
+    uint64_t cnps, cuts;
+};
+
 /* Per-connection transport state; sender and receiver halves. */
 struct conn {
     uint32_t src, dst;
@@ -76,6 +97,7 @@ struct conn {
     uint64_t retx_bytes, ooo_pkts, timeouts;
     uint32_t reorder_peak;
     uint32_t next_active; /* host's list of connections that may send */
+    struct dcq cc;        /* DCQCN (when enabled) */
 };
 
 /* One host: its connections and the NIC's round robin. */
@@ -153,8 +175,16 @@ uint32_t rdma_pull(arb_sim *s, uint32_t host);
 void rdma_on_timer(arb_sim *s, uint32_t host);
 void rdma_start(arb_sim *s, uint32_t conn);
 void rdma_arm_host(arb_sim *s, uint32_t host);
+void rdma_arm_at(arb_sim *s, uint32_t host, arb_time t);
 int rdma_conn_init(arb_sim *s, struct conn *c);
 void rdma_conn_free(struct conn *c);
+
+/* dcqcn.c */
+void dcqcn_init(arb_sim *s, struct conn *c);
+void dcqcn_on_cnp(arb_sim *s, struct conn *c);
+void dcqcn_catch_up(arb_sim *s, struct conn *c);
+void dcqcn_on_sent(arb_sim *s, struct conn *c, uint32_t wire_bytes);
+int dcqcn_np_want_cnp(arb_sim *s, struct conn *c);
 
 static inline void plist_push(const struct pool *p, struct plist *l, uint32_t i)
 {
