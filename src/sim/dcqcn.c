@@ -138,8 +138,7 @@ void dcqcn_on_sent(arb_sim *s, struct conn *c, uint32_t wire_bytes)
 int dcqcn_np_want_cnp(arb_sim *s, struct conn *c)
 {
     struct dcq *d = &c->cc;
-    if (d->cnp_last != ARB_TIME_NEVER && s->now - d->cnp_last < s->cfg.dcqcn_cnp_interval)
-        return 0;
+    if (d->cnp_last != ARB_TIME_NEVER && s->now - d->cnp_last < s->cfg.dcqcn_cnp_interval) return 0;
     d->cnp_last = s->now;
     return 1;
 }

@@ -42,8 +42,7 @@ struct seen {
     uint32_t n_cnp[2];
 };
 
-static void tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f,
-                arb_time now)
+static void tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f, arb_time now)
 {
     (void)s;
     struct seen *w = ctx;
