@@ -21,10 +21,10 @@ extern "C" {
 #endif
 
 #define ARB_WIRE_VERSION 2
-#define ARB_HDR_LEN_SHORT 16 /* ext = 0: single-tier profile */
-#define ARB_HDR_LEN_LONG 20  /* ext = 1: multi-tier profile */
-#define ARB_PAYLOAD_MAX 8192 /* largest payload one packet carries */
-#define ARB_MAX_DEPTH 3      /* location stack entries */
+#define ARB_HDR_LEN_SHORT 16      /* ext = 0: single-tier profile */
+#define ARB_HDR_LEN_LONG 20       /* ext = 1: multi-tier profile */
+#define ARB_PAYLOAD_MAX 8192      /* largest payload one packet carries */
+#define ARB_MAX_DEPTH 3           /* location stack entries */
 #define ARB_OFFSET_MASK 0xFFFFFFu /* offsets are 24-bit serial numbers */
 
 /* The default UDP port of a channel (configurable; not IANA-assigned). */
@@ -42,30 +42,26 @@ typedef enum arb_ptype {
 
 #define ARB_PT_COUNT 7
 
-typedef enum arb_pkind {
-    ARB_PK_DATA = 0,
-    ARB_PK_COMPLETION = 1,
-    ARB_PK_REPLAY = 2
-} arb_pkind;
+typedef enum arb_pkind { ARB_PK_DATA = 0, ARB_PK_COMPLETION = 1, ARB_PK_REPLAY = 2 } arb_pkind;
 
 /*
  * A decoded Arbor header. Field names and widths follow spec section 4;
  * each field holds the value on the wire (no implied scaling).
  */
 typedef struct arb_hdr {
-    uint8_t version;       /* 2 bits: always ARB_WIRE_VERSION */
-    uint8_t packet_type;   /* 3 bits: arb_ptype */
-    uint8_t repair;        /* 1 bit */
-    uint8_t op;            /* 2 bits: arb_op */
-    uint8_t message_id;    /* 8 bits */
-    uint8_t payload_valid; /* 1 bit */
-    uint8_t payload_kind;  /* 2 bits: arb_pkind */
-    uint8_t credit_valid;  /* 1 bit */
-    uint8_t ext;           /* 1 bit: 1 = 20 B header */
-    uint8_t agg_depth;     /* 2 bits: 0..3 */
-    uint8_t aggregated;    /* 1 bit */
-    uint32_t offset_a;     /* 24 bits */
-    uint32_t offset_b;     /* 24 bits */
+    uint8_t version;                 /* 2 bits: always ARB_WIRE_VERSION */
+    uint8_t packet_type;             /* 3 bits: arb_ptype */
+    uint8_t repair;                  /* 1 bit */
+    uint8_t op;                      /* 2 bits: arb_op */
+    uint8_t message_id;              /* 8 bits */
+    uint8_t payload_valid;           /* 1 bit */
+    uint8_t payload_kind;            /* 2 bits: arb_pkind */
+    uint8_t credit_valid;            /* 1 bit */
+    uint8_t ext;                     /* 1 bit: 1 = 20 B header */
+    uint8_t agg_depth;               /* 2 bits: 0..3 */
+    uint8_t aggregated;              /* 1 bit */
+    uint32_t offset_a;               /* 24 bits */
+    uint32_t offset_b;               /* 24 bits */
     uint16_t agg_loc[ARB_MAX_DEPTH]; /* [1], [2] only when ext = 1 */
     uint8_t fanin[ARB_MAX_DEPTH];    /* root tier first */
     uint8_t dtype;                   /* arb_dtype */
@@ -100,8 +96,7 @@ int arb_hdr_validate(const arb_hdr *h, size_t payload_len);
  * Errors: those of arb_hdr_validate; ARB_ENOSPC if cap is too small.
  * On success *out_len (may be NULL) is the header length.
  */
-int arb_hdr_encode(const arb_hdr *h, size_t payload_len, uint8_t *buf, size_t cap,
-                   size_t *out_len);
+int arb_hdr_encode(const arb_hdr *h, size_t payload_len, uint8_t *buf, size_t cap, size_t *out_len);
 
 /*
  * Decode and validate the UDP payload `buf[0..len)` (header then payload).
@@ -145,8 +140,8 @@ typedef struct arb_frame_addr {
  * Errors: ARB_ENOSPC (cap < ARB_FRAME_OVERHEAD + len), ARB_ERANGE (len too
  * large for a UDP datagram). *out_len (may be NULL) receives the frame length.
  */
-int arb_frame_build(const arb_frame_addr *a, const uint8_t *udp_payload, size_t len,
-                    uint8_t *buf, size_t cap, size_t *out_len);
+int arb_frame_build(const arb_frame_addr *a, const uint8_t *udp_payload, size_t len, uint8_t *buf,
+                    size_t cap, size_t *out_len);
 
 /*
  * Parse a frame: Ethernet II with EtherType IPv4, a 20 B IPv4 header (no

@@ -57,8 +57,7 @@ static const struct err_entry errors[] = {
 static const struct err_entry *find(int err)
 {
     for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (errors[i].code == err)
-            return &errors[i];
+        if (errors[i].code == err) return &errors[i];
     return NULL;
 }
 

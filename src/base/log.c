@@ -6,8 +6,7 @@
 
 void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...)
 {
-    if (!lg || !lg->fn || level > lg->max_level)
-        return;
+    if (!lg || !lg->fn || level > lg->max_level) return;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);

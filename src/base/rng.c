@@ -48,8 +48,7 @@ void arb_rng_split(arb_rng *parent, uint64_t stream, arb_rng *child)
 
 uint64_t arb_rng_below(arb_rng *r, uint64_t bound)
 {
-    if (bound == 0)
-        return 0;
+    if (bound == 0) return 0;
     /* Lemire: the high word of x * bound, rejecting the biased low range.
      * The 128-bit product is built from 32-bit halves to stay in C11. */
     uint64_t threshold = (0 - bound) % bound;
@@ -61,8 +60,7 @@ uint64_t arb_rng_below(arb_rng *r, uint64_t bound)
         uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
         uint64_t lo = (ll & 0xFFFFFFFFu) | (mid << 32);
         uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-        if (lo >= threshold)
-            return hi;
+        if (lo >= threshold) return hi;
     }
 }
 

@@ -11,17 +11,14 @@ const char *arb_version(void)
 
 arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s)
 {
-    if (bits_per_s == 0 || bits_per_s > ARB_RATE_MAX)
-        return ARB_TIME_NEVER;
+    if (bits_per_s == 0 || bits_per_s > ARB_RATE_MAX) return ARB_TIME_NEVER;
     /* ps = ceil(bytes * 8 * 1e12 / rate), computed without overflow for
      * every frame size and rate the simulator meets. */
     uint64_t bits = bytes * 8;
-    if (bytes > UINT64_MAX / 8)
-        return ARB_TIME_NEVER;
-    uint64_t whole = bits / bits_per_s;  /* whole seconds */
-    uint64_t rest = bits % bits_per_s;   /* < bits_per_s */
-    if (whole > (ARB_TIME_NEVER - 1) / ARB_PS_PER_S)
-        return ARB_TIME_NEVER;
+    if (bytes > UINT64_MAX / 8) return ARB_TIME_NEVER;
+    uint64_t whole = bits / bits_per_s; /* whole seconds */
+    uint64_t rest = bits % bits_per_s;  /* < bits_per_s */
+    if (whole > (ARB_TIME_NEVER - 1) / ARB_PS_PER_S) return ARB_TIME_NEVER;
     /* rest * 1e12 may overflow 64 bits: split 1e12 = 1e6 * 1e6. */
     uint64_t hi = rest * 1000000; /* rest < rate <= 1e13: no overflow */
     uint64_t q1 = hi / bits_per_s, r1 = hi % bits_per_s;
@@ -30,8 +27,7 @@ arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s)
     return whole * ARB_PS_PER_S + q1 * 1000000 + q2;
 }
 
-static const char *const dtype_names[ARB_DTYPE_COUNT] = {"f16", "bf16", "f32",
-                                                         "f64", "i32",  "i64"};
+static const char *const dtype_names[ARB_DTYPE_COUNT] = {"f16", "bf16", "f32", "f64", "i32", "i64"};
 static const size_t dtype_sizes[ARB_DTYPE_COUNT] = {2, 2, 4, 8, 4, 8};
 static const char *const op_names[ARB_OP_COUNT] = {"NOP", "SUM", "MAX", "MIN"};
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -59,18 +55,15 @@ const char *arb_log_level_name(int level)
 static int same_name(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-            return 0;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
     return *a == *b;
 }
 
 static int parse_name(const char *const *names, int n, const char *name)
 {
-    if (!name)
-        return ARB_ENOENT;
+    if (!name) return ARB_ENOENT;
     for (int i = 0; i < n; i++)
-        if (same_name(names[i], name))
-            return i;
+        if (same_name(names[i], name)) return i;
     return ARB_ENOENT;
 }
 

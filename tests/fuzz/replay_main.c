@@ -35,8 +35,7 @@ static int replay_file(const char *path)
         }
         size_t n = fread(buf + len, 1, cap - len, f);
         len += n;
-        if (n == 0)
-            break;
+        if (n == 0) break;
     }
     int bad = ferror(f);
     fclose(f);
@@ -51,8 +50,7 @@ static int replay_file(const char *path)
         free(buf);
         return -1;
     }
-    if (len)
-        memcpy(exact, buf, len);
+    if (len) memcpy(exact, buf, len);
     free(buf);
     LLVMFuzzerTestOneInput(exact, len);
     free(exact);
@@ -89,19 +87,16 @@ static void replay_path(const char *path, int *passed, int *failed)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
+        if (e->d_name[0] == '.') continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             char **nn = realloc(names, cap * sizeof *names);
-            if (!nn)
-                break;
+            if (!nn) break;
             names = nn;
         }
         size_t l = strlen(path) + strlen(e->d_name) + 2;
         names[n] = malloc(l);
-        if (!names[n])
-            break;
+        if (!names[n]) break;
         snprintf(names[n], l, "%s/%s", path, e->d_name);
         n++;
     }

@@ -47,12 +47,10 @@ TEST(errors_named)
     int n = 0;
     for (int c = 0; c > -300; c--) {
         const char *s = arb_strerror(c);
-        if (strcmp(s, "unknown error") == 0)
-            continue;
+        if (strcmp(s, "unknown error") == 0) continue;
         for (int i = 0; i < n; i++)
             CHECK(strcmp(seen[i], s) != 0);
-        if (n < 128)
-            seen[n++] = s;
+        if (n < 128) seen[n++] = s;
     }
     CHECK(n >= 35);
 }
@@ -132,8 +130,7 @@ TEST(rng_below_uniform)
     for (int i = 0; i < DRAWS; i++) {
         uint64_t v = arb_rng_below(&r, BINS);
         CHECK(v < BINS);
-        if (v < BINS)
-            count[v]++;
+        if (v < BINS) count[v]++;
     }
     /* Chi-square with 9 degrees of freedom: 27.9 is the 0.999 quantile. */
     double chi = 0, e = DRAWS / (double)BINS;

@@ -47,22 +47,19 @@ static const char *testkit_cur_name;
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
-        if (!(cond))                                                                               \
-            TESTKIT_REPORT("check failed: %s", #cond);                                             \
+        if (!(cond)) TESTKIT_REPORT("check failed: %s", #cond);                                    \
     } while (0)
 
 #define CHECK_EQ_U(a, b)                                                                           \
     do {                                                                                           \
         uint64_t ta_ = (uint64_t)(a), tb_ = (uint64_t)(b);                                         \
-        if (ta_ != tb_)                                                                            \
-            TESTKIT_REPORT("%s == %s: %" PRIu64 " != %" PRIu64, #a, #b, ta_, tb_);                 \
+        if (ta_ != tb_) TESTKIT_REPORT("%s == %s: %" PRIu64 " != %" PRIu64, #a, #b, ta_, tb_);     \
     } while (0)
 
 #define CHECK_EQ_I(a, b)                                                                           \
     do {                                                                                           \
         int64_t ta_ = (int64_t)(a), tb_ = (int64_t)(b);                                            \
-        if (ta_ != tb_)                                                                            \
-            TESTKIT_REPORT("%s == %s: %" PRId64 " != %" PRId64, #a, #b, ta_, tb_);                 \
+        if (ta_ != tb_) TESTKIT_REPORT("%s == %s: %" PRId64 " != %" PRId64, #a, #b, ta_, tb_);     \
     } while (0)
 
 #define CHECK_STR(a, b)                                                                            \
