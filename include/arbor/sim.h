@@ -154,7 +154,7 @@ typedef struct arb_sim_config {
     uint64_t dcqcn_rai;          /* R_AI: additive increase, bits/s (40 Mb/s) */
     uint64_t dcqcn_rhai;         /* R_HAI: hyper increase, bits/s (400 Mb/s) */
     uint64_t dcqcn_min_rate;     /* the lowest rate a cut reaches, bits/s (100 Mb/s) */
-    arb_sim_route_fn route;  /* required */
+    arb_sim_route_fn route;      /* required */
     void *route_ctx;
     arb_sim_done_fn on_flow_done; /* optional */
     void *done_ctx;
@@ -271,6 +271,49 @@ typedef struct arb_sim_port_stats {
 } arb_sim_port_stats;
 
 int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
+
+/* ------------------------------------------------------------------ */
+/* Packet capture                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A pcap file (nanosecond timestamps, LINKTYPE_ETHERNET) of every packet
+ * that starts serialising on chosen ports, written as the RoCEv2 frame it
+ * stands for: Ethernet, IPv4 (10.0.0.0 + host index, ECN bits from the
+ * packet's flags), UDP to port 4791 from the flow's source port, a BTH
+ * (data: RC SEND first/middle/last/only by PSN; ack and NACK: RC
+ * Acknowledge with an AETH, syndrome ACK or NAK "PSN sequence error"; CNP:
+ * opcode 0x81 with its 16 reserved bytes), the payload as zero bytes, and
+ * a 4-byte ICRC field (written as zero, not computed). The timestamp is
+ * the simulated time the first bit leaves, truncated to the nanosecond.
+ * docs/transports.md lists every field.
+ */
+typedef struct arb_sim_pcap arb_sim_pcap;
+
+/*
+ * Create `path` for the ports ports[0..n_ports) (global port indices;
+ * n_ports 0: every port). Frames longer than `snaplen` bytes (0: 65535)
+ * are cut to it in the file and keep their full length in the record.
+ * Errors: ARB_EINVAL (NULL path or out, ports NULL with n_ports > 0),
+ * ARB_EIO (the file cannot be created), ARB_ENOMEM.
+ */
+int arb_sim_pcap_open(arb_sim_pcap **out, const char *path, const uint32_t *ports, unsigned n_ports,
+                      uint32_t snaplen);
+
+/* The tap (arb_sim_tap_fn) with ctx = the capture. */
+void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_sim_pkt_info *f,
+                      arb_time now);
+
+/* Set cfg->tap to the capture; a tap already in cfg keeps being called
+ * (after the capture writes its frame). Call before arb_sim_new. */
+void arb_sim_pcap_install(arb_sim_pcap *cap, arb_sim_config *cfg);
+
+/* Frames written so far. */
+uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
+
+/* Flush and close the file and free the capture; NULL is ignored.
+ * Returns 0, or ARB_EIO when a write failed at any point. */
+int arb_sim_pcap_close(arb_sim_pcap *cap);
 
 #ifdef __cplusplus
 }
