@@ -5,7 +5,11 @@
 #include "arbor/base.h"
 #include "arbor/reduce.h"
 #include "arbor/route.h"
+#include "arbor/scenario.h"
+#include "arbor/sim.h"
 #include "arbor/topo.h"
+#include "arbor/traffic.h"
 #include "arbor/wire.h"
+#include "arbor/workload.h"
 
 #endif

@@ -16,6 +16,8 @@ static const struct subcommand subcommands[] = {
      cmd_wire},
     {"topo", "build a fabric from its spec: counts per level and tier, Graphviz, ports", cmd_topo},
     {"route", "link loads of a routing engine on a fabric under a traffic pattern", cmd_route},
+    {"sim", "run a scenario through the packet simulator: completion times, queues, losses",
+     cmd_sim},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])

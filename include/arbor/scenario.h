@@ -1,0 +1,149 @@
+/*
+ * arbor/scenario.h - simulation scenarios: an INI-like file of sections
+ * and keys (as OMNeT++ users know them) that names a fabric, a routing
+ * scheme, a transport, switch queues and a workload; running it through
+ * the simulator; and the results as JSON and CSV text.
+ *
+ *   [fabric]     topology, link_rate, up_rate, delay, fail
+ *   [routing]    scheme, seed
+ *   [transport]  kind, mtu, header, ctrl, rto, window, ack_every, irn_reorder
+ *   [switch]     queue, ecn, kmin, kmax, pmax, pfc, xoff, xon
+ *   [workload]   kind, size, qps, qp_mode, chunk, ranks, hosts, traffic,
+ *                shift, senders, receiver, file, start, seed
+ *   [run]        seed, stop, sample
+ *
+ * docs/scenarios.md has every key with its default; arb_scenario_key lists
+ * them. Values: sizes in bytes with an optional unit B, KB, MB, GB, TB
+ * (decimal) or KiB, MiB, GiB, TiB (binary), fractions allowed when the
+ * result is whole ("1.5KiB"); times as topo.h's parser (ps, ns, us, ms, s;
+ * "0" alone); rates as topo.h's (100G, 2.5G; a trailing "bps" or "b/s" is
+ * accepted); booleans on/off, true/false, yes/no, 1/0. Relative file paths
+ * are resolved against the directory of the scenario file that set them
+ * (against the working directory for -s overrides and built-in defaults).
+ *
+ * Errors name where the value came from: "FILE:LINE: section.key: what"
+ * for a file, "-s section.key: what" for an override, "section.key: what"
+ * for a default. Parsing checks syntax and ranges; what needs the fabric
+ * (a topology spec, a host index, a trace file) is checked by
+ * arb_scenario_run with the same kind of message.
+ *
+ * The run is a pure function of the scenario (and its files): the same
+ * scenario gives the same JSON, byte for byte, apart from the optional
+ * `host` object the caller fills in. No clock, no printing.
+ */
+#ifndef ARBOR_SCENARIO_H
+#define ARBOR_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/sim.h"
+#include "arbor/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct arb_scenario arb_scenario;
+
+/* A scenario holding every default (the built-in scenario). ARB_ENOMEM. */
+int arb_scenario_new(arb_scenario **out);
+void arb_scenario_free(arb_scenario *sc);
+
+/*
+ * Read a scenario file on top of the current values (later keys win).
+ * Errors: ARB_EIO (unreadable; err names the file), ARB_EPARSE (an unknown
+ * section or key, a malformed line, a bad value: err is
+ * "FILE:LINE: section.key: what"), ARB_ENOMEM. Values set before the
+ * first error stay set.
+ */
+int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen);
+
+/* The same for text in memory; `name` stands for the file in messages,
+ * relative paths resolve against `dir` (NULL: the working directory). */
+int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *name, const char *dir,
+                             char *err, size_t errlen);
+
+/*
+ * Set one value: "section.key=value", or "key=value" when only one section
+ * has that key. ARB_EPARSE (no '=', an unknown or ambiguous key, a bad
+ * value; err is "-s section.key: what"), ARB_ENOMEM.
+ */
+int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t errlen);
+
+/* The current text of section.key, or NULL for an unknown key. */
+const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key);
+
+/* The file loaded last, or NULL (built-in). */
+const char *arb_scenario_file(const arb_scenario *sc);
+
+/* The key table: entry i (0 <= i < arb_scenario_n_keys()). */
+typedef struct arb_scenario_key_info {
+    const char *section, *key;
+    const char *def; /* default text */
+    const char *doc; /* one line */
+} arb_scenario_key_info;
+
+size_t arb_scenario_n_keys(void);
+int arb_scenario_key(size_t i, arb_scenario_key_info *info);
+
+/*
+ * Called between slices of the run (about every run.sample of simulated
+ * time, at least every 100 us): the simulated time, the stop time (0: none)
+ * and the workload's flows done / planned.
+ */
+typedef void (*arb_scenario_progress_fn)(void *ctx, arb_time now, arb_time stop,
+                                         uint64_t flows_done, uint64_t flows_planned);
+
+typedef struct arb_scenario_result arb_scenario_result;
+
+/*
+ * Build the fabric, routing, simulator and workload the scenario names and
+ * run until the workload is done and the fabric is idle, or until
+ * run.stop. progress may be NULL. On success *out holds the results (a run
+ * stopped before the workload finished is a success: the results say so).
+ * Errors: ARB_EPARSE / ARB_EINVAL / ARB_EIO / ARB_ENOENT for what the
+ * scenario names (err as for arb_scenario_load: file, line and key),
+ * ARB_ENOMEM, ARB_ERANGE (the simulator cannot go on).
+ */
+int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
+                     arb_scenario_result **out, char *err, size_t errlen);
+
+void arb_scenario_result_free(arb_scenario_result *r);
+
+/* The simulator's and the workload's figures. */
+const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
+const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
+/* The simulated time of the last event. */
+arb_time arb_scenario_result_time(const arb_scenario_result *r);
+
+/* What the caller measured of the run on its machine (the only part of the
+ * JSON that is not a function of the scenario). */
+typedef struct arb_scenario_host {
+    double wall_s;
+    double peak_rss_mb;
+} arb_scenario_host;
+
+/*
+ * The results as one JSON object (docs/simulator.md has the schema),
+ * numbers in fixed formats; `host` NULL leaves the host object out.
+ * A malloc'd string, or NULL when out of memory.
+ */
+char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host);
+
+typedef enum arb_scenario_csv_kind {
+    ARB_SCN_CSV_UTIL = 0,  /* time_us, then utilisation per port class per interval */
+    ARB_SCN_CSV_QUEUE = 1, /* time_us, then mean and max queue bytes per port class */
+    ARB_SCN_CSV_FLOWS = 2  /* one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us */
+} arb_scenario_csv_kind;
+
+/* CSV text with a header line; malloc'd, NULL when out of memory or for a
+ * bad kind. */
+char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_SCENARIO_H */

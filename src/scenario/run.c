@@ -1,0 +1,844 @@
+/*
+ * Running a scenario: build the fabric, routing, simulator and workload it
+ * names, run the simulator in slices of run.sample (sampling every port's
+ * queue and transmitted bytes between slices; slicing changes nothing in
+ * the run), then summarise as JSON and CSV text with fixed number formats.
+ */
+#include "scn_int.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CLASSES (2 * ARB_TOPO_MAX_HEIGHT)
+
+/* Port classes: per tier, up (toward the top) and down. */
+struct pclass {
+    char name[16];    /* "tier0_up" */
+    char label[40];   /* "host->leaf" */
+    uint32_t ports;   /* live ports */
+    double rate_bits; /* summed rates of the live ports */
+    uint32_t max_q;
+    double sum_q;
+    uint64_t n_q;
+    uint64_t *hist; /* queue samples: bucket 0 empty, b: ((b-1)w, bw] */
+    uint32_t n_hist;
+    double util_mean, util_max;
+};
+
+struct flowrec {
+    uint32_t src, dst;
+    uint64_t bytes;
+    arb_time start, finish;
+};
+
+struct arb_scenario_result {
+    char *echo[K_COUNT];
+    char *file;
+    char topo_spec[128], route_spec[96];
+    uint32_t hosts, switches, links;
+    unsigned height;
+    arb_sim_stats st;
+    arb_workload_result wr;
+    arb_time now;
+    int stopped; /* run.stop came first */
+    struct flowrec *flows;
+    uint32_t n_flows;
+    uint64_t fct_n;
+    double fct_mean;
+    arb_time fct_p50, fct_p99, fct_max;
+    uint64_t timeouts;
+    uint32_t reorder_peak;
+    unsigned n_cls;
+    struct pclass cls[MAX_CLASSES];
+    uint32_t bucket; /* queue histogram bucket width */
+    /* time series */
+    uint32_t n_samp, cap_samp;
+    arb_time *samp_t;
+    double *samp_util;  /* n_samp x n_cls */
+    double *samp_qmean; /* n_samp x n_cls */
+    uint32_t *samp_qmax;
+};
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+void arb_scenario_result_free(arb_scenario_result *r)
+{
+    if (!r) return;
+    for (int k = 0; k < K_COUNT; k++)
+        free(r->echo[k]);
+    free(r->file);
+    free(r->flows);
+    for (unsigned c = 0; c < MAX_CLASSES; c++)
+        free(r->cls[c].hist);
+    free(r->samp_t);
+    free(r->samp_util);
+    free(r->samp_qmean);
+    free(r->samp_qmax);
+    free(r);
+}
+
+const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r)
+{
+    return &r->st;
+}
+
+const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r)
+{
+    return &r->wr;
+}
+
+arb_time arb_scenario_result_time(const arb_scenario_result *r)
+{
+    return r->now;
+}
+
+/* An error about key k: "WHERE: message". */
+static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                    const char *msg)
+{
+    char where[512];
+    scn_where(sc, k, where, sizeof where);
+    return scn_fail(err, errlen, code, "%s: %s", where, msg);
+}
+
+/* "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE with msg. */
+static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
+                       size_t len)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    uint32_t *v = NULL;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        unsigned long a = strtoul(p, &end, 10), b;
+        if (end == p) {
+            free(v);
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
+        }
+        b = a;
+        p = end;
+        if (*p == '-') {
+            const char *q = p + 1;
+            b = strtoul(q, &end, 10);
+            if (end == q || b < a) {
+                free(v);
+                return scn_fail(msg, len, ARB_EPARSE, "'%s': a bad range", s);
+            }
+            p = end;
+        }
+        if (b >= n_hosts) {
+            free(v);
+            return scn_fail(msg, len, ARB_EINVAL, "host %lu is not below the fabric's %u hosts", b,
+                            n_hosts);
+        }
+        for (unsigned long h = a; h <= b; h++) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 64;
+                uint32_t *nv = realloc(v, cap * sizeof *nv);
+                if (!nv) {
+                    free(v);
+                    return scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+                }
+                v = nv;
+            }
+            v[(*n)++] = (uint32_t)h;
+        }
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            free(v);
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
+        }
+        while (*p == ' ' || *p == '\t')
+            p++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_seed,
+                         arb_workload **w, char *err, size_t errlen)
+{
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    uint64_t wseed = scn_u64(sc, K_WL_SEED);
+    if (wseed == 0) wseed = run_seed;
+    wc.seed = wseed;
+    wc.qps = (uint32_t)scn_u64(sc, K_WL_QPS);
+    wc.qp_mode = (arb_qp_mode)scn_enum(sc, K_WL_QPMODE);
+    uint64_t size = scn_u64(sc, K_WL_SIZE);
+    arb_time start = scn_u64(sc, K_WL_START);
+    const char *kind = scn_str(sc, K_WL_KIND);
+    char msg[512], spec[64];
+    int rc;
+    enum scn_key blame = K_WL_KIND;
+    if (strcmp(kind, "ring_allreduce") == 0) {
+        uint32_t *hosts = NULL, nh = 0;
+        const char *hl = scn_str(sc, K_WL_HOSTS);
+        if (*hl) {
+            rc = parse_hosts(hl, n_hosts, &hosts, &nh, msg, sizeof msg);
+            if (rc < 0) return key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg);
+        }
+        uint64_t ranks = scn_u64(sc, K_WL_RANKS);
+        uint32_t avail = *hl ? nh : n_hosts;
+        if (ranks == 0) ranks = avail;
+        if (ranks > avail) {
+            free(hosts);
+            snprintf(msg, sizeof msg, "%llu ranks, but only %u hosts", (unsigned long long)ranks,
+                     avail);
+            return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+        }
+        arb_allreduce_config ar;
+        memset(&ar, 0, sizeof ar);
+        ar.hosts = hosts;
+        ar.ranks = (uint32_t)ranks;
+        ar.bytes = size;
+        ar.chunk = scn_u64(sc, K_WL_CHUNK);
+        ar.start = start;
+        rc = arb_workload_new_allreduce(w, &ar, n_hosts, &wc, msg, sizeof msg);
+        free(hosts);
+        blame = strncmp(msg, "hosts", 5) == 0   ? K_WL_HOSTS
+                : strncmp(msg, "ranks", 5) == 0 ? K_WL_RANKS
+                : strncmp(msg, "size", 4) == 0  ? K_WL_SIZE
+                : strncmp(msg, "chunk", 5) == 0 ? K_WL_CHUNK
+                                                : K_WL_QPS;
+    } else if (strcmp(kind, "incast") == 0) {
+        rc = arb_workload_new_incast(w, n_hosts, (uint32_t)scn_u64(sc, K_WL_RECEIVER),
+                                     (uint32_t)scn_u64(sc, K_WL_SENDERS), size, start, &wc, msg,
+                                     sizeof msg);
+        blame = strncmp(msg, "receiver", 8) == 0  ? K_WL_RECEIVER
+                : strncmp(msg, "senders", 7) == 0 ? K_WL_SENDERS
+                                                  : K_WL_SIZE;
+    } else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0) {
+        char *path = scn_path(sc, K_WL_FILE);
+        if (!path)
+            return key_fail(sc, K_WL_FILE, err, errlen, ARB_EINVAL,
+                            "workload kind trace and htsim need a file");
+        rc = arb_workload_new_file(w, kind[0] == 't' ? ARB_WL_TRACE : ARB_WL_HTSIM, path, n_hosts,
+                                   &wc, msg, sizeof msg);
+        free(path);
+        blame = K_WL_FILE;
+    } else {
+        const char *ts = spec;
+        if (strcmp(kind, "perm") == 0)
+            snprintf(spec, sizeof spec, "perm:%llu", (unsigned long long)wseed);
+        else if (strcmp(kind, "shift") == 0)
+            snprintf(spec, sizeof spec, "shift:%llu", (unsigned long long)scn_u64(sc, K_WL_SHIFT));
+        else if (strcmp(kind, "all2all") == 0)
+            snprintf(spec, sizeof spec, "all2all");
+        else
+            ts = scn_str(sc, K_WL_TRAFFIC);
+        rc = arb_workload_new_pattern(w, ts, n_hosts, size, start, &wc, msg, sizeof msg);
+        blame = strcmp(kind, "pattern") == 0 ? K_WL_TRAFFIC
+                : strcmp(kind, "shift") == 0 ? K_WL_SHIFT
+                                             : K_WL_KIND;
+        if (strncmp(msg, "size", 4) == 0) blame = K_WL_SIZE;
+    }
+    if (rc < 0) {
+        if (strncmp(msg, "qps", 3) == 0) blame = K_WL_QPS;
+        return key_fail(sc, blame, err, errlen, rc, msg);
+    }
+    return 0;
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+struct sampler {
+    arb_scenario_result *r;
+    const arb_sim *s;
+    uint8_t *cls_of; /* per port; 255: failed */
+    uint64_t *prev_tx;
+    uint32_t n_ports;
+    arb_time prev_t;
+};
+
+static int sample(struct sampler *sp, arb_time t)
+{
+    arb_scenario_result *r = sp->r;
+    unsigned nc = r->n_cls;
+    if (r->n_samp == r->cap_samp) {
+        uint32_t ncap = r->cap_samp ? r->cap_samp * 2 : 256;
+        arb_time *nt = realloc(r->samp_t, ncap * sizeof *nt);
+        if (nt) r->samp_t = nt;
+        double *nu = realloc(r->samp_util, (size_t)ncap * nc * sizeof *nu);
+        if (nu) r->samp_util = nu;
+        double *nq = realloc(r->samp_qmean, (size_t)ncap * nc * sizeof *nq);
+        if (nq) r->samp_qmean = nq;
+        uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
+        if (nm) r->samp_qmax = nm;
+        if (!nt || !nu || !nq || !nm) return ARB_ENOMEM;
+        r->cap_samp = ncap;
+    }
+    size_t row = (size_t)r->n_samp * nc;
+    double tx[MAX_CLASSES] = {0}, qs[MAX_CLASSES] = {0};
+    uint32_t qm[MAX_CLASSES] = {0};
+    for (uint32_t p = 0; p < sp->n_ports; p++) {
+        unsigned c = sp->cls_of[p];
+        if (c == 255) continue;
+        uint32_t q = arb_sim_port_queue(sp->s, p);
+        arb_sim_port_stats ps;
+        arb_sim_port(sp->s, p, &ps);
+        tx[c] += (double)(ps.tx_bytes - sp->prev_tx[p]);
+        sp->prev_tx[p] = ps.tx_bytes;
+        qs[c] += q;
+        if (q > qm[c]) qm[c] = q;
+        struct pclass *pc = &r->cls[c];
+        pc->sum_q += q;
+        pc->n_q++;
+        uint32_t b = q == 0 ? 0 : 1 + (q - 1) / r->bucket;
+        if (b >= pc->n_hist) b = pc->n_hist - 1;
+        pc->hist[b]++;
+    }
+    double secs = (double)(t - sp->prev_t) / (double)ARB_PS_PER_S;
+    for (unsigned c = 0; c < nc; c++) {
+        const struct pclass *pc = &r->cls[c];
+        r->samp_util[row + c] =
+            pc->rate_bits > 0 && secs > 0 ? tx[c] * 8.0 / (pc->rate_bits * secs) : 0;
+        r->samp_qmean[row + c] = pc->ports ? qs[c] / pc->ports : 0;
+        r->samp_qmax[row + c] = qm[c];
+    }
+    r->samp_t[r->n_samp++] = t;
+    sp->prev_t = t;
+    return 0;
+}
+
+static int setup_classes(arb_scenario_result *r, const arb_topo *t, uint64_t queue,
+                         struct sampler *sp)
+{
+    unsigned h = arb_topo_height(t);
+    r->height = h;
+    r->n_cls = 2 * h;
+    if (r->n_cls > MAX_CLASSES) r->n_cls = MAX_CLASSES;
+    r->bucket = 1024;
+    if (queue / 4096 > r->bucket) r->bucket = (uint32_t)(queue / 4096);
+    uint32_t n_hist = (uint32_t)(queue / r->bucket + 3);
+    for (unsigned c = 0; c < r->n_cls; c++) {
+        struct pclass *pc = &r->cls[c];
+        unsigned tier = c / 2;
+        int up = c % 2 == 0;
+        snprintf(pc->name, sizeof pc->name, "tier%u_%s", tier, up ? "up" : "down");
+        const char *lo = arb_topo_level_name(t, tier), *hi = arb_topo_level_name(t, tier + 1);
+        snprintf(pc->label, sizeof pc->label, "%s->%s", up ? lo : hi, up ? hi : lo);
+        pc->hist = calloc(n_hist, sizeof *pc->hist);
+        if (!pc->hist) return ARB_ENOMEM;
+        pc->n_hist = n_hist;
+    }
+    uint32_t np = arb_topo_n_ports(t);
+    sp->n_ports = np;
+    sp->cls_of = malloc(np ? np : 1);
+    sp->prev_tx = calloc(np ? np : 1, sizeof *sp->prev_tx);
+    if (!sp->cls_of || !sp->prev_tx) return ARB_ENOMEM;
+    const arb_port *ports = arb_topo_ports(t);
+    for (uint32_t p = 0; p < np; p++) {
+        unsigned c = 2u * ports[p].tier + (ports[p].role == ARB_LINK_UP ? 0 : 1);
+        if (ports[p].failed || c >= r->n_cls) {
+            sp->cls_of[p] = 255;
+            continue;
+        }
+        sp->cls_of[p] = (uint8_t)c;
+        r->cls[c].ports++;
+        r->cls[c].rate_bits += (double)ports[p].rate;
+    }
+    return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    arb_time x = *(const arb_time *)a, y = *(const arb_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[0..n). */
+static arb_time pct(const arb_time *v, uint64_t n, unsigned p)
+{
+    if (n == 0) return 0;
+    uint64_t k = (n * p + 99) / 100;
+    return v[k ? k - 1 : 0];
+}
+
+static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
+{
+    arb_sim_get_stats(s, &r->st);
+    r->now = arb_sim_now(s);
+    uint32_t n = arb_sim_n_flows(s);
+    r->flows = malloc((n ? n : 1) * sizeof *r->flows);
+    arb_time *fct = malloc((n ? n : 1) * sizeof *fct);
+    if (!r->flows || !fct) {
+        free(fct);
+        return ARB_ENOMEM;
+    }
+    r->n_flows = n;
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        arb_sim_flow_result fr;
+        arb_sim_flow(s, i, &fr);
+        r->flows[i].src = fr.src;
+        r->flows[i].dst = fr.dst;
+        r->flows[i].bytes = fr.bytes;
+        r->flows[i].start = fr.start;
+        r->flows[i].finish = fr.finish;
+        r->timeouts += fr.timeouts;
+        if (fr.reorder_peak_bytes > r->reorder_peak) r->reorder_peak = fr.reorder_peak_bytes;
+        if (fr.finish != ARB_TIME_NEVER) {
+            fct[r->fct_n++] = fr.finish - fr.start;
+            sum += (double)(fr.finish - fr.start);
+        }
+    }
+    qsort(fct, r->fct_n, sizeof *fct, cmp_time);
+    r->fct_mean = r->fct_n ? sum / (double)r->fct_n : 0;
+    r->fct_p50 = pct(fct, r->fct_n, 50);
+    r->fct_p99 = pct(fct, r->fct_n, 99);
+    r->fct_max = r->fct_n ? fct[r->fct_n - 1] : 0;
+    free(fct);
+    /* utilisation over the whole run, and the deepest queue per class */
+    double secs = (double)r->now / (double)ARB_PS_PER_S;
+    const arb_port *ports = arb_topo_ports(t);
+    uint32_t np = arb_topo_n_ports(t);
+    for (uint32_t p = 0; p < np; p++) {
+        unsigned c = 2u * ports[p].tier + (ports[p].role == ARB_LINK_UP ? 0 : 1);
+        if (ports[p].failed || c >= r->n_cls) continue;
+        arb_sim_port_stats ps;
+        arb_sim_port(s, p, &ps);
+        struct pclass *pc = &r->cls[c];
+        if (ps.max_queue > pc->max_q) pc->max_q = ps.max_queue;
+        double u = secs > 0 ? (double)ps.tx_bytes * 8.0 / ((double)ports[p].rate * secs) : 0;
+        pc->util_mean += u;
+        if (u > pc->util_max) pc->util_max = u;
+    }
+    for (unsigned c = 0; c < r->n_cls; c++)
+        if (r->cls[c].ports) r->cls[c].util_mean /= r->cls[c].ports;
+    return 0;
+}
+
+static int check_sim_config(const arb_scenario *sc, const arb_sim_config *c, char *err,
+                            size_t errlen)
+{
+    char msg[160];
+    if ((uint64_t)c->mtu + c->hdr_bytes > 65535) {
+        snprintf(msg, sizeof msg, "mtu %u + header %u exceeds 65535 wire bytes", c->mtu,
+                 c->hdr_bytes);
+        return key_fail(sc, K_TR_MTU, err, errlen, ARB_EINVAL, msg);
+    }
+    if (c->ecn && c->ecn_kmax <= c->ecn_kmin) {
+        snprintf(msg, sizeof msg, "kmax %u must be above kmin %u", c->ecn_kmax, c->ecn_kmin);
+        return key_fail(sc, K_SW_KMAX, err, errlen, ARB_EINVAL, msg);
+    }
+    if (c->pfc && c->pfc_xon >= c->pfc_xoff) {
+        snprintf(msg, sizeof msg, "xon %u must be below xoff %u", c->pfc_xon, c->pfc_xoff);
+        return key_fail(sc, K_SW_XON, err, errlen, ARB_EINVAL, msg);
+    }
+    return 0;
+}
+
+int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
+                     arb_scenario_result **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    arb_scenario_result *r = calloc(1, sizeof *r);
+    if (!r) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    for (int k = 0; k < K_COUNT; k++) {
+        r->echo[k] = dup_str(sc->v[k].text);
+        if (!r->echo[k]) {
+            arb_scenario_result_free(r);
+            return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        }
+    }
+    if (sc->file && !(r->file = dup_str(sc->file))) {
+        arb_scenario_result_free(r);
+        return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    }
+    uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
+    arb_topo *t = NULL;
+    struct scn_route route;
+    memset(&route, 0, sizeof route);
+    arb_workload *w = NULL;
+    arb_sim *s = NULL;
+    struct sampler sp;
+    memset(&sp, 0, sizeof sp);
+    char msg[512];
+    int rc;
+
+    /* fabric */
+    arb_topo_config tc = arb_topo_config_default();
+    tc.rate = scn_u64(sc, K_FAB_RATE);
+    tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
+    tc.delay = scn_u64(sc, K_FAB_DELAY);
+    rc = arb_topo_new(&t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
+    if (rc < 0) {
+        rc = key_fail(sc, K_FAB_TOPO, err, errlen, rc, msg);
+        goto done;
+    }
+    if (*scn_str(sc, K_FAB_FAIL)) {
+        rc = arb_topo_fail(t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
+        if (rc < 0) {
+            rc = key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
+            goto done;
+        }
+    }
+    snprintf(r->topo_spec, sizeof r->topo_spec, "%s", arb_topo_spec(t));
+    r->hosts = arb_topo_n_hosts(t);
+    r->switches = arb_topo_n_nodes(t) - r->hosts;
+    r->links = arb_topo_n_ports(t) / 2;
+
+    /* workload */
+    rc = make_workload(sc, r->hosts, run_seed, &w, err, errlen);
+    if (rc < 0) goto done;
+
+    /* simulator */
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.seed = run_seed;
+    cfg.mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
+    cfg.hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    cfg.ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
+    cfg.transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
+    cfg.rto = scn_u64(sc, K_TR_RTO);
+    cfg.window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
+    cfg.ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
+    cfg.irn_reorder = scn_u64(sc, K_TR_REORDER);
+    cfg.queue_bytes = scn_u64(sc, K_SW_QUEUE);
+    cfg.ecn = (int)scn_u64(sc, K_SW_ECN);
+    cfg.ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
+    cfg.ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
+    cfg.ecn_pmax = scn_real(sc, K_SW_PMAX);
+    cfg.pfc = (int)scn_u64(sc, K_SW_PFC);
+    cfg.pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
+    cfg.pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
+    cfg.dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
+    cfg.on_flow_done = arb_workload_on_flow_done;
+    cfg.done_ctx = w;
+    rc = check_sim_config(sc, &cfg, err, errlen);
+    if (rc < 0) goto done;
+    /* routing */
+    uint64_t rseed = scn_u64(sc, K_RT_SEED);
+    rc = scn_route_make(&route, t, scn_str(sc, K_RT_SCHEME), rseed ? rseed : run_seed, &cfg, msg,
+                        sizeof msg);
+    if (rc < 0) {
+        rc = key_fail(sc, K_RT_SCHEME, err, errlen, rc, msg);
+        goto done;
+    }
+    snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
+    rc = arb_sim_new(&s, t, &cfg);
+    if (rc < 0) {
+        rc = scn_fail(err, errlen, rc, "simulator: %s", arb_strerror(rc));
+        goto done;
+    }
+    rc = setup_classes(r, t, cfg.queue_bytes, &sp);
+    if (rc < 0) {
+        rc = scn_fail(err, errlen, rc, "out of memory");
+        goto done;
+    }
+    sp.r = r;
+    sp.s = s;
+    rc = arb_workload_start(w, s);
+    if (rc < 0) {
+        rc = scn_fail(err, errlen, rc, "workload: %s", arb_strerror(rc));
+        goto done;
+    }
+
+    /* run in slices; idle stretches are skipped with growing slices */
+    arb_time stop = scn_u64(sc, K_RUN_STOP), every = scn_u64(sc, K_RUN_SAMPLE);
+    arb_time base = every ? every : 100 * ARB_PS_PER_US;
+    arb_time slice = base, now = 0;
+    for (;;) {
+        arb_time next = now + slice;
+        if (next < now) next = ARB_TIME_NEVER - 1;
+        if (stop && next > stop) next = stop;
+        uint64_t ev0 = r->st.events;
+        rc = arb_sim_run(s, next);
+        if (rc == 0) rc = arb_workload_error(w);
+        if (rc < 0) {
+            rc = scn_fail(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
+                          arb_sim_now(s), arb_strerror(rc));
+            goto done;
+        }
+        arb_sim_get_stats(s, &r->st);
+        arb_workload_get_result(w, &r->wr);
+        int idle = r->st.events == ev0;
+        if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
+            rc = scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+            goto done;
+        }
+        now = next;
+        if (progress) progress(ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);
+        if (stop && now >= stop) {
+            r->stopped = !r->wr.done;
+            break;
+        }
+        if (idle && r->wr.done) break;
+        if (idle) {
+            if (slice > ARB_TIME_NEVER / 4) break; /* nothing will ever happen */
+            slice *= 2;
+        } else {
+            slice = base;
+        }
+    }
+    rc = collect(r, s, t);
+    if (rc < 0) rc = scn_fail(err, errlen, rc, "out of memory");
+done:
+    arb_sim_free(s);
+    arb_workload_free(w);
+    if (route.destroy) route.destroy(route.ctx);
+    arb_topo_free(t);
+    free(sp.cls_of);
+    free(sp.prev_tx);
+    if (rc < 0) {
+        arb_scenario_result_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void j_u64(cJSON *o, const char *name, uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+static void j_real(cJSON *o, const char *name, double v, int decimals)
+{
+    char b[64];
+    if (v != v || v > 1e300 || v < -1e300)
+        snprintf(b, sizeof b, "null");
+    else
+        snprintf(b, sizeof b, "%.*f", decimals, v);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+/* Picoseconds as microseconds with six exact decimals. */
+static void j_us(cJSON *o, const char *name, arb_time ps)
+{
+    char b[48];
+    if (ps == ARB_TIME_NEVER)
+        snprintf(b, sizeof b, "null");
+    else
+        snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+static const char *const sec_names[] = {"fabric", "routing",  "transport",
+                                        "switch", "workload", "run"};
+
+char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    cJSON *scn = cJSON_AddObjectToObject(j, "scenario");
+    cJSON_AddStringToObject(scn, "file", r->file ? r->file : "(built-in)");
+    for (size_t s = 0; s < sizeof sec_names / sizeof sec_names[0]; s++) {
+        cJSON *o = cJSON_AddObjectToObject(scn, sec_names[s]);
+        for (size_t k = 0; k < K_COUNT; k++) {
+            arb_scenario_key_info ki;
+            arb_scenario_key(k, &ki);
+            if (strcmp(ki.section, sec_names[s]) == 0)
+                cJSON_AddStringToObject(o, ki.key, r->echo[k]);
+        }
+    }
+    cJSON *tp = cJSON_AddObjectToObject(j, "topology");
+    cJSON_AddStringToObject(tp, "spec", r->topo_spec);
+    j_u64(tp, "hosts", r->hosts);
+    j_u64(tp, "switches", r->switches);
+    j_u64(tp, "links", r->links);
+    cJSON_AddStringToObject(j, "routing", r->route_spec);
+    j_us(j, "sim_time_us", r->now);
+    j_u64(j, "events", r->st.events);
+    j_u64(j, "packet_hops", r->st.packet_hops);
+    cJSON_AddBoolToObject(j, "completed", r->wr.done);
+    cJSON_AddBoolToObject(j, "stopped", r->stopped);
+
+    cJSON *wl = cJSON_AddObjectToObject(j, "workload");
+    cJSON_AddStringToObject(wl, "kind", arb_workload_kind_name(r->wr.kind));
+    j_u64(wl, "flows_planned", r->wr.flows_planned);
+    j_u64(wl, "bytes_planned", r->wr.bytes_planned);
+    j_u64(wl, "phases", r->wr.phases);
+    j_us(wl, "finish_us", r->wr.finish);
+
+    cJSON *fl = cJSON_AddObjectToObject(j, "flows");
+    j_u64(fl, "count", r->n_flows);
+    j_u64(fl, "done", r->fct_n);
+    cJSON *fct = cJSON_AddObjectToObject(fl, "fct_us");
+    j_real(fct, "mean", r->fct_mean / (double)ARB_PS_PER_US, 6);
+    j_us(fct, "p50", r->fct_p50);
+    j_us(fct, "p99", r->fct_p99);
+    j_us(fct, "max", r->fct_max);
+
+    if (r->wr.kind == ARB_WL_ALLREDUCE) {
+        cJSON *c = cJSON_AddObjectToObject(j, "collective");
+        cJSON_AddStringToObject(c, "kind", "ring_allreduce");
+        j_u64(c, "ranks", r->wr.ranks);
+        j_u64(c, "bytes", r->wr.buffer_bytes);
+        j_u64(c, "steps", r->wr.steps);
+        j_u64(c, "slices", r->wr.slices);
+        j_u64(c, "qps", r->wr.qps);
+        j_us(c, "cct_us", r->wr.cct);
+        j_real(c, "algbw_gbps", r->wr.algbw_gbps, 6);
+        j_real(c, "busbw_gbps", r->wr.busbw_gbps, 6);
+    }
+
+    const arb_sim_stats *st = &r->st;
+    cJSON *pk = cJSON_AddObjectToObject(j, "packets");
+    j_u64(pk, "sent", st->pkts_sent);
+    j_u64(pk, "delivered", st->pkts_delivered);
+    j_u64(pk, "data_sent", st->data_pkts_sent);
+    j_u64(pk, "in_flight", st->in_flight);
+    j_u64(pk, "pool_size", st->pool_size);
+    j_u64(pk, "pool_peak", st->pool_peak);
+    cJSON *by = cJSON_AddObjectToObject(j, "bytes");
+    j_u64(by, "wire_sent", st->bytes_sent);
+    j_u64(by, "payload_sent", st->payload_sent);
+    j_u64(by, "payload_delivered", st->payload_delivered);
+    j_u64(j, "drops", st->drops);
+    j_u64(j, "drop_bytes", st->drop_bytes);
+    j_u64(j, "unroutable", st->unroutable);
+    j_u64(j, "ecn_marks", st->ecn_marks);
+    cJSON *pfc = cJSON_AddObjectToObject(j, "pfc");
+    j_u64(pfc, "pauses", st->pfc_pauses);
+    j_us(pfc, "paused_us", st->pfc_paused_ps);
+    j_u64(j, "ooo_pkts", st->ooo_pkts);
+    j_u64(j, "retx_bytes", st->retx_bytes);
+    j_u64(j, "timeouts", st->timeouts);
+    j_u64(j, "reorder_peak_bytes", r->reorder_peak);
+
+    cJSON *q = cJSON_AddObjectToObject(j, "queues");
+    cJSON *u = cJSON_AddObjectToObject(j, "utilisation");
+    for (unsigned c = 0; c < r->n_cls; c++) {
+        const struct pclass *pc = &r->cls[c];
+        cJSON *qo = cJSON_AddObjectToObject(q, pc->name);
+        cJSON_AddStringToObject(qo, "ports_of", pc->label);
+        j_u64(qo, "ports", pc->ports);
+        j_u64(qo, "max_bytes", pc->max_q);
+        j_real(qo, "mean_bytes", pc->n_q ? pc->sum_q / (double)pc->n_q : 0, 1);
+        uint64_t need = (pc->n_q * 99 + 99) / 100, seen = 0, p99 = 0;
+        for (uint32_t b = 0; b < pc->n_hist && pc->n_q; b++) {
+            seen += pc->hist[b];
+            if (seen >= need) {
+                p99 = (uint64_t)b * r->bucket;
+                break;
+            }
+        }
+        if (p99 > pc->max_q) p99 = pc->max_q;
+        j_u64(qo, "p99_bytes", p99);
+        j_u64(qo, "samples", pc->n_q);
+        cJSON *uo = cJSON_AddObjectToObject(u, pc->name);
+        cJSON_AddStringToObject(uo, "ports_of", pc->label);
+        j_real(uo, "mean", pc->util_mean, 6);
+        j_real(uo, "max", pc->util_max, 6);
+    }
+    j_u64(j, "samples", r->n_samp);
+    if (host) {
+        cJSON *h = cJSON_AddObjectToObject(j, "host");
+        j_real(h, "wall_s", host->wall_s, 3);
+        j_real(h, "peak_rss_mb", host->peak_rss_mb, 1);
+    }
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) ARB_PRINTF(2, 3);
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->p && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t ncap = b->cap ? b->cap * 2 : 4096;
+        while (ncap < b->n + (size_t)k + 1)
+            ncap *= 2;
+        char *np = realloc(b->p, ncap);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = ncap;
+    }
+}
+
+static void sb_us(struct sbuf *b, arb_time ps)
+{
+    if (ps != ARB_TIME_NEVER)
+        sb_printf(b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
+}
+
+char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
+{
+    struct sbuf b = {NULL, 0, 0, 0};
+    if (kind == ARB_SCN_CSV_FLOWS) {
+        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us\n");
+        for (uint32_t i = 0; i < r->n_flows; i++) {
+            const struct flowrec *f = &r->flows[i];
+            sb_printf(&b, "%u,%u,%u,%" PRIu64 ",", i, f->src, f->dst, f->bytes);
+            sb_us(&b, f->start);
+            sb_printf(&b, ",");
+            sb_us(&b, f->finish);
+            sb_printf(&b, ",");
+            sb_us(&b, f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start);
+            sb_printf(&b, "\n");
+        }
+    } else if (kind == ARB_SCN_CSV_UTIL || kind == ARB_SCN_CSV_QUEUE) {
+        sb_printf(&b, "time_us");
+        for (unsigned c = 0; c < r->n_cls; c++) {
+            if (kind == ARB_SCN_CSV_UTIL)
+                sb_printf(&b, ",%s", r->cls[c].name);
+            else
+                sb_printf(&b, ",%s_mean,%s_max", r->cls[c].name, r->cls[c].name);
+        }
+        sb_printf(&b, "\n");
+        for (uint32_t i = 0; i < r->n_samp; i++) {
+            sb_us(&b, r->samp_t[i]);
+            for (unsigned c = 0; c < r->n_cls; c++) {
+                size_t k = (size_t)i * r->n_cls + c;
+                if (kind == ARB_SCN_CSV_UTIL)
+                    sb_printf(&b, ",%.6f", r->samp_util[k]);
+                else
+                    sb_printf(&b, ",%.1f,%u", r->samp_qmean[k], r->samp_qmax[k]);
+            }
+            sb_printf(&b, "\n");
+        }
+    } else {
+        return NULL;
+    }
+    if (b.oom || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}

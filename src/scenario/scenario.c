@@ -1,0 +1,650 @@
+/*
+ * Scenario files: the key table, value parsing and the INI reader
+ * (libinih). inih reads one line per call of our reader, so the reader
+ * knows the line number every handler call belongs to, checks section
+ * headers (inih only reports sections that have keys) and marks indented
+ * continuation lines.
+ */
+#include "scn_int.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct keydef {
+    const char *sec, *key;
+    enum scn_vt type;
+    const char *def, *choices;
+    uint64_t lo, hi;
+    const char *doc;
+};
+
+#define SCN_DEF(id, sec, key, type, def, choices, lo, hi, doc)                                     \
+    {sec, key, type, def, choices, (uint64_t)(lo), (uint64_t)(hi), doc},
+static const struct keydef keys[K_COUNT] = {SCN_KEYS(SCN_DEF)};
+#undef SCN_DEF
+
+static const char *const sections[] = {"fabric", "routing",  "transport",
+                                       "switch", "workload", "run"};
+
+int scn_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static char *dup_str(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+size_t arb_scenario_n_keys(void)
+{
+    return K_COUNT;
+}
+
+int arb_scenario_key(size_t i, arb_scenario_key_info *info)
+{
+    if (i >= K_COUNT) return ARB_EINVAL;
+    info->section = keys[i].sec;
+    info->key = keys[i].key;
+    info->def = keys[i].def;
+    info->doc = keys[i].doc;
+    return 0;
+}
+
+static void value_clear(struct scn_value *v)
+{
+    free(v->text);
+    free(v->file);
+    free(v->dir);
+    memset(v, 0, sizeof *v);
+}
+
+int arb_scenario_new(arb_scenario **out)
+{
+    *out = NULL;
+    arb_scenario *sc = calloc(1, sizeof *sc);
+    if (!sc) return ARB_ENOMEM;
+    for (int k = 0; k < K_COUNT; k++) {
+        sc->v[k].text = dup_str(keys[k].def);
+        if (!sc->v[k].text) {
+            arb_scenario_free(sc);
+            return ARB_ENOMEM;
+        }
+    }
+    *out = sc;
+    return 0;
+}
+
+void arb_scenario_free(arb_scenario *sc)
+{
+    if (!sc) return;
+    for (int k = 0; k < K_COUNT; k++)
+        value_clear(&sc->v[k]);
+    free(sc->file);
+    free(sc);
+}
+
+const char *arb_scenario_file(const arb_scenario *sc)
+{
+    return sc->file;
+}
+
+static int find_key(const char *sec, const char *key)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (strcmp(keys[k].sec, sec) == 0 && strcmp(keys[k].key, key) == 0) return k;
+    return -1;
+}
+
+static int known_section(const char *sec)
+{
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        if (strcmp(sections[i], sec) == 0) return 1;
+    return 0;
+}
+
+const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key)
+{
+    int k = find_key(section, key);
+    return k < 0 ? NULL : sc->v[k].text;
+}
+
+void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
+{
+    const struct scn_value *v = &sc->v[k];
+    if (v->file && strcmp(v->file, "-s") == 0)
+        snprintf(buf, len, "-s %s.%s", keys[k].sec, keys[k].key);
+    else if (v->file)
+        snprintf(buf, len, "%s:%u: %s.%s", v->file, v->line, keys[k].sec, keys[k].key);
+    else
+        snprintf(buf, len, "%s.%s", keys[k].sec, keys[k].key);
+}
+
+/* ---- value parsing ----------------------------------------------------- */
+
+/* Digits with an optional fraction, times a unit, exactly; -1 otherwise. */
+static int parse_scaled(const char *s, size_t len, uint64_t mult, uint64_t *out)
+{
+    const char *dot = memchr(s, '.', len);
+    size_t il = dot ? (size_t)(dot - s) : len;
+    size_t fl = dot ? len - il - 1 : 0;
+    if (il == 0 || il > 20 || (dot && (fl == 0 || fl > 9))) return -1;
+    uint64_t whole = 0, frac = 0, scale = 1;
+    for (size_t i = 0; i < il; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (whole > (UINT64_MAX - d) / 10) return -1;
+        whole = whole * 10 + d;
+    }
+    for (size_t i = 0; i < fl; i++) {
+        char c = dot[1 + i];
+        if (c < '0' || c > '9') return -1;
+        frac = frac * 10 + (unsigned)(c - '0');
+        scale *= 10;
+    }
+    if (whole > UINT64_MAX / mult) return -1;
+    /* frac / scale * mult must be whole: frac < 10^9 and mult <= 2^40 fit
+     * after dividing out their common factor */
+    uint64_t a = frac, b = scale, m = mult;
+    while (b > 1 && m % 2 == 0 && b % 2 == 0) {
+        m /= 2;
+        b /= 2;
+    }
+    while (b > 1 && m % 5 == 0 && b % 5 == 0) {
+        m /= 5;
+        b /= 5;
+    }
+    if (a % b != 0) return -2;
+    uint64_t fpart = a / b * m;
+    if (whole * mult > UINT64_MAX - fpart) return -1;
+    *out = whole * mult + fpart;
+    return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mult;
+    } units[] = {{"KiB", 1ull << 10},
+                 {"MiB", 1ull << 20},
+                 {"GiB", 1ull << 30},
+                 {"TiB", 1ull << 40},
+                 {"KB", 1000},
+                 {"MB", 1000000},
+                 {"GB", 1000000000},
+                 {"TB", 1000000000000ull},
+                 {"B", 1}};
+    size_t len = strlen(s);
+    size_t nl = len;
+    while (nl > 0 &&
+           ((s[nl - 1] >= 'a' && s[nl - 1] <= 'z') || (s[nl - 1] >= 'A' && s[nl - 1] <= 'Z')))
+        nl--;
+    uint64_t mult = 1;
+    if (nl < len) {
+        size_t i = 0;
+        for (; i < sizeof units / sizeof units[0]; i++)
+            if (strcasecmp(s + nl, units[i].unit) == 0) break;
+        if (i == sizeof units / sizeof units[0]) return -1;
+        mult = units[i].mult;
+    }
+    return parse_scaled(s, nl, mult, out);
+}
+
+static int parse_bool(const char *s)
+{
+    static const char *const yes[] = {"on", "true", "yes", "1"};
+    static const char *const no[] = {"off", "false", "no", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) return 1;
+        if (strcasecmp(s, no[i]) == 0) return 0;
+    }
+    return -1;
+}
+
+static int parse_rate(const char *s, uint64_t *out)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    if (n >= sizeof buf) return ARB_EPARSE;
+    memcpy(buf, s, n + 1);
+    if (n > 3 && strcasecmp(buf + n - 3, "bps") == 0)
+        buf[n - 3] = '\0';
+    else if (n > 3 && strcasecmp(buf + n - 3, "b/s") == 0)
+        buf[n - 3] = '\0';
+    return arb_topo_parse_rate(buf, out);
+}
+
+static int enum_index(const char *choices, const char *s)
+{
+    int i = 0;
+    const char *p = choices;
+    size_t n = strlen(s);
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, s, n) == 0) return i;
+        if (!bar) return -1;
+        p = bar + 1;
+        i++;
+    }
+}
+
+/* Check `s` for key k; on error write what is wrong into msg. */
+static int check_value(int k, const char *s, char *msg, size_t len)
+{
+    const struct keydef *d = &keys[k];
+    uint64_t v = 0;
+    arb_time t;
+    switch (d->type) {
+    case VT_STR:
+        if (!*s) return scn_fail(msg, len, ARB_EPARSE, "an empty value");
+        return 0;
+    case VT_LIST:
+    case VT_PATH:
+        return 0;
+    case VT_SIZE: {
+        int rc = parse_size(s, &v);
+        if (rc == -2)
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number of bytes", s);
+        if (rc < 0)
+            return scn_fail(msg, len, ARB_EPARSE,
+                            "'%s' is not a size (bytes, or a number with B, KB, MB, GB, KiB, "
+                            "MiB, GiB)",
+                            s);
+        break;
+    }
+    case VT_TIME: {
+        int rc = arb_topo_parse_time(s, &t);
+        if (rc < 0)
+            return scn_fail(msg, len, ARB_EPARSE,
+                            "'%s' is not a time (a number with ps, ns, us, ms or s)", s);
+        if (d->lo && t < d->lo) return scn_fail(msg, len, ARB_EPARSE, "'%s': must be above 0", s);
+        return 0;
+    }
+    case VT_RATE:
+    case VT_RATE0:
+        if (d->type == VT_RATE0 && strcmp(s, "0") == 0) return 0;
+        if (parse_rate(s, &v) < 0)
+            return scn_fail(msg, len, ARB_EPARSE,
+                            "'%s' is not a rate (bits/s with K, M, G or T, e.g. 100G)", s);
+        return 0;
+    case VT_U64: {
+        char *end;
+        errno = 0;
+        if (!*s || *s == '-' || *s == '+' || *s == ' ')
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
+        unsigned long long x = strtoull(s, &end, 10);
+        if (errno || *end) return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
+        v = x;
+        break;
+    }
+    case VT_BOOL:
+        if (parse_bool(s) < 0)
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not on/off, true/false, yes/no, 1/0", s);
+        return 0;
+    case VT_REAL: {
+        char *end;
+        errno = 0;
+        double x = strtod(s, &end);
+        if (!*s || errno || *end || !isfinite(x))
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a number", s);
+        if (x < (double)d->lo || x > (double)d->hi)
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+                            (unsigned long long)d->lo, (unsigned long long)d->hi);
+        return 0;
+    }
+    case VT_ENUM:
+        if (enum_index(d->choices, s) < 0)
+            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not one of %s", s, d->choices);
+        return 0;
+    }
+    if (v < d->lo || v > d->hi)
+        return scn_fail(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+                        (unsigned long long)d->lo, (unsigned long long)d->hi);
+    return 0;
+}
+
+const char *scn_str(const arb_scenario *sc, enum scn_key k)
+{
+    return sc->v[k].text;
+}
+
+uint64_t scn_u64(const arb_scenario *sc, enum scn_key k)
+{
+    const char *s = sc->v[k].text;
+    uint64_t v = 0;
+    arb_time t = 0;
+    switch (keys[k].type) {
+    case VT_SIZE:
+        parse_size(s, &v);
+        return v;
+    case VT_TIME:
+        arb_topo_parse_time(s, &t);
+        return t;
+    case VT_RATE:
+    case VT_RATE0:
+        if (strcmp(s, "0") == 0) return 0;
+        parse_rate(s, &v);
+        return v;
+    case VT_BOOL:
+        return (uint64_t)parse_bool(s);
+    default:
+        return strtoull(s, NULL, 10);
+    }
+}
+
+double scn_real(const arb_scenario *sc, enum scn_key k)
+{
+    return strtod(sc->v[k].text, NULL);
+}
+
+int scn_enum(const arb_scenario *sc, enum scn_key k)
+{
+    return enum_index(keys[k].choices, sc->v[k].text);
+}
+
+char *scn_path(const arb_scenario *sc, enum scn_key k)
+{
+    const struct scn_value *v = &sc->v[k];
+    if (!v->text || !*v->text) return NULL;
+    if (v->text[0] == '/' || !v->dir || !*v->dir) return dup_str(v->text);
+    size_t n = strlen(v->dir) + strlen(v->text) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", v->dir, v->text);
+    return p;
+}
+
+/* Trim in place: returns the first non-blank character. */
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+static int set_value(arb_scenario *sc, int k, const char *text, const char *file, unsigned line,
+                     const char *dir)
+{
+    char *t = dup_str(text), *f = dup_str(file), *d = dup_str(dir);
+    if (!t || (file && !f) || (dir && !d)) {
+        free(t);
+        free(f);
+        free(d);
+        return ARB_ENOMEM;
+    }
+    value_clear(&sc->v[k]);
+    sc->v[k].text = t;
+    sc->v[k].file = f;
+    sc->v[k].line = line;
+    sc->v[k].dir = d;
+    return 0;
+}
+
+int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t errlen)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return scn_fail(err, errlen, ARB_EPARSE, "-s %s: expected section.key=value", assignment);
+    char name[128];
+    size_t nl = (size_t)(eq - assignment);
+    if (nl >= sizeof name) nl = sizeof name - 1;
+    memcpy(name, assignment, nl);
+    name[nl] = '\0';
+    char *nm = trim(name);
+    char *dot = strchr(nm, '.');
+    int k = -1;
+    if (dot) {
+        *dot = '\0';
+        char *sec = trim(nm), *key = trim(dot + 1);
+        if (!known_section(sec))
+            return scn_fail(err, errlen, ARB_EPARSE, "-s %s.%s: unknown section [%s]", sec, key,
+                            sec);
+        k = find_key(sec, key);
+        if (k < 0)
+            return scn_fail(err, errlen, ARB_EPARSE, "-s %s.%s: unknown key in [%s]", sec, key,
+                            sec);
+    } else {
+        int hits = 0;
+        for (int i = 0; i < K_COUNT; i++)
+            if (strcmp(keys[i].key, nm) == 0) {
+                if (hits++ == 0) k = i;
+            }
+        if (hits == 0) return scn_fail(err, errlen, ARB_EPARSE, "-s %s: unknown key", nm);
+        if (hits > 1) {
+            char list[160] = "";
+            for (int i = 0; i < K_COUNT; i++)
+                if (strcmp(keys[i].key, nm) == 0) {
+                    size_t used = strlen(list);
+                    snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "",
+                             keys[i].sec, nm);
+                }
+            return scn_fail(err, errlen, ARB_EPARSE, "-s %s: ambiguous key: %s", nm, list);
+        }
+    }
+    char *val = dup_str(eq + 1);
+    if (!val) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    char *v = trim(val);
+    char msg[256];
+    int rc = check_value(k, v, msg, sizeof msg);
+    if (rc < 0) {
+        free(val);
+        return scn_fail(err, errlen, rc, "-s %s.%s: %s", keys[k].sec, keys[k].key, msg);
+    }
+    rc = set_value(sc, k, v, "-s", 0, NULL);
+    free(val);
+    if (rc < 0) return scn_fail(err, errlen, rc, "out of memory");
+    return 0;
+}
+
+/* ---- the INI reader ---------------------------------------------------- */
+
+struct ini_state {
+    arb_scenario *sc;
+    const char *name, *dir;
+    const char *p; /* the text not read yet */
+    unsigned line; /* of the line inih is working on */
+    int cont;      /* that line is an indented continuation */
+    int last_key;  /* the key of the previous key line, for continuations */
+    int rc;        /* first error */
+    char *err;
+    size_t errlen;
+};
+
+static void first_error(struct ini_state *st, int code, const char *fmt, ...) ARB_PRINTF(3, 4);
+
+static void first_error(struct ini_state *st, int code, const char *fmt, ...)
+{
+    if (st->rc) return;
+    st->rc = code;
+    if (st->err && st->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->err, st->errlen, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static char *reader(char *str, int num, void *stream)
+{
+    struct ini_state *st = stream;
+    if (!*st->p) return NULL;
+    const char *nl = strchr(st->p, '\n');
+    size_t len = nl ? (size_t)(nl - st->p) : strlen(st->p);
+    st->line++;
+    if (len + 2 > (size_t)num) {
+        first_error(st, ARB_EPARSE, "%s:%u: the line is longer than %d characters", st->name,
+                    st->line, num - 2);
+        str[0] = '\0'; /* consume it whole, hand inih a blank line */
+    } else {
+        memcpy(str, st->p, len);
+        str[len] = '\n';
+        str[len + 1] = '\0';
+    }
+    st->p += len + (nl ? 1 : 0);
+    /* section header check (inih reports only sections that have keys) */
+    const char *s = str;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    st->cont = (s != str) && *s && *s != '\n' && *s != '\r' && *s != ';' && *s != '#';
+    if (*s == '[') {
+        const char *e = strchr(s, ']');
+        char sec[64];
+        size_t n = e ? (size_t)(e - s - 1) : 0;
+        if (e && n < sizeof sec) {
+            memcpy(sec, s + 1, n);
+            sec[n] = '\0';
+            if (!known_section(sec))
+                first_error(st, ARB_EPARSE,
+                            "%s:%u: unknown section [%s] (fabric, routing, transport, switch, "
+                            "workload, run)",
+                            st->name, st->line, sec);
+        }
+        st->last_key = -1;
+    }
+    return str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    struct ini_state *st = user;
+    if (st->rc) return 1; /* keep only the first error; let inih finish */
+    if (!*section) {
+        first_error(st, ARB_EPARSE, "%s:%u: %s: a key before any [section]", st->name, st->line,
+                    name);
+        return 0;
+    }
+    if (!known_section(section)) return 1; /* reported by the reader */
+    int k = find_key(section, name);
+    if (k < 0) {
+        first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]", st->name, st->line,
+                    section, name, section);
+        return 0;
+    }
+    char *text;
+    if (st->cont && k == st->last_key) {
+        if (keys[k].type != VT_LIST) {
+            first_error(st, ARB_EPARSE, "%s:%u: %s.%s: a continuation line for a single value",
+                        st->name, st->line, section, name);
+            return 0;
+        }
+        const char *old = st->sc->v[k].text;
+        size_t n = strlen(old) + strlen(value) + 2;
+        text = malloc(n);
+        if (text) snprintf(text, n, "%s%s%s", old, *old ? "," : "", value);
+    } else {
+        text = dup_str(value);
+    }
+    if (!text) {
+        first_error(st, ARB_ENOMEM, "out of memory");
+        return 0;
+    }
+    char msg[256];
+    int rc = check_value(k, text, msg, sizeof msg);
+    if (rc == 0) rc = set_value(st->sc, k, text, st->name, st->line, st->dir);
+    free(text);
+    if (rc < 0) {
+        if (rc == ARB_ENOMEM)
+            first_error(st, rc, "out of memory");
+        else
+            first_error(st, rc, "%s:%u: %s.%s: %s", st->name, st->line, section, name, msg);
+        return 0;
+    }
+    st->last_key = k;
+    return 1;
+}
+
+int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *name, const char *dir,
+                             char *err, size_t errlen)
+{
+    struct ini_state st;
+    memset(&st, 0, sizeof st);
+    st.sc = sc;
+    st.name = name ? name : "scenario";
+    st.dir = dir;
+    st.p = text;
+    st.last_key = -1;
+    st.err = err;
+    st.errlen = errlen;
+    int line = ini_parse_stream(reader, &st, handler, &st);
+    if (st.rc) return st.rc;
+    if (line > 0)
+        return scn_fail(err, errlen, ARB_EPARSE,
+                        "%s:%d: malformed line (expected [section] or key = value)", st.name, line);
+    if (line < 0) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    return 0;
+}
+
+int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return scn_fail(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 1 >= cap) {
+            char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = !buf || ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return scn_fail(err, errlen, buf ? ARB_EIO : ARB_ENOMEM, "%s: cannot read", path);
+    }
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) {
+        free(buf);
+        return scn_fail(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
+    }
+    char *dir = dup_str(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (dir) {
+        if (slash == dir)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            dir[0] = '\0';
+    }
+    int rc = dir ? arb_scenario_load_string(sc, buf, path, dir, err, errlen)
+                 : scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    free(dir);
+    free(buf);
+    if (rc == 0) {
+        char *fn = dup_str(path);
+        if (!fn) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        free(sc->file);
+        sc->file = fn;
+    }
+    return rc;
+}

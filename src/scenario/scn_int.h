@@ -1,0 +1,140 @@
+/* scn_int.h - the scenario module's private parts, shared by its files. */
+#ifndef ARBOR_SCN_INT_H
+#define ARBOR_SCN_INT_H
+
+#include "arbor/lb.h"
+#include "arbor/route.h"
+#include "arbor/scenario.h"
+#include "arbor/topo.h"
+
+/* The keys, in table order: X(id, section, key, type, default, choices, lo, hi, doc). */
+#define SCN_KEYS(X)                                                                                \
+    X(FAB_TOPO, "fabric", "topology", VT_STR, "leafspine:4,4,4", NULL, 0, 0,                       \
+      "the fabric, as for 'arbor topo' (star:N, leafspine:L,D,U, kary:K,N, pgft:..., ...)")        \
+    X(FAB_RATE, "fabric", "link_rate", VT_RATE, "100G", NULL, 0, 0, "rate of host links")          \
+    X(FAB_UPRATE, "fabric", "up_rate", VT_RATE0, "0", NULL, 0, 0,                                  \
+      "rate of switch-to-switch links; 0: link_rate")                                              \
+    X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
+    X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
+      "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
+    X(RT_SCHEME, "routing", "scheme", VT_STR, "ecmp", NULL, 0, 0,                                  \
+      "the switches' routing (lb.h): dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, "   \
+      "dmodc, ecmp[:polarized], eecmp[:polarized], ar, ar_ftree, flowlet, letflow, conga, "        \
+      "spray[:random], with options")                                                              \
+    X(RT_SEED, "routing", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                                \
+      "seed of the switches' hash functions; 0: run.seed")                                         \
+    X(TR_KIND, "transport", "kind", VT_ENUM, "gbn", "gbn|roce|irn", 0, 0,                          \
+      "gbn (RoCE go-back-N; roce is a synonym) or irn (selective repeat)")                         \
+    X(TR_MTU, "transport", "mtu", VT_SIZE, "4096", NULL, 1, 65000, "payload bytes per packet")     \
+    X(TR_HDR, "transport", "header", VT_SIZE, "82", NULL, 0, 500,                                  \
+      "wire bytes a data packet adds to its payload (headers, preamble, gap)")                     \
+    X(TR_CTRL, "transport", "ctrl", VT_SIZE, "86", NULL, 1, 65535,                                 \
+      "wire bytes of an ack, NACK or CNP")                                                         \
+    X(TR_RTO, "transport", "rto", VT_TIME, "1ms", NULL, 1, 0, "retransmission timeout")            \
+    X(TR_WINDOW, "transport", "window", VT_U64, "0", NULL, 0, UINT32_MAX,                          \
+      "packets in flight per QP; 0: no limit")                                                     \
+    X(TR_ACKEVERY, "transport", "ack_every", VT_U64, "1", NULL, 1, UINT32_MAX,                     \
+      "the receiver acks every N-th in-order packet (and the last)")                               \
+    X(TR_REORDER, "transport", "irn_reorder", VT_TIME, "0", NULL, 0, 0,                            \
+      "IRN: a hole is lost once a packet sent this much later has arrived")                        \
+    X(TR_DCQCN, "transport", "dcqcn", VT_BOOL, "off", NULL, 0, 0,                                  \
+      "DCQCN rate control (CNPs for CE marks; defaults of docs/transports.md)")                    \
+    X(SW_QUEUE, "switch", "queue", VT_SIZE, "2MiB", NULL, 1, UINT32_MAX,                           \
+      "output queue capacity per port (drop-tail)")                                                \
+    X(SW_ECN, "switch", "ecn", VT_BOOL, "on", NULL, 0, 0, "RED-style ECN marking on enqueue")      \
+    X(SW_KMIN, "switch", "kmin", VT_SIZE, "100KB", NULL, 0, UINT32_MAX,                            \
+      "queue depth where marking starts")                                                          \
+    X(SW_KMAX, "switch", "kmax", VT_SIZE, "400KB", NULL, 0, UINT32_MAX,                            \
+      "queue depth where every packet is marked")                                                  \
+    X(SW_PMAX, "switch", "pmax", VT_REAL, "0.2", NULL, 0, 1, "marking probability at kmax")        \
+    X(SW_PFC, "switch", "pfc", VT_BOOL, "off", NULL, 0, 0, "PFC: lossless, pause per ingress")     \
+    X(SW_XOFF, "switch", "xoff", VT_SIZE, "512KB", NULL, 1, UINT32_MAX,                            \
+      "bytes held per ingress port that send PAUSE")                                               \
+    X(SW_XON, "switch", "xon", VT_SIZE, "256KB", NULL, 0, UINT32_MAX,                              \
+      "bytes held below which RESUME is sent")                                                     \
+    X(WL_KIND, "workload", "kind", VT_ENUM, "ring_allreduce",                                      \
+      "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim", 0, 0, "what the hosts send") \
+    X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, UINT64_MAX,                           \
+      "bytes per flow (per pair); ring_allreduce: the buffer S")                                   \
+    X(WL_QPS, "workload", "qps", VT_U64, "1", NULL, 1, 65535,                                      \
+      "QPs per connection; each pair's flow is split over them")                                   \
+    X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr", 0, 0,                        \
+      "ring_allreduce: split every message over the QPs, or rr whole messages round robin")        \
+    X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
+      "ring_allreduce: pipeline slice bytes; 0: one message per step")                             \
+    X(WL_RANKS, "workload", "ranks", VT_U64, "0", NULL, 0, UINT32_MAX,                             \
+      "ring_allreduce: ranks; 0: every host (or every host of `hosts`)")                           \
+    X(WL_HOSTS, "workload", "hosts", VT_LIST, "", NULL, 0, 0,                                      \
+      "ring_allreduce: hosts of the ranks in ring order, e.g. 0-7,16-23 (empty: 0, 1, ...)")       \
+    X(WL_TRAFFIC, "workload", "traffic", VT_STR, "perm:1", NULL, 0, 0,                             \
+      "pattern: a traffic spec (shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED, "       \
+      "file:PATH)")                                                                                \
+    X(WL_SHIFT, "workload", "shift", VT_U64, "1", NULL, 1, UINT32_MAX, "shift: i sends to i + S")  \
+    X(WL_SENDERS, "workload", "senders", VT_U64, "8", NULL, 1, UINT32_MAX,                         \
+      "incast: senders (the hosts after the receiver)")                                            \
+    X(WL_RECEIVER, "workload", "receiver", VT_U64, "0", NULL, 0, UINT32_MAX, "incast: receiver")   \
+    X(WL_FILE, "workload", "file", VT_PATH, "", NULL, 0, 0,                                        \
+      "trace: CSV src,dst,bytes,start_us[,sport]; htsim: connection matrix")                       \
+    X(WL_START, "workload", "start", VT_TIME, "0", NULL, 0, 0,                                     \
+      "start time of pattern, incast and ring_allreduce flows")                                    \
+    X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
+      "source ports, QP numbers and perm's permutation; 0: run.seed")                              \
+    X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
+      "the run's seed (ECN marking; the 0 seeds above)")                                           \
+    X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \
+      "stop at this simulated time; 0: when the fabric is idle")                                   \
+    X(RUN_SAMPLE, "run", "sample", VT_TIME, "10us", NULL, 0, 0,                                    \
+      "interval of queue and utilisation samples; 0: none")
+
+enum scn_vt {
+    VT_STR,
+    VT_LIST,
+    VT_PATH,
+    VT_SIZE,
+    VT_TIME,
+    VT_RATE,
+    VT_RATE0,
+    VT_U64,
+    VT_BOOL,
+    VT_REAL,
+    VT_ENUM
+};
+
+#define SCN_ID(id, ...) K_##id,
+enum scn_key { SCN_KEYS(SCN_ID) K_COUNT };
+#undef SCN_ID
+
+struct scn_value {
+    char *text;
+    char *file; /* where it was set: a file, "-s", or NULL (default) */
+    unsigned line;
+    char *dir; /* directory relative paths resolve against; NULL: cwd */
+};
+
+struct arb_scenario {
+    struct scn_value v[K_COUNT];
+    char *file;
+};
+
+/* "FILE:LINE: section.key", "-s section.key" or "section.key". */
+void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
+int scn_fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+
+/* Typed values (checked when set, so these cannot fail). */
+const char *scn_str(const arb_scenario *sc, enum scn_key k);
+uint64_t scn_u64(const arb_scenario *sc, enum scn_key k);
+double scn_real(const arb_scenario *sc, enum scn_key k);
+int scn_enum(const arb_scenario *sc, enum scn_key k); /* index in the choices */
+/* A path key resolved against its directory: malloc'd, NULL when empty. */
+char *scn_path(const arb_scenario *sc, enum scn_key k);
+
+/* Routing schemes (schemes.c): installs cfg->route and what the scheme needs. */
+struct scn_route {
+    void *ctx;
+    void (*destroy)(void *ctx);
+    char spec[96]; /* canonical, for the report */
+};
+int scn_route_make(struct scn_route *r, arb_topo *t, const char *spec, uint64_t seed,
+                   arb_sim_config *cfg, char *err, size_t errlen);
+
+#endif

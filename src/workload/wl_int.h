@@ -1,0 +1,55 @@
+/* wl_int.h - the workload module's private state, shared by its files. */
+#ifndef ARBOR_WL_INT_H
+#define ARBOR_WL_INT_H
+
+#include "arbor/traffic.h"
+#include "arbor/workload.h"
+
+/* What a simulator flow of a ring AllReduce carries. */
+struct wl_tag {
+    uint32_t rq;  /* rank x qps + QP */
+    uint32_t msg; /* message index within the rank's sequence */
+};
+
+struct arb_workload {
+    arb_workload_kind kind;
+    arb_workload_config cfg;
+    arb_rng rng;
+    uint32_t n_hosts;
+    int started, error;
+    uint64_t planned, added, flows_done, bytes_planned;
+    arb_time start, finish;
+    /* static flow sets */
+    arb_wl_flow *flows;
+    size_t n_flows;
+    uint64_t outstanding; /* flows of the current phase not yet done */
+    /* patterns */
+    arb_traffic *tr;
+    arb_flow *tbuf;
+    uint32_t phase, phases;
+    uint64_t pat_bytes;
+    /* ring AllReduce */
+    uint32_t N, Q, P; /* ranks, QPs, slices per chunk */
+    uint64_t M;       /* messages per rank */
+    uint64_t S;       /* buffer bytes */
+    uint32_t *hosts;
+    uint64_t *next_post; /* per rank: messages posted */
+    uint64_t *qp_next;   /* per rank x QP: message in flight or next to send */
+    uint8_t *qp_busy;
+    uint16_t *qp_sport;
+    uint32_t *qp_num;
+    uint64_t *sent;    /* per rank: payload bytes sent */
+    arb_time *done_at; /* per rank */
+    uint32_t ranks_done;
+    uint32_t first_id; /* simulator id of the first flow added */
+    struct wl_tag *tags;
+    size_t n_tags, cap_tags;
+};
+
+int wl_fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
+             const arb_workload_config *cfg, char *err, size_t errlen);
+/* Take ownership of flows[0..n) after checking them (on error the caller keeps them). */
+int wl_set_flows(arb_workload *w, arb_wl_flow *flows, size_t n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * arbor sim: run a scenario file (docs/scenarios.md) through the packet
+ * simulator and report a summary, JSON or CSV time series
+ * (docs/simulator.md). The wall clock and the peak memory are measured
+ * here; everything else comes from the library and is deterministic.
+ */
+#include "arbor/scenario.h"
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char sim_usage[] =
+    "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [--json] [--csv PREFIX]\n"
+    "                 [--quiet]\n"
+    "\n"
+    "Run a scenario through the packet simulator. Without FILE, the built-in\n"
+    "default: ring AllReduce of 4 MiB over the 16 hosts of leafspine:4,4,4\n"
+    "(docs/scenarios.md; a later version makes it the Arbor star-32 AllReduce).\n"
+    "\n"
+    "-s KEY=VALUE   set a scenario key (section.key, or key when only one\n"
+    "               section has it); repeatable, applied after FILE in order\n"
+    "--seed N       run.seed (the run's seed)\n"
+    "--json         one JSON object on stdout (docs/simulator.md has the schema)\n"
+    "--csv PREFIX   write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
+    "--quiet        no progress bar (shown on a terminal after one second)\n"
+    "--keys         list every key with its default and exit\n"
+    "\n"
+    "Exit status: 0 the run finished (or reached run.stop), 1 it could not go on,\n"
+    "2 a bad option, file, key or value (one line on stderr: file, line and key).\n";
+
+struct progress {
+    int on;
+    struct timespec t0;
+    int drawn;
+};
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, arb_time now, arb_time stop, uint64_t done, uint64_t planned)
+{
+    struct progress *p = ctx;
+    if (!p->on || since(&p->t0) < 1.0) return;
+    double f = planned ? (double)done / (double)planned : 0;
+    if (stop && (double)now / (double)stop > f) f = (double)now / (double)stop;
+    if (f > 1) f = 1;
+    char bar[31];
+    int n = (int)(f * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < n ? '#' : ' ';
+    bar[30] = '\0';
+    fprintf(stderr, "\r[%s] %3.0f%%  %.1f us simulated, flows %llu/%llu ", bar, f * 100,
+            (double)now / (double)ARB_PS_PER_US, (unsigned long long)done,
+            (unsigned long long)planned);
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
+}
+
+static int write_file(const char *prefix, const char *suffix, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s-%s.csv", prefix, suffix);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
+        if (f) fclose(f);
+        fprintf(stderr, "arbor sim: --csv: cannot write %s\n", path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* The one-screen summary, read back from the JSON so both say the same. */
+static void print_summary(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    if (!j) return;
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(j, "scenario");
+    printf("scenario      %s\n", str(wl, "file", NULL));
+    printf("fabric        %s: %.0f hosts, %.0f switches, %.0f links, %s, %s per link\n",
+           str(j, "topology", "spec"), num(j, "topology", "hosts"), num(j, "topology", "switches"),
+           num(j, "topology", "links"), str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
+    printf("routing       %s\n", str(j, "routing", NULL));
+    printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
+           str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
+           str(wl, "transport", "dcqcn"));
+    printf("workload      %s, size %s, qps %s\n", str(wl, "workload", "kind"),
+           str(wl, "workload", "size"), str(wl, "workload", "qps"));
+    const cJSON *done = cJSON_GetObjectItemCaseSensitive(j, "completed");
+    printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
+           num(j, "events", NULL), num(j, "packet_hops", NULL),
+           cJSON_IsTrue(done) ? "" : " (stopped before the workload finished)");
+    printf("flows         %.0f of %.0f done; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
+           num(j, "flows", "done"), num(j, "flows", "count"),
+           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
+           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
+           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
+           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collective");
+    if (c)
+        printf("allreduce     %.0f ranks, %.0f B: CCT %.3f us, algbw %.3f Gb/s, busbw %.3f Gb/s\n",
+               num(c, "ranks", NULL), num(c, "bytes", NULL), num(c, "cct_us", NULL),
+               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL));
+    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted\n",
+           num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
+           num(j, "retx_bytes", NULL));
+    printf("signals       %.0f ECN marks, %.0f PFC pauses (%.3f us paused), %.0f out of order, "
+           "reorder peak %.0f B\n",
+           num(j, "ecn_marks", NULL), num(j, "pfc", "pauses"), num(j, "pfc", "paused_us"),
+           num(j, "ooo_pkts", NULL), num(j, "reorder_peak_bytes", NULL));
+    printf("%-12s %-16s %7s %12s %12s %12s %8s %8s\n", "ports", "", "count", "queue max", "mean",
+           "p99", "util", "max");
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "queues");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "utilisation");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, q)
+    {
+        const cJSON *ui = cJSON_GetObjectItemCaseSensitive(u, it->string);
+        printf("%-12s %-16s %7.0f %12.0f %12.1f %12.0f %8.4f %8.4f\n", it->string,
+               str(it, "ports_of", NULL), num(it, "ports", NULL), num(it, "max_bytes", NULL),
+               num(it, "mean_bytes", NULL), num(it, "p99_bytes", NULL), num(ui, "mean", NULL),
+               num(ui, "max", NULL));
+    }
+    printf("host          %.3f s wall, %.1f MB peak memory\n", num(j, "host", "wall_s"),
+           num(j, "host", "peak_rss_mb"));
+    cJSON_Delete(j);
+}
+
+static int list_keys(void)
+{
+    for (size_t i = 0; i < arb_scenario_n_keys(); i++) {
+        arb_scenario_key_info ki;
+        arb_scenario_key(i, &ki);
+        printf("%s.%s = %s\n    %s\n", ki.section, ki.key, ki.def, ki.doc);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int status_of(int rc)
+{
+    return rc == ARB_ENOMEM || rc == ARB_ERANGE ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    const char *file = NULL, *csv = NULL;
+    int json = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            fputs(sim_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--keys") == 0) return list_keys();
+        if (strcmp(a, "--json") == 0)
+            json = 1;
+        else if (strcmp(a, "--quiet") == 0)
+            quiet = 1;
+        else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
+            if (i + 1 >= argc) return cli_error("sim", "%s needs a value", a);
+            i++;
+            if (strcmp(a, "--csv") == 0) csv = argv[i];
+        } else if (a[0] == '-' && a[1])
+            return cli_error("sim", "unknown option '%s'; see 'arbor sim --help'", a);
+        else if (file)
+            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, a);
+        else
+            file = a;
+    }
+    arb_scenario *sc;
+    if (arb_scenario_new(&sc) < 0) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    char err[1024];
+    int rc = file ? arb_scenario_load(sc, file, err, sizeof err) : 0;
+    /* -s and --seed in command-line order, after the file */
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        if (strcmp(argv[i], "-s") == 0) {
+            rc = arb_scenario_set(sc, argv[++i], err, sizeof err);
+        } else if (strcmp(argv[i], "--seed") == 0) {
+            uint64_t v;
+            if (cli_parse_u64(argv[++i], UINT64_MAX, &v) < 0) {
+                arb_scenario_free(sc);
+                return cli_error("sim", "--seed: '%s' is not a number", argv[i]);
+            }
+            char as[64];
+            snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
+            rc = arb_scenario_set(sc, as, err, sizeof err);
+        } else if (strcmp(argv[i], "--csv") == 0) {
+            i++;
+        }
+    }
+    if (rc < 0) {
+        arb_scenario_free(sc);
+        cli_error("sim", "%s", err);
+        return status_of(rc);
+    }
+    struct progress pg;
+    memset(&pg, 0, sizeof pg);
+    pg.on = !quiet && isatty(STDERR_FILENO);
+    clock_gettime(CLOCK_MONOTONIC, &pg.t0);
+    arb_scenario_result *res;
+    rc = arb_scenario_run(sc, on_progress, &pg, &res, err, sizeof err);
+    if (pg.drawn) fprintf(stderr, "\r%*s\r", 78, "");
+    arb_scenario_free(sc);
+    if (rc < 0) {
+        cli_error("sim", "%s", err);
+        return status_of(rc);
+    }
+    arb_scenario_host host = {since(&pg.t0), peak_rss_mb()};
+    char *out = arb_scenario_json(res, &host);
+    int status = CLI_EXIT_OK;
+    if (!out) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        status = CLI_EXIT_FAIL;
+    } else if (json) {
+        puts(out);
+    } else {
+        print_summary(out);
+    }
+    free(out);
+    if (status == CLI_EXIT_OK && csv) {
+        static const struct {
+            arb_scenario_csv_kind kind;
+            const char *suffix;
+        } files[] = {
+            {ARB_SCN_CSV_UTIL, "util"}, {ARB_SCN_CSV_QUEUE, "queue"}, {ARB_SCN_CSV_FLOWS, "flows"}};
+        for (size_t i = 0; i < 3 && status == CLI_EXIT_OK; i++) {
+            char *text = arb_scenario_csv(res, files[i].kind);
+            if (!text) {
+                fprintf(stderr, "arbor sim: out of memory\n");
+                status = CLI_EXIT_FAIL;
+                break;
+            }
+            status = write_file(csv, files[i].suffix, text);
+            free(text);
+        }
+    }
+    arb_scenario_result_free(res);
+    return status;
+}
