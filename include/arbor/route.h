@@ -239,6 +239,25 @@ int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key 
  */
 int arb_route_path(const arb_route *r, const arb_route_key *key, uint32_t *ports, unsigned cap);
 
+/*
+ * HPN's host-side choice of paths: n UDP source ports in [lo, hi] for
+ * RoCEv2 flows (dport 4791, proto UDP, qp 0) from host src to host dst
+ * whose paths, traced with r's own hash (arb_route_path), share no
+ * switch-to-switch link where that is possible. Greedy and deterministic:
+ * scan lo, lo+1, ... and keep a port whose path uses no fabric link a kept
+ * port uses, until n are kept; if the range runs out first, fill the rest
+ * one at a time with the port that overlaps least (the number of kept
+ * paths on its fabric links; ties: the lowest). out[0..n) receives the
+ * ports in the order kept. Returns how many of them are pairwise disjoint
+ * (n when all are; src and dst under one switch: every port is), or
+ * ARB_EINVAL (r or out NULL, n 0 or above hi - lo + 1, a bad host, src ==
+ * dst), ARB_ENOENT (fewer than n ports can be routed), ARB_ENOMEM.
+ * Cost: (hi - lo + 1) path traces, times the ports still missing when
+ * the fallback runs.
+ */
+int arb_route_disjoint_sports(const arb_route *r, uint32_t src, uint32_t dst, unsigned n,
+                              uint16_t lo, uint16_t hi, uint16_t *out);
+
 /* ------------------------------------------------------------------ */
 /* Link loads                                                           */
 /* ------------------------------------------------------------------ */
