@@ -150,13 +150,13 @@ const arb_route *arb_lb_router(const arb_lb *lb);
 
 /* What the choosers did (all zero for plain engines but `decisions`). */
 typedef struct arb_lb_stats {
-    uint64_t decisions;    /* route calls */
-    uint64_t choices;      /* decisions among two or more candidates */
-    uint64_t flowlets;     /* flowlet schemes: new flowlets (table misses or gaps) */
-    uint64_t moves;        /* flowlet schemes: new flowlets that changed port */
-    uint64_t unroutable;   /* decisions with no candidate */
-    uint64_t fb_sent;      /* conga: feedback metrics piggybacked */
-    uint64_t fb_received;  /* conga: feedback metrics stored at a source leaf */
+    uint64_t decisions;   /* route calls */
+    uint64_t choices;     /* decisions among two or more candidates */
+    uint64_t flowlets;    /* flowlet schemes: new flowlets (table misses or gaps) */
+    uint64_t moves;       /* flowlet schemes: new flowlets that changed port */
+    uint64_t unroutable;  /* decisions with no candidate */
+    uint64_t fb_sent;     /* conga: feedback metrics piggybacked */
+    uint64_t fb_received; /* conga: feedback metrics stored at a source leaf */
 } arb_lb_stats;
 
 void arb_lb_get_stats(const arb_lb *lb, arb_lb_stats *st);

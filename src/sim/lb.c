@@ -40,8 +40,8 @@
 #define CFL_PRESENT 0x80u
 #define CFL_CHANGED 0x40u
 
-static const char *const kind_names[ARB_LB_KIND_COUNT] = {
-    "route", "ar", "ar_ftree", "flowlet", "letflow", "conga", "spray"};
+static const char *const kind_names[ARB_LB_KIND_COUNT] = {"route",   "ar",    "ar_ftree", "flowlet",
+                                                          "letflow", "conga", "spray"};
 
 struct flowlet {
     arb_time last; /* arrival of the flow's latest packet at the switch */
@@ -334,8 +334,8 @@ uint32_t arb_lb_inband(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_p
         w = (out_port - nd->first_up) | CG_VALID;
         int q = feedback_pick(lb, rr_at * lb->up, rr_at);
         if (q >= 0) {
-            w |= ((uint32_t)q << 12) | ((uint32_t)(lb->cfl[rr_at * lb->up + (unsigned)q] & 7u) << 20) |
-                 CG_FB_VALID;
+            w |= ((uint32_t)q << 12) |
+                 ((uint32_t)(lb->cfl[rr_at * lb->up + (unsigned)q] & 7u) << 20) | CG_FB_VALID;
             lb->st.fb_sent++;
         }
         return w;
@@ -649,8 +649,7 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     uint64_t table = (uint64_t)lb->n_hosts * 64;
     if (table < 65536) table = 65536;
     int rc = 0;
-    if (engine < 0 && colon)
-        rc = parse_options(lb, name, colon + 1, &table, err, errlen);
+    if (engine < 0 && colon) rc = parse_options(lb, name, colon + 1, &table, err, errlen);
     lb->biased = lb->bias_milli != 1000 || lb->thresh != 0;
 
     if (rc == 0 && (engine >= 0 || !base)) {
