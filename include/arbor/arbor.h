@@ -3,6 +3,7 @@
 #define ARBOR_ARBOR_H
 
 #include "arbor/base.h"
+#include "arbor/cc.h"
 #include "arbor/reduce.h"
 #include "arbor/route.h"
 #include "arbor/scenario.h"
