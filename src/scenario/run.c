@@ -550,9 +550,11 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         goto done;
     }
 
-    /* run in slices; idle stretches are skipped with growing slices */
+    /* run in slices of run.sample (10 us without samples) until the workload is
+     * done and no packet is left in flight, checked at slice ends; idle
+     * stretches are skipped with growing slices */
     arb_time stop = scn_u64(sc, K_RUN_STOP), every = scn_u64(sc, K_RUN_SAMPLE);
-    arb_time base = every ? every : 100 * ARB_PS_PER_US;
+    arb_time base = every ? every : 10 * ARB_PS_PER_US;
     arb_time slice = base, now = 0;
     for (;;) {
         arb_time next = now + slice;
@@ -579,7 +581,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             r->stopped = !r->wr.done;
             break;
         }
-        if (idle && r->wr.done) break;
+        /* done and nothing on the wires: what is left are stale timers */
+        if (r->wr.done && (idle || r->st.in_flight == 0)) break;
         if (idle) {
             if (slice > ARB_TIME_NEVER / 4) break; /* nothing will ever happen */
             slice *= 2;

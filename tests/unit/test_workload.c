@@ -1,0 +1,423 @@
+/* Workloads: ring AllReduce against hand formulas, QP disciplines, patterns,
+ * incast, and the CSV and htsim trace parsers with bad lines. */
+#include "arbor/route.h"
+#include "arbor/sim.h"
+#include "arbor/topo.h"
+#include "arbor/workload.h"
+#include "testkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t route_fn(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                         const arb_sim_pkt_info *f, arb_time now)
+{
+    (void)sim;
+    (void)now;
+    arb_route_key k = {f->src, f->dst, f->sport, f->dport, f->qp, f->proto};
+    return arb_route_next(ctx, node, &k, in_port);
+}
+
+/* A fabric, a router and a simulator driven by workload w. */
+struct rig {
+    arb_topo *t;
+    arb_route *r;
+    arb_sim *s;
+};
+
+static int rig_new(struct rig *g, const char *topo, arb_workload *w, uint32_t ack_every)
+{
+    memset(g, 0, sizeof *g);
+    char err[256];
+    if (arb_topo_new(&g->t, topo, NULL, err, sizeof err) < 0) return -1;
+    if (arb_route_new(&g->r, g->t, "ecmp", NULL, err, sizeof err) < 0) return -1;
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = route_fn;
+    cfg.route_ctx = g->r;
+    cfg.on_flow_done = arb_workload_on_flow_done;
+    cfg.done_ctx = w;
+    cfg.ack_every = ack_every;
+    if (arb_sim_new(&g->s, g->t, &cfg) < 0) return -1;
+    if (arb_workload_start(w, g->s) < 0) return -1;
+    return arb_sim_run(g->s, ARB_TIME_NEVER - 1);
+}
+
+static void rig_free(struct rig *g)
+{
+    arb_sim_free(g->s);
+    arb_route_free(g->r);
+    arb_topo_free(g->t);
+}
+
+static arb_workload *allreduce(uint32_t ranks, uint64_t bytes, uint64_t chunk, uint32_t qps,
+                               arb_qp_mode mode, uint32_t n_hosts)
+{
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.qps = qps;
+    wc.qp_mode = mode;
+    arb_allreduce_config ar = {NULL, ranks, bytes, chunk, 0};
+    arb_workload *w = NULL;
+    char err[256];
+    if (arb_workload_new_allreduce(&w, &ar, n_hosts, &wc, err, sizeof err) < 0) {
+        printf("  allreduce: %s\n", err);
+        return NULL;
+    }
+    return w;
+}
+
+/* On an idle star, with one ack per message: step 0 takes (n+1) packet
+ * times + 2 link delays (store and forward at the switch); every later
+ * step starts one ack time later (the receiver's NIC sends the ack of the
+ * message it just completed before the next message). */
+TEST(allreduce_star_formula)
+{
+    const uint32_t N = 4, n = 10;
+    const uint64_t S = (uint64_t)N * n * 4096;
+    arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
+    CHECK(w != NULL);
+    if (!w) return;
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    CHECK_EQ_U(r.steps, 2 * (N - 1));
+    CHECK_EQ_U(r.messages, 2 * (N - 1));
+    CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
+    arb_time tf = arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE);
+    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
+    arb_time d = ARB_TOPO_DEFAULT_DELAY;
+    arb_time step = (n + 1) * tf + 2 * d;
+    arb_time want = step + (2 * (N - 1) - 1) * (tc + step);
+    CHECK_EQ_U(r.cct, want);
+    for (uint32_t k = 0; k < N; k++) {
+        uint64_t sent, got;
+        arb_time done;
+        CHECK_EQ_I(arb_workload_rank(w, k, NULL, &done, &sent, &got), 0);
+        CHECK_EQ_U(sent, 2 * (N - 1) * S / N);
+        CHECK_EQ_U(got, 2 * (N - 1));
+        CHECK(done <= want);
+    }
+    double secs = (double)want / 1e12;
+    CHECK(r.algbw_gbps > S * 8 / secs / 1e9 * 0.999999 &&
+          r.algbw_gbps < S * 8 / secs / 1e9 * 1.000001);
+    CHECK(r.busbw_gbps > r.algbw_gbps * 1.5 * 0.999999 &&
+          r.busbw_gbps < r.algbw_gbps * 1.5 * 1.000001);
+    arb_sim_stats st;
+    arb_sim_get_stats(g.s, &st);
+    CHECK_EQ_U(st.payload_delivered, 2 * (N - 1) * S);
+    CHECK_EQ_U(st.drops, 0);
+    rig_free(&g);
+    arb_workload_free(w);
+}
+
+/* An uneven buffer: chunk sizes differ by one byte; every byte still arrives. */
+TEST(allreduce_uneven_chunks)
+{
+    const uint32_t N = 5;
+    const uint64_t S = 100003;
+    arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, 8);
+    CHECK(w != NULL);
+    if (!w) return;
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:8", w, 1), 0);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    CHECK_EQ_U(r.bytes_planned, 2 * (N - 1) * S);
+    arb_sim_stats st;
+    arb_sim_get_stats(g.s, &st);
+    CHECK_EQ_U(st.payload_delivered, 2 * (N - 1) * S);
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < N; k++) {
+        uint64_t sent;
+        arb_workload_rank(w, k, NULL, NULL, &sent, NULL);
+        total += sent;
+    }
+    CHECK_EQ_U(total, 2 * (N - 1) * S);
+    rig_free(&g);
+    arb_workload_free(w);
+}
+
+/* split: every message on every QP (half each); rr: whole messages
+ * alternate. Both deliver the same bytes; each flow's size shows which. */
+TEST(allreduce_qp_disciplines)
+{
+    const uint32_t N = 4;
+    const uint64_t S = 4 * 8192;
+    for (int mode = 0; mode <= 1; mode++) {
+        arb_workload *w = allreduce(N, S, 0, 2, (arb_qp_mode)mode, N);
+        CHECK(w != NULL);
+        if (!w) return;
+        struct rig g;
+        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        arb_workload_result r;
+        arb_workload_get_result(w, &r);
+        CHECK(r.done);
+        uint32_t nf = arb_sim_n_flows(g.s);
+        CHECK_EQ_U(nf, mode == ARB_QP_SPLIT ? N * 6 * 2 : N * 6);
+        CHECK_EQ_U(r.flows_planned, nf);
+        for (uint32_t i = 0; i < nf; i++) {
+            arb_sim_flow_result fr;
+            arb_sim_flow(g.s, i, &fr);
+            CHECK_EQ_U(fr.bytes, mode == ARB_QP_SPLIT ? 4096 : 8192);
+            CHECK(fr.finish != ARB_TIME_NEVER);
+            CHECK_EQ_U(fr.dst, (fr.src + 1) % N);
+        }
+        arb_sim_stats st;
+        arb_sim_get_stats(g.s, &st);
+        CHECK_EQ_U(st.payload_delivered, 6 * S);
+        rig_free(&g);
+        arb_workload_free(w);
+    }
+}
+
+/* Pipelining by chunk: four slices per chunk, four times the messages.
+ * (A QP's next message enters when the previous one has been delivered,
+ * so slices on one QP are separated by a path latency: workload.h.) */
+TEST(allreduce_pipelined)
+{
+    const uint32_t N = 4;
+    const uint64_t S = 4 * 65536;
+    arb_time cct[2];
+    for (int k = 0; k < 2; k++) {
+        arb_workload *w = allreduce(N, S, k ? 16384 : 0, 1, ARB_QP_SPLIT, N);
+        CHECK(w != NULL);
+        if (!w) return;
+        struct rig g;
+        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        arb_workload_result r;
+        arb_workload_get_result(w, &r);
+        CHECK(r.done);
+        CHECK_EQ_U(r.slices, k ? 4 : 1);
+        CHECK_EQ_U(r.messages, 6 * r.slices);
+        CHECK_EQ_U(arb_sim_n_flows(g.s), N * r.messages);
+        cct[k] = r.cct;
+        rig_free(&g);
+        arb_workload_free(w);
+    }
+    CHECK(cct[0] > 0 && cct[1] > 0);
+}
+
+TEST(allreduce_bad_config)
+{
+    char err[256];
+    arb_workload *w;
+    arb_allreduce_config ar = {NULL, 1, 1000, 0, 0};
+    CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 8, NULL, err, sizeof err), ARB_EINVAL);
+    CHECK(w == NULL);
+    ar.ranks = 4;
+    ar.bytes = 3;
+    CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 8, NULL, err, sizeof err), ARB_EINVAL);
+    CHECK(strncmp(err, "size:", 5) == 0);
+    uint32_t hosts[3] = {1, 2, 1};
+    ar.hosts = hosts;
+    ar.ranks = 3;
+    ar.bytes = 3000;
+    CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 8, NULL, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "host 1") != NULL);
+    hosts[2] = 9;
+    CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 8, NULL, err, sizeof err), ARB_EINVAL);
+}
+
+/* shift:all on star:4: three phases, each starting when the last ended. */
+TEST(pattern_phases)
+{
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.qps = 2;
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_new_pattern(&w, "shift:all", 4, 10001, 0, &wc, err, sizeof err), 0);
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    CHECK_EQ_U(r.phases, 3);
+    CHECK_EQ_U(arb_sim_n_flows(g.s), 3 * 4 * 2);
+    arb_time phase_end = 0;
+    for (uint32_t p = 0; p < 3; p++) {
+        arb_time end = 0;
+        uint64_t bytes = 0;
+        for (uint32_t i = p * 8; i < p * 8 + 8; i++) {
+            arb_sim_flow_result fr;
+            arb_sim_flow(g.s, i, &fr);
+            CHECK(fr.start >= phase_end);
+            CHECK_EQ_U(fr.dst, (fr.src + p + 1) % 4);
+            if (fr.finish > end) end = fr.finish;
+            bytes += fr.bytes;
+        }
+        CHECK_EQ_U(bytes, 4 * 10001);
+        phase_end = end;
+    }
+    CHECK_EQ_U(r.finish, phase_end);
+    rig_free(&g);
+    arb_workload_free(w);
+    CHECK_EQ_I(arb_workload_new_pattern(&w, "shift:9", 4, 100, 0, NULL, err, sizeof err),
+               ARB_EPARSE);
+}
+
+TEST(incast)
+{
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_new_incast(&w, 8, 2, 5, 50000, 0, NULL, err, sizeof err), 0);
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:8", w, 1), 0);
+    CHECK_EQ_U(arb_sim_n_flows(g.s), 5);
+    for (uint32_t i = 0; i < 5; i++) {
+        arb_sim_flow_result fr;
+        arb_sim_flow(g.s, i, &fr);
+        CHECK_EQ_U(fr.dst, 2);
+        CHECK_EQ_U(fr.src, 3 + i);
+    }
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    /* five senders share one link: at least five times one flow's time */
+    CHECK(r.finish >= 5 * arb_time_tx(50000, ARB_TOPO_DEFAULT_RATE));
+    rig_free(&g);
+    arb_workload_free(w);
+    CHECK_EQ_I(arb_workload_new_incast(&w, 8, 8, 5, 1, 0, NULL, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_workload_new_incast(&w, 8, 0, 8, 1, 0, NULL, err, sizeof err), ARB_EINVAL);
+}
+
+TEST(trace_csv)
+{
+    const char *good = "# a comment\n"
+                       "src,dst,bytes,start_us,sport\n"
+                       "0,1,5000,0,\n"
+                       "\n"
+                       "2, 3, 7000, 1.5, 50000\n";
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, good, "t.csv", 4, NULL, err, sizeof err), 0);
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    arb_sim_flow_result fr;
+    arb_sim_flow(g.s, 1, &fr);
+    CHECK_EQ_U(fr.start, 1500000);
+    CHECK_EQ_U(fr.bytes, 7000);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    rig_free(&g);
+    arb_workload_free(w);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"src,dst,bytes\n0,1,5\n", "t.csv:1: header:"},
+        {"src,dst,bytes,start_us\n0,1,5,0\n0,1,5\n", "t.csv:3: line: 3 fields"},
+        {"src,dst,bytes,start_us\n0,x,5,0\n", "t.csv:2: dst: not a host index 'x'"},
+        {"src,dst,bytes,start_us\n0,4,5,0\n", "t.csv:2: dst: host not below"},
+        {"src,dst,bytes,start_us\n\n1,1,5,0\n", "t.csv:3: dst: same host"},
+        {"src,dst,bytes,start_us\n0,1,0,0\n", "t.csv:2: bytes:"},
+        {"src,dst,bytes,start_us\n0,1,5,1.2345678\n", "t.csv:2: start_us:"},
+        {"src,dst,bytes,start_us,sport\n0,1,5,0,70000\n", "t.csv:2: sport:"},
+        {"", "t.csv: header: the file is empty"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        int rc =
+            arb_workload_parse(&w, ARB_WL_TRACE, bad[i].text, "t.csv", 4, NULL, err, sizeof err);
+        CHECK_EQ_I(rc, ARB_EPARSE);
+        CHECK(w == NULL);
+        if (strncmp(err, bad[i].want, strlen(bad[i].want)) != 0)
+            TESTKIT_REPORT("case %zu: got '%s', want '%s...'", i, err, bad[i].want);
+    }
+}
+
+TEST(trace_htsim)
+{
+    const char *good = "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 8000\n"
+                       "2->1 id 2 start 2.5 size 4000\n";
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_HTSIM, good, "m.cm", 4, NULL, err, sizeof err), 0);
+    struct rig g;
+    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    arb_sim_flow_result fr;
+    arb_sim_flow(g.s, 1, &fr);
+    CHECK_EQ_U(fr.src, 2);
+    CHECK_EQ_U(fr.dst, 1);
+    CHECK_EQ_U(fr.start, 2500000);
+    CHECK_EQ_U(fr.bytes, 4000);
+    rig_free(&g);
+    arb_workload_free(w);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"Connections 1\n0->1 id 1 start 0 size 5\n", "m.cm:1: Nodes:"},
+        {"Nodes 8\nConnections 1\n0->1 id 1 start 0 size 5\n", "m.cm:1: Nodes: 8 nodes"},
+        {"Nodes 4\nConnections 2\n0->1 id 1 start 0 size 5\n", "m.cm:3: Connections: says 2"},
+        {"Nodes 4\nConnections 1\n0-1 id 1 start 0 size 5\n", "m.cm:3: SRC->DST:"},
+        {"Nodes 4\nConnections 1\n0->9 id 1 start 0 size 5\n", "m.cm:3: DST: host not below"},
+        {"Nodes 4\nConnections 1\n0->1 id 1 start x size 5\n", "m.cm:3: start:"},
+        {"Nodes 4\nConnections 1\n0->1 id 1 start 0\n", "m.cm:3: size: missing"},
+        {"Nodes 4\nConnections 1\n0->1 id 1 start 0 size 5 prio 2\n", "m.cm:3: line: unsupported"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        int rc =
+            arb_workload_parse(&w, ARB_WL_HTSIM, bad[i].text, "m.cm", 4, NULL, err, sizeof err);
+        CHECK_EQ_I(rc, ARB_EPARSE);
+        if (strncmp(err, bad[i].want, strlen(bad[i].want)) != 0)
+            TESTKIT_REPORT("case %zu: got '%s', want '%s...'", i, err, bad[i].want);
+    }
+    CHECK_EQ_I(
+        arb_workload_new_file(&w, ARB_WL_HTSIM, "/nonexistent/x.cm", 4, NULL, err, sizeof err),
+        ARB_EIO);
+    CHECK(strstr(err, "/nonexistent/x.cm") != NULL);
+}
+
+/* The benchmark's matrix, when the shared data sits beside the repository. */
+TEST(htsim_benchmark_file)
+{
+    const char *path = "../shared/data/perm_1024n_1024c_0u_2000000b.cm";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("  (skipped: %s not found)\n", path);
+        return;
+    }
+    fclose(f);
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_new_file(&w, ARB_WL_HTSIM, path, 1024, NULL, err, sizeof err), 0);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK_EQ_U(r.flows_planned, 1024);
+    CHECK_EQ_U(r.bytes_planned, 1024ull * 2000000);
+    arb_workload_free(w);
+    CHECK_EQ_I(arb_workload_new_file(&w, ARB_WL_HTSIM, path, 512, NULL, err, sizeof err),
+               ARB_EPARSE);
+}
+
+TEST(names)
+{
+    CHECK_STR(arb_qp_mode_name(ARB_QP_RR), "rr");
+    CHECK_EQ_I(arb_qp_mode_parse("split"), ARB_QP_SPLIT);
+    CHECK_EQ_I(arb_qp_mode_parse("x"), ARB_ENOENT);
+    CHECK_STR(arb_workload_kind_name(ARB_WL_ALLREDUCE), "ring_allreduce");
+    CHECK(arb_workload_kind_name(99) == NULL);
+}
+
+int main(void)
+{
+    RUN(allreduce_star_formula);
+    RUN(allreduce_uneven_chunks);
+    RUN(allreduce_qp_disciplines);
+    RUN(allreduce_pipelined);
+    RUN(allreduce_bad_config);
+    RUN(pattern_phases);
+    RUN(incast);
+    RUN(trace_csv);
+    RUN(trace_htsim);
+    RUN(htsim_benchmark_file);
+    RUN(names);
+    return testkit_done();
+}
