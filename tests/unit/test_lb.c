@@ -542,11 +542,12 @@ TEST(spray_skew_gbn_against_irn)
      * 125 kB, give or take a packet */
     CHECK(irn.r.reorder_peak_bytes > 110000 && irn.r.reorder_peak_bytes < 140000);
     printf("  spray 1 MB, 20 us skew: gbn finish %.1f us retx %llu ooo %llu; irn(25us) finish "
-           "%.1f us retx %llu ooo %llu peak %u; irn(0) retx %llu\n",
+           "%.1f us retx %llu ooo %llu peak %u; irn(0) finish %.1f us retx %llu ooo %llu\n",
            (double)(gbn.r.finish - gbn.r.start) / 1e6, (unsigned long long)gbn.r.retx_bytes,
            (unsigned long long)gbn.r.ooo_pkts, (double)(irn.r.finish - irn.r.start) / 1e6,
            (unsigned long long)irn.r.retx_bytes, (unsigned long long)irn.r.ooo_pkts,
-           irn.r.reorder_peak_bytes, (unsigned long long)irn0.r.retx_bytes);
+           irn.r.reorder_peak_bytes, (double)(irn0.r.finish - irn0.r.start) / 1e6,
+           (unsigned long long)irn0.r.retx_bytes, (unsigned long long)irn0.r.ooo_pkts);
 }
 
 /* Out-of-order arrivals at a host over a train of messages on one
