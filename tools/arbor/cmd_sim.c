@@ -114,8 +114,13 @@ static void print_summary(const char *json)
     printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
            str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
            str(wl, "transport", "dcqcn"));
-    printf("workload      %s, size %s, qps %s\n", str(wl, "workload", "kind"),
-           str(wl, "workload", "size"), str(wl, "workload", "qps"));
+    const char *kind = str(wl, "workload", "kind");
+    if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0)
+        printf("workload      %s, file %s, qps %s\n", kind, str(wl, "workload", "file"),
+               str(wl, "workload", "qps"));
+    else
+        printf("workload      %s, size %s, qps %s\n", kind, str(wl, "workload", "size"),
+               str(wl, "workload", "qps"));
     const cJSON *done = cJSON_GetObjectItemCaseSensitive(j, "completed");
     printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
            num(j, "events", NULL), num(j, "packet_hops", NULL),

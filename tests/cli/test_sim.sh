@@ -1,0 +1,84 @@
+# The `arbor sim` command: errors (exit 2, one line naming file, line and
+# key), the JSON keys, overrides, determinism, CSV, and the example scenarios.
+. "$(dirname "$0")/lib.sh"
+
+same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
+has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
+nohost() { sed 's/,"host":{[^}]*}//'; }
+
+cat >"$TMP/small.ini" <<'INI'
+[fabric]
+topology = star:4
+[workload]
+size = 64KiB
+[run]
+sample = 5us
+INI
+
+# Errors: exit 2, one stderr line, nothing on stdout.
+printf '[fabric]\ntopology = star:4\nbogus = 1\n' >"$TMP/bad.ini"
+expect_err "unknown key names file:line: key" 2 "bad.ini:3: fabric.bogus: unknown key" "$ARBOR" sim "$TMP/bad.ini"
+printf '[fabrik]\n' >"$TMP/bad2.ini"
+expect_err "unknown section" 2 "bad2.ini:1: unknown section \[fabrik\]" "$ARBOR" sim "$TMP/bad2.ini"
+printf '[switch]\nqueue = lots\n' >"$TMP/bad3.ini"
+expect_err "bad value" 2 "bad3.ini:2: switch.queue: 'lots' is not a size" "$ARBOR" sim "$TMP/bad3.ini"
+printf '[fabric]\ntopology = star:1x\n' >"$TMP/bad4.ini"
+expect_err "bad topology at run time" 2 "bad4.ini:2: fabric.topology: " "$ARBOR" sim "$TMP/bad4.ini"
+printf '[workload]\nkind = htsim\nfile = missing.cm\n' >"$TMP/bad5.ini"
+expect_err "missing trace file" 2 "bad5.ini:3: workload.file: .*missing.cm: cannot open" "$ARBOR" sim "$TMP/bad5.ini"
+expect_err "missing scenario file" 2 "nope.ini: cannot open" "$ARBOR" sim "$TMP/nope.ini"
+expect_err "bad -s value" 2 "sim: -s transport.rto: 'x' is not a time" "$ARBOR" sim "$TMP/small.ini" -s transport.rto=x
+expect_err "ambiguous -s key" 2 "sim: -s seed: ambiguous key" "$ARBOR" sim "$TMP/small.ini" -s seed=3
+expect_err "-s without =" 2 "expected section.key=value" "$ARBOR" sim -s fabric.topology
+expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" sim --bogus
+expect_err "two files" 2 "one scenario file only" "$ARBOR" sim a.ini b.ini
+expect_err "bad --seed" 2 "sim: --seed: 'x' is not a number" "$ARBOR" sim --seed x
+expect_status "help" 0 "$ARBOR" sim --help
+expect_status "keys" 0 "$ARBOR" sim --keys
+
+# JSON keys.
+J=$("$ARBOR" sim "$TMP/small.ini" --json --quiet)
+for k in '"scenario":{"file":' '"sim_time_us":' '"events":' '"packet_hops":' '"flows":{"count":24' \
+    '"fct_us":{"mean":' '"p50":' '"p99":' '"collective":{"kind":"ring_allreduce","ranks":4' \
+    '"cct_us":' '"algbw_gbps":' '"busbw_gbps":' '"drops":0' '"ecn_marks":' '"pfc":{"pauses":' \
+    '"paused_us":' '"ooo_pkts":' '"retx_bytes":' '"reorder_peak_bytes":' \
+    '"queues":{"tier0_up":{' '"max_bytes":' '"mean_bytes":' '"p99_bytes":' \
+    '"utilisation":{"tier0_up":' '"host":{"wall_s":' '"peak_rss_mb":'; do
+    has "json has $k" "$J" "$k"
+done
+same "json is one line" 1 "$(printf '%s\n' "$J" | wc -l)"
+
+# Determinism, overrides, --seed.
+A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
+B=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
+same "same scenario, same JSON" "$A" "$B"
+C=$("$ARBOR" sim "$TMP/small.ini" --json -s workload.size=128KiB | nohost)
+if [ "$A" != "$C" ]; then pass "-s changes the result"; else fail "-s changes the result"; fi
+has "-s echoed" "$C" '"size":"128KiB"'
+D=$("$ARBOR" sim "$TMP/small.ini" --json --seed 7 | nohost)
+has "--seed sets run.seed" "$D" '"run":{"seed":"7"'
+E=$("$ARBOR" sim "$TMP/small.ini" --json -s size=128KiB | nohost)
+same "key without section when unambiguous" "$C" "$E"
+
+# Summary and CSV.
+S=$("$ARBOR" sim "$TMP/small.ini")
+has "summary: allreduce line" "$S" "^allreduce     4 ranks"
+has "summary: port table" "$S" "^tier0_down"
+"$ARBOR" sim "$TMP/small.ini" --quiet --csv "$TMP/run" >/dev/null
+same "csv util header" "time_us,tier0_up,tier0_down" "$(head -1 "$TMP/run-util.csv")"
+same "csv queue header" "time_us,tier0_up_mean,tier0_up_max,tier0_down_mean,tier0_down_max" "$(head -1 "$TMP/run-queue.csv")"
+same "csv flows rows" 25 "$(wc -l <"$TMP/run-flows.csv")"
+expect_status "csv into a missing directory fails" 1 "$ARBOR" sim "$TMP/small.ini" --csv /nonexistent/dir/x
+
+# The built-in default and the example scenarios (not the benchmarks: seconds).
+expect_status "built-in default" 0 "$ARBOR" sim --quiet -s workload.size=256KiB
+for f in scenarios/all2all-star.ini scenarios/htsim.ini scenarios/trace.ini scenarios/shift-leafspine.ini \
+    scenarios/perm-kary.ini scenarios/incast.ini; do
+    J=$("$ARBOR" sim "$f" --json --quiet)
+    has "$f completes" "$J" '"completed":true'
+done
+J=$("$ARBOR" sim scenarios/allreduce-rr-pipelined.ini --json --quiet -s size=2MiB)
+has "rr pipelined allreduce completes" "$J" '"completed":true'
+J=$("$ARBOR" sim scenarios/allreduce-leafspine.ini --json --quiet -s size=1MiB)
+has "leaf-spine allreduce completes" "$J" '"completed":true'
+finish
