@@ -27,9 +27,9 @@
  *                the route.h engines, unchanged (arb_route_next per hop).
  *   route        the router given as `base`, as it is.
  *   ar           per-packet adaptive routing: at every switch the live
- *                minimal candidate with the fewest queued bytes; ties go
- *                to tied candidate (hash mod ties), hash = arb_route_hash
- *                of the switch. Options bias=F, thresh=BYTES (see Bias).
+ *                minimal candidate with the fewest queued bytes; among
+ *                ties the (h mod ties)-th, h = arb_route_hash of the
+ *                switch. Options bias=F, thresh=BYTES (see Bias).
  *   ar_ftree     D-mod-k on the way down (the parallel link D-mod-k names;
  *                the others only if it failed), ar on the way up.
  *   flowlet      per-flowlet AR: a flowlet table (last port, last time)
@@ -110,9 +110,8 @@ typedef struct arb_lb arb_lb;
  * the load balancer. t must outlive it too.
  * Errors: ARB_EPARSE (unknown scheme or a bad option; err names it),
  * ARB_EINVAL (NULL argument; "route" without base; a plain engine with a
- * base; base on another topology; t not a PGFT; conga on leaves of more
- * than 255 uplinks), ARB_EIO (table file), ARB_ENOMEM. On error *out is
- * NULL, cfg is unchanged and err holds one line.
+ * base; t not a PGFT; conga on leaves of more than 255 uplinks), ARB_EIO (table file), ARB_ENOMEM.
+ * On error *out is NULL, cfg is unchanged and err holds one line.
  */
 int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const char *scheme,
                arb_sim_config *cfg, char *err, size_t errlen);
