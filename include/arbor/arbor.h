@@ -2,6 +2,7 @@
 #ifndef ARBOR_ARBOR_H
 #define ARBOR_ARBOR_H
 
+#include "arbor/agg.h"
 #include "arbor/base.h"
 #include "arbor/cc.h"
 #include "arbor/reduce.h"

@@ -1,0 +1,254 @@
+/*
+ * arbor/agg.h - the aggregator engine of one switch (spec sections 2, 5, 6
+ * and 7): a pool of aggregation slots shared by every port and every job.
+ *
+ * Sans-IO: the engine reads no clock, touches no socket and holds no
+ * global. The driver (the simulator's switch or the runtime's software
+ * switch) decodes a packet, decides from its tree tables that this switch
+ * aggregates for the packet's tree, and hands the packet to arb_agg_recv()
+ * with the current time. The engine answers with one arb_agg_result saying
+ * what to send: nothing, the packet itself (possibly with its location
+ * stack pushed or popped), an aggregate, or an AGG_MISS. It never allocates
+ * per packet: accumulators are allocated with the engine.
+ *
+ * The engine holds no group, rank or address table. A slot is found only
+ * from the packet's location stack and checked against its owner
+ * (channel identity, credit offset). The channel identity is a uint64_t the
+ * driver chooses and the engine only compares: the runtime packs
+ * (responder IPv4 << 16 | channel UDP port), the simulator uses its channel
+ * id. The same channel must always be given the same identity.
+ *
+ * Per packet (docs/aggregator.md has the full table):
+ *
+ *   RESPONSE, credit_valid = 1, repair = 0 (a credit going down): allocate
+ *     the next slot in rotation, own it (channel, offset_b), push its id at
+ *     agg_loc[agg_depth], agg_depth++. FORWARD (replicate to the children).
+ *     Call it only for credits going down: a credit climbing to the root is
+ *     forwarded by the driver without the engine; the root calls the engine
+ *     before it replicates.
+ *   DATA_REQUEST, repair = 0, agg_depth > 0 (a request going up): the slot
+ *     at agg_loc[agg_depth-1] with fan-in fanin[agg_depth-1]:
+ *       fan-in 1        pop, FORWARD; no slot is read or written;
+ *       owner mismatch  EMIT_MISS: a header-only AGG_MISS to the responder;
+ *       otherwise       count, reduce; CONSUMED, or EMIT_AGGREGATE (popped,
+ *                       aggregated = 1, offset_b = count) once the count
+ *                       reaches the fan-in;
+ *       duplicate port, completed slot, inconsistent input: DROP.
+ *   Everything else (repair requests and credits, tails, REGISTER, END, the
+ *   acks, AGG_MISS, requests with agg_depth 0): FORWARD unchanged.
+ *
+ * A header that fails arb_hdr_validate() is dropped (ARB_AGG_R_MALFORMED);
+ * every header the engine emits passes arb_hdr_validate() with the
+ * payload length it reports.
+ */
+#ifndef ARBOR_AGG_H
+#define ARBOR_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Slot ids travel in 16-bit agg_loc entries. */
+#define ARB_AGG_SLOTS_MAX 65536
+/* Ports per switch the contributor bitmap covers (ports 0..255). */
+#define ARB_AGG_PORTS_MAX 256
+
+/* Defaults of arb_agg_config_default(). */
+#define ARB_AGG_SLOTS_DEFAULT 1024
+#define ARB_AGG_PORTS_DEFAULT 64
+
+typedef struct arb_agg_config {
+    /* A: slots in the pool, 1..ARB_AGG_SLOTS_MAX (default 1024). Size it as
+     * A >= ceil(lambda x R): credits per second through this switch times
+     * the longest credit-to-aggregate round trip (docs/aggregator.md). */
+    uint32_t slots;
+    /* Accumulator bytes per slot, 1..ARB_PAYLOAD_MAX (default 8192). A
+     * contribution with a longer payload is a protocol error. */
+    uint32_t max_payload;
+    /* 1: header-only mode. No accumulator is allocated and payload bytes
+     * are never read; counting, owner checks and fan-in work as usual. */
+    int header_only;
+    /* Switch ports the driver names, 1..ARB_AGG_PORTS_MAX (default 64):
+     * every port given to arb_agg_recv must be below it. */
+    uint32_t ports;
+    arb_logger logger; /* DEBUG: one line per dropped or missed request */
+} arb_agg_config;
+
+/* What the driver does with the packet it passed in. */
+typedef enum arb_agg_action {
+    /* Absorbed into a slot: send nothing, free the packet. */
+    ARB_AGG_CONSUMED = 0,
+    /* Send the packet on: res.hdr (equal to the updated *h) with the
+     * packet's own payload. Credits go to the tree's child ports,
+     * everything else toward the responder. */
+    ARB_AGG_FORWARD = 1,
+    /* The packet completed a slot: free it and send res.hdr with the
+     * aggregate res.payload / res.payload_len up the tree, CE = res.ce. */
+    ARB_AGG_EMIT_AGGREGATE = 2,
+    /* Owner mismatch: free the packet and send the header-only AGG_MISS
+     * res.hdr straight to the responder (IP dst = the request's). */
+    ARB_AGG_EMIT_MISS = 3,
+    /* Free the packet and send nothing; res.reason says why. */
+    ARB_AGG_DROP = 4
+} arb_agg_action;
+
+#define ARB_AGG_ACTION_COUNT 5
+
+typedef enum arb_agg_reason {
+    ARB_AGG_R_BYPASS = 0,      /* FORWARD: not for a slot, unchanged */
+    ARB_AGG_R_PUSH = 1,        /* FORWARD: a credit allocated a slot and pushed it */
+    ARB_AGG_R_FANIN1 = 2,      /* FORWARD: fan-in 1, popped without a slot */
+    ARB_AGG_R_COUNTED = 3,     /* CONSUMED: counted, the slot waits for more */
+    ARB_AGG_R_COMPLETE = 4,    /* EMIT_AGGREGATE: the count reached the fan-in */
+    ARB_AGG_R_OWNER = 5,       /* EMIT_MISS: the slot belongs to another context */
+    ARB_AGG_R_BAD_SLOT = 6,    /* EMIT_MISS: slot id >= A */
+    ARB_AGG_R_DUPLICATE = 7,   /* DROP: this port already contributed */
+    ARB_AGG_R_LATE = 8,        /* DROP: the slot already completed */
+    ARB_AGG_R_OVERCOUNT = 9,   /* DROP: count would pass the fan-in */
+    ARB_AGG_R_MISMATCH = 10,   /* DROP: dtype, op, fan-in, payload flag or length
+                                  differ from the slot's first contribution */
+    ARB_AGG_R_TOO_LONG = 11,   /* DROP: payload longer than max_payload */
+    ARB_AGG_R_STACK_FULL = 12, /* DROP: credit with agg_depth 3 */
+    ARB_AGG_R_STACK_EXT = 13,  /* DROP: credit in a 16 B header would need depth 2 */
+    ARB_AGG_R_MALFORMED = 14   /* DROP: the header fails arb_hdr_validate */
+} arb_agg_reason;
+
+#define ARB_AGG_REASON_COUNT 15
+
+/*
+ * The engine's answer to one packet. Nothing in it is allocated; `payload`
+ * points into the engine (an aggregate) or at the caller's payload
+ * (FORWARD) and is valid until the next call on the engine.
+ */
+typedef struct arb_agg_result {
+    arb_agg_action action;
+    arb_agg_reason reason;
+    /* FORWARD, EMIT_*: the header to send. */
+    arb_hdr hdr;
+    /* FORWARD: the caller's payload. EMIT_AGGREGATE: the accumulator, or
+     * NULL in header-only mode (payload_len is then the length the inputs
+     * declared, so a driver can size the packet). EMIT_MISS, DROP,
+     * CONSUMED: NULL and 0. */
+    const void *payload;
+    size_t payload_len;
+    /* The CE bit to send with: the caller's for FORWARD and EMIT_MISS, the
+     * OR over every input for EMIT_AGGREGATE. */
+    uint8_t ce;
+    /* The slot allocated or read (PUSH, COUNTED, COMPLETE, OWNER,
+     * DUPLICATE, LATE, OVERCOUNT, MISMATCH, TOO_LONG); -1 when none. */
+    int32_t slot;
+} arb_agg_result;
+
+typedef struct arb_agg_stats {
+    uint64_t packets;        /* arb_agg_recv calls that returned 0 */
+    uint64_t malformed;      /* dropped: failed arb_hdr_validate */
+    uint64_t bypass;         /* forwarded unchanged */
+    uint64_t credits;        /* credits going down */
+    uint64_t allocations;    /* slots allocated (= credits - stack_overflow) */
+    uint64_t stack_overflow; /* credits dropped: STACK_FULL or STACK_EXT */
+    uint64_t reclaimed_live; /* allocations that took a slot still live */
+    uint64_t requests;       /* normal requests with agg_depth > 0 */
+    uint64_t passthrough;    /* of which fan-in 1, popped */
+    uint64_t miss;           /* of which AGG_MISS (OWNER and BAD_SLOT) */
+    uint64_t contributions;  /* of which counted into a slot */
+    uint64_t duplicate;      /* of which dropped as duplicates */
+    uint64_t late;           /* of which dropped as late */
+    uint64_t protocol_error; /* of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
+    uint64_t aggregates;     /* slots completed (aggregates emitted) */
+    uint32_t live;           /* slots live now */
+    uint32_t peak_live;      /* most slots live at once */
+    /* Time slots spent live (allocation to completion or reclaim), and
+     * partially filled (first contribution to completion or reclaim), in
+     * ps; arb_agg_get_stats adds the open intervals of live slots up to
+     * `now`. Saturating. */
+    arb_time slot_time;
+    arb_time partial_slot_time;
+} arb_agg_stats;
+
+typedef struct arb_agg arb_agg;
+
+/* 1024 slots of 8192 B, 64 ports, values mode, no logger. */
+void arb_agg_config_default(arb_agg_config *cfg);
+
+/*
+ * Make an engine (cfg NULL: the defaults). Accumulators (slots x
+ * max_payload bytes) are allocated here unless header_only.
+ * Errors: ARB_EINVAL for a NULL out or a config field out of its range;
+ * ARB_ENOMEM.
+ */
+int arb_agg_new(arb_agg **out, const arb_agg_config *cfg);
+
+/* Free an engine; NULL is allowed. */
+void arb_agg_free(arb_agg *a);
+
+/*
+ * Process one packet that arrived on switch port `port` at time `now`.
+ *
+ *   h            the decoded header; on FORWARD it is updated in place (a
+ *                credit's push, a fan-in-1 pop) and res->hdr is a copy; on
+ *                every other action it is left as it was.
+ *   payload      the payload bytes (little-endian elements, as on the
+ *                wire); may be NULL in header-only mode.
+ *   payload_len  their length; in header-only mode the length the packet
+ *                stands for (0 when payload_valid = 0).
+ *   channel      the channel identity (see above); used by credits and
+ *                requests only.
+ *   port         the arrival port, < cfg.ports; used by requests only.
+ *   ce           the packet's CE bit (nonzero = set).
+ *   now          the current time; it must not go backwards.
+ *
+ * Returns 0 and fills *res, or an error for a call that breaks this
+ * contract (nothing is changed then): ARB_EINVAL for a NULL a, h or res,
+ * a port >= cfg.ports, or, in values mode, a NULL payload with a nonzero
+ * length. Anything wrong with the packet itself is a DROP with a reason,
+ * never an error.
+ */
+int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
+                 uint32_t port, int ce, arb_time now, arb_agg_result *res);
+
+/*
+ * The aggregator keeps no timers: a slot that never completes is simply
+ * reallocated when the rotation comes back to it, and recovery is the
+ * responder's job (timeout, AGG_MISS, repair). These exist so a driver
+ * treats every engine alike: arb_agg_next_expiry returns ARB_TIME_NEVER and
+ * arb_agg_on_expiry does nothing and returns 0 (ARB_EINVAL for NULL).
+ */
+arb_time arb_agg_next_expiry(const arb_agg *a);
+int arb_agg_on_expiry(arb_agg *a, arb_time now);
+
+/* Counters, with slot times closed at `now` for slots still live. */
+void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
+
+/*
+ * Self-check of every slot and of the counters, O(A) (for tests and the
+ * simulator's invariant checks):
+ *   - no slot aggregated two contexts: every contribution a slot holds was
+ *     counted under its current owner, whose allocation it follows;
+ *   - no port contributed twice: the contributor bitmap has one bit per
+ *     contribution held;
+ *   - a slot's count never passes its fan-in and equals it exactly when the
+ *     slot completed; a free slot holds nothing;
+ *   - the live count matches the slots, and the counters add up
+ *     (packets = malformed + bypass + credits + requests, and requests and
+ *     credits split exactly into their outcomes).
+ * Returns 0, or ARB_ESTATE on the first broken invariant (named through the
+ * logger at ARB_LOG_ERROR); ARB_EINVAL for NULL.
+ */
+int arb_agg_check(const arb_agg *a);
+
+/* "CONSUMED", "FORWARD", ...; NULL outside the enum. */
+const char *arb_agg_action_name(int action);
+/* "BYPASS", "PUSH", ...; NULL outside the enum. */
+const char *arb_agg_reason_name(int reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_AGG_H */

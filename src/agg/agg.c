@@ -1,0 +1,480 @@
+/*
+ * The aggregator engine (agg.h): a slot pool allocated in rotation, the
+ * location-stack push of credits, and the owner check, counting, reduction
+ * and pop of requests. docs/aggregator.md describes the behaviour; this file
+ * follows it branch by branch.
+ */
+#include "arbor/agg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbor/reduce.h"
+
+enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_DONE = 2 };
+
+typedef struct slot {
+    uint64_t channel;     /* owner: channel identity */
+    uint64_t gen;         /* allocation number of the current owner (0: never) */
+    uint64_t owner_sig;   /* mix of (channel, offset, gen), written at allocation */
+    uint64_t contrib_gen; /* gen under which the held contributions were counted */
+    arb_time t_alloc;     /* allocation time */
+    arb_time t_first;     /* first contribution's time */
+    uint32_t offset;      /* owner: credit offset (24 bits) */
+    uint32_t count;       /* original contributions gathered (sum of offset_b) */
+    uint32_t ncontrib;    /* packets counted, one per port */
+    uint32_t len;         /* payload bytes of the first contribution */
+    uint8_t state;        /* SLOT_* */
+    uint8_t fanin;        /* fan-in of the first contribution (0: none yet) */
+    uint8_t dtype;        /* of the first contribution */
+    uint8_t op;           /* of the first contribution */
+    uint8_t payload_valid;
+    uint8_t ce; /* OR of the contributions' CE bits */
+} slot;
+
+struct arb_agg {
+    arb_agg_config cfg;
+    uint32_t nslots;
+    uint32_t next;  /* the next slot the rotation hands out */
+    uint32_t words; /* bitmap words per slot */
+    uint64_t gen;   /* allocations so far */
+    slot *slots;
+    uint64_t *bitmap; /* nslots x words: ports that contributed */
+    uint8_t *acc;     /* nslots x max_payload, NULL in header-only mode */
+    arb_agg_stats st; /* slot times here are the closed intervals only */
+};
+
+static const char *const action_names[ARB_AGG_ACTION_COUNT] = {
+    "CONSUMED", "FORWARD", "EMIT_AGGREGATE", "EMIT_MISS", "DROP"};
+
+static const char *const reason_names[ARB_AGG_REASON_COUNT] = {
+    "BYPASS",   "PUSH",     "FANIN1",     "COUNTED",   "COMPLETE",
+    "OWNER",    "BAD_SLOT", "DUPLICATE",  "LATE",      "OVERCOUNT",
+    "MISMATCH", "TOO_LONG", "STACK_FULL", "STACK_EXT", "MALFORMED"};
+
+void arb_agg_config_default(arb_agg_config *cfg)
+{
+    if (!cfg) return;
+    cfg->slots = ARB_AGG_SLOTS_DEFAULT;
+    cfg->max_payload = ARB_PAYLOAD_MAX;
+    cfg->header_only = 0;
+    cfg->ports = ARB_AGG_PORTS_DEFAULT;
+    cfg->logger.fn = NULL;
+    cfg->logger.user = NULL;
+    cfg->logger.max_level = ARB_LOG_WARN;
+}
+
+int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
+{
+    if (!out) return ARB_EINVAL;
+    *out = NULL;
+    arb_agg_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        arb_agg_config_default(&c);
+    if (c.slots == 0 || c.slots > ARB_AGG_SLOTS_MAX) return ARB_EINVAL;
+    if (c.max_payload == 0 || c.max_payload > ARB_PAYLOAD_MAX) return ARB_EINVAL;
+    if (c.ports == 0 || c.ports > ARB_AGG_PORTS_MAX) return ARB_EINVAL;
+    c.header_only = c.header_only != 0;
+
+    arb_agg *a = calloc(1, sizeof *a);
+    if (!a) return ARB_ENOMEM;
+    a->cfg = c;
+    a->nslots = c.slots;
+    a->words = (c.ports + 63) / 64;
+    a->slots = calloc(c.slots, sizeof *a->slots);
+    a->bitmap = calloc((size_t)c.slots * a->words, sizeof *a->bitmap);
+    if (!c.header_only) a->acc = malloc((size_t)c.slots * c.max_payload);
+    if (!a->slots || !a->bitmap || (!c.header_only && !a->acc)) {
+        arb_agg_free(a);
+        return ARB_ENOMEM;
+    }
+    arb_log(&c.logger, ARB_LOG_DEBUG, "agg: %u slots of %u B, %u ports, %s mode", (unsigned)c.slots,
+            (unsigned)c.max_payload, (unsigned)c.ports, c.header_only ? "header-only" : "values");
+    *out = a;
+    return 0;
+}
+
+void arb_agg_free(arb_agg *a)
+{
+    if (!a) return;
+    free(a->slots);
+    free(a->bitmap);
+    free(a->acc);
+    free(a);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static arb_time sat_add(arb_time x, arb_time y)
+{
+    return x > ARB_TIME_NEVER - y ? ARB_TIME_NEVER : x + y;
+}
+
+/* Time from t0 to t; 0 if the clock was given out of order. */
+static arb_time since(arb_time t, arb_time t0)
+{
+    return t > t0 ? t - t0 : 0;
+}
+
+static uint64_t owner_sig(uint64_t channel, uint32_t offset, uint64_t gen)
+{
+    return arb_mix64(channel ^ arb_mix64((uint64_t)offset << 40 ^ gen));
+}
+
+static unsigned popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+
+static uint64_t *slot_bits(const arb_agg *a, uint32_t id)
+{
+    return a->bitmap + (size_t)id * a->words;
+}
+
+static uint8_t *slot_acc(const arb_agg *a, uint32_t id)
+{
+    return a->acc + (size_t)id * a->cfg.max_payload;
+}
+
+/* A live slot stops being live (completion or reclaim): close its times. */
+static void close_live(arb_agg *a, const slot *s, arb_time t)
+{
+    a->st.slot_time = sat_add(a->st.slot_time, since(t, s->t_alloc));
+    if (s->ncontrib)
+        a->st.partial_slot_time = sat_add(a->st.partial_slot_time, since(t, s->t_first));
+}
+
+static void result_init(arb_agg_result *res, const arb_hdr *h, int ce)
+{
+    res->action = ARB_AGG_DROP;
+    res->reason = ARB_AGG_R_MALFORMED;
+    res->hdr = *h;
+    res->payload = NULL;
+    res->payload_len = 0;
+    res->ce = ce != 0;
+    res->slot = -1;
+}
+
+static int forward(arb_agg_result *res, const arb_hdr *h, const void *payload, size_t len,
+                   arb_agg_reason why)
+{
+    res->action = ARB_AGG_FORWARD;
+    res->reason = why;
+    res->hdr = *h;
+    res->payload = payload;
+    res->payload_len = len;
+    return 0;
+}
+
+static int drop(arb_agg *a, arb_agg_result *res, const arb_hdr *h, arb_agg_reason why,
+                uint64_t channel, uint32_t port)
+{
+    res->action = ARB_AGG_DROP;
+    res->reason = why;
+    arb_log(&a->cfg.logger, ARB_LOG_DEBUG,
+            "agg: drop %s: type %u channel %llu offset %u count %u port %u slot %d",
+            reason_names[why], (unsigned)h->packet_type, (unsigned long long)channel,
+            (unsigned)h->offset_a, (unsigned)h->offset_b, (unsigned)port, (int)res->slot);
+    return 0;
+}
+
+/* Remove the top of the location stack (its bytes are cleared, so the
+ * result does not depend on which input completed the slot). */
+static void pop(arb_hdr *h)
+{
+    h->agg_depth--;
+    h->agg_loc[h->agg_depth] = 0;
+    h->fanin[h->agg_depth] = 0;
+}
+
+/* ---- credits going down ------------------------------------------------- */
+
+static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, uint64_t channel,
+                     uint32_t port, arb_time t, arb_agg_result *res)
+{
+    a->st.credits++;
+    uint8_t d = h->agg_depth;
+    if (d >= ARB_MAX_DEPTH || (d >= 1 && !h->ext)) {
+        a->st.stack_overflow++;
+        return drop(a, res, h, d >= ARB_MAX_DEPTH ? ARB_AGG_R_STACK_FULL : ARB_AGG_R_STACK_EXT,
+                    channel, port);
+    }
+
+    uint32_t id = a->next;
+    a->next = id + 1 == a->nslots ? 0 : id + 1;
+    slot *s = &a->slots[id];
+    if (s->state == SLOT_LIVE) {
+        a->st.reclaimed_live++;
+        close_live(a, s, t);
+    } else {
+        a->st.live++;
+        if (a->st.live > a->st.peak_live) a->st.peak_live = a->st.live;
+    }
+
+    uint64_t gen = ++a->gen;
+    s->channel = channel;
+    s->offset = h->offset_b & ARB_OFFSET_MASK;
+    s->gen = gen;
+    s->owner_sig = owner_sig(channel, s->offset, gen);
+    s->contrib_gen = 0;
+    s->t_alloc = t;
+    s->t_first = 0;
+    s->count = 0;
+    s->ncontrib = 0;
+    s->len = 0;
+    s->state = SLOT_LIVE;
+    s->fanin = 0;
+    s->dtype = 0;
+    s->op = 0;
+    s->payload_valid = 0;
+    s->ce = 0;
+    /* The accumulator is not cleared: the first contribution overwrites it. */
+    memset(slot_bits(a, id), 0, a->words * sizeof(uint64_t));
+    a->st.allocations++;
+
+    h->agg_loc[d] = (uint16_t)id;
+    h->agg_depth = (uint8_t)(d + 1);
+    res->slot = (int32_t)id;
+    return forward(res, h, payload, len, ARB_AGG_R_PUSH);
+}
+
+/* ---- requests going up -------------------------------------------------- */
+
+static int emit_miss(arb_agg *a, arb_agg_result *res, const arb_hdr *h, arb_agg_reason why,
+                     uint64_t channel, uint32_t port)
+{
+    a->st.miss++;
+    arb_hdr m;
+    memset(&m, 0, sizeof m);
+    m.version = ARB_WIRE_VERSION;
+    m.packet_type = ARB_PT_AGG_MISS;
+    m.op = ARB_OP_NOP;
+    m.message_id = h->message_id;
+    m.payload_kind = ARB_PK_DATA;
+    m.ext = h->ext; /* the tree's header profile */
+    m.offset_a = h->offset_a;
+    m.dtype = h->dtype;
+    res->action = ARB_AGG_EMIT_MISS;
+    res->reason = why;
+    res->hdr = m;
+    arb_log(&a->cfg.logger, ARB_LOG_DEBUG,
+            "agg: miss %s: channel %llu offset %u slot %u depth %u port %u", reason_names[why],
+            (unsigned long long)channel, (unsigned)h->offset_a,
+            (unsigned)h->agg_loc[h->agg_depth - 1], (unsigned)h->agg_depth, (unsigned)port);
+    return 0;
+}
+
+static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, uint64_t channel,
+                      uint32_t port, int ce, arb_time t, arb_agg_result *res)
+{
+    a->st.requests++;
+    unsigned top = h->agg_depth - 1u;
+    uint8_t fanin = h->fanin[top];
+    uint32_t id = h->agg_loc[top];
+
+    if (fanin == 1) {
+        /* Two ranks (or a one-child branch): nothing to gather here. */
+        a->st.passthrough++;
+        pop(h);
+        return forward(res, h, payload, len, ARB_AGG_R_FANIN1);
+    }
+    if (id >= a->nslots) return emit_miss(a, res, h, ARB_AGG_R_BAD_SLOT, channel, port);
+
+    slot *s = &a->slots[id];
+    res->slot = (int32_t)id;
+    if (s->state == SLOT_FREE || s->channel != channel || s->offset != h->offset_a)
+        return emit_miss(a, res, h, ARB_AGG_R_OWNER, channel, port);
+    if (s->state == SLOT_DONE) {
+        a->st.late++;
+        return drop(a, res, h, ARB_AGG_R_LATE, channel, port);
+    }
+    uint64_t *bits = slot_bits(a, id);
+    uint64_t bit = (uint64_t)1 << (port % 64);
+    if (bits[port / 64] & bit) {
+        a->st.duplicate++;
+        return drop(a, res, h, ARB_AGG_R_DUPLICATE, channel, port);
+    }
+
+    size_t plen = h->payload_valid ? len : 0;
+    arb_agg_reason bad = ARB_AGG_R_COUNTED;
+    if (plen > a->cfg.max_payload)
+        bad = ARB_AGG_R_TOO_LONG;
+    else if (s->ncontrib && (h->dtype != s->dtype || h->op != s->op || fanin != s->fanin ||
+                             h->payload_valid != s->payload_valid || plen != s->len))
+        bad = ARB_AGG_R_MISMATCH;
+    else if (h->offset_b > (uint32_t)fanin - s->count)
+        bad = ARB_AGG_R_OVERCOUNT;
+    if (bad == ARB_AGG_R_COUNTED && plen && !a->cfg.header_only) {
+        uint8_t *acc = slot_acc(a, id);
+        if (s->ncontrib == 0)
+            memcpy(acc, payload, plen);
+        else if (arb_reduce_bytes((arb_op)h->op, (arb_dtype)h->dtype, acc, payload, plen) != 0)
+            bad = ARB_AGG_R_MISMATCH; /* unreachable for a validated header */
+    }
+    if (bad != ARB_AGG_R_COUNTED) {
+        a->st.protocol_error++;
+        return drop(a, res, h, bad, channel, port);
+    }
+
+    if (s->ncontrib == 0) {
+        s->fanin = fanin;
+        s->dtype = h->dtype;
+        s->op = h->op;
+        s->payload_valid = h->payload_valid;
+        s->len = (uint32_t)plen;
+        s->t_first = t;
+    }
+    s->count += h->offset_b;
+    s->ncontrib++;
+    s->contrib_gen = s->gen;
+    s->ce |= ce != 0;
+    bits[port / 64] |= bit;
+    a->st.contributions++;
+
+    if (s->count < fanin) {
+        res->action = ARB_AGG_CONSUMED;
+        res->reason = ARB_AGG_R_COUNTED;
+        return 0;
+    }
+
+    s->state = SLOT_DONE;
+    a->st.live--;
+    close_live(a, s, t);
+    a->st.aggregates++;
+
+    arb_hdr *o = &res->hdr;
+    *o = *h;
+    pop(o);
+    o->aggregated = 1;
+    o->offset_b = s->count;
+    res->action = ARB_AGG_EMIT_AGGREGATE;
+    res->reason = ARB_AGG_R_COMPLETE;
+    res->payload = a->cfg.header_only || !plen ? NULL : slot_acc(a, id);
+    res->payload_len = plen;
+    res->ce = s->ce;
+    return 0;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
+                 uint32_t port, int ce, arb_time now, arb_agg_result *res)
+{
+    if (!a || !h || !res || port >= a->cfg.ports) return ARB_EINVAL;
+    if (!a->cfg.header_only && !payload && payload_len) return ARB_EINVAL;
+    result_init(res, h, ce);
+    a->st.packets++;
+
+    if (arb_hdr_validate(h, payload_len) != 0) {
+        a->st.malformed++;
+        return drop(a, res, h, ARB_AGG_R_MALFORMED, channel, port);
+    }
+    if (!h->repair && h->packet_type == ARB_PT_RESPONSE && h->credit_valid)
+        return on_credit(a, h, payload, payload_len, channel, port, now, res);
+    if (!h->repair && h->packet_type == ARB_PT_DATA_REQUEST && h->agg_depth > 0)
+        return on_request(a, h, payload, payload_len, channel, port, ce, now, res);
+    a->st.bypass++;
+    return forward(res, h, payload, payload_len, ARB_AGG_R_BYPASS);
+}
+
+arb_time arb_agg_next_expiry(const arb_agg *a)
+{
+    (void)a;
+    return ARB_TIME_NEVER;
+}
+
+int arb_agg_on_expiry(arb_agg *a, arb_time now)
+{
+    (void)now;
+    return a ? 0 : ARB_EINVAL;
+}
+
+void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out)
+{
+    if (!a || !out) return;
+    *out = a->st;
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        const slot *s = &a->slots[i];
+        if (s->state != SLOT_LIVE) continue;
+        out->slot_time = sat_add(out->slot_time, since(now, s->t_alloc));
+        if (s->ncontrib)
+            out->partial_slot_time = sat_add(out->partial_slot_time, since(now, s->t_first));
+    }
+}
+
+static int broken(const arb_agg *a, const char *what, long long id)
+{
+    arb_log(&a->cfg.logger, ARB_LOG_ERROR, "agg: invariant broken: %s (slot %lld)", what, id);
+    return ARB_ESTATE;
+}
+
+int arb_agg_check(const arb_agg *a)
+{
+    if (!a) return ARB_EINVAL;
+    uint32_t live = 0, done = 0;
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        const slot *s = &a->slots[i];
+        const uint64_t *bits = slot_bits(a, i);
+        unsigned ports = 0;
+        for (uint32_t w = 0; w < a->words; w++)
+            ports += popcount64(bits[w]);
+        if (s->state == SLOT_FREE) {
+            if (s->gen || s->count || s->ncontrib || ports)
+                return broken(a, "free slot holds state", i);
+            continue;
+        }
+        if (s->state != SLOT_LIVE && s->state != SLOT_DONE) return broken(a, "slot state", i);
+        if (s->gen == 0 || s->gen > a->gen) return broken(a, "slot never allocated", i);
+        if (s->owner_sig != owner_sig(s->channel, s->offset, s->gen) || s->offset > ARB_OFFSET_MASK)
+            return broken(a, "owner changed without an allocation", i);
+        if (s->ncontrib && s->contrib_gen != s->gen)
+            return broken(a, "contributions of two contexts in one slot", i);
+        if (ports != s->ncontrib) return broken(a, "a port contributed twice", i);
+        if (s->count < s->ncontrib) return broken(a, "count below contributions", i);
+        if (s->ncontrib == 0) {
+            if (s->count || s->fanin || s->state != SLOT_LIVE)
+                return broken(a, "empty slot with a count", i);
+        } else {
+            if (s->fanin < 2) return broken(a, "slot with fan-in below 2", i);
+            if (s->count > s->fanin) return broken(a, "count above fan-in", i);
+            if ((s->count == s->fanin) != (s->state == SLOT_DONE))
+                return broken(a, "completion does not match the count", i);
+            if (s->len > a->cfg.max_payload || s->dtype >= ARB_DTYPE_COUNT)
+                return broken(a, "slot payload description", i);
+        }
+        if (s->state == SLOT_LIVE)
+            live++;
+        else
+            done++;
+    }
+    const arb_agg_stats *st = &a->st;
+    if (live != st->live) return broken(a, "live count", -1);
+    if (st->peak_live < live || st->peak_live > a->nslots) return broken(a, "peak live", -1);
+    if (st->packets != st->malformed + st->bypass + st->credits + st->requests)
+        return broken(a, "packets do not add up", -1);
+    if (st->credits != st->allocations + st->stack_overflow)
+        return broken(a, "credits do not add up", -1);
+    if (st->requests != st->passthrough + st->miss + st->contributions + st->duplicate + st->late +
+                            st->protocol_error)
+        return broken(a, "requests do not add up", -1);
+    if (st->allocations != a->gen || st->reclaimed_live > st->allocations)
+        return broken(a, "allocations", -1);
+    if (st->aggregates < done || st->aggregates > st->contributions)
+        return broken(a, "aggregates", -1);
+    return 0;
+}
+
+const char *arb_agg_action_name(int action)
+{
+    return action >= 0 && action < ARB_AGG_ACTION_COUNT ? action_names[action] : NULL;
+}
+
+const char *arb_agg_reason_name(int reason)
+{
+    return reason >= 0 && reason < ARB_AGG_REASON_COUNT ? reason_names[reason] : NULL;
+}
