@@ -118,8 +118,11 @@ int main(int argc, char **argv)
         if (pid == 0) _exit(run_case(c));
         int status = 1;
         if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
+            WEXITSTATUS(status) != 0) {
+            printf("%-14s failed (wait status %d)\n", c->name, status);
+            fflush(stdout);
             fails++;
+        }
     }
     if (!large && !only) printf("(16,384 hosts: bench_sim_speed --large)\n");
     return fails ? 1 : 0;

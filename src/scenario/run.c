@@ -17,7 +17,7 @@
 
 /* Port classes: per tier, up (toward the top) and down. */
 struct pclass {
-    char name[16];    /* "tier0_up" */
+    char name[24];    /* "tier0_up" */
     char label[40];   /* "host->leaf" */
     uint32_t ports;   /* live ports */
     double rate_bits; /* summed rates of the live ports */

@@ -81,4 +81,10 @@ J=$("$ARBOR" sim scenarios/allreduce-rr-pipelined.ini --json --quiet -s size=2Mi
 has "rr pipelined allreduce completes" "$J" '"completed":true'
 J=$("$ARBOR" sim scenarios/allreduce-leafspine.ini --json --quiet -s size=1MiB)
 has "leaf-spine allreduce completes" "$J" '"completed":true'
+# docs/scenarios.md has a line for every key, with its default.
+missing=""
+for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do
+    grep -q "^| \`$k\` |" docs/scenarios.md || missing="$missing $k"
+done
+same "every key documented" "" "$missing"
 finish
