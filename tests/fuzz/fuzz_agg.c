@@ -1,0 +1,285 @@
+/*
+ * Fuzz target: the aggregator engine fed an arbitrary sequence of packets.
+ *
+ * The first byte configures a small engine (1..8 slots, header-only or
+ * values, 1..16 ports); every following operation starts with one byte:
+ *
+ *   0 credit    a credit (offset near 0, near 2^24 or anywhere, 16 B or 20 B
+ *               header, depth 0..3) on one of two channels, or a remembered
+ *               credit pushed once more; a pushed credit is remembered (the
+ *               last 8)
+ *   1 request   a request answering a remembered credit: count, fan-ins,
+ *               port, CE, op, dtype, payload flag and length from the input,
+ *               sometimes the other channel or a changed offset or slot
+ *   2 raw       a header built field by field from the input (mostly
+ *               invalid: exercises the MALFORMED and BYPASS paths)
+ *   3 feedback  the last aggregate, sent back in as a lower tier's output
+ *   4 time      the clock moves on
+ *
+ * After every call: the call succeeds, every header the engine asks to send
+ * passes arb_hdr_validate, an aggregate's payload is readable to its length,
+ * and arb_agg_check holds. Anything else calls abort().
+ *
+ * Run it for longer with
+ *   CC=clang cmake -S . -B build-fuzz -DARB_FUZZ=ON && cmake --build build-fuzz --target fuzz_agg
+ *   ./build-fuzz/fuzz_agg -max_total_time=600 tests/fuzz/corpus/agg
+ */
+#include "arbor/agg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void require(int cond)
+{
+    if (!cond) abort();
+}
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static uint8_t next(reader *r)
+{
+    if (!r->n) return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static uint32_t next24(reader *r)
+{
+    uint32_t v = next(r);
+    v = v << 8 | next(r);
+    return v << 8 | next(r);
+}
+
+#define CHANNELS 2
+static const uint64_t channel_ids[CHANNELS] = {(uint64_t)0x0A000001 << 16 | 17470,
+                                               (uint64_t)0x0A000002 << 16 | 17471};
+
+typedef struct state {
+    arb_agg *a;
+    uint32_t ports;
+    int header_only;
+    arb_time now;
+    arb_hdr credits[8];
+    uint64_t credit_ch[8];
+    int ncredits;
+    arb_hdr last_agg; /* the last aggregate, for feedback */
+    uint64_t last_ch;
+    size_t last_len;
+    int have_agg;
+    uint8_t payload[ARB_PAYLOAD_MAX];
+    uint8_t agg_payload[ARB_PAYLOAD_MAX];
+} state;
+
+static void feed(state *s, arb_hdr *h, const void *p, size_t len, uint64_t ch, uint32_t port,
+                 int ce)
+{
+    arb_agg_result r;
+    int rc = arb_agg_recv(s->a, h, p, len, ch, port % s->ports, ce, s->now, &r);
+    require(rc == 0);
+    switch (r.action) {
+    case ARB_AGG_FORWARD:
+        require(memcmp(&r.hdr, h, sizeof *h) == 0);
+        require(arb_hdr_validate(&r.hdr, r.payload_len) == 0);
+        if (r.reason == ARB_AGG_R_PUSH) {
+            int i = s->ncredits++ % 8;
+            s->credits[i] = *h;
+            s->credit_ch[i] = ch;
+        }
+        break;
+    case ARB_AGG_EMIT_AGGREGATE:
+        require(arb_hdr_validate(&r.hdr, r.payload_len) == 0);
+        require(r.hdr.aggregated == 1 && r.hdr.offset_b >= 2 && r.hdr.offset_b <= 255);
+        require(r.payload_len <= ARB_PAYLOAD_MAX);
+        if (s->header_only || !r.hdr.payload_valid) {
+            require(r.payload == NULL);
+        } else {
+            require(r.payload != NULL);
+            memcpy(s->agg_payload, r.payload, r.payload_len); /* ASan: readable */
+        }
+        s->last_agg = r.hdr;
+        s->last_ch = ch;
+        s->last_len = r.payload_len;
+        s->have_agg = 1;
+        break;
+    case ARB_AGG_EMIT_MISS:
+        require(arb_hdr_validate(&r.hdr, 0) == 0);
+        require(r.hdr.packet_type == ARB_PT_AGG_MISS && r.payload == NULL);
+        break;
+    case ARB_AGG_CONSUMED:
+    case ARB_AGG_DROP:
+        require(r.payload == NULL && r.payload_len == 0);
+        break;
+    default:
+        require(0);
+    }
+    require(arb_agg_check(s->a) == 0);
+}
+
+static void op_credit(state *s, reader *r)
+{
+    uint8_t b = next(r);
+    if ((b & 3) == 3 && s->ncredits) {
+        /* push a remembered credit again, as a lower tier in the same
+         * switch: requests then climb two levels of this engine */
+        int n = s->ncredits < 8 ? s->ncredits : 8;
+        int i = (b >> 2) % n;
+        arb_hdr h = s->credits[i];
+        feed(s, &h, NULL, 0, s->credit_ch[i], 0, 0);
+        return;
+    }
+    uint32_t k;
+    switch (b & 3) {
+    case 0:
+        k = next(r);
+        break;
+    case 1:
+        k = 0xFFFFFFu - next(r);
+        break;
+    default:
+        k = next24(r);
+    }
+    arb_hdr h;
+    memset(&h, 0, sizeof h);
+    h.version = ARB_WIRE_VERSION;
+    h.packet_type = ARB_PT_RESPONSE;
+    h.credit_valid = 1;
+    h.op = (b >> 2) & 3;
+    h.ext = (b >> 4) & 1;
+    h.agg_depth = (uint8_t)((b >> 5) & 3);
+    if (!h.ext && h.agg_depth > 1) h.agg_depth = 1;
+    for (int i = 0; i < h.agg_depth; i++)
+        h.agg_loc[i] = (uint16_t)(200 + i);
+    h.offset_b = k;
+    h.dtype = ARB_DTYPE_I64;
+    feed(s, &h, NULL, 0, channel_ids[b >> 7], 0, 0);
+}
+
+static void op_request(state *s, reader *r)
+{
+    if (s->ncredits == 0) return;
+    int n = s->ncredits < 8 ? s->ncredits : 8;
+    uint8_t sel = next(r);
+    const arb_hdr *c = &s->credits[sel % n];
+    uint64_t ch = s->credit_ch[sel % n];
+    uint8_t flags = next(r);
+    uint8_t tweak = next(r);
+
+    arb_hdr h;
+    memset(&h, 0, sizeof h);
+    h.version = ARB_WIRE_VERSION;
+    h.packet_type = ARB_PT_DATA_REQUEST;
+    h.op = flags & 3;
+    h.payload_valid = (flags >> 2) & 1;
+    h.dtype = (uint8_t)(((flags >> 3) & 7) % ARB_DTYPE_COUNT);
+    h.ext = c->ext;
+    h.agg_depth = c->agg_depth;
+    h.offset_a = c->offset_b;
+    h.offset_b = 1 + (next(r) & 3);
+    for (int i = 0; i < c->agg_depth; i++) {
+        h.agg_loc[i] = c->agg_loc[i];
+        h.fanin[i] = (uint8_t)(1 + next(r) % 6);
+    }
+    if (tweak & 1) ch = channel_ids[(sel >> 7) & 1];
+    if (tweak & 2) h.offset_a = (h.offset_a + 1) & ARB_OFFSET_MASK;
+    if ((tweak & 12) == 12 && h.agg_depth) h.agg_loc[h.agg_depth - 1] = next(r);
+    if (tweak & 16) h.aggregated = 1;
+
+    size_t len = 0;
+    if (h.payload_valid) {
+        size_t es = arb_dtype_size(h.dtype);
+        len = es * (1 + next(r) % 64u);
+        if (tweak & 32) len = 8192 - (tweak & 64 ? es : 0);
+        if ((tweak & 0xC0) == 0xC0) len += 1; /* not a whole element: malformed */
+        if (len > ARB_PAYLOAD_MAX) len = ARB_PAYLOAD_MAX;
+        for (size_t i = 0; i < 8 && i < len; i++)
+            s->payload[i] = next(r);
+    }
+    uint8_t pc = next(r);
+    feed(s, &h, s->header_only ? NULL : s->payload, len, ch, pc >> 1, pc & 1);
+}
+
+static void op_raw(state *s, reader *r)
+{
+    arb_hdr h;
+    h.version = next(r) & 3;
+    uint8_t b = next(r);
+    h.packet_type = b & 7;
+    h.repair = (b >> 3) & 1;
+    h.op = (b >> 4) & 3;
+    h.payload_valid = (b >> 6) & 1;
+    h.credit_valid = b >> 7;
+    b = next(r);
+    h.payload_kind = b & 3;
+    h.ext = (b >> 2) & 1;
+    h.agg_depth = (b >> 3) & 3;
+    h.aggregated = (b >> 5) & 1;
+    h.message_id = next(r);
+    h.offset_a = next24(r);
+    h.offset_b = next24(r);
+    for (int i = 0; i < 3; i++) {
+        h.agg_loc[i] = next(r) & 15;
+        h.fanin[i] = next(r) & 7;
+    }
+    h.dtype = next(r) & 7;
+    size_t len = next(r);
+    if (len > 200) len = ARB_PAYLOAD_MAX + (len - 200);
+    if (len > sizeof s->payload) len = ARB_PAYLOAD_MAX; /* the buffer's size */
+    uint8_t pc = next(r);
+    feed(s, &h, s->header_only ? NULL : s->payload, len, channel_ids[pc & 1], pc >> 1, pc & 2);
+}
+
+static void op_feedback(state *s, reader *r)
+{
+    if (!s->have_agg || s->last_agg.agg_depth == 0) return;
+    arb_hdr h = s->last_agg;
+    uint8_t pc = next(r);
+    const void *p = s->header_only || !h.payload_valid ? NULL : s->agg_payload;
+    feed(s, &h, p, s->last_len, s->last_ch, pc >> 1, pc & 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    static state s; /* large buffers: not on the stack */
+    memset(&s, 0, sizeof s);
+    uint8_t cfgb = next(&r);
+    arb_agg_config cfg;
+    arb_agg_config_default(&cfg);
+    cfg.slots = 1 + (cfgb & 7);
+    cfg.header_only = (cfgb >> 3) & 1;
+    cfg.ports = 1 + (cfgb >> 4);
+    s.ports = cfg.ports;
+    s.header_only = cfg.header_only;
+    require(arb_agg_new(&s.a, &cfg) == 0);
+
+    int ops = 0;
+    while (r.n && ops++ < 4096) {
+        uint8_t op = next(&r);
+        switch (op % 5) {
+        case 0:
+            op_credit(&s, &r);
+            break;
+        case 1:
+            op_request(&s, &r);
+            break;
+        case 2:
+            op_raw(&s, &r);
+            break;
+        case 3:
+            op_feedback(&s, &r);
+            break;
+        default:
+            s.now += (arb_time)(op >> 3) * 1000;
+        }
+    }
+    arb_agg_stats st;
+    arb_agg_get_stats(s.a, s.now, &st);
+    require(st.live <= cfg.slots && st.peak_live <= cfg.slots);
+    arb_agg_free(s.a);
+    return 0;
+}
