@@ -18,7 +18,10 @@
  *
  * After every call: the call succeeds, every header the engine asks to send
  * passes arb_hdr_validate, an aggregate's payload is readable to its length,
- * and arb_agg_check holds. Anything else calls abort().
+ * arb_agg_check holds, and the action, reason and slot agree with a small
+ * reference model of the pool written here independently of the engine
+ * (the rotation, owners, counts, contributor sets and first-contribution
+ * fields, checked in the documented order). Anything else calls abort().
  *
  * Run it for longer with
  *   CC=clang cmake -S . -B build-fuzz -DARB_FUZZ=ON && cmake --build build-fuzz --target fuzz_agg
@@ -59,8 +62,20 @@ static uint32_t next24(reader *r)
 static const uint64_t channel_ids[CHANNELS] = {(uint64_t)0x0A000001 << 16 | 17470,
                                                (uint64_t)0x0A000002 << 16 | 17471};
 
+/* The reference model: what docs/aggregator.md says a slot is. */
+typedef struct ref_slot {
+    int used, done;
+    uint64_t ch;
+    uint32_t off, count, n;
+    uint8_t port_seen[16];
+    uint8_t fanin, dtype, op, pv;
+    size_t len;
+} ref_slot;
+
 typedef struct state {
     arb_agg *a;
+    uint32_t nslots, next;
+    ref_slot ref[8];
     uint32_t ports;
     int header_only;
     arb_time now;
@@ -75,12 +90,69 @@ typedef struct state {
     uint8_t agg_payload[ARB_PAYLOAD_MAX];
 } state;
 
+/* Predict the reason for a packet and apply it to the model. */
+static arb_agg_reason predict(state *s, const arb_hdr *h, size_t len, uint64_t ch, uint32_t port,
+                              int32_t *slot)
+{
+    *slot = -1;
+    if (arb_hdr_validate(h, len) != 0) return ARB_AGG_R_MALFORMED;
+    if (!h->repair && h->packet_type == ARB_PT_RESPONSE && h->credit_valid) {
+        if (h->agg_depth == 3) return ARB_AGG_R_STACK_FULL;
+        if (h->agg_depth == 1 && !h->ext) return ARB_AGG_R_STACK_EXT;
+        ref_slot *x = &s->ref[s->next];
+        *slot = (int32_t)s->next;
+        s->next = (s->next + 1) % s->nslots;
+        memset(x, 0, sizeof *x);
+        x->used = 1;
+        x->ch = ch;
+        x->off = h->offset_b;
+        return ARB_AGG_R_PUSH;
+    }
+    if (h->repair || h->packet_type != ARB_PT_DATA_REQUEST || h->agg_depth == 0)
+        return ARB_AGG_R_BYPASS;
+    int top = h->agg_depth - 1;
+    if (h->fanin[top] == 1) return ARB_AGG_R_FANIN1;
+    uint32_t id = h->agg_loc[top];
+    if (id >= s->nslots) return ARB_AGG_R_BAD_SLOT;
+    ref_slot *x = &s->ref[id];
+    *slot = (int32_t)id;
+    if (!x->used || x->ch != ch || x->off != h->offset_a) return ARB_AGG_R_OWNER;
+    if (x->done) return ARB_AGG_R_LATE;
+    if (x->port_seen[port]) return ARB_AGG_R_DUPLICATE;
+    size_t plen = h->payload_valid ? len : 0;
+    if (plen > ARB_PAYLOAD_MAX) return ARB_AGG_R_TOO_LONG;
+    if (x->n && (x->fanin != h->fanin[top] || x->dtype != h->dtype || x->op != h->op ||
+                 x->pv != h->payload_valid || x->len != plen))
+        return ARB_AGG_R_MISMATCH;
+    if (x->count + h->offset_b > h->fanin[top]) return ARB_AGG_R_OVERCOUNT;
+    if (!x->n) {
+        x->fanin = h->fanin[top];
+        x->dtype = h->dtype;
+        x->op = h->op;
+        x->pv = h->payload_valid;
+        x->len = plen;
+    }
+    x->n++;
+    x->count += h->offset_b;
+    x->port_seen[port] = 1;
+    if (x->count < x->fanin) return ARB_AGG_R_COUNTED;
+    x->done = 1;
+    return ARB_AGG_R_COMPLETE;
+}
+
 static void feed(state *s, arb_hdr *h, const void *p, size_t len, uint64_t ch, uint32_t port,
                  int ce)
 {
+    port %= s->ports;
+    int32_t want_slot;
+    arb_agg_reason want = predict(s, h, len, ch, port, &want_slot);
     arb_agg_result r;
-    int rc = arb_agg_recv(s->a, h, p, len, ch, port % s->ports, ce, s->now, &r);
+    int rc = arb_agg_recv(s->a, h, p, len, ch, port, ce, s->now, &r);
     require(rc == 0);
+    require(r.reason == want);
+    if (want != ARB_AGG_R_MALFORMED && want != ARB_AGG_R_BYPASS && want != ARB_AGG_R_FANIN1 &&
+        want != ARB_AGG_R_BAD_SLOT && want != ARB_AGG_R_STACK_FULL && want != ARB_AGG_R_STACK_EXT)
+        require(r.slot == want_slot);
     switch (r.action) {
     case ARB_AGG_FORWARD:
         require(memcmp(&r.hdr, h, sizeof *h) == 0);
@@ -254,6 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.header_only = (cfgb >> 3) & 1;
     cfg.ports = 1 + (cfgb >> 4);
     s.ports = cfg.ports;
+    s.nslots = cfg.slots;
     s.header_only = cfg.header_only;
     require(arb_agg_new(&s.a, &cfg) == 0);
 
