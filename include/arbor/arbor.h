@@ -5,6 +5,7 @@
 #include "arbor/agg.h"
 #include "arbor/base.h"
 #include "arbor/cc.h"
+#include "arbor/endpoint.h"
 #include "arbor/reduce.h"
 #include "arbor/route.h"
 #include "arbor/scenario.h"

@@ -1,0 +1,377 @@
+/*
+ * arbor/endpoint.h - the endpoint engines of a channel (spec sections 5, 6,
+ * 8, 9, 10 and 12): the responder, one per channel, and the requester, one
+ * per (rank, channel).
+ *
+ * Both engines are sans-IO. They read no clock, own no timer, touch no
+ * socket and hold no global: every entry point takes the current time, a
+ * driver asks arb_*_next_expiry() when to call arb_*_on_expiry(), and every
+ * packet an engine emits leaves synchronously through the send callback of
+ * its config, as a decoded header (which always passes arb_hdr_validate)
+ * plus payload bytes that are valid only during the call. The driver
+ * encodes and sends it (runtime) or hands the header to the fabric
+ * (simulator).
+ *
+ * Addressing without addresses: the engines never see an IP address. A
+ * packet out names a destination kind (arb_ep_dst): the responder, the tree
+ * of one subchannel (multicast), or one member of the requester set by its
+ * index (the planner's bitmap index, 0..R-1). The driver maps these to
+ * addresses or simulator nodes. Packets in carry what the driver knows
+ * about their sender: a member index where the spec needs one (REGISTER,
+ * END and repair requests from outside the requester set are dropped and
+ * counted), ARB_EP_FROM_SWITCH for aggregates and AGG_MISS, and for the
+ * requester the subchannel a credit came down (the UDP source port).
+ *
+ * Allocation happens in arb_*_new (rings, repair accumulators, scratch) and
+ * in arb_requester_start_message (two bitmaps per message, reused when big
+ * enough); never per packet. docs/endpoint.md describes the state machines.
+ */
+#ifndef ARBOR_ENDPOINT_H
+#define ARBOR_ENDPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbor/base.h"
+#include "arbor/cc.h"
+#include "arbor/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A requester set has at most 256 members (spec section 4: fan-ins are bytes). */
+#define ARB_EP_MAX_MEMBERS 256
+/* Subchannels of one channel (they travel in the UDP source port). */
+#define ARB_EP_MAX_SUBCHANNELS 1024
+/* Offsets in one message: half the 24-bit space, so serial arithmetic never
+ * confuses a message with the one before it. */
+#define ARB_EP_MAX_OFFSETS 0x800000u
+
+/* Defaults (arb_*_config_default). */
+#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS) /* per-offset timeout (seed) */
+#define ARB_EP_REPAIR_BUDGET_DEFAULT 16             /* repair credits outstanding */
+#define ARB_EP_RING_FACTOR_DEFAULT 4                /* ring spans 4 x the window */
+#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)   /* first REGISTER / END retry */
+#define ARB_EP_RETRY_TRIES_DEFAULT 8                /* transmissions before failing */
+
+/* The `from` argument of arb_responder_recv for senders that are not members. */
+#define ARB_EP_NOT_MEMBER (-1)  /* an address outside the requester set */
+#define ARB_EP_FROM_SWITCH (-2) /* an aggregating switch (aggregates, AGG_MISS) */
+
+/* Collective kinds (spec section 10). */
+typedef enum arb_ep_kind {
+    /* Requests carry contributions; credits carry earlier results
+     * (AllReduce). */
+    ARB_EP_PULL_RESULT = 0,
+    /* Requests carry contributions; credits carry COMPLETIONs (Reduce,
+     * ReduceScatter). */
+    ARB_EP_PULL_COMPLETION = 1,
+    /* Credit k carries offset k of the responder's data; requests are
+     * header-only acknowledgements (Broadcast, AllGather). */
+    ARB_EP_PUSH = 2,
+    /* One header-only offset, bare credits, no END (Barrier). */
+    ARB_EP_BARRIER = 3
+} arb_ep_kind;
+
+#define ARB_EP_KIND_COUNT 4
+
+/* "pull-result", "pull-completion", "push", "barrier"; NULL outside. */
+const char *arb_ep_kind_name(int kind);
+
+typedef enum arb_ep_dst_kind {
+    ARB_EP_DST_RESPONDER = 0, /* unicast to the channel's responder */
+    ARB_EP_DST_GROUP = 1,     /* multicast down the tree of `subchannel` */
+    ARB_EP_DST_MEMBER = 2     /* unicast to requester `member` */
+} arb_ep_dst_kind;
+
+/*
+ * Where a packet goes. `subchannel` is the tree for GROUP and the UDP
+ * source port for every packet (requests climb the tree their credit came
+ * down); `member` is meaningful for MEMBER only.
+ */
+typedef struct arb_ep_dst {
+    arb_ep_dst_kind kind;
+    uint32_t subchannel;
+    uint32_t member;
+} arb_ep_dst;
+
+/* Emit one packet. `payload` (len bytes, NULL when len is 0) is valid only
+ * during the call; `h` passes arb_hdr_validate(h, len). The callback must
+ * not call back into the engine. */
+typedef void (*arb_ep_send_fn)(void *ctx, const arb_ep_dst *dst, const arb_hdr *h,
+                               const uint8_t *payload, size_t len);
+
+/*
+ * Optional source of data by offset, for drivers that hold no full buffers
+ * (the simulator's values mode): write the `len` bytes of message-relative
+ * packet `index` of message `msg_id` into dst. Used when the input buffer
+ * given to start_message is NULL.
+ */
+typedef void (*arb_ep_fill_fn)(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Responder                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct arb_responder_config {
+    uint64_t channel;       /* the channel identity (opaque; for logs) */
+    uint32_t members;       /* R: the requester set, 1..ARB_EP_MAX_MEMBERS */
+    uint32_t payload_size;  /* bytes per offset: 1..8192, whole elements (default 8192) */
+    arb_dtype dtype;        /* default f32 */
+    arb_op op;              /* default SUM (NOP for push and barrier) */
+    arb_ep_kind kind;       /* default PULL_RESULT */
+    uint32_t subchannels;   /* n: offset k uses subchannel k mod n (default 1) */
+    uint8_t ext;            /* 1: 20 B headers (multi-tier trees); default 0 */
+    int header_only;        /* 1: no payload bytes at all; results are COMPLETIONs */
+    arb_time timeout;       /* per-offset and END-wait timeout (default 50 ms) */
+    uint32_t repair_budget; /* repair credits outstanding, 1..256 (default 16) */
+    uint32_t ring_factor;   /* ring limit = ring_factor x window (default 4) */
+    /* Ring capacity in offsets; 0 (default): ring_factor x the window the
+     * controller reports at creation. The limit in force is
+     * min(ring_factor x window, ring). */
+    uint32_t ring;
+    arb_cc *cc;           /* the window and rate gates; not owned. NULL:
+                             a window of `window` and no rate gate */
+    uint32_t window;      /* used only when cc is NULL (default 64) */
+    uint8_t first_msg_id; /* id of the channel's first message (default 0) */
+    uint32_t first_seq;   /* start_seq of the first message (default 0) */
+    arb_ep_send_fn send;  /* required */
+    void *send_ctx;
+    arb_ep_fill_fn fill; /* own contribution / push data when own_data is NULL */
+    void *fill_ctx;
+    /* Called once per committed offset, after the local contribution was
+     * added: `result` holds the committed bytes (NULL in header-only mode,
+     * for push and barrier, or without a result buffer), `count` the
+     * contributions counted, `repaired` whether the repair path committed. */
+    void (*on_commit)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
+                      const uint8_t *result, size_t len, uint32_t count, int repaired);
+    void *commit_ctx;
+    arb_logger logger;
+} arb_responder_config;
+
+typedef struct arb_responder_stats {
+    uint64_t credits;          /* normal credits sent */
+    uint64_t results_riding;   /* results that rode a credit */
+    uint64_t tails;            /* tail RESPONSEs (credit_valid = 0) */
+    uint64_t repair_credits;   /* repair credits sent, repeats included */
+    uint64_t repair_repeats;   /* of which sent again on a timeout */
+    uint64_t tail_replays;     /* tail results replayed after the END wait */
+    uint64_t commits;          /* offsets committed */
+    uint64_t repair_commits;   /* of which by the repair path */
+    uint64_t timeouts;         /* normal credits that timed out */
+    uint64_t agg_miss;         /* AGG_MISS that started a repair */
+    uint64_t samples;          /* CC samples taken */
+    uint64_t late_masters;     /* normal masters for an offset in repair */
+    uint64_t dup_masters;      /* normal masters for a committed offset */
+    uint64_t repair_requests;  /* repair requests counted */
+    uint64_t dup_repairs;      /* repair requests from a member already counted */
+    uint64_t count_mismatch;   /* masters whose count is not R */
+    uint64_t bad_length;       /* contributions of the wrong length */
+    uint64_t not_member;       /* REGISTER / END / repair from outside the set */
+    uint64_t stale;            /* packets for another message or offset */
+    uint64_t unexpected;       /* packet types a responder never receives, bad depth */
+    uint64_t malformed;        /* headers failing arb_hdr_validate */
+    uint64_t registers;        /* REGISTERs accepted (ACKed) */
+    uint64_t bad_registers;    /* REGISTERs with a wrong start_seq or message */
+    uint64_t ends;             /* ENDs accepted (ACKed) */
+    uint64_t messages;         /* messages closed */
+    uint32_t peak_outstanding; /* most normal credits outstanding at once */
+    uint32_t peak_repairs;     /* most repair credits outstanding at once */
+} arb_responder_stats;
+
+typedef enum arb_responder_phase {
+    ARB_RSP_IDLE = 0,     /* no message started locally */
+    ARB_RSP_REGISTER = 1, /* started; waiting for the registration bitmap */
+    ARB_RSP_ACTIVE = 2,   /* issuing credits, committing */
+    ARB_RSP_DRAIN = 3     /* every offset committed; waiting for ENDs */
+} arb_responder_phase;
+
+typedef struct arb_responder_progress {
+    arb_responder_phase phase;
+    uint8_t msg_id; /* the message in progress (or next expected) */
+    uint32_t start_seq;
+    uint32_t offsets;     /* offsets of the message */
+    uint32_t issued;      /* offsets credited so far */
+    uint32_t committed;   /* offsets committed */
+    uint32_t registered;  /* REGISTERs in the bitmap */
+    uint32_t ended;       /* ENDs in the bitmap */
+    uint32_t outstanding; /* normal credits outstanding (window gate) */
+    uint32_t repairs;     /* offsets in repair mode */
+    uint64_t closed;      /* messages closed since creation */
+    int ahead;            /* 1: the next message is started locally */
+} arb_responder_progress;
+
+typedef struct arb_responder arb_responder;
+
+void arb_responder_config_default(arb_responder_config *cfg);
+
+/*
+ * Make a responder. Errors: ARB_EINVAL for a NULL out or cfg, no send
+ * callback, or a field out of its range (members, payload_size not whole
+ * elements, dtype, op, kind, subchannels, repair_budget, ring_factor,
+ * timeout 0); ARB_ENOMEM.
+ */
+int arb_responder_new(arb_responder **out, const arb_responder_config *cfg);
+void arb_responder_free(arb_responder *r);
+
+/*
+ * The local call of message `msg_id` (the collective on this rank):
+ * `length` bytes (whole elements; 0 is one header-only offset), `own_data`
+ * the responder's own contribution (pull kinds; NULL: none, or cfg.fill)
+ * or the data to push (push), `result_buf` where committed results land
+ * (pull kinds, `length` bytes; it is also the result cache the credits and
+ * replays read from). Buffers must stay valid until the message closes.
+ * Message ids follow each other (mod 256) from cfg.first_msg_id; one
+ * message may be started ahead of the one in progress.
+ * Errors: ARB_EINVAL (NULL r, a wrong msg_id, length not whole elements
+ * or above ARB_EP_MAX_OFFSETS packets, a required buffer missing: the
+ * result buffer of PULL_RESULT or the data of PUSH when not header-only,
+ * length > 0 and no fill callback); ARB_ESTATE (two messages already
+ * started).
+ */
+int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t length,
+                                const void *own_data, void *result_buf, arb_time now);
+
+/*
+ * A packet for this channel. `from` is the sender's member index, or
+ * ARB_EP_NOT_MEMBER / ARB_EP_FROM_SWITCH; `ce` its CE mark. Every problem
+ * with the packet is a counter, never an error. Errors: ARB_EINVAL for a
+ * NULL r or h, or a NULL payload with len > 0.
+ */
+int arb_responder_recv(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
+                       int from, arb_time now);
+int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
+                          int from, int ce, arb_time now);
+
+/* The earliest time at which arb_responder_on_expiry has work, or
+ * ARB_TIME_NEVER. */
+arb_time arb_responder_next_expiry(const arb_responder *r);
+/* Timeouts, repair repeats, END-wait replays, rate-gated credits due at
+ * `now`. Errors: ARB_EINVAL for NULL. */
+int arb_responder_on_expiry(arb_responder *r, arb_time now);
+
+void arb_responder_get_progress(const arb_responder *r, arb_responder_progress *out);
+void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out);
+/* 1 when no message is in progress (every started message closed). */
+int arb_responder_done(const arb_responder *r);
+/* Messages closed since creation. */
+uint64_t arb_responder_closed(const arb_responder *r);
+
+/* ------------------------------------------------------------------ */
+/* Requester                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct arb_requester_config {
+    uint64_t channel;      /* the channel identity (opaque; for logs) */
+    uint32_t member;       /* this requester's index in the requester set */
+    uint32_t payload_size; /* as the responder's */
+    arb_dtype dtype;
+    arb_op op;
+    arb_ep_kind kind;
+    uint8_t ext;     /* 1: 20 B headers for the packets this engine starts */
+    int header_only; /* 1: no payload bytes at all */
+    /* Fan-in vectors per subchannel, root tier first: fanin[s * 3 + i] is
+     * what this rank writes in fanin[i] of a request on subchannel s
+     * (the planner's table). NULL: every tier 1. Not copied: it must
+     * outlive the engine. */
+    const uint8_t *fanin;
+    uint32_t subchannels; /* rows of `fanin` (default 1) */
+    arb_time retry;       /* first REGISTER / END retry interval (default 10 ms), doubling */
+    uint32_t retry_tries; /* transmissions before a channel error (default 8) */
+    uint8_t first_msg_id; /* as the responder's */
+    uint32_t first_seq;   /* as the responder's */
+    arb_ep_send_fn send;  /* required */
+    void *send_ctx;
+    arb_ep_fill_fn fill; /* contributions when start_message's input is NULL */
+    void *fill_ctx;
+    /* Called once per result (or COMPLETION) newly delivered: `data` holds
+     * its bytes (NULL when none travel). */
+    void (*on_result)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
+                      const uint8_t *data, size_t len);
+    void *result_ctx;
+    arb_logger logger;
+} arb_requester_config;
+
+typedef struct arb_requester_stats {
+    uint64_t registers;       /* REGISTERs sent, retries included */
+    uint64_t ends;            /* ENDs sent, retries included */
+    uint64_t requests;        /* normal DATA_REQUESTs */
+    uint64_t repair_requests; /* repair DATA_REQUESTs */
+    uint64_t dup_credits;     /* normal credits already answered */
+    uint64_t results;         /* results / COMPLETIONs delivered */
+    uint64_t dup_results;     /* results already held */
+    uint64_t stale;           /* packets for another message or offset */
+    uint64_t bad;             /* wrong lengths, fan-in missing, unexpected types */
+    uint64_t malformed;       /* headers failing arb_hdr_validate */
+} arb_requester_stats;
+
+typedef enum arb_requester_phase {
+    ARB_REQ_IDLE = 0,     /* no message */
+    ARB_REQ_REGISTER = 1, /* REGISTER sent, no ack or credit yet */
+    ARB_REQ_ACTIVE = 2,   /* answering credits, collecting results */
+    ARB_REQ_END = 3,      /* every result in; END sent, no END_ACK yet */
+    ARB_REQ_DONE = 4,     /* END_ACK in (barrier: request sent) */
+    ARB_REQ_FAILED = 5    /* REGISTER or END unanswered after every try */
+} arb_requester_phase;
+
+typedef struct arb_requester_progress {
+    arb_requester_phase phase;
+    uint8_t msg_id;
+    uint32_t start_seq;
+    uint32_t offsets;
+    uint32_t results;  /* results held */
+    uint32_t answered; /* credits answered */
+    int complete;      /* every result in (the output is final) */
+} arb_requester_progress;
+
+typedef struct arb_requester arb_requester;
+
+void arb_requester_config_default(arb_requester_config *cfg);
+
+/*
+ * Errors: ARB_EINVAL (NULL out or cfg, no send callback, member >=
+ * ARB_EP_MAX_MEMBERS, a field out of range, a fan-in table with a 0 in
+ * it); ARB_ENOMEM.
+ */
+int arb_requester_new(arb_requester **out, const arb_requester_config *cfg);
+void arb_requester_free(arb_requester *q);
+
+/*
+ * Start message `msg_id` of `length` bytes: `input` is this rank's
+ * contribution (pull kinds; NULL: cfg.fill, or nothing for header-only),
+ * `output` where results land (PULL_RESULT and PUSH; NULL: only
+ * cfg.on_result sees them). Sends REGISTER. Allowed while the previous
+ * message waits for its END_ACK (its output is complete); the engine keeps
+ * retrying that END. Errors: ARB_EINVAL (NULL q, a wrong msg_id, a length
+ * not whole elements or too large, the contribution missing); ARB_ESTATE
+ * (a message whose output is not complete, or a failed channel);
+ * ARB_ENOMEM.
+ */
+int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t length,
+                                const void *input, void *output, arb_time now);
+
+/*
+ * A packet from the responder (credits, results, acks). `subchannel` is
+ * the tree it came down (the UDP source port): the request answering a
+ * credit climbs the same tree. Errors: ARB_EINVAL for NULL q or h, or a
+ * NULL payload with len > 0.
+ */
+int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                       uint32_t subchannel, arb_time now);
+
+arb_time arb_requester_next_expiry(const arb_requester *q);
+int arb_requester_on_expiry(arb_requester *q, arb_time now);
+
+void arb_requester_get_progress(const arb_requester *q, arb_requester_progress *out);
+void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out);
+/* 1 when the current message (and any earlier one) is finished. */
+int arb_requester_done(const arb_requester *q);
+/* 0, or ARB_EIO once REGISTER or END went unanswered after every try. */
+int arb_requester_error(const arb_requester *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBOR_ENDPOINT_H */

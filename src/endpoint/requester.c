@@ -1,0 +1,481 @@
+/*
+ * The requester engine (spec sections 5, 6, 10, 12): REGISTER with retry,
+ * one normal request per credit context, unconditional repair answers,
+ * delivery of results into the output buffer, END with retry.
+ *
+ * The engine keeps two messages: `cur`, and `prev`, a message whose output
+ * is complete but whose END is not yet acknowledged when the next one
+ * starts. Each has two bitmaps by message-relative index: the credits
+ * answered and the results held.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbor/endpoint.h"
+#include "endpoint/ep_util.h"
+
+struct qmsg {
+    arb_requester_phase phase;
+    uint8_t id;
+    uint32_t start;
+    uint32_t n;
+    uint64_t length;
+    const uint8_t *in;
+    uint8_t *out;
+    uint64_t *have;
+    uint64_t *answered;
+    size_t words; /* capacity of each bitmap */
+    uint32_t nhave, nanswered;
+    arb_time timer;    /* next REGISTER / END retry */
+    arb_time interval; /* the current backoff */
+    uint32_t tries;    /* transmissions so far */
+};
+
+struct arb_requester {
+    arb_requester_config cfg;
+    struct qmsg cur, prev;
+    uint8_t next_id;
+    uint32_t next_seq;
+    int failed;
+    uint8_t *scratch;
+    arb_requester_stats st;
+};
+
+void arb_requester_config_default(arb_requester_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->payload_size = ARB_PAYLOAD_MAX;
+    cfg->dtype = ARB_DTYPE_F32;
+    cfg->op = ARB_OP_SUM;
+    cfg->kind = ARB_EP_PULL_RESULT;
+    cfg->subchannels = 1;
+    cfg->retry = ARB_EP_RETRY_DEFAULT;
+    cfg->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
+}
+
+int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
+{
+    if (!out || !cfg) return ARB_EINVAL;
+    *out = NULL;
+    size_t es = arb_dtype_size(cfg->dtype);
+    if (!cfg->send || cfg->member >= ARB_EP_MAX_MEMBERS || es == 0 || cfg->payload_size == 0 ||
+        cfg->payload_size > ARB_PAYLOAD_MAX || cfg->payload_size % es != 0 ||
+        (unsigned)cfg->op >= ARB_OP_COUNT || (unsigned)cfg->kind >= ARB_EP_KIND_COUNT ||
+        cfg->subchannels == 0 || cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1 ||
+        cfg->retry == 0 || cfg->retry_tries == 0 || cfg->first_seq > ARB_OFFSET_MASK)
+        return ARB_EINVAL;
+    if (ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP) return ARB_EINVAL;
+    if (cfg->fanin)
+        for (uint32_t i = 0; i < cfg->subchannels * 3u; i++)
+            if (cfg->fanin[i] == 0) return ARB_EINVAL;
+    arb_requester *q = calloc(1, sizeof *q);
+    if (!q) return ARB_ENOMEM;
+    q->scratch = malloc(cfg->payload_size);
+    if (!q->scratch) {
+        free(q);
+        return ARB_ENOMEM;
+    }
+    q->cfg = *cfg;
+    q->next_id = cfg->first_msg_id;
+    q->next_seq = cfg->first_seq;
+    *out = q;
+    return 0;
+}
+
+void arb_requester_free(arb_requester *q)
+{
+    if (!q) return;
+    free(q->cur.have);
+    free(q->cur.answered);
+    free(q->prev.have);
+    free(q->prev.answered);
+    free(q->scratch);
+    free(q);
+}
+
+static void emit(arb_requester *q, uint32_t sub, const arb_hdr *h, const uint8_t *payload,
+                 size_t len)
+{
+    arb_ep_dst d = {ARB_EP_DST_RESPONDER, sub, 0};
+    q->cfg.send(q->cfg.send_ctx, &d, h, len ? payload : NULL, len);
+}
+
+static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
+{
+    arb_hdr h;
+    ep_hdr(&h, type, m->id, (uint8_t)q->cfg.dtype, q->cfg.ext);
+    h.repair = type == ARB_PT_REGISTER;
+    h.offset_a = m->start;
+    if (type == ARB_PT_REGISTER)
+        q->st.registers++;
+    else
+        q->st.ends++;
+    emit(q, 0, &h, NULL, 0);
+}
+
+/* Does index i of m need the rank's contribution bytes? */
+static int needs_input(const arb_requester *q, const struct qmsg *m, uint32_t i)
+{
+    return ep_kind_pull(q->cfg.kind) && !q->cfg.header_only &&
+           ep_len(m->length, q->cfg.payload_size, i) > 0;
+}
+
+/* Does result (or pushed packet) i travel with bytes? */
+static int result_has_data(const arb_requester *q, const struct qmsg *m, uint32_t i)
+{
+    return (q->cfg.kind == ARB_EP_PULL_RESULT || q->cfg.kind == ARB_EP_PUSH) &&
+           !q->cfg.header_only && ep_len(m->length, q->cfg.payload_size, i) > 0;
+}
+
+static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *credit, uint32_t i,
+                         uint32_t sub)
+{
+    arb_hdr h;
+    const uint8_t *pl = NULL;
+    size_t len = 0;
+    int repair = credit->repair;
+
+    ep_hdr(&h, ARB_PT_DATA_REQUEST, m->id, (uint8_t)q->cfg.dtype,
+           repair ? q->cfg.ext : credit->ext);
+    h.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
+    h.repair = (uint8_t)repair;
+    h.offset_a = ep_seq(m->start, i);
+    h.offset_b = 1; /* one original contribution */
+    if (!repair) {
+        /* Echo the whole location stack, fill this branch's fan-ins. */
+        h.agg_depth = credit->agg_depth;
+        memcpy(h.agg_loc, credit->agg_loc, sizeof h.agg_loc);
+        for (int t = 0; t < ARB_MAX_DEPTH; t++)
+            h.fanin[t] = q->cfg.fanin ? q->cfg.fanin[sub * 3u + (uint32_t)t] : 1;
+    }
+    if (needs_input(q, m, i)) {
+        len = ep_len(m->length, q->cfg.payload_size, i);
+        if (m->in) {
+            pl = m->in + (size_t)i * q->cfg.payload_size;
+        } else {
+            q->cfg.fill(q->cfg.fill_ctx, m->id, i, q->scratch, len);
+            pl = q->scratch;
+        }
+        h.payload_valid = 1;
+    }
+    if (repair)
+        q->st.repair_requests++;
+    else
+        q->st.requests++;
+    emit(q, sub, &h, pl, len);
+}
+
+static void arm(arb_requester *q, struct qmsg *m, arb_time now)
+{
+    m->tries = 1;
+    m->interval = q->cfg.retry;
+    m->timer = now + q->cfg.retry;
+}
+
+/* Every result in: END (pull, push) or done (barrier). */
+static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
+{
+    if (m->phase != ARB_REQ_ACTIVE) return;
+    if (q->cfg.kind == ARB_EP_BARRIER) {
+        if (m->nanswered == m->n) {
+            m->phase = ARB_REQ_DONE;
+            m->timer = ARB_TIME_NEVER;
+        }
+        return;
+    }
+    if (m->nhave < m->n) return;
+    m->phase = ARB_REQ_END;
+    send_control(q, m, ARB_PT_END);
+    arm(q, m, now);
+}
+
+static int ensure_words(struct qmsg *m, size_t words)
+{
+    if (m->words >= words) return 0;
+    uint64_t *a = realloc(m->have, words * sizeof *a);
+    if (!a) return ARB_ENOMEM;
+    m->have = a;
+    uint64_t *b = realloc(m->answered, words * sizeof *b);
+    if (!b) return ARB_ENOMEM;
+    m->answered = b;
+    m->words = words;
+    return 0;
+}
+
+int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t length,
+                                const void *input, void *output, arb_time now)
+{
+    if (!q) return ARB_EINVAL;
+    if (q->failed) return ARB_ESTATE;
+    if (q->cur.phase == ARB_REQ_REGISTER || q->cur.phase == ARB_REQ_ACTIVE) return ARB_ESTATE;
+    if (q->cur.phase == ARB_REQ_END && q->prev.phase == ARB_REQ_END) return ARB_ESTATE;
+    if (msg_id != q->next_id) return ARB_EINVAL;
+    if (length % arb_dtype_size(q->cfg.dtype) != 0) return ARB_EINVAL;
+    if (q->cfg.kind == ARB_EP_BARRIER && length != 0) return ARB_EINVAL;
+    uint64_t n = ep_packets(length, q->cfg.payload_size);
+    if (n > ARB_EP_MAX_OFFSETS) return ARB_EINVAL;
+    if (ep_kind_pull(q->cfg.kind) && !q->cfg.header_only && length > 0 && !input && !q->cfg.fill)
+        return ARB_EINVAL;
+
+    /* A message waiting for its END_ACK moves aside and keeps retrying. */
+    if (q->cur.phase == ARB_REQ_END) {
+        struct qmsg t = q->prev;
+        q->prev = q->cur;
+        q->cur = t;
+    }
+    struct qmsg *m = &q->cur;
+    size_t words = (size_t)EP_WORDS(n);
+    if (ensure_words(m, words) != 0) return ARB_ENOMEM;
+    memset(m->have, 0, words * sizeof *m->have);
+    memset(m->answered, 0, words * sizeof *m->answered);
+    m->phase = ARB_REQ_REGISTER;
+    m->id = msg_id;
+    m->start = q->next_seq;
+    m->n = (uint32_t)n;
+    m->length = length;
+    m->in = input;
+    m->out = output;
+    m->nhave = m->nanswered = 0;
+    q->next_id = (uint8_t)(msg_id + 1);
+    q->next_seq = ep_seq(m->start, m->n);
+    send_control(q, m, ARB_PT_REGISTER);
+    arm(q, m, now);
+    return 0;
+}
+
+/* Deliver result / pushed packet index i; 1 if the packet now counts as held. */
+static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *payload, size_t len,
+                   int with_data)
+{
+    size_t want = ep_len(m->length, q->cfg.payload_size, i);
+    int need = result_has_data(q, m, i);
+    if (need && (!with_data || len != want)) {
+        q->st.bad++;
+        return 0;
+    }
+    if (!need && with_data && !q->cfg.header_only) {
+        q->st.bad++;
+        return 0;
+    }
+    if (bm_test(m->have, i)) {
+        q->st.dup_results++;
+        return 1;
+    }
+    bm_set(m->have, i);
+    m->nhave++;
+    q->st.results++;
+    const uint8_t *data = need ? payload : NULL;
+    if (need && m->out) memcpy(m->out + (size_t)i * q->cfg.payload_size, payload, want);
+    if (q->cfg.on_result)
+        q->cfg.on_result(q->cfg.result_ctx, m->id, ep_seq(m->start, i), i, data, need ? want : 0);
+    return 1;
+}
+
+static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                        uint32_t sub, arb_time now)
+{
+    struct qmsg *m = NULL;
+    if (h->message_id == q->cur.id && q->cur.phase >= ARB_REQ_REGISTER &&
+        q->cur.phase <= ARB_REQ_DONE)
+        m = &q->cur;
+    else if (h->message_id == q->prev.id &&
+             (q->prev.phase == ARB_REQ_END || q->prev.phase == ARB_REQ_DONE))
+        m = &q->prev;
+    if (!m) {
+        q->st.stale++;
+        return;
+    }
+    if (m->phase == ARB_REQ_REGISTER) { /* a credit acknowledges the REGISTER */
+        m->phase = ARB_REQ_ACTIVE;
+        m->timer = ARB_TIME_NEVER;
+    }
+
+    int push = q->cfg.kind == ARB_EP_PUSH;
+    int delivered = 1; /* push: the credit's own packet is held */
+    if (push) {
+        if (h->credit_valid) {
+            if (h->payload_valid && h->offset_a != h->offset_b) {
+                q->st.bad++;
+                return;
+            }
+            uint32_t i = ep_index(m->start, h->offset_b);
+            if (i >= m->n) {
+                q->st.stale++;
+                return;
+            }
+            delivered = deliver(q, m, i, payload, len, h->payload_valid);
+        } else {
+            q->st.bad++; /* push has no tails */
+            return;
+        }
+    } else if (ep_kind_pull(q->cfg.kind)) {
+        int has = 0;
+        if (h->payload_valid || h->payload_kind == ARB_PK_COMPLETION) {
+            has = 1;
+        } else if (h->repair && h->credit_valid && h->offset_a != h->offset_b) {
+            /* A replay that cannot carry bytes (docs/endpoint.md). */
+            uint32_t p = ep_index(m->start, h->offset_a);
+            has = p < m->n && !result_has_data(q, m, p);
+        }
+        if (has) {
+            uint32_t p = ep_index(m->start, h->offset_a);
+            if (p >= m->n)
+                q->st.stale++;
+            else
+                deliver(q, m, p, payload, len, h->payload_valid);
+        }
+    } else if (h->payload_valid) {
+        q->st.bad++;
+    }
+
+    if (h->credit_valid) {
+        uint32_t i = ep_index(m->start, h->offset_b);
+        if (i >= m->n) {
+            q->st.stale++;
+        } else if (h->repair) {
+            /* Answer a repair credit unconditionally; the previous message
+             * only while no contribution bytes are needed (its input may
+             * be gone; pull kinds never repair a message whose results
+             * are all in). */
+            if (m == &q->prev && needs_input(q, m, i)) {
+                q->st.stale++;
+            } else if (delivered) {
+                if (!bm_test(m->answered, i)) {
+                    bm_set(m->answered, i);
+                    m->nanswered++;
+                }
+                send_request(q, m, h, i, sub);
+            }
+        } else if (bm_test(m->answered, i)) {
+            q->st.dup_credits++;
+        } else if (delivered) {
+            if (q->cfg.fanin && sub >= q->cfg.subchannels) {
+                q->st.bad++;
+                return;
+            }
+            bm_set(m->answered, i);
+            m->nanswered++;
+            send_request(q, m, h, i, sub);
+        }
+    }
+    check_complete(q, m, now);
+}
+
+int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                       uint32_t subchannel, arb_time now)
+{
+    if (!q || !h || (!payload && len)) return ARB_EINVAL;
+    if (arb_hdr_validate(h, len) != 0) {
+        q->st.malformed++;
+        return 0;
+    }
+    switch (h->packet_type) {
+    case ARB_PT_REGISTER_ACK:
+        if (q->cur.phase == ARB_REQ_REGISTER && h->message_id == q->cur.id &&
+            h->offset_a == q->cur.start) {
+            q->cur.phase = ARB_REQ_ACTIVE;
+            q->cur.timer = ARB_TIME_NEVER;
+        } else {
+            q->st.stale++;
+        }
+        break;
+    case ARB_PT_END_ACK: {
+        struct qmsg *m = NULL;
+        if (q->cur.phase == ARB_REQ_END && h->message_id == q->cur.id &&
+            h->offset_a == q->cur.start)
+            m = &q->cur;
+        else if (q->prev.phase == ARB_REQ_END && h->message_id == q->prev.id &&
+                 h->offset_a == q->prev.start)
+            m = &q->prev;
+        if (m) {
+            m->phase = ARB_REQ_DONE;
+            m->timer = ARB_TIME_NEVER;
+        } else {
+            q->st.stale++;
+        }
+        break;
+    }
+    case ARB_PT_RESPONSE:
+        on_response(q, h, payload, len, subchannel, now);
+        break;
+    default:
+        q->st.bad++;
+        break;
+    }
+    return 0;
+}
+
+arb_time arb_requester_next_expiry(const arb_requester *q)
+{
+    if (!q || q->failed) return ARB_TIME_NEVER;
+    arb_time t = ARB_TIME_NEVER;
+    const struct qmsg *ms[2] = {&q->cur, &q->prev};
+    for (int j = 0; j < 2; j++)
+        if ((ms[j]->phase == ARB_REQ_REGISTER || ms[j]->phase == ARB_REQ_END) && ms[j]->timer < t)
+            t = ms[j]->timer;
+    return t;
+}
+
+int arb_requester_on_expiry(arb_requester *q, arb_time now)
+{
+    if (!q) return ARB_EINVAL;
+    if (q->failed) return 0;
+    struct qmsg *ms[2] = {&q->cur, &q->prev};
+    for (int j = 0; j < 2; j++) {
+        struct qmsg *m = ms[j];
+        if (m->phase != ARB_REQ_REGISTER && m->phase != ARB_REQ_END) continue;
+        if (m->timer > now) continue;
+        if (m->tries >= q->cfg.retry_tries) {
+            arb_log(&q->cfg.logger, ARB_LOG_ERROR,
+                    "requester %u of channel %llu: %s of message %u unanswered after %u tries",
+                    (unsigned)q->cfg.member, (unsigned long long)q->cfg.channel,
+                    m->phase == ARB_REQ_REGISTER ? "REGISTER" : "END", (unsigned)m->id,
+                    (unsigned)m->tries);
+            m->phase = ARB_REQ_FAILED;
+            m->timer = ARB_TIME_NEVER;
+            q->failed = 1;
+            return 0;
+        }
+        send_control(q, m, m->phase == ARB_REQ_REGISTER ? ARB_PT_REGISTER : ARB_PT_END);
+        m->tries++;
+        m->interval *= 2;
+        m->timer = now + m->interval;
+    }
+    return 0;
+}
+
+void arb_requester_get_progress(const arb_requester *q, arb_requester_progress *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!q) return;
+    const struct qmsg *m = &q->cur;
+    out->phase = q->failed ? ARB_REQ_FAILED : m->phase;
+    out->msg_id = m->phase == ARB_REQ_IDLE ? q->next_id : m->id;
+    out->start_seq = m->phase == ARB_REQ_IDLE ? q->next_seq : m->start;
+    out->offsets = m->n;
+    out->results = m->nhave;
+    out->answered = m->nanswered;
+    out->complete = m->phase != ARB_REQ_IDLE && m->n > 0 &&
+                    (q->cfg.kind == ARB_EP_BARRIER ? m->nanswered == m->n : m->nhave == m->n);
+}
+
+void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out)
+{
+    if (!q) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = q->st;
+}
+
+int arb_requester_done(const arb_requester *q)
+{
+    if (!q || q->failed) return 0;
+    return (q->cur.phase == ARB_REQ_DONE || q->cur.phase == ARB_REQ_IDLE) &&
+           (q->prev.phase == ARB_REQ_DONE || q->prev.phase == ARB_REQ_IDLE);
+}
+
+int arb_requester_error(const arb_requester *q)
+{
+    return q && q->failed ? ARB_EIO : 0;
+}

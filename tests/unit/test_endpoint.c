@@ -1,0 +1,1847 @@
+/*
+ * Unit tests: the endpoint engines (responder and requester).
+ *
+ * Two kinds of test. Hand-made ones drive one engine with headers built
+ * here and look at every packet it emits. Whole-message ones wire one
+ * responder and R requesters back to back through a small network in this
+ * file: a FIFO of packets with a per-hop latency, a fake clock that jumps to
+ * the next packet or the earliest engine expiry, and an optional one-tier
+ * "switch" that pushes a slot on each credit and sums the requests of a
+ * credit context until the fan-in is reached (owner check included, so a
+ * reallocated slot gives an AGG_MISS). A drop hook loses chosen packets.
+ * Every packet either engine emits is checked with arb_hdr_validate, and
+ * every result that rides a credit is checked to belong to that credit's
+ * message.
+ */
+#include "arbor/endpoint.h"
+#include "arbor/reduce.h"
+#include "testkit.h"
+
+#include <stdlib.h>
+
+#define US ARB_PS_PER_US
+#define MS ARB_PS_PER_MS
+
+/* ------------------------------------------------------------------ */
+/* Capture: hand-made tests record what an engine emits                 */
+/* ------------------------------------------------------------------ */
+
+#define CAP_MAX 512
+#define CAP_PAY 1024
+
+typedef struct cap_pkt {
+    arb_ep_dst dst;
+    arb_hdr h;
+    size_t len;
+    uint8_t data[CAP_PAY];
+} cap_pkt;
+
+typedef struct capture {
+    cap_pkt p[CAP_MAX];
+    int n;
+    int invalid;
+} capture;
+
+static void cap_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
+                     size_t len)
+{
+    capture *c = ctx;
+    if (arb_hdr_validate(h, len) != 0) c->invalid++;
+    if (c->n >= CAP_MAX || len > CAP_PAY) {
+        c->invalid++;
+        return;
+    }
+    cap_pkt *p = &c->p[c->n++];
+    p->dst = *dst;
+    p->h = *h;
+    p->len = len;
+    if (len) memcpy(p->data, payload, len);
+}
+
+static int cap_count(const capture *c, int type, int repair)
+{
+    int k = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->p[i].h.packet_type == type && (repair < 0 || c->p[i].h.repair == repair)) k++;
+    return k;
+}
+
+static const cap_pkt *cap_last(const capture *c, int type)
+{
+    for (int i = c->n - 1; i >= 0; i--)
+        if (c->p[i].h.packet_type == type) return &c->p[i];
+    return NULL;
+}
+
+static arb_hdr mk(arb_ptype type, uint8_t msg, uint32_t a, uint32_t b)
+{
+    arb_hdr h;
+    memset(&h, 0, sizeof h);
+    h.version = ARB_WIRE_VERSION;
+    h.packet_type = (uint8_t)type;
+    h.message_id = msg;
+    h.offset_a = a;
+    h.offset_b = b;
+    h.dtype = ARB_DTYPE_I32;
+    return h;
+}
+
+static arb_hdr mk_register(uint8_t msg, uint32_t start)
+{
+    arb_hdr h = mk(ARB_PT_REGISTER, msg, start, 0);
+    h.repair = 1;
+    return h;
+}
+
+static arb_hdr mk_end(uint8_t msg, uint32_t start)
+{
+    return mk(ARB_PT_END, msg, start, 0);
+}
+
+/* A root master (agg_depth 0) of `count` contributions with a payload. */
+static arb_hdr mk_master(uint8_t msg, uint32_t k, uint32_t count, int with_payload)
+{
+    arb_hdr h = mk(ARB_PT_DATA_REQUEST, msg, k, count);
+    h.op = ARB_OP_SUM;
+    h.payload_valid = (uint8_t)with_payload;
+    h.aggregated = 1;
+    return h;
+}
+
+static arb_hdr mk_repair_req(uint8_t msg, uint32_t k, int with_payload)
+{
+    arb_hdr h = mk(ARB_PT_DATA_REQUEST, msg, k, 1);
+    h.op = ARB_OP_SUM;
+    h.repair = 1;
+    h.payload_valid = (uint8_t)with_payload;
+    return h;
+}
+
+static arb_hdr mk_credit(uint8_t msg, uint32_t k)
+{
+    arb_hdr h = mk(ARB_PT_RESPONSE, msg, k, k);
+    h.op = ARB_OP_SUM;
+    h.credit_valid = 1;
+    return h;
+}
+
+/* A responder with i32 SUM, 16 B packets (4 elements), R members. */
+static void rsp_cfg(arb_responder_config *c, uint32_t members, capture *cap)
+{
+    arb_responder_config_default(c);
+    c->members = members;
+    c->payload_size = 16;
+    c->dtype = ARB_DTYPE_I32;
+    c->op = ARB_OP_SUM;
+    c->send = cap_send;
+    c->send_ctx = cap;
+}
+
+static void req_cfg(arb_requester_config *c, uint32_t member, capture *cap)
+{
+    arb_requester_config_default(c);
+    c->member = member;
+    c->payload_size = 16;
+    c->dtype = ARB_DTYPE_I32;
+    c->op = ARB_OP_SUM;
+    c->send = cap_send;
+    c->send_ctx = cap;
+}
+
+/* Register every member of message `msg` at `start`. */
+static void register_all(arb_responder *r, uint32_t members, uint8_t msg, uint32_t start,
+                         arb_time now)
+{
+    for (uint32_t j = 0; j < members; j++) {
+        arb_hdr h = mk_register(msg, start);
+        arb_responder_recv(r, &h, NULL, 0, (int)j, now);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The loopback network                                                 */
+/* ------------------------------------------------------------------ */
+
+#define NET_MAXR 8
+#define NET_Q 16384
+#define NET_PAY 256
+#define SW_SLOTS 64
+#define TO_RESPONDER (-1)
+#define TO_SWITCH (-2)
+
+typedef struct net_pkt {
+    arb_time at;
+    int to;   /* member index, TO_RESPONDER or TO_SWITCH */
+    int from; /* member index or ARB_EP_FROM_SWITCH (to the responder) */
+    uint32_t sub;
+    arb_hdr h;
+    size_t len;
+    uint8_t data[NET_PAY];
+} net_pkt;
+
+typedef struct net net;
+/* Return 1 to lose packet p (it is about to be queued). */
+typedef int (*drop_fn)(net *n, const net_pkt *p);
+
+typedef struct sw_slot {
+    int live;
+    uint8_t msg;
+    uint32_t k;
+    uint32_t count;
+    uint8_t acc[NET_PAY];
+} sw_slot;
+
+typedef struct req_ctx {
+    net *n;
+    int j;
+} req_ctx;
+
+struct net {
+    arb_responder *r;
+    arb_requester *q[NET_MAXR];
+    req_ctx rc[NET_MAXR];
+    uint32_t R;
+    int use_switch;
+    uint32_t sw_next;
+    sw_slot sw[SW_SLOTS];
+    arb_dtype dt;
+    arb_op op;
+    arb_time t, lat;
+    net_pkt *qbuf;
+    size_t qhead, qlen;
+    drop_fn drop;
+    int drop_state;  /* for the hooks */
+    uint32_t drop_k; /* the offset they aim at */
+    int dup_group;   /* deliver every multicast copy twice */
+    int shuffle;     /* deliver queued packets in a random order */
+    arb_rng rng;
+    /* observations */
+    int invalid;
+    int foreign_ride; /* a result riding a credit of another message */
+    uint64_t credits_sent, repair_credits_sent, tails_sent, dropped;
+    arb_time last_credit_at;
+    arb_time min_credit_gap;
+    uint32_t max_outstanding;
+    /* message table (for the ride check): start and count per message id */
+    uint32_t msg_start[256], msg_n[256];
+};
+
+static void net_push(net *n, const net_pkt *p)
+{
+    if (n->drop && n->drop(n, p)) {
+        n->dropped++;
+        return;
+    }
+    if (n->qlen >= NET_Q) {
+        n->invalid++;
+        return;
+    }
+    n->qbuf[(n->qhead + n->qlen) % NET_Q] = *p;
+    n->qlen++;
+}
+
+static void fill_pkt(net_pkt *p, const arb_hdr *h, const uint8_t *payload, size_t len)
+{
+    p->h = *h;
+    p->len = len > NET_PAY ? NET_PAY : len;
+    if (len) memcpy(p->data, payload, p->len);
+}
+
+static void net_from_responder(void *ctx, const arb_ep_dst *dst, const arb_hdr *h,
+                               const uint8_t *payload, size_t len)
+{
+    net *n = ctx;
+    if (arb_hdr_validate(h, len) != 0 || len > NET_PAY) n->invalid++;
+    if (h->packet_type == ARB_PT_RESPONSE) {
+        /* A result riding a credit belongs to the credit's message. */
+        int rides = h->payload_valid || h->payload_kind == ARB_PK_COMPLETION;
+        uint32_t idx = (h->offset_a - n->msg_start[h->message_id]) & ARB_OFFSET_MASK;
+        if (rides && idx >= n->msg_n[h->message_id]) n->foreign_ride++;
+        if (h->credit_valid && !h->repair) {
+            if (n->credits_sent && n->t - n->last_credit_at < n->min_credit_gap)
+                n->min_credit_gap = n->t - n->last_credit_at;
+            n->last_credit_at = n->t;
+            n->credits_sent++;
+            arb_responder_progress pr;
+            arb_responder_get_progress(n->r, &pr);
+            if (pr.outstanding > n->max_outstanding) n->max_outstanding = pr.outstanding;
+        }
+        if (h->credit_valid && h->repair) n->repair_credits_sent++;
+        if (!h->credit_valid) n->tails_sent++;
+    }
+    net_pkt p;
+    memset(&p, 0, sizeof p);
+    p.at = n->t + n->lat;
+    p.sub = dst->subchannel;
+    p.from = TO_RESPONDER;
+    fill_pkt(&p, h, payload, len);
+    if (dst->kind == ARB_EP_DST_MEMBER) {
+        p.to = (int)dst->member;
+        net_push(n, &p);
+        return;
+    }
+    if (dst->kind != ARB_EP_DST_GROUP) {
+        n->invalid++;
+        return;
+    }
+    if (n->use_switch && h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair) {
+        /* The root tier allocates a slot in rotation and pushes it. */
+        uint32_t s = n->sw_next++ % SW_SLOTS;
+        n->sw[s].live = 1;
+        n->sw[s].msg = h->message_id;
+        n->sw[s].k = h->offset_b;
+        n->sw[s].count = 0;
+        p.h.agg_loc[p.h.agg_depth] = (uint16_t)s;
+        p.h.agg_depth++;
+    }
+    for (uint32_t j = 0; j < n->R; j++) {
+        p.to = (int)j;
+        net_push(n, &p);
+        if (n->dup_group) net_push(n, &p);
+    }
+}
+
+static void net_from_requester(void *ctx, const arb_ep_dst *dst, const arb_hdr *h,
+                               const uint8_t *payload, size_t len)
+{
+    req_ctx *rc = ctx;
+    net *n = rc->n;
+    if (arb_hdr_validate(h, len) != 0 || len > NET_PAY) n->invalid++;
+    if (dst->kind != ARB_EP_DST_RESPONDER) n->invalid++;
+    net_pkt p;
+    memset(&p, 0, sizeof p);
+    p.at = n->t + n->lat;
+    p.sub = dst->subchannel;
+    p.from = rc->j;
+    fill_pkt(&p, h, payload, len);
+    p.to = h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0 ? TO_SWITCH
+                                                                                   : TO_RESPONDER;
+    net_push(n, &p);
+}
+
+/* The switch: owner check, count, sum, pop at the fan-in. */
+static void switch_recv(net *n, net_pkt *p)
+{
+    arb_hdr h = p->h;
+    uint32_t s = h.agg_loc[h.agg_depth - 1] % SW_SLOTS;
+    sw_slot *sl = &n->sw[s];
+    net_pkt o;
+    memset(&o, 0, sizeof o);
+    o.at = n->t + n->lat;
+    o.to = TO_RESPONDER;
+    o.from = ARB_EP_FROM_SWITCH;
+    o.sub = p->sub;
+    if (!sl->live || sl->msg != h.message_id || sl->k != h.offset_a) {
+        arb_hdr m = h;
+        m.packet_type = ARB_PT_AGG_MISS;
+        m.op = 0;
+        m.payload_valid = 0;
+        m.agg_depth = 0;
+        m.aggregated = 0;
+        m.offset_b = 0;
+        fill_pkt(&o, &m, NULL, 0);
+        if (arb_hdr_validate(&m, 0) != 0) n->invalid++;
+        net_push(n, &o);
+        return;
+    }
+    if (sl->count == 0)
+        memcpy(sl->acc, p->data, p->len);
+    else
+        arb_reduce_bytes(n->op, n->dt, sl->acc, p->data, p->len);
+    sl->count += h.offset_b;
+    if (sl->count < h.fanin[h.agg_depth - 1]) return;
+    sl->live = 0;
+    h.agg_depth--;
+    h.aggregated = 1;
+    h.offset_b = sl->count;
+    fill_pkt(&o, &h, sl->acc, p->len);
+    net_push(n, &o);
+}
+
+static void net_deliver(net *n, net_pkt *p)
+{
+    if (p->to == TO_SWITCH)
+        switch_recv(n, p);
+    else if (p->to == TO_RESPONDER)
+        arb_responder_recv(n->r, &p->h, p->len ? p->data : NULL, p->len, p->from, n->t);
+    else
+        arb_requester_recv(n->q[p->to], &p->h, p->len ? p->data : NULL, p->len, p->sub, n->t);
+}
+
+static arb_time net_next_expiry(net *n)
+{
+    arb_time t = arb_responder_next_expiry(n->r);
+    for (uint32_t j = 0; j < n->R; j++) {
+        arb_time u = arb_requester_next_expiry(n->q[j]);
+        if (u < t) t = u;
+    }
+    return t;
+}
+
+static int net_all_done(net *n)
+{
+    if (!arb_responder_done(n->r)) return 0;
+    for (uint32_t j = 0; j < n->R; j++)
+        if (!arb_requester_done(n->q[j])) return 0;
+    return 1;
+}
+
+/* Run until everything is done and quiet, or `limit` events. Returns the
+ * number of events. */
+static long net_run(net *n, long limit)
+{
+    long ev = 0;
+    while (ev < limit) {
+        arb_time te = net_next_expiry(n);
+        if (n->qlen == 0 && (te == ARB_TIME_NEVER || net_all_done(n))) break;
+        if (n->qlen && n->qbuf[n->qhead].at <= te) {
+            if (n->shuffle && n->qlen > 1) {
+                /* swap the head with a random queued packet */
+                size_t o = (size_t)arb_rng_below(&n->rng, n->qlen);
+                net_pkt tmp = n->qbuf[n->qhead];
+                n->qbuf[n->qhead] = n->qbuf[(n->qhead + o) % NET_Q];
+                n->qbuf[(n->qhead + o) % NET_Q] = tmp;
+            }
+            net_pkt p = n->qbuf[n->qhead];
+            n->qhead = (n->qhead + 1) % NET_Q;
+            n->qlen--;
+            if (p.at > n->t) n->t = p.at;
+            net_deliver(n, &p);
+        } else {
+            if (te > n->t) n->t = te;
+            arb_responder_on_expiry(n->r, n->t);
+            for (uint32_t j = 0; j < n->R; j++)
+                arb_requester_on_expiry(n->q[j], n->t);
+        }
+        ev++;
+    }
+    return ev;
+}
+
+typedef struct net_opts {
+    uint32_t R;
+    uint32_t payload;
+    arb_dtype dt;
+    arb_op op;
+    arb_ep_kind kind;
+    int use_switch;
+    int header_only;
+    uint32_t window;
+    arb_cc *cc;
+    uint8_t first_msg;
+    uint32_t first_seq;
+    uint32_t subchannels;
+    uint32_t ring;
+} net_opts;
+
+static void net_opts_default(net_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->R = 3;
+    o->payload = 16;
+    o->dt = ARB_DTYPE_I32;
+    o->op = ARB_OP_SUM;
+    o->kind = ARB_EP_PULL_RESULT;
+    o->use_switch = 1;
+    o->window = 4;
+    o->subchannels = 1;
+}
+
+static uint8_t fanin_tab[NET_MAXR * 3];
+
+static net *net_new(const net_opts *o)
+{
+    net *n = calloc(1, sizeof *n);
+    n->qbuf = malloc(NET_Q * sizeof *n->qbuf);
+    n->R = o->R;
+    n->use_switch = o->use_switch;
+    n->dt = o->dt;
+    n->op = o->op;
+    n->lat = 1 * US;
+    n->min_credit_gap = ARB_TIME_NEVER;
+    arb_rng_seed(&n->rng, 42);
+
+    arb_responder_config rc;
+    arb_responder_config_default(&rc);
+    rc.members = o->R;
+    rc.payload_size = o->payload;
+    rc.dtype = o->dt;
+    rc.op = o->op;
+    rc.kind = o->kind;
+    rc.header_only = o->header_only;
+    rc.window = o->window;
+    rc.cc = o->cc;
+    rc.first_msg_id = o->first_msg;
+    rc.first_seq = o->first_seq;
+    rc.subchannels = o->subchannels;
+    rc.ring = o->ring;
+    rc.send = net_from_responder;
+    rc.send_ctx = n;
+    if (arb_responder_new(&n->r, &rc) != 0) n->invalid++;
+
+    for (uint32_t s = 0; s < o->subchannels && s < NET_MAXR; s++) {
+        fanin_tab[s * 3] = (uint8_t)(o->use_switch ? o->R : 1);
+        fanin_tab[s * 3 + 1] = 1;
+        fanin_tab[s * 3 + 2] = 1;
+    }
+    for (uint32_t j = 0; j < o->R; j++) {
+        arb_requester_config qc;
+        arb_requester_config_default(&qc);
+        qc.member = j;
+        qc.payload_size = o->payload;
+        qc.dtype = o->dt;
+        qc.op = o->op;
+        qc.kind = o->kind;
+        qc.header_only = o->header_only;
+        qc.first_msg_id = o->first_msg;
+        qc.first_seq = o->first_seq;
+        qc.subchannels = o->subchannels;
+        qc.fanin = fanin_tab;
+        n->rc[j].n = n;
+        n->rc[j].j = (int)j;
+        qc.send = net_from_requester;
+        qc.send_ctx = &n->rc[j];
+        if (arb_requester_new(&n->q[j], &qc) != 0) n->invalid++;
+    }
+    return n;
+}
+
+static void net_free(net *n)
+{
+    arb_responder_free(n->r);
+    for (uint32_t j = 0; j < n->R; j++)
+        arb_requester_free(n->q[j]);
+    free(n->qbuf);
+    free(n);
+}
+
+/* Inputs: requester j's element e is in_val(j, e); the responder's own
+ * contribution is in_val(R, e) (its member index is past the set). */
+static int32_t in_val(uint32_t j, size_t e)
+{
+    return (int32_t)(j * 1000 + e * 3 + 1) * ((e & 1) ? -1 : 1);
+}
+
+/* A pull-result message of `elems` i32 elements on every rank. */
+typedef struct i32_msg {
+    int32_t *in[NET_MAXR + 1];
+    int32_t *out[NET_MAXR + 1];
+    size_t elems;
+} i32_msg;
+
+static void i32_msg_init(i32_msg *m, uint32_t R, size_t elems)
+{
+    m->elems = elems;
+    for (uint32_t j = 0; j <= R; j++) {
+        m->in[j] = malloc((elems ? elems : 1) * sizeof(int32_t));
+        m->out[j] = calloc(elems ? elems : 1, sizeof(int32_t));
+        for (size_t e = 0; e < elems; e++)
+            m->in[j][e] = in_val(j, e);
+    }
+}
+
+static void i32_msg_free(i32_msg *m, uint32_t R)
+{
+    for (uint32_t j = 0; j <= R; j++) {
+        free(m->in[j]);
+        free(m->out[j]);
+    }
+}
+
+/* Sum of every rank's input (the responder's included) at element e. */
+static int32_t i32_expect(uint32_t R, size_t e)
+{
+    int64_t s = 0;
+    for (uint32_t j = 0; j <= R; j++)
+        s += in_val(j, e);
+    return (int32_t)s;
+}
+
+/* Start message `id` everywhere. */
+static void net_start(net *n, uint8_t id, i32_msg *m)
+{
+    uint64_t bytes = m->elems * sizeof(int32_t);
+    if (arb_responder_start_message(n->r, id, bytes, m->in[n->R], m->out[n->R], n->t) != 0)
+        n->invalid++;
+    for (uint32_t j = 0; j < n->R; j++)
+        if (arb_requester_start_message(n->q[j], id, bytes, m->in[j], m->out[j], n->t) != 0)
+            n->invalid++;
+}
+
+static void set_msg_range(net *n, uint8_t id, uint32_t start, uint32_t count)
+{
+    n->msg_start[id] = start;
+    n->msg_n[id] = count;
+}
+
+/* Check every rank's output of a pull-result message. */
+static int i32_check(const i32_msg *m, uint32_t R)
+{
+    int bad = 0;
+    for (uint32_t j = 0; j <= R; j++)
+        for (size_t e = 0; e < m->elems; e++)
+            if (m->out[j][e] != i32_expect(R, e)) bad++;
+    return bad;
+}
+
+/* ------------------------------------------------------------------ */
+/* Whole messages                                                       */
+/* ------------------------------------------------------------------ */
+
+static void run_pull_message(uint32_t R, int use_switch, size_t elems, uint32_t window)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.R = R;
+    o.use_switch = use_switch;
+    o.window = window;
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, R, elems);
+    uint32_t count = (uint32_t)((elems * 4 + 15) / 16);
+    if (!count) count = 1;
+    set_msg_range(n, 0, 0, count);
+    net_start(n, 0, &m);
+    net_run(n, 1000000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(i32_check(&m, R), 0);
+    CHECK_EQ_I(n->invalid, 0);
+    CHECK_EQ_I(n->foreign_ride, 0);
+    CHECK(n->max_outstanding <= window);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.commits, count);
+    CHECK_EQ_U(st.credits, count);
+    CHECK_EQ_U(st.repair_credits, 0);
+    CHECK_EQ_U(st.messages, 1);
+    CHECK_EQ_U(st.results_riding + st.tails, count);
+    CHECK_EQ_U(st.samples, count);
+    for (uint32_t j = 0; j < R; j++) {
+        arb_requester_stats qs;
+        arb_requester_get_stats(n->q[j], &qs);
+        CHECK_EQ_U(qs.requests, count);
+        CHECK_EQ_U(qs.results, count);
+        CHECK_EQ_U(qs.registers, 1);
+        CHECK_EQ_U(qs.ends, 1);
+    }
+    i32_msg_free(&m, R);
+    net_free(n);
+}
+
+TEST(pull_message_through_switch)
+{
+    run_pull_message(3, 1, 37, 4); /* 10 packets, the last one short */
+    run_pull_message(7, 1, 400, 8);
+    run_pull_message(2, 1, 4, 4); /* one packet: its result is a tail */
+}
+
+TEST(pull_message_point_to_point)
+{
+    run_pull_message(1, 0, 37, 4); /* two ranks: fan-in 1 everywhere */
+    run_pull_message(1, 0, 64, 1);
+}
+
+/* A pull-result run on another dtype / op with exact values. */
+TEST(pull_message_f32_i64_max)
+{
+    /* f32 SUM of small integers and halves is exact */
+    for (int variant = 0; variant < 3; variant++) {
+        net_opts o;
+        net_opts_default(&o);
+        o.R = 4;
+        o.dt = variant == 0 ? ARB_DTYPE_F32 : variant == 1 ? ARB_DTYPE_I64 : ARB_DTYPE_I32;
+        o.op = variant == 2 ? ARB_OP_MAX : ARB_OP_SUM;
+        o.payload = 32;
+        net *n = net_new(&o);
+        size_t es = arb_dtype_size(o.dt), elems = 50, bytes = elems * es;
+        uint8_t *in[5], *out[5];
+        for (int j = 0; j < 5; j++) {
+            in[j] = malloc(bytes);
+            out[j] = calloc(1, bytes);
+            for (size_t e = 0; e < elems; e++) {
+                if (o.dt == ARB_DTYPE_F32) {
+                    float v = (float)(j * 7 + (int)e) * 0.5f;
+                    memcpy(in[j] + e * 4, &v, 4);
+                } else if (o.dt == ARB_DTYPE_I64) {
+                    int64_t v = ((int64_t)1 << 40) * j + (int64_t)e;
+                    memcpy(in[j] + e * 8, &v, 8);
+                } else {
+                    int32_t v = (int32_t)((j * 37 + e * 11) % 101) - 50;
+                    memcpy(in[j] + e * 4, &v, 4);
+                }
+            }
+        }
+        set_msg_range(n, 0, 0, (uint32_t)((bytes + 31) / 32));
+        CHECK_EQ_I(arb_responder_start_message(n->r, 0, bytes, in[4], out[4], 0), 0);
+        for (uint32_t j = 0; j < 4; j++)
+            CHECK_EQ_I(arb_requester_start_message(n->q[j], 0, bytes, in[j], out[j], 0), 0);
+        net_run(n, 100000);
+        CHECK(net_all_done(n));
+        CHECK_EQ_I(n->invalid, 0);
+        uint8_t *want = malloc(bytes);
+        memcpy(want, in[0], bytes);
+        for (int j = 1; j < 5; j++)
+            arb_reduce_bytes(o.op, o.dt, want, in[j], bytes);
+        for (int j = 0; j < 5; j++)
+            CHECK(memcmp(out[j], want, bytes) == 0);
+        if (o.dt == ARB_DTYPE_F32) {
+            float f;
+            memcpy(&f, want + 4 * 3, 4);
+            CHECK(f == (float)(0 + 7 + 14 + 21 + 28 + 5 * 3) * 0.5f);
+        }
+        free(want);
+        for (int j = 0; j < 5; j++) {
+            free(in[j]);
+            free(out[j]);
+        }
+        net_free(n);
+    }
+}
+
+/* Reduce: the root holds the sum, requesters get COMPLETIONs. */
+TEST(pull_completion_message)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.kind = ARB_EP_PULL_COMPLETION;
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, 3, 37);
+    set_msg_range(n, 0, 0, 10);
+    net_start(n, 0, &m);
+    net_run(n, 100000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(n->invalid, 0);
+    for (size_t e = 0; e < 37; e++)
+        CHECK_EQ_I(m.out[3][e], i32_expect(3, e));
+    for (uint32_t j = 0; j < 3; j++) {
+        CHECK_EQ_I(m.out[j][0], 0); /* nothing written at requesters */
+        arb_requester_stats qs;
+        arb_requester_get_stats(n->q[j], &qs);
+        CHECK_EQ_U(qs.results, 10);
+    }
+    i32_msg_free(&m, 3);
+    net_free(n);
+}
+
+/* Broadcast: credit k carries offset k's data. */
+TEST(push_message)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.kind = ARB_EP_PUSH;
+    o.op = ARB_OP_NOP;
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, 3, 37);
+    set_msg_range(n, 0, 0, 10);
+    CHECK_EQ_I(arb_responder_start_message(n->r, 0, 37 * 4, m.in[3], NULL, 0), 0);
+    for (uint32_t j = 0; j < 3; j++)
+        CHECK_EQ_I(arb_requester_start_message(n->q[j], 0, 37 * 4, NULL, m.out[j], 0), 0);
+    net_run(n, 100000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(n->invalid, 0);
+    for (uint32_t j = 0; j < 3; j++)
+        CHECK(memcmp(m.out[j], m.in[3], 37 * 4) == 0);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.commits, 10);
+    CHECK_EQ_U(st.tails, 0);
+    i32_msg_free(&m, 3);
+    net_free(n);
+}
+
+TEST(barrier_message)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.kind = ARB_EP_BARRIER;
+    o.op = ARB_OP_NOP;
+    net *n = net_new(&o);
+    set_msg_range(n, 0, 0, 1);
+    CHECK_EQ_I(arb_responder_start_message(n->r, 0, 4, NULL, NULL, 0), ARB_EINVAL);
+    for (int round = 0; round < 3; round++) {
+        CHECK_EQ_I(arb_responder_start_message(n->r, (uint8_t)round, 0, NULL, NULL, n->t), 0);
+        for (uint32_t j = 0; j < 3; j++)
+            CHECK_EQ_I(arb_requester_start_message(n->q[j], (uint8_t)round, 0, NULL, NULL, n->t),
+                       0);
+        set_msg_range(n, (uint8_t)round, (uint32_t)round, 1);
+        net_run(n, 10000);
+        CHECK(net_all_done(n));
+    }
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.commits, 3);
+    CHECK_EQ_U(st.messages, 3);
+    CHECK_EQ_U(st.ends, 0);
+    CHECK_EQ_I(n->invalid, 0);
+    net_free(n);
+}
+
+TEST(zero_size_message)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        net_opts o;
+        net_opts_default(&o);
+        o.kind = (arb_ep_kind)kind;
+        if (kind == ARB_EP_PUSH) o.op = ARB_OP_NOP;
+        net *n = net_new(&o);
+        set_msg_range(n, 0, 0, 1);
+        CHECK_EQ_I(arb_responder_start_message(n->r, 0, 0, NULL, NULL, 0), 0);
+        for (uint32_t j = 0; j < 3; j++)
+            CHECK_EQ_I(arb_requester_start_message(n->q[j], 0, 0, NULL, NULL, 0), 0);
+        net_run(n, 10000);
+        CHECK(net_all_done(n));
+        CHECK_EQ_I(n->invalid, 0);
+        arb_responder_stats st;
+        arb_responder_get_stats(n->r, &st);
+        CHECK_EQ_U(st.commits, 1);
+        CHECK_EQ_U(st.credits, 1);
+        arb_requester_progress qp;
+        arb_requester_get_progress(n->q[1], &qp);
+        CHECK_EQ_U(qp.offsets, 1);
+        CHECK(qp.complete);
+        /* the next message starts one offset later */
+        arb_responder_progress pr;
+        arb_responder_get_progress(n->r, &pr);
+        CHECK_EQ_U(pr.start_seq, 1);
+        net_free(n);
+    }
+}
+
+TEST(header_only_mode)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        net_opts o;
+        net_opts_default(&o);
+        o.kind = (arb_ep_kind)kind;
+        if (kind == ARB_EP_PUSH) o.op = ARB_OP_NOP;
+        o.header_only = 1;
+        net *n = net_new(&o);
+        set_msg_range(n, 0, 0, 64);
+        CHECK_EQ_I(arb_responder_start_message(n->r, 0, 1024, NULL, NULL, 0), 0);
+        for (uint32_t j = 0; j < 3; j++)
+            CHECK_EQ_I(arb_requester_start_message(n->q[j], 0, 1024, NULL, NULL, 0), 0);
+        net_run(n, 100000);
+        CHECK(net_all_done(n));
+        CHECK_EQ_I(n->invalid, 0);
+        arb_responder_stats st;
+        arb_responder_get_stats(n->r, &st);
+        CHECK_EQ_U(st.commits, 64);
+        for (uint32_t j = 0; j < 3; j++) {
+            arb_requester_stats qs;
+            arb_requester_get_stats(n->q[j], &qs);
+            CHECK_EQ_U(qs.results, 64);
+        }
+        net_free(n);
+    }
+}
+
+/* Every multicast copy delivered twice, and every packet in random order. */
+TEST(duplicates_and_reordering)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        net_opts o;
+        net_opts_default(&o);
+        o.R = 4;
+        o.window = 6;
+        o.use_switch = mode == 1 ? 0 : 1;
+        if (!o.use_switch) o.R = 1;
+        net *n = net_new(&o);
+        if (mode == 0) n->dup_group = 1;
+        if (mode == 1) n->shuffle = 1;
+        i32_msg m;
+        i32_msg_init(&m, o.R, 200);
+        set_msg_range(n, 0, 0, 50);
+        net_start(n, 0, &m);
+        net_run(n, 1000000);
+        CHECK(net_all_done(n));
+        CHECK_EQ_I(i32_check(&m, o.R), 0);
+        CHECK_EQ_I(n->invalid, 0);
+        arb_requester_stats qs;
+        arb_requester_get_stats(n->q[0], &qs);
+        CHECK_EQ_U(qs.requests, 50); /* one request per credit context */
+        if (mode == 0) {
+            CHECK(qs.dup_credits >= 50);
+            CHECK(qs.dup_results > 0);
+        }
+        i32_msg_free(&m, o.R);
+        net_free(n);
+    }
+}
+
+/* Loss hooks. */
+static int drop_credit_to_1(net *n, const net_pkt *p)
+{
+    if (p->to == 1 && p->h.packet_type == ARB_PT_RESPONSE && p->h.credit_valid && !p->h.repair &&
+        p->h.offset_b == n->drop_k && n->drop_state == 0) {
+        n->drop_state = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int drop_credit_and_first_repair(net *n, const net_pkt *p)
+{
+    if (p->to == 1 && p->h.packet_type == ARB_PT_RESPONSE && p->h.credit_valid &&
+        p->h.offset_b == n->drop_k && n->drop_state < 2) {
+        n->drop_state++;
+        return 1;
+    }
+    return 0;
+}
+
+static int drop_last_tail_to_0(net *n, const net_pkt *p)
+{
+    if (p->to == 0 && p->h.packet_type == ARB_PT_RESPONSE && !p->h.credit_valid && !p->h.repair &&
+        p->h.offset_a == 9 && n->drop_state == 0) {
+        n->drop_state = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int drop_request_from_2(net *n, const net_pkt *p)
+{
+    if (p->from == 2 && p->h.packet_type == ARB_PT_DATA_REQUEST && !p->h.repair &&
+        p->h.offset_a == 5 && n->drop_state == 0) {
+        n->drop_state = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int drop_first_end_ack(net *n, const net_pkt *p)
+{
+    if (p->h.packet_type == ARB_PT_END_ACK && p->to == 2 && n->drop_state == 0) {
+        n->drop_state = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int drop_first_register_ack(net *n, const net_pkt *p)
+{
+    if (p->h.packet_type == ARB_PT_REGISTER_ACK && p->to == 0 && n->drop_state == 0) {
+        n->drop_state = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Run a 10-packet pull-result message on R = 3 with a loss hook. */
+static net *run_lossy(drop_fn hook, arb_responder_stats *st, int *bad)
+{
+    net_opts o;
+    net_opts_default(&o);
+    net *n = net_new(&o);
+    n->drop = hook;
+    n->drop_k = 5;
+    i32_msg m;
+    i32_msg_init(&m, 3, 40);
+    set_msg_range(n, 0, 0, 10);
+    net_start(n, 0, &m);
+    net_run(n, 1000000);
+    *bad = i32_check(&m, 3) + n->invalid + n->foreign_ride + !net_all_done(n);
+    arb_responder_get_stats(n->r, st);
+    i32_msg_free(&m, 3);
+    return n;
+}
+
+TEST(lost_credit_timeout_repair_replay)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_credit_to_1, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(n->drop_state, 1);
+    CHECK_EQ_U(st.timeouts, 1);
+    CHECK_EQ_U(st.repair_credits, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK_EQ_U(st.repair_requests, 3);
+    CHECK(n->t >= 50 * MS); /* the seed's timeout */
+    arb_requester_stats qs;
+    arb_requester_get_stats(n->q[1], &qs);
+    CHECK_EQ_U(qs.repair_requests, 1);
+    CHECK_EQ_U(qs.requests, 9);
+    /* credit 5 carried result 1 (window 4): the repair credit replayed it */
+    arb_requester_get_stats(n->q[0], &qs);
+    CHECK_EQ_U(qs.dup_results, 1);
+    net_free(n);
+}
+
+TEST(repair_credit_lost_sent_again)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_credit_and_first_repair, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(n->drop_state, 2);
+    CHECK_EQ_U(st.repair_credits, 2);
+    CHECK_EQ_U(st.repair_repeats, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK_EQ_U(st.dup_repairs, 2); /* members 0 and 2 answered both */
+    CHECK(n->t >= 100 * MS);
+    net_free(n);
+}
+
+TEST(lost_tail_end_wait_replay)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_last_tail_to_0, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(n->drop_state, 1);
+    CHECK(st.tails > 0);
+    CHECK_EQ_U(st.tail_replays, st.tails); /* only member 0 was missing */
+    CHECK_EQ_U(st.repair_credits, 0);
+    arb_requester_stats qs;
+    arb_requester_get_stats(n->q[0], &qs);
+    CHECK(qs.dup_results > 0); /* replays of tails it already had are ignored */
+    net_free(n);
+}
+
+TEST(lost_request_agg_timeout)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_request_from_2, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(st.timeouts, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    net_free(n);
+}
+
+TEST(end_retry)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_first_end_ack, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    arb_requester_stats qs;
+    arb_requester_get_stats(n->q[2], &qs);
+    CHECK_EQ_U(qs.ends, 2);
+    CHECK_EQ_U(st.ends, 4);
+    net_free(n);
+}
+
+TEST(register_ack_lost_credit_acknowledges)
+{
+    arb_responder_stats st;
+    int bad;
+    net *n = run_lossy(drop_first_register_ack, &st, &bad);
+    CHECK_EQ_I(bad, 0);
+    arb_requester_stats qs;
+    arb_requester_get_stats(n->q[0], &qs);
+    CHECK_EQ_U(qs.registers, 1); /* the first credit stood for the ack */
+    net_free(n);
+}
+
+/* Slot reallocated under a live context: the switch answers AGG_MISS. */
+static int delay_member2_request_0(net *n, const net_pkt *p)
+{
+    (void)n;
+    (void)p;
+    return 0;
+}
+
+TEST(agg_miss_through_switch)
+{
+    /* Member 2's request for offset 0 reaches the switch after the slot was
+     * reused: emulate by clearing the slot owner when the first request
+     * arrives. */
+    net_opts o;
+    net_opts_default(&o);
+    net *n = net_new(&o);
+    n->drop = delay_member2_request_0;
+    i32_msg m;
+    i32_msg_init(&m, 3, 40);
+    set_msg_range(n, 0, 0, 10);
+    net_start(n, 0, &m);
+    /* run until credit 0 went down, then steal its slot */
+    for (int i = 0; i < 20 && n->sw_next == 0; i++)
+        net_run(n, 1);
+    n->sw[0].k = 0x777;
+    net_run(n, 1000000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(i32_check(&m, 3), 0);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.agg_miss, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK_EQ_U(st.timeouts, 0);
+    CHECK(n->t < 50 * MS); /* no timeout needed */
+    i32_msg_free(&m, 3);
+    net_free(n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Wraps                                                                */
+/* ------------------------------------------------------------------ */
+
+TEST(message_id_wrap)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.R = 2;
+    o.first_msg = 250;
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, 2, 10);
+    uint32_t start = 0;
+    for (int k = 0; k < 300; k++) {
+        uint8_t id = (uint8_t)(250 + k);
+        for (uint32_t j = 0; j <= 2; j++)
+            memset(m.out[j], 0, 40);
+        set_msg_range(n, id, start, 3);
+        net_start(n, id, &m);
+        net_run(n, 100000);
+        start += 3;
+        if (!net_all_done(n) || i32_check(&m, 2) != 0) {
+            CHECK(!"message failed");
+            break;
+        }
+    }
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.messages, 300);
+    CHECK_EQ_I(n->invalid, 0);
+    CHECK_EQ_I(n->foreign_ride, 0);
+    CHECK_EQ_I(arb_responder_start_message(n->r, 0, 40, m.in[2], m.out[2], n->t), ARB_EINVAL);
+    i32_msg_free(&m, 2);
+    net_free(n);
+}
+
+TEST(offset_wrap_24bit)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.first_seq = 0xFFFFFA;
+    o.subchannels = 3;
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, 3, 48); /* 12 packets: 0xFFFFFA .. 5 */
+    set_msg_range(n, 0, 0xFFFFFA, 12);
+    net_start(n, 0, &m);
+    net_run(n, 100000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(i32_check(&m, 3), 0);
+    CHECK_EQ_I(n->invalid, 0);
+    arb_responder_progress pr;
+    arb_responder_get_progress(n->r, &pr);
+    CHECK_EQ_U(pr.start_seq, 6);
+    /* a second message after the wrap, with a loss inside it */
+    n->drop = drop_credit_to_1;
+    n->drop_k = 9; /* credit 9 carries result 5 */
+    for (uint32_t j = 0; j <= 3; j++)
+        memset(m.out[j], 0, 48 * 4);
+    set_msg_range(n, 1, 6, 12);
+    net_start(n, 1, &m);
+    net_run(n, 100000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(i32_check(&m, 3), 0);
+    CHECK_EQ_I(n->drop_state, 1);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.repair_commits, 1);
+    i32_msg_free(&m, 3);
+    net_free(n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Gates and limits                                                     */
+/* ------------------------------------------------------------------ */
+
+TEST(window_and_rate_gate)
+{
+    arb_cc *cc = NULL;
+    arb_cc_config cfg;
+    arb_cc_config_default(&cfg);
+    cfg.window = 3;
+    cfg.spacing = 1 * US; /* below the 3 us loop: the window binds too */
+    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &cfg), 0);
+    net_opts o;
+    net_opts_default(&o);
+    o.cc = cc;
+    o.window = 1000; /* ignored with a controller */
+    net *n = net_new(&o);
+    i32_msg m;
+    i32_msg_init(&m, 3, 200);
+    set_msg_range(n, 0, 0, 50);
+    net_start(n, 0, &m);
+    net_run(n, 1000000);
+    CHECK(net_all_done(n));
+    CHECK_EQ_I(i32_check(&m, 3), 0);
+    CHECK(n->max_outstanding <= 3);
+    CHECK_EQ_U(n->max_outstanding, 3);
+    CHECK(n->min_credit_gap >= 1 * US);
+    arb_cc_stats cs;
+    arb_cc_get_stats(cc, &cs);
+    CHECK_EQ_U(cs.samples, 50);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK(st.peak_outstanding <= 3);
+    i32_msg_free(&m, 3);
+    net_free(n);
+    arb_cc_free(cc);
+}
+
+/* Hand-driven responder with R = 1: every credit it sends is captured. */
+static arb_responder *hand_responder(capture *cap, uint32_t window, uint32_t ring, int32_t **bufs,
+                                     uint64_t bytes)
+{
+    arb_responder_config c;
+    rsp_cfg(&c, 1, cap);
+    c.window = window;
+    c.ring = ring;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    bufs[0] = calloc(bytes / 4 + 1, 4);
+    bufs[1] = calloc(bytes / 4 + 1, 4);
+    CHECK_EQ_I(arb_responder_start_message(r, 0, bytes, bufs[0], bufs[1], 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    return r;
+}
+
+TEST(repair_budget_cap)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    int32_t *bufs[2];
+    arb_responder *r = hand_responder(&cap, 40, 0, bufs, 100 * 16);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 40);
+    /* every credit times out at once */
+    CHECK_EQ_U(arb_responder_next_expiry(r), 50 * MS);
+    cap.n = 0;
+    arb_responder_on_expiry(r, 50 * MS);
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.repairs, 40);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 16);
+    /* outside the window: 40 fresh credits went out as well */
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 40);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.peak_repairs, 16);
+    CHECK_EQ_U(st.timeouts, 40);
+    /* completing one repair frees one repair credit for the next waiting offset */
+    cap.n = 0;
+    uint8_t pay[16] = {0};
+    arb_hdr h = mk_repair_req(0, 0, 1);
+    arb_responder_recv(r, &h, pay, 16, 0, 50 * MS + 1);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 1);
+    const cap_pkt *p = cap_last(&cap, ARB_PT_RESPONSE);
+    for (int i = 0; i < cap.n; i++)
+        if (cap.p[i].h.repair) p = &cap.p[i];
+    CHECK_EQ_U(p->h.offset_b, 16);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+    free(bufs[0]);
+    free(bufs[1]);
+}
+
+TEST(ring_limit)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    int32_t *bufs[2];
+    arb_responder *r = hand_responder(&cap, 4, 0, bufs, 100 * 16); /* ring 16 */
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 4);
+    uint8_t pay[16] = {0};
+    /* offset 0 goes into repair and stays there */
+    arb_hdr miss = mk(ARB_PT_AGG_MISS, 0, 0, 0);
+    arb_responder_recv(r, &miss, NULL, 0, ARB_EP_FROM_SWITCH, 1);
+    /* commit everything else as it is credited */
+    for (uint32_t k = 1; k < 40; k++) {
+        arb_hdr h = mk_master(0, k, 1, 1);
+        arb_responder_recv(r, &h, pay, 16, ARB_EP_FROM_SWITCH, 2);
+    }
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.issued, 16); /* the ring spans 4 x window from offset 0 */
+    CHECK_EQ_U(pr.committed, 15);
+    CHECK_EQ_U(pr.outstanding, 0);
+    /* the repair completes: credit issue resumes */
+    arb_hdr rq = mk_repair_req(0, 0, 1);
+    arb_responder_recv(r, &rq, pay, 16, 0, 3);
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.committed, 16);
+    CHECK_EQ_U(pr.issued, 20);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+    free(bufs[0]);
+    free(bufs[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Responder, hand-made                                                 */
+/* ------------------------------------------------------------------ */
+
+TEST(responder_config_errors)
+{
+    capture cap;
+    arb_responder_config c;
+    arb_responder *r = NULL;
+    rsp_cfg(&c, 3, &cap);
+    CHECK_EQ_I(arb_responder_new(NULL, &c), ARB_EINVAL);
+    CHECK_EQ_I(arb_responder_new(&r, NULL), ARB_EINVAL);
+    c.members = 0;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.members = 257;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    c.payload_size = 18; /* not whole i32 */
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    c.send = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    c.op = ARB_OP_NOP; /* pull needs an operator */
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    c.timeout = 0;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    c.subchannels = 0;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    rsp_cfg(&c, 3, &cap);
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    CHECK_EQ_I(arb_responder_start_message(r, 1, 16, NULL, NULL, 0), ARB_EINVAL); /* id */
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 15, NULL, NULL, 0), ARB_EINVAL); /* elems */
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 16, NULL, NULL, 0), ARB_EINVAL); /* no buf */
+    int32_t buf[8];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 16, NULL, buf, 0), 0);
+    CHECK_EQ_I(arb_responder_start_message(r, 1, 16, NULL, buf, 0), 0); /* one ahead */
+    CHECK_EQ_I(arb_responder_start_message(r, 2, 16, NULL, buf, 0), ARB_ESTATE);
+    arb_hdr h = mk_register(0, 0);
+    CHECK_EQ_I(arb_responder_recv(NULL, &h, NULL, 0, 0, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_responder_recv(r, NULL, NULL, 0, 0, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_responder_recv(r, &h, NULL, 4, 0, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_responder_on_expiry(NULL, 0), ARB_EINVAL);
+    CHECK_STR(arb_ep_kind_name(ARB_EP_PUSH), "push");
+    CHECK(arb_ep_kind_name(9) == NULL);
+    arb_responder_free(r);
+    arb_responder_free(NULL);
+}
+
+TEST(registration)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 3, &cap);
+    c.first_seq = 100;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    /* REGISTERs before the local call are acknowledged and remembered */
+    arb_hdr h = mk_register(0, 100);
+    arb_responder_recv(r, &h, NULL, 0, 0, 0);
+    CHECK_EQ_I(cap.n, 1);
+    CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_REGISTER_ACK);
+    CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_MEMBER);
+    CHECK_EQ_U(cap.p[0].dst.member, 0);
+    CHECK_EQ_U(cap.p[0].h.offset_a, 100);
+    arb_responder_recv(r, &h, NULL, 0, 0, 0); /* a retry: ACKed again, counted once */
+    CHECK_EQ_I(cap.n, 2);
+    /* a non-member: dropped and counted, no ack */
+    arb_responder_recv(r, &h, NULL, 0, ARB_EP_NOT_MEMBER, 0);
+    arb_responder_recv(r, &h, NULL, 0, 3, 0);
+    arb_responder_recv(r, &h, NULL, 0, ARB_EP_FROM_SWITCH, 0);
+    CHECK_EQ_I(cap.n, 2);
+    /* a REGISTER that disagrees on start_seq: dropped, no ack */
+    arb_hdr bad = mk_register(0, 101);
+    arb_responder_recv(r, &bad, NULL, 0, 1, 0);
+    bad = mk_register(7, 100); /* a message that is not expected */
+    arb_responder_recv(r, &bad, NULL, 0, 1, 0);
+    CHECK_EQ_I(cap.n, 2);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.not_member, 3);
+    CHECK_EQ_U(st.bad_registers, 2);
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.registered, 1);
+    CHECK_EQ_U(pr.phase, ARB_RSP_IDLE);
+    int32_t buf[8];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 32, NULL, buf, 0), 0);
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.phase, ARB_RSP_REGISTER);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 0);
+    /* message 1 may register ahead once message 0 is started locally */
+    h = mk_register(1, 102);
+    arb_responder_recv(r, &h, NULL, 0, 2, 0);
+    CHECK_EQ_U(cap_last(&cap, ARB_PT_REGISTER_ACK)->h.message_id, 1);
+    h = mk_register(0, 100);
+    arb_responder_recv(r, &h, NULL, 0, 1, 0);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 0);
+    arb_responder_recv(r, &h, NULL, 0, 2, 5);
+    /* complete: two credits (two packets) go out */
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
+    const cap_pkt *cr = cap_last(&cap, ARB_PT_RESPONSE);
+    CHECK_EQ_U(cr->h.offset_b, 101);
+    CHECK_EQ_U(cr->dst.kind, ARB_EP_DST_GROUP);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/* Pull-result with R = 2, window 2, 4 packets: the whole table of rides. */
+TEST(responder_commit_rides_tails)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.window = 2;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t own[16], res[16];
+    for (int e = 0; e < 16; e++)
+        own[e] = 100 * e;
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 64, own, res, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
+    CHECK_EQ_U(cap.p[2].h.payload_valid, 0); /* nothing to ride yet */
+    CHECK_EQ_U(cap.p[2].h.payload_kind, ARB_PK_DATA);
+    CHECK_EQ_U(cap.p[2].h.credit_valid, 1);
+    int32_t agg[4] = {1, 2, 3, 4};
+    /* a master with the wrong count is dropped */
+    arb_hdr h = mk_master(0, 1, 1, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+    /* with the wrong length */
+    h = mk_master(0, 1, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 8, ARB_EP_FROM_SWITCH, 10);
+    /* with agg_depth > 0 */
+    arb_hdr deep = mk_master(0, 1, 2, 1);
+    deep.agg_depth = 1;
+    deep.fanin[0] = 2;
+    arb_responder_recv(r, &deep, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+    /* an offset never credited */
+    h = mk_master(0, 3, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.count_mismatch, 1);
+    CHECK_EQ_U(st.bad_length, 1);
+    CHECK_EQ_U(st.unexpected, 1);
+    CHECK_EQ_U(st.stale, 1);
+    CHECK_EQ_U(st.commits, 0);
+    /* offset 1 commits first (out of order): the next credit carries it */
+    cap.n = 0;
+    h = mk_master(0, 1, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+    CHECK_EQ_I(cap.n, 1);
+    CHECK_EQ_U(cap.p[0].h.offset_b, 2);
+    CHECK_EQ_U(cap.p[0].h.offset_a, 1);
+    CHECK_EQ_U(cap.p[0].h.payload_valid, 1);
+    CHECK_EQ_U(cap.p[0].len, 16);
+    int32_t got[4];
+    memcpy(got, cap.p[0].data, 16);
+    CHECK_EQ_I(got[0], 1 + 400);
+    CHECK_EQ_I(got[3], 4 + 700);
+    CHECK_EQ_I(res[4], 401);
+    /* a duplicate master: counted, nothing sent */
+    cap.n = 0;
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 11);
+    CHECK_EQ_I(cap.n, 0);
+    /* offset 0 commits: credit 3 carries result 0 */
+    h = mk_master(0, 0, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 12);
+    CHECK_EQ_I(cap.n, 1);
+    CHECK_EQ_U(cap.p[0].h.offset_b, 3);
+    CHECK_EQ_U(cap.p[0].h.offset_a, 0);
+    /* 2 and 3 commit: no credit left, results 2 and 3 are tails */
+    cap.n = 0;
+    h = mk_master(0, 3, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 13);
+    h = mk_master(0, 2, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 14);
+    CHECK_EQ_I(cap.n, 2);
+    CHECK_EQ_U(cap.p[0].h.credit_valid, 0);
+    CHECK_EQ_U(cap.p[0].h.offset_a, 3);
+    CHECK_EQ_U(cap.p[0].h.offset_b, 0);
+    CHECK_EQ_U(cap.p[1].h.offset_a, 2);
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.phase, ARB_RSP_DRAIN);
+    CHECK_EQ_U(pr.committed, 4);
+    /* END from a non-member, then from both members */
+    cap.n = 0;
+    arb_hdr e = mk_end(0, 0);
+    arb_responder_recv(r, &e, NULL, 0, ARB_EP_NOT_MEMBER, 15);
+    CHECK_EQ_I(cap.n, 0);
+    /* END wait expires: the tails are replayed to both members */
+    CHECK_EQ_U(arb_responder_next_expiry(r), 14 + 50 * MS);
+    arb_responder_on_expiry(r, 14 + 50 * MS);
+    CHECK_EQ_I(cap.n, 4);
+    CHECK_EQ_U(cap.p[0].h.repair, 1);
+    CHECK_EQ_U(cap.p[0].h.payload_kind, ARB_PK_REPLAY);
+    CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_MEMBER);
+    cap.n = 0;
+    arb_responder_recv(r, &e, NULL, 0, 0, 20 + 50 * MS);
+    CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_END_ACK);
+    arb_responder_on_expiry(r, 20 + 100 * MS); /* only member 1 is missing now */
+    CHECK_EQ_I(cap.n, 3);
+    CHECK_EQ_U(cap.p[1].dst.member, 1);
+    arb_responder_recv(r, &e, NULL, 0, 1, 21 + 100 * MS);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(arb_responder_closed(r), 1);
+    /* a late END of the closed message is ACKed again */
+    cap.n = 0;
+    arb_responder_recv(r, &e, NULL, 0, 1, 22 + 100 * MS);
+    CHECK_EQ_I(cap.n, 1);
+    CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_END_ACK);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.not_member, 1);
+    CHECK_EQ_U(st.dup_masters, 1);
+    CHECK_EQ_U(st.tails, 2);
+    CHECK_EQ_U(st.tail_replays, 6);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/* AGG_MISS, late master, repair requests: dedupe, non-members, commit. */
+TEST(responder_repair_path)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.window = 2;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t own[16] = {0}, res[16];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 64, own, res, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    int32_t a[4] = {10, 20, 30, 40}, b[4] = {1, 2, 3, 4};
+    /* commit 0 so that credit 2 carries result 0 */
+    arb_hdr h = mk_master(0, 0, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)a, 16, ARB_EP_FROM_SWITCH, 1);
+    /* AGG_MISS for 2: repair credit replays result 0 */
+    cap.n = 0;
+    arb_hdr miss = mk(ARB_PT_AGG_MISS, 0, 2, 0);
+    arb_responder_recv(r, &miss, NULL, 0, ARB_EP_FROM_SWITCH, 2);
+    CHECK_EQ_I(cap.n, 2); /* the repair credit, and credit 3 (2 left the window) */
+    const cap_pkt *rc = &cap.p[0];
+    CHECK_EQ_U(rc->h.repair, 1);
+    CHECK_EQ_U(rc->h.credit_valid, 1);
+    CHECK_EQ_U(rc->h.offset_b, 2);
+    CHECK_EQ_U(rc->h.offset_a, 0);
+    CHECK_EQ_U(rc->h.payload_kind, ARB_PK_REPLAY);
+    CHECK(memcmp(rc->data, a, 16) == 0);
+    /* a second AGG_MISS and a late master are ignored */
+    arb_responder_recv(r, &miss, NULL, 0, ARB_EP_FROM_SWITCH, 3);
+    h = mk_master(0, 2, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)a, 16, ARB_EP_FROM_SWITCH, 3);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.late_masters, 1);
+    CHECK_EQ_U(st.agg_miss, 1);
+    CHECK_EQ_U(st.commits, 1);
+    /* repair requests: non-member dropped, duplicate dropped */
+    arb_hdr rq = mk_repair_req(0, 2, 1);
+    arb_responder_recv(r, &rq, (uint8_t *)a, 16, ARB_EP_NOT_MEMBER, 4);
+    arb_responder_recv(r, &rq, (uint8_t *)a, 16, 0, 4);
+    arb_responder_recv(r, &rq, (uint8_t *)b, 16, 0, 4);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.not_member, 1);
+    CHECK_EQ_U(st.dup_repairs, 1);
+    CHECK_EQ_U(st.commits, 1);
+    /* a repair request for an offset not in repair */
+    arb_hdr rq3 = mk_repair_req(0, 3, 1);
+    arb_responder_recv(r, &rq3, (uint8_t *)a, 16, 0, 4);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.stale, 2); /* the second AGG_MISS and this */
+    arb_responder_recv(r, &rq, (uint8_t *)b, 16, 1, 5);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.commits, 2);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK_EQ_I(res[8], 11);
+    CHECK_EQ_I(res[11], 44);
+    /* after commit, more repair requests are duplicates */
+    arb_responder_recv(r, &rq, (uint8_t *)b, 16, 1, 6);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.dup_repairs, 2);
+    CHECK_EQ_U(st.samples, 1); /* the repaired commit is no CC sample */
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+TEST(responder_timeout_of_repair_is_repeated)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.window = 1;
+    c.timeout = 1 * MS;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t res[8];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 32, NULL, res, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    CHECK_EQ_U(arb_responder_next_expiry(r), 1 * MS);
+    arb_responder_on_expiry(r, 1 * MS - 1); /* early: nothing */
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.timeouts, 0);
+    cap.n = 0;
+    arb_responder_on_expiry(r, 1 * MS);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 1);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 1); /* credit 1 took the window */
+    for (int i = 2; i <= 4; i++) {
+        arb_responder_on_expiry(r, (arb_time)i * MS);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 1 + (i - 1) * 2);
+    }
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.timeouts, 2); /* offsets 0 and 1 */
+    CHECK(st.repair_repeats >= 2);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Requester, hand-made                                                 */
+/* ------------------------------------------------------------------ */
+
+TEST(requester_register_retry_and_failure)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_requester_config c;
+    req_cfg(&c, 1, &cap);
+    arb_requester *q = NULL;
+    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    int32_t in[4] = {0}, out[4];
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 16, in, out, 0), 0);
+    CHECK_EQ_I(cap.n, 1);
+    CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_REGISTER);
+    CHECK_EQ_U(cap.p[0].h.repair, 1);
+    CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_RESPONDER);
+    /* 10 ms, then doubling: sends at 0, 10, 30, 70, 150, 310, 630, 1270 ms */
+    arb_time expect = 0, gap = 10 * MS;
+    for (int i = 1; i < 8; i++) {
+        expect += gap;
+        gap *= 2;
+        CHECK_EQ_U(arb_requester_next_expiry(q), expect);
+        arb_requester_on_expiry(q, expect - 1);
+        CHECK_EQ_I(cap.n, i);
+        arb_requester_on_expiry(q, expect);
+        CHECK_EQ_I(cap.n, i + 1);
+    }
+    CHECK_EQ_I(arb_requester_error(q), 0);
+    expect += gap;
+    CHECK_EQ_U(arb_requester_next_expiry(q), expect);
+    arb_requester_on_expiry(q, expect);
+    CHECK_EQ_I(cap.n, 8); /* no ninth try */
+    CHECK_EQ_I(arb_requester_error(q), ARB_EIO);
+    arb_requester_progress qp;
+    arb_requester_get_progress(q, &qp);
+    CHECK_EQ_U(qp.phase, ARB_REQ_FAILED);
+    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
+    CHECK_EQ_I(arb_requester_start_message(q, 1, 16, in, out, expect), ARB_ESTATE);
+    CHECK(!arb_requester_done(q));
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_requester_free(q);
+}
+
+TEST(requester_credits_and_results)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    static const uint8_t fan[6] = {5, 2, 1, 7, 3, 2};
+    arb_requester_config c;
+    req_cfg(&c, 2, &cap);
+    c.fanin = fan;
+    c.subchannels = 2;
+    arb_requester *q = NULL;
+    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    int32_t in[12], out[12] = {0};
+    for (int e = 0; e < 12; e++)
+        in[e] = e + 1;
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 48, in, out, 0), 0); /* 3 packets */
+    CHECK_EQ_I(arb_requester_start_message(q, 1, 48, in, out, 0), ARB_ESTATE);
+    arb_hdr ack = mk(ARB_PT_REGISTER_ACK, 0, 0, 0);
+    ack.repair = 1;
+    CHECK_EQ_I(arb_requester_recv(q, &ack, NULL, 0, 0, 1), 0);
+    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
+    arb_requester_recv(q, &ack, NULL, 0, 0, 1); /* a duplicate ack is stale */
+    /* credit 1 on subchannel 1 through a two-tier tree */
+    cap.n = 0;
+    arb_hdr cr = mk_credit(0, 1);
+    cr.ext = 1;
+    cr.agg_depth = 2;
+    cr.agg_loc[0] = 0x1234;
+    cr.agg_loc[1] = 0x0042;
+    arb_requester_recv(q, &cr, NULL, 0, 1, 2);
+    CHECK_EQ_I(cap.n, 1);
+    const cap_pkt *rq = &cap.p[0];
+    CHECK_EQ_U(rq->h.packet_type, ARB_PT_DATA_REQUEST);
+    CHECK_EQ_U(rq->h.repair, 0);
+    CHECK_EQ_U(rq->h.offset_a, 1);
+    CHECK_EQ_U(rq->h.offset_b, 1);
+    CHECK_EQ_U(rq->h.agg_depth, 2);
+    CHECK_EQ_U(rq->h.ext, 1);
+    CHECK_EQ_U(rq->h.agg_loc[0], 0x1234);
+    CHECK_EQ_U(rq->h.agg_loc[1], 0x0042);
+    CHECK_EQ_U(rq->h.fanin[0], 7);
+    CHECK_EQ_U(rq->h.fanin[1], 3);
+    CHECK_EQ_U(rq->dst.subchannel, 1);
+    CHECK_EQ_U(rq->len, 16);
+    CHECK(memcmp(rq->data, in + 4, 16) == 0);
+    /* the same credit again: no second request */
+    arb_requester_recv(q, &cr, NULL, 0, 1, 3);
+    CHECK_EQ_I(cap.n, 1);
+    /* a credit of another message, and one past the message */
+    arb_hdr st1 = mk_credit(9, 0);
+    arb_requester_recv(q, &st1, NULL, 0, 0, 3);
+    arb_hdr st2 = mk_credit(0, 3);
+    arb_requester_recv(q, &st2, NULL, 0, 0, 3);
+    CHECK_EQ_I(cap.n, 1);
+    /* credit 0 carries result 1 */
+    int32_t r1[4] = {-1, -2, -3, -4};
+    arb_hdr c0 = mk_credit(0, 0);
+    c0.offset_a = 1;
+    c0.payload_valid = 1;
+    arb_requester_recv(q, &c0, (uint8_t *)r1, 16, 0, 4);
+    CHECK_EQ_I(out[4], -1);
+    CHECK_EQ_I(out[7], -4);
+    CHECK_EQ_U(cap.p[1].h.fanin[0], 5);
+    /* a result of the wrong length is refused */
+    arb_hdr t2 = mk(ARB_PT_RESPONSE, 0, 2, 0);
+    t2.op = ARB_OP_SUM;
+    t2.payload_valid = 1;
+    arb_requester_recv(q, &t2, (uint8_t *)r1, 8, 0, 5);
+    CHECK_EQ_I(out[8], 0);
+    /* a repair credit for 2 replaying result 1: answered, every time */
+    cap.n = 0;
+    arb_hdr rc = mk_credit(0, 2);
+    rc.repair = 1;
+    rc.offset_a = 1;
+    rc.payload_valid = 1;
+    rc.payload_kind = ARB_PK_REPLAY;
+    arb_requester_recv(q, &rc, (uint8_t *)r1, 16, 0, 6);
+    arb_requester_recv(q, &rc, (uint8_t *)r1, 16, 0, 7);
+    CHECK_EQ_I(cap.n, 2);
+    CHECK_EQ_U(cap.p[0].h.repair, 1);
+    CHECK_EQ_U(cap.p[0].h.agg_depth, 0);
+    CHECK_EQ_U(cap.p[0].h.offset_b, 1);
+    CHECK_EQ_U(cap.p[0].h.offset_a, 2);
+    CHECK(memcmp(cap.p[0].data, in + 8, 16) == 0);
+    /* the normal credit for 2 arriving late: already answered */
+    arb_hdr c2 = mk_credit(0, 2);
+    arb_requester_recv(q, &c2, NULL, 0, 0, 8);
+    CHECK_EQ_I(cap.n, 2);
+    /* tails 0 and 2: every result in, END goes out */
+    int32_t r0[4] = {5, 6, 7, 8}, r2[4] = {9, 10, 11, 12};
+    arb_hdr t0 = mk(ARB_PT_RESPONSE, 0, 0, 0);
+    t0.op = ARB_OP_SUM;
+    t0.payload_valid = 1;
+    arb_requester_recv(q, &t0, (uint8_t *)r0, 16, 0, 9);
+    arb_requester_progress qp;
+    arb_requester_get_progress(q, &qp);
+    CHECK_EQ_U(qp.results, 2);
+    CHECK(!qp.complete);
+    arb_requester_recv(q, &t2, (uint8_t *)r2, 16, 0, 10);
+    CHECK_EQ_I(out[11], 12);
+    const cap_pkt *end = cap_last(&cap, ARB_PT_END);
+    CHECK(end != NULL);
+    CHECK_EQ_U(end->h.offset_a, 0);
+    arb_requester_get_progress(q, &qp);
+    CHECK_EQ_U(qp.phase, ARB_REQ_END);
+    CHECK(qp.complete);
+    /* a replayed tail it already has: ignored */
+    arb_hdr tr = t0;
+    tr.repair = 1;
+    tr.payload_kind = ARB_PK_REPLAY;
+    arb_requester_recv(q, &tr, (uint8_t *)r2, 16, 0, 11);
+    CHECK_EQ_I(out[0], 5);
+    /* the next message may start now; the END keeps its retry */
+    CHECK_EQ_I(arb_requester_start_message(q, 1, 16, in, out, 12), 0);
+    CHECK(!arb_requester_done(q));
+    CHECK_EQ_U(arb_requester_next_expiry(q), 10 + 10 * MS);
+    arb_requester_on_expiry(q, 10 + 10 * MS);
+    CHECK_EQ_U(cap_last(&cap, ARB_PT_END)->h.message_id, 0);
+    arb_hdr ea = mk(ARB_PT_END_ACK, 0, 0, 0);
+    arb_requester_recv(q, &ea, NULL, 0, 0, 13);
+    arb_requester_recv(q, &ea, NULL, 0, 0, 13); /* duplicate: stale */
+    arb_requester_stats s;
+    arb_requester_get_stats(q, &s);
+    CHECK_EQ_U(s.requests, 2);
+    CHECK_EQ_U(s.repair_requests, 2);
+    CHECK_EQ_U(s.dup_credits, 2);
+    CHECK_EQ_U(s.results, 3);
+    CHECK_EQ_U(s.dup_results, 3);
+    CHECK_EQ_U(s.bad, 1);
+    CHECK_EQ_U(s.stale, 4);
+    CHECK_EQ_U(s.ends, 2);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_requester_free(q);
+}
+
+TEST(requester_config_errors)
+{
+    capture cap;
+    arb_requester_config c;
+    arb_requester *q = NULL;
+    req_cfg(&c, 0, &cap);
+    CHECK_EQ_I(arb_requester_new(NULL, &c), ARB_EINVAL);
+    c.member = 256;
+    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    static const uint8_t zero_fan[3] = {2, 0, 1};
+    req_cfg(&c, 0, &cap);
+    c.fanin = zero_fan;
+    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    req_cfg(&c, 0, &cap);
+    c.retry_tries = 0;
+    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    req_cfg(&c, 0, &cap);
+    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    CHECK_EQ_I(arb_requester_start_message(q, 3, 16, NULL, NULL, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 16, NULL, NULL, 0), ARB_EINVAL); /* input */
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 6, NULL, NULL, 0), ARB_EINVAL);
+    arb_hdr h = mk_credit(0, 0);
+    CHECK_EQ_I(arb_requester_recv(q, &h, NULL, 3, 0, 0), ARB_EINVAL);
+    /* a malformed header is counted, not an error */
+    h.version = 1;
+    CHECK_EQ_I(arb_requester_recv(q, &h, NULL, 0, 0, 0), 0);
+    arb_requester_stats s;
+    arb_requester_get_stats(q, &s);
+    CHECK_EQ_U(s.malformed, 1);
+    CHECK(arb_requester_done(q));
+    arb_requester_free(q);
+    arb_requester_free(NULL);
+}
+
+int main(void)
+{
+    RUN(responder_config_errors);
+    RUN(requester_config_errors);
+    RUN(registration);
+    RUN(responder_commit_rides_tails);
+    RUN(responder_repair_path);
+    RUN(responder_timeout_of_repair_is_repeated);
+    RUN(requester_register_retry_and_failure);
+    RUN(requester_credits_and_results);
+    RUN(pull_message_through_switch);
+    RUN(pull_message_point_to_point);
+    RUN(pull_message_f32_i64_max);
+    RUN(pull_completion_message);
+    RUN(push_message);
+    RUN(barrier_message);
+    RUN(zero_size_message);
+    RUN(header_only_mode);
+    RUN(duplicates_and_reordering);
+    RUN(lost_credit_timeout_repair_replay);
+    RUN(repair_credit_lost_sent_again);
+    RUN(lost_tail_end_wait_replay);
+    RUN(lost_request_agg_timeout);
+    RUN(end_retry);
+    RUN(register_ack_lost_credit_acknowledges);
+    RUN(agg_miss_through_switch);
+    RUN(message_id_wrap);
+    RUN(offset_wrap_24bit);
+    RUN(window_and_rate_gate);
+    RUN(repair_budget_cap);
+    RUN(ring_limit);
+    return testkit_done();
+}
