@@ -283,6 +283,21 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
         m = &q->prev;
     if (!m) {
         q->st.stale++;
+        /* A repair credit of a message this engine no longer tracks (it
+         * finished, and the next one started). Its answer needs no bytes
+         * for push and barrier, so it is given: another member's lost
+         * acknowledgement may be what the repair waits for. Pull kinds
+         * never repair a message whose results are all in. */
+        if (h->repair && h->credit_valid && (!ep_kind_pull(q->cfg.kind) || q->cfg.header_only)) {
+            arb_hdr r;
+            ep_hdr(&r, ARB_PT_DATA_REQUEST, h->message_id, (uint8_t)q->cfg.dtype, q->cfg.ext);
+            r.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
+            r.repair = 1;
+            r.offset_a = h->offset_b;
+            r.offset_b = 1;
+            q->st.repair_requests++;
+            emit(q, sub, &r, NULL, 0);
+        }
         return;
     }
     if (m->phase == ARB_REQ_REGISTER) { /* a credit acknowledges the REGISTER */

@@ -212,8 +212,10 @@ struct net {
     drop_fn drop;
     int drop_state;  /* for the hooks */
     uint32_t drop_k; /* the offset they aim at */
-    int dup_group;   /* deliver every multicast copy twice */
-    int shuffle;     /* deliver queued packets in a random order */
+    double loss;     /* drop_random: probability per packet */
+    arb_rng loss_rng;
+    int dup_group; /* deliver every multicast copy twice */
+    int shuffle;   /* deliver queued packets in a random order */
     arb_rng rng;
     /* observations */
     int invalid;
@@ -448,6 +450,11 @@ static void net_opts_default(net_opts *o)
 }
 
 static uint8_t fanin_tab[NET_MAXR * 3];
+
+static int ep_pull(int kind)
+{
+    return kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PULL_COMPLETION;
+}
 
 static net *net_new(const net_opts *o)
 {
@@ -1073,6 +1080,108 @@ TEST(agg_miss_through_switch)
     CHECK(n->t < 50 * MS); /* no timeout needed */
     i32_msg_free(&m, 3);
     net_free(n);
+}
+
+static int drop_random(net *n, const net_pkt *p)
+{
+    (void)p;
+    return arb_rng_double(&n->loss_rng) < n->loss;
+}
+
+/*
+ * `msgs` messages back to back with random loss: the responder starts one
+ * ahead; each requester starts the next message as soon as its output is
+ * complete (its END may still be waiting for the ack).
+ */
+static void run_pipelined(int kind, int header_only, double loss, uint64_t seed, int msgs)
+{
+    net_opts o;
+    net_opts_default(&o);
+    o.R = 4;
+    o.kind = (arb_ep_kind)kind;
+    o.header_only = header_only;
+    o.window = 5;
+    o.subchannels = 2;
+    if (!ep_pull(kind)) o.op = ARB_OP_NOP;
+    net *n = net_new(&o);
+    n->drop = drop_random;
+    n->loss = loss;
+    arb_rng_seed(&n->loss_rng, seed);
+    size_t elems = kind == ARB_EP_BARRIER ? 0 : 45; /* 12 packets */
+    uint64_t bytes = elems * 4;
+    i32_msg m;
+    i32_msg_init(&m, 4, elems);
+    int rs = 0, qs[NET_MAXR] = {0};
+    long ev = 0;
+    for (; ev < 2000000; ev++) {
+        while (rs < msgs) {
+            const void *own =
+                kind == ARB_EP_PULL_COMPLETION || kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PUSH
+                    ? m.in[4]
+                    : NULL;
+            if (arb_responder_start_message(n->r, (uint8_t)rs, bytes, own, m.out[4], n->t) != 0)
+                break;
+            set_msg_range(n, (uint8_t)rs, (uint32_t)(rs * (kind == ARB_EP_BARRIER ? 1 : 12)),
+                          kind == ARB_EP_BARRIER ? 1 : 12);
+            rs++;
+        }
+        for (uint32_t j = 0; j < 4; j++) {
+            if (qs[j] >= msgs) continue;
+            arb_requester_progress qp;
+            arb_requester_get_progress(n->q[j], &qp);
+            if (qs[j] > 0 && !qp.complete) continue;
+            const void *in = ep_pull(kind) ? m.in[j] : NULL;
+            if (arb_requester_start_message(n->q[j], (uint8_t)qs[j], bytes, in, m.out[j], n->t) ==
+                0)
+                qs[j]++;
+        }
+        if (net_run(n, 1) == 0) break;
+    }
+    int all = rs == msgs;
+    for (uint32_t j = 0; j < 4; j++)
+        all &= qs[j] == msgs;
+    CHECK(all);
+    CHECK(net_all_done(n));
+    CHECK_EQ_U(arb_responder_closed(n->r), (uint64_t)msgs);
+    CHECK_EQ_I(n->invalid, 0);
+    CHECK_EQ_I(n->foreign_ride, 0);
+    if (!header_only && kind == ARB_EP_PULL_RESULT) CHECK_EQ_I(i32_check(&m, 4), 0);
+    if (!header_only && kind == ARB_EP_PULL_COMPLETION)
+        for (size_t e = 0; e < elems; e++)
+            CHECK_EQ_I(m.out[4][e], i32_expect(4, e));
+    if (!header_only && kind == ARB_EP_PUSH)
+        for (uint32_t j = 0; j < 4; j++)
+            CHECK(memcmp(m.out[j], m.in[4], bytes) == 0);
+    arb_responder_stats st;
+    arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(st.commits, (uint64_t)msgs * (kind == ARB_EP_BARRIER ? 1 : 12));
+    if (loss > 0) CHECK(n->dropped > 0);
+    if (getenv("EP_VERBOSE"))
+        printf("  kind %d ho %d: dropped %llu repairs %llu tail_replays %llu timeouts %llu t=%.1f "
+               "ms\n",
+               kind, header_only, (unsigned long long)n->dropped,
+               (unsigned long long)st.repair_commits, (unsigned long long)st.tail_replays,
+               (unsigned long long)st.timeouts, (double)n->t / MS);
+    if (TEST_FAILING())
+        printf("  kind %d header_only %d loss %.2f seed %llu: t=%llu ev=%ld\n", kind, header_only,
+               loss, (unsigned long long)seed, (unsigned long long)n->t, ev);
+    i32_msg_free(&m, 4);
+    net_free(n);
+}
+
+TEST(pipelined_messages_no_loss)
+{
+    for (int kind = 0; kind < ARB_EP_KIND_COUNT; kind++)
+        for (int ho = 0; ho < 2; ho++)
+            run_pipelined(kind, ho, 0.0, 1, 6);
+}
+
+TEST(pipelined_messages_random_loss)
+{
+    for (int kind = 0; kind < ARB_EP_KIND_COUNT && !TEST_FAILING(); kind++)
+        for (int ho = 0; ho < 2; ho++)
+            for (uint64_t seed = 1; seed <= 4; seed++)
+                run_pipelined(kind, ho, 0.05, seed, 5);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1838,6 +1947,8 @@ int main(void)
     RUN(end_retry);
     RUN(register_ack_lost_credit_acknowledges);
     RUN(agg_miss_through_switch);
+    RUN(pipelined_messages_no_loss);
+    RUN(pipelined_messages_random_loss);
     RUN(message_id_wrap);
     RUN(offset_wrap_24bit);
     RUN(window_and_rate_gate);
