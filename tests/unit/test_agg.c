@@ -865,6 +865,44 @@ TEST(slot_time_accounting)
     arb_agg_free(a);
 }
 
+static int log_lines;
+static char log_last[256];
+
+static void count_log(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    log_lines++;
+    snprintf(log_last, sizeof log_last, "%s", msg);
+}
+
+TEST(logger_names_drops_and_misses)
+{
+    arb_agg_config c;
+    arb_agg_config_default(&c);
+    c.slots = 2;
+    c.ports = 4;
+    c.header_only = 1;
+    c.logger.fn = count_log;
+    c.logger.max_level = ARB_LOG_DEBUG;
+    arb_agg *a = NULL;
+    CHECK_EQ_I(arb_agg_new(&a, &c), 0);
+    int base = log_lines;
+    arb_hdr cr = credit(5, 0, 0);
+    feed(a, &cr, NULL, 0, CH1, 0, 0);
+    CHECK_EQ_I(log_lines, base); /* the normal path says nothing */
+    uint8_t fi = 2;
+    arb_hdr q = request(&cr, 1, &fi, 0, ARB_OP_NOP, ARB_DTYPE_F32);
+    feed(a, &q, NULL, 0, CH1, 1, 0);
+    feed(a, &q, NULL, 0, CH1, 1, 0);
+    CHECK_EQ_I(log_lines, base + 1);
+    CHECK(strstr(log_last, "DUPLICATE") != NULL);
+    feed(a, &q, NULL, 0, CH2, 1, 0);
+    CHECK_EQ_I(log_lines, base + 2);
+    CHECK(strstr(log_last, "miss OWNER") != NULL);
+    arb_agg_free(a);
+}
+
 /* Random operations across two channels and a small pool: the invariants
  * hold after every call, the counters add up, and every emitted header
  * validates (feed checks all three). */
@@ -931,6 +969,7 @@ int main(void)
     RUN(protocol_errors_never_mix);
     RUN(two_tiers);
     RUN(slot_time_accounting);
+    RUN(logger_names_drops_and_misses);
     RUN(random_sequences);
     return testkit_done();
 }
