@@ -36,12 +36,11 @@ static uint32_t payload_of(const arb_sim *s, const struct conn *c, uint32_t psn)
     return psn + 1 == c->n_pkts ? c->last_payload : s->cfg.mtu;
 }
 
-/* When connection c next needs its host's timer: its start, its timeout,
- * its next DCQCN rate-increase timer. (Pacing waits are armed by
- * rdma_pull when they leave the NIC idle.) */
+/* When a started connection next needs its host's timer: its timeout or
+ * its next DCQCN rate-increase timer. (Starts come from the host's pending
+ * list; pacing waits are armed by rdma_pull when they leave the NIC idle.) */
 static arb_time conn_wake(const struct conn *c)
 {
-    if (!c->started) return c->start;
     return c->cc.inc_at < c->rto_at ? c->cc.inc_at : c->rto_at;
 }
 
@@ -55,7 +54,8 @@ static arb_time conn_wake(const struct conn *c)
 void rdma_arm_host(arb_sim *s, uint32_t h)
 {
     struct host *ho = &s->hosts[h];
-    arb_time t = ARB_TIME_NEVER;
+    arb_time t =
+        ho->pend_head < ho->n_pend ? s->conns[ho->pend[ho->pend_head]].start : ARB_TIME_NEVER;
     for (uint32_t k = 0; k < ho->n_conns; k++) {
         arb_time ct = conn_wake(&s->conns[ho->conns[k]]);
         if (ct < t) t = ct;
@@ -76,6 +76,82 @@ void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
     }
     ho->timer_at = t;
     ho->timer_seq = (uint64_t)seq;
+}
+
+/*
+ * A host keeps its connections in two lists: those not started, ordered by
+ * (start, index), and the started ones in index order, which the NIC's
+ * round robin walks. A connection moves from the first to the second when
+ * it starts and leaves the second when it is done sending, so the NIC and
+ * the timer look only at connections that can act.
+ */
+int rdma_host_reserve(arb_sim *s, uint32_t h)
+{
+    struct host *ho = &s->hosts[h];
+    if (ho->pend_head > 0 && ho->n_pend == ho->cap_pend) {
+        memmove(ho->pend, ho->pend + ho->pend_head,
+                (ho->n_pend - ho->pend_head) * sizeof *ho->pend);
+        ho->n_pend -= ho->pend_head;
+        ho->pend_head = 0;
+    }
+    if (ho->n_pend == ho->cap_pend) {
+        uint32_t ncap = ho->cap_pend ? ho->cap_pend * 2 : 4;
+        uint32_t *np = realloc(ho->pend, ncap * sizeof *np);
+        if (!np) return ARB_ENOMEM;
+        ho->pend = np;
+        ho->cap_pend = ncap;
+    }
+    /* Every connection not yet finished may be started at once. */
+    uint32_t need = ho->n_conns + (ho->n_pend - ho->pend_head) + 1;
+    if (need > ho->cap_conns) {
+        uint32_t ncap = ho->cap_conns ? ho->cap_conns : 4;
+        while (ncap < need)
+            ncap *= 2;
+        uint32_t *nc = realloc(ho->conns, ncap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        ho->conns = nc;
+        ho->cap_conns = ncap;
+    }
+    return 0;
+}
+
+void rdma_host_add(arb_sim *s, uint32_t h, uint32_t cid)
+{
+    struct host *ho = &s->hosts[h];
+    arb_time t = s->conns[cid].start;
+    /* After every pending connection that starts no later (flows are
+     * mostly added in start order: usually no move at all). */
+    uint32_t lo = ho->pend_head, hi = ho->n_pend;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->conns[ho->pend[mid]].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(ho->pend + lo + 1, ho->pend + lo, (ho->n_pend - lo) * sizeof *ho->pend);
+    ho->pend[lo] = cid;
+    ho->n_pend++;
+    rdma_arm_at(s, h, t);
+}
+
+/* Move a connection that starts now into the round robin, at its index
+ * position; the connection the robin would serve next stays next. */
+static void start_conn(arb_sim *s, struct host *ho, uint32_t cid)
+{
+    s->conns[cid].started = 1;
+    uint32_t lo = 0, hi = ho->n_conns;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ho->conns[mid] < cid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(ho->conns + lo + 1, ho->conns + lo, (ho->n_conns - lo) * sizeof *ho->conns);
+    ho->conns[lo] = cid;
+    ho->n_conns++;
+    if (lo < ho->rr) ho->rr++;
 }
 
 static void send_ctrl(arb_sim *s, struct conn *c, uint32_t cid, int kind, uint32_t psn,
@@ -176,6 +252,7 @@ static void advance_una(arb_sim *s, struct conn *c, uint32_t a)
     if (c->snd_una >= c->n_pkts) {
         c->send_done = 1;
         c->rto_at = ARB_TIME_NEVER;
+        s->hosts[c->src].n_finished++;
     } else {
         c->rto_at = s->now + s->cfg.rto;
     }
@@ -261,9 +338,26 @@ static int64_t next_psn(arb_sim *s, struct conn *c)
     return c->snd_nxt++;
 }
 
+/* Drop the connections that are done sending from the host's list, in
+ * order, keeping the round robin on the same next connection: a host that
+ * has run many flows scans only the live ones. */
+static void drop_finished(arb_sim *s, struct host *ho)
+{
+    uint32_t k = 0, rr = 0;
+    for (uint32_t i = 0; i < ho->n_conns; i++) {
+        if (s->conns[ho->conns[i]].send_done) continue;
+        if (i < ho->rr) rr++;
+        ho->conns[k++] = ho->conns[i];
+    }
+    ho->n_conns = k;
+    ho->rr = rr < k ? rr : 0;
+    ho->n_finished = 0;
+}
+
 uint32_t rdma_pull(arb_sim *s, uint32_t h)
 {
     struct host *ho = &s->hosts[h];
+    if (ho->n_finished) drop_finished(s, ho);
     arb_time wake = ARB_TIME_NEVER; /* earliest pacing release seen */
     for (uint32_t n = 0; n < ho->n_conns; n++) {
         uint32_t slot = (ho->rr + n) % ho->n_conns;
@@ -340,15 +434,13 @@ void rdma_on_timer(arb_sim *s, uint32_t h)
     struct host *ho = &s->hosts[h];
     ho->timer_at = ARB_TIME_NEVER;
     int kick = 0;
+    while (ho->pend_head < ho->n_pend && s->conns[ho->pend[ho->pend_head]].start <= s->now) {
+        start_conn(s, ho, ho->pend[ho->pend_head++]);
+        kick = 1;
+    }
+    if (ho->pend_head == ho->n_pend) ho->pend_head = ho->n_pend = 0;
     for (uint32_t k = 0; k < ho->n_conns; k++) {
         struct conn *c = &s->conns[ho->conns[k]];
-        if (!c->started) {
-            if (c->start <= s->now) {
-                c->started = 1;
-                kick = 1;
-            }
-            continue;
-        }
         if (c->rto_at <= s->now) {
             on_timeout(s, c);
             kick = 1;

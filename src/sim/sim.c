@@ -122,8 +122,10 @@ void arb_sim_free(arb_sim *s)
     free(s->conns);
     free(s->done);
     if (s->hosts)
-        for (uint32_t h = 0; h < s->n_hosts; h++)
+        for (uint32_t h = 0; h < s->n_hosts; h++) {
             free(s->hosts[h].conns);
+            free(s->hosts[h].pend);
+        }
     free(s->hosts);
     free(s->sp);
     net_free(s);
@@ -160,14 +162,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
         s->conns = nc;
         s->cap_conns = ncap;
     }
-    struct host *ho = &s->hosts[src];
-    if (ho->n_conns == ho->cap_conns) {
-        uint32_t ncap = ho->cap_conns ? ho->cap_conns * 2 : 4;
-        uint32_t *nc = realloc(ho->conns, ncap * sizeof *nc);
-        if (!nc) return ARB_ENOMEM;
-        ho->conns = nc;
-        ho->cap_conns = ncap;
-    }
+    if (rdma_host_reserve(s, src) < 0) return ARB_ENOMEM;
     uint32_t cid = s->n_conns;
     struct conn *c = &s->conns[cid];
     memset(c, 0, sizeof *c);
@@ -187,8 +182,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
         return rc;
     }
     s->n_conns++;
-    ho->conns[ho->n_conns++] = cid;
-    rdma_arm_at(s, src, c->start);
+    rdma_host_add(s, src, cid);
     if (id) *id = cid;
     return s->error;
 }

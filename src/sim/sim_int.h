@@ -104,9 +104,12 @@ struct conn {
 struct host {
     uint32_t nic_port; /* global port of NIC port 0 */
     struct plist ctrl; /* acks and NACKs waiting for the NIC */
-    uint32_t *conns;   /* connections this host sends on */
+    uint32_t *conns;   /* started connections of this host, by index (the round robin) */
     uint32_t n_conns, cap_conns;
-    uint32_t rr;        /* round-robin position */
+    uint32_t rr;         /* round-robin position */
+    uint32_t n_finished; /* connections done sending, still in conns (rdma_pull drops them) */
+    uint32_t *pend;      /* connections not started: pend[pend_head..n_pend) by (start, index) */
+    uint32_t pend_head, n_pend, cap_pend;
     arb_time timer_at;  /* the pending host timer, ARB_TIME_NEVER if none */
     uint64_t timer_seq; /* its sequence number (earlier ones are stale) */
 };
@@ -176,6 +179,8 @@ void rdma_on_timer(arb_sim *s, uint32_t host);
 void rdma_start(arb_sim *s, uint32_t conn);
 void rdma_arm_host(arb_sim *s, uint32_t host);
 void rdma_arm_at(arb_sim *s, uint32_t host, arb_time t);
+int rdma_host_reserve(arb_sim *s, uint32_t host); /* room for one more connection; ARB_ENOMEM */
+void rdma_host_add(arb_sim *s, uint32_t host, uint32_t conn); /* after rdma_host_reserve */
 int rdma_conn_init(arb_sim *s, struct conn *c);
 void rdma_conn_free(struct conn *c);
 
