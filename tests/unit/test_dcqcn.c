@@ -87,8 +87,8 @@ static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *
  * us, B 10 MB, F 5, R_AI 40 Mb/s) the first CNPs cut both flows, fast
  * recovery and additive increase bring them back, and the queue stays
  * near the marking band (kmin 100 KB .. kmax 400 KB): measured peak
- * 409,444 B. Over 40..60 ms the two flows carry the link (measured 55.9
- * and 44.1 Gb/s): DCQCN converges slowly and its byte counter favours the
+ * 409,444 B. Over 40..60 ms the two flows carry the link (measured 56.2
+ * and 43.7 Gb/s): DCQCN converges slowly and its byte counter favours the
  * faster flow (it reaches B sooner and so increases more often), which
  * leaves a lasting gap of about 10% of the link at these parameters. The
  * test asks for each flow within 50 +- 10 Gb/s (Jain index >= 0.96) and
