@@ -367,7 +367,7 @@ void arb_requester_get_progress(const arb_requester *q, arb_requester_progress *
 void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out);
 /* 1 when the current message (and any earlier one) is finished. */
 int arb_requester_done(const arb_requester *q);
-/* 0, or ARB_EIO once REGISTER or END went unanswered after every try. */
+/* 0, or ARB_ETIMEDOUT once REGISTER or END went unanswered after every try. */
 int arb_requester_error(const arb_requester *q);
 
 #ifdef __cplusplus

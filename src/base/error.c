@@ -19,6 +19,7 @@ static const struct err_entry errors[] = {
     {ARB_ENOENT, "ENOENT", "no such name"},
     {ARB_EIO, "EIO", "input/output error"},
     {ARB_ESTATE, "ESTATE", "operation not valid in this state"},
+    {ARB_ETIMEDOUT, "ETIMEDOUT", "no answer after every retry"},
 
     {ARB_EWIRE_SHORT, "EWIRE_SHORT", "buffer shorter than the Arbor header"},
     {ARB_EWIRE_VERSION, "EWIRE_VERSION", "version is not 2"},

@@ -492,5 +492,5 @@ int arb_requester_done(const arb_requester *q)
 
 int arb_requester_error(const arb_requester *q)
 {
-    return q && q->failed ? ARB_EIO : 0;
+    return q && q->failed ? ARB_ETIMEDOUT : 0;
 }

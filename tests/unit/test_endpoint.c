@@ -1742,7 +1742,7 @@ TEST(requester_register_retry_and_failure)
     CHECK_EQ_U(arb_requester_next_expiry(q), expect);
     arb_requester_on_expiry(q, expect);
     CHECK_EQ_I(cap.n, 8); /* no ninth try */
-    CHECK_EQ_I(arb_requester_error(q), ARB_EIO);
+    CHECK_EQ_I(arb_requester_error(q), ARB_ETIMEDOUT);
     arb_requester_progress qp;
     arb_requester_get_progress(q, &qp);
     CHECK_EQ_U(qp.phase, ARB_REQ_FAILED);
