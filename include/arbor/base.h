@@ -72,14 +72,15 @@ arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s);
  */
 enum arb_error {
     ARB_OK = 0,
-    ARB_EINVAL = -1, /* an argument is out of its documented range */
-    ARB_ENOMEM = -2, /* an allocation failed */
-    ARB_ENOSPC = -3, /* an output buffer is too small */
-    ARB_ERANGE = -4, /* a value does not fit its field */
-    ARB_EPARSE = -5, /* text input is not in the documented syntax */
-    ARB_ENOENT = -6, /* a named thing does not exist */
-    ARB_EIO = -7,    /* a read or write failed */
-    ARB_ESTATE = -8, /* the call is not valid in the object's state */
+    ARB_EINVAL = -1,    /* an argument is out of its documented range */
+    ARB_ENOMEM = -2,    /* an allocation failed */
+    ARB_ENOSPC = -3,    /* an output buffer is too small */
+    ARB_ERANGE = -4,    /* a value does not fit its field */
+    ARB_EPARSE = -5,    /* text input is not in the documented syntax */
+    ARB_ENOENT = -6,    /* a named thing does not exist */
+    ARB_EIO = -7,       /* a read or write failed */
+    ARB_ESTATE = -8,    /* the call is not valid in the object's state */
+    ARB_ETIMEDOUT = -9, /* a peer did not answer within every retry */
 
     /* Arbor header (spec section 4) */
     ARB_EWIRE_SHORT = -100,              /* buffer shorter than its header */
