@@ -1,0 +1,342 @@
+/*
+ * Unit tests of the planner (plan.h): trees, aggregating switches,
+ * replication sets and fan-in vectors computed by hand on star:4,
+ * leafspine:4,2,2 and a 3-level PGFT; every collective's channels; the
+ * error of every invalid input.
+ */
+#include "arbor/plan.h"
+
+#include <stdlib.h>
+
+#include "testkit.h"
+
+static const uint32_t seq8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+static arb_topo *topo(const char *spec)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_topo_new(&t, spec, NULL, err, sizeof err), 0);
+    return t;
+}
+
+static arb_plan *plan(const arb_topo *t, arb_coll coll, uint32_t n, uint64_t bytes, uint32_t subch,
+                      uint32_t levels)
+{
+    arb_plan_config c;
+    arb_plan_config_default(&c);
+    c.coll = coll;
+    c.ranks = seq8;
+    c.n_ranks = n;
+    c.bytes = bytes;
+    c.subchannels = subch;
+    c.agg_levels = levels;
+    arb_plan *p = NULL;
+    char err[256];
+    int rc = arb_plan_new(&p, t, &c, err, sizeof err);
+    if (rc < 0) printf("  plan: %s\n", err);
+    CHECK_EQ_I(rc, 0);
+    return p;
+}
+
+static int fan_is(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s, unsigned d, int f0, int f1,
+                  int f2)
+{
+    const uint8_t *f = arb_plan_fanin(p, c, m, s);
+    unsigned dep = p->depth[(p->channels[c].first_member + m) * p->cfg.subchannels + s];
+    return f && dep == d && f[0] == f0 && f[1] == f1 && f[2] == f2;
+}
+
+static int has_child(const arb_plan *p, const arb_plan_entry *e, uint32_t port)
+{
+    for (uint32_t i = 0; i < e->n_children; i++)
+        if (p->child_ports[e->first_child + i] == port) return 1;
+    return 0;
+}
+
+TEST(star4_allreduce)
+{
+    arb_topo *t = topo("star:4");
+    arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 4, 4096, 1, 0);
+    if (!p) goto out;
+    CHECK_EQ_U(p->n_channels, 4);
+    CHECK_EQ_U(p->ext, 0);
+    CHECK_EQ_U(p->hdr_len, 16);
+    CHECK_EQ_U(p->root_level, 1);
+    for (uint32_t c = 0; c < 4; c++) {
+        const arb_plan_channel *ch = &p->channels[c];
+        CHECK_EQ_U(ch->responder, c);
+        CHECK_EQ_U(ch->n_members, 3);
+        CHECK_EQ_U(ch->lo, c * 1024);
+        CHECK_EQ_U(ch->hi, (c + 1) * 1024);
+        CHECK_EQ_U(ch->kind, ARB_EP_PULL_RESULT);
+        const arb_plan_tree *tr = &p->trees[ch->first_tree];
+        CHECK_EQ_U(tr->root, 4);
+        CHECK_EQ_U(tr->max_depth, 1);
+        CHECK_EQ_U(tr->n_entries, 5); /* 4 hosts and the switch */
+        const arb_plan_entry *sw = arb_plan_find(p, ch->first_tree, 4);
+        CHECK(sw && sw->aggregate && sw->up_port == ARB_PLAN_NONE && sw->n_children == 3);
+        for (uint32_t h = 0; h < 4 && sw; h++) {
+            uint32_t down = arb_topo_node(t, 4)->first_port + h;
+            CHECK_EQ_U(has_child(p, sw, down), h != c);
+        }
+        const arb_plan_entry *rh = arb_plan_find(p, ch->first_tree, c);
+        CHECK(rh && rh->up_port == arb_topo_node(t, c)->first_up && rh->n_children == 0);
+        for (uint32_t m = 0; m < 3; m++) {
+            CHECK(fan_is(p, c, m, 0, 1, 3, 1, 1));
+            CHECK(p->members[ch->first_member + m] != c);
+        }
+    }
+    CHECK(arb_plan_fanin(p, 4, 0, 0) == NULL);
+    CHECK(arb_plan_fanin(p, 0, 3, 0) == NULL);
+out:
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
+TEST(two_ranks_point_to_point)
+{
+    arb_topo *t = topo("star:4");
+    uint32_t r[2] = {0, 3};
+    arb_plan_config c;
+    arb_plan_config_default(&c);
+    c.ranks = r;
+    c.n_ranks = 2;
+    c.bytes = 8192;
+    arb_plan *p = NULL;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    if (p) {
+        CHECK_EQ_U(p->n_channels, 2);
+        CHECK(fan_is(p, 0, 0, 0, 1, 1, 1, 1));
+        CHECK(fan_is(p, 1, 0, 0, 1, 1, 1, 1));
+        CHECK_EQ_U(p->members[p->channels[1].first_member], 0);
+        CHECK_EQ_U(p->channels[1].responder_host, 3);
+        CHECK_EQ_U(p->channels[0].hi, 4096);
+        CHECK_EQ_U(p->ext, 0);
+    }
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
+/* leafspine:4,2,2: hosts 0-7 (host h on leaf 8 + h/2), spines 12, 13. */
+TEST(leafspine_two_tiers)
+{
+    arb_topo *t = topo("leafspine:4,2,2");
+    arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 8192, 2, 0);
+    if (!p) goto out;
+    CHECK_EQ_U(p->root_level, 2);
+    CHECK_EQ_U(p->ext, 1);
+    CHECK_EQ_U(p->hdr_len, 20);
+    /* channel 0: subchannel 0 on spine 12, 1 on spine 13; channel 1: 13, 12 */
+    CHECK_EQ_U(p->trees[0].root, 12);
+    CHECK_EQ_U(p->trees[1].root, 13);
+    CHECK_EQ_U(p->trees[2].root, 13);
+    CHECK_EQ_U(p->trees[3].root, 12);
+    /* channel 0, members 1..7: leaf 8 holds host 1 only: it does not aggregate */
+    const arb_plan_entry *l8 = arb_plan_find(p, 0, 8), *l9 = arb_plan_find(p, 0, 9);
+    const arb_plan_entry *sp = arb_plan_find(p, 0, 12);
+    CHECK(l8 && !l8->aggregate && l8->gathers == 1 && l8->n_children == 1);
+    CHECK(l9 && l9->aggregate && l9->gathers == 2 && l9->n_children == 2);
+    CHECK(sp && sp->aggregate && sp->gathers == 7 && sp->n_children == 4);
+    CHECK(arb_plan_find(p, 0, 13) == NULL);
+    if (l8) {
+        CHECK(has_child(p, l8, arb_topo_node(t, 8)->first_port + 1));
+        CHECK_EQ_U(l8->up_port, arb_topo_node(t, 8)->first_up + 0);
+    }
+    CHECK(fan_is(p, 0, 0, 0, 1, 7, 1, 1)); /* host 1 */
+    CHECK(fan_is(p, 0, 1, 0, 2, 7, 2, 1)); /* host 2 */
+    CHECK(fan_is(p, 0, 6, 1, 2, 7, 2, 1)); /* host 7 on subchannel 1 */
+    const arb_plan_entry *l8b = arb_plan_find(p, 1, 8);
+    CHECK(l8b && l8b->up_port == arb_topo_node(t, 8)->first_up + 1);
+    /* channel 3 (responder host 3 on leaf 9): leaf 9 gathers host 2 only */
+    CHECK(fan_is(p, 3, 0, 0, 2, 7, 2, 1)); /* host 0 */
+    CHECK(fan_is(p, 3, 2, 0, 1, 7, 1, 1)); /* host 2 */
+    /* spine only */
+    arb_plan_free(p);
+    p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 8192, 1, 1u << 2);
+    if (!p) goto out;
+    CHECK_EQ_U(p->ext, 0);
+    CHECK(fan_is(p, 0, 1, 0, 1, 7, 1, 1));
+    CHECK(!arb_plan_find(p, 0, 9)->aggregate);
+    arb_plan_free(p);
+    /* four ranks on two leaves */
+    p = plan(t, ARB_COLL_ALLREDUCE, 4, 4 * 4, 1, 0);
+    if (!p) goto out;
+    CHECK_EQ_U(p->root_level, 2);
+    CHECK(fan_is(p, 0, 0, 0, 1, 3, 1, 1)); /* host 1 alone under leaf 8 */
+    CHECK(fan_is(p, 0, 1, 0, 2, 3, 2, 1)); /* host 2 */
+    arb_plan_free(p);
+    /* two ranks under one leaf: the leaf is the root */
+    p = plan(t, ARB_COLL_ALLREDUCE, 2, 8, 1, 0);
+    if (!p) goto out;
+    CHECK_EQ_U(p->root_level, 1);
+    CHECK_EQ_U(p->trees[0].root, 8);
+    CHECK(fan_is(p, 0, 0, 0, 1, 1, 1, 1));
+out:
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
+/* pgft:3;2,2,2;1,2,2;1,1,1: 8 hosts, leaves of 2 hosts, pods of 4 hosts,
+ * 4 top switches; every host below every top switch. */
+TEST(pgft_three_levels)
+{
+    arb_topo *t = topo("pgft:3;2,2,2;1,2,2;1,1,1");
+    arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 4096, 1, 0);
+    if (!p) goto out;
+    CHECK_EQ_U(p->root_level, 3);
+    CHECK_EQ_U(p->ext, 1);
+    CHECK_EQ_U(arb_topo_node(t, p->trees[0].root)->level, 3);
+    CHECK_EQ_U(arb_topo_node(t, p->trees[0].root)->index, 0);
+    CHECK_EQ_U(arb_topo_node(t, p->trees[1].root)->index, 1);
+    CHECK_EQ_U(arb_topo_node(t, p->trees[5].root)->index, 1);
+    /* channel 0, members 1..7 */
+    CHECK(fan_is(p, 0, 0, 0, 2, 7, 3, 1)); /* host 1: its leaf gathers it alone */
+    CHECK(fan_is(p, 0, 1, 0, 3, 7, 3, 2)); /* host 2 */
+    CHECK(fan_is(p, 0, 3, 0, 3, 7, 4, 2)); /* host 4 */
+    CHECK(fan_is(p, 0, 6, 0, 3, 7, 4, 2)); /* host 7 */
+    CHECK_EQ_U(p->trees[0].max_depth, 3);
+    /* 16 B headers cannot carry it */
+    arb_plan_config c = p->cfg;
+    c.header = 16;
+    arb_plan *q = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_ERANGE);
+    CHECK(strstr(err, "16 B") != NULL);
+    /* top and leaves only */
+    c.header = 0;
+    c.agg_levels = (1u << 1) | (1u << 3);
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    if (q) {
+        CHECK(fan_is(q, 0, 1, 0, 2, 7, 2, 1));
+        CHECK(fan_is(q, 0, 0, 0, 1, 7, 1, 1));
+    }
+    arb_plan_free(q);
+out:
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
+TEST(collectives)
+{
+    arb_topo *t = topo("star:4");
+    arb_plan_config c;
+    arb_plan_config_default(&c);
+    c.ranks = seq8;
+    c.n_ranks = 4;
+    c.bytes = 4000;
+    c.root = 2;
+    static const struct {
+        arb_coll coll;
+        uint32_t channels;
+        arb_ep_kind kind;
+        arb_op op;
+    } want[] = {{ARB_COLL_ALLREDUCE, 4, ARB_EP_PULL_RESULT, ARB_OP_SUM},
+                {ARB_COLL_REDUCE, 1, ARB_EP_PULL_COMPLETION, ARB_OP_SUM},
+                {ARB_COLL_REDUCESCATTER, 4, ARB_EP_PULL_COMPLETION, ARB_OP_SUM},
+                {ARB_COLL_BROADCAST, 1, ARB_EP_PUSH, ARB_OP_NOP},
+                {ARB_COLL_ALLGATHER, 4, ARB_EP_PUSH, ARB_OP_NOP},
+                {ARB_COLL_BARRIER, 4, ARB_EP_BARRIER, ARB_OP_NOP}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        c.coll = want[i].coll;
+        arb_plan *p = NULL;
+        CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        if (!p) continue;
+        CHECK_EQ_U(p->n_channels, want[i].channels);
+        CHECK_EQ_U(p->channels[0].kind, want[i].kind);
+        CHECK_EQ_U(p->channels[0].op, want[i].op);
+        if (want[i].channels == 1) {
+            CHECK_EQ_U(p->channels[0].responder, 2);
+            CHECK_EQ_U(p->channels[0].hi, 4000);
+            CHECK_EQ_U(p->members[0], 0);
+            CHECK_EQ_U(p->members[2], 3);
+        } else if (want[i].coll != ARB_COLL_BARRIER) {
+            /* 1000 elements over 4: 250 each */
+            CHECK_EQ_U(p->channels[1].lo, 1000);
+            CHECK_EQ_U(p->channels[3].hi, 4000);
+        } else {
+            CHECK_EQ_U(p->channels[3].hi, 0);
+        }
+        arb_plan_free(p);
+    }
+    CHECK_STR(arb_coll_name(ARB_COLL_REDUCESCATTER), "reducescatter");
+    CHECK_EQ_I(arb_coll_parse("AllGather"), ARB_COLL_ALLGATHER);
+    CHECK_EQ_I(arb_coll_parse("gather"), ARB_ENOENT);
+    CHECK(arb_coll_name(6) == NULL);
+    /* uneven split: 10 elements over 4 channels: 2, 3, 2, 3 */
+    c.coll = ARB_COLL_ALLREDUCE;
+    c.bytes = 40;
+    arb_plan *p = NULL;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    if (p) {
+        CHECK_EQ_U(p->channels[0].hi, 8);
+        CHECK_EQ_U(p->channels[1].hi, 20);
+        CHECK_EQ_U(p->channels[2].hi, 28);
+        CHECK_EQ_U(p->channels[3].hi, 40);
+    }
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
+TEST(invalid_inputs)
+{
+    arb_topo *t = topo("star:4");
+    uint32_t many[300];
+    for (uint32_t i = 0; i < 300; i++)
+        many[i] = i;
+    arb_plan_config c;
+    arb_plan *p = (arb_plan *)&c; /* set to NULL on failure */
+    char err[256];
+#define BAD(code, field, value, text)                                                              \
+    do {                                                                                           \
+        arb_plan_config_default(&c);                                                               \
+        c.ranks = seq8;                                                                            \
+        c.n_ranks = 4;                                                                             \
+        c.bytes = 4096;                                                                            \
+        c.field = value;                                                                           \
+        CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), code);                                \
+        CHECK(p == NULL);                                                                          \
+        if (!strstr(err, text)) TESTKIT_REPORT("error '%s' lacks '%s'", err, text);                \
+    } while (0)
+    BAD(ARB_EINVAL, n_ranks, 1, "2..256");
+    BAD(ARB_EINVAL, n_ranks, 8, "host 4");
+    BAD(ARB_EINVAL, coll, (arb_coll)6, "collective");
+    BAD(ARB_EINVAL, dtype, (arb_dtype)9, "dtype");
+    BAD(ARB_EINVAL, subchannels, 0, "subchannels");
+    BAD(ARB_EINVAL, header, 18, "header");
+    BAD(ARB_EINVAL, bytes, 4097, "whole number");
+#undef BAD
+    arb_plan_config_default(&c);
+    c.ranks = many;
+    c.n_ranks = 257;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    uint32_t dup[3] = {1, 2, 1};
+    c.ranks = dup;
+    c.n_ranks = 3;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "both on host 1") != NULL);
+    c.ranks = seq8;
+    c.coll = ARB_COLL_BROADCAST;
+    c.root = 3;
+    c.n_ranks = 3;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "root rank 3") != NULL);
+    CHECK_EQ_I(arb_plan_new(&p, NULL, &c, err, sizeof err), ARB_EINVAL);
+    /* a failed host link: no path */
+    arb_topo_fail(t, "link:h1-L1.0", NULL, 0);
+    c.coll = ARB_COLL_ALLREDUCE;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_ENOENT);
+    CHECK(strstr(err, "no live path from host 1") != NULL);
+    arb_topo_free(t);
+}
+
+int main(void)
+{
+    RUN(star4_allreduce);
+    RUN(two_ranks_point_to_point);
+    RUN(leafspine_two_tiers);
+    RUN(pgft_three_levels);
+    RUN(collectives);
+    RUN(invalid_inputs);
+    return testkit_done();
+}
