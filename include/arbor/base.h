@@ -124,6 +124,14 @@ const char *arb_strerror(int err);
 /* The enum constant's name without the prefix, e.g. "EWIRE_SHORT". */
 const char *arb_errname(int err);
 
+/*
+ * Write one printf-formatted line into err[0..errlen) (nothing when err is
+ * NULL or errlen is 0) and return `code`: every function that returns an
+ * error code with a message uses it, as `return arb_errf(err, len,
+ * ARB_EPARSE, "...", ...);`.
+ */
+int arb_errf(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
+
 /* ------------------------------------------------------------------ */
 /* Element types and operators (wire values, spec section 4)             */
 /* ------------------------------------------------------------------ */
@@ -158,6 +166,10 @@ const char *arb_op_name(int op);
  */
 int arb_dtype_parse(const char *name);
 int arb_op_parse(const char *name);
+
+/* The index of `name` in names[0..n), compared case-insensitively, or
+ * ARB_ENOENT (also for a NULL name). */
+int arb_name_index(const char *const *names, int n, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Random numbers                                                       */

@@ -1,7 +1,9 @@
 /* Error names and descriptions. */
 #include "arbor/base.h"
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct err_entry {
     int code;
@@ -72,4 +74,15 @@ const char *arb_errname(int err)
 {
     const struct err_entry *e = find(err);
     return e ? e->name : "UNKNOWN";
+}
+
+int arb_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
 }

@@ -59,7 +59,7 @@ static int same_name(const char *a, const char *b)
     return *a == *b;
 }
 
-static int parse_name(const char *const *names, int n, const char *name)
+int arb_name_index(const char *const *names, int n, const char *name)
 {
     if (!name) return ARB_ENOENT;
     for (int i = 0; i < n; i++)
@@ -69,10 +69,10 @@ static int parse_name(const char *const *names, int n, const char *name)
 
 int arb_dtype_parse(const char *name)
 {
-    return parse_name(dtype_names, ARB_DTYPE_COUNT, name);
+    return arb_name_index(dtype_names, ARB_DTYPE_COUNT, name);
 }
 
 int arb_op_parse(const char *name)
 {
-    return parse_name(op_names, ARB_OP_COUNT, name);
+    return arb_name_index(op_names, ARB_OP_COUNT, name);
 }

@@ -7,7 +7,6 @@
 #include "route_internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +26,6 @@ arb_route_config arb_route_config_default(void)
     memset(&c, 0, sizeof c);
     c.seed = 1;
     return c;
-}
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* ------------------------------------------------------------------ */
@@ -494,26 +480,27 @@ int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const ar
                   char *err, size_t errlen)
 {
     if (out) *out = NULL;
-    if (!out || !t || !spec) return fail(err, errlen, ARB_EINVAL, "routing: NULL argument");
+    if (!out || !t || !spec) return arb_errf(err, errlen, ARB_EINVAL, "routing: NULL argument");
     const arb_pgft *g = arb_topo_pgft(t);
-    if (!g) return fail(err, errlen, ARB_EINVAL, "routing: the topology is not a PGFT");
+    if (!g) return arb_errf(err, errlen, ARB_EINVAL, "routing: the topology is not a PGFT");
 
     char name[32];
     const char *colon = strchr(spec, ':');
     size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
     const char *opt = colon ? colon + 1 : NULL;
     if (nlen == 0 || nlen >= sizeof name)
-        return fail(err, errlen, ARB_EPARSE, "routing: '%s' is not an engine name", spec);
+        return arb_errf(err, errlen, ARB_EPARSE, "routing: '%s' is not an engine name", spec);
     memcpy(name, spec, nlen);
     name[nlen] = '\0';
     int kind = -1;
     for (int i = 0; i < ARB_ROUTE_KIND_COUNT; i++)
         if (strcmp(name, kind_names[i]) == 0) kind = i;
     if (kind < 0)
-        return fail(err, errlen, ARB_EPARSE,
-                    "routing: unknown engine '%s' (dmodk, smodk, rnca[:SEED], pinning, "
-                    "table[:PATH], updown, dmodc, ecmp[:polarized], eecmp[:polarized], adaptive)",
-                    name);
+        return arb_errf(
+            err, errlen, ARB_EPARSE,
+            "routing: unknown engine '%s' (dmodk, smodk, rnca[:SEED], pinning, "
+            "table[:PATH], updown, dmodc, ecmp[:polarized], eecmp[:polarized], adaptive)",
+            name);
 
     arb_route_config c = cfg ? *cfg : arb_route_config_default();
     int polarized = 0;
@@ -521,28 +508,30 @@ int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const ar
     switch (kind) {
     case ARB_ROUTE_RNCA:
         if (opt && parse_u64(opt, &rnca_seed) < 0)
-            return fail(err, errlen, ARB_EPARSE, "routing: rnca seed '%s' is not a number", opt);
+            return arb_errf(err, errlen, ARB_EPARSE, "routing: rnca seed '%s' is not a number",
+                            opt);
         break;
     case ARB_ROUTE_ECMP:
     case ARB_ROUTE_EECMP:
         if (opt) {
             if (strcmp(opt, "polarized") != 0)
-                return fail(err, errlen, ARB_EPARSE, "routing: %s option '%s' is not 'polarized'",
-                            name, opt);
+                return arb_errf(err, errlen, ARB_EPARSE,
+                                "routing: %s option '%s' is not 'polarized'", name, opt);
             polarized = 1;
         }
         break;
     case ARB_ROUTE_TABLE:
-        if (opt && !*opt) return fail(err, errlen, ARB_EPARSE, "routing: table: empty file name");
+        if (opt && !*opt)
+            return arb_errf(err, errlen, ARB_EPARSE, "routing: table: empty file name");
         break;
     default:
-        if (opt) return fail(err, errlen, ARB_EPARSE, "routing: %s takes no option", name);
+        if (opt) return arb_errf(err, errlen, ARB_EPARSE, "routing: %s takes no option", name);
     }
     if (kind == ARB_ROUTE_ADAPTIVE && !c.choose)
-        return fail(err, errlen, ARB_EINVAL, "routing: adaptive needs a chooser (cfg->choose)");
+        return arb_errf(err, errlen, ARB_EINVAL, "routing: adaptive needs a chooser (cfg->choose)");
 
     arb_route *r = calloc(1, sizeof *r);
-    if (!r) return fail(err, errlen, ARB_ENOMEM, "routing: out of memory");
+    if (!r) return arb_errf(err, errlen, ARB_ENOMEM, "routing: out of memory");
     r->t = t;
     r->g = g;
     r->nodes = arb_topo_nodes(t);
@@ -587,7 +576,7 @@ int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const ar
     if (rc == 0) rc = arb_route_refresh(r);
     if (rc < 0) {
         arb_route_free(r);
-        return fail(err, errlen, rc, "routing: out of memory");
+        return arb_errf(err, errlen, rc, "routing: out of memory");
     }
     if (kind == ARB_ROUTE_TABLE && opt) {
         rc = route_table_load(r, opt, err, errlen);

@@ -6,25 +6,11 @@
 #include "route_internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WILDCARD UINT32_MAX
-
-static int tfail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
-static int tfail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -66,43 +52,43 @@ static int parse_line(arb_route *r, char *line, size_t lineno, const char *path,
     for (;;) {
         char *c = strchr(s, ',');
         if (nf == 4)
-            return tfail(err, errlen, ARB_EPARSE, "table %s line %zu: more than 4 fields", path,
-                         lineno);
+            return arb_errf(err, errlen, ARB_EPARSE, "table %s line %zu: more than 4 fields", path,
+                            lineno);
         f[nf++] = trim(s);
         if (!c) break;
         *c = '\0';
         s = c + 1;
     }
     if (nf != 4)
-        return tfail(err, errlen, ARB_EPARSE, "table %s line %zu: want switch,pod,in_port,out_port",
-                     path, lineno);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "table %s line %zu: want switch,pod,in_port,out_port", path, lineno);
     uint32_t node;
     if (arb_topo_find(r->t, f[0], &node) < 0 || r->nodes[node].kind != ARB_NODE_SWITCH)
-        return tfail(err, errlen, ARB_EPARSE, "table %s line %zu: switch '%s' does not exist", path,
-                     lineno, f[0]);
+        return arb_errf(err, errlen, ARB_EPARSE, "table %s line %zu: switch '%s' does not exist",
+                        path, lineno, f[0]);
     const arb_node *n = &r->nodes[node];
     uint32_t radix = (uint32_t)n->n_down + n->n_up;
     uint32_t pods = r->n_hosts / r->M[r->h - 1];
     uint32_t pod, in, out;
     if (num(f[1], &pod) < 0 || pod >= pods)
-        return tfail(err, errlen, ARB_EPARSE, "table %s line %zu: pod '%s' is not in 0..%u", path,
-                     lineno, f[1], pods - 1);
+        return arb_errf(err, errlen, ARB_EPARSE, "table %s line %zu: pod '%s' is not in 0..%u",
+                        path, lineno, f[1], pods - 1);
     if (strcmp(f[2], "*") == 0)
         in = WILDCARD;
     else if (num(f[2], &in) < 0 || in >= radix)
-        return tfail(err, errlen, ARB_EPARSE,
-                     "table %s line %zu: in_port '%s' is not * or a port 0..%u of %s", path, lineno,
-                     f[2], radix - 1, f[0]);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "table %s line %zu: in_port '%s' is not * or a port 0..%u of %s", path,
+                        lineno, f[2], radix - 1, f[0]);
     if (num(f[3], &out) < 0 || out >= radix)
-        return tfail(err, errlen, ARB_EPARSE,
-                     "table %s line %zu: out_port '%s' is not a port 0..%u of %s", path, lineno,
-                     f[3], radix - 1, f[0]);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "table %s line %zu: out_port '%s' is not a port 0..%u of %s", path, lineno,
+                        f[3], radix - 1, f[0]);
     int ok = out >= n->n_down; /* an up port */
     if (n->level == r->h && out < n->n_down) ok = (out % r->m[r->h]) == pod;
     if (!ok)
-        return tfail(err, errlen, ARB_EPARSE,
-                     "table %s line %zu: out_port %u of %s is not a minimal port toward pod %u",
-                     path, lineno, out, f[0], pod);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "table %s line %zu: out_port %u of %s is not a minimal port toward pod %u",
+                        path, lineno, out, f[0], pod);
     e->node = node;
     e->pod = pod;
     e->in = in;
@@ -113,15 +99,15 @@ static int parse_line(arb_route *r, char *line, size_t lineno, const char *path,
 int route_table_load(arb_route *r, const char *path, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp) return tfail(err, errlen, ARB_EIO, "table %s: %s", path, strerror(errno));
+    if (!fp) return arb_errf(err, errlen, ARB_EIO, "table %s: %s", path, strerror(errno));
     char line[512];
     size_t lineno = 0, cap = 0;
     int rc = 0, header = 0;
     while (fgets(line, sizeof line, fp)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(fp)) {
-            rc = tfail(err, errlen, ARB_EPARSE, "table %s line %zu: longer than %zu bytes", path,
-                       lineno, sizeof line - 2);
+            rc = arb_errf(err, errlen, ARB_EPARSE, "table %s line %zu: longer than %zu bytes", path,
+                          lineno, sizeof line - 2);
             break;
         }
         char *s = trim(line);
@@ -133,9 +119,9 @@ int route_table_load(arb_route *r, const char *path, char *err, size_t errlen)
                 if (*c != ' ' && *c != '\t') h[j++] = *c;
             h[j] = '\0';
             if (strcmp(h, "switch,pod,in_port,out_port") != 0) {
-                rc = tfail(err, errlen, ARB_EPARSE,
-                           "table %s line %zu: want the header switch,pod,in_port,out_port", path,
-                           lineno);
+                rc = arb_errf(err, errlen, ARB_EPARSE,
+                              "table %s line %zu: want the header switch,pod,in_port,out_port",
+                              path, lineno);
                 break;
             }
             header = 1;
@@ -145,7 +131,7 @@ int route_table_load(arb_route *r, const char *path, char *err, size_t errlen)
             size_t nc = cap ? cap * 2 : 64;
             struct route_entry *ne = realloc(r->entries, nc * sizeof *ne);
             if (!ne) {
-                rc = tfail(err, errlen, ARB_ENOMEM, "table %s: out of memory", path);
+                rc = arb_errf(err, errlen, ARB_ENOMEM, "table %s: out of memory", path);
                 break;
             }
             r->entries = ne;
@@ -155,17 +141,17 @@ int route_table_load(arb_route *r, const char *path, char *err, size_t errlen)
         if (rc < 0) break;
         r->n_entries++;
     }
-    if (rc == 0 && ferror(fp)) rc = tfail(err, errlen, ARB_EIO, "table %s: read error", path);
+    if (rc == 0 && ferror(fp)) rc = arb_errf(err, errlen, ARB_EIO, "table %s: read error", path);
     if (rc == 0 && !header)
-        rc = tfail(err, errlen, ARB_EPARSE,
-                   "table %s line %zu: no header switch,pod,in_port,out_port", path, lineno);
+        rc = arb_errf(err, errlen, ARB_EPARSE,
+                      "table %s line %zu: no header switch,pod,in_port,out_port", path, lineno);
     fclose(fp);
     if (rc < 0) return rc;
     qsort(r->entries, r->n_entries, sizeof *r->entries, cmp_entry);
     for (size_t i = 1; i < r->n_entries; i++)
         if (cmp_entry(&r->entries[i - 1], &r->entries[i]) == 0)
-            return tfail(err, errlen, ARB_EPARSE,
-                         "table %s: an entry (switch, pod, in_port) is repeated", path);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "table %s: an entry (switch, pod, in_port) is repeated", path);
     return 0;
 }
 

@@ -20,7 +20,6 @@
 #include "arbor/lb.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,19 +91,6 @@ struct arb_lb {
 const char *arb_lb_kind_name(int kind)
 {
     return kind >= 0 && kind < ARB_LB_KIND_COUNT ? kind_names[kind] : NULL;
-}
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* ------------------------------------------------------------------ */
@@ -418,7 +404,7 @@ static int parse_options(arb_lb *lb, const char *name, const char *opt, uint64_t
 {
     char buf[256];
     if (strlen(opt) >= sizeof buf)
-        return fail(err, errlen, ARB_EPARSE, "load balancing: %s: options too long", name);
+        return arb_errf(err, errlen, ARB_EPARSE, "load balancing: %s: options too long", name);
     memcpy(buf, opt, strlen(opt) + 1);
     int k = lb->kind;
     int flowlets = k == ARB_LB_FLOWLET || k == ARB_LB_LETFLOW || k == ARB_LB_CONGA;
@@ -434,8 +420,8 @@ static int parse_options(arb_lb *lb, const char *name, const char *opt, uint64_t
         } else if (k == ARB_LB_SPRAY && !val && strcmp(item, "rr") == 0) {
             lb->random = 0;
         } else if (!val) {
-            return fail(err, errlen, ARB_EPARSE, "load balancing: %s: option '%s' needs a value",
-                        name, item);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "load balancing: %s: option '%s' needs a value", name, item);
         } else if (flowlets && strcmp(item, "gap") == 0) {
             rc = arb_topo_parse_time(val, &lb->gap);
         } else if (flowlets && strcmp(item, "table") == 0) {
@@ -466,12 +452,12 @@ static int parse_options(arb_lb *lb, const char *name, const char *opt, uint64_t
             else
                 rc = ARB_EPARSE;
         } else {
-            return fail(err, errlen, ARB_EPARSE, "load balancing: %s has no option '%s'", name,
-                        item);
+            return arb_errf(err, errlen, ARB_EPARSE, "load balancing: %s has no option '%s'", name,
+                            item);
         }
         if (rc < 0)
-            return fail(err, errlen, ARB_EPARSE, "load balancing: %s: bad value '%s' for %s", name,
-                        val, item);
+            return arb_errf(err, errlen, ARB_EPARSE, "load balancing: %s: bad value '%s' for %s",
+                            name, val, item);
     }
     return 0;
 }
@@ -555,9 +541,9 @@ static int conga_init(arb_lb *lb, char *err, size_t errlen)
     lb->n_groups = lb->n_hosts / lb->m1;
     lb->up = g->h >= 2 ? g->w[2] * g->p[2] : 0;
     if (lb->up > 255)
-        return fail(err, errlen, ARB_EINVAL,
-                    "load balancing: conga: leaves have %u uplinks, at most 255 are supported",
-                    lb->up);
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "load balancing: conga: leaves have %u uplinks, at most 255 are supported",
+                        lb->up);
     size_t cells = (size_t)lb->n_leaves * lb->n_groups * (lb->up ? lb->up : 1);
     lb->ctl = malloc(cells);
     lb->ctl_at = malloc(cells * sizeof *lb->ctl_at);
@@ -565,7 +551,7 @@ static int conga_init(arb_lb *lb, char *err, size_t errlen)
     lb->fb_rr = malloc((size_t)lb->n_leaves * lb->n_groups);
     lb->dre_full = malloc(sizeof *lb->dre_full * lb->n_ports);
     if (!lb->ctl || !lb->ctl_at || !lb->cfl || !lb->fb_rr || !lb->dre_full)
-        return fail(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     /* a link at rate C sending all the time settles at C x Tdre / alpha bytes */
     for (uint32_t p = 0; p < lb->n_ports; p++) {
         double full = (double)lb->ports[p].rate / 8.0 * (double)lb->tdre / 1e12 / lb->alpha;
@@ -594,15 +580,15 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
 {
     if (out) *out = NULL;
     if (!out || !t || !scheme || !cfg)
-        return fail(err, errlen, ARB_EINVAL, "load balancing: NULL argument");
+        return arb_errf(err, errlen, ARB_EINVAL, "load balancing: NULL argument");
     const arb_pgft *g = arb_topo_pgft(t);
-    if (!g) return fail(err, errlen, ARB_EINVAL, "load balancing: the topology is not a PGFT");
+    if (!g) return arb_errf(err, errlen, ARB_EINVAL, "load balancing: the topology is not a PGFT");
 
     char name[32];
     const char *colon = strchr(scheme, ':');
     size_t nlen = colon ? (size_t)(colon - scheme) : strlen(scheme);
     if (nlen == 0 || nlen >= sizeof name)
-        return fail(err, errlen, ARB_EPARSE, "load balancing: '%s' is not a scheme", scheme);
+        return arb_errf(err, errlen, ARB_EPARSE, "load balancing: '%s' is not a scheme", scheme);
     memcpy(name, scheme, nlen);
     name[nlen] = '\0';
     int kind = -1;
@@ -612,26 +598,27 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     for (int i = 0; i < ARB_ROUTE_KIND_COUNT; i++)
         if (strcmp(name, arb_route_kind_name(i)) == 0) engine = i;
     if (engine == ARB_ROUTE_ADAPTIVE)
-        return fail(err, errlen, ARB_EPARSE,
-                    "load balancing: 'adaptive' is the router's hook; name a chooser (ar, "
-                    "ar_ftree, flowlet, letflow, conga, spray)");
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "load balancing: 'adaptive' is the router's hook; name a chooser (ar, "
+                        "ar_ftree, flowlet, letflow, conga, spray)");
     if (kind < 0 && engine < 0)
-        return fail(err, errlen, ARB_EPARSE,
-                    "load balancing: unknown scheme '%s' (engines dmodk, smodk, rnca, pinning, "
-                    "table, updown, dmodc, ecmp, eecmp; choosers ar, ar_ftree, flowlet, letflow, "
-                    "conga, spray; route)",
-                    name);
+        return arb_errf(
+            err, errlen, ARB_EPARSE,
+            "load balancing: unknown scheme '%s' (engines dmodk, smodk, rnca, pinning, "
+            "table, updown, dmodc, ecmp, eecmp; choosers ar, ar_ftree, flowlet, letflow, "
+            "conga, spray; route)",
+            name);
     if (kind == ARB_LB_ROUTE && !base)
-        return fail(err, errlen, ARB_EINVAL, "load balancing: 'route' needs a router");
+        return arb_errf(err, errlen, ARB_EINVAL, "load balancing: 'route' needs a router");
     if (kind == ARB_LB_ROUTE && colon)
-        return fail(err, errlen, ARB_EPARSE, "load balancing: route takes no option");
+        return arb_errf(err, errlen, ARB_EPARSE, "load balancing: route takes no option");
     if (engine >= 0 && base)
-        return fail(err, errlen, ARB_EINVAL,
-                    "load balancing: '%s' is a routing engine; give it or a router, not both",
-                    name);
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "load balancing: '%s' is a routing engine; give it or a router, not both",
+                        name);
 
     arb_lb *lb = calloc(1, sizeof *lb);
-    if (!lb) return fail(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
+    if (!lb) return arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     lb->kind = engine >= 0 ? ARB_LB_ROUTE : (arb_lb_kind)kind;
     lb->t = t;
     lb->g = g;
@@ -668,16 +655,16 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
             size <<= 1;
         lb->fl_mask = size - 1;
         lb->fl = malloc(sizeof *lb->fl * size);
-        if (!lb->fl) rc = fail(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
+        if (!lb->fl) rc = arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     }
     if (rc == 0 && (lb->kind == ARB_LB_LETFLOW || lb->kind == ARB_LB_CONGA ||
                     (lb->kind == ARB_LB_SPRAY && lb->random))) {
         lb->rng = malloc(sizeof *lb->rng * lb->n_nodes);
-        if (!lb->rng) rc = fail(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
+        if (!lb->rng) rc = arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     }
     if (rc == 0 && lb->kind == ARB_LB_SPRAY && !lb->random) {
         lb->rr = calloc(lb->n_nodes, sizeof *lb->rr);
-        if (!lb->rr) rc = fail(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
+        if (!lb->rr) rc = arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     }
     if (rc == 0 && lb->kind == ARB_LB_CONGA) rc = conga_init(lb, err, errlen);
     if (rc < 0) {

@@ -45,20 +45,20 @@ static size_t split(const char *s, size_t len, char sep, struct field *f, size_t
 static int field_u32(const struct field *f, const char *gen, const char *what, uint32_t *out,
                      char *err, size_t errlen)
 {
-    if (f->n == 0) return topo_errf(err, errlen, ARB_EPARSE, "%s: %s is empty", gen, what);
+    if (f->n == 0) return arb_errf(err, errlen, ARB_EPARSE, "%s: %s is empty", gen, what);
     uint64_t v = 0;
     for (size_t i = 0; i < f->n; i++) {
         char c = f->s[i];
         if (c < '0' || c > '9')
-            return topo_errf(err, errlen, ARB_EPARSE, "%s: %s '%.*s' is not a whole number", gen,
-                             what, (int)f->n, f->s);
+            return arb_errf(err, errlen, ARB_EPARSE, "%s: %s '%.*s' is not a whole number", gen,
+                            what, (int)f->n, f->s);
         v = v * 10 + (uint64_t)(c - '0');
         if (v > UINT32_MAX)
-            return topo_errf(err, errlen, ARB_EPARSE, "%s: %s '%.*s' is too large", gen, what,
-                             (int)f->n, f->s);
+            return arb_errf(err, errlen, ARB_EPARSE, "%s: %s '%.*s' is too large", gen, what,
+                            (int)f->n, f->s);
     }
     if (v == 0)
-        return topo_errf(err, errlen, ARB_EPARSE, "%s: %s is 0 (must be at least 1)", gen, what);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s: %s is 0 (must be at least 1)", gen, what);
     *out = (uint32_t)v;
     return 0;
 }
@@ -170,8 +170,8 @@ static int parse_list(const char *gen, const char *syntax, const char *params,
 {
     size_t c = split(params, strlen(params), ',', fields, n);
     if (c > n || c < n - n_opt)
-        return topo_errf(err, errlen, ARB_EPARSE, "%s: expected %s, got %s%zu value%s", gen, syntax,
-                         c > n ? "more than " : "", c > n ? n : c, (c > n ? n : c) == 1 ? "" : "s");
+        return arb_errf(err, errlen, ARB_EPARSE, "%s: expected %s, got %s%zu value%s", gen, syntax,
+                        c > n ? "more than " : "", c > n ? n : c, (c > n ? n : c) == 1 ? "" : "s");
     for (size_t i = 0; i < c; i++) {
         if (v) {
             int rc = field_u32(&fields[i], gen, names[i], &v[i], err, errlen);
@@ -218,15 +218,15 @@ static int gen_pgft(arb_topo **out, const char *params, const struct topo_rates 
     struct field parts[5];
     size_t np = split(params, strlen(params), ';', parts, 4);
     if (np != 4)
-        return topo_errf(err, errlen, ARB_EPARSE,
-                         "pgft: expected H;m1,..;w1,..;p1,.. (4 parts separated by ';'), got %s%zu",
-                         np > 4 ? "more than " : "", np > 4 ? (size_t)4 : np);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "pgft: expected H;m1,..;w1,..;p1,.. (4 parts separated by ';'), got %s%zu",
+                        np > 4 ? "more than " : "", np > 4 ? (size_t)4 : np);
     uint32_t h;
     int rc = field_u32(&parts[0], gen, "H", &h, err, errlen);
     if (rc < 0) return rc;
     if (h > ARB_TOPO_MAX_HEIGHT)
-        return topo_errf(err, errlen, ARB_EPARSE, "pgft: H is %u, above %d levels", h,
-                         ARB_TOPO_MAX_HEIGHT);
+        return arb_errf(err, errlen, ARB_EPARSE, "pgft: H is %u, above %d levels", h,
+                        ARB_TOPO_MAX_HEIGHT);
     arb_pgft g;
     memset(&g, 0, sizeof g);
     g.h = h;
@@ -236,13 +236,13 @@ static int gen_pgft(arb_topo **out, const char *params, const struct topo_rates 
         struct field f[ARB_TOPO_MAX_HEIGHT + 1];
         size_t c = split(parts[1 + li].s, parts[1 + li].n, ',', f, ARB_TOPO_MAX_HEIGHT);
         if (parts[1 + li].n == 0)
-            return topo_errf(err, errlen, ARB_EPARSE, "pgft: %s list is empty, H is %u", lname[li],
-                             h);
+            return arb_errf(err, errlen, ARB_EPARSE, "pgft: %s list is empty, H is %u", lname[li],
+                            h);
         if (c != h)
-            return topo_errf(err, errlen, ARB_EPARSE, "pgft: %s list has %s%zu value%s, H is %u",
-                             lname[li], c > ARB_TOPO_MAX_HEIGHT ? "more than " : "",
-                             c > ARB_TOPO_MAX_HEIGHT ? (size_t)ARB_TOPO_MAX_HEIGHT : c,
-                             c == 1 ? "" : "s", h);
+            return arb_errf(err, errlen, ARB_EPARSE, "pgft: %s list has %s%zu value%s, H is %u",
+                            lname[li], c > ARB_TOPO_MAX_HEIGHT ? "more than " : "",
+                            c > ARB_TOPO_MAX_HEIGHT ? (size_t)ARB_TOPO_MAX_HEIGHT : c,
+                            c == 1 ? "" : "s", h);
         for (unsigned l = 1; l <= h; l++) {
             char what[16];
             snprintf(what, sizeof what, "%s_%u", lname[li], l);
@@ -268,12 +268,12 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
 {
     if (err && errlen) err[0] = '\0';
     if (out) *out = NULL;
-    if (!out || !spec) return topo_errf(err, errlen, ARB_EINVAL, "topology: no output or spec");
+    if (!out || !spec) return arb_errf(err, errlen, ARB_EINVAL, "topology: no output or spec");
     arb_topo_config def = arb_topo_config_default();
     if (!cfg) cfg = &def;
     if (cfg->rate == 0 || cfg->rate > ARB_RATE_MAX || cfg->up_rate > ARB_RATE_MAX)
-        return topo_errf(err, errlen, ARB_EINVAL, "topology: link rate outside 1..%llu b/s",
-                         (unsigned long long)ARB_RATE_MAX);
+        return arb_errf(err, errlen, ARB_EINVAL, "topology: link rate outside 1..%llu b/s",
+                        (unsigned long long)ARB_RATE_MAX);
     struct topo_rates r = {cfg->rate, cfg->up_rate ? cfg->up_rate : cfg->rate, cfg->delay};
 
     const char *colon = strchr(spec, ':');
@@ -284,10 +284,10 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
             strncmp(arb_topo_kind_name(k), spec, klen) == 0)
             kind = k;
     if (kind < 0)
-        return topo_errf(err, errlen, ARB_EPARSE, "unknown topology '%.*s' (%s)",
-                         (int)(klen > 40 ? 40 : klen), spec, KINDS);
+        return arb_errf(err, errlen, ARB_EPARSE, "unknown topology '%.*s' (%s)",
+                        (int)(klen > 40 ? 40 : klen), spec, KINDS);
     const char *gen = arb_topo_kind_name(kind);
-    if (!colon) return topo_errf(err, errlen, ARB_EPARSE, "%s: missing ':' and parameters", gen);
+    if (!colon) return arb_errf(err, errlen, ARB_EPARSE, "%s: missing ':' and parameters", gen);
     const char *params = colon + 1;
 
     arb_pgft g;
@@ -316,15 +316,15 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
         if (c == 4) {
             char buf[64];
             if (f[3].n == 0 || f[3].n >= sizeof buf)
-                return topo_errf(err, errlen, ARB_EPARSE, "leafspine: UPRATE is %s",
-                                 f[3].n ? "too long" : "empty");
+                return arb_errf(err, errlen, ARB_EPARSE, "leafspine: UPRATE is %s",
+                                f[3].n ? "too long" : "empty");
             memcpy(buf, f[3].s, f[3].n);
             buf[f[3].n] = '\0';
             uint64_t ur;
             if (arb_topo_parse_rate(buf, &ur) < 0)
-                return topo_errf(err, errlen, ARB_EPARSE,
-                                 "leafspine: UPRATE '%s' is not a rate in 1..10T b/s (e.g. 400G)",
-                                 buf);
+                return arb_errf(err, errlen, ARB_EPARSE,
+                                "leafspine: UPRATE '%s' is not a rate in 1..10T b/s (e.g. 400G)",
+                                buf);
             r.up_rate = ur;
             snprintf(rate_txt, sizeof rate_txt, ",%s", buf);
         }
@@ -339,8 +339,8 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
         rc = parse_list(gen, "K,N", params, names, 2, 0, v, &c, f, err, errlen);
         if (rc < 0) return rc;
         if (v[1] > ARB_TOPO_MAX_HEIGHT)
-            return topo_errf(err, errlen, ARB_EPARSE, "kary: N is %u, above %d levels", v[1],
-                             ARB_TOPO_MAX_HEIGHT);
+            return arb_errf(err, errlen, ARB_EPARSE, "kary: N is %u, above %d levels", v[1],
+                            ARB_TOPO_MAX_HEIGHT);
         g.h = v[1];
         for (unsigned l = 1; l <= g.h; l++)
             set_level(&g, l, v[0], l == 1 ? 1 : v[0], 1);
@@ -354,8 +354,8 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
                         errlen);
         if (rc < 0) return rc;
         if (c == 4)
-            return topo_errf(err, errlen, ARB_EPARSE,
-                             "dualplane: PODS needs CORES (PAIRS,HOSTS,AGGS[,PODS,CORES])");
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "dualplane: PODS needs CORES (PAIRS,HOSTS,AGGS[,PODS,CORES])");
         set_level(&g, 1, v[1], 2, 1);
         set_level(&g, 2, v[0], v[2], 1);
         if (c == 3) {
@@ -375,9 +375,9 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
         if (rc < 0) return rc;
         uint64_t leaves = (uint64_t)v[0] * v[2];
         if (leaves > ARB_TOPO_MAX_NODES)
-            return topo_errf(err, errlen, ARB_EPARSE,
-                             "rail: GROUPS * RAILS = %llu rail switches, above %u",
-                             (unsigned long long)leaves, ARB_TOPO_MAX_NODES);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "rail: GROUPS * RAILS = %llu rail switches, above %u",
+                            (unsigned long long)leaves, ARB_TOPO_MAX_NODES);
         g.h = 2;
         set_level(&g, 1, v[1], 1, 1);
         set_level(&g, 2, (uint32_t)leaves, v[3], 1);
@@ -387,7 +387,7 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
     default:
         break;
     }
-    return topo_errf(err, errlen, ARB_EPARSE, "unknown topology (%s)", KINDS);
+    return arb_errf(err, errlen, ARB_EPARSE, "unknown topology (%s)", KINDS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -409,18 +409,18 @@ static int find_name(const arb_topo *t, const char *s, size_t n, uint32_t *node,
 {
     char buf[48];
     if (n == 0 || n >= sizeof buf)
-        return topo_errf(err, errlen, ARB_EPARSE, "fail: '%s': %s node name", item,
-                         n ? "overlong" : "missing");
+        return arb_errf(err, errlen, ARB_EPARSE, "fail: '%s': %s node name", item,
+                        n ? "overlong" : "missing");
     memcpy(buf, s, n);
     buf[n] = '\0';
     int rc = arb_topo_find(t, buf, node);
     if (rc == ARB_EPARSE)
-        return topo_errf(err, errlen, ARB_EPARSE,
-                         "fail: '%s': '%s' is not a node name (h<host> or L<level>.<index>)", item,
-                         buf);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "fail: '%s': '%s' is not a node name (h<host> or L<level>.<index>)", item,
+                        buf);
     if (rc == ARB_ENOENT)
-        return topo_errf(err, errlen, ARB_ENOENT, "fail: '%s': no node %s in %s", item, buf,
-                         t->spec);
+        return arb_errf(err, errlen, ARB_ENOENT, "fail: '%s': no node %s in %s", item, buf,
+                        t->spec);
     return rc;
 }
 
@@ -446,7 +446,7 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
     fi->first = fi->peer = ARB_TOPO_NONE;
     fi->parallel = UINT32_MAX;
     const char *colon = strchr(item, ':');
-    if (!colon) return topo_errf(err, errlen, ARB_EPARSE, "fail: '%s' is not %s", item, usage);
+    if (!colon) return arb_errf(err, errlen, ARB_EPARSE, "fail: '%s' is not %s", item, usage);
     size_t tl = (size_t)(colon - item);
     const char *rest = colon + 1;
     int rc;
@@ -454,15 +454,15 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
         rc = find_name(t, rest, strlen(rest), &fi->node, item, err, errlen);
         if (rc < 0) return rc;
         if (t->nodes[fi->node].kind != ARB_NODE_SWITCH)
-            return topo_errf(err, errlen, ARB_EPARSE,
-                             "fail: '%s': %s is a host; fail its links with link:", item, rest);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "fail: '%s': %s is a host; fail its links with link:", item, rest);
         fi->is_switch = 1;
         return 0;
     }
     if (tl == 4 && strncmp(item, "link", 4) == 0) {
         const char *dash = strchr(rest, '-');
         if (!dash)
-            return topo_errf(err, errlen, ARB_EPARSE, "fail: '%s': expected link:A-B[/K]", item);
+            return arb_errf(err, errlen, ARB_EPARSE, "fail: '%s': expected link:A-B[/K]", item);
         const char *slash = strchr(dash, '/');
         size_t bl = slash ? (size_t)(slash - dash - 1) : strlen(dash + 1);
         uint32_t a, b;
@@ -470,9 +470,9 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
             (rc = find_name(t, dash + 1, bl, &b, item, err, errlen)) < 0)
             return rc;
         if (slash && parse_u32_text(slash + 1, strlen(slash + 1), &fi->parallel) < 0)
-            return topo_errf(err, errlen, ARB_EPARSE,
-                             "fail: '%s': parallel-link index '%s' is not a whole number", item,
-                             slash + 1);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "fail: '%s': parallel-link index '%s' is not a whole number", item,
+                            slash + 1);
         /* Look from the lower node's up ports. */
         if (t->nodes[a].level > t->nodes[b].level) {
             uint32_t tmp = a;
@@ -488,11 +488,11 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
         }
         if (!found) {
             if (fi->parallel != UINT32_MAX)
-                return topo_errf(err, errlen, ARB_ENOENT,
-                                 "fail: '%s': no parallel link %u "
-                                 "between these nodes",
-                                 item, fi->parallel);
-            return topo_errf(err, errlen, ARB_ENOENT, "fail: '%s': the nodes are not linked", item);
+                return arb_errf(err, errlen, ARB_ENOENT,
+                                "fail: '%s': no parallel link %u "
+                                "between these nodes",
+                                item, fi->parallel);
+            return arb_errf(err, errlen, ARB_ENOENT, "fail: '%s': the nodes are not linked", item);
         }
         fi->node = a;
         fi->peer = b;
@@ -506,28 +506,28 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
     else if (tl == 4 && strncmp(item, "port", 4) == 0)
         which = 2;
     if (which < 0)
-        return topo_errf(err, errlen, ARB_EPARSE, "fail: '%s': unknown kind '%.*s' (%s)", item,
-                         (int)tl, item, usage);
+        return arb_errf(err, errlen, ARB_EPARSE, "fail: '%s': unknown kind '%.*s' (%s)", item,
+                        (int)tl, item, usage);
     const char *c2 = strrchr(rest, ':');
     if (!c2)
-        return topo_errf(err, errlen, ARB_EPARSE, "fail: '%s': expected %.*s:NAME:NUMBER", item,
-                         (int)tl, item);
+        return arb_errf(err, errlen, ARB_EPARSE, "fail: '%s': expected %.*s:NAME:NUMBER", item,
+                        (int)tl, item);
     uint32_t node, num;
     if ((rc = find_name(t, rest, (size_t)(c2 - rest), &node, item, err, errlen)) < 0) return rc;
     if (parse_u32_text(c2 + 1, strlen(c2 + 1), &num) < 0)
-        return topo_errf(err, errlen, ARB_EPARSE,
-                         "fail: '%s': port number '%s' is not a whole "
-                         "number",
-                         item, c2 + 1);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "fail: '%s': port number '%s' is not a whole "
+                        "number",
+                        item, c2 + 1);
     const arb_node *n = &t->nodes[node];
     uint32_t limit = which == 0 ? n->n_up : which == 1 ? n->n_down : (uint32_t)n->n_down + n->n_up;
     if (num >= limit)
-        return topo_errf(err, errlen, ARB_ENOENT, "fail: '%s': %.*s has %u %sport%s", item,
-                         (int)(c2 - rest), rest, limit,
-                         which == 0   ? "up "
-                         : which == 1 ? "down "
-                                      : "",
-                         limit == 1 ? "" : "s");
+        return arb_errf(err, errlen, ARB_ENOENT, "fail: '%s': %.*s has %u %sport%s", item,
+                        (int)(c2 - rest), rest, limit,
+                        which == 0   ? "up "
+                        : which == 1 ? "down "
+                                     : "",
+                        limit == 1 ? "" : "s");
     fi->node = node;
     fi->first = (which == 0 ? n->first_up : n->first_port) + num;
     return 0;
@@ -536,7 +536,7 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
 int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
-    if (!t || !list) return topo_errf(err, errlen, ARB_EINVAL, "fail: no topology or list");
+    if (!t || !list) return arb_errf(err, errlen, ARB_EINVAL, "fail: no topology or list");
     size_t len = strlen(list);
     if (len == 0) return 0;
     size_t n = 1;
@@ -547,7 +547,7 @@ int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
     if (!items || !copy) {
         free(items);
         free(copy);
-        return topo_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
     }
     memcpy(copy, list, len + 1);
     int rc = 0;
@@ -556,7 +556,7 @@ int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
         char *end = strchr(s, ',');
         if (end) *end = '\0';
         if (*s == '\0')
-            rc = topo_errf(err, errlen, ARB_EPARSE, "fail: item %zu of '%s' is empty", i + 1, list);
+            rc = arb_errf(err, errlen, ARB_EPARSE, "fail: item %zu of '%s' is empty", i + 1, list);
         else
             rc = parse_item(t, s, &items[i], err, errlen);
         s = end ? end + 1 : s + strlen(s);

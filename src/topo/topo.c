@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int topo_errf(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 arb_topo_config arb_topo_config_default(void)
 {
     arb_topo_config c;
@@ -47,16 +36,16 @@ static int check_params(arb_pgft *g, const char *gen, int code, char *err, size_
                         uint64_t *total_nodes, uint64_t *total_ports)
 {
     if (g->h < 1 || g->h > ARB_TOPO_MAX_HEIGHT)
-        return topo_errf(err, errlen, code, "%s: height %u is outside 1..%d", gen, g->h,
-                         ARB_TOPO_MAX_HEIGHT);
+        return arb_errf(err, errlen, code, "%s: height %u is outside 1..%d", gen, g->h,
+                        ARB_TOPO_MAX_HEIGHT);
     g->m[0] = g->w[0] = g->p[0] = 1;
     for (unsigned l = 1; l <= g->h; l++) {
         if (g->m[l] == 0)
-            return topo_errf(err, errlen, code, "%s: m_%u is 0 (must be at least 1)", gen, l);
+            return arb_errf(err, errlen, code, "%s: m_%u is 0 (must be at least 1)", gen, l);
         if (g->w[l] == 0)
-            return topo_errf(err, errlen, code, "%s: w_%u is 0 (must be at least 1)", gen, l);
+            return arb_errf(err, errlen, code, "%s: w_%u is 0 (must be at least 1)", gen, l);
         if (g->p[l] == 0)
-            return topo_errf(err, errlen, code, "%s: p_%u is 0 (must be at least 1)", gen, l);
+            return arb_errf(err, errlen, code, "%s: p_%u is 0 (must be at least 1)", gen, l);
     }
     for (unsigned l = g->h + 1; l <= ARB_TOPO_MAX_HEIGHT; l++)
         g->m[l] = g->w[l] = g->p[l] = g->W[l] = g->M[l] = g->size[l] = 0;
@@ -66,13 +55,13 @@ static int check_params(arb_pgft *g, const char *gen, int code, char *err, size_
     for (unsigned l = 1; l <= g->h; l++) {
         M *= g->m[l];
         if (M > ARB_TOPO_MAX_HOSTS)
-            return topo_errf(err, errlen, code,
-                             "%s: m_1 * ... * m_%u exceeds %u hosts, the largest fabric", gen, l,
-                             ARB_TOPO_MAX_HOSTS);
+            return arb_errf(err, errlen, code,
+                            "%s: m_1 * ... * m_%u exceeds %u hosts, the largest fabric", gen, l,
+                            ARB_TOPO_MAX_HOSTS);
         W *= g->w[l];
         if (W > ARB_TOPO_MAX_NODES)
-            return topo_errf(err, errlen, code, "%s: w_1 * ... * w_%u exceeds %u nodes at level %u",
-                             gen, l, ARB_TOPO_MAX_NODES, l);
+            return arb_errf(err, errlen, code, "%s: w_1 * ... * w_%u exceeds %u nodes at level %u",
+                            gen, l, ARB_TOPO_MAX_NODES, l);
         g->M[l] = (uint32_t)M;
         g->W[l] = (uint32_t)W;
     }
@@ -80,28 +69,28 @@ static int check_params(arb_pgft *g, const char *gen, int code, char *err, size_
     for (unsigned l = 0; l <= g->h; l++) {
         uint64_t size = (uint64_t)g->W[l] * (g->M[g->h] / g->M[l]);
         if (size > ARB_TOPO_MAX_NODES)
-            return topo_errf(err, errlen, code, "%s: level %u would have %llu nodes, above %u", gen,
-                             l, (unsigned long long)size, ARB_TOPO_MAX_NODES);
+            return arb_errf(err, errlen, code, "%s: level %u would have %llu nodes, above %u", gen,
+                            l, (unsigned long long)size, ARB_TOPO_MAX_NODES);
         g->size[l] = (uint32_t)size;
         uint64_t radix = down_ports(g, l) + up_ports(g, l);
         if (radix > ARB_TOPO_MAX_RADIX) {
             if (l == 0)
-                return topo_errf(err, errlen, code,
-                                 "%s: a host would have %llu ports (w_1 p_1), above %u", gen,
-                                 (unsigned long long)radix, ARB_TOPO_MAX_RADIX);
-            return topo_errf(err, errlen, code,
-                             "%s: a level-%u switch would have %llu ports (m_%u p_%u + "
-                             "w_%u p_%u), above %u",
-                             gen, l, (unsigned long long)radix, l, l, l + 1, l + 1,
-                             ARB_TOPO_MAX_RADIX);
+                return arb_errf(err, errlen, code,
+                                "%s: a host would have %llu ports (w_1 p_1), above %u", gen,
+                                (unsigned long long)radix, ARB_TOPO_MAX_RADIX);
+            return arb_errf(err, errlen, code,
+                            "%s: a level-%u switch would have %llu ports (m_%u p_%u + "
+                            "w_%u p_%u), above %u",
+                            gen, l, (unsigned long long)radix, l, l, l + 1, l + 1,
+                            ARB_TOPO_MAX_RADIX);
         }
         nodes += size;
         ports += size * radix;
         if (nodes > ARB_TOPO_MAX_NODES)
-            return topo_errf(err, errlen, code, "%s: more than %u nodes", gen, ARB_TOPO_MAX_NODES);
+            return arb_errf(err, errlen, code, "%s: more than %u nodes", gen, ARB_TOPO_MAX_NODES);
         if (ports > ARB_TOPO_MAX_PORTS)
-            return topo_errf(err, errlen, code, "%s: more than %u directed links", gen,
-                             ARB_TOPO_MAX_PORTS);
+            return arb_errf(err, errlen, code, "%s: more than %u directed links", gen,
+                            ARB_TOPO_MAX_PORTS);
     }
     *total_nodes = nodes;
     *total_ports = ports;
@@ -115,7 +104,7 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
     int rc = check_params(g, gen, code, err, errlen, &n_nodes, &n_ports);
     if (rc < 0) return rc;
     arb_topo *t = calloc(1, sizeof *t);
-    if (!t) return topo_errf(err, errlen, ARB_ENOMEM, "%s: out of memory", gen);
+    if (!t) return arb_errf(err, errlen, ARB_ENOMEM, "%s: out of memory", gen);
     t->g = *g;
     t->n_hosts = g->M[g->h];
     t->n_nodes = (uint32_t)n_nodes;
@@ -124,10 +113,10 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
     t->ports = malloc((n_ports ? (size_t)n_ports : 1) * sizeof *t->ports);
     if (!t->nodes || !t->ports) {
         arb_topo_free(t);
-        return topo_errf(err, errlen, ARB_ENOMEM,
-                         "%s: out of memory for %llu nodes and %llu "
-                         "ports",
-                         gen, (unsigned long long)n_nodes, (unsigned long long)n_ports);
+        return arb_errf(err, errlen, ARB_ENOMEM,
+                        "%s: out of memory for %llu nodes and %llu "
+                        "ports",
+                        gen, (unsigned long long)n_nodes, (unsigned long long)n_ports);
     }
 
     /* Nodes, level by level; each node's ports follow the previous node's. */
@@ -196,12 +185,12 @@ int arb_topo_new_pgft(arb_topo **out, const arb_pgft *g, const arb_topo_config *
                       size_t errlen)
 {
     if (out) *out = NULL;
-    if (!out || !g) return topo_errf(err, errlen, ARB_EINVAL, "pgft: no output or parameters");
+    if (!out || !g) return arb_errf(err, errlen, ARB_EINVAL, "pgft: no output or parameters");
     arb_topo_config def = arb_topo_config_default();
     if (!cfg) cfg = &def;
     if (cfg->rate == 0 || cfg->rate > ARB_RATE_MAX || cfg->up_rate > ARB_RATE_MAX)
-        return topo_errf(err, errlen, ARB_EINVAL, "pgft: link rate outside 1..%llu b/s",
-                         (unsigned long long)ARB_RATE_MAX);
+        return arb_errf(err, errlen, ARB_EINVAL, "pgft: link rate outside 1..%llu b/s",
+                        (unsigned long long)ARB_RATE_MAX);
     struct topo_rates r = {cfg->rate, cfg->up_rate ? cfg->up_rate : cfg->rate, cfg->delay};
     arb_pgft copy = *g;
     arb_topo *t;

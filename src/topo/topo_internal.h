@@ -35,7 +35,7 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
                char *err, size_t errlen);
 
 /* Write a message into err (if any) and return code. */
-int topo_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+int arb_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif

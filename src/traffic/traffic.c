@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +34,6 @@ void arb_traffic_config_default(arb_traffic_config *cfg)
     cfg->dport = ARB_ROCE_UDP_PORT;
     cfg->sport_lo = 49152;
     cfg->sport_hi = 65535;
-}
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* Parse a whole unsigned decimal no larger than max; -1 if it is not one. */
@@ -170,26 +156,27 @@ static int parse_file_line(arb_traffic *t, char *line, size_t lineno, int with_d
     int nf = split_csv(line, f);
     int want = with_demand ? 3 : 2;
     if (nf < 2 || (nf == 3 && !with_demand) || nf > 3)
-        return fail(err, errlen, ARB_EPARSE, "%s line %zu: expected %d fields (src,dst%s), got %d",
-                    path, lineno, want, with_demand ? ",demand" : "", nf > 3 ? 4 : nf);
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "%s line %zu: expected %d fields (src,dst%s), got %d", path, lineno, want,
+                        with_demand ? ",demand" : "", nf > 3 ? 4 : nf);
     uint64_t v[2];
     for (int i = 0; i < 2; i++)
         if (parse_uint(f[i], strlen(f[i]), t->n - 1, &v[i]) < 0)
-            return fail(err, errlen, ARB_EPARSE,
-                        "%s line %zu, field %s: '%s' is not a host index 0..%u", path, lineno,
-                        i ? "dst" : "src", f[i], t->n - 1);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "%s line %zu, field %s: '%s' is not a host index 0..%u", path, lineno,
+                            i ? "dst" : "src", f[i], t->n - 1);
     if (v[0] == v[1])
-        return fail(err, errlen, ARB_EPARSE, "%s line %zu: src and dst are both %llu", path, lineno,
-                    (unsigned long long)v[0]);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s line %zu: src and dst are both %llu", path,
+                        lineno, (unsigned long long)v[0]);
     double d = 1.0;
     if (nf == 3) {
         char *end;
         errno = 0;
         d = strtod(f[2], &end);
         if (f[2][0] == '\0' || *end || errno || !isfinite(d) || d <= 0)
-            return fail(err, errlen, ARB_EPARSE,
-                        "%s line %zu, field demand: '%s' is not a positive number", path, lineno,
-                        f[2]);
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "%s line %zu, field demand: '%s' is not a positive number", path,
+                            lineno, f[2]);
     }
     *out = (struct pair){(uint32_t)v[0], (uint32_t)v[1], d};
     return 0;
@@ -198,7 +185,7 @@ static int parse_file_line(arb_traffic *t, char *line, size_t lineno, int with_d
 static int read_file(arb_traffic *t, const char *path, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp) return fail(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!fp) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
     char line[512];
     size_t lineno = 0, cap = 0;
     int with_demand = -1, rc = 0;
@@ -206,8 +193,8 @@ static int read_file(arb_traffic *t, const char *path, char *err, size_t errlen)
         lineno++;
         size_t len = strlen(line);
         if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(fp)) {
-            rc = fail(err, errlen, ARB_EPARSE, "%s line %zu: longer than %zu characters", path,
-                      lineno, sizeof line - 2);
+            rc = arb_errf(err, errlen, ARB_EPARSE, "%s line %zu: longer than %zu characters", path,
+                          lineno, sizeof line - 2);
             break;
         }
         char *s = line;
@@ -222,9 +209,9 @@ static int read_file(arb_traffic *t, const char *path, char *err, size_t errlen)
                 with_demand = nf == 3;
                 continue;
             }
-            rc =
-                fail(err, errlen, ARB_EPARSE,
-                     "%s line %zu: the header must be 'src,dst' or 'src,dst,demand'", path, lineno);
+            rc = arb_errf(err, errlen, ARB_EPARSE,
+                          "%s line %zu: the header must be 'src,dst' or 'src,dst,demand'", path,
+                          lineno);
             break;
         }
         if (t->n_pairs == cap) {
@@ -240,11 +227,11 @@ static int read_file(arb_traffic *t, const char *path, char *err, size_t errlen)
         if (rc < 0) break;
         t->n_pairs++;
     }
-    if (rc == 0 && ferror(fp)) rc = fail(err, errlen, ARB_EIO, "%s: read error", path);
+    if (rc == 0 && ferror(fp)) rc = arb_errf(err, errlen, ARB_EIO, "%s: read error", path);
     if (rc == 0 && with_demand < 0)
-        rc = fail(err, errlen, ARB_EPARSE, "%s: no header line 'src,dst[,demand]'", path);
+        rc = arb_errf(err, errlen, ARB_EPARSE, "%s: no header line 'src,dst[,demand]'", path);
     if (rc == 0 && t->n_pairs == 0)
-        rc = fail(err, errlen, ARB_EPARSE, "%s: no flows after the header", path);
+        rc = arb_errf(err, errlen, ARB_EPARSE, "%s: no flows after the header", path);
     fclose(fp);
     return rc;
 }
@@ -265,9 +252,9 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
             return 0;
         }
         if (!arg || parse_uint(arg, strlen(arg), t->n - 1, &v) < 0 || v == 0)
-            return fail(err, errlen, ARB_EPARSE,
-                        "traffic shift: S must be 'all' or an integer 1..%u, got '%s'", t->n - 1,
-                        arg ? arg : "");
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "traffic shift: S must be 'all' or an integer 1..%u, got '%s'",
+                            t->n - 1, arg ? arg : "");
         t->kind = K_SHIFT;
         t->shift = (uint32_t)v;
         t->n_pairs = t->n;
@@ -276,7 +263,8 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
     }
     if (IS("ring")) {
         if (arg)
-            return fail(err, errlen, ARB_EPARSE, "traffic ring takes no argument, got '%s'", arg);
+            return arb_errf(err, errlen, ARB_EPARSE, "traffic ring takes no argument, got '%s'",
+                            arg);
         t->kind = K_SHIFT;
         t->shift = 1;
         t->n_pairs = t->n;
@@ -285,8 +273,8 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
     }
     if (IS("all2all")) {
         if (arg)
-            return fail(err, errlen, ARB_EPARSE, "traffic all2all takes no argument, got '%s'",
-                        arg);
+            return arb_errf(err, errlen, ARB_EPARSE, "traffic all2all takes no argument, got '%s'",
+                            arg);
         t->kind = K_ALL2ALL;
         t->n_pairs = (size_t)t->n * (t->n - 1);
         snprintf(t->spec, sizeof t->spec, "all2all");
@@ -295,8 +283,9 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
     if (IS("perm") || IS("bisect")) {
         int perm = IS("perm");
         if (!arg || parse_uint(arg, strlen(arg), UINT64_MAX, &v) < 0)
-            return fail(err, errlen, ARB_EPARSE, "traffic %s: SEED must be an integer, got '%s'",
-                        perm ? "perm" : "bisect", arg ? arg : "");
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "traffic %s: SEED must be an integer, got '%s'",
+                            perm ? "perm" : "bisect", arg ? arg : "");
         t->kind = K_LIST;
         snprintf(t->spec, sizeof t->spec, "%s:%llu", perm ? "perm" : "bisect",
                  (unsigned long long)v);
@@ -304,16 +293,16 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
     }
     if (IS("file")) {
         if (!arg || !*arg)
-            return fail(err, errlen, ARB_EPARSE, "traffic file: needs a path (file:PATH)");
+            return arb_errf(err, errlen, ARB_EPARSE, "traffic file: needs a path (file:PATH)");
         t->kind = K_LIST;
         snprintf(t->spec, sizeof t->spec, "file:%.58s", arg);
         return read_file(t, arg, err, errlen);
     }
 #undef IS
-    return fail(err, errlen, ARB_EPARSE,
-                "unknown traffic '%.*s' (shift:S, shift:all, perm:SEED, all2all, ring, "
-                "bisect:SEED, file:PATH)",
-                (int)nlen, spec);
+    return arb_errf(err, errlen, ARB_EPARSE,
+                    "unknown traffic '%.*s' (shift:S, shift:all, perm:SEED, all2all, ring, "
+                    "bisect:SEED, file:PATH)",
+                    (int)nlen, spec);
 }
 
 int arb_traffic_new(arb_traffic **out, const char *spec, uint32_t n_hosts,
@@ -326,22 +315,22 @@ int arb_traffic_new(arb_traffic **out, const char *spec, uint32_t n_hosts,
         arb_traffic_config_default(&def);
         cfg = &def;
     }
-    if (!spec) return fail(err, errlen, ARB_EINVAL, "no traffic spec");
+    if (!spec) return arb_errf(err, errlen, ARB_EINVAL, "no traffic spec");
     if (n_hosts < 2)
-        return fail(err, errlen, ARB_EINVAL, "traffic needs at least 2 hosts, the fabric has %u",
-                    n_hosts);
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "traffic needs at least 2 hosts, the fabric has %u", n_hosts);
     if (cfg->qps == 0 || cfg->qps > 255)
-        return fail(err, errlen, ARB_EINVAL, "qps must be 1..255, got %u", cfg->qps);
+        return arb_errf(err, errlen, ARB_EINVAL, "qps must be 1..255, got %u", cfg->qps);
     if (cfg->sport_lo > cfg->sport_hi)
-        return fail(err, errlen, ARB_EINVAL, "source port range %u..%u is empty", cfg->sport_lo,
-                    cfg->sport_hi);
+        return arb_errf(err, errlen, ARB_EINVAL, "source port range %u..%u is empty", cfg->sport_lo,
+                        cfg->sport_hi);
     arb_traffic *t = calloc(1, sizeof *t);
     if (!t) return ARB_ENOMEM;
     t->n = n_hosts;
     t->cfg = *cfg;
     int rc = parse_spec(t, spec, err, errlen);
     if (rc < 0) {
-        if (rc == ARB_ENOMEM) fail(err, errlen, rc, "out of memory");
+        if (rc == ARB_ENOMEM) arb_errf(err, errlen, rc, "out of memory");
         arb_traffic_free(t);
         return rc;
     }

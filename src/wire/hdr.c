@@ -33,29 +33,14 @@ const char *arb_pkind_name(int pk)
     return pk >= 0 && pk < PK_COUNT ? pkind_names[pk] : NULL;
 }
 
-static int same_name(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    return *a == *b;
-}
-
-static int parse_name(const char *const *names, int n, const char *name)
-{
-    if (!name) return ARB_ENOENT;
-    for (int i = 0; i < n; i++)
-        if (same_name(names[i], name)) return i;
-    return ARB_ENOENT;
-}
-
 int arb_ptype_parse(const char *name)
 {
-    return parse_name(ptype_names, ARB_PT_COUNT, name);
+    return arb_name_index(ptype_names, ARB_PT_COUNT, name);
 }
 
 int arb_pkind_parse(const char *name)
 {
-    return parse_name(pkind_names, PK_COUNT, name);
+    return arb_name_index(pkind_names, PK_COUNT, name);
 }
 
 /* ------------------------------------------------------------------ */

@@ -22,8 +22,8 @@ static int bad(const struct reader *rd, const char *field, const char *what, con
                size_t len)
 {
     if (len > 40) len = 40;
-    return wl_fail(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: %s: %s '%.*s'", rd->name, rd->line,
-                   field, what, (int)len, tok);
+    return arb_errf(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: %s: %s '%.*s'", rd->name, rd->line,
+                    field, what, (int)len, tok);
 }
 
 static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
@@ -267,9 +267,9 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
                 uint64_t nodes;
                 rc = htsim_header(rd, b, te, "Nodes", &nodes);
                 if (rc == 0 && nodes > *rd->n_hosts)
-                    rc = wl_fail(rd->err, rd->errlen, ARB_EPARSE,
-                                 "%s:%u: Nodes: %llu nodes, the fabric has %u hosts", rd->name,
-                                 rd->line, (unsigned long long)nodes, *rd->n_hosts);
+                    rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE,
+                                  "%s:%u: Nodes: %llu nodes, the fabric has %u hosts", rd->name,
+                                  rd->line, (unsigned long long)nodes, *rd->n_hosts);
                 state = 1;
                 continue;
             }
@@ -281,19 +281,19 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
             rc = htsim_line(rd, b, te, &f);
         }
         if (rc == 0 && push(&v, &n, &cap, &f) < 0)
-            rc = wl_fail(rd->err, rd->errlen, ARB_ENOMEM, "out of memory");
+            rc = arb_errf(rd->err, rd->errlen, ARB_ENOMEM, "out of memory");
     }
     if (rc == 0 && kind == ARB_WL_TRACE && state == 0)
-        rc = wl_fail(rd->err, rd->errlen, ARB_EPARSE, "%s: header: the file is empty", rd->name);
+        rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE, "%s: header: the file is empty", rd->name);
     if (rc == 0 && kind == ARB_WL_HTSIM && state < 2)
-        rc = wl_fail(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: %s: missing", rd->name, rd->line,
-                     state == 0 ? "Nodes" : "Connections");
+        rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: %s: missing", rd->name, rd->line,
+                      state == 0 ? "Nodes" : "Connections");
     if (rc == 0 && kind == ARB_WL_HTSIM && conns != n)
-        rc = wl_fail(rd->err, rd->errlen, ARB_EPARSE,
-                     "%s:%u: Connections: says %llu, the file has %zu", rd->name, rd->line,
-                     (unsigned long long)conns, n);
+        rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE,
+                      "%s:%u: Connections: says %llu, the file has %zu", rd->name, rd->line,
+                      (unsigned long long)conns, n);
     if (rc == 0 && n == 0)
-        rc = wl_fail(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: no flows", rd->name, rd->line);
+        rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: no flows", rd->name, rd->line);
     if (rc < 0) {
         free(v);
         return rc;
@@ -309,7 +309,7 @@ int arb_workload_parse(arb_workload **out, arb_workload_kind kind, const char *t
 {
     *out = NULL;
     if (!text || (kind != ARB_WL_TRACE && kind != ARB_WL_HTSIM))
-        return wl_fail(err, errlen, ARB_EINVAL, "not a trace kind");
+        return arb_errf(err, errlen, ARB_EINVAL, "not a trace kind");
     struct reader rd = {name ? name : "trace", &n_hosts, 0, err, errlen};
     arb_workload *w = NULL;
     int rc = wl_alloc(&w, kind, n_hosts, cfg, err, errlen);
@@ -335,7 +335,7 @@ int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return wl_fail(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = 0;
@@ -355,9 +355,9 @@ int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char
         if (got == 0) break;
     }
     if (!buf)
-        rc = wl_fail(err, errlen, ARB_ENOMEM, "%s: out of memory", path);
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "%s: out of memory", path);
     else if (ferror(f))
-        rc = wl_fail(err, errlen, ARB_EIO, "%s: read error", path);
+        rc = arb_errf(err, errlen, ARB_EIO, "%s: read error", path);
     fclose(f);
     if (rc < 0) {
         free(buf);
@@ -366,7 +366,7 @@ int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) {
         free(buf);
-        return wl_fail(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a text file", path);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a text file", path);
     }
     rc = arb_workload_parse(out, kind, buf, path, n_hosts, cfg, err, errlen);
     free(buf);

@@ -46,7 +46,6 @@ struct arb_workload {
     size_t n_tags, cap_tags;
 };
 
-int wl_fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
 int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
              const arb_workload_config *cfg, char *err, size_t errlen);
 /* Take ownership of flows[0..n) after checking them (on error the caller keeps them). */

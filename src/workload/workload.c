@@ -8,7 +8,6 @@
  */
 #include "wl_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,25 +44,14 @@ void arb_workload_config_default(arb_workload_config *cfg)
     cfg->sport_hi = 65535;
 }
 
-int wl_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static int check_cfg(const arb_workload_config *cfg, char *err, size_t errlen)
 {
     if (cfg->qps == 0 || cfg->qps > 65535)
-        return wl_fail(err, errlen, ARB_EINVAL, "qps: %u is not in 1..65535", cfg->qps);
-    if (cfg->qp_mode > ARB_QP_RR) return wl_fail(err, errlen, ARB_EINVAL, "qp_mode: unknown");
+        return arb_errf(err, errlen, ARB_EINVAL, "qps: %u is not in 1..65535", cfg->qps);
+    if (cfg->qp_mode > ARB_QP_RR) return arb_errf(err, errlen, ARB_EINVAL, "qp_mode: unknown");
     if (cfg->sport_lo == 0 || cfg->sport_hi < cfg->sport_lo)
-        return wl_fail(err, errlen, ARB_EINVAL, "source port range %u..%u", cfg->sport_lo,
-                       cfg->sport_hi);
+        return arb_errf(err, errlen, ARB_EINVAL, "source port range %u..%u", cfg->sport_lo,
+                        cfg->sport_hi);
     return 0;
 }
 
@@ -79,7 +67,7 @@ int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
     int rc = check_cfg(cfg, err, errlen);
     if (rc < 0) return rc;
     arb_workload *w = calloc(1, sizeof *w);
-    if (!w) return wl_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!w) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     w->kind = kind;
     w->cfg = *cfg;
     w->n_hosts = n_hosts;
@@ -137,15 +125,15 @@ int wl_set_flows(arb_workload *w, arb_wl_flow *flows, size_t n, char *err, size_
     for (size_t i = 0; i < n; i++) {
         const arb_wl_flow *f = &flows[i];
         if (f->src >= w->n_hosts || f->dst >= w->n_hosts)
-            return wl_fail(err, errlen, ARB_EINVAL,
-                           "flow %zu: host %u is not below the fabric's %u hosts", i,
-                           f->src >= w->n_hosts ? f->src : f->dst, w->n_hosts);
+            return arb_errf(err, errlen, ARB_EINVAL,
+                            "flow %zu: host %u is not below the fabric's %u hosts", i,
+                            f->src >= w->n_hosts ? f->src : f->dst, w->n_hosts);
         if (f->src == f->dst)
-            return wl_fail(err, errlen, ARB_EINVAL, "flow %zu: source and destination are %u", i,
-                           f->src);
+            return arb_errf(err, errlen, ARB_EINVAL, "flow %zu: source and destination are %u", i,
+                            f->src);
         if (f->bytes < w->cfg.qps)
-            return wl_fail(err, errlen, ARB_EINVAL, "flow %zu: %llu bytes for %u QPs", i,
-                           (unsigned long long)f->bytes, w->cfg.qps);
+            return arb_errf(err, errlen, ARB_EINVAL, "flow %zu: %llu bytes for %u QPs", i,
+                            (unsigned long long)f->bytes, w->cfg.qps);
         w->bytes_planned += f->bytes;
         if (f->start < w->start) w->start = f->start;
     }
@@ -164,7 +152,7 @@ int arb_workload_new_flows(arb_workload **out, const arb_wl_flow *flows, size_t 
     arb_wl_flow *copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy) {
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     if (n) memcpy(copy, flows, n * sizeof *copy);
     rc = wl_set_flows(w, copy, n, err, errlen);
@@ -183,13 +171,13 @@ int arb_workload_new_incast(arb_workload **out, uint32_t n_hosts, uint32_t recei
 {
     *out = NULL;
     if (receiver >= n_hosts)
-        return wl_fail(err, errlen, ARB_EINVAL, "receiver: host %u is not below %u", receiver,
-                       n_hosts);
+        return arb_errf(err, errlen, ARB_EINVAL, "receiver: host %u is not below %u", receiver,
+                        n_hosts);
     if (senders == 0 || senders >= n_hosts)
-        return wl_fail(err, errlen, ARB_EINVAL, "senders: %u is not in 1..%u", senders,
-                       n_hosts - 1);
+        return arb_errf(err, errlen, ARB_EINVAL, "senders: %u is not in 1..%u", senders,
+                        n_hosts - 1);
     arb_wl_flow *f = calloc(senders, sizeof *f);
-    if (!f) return wl_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!f) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < senders; i++) {
         f[i].src = (receiver + 1 + i) % n_hosts;
         f[i].dst = receiver;
@@ -217,8 +205,8 @@ int arb_workload_new_pattern(arb_workload **out, const char *spec, uint32_t n_ho
     if (rc < 0) return rc;
     if (bytes < w->cfg.qps) {
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_EINVAL, "size: %llu bytes for %u QPs",
-                       (unsigned long long)bytes, w->cfg.qps);
+        return arb_errf(err, errlen, ARB_EINVAL, "size: %llu bytes for %u QPs",
+                        (unsigned long long)bytes, w->cfg.qps);
     }
     arb_traffic_config tc;
     arb_traffic_config_default(&tc);
@@ -234,7 +222,7 @@ int arb_workload_new_pattern(arb_workload **out, const char *spec, uint32_t n_ho
     w->tbuf = malloc((cap ? cap : 1) * sizeof *w->tbuf);
     if (!w->tbuf) {
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     w->phases = arb_traffic_phases(w->tr);
     w->pat_bytes = bytes;
@@ -299,11 +287,11 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
                                const arb_workload_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!ar) return wl_fail(err, errlen, ARB_EINVAL, "no AllReduce configuration");
+    if (!ar) return arb_errf(err, errlen, ARB_EINVAL, "no AllReduce configuration");
     uint32_t n = ar->ranks;
-    if (n < 2) return wl_fail(err, errlen, ARB_EINVAL, "ranks: %u, at least 2 are needed", n);
+    if (n < 2) return arb_errf(err, errlen, ARB_EINVAL, "ranks: %u, at least 2 are needed", n);
     if (!ar->hosts && n > n_hosts)
-        return wl_fail(err, errlen, ARB_EINVAL, "ranks: %u ranks on %u hosts", n, n_hosts);
+        return arb_errf(err, errlen, ARB_EINVAL, "ranks: %u ranks on %u hosts", n, n_hosts);
     arb_workload *w;
     int rc = wl_alloc(&w, ARB_WL_ALLREDUCE, n_hosts, cfg, err, errlen);
     if (rc < 0) return rc;
@@ -313,16 +301,16 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
     uint64_t need = w->cfg.qp_mode == ARB_QP_SPLIT ? q : 1;
     if (per == 0 || per / slices < need) {
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_EINVAL,
-                       "size: %llu bytes is too small for %u ranks x %llu slices x %llu QP parts",
-                       (unsigned long long)ar->bytes, n, (unsigned long long)slices,
-                       (unsigned long long)need);
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "size: %llu bytes is too small for %u ranks x %llu slices x %llu QP parts",
+                        (unsigned long long)ar->bytes, n, (unsigned long long)slices,
+                        (unsigned long long)need);
     }
     uint64_t msgs = 2 * (uint64_t)(n - 1) * slices;
     if (msgs > UINT32_MAX / 2) {
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_EINVAL, "chunk: %llu messages per rank are too many",
-                       (unsigned long long)msgs);
+        return arb_errf(err, errlen, ARB_EINVAL, "chunk: %llu messages per rank are too many",
+                        (unsigned long long)msgs);
     }
     w->N = n;
     w->Q = q;
@@ -343,17 +331,17 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
         !w->sent || !w->done_at || !seen) {
         free(seen);
         arb_workload_free(w);
-        return wl_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t r = 0; r < n; r++) {
         uint32_t h = ar->hosts ? ar->hosts[r] : r;
         if (h >= n_hosts || seen[h]) {
             free(seen);
             arb_workload_free(w);
-            return wl_fail(err, errlen, ARB_EINVAL,
-                           h >= n_hosts ? "hosts: rank %u on host %u, not below the fabric's %u"
-                                        : "hosts: rank %u on host %u, which has a rank already",
-                           r, h, n_hosts);
+            return arb_errf(err, errlen, ARB_EINVAL,
+                            h >= n_hosts ? "hosts: rank %u on host %u, not below the fabric's %u"
+                                         : "hosts: rank %u on host %u, which has a rank already",
+                            r, h, n_hosts);
         }
         seen[h] = 1;
         w->hosts[r] = h;
