@@ -22,6 +22,7 @@ int cmd_wire(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return

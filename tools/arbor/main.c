@@ -18,6 +18,8 @@ static const struct subcommand subcommands[] = {
     {"route", "link loads of a routing engine on a fabric under a traffic pattern", cmd_route},
     {"sim", "run a scenario through the packet simulator: completion times, queues, losses",
      cmd_sim},
+    {"plot", "draw a simulation's CSV results with gnuplot: utilisation, queues, FCT CDF",
+     cmd_plot},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])

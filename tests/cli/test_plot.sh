@@ -1,0 +1,51 @@
+# The `arbor plot` command: figures from a run's CSV files, and its errors.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TMP/s.ini" <<'INI'
+[fabric]
+topology = leafspine:2,2,2
+[workload]
+kind = perm
+size = 256KiB
+[run]
+sample = 5us
+INI
+"$ARBOR" sim "$TMP/s.ini" --quiet --csv "$TMP/run" >/dev/null 2>&1
+
+# Errors: exit 2, one stderr line naming what was wrong.
+expect_err "no prefix" 2 "expected a results prefix" "$ARBOR" plot
+expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" plot --bogus
+expect_err "missing files" 2 "nope-util.csv: cannot open" "$ARBOR" plot "$TMP/nope"
+expect_err "-o without a directory" 2 "needs a directory" "$ARBOR" plot "$TMP/run" -o
+printf 'x,y\n1,2\n' >"$TMP/bad-util.csv"
+expect_err "wrong header" 2 "bad-util.csv:1: expected a header starting with time_us" \
+    "$ARBOR" plot "$TMP/bad"
+cp "$TMP/run-util.csv" "$TMP/bad2-util.csv"
+cp "$TMP/run-queue.csv" "$TMP/bad2-queue.csv"
+printf 'id,src,dst,bytes,start_us,finish_us,fct_us\n0,0,1,5,0.0,1.0,zz\n' >"$TMP/bad2-flows.csv"
+expect_err "bad fct" 2 "bad2-flows.csv:2: fct_us: not a number" "$ARBOR" plot "$TMP/bad2"
+expect_status "help" 0 "$ARBOR" plot --help
+
+if command -v gnuplot >/dev/null 2>&1; then
+    mkdir "$TMP/figs"
+    want="$TMP/figs/run-util.png
+$TMP/figs/run-queue.png
+$TMP/figs/run-fct.png"
+    expect_out "three figures into -o DIR" "$want" "$ARBOR" plot "$TMP/run" -o "$TMP/figs"
+    for f in util queue fct; do
+        # a PNG starts with \211PNG
+        if [ "$(od -An -c -N4 "$TMP/figs/run-$f.png" | tr -d ' ')" = '211PNG' ]; then
+            pass "run-$f.png is a PNG"
+        else
+            fail "run-$f.png is a PNG"
+        fi
+    done
+    expect_out "beside the CSV by default" "$TMP/run-util.png
+$TMP/run-queue.png
+$TMP/run-fct.png" "$ARBOR" plot "$TMP/run"
+else
+    # without gnuplot: status 1 and one line
+    expect_err "no gnuplot" 1 "needs gnuplot" "$ARBOR" plot "$TMP/run"
+fi
+
+finish
