@@ -379,6 +379,12 @@ int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen);
 /* Clear every failure. */
 void arb_topo_clear_failures(arb_topo *t);
 
+/*
+ * A number that changes whenever a failed flag is set or cleared, so that
+ * a reader can tell whether what it derived from the failures is current.
+ */
+uint64_t arb_topo_failure_gen(const arb_topo *t);
+
 /* Failed links (each counted once, not per direction) and failed switches. */
 void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switches);
 

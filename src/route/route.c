@@ -174,9 +174,24 @@ int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key 
 /* The decision                                                         */
 /* ------------------------------------------------------------------ */
 
-/* ECMP over the live minimal ports of node. */
+/* ECMP over the live minimal ports of node. On a node with no failed port
+ * the set is a plain range (the parallel down links toward the child on
+ * d's path, or every up port), so the hash picks from it directly: the
+ * same port the general path below would give. Failures changed since the
+ * last refresh: the general path, which reads the flags themselves. */
 static uint32_t ecmp_pick(const arb_route *r, uint32_t node, const arb_route_key *k, int qp)
 {
+    if (r->intact[node] && !r->cost && r->intact_gen == arb_topo_failure_gen(r->t)) {
+        const arb_node *n = &r->nodes[node];
+        unsigned l = n->level;
+        if (l > 0 && arb_pgft_below(r->g, n, k->dst)) {
+            uint32_t c = n->first_port + (k->dst / r->M[l - 1]) % r->m[l];
+            if (r->p[l] == 1) return c;
+            return c + r->m[l] * (uint32_t)(route_hash(node_seed(r, node), k, qp) % r->p[l]);
+        }
+        if (n->n_up <= 1) return n->n_up ? n->first_up : ARB_ROUTE_NONE;
+        return n->first_up + (uint32_t)(route_hash(node_seed(r, node), k, qp) % n->n_up);
+    }
     uint32_t first;
     unsigned n = candidates(r, node, k, &first, 1, 0);
     if (n <= 1) return n ? first : ARB_ROUTE_NONE;
@@ -428,9 +443,31 @@ static void build_dividers(arb_route *r)
     }
 }
 
+/* Which nodes have no failed port: there ECMP hashes over a whole port
+ * range without building the candidate set. */
+static int build_intact(arb_route *r)
+{
+    if (!r->intact) {
+        r->intact = malloc(r->n_nodes);
+        if (!r->intact) return ARB_ENOMEM;
+    }
+    for (uint32_t i = 0; i < r->n_nodes; i++) {
+        const arb_node *n = &r->nodes[i];
+        uint32_t end = n->first_port + n->n_down + n->n_up;
+        uint8_t ok = 1;
+        for (uint32_t pt = n->first_port; pt < end && ok; pt++)
+            ok = !r->ports[pt].failed;
+        r->intact[i] = ok;
+    }
+    r->intact_gen = arb_topo_failure_gen(r->t);
+    return 0;
+}
+
 int arb_route_refresh(arb_route *r)
 {
     if (!r) return ARB_EINVAL;
+    int irc = build_intact(r);
+    if (irc < 0) return irc;
     if (r->kind == ARB_ROUTE_UPDOWN || r->kind == ARB_ROUTE_DMODC) {
         int rc = build_costs(r);
         if (rc < 0) return rc;
@@ -597,6 +634,7 @@ void arb_route_free(arb_route *r)
     free(r->sw_seed);
     free(r->cost);
     free(r->div);
+    free(r->intact);
     free(r->entries);
     free(r);
 }

@@ -33,6 +33,8 @@ struct arb_route {
     uint16_t *rmap[ARB_TOPO_MAX_HEIGHT]; /* rnca: level l maps floor(d / W_l) to an up port */
     uint8_t *cost;               /* updown, dmodc: [switch - first_switch][leaf] up/down distance */
     uint64_t *div;               /* dmodc: divider per node */
+    uint8_t *intact;             /* per node: none of its ports failed (ECMP's fast path) */
+    uint64_t intact_gen;         /* the topology's failure generation `intact` was built at */
     struct route_entry *entries; /* table file, sorted */
     size_t n_entries;
 };

@@ -403,6 +403,7 @@ int arb_topo_fail_link(arb_topo *t, uint32_t port)
     if (port >= t->n_ports) return ARB_EINVAL;
     t->ports[port].failed = 1;
     t->ports[t->ports[port].peer_port].failed = 1;
+    t->failure_gen++;
     return 0;
 }
 
@@ -423,6 +424,12 @@ void arb_topo_clear_failures(arb_topo *t)
         t->nodes[i].failed = 0;
     for (uint32_t p = 0; p < t->n_ports; p++)
         t->ports[p].failed = 0;
+    t->failure_gen++;
+}
+
+uint64_t arb_topo_failure_gen(const arb_topo *t)
+{
+    return t->failure_gen;
 }
 
 void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switches)

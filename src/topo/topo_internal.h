@@ -17,6 +17,7 @@ struct arb_topo {
     uint32_t level_first[ARB_TOPO_MAX_HEIGHT + 2];
     arb_node *nodes;
     arb_port *ports;
+    uint64_t failure_gen; /* bumped by every change of a failed flag */
 };
 
 /* Rates and delay the builder gives each tier. */
