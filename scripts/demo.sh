@@ -1,18 +1,12 @@
 #!/bin/sh
-# make demo: the main job on its built-in default. Until the simulator
-# lands, that is a tour of the wire: one valid packet of every kind, then
-# one of them decoded field by field and as JSON.
+# make demo: the main job on its built-in default: an Arbor AllReduce of
+# 64 MiB over star-32 in the packet simulator (docs/arbor-sim.md), then the
+# same with real values checked as they arrive, on a smaller buffer.
 set -eu
 ARBOR=${1:-build/arbor}
-echo "== arbor wire examples: one offset's life, recovery and multi-tier packets"
-"$ARBOR" wire examples
-hex=$("$ARBOR" wire examples | awk '$1 == "request_3tier" {print $2}')
+echo "== arbor sim (built-in default: Arbor AllReduce, 64 MiB, star-32, header-only)"
+"$ARBOR" sim --quiet
 echo
-echo "== arbor wire decode $hex"
-"$ARBOR" wire decode "$hex"
-echo
-echo "== arbor wire decode --json (the same packet)"
-"$ARBOR" wire decode --json "$hex"
-echo
-echo "== a malformed packet: the same header cut inside its 20 B"
-"$ARBOR" wire decode "$(echo "$hex" | cut -c1-36)" 2>&1 || echo "(exit status $?)"
+echo "== arbor sim -s mode=values -s size=8MiB --wire-check (results checked, headers round-tripped)"
+"$ARBOR" sim --quiet -s mode=values -s size=8MiB --wire-check --json |
+    sed 's/.*"goodput_gbps":\([^,]*\),"cct_us":\([^,]*\),.*"correct":\([^,]*\),.*/goodput \1 Gb\/s, CCT \2 us, correct \3/'

@@ -4,12 +4,15 @@
  * scheme, a transport, switch queues and a workload; running it through
  * the simulator; and the results as JSON and CSV text.
  *
- *   [fabric]     topology, link_rate, up_rate, delay, fail
+ *   [fabric]     topology, link_rate, up_rate, delay, fail, loss
  *   [routing]    scheme, seed
  *   [transport]  kind, mtu, header, ctrl, rto, window, ack_every, irn_reorder
  *   [switch]     queue, ecn, kmin, kmax, pmax, pfc, xoff, xon
  *   [workload]   kind, size, qps, qp_mode, chunk, ranks, hosts, traffic,
  *                shift, senders, receiver, file, start, seed
+ *   [arbor]      collective, dtype, mode, payload, window, slots, timeout,
+ *                retry, subchannels, agg_levels, profile, root, wire_check
+ *                (workload.kind = arbor; docs/arbor-sim.md)
  *   [run]        seed, stop, sample
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
@@ -117,6 +120,16 @@ const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
 /* The simulated time of the last event. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
+
+/* The Arbor collective's figures (workload.kind = arbor), else NULL. */
+const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r);
+
+/*
+ * The scenario `arbor sim` runs without a file, as scenario text loaded on
+ * top of arb_scenario_new's defaults: an Arbor AllReduce of 64 MiB over
+ * star-32 ([arbor] defaults: header-only, f32, 8192 B payloads).
+ */
+const char *arb_scenario_default_text(void);
 
 /* What the caller measured of the run on its machine (the only part of the
  * JSON that is not a function of the scenario). */

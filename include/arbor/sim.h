@@ -167,6 +167,12 @@ typedef struct arb_sim_config {
                             by (1 - dre_alpha) every dre_period; 0 = off (default) */
     double dre_alpha;    /* in (0, 1] (default 0.1) */
     arb_logger log;
+    /* Random loss: every packet is lost on each link it crosses with this
+     * probability (0 = none, the default), drawn from a generator of its
+     * own seeded from `seed`, so the other draws of a run do not move. A
+     * lost packet occupies the link and is dropped where it arrives
+     * (counted in drops and lost). */
+    double loss;
 } arb_sim_config;
 
 void arb_sim_config_default(arb_sim_config *cfg);
@@ -238,7 +244,8 @@ typedef struct arb_sim_stats {
     uint64_t payload_sent;      /* data payload bytes sent, retransmissions included */
     uint64_t payload_delivered; /* data payload bytes accepted in order by receivers */
     uint64_t retx_bytes;
-    uint64_t drops; /* queue overflows */
+    uint64_t drops; /* queue overflows and random losses */
+    uint64_t lost;  /* of which random losses on links (cfg.loss) */
     uint64_t drop_bytes;
     uint64_t unroutable; /* packets no port could carry */
     uint64_t ecn_marks;
@@ -314,6 +321,90 @@ uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
 /* Flush and close the file and free the capture; NULL is ignored.
  * Returns 0, or ARB_EIO when a write failed at any point. */
 int arb_sim_pcap_close(arb_sim_pcap *cap);
+
+/* ------------------------------------------------------------------ */
+/* Arbor collectives (docs/arbor-sim.md)                                */
+/* ------------------------------------------------------------------ */
+
+struct arb_plan;
+
+/*
+ * One Arbor collective on the simulated fabric: the plan's channels run
+ * their responder and requester engines (endpoint.h) on the hosts, the
+ * switches the plan marks aggregate with an arb_agg each, and tree tables
+ * per (channel, subchannel) steer credits down (replicated, one copy per
+ * child port) and requests up; everything else is unicast through the
+ * simulator's routing. Packets carry their decoded arb_hdr in a side
+ * table indexed by packet index, and a payload buffer (from a pool) only
+ * in values mode.
+ */
+typedef struct arb_sim_arbor_config {
+    const struct arb_plan *plan; /* borrowed; must outlive the simulator */
+    uint32_t payload;            /* bytes per offset, whole elements, 1..8192 (8192) */
+    int values;                  /* 1: real payloads, checked; 0 (default): header-only */
+    uint32_t window;             /* credits outstanding per channel (default 4) */
+    uint32_t slots;              /* slots per aggregating switch (default 1024) */
+    arb_time timeout;            /* responder per-offset timeout (default 50 ms) */
+    arb_time retry;              /* requester REGISTER / END retry (default 10 ms) */
+    arb_time start;              /* every rank calls the collective at this time (0) */
+    int wire_check;              /* round-trip every header through the codec */
+} arb_sim_arbor_config;
+
+void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
+
+/*
+ * Add the collective (one per simulator). Errors: ARB_EINVAL (no plan, a
+ * plan for another topology, a field out of range, a switch with more
+ * than 256 ports that aggregates), ARB_ESTATE (one already added),
+ * ARB_ENOMEM.
+ */
+int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
+
+/* 1 when every engine is finished (all ENDs acknowledged, every rank done). */
+int arb_sim_arbor_done(const arb_sim *s);
+
+typedef struct arb_sim_arbor_result {
+    int done;       /* every engine finished */
+    uint32_t ranks; /* ranks of the group */
+    uint32_t ranks_done;
+    arb_time start;      /* when the ranks called the collective */
+    arb_time finish;     /* when the last rank was done (ARB_TIME_NEVER if not) */
+    arb_time cct;        /* finish - start */
+    uint64_t bytes;      /* message bytes per rank (the buffer S) */
+    double goodput_gbps; /* bytes x 8 / cct */
+    /* engines */
+    uint64_t commits, repair_commits;
+    uint64_t repair_credits; /* repair credits sent (repeats included) */
+    uint64_t timeouts, agg_miss, late_masters, tail_replays;
+    uint64_t credits, requests, results;
+    uint64_t registers, ends; /* sent, retries included */
+    /* switches */
+    uint64_t agg_inputs;      /* contributions counted into slots */
+    uint64_t agg_aggregates;  /* aggregates emitted */
+    uint64_t agg_drops;       /* requests the aggregators dropped */
+    uint64_t agg_passthrough; /* fan-in 1 */
+    uint32_t peak_live_slots; /* the most any switch held */
+    uint64_t copies;          /* extra copies made by replication */
+    /* values mode: elements checked and wrong; correct = -1 in header-only mode */
+    uint64_t checked, wrong;
+    int correct;
+    /* wire check */
+    uint64_t wire_checks, wire_errors;
+    /* invariants (0 in a good run) */
+    uint64_t inv_dup_commit;   /* an offset committed twice */
+    uint64_t inv_count;        /* a commit whose count is not R */
+    uint64_t inv_agg_check;    /* arb_agg_check failures */
+    uint64_t inv_missing;      /* results a requester lacks at the end (when done) */
+    uint64_t inv_early;        /* a rank done before all of its output was in */
+    uint64_t inv_conservation; /* nodes whose packet balance does not hold */
+    uint64_t invariant_errors; /* the sum of the six */
+    /* fabric: Arbor packets */
+    uint64_t pkts, wire_bytes; /* sent by hosts and switches (emissions and copies) */
+    uint32_t bytes_per_packet; /* simulator memory per in-flight packet */
+} arb_sim_arbor_result;
+
+/* The figures so far (invariants are evaluated now). ARB_EINVAL: no job. */
+int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
 
 #ifdef __cplusplus
 }

@@ -6,8 +6,11 @@
  */
 #include "scn_int.h"
 
+#include "arbor/plan.h"
+
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +47,10 @@ struct arb_scenario_result {
     arb_sim_stats st;
     arb_workload_result wr;
     arb_time now;
-    int stopped; /* run.stop came first */
+    int stopped;  /* run.stop came first */
+    int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
+    arb_sim_arbor_result ar;
+    uint32_t arb_hdr_len;
     struct flowrec *flows;
     uint32_t n_flows;
     uint64_t fct_n;
@@ -101,6 +107,26 @@ arb_time arb_scenario_result_time(const arb_scenario_result *r)
 {
     return r->now;
 }
+
+const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r)
+{
+    return r->is_arbor ? &r->ar : NULL;
+}
+
+const char *arb_scenario_default_text(void)
+{
+    return "; the built-in default: an Arbor AllReduce of 64 MiB over star-32\n"
+           "[fabric]\n"
+           "topology = star:32\n"
+           "[workload]\n"
+           "kind = arbor\n"
+           "size = 64MiB\n";
+}
+
+/* The Arbor collective: its plan from [arbor] and the group from
+ * workload.ranks / workload.hosts. */
+static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
+                       arb_plan **plan, char *err, size_t errlen);
 
 /* An error about key k: "WHERE: message". */
 static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
@@ -462,6 +488,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
     }
     uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
+    int arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
+    arb_plan *plan = NULL;
     arb_topo *t = NULL;
     struct scn_route route;
     memset(&route, 0, sizeof route);
@@ -495,8 +523,11 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     r->links = arb_topo_n_ports(t) / 2;
 
     /* workload */
-    rc = make_workload(sc, r->hosts, run_seed, &w, err, errlen);
-    if (rc < 0) goto done;
+    r->is_arbor = arbor;
+    if (!arbor) {
+        rc = make_workload(sc, r->hosts, run_seed, &w, err, errlen);
+        if (rc < 0) goto done;
+    }
 
     /* simulator */
     arb_sim_config cfg;
@@ -519,8 +550,15 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     cfg.pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
     cfg.pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
     cfg.dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
-    cfg.on_flow_done = arb_workload_on_flow_done;
-    cfg.done_ctx = w;
+    if (w) {
+        cfg.on_flow_done = arb_workload_on_flow_done;
+        cfg.done_ctx = w;
+    }
+    cfg.loss = scn_real(sc, K_FAB_LOSS);
+    if (cfg.loss >= 1) {
+        rc = key_fail(sc, K_FAB_LOSS, err, errlen, ARB_EINVAL, "must be below 1");
+        goto done;
+    }
     rc = check_sim_config(sc, &cfg, err, errlen);
     if (rc < 0) goto done;
     /* routing */
@@ -544,10 +582,15 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     sp.r = r;
     sp.s = s;
-    rc = arb_workload_start(w, s);
-    if (rc < 0) {
-        rc = scn_fail(err, errlen, rc, "workload: %s", arb_strerror(rc));
-        goto done;
+    if (arbor) {
+        rc = arbor_setup(sc, r, t, s, &plan, err, errlen);
+        if (rc < 0) goto done;
+    } else {
+        rc = arb_workload_start(w, s);
+        if (rc < 0) {
+            rc = scn_fail(err, errlen, rc, "workload: %s", arb_strerror(rc));
+            goto done;
+        }
     }
 
     /* run in slices of run.sample (10 us without samples) until the workload is
@@ -562,14 +605,22 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
         rc = arb_sim_run(s, next);
-        if (rc == 0) rc = arb_workload_error(w);
+        if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc < 0) {
             rc = scn_fail(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
                           arb_sim_now(s), arb_strerror(rc));
             goto done;
         }
         arb_sim_get_stats(s, &r->st);
-        arb_workload_get_result(w, &r->wr);
+        if (w) {
+            arb_workload_get_result(w, &r->wr);
+        } else {
+            arb_sim_arbor_result_get(s, &r->ar);
+            r->wr.done = r->ar.done;
+            r->wr.flows_done = r->ar.ranks_done;
+            r->wr.flows_planned = r->ar.ranks;
+            r->wr.finish = r->ar.finish;
+        }
         int idle = r->st.events == ev0;
         if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
             rc = scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
@@ -592,8 +643,13 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     rc = collect(r, s, t);
     if (rc < 0) rc = scn_fail(err, errlen, rc, "out of memory");
+    if (rc == 0 && arbor) {
+        arb_sim_arbor_result_get(s, &r->ar);
+        r->wr.done = r->ar.done;
+    }
 done:
     arb_sim_free(s);
+    arb_plan_free(plan);
     arb_workload_free(w);
     if (route.destroy) route.destroy(route.ctx);
     arb_topo_free(t);
@@ -604,6 +660,86 @@ done:
         return rc;
     }
     *out = r;
+    return 0;
+}
+
+static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
+                       arb_plan **plan, char *err, size_t errlen)
+{
+    char msg[512];
+    uint32_t *hosts = NULL, nh = 0;
+    const char *hl = scn_str(sc, K_WL_HOSTS);
+    int rc;
+    if (*hl) {
+        rc = parse_hosts(hl, r->hosts, &hosts, &nh, msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg);
+    }
+    uint64_t ranks = scn_u64(sc, K_WL_RANKS);
+    uint32_t avail = *hl ? nh : r->hosts;
+    if (ranks == 0) ranks = avail;
+    if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS) {
+        free(hosts);
+        snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
+                 (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
+        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+    }
+    uint32_t *rk = malloc(ranks * sizeof *rk);
+    if (!rk) {
+        free(hosts);
+        return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < ranks; i++)
+        rk[i] = hosts ? hosts[i] : i;
+    free(hosts);
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.coll = (arb_coll)scn_enum(sc, K_AR_COLL);
+    pc.ranks = rk;
+    pc.n_ranks = (uint32_t)ranks;
+    pc.root = (uint32_t)scn_u64(sc, K_AR_ROOT);
+    pc.bytes = scn_u64(sc, K_WL_SIZE);
+    pc.dtype = (arb_dtype)scn_enum(sc, K_AR_DTYPE);
+    pc.subchannels = (uint32_t)scn_u64(sc, K_AR_SUBCH);
+    int prof = scn_enum(sc, K_AR_PROFILE);
+    pc.header = prof == 1 ? 16 : prof == 2 ? 20 : 0;
+    const char *lv = scn_str(sc, K_AR_LEVELS);
+    for (const char *q = lv; *q;) {
+        char *end;
+        unsigned long l = strtoul(q, &end, 10);
+        if (end == q || l == 0 || l > 31 || (*end && *end != ',')) {
+            free(rk);
+            return key_fail(sc, K_AR_LEVELS, err, errlen, ARB_EPARSE,
+                            "expected switch levels 1..31 separated by commas");
+        }
+        pc.agg_levels |= 1u << l;
+        q = *end ? end + 1 : end;
+    }
+    enum scn_key blame = K_AR_COLL;
+    rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
+    free(rk);
+    if (rc < 0) {
+        if (strstr(msg, "bytes")) blame = K_WL_SIZE;
+        if (strstr(msg, "root")) blame = K_AR_ROOT;
+        if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
+        return key_fail(sc, blame, err, errlen, rc, msg);
+    }
+    r->arb_hdr_len = (*plan)->hdr_len;
+    arb_sim_arbor_config ac;
+    arb_sim_arbor_config_default(&ac);
+    ac.plan = *plan;
+    ac.payload = (uint32_t)scn_u64(sc, K_AR_PAYLOAD);
+    ac.values = scn_enum(sc, K_AR_MODE) == 1;
+    ac.window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
+    ac.slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
+    ac.timeout = scn_u64(sc, K_AR_TIMEOUT);
+    ac.retry = scn_u64(sc, K_AR_RETRY);
+    ac.start = scn_u64(sc, K_WL_START);
+    ac.wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
+    if (ac.payload % arb_dtype_size(pc.dtype))
+        return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
+                        "not a whole number of elements of the dtype");
+    rc = arb_sim_arbor_add(s, &ac);
+    if (rc < 0) return scn_fail(err, errlen, rc, "arbor: %s", arb_strerror(rc));
     return 0;
 }
 
@@ -637,8 +773,62 @@ static void j_us(cJSON *o, const char *name, arb_time ps)
     cJSON_AddRawToObject(o, name, b);
 }
 
-static const char *const sec_names[] = {"fabric", "routing",  "transport",
-                                        "switch", "workload", "run"};
+static void arbor_json(cJSON *j, const arb_scenario_result *r)
+{
+    const arb_sim_arbor_result *a = &r->ar;
+    j_real(j, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
+    j_us(j, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
+    j_u64(j, "commits", a->commits);
+    j_u64(j, "repairs", a->repair_commits);
+    j_u64(j, "agg_miss", a->agg_miss);
+    if (a->correct < 0)
+        cJSON_AddNullToObject(j, "correct");
+    else
+        cJSON_AddBoolToObject(j, "correct", a->correct == 1);
+    cJSON *o = cJSON_AddObjectToObject(j, "arbor");
+    cJSON_AddStringToObject(o, "collective", r->echo[K_AR_COLL]);
+    cJSON_AddStringToObject(o, "mode", r->echo[K_AR_MODE]);
+    j_u64(o, "ranks", a->ranks);
+    j_u64(o, "ranks_done", a->ranks_done);
+    j_u64(o, "bytes", a->bytes);
+    j_u64(o, "header_bytes", r->arb_hdr_len);
+    j_us(o, "start_us", a->start);
+    j_us(o, "finish_us", a->finish);
+    j_u64(o, "credits", a->credits);
+    j_u64(o, "requests", a->requests);
+    j_u64(o, "results", a->results);
+    j_u64(o, "repair_credits", a->repair_credits);
+    j_u64(o, "repair_commits", a->repair_commits);
+    j_u64(o, "timeouts", a->timeouts);
+    j_u64(o, "late_masters", a->late_masters);
+    j_u64(o, "tail_replays", a->tail_replays);
+    j_u64(o, "registers", a->registers);
+    j_u64(o, "ends", a->ends);
+    j_u64(o, "agg_inputs", a->agg_inputs);
+    j_u64(o, "agg_aggregates", a->agg_aggregates);
+    j_u64(o, "agg_passthrough", a->agg_passthrough);
+    j_u64(o, "agg_drops", a->agg_drops);
+    j_u64(o, "peak_live_slots", a->peak_live_slots);
+    j_u64(o, "copies", a->copies);
+    j_u64(o, "packets", a->pkts);
+    j_u64(o, "wire_bytes", a->wire_bytes);
+    j_u64(o, "bytes_per_packet", a->bytes_per_packet);
+    j_u64(o, "checked", a->checked);
+    j_u64(o, "wrong", a->wrong);
+    j_u64(o, "wire_checks", a->wire_checks);
+    j_u64(o, "wire_errors", a->wire_errors);
+    cJSON *inv = cJSON_AddObjectToObject(o, "invariants");
+    j_u64(inv, "errors", a->invariant_errors);
+    j_u64(inv, "dup_commit", a->inv_dup_commit);
+    j_u64(inv, "count", a->inv_count);
+    j_u64(inv, "agg_check", a->inv_agg_check);
+    j_u64(inv, "missing_results", a->inv_missing);
+    j_u64(inv, "early_done", a->inv_early);
+    j_u64(inv, "conservation", a->inv_conservation);
+}
+
+static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
+                                        "workload", "arbor",   "run"};
 
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
 {
@@ -667,8 +857,9 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     cJSON_AddBoolToObject(j, "completed", r->wr.done);
     cJSON_AddBoolToObject(j, "stopped", r->stopped);
 
+    if (r->is_arbor) arbor_json(j, r);
     cJSON *wl = cJSON_AddObjectToObject(j, "workload");
-    cJSON_AddStringToObject(wl, "kind", arb_workload_kind_name(r->wr.kind));
+    cJSON_AddStringToObject(wl, "kind", r->is_arbor ? "arbor" : arb_workload_kind_name(r->wr.kind));
     j_u64(wl, "flows_planned", r->wr.flows_planned);
     j_u64(wl, "bytes_planned", r->wr.bytes_planned);
     j_u64(wl, "phases", r->wr.phases);

@@ -29,8 +29,8 @@ struct keydef {
 static const struct keydef keys[K_COUNT] = {SCN_KEYS(SCN_DEF)};
 #undef SCN_DEF
 
-static const char *const sections[] = {"fabric", "routing",  "transport",
-                                       "switch", "workload", "run"};
+static const char *const sections[] = {"fabric",   "routing", "transport", "switch",
+                                       "workload", "arbor",   "run"};
 
 int scn_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
@@ -516,7 +516,7 @@ static char *reader(char *str, int num, void *stream)
             if (!known_section(sec))
                 first_error(st, ARB_EPARSE,
                             "%s:%u: unknown section [%s] (fabric, routing, transport, switch, "
-                            "workload, run)",
+                            "workload, arbor, run)",
                             st->name, st->line, sec);
         }
         st->last_key = -1;

@@ -17,6 +17,8 @@
     X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
     X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
       "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
+    X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
+      "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
     X(RT_SCHEME, "routing", "scheme", VT_STR, "ecmp", NULL, 0, 0,                                  \
       "the switches' routing (lb.h): dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, "   \
       "dmodc, ecmp[:polarized], eecmp[:polarized], ar, ar_ftree, flowlet, letflow, conga, "        \
@@ -53,9 +55,10 @@
     X(SW_XON, "switch", "xon", VT_SIZE, "256KB", NULL, 0, UINT32_MAX,                              \
       "bytes held below which RESUME is sent")                                                     \
     X(WL_KIND, "workload", "kind", VT_ENUM, "ring_allreduce",                                      \
-      "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim", 0, 0, "what the hosts send") \
+      "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim|arbor", 0, 0,                  \
+      "what the hosts send (arbor: the Arbor collective of [arbor])")                              \
     X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, UINT64_MAX,                           \
-      "bytes per flow (per pair); ring_allreduce: the buffer S")                                   \
+      "bytes per flow (per pair); ring_allreduce and arbor: the buffer S")                         \
     X(WL_QPS, "workload", "qps", VT_U64, "1", NULL, 1, 65535,                                      \
       "QPs per connection; each pair's flow is split over them")                                   \
     X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr", 0, 0,                        \
@@ -63,9 +66,9 @@
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
       "ring_allreduce: pipeline slice bytes; 0: one message per step")                             \
     X(WL_RANKS, "workload", "ranks", VT_U64, "0", NULL, 0, UINT32_MAX,                             \
-      "ring_allreduce: ranks; 0: every host (or every host of `hosts`)")                           \
+      "ring_allreduce, arbor: ranks; 0: every host (or every host of `hosts`)")                    \
     X(WL_HOSTS, "workload", "hosts", VT_LIST, "", NULL, 0, 0,                                      \
-      "ring_allreduce: hosts of the ranks in ring order, e.g. 0-7,16-23 (empty: 0, 1, ...)")       \
+      "ring_allreduce, arbor: hosts of the ranks in order, e.g. 0-7,16-23 (empty: 0, 1, ...)")     \
     X(WL_TRAFFIC, "workload", "traffic", VT_STR, "perm:1", NULL, 0, 0,                             \
       "pattern: a traffic spec (shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED, "       \
       "file:PATH)")                                                                                \
@@ -79,6 +82,32 @@
       "start time of pattern, incast and ring_allreduce flows")                                    \
     X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
       "source ports, QP numbers and perm's permutation; 0: run.seed")                              \
+    X(AR_COLL, "arbor", "collective", VT_ENUM, "allreduce",                                        \
+      "allreduce|reduce|reducescatter|broadcast|allgather|barrier", 0, 0,                          \
+      "the collective (spec 10); its buffer is workload.size")                                     \
+    X(AR_DTYPE, "arbor", "dtype", VT_ENUM, "f32", "f16|bf16|f32|f64|i32|i64", 0, 0,                \
+      "element type")                                                                              \
+    X(AR_MODE, "arbor", "mode", VT_ENUM, "headers", "headers|values", 0, 0,                        \
+      "headers: header-only (packets stand for their payload); values: real payloads, checked")    \
+    X(AR_PAYLOAD, "arbor", "payload", VT_SIZE, "8192", NULL, 1, 8192,                              \
+      "payload bytes per packet (whole elements)")                                                 \
+    X(AR_WINDOW, "arbor", "window", VT_U64, "4", NULL, 1, 65535,                                   \
+      "credits outstanding per channel (a fixed window, no rate gate)")                            \
+    X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
+      "aggregation slots per aggregating switch (A)")                                              \
+    X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
+      "responder per-offset timeout (repair) and END wait")                                        \
+    X(AR_RETRY, "arbor", "retry", VT_TIME, "10ms", NULL, 1, 0,                                     \
+      "requester REGISTER / END first retry (doubling, 8 tries)")                                  \
+    X(AR_SUBCH, "arbor", "subchannels", VT_U64, "1", NULL, 1, 1024,                                \
+      "trees per channel (static choice: offset mod subchannels)")                                 \
+    X(AR_LEVELS, "arbor", "agg_levels", VT_LIST, "", NULL, 0, 0,                                   \
+      "switch levels that may aggregate, e.g. 1,3 (empty: all; the root always does)")             \
+    X(AR_PROFILE, "arbor", "profile", VT_ENUM, "auto", "auto|16|20", 0, 0,                         \
+      "Arbor header: auto (20 B when a path has two aggregating tiers), 16 or 20")                 \
+    X(AR_ROOT, "arbor", "root", VT_U64, "0", NULL, 0, 255, "reduce, broadcast: the root rank")     \
+    X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, "off", NULL, 0, 0,                             \
+      "round-trip every Arbor header through the codec; a mismatch fails the run")                 \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \

@@ -90,7 +90,11 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
         release_held(s, k->in_port, k->bytes);
         return i;
     }
-    if (sp->is_nic) return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
+    if (sp->is_nic) {
+        i = plist_pop(&s->pool, &sp->arb_tx);
+        if (i != PKT_NONE) return i;
+        return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
+    }
     return PKT_NONE;
 }
 
@@ -109,6 +113,8 @@ static void start_tx(arb_sim *s, uint32_t port)
     }
     sp->tx_bytes += k->bytes;
     sp->tx_pkts++;
+    if (k->kind == PK_ARBOR) arbor_note_tx(s, port, i);
+    if (s->cfg.loss > 0 && arb_rng_double(&s->loss_rng) < s->cfg.loss) k->flags |= PF_LOST;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
@@ -146,7 +152,10 @@ static void drop(arb_sim *s, uint32_t port, uint32_t i)
     s->st.drops++;
     s->st.drop_bytes += k->bytes;
     if (port != PKT_NONE) s->sp[port].drops++;
-    pool_release(&s->pool, i);
+    if (k->kind == PK_ARBOR)
+        arbor_pkt_drop(s, s->ports[s->ports[port].peer_port].peer, i);
+    else
+        pool_release(&s->pool, i);
 }
 
 /* RED-style marking on the queue depth found on arrival. */
@@ -220,6 +229,10 @@ void net_on_pause(arb_sim *s, uint32_t port, int pause)
 static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
+    if (k->kind == PK_ARBOR) {
+        arbor_switch(s, node, in_port, i);
+        return;
+    }
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
@@ -241,7 +254,20 @@ void net_on_arrive(arb_sim *s, uint32_t port)
         net_push_event(s, pool_get(&s->pool, sp->wire.head)->t, EV_PORT(port, EV_ARRIVE));
     const arb_port *lk = &s->ports[port];
     uint32_t node = lk->peer;
-    if (s->nodes[node].kind == ARB_NODE_HOST)
+    struct pkt *k = pool_get(&s->pool, i);
+    if (k->flags & PF_LOST) {
+        s->st.drops++;
+        s->st.lost++;
+        s->st.drop_bytes += k->bytes;
+        if (k->kind == PK_ARBOR)
+            arbor_pkt_lost(s, node, i);
+        else
+            pool_release(&s->pool, i);
+        return;
+    }
+    if (k->kind == PK_ARBOR && s->nodes[node].kind == ARB_NODE_HOST)
+        arbor_host_recv(s, node, i);
+    else if (s->nodes[node].kind == ARB_NODE_HOST)
         rdma_on_packet(s, node, i);
     else
         forward(s, node, lk->peer_port, i);

@@ -31,14 +31,16 @@ enum pkt_kind {
     PK_ACK = 1,   /* cumulative ack */
     PK_NACK = 2,  /* go-back-N / IRN negative ack */
     PK_CNP = 3,   /* DCQCN congestion notification */
-    PK_ARBOR = 4, /* an Arbor packet; the header is in `arb` */
+    PK_ARBOR = 4, /* an Arbor packet; the header is in the job's side table (arbor_sim.c) */
 };
 
 /* Packet flags. */
-#define PF_ECT 0x01  /* ECN-capable */
-#define PF_CE 0x02   /* congestion experienced */
-#define PF_RETX 0x04 /* a retransmission */
-#define PF_LAST 0x08 /* last packet of a message */
+#define PF_ECT 0x01    /* ECN-capable */
+#define PF_CE 0x02     /* congestion experienced */
+#define PF_RETX 0x04   /* a retransmission */
+#define PF_LAST 0x08   /* last packet of a message */
+#define PF_LOST 0x10   /* lost on the link it is on (cfg.loss): dropped on arrival */
+#define PF_SWITCH 0x20 /* Arbor: emitted or rewritten by an aggregator */
 
 /*
  * One packet in the simulator: the decoded fields the fabric and the

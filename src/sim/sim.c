@@ -70,6 +70,7 @@ static int check_config(const arb_sim_config *c)
                      c->dcqcn_min_rate == 0 || c->dcqcn_min_rate > ARB_RATE_MAX))
         return ARB_EINVAL;
     if (c->dre_period && !(c->dre_alpha > 0 && c->dre_alpha <= 1)) return ARB_EINVAL;
+    if (!(c->loss >= 0 && c->loss < 1)) return ARB_EINVAL;
     return 0;
 }
 
@@ -81,7 +82,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     if (rc < 0) return rc;
     uint32_t n_ports = arb_topo_n_ports(topo);
     uint32_t n_hosts = arb_topo_n_hosts(topo);
-    if ((uint64_t)n_ports * 4 + n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
+    if ((uint64_t)n_ports * 4 + 2 * (uint64_t)n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
     arb_sim *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->cfg = *cfg;
@@ -98,10 +99,12 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     }
     pool_init(&s->pool);
     arb_rng_seed(&s->rng, cfg->seed);
+    arb_rng_seed(&s->loss_rng, cfg->seed ^ 0x6C6F73735F726E67ull);
     for (uint32_t p = 0; p < n_ports; p++) {
         struct sport *sp = &s->sp[p];
         sp->q.head = sp->q.tail = PKT_NONE;
         sp->wire.head = sp->wire.tail = PKT_NONE;
+        sp->arb_tx.head = sp->arb_tx.tail = PKT_NONE;
     }
     for (uint32_t h = 0; h < n_hosts; h++) {
         const arb_node *n = &s->nodes[h];
@@ -117,6 +120,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
 void arb_sim_free(arb_sim *s)
 {
     if (!s) return;
+    arbor_free(s);
     for (uint32_t c = 0; c < s->n_conns; c++)
         rdma_conn_free(&s->conns[c]);
     free(s->conns);
@@ -214,6 +218,10 @@ static void report_done(arb_sim *s)
 static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
 {
     uint32_t port_events = s->n_ports << 2;
+    if (target >= port_events + s->n_hosts) {
+        arbor_on_timer(s, target - port_events - s->n_hosts, seq);
+        return;
+    }
     if (target >= port_events) {
         uint32_t h = target - port_events;
         if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now) rdma_on_timer(s, h);

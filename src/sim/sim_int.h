@@ -31,6 +31,7 @@ struct sport {
     uint8_t paused;       /* PFC: the peer asked this port to stop */
     uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
     uint8_t is_nic;       /* owned by a host: pulls from the host's connections */
+    struct plist arb_tx;  /* NIC: Arbor packets the host's engines emitted (arbor_sim.c) */
     arb_time paused_at;
     arb_time paused_ps;
     uint64_t tx_bytes, tx_pkts, drops;
@@ -131,9 +132,11 @@ struct arb_sim {
     arb_sim_stats st;
     uint32_t *done; /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;
-    int error; /* first fatal error met inside an event */
-    struct dre *dre;   /* per port when cfg.dre_period > 0, else NULL */
-    uint32_t dre_keep; /* 1 - dre_alpha, in 1/65536 */
+    int error;             /* first fatal error met inside an event */
+    arb_rng loss_rng;      /* random loss (cfg.loss) */
+    struct arbor_job *arb; /* the Arbor collective (arbor_sim.c), NULL if none */
+    struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
+    uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
 };
 
 /* The public view of a packet (routing, taps). */
@@ -143,7 +146,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.src = k->src;
     f.dst = k->dst;
     f.sport = k->sport;
-    f.dport = 4791;
+    f.dport = k->kind == PK_ARBOR ? 17470 : 4791; /* ARB_UDP_PORT_DEFAULT */
     f.qp = k->qp;
     f.conn = k->conn;
     f.psn = k->psn;
@@ -171,6 +174,15 @@ void net_push_event(arb_sim *s, arb_time t, uint32_t target);
 int net_init(arb_sim *s);  /* after s->cfg, ports are set: the DRE; ARB_ENOMEM */
 void net_free(arb_sim *s); /* what net_init made */
 uint64_t net_dre(const arb_sim *s, uint32_t port); /* decayed to s->now, in bytes */
+
+/* arbor_sim.c */
+void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t pkt);
+void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t pkt);
+void arbor_on_timer(arb_sim *s, uint32_t host, uint64_t seq);
+void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t pkt); /* counted, freed */
+void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t pkt); /* arrived lost: in, dropped */
+void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t pkt);  /* a packet leaves a node */
+void arbor_free(arb_sim *s);
 
 /* rdma.c */
 void rdma_on_packet(arb_sim *s, uint32_t host, uint32_t pkt);

@@ -17,15 +17,18 @@
 
 static const char sim_usage[] =
     "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [--json] [--csv PREFIX]\n"
-    "                 [--quiet]\n"
+    "                 [--wire-check] [--quiet]\n"
     "\n"
     "Run a scenario through the packet simulator. Without FILE, the built-in\n"
-    "default: ring AllReduce of 4 MiB over the 16 hosts of leafspine:4,4,4\n"
-    "(docs/scenarios.md; a later version makes it the Arbor star-32 AllReduce).\n"
+    "default: an Arbor AllReduce of 64 MiB over star-32 (100 Gb/s, 1 us links,\n"
+    "8192 B payloads, 16 B headers, header-only, f32); docs/scenarios.md and\n"
+    "docs/arbor-sim.md. Examples: -s collective=broadcast -s mode=values\n"
+    "-s size=1GiB -s topology=leafspine:4,8,4 -s loss=0.001 -s run.seed=7\n"
     "\n"
     "-s KEY=VALUE   set a scenario key (section.key, or key when only one\n"
     "               section has it); repeatable, applied after FILE in order\n"
     "--seed N       run.seed (the run's seed)\n"
+    "--wire-check   arbor.wire_check=on: round-trip every Arbor header through the codec\n"
     "--json         one JSON object on stdout (docs/simulator.md has the schema)\n"
     "--csv PREFIX   write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
     "--quiet        no progress bar (shown on a terminal after one second)\n"
@@ -131,6 +134,31 @@ static void print_summary(const char *json)
            num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
            num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
            num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
+    const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
+    if (ar) {
+        const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
+        printf("arbor         %s of %.0f B over %.0f ranks, %s mode, %.0f B headers\n",
+               str(ar, "collective", NULL), num(ar, "bytes", NULL), num(ar, "ranks", NULL),
+               str(ar, "mode", NULL), num(ar, "header_bytes", NULL));
+        printf("result        CCT %.3f us, goodput %.3f Gb/s, %.0f/%.0f ranks done, correct %s\n",
+               num(j, "cct_us", NULL), num(j, "goodput_gbps", NULL), num(ar, "ranks_done", NULL),
+               num(ar, "ranks", NULL),
+               cJSON_IsNull(corr)   ? "n/a (header-only)"
+               : cJSON_IsTrue(corr) ? "yes"
+                                    : "NO");
+        printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
+               "%.0f timeouts\n",
+               num(j, "commits", NULL), num(ar, "repair_commits", NULL),
+               num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL),
+               num(ar, "timeouts", NULL));
+        printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
+               "live slots\n",
+               num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL),
+               num(ar, "copies", NULL), num(ar, "peak_live_slots", NULL));
+        printf("invariants    %.0f errors; %.0f wire checks, %.0f mismatches; %.0f B per packet\n",
+               num(ar, "invariants", "errors"), num(ar, "wire_checks", NULL),
+               num(ar, "wire_errors", NULL), num(ar, "bytes_per_packet", NULL));
+    }
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collective");
     if (c)
         printf("allreduce     %.0f ranks, %.0f B: CCT %.3f us, algbw %.3f Gb/s, busbw %.3f Gb/s\n",
@@ -189,6 +217,8 @@ int cmd_sim(int argc, char **argv)
         if (strcmp(a, "--keys") == 0) return list_keys();
         if (strcmp(a, "--json") == 0)
             json = 1;
+        else if (strcmp(a, "--wire-check") == 0)
+            ;
         else if (strcmp(a, "--quiet") == 0)
             quiet = 1;
         else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
@@ -208,7 +238,9 @@ int cmd_sim(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     char err[1024];
-    int rc = file ? arb_scenario_load(sc, file, err, sizeof err) : 0;
+    int rc = file ? arb_scenario_load(sc, file, err, sizeof err)
+                  : arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", NULL,
+                                             err, sizeof err);
     /* -s and --seed in command-line order, after the file */
     for (int i = 1; rc == 0 && i < argc; i++) {
         if (strcmp(argv[i], "-s") == 0) {
@@ -224,6 +256,8 @@ int cmd_sim(int argc, char **argv)
             rc = arb_scenario_set(sc, as, err, sizeof err);
         } else if (strcmp(argv[i], "--csv") == 0) {
             i++;
+        } else if (strcmp(argv[i], "--wire-check") == 0) {
+            rc = arb_scenario_set(sc, "arbor.wire_check=on", err, sizeof err);
         }
     }
     if (rc < 0) {

@@ -1,0 +1,1069 @@
+/*
+ * The Arbor transport in the simulator (docs/arbor-sim.md): hosts run the
+ * responder and requester engines of the plan's channels, switches run
+ * the aggregator engine where the plan says so and steer tree packets by
+ * their tree tables; everything else is unicast through the routing.
+ *
+ * A packet is a struct pkt (pool.h) of kind PK_ARBOR:
+ *   conn   the channel            sport  the subchannel (UDP source port)
+ *   qp     the tree index         psn    ROUTE_TREE or ROUTE_UNICAST
+ *   dst    unicast: the host      aux    the payload buffer, or NONE
+ *   payload  the payload bytes it carries, or in header-only mode the
+ *            bytes it stands for (what values mode would carry)
+ * and its decoded header lives in hdr[index], a side table as long as the
+ * pool: 64 + 32 = 96 bytes per packet alive.
+ */
+#include "arbor/agg.h"
+#include "arbor/endpoint.h"
+#include "arbor/plan.h"
+#include "arbor/reduce.h"
+#include "arbor/wire.h"
+#include "sim_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+enum { ROUTE_TREE = 0, ROUTE_UNICAST = 1 };
+
+/* Payload buffers: one payload each, shared by copies (reference counts). */
+struct bufpool {
+    uint8_t **buf;
+    uint32_t *ref;
+    uint32_t *free_ids;
+    uint32_t n, cap, n_free;
+    uint32_t size;
+};
+
+struct aep {
+    struct arbor_job *j;
+    uint32_t ch, host, rank, member; /* member: NONE for the responder */
+    arb_responder *r;
+    arb_requester *q;
+    uint32_t offsets;   /* packets of the channel's message */
+    uint32_t results;   /* requester: results delivered; responder: commits */
+    uint8_t *committed; /* responder: bitmap of offsets committed */
+    uint8_t *result;    /* responder, values mode, pull kinds: the result cache */
+    uint8_t cond_done;  /* the rank's condition on this engine is met */
+    uint8_t finished;   /* the engine is done (all ENDs, END_ACK) */
+};
+
+struct nacct {
+    uint64_t in, copies, out, consumed, drops, delivered;
+};
+
+struct arbor_job {
+    arb_sim *s;
+    arb_sim_arbor_config cfg;
+    const arb_plan *p;
+    arb_hdr *hdr; /* side table, by packet index */
+    uint32_t cap_hdr;
+    struct bufpool bp;
+    arb_agg **agg;   /* per node; NULL where nothing aggregates */
+    uint32_t *entry; /* n_nodes x n_trees: entry index or NONE */
+    uint32_t n_trees;
+    struct aep *eps;
+    uint32_t n_eps;
+    uint32_t *host_first; /* CSR over hosts: eps of host h */
+    uint32_t *host_eps;
+    arb_time *timer_at;
+    uint64_t *timer_seq;
+    uint8_t *started;
+    uint32_t *rank_of_host;
+    uint32_t *need; /* per rank: conditions left */
+    arb_time *rank_done;
+    uint32_t ranks_done, eps_finished;
+    struct nacct *acct;
+    double tol;        /* values: tolerance of float results */
+    int32_t sum17[17]; /* sum over ranks of ((7r + x) mod 17) */
+    uint8_t *scratch;
+    arb_sim_arbor_result res;
+};
+
+static const struct arbor_job *cjob(const arb_sim *s)
+{
+    return s->arb;
+}
+
+void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->payload = ARB_PAYLOAD_MAX;
+    cfg->window = 4;
+    cfg->slots = ARB_AGG_SLOTS_DEFAULT;
+    cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
+    cfg->retry = ARB_EP_RETRY_DEFAULT;
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+/* Rank r's element e: an integer in [-8, 8], so every partial sum of up to
+ * 2^p / 8 ranks is exact in a format with p significand bits. */
+static int32_t val(uint32_t r, uint64_t e)
+{
+    return (int32_t)((7u * r + (uint32_t)((13u * (e % 17u)) % 17u)) % 17u) - 8;
+}
+
+static void put_elem(uint8_t *d, arb_dtype dt, double v)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h = arb_f32_to_f16((float)v);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h = arb_f32_to_bf16((float)v);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_F32: {
+        float f = (float)v;
+        memcpy(d, &f, 4);
+        break;
+    }
+    case ARB_DTYPE_F64:
+        memcpy(d, &v, 8);
+        break;
+    case ARB_DTYPE_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(d, &x, 4);
+        break;
+    }
+    default: {
+        int64_t x = (int64_t)v;
+        memcpy(d, &x, 8);
+        break;
+    }
+    }
+}
+
+static double get_elem(const uint8_t *d, arb_dtype dt)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_f16_to_f32(h);
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_bf16_to_f32(h);
+    }
+    case ARB_DTYPE_F32: {
+        float f;
+        memcpy(&f, d, 4);
+        return f;
+    }
+    case ARB_DTYPE_F64: {
+        double v;
+        memcpy(&v, d, 8);
+        return v;
+    }
+    case ARB_DTYPE_I32: {
+        int32_t x;
+        memcpy(&x, d, 4);
+        return x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, d, 8);
+        return (double)x;
+    }
+    }
+}
+
+/* First element of packet `index` of channel ch. */
+static uint64_t elem0(const struct arbor_job *j, uint32_t ch, uint32_t index)
+{
+    size_t es = arb_dtype_size(j->p->cfg.dtype);
+    return (j->p->channels[ch].lo + (uint64_t)index * j->cfg.payload) / es;
+}
+
+static void fill_cb(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len)
+{
+    struct aep *e = ctx;
+    const struct arbor_job *j = e->j;
+    arb_dtype dt = j->p->cfg.dtype;
+    size_t es = arb_dtype_size(dt);
+    uint64_t e0 = elem0(j, e->ch, index);
+    (void)msg_id;
+    for (size_t k = 0; k < len / es; k++)
+        put_elem(dst + k * es, dt, val(e->rank, e0 + k));
+}
+
+/* Check `len` bytes of packet `index` of channel ch against the result. */
+static void check(struct arbor_job *j, uint32_t ch, uint32_t index, const uint8_t *d, size_t len)
+{
+    const arb_plan_channel *c = &j->p->channels[ch];
+    arb_dtype dt = j->p->cfg.dtype;
+    size_t es = arb_dtype_size(dt);
+    uint64_t e0 = elem0(j, ch, index);
+    int push = c->kind == ARB_EP_PUSH;
+    int32_t base = -8 * (int32_t)j->p->cfg.n_ranks;
+    for (size_t k = 0; k < len / es; k++) {
+        uint64_t e = e0 + k;
+        double want = push ? val(c->responder, e) : j->sum17[(13u * (e % 17u)) % 17u] + base;
+        double got = get_elem(d + k * es, dt);
+        j->res.checked++;
+        if (!(fabs(got - want) <= j->tol)) j->res.wrong++;
+    }
+}
+
+/* ---- rank progress ------------------------------------------------------ */
+
+static void cond_met(arb_sim *s, struct aep *e)
+{
+    struct arbor_job *j = s->arb;
+    if (e->cond_done) return;
+    e->cond_done = 1;
+    if (j->need[e->rank] && --j->need[e->rank] == 0) {
+        j->rank_done[e->rank] = s->now;
+        j->ranks_done++;
+    }
+}
+
+static void on_commit_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
+                         const uint8_t *result, size_t len, uint32_t count, int repaired)
+{
+    struct aep *e = ctx;
+    struct arbor_job *j = e->j;
+    (void)msg_id;
+    (void)offset;
+    (void)repaired;
+    if (index >= e->offsets || (e->committed[index >> 3] >> (index & 7)) & 1) {
+        j->res.inv_dup_commit++;
+        return;
+    }
+    e->committed[index >> 3] |= (uint8_t)(1u << (index & 7));
+    if (count != j->p->channels[e->ch].n_members) j->res.inv_count++;
+    if (j->cfg.values && result && len) check(j, e->ch, index, result, len);
+    e->results++;
+}
+
+static void on_result_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
+                         const uint8_t *data, size_t len)
+{
+    struct aep *e = ctx;
+    struct arbor_job *j = e->j;
+    (void)msg_id;
+    (void)offset;
+    if (j->cfg.values && data && len) check(j, e->ch, index, data, len);
+    e->results++;
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+static int hdr_room(arb_sim *s, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    if (i < j->cap_hdr) return 0;
+    uint32_t ncap = j->cap_hdr ? j->cap_hdr : 4096;
+    while (ncap <= i)
+        ncap *= 2;
+    arb_hdr *n = realloc(j->hdr, (size_t)ncap * sizeof *n);
+    if (!n) return ARB_ENOMEM;
+    j->hdr = n;
+    j->cap_hdr = ncap;
+    return 0;
+}
+
+static uint32_t buf_get(arb_sim *s)
+{
+    struct bufpool *b = &s->arb->bp;
+    if (b->n_free) {
+        uint32_t id = b->free_ids[--b->n_free];
+        b->ref[id] = 1;
+        return id;
+    }
+    if (b->n == b->cap) {
+        uint32_t ncap = b->cap ? b->cap * 2 : 256;
+        uint8_t **nb = realloc(b->buf, ncap * sizeof *nb);
+        if (nb) b->buf = nb;
+        uint32_t *nr = realloc(b->ref, ncap * sizeof *nr);
+        if (nr) b->ref = nr;
+        uint32_t *nf = realloc(b->free_ids, ncap * sizeof *nf);
+        if (nf) b->free_ids = nf;
+        if (!nb || !nr || !nf) return NONE;
+        b->cap = ncap;
+    }
+    b->buf[b->n] = malloc(b->size);
+    if (!b->buf[b->n]) return NONE;
+    b->ref[b->n] = 1;
+    return b->n++;
+}
+
+static void buf_put(arb_sim *s, uint32_t id)
+{
+    struct bufpool *b = &s->arb->bp;
+    if (id == NONE) return;
+    if (--b->ref[id] == 0) b->free_ids[b->n_free++] = id;
+}
+
+static void pkt_free(arb_sim *s, uint32_t i)
+{
+    buf_put(s, pool_get(&s->pool, i)->aux);
+    pool_release(&s->pool, i);
+}
+
+void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t i)
+{
+    if (s->arb) s->arb->acct[node].drops++;
+    pkt_free(s, i);
+}
+
+void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t i)
+{
+    if (s->arb) s->arb->acct[node].in++;
+    arbor_pkt_drop(s, node, i);
+}
+
+void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    if (!j) return;
+    j->acct[s->ports[s->ports[port].peer_port].peer].out++;
+    j->res.pkts++;
+    j->res.wire_bytes += pool_get(&s->pool, i)->bytes;
+}
+
+static void fatal(arb_sim *s, int rc)
+{
+    if (!s->error) s->error = rc;
+}
+
+static int hdr_same(const arb_hdr *a, const arb_hdr *b)
+{
+    if (a->version != b->version || a->packet_type != b->packet_type || a->repair != b->repair ||
+        a->op != b->op || a->message_id != b->message_id || a->payload_valid != b->payload_valid ||
+        a->payload_kind != b->payload_kind || a->credit_valid != b->credit_valid ||
+        a->ext != b->ext || a->agg_depth != b->agg_depth || a->aggregated != b->aggregated ||
+        a->offset_a != b->offset_a || a->offset_b != b->offset_b || a->dtype != b->dtype)
+        return 0;
+    for (int i = 0; i < ARB_MAX_DEPTH; i++)
+        if (a->agg_loc[i] != b->agg_loc[i] || a->fanin[i] != b->fanin[i]) return 0;
+    return 1;
+}
+
+/* --wire-check: encode, decode, compare. A mismatch fails the run. */
+static void wire_check(arb_sim *s, const arb_hdr *h, size_t len)
+{
+    struct arbor_job *j = s->arb;
+    uint8_t buf[ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX];
+    size_t hl = 0, off = 0;
+    j->res.wire_checks++;
+    int rc = arb_hdr_encode(h, len, buf, sizeof buf, &hl);
+    arb_hdr d;
+    if (rc == 0) {
+        memset(buf + hl, 0, len);
+        rc = arb_hdr_decode(&d, buf, hl + len, &off);
+    }
+    if (rc < 0 || off != hl || !hdr_same(h, &d)) {
+        j->res.wire_errors++;
+        arb_log(&s->cfg.log, ARB_LOG_ERROR, "wire check: %s packet type %u offset %u: %s",
+                rc < 0 ? "cannot round-trip" : "differs after round trip", (unsigned)h->packet_type,
+                (unsigned)h->offset_a, arb_strerror(rc));
+        fatal(s, ARB_ESTATE);
+    }
+}
+
+/* Payload bytes of packet `index` of channel ch. */
+static uint32_t len_of(const struct arbor_job *j, uint32_t ch, uint32_t index)
+{
+    const arb_plan_channel *c = &j->p->channels[ch];
+    uint64_t len = c->hi - c->lo, lo = (uint64_t)index * j->cfg.payload;
+    if (lo >= len) return 0;
+    return (uint32_t)(len - lo < j->cfg.payload ? len - lo : j->cfg.payload);
+}
+
+/* Header-only mode: the payload a packet stands for (what values mode sends). */
+static uint32_t virtual_len(const struct arbor_job *j, uint32_t ch, const arb_hdr *h)
+{
+    arb_ep_kind kind = j->p->channels[ch].kind;
+    uint32_t mask = ARB_OFFSET_MASK;
+    if (h->packet_type == ARB_PT_DATA_REQUEST)
+        return kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PULL_COMPLETION
+                   ? len_of(j, ch, h->offset_a & mask)
+                   : 0;
+    if (h->packet_type != ARB_PT_RESPONSE) return 0;
+    if (kind == ARB_EP_PULL_RESULT) {
+        int rides = h->payload_kind == ARB_PK_COMPLETION ||
+                    (h->repair && h->credit_valid && h->offset_a != h->offset_b);
+        return rides ? len_of(j, ch, h->offset_a & mask) : 0;
+    }
+    if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, ch, h->offset_b & mask);
+    return 0;
+}
+
+static uint32_t wire_of(const arb_hdr *h, uint32_t payload)
+{
+    return ARB_FRAME_OVERHEAD + (uint32_t)arb_hdr_len(h) + payload + ARB_WIRE_EXTRA;
+}
+
+static uint32_t entry_of(const struct arbor_job *j, uint32_t node, uint32_t tree)
+{
+    return j->entry[(size_t)node * j->n_trees + tree];
+}
+
+static void host_send(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    k->in_port = PKT_NONE;
+    plist_push(&s->pool, &s->sp[port].arb_tx, i);
+    s->st.pkts_sent++;
+    s->st.bytes_sent += k->bytes;
+    net_kick_nic(s, port);
+}
+
+/* The engines' send callback. */
+static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
+                    size_t len)
+{
+    struct aep *e = ctx;
+    struct arbor_job *j = e->j;
+    arb_sim *s = j->s;
+    uint32_t i = pool_alloc(&s->pool);
+    if (i == PKT_NONE || hdr_room(s, i) < 0) {
+        if (i != PKT_NONE) pool_release(&s->pool, i);
+        fatal(s, ARB_ENOMEM);
+        return;
+    }
+    struct pkt *k = pool_get(&s->pool, i);
+    const arb_plan_channel *c = &j->p->channels[e->ch];
+    j->hdr[i] = *h;
+    k->kind = PK_ARBOR;
+    k->conn = e->ch;
+    k->src = e->host;
+    k->sport = (uint16_t)dst->subchannel;
+    k->flags = PF_ECT;
+    k->aux = NONE;
+    k->ts = s->now;
+    if (j->cfg.values && len) {
+        k->aux = buf_get(s);
+        if (k->aux == NONE) {
+            pool_release(&s->pool, i);
+            fatal(s, ARB_ENOMEM);
+            return;
+        }
+        memcpy(j->bp.buf[k->aux], payload, len);
+        k->payload = (uint16_t)len;
+    } else {
+        k->payload = (uint16_t)(j->cfg.values ? len : virtual_len(j, e->ch, h));
+    }
+    k->bytes = (uint16_t)wire_of(h, k->payload);
+    if (j->cfg.wire_check) wire_check(s, h, len);
+    uint32_t tree = c->first_tree + dst->subchannel;
+    k->qp = tree;
+    uint32_t port = s->hosts[e->host].nic_port;
+    int via_tree = dst->kind == ARB_EP_DST_GROUP ||
+                   (dst->kind == ARB_EP_DST_RESPONDER && h->packet_type == ARB_PT_DATA_REQUEST &&
+                    !h->repair && h->agg_depth > 0);
+    if (via_tree) {
+        k->psn = ROUTE_TREE;
+        k->dst = dst->kind == ARB_EP_DST_GROUP ? NONE : c->responder_host;
+        uint32_t ei = entry_of(j, e->host, tree);
+        if (ei != NONE) port = j->p->entries[ei].up_port;
+    } else {
+        k->psn = ROUTE_UNICAST;
+        k->dst = dst->kind == ARB_EP_DST_MEMBER
+                     ? j->p->ranks[j->p->members[c->first_member + dst->member]]
+                     : c->responder_host;
+    }
+    j->acct[e->host].in++;
+    host_send(s, port, i);
+}
+
+/* ---- switches ------------------------------------------------------------ */
+
+static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, uint32_t i)
+{
+    if (port == NONE || port >= s->n_ports || s->ports[port].failed) {
+        s->st.unroutable++;
+        arbor_pkt_drop(s, node, i);
+        return;
+    }
+    pool_get(&s->pool, i)->in_port = in_port;
+    net_enqueue(s, port, i);
+}
+
+static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    k->psn = ROUTE_UNICAST;
+    arb_sim_pkt_info f = pkt_info(k);
+    uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
+    sw_out(s, node, in_port, out, i);
+}
+
+/* A copy of packet i (header, payload reference), or PKT_NONE. */
+static uint32_t pkt_copy(arb_sim *s, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    uint32_t c = pool_alloc(&s->pool);
+    if (c == PKT_NONE || hdr_room(s, c) < 0) {
+        if (c != PKT_NONE) pool_release(&s->pool, c);
+        fatal(s, ARB_ENOMEM);
+        return PKT_NONE;
+    }
+    *pool_get(&s->pool, c) = *pool_get(&s->pool, i);
+    j->hdr[c] = j->hdr[i];
+    uint32_t b = pool_get(&s->pool, c)->aux;
+    if (b != NONE) j->bp.ref[b]++;
+    return c;
+}
+
+static void replicate(arb_sim *s, uint32_t node, uint32_t in_port, const arb_plan_entry *e,
+                      uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    if (e->n_children == 0) {
+        arbor_pkt_drop(s, node, i);
+        return;
+    }
+    for (uint32_t c = 1; c < e->n_children; c++) {
+        uint32_t cp = pkt_copy(s, i);
+        if (cp == PKT_NONE) break;
+        j->acct[node].copies++;
+        j->res.copies++;
+        sw_out(s, node, in_port, j->p->child_ports[e->first_child + c], cp);
+    }
+    sw_out(s, node, in_port, j->p->child_ports[e->first_child], i);
+}
+
+void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    j->acct[node].in++;
+    if (k->psn == ROUTE_UNICAST) {
+        sw_unicast(s, node, in_port, i);
+        return;
+    }
+    uint32_t ei = entry_of(j, node, k->qp);
+    if (ei == NONE) {
+        s->st.unroutable++;
+        arbor_pkt_drop(s, node, i);
+        return;
+    }
+    const arb_plan_entry *e = &j->p->entries[ei];
+    arb_hdr *h = &j->hdr[i];
+    if (h->packet_type == ARB_PT_RESPONSE) {
+        int down = e->up_port == NONE || in_port == e->up_port;
+        if (!down) {
+            sw_out(s, node, in_port, e->up_port, i);
+            return;
+        }
+        if (e->aggregate && h->credit_valid && !h->repair) {
+            arb_agg_result r;
+            uint32_t lp = in_port - s->nodes[node].first_port;
+            const uint8_t *cpl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+            size_t cplen = k->aux != NONE ? k->payload : 0;
+            int rc = arb_agg_recv(j->agg[node], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
+                                  s->now, &r);
+            if (rc < 0 || r.action != ARB_AGG_FORWARD) {
+                if (rc < 0) fatal(s, rc);
+                arbor_pkt_drop(s, node, i);
+                return;
+            }
+            if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+        }
+        replicate(s, node, in_port, e, i);
+        return;
+    }
+    if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0) {
+        if (!e->aggregate) {
+            if (e->up_port == NONE)
+                sw_unicast(s, node, in_port, i);
+            else
+                sw_out(s, node, in_port, e->up_port, i);
+            return;
+        }
+        arb_agg_result r;
+        uint32_t lp = in_port - s->nodes[node].first_port;
+        const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+        size_t plen = k->aux != NONE ? k->payload : 0;
+        int rc = arb_agg_recv(j->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
+        if (rc < 0) {
+            fatal(s, rc);
+            arbor_pkt_drop(s, node, i);
+            return;
+        }
+        switch (r.action) {
+        case ARB_AGG_CONSUMED:
+            j->acct[node].consumed++;
+            pkt_free(s, i);
+            return;
+        case ARB_AGG_DROP:
+            j->res.agg_drops++;
+            arbor_pkt_drop(s, node, i);
+            return;
+        case ARB_AGG_EMIT_MISS:
+            *h = r.hdr;
+            buf_put(s, k->aux);
+            k->aux = NONE;
+            k->payload = 0;
+            k->flags = (uint8_t)((k->flags & ~PF_CE) | (r.ce ? PF_CE : 0) | PF_SWITCH);
+            k->bytes = (uint16_t)wire_of(h, 0);
+            if (j->cfg.wire_check) wire_check(s, h, 0);
+            sw_unicast(s, node, in_port, i);
+            return;
+        case ARB_AGG_EMIT_AGGREGATE:
+            *h = r.hdr;
+            if (j->cfg.values && r.payload && r.payload_len) {
+                uint32_t b = buf_get(s);
+                if (b == NONE) {
+                    fatal(s, ARB_ENOMEM);
+                    arbor_pkt_drop(s, node, i);
+                    return;
+                }
+                memcpy(j->bp.buf[b], r.payload, r.payload_len);
+                buf_put(s, k->aux);
+                k->aux = b;
+                k->payload = (uint16_t)r.payload_len;
+            }
+            k->flags = (uint8_t)((k->flags & ~PF_CE) | (r.ce ? PF_CE : 0));
+            break;
+        default: /* FORWARD: a fan-in-1 pop, or unchanged */
+            break;
+        }
+        k->flags |= PF_SWITCH;
+        k->bytes = (uint16_t)wire_of(h, k->payload);
+        if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+        if (e->up_port == NONE || h->agg_depth == 0)
+            sw_unicast(s, node, in_port, i);
+        else
+            sw_out(s, node, in_port, e->up_port, i);
+        return;
+    }
+    /* other packets on a tree (none today): unicast */
+    sw_unicast(s, node, in_port, i);
+}
+
+/* ---- hosts --------------------------------------------------------------- */
+
+static void arm(arb_sim *s, uint32_t h, arb_time t)
+{
+    struct arbor_job *j = s->arb;
+    if (t == ARB_TIME_NEVER || j->timer_at[h] <= t) return;
+    if (t < s->now) t = s->now;
+    int64_t seq = evq_push(&s->q, t, (s->n_ports << 2) + s->n_hosts + h);
+    if (seq < 0) {
+        fatal(s, (int)seq);
+        return;
+    }
+    j->timer_at[h] = t;
+    j->timer_seq[h] = (uint64_t)seq;
+}
+
+static arb_time ep_expiry(const struct aep *e)
+{
+    return e->r ? arb_responder_next_expiry(e->r) : arb_requester_next_expiry(e->q);
+}
+
+/* After an engine call: the rank's condition, the engine's end, its timer. */
+static void ep_after(arb_sim *s, struct aep *e)
+{
+    struct arbor_job *j = s->arb;
+    const arb_plan_channel *c = &j->p->channels[e->ch];
+    if (!e->cond_done) {
+        int met;
+        if (e->r)
+            met = e->results >= e->offsets;
+        else if (j->p->cfg.coll == ARB_COLL_REDUCE)
+            met = arb_requester_done(e->q);
+        else if (c->kind == ARB_EP_BARRIER)
+            met = 1;
+        else
+            met = e->results >= e->offsets;
+        if (met) cond_met(s, e);
+    }
+    if (!e->finished && (e->r ? arb_responder_done(e->r) : arb_requester_done(e->q))) {
+        e->finished = 1;
+        j->eps_finished++;
+    }
+    if (e->q && arb_requester_error(e->q) < 0) fatal(s, arb_requester_error(e->q));
+    arm(s, e->host, ep_expiry(e));
+}
+
+void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    j->acct[host].in++;
+    j->acct[host].delivered++;
+    s->st.pkts_delivered++;
+    const arb_plan_channel *c = &j->p->channels[k->conn];
+    const arb_hdr *h = &j->hdr[i];
+    const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+    size_t len = k->aux != NONE ? k->payload : 0;
+    uint32_t r = j->rank_of_host[host];
+    struct aep *e = NULL;
+    for (uint32_t x = j->host_first[host]; x < j->host_first[host + 1]; x++) {
+        struct aep *y = &j->eps[j->host_eps[x]];
+        if (y->ch == k->conn) {
+            e = y;
+            break;
+        }
+    }
+    if (e && e->r) {
+        int from = ARB_EP_NOT_MEMBER;
+        if (k->flags & PF_SWITCH)
+            from = ARB_EP_FROM_SWITCH;
+        else if (j->rank_of_host[k->src] != NONE && k->src != c->responder_host)
+            from = (int)(j->rank_of_host[k->src] - (j->rank_of_host[k->src] > c->responder));
+        arb_responder_recv_ce(e->r, h, pl, len, from, (k->flags & PF_CE) != 0, s->now);
+        ep_after(s, e);
+    } else if (e && r != NONE) {
+        arb_requester_recv(e->q, h, pl, len, k->sport, s->now);
+        ep_after(s, e);
+    }
+    pkt_free(s, i);
+}
+
+void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
+{
+    struct arbor_job *j = s->arb;
+    if (!j || seq != j->timer_seq[h] || j->timer_at[h] != s->now) return;
+    j->timer_at[h] = ARB_TIME_NEVER;
+    arb_time next = ARB_TIME_NEVER;
+    for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
+        struct aep *e = &j->eps[j->host_eps[x]];
+        const arb_plan_channel *c = &j->p->channels[e->ch];
+        if (!j->started[h]) {
+            uint64_t len = c->hi - c->lo;
+            int rc = 0;
+            if (e->r && j->cfg.values && len && c->kind != ARB_EP_PUSH &&
+                c->kind != ARB_EP_BARRIER && !e->result) {
+                e->result = malloc(len);
+                if (!e->result) rc = ARB_ENOMEM;
+            }
+            if (rc == 0)
+                rc = e->r ? arb_responder_start_message(e->r, 0, len, NULL, e->result, s->now)
+                          : arb_requester_start_message(e->q, 0, len, NULL, NULL, s->now);
+            if (rc < 0) {
+                fatal(s, rc);
+                return;
+            }
+        } else if (ep_expiry(e) <= s->now) {
+            if (e->r)
+                arb_responder_on_expiry(e->r, s->now);
+            else
+                arb_requester_on_expiry(e->q, s->now);
+        }
+        ep_after(s, e);
+        arb_time t = ep_expiry(e);
+        if (t < next) next = t;
+    }
+    j->started[h] = 1;
+    arm(s, h, next);
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+void arbor_free(arb_sim *s)
+{
+    struct arbor_job *j = s->arb;
+    if (!j) return;
+    for (uint32_t i = 0; i < j->n_eps; i++) {
+        arb_responder_free(j->eps[i].r);
+        arb_requester_free(j->eps[i].q);
+        free(j->eps[i].committed);
+        free(j->eps[i].result);
+    }
+    if (j->agg)
+        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++)
+            arb_agg_free(j->agg[n]);
+    for (uint32_t b = 0; b < j->bp.n; b++)
+        free(j->bp.buf[b]);
+    free(j->bp.buf);
+    free(j->bp.ref);
+    free(j->bp.free_ids);
+    free(j->agg);
+    free(j->entry);
+    free(j->eps);
+    free(j->host_first);
+    free(j->host_eps);
+    free(j->timer_at);
+    free(j->timer_seq);
+    free(j->started);
+    free(j->rank_of_host);
+    free(j->need);
+    free(j->rank_done);
+    free(j->acct);
+    free(j->hdr);
+    free(j->scratch);
+    free(j);
+    s->arb = NULL;
+}
+
+static int make_engines(arb_sim *s, struct arbor_job *j)
+{
+    const arb_plan *p = j->p;
+    const arb_sim_arbor_config *cfg = &j->cfg;
+    j->n_eps = p->n_channels + p->n_members;
+    j->eps = calloc(j->n_eps, sizeof *j->eps);
+    j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
+    j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
+    if (!j->eps || !j->host_first || !j->host_eps) return ARB_ENOMEM;
+    uint32_t x = 0;
+    for (uint32_t c = 0; c < p->n_channels; c++) {
+        const arb_plan_channel *ch = &p->channels[c];
+        uint64_t bytes = ch->hi - ch->lo;
+        uint32_t offsets = bytes ? (uint32_t)((bytes + cfg->payload - 1) / cfg->payload) : 1;
+        for (uint32_t m = 0; m <= ch->n_members; m++, x++) {
+            struct aep *e = &j->eps[x];
+            e->j = j;
+            e->ch = c;
+            e->offsets = offsets;
+            e->rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
+            e->host = p->ranks[e->rank];
+            e->member = m == 0 ? NONE : m - 1;
+            j->host_first[e->host + 1]++;
+            j->need[e->rank]++;
+            int rc;
+            if (m == 0) {
+                arb_responder_config rc_;
+                arb_responder_config_default(&rc_);
+                rc_.channel = c;
+                rc_.members = ch->n_members;
+                rc_.payload_size = cfg->payload;
+                rc_.dtype = p->cfg.dtype;
+                rc_.op = ch->op;
+                rc_.kind = ch->kind;
+                rc_.subchannels = p->cfg.subchannels;
+                rc_.ext = p->ext;
+                rc_.header_only = !cfg->values;
+                rc_.timeout = cfg->timeout;
+                rc_.window = cfg->window;
+                rc_.send = ep_send;
+                rc_.send_ctx = e;
+                rc_.fill = cfg->values ? fill_cb : NULL;
+                rc_.fill_ctx = e;
+                rc_.on_commit = on_commit_cb;
+                rc_.commit_ctx = e;
+                rc_.logger = s->cfg.log;
+                rc = arb_responder_new(&e->r, &rc_);
+                e->committed = calloc(((size_t)offsets + 7) / 8 + 1, 1);
+                if (rc == 0 && !e->committed) rc = ARB_ENOMEM;
+            } else {
+                arb_requester_config qc;
+                arb_requester_config_default(&qc);
+                qc.channel = c;
+                qc.member = m - 1;
+                qc.payload_size = cfg->payload;
+                qc.dtype = p->cfg.dtype;
+                qc.op = ch->op;
+                qc.kind = ch->kind;
+                qc.ext = p->ext;
+                qc.header_only = !cfg->values;
+                qc.fanin = arb_plan_fanin(p, c, m - 1, 0);
+                qc.subchannels = p->cfg.subchannels;
+                qc.retry = cfg->retry;
+                qc.send = ep_send;
+                qc.send_ctx = e;
+                qc.fill = cfg->values ? fill_cb : NULL;
+                qc.fill_ctx = e;
+                qc.on_result = on_result_cb;
+                qc.result_ctx = e;
+                qc.logger = s->cfg.log;
+                rc = arb_requester_new(&e->q, &qc);
+            }
+            if (rc < 0) return rc;
+        }
+    }
+    for (uint32_t h = 0; h < s->n_hosts; h++)
+        j->host_first[h + 1] += j->host_first[h];
+    uint32_t *fill = calloc(s->n_hosts, sizeof *fill);
+    if (!fill) return ARB_ENOMEM;
+    for (uint32_t i = 0; i < j->n_eps; i++) {
+        uint32_t h = j->eps[i].host;
+        j->host_eps[j->host_first[h] + fill[h]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
+{
+    if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
+    if (s->arb) return ARB_ESTATE;
+    const arb_plan *p = cfg->plan;
+    size_t es = arb_dtype_size(p->cfg.dtype);
+    if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
+        cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
+        cfg->timeout == 0 || cfg->retry == 0)
+        return ARB_EINVAL;
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
+        if (p->ranks[r] >= s->n_hosts) return ARB_EINVAL;
+    for (uint32_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i].node >= n_nodes) return ARB_EINVAL;
+    struct arbor_job *j = calloc(1, sizeof *j);
+    if (!j) return ARB_ENOMEM;
+    s->arb = j;
+    j->s = s;
+    j->cfg = *cfg;
+    j->p = p;
+    j->n_trees = p->n_trees;
+    j->bp.size = cfg->payload;
+    j->res.correct = cfg->values ? 1 : -1;
+    j->agg = calloc(n_nodes, sizeof *j->agg);
+    j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
+    j->timer_at = malloc(s->n_hosts * sizeof *j->timer_at);
+    j->timer_seq = calloc(s->n_hosts, sizeof *j->timer_seq);
+    j->started = calloc(s->n_hosts, 1);
+    j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
+    j->need = calloc(p->cfg.n_ranks, sizeof *j->need);
+    j->rank_done = malloc(p->cfg.n_ranks * sizeof *j->rank_done);
+    j->acct = calloc(n_nodes, sizeof *j->acct);
+    if (!j->agg || !j->entry || !j->timer_at || !j->timer_seq || !j->started || !j->rank_of_host ||
+        !j->need || !j->rank_done || !j->acct) {
+        arbor_free(s);
+        return ARB_ENOMEM;
+    }
+    for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
+        j->entry[i] = NONE;
+    for (uint32_t h = 0; h < s->n_hosts; h++) {
+        j->timer_at[h] = ARB_TIME_NEVER;
+        j->rank_of_host[h] = NONE;
+    }
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+        j->rank_of_host[p->ranks[r]] = r;
+        j->rank_done[r] = ARB_TIME_NEVER;
+    }
+    int rc = 0;
+    for (uint32_t t = 0; t < p->n_trees && rc == 0; t++) {
+        const arb_plan_tree *tr = &p->trees[t];
+        for (uint32_t x = 0; x < tr->n_entries && rc == 0; x++) {
+            const arb_plan_entry *e = &p->entries[tr->first_entry + x];
+            j->entry[(size_t)e->node * p->n_trees + t] = tr->first_entry + x;
+            if (!e->aggregate || j->agg[e->node]) continue;
+            const arb_node *nd = &s->nodes[e->node];
+            uint32_t radix = (uint32_t)nd->n_down + nd->n_up;
+            if (radix > ARB_AGG_PORTS_MAX) {
+                rc = ARB_EINVAL;
+                break;
+            }
+            arb_agg_config ac;
+            arb_agg_config_default(&ac);
+            ac.slots = cfg->slots;
+            ac.max_payload = cfg->payload;
+            ac.header_only = !cfg->values;
+            ac.ports = radix;
+            ac.logger = s->cfg.log;
+            rc = arb_agg_new(&j->agg[e->node], &ac);
+        }
+    }
+    if (rc == 0) rc = make_engines(s, j);
+    if (rc < 0) {
+        arbor_free(s);
+        return rc;
+    }
+    /* values: the expected sums and the tolerance of float results */
+    uint32_t N = p->cfg.n_ranks;
+    for (uint32_t x = 0; x < 17; x++) {
+        j->sum17[x] = 0;
+        for (uint32_t r = 0; r < N; r++)
+            j->sum17[x] += (int32_t)((7u * r + x) % 17u);
+    }
+    static const int mant[ARB_DTYPE_COUNT] = {11, 8, 24, 53, 63, 63};
+    double bound = 8.0 * N;
+    j->tol =
+        bound <= ldexp(1.0, mant[p->cfg.dtype]) ? 0 : N * bound * ldexp(1.0, -mant[p->cfg.dtype]);
+    j->res.start = cfg->start < s->now ? s->now : cfg->start;
+    for (uint32_t h = 0; h < s->n_hosts; h++)
+        if (j->host_first[h + 1] > j->host_first[h]) arm(s, h, j->res.start);
+    return s->error;
+}
+
+int arb_sim_arbor_done(const arb_sim *s)
+{
+    const struct arbor_job *j = cjob(s);
+    return j && j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
+}
+
+int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
+{
+    const struct arbor_job *j = cjob(s);
+    if (!j || !out) return ARB_EINVAL;
+    arb_sim_arbor_result r = j->res;
+    const arb_plan *p = j->p;
+    r.ranks = p->cfg.n_ranks;
+    r.ranks_done = j->ranks_done;
+    r.done = arb_sim_arbor_done(s);
+    r.bytes = p->cfg.coll == ARB_COLL_BARRIER ? 0 : p->cfg.bytes;
+    r.finish = ARB_TIME_NEVER;
+    if (j->ranks_done == p->cfg.n_ranks) {
+        r.finish = 0;
+        for (uint32_t k = 0; k < p->cfg.n_ranks; k++)
+            if (j->rank_done[k] > r.finish) r.finish = j->rank_done[k];
+        r.cct = r.finish - r.start;
+        r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
+    }
+    for (uint32_t i = 0; i < j->n_eps; i++) {
+        const struct aep *e = &j->eps[i];
+        if (e->r) {
+            arb_responder_stats st;
+            arb_responder_get_stats(e->r, &st);
+            r.commits += st.commits;
+            r.repair_commits += st.repair_commits;
+            r.repair_credits += st.repair_credits;
+            r.timeouts += st.timeouts;
+            r.agg_miss += st.agg_miss;
+            r.late_masters += st.late_masters;
+            r.tail_replays += st.tail_replays;
+            r.credits += st.credits;
+        } else {
+            arb_requester_stats st;
+            arb_requester_get_stats(e->q, &st);
+            r.requests += st.requests + st.repair_requests;
+            r.results += st.results;
+            r.registers += st.registers;
+            r.ends += st.ends;
+            /* every requester receives every result (pull-result, push) */
+            arb_ep_kind kind = p->channels[e->ch].kind;
+            if (r.done && kind != ARB_EP_BARRIER && e->results < e->offsets)
+                r.inv_missing += e->offsets - e->results;
+        }
+        if (e->cond_done && !e->r && j->p->cfg.coll != ARB_COLL_REDUCE &&
+            p->channels[e->ch].kind != ARB_EP_BARRIER && e->results < e->offsets)
+            r.inv_early++;
+        if (e->r && e->cond_done && e->results < e->offsets) r.inv_early++;
+    }
+    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
+        if (j->agg[n]) {
+            arb_agg_stats st;
+            arb_agg_get_stats(j->agg[n], s->now, &st);
+            r.agg_inputs += st.contributions;
+            r.agg_aggregates += st.aggregates;
+            r.agg_passthrough += st.passthrough;
+            if (st.peak_live > r.peak_live_slots) r.peak_live_slots = st.peak_live;
+            if (arb_agg_check(j->agg[n]) < 0) r.inv_agg_check++;
+        }
+    }
+    /* per node: in + copies == out + consumed + drops + delivered + queued */
+    uint64_t *queued = calloc(arb_topo_n_nodes(s->topo), sizeof *queued);
+    if (queued) {
+        for (uint32_t port = 0; port < s->n_ports; port++) {
+            uint32_t owner = s->ports[s->ports[port].peer_port].peer;
+            const struct plist *ls[2] = {&s->sp[port].q, &s->sp[port].arb_tx};
+            for (int l = 0; l < 2; l++)
+                for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
+                    if (pool_get(&s->pool, i)->kind == PK_ARBOR) queued[owner]++;
+        }
+        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
+            const struct nacct *a = &j->acct[n];
+            if (a->in + a->copies != a->out + a->consumed + a->drops + a->delivered + queued[n])
+                r.inv_conservation++;
+        }
+        free(queued);
+    }
+    r.invariant_errors = r.inv_dup_commit + r.inv_count + r.inv_agg_check + r.inv_missing +
+                         r.inv_early + r.inv_conservation;
+    if (j->cfg.values) r.correct = r.wrong == 0 && r.done && r.inv_missing == 0;
+    r.bytes_per_packet = (uint32_t)(sizeof(struct pkt) + sizeof(arb_hdr));
+    *out = r;
+    return 0;
+}
