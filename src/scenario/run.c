@@ -721,7 +721,8 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
         if (strstr(msg, "bytes")) blame = K_WL_SIZE;
         if (strstr(msg, "root")) blame = K_AR_ROOT;
         if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
-        return key_fail(sc, blame, err, errlen, rc, msg);
+        /* what the scenario asks is impossible: a usage error, not a failed run */
+        return key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, msg);
     }
     r->arb_hdr_len = (*plan)->hdr_len;
     arb_sim_arbor_config ac;

@@ -81,6 +81,42 @@ J=$("$ARBOR" sim scenarios/allreduce-rr-pipelined.ini --json --quiet -s size=2Mi
 has "rr pipelined allreduce completes" "$J" '"completed":true'
 J=$("$ARBOR" sim scenarios/allreduce-leafspine.ini --json --quiet -s size=1MiB)
 has "leaf-spine allreduce completes" "$J" '"completed":true'
+# Arbor: the built-in default is the star-32 AllReduce (64 MiB, header-only).
+J=$("$ARBOR" sim --json --quiet)
+has "default: arbor workload" "$J" '"workload":{"kind":"arbor"'
+has "default: star-32" "$J" '"spec":"star:32"'
+has "default: goodput" "$J" '"goodput_gbps":9[0-9]\.'
+has "default: 8192 commits" "$J" '"commits":8192,'
+has "default: correct null in header-only mode" "$J" '"correct":null'
+has "default: no invariant broken" "$J" '"invariants":{"errors":0,'
+has "default: 16 B headers" "$J" '"header_bytes":16,'
+S=$("$ARBOR" sim --quiet)
+has "summary: arbor line" "$S" "^arbor         allreduce of 67108864 B over 32 ranks"
+has "summary: result line" "$S" "^result        CCT"
+# -s overrides: every collective in values mode, exact results, the wire checked.
+for c in allreduce reduce reducescatter broadcast allgather barrier; do
+    J=$("$ARBOR" sim --json --quiet --wire-check -s topology=leafspine:2,4,2 -s collective=$c \
+        -s size=1MiB -s dtype=i32 -s mode=values -s payload=4096)
+    has "$c: values correct" "$J" '"correct":true'
+    has "$c: wire checked" "$J" '"wire_errors":0,'
+    has "$c: invariants" "$J" '"invariants":{"errors":0,'
+done
+J=$("$ARBOR" sim --json --quiet -s topology=leafspine:2,4,2 -s size=512KiB -s dtype=f16 -s mode=values -s link_rate=400G)
+has "f16 at 400G correct" "$J" '"correct":true'
+has "leaf-spine: 20 B headers" "$J" '"header_bytes":20,'
+J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s mode=values -s loss=0.01 -s arbor.timeout=200us -s run.seed=3)
+has "loss: correct" "$J" '"correct":true'
+has "loss: repairs reported" "$J" '"repairs":[1-9]'
+A=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s loss=0.01 -s arbor.timeout=200us | nohost)
+B=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s loss=0.01 -s arbor.timeout=200us | nohost)
+same "arbor: deterministic" "$A" "$B"
+expect_err "arbor: bad collective" 2 "sim: -s arbor.collective: 'gather' is not one of" "$ARBOR" sim -s collective=gather
+expect_err "arbor: bad size" 2 "workload.size: plan: 6 bytes is not a whole number of f32" "$ARBOR" sim -s size=6
+expect_err "arbor: one rank" 2 "workload.ranks: 1 ranks" "$ARBOR" sim -s workload.ranks=1
+expect_err "arbor: 16 B header on two tiers" 2 "arbor.profile: plan: a path has 2" "$ARBOR" sim -s topology=leafspine:2,4,2 -s profile=16
+expect_err "arbor: loss of 1" 2 "fabric.loss: must be below 1" "$ARBOR" sim -s loss=1
+J=$("$ARBOR" sim scenarios/arbor-star32-values.ini --json --quiet -s size=4MiB)
+has "arbor-star32-values.ini correct" "$J" '"correct":true'
 # docs/scenarios.md has a line for every key, with its default.
 missing=""
 for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do
