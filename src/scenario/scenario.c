@@ -423,6 +423,10 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
         if (k < 0)
             return scn_fail(err, errlen, ARB_EPARSE, "-s %s.%s: unknown key in [%s]", sec, key,
                             sec);
+    } else if (strcmp(nm, "seed") == 0) {
+        /* The run's seed is what "seed" means on a command line; the
+         * routing seed is reached as routing.seed. */
+        k = find_key("run", "seed");
     } else {
         int hits = 0;
         for (int i = 0; i < K_COUNT; i++)

@@ -28,7 +28,7 @@ printf '[workload]\nkind = htsim\nfile = missing.cm\n' >"$TMP/bad5.ini"
 expect_err "missing trace file" 2 "bad5.ini:3: workload.file: .*missing.cm: cannot open" "$ARBOR" sim "$TMP/bad5.ini"
 expect_err "missing scenario file" 2 "nope.ini: cannot open" "$ARBOR" sim "$TMP/nope.ini"
 expect_err "bad -s value" 2 "sim: -s transport.rto: 'x' is not a time" "$ARBOR" sim "$TMP/small.ini" -s transport.rto=x
-expect_err "ambiguous -s key" 2 "sim: -s seed: ambiguous key" "$ARBOR" sim "$TMP/small.ini" -s seed=3
+expect_err "ambiguous -s key" 2 "sim: -s window: ambiguous key" "$ARBOR" sim "$TMP/small.ini" -s window=3
 expect_err "-s without =" 2 "expected section.key=value" "$ARBOR" sim -s fabric.topology
 expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" sim --bogus
 expect_err "two files" 2 "one scenario file only" "$ARBOR" sim a.ini b.ini

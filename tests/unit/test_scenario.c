@@ -76,8 +76,11 @@ TEST(overrides)
     CHECK_STR(arb_scenario_get(sc, "transport", "mtu"), "2KiB");
     CHECK_EQ_I(arb_scenario_set(sc, "qp_mode=rr", err, sizeof err), 0);
     CHECK_STR(arb_scenario_get(sc, "workload", "qp_mode"), "rr");
-    CHECK_EQ_I(arb_scenario_set(sc, "seed=5", err, sizeof err), ARB_EPARSE);
-    CHECK(strstr(err, "ambiguous") && strstr(err, "run.seed"));
+    CHECK_EQ_I(arb_scenario_set(sc, "seed=5", err, sizeof err), 0); /* bare seed: the run's */
+    CHECK_STR(arb_scenario_get(sc, "run", "seed"), "5");
+    CHECK_EQ_I(arb_scenario_set(sc, "window=5", err, sizeof err), ARB_EPARSE);
+    CHECK(strstr(err, "ambiguous") && strstr(err, "transport.window") &&
+          strstr(err, "arbor.window"));
     CHECK_EQ_I(arb_scenario_set(sc, "transport.mtu=abc", err, sizeof err), ARB_EPARSE);
     CHECK(strncmp(err, "-s transport.mtu: 'abc' is not a size", 37) == 0);
     CHECK_EQ_I(arb_scenario_set(sc, "transport.bogus=1", err, sizeof err), ARB_EPARSE);
