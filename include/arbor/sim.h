@@ -293,7 +293,8 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
  * opcode 0x81 with its 16 reserved bytes), the payload as zero bytes, and
  * a 4-byte ICRC field (written as zero, not computed). The timestamp is
  * the simulated time the first bit leaves, truncated to the nanosecond.
- * docs/transports.md lists every field.
+ * Arbor packets (arb_sim_arbor_add) are not written. docs/transports.md
+ * lists every field.
  */
 typedef struct arb_sim_pcap arb_sim_pcap;
 

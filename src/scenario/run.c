@@ -495,6 +495,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     memset(&route, 0, sizeof route);
     arb_workload *w = NULL;
     arb_sim *s = NULL;
+    arb_sim_pcap *pcap = NULL;
     struct sampler sp;
     memset(&sp, 0, sizeof sp);
     char msg[512];
@@ -570,6 +571,27 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         goto done;
     }
     snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
+    /* capture (run.pcap): after the routing, whose tap it chains to */
+    char *pcap_path = scn_path(sc, K_RUN_PCAP);
+    if (pcap_path) {
+        uint32_t *pp = NULL;
+        unsigned npp = 0;
+        rc = scn_port_list(t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
+        if (rc < 0) {
+            free(pcap_path);
+            rc = key_fail(sc, K_RUN_PCAPPORTS, err, errlen, rc, msg);
+            goto done;
+        }
+        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, 0);
+        free(pp);
+        free(pcap_path);
+        if (rc < 0) {
+            rc = key_fail(sc, K_RUN_PCAP, err, errlen, rc,
+                          rc == ARB_EIO ? "cannot create the file" : "out of memory");
+            goto done;
+        }
+        arb_sim_pcap_install(pcap, &cfg);
+    }
     rc = arb_sim_new(&s, t, &cfg);
     if (rc < 0) {
         rc = scn_fail(err, errlen, rc, "simulator: %s", arb_strerror(rc));
@@ -614,6 +636,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         arb_sim_get_stats(s, &r->st);
         if (w) {
             arb_workload_get_result(w, &r->wr);
+        } else if (!progress && !arb_sim_arbor_done(s)) {
+            r->wr.done = 0; /* the full figures (invariants) only when needed */
         } else {
             arb_sim_arbor_result_get(s, &r->ar);
             r->wr.done = r->ar.done;
@@ -648,6 +672,10 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         r->wr.done = r->ar.done;
     }
 done:
+    if (pcap) {
+        int prc = arb_sim_pcap_close(pcap);
+        if (prc < 0 && rc == 0) rc = key_fail(sc, K_RUN_PCAP, err, errlen, prc, "a write failed");
+    }
     arb_sim_free(s);
     arb_plan_free(plan);
     arb_workload_free(w);

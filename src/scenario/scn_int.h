@@ -113,7 +113,12 @@
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \
       "stop at this simulated time; 0: when the fabric is idle")                                   \
     X(RUN_SAMPLE, "run", "sample", VT_TIME, "10us", NULL, 0, 0,                                    \
-      "interval of queue and utilisation samples; 0: none")
+      "interval of queue and utilisation samples; 0: none")                                        \
+    X(RUN_PCAP, "run", "pcap", VT_PATH, "", NULL, 0, 0,                                            \
+      "write the frames of run.pcap_ports to this pcap file (empty: none)")                        \
+    X(RUN_PCAPPORTS, "run", "pcap_ports", VT_LIST, "all", NULL, 0, 0,                              \
+      "links to capture: all, host:hN, switch:NAME, link:A-B[/K], up:NAME:Q, down:NAME:D, "        \
+      "port:NAME:P (both directions)")
 
 enum scn_vt {
     VT_STR,
@@ -165,5 +170,14 @@ struct scn_route {
 };
 int scn_route_make(struct scn_route *r, arb_topo *t, const char *spec, uint64_t seed,
                    arb_sim_config *cfg, char *err, size_t errlen);
+
+/* Port lists (ports.c): mark[p] = 1 for both directions of every link the
+ * comma-separated list names (all, host:hN, switch:NAME, link:A-B[/K],
+ * up:NAME:Q, down:NAME:D, port:NAME:P); scn_port_list returns the marked
+ * ports in order (malloc'd). Errors ARB_EPARSE, ARB_ENOENT, ARB_ENOMEM with
+ * the item in msg. */
+int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg, size_t len);
+int scn_port_list(const arb_topo *t, const char *list, uint32_t **ports, unsigned *n_ports,
+                  char *msg, size_t len);
 
 #endif

@@ -161,6 +161,7 @@ void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_si
 {
     arb_sim_pcap *c = ctx;
     int want = !c->want || (port < c->n_want_bits && (c->want[port >> 3] >> (port & 7)) & 1);
+    if (f->kind > ARB_SIM_CNP) want = 0; /* an Arbor packet: not a RoCE frame */
     if (want && !c->failed) {
         size_t ulen = roce_payload(sim, f, c->udp);
         arb_frame_addr a;

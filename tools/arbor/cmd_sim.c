@@ -17,7 +17,7 @@
 
 static const char sim_usage[] =
     "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [--json] [--csv PREFIX]\n"
-    "                 [--wire-check] [--quiet]\n"
+    "                 [--pcap PORTS FILE] [--wire-check] [--quiet]\n"
     "\n"
     "Run a scenario through the packet simulator. Without FILE, the built-in\n"
     "default: an Arbor AllReduce of 64 MiB over star-32 (100 Gb/s, 1 us links,\n"
@@ -31,6 +31,9 @@ static const char sim_usage[] =
     "--wire-check   arbor.wire_check=on: round-trip every Arbor header through the codec\n"
     "--json         one JSON object on stdout (docs/simulator.md has the schema)\n"
     "--csv PREFIX   write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
+    "--pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
+    "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
+    "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
     "--quiet        no progress bar (shown on a terminal after one second)\n"
     "--keys         list every key with its default and exit\n"
     "\n"
@@ -221,7 +224,10 @@ int cmd_sim(int argc, char **argv)
             ;
         else if (strcmp(a, "--quiet") == 0)
             quiet = 1;
-        else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
+        else if (strcmp(a, "--pcap") == 0) {
+            if (i + 2 >= argc) return cli_error("sim", "--pcap needs PORTS and FILE");
+            i += 2;
+        } else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
             if (i + 1 >= argc) return cli_error("sim", "%s needs a value", a);
             i++;
             if (strcmp(a, "--csv") == 0) csv = argv[i];
@@ -256,6 +262,20 @@ int cmd_sim(int argc, char **argv)
             rc = arb_scenario_set(sc, as, err, sizeof err);
         } else if (strcmp(argv[i], "--csv") == 0) {
             i++;
+        } else if (strcmp(argv[i], "--pcap") == 0) {
+            size_t n = strlen(argv[i + 1]) + strlen(argv[i + 2]) + 32;
+            char *as = malloc(n);
+            if (!as) {
+                arb_scenario_free(sc);
+                fprintf(stderr, "arbor sim: out of memory\n");
+                return CLI_EXIT_FAIL;
+            }
+            snprintf(as, n, "run.pcap_ports=%s", argv[i + 1]);
+            rc = arb_scenario_set(sc, as, err, sizeof err);
+            snprintf(as, n, "run.pcap=%s", argv[i + 2]);
+            if (rc == 0) rc = arb_scenario_set(sc, as, err, sizeof err);
+            free(as);
+            i += 2;
         } else if (strcmp(argv[i], "--wire-check") == 0) {
             rc = arb_scenario_set(sc, "arbor.wire_check=on", err, sizeof err);
         }

@@ -1,0 +1,69 @@
+# arbor sim --pcap PORTS FILE: the capture of chosen links, read back with
+# tshark (its RoCEv2 / InfiniBand dissector): addresses, ports, opcodes,
+# PSNs and ECN bits, and only the links named. Skipped without tshark.
+. "$(dirname "$0")/lib.sh"
+
+same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
+
+cat >"$TMP/ring.ini" <<'INI'
+[fabric]
+topology = leafspine:2,2,2
+[workload]
+kind = ring_allreduce
+size = 64KiB
+[run]
+sample = 5us
+INI
+
+# Bad port lists and files: exit 2, naming the key.
+expect_err "bad port" 2 "run.pcap_ports: 'up:L1.0:9': the node has 2 such ports" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap up:L1.0:9 "$TMP/x.pcap"
+expect_err "bad port kind" 2 "run.pcap_ports: 'leaf:L1.0': unknown kind" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap leaf:L1.0 "$TMP/x.pcap"
+expect_err "unknown node" 2 "run.pcap_ports: 'host:h9': no node h9" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap host:h9 "$TMP/x.pcap"
+expect_err "file not created" 2 "run.pcap: cannot create the file" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/no/such/dir.pcap"
+expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
+    "$ARBOR" sim "$TMP/ring.ini" --pcap all
+
+if ! command -v tshark >/dev/null 2>&1; then
+    echo "skipped: tshark not found (install it with scripts/deps.sh)"
+    finish
+    exit 0
+fi
+mkdir -p "$TMP/home"
+ts() {
+    HOME=$TMP/home XDG_CONFIG_HOME=$TMP/home/.config WIRESHARK_CONFIG_DIR=$TMP/home/ws \
+        tshark -n "$@" 2>>"$TMP/tshark.err"
+}
+
+# Host h0's NIC link: 4 ranks on 4 hosts; rank 0 sends 6 messages of
+# 16 KiB (4 packets each: SEND first, middle, middle, last) to h1 and
+# receives as many from h3, acking every packet.
+"$ARBOR" sim "$TMP/ring.ini" --quiet --json --pcap host:h0 "$TMP/h0.pcap" >"$TMP/h0.json"
+expect_status "capture written" 0 test -s "$TMP/h0.pcap"
+F=$(ts -r "$TMP/h0.pcap" -T fields -e ip.src -e ip.dst -e udp.dstport \
+    -e infiniband.bth.opcode -e infiniband.bth.psn -e ip.dsfield.ecn -e frame.len)
+same "frames: 24 + 24 data, 24 + 24 acks" "96" "$(printf '%s\n' "$F" | wc -l | tr -d ' ')"
+same "only h0's link" "" "$(printf '%s\n' "$F" | awk '$1 != "10.0.0.0" && $2 != "10.0.0.0"')"
+same "all to UDP 4791" "4791" "$(printf '%s\n' "$F" | cut -f3 | sort -u)"
+same "h0's data to h1" "24" "$(printf '%s\n' "$F" | awk '$1 == "10.0.0.0" && $2 == "10.0.0.1" && $7 == 4154' | wc -l | tr -d ' ')"
+same "first frame: SEND first, PSN 0, ECT(0)" "10.0.0.0 10.0.0.1 4791 0 0 2 4154" \
+    "$(printf '%s\n' "$F" | head -1 | tr '\t' ' ')"
+same "opcodes: SEND first/middle/last, Acknowledge" "0 1 17 2" \
+    "$(printf '%s\n' "$F" | cut -f4 | sort -u | tr '\n' ' ' | sed 's/ $//')"
+same "acks are not ECN-capable" "0" \
+    "$(printf '%s\n' "$F" | awk '$4 == 17 { print $6 }' | sort -u)"
+same "the AETH says ACK (syndrome 0x1f)" "31" \
+    "$(ts -r "$TMP/h0.pcap" -Y 'infiniband.bth.opcode == 17' -T fields -e infiniband.aeth.syndrome | sort -u)"
+
+# One up link of a leaf, and all: every frame of the run.
+"$ARBOR" sim "$TMP/ring.ini" --quiet --pcap up:L1.0:1 "$TMP/up.pcap" >/dev/null
+N=$(ts -r "$TMP/up.pcap" | wc -l | tr -d ' ')
+if [ "$N" -gt 0 ] && [ "$N" -lt 96 ]; then pass "an up link carries part"; else fail "an up link carries part" "$N frames"; fi
+same "no tshark malformed frames" "" "$(ts -r "$TMP/up.pcap" -Y '_ws.malformed' | head -1)"
+"$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/all.pcap" >/dev/null
+"$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/all2.pcap" >/dev/null
+expect_status "same capture twice" 0 cmp "$TMP/all.pcap" "$TMP/all2.pcap"
+finish
