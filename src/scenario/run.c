@@ -554,6 +554,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     if (w) {
         cfg.on_flow_done = arb_workload_on_flow_done;
         cfg.done_ctx = w;
+        cfg.on_flow_sent = arb_workload_on_flow_sent;
+        cfg.sent_ctx = w;
     }
     cfg.loss = scn_real(sc, K_FAB_LOSS);
     if (cfg.loss >= 1) {

@@ -67,6 +67,7 @@ struct arbor_job {
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
     uint32_t *host_eps;
+    uint32_t *ep_at; /* rank x channel: the rank's engine of that channel, or NONE */
     arb_time *timer_at;
     uint64_t *timer_seq;
     uint8_t *started;
@@ -700,12 +701,9 @@ void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
     size_t len = k->aux != NONE ? k->payload : 0;
     uint32_t r = j->rank_of_host[host];
     struct aep *e = NULL;
-    for (uint32_t x = j->host_first[host]; x < j->host_first[host + 1]; x++) {
-        struct aep *y = &j->eps[j->host_eps[x]];
-        if (y->ch == k->conn) {
-            e = y;
-            break;
-        }
+    if (r != NONE) {
+        uint32_t x = j->ep_at[(size_t)r * j->p->n_channels + k->conn];
+        if (x != NONE) e = &j->eps[x];
     }
     if (e && e->r) {
         int from = ARB_EP_NOT_MEMBER;
@@ -785,6 +783,7 @@ void arbor_free(arb_sim *s)
     free(j->eps);
     free(j->host_first);
     free(j->host_eps);
+    free(j->ep_at);
     free(j->timer_at);
     free(j->timer_seq);
     free(j->started);
@@ -806,7 +805,10 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
     j->eps = calloc(j->n_eps, sizeof *j->eps);
     j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
     j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
-    if (!j->eps || !j->host_first || !j->host_eps) return ARB_ENOMEM;
+    j->ep_at = malloc((size_t)p->cfg.n_ranks * p->n_channels * sizeof *j->ep_at);
+    if (!j->eps || !j->host_first || !j->host_eps || !j->ep_at) return ARB_ENOMEM;
+    for (size_t i = 0; i < (size_t)p->cfg.n_ranks * p->n_channels; i++)
+        j->ep_at[i] = NONE;
     uint32_t x = 0;
     for (uint32_t c = 0; c < p->n_channels; c++) {
         const arb_plan_channel *ch = &p->channels[c];
@@ -820,6 +822,7 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
             e->rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
             e->host = p->ranks[e->rank];
             e->member = m == 0 ? NONE : m - 1;
+            j->ep_at[(size_t)e->rank * p->n_channels + c] = x;
             j->host_first[e->host + 1]++;
             j->need[e->rank]++;
             int rc;

@@ -19,7 +19,8 @@ int evq_init(struct evq *q, size_t cap)
     q->hcap = cap ? cap : 64;
     q->h = malloc(q->hcap * sizeof *q->h);
     q->wheel = calloc(NB, sizeof *q->wheel);
-    if (!q->h || !q->wheel) {
+    q->occ = calloc(NB / 64, sizeof *q->occ);
+    if (!q->h || !q->wheel || !q->occ) {
         evq_free(q);
         return ARB_ENOMEM;
     }
@@ -32,6 +33,7 @@ void evq_free(struct evq *q)
         for (uint32_t i = 0; i < NB; i++)
             free(q->wheel[i].e);
     free(q->wheel);
+    free(q->occ);
     free(q->h);
     free(q->scratch);
     memset(q, 0, sizeof *q);
@@ -156,6 +158,30 @@ static int sort_entries(struct evq *q, struct evq_entry *a, size_t n)
 
 /* ---- the wheel ---------------------------------------------------------- */
 
+static void mark(struct evq *q, uint64_t bi)
+{
+    q->occ[(bi & MASK) >> 6] |= UINT64_C(1) << (bi & 63);
+}
+
+/* The first occupied bucket after cur (the wheel holds cur .. cur + NB - 1
+ * only, so the circular order from cur is the time order); cur + 1 when
+ * none is marked. */
+static uint64_t next_occupied(const struct evq *q)
+{
+    uint32_t from = (uint32_t)((q->cur + 1) & MASK);
+    for (uint32_t k = 0; k <= NB / 64; k++) {
+        uint32_t w = ((from >> 6) + k) & (NB / 64 - 1);
+        uint64_t bits = q->occ[w];
+        if (k == 0) bits &= ~UINT64_C(0) << (from & 63);
+        if (k == NB / 64) bits &= (UINT64_C(1) << (from & 63)) - 1;
+        if (bits) {
+            uint32_t b = w << 6 | (uint32_t)__builtin_ctzll(bits);
+            return q->cur + ((b - (uint32_t)(q->cur & MASK)) & MASK);
+        }
+    }
+    return q->cur + 1;
+}
+
 int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
 {
     if (target > EVQ_TARGET_MAX || q->seq > EVQ_SEQ_MAX) return ARB_ERANGE;
@@ -170,9 +196,11 @@ int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
         struct evq_bucket *b = &q->wheel[q->cur & MASK];
         rc = q->sorted ? bucket_insert_sorted(b, q->pos, e) : bucket_append(b, e);
         q->in_wheel++;
+        if (rc == 0) mark(q, q->cur);
     } else if (bi - q->cur < NB) {
         rc = bucket_append(&q->wheel[bi & MASK], e);
         q->in_wheel++;
+        if (rc == 0) mark(q, bi);
     } else {
         rc = heap_push(q, e);
     }
@@ -194,6 +222,7 @@ static int migrate(struct evq *q)
             heap_push(q, e); /* cannot fail: the heap just shrank */
             return ARB_ENOMEM;
         }
+        mark(q, e.t >> EVQ_BUCKET_SHIFT);
         q->in_wheel++;
     }
     return 0;
@@ -207,13 +236,14 @@ static struct evq_bucket *current(struct evq *q)
     struct evq_bucket *b = &q->wheel[q->cur & MASK];
     if (q->pos >= b->n) {
         b->n = 0;
+        q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
         q->pos = 0;
         q->sorted = 0;
         do {
             if (q->in_wheel == 0)
                 q->cur = q->h[0].t >> EVQ_BUCKET_SHIFT; /* jump over the empty wheel */
             else
-                q->cur++;
+                q->cur = next_occupied(q); /* skip the empty buckets */
             if (migrate(q) < 0) return NULL;
             b = &q->wheel[q->cur & MASK];
         } while (b->n == 0);

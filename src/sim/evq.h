@@ -47,6 +47,7 @@ struct evq {
     uint32_t pos;             /* next entry of the current bucket */
     int sorted;               /* the current bucket is sorted from pos on */
     size_t in_wheel;          /* entries in the wheel */
+    uint64_t *occ;            /* a bit per bucket: it holds entries */
     struct evq_entry *h;      /* the overflow heap */
     size_t hn, hcap;
     struct evq_entry *scratch; /* merge-sort buffer */
