@@ -107,6 +107,12 @@ typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t nod
  * (a workload's next step). */
 typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time now);
 
+/* The same signature for on_flow_sent: flow `flow` has put the last of its
+ * packets on the wire for the first time (every PSN has left the sender
+ * once; retransmissions may follow). Called after the event, before the
+ * completions of that event, so a sender that keeps a queue pair's
+ * messages in order can post the next one back to back. */
+
 /* Called when a packet starts serialising on `port` (taps, captures). */
 typedef void (*arb_sim_tap_fn)(void *ctx, const arb_sim *sim, uint32_t port,
                                const arb_sim_pkt_info *f, arb_time now);
@@ -158,6 +164,8 @@ typedef struct arb_sim_config {
     void *route_ctx;
     arb_sim_done_fn on_flow_done; /* optional */
     void *done_ctx;
+    arb_sim_done_fn on_flow_sent; /* optional: all data sent once (ctx: sent_ctx) */
+    void *sent_ctx;
     arb_sim_tap_fn tap; /* optional */
     void *tap_ctx;
     arb_sim_inband_fn inband; /* optional (lb.h sets it for CONGA) */
@@ -385,6 +393,10 @@ typedef struct arb_sim_arbor_result {
     uint64_t agg_drops;       /* requests the aggregators dropped */
     uint64_t agg_passthrough; /* fan-in 1 */
     uint32_t peak_live_slots; /* the most any switch held */
+    uint64_t agg_allocations; /* slots allocated by credits */
+    uint64_t agg_reclaimed;   /* of which took a slot still live (pool too small) */
+    arb_time slot_time;       /* summed over switches: slots live (allocation to completion) */
+    arb_time partial_slot_time; /* summed: slots partially filled (first input to completion) */
     uint64_t copies;          /* extra copies made by replication */
     /* values mode: elements checked and wrong; correct = -1 in header-only mode */
     uint64_t checked, wrong;

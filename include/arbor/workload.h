@@ -5,9 +5,10 @@
  *
  * A workload drives a simulator (sim.h) through arb_sim_add_flow and the
  * flow-completion callback: make the workload, make the simulator with
- * cfg.on_flow_done = arb_workload_on_flow_done and cfg.done_ctx = the
- * workload, call arb_workload_start, then arb_sim_run. The workload must
- * be the only one adding flows to that simulator.
+ * cfg.on_flow_done = arb_workload_on_flow_done, cfg.on_flow_sent =
+ * arb_workload_on_flow_sent and both contexts = the workload, call
+ * arb_workload_start, then arb_sim_run. The workload must be the only one
+ * adding flows to that simulator.
  *
  * Static workloads (patterns, incast, traces) add their flows at start;
  * a pattern of several phases (shift:all) runs them one after another,
@@ -31,7 +32,10 @@
  *   rr     whole messages go round robin over the QPs (message m on QP
  *          m mod qps).
  * A QP carries its messages in order: its next message enters the
- * simulator when the previous one has been delivered.
+ * simulator when the previous one has sent its last packet (with
+ * arb_workload_on_flow_sent installed as the simulator's on_flow_sent;
+ * otherwise when the previous one has been delivered). A message counts
+ * as received once it and every earlier message of its QP are delivered.
  * A rank is done when it has received all 2(N-1)P messages; the
  * collective's completion time (CCT) is the last rank's, measured from the
  * start. nccl-tests conventions: algbw = S / CCT, busbw = algbw x 2(N-1)/N
@@ -161,6 +165,12 @@ int arb_workload_start(arb_workload *w, arb_sim *s);
 /* The simulator's arb_sim_done_fn; ctx is the workload. An error inside
  * (no memory) is kept for arb_workload_error. */
 void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time now);
+
+/* The simulator's on_flow_sent (ctx: the workload). Optional: with it, a
+ * ring AllReduce QP launches its next message as soon as the previous one
+ * has sent its last packet (back to back, as a NIC runs a QP's send
+ * queue); without it, only once the previous one has been delivered. */
+void arb_workload_on_flow_sent(void *ctx, arb_sim *s, uint32_t flow, arb_time now);
 
 /* The first error met while driving the simulator, or 0. */
 int arb_workload_error(const arb_workload *w);

@@ -840,6 +840,10 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(o, "agg_passthrough", a->agg_passthrough);
     j_u64(o, "agg_drops", a->agg_drops);
     j_u64(o, "peak_live_slots", a->peak_live_slots);
+    j_u64(o, "agg_allocations", a->agg_allocations);
+    j_u64(o, "agg_reclaimed", a->agg_reclaimed);
+    j_us(o, "slot_time_us", a->slot_time);
+    j_us(o, "partial_slot_time_us", a->partial_slot_time);
     j_u64(o, "copies", a->copies);
     j_u64(o, "packets", a->pkts);
     j_u64(o, "wire_bytes", a->wire_bytes);

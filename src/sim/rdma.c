@@ -398,6 +398,8 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
             s->st.retx_bytes += pl;
         } else {
             c->snd_max = (uint32_t)psn + 1;
+            if (c->snd_max == c->n_pkts && s->cfg.on_flow_sent)
+                sim_note_done(s, cid | SIM_SENT_BIT);
         }
         if (c->sent_at) c->sent_at[psn] = s->now;
         if (s->cfg.dcqcn) dcqcn_on_sent(s, c, k->bytes);

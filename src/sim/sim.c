@@ -157,6 +157,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
                      uint16_t sport, uint32_t qp, uint32_t *id)
 {
     if (src >= s->n_hosts || dst >= s->n_hosts || src == dst || bytes == 0) return ARB_EINVAL;
+    if (s->n_conns >= SIM_SENT_BIT) return ARB_ENOMEM; /* flow indices fit in 31 bits */
     uint64_t n_pkts = (bytes + s->cfg.mtu - 1) / s->cfg.mtu;
     if (n_pkts > UINT32_MAX / 2) return ARB_ERANGE;
     if (s->n_conns == s->cap_conns) {
@@ -210,8 +211,13 @@ static void report_done(arb_sim *s)
 {
     /* Callbacks may finish nothing new (they only add flows), but walk by
      * index in case one does. */
-    for (uint32_t i = 0; i < s->n_done; i++)
-        s->cfg.on_flow_done(s->cfg.done_ctx, s, s->done[i], s->now);
+    for (uint32_t i = 0; i < s->n_done; i++) {
+        uint32_t f = s->done[i];
+        if (f & SIM_SENT_BIT)
+            s->cfg.on_flow_sent(s->cfg.sent_ctx, s, f & ~SIM_SENT_BIT, s->now);
+        else
+            s->cfg.on_flow_done(s->cfg.done_ctx, s, f, s->now);
+    }
     s->n_done = 0;
 }
 

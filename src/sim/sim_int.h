@@ -163,6 +163,9 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
 /* sim.c: queue a completion for the callback, run after the event, so
  * that the callback may add flows (and move s->conns) safely. */
 void sim_note_done(arb_sim *s, uint32_t flow);
+/* A flow's "all data sent" notification, queued with the completions (the
+ * flow index with SIM_SENT_BIT set). */
+#define SIM_SENT_BIT 0x80000000u
 
 /* net.c */
 void net_enqueue(arb_sim *s, uint32_t port, uint32_t pkt);

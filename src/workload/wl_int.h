@@ -7,9 +7,13 @@
 
 /* What a simulator flow of a ring AllReduce carries. */
 struct wl_tag {
-    uint32_t rq;  /* rank x qps + QP */
-    uint32_t msg; /* message index within the rank's sequence */
+    uint32_t rq;     /* rank x qps + QP */
+    uint32_t msg;    /* message index within the rank's sequence */
+    uint32_t next_q; /* the next message launched on the same QP (tag index), or WL_NONE */
+    uint8_t sent;    /* all its data has left the sender */
+    uint8_t done;    /* delivered */
 };
+#define WL_NONE UINT32_MAX
 
 struct arb_workload {
     arb_workload_kind kind;
@@ -34,8 +38,11 @@ struct arb_workload {
     uint64_t S;       /* buffer bytes */
     uint32_t *hosts;
     uint64_t *next_post; /* per rank: messages posted */
-    uint64_t *qp_next;   /* per rank x QP: message in flight or next to send */
-    uint8_t *qp_busy;
+    uint64_t *qp_next;   /* per rank x QP: every message before it is delivered */
+    uint64_t *qp_send;   /* per rank x QP: the next message to launch */
+    uint32_t *qp_head;   /* per rank x QP: oldest launched, undelivered message (tag), or WL_NONE */
+    uint32_t *qp_tail;   /* per rank x QP: newest launched message (tag), or WL_NONE */
+    uint8_t *qp_busy;    /* per rank x QP: a message is still sending its data */
     uint16_t *qp_sport;
     uint32_t *qp_num;
     uint64_t *sent;    /* per rank: payload bytes sent */

@@ -88,6 +88,9 @@ void arb_workload_free(arb_workload *w)
     free(w->hosts);
     free(w->next_post);
     free(w->qp_next);
+    free(w->qp_send);
+    free(w->qp_head);
+    free(w->qp_tail);
     free(w->qp_busy);
     free(w->qp_sport);
     free(w->qp_num);
@@ -321,14 +324,17 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
     w->hosts = malloc(n * sizeof *w->hosts);
     w->next_post = calloc(n, sizeof *w->next_post);
     w->qp_next = calloc((size_t)n * q, sizeof *w->qp_next);
+    w->qp_send = calloc((size_t)n * q, sizeof *w->qp_send);
+    w->qp_head = malloc((size_t)n * q * sizeof *w->qp_head);
+    w->qp_tail = malloc((size_t)n * q * sizeof *w->qp_tail);
     w->qp_busy = calloc((size_t)n * q, 1);
     w->qp_sport = calloc((size_t)n * q, sizeof *w->qp_sport);
     w->qp_num = calloc((size_t)n * q, sizeof *w->qp_num);
     w->sent = calloc(n, sizeof *w->sent);
     w->done_at = malloc(n * sizeof *w->done_at);
     uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
-    if (!w->hosts || !w->next_post || !w->qp_next || !w->qp_busy || !w->qp_sport || !w->qp_num ||
-        !w->sent || !w->done_at || !seen) {
+    if (!w->hosts || !w->next_post || !w->qp_next || !w->qp_send || !w->qp_head || !w->qp_tail ||
+        !w->qp_busy || !w->qp_sport || !w->qp_num || !w->sent || !w->done_at || !seen) {
         free(seen);
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -349,6 +355,8 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
         for (uint32_t j = 0; j < q; j++) {
             size_t k = (size_t)r * q + j;
             w->qp_next[k] = w->cfg.qp_mode == ARB_QP_RR ? j : 0;
+            w->qp_send[k] = w->qp_next[k];
+            w->qp_head[k] = w->qp_tail[k] = WL_NONE;
             w->qp_sport[k] = draw_sport(w);
             w->qp_num[k] = draw_qp(w);
         }
@@ -428,9 +436,9 @@ static void launch(arb_workload *w, arb_sim *s, uint32_t r, arb_time now)
     uint32_t right = (r + 1) % w->N;
     for (uint32_t q = 0; q < w->Q; q++) {
         size_t k = (size_t)r * w->Q + q;
-        if (w->qp_busy[k] || w->qp_next[k] >= w->M || w->qp_next[k] >= w->next_post[r]) continue;
+        if (w->qp_busy[k] || w->qp_send[k] >= w->M || w->qp_send[k] >= w->next_post[r]) continue;
         if (grow_tags(w) < 0) return;
-        uint64_t m = w->qp_next[k];
+        uint64_t m = w->qp_send[k];
         uint64_t b = part_bytes(w, r, m, q);
         uint32_t id;
         if (add_flow(w, s, w->hosts[r], w->hosts[right], b, now, w->qp_sport[k], w->qp_num[k],
@@ -440,8 +448,16 @@ static void launch(arb_workload *w, arb_sim *s, uint32_t r, arb_time now)
             w->error = ARB_ESTATE; /* someone else adds flows to this simulator */
             return;
         }
-        w->tags[w->n_tags].rq = (uint32_t)k;
-        w->tags[w->n_tags].msg = (uint32_t)m;
+        struct wl_tag *t = &w->tags[w->n_tags];
+        t->rq = (uint32_t)k;
+        t->msg = (uint32_t)m;
+        t->next_q = WL_NONE;
+        t->sent = t->done = 0;
+        if (w->qp_tail[k] == WL_NONE)
+            w->qp_head[k] = (uint32_t)w->n_tags;
+        else
+            w->tags[w->qp_tail[k]].next_q = (uint32_t)w->n_tags;
+        w->qp_tail[k] = (uint32_t)w->n_tags;
         w->n_tags++;
         w->qp_busy[k] = 1;
         w->sent[r] += b;
@@ -468,14 +484,37 @@ static int allreduce_start(arb_workload *w, arb_sim *s)
     return 0;
 }
 
+/* A message has sent all its data: its QP may launch the next one. */
+static void allreduce_sent(arb_workload *w, arb_sim *s, uint32_t flow, arb_time now)
+{
+    if (flow < w->first_id || flow - w->first_id >= w->n_tags) return;
+    struct wl_tag *t = &w->tags[flow - w->first_id];
+    if (t->sent) return;
+    t->sent = 1;
+    size_t k = t->rq;
+    w->qp_busy[k] = 0;
+    w->qp_send[k] = (uint64_t)t->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
+    launch(w, s, (uint32_t)(k / w->Q), now);
+}
+
 static void allreduce_done(arb_workload *w, arb_sim *s, uint32_t flow, arb_time now)
 {
     if (flow < w->first_id || flow - w->first_id >= w->n_tags) return;
-    const struct wl_tag *t = &w->tags[flow - w->first_id];
-    size_t k = t->rq;
+    uint32_t ti = flow - w->first_id;
+    /* without the simulator's sent notifications, delivery implies it */
+    if (!w->tags[ti].sent) allreduce_sent(w, s, flow, now);
+    if (w->error) return;
+    w->tags[ti].done = 1;
+    size_t k = w->tags[ti].rq;
     uint32_t r = (uint32_t)(k / w->Q);
-    w->qp_busy[k] = 0;
-    w->qp_next[k] = (uint64_t)t->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
+    /* the QP's delivered prefix: messages may complete out of order
+     * (a retransmitted tail), the cursor moves over the done ones */
+    while (w->qp_head[k] != WL_NONE && w->tags[w->qp_head[k]].done) {
+        const struct wl_tag *h = &w->tags[w->qp_head[k]];
+        w->qp_next[k] = (uint64_t)h->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
+        w->qp_head[k] = h->next_q;
+    }
+    if (w->qp_head[k] == WL_NONE) w->qp_tail[k] = WL_NONE;
     uint32_t right = (r + 1) % w->N;
     if (w->done_at[right] == ARB_TIME_NEVER && received_count(w, right) == w->M) {
         w->done_at[right] = now;
@@ -513,6 +552,12 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
             w->finish = now;
         }
     }
+}
+
+void arb_workload_on_flow_sent(void *ctx, arb_sim *s, uint32_t flow, arb_time now)
+{
+    arb_workload *w = ctx;
+    if (w->kind == ARB_WL_ALLREDUCE) allreduce_sent(w, s, flow, now);
 }
 
 void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)

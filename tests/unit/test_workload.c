@@ -25,6 +25,8 @@ struct rig {
     arb_sim *s;
 };
 
+static int rig_no_sent; /* 1: the simulator without on_flow_sent */
+
 static int rig_new(struct rig *g, const char *topo, arb_workload *w, uint32_t ack_every)
 {
     memset(g, 0, sizeof *g);
@@ -37,6 +39,10 @@ static int rig_new(struct rig *g, const char *topo, arb_workload *w, uint32_t ac
     cfg.route_ctx = g->r;
     cfg.on_flow_done = arb_workload_on_flow_done;
     cfg.done_ctx = w;
+    if (!rig_no_sent) {
+        cfg.on_flow_sent = arb_workload_on_flow_sent;
+        cfg.sent_ctx = w;
+    }
     cfg.ack_every = ack_every;
     if (arb_sim_new(&g->s, g->t, &cfg) < 0) return -1;
     if (arb_workload_start(w, g->s) < 0) return -1;
@@ -174,9 +180,11 @@ TEST(allreduce_qp_disciplines)
     }
 }
 
-/* Pipelining by chunk: four slices per chunk, four times the messages.
- * (A QP's next message enters when the previous one has been delivered,
- * so slices on one QP are separated by a path latency: workload.h.) */
+/* Pipelining by chunk: four slices per chunk, four times the messages. A
+ * QP's next message enters as soon as the previous one has sent its last
+ * packet (on_flow_sent), so the slices of a star keep every NIC busy and
+ * the collective takes about 97 packet times + 2 delays against six
+ * store-and-forward steps of 17 packet times + 2 delays unpipelined. */
 TEST(allreduce_pipelined)
 {
     const uint32_t N = 4;
@@ -199,6 +207,84 @@ TEST(allreduce_pipelined)
         arb_workload_free(w);
     }
     CHECK(cct[0] > 0 && cct[1] > 0);
+    /* Pipelined, every NIC is the bottleneck: 24 slices of 4 packets back
+     * to back, then the last packet's store and forward; the NIC's acks of
+     * what it receives (one per packet) go ahead of data in between. */
+    arb_time tf = arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE);
+    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
+    arb_time d = ARB_TOPO_DEFAULT_DELAY;
+    arb_time lo = 97 * tf + 2 * d;
+    CHECK(cct[1] >= lo && cct[1] <= lo + 96 * tc);
+    /* Unpipelined: six steps of a 16-packet message through the switch. */
+    CHECK(cct[0] >= 6 * (17 * tf + 2 * d));
+    CHECK(cct[1] < cct[0] * 4 / 5);
+}
+
+static void note_time(void *ctx, arb_sim *s, uint32_t flow, arb_time now)
+{
+    (void)s;
+    ((arb_time *)ctx)[flow] = now;
+}
+
+/* The simulator's "all data sent": when the last packet starts on the
+ * NIC (after n-1 serialisations and one ack), once, before the flow is
+ * delivered. */
+TEST(sim_flow_sent_notification)
+{
+    arb_topo *t;
+    arb_route *r;
+    arb_sim *s;
+    char err[256];
+    CHECK_EQ_I(arb_topo_new(&t, "star:2", NULL, err, sizeof err), 0);
+    CHECK_EQ_I(arb_route_new(&r, t, "ecmp", NULL, err, sizeof err), 0);
+    arb_time sent[2] = {ARB_TIME_NEVER, ARB_TIME_NEVER};
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = route_fn;
+    cfg.route_ctx = r;
+    cfg.on_flow_sent = note_time;
+    cfg.sent_ctx = sent;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 10 * 4096, 0, 5000, 7, NULL), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, 100, 0, 5001, 8, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER - 1), 0);
+    /* h0's NIC also sends the ack of h1's one-packet flow, ahead of data */
+    CHECK_EQ_U(sent[0], 9 * arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE) +
+                            arb_time_tx(86, ARB_TOPO_DEFAULT_RATE));
+    CHECK_EQ_U(sent[1], 0);
+    arb_sim_flow_result fr;
+    CHECK_EQ_I(arb_sim_flow(s, 0, &fr), 0);
+    CHECK(fr.finish > sent[0]);
+    arb_sim_free(s);
+    arb_route_free(r);
+    arb_topo_free(t);
+}
+
+/* Without the simulator's sent notifications a QP waits for delivery: the
+ * same collective completes, later. */
+TEST(allreduce_without_sent_callback)
+{
+    const uint64_t S = 4 * 65536;
+    arb_time cct[2];
+    for (int k = 0; k < 2; k++) {
+        arb_workload *w = allreduce(4, S, 16384, 1, ARB_QP_SPLIT, 4);
+        CHECK(w != NULL);
+        if (!w) return;
+        rig_no_sent = k;
+        struct rig g;
+        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        rig_no_sent = 0;
+        arb_workload_result r;
+        arb_workload_get_result(w, &r);
+        CHECK(r.done);
+        cct[k] = r.cct;
+        arb_sim_stats st;
+        arb_sim_get_stats(g.s, &st);
+        CHECK_EQ_U(st.payload_delivered, 6 * S);
+        rig_free(&g);
+        arb_workload_free(w);
+    }
+    CHECK(cct[0] < cct[1]);
 }
 
 TEST(allreduce_bad_config)
@@ -411,7 +497,9 @@ int main(void)
     RUN(allreduce_star_formula);
     RUN(allreduce_uneven_chunks);
     RUN(allreduce_qp_disciplines);
+    RUN(sim_flow_sent_notification);
     RUN(allreduce_pipelined);
+    RUN(allreduce_without_sent_callback);
     RUN(allreduce_bad_config);
     RUN(pattern_phases);
     RUN(incast);
