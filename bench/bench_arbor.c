@@ -44,8 +44,8 @@ static int run_case(const struct bcase *c, const char *size, int fd)
     arb_scenario *sc;
     char err[1024], set[64];
     if (arb_scenario_new(&sc) < 0) return 1;
-    int rc = c->arbor ? arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)",
-                                                 ".", err, sizeof err)
+    int rc = c->arbor ? arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", ".",
+                                                 err, sizeof err)
                       : arb_scenario_load(sc, "scenarios/arbor-star32-ring.ini", err, sizeof err);
     snprintf(set, sizeof set, "workload.size=%s", size);
     if (rc == 0) rc = arb_scenario_set(sc, set, err, sizeof err);
@@ -71,10 +71,9 @@ static int run_case(const struct bcase *c, const char *size, int fd)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("%-9s %13.3f %11.0f %11.0f %8.2f %8.3f %8.3f %8.1f %s\n", c->name,
-           (double)arb_scenario_result_time(r) / 1e6, (double)st->packet_hops,
-           (double)st->events, wall, (double)st->packet_hops / wall / 1e6,
-           (double)st->events / wall / 1e6, (double)ru.ru_maxrss / 1024.0,
-           (ar ? ar->done : wr->done) ? "" : "(not finished)");
+           (double)arb_scenario_result_time(r) / 1e6, (double)st->packet_hops, (double)st->events,
+           wall, (double)st->packet_hops / wall / 1e6, (double)st->events / wall / 1e6,
+           (double)ru.ru_maxrss / 1024.0, (ar ? ar->done : wr->done) ? "" : "(not finished)");
     fflush(stdout);
     char line[96];
     int n = snprintf(line, sizeof line, "%.17g %.17g\n", (double)st->packet_hops, wall);

@@ -397,6 +397,8 @@ typedef struct arb_sim_arbor_result {
     uint64_t agg_reclaimed;   /* of which took a slot still live (pool too small) */
     arb_time slot_time;       /* summed over switches: slots live (allocation to completion) */
     arb_time partial_slot_time; /* summed: slots partially filled (first input to completion) */
+    /* normal credit sent -> offset committed, at the responders (the loop R) */
+    arb_time rtt_mean, rtt_max;
     uint64_t copies;          /* extra copies made by replication */
     /* values mode: elements checked and wrong; correct = -1 in header-only mode */
     uint64_t checked, wrong;

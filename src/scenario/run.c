@@ -844,6 +844,8 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(o, "agg_reclaimed", a->agg_reclaimed);
     j_us(o, "slot_time_us", a->slot_time);
     j_us(o, "partial_slot_time_us", a->partial_slot_time);
+    j_us(o, "rtt_mean_us", a->rtt_mean);
+    j_us(o, "rtt_max_us", a->rtt_max);
     j_u64(o, "copies", a->copies);
     j_u64(o, "packets", a->pkts);
     j_u64(o, "wire_bytes", a->wire_bytes);

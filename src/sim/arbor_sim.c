@@ -41,12 +41,13 @@ struct aep {
     uint32_t ch, host, rank, member; /* member: NONE for the responder */
     arb_responder *r;
     arb_requester *q;
-    uint32_t offsets;   /* packets of the channel's message */
-    uint32_t results;   /* requester: results delivered; responder: commits */
-    uint8_t *committed; /* responder: bitmap of offsets committed */
-    uint8_t *result;    /* responder, values mode, pull kinds: the result cache */
-    uint8_t cond_done;  /* the rank's condition on this engine is met */
-    uint8_t finished;   /* the engine is done (all ENDs, END_ACK) */
+    uint32_t offsets;    /* packets of the channel's message */
+    uint32_t results;    /* requester: results delivered; responder: commits */
+    uint8_t *committed;  /* responder: bitmap of offsets committed */
+    arb_time *credit_at; /* responder: when offset i's normal credit left (first message) */
+    uint8_t *result;     /* responder, values mode, pull kinds: the result cache */
+    uint8_t cond_done;   /* the rank's condition on this engine is met */
+    uint8_t finished;    /* the engine is done (all ENDs, END_ACK) */
 };
 
 struct nacct {
@@ -59,6 +60,7 @@ struct arbor_job {
     const arb_plan *p;
     arb_hdr *hdr; /* side table, by packet index */
     uint32_t cap_hdr;
+    uint64_t rtt_sum, rtt_n; /* credit-to-commit times (rtt_mean) */
     struct bufpool bp;
     arb_agg **agg;   /* per node; NULL where nothing aggregates */
     uint32_t *entry; /* n_nodes x n_trees: entry index or NONE */
@@ -233,12 +235,17 @@ static void on_commit_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t in
     struct arbor_job *j = e->j;
     (void)msg_id;
     (void)offset;
-    (void)repaired;
     if (index >= e->offsets || (e->committed[index >> 3] >> (index & 7)) & 1) {
         j->res.inv_dup_commit++;
         return;
     }
     e->committed[index >> 3] |= (uint8_t)(1u << (index & 7));
+    if (e->credit_at && e->credit_at[index] != ARB_TIME_NEVER && !repaired) {
+        arb_time rtt = j->s->now - e->credit_at[index];
+        j->rtt_sum += rtt;
+        j->rtt_n++;
+        if (rtt > j->res.rtt_max) j->res.rtt_max = rtt;
+    }
     if (count != j->p->channels[e->ch].n_members) j->res.inv_count++;
     if (j->cfg.values && result && len) check(j, e->ch, index, result, len);
     e->results++;
@@ -434,6 +441,10 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     struct pkt *k = pool_get(&s->pool, i);
     const arb_plan_channel *c = &j->p->channels[e->ch];
     j->hdr[i] = *h;
+    if (e->credit_at && h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair &&
+        h->message_id == 0 && h->offset_b < e->offsets &&
+        e->credit_at[h->offset_b] == ARB_TIME_NEVER)
+        e->credit_at[h->offset_b] = s->now;
     k->kind = PK_ARBOR;
     k->conn = e->ch;
     k->src = e->host;
@@ -768,6 +779,7 @@ void arbor_free(arb_sim *s)
         arb_responder_free(j->eps[i].r);
         arb_requester_free(j->eps[i].q);
         free(j->eps[i].committed);
+        free(j->eps[i].credit_at);
         free(j->eps[i].result);
     }
     if (j->agg)
@@ -849,7 +861,10 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
                 rc_.logger = s->cfg.log;
                 rc = arb_responder_new(&e->r, &rc_);
                 e->committed = calloc(((size_t)offsets + 7) / 8 + 1, 1);
-                if (rc == 0 && !e->committed) rc = ARB_ENOMEM;
+                e->credit_at = malloc((size_t)offsets * sizeof *e->credit_at);
+                if (rc == 0 && (!e->committed || !e->credit_at)) rc = ARB_ENOMEM;
+                for (uint32_t o = 0; e->credit_at && o < offsets; o++)
+                    e->credit_at[o] = ARB_TIME_NEVER;
             } else {
                 arb_requester_config qc;
                 arb_requester_config_default(&qc);
@@ -1043,6 +1058,10 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
             r.agg_aggregates += st.aggregates;
             r.agg_passthrough += st.passthrough;
             if (st.peak_live > r.peak_live_slots) r.peak_live_slots = st.peak_live;
+            r.agg_allocations += st.allocations;
+            r.agg_reclaimed += st.reclaimed_live;
+            r.slot_time += st.slot_time;
+            r.partial_slot_time += st.partial_slot_time;
             if (arb_agg_check(j->agg[n]) < 0) r.inv_agg_check++;
         }
     }
@@ -1066,6 +1085,7 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
     r.invariant_errors = r.inv_dup_commit + r.inv_count + r.inv_agg_check + r.inv_missing +
                          r.inv_early + r.inv_conservation;
     if (j->cfg.values) r.correct = r.wrong == 0 && r.done && r.inv_missing == 0;
+    r.rtt_mean = j->rtt_n ? j->rtt_sum / j->rtt_n : 0;
     r.bytes_per_packet = (uint32_t)(sizeof(struct pkt) + sizeof(arb_hdr));
     *out = r;
     return 0;
