@@ -39,6 +39,11 @@
  * contributions of at least two requesters, or when it is the root (which
  * always aggregates: with one requester, fan-in 1, two ranks degrade to
  * point to point). At most 3 tiers aggregate on a path (ARB_MAX_DEPTH).
+ * A slot counts one contribution per switch port (spec 7), so a switch
+ * that merges requesters of several branches into its up port must
+ * aggregate: a placement that leaves such a switch out is ARB_EINVAL
+ * ("... does not aggregate ... add level l to agg_levels"). Levels can be
+ * left out only where every switch of the level passes one branch on.
  *
  * Fan-in (spec 10): for requester m on tree (c, s), fanin[i] is the number
  * of requesters of c whose path crosses the switch of m's i-th aggregating

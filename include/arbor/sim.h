@@ -399,6 +399,9 @@ typedef struct arb_sim_arbor_result {
     arb_time partial_slot_time; /* summed: slots partially filled (first input to completion) */
     /* normal credit sent -> offset committed, at the responders (the loop R) */
     arb_time rtt_mean, rtt_max;
+    /* wire bytes of Arbor packets sent on links of tier t (0: host links, t: level t <->
+     * t+1; tiers above 3 are added to 3), upward and downward */
+    uint64_t tier_up_bytes[4], tier_down_bytes[4];
     uint64_t copies;          /* extra copies made by replication */
     /* values mode: elements checked and wrong; correct = -1 in header-only mode */
     uint64_t checked, wrong;

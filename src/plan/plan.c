@@ -222,6 +222,24 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
         int n = walk_up(b, host, L, t, path);
         size_t row = ((size_t)(ch->first_member + m) * nsub + s);
         uint8_t *f = &p->fanin[row * 3];
+        /* A slot counts one contribution per port (spec 7's port bitmap), so a
+         * switch that merges contributions of several branches into its up
+         * port must aggregate them: otherwise the tier above drops all but
+         * one as duplicates. */
+        uint32_t carried = 1; /* requesters the contribution on this path stands for */
+        for (int i = 1; i < n; i++) {
+            const arb_plan_entry *e = &p->entries[b->entry_of[path[i].node]];
+            if (e->aggregate) {
+                carried = e->gathers;
+            } else if (e->gathers > carried) {
+                return fail(b->err, b->errlen, ARB_EINVAL,
+                            "channel %u subchannel %u: level-%u switch %u gathers %u "
+                            "requesters but does not aggregate, and the tier above counts one "
+                            "contribution per port (add level %u to agg_levels)",
+                            c, s, (unsigned)b->nodes[path[i].node].level, path[i].node, e->gathers,
+                            (unsigned)b->nodes[path[i].node].level);
+            }
+        }
         unsigned d = 0;
         for (int i = n - 1; i >= 0; i--) {
             const arb_plan_entry *e = &p->entries[b->entry_of[path[i].node]];

@@ -750,6 +750,7 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     if (rc < 0) {
         if (strstr(msg, "bytes")) blame = K_WL_SIZE;
         if (strstr(msg, "root")) blame = K_AR_ROOT;
+        if (strstr(msg, "add level")) blame = K_AR_LEVELS;
         if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
         /* what the scenario asks is impossible: a usage error, not a failed run */
         return key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, msg);
@@ -846,6 +847,14 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_us(o, "partial_slot_time_us", a->partial_slot_time);
     j_us(o, "rtt_mean_us", a->rtt_mean);
     j_us(o, "rtt_max_us", a->rtt_max);
+    cJSON *tb = cJSON_AddArrayToObject(o, "tier_bytes");
+    for (int t = 0; tb && t < 4; t++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        j_u64(e, "up", a->tier_up_bytes[t]);
+        j_u64(e, "down", a->tier_down_bytes[t]);
+        cJSON_AddItemToArray(tb, e);
+    }
     j_u64(o, "copies", a->copies);
     j_u64(o, "packets", a->pkts);
     j_u64(o, "wire_bytes", a->wire_bytes);

@@ -415,9 +415,21 @@ static uint32_t entry_of(const struct arbor_job *j, uint32_t node, uint32_t tree
     return j->entry[(size_t)node * j->n_trees + tree];
 }
 
+/* Wire bytes per link tier and direction (the result's tier_*_bytes). */
+static void tier_count(arb_sim *s, uint32_t port, const struct pkt *k)
+{
+    struct arbor_job *j = s->arb;
+    uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
+    if (s->ports[port].role == ARB_LINK_UP)
+        j->res.tier_up_bytes[t] += k->bytes;
+    else
+        j->res.tier_down_bytes[t] += k->bytes;
+}
+
 static void host_send(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
+    tier_count(s, port, k);
     k->in_port = PKT_NONE;
     plist_push(&s->pool, &s->sp[port].arb_tx, i);
     s->st.pkts_sent++;
@@ -497,6 +509,7 @@ static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, u
         return;
     }
     pool_get(&s->pool, i)->in_port = in_port;
+    tier_count(s, port, pool_get(&s->pool, i));
     net_enqueue(s, port, i);
 }
 

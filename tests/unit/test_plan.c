@@ -151,12 +151,26 @@ TEST(leafspine_two_tiers)
     /* channel 3 (responder host 3 on leaf 9): leaf 9 gathers host 2 only */
     CHECK(fan_is(p, 3, 0, 0, 2, 7, 2, 1)); /* host 0 */
     CHECK(fan_is(p, 3, 2, 0, 1, 7, 1, 1)); /* host 2 */
-    /* spine only */
+    /* spine only: leaf 9 would send hosts 2 and 3 up one port, and the
+     * spine counts one contribution per port: refused */
+    arb_plan_config c = p->cfg;
+    c.ranks = seq8; /* p's copy goes with p */
+    c.subchannels = 1;
+    c.agg_levels = 1u << 2;
     arb_plan_free(p);
-    p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 8192, 1, 1u << 2);
+    p = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "level-1 switch") != NULL && strstr(err, "add level 1") != NULL);
+    /* one rank per leaf: spine only is valid, 16 B headers */
+    uint32_t per_leaf[4] = {0, 2, 4, 6};
+    c.ranks = per_leaf;
+    c.n_ranks = 4;
+    c.bytes = 4 * 8192;
+    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), 0);
     if (!p) goto out;
     CHECK_EQ_U(p->ext, 0);
-    CHECK(fan_is(p, 0, 1, 0, 1, 7, 1, 1));
+    CHECK(fan_is(p, 0, 0, 0, 1, 3, 1, 1));
     CHECK(!arb_plan_find(p, 0, 9)->aggregate);
     arb_plan_free(p);
     /* four ranks on two leaves */
@@ -203,15 +217,40 @@ TEST(pgft_three_levels)
     char err[256];
     CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_ERANGE);
     CHECK(strstr(err, "16 B") != NULL);
-    /* top and leaves only */
+    /* top and leaves only: the pod switches would send the aggregates of
+     * two leaves up one port, and the root counts one contribution per
+     * port (spec 7), so the placement is refused */
     c.header = 0;
     c.agg_levels = (1u << 1) | (1u << 3);
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(q == NULL);
+    CHECK(strstr(err, "add level 2") != NULL);
+    /* the root alone: the leaves merge two requesters */
+    c.agg_levels = 1u << 3;
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "does not aggregate") != NULL);
+    /* one rank per pod (hosts 0 and 4): the leaves and pod switches pass a
+     * single requester each, so the root alone is a valid placement */
+    uint32_t two[2] = {0, 4};
+    c.ranks = two;
+    c.n_ranks = 2;
+    c.bytes = 2 * 4096;
     CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
-    if (q) {
-        CHECK(fan_is(q, 0, 1, 0, 2, 7, 2, 1));
-        CHECK(fan_is(q, 0, 0, 0, 1, 7, 1, 1));
-    }
+    if (q) CHECK(fan_is(q, 0, 0, 0, 1, 1, 1, 1));
     arb_plan_free(q);
+    q = NULL;
+    /* one rank per leaf (hosts 0, 2, 4, 6): level 1 can be left out, not level 2 */
+    uint32_t four[4] = {0, 2, 4, 6};
+    c.ranks = four;
+    c.n_ranks = 4;
+    c.bytes = 4 * 4096;
+    c.agg_levels = (1u << 2) | (1u << 3);
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    if (q) CHECK(fan_is(q, 0, 0, 0, 1, 3, 1, 1)); /* host 2: only the root gathers (3) */
+    arb_plan_free(q);
+    q = NULL;
+    c.agg_levels = 1u << 3;
+    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
 out:
     arb_plan_free(p);
     arb_topo_free(t);
