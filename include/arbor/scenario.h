@@ -4,8 +4,8 @@
  * scheme, a transport, switch queues and a workload; running it through
  * the simulator; and the results as JSON and CSV text.
  *
- *   [fabric]     topology, link_rate, up_rate, delay, fail, loss
- *   [routing]    scheme, seed
+ *   [fabric]     topology, link_rate, up_rate, delay, fail, loss, link
+ *   [routing]    scheme, seed, steer
  *   [transport]  kind, mtu, header, ctrl, rto, window, ack_every, irn_reorder
  *   [switch]     queue, ecn, kmin, kmax, pmax, pfc, xoff, xon
  *   [workload]   kind, size, qps, qp_mode, chunk, ranks, hosts, traffic,
@@ -13,7 +13,7 @@
  *   [arbor]      collective, dtype, mode, payload, window, slots, timeout,
  *                retry, subchannels, agg_levels, profile, root, wire_check
  *                (workload.kind = arbor; docs/arbor-sim.md)
- *   [run]        seed, stop, sample
+ *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
  * them. Values: sizes in bytes with an optional unit B, KB, MB, GB, TB

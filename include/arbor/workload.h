@@ -43,10 +43,12 @@
  *
  * Trace formats (one flow per line; `#` starts a comment line; blank lines
  * are skipped):
- *   CSV     header `src,dst,bytes,start_us[,sport]`, then rows of host
- *           indices, bytes (> 0), start in microseconds (decimal fraction
- *           allowed, picosecond resolution) and an optional UDP source port
- *           (1..65535; drawn when absent).
+ *   CSV     header `src,dst,bytes,start_us[,sport[,qp]]`, then rows of
+ *           host indices, bytes (> 0), start in microseconds (decimal
+ *           fraction allowed, picosecond resolution), an optional UDP source
+ *           port (1..65535) and QP number (1..2^24-1), each drawn when
+ *           absent or empty. Flows with the same hosts, port and QP are
+ *           messages of one QP (run.qp_order counts their order).
  *   htsim   htsim's connection matrix: `Nodes N`, `Connections C`, then C
  *           lines `SRC->DST id I start T size BYTES` (T in microseconds).
  *           N must not exceed the fabric's hosts; C must match the lines.
@@ -97,12 +99,13 @@ typedef struct arb_workload_config {
 
 void arb_workload_config_default(arb_workload_config *cfg);
 
-/* One flow of a static workload; sport 0 means "draw one". */
+/* One flow of a static workload; sport 0 and qp 0 mean "draw one". */
 typedef struct arb_wl_flow {
     uint32_t src, dst;
     uint64_t bytes;
     arb_time start;
     uint16_t sport;
+    uint32_t qp; /* destination QP number (24 bits) */
 } arb_wl_flow;
 
 typedef struct arb_workload arb_workload;

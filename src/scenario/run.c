@@ -58,6 +58,8 @@ struct arb_scenario_result {
     arb_time fct_p50, fct_p99, fct_max;
     uint64_t timeouts;
     uint32_t reorder_peak;
+    int has_order; /* run.qp_order */
+    uint64_t order_ooo, order_pkts;
     unsigned n_cls;
     struct pclass cls[MAX_CLASSES];
     uint32_t bucket; /* queue histogram bucket width */
@@ -496,6 +498,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     arb_workload *w = NULL;
     arb_sim *s = NULL;
     arb_sim_pcap *pcap = NULL;
+    struct scn_steer *steer = NULL;
+    struct scn_order *order = NULL;
     struct sampler sp;
     memset(&sp, 0, sizeof sp);
     char msg[512];
@@ -515,6 +519,13 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arb_topo_fail(t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
         if (rc < 0) {
             rc = key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
+            goto done;
+        }
+    }
+    if (*scn_str(sc, K_FAB_LINK)) {
+        rc = scn_links_apply(t, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
+        if (rc < 0) {
+            rc = key_fail(sc, K_FAB_LINK, err, errlen, rc, msg);
             goto done;
         }
     }
@@ -573,6 +584,20 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         goto done;
     }
     snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
+    if (*scn_str(sc, K_RT_STEER)) {
+        rc = scn_steer_make(&steer, t, scn_str(sc, K_RT_STEER), &cfg, msg, sizeof msg);
+        if (rc < 0) {
+            rc = key_fail(sc, K_RT_STEER, err, errlen, rc, msg);
+            goto done;
+        }
+    }
+    if (scn_u64(sc, K_RUN_QPORDER)) {
+        rc = scn_order_make(&order, t, &cfg);
+        if (rc < 0) {
+            rc = scn_fail(err, errlen, rc, "out of memory");
+            goto done;
+        }
+    }
     /* capture (run.pcap): after the routing, whose tap it chains to */
     char *pcap_path = scn_path(sc, K_RUN_PCAP);
     if (pcap_path) {
@@ -679,6 +704,13 @@ done:
         if (prc < 0 && rc == 0) rc = key_fail(sc, K_RUN_PCAP, err, errlen, prc, "a write failed");
     }
     arb_sim_free(s);
+    scn_steer_free(steer);
+    if (order && rc == 0) {
+        r->has_order = 1;
+        rc = scn_order_get(order, &r->order_ooo, &r->order_pkts);
+        if (rc < 0) rc = scn_fail(err, errlen, rc, "run.qp_order: out of memory");
+    }
+    scn_order_free(order);
     arb_plan_free(plan);
     arb_workload_free(w);
     if (route.destroy) route.destroy(route.ctx);
@@ -956,6 +988,11 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     j_u64(j, "retx_bytes", st->retx_bytes);
     j_u64(j, "timeouts", st->timeouts);
     j_u64(j, "reorder_peak_bytes", r->reorder_peak);
+    if (r->has_order) {
+        cJSON *qo = cJSON_AddObjectToObject(j, "qp_order");
+        j_u64(qo, "ooo_pkts", r->order_ooo);
+        j_u64(qo, "pkts", r->order_pkts);
+    }
 
     cJSON *q = cJSON_AddObjectToObject(j, "queues");
     cJSON *u = cJSON_AddObjectToObject(j, "utilisation");

@@ -19,12 +19,17 @@
       "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
     X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
+    X(FAB_LINK, "fabric", "link", VT_LIST, "", NULL, 0, 0,                                         \
+      "per-link settings: LINKS rate=R delay=T; ... (links as for pcap_ports, both directions)")   \
     X(RT_SCHEME, "routing", "scheme", VT_STR, "ecmp", NULL, 0, 0,                                  \
       "the switches' routing (lb.h): dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, "   \
       "dmodc, ecmp[:polarized], eecmp[:polarized], ar, ar_ftree, flowlet, letflow, conga, "        \
       "spray[:random], with options")                                                              \
     X(RT_SEED, "routing", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                                \
       "seed of the switches' hash functions; 0: run.seed")                                         \
+    X(RT_STEER, "routing", "steer", VT_LIST, "", NULL, 0, 0,                                       \
+      "route overrides: SWITCH [src=hI] [dst=hJ] [kind=data|ctrl] [from=T] [until=T] up=Q|down=D|" \
+      "port=P; ... (first match wins, else routing.scheme)")                                       \
     X(TR_KIND, "transport", "kind", VT_ENUM, "gbn", "gbn|roce|irn", 0, 0,                          \
       "gbn (RoCE go-back-N; roce is a synonym) or irn (selective repeat)")                         \
     X(TR_MTU, "transport", "mtu", VT_SIZE, "4096", NULL, 1, 65000, "payload bytes per packet")     \
@@ -118,7 +123,10 @@
       "write the frames of run.pcap_ports to this pcap file (empty: none)")                        \
     X(RUN_PCAPPORTS, "run", "pcap_ports", VT_LIST, "all", NULL, 0, 0,                              \
       "links to capture: all, host:hN, switch:NAME, link:A-B[/K], up:NAME:Q, down:NAME:D, "        \
-      "port:NAME:P (both directions)")
+      "port:NAME:P (both directions)")                                                             \
+    X(RUN_QPORDER, "run", "qp_order", VT_BOOL, "off", NULL, 0, 0,                                  \
+      "count data packets reaching their host behind a later packet of the same QP (JSON "         \
+      "qp_order)")
 
 enum scn_vt {
     VT_STR,
@@ -179,5 +187,20 @@ int scn_route_make(struct scn_route *r, arb_topo *t, const char *spec, uint64_t 
 int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg, size_t len);
 int scn_port_list(const arb_topo *t, const char *list, uint32_t **ports, unsigned *n_ports,
                   char *msg, size_t len);
+
+/* steer.c: fabric.link (set the links' rate and delay), routing.steer
+ * (wraps cfg->route; free after the simulator) and run.qp_order (chains
+ * a tap into cfg). Errors ARB_EPARSE, ARB_ENOENT, ARB_ENOMEM with msg. */
+int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len);
+struct scn_steer;
+int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, arb_sim_config *cfg,
+                   char *msg, size_t len);
+void scn_steer_free(struct scn_steer *st);
+struct scn_order;
+int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cfg);
+/* Packets overtaken (or retransmitted) and packets counted; ARB_ENOMEM if
+ * the count stopped for want of memory. */
+int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
+void scn_order_free(struct scn_order *o);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * Trace files: our CSV (`src,dst,bytes,start_us[,sport]`) and htsim's
+ * Trace files: our CSV (`src,dst,bytes,start_us[,sport[,qp]]`) and htsim's
  * connection matrix. Every complaint names the file, the line and the
  * field, since these files are written by hand or by other tools.
  */
@@ -99,7 +99,7 @@ static int host_field(const struct reader *rd, const char *field, const char *t,
 static int csv_line(const struct reader *rd, const char *b, const char *e, int has_sport,
                     arb_wl_flow *f)
 {
-    static const char *const names[] = {"src", "dst", "bytes", "start_us", "sport"};
+    static const char *const names[] = {"src", "dst", "bytes", "start_us", "sport", "qp"};
     const char *fb[6], *fe[6];
     int nf = 0;
     const char *p = b;
@@ -112,7 +112,7 @@ static int csv_line(const struct reader *rd, const char *b, const char *e, int h
         if (!c) break;
         p = c + 1;
     }
-    int want = has_sport ? 5 : 4;
+    int want = 4 + has_sport; /* has_sport: 1 sport, 2 sport and qp */
     if (nf != want) {
         char what[64];
         snprintf(what, sizeof what, "%d fields where the header has %d in", nf, want);
@@ -134,6 +134,12 @@ static int csv_line(const struct reader *rd, const char *b, const char *e, int h
         if (parse_u64(fb[4], (size_t)(fe[4] - fb[4]), 65535, &v) < 0 || v == 0)
             return bad(rd, names[4], "not a UDP port 1..65535", fb[4], (size_t)(fe[4] - fb[4]));
         f->sport = (uint16_t)v;
+    }
+    if (has_sport == 2 && fe[5] > fb[5]) {
+        uint64_t v;
+        if (parse_u64(fb[5], (size_t)(fe[5] - fb[5]), 0xFFFFFF, &v) < 0 || v == 0)
+            return bad(rd, names[5], "not a QP number 1..16777215", fb[5], (size_t)(fe[5] - fb[5]));
+        f->qp = (uint32_t)v;
     }
     return 0;
 }
@@ -255,8 +261,10 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
                     has_sport = 0;
                 else if (strcmp(hdr, "src,dst,bytes,start_us,sport") == 0)
                     has_sport = 1;
+                else if (strcmp(hdr, "src,dst,bytes,start_us,sport,qp") == 0)
+                    has_sport = 2;
                 else
-                    rc = bad(rd, "header", "expected 'src,dst,bytes,start_us[,sport]', got", b,
+                    rc = bad(rd, "header", "expected 'src,dst,bytes,start_us[,sport[,qp]]', got", b,
                              (size_t)(te - b));
                 state = 1;
                 continue;

@@ -270,7 +270,7 @@ static int static_start(arb_workload *w, arb_sim *s)
         const arb_wl_flow *f = &w->flows[i];
         for (uint32_t j = 0; j < q; j++) {
             uint16_t sport = j == 0 && f->sport ? f->sport : draw_sport(w);
-            uint32_t qp = draw_qp(w);
+            uint32_t qp = j == 0 && f->qp ? f->qp : draw_qp(w);
             uint64_t b = f->bytes / q + (j < f->bytes % q);
             if (add_flow(w, s, f->src, f->dst, b, f->start, sport, qp, NULL) < 0) return w->error;
         }

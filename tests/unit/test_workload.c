@@ -393,6 +393,15 @@ TEST(trace_csv)
     rig_free(&g);
     arb_workload_free(w);
 
+    /* a QP column: the flows keep the given QP numbers (empty: drawn) */
+    const char *qps = "src,dst,bytes,start_us,sport,qp\n0,1,5000,0,50000,7\n0,1,5000,0,50000,\n";
+    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, qps, "t.csv", 4, NULL, err, sizeof err), 0);
+    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    rig_free(&g);
+    arb_workload_free(w);
+
     static const struct {
         const char *text, *want;
     } bad[] = {
@@ -404,6 +413,9 @@ TEST(trace_csv)
         {"src,dst,bytes,start_us\n0,1,0,0\n", "t.csv:2: bytes:"},
         {"src,dst,bytes,start_us\n0,1,5,1.2345678\n", "t.csv:2: start_us:"},
         {"src,dst,bytes,start_us,sport\n0,1,5,0,70000\n", "t.csv:2: sport:"},
+        {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7,0\n", "t.csv:2: qp:"},
+        {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7,16777216\n", "t.csv:2: qp:"},
+        {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7\n", "t.csv:2: line: 5 fields"},
         {"", "t.csv: header: the file is empty"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
