@@ -356,6 +356,11 @@ typedef struct arb_sim_arbor_config {
     arb_time timeout;            /* responder per-offset timeout (default 50 ms) */
     arb_time retry;              /* requester REGISTER / END retry (default 10 ms) */
     arb_time start;              /* every rank calls the collective at this time (0) */
+    arb_time skew;               /* rank r calls it at start + r x skew (0: all at start) */
+    int skew_random;             /* 1: at start + a uniform time in [0, skew], drawn from seed;
+                                    2 (lag): all start at `start`, and rank r handles every packet
+                                    it receives r x skew after its arrival */
+    uint64_t seed;               /* the skew's generator (skew_random) */
     int wire_check;              /* round-trip every header through the codec */
 } arb_sim_arbor_config;
 
@@ -388,21 +393,21 @@ typedef struct arb_sim_arbor_result {
     uint64_t credits, requests, results;
     uint64_t registers, ends; /* sent, retries included */
     /* switches */
-    uint64_t agg_inputs;      /* contributions counted into slots */
-    uint64_t agg_aggregates;  /* aggregates emitted */
-    uint64_t agg_drops;       /* requests the aggregators dropped */
-    uint64_t agg_passthrough; /* fan-in 1 */
-    uint32_t peak_live_slots; /* the most any switch held */
-    uint64_t agg_allocations; /* slots allocated by credits */
-    uint64_t agg_reclaimed;   /* of which took a slot still live (pool too small) */
-    arb_time slot_time;       /* summed over switches: slots live (allocation to completion) */
+    uint64_t agg_inputs;        /* contributions counted into slots */
+    uint64_t agg_aggregates;    /* aggregates emitted */
+    uint64_t agg_drops;         /* requests the aggregators dropped */
+    uint64_t agg_passthrough;   /* fan-in 1 */
+    uint32_t peak_live_slots;   /* the most any switch held */
+    uint64_t agg_allocations;   /* slots allocated by credits */
+    uint64_t agg_reclaimed;     /* of which took a slot still live (pool too small) */
+    arb_time slot_time;         /* summed over switches: slots live (allocation to completion) */
     arb_time partial_slot_time; /* summed: slots partially filled (first input to completion) */
     /* normal credit sent -> offset committed, at the responders (the loop R) */
     arb_time rtt_mean, rtt_max;
     /* wire bytes of Arbor packets sent on links of tier t (0: host links, t: level t <->
      * t+1; tiers above 3 are added to 3), upward and downward */
     uint64_t tier_up_bytes[4], tier_down_bytes[4];
-    uint64_t copies;          /* extra copies made by replication */
+    uint64_t copies; /* extra copies made by replication */
     /* values mode: elements checked and wrong; correct = -1 in header-only mode */
     uint64_t checked, wrong;
     int correct;

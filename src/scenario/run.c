@@ -799,6 +799,9 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     ac.retry = scn_u64(sc, K_AR_RETRY);
     ac.start = scn_u64(sc, K_WL_START);
     ac.wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
+    ac.skew = scn_u64(sc, K_AR_SKEW);
+    ac.skew_random = scn_enum(sc, K_AR_SKEWMODE);
+    ac.seed = scn_u64(sc, K_RUN_SEED);
     if (ac.payload % arb_dtype_size(pc.dtype))
         return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                         "not a whole number of elements of the dtype");

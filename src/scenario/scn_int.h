@@ -113,6 +113,11 @@
     X(AR_ROOT, "arbor", "root", VT_U64, "0", NULL, 0, 255, "reduce, broadcast: the root rank")     \
     X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, "off", NULL, 0, 0,                             \
       "round-trip every Arbor header through the codec; a mismatch fails the run")                 \
+    X(AR_SKEW, "arbor", "skew", VT_TIME, "0", NULL, 0, 0,                                          \
+      "rank r calls the collective at workload.start + r x skew (skew_mode linear)")               \
+    X(AR_SKEWMODE, "arbor", "skew_mode", VT_ENUM, "linear", "linear|random|lag", 0, 0,             \
+      "random: rank starts uniform in [0, skew] (run.seed); lag: rank r handles packets r x skew " \
+      "late")                                                                                      \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \

@@ -61,6 +61,9 @@ struct arbor_job {
     arb_hdr *hdr; /* side table, by packet index */
     uint32_t cap_hdr;
     uint64_t rtt_sum, rtt_n; /* credit-to-commit times (rtt_mean) */
+    arb_time *lag;           /* per host: packets are handled this long after arrival */
+    struct plist *held;      /* per host: arrived packets waiting for their lag (ts = due) */
+    uint64_t n_held;         /* packets in the held lists */
     struct bufpool bp;
     arb_agg **agg;   /* per node; NULL where nothing aggregates */
     uint32_t *entry; /* n_nodes x n_trees: entry index or NONE */
@@ -87,6 +90,15 @@ struct arbor_job {
 static const struct arbor_job *cjob(const arb_sim *s)
 {
     return s->arb;
+}
+
+/* splitmix64: the start skew's generator (deterministic, seeded). */
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
 }
 
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
@@ -712,7 +724,23 @@ static void ep_after(arb_sim *s, struct aep *e)
     arm(s, e->host, ep_expiry(e));
 }
 
+static void host_process(arb_sim *s, uint32_t host, uint32_t i);
+
 void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
+{
+    struct arbor_job *j = s->arb;
+    if (j->lag && j->lag[host]) {
+        struct pkt *k = pool_get(&s->pool, i);
+        k->ts = s->now + j->lag[host];
+        plist_push(&s->pool, &j->held[host], i);
+        j->n_held++;
+        arm(s, host, k->ts);
+        return;
+    }
+    host_process(s, host, i);
+}
+
+static void host_process(arb_sim *s, uint32_t host, uint32_t i)
 {
     struct arbor_job *j = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
@@ -750,6 +778,15 @@ void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
     if (!j || seq != j->timer_seq[h] || j->timer_at[h] != s->now) return;
     j->timer_at[h] = ARB_TIME_NEVER;
     arb_time next = ARB_TIME_NEVER;
+    if (j->held) {
+        struct plist *l = &j->held[h];
+        while (l->head != PKT_NONE && pool_get(&s->pool, l->head)->ts <= s->now) {
+            j->n_held--;
+            host_process(s, h, plist_pop(&s->pool, l));
+            if (s->error) return;
+        }
+        if (l->head != PKT_NONE) next = pool_get(&s->pool, l->head)->ts;
+    }
     for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
         struct aep *e = &j->eps[j->host_eps[x]];
         const arb_plan_channel *c = &j->p->channels[e->ch];
@@ -808,6 +845,8 @@ void arbor_free(arb_sim *s)
     free(j->eps);
     free(j->host_first);
     free(j->host_eps);
+    free(j->lag);
+    free(j->held);
     free(j->ep_at);
     free(j->timer_at);
     free(j->timer_seq);
@@ -1004,8 +1043,25 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     j->tol =
         bound <= ldexp(1.0, mant[p->cfg.dtype]) ? 0 : N * bound * ldexp(1.0, -mant[p->cfg.dtype]);
     j->res.start = cfg->start < s->now ? s->now : cfg->start;
-    for (uint32_t h = 0; h < s->n_hosts; h++)
-        if (j->host_first[h + 1] > j->host_first[h]) arm(s, h, j->res.start);
+    uint64_t g = cfg->seed;
+    if (cfg->skew && cfg->skew_random == 2) {
+        j->lag = calloc(s->n_hosts, sizeof *j->lag);
+        j->held = malloc(s->n_hosts * sizeof *j->held);
+        if (!j->lag || !j->held) return ARB_ENOMEM;
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            j->held[h].head = j->held[h].tail = PKT_NONE;
+        for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
+            j->lag[p->ranks[r]] = (arb_time)r * cfg->skew;
+    }
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+        uint32_t h = p->ranks[r];
+        arb_time at = j->res.start;
+        if (cfg->skew && cfg->skew_random == 1)
+            at += splitmix(&g) % (cfg->skew + 1);
+        else if (!cfg->skew_random)
+            at += (arb_time)r * cfg->skew;
+        if (j->host_first[h + 1] > j->host_first[h]) arm(s, h, at);
+    }
     return s->error;
 }
 

@@ -36,6 +36,10 @@ struct run {
     uint64_t seed;
 };
 
+/* rank skew for the next runs (arb_sim_arbor_config.skew, .skew_random) */
+static arb_time g_skew;
+static int g_skew_mode;
+
 static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st)
 {
     arb_topo *t = NULL;
@@ -74,6 +78,9 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     ac.retry = 100 * ARB_PS_PER_US;
     if (x->payload) ac.payload = x->payload;
     if (x->slots) ac.slots = x->slots;
+    ac.skew = g_skew;
+    ac.skew_random = g_skew_mode;
+    ac.seed = 7;
     rc = s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL;
     CHECK_EQ_I(rc, 0);
     if (rc == 0) rc = arb_sim_run(s, ARB_PS_PER_S);
@@ -134,6 +141,45 @@ TEST(star4_allreduce_headers)
     CHECK(r.copies >= 32 * 2 && r.copies % 2 == 0); /* credits and tails, 3 copies each */
     CHECK(r.bytes_per_packet < 100);
     CHECK(r.goodput_gbps > 10);
+    /* every Arbor byte sent is on a host link of the star; both directions */
+    CHECK_EQ_U(r.tier_up_bytes[0] + r.tier_down_bytes[0], r.wire_bytes);
+    CHECK(r.tier_up_bytes[0] > 0 && r.tier_up_bytes[1] == 0 && r.tier_down_bytes[1] == 0);
+    CHECK(r.rtt_mean > 0 && r.rtt_mean <= r.rtt_max);
+    CHECK_EQ_U(r.agg_allocations, 32);
+    CHECK_EQ_U(r.agg_reclaimed, 0);
+    CHECK(r.partial_slot_time > 0 && r.partial_slot_time <= r.slot_time);
+}
+
+TEST(rank_skew)
+{
+    /* lag: rank r handles every packet r x 2 us late; values stay exact and
+     * slots stay partially filled for about the spread (3 x 2 us) each */
+    struct run x = {"star:4", ARB_COLL_ALLREDUCE, 4, 1 << 20, ARB_DTYPE_I32, 1, 0, 0, 0, 0, 0};
+    arb_sim_arbor_result r0, r1;
+    arb_sim_stats st;
+    if (run(&x, &r0, &st) < 0) return;
+    check_good(&x, &r0, &st);
+    g_skew = 2 * ARB_PS_PER_US;
+    g_skew_mode = 2;
+    if (run(&x, &r1, &st) < 0) return;
+    check_good(&x, &r1, &st);
+    CHECK_EQ_U(r1.commits, r0.commits);
+    CHECK(r1.partial_slot_time > r0.partial_slot_time);
+    /* each aggregate waits for the last rank: at least 2 x 2 us per slot
+     * (the responder's own rank does not contribute through the switch) */
+    CHECK(r1.partial_slot_time >= r1.agg_aggregates * 4 * ARB_PS_PER_US);
+    CHECK(r1.cct > r0.cct);
+    /* start skew, linear and random: complete and exact, the last start delays the end */
+    g_skew_mode = 0;
+    if (run(&x, &r1, &st) < 0) return;
+    check_good(&x, &r1, &st);
+    CHECK(r1.cct >= r0.cct);
+    g_skew_mode = 1;
+    g_skew = 50 * ARB_PS_PER_US;
+    if (run(&x, &r1, &st) < 0) return;
+    check_good(&x, &r1, &st);
+    g_skew = 0;
+    g_skew_mode = 0;
 }
 
 TEST(every_collective_both_modes)
@@ -246,5 +292,6 @@ int main(void)
     RUN(deterministic);
     RUN(loss_repairs);
     RUN(small_slot_pool_misses);
+    RUN(rank_skew);
     return testkit_done();
 }
