@@ -30,7 +30,12 @@
  *   split  every message is cut into qps parts, one per QP (Meta's
  *          "split" discipline); the message has arrived when all have;
  *   rr     whole messages go round robin over the QPs (message m on QP
- *          m mod qps).
+ *          m mod qps);
+ *   hpn    HPN's host side: qps connections (one QP each) whose source
+ *          ports take disjoint paths (arb_workload_route_sports), and each
+ *          whole message, when posted, goes to the connection with the
+ *          fewest posted-but-undelivered bytes (ties: the next one after
+ *          the last chosen).
  * A QP carries its messages in order: its next message enters the
  * simulator when the previous one has sent its last packet (with
  * arb_workload_on_flow_sent installed as the simulator's on_flow_sent;
@@ -70,11 +75,11 @@
 extern "C" {
 #endif
 
-typedef enum arb_qp_mode { ARB_QP_SPLIT = 0, ARB_QP_RR = 1 } arb_qp_mode;
+typedef enum arb_qp_mode { ARB_QP_SPLIT = 0, ARB_QP_RR = 1, ARB_QP_HPN = 2 } arb_qp_mode;
 
-/* "split", "rr"; NULL outside the enum. */
+/* "split", "rr", "hpn"; NULL outside the enum. */
 const char *arb_qp_mode_name(int m);
-/* Parse "split" or "rr"; ARB_ENOENT otherwise. */
+/* Parse "split", "rr" or "hpn"; ARB_ENOENT otherwise. */
 int arb_qp_mode_parse(const char *name);
 
 typedef enum arb_workload_kind {
@@ -95,6 +100,9 @@ typedef struct arb_workload_config {
     arb_qp_mode qp_mode; /* ring AllReduce only (default split) */
     uint16_t sport_lo;   /* source ports are drawn from [sport_lo, sport_hi] */
     uint16_t sport_hi;   /* (default 49152..65535) */
+    int shared_sport;    /* 1: the QPs of a connection share its first QP's source
+                            port and differ only in the QP number (NICs that do so;
+                            E-ECMP tells them apart, ECMP cannot). Not with hpn. */
 } arb_workload_config;
 
 void arb_workload_config_default(arb_workload_config *cfg);
@@ -168,6 +176,19 @@ int arb_workload_start(arb_workload *w, arb_sim *s);
 /* The simulator's arb_sim_done_fn; ctx is the workload. An error inside
  * (no memory) is kept for arb_workload_error. */
 void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time now);
+
+/*
+ * HPN (qp_mode hpn, ring AllReduce): give every rank's qps connections the
+ * source ports arb_route_disjoint_sports finds for its pair over `r`, the
+ * switches' router (arb_lb_router), in [sport_lo, sport_hi]; paths are
+ * traced for QP 0, so they are exact for hashes that leave the QP out
+ * (ECMP). Call before arb_workload_start; without it the ports are drawn.
+ * *n_disjoint (may be NULL) receives the ranks whose ports are all
+ * disjoint. Errors: ARB_EINVAL (another kind or mode), ARB_ESTATE
+ * (started), those of arb_route_disjoint_sports.
+ */
+struct arb_route;
+int arb_workload_route_sports(arb_workload *w, const struct arb_route *r, uint32_t *n_disjoint);
 
 /* The simulator's on_flow_sent (ctx: the workload). Optional: with it, a
  * ring AllReduce QP launches its next message as soon as the previous one

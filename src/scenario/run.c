@@ -208,6 +208,7 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
     wc.seed = wseed;
     wc.qps = (uint32_t)scn_u64(sc, K_WL_QPS);
     wc.qp_mode = (arb_qp_mode)scn_enum(sc, K_WL_QPMODE);
+    wc.shared_sport = (int)scn_u64(sc, K_WL_SHAREDSPORT);
     uint64_t size = scn_u64(sc, K_WL_SIZE);
     arb_time start = scn_u64(sc, K_WL_START);
     const char *kind = scn_str(sc, K_WL_KIND);
@@ -239,11 +240,12 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
         ar.start = start;
         rc = arb_workload_new_allreduce(w, &ar, n_hosts, &wc, msg, sizeof msg);
         free(hosts);
-        blame = strncmp(msg, "hosts", 5) == 0   ? K_WL_HOSTS
-                : strncmp(msg, "ranks", 5) == 0 ? K_WL_RANKS
-                : strncmp(msg, "size", 4) == 0  ? K_WL_SIZE
-                : strncmp(msg, "chunk", 5) == 0 ? K_WL_CHUNK
-                                                : K_WL_QPS;
+        blame = strncmp(msg, "hosts", 5) == 0     ? K_WL_HOSTS
+                : strncmp(msg, "ranks", 5) == 0   ? K_WL_RANKS
+                : strncmp(msg, "size", 4) == 0    ? K_WL_SIZE
+                : strncmp(msg, "chunk", 5) == 0   ? K_WL_CHUNK
+                : strncmp(msg, "qp_mode", 7) == 0 ? K_WL_QPMODE
+                                                  : K_WL_QPS;
     } else if (strcmp(kind, "incast") == 0) {
         rc = arb_workload_new_incast(w, n_hosts, (uint32_t)scn_u64(sc, K_WL_RECEIVER),
                                      (uint32_t)scn_u64(sc, K_WL_SENDERS), size, start, &wc, msg,
@@ -584,6 +586,17 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         goto done;
     }
     snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
+    if (w && arb_workload_get_kind(w) == ARB_WL_ALLREDUCE &&
+        scn_enum(sc, K_WL_QPMODE) == ARB_QP_HPN) {
+        /* HPN's host side: ports whose paths the switches' hash keeps apart */
+        rc = arb_workload_route_sports(w, arb_lb_router(route.ctx), NULL);
+        if (rc < 0) {
+            rc = key_fail(sc, K_WL_QPMODE, err, errlen, rc,
+                          rc == ARB_EINVAL ? "hpn: the ranks' source port range is smaller than qps"
+                                           : "hpn: no source ports with routable paths");
+            goto done;
+        }
+    }
     if (*scn_str(sc, K_RT_STEER)) {
         rc = scn_steer_make(&steer, t, scn_str(sc, K_RT_STEER), &cfg, msg, sizeof msg);
         if (rc < 0) {
@@ -802,6 +815,12 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     ac.skew = scn_u64(sc, K_AR_SKEW);
     ac.skew_random = scn_enum(sc, K_AR_SKEWMODE);
     ac.seed = scn_u64(sc, K_RUN_SEED);
+    ac.dynamic_subchannels = scn_enum(sc, K_AR_SUBMODE) == 1;
+    if (*scn_str(sc, K_AR_FAIL)) {
+        /* after the plan: its trees still use what fails here */
+        rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_AR_FAIL, err, errlen, rc, msg);
+    }
     if (ac.payload % arb_dtype_size(pc.dtype))
         return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                         "not a whole number of elements of the dtype");
@@ -906,6 +925,7 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(inv, "missing_results", a->inv_missing);
     j_u64(inv, "early_done", a->inv_early);
     j_u64(inv, "conservation", a->inv_conservation);
+    j_u64(o, "dead_subchannels", a->dead_subchannels);
 }
 
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",

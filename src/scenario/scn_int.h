@@ -66,8 +66,11 @@
       "bytes per flow (per pair); ring_allreduce and arbor: the buffer S")                         \
     X(WL_QPS, "workload", "qps", VT_U64, "1", NULL, 1, 65535,                                      \
       "QPs per connection; each pair's flow is split over them")                                   \
-    X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr", 0, 0,                        \
-      "ring_allreduce: split every message over the QPs, or rr whole messages round robin")        \
+    X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr|hpn", 0, 0,                    \
+      "ring_allreduce: split every message over the QPs, rr whole messages round robin, or hpn "   \
+      "(disjoint source ports, each message to the least-loaded connection)")                      \
+    X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, "off", NULL, 0, 0,                      \
+      "the QPs of a connection share one UDP source port (only the QP number differs)")            \
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
       "ring_allreduce: pipeline slice bytes; 0: one message per step")                             \
     X(WL_RANKS, "workload", "ranks", VT_U64, "0", NULL, 0, UINT32_MAX,                             \
@@ -118,6 +121,10 @@
     X(AR_SKEWMODE, "arbor", "skew_mode", VT_ENUM, "linear", "linear|random|lag", 0, 0,             \
       "random: rank starts uniform in [0, skew] (run.seed); lag: rank r handles packets r x skew " \
       "late")                                                                                      \
+    X(AR_SUBMODE, "arbor", "subchannel_mode", VT_ENUM, "static", "static|dynamic", 0, 0,           \
+      "static: offset k on tree k mod subchannels; dynamic: spec 9 (best recent completion time)") \
+    X(AR_FAIL, "arbor", "fail", VT_LIST, "", NULL, 0, 0,                                           \
+      "links and switches that fail after the plan is built (as fabric.fail; trees keep them)")    \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \

@@ -43,6 +43,13 @@ struct arb_workload {
     uint32_t *qp_head;   /* per rank x QP: oldest launched, undelivered message (tag), or WL_NONE */
     uint32_t *qp_tail;   /* per rank x QP: newest launched message (tag), or WL_NONE */
     uint8_t *qp_busy;    /* per rank x QP: a message is still sending its data */
+    /* hpn: messages are given to a QP when posted; per rank x M */
+    uint32_t *msg_nxt;  /* the next message given to the same QP, or WL_NONE */
+    uint8_t *msg_done;  /* delivered (with every earlier message of its QP) */
+    uint64_t *recv_cnt; /* per rank: messages received */
+    uint64_t *qp_out;   /* per rank x QP: bytes posted to it and not yet delivered */
+    uint32_t *qp_qtail; /* per rank x QP: the last message given to it, or WL_NONE */
+    uint32_t *hpn_last; /* per rank: the QP chosen last (ties go to the next ones) */
     uint16_t *qp_sport;
     uint32_t *qp_num;
     uint64_t *sent;    /* per rank: payload bytes sent */

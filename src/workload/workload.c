@@ -8,23 +8,25 @@
  */
 #include "wl_int.h"
 
+#include "arbor/route.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const qp_mode_names[] = {"split", "rr"};
+static const char *const qp_mode_names[] = {"split", "rr", "hpn"};
 static const char *const kind_names[] = {"flows", "pattern", "incast",
                                          "trace", "htsim",   "ring_allreduce"};
 
 const char *arb_qp_mode_name(int m)
 {
-    return m >= 0 && m <= ARB_QP_RR ? qp_mode_names[m] : NULL;
+    return m >= 0 && m <= ARB_QP_HPN ? qp_mode_names[m] : NULL;
 }
 
 int arb_qp_mode_parse(const char *name)
 {
     if (!name) return ARB_ENOENT;
-    for (int i = 0; i <= ARB_QP_RR; i++)
+    for (int i = 0; i <= ARB_QP_HPN; i++)
         if (strcmp(name, qp_mode_names[i]) == 0) return i;
     return ARB_ENOENT;
 }
@@ -48,7 +50,10 @@ static int check_cfg(const arb_workload_config *cfg, char *err, size_t errlen)
 {
     if (cfg->qps == 0 || cfg->qps > 65535)
         return arb_errf(err, errlen, ARB_EINVAL, "qps: %u is not in 1..65535", cfg->qps);
-    if (cfg->qp_mode > ARB_QP_RR) return arb_errf(err, errlen, ARB_EINVAL, "qp_mode: unknown");
+    if (cfg->qp_mode > ARB_QP_HPN) return arb_errf(err, errlen, ARB_EINVAL, "qp_mode: unknown");
+    if (cfg->qp_mode == ARB_QP_HPN && cfg->shared_sport)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "qp_mode: hpn gives every connection its own source port; no shared port");
     if (cfg->sport_lo == 0 || cfg->sport_hi < cfg->sport_lo)
         return arb_errf(err, errlen, ARB_EINVAL, "source port range %u..%u", cfg->sport_lo,
                         cfg->sport_hi);
@@ -92,6 +97,12 @@ void arb_workload_free(arb_workload *w)
     free(w->qp_head);
     free(w->qp_tail);
     free(w->qp_busy);
+    free(w->msg_nxt);
+    free(w->msg_done);
+    free(w->recv_cnt);
+    free(w->qp_out);
+    free(w->qp_qtail);
+    free(w->hpn_last);
     free(w->qp_sport);
     free(w->qp_num);
     free(w->sent);
@@ -255,10 +266,13 @@ static int pattern_phase(arb_workload *w, arb_sim *s, arb_time at)
     if (n < 0) return w->error = (int)n;
     uint32_t q = w->cfg.qps;
     w->outstanding = (uint64_t)n;
+    uint16_t first = 0; /* the pair's first QP's port (shared_sport) */
     for (long i = 0; i < n; i++) {
         const arb_flow *f = &w->tbuf[i];
         uint64_t b = w->pat_bytes / q + (f->qp_index < w->pat_bytes % q);
-        if (add_flow(w, s, f->src, f->dst, b, at, f->sport, f->qp, NULL) < 0) return w->error;
+        if (f->qp_index == 0) first = f->sport;
+        uint16_t sport = w->cfg.shared_sport ? first : f->sport;
+        if (add_flow(w, s, f->src, f->dst, b, at, sport, f->qp, NULL) < 0) return w->error;
     }
     return 0;
 }
@@ -268,8 +282,11 @@ static int static_start(arb_workload *w, arb_sim *s)
     uint32_t q = w->cfg.qps;
     for (size_t i = 0; i < w->n_flows; i++) {
         const arb_wl_flow *f = &w->flows[i];
+        uint16_t first = 0;
         for (uint32_t j = 0; j < q; j++) {
             uint16_t sport = j == 0 && f->sport ? f->sport : draw_sport(w);
+            if (j == 0) first = sport;
+            if (w->cfg.shared_sport) sport = first;
             uint32_t qp = j == 0 && f->qp ? f->qp : draw_qp(w);
             uint64_t b = f->bytes / q + (j < f->bytes % q);
             if (add_flow(w, s, f->src, f->dst, b, f->start, sport, qp, NULL) < 0) return w->error;
@@ -302,6 +319,7 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
     uint64_t per = ar->bytes / n;
     uint64_t slices = ar->chunk ? ceil_div(ceil_div(ar->bytes, n), ar->chunk) : 1;
     uint64_t need = w->cfg.qp_mode == ARB_QP_SPLIT ? q : 1;
+    int hpn = w->cfg.qp_mode == ARB_QP_HPN;
     if (per == 0 || per / slices < need) {
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_EINVAL,
@@ -332,6 +350,23 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
     w->qp_num = calloc((size_t)n * q, sizeof *w->qp_num);
     w->sent = calloc(n, sizeof *w->sent);
     w->done_at = malloc(n * sizeof *w->done_at);
+    if (hpn) {
+        w->msg_nxt = malloc((size_t)n * msgs * sizeof *w->msg_nxt);
+        w->msg_done = calloc((size_t)n * msgs, 1);
+        w->recv_cnt = calloc(n, sizeof *w->recv_cnt);
+        w->qp_out = calloc((size_t)n * q, sizeof *w->qp_out);
+        w->qp_qtail = malloc((size_t)n * q * sizeof *w->qp_qtail);
+        w->hpn_last = malloc(n * sizeof *w->hpn_last);
+        if (!w->msg_nxt || !w->msg_done || !w->recv_cnt || !w->qp_out || !w->qp_qtail ||
+            !w->hpn_last) {
+            arb_workload_free(w);
+            return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < (size_t)n * msgs; i++)
+            w->msg_nxt[i] = WL_NONE;
+        for (uint32_t r = 0; r < n; r++)
+            w->hpn_last[r] = q - 1;
+    }
     uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
     if (!w->hosts || !w->next_post || !w->qp_next || !w->qp_send || !w->qp_head || !w->qp_tail ||
         !w->qp_busy || !w->qp_sport || !w->qp_num || !w->sent || !w->done_at || !seen) {
@@ -355,15 +390,17 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
         for (uint32_t j = 0; j < q; j++) {
             size_t k = (size_t)r * q + j;
             w->qp_next[k] = w->cfg.qp_mode == ARB_QP_RR ? j : 0;
-            w->qp_send[k] = w->qp_next[k];
+            w->qp_send[k] = hpn ? UINT64_MAX : w->qp_next[k];
             w->qp_head[k] = w->qp_tail[k] = WL_NONE;
+            if (hpn) w->qp_qtail[k] = WL_NONE;
             w->qp_sport[k] = draw_sport(w);
             w->qp_num[k] = draw_qp(w);
+            if (w->cfg.shared_sport) w->qp_sport[k] = w->qp_sport[(size_t)r * q];
         }
     }
     free(seen);
     /* every message has a part on every QP (split) or one part (rr) */
-    if (w->cfg.qp_mode == ARB_QP_SPLIT)
+    if (w->cfg.qp_mode == ARB_QP_SPLIT) /* hpn and rr: one part */
         w->planned = (uint64_t)n * msgs * q;
     else
         w->planned = (uint64_t)n * msgs;
@@ -386,7 +423,7 @@ static uint64_t msg_bytes(const arb_workload *w, uint32_t r, uint64_t m)
 static uint64_t part_bytes(const arb_workload *w, uint32_t r, uint64_t m, uint32_t q)
 {
     uint64_t b = msg_bytes(w, r, m);
-    if (w->cfg.qp_mode == ARB_QP_RR) return b;
+    if (w->cfg.qp_mode != ARB_QP_SPLIT) return b;
     return b / w->Q + (q < b % w->Q);
 }
 
@@ -394,6 +431,7 @@ static uint64_t part_bytes(const arb_workload *w, uint32_t r, uint64_t m, uint32
 static int received(const arb_workload *w, uint32_t r, uint64_t m)
 {
     uint32_t left = (r + w->N - 1) % w->N;
+    if (w->cfg.qp_mode == ARB_QP_HPN) return w->msg_done[(size_t)left * w->M + m];
     /* a QP has delivered every message before its cursor */
     const uint64_t *nx = &w->qp_next[(size_t)left * w->Q];
     if (w->cfg.qp_mode == ARB_QP_RR) return m < nx[m % w->Q];
@@ -406,6 +444,7 @@ static int received(const arb_workload *w, uint32_t r, uint64_t m)
 static uint64_t received_count(const arb_workload *w, uint32_t r)
 {
     uint32_t left = (r + w->N - 1) % w->N;
+    if (w->cfg.qp_mode == ARB_QP_HPN) return w->recv_cnt[r];
     const uint64_t *nx = &w->qp_next[(size_t)left * w->Q];
     if (w->cfg.qp_mode == ARB_QP_SPLIT) {
         uint64_t mn = nx[0];
@@ -436,6 +475,7 @@ static void launch(arb_workload *w, arb_sim *s, uint32_t r, arb_time now)
     uint32_t right = (r + 1) % w->N;
     for (uint32_t q = 0; q < w->Q; q++) {
         size_t k = (size_t)r * w->Q + q;
+        /* hpn: qp_send is the QP's next given message (given when posted) */
         if (w->qp_busy[k] || w->qp_send[k] >= w->M || w->qp_send[k] >= w->next_post[r]) continue;
         if (grow_tags(w) < 0) return;
         uint64_t m = w->qp_send[k];
@@ -461,15 +501,43 @@ static void launch(arb_workload *w, arb_sim *s, uint32_t r, arb_time now)
         w->n_tags++;
         w->qp_busy[k] = 1;
         w->sent[r] += b;
+        if (w->cfg.qp_mode == ARB_QP_HPN) {
+            uint32_t nx = w->msg_nxt[(size_t)r * w->M + m];
+            w->qp_send[k] = nx == WL_NONE ? UINT64_MAX : nx;
+        }
     }
+}
+
+/* hpn: give message m of rank r to the QP with the fewest bytes posted and
+ * not yet delivered. */
+static void hpn_give(arb_workload *w, uint32_t r, uint64_t m)
+{
+    size_t base = (size_t)r * w->Q;
+    uint32_t best = 0;
+    uint64_t least = UINT64_MAX;
+    for (uint32_t i = 1; i <= w->Q; i++) {
+        uint32_t q = (w->hpn_last[r] + i) % w->Q;
+        if (w->qp_out[base + q] < least) {
+            least = w->qp_out[base + q];
+            best = q;
+        }
+    }
+    size_t k = base + best;
+    w->hpn_last[r] = best;
+    w->qp_out[k] += msg_bytes(w, r, m);
+    if (w->qp_qtail[k] != WL_NONE) w->msg_nxt[(size_t)r * w->M + w->qp_qtail[k]] = (uint32_t)m;
+    if (w->qp_send[k] == UINT64_MAX) w->qp_send[k] = m;
+    w->qp_qtail[k] = (uint32_t)m;
 }
 
 /* Post the messages of rank r whose data dependency is met. */
 static void post(arb_workload *w, uint32_t r)
 {
     while (w->next_post[r] < w->M &&
-           (w->next_post[r] < w->P || received(w, r, w->next_post[r] - w->P)))
+           (w->next_post[r] < w->P || received(w, r, w->next_post[r] - w->P))) {
+        if (w->cfg.qp_mode == ARB_QP_HPN) hpn_give(w, r, w->next_post[r]);
         w->next_post[r]++;
+    }
 }
 
 static int allreduce_start(arb_workload *w, arb_sim *s)
@@ -493,7 +561,8 @@ static void allreduce_sent(arb_workload *w, arb_sim *s, uint32_t flow, arb_time 
     t->sent = 1;
     size_t k = t->rq;
     w->qp_busy[k] = 0;
-    w->qp_send[k] = (uint64_t)t->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
+    if (w->cfg.qp_mode != ARB_QP_HPN) /* hpn moved on at launch */
+        w->qp_send[k] = (uint64_t)t->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
     launch(w, s, (uint32_t)(k / w->Q), now);
 }
 
@@ -509,13 +578,18 @@ static void allreduce_done(arb_workload *w, arb_sim *s, uint32_t flow, arb_time 
     uint32_t r = (uint32_t)(k / w->Q);
     /* the QP's delivered prefix: messages may complete out of order
      * (a retransmitted tail), the cursor moves over the done ones */
+    uint32_t right = (r + 1) % w->N;
+    if (w->cfg.qp_mode == ARB_QP_HPN) w->qp_out[k] -= msg_bytes(w, r, w->tags[ti].msg);
     while (w->qp_head[k] != WL_NONE && w->tags[w->qp_head[k]].done) {
         const struct wl_tag *h = &w->tags[w->qp_head[k]];
         w->qp_next[k] = (uint64_t)h->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
+        if (w->cfg.qp_mode == ARB_QP_HPN) {
+            w->msg_done[(size_t)r * w->M + h->msg] = 1;
+            w->recv_cnt[right]++;
+        }
         w->qp_head[k] = h->next_q;
     }
     if (w->qp_head[k] == WL_NONE) w->qp_tail[k] = WL_NONE;
-    uint32_t right = (r + 1) % w->N;
     if (w->done_at[right] == ARB_TIME_NEVER && received_count(w, right) == w->M) {
         w->done_at[right] = now;
         if (++w->ranks_done == w->N) w->finish = now;
@@ -552,6 +626,23 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
             w->finish = now;
         }
     }
+}
+
+int arb_workload_route_sports(arb_workload *w, const struct arb_route *r, uint32_t *n_disjoint)
+{
+    if (n_disjoint) *n_disjoint = 0;
+    if (!r || w->kind != ARB_WL_ALLREDUCE || w->cfg.qp_mode != ARB_QP_HPN) return ARB_EINVAL;
+    if (w->started) return ARB_ESTATE;
+    uint32_t good = 0;
+    for (uint32_t k = 0; k < w->N; k++) {
+        uint32_t a = w->hosts[k], b = w->hosts[(k + 1) % w->N];
+        int rc = arb_route_disjoint_sports(r, a, b, w->Q, w->cfg.sport_lo, w->cfg.sport_hi,
+                                           &w->qp_sport[(size_t)k * w->Q]);
+        if (rc < 0) return rc;
+        good += (uint32_t)rc == w->Q;
+    }
+    if (n_disjoint) *n_disjoint = good;
+    return 0;
 }
 
 void arb_workload_on_flow_sent(void *ctx, arb_sim *s, uint32_t flow, arb_time now)

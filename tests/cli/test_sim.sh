@@ -123,4 +123,24 @@ for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do
     grep -q "^| \`$k\` |" docs/scenarios.md || missing="$missing $k"
 done
 same "every key documented" "" "$missing"
+
+# HPN's host side and shared source ports (ring AllReduce).
+cat >"$TMP/hpn.ini" <<'INI'
+[fabric]
+topology = leafspine:2,4,4
+[workload]
+hosts = 0,4,1,5,2,6,3,7
+size = 1MiB
+chunk = 16KiB
+qps = 4
+qp_mode = hpn
+[run]
+sample = 0
+INI
+J=$("$ARBOR" sim "$TMP/hpn.ini" --json --quiet)
+has "hpn completes" "$J" '"completed":true'
+expect_err "hpn refuses a shared port" 2 "workload.qp_mode: qp_mode: hpn gives every connection its own source port" \
+    "$ARBOR" sim "$TMP/hpn.ini" -s workload.shared_sport=on
+J=$("$ARBOR" sim "$TMP/hpn.ini" --json --quiet -s qp_mode=split -s shared_sport=on)
+has "shared_sport completes" "$J" '"completed":true'
 finish

@@ -26,6 +26,10 @@ struct rig {
 };
 
 static int rig_no_sent; /* 1: the simulator without on_flow_sent */
+static int rig_hpn;     /* 1: HPN's disjoint source ports before the start */
+static uint32_t rig_disjoint;
+static arb_sim_tap_fn rig_tap;
+static void *rig_tap_ctx;
 
 static int rig_new(struct rig *g, const char *topo, arb_workload *w, uint32_t ack_every)
 {
@@ -44,7 +48,10 @@ static int rig_new(struct rig *g, const char *topo, arb_workload *w, uint32_t ac
         cfg.sent_ctx = w;
     }
     cfg.ack_every = ack_every;
+    cfg.tap = rig_tap;
+    cfg.tap_ctx = rig_tap_ctx;
     if (arb_sim_new(&g->s, g->t, &cfg) < 0) return -1;
+    if (rig_hpn && arb_workload_route_sports(w, g->r, &rig_disjoint) < 0) return -1;
     if (arb_workload_start(w, g->s) < 0) return -1;
     return arb_sim_run(g->s, ARB_TIME_NEVER - 1);
 }
@@ -287,6 +294,166 @@ TEST(allreduce_without_sent_callback)
     CHECK(cct[0] < cct[1]);
 }
 
+/* Connections per leaf uplink: distinct (source host, source port) pairs
+ * whose data leaves a leaf on each up port. */
+struct uplinks {
+    const arb_topo *t;
+    uint32_t seen[64][128]; /* per port: src << 16 | sport */
+    unsigned n[64];
+};
+
+static void uplink_tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f,
+                       arb_time now)
+{
+    (void)s, (void)now;
+    struct uplinks *u = ctx;
+    const arb_port *p = arb_topo_port(u->t, port);
+    if (f->kind != ARB_SIM_DATA || p->role != ARB_LINK_UP || p->tier != 1 || port >= 64) return;
+    uint32_t key = f->src << 16 | f->sport;
+    for (unsigned i = 0; i < u->n[port]; i++)
+        if (u->seen[port][i] == key) return;
+    if (u->n[port] < 128) u->seen[port][u->n[port]++] = key;
+}
+
+/* HPN's host side on leafspine:2,8,8 (8 spines), a ring whose every edge
+ * crosses between the leaves, 8 connections per pair, messages pipelined
+ * in slices: with the ports arb_route_disjoint_sports finds, a pair's 8
+ * connections take the 8 uplinks, so every uplink carries exactly 8
+ * connections; with drawn ports ECMP piles some onto one uplink, and the
+ * collective is slower. */
+TEST(allreduce_hpn_disjoint_ports)
+{
+    uint32_t hosts[16];
+    for (uint32_t i = 0; i < 8; i++) {
+        hosts[2 * i] = i;
+        hosts[2 * i + 1] = 8 + i;
+    }
+    arb_time cct[2];
+    unsigned most[2];
+    for (int k = 0; k < 2; k++) {
+        arb_workload_config wc;
+        arb_workload_config_default(&wc);
+        wc.qps = 8;
+        wc.qp_mode = ARB_QP_HPN;
+        arb_allreduce_config ar = {hosts, 16, 16 * 8 * 65536, 65536, 0};
+        arb_workload *w = NULL;
+        char err[256];
+        CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 16, &wc, err, sizeof err), 0);
+        if (!w) return;
+        static struct uplinks u;
+        memset(&u, 0, sizeof u);
+        arb_topo *ut = NULL;
+        CHECK_EQ_I(arb_topo_new(&ut, "leafspine:2,8,8", NULL, err, sizeof err), 0);
+        u.t = ut;
+        rig_hpn = k;
+        rig_disjoint = 0;
+        rig_tap = uplink_tap;
+        rig_tap_ctx = &u;
+        struct rig g;
+        CHECK_EQ_I(rig_new(&g, "leafspine:2,8,8", w, 1), 0);
+        rig_hpn = 0;
+        rig_tap = NULL;
+        rig_tap_ctx = NULL;
+        arb_workload_result r;
+        arb_workload_get_result(w, &r);
+        CHECK(r.done);
+        CHECK_EQ_U(r.slices, 8);
+        if (k) CHECK_EQ_U(rig_disjoint, 16);
+        cct[k] = r.cct;
+        most[k] = 0;
+        unsigned total = 0;
+        for (unsigned p = 0; p < 64; p++) {
+            if (u.n[p] > most[k]) most[k] = u.n[p];
+            total += u.n[p];
+        }
+        CHECK_EQ_U(total, 16 * 8);
+        arb_sim_stats st;
+        arb_sim_get_stats(g.s, &st);
+        CHECK_EQ_U(st.payload_delivered, 30ull * 16 * 8 * 65536);
+        rig_free(&g);
+        arb_topo_free(ut);
+        arb_workload_free(w);
+    }
+    CHECK_EQ_U(most[1], 8);
+    CHECK(most[0] > 8);
+    CHECK(cct[1] < cct[0]);
+    printf("  hpn, 16 ranks x 8 connections: most connections on one uplink %u drawn, %u "
+           "disjoint; CCT %.2f us drawn, %.2f us disjoint\n",
+           most[0], most[1], (double)cct[0] / 1e6, (double)cct[1] / 1e6);
+}
+
+/* Distinct source ports and QP numbers of the data a tap sees. */
+struct ids {
+    uint32_t sports[64], qps[64];
+    unsigned n_sports, n_qps;
+};
+
+static void add_id(uint32_t *v, unsigned *n, uint32_t x)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (v[i] == x) return;
+    if (*n < 64) v[(*n)++] = x;
+}
+
+static void ids_tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f,
+                    arb_time now)
+{
+    (void)s, (void)port, (void)now;
+    struct ids *d = ctx;
+    if (f->kind != ARB_SIM_DATA || f->src != 0) return;
+    add_id(d->sports, &d->n_sports, f->sport);
+    add_id(d->qps, &d->n_qps, f->qp);
+}
+
+/* shared_sport: the QPs of a connection keep one source port and differ
+ * in the QP number only (a flow list and a ring AllReduce); without it,
+ * every QP has its own port. hpn refuses it. */
+TEST(shared_sport)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        for (int ring = 0; ring < 2; ring++) {
+            arb_workload_config wc;
+            arb_workload_config_default(&wc);
+            wc.qps = 4;
+            wc.shared_sport = shared;
+            arb_workload *w = NULL;
+            char err[256];
+            if (ring) {
+                arb_allreduce_config ar = {NULL, 4, 4 * 4 * 65536, 0, 0};
+                CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 4, &wc, err, sizeof err), 0);
+            } else {
+                arb_wl_flow f = {0, 1, 4 * 65536, 0, 0, 0};
+                CHECK_EQ_I(arb_workload_new_flows(&w, &f, 1, 4, &wc, err, sizeof err), 0);
+            }
+            if (!w) return;
+            struct ids d;
+            memset(&d, 0, sizeof d);
+            rig_tap = ids_tap;
+            rig_tap_ctx = &d;
+            struct rig g;
+            CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+            rig_tap = NULL;
+            rig_tap_ctx = NULL;
+            arb_workload_result r;
+            arb_workload_get_result(w, &r);
+            CHECK(r.done);
+            CHECK_EQ_U(d.n_qps, 4);
+            CHECK_EQ_U(d.n_sports, shared ? 1 : 4);
+            rig_free(&g);
+            arb_workload_free(w);
+        }
+    }
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.qp_mode = ARB_QP_HPN;
+    wc.shared_sport = 1;
+    arb_allreduce_config ar = {NULL, 4, 65536, 0, 0};
+    arb_workload *w;
+    char err[256];
+    CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 4, &wc, err, sizeof err), ARB_EINVAL);
+    CHECK(strncmp(err, "qp_mode:", 8) == 0);
+}
+
 TEST(allreduce_bad_config)
 {
     char err[256];
@@ -512,6 +679,8 @@ int main(void)
     RUN(sim_flow_sent_notification);
     RUN(allreduce_pipelined);
     RUN(allreduce_without_sent_callback);
+    RUN(allreduce_hpn_disjoint_ports);
+    RUN(shared_sport);
     RUN(allreduce_bad_config);
     RUN(pattern_phases);
     RUN(incast);
