@@ -115,13 +115,20 @@ typedef void (*arb_ep_fill_fn)(void *ctx, uint8_t msg_id, uint32_t index, uint8_
 /* ------------------------------------------------------------------ */
 
 typedef struct arb_responder_config {
-    uint64_t channel;       /* the channel identity (opaque; for logs) */
-    uint32_t members;       /* R: the requester set, 1..ARB_EP_MAX_MEMBERS */
-    uint32_t payload_size;  /* bytes per offset: 1..8192, whole elements (default 8192) */
-    arb_dtype dtype;        /* default f32 */
-    arb_op op;              /* default SUM (NOP for push and barrier) */
-    arb_ep_kind kind;       /* default PULL_RESULT */
-    uint32_t subchannels;   /* n: offset k uses subchannel k mod n (default 1) */
+    uint64_t channel;      /* the channel identity (opaque; for logs) */
+    uint32_t members;      /* R: the requester set, 1..ARB_EP_MAX_MEMBERS */
+    uint32_t payload_size; /* bytes per offset: 1..8192, whole elements (default 8192) */
+    arb_dtype dtype;       /* default f32 */
+    arb_op op;             /* default SUM (NOP for push and barrier) */
+    arb_ep_kind kind;      /* default PULL_RESULT */
+    uint32_t subchannels;  /* n: offset k uses subchannel k mod n (default 1) */
+    /* Spec 9, dynamic selection (default 0: static, k mod n): a credit goes
+     * to the live subchannel with the least recent completion time x (its
+     * credits outstanding + 1), ties from k mod n on; a subchannel whose
+     * normal credit times out is not used again (the last live one always
+     * stays), and repair credits and tails of its offsets move to the best
+     * live one. Completion time: an EWMA (1/8) of credit-to-commit. */
+    int dynamic_subchannels;
     uint8_t ext;            /* 1: 20 B headers (multi-tier trees); default 0 */
     int header_only;        /* 1: no payload bytes at all; results are COMPLETIONs */
     arb_time timeout;       /* per-offset and END-wait timeout (default 50 ms) */
@@ -178,6 +185,7 @@ typedef struct arb_responder_stats {
     uint64_t messages;         /* messages closed */
     uint32_t peak_outstanding; /* most normal credits outstanding at once */
     uint32_t peak_repairs;     /* most repair credits outstanding at once */
+    uint32_t dead_subchannels; /* dynamic selection: subchannels no longer used */
 } arb_responder_stats;
 
 typedef enum arb_responder_phase {

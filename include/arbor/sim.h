@@ -361,6 +361,7 @@ typedef struct arb_sim_arbor_config {
                                     2 (lag): all start at `start`, and rank r handles every packet
                                     it receives r x skew after its arrival */
     uint64_t seed;               /* the skew's generator (skew_random) */
+    int dynamic_subchannels;     /* responders choose trees dynamically (spec 9) */
     int wire_check;              /* round-trip every header through the codec */
 } arb_sim_arbor_config;
 
@@ -420,6 +421,7 @@ typedef struct arb_sim_arbor_result {
     uint64_t inv_missing;      /* results a requester lacks at the end (when done) */
     uint64_t inv_early;        /* a rank done before all of its output was in */
     uint64_t inv_conservation; /* nodes whose packet balance does not hold */
+    uint64_t dead_subchannels; /* dynamic selection: trees the responders stopped using */
     uint64_t invariant_errors; /* the sum of the six */
     /* fabric: Arbor packets */
     uint64_t pkts, wire_bytes; /* sent by hosts and switches (emissions and copies) */

@@ -55,6 +55,13 @@ struct rmsg {
     uint32_t nreg;
 };
 
+/* Dynamic subchannel selection (spec 9). */
+struct rsub {
+    arb_time ct;  /* EWMA of credit-to-commit; 0: no sample yet */
+    uint32_t out; /* normal credits outstanding on it */
+    uint8_t dead; /* a credit timed out: not used again */
+};
+
 struct arb_responder {
     arb_responder_config cfg;
     struct rmsg msg[2]; /* [0] in progress or next expected, [1] ahead */
@@ -87,6 +94,7 @@ struct arb_responder {
 
     arb_responder_stats st;
     uint64_t closed;
+    struct rsub *sub; /* per subchannel (dynamic selection) */
 };
 
 const char *arb_ep_kind_name(int kind)
@@ -206,6 +214,33 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
 /* Credits                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The subchannel for offset k: k mod n, or the dynamic choice (see
+ * arb_responder_config.dynamic_subchannels). */
+static uint32_t pick_sub(const arb_responder *r, uint32_t k)
+{
+    uint32_t n = r->cfg.subchannels, first = k % n;
+    if (!r->cfg.dynamic_subchannels || n == 1) return first;
+    uint32_t best = first;
+    double best_est = -1;
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t s = (first + x) % n;
+        const struct rsub *u = &r->sub[s];
+        if (u->dead) continue;
+        double est = (double)u->ct * (u->out + 1);
+        if (best_est < 0 || est < best_est) {
+            best = s;
+            best_est = est;
+        }
+    }
+    return best;
+}
+
+/* A subchannel for an offset that was on `s`: s, unless s is dead. */
+static uint32_t live_sub(const arb_responder *r, uint32_t s, uint32_t k)
+{
+    return r->cfg.dynamic_subchannels && r->sub[s].dead ? pick_sub(r, k) : s;
+}
+
 static void send_credit(arb_responder *r, uint32_t i, arb_time now)
 {
     struct rmsg *m = &r->msg[0];
@@ -217,7 +252,8 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
 
     e->state = E_ISSUED;
     e->rslot = 0;
-    e->sub = k % r->cfg.subchannels;
+    e->sub = pick_sub(r, k);
+    r->sub[e->sub].out++;
     e->sent = now;
     e->deadline = now + r->cfg.timeout;
     e->ride = NO_RIDE;
@@ -271,6 +307,7 @@ static void send_repair_credit(arb_responder *r, uint32_t i)
         if (!h.payload_valid) h.payload_kind = ARB_PK_DATA;
     }
     r->st.repair_credits++;
+    e->sub = live_sub(r, e->sub, k);
     emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
 }
 
@@ -285,7 +322,8 @@ static void send_tail(arb_responder *r, uint32_t p, int replay, int member)
     /* A tail replay exists only with a payload; without one the replay is
      * the tail COMPLETION sent again. */
     if (replay && h.payload_valid) h.repair = 1;
-    uint32_t sub = ep_seq(r->msg[0].start, p) % r->cfg.subchannels;
+    uint32_t k = ep_seq(r->msg[0].start, p);
+    uint32_t sub = live_sub(r, k % r->cfg.subchannels, k);
     if (member < 0)
         emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
     else
@@ -335,6 +373,7 @@ static void enter_repair(arb_responder *r, uint32_t i, arb_time now)
     e->state = E_REPAIR;
     e->rslot = 0;
     r->outstanding--;
+    r->sub[e->sub].out--;
     r->in_repair++;
     r->waiting_repair++;
     if (r->reps_used < r->cfg.repair_budget) start_repair(r, i, now);
@@ -444,6 +483,8 @@ static void reset_run(arb_responder *r)
         r->rep[s].used = 0;
     r->base = r->next = r->committed = 0;
     r->outstanding = r->in_repair = r->waiting_repair = r->reps_used = 0;
+    for (uint32_t s = 0; r->sub && s < r->cfg.subchannels; s++)
+        r->sub[s].out = 0;
     r->any_credit = 0;
     r->last_credit = 0;
     memset(r->ends, 0, sizeof r->ends);
@@ -503,7 +544,8 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     r->tails = calloc(cap, sizeof *r->tails);
     r->rep = calloc(cfg->repair_budget, sizeof *r->rep);
     r->scratch = malloc(cfg->payload_size);
-    int bad = !r->ring || !r->pending || !r->tails || !r->rep || !r->scratch;
+    r->sub = calloc(cfg->subchannels, sizeof *r->sub);
+    int bad = !r->ring || !r->pending || !r->tails || !r->rep || !r->scratch || !r->sub;
     for (uint32_t s = 0; !bad && !cfg->header_only && s < cfg->repair_budget; s++) {
         r->rep[s].acc = malloc(cfg->payload_size);
         if (!r->rep[s].acc) bad = 1;
@@ -532,6 +574,7 @@ void arb_responder_free(arb_responder *r)
     free(r->pending);
     free(r->tails);
     free(r->scratch);
+    free(r->sub);
     free(r);
 }
 
@@ -693,6 +736,9 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
     }
     r->outstanding--;
     arb_time sample = now - e->sent;
+    struct rsub *u = &r->sub[e->sub];
+    u->out--;
+    u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
     commit(r, i, r->cfg.header_only || !h->payload_valid ? NULL : payload, h->offset_b, 0);
     if (r->cfg.cc) arb_cc_on_sample(r->cfg.cc, sample, ce, now);
     r->st.samples++;
@@ -843,6 +889,11 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
             if (e->deadline > now) break;
             r->st.timeouts++;
             if (r->cfg.cc) arb_cc_on_timeout(r->cfg.cc, now);
+            if (r->cfg.dynamic_subchannels && !r->sub[e->sub].dead &&
+                r->st.dead_subchannels + 1 < r->cfg.subchannels) {
+                r->sub[e->sub].dead = 1;
+                r->st.dead_subchannels++;
+            }
             enter_repair(r, i, now);
         }
         for (uint32_t s = 0; s < r->cfg.repair_budget; s++) {

@@ -900,6 +900,7 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
                 rc_.op = ch->op;
                 rc_.kind = ch->kind;
                 rc_.subchannels = p->cfg.subchannels;
+                rc_.dynamic_subchannels = cfg->dynamic_subchannels;
                 rc_.ext = p->ext;
                 rc_.header_only = !cfg->values;
                 rc_.timeout = cfg->timeout;
@@ -1102,6 +1103,7 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
             r.late_masters += st.late_masters;
             r.tail_replays += st.tail_replays;
             r.credits += st.credits;
+            r.dead_subchannels += st.dead_subchannels;
         } else {
             arb_requester_stats st;
             arb_requester_get_stats(e->q, &st);
