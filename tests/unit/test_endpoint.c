@@ -1708,6 +1708,66 @@ TEST(responder_timeout_of_repair_is_repeated)
     arb_responder_free(r);
 }
 
+/* Spec 9: two subchannels, credits on subchannel 0 are never answered. */
+static void dynamic_run(int dynamic, capture *cap, arb_responder_stats *st)
+{
+    memset(cap, 0, sizeof *cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 1, cap);
+    c.window = 4;
+    c.timeout = 1 * MS;
+    c.subchannels = 2;
+    c.dynamic_subchannels = dynamic;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    if (!r) return;
+    static int32_t res[64];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 256, NULL, res, 0), 0); /* 16 offsets */
+    register_all(r, 1, 0, 0, 0);
+    /* credits 0..3: subchannels 0, 1, 0, 1 (no samples yet: k mod 2) */
+    CHECK_EQ_I(cap_count(cap, ARB_PT_RESPONSE, 0), 4);
+    for (int i = 0; i < cap->n; i++)
+        if (cap->p[i].h.packet_type == ARB_PT_RESPONSE)
+            CHECK_EQ_U(cap->p[i].dst.subchannel, cap->p[i].h.offset_b % 2);
+    int32_t pay[4] = {1, 2, 3, 4};
+    for (uint32_t k = 1; k < 4; k += 2) { /* subchannel 1 answers */
+        arb_hdr m = mk_master(0, k, 1, 1);
+        arb_responder_recv(r, &m, (const uint8_t *)pay, 16, ARB_EP_FROM_SWITCH, 10 * US);
+    }
+    cap->n = 0;
+    arb_responder_on_expiry(r, 1 * MS); /* offsets 0 and 2 time out */
+    arb_responder_on_expiry(r, 2 * MS); /* and what went to subchannel 0 since */
+    arb_responder_get_stats(r, st);
+    arb_responder_free(r);
+}
+
+TEST(responder_dynamic_subchannels)
+{
+    static capture cap;
+    arb_responder_stats st;
+    dynamic_run(1, &cap, &st);
+    CHECK_EQ_U(st.dead_subchannels, 1);
+    CHECK(st.timeouts >= 2);
+    /* after the timeout every credit, normal or repair, uses subchannel 1 */
+    int on0 = 0, repairs = 0;
+    for (int i = 0; i < cap.n; i++) {
+        if (cap.p[i].h.packet_type != ARB_PT_RESPONSE) continue;
+        on0 += cap.p[i].dst.subchannel == 0;
+        repairs += cap.p[i].h.repair;
+    }
+    CHECK_EQ_I(on0, 0);
+    CHECK(repairs >= 2);
+    CHECK_EQ_I(cap.invalid, 0);
+    /* static: the repair credits of offsets 0 and 2 go to subchannel 0 again */
+    dynamic_run(0, &cap, &st);
+    CHECK_EQ_U(st.dead_subchannels, 0);
+    on0 = 0;
+    for (int i = 0; i < cap.n; i++)
+        if (cap.p[i].h.packet_type == ARB_PT_RESPONSE && cap.p[i].h.repair)
+            on0 += cap.p[i].dst.subchannel == 0;
+    CHECK(on0 >= 2);
+}
+
 /* ------------------------------------------------------------------ */
 /* Requester, hand-made                                                 */
 /* ------------------------------------------------------------------ */
@@ -1929,6 +1989,7 @@ int main(void)
     RUN(responder_commit_rides_tails);
     RUN(responder_repair_path);
     RUN(responder_timeout_of_repair_is_repeated);
+    RUN(responder_dynamic_subchannels);
     RUN(requester_register_retry_and_failure);
     RUN(requester_credits_and_results);
     RUN(pull_message_through_switch);
