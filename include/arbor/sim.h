@@ -49,6 +49,7 @@
 
 #include "arbor/base.h"
 #include "arbor/topo.h"
+#include "arbor/wire.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,9 +93,10 @@ typedef struct arb_sim_pkt_info {
     uint16_t bytes;   /* bytes on the wire */
     uint16_t payload; /* payload bytes */
     uint8_t proto;
-    uint8_t kind;  /* arb_sim_pkt_kind */
-    uint8_t flags; /* ARB_SIM_* */
-    uint32_t lb;   /* the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
+    uint8_t kind;   /* arb_sim_pkt_kind */
+    uint8_t flags;  /* ARB_SIM_* */
+    uint32_t lb;    /* the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
+    uint32_t index; /* taps: the packet's index (arb_sim_arbor_header); routing: UINT32_MAX */
 } arb_sim_pkt_info;
 
 typedef struct arb_sim arb_sim;
@@ -301,8 +303,11 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
  * opcode 0x81 with its 16 reserved bytes), the payload as zero bytes, and
  * a 4-byte ICRC field (written as zero, not computed). The timestamp is
  * the simulated time the first bit leaves, truncated to the nanosecond.
- * Arbor packets (arb_sim_arbor_add) are not written. docs/transports.md
- * lists every field.
+ * Arbor packets (arb_sim_arbor_add) are written as Ethernet/IPv4/UDP
+ * frames to the channel's UDP port with their header encoded by
+ * arb_hdr_encode and the payload as zero bytes of its length; a packet for
+ * a whole tree goes to the group address 239.0.C.S (channel C, subchannel
+ * S). docs/transports.md lists every field.
  */
 typedef struct arb_sim_pcap arb_sim_pcap;
 
@@ -430,6 +435,14 @@ typedef struct arb_sim_arbor_result {
 
 /* The figures so far (invariants are evaluated now). ARB_EINVAL: no job. */
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
+
+/*
+ * The decoded Arbor header of the packet with index `index` (a tap's
+ * arb_sim_pkt_info.index) while it is alive, for captures and checks.
+ * Errors: ARB_ENOENT when no Arbor collective runs or the packet is not an
+ * Arbor packet.
+ */
+int arb_sim_arbor_header(const arb_sim *s, uint32_t index, arb_hdr *h);
 
 #ifdef __cplusplus
 }

@@ -1161,3 +1161,13 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
     *out = r;
     return 0;
 }
+
+int arb_sim_arbor_header(const arb_sim *s, uint32_t index, arb_hdr *h)
+{
+    const struct arbor_job *j = s->arb;
+    if (!j || index >= j->cap_hdr || index >= s->pool.made ||
+        !s->pool.chunks[index >> POOL_CHUNK_BITS] || pool_get(&s->pool, index)->kind != PK_ARBOR)
+        return ARB_ENOENT;
+    *h = j->hdr[index];
+    return 0;
+}

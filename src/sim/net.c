@@ -109,6 +109,7 @@ static void start_tx(arb_sim *s, uint32_t port)
     sp->busy_until = end;
     if (s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);
+        f.index = i;
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, s->now);
     }
     sp->tx_bytes += k->bytes;

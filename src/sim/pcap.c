@@ -156,39 +156,76 @@ static size_t roce_payload(const arb_sim *sim, const arb_sim_pkt_info *f, uint8_
     return len;
 }
 
+/*
+ * An Arbor packet's UDP payload: its header as arb_hdr_encode writes it,
+ * then zero payload bytes of the length the simulator carries (header-only
+ * runs carry a length, not bytes), so a dissector sees every field and the
+ * element count. -1 when the header is not available.
+ */
+static int arbor_payload(const arb_sim *sim, const arb_sim_pkt_info *f, uint8_t *buf, size_t cap,
+                         size_t *len)
+{
+    arb_hdr h;
+    size_t hl = 0;
+    if (arb_sim_arbor_header(sim, f->index, &h) < 0) return -1;
+    if (arb_hdr_encode(&h, f->payload, buf, cap, &hl) < 0 || hl + f->payload > cap) return -1;
+    memset(buf + hl, 0, f->payload);
+    *len = hl + f->payload;
+    return 0;
+}
+
+static void write_frame(arb_sim_pcap *c, const arb_sim_pkt_info *f, const uint8_t *udp, size_t ulen,
+                        uint32_t ip_dst, uint16_t udp_dst, uint8_t tos, arb_time now)
+{
+    arb_frame_addr a;
+    memset(&a, 0, sizeof a);
+    mac_of(a.eth_src, f->src);
+    mac_of(a.eth_dst, f->dst);
+    a.ip_src = ARB_ROUTE_HOST_IP_BASE | f->src;
+    a.ip_dst = ip_dst;
+    a.udp_src = f->sport;
+    a.udp_dst = udp_dst;
+    a.ip_ttl = 64;
+    a.ip_tos = tos; /* ECN: CE, ECT(0) for RoCE data, not-ECT otherwise */
+    a.ip_id = (uint16_t)f->psn;
+    size_t flen = 0;
+    if (arb_frame_build(&a, udp, ulen, c->frame, sizeof c->frame, &flen) < 0) {
+        c->failed = 1;
+        return;
+    }
+    struct pcap_pkthdr h;
+    uint64_t ns = now / ARB_PS_PER_NS;
+    h.ts.tv_sec = (time_t)(ns / 1000000000u);
+    h.ts.tv_usec = (suseconds_t)(ns % 1000000000u); /* nanoseconds in a nano file */
+    h.len = (bpf_u_int32)flen;
+    h.caplen = (bpf_u_int32)(flen < c->snaplen ? flen : c->snaplen);
+    pcap_dump((u_char *)c->dump, &h, c->frame);
+    c->count++;
+}
+
 void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_sim_pkt_info *f,
                       arb_time now)
 {
     arb_sim_pcap *c = ctx;
     int want = !c->want || (port < c->n_want_bits && (c->want[port >> 3] >> (port & 7)) & 1);
-    if (f->kind > ARB_SIM_CNP) want = 0; /* an Arbor packet: not a RoCE frame */
     if (want && !c->failed) {
-        size_t ulen = roce_payload(sim, f, c->udp);
-        arb_frame_addr a;
-        memset(&a, 0, sizeof a);
-        mac_of(a.eth_src, f->src);
-        mac_of(a.eth_dst, f->dst);
-        a.ip_src = ARB_ROUTE_HOST_IP_BASE | f->src;
-        a.ip_dst = ARB_ROUTE_HOST_IP_BASE | f->dst;
-        a.udp_src = f->sport;
-        a.udp_dst = ROCE_PORT;
-        a.ip_ttl = 64;
-        /* ECN: CE, ECT(0) for data, not-ECT for control. */
-        a.ip_tos = (f->flags & ARB_SIM_CE) ? 3 : (f->flags & ARB_SIM_ECT) ? 2 : 0;
-        a.ip_id = (uint16_t)f->psn;
-        size_t flen = 0;
-        if (arb_frame_build(&a, c->udp, ulen, c->frame, sizeof c->frame, &flen) < 0) {
-            c->failed = 1;
+        size_t ulen = 0;
+        uint16_t udp_dst = ROCE_PORT;
+        uint32_t ip_dst = ARB_ROUTE_HOST_IP_BASE | f->dst;
+        uint8_t tos = (f->flags & ARB_SIM_CE) ? 3 : (f->flags & ARB_SIM_ECT) ? 2 : 0;
+        if (f->kind <= ARB_SIM_CNP) {
+            ulen = roce_payload(sim, f, c->udp);
+        } else if (arbor_payload(sim, f, c->udp, sizeof c->udp, &ulen) == 0) {
+            udp_dst = f->dport;
+            tos = (f->flags & ARB_SIM_CE) ? 3 : 0;
+            /* A packet to a whole tree (no single host): the group address
+             * 239.0.C.S of channel C's subchannel S stands for G(C, S). */
+            if (f->dst >= arb_topo_n_hosts(arb_sim_topo(sim)))
+                ip_dst = 0xEF000000u | (f->conn & 0xFFu) << 8 | (f->sport & 0xFFu);
         } else {
-            struct pcap_pkthdr h;
-            uint64_t ns = now / ARB_PS_PER_NS;
-            h.ts.tv_sec = (time_t)(ns / 1000000000u);
-            h.ts.tv_usec = (suseconds_t)(ns % 1000000000u); /* nanoseconds in a nano file */
-            h.len = (bpf_u_int32)flen;
-            h.caplen = (bpf_u_int32)(flen < c->snaplen ? flen : c->snaplen);
-            pcap_dump((u_char *)c->dump, &h, c->frame);
-            c->count++;
+            want = 0; /* an Arbor packet whose header is gone: nothing to write */
         }
+        if (want) write_frame(c, f, c->udp, ulen, ip_dst, udp_dst, tos, now);
     }
     if (c->next) c->next(c->next_ctx, sim, port, f, now);
 }

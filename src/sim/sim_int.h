@@ -157,6 +157,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.kind = k->kind;
     f.flags = k->flags;
     f.lb = k->lb;
+    f.index = UINT32_MAX;
     return f;
 }
 

@@ -66,4 +66,22 @@ same "no tshark malformed frames" "" "$(ts -r "$TMP/up.pcap" -Y '_ws.malformed' 
 "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/all.pcap" >/dev/null
 "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/all2.pcap" >/dev/null
 expect_status "same capture twice" 0 cmp "$TMP/all.pcap" "$TMP/all2.pcap"
+
+# Arbor frames: a 64 KiB AllReduce on star:4 (8 offsets of 8 KiB, channel c
+# of rank c owning 2 of them), captured on h1's link and read back with the
+# project's dissector. h1 is channel 1's responder: it registers the other
+# three ranks' REGISTERs and sends them credits to the tree's group address.
+"$ARBOR" sim -s topology=star:4 -s size=64KiB --quiet --pcap host:h1 "$TMP/arb.pcap" >/dev/null
+A=$(ts -X lua_script:contrib/wireshark/arbor.lua -r "$TMP/arb.pcap" -Y arbor -T fields \
+    -e ip.src -e ip.dst -e udp.dstport -e arbor.packet_type -e arbor.credit_valid)
+if [ -n "$A" ]; then pass "Arbor frames captured"; else fail "Arbor frames captured" "none"; fi
+same "all to the channel port 17470" "17470" "$(printf '%s\n' "$A" | cut -f3 | sort -u)"
+same "h1 acks three REGISTERs" "3" \
+    "$(printf '%s\n' "$A" | awk '$1 == "10.0.0.1" && $4 == 5' | wc -l | tr -d ' ')"
+same "h1's credits go to its tree's group address 239.0.1.0" "239.0.1.0" \
+    "$(printf '%s\n' "$A" | awk '$1 == "10.0.0.1" && $4 == 2 && $5 == 1 { print $2 }' | sort -u)"
+same "the other channels' credits reach h1 from their trees" "239.0.0.0 239.0.2.0 239.0.3.0" \
+    "$(printf '%s\n' "$A" | awk '$2 != "10.0.0.1" && $1 != "10.0.0.1" && $4 == 2 { print $2 }' | sort -u | tr '\n' ' ' | sed 's/ $//')"
+same "no malformed Arbor frames" "" \
+    "$(ts -X lua_script:contrib/wireshark/arbor.lua -r "$TMP/arb.pcap" -Y '_ws.malformed || _ws.expert.severity >= error' | head -1)"
 finish
