@@ -5,7 +5,6 @@
  */
 #include "arbor/plan.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +32,6 @@ void arb_plan_config_default(arb_plan_config *cfg)
     cfg->coll = ARB_COLL_ALLREDUCE;
     cfg->dtype = ARB_DTYPE_F32;
     cfg->subchannels = 1;
-}
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 void arb_plan_free(arb_plan *p)
@@ -169,9 +155,9 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
             k == 0 ? ch->responder_host : p->ranks[p->members[ch->first_member + k - 1]];
         int n = walk_up(b, host, L, t, path);
         if (n < 0)
-            return fail(b->err, b->errlen, ARB_ENOENT,
-                        "no live path from host %u to the root of channel %u subchannel %u", host,
-                        c, s);
+            return arb_errf(b->err, b->errlen, ARB_ENOENT,
+                            "no live path from host %u to the root of channel %u subchannel %u",
+                            host, c, s);
         uint32_t prev = ARB_PLAN_NONE;
         for (int i = n - 1; i >= 0; i--) { /* root first */
             uint32_t ei = entry_for(b, path[i].node, &rc);
@@ -232,12 +218,12 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
             if (e->aggregate) {
                 carried = e->gathers;
             } else if (e->gathers > carried) {
-                return fail(b->err, b->errlen, ARB_EINVAL,
-                            "channel %u subchannel %u: level-%u switch %u gathers %u "
-                            "requesters but does not aggregate, and the tier above counts one "
-                            "contribution per port (add level %u to agg_levels)",
-                            c, s, (unsigned)b->nodes[path[i].node].level, path[i].node, e->gathers,
-                            (unsigned)b->nodes[path[i].node].level);
+                return arb_errf(b->err, b->errlen, ARB_EINVAL,
+                                "channel %u subchannel %u: level-%u switch %u gathers %u "
+                                "requesters but does not aggregate, and the tier above counts one "
+                                "contribution per port (add level %u to agg_levels)",
+                                c, s, (unsigned)b->nodes[path[i].node].level, path[i].node,
+                                e->gathers, (unsigned)b->nodes[path[i].node].level);
             }
         }
         unsigned d = 0;
@@ -245,10 +231,10 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
             const arb_plan_entry *e = &p->entries[b->entry_of[path[i].node]];
             if (!e->aggregate) continue;
             if (d == ARB_MAX_DEPTH)
-                return fail(b->err, b->errlen, ARB_ERANGE,
-                            "channel %u subchannel %u: host %u's path has more than %d "
-                            "aggregating tiers (restrict agg_levels)",
-                            c, s, host, ARB_MAX_DEPTH);
+                return arb_errf(b->err, b->errlen, ARB_ERANGE,
+                                "channel %u subchannel %u: host %u's path has more than %d "
+                                "aggregating tiers (restrict agg_levels)",
+                                c, s, host, ARB_MAX_DEPTH);
             f[d++] = e->gathers;
         }
         for (unsigned i = d; i < ARB_MAX_DEPTH; i++)
@@ -270,7 +256,7 @@ static int make_channels(arb_plan *p, char *err, size_t errlen)
     p->n_members = p->n_channels * (N - 1);
     p->channels = calloc(p->n_channels, sizeof *p->channels);
     p->members = calloc(p->n_members, sizeof *p->members);
-    if (!p->channels || !p->members) return fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!p->channels || !p->members) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     size_t es = arb_dtype_size(c->dtype);
     uint64_t E = c->coll == ARB_COLL_BARRIER ? 0 : c->bytes / es;
     uint32_t mi = 0;
@@ -318,44 +304,45 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
                  size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
-    if (!out) return fail(err, errlen, ARB_EINVAL, "plan: no output");
+    if (!out) return arb_errf(err, errlen, ARB_EINVAL, "plan: no output");
     *out = NULL;
-    if (!t || !cfg || !cfg->ranks) return fail(err, errlen, ARB_EINVAL, "plan: NULL argument");
+    if (!t || !cfg || !cfg->ranks) return arb_errf(err, errlen, ARB_EINVAL, "plan: NULL argument");
     const arb_pgft *g = arb_topo_pgft(t);
-    if (!g) return fail(err, errlen, ARB_EINVAL, "plan: the topology is not a PGFT");
+    if (!g) return arb_errf(err, errlen, ARB_EINVAL, "plan: the topology is not a PGFT");
     if ((unsigned)cfg->coll >= ARB_COLL_COUNT)
-        return fail(err, errlen, ARB_EINVAL, "plan: collective %d is not one of the six",
-                    (int)cfg->coll);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: collective %d is not one of the six",
+                        (int)cfg->coll);
     if (cfg->n_ranks < 2 || cfg->n_ranks > ARB_PLAN_MAX_RANKS)
-        return fail(err, errlen, ARB_EINVAL, "plan: %u ranks; a group has 2..%d", cfg->n_ranks,
-                    ARB_PLAN_MAX_RANKS);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: %u ranks; a group has 2..%d", cfg->n_ranks,
+                        ARB_PLAN_MAX_RANKS);
     if (arb_dtype_size(cfg->dtype) == 0)
-        return fail(err, errlen, ARB_EINVAL, "plan: dtype %d is not one of the six",
-                    (int)cfg->dtype);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: dtype %d is not one of the six",
+                        (int)cfg->dtype);
     if (cfg->subchannels < 1 || cfg->subchannels > ARB_EP_MAX_SUBCHANNELS)
-        return fail(err, errlen, ARB_EINVAL, "plan: %u subchannels; 1..%d", cfg->subchannels,
-                    ARB_EP_MAX_SUBCHANNELS);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: %u subchannels; 1..%d", cfg->subchannels,
+                        ARB_EP_MAX_SUBCHANNELS);
     if (cfg->header != 0 && cfg->header != 16 && cfg->header != 20)
-        return fail(err, errlen, ARB_EINVAL, "plan: header %u; 0 (auto), 16 or 20", cfg->header);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: header %u; 0 (auto), 16 or 20",
+                        cfg->header);
     if ((cfg->coll == ARB_COLL_REDUCE || cfg->coll == ARB_COLL_BROADCAST) &&
         cfg->root >= cfg->n_ranks)
-        return fail(err, errlen, ARB_EINVAL, "plan: root rank %u of %u ranks", cfg->root,
-                    cfg->n_ranks);
+        return arb_errf(err, errlen, ARB_EINVAL, "plan: root rank %u of %u ranks", cfg->root,
+                        cfg->n_ranks);
     size_t es = arb_dtype_size(cfg->dtype);
     if (cfg->coll != ARB_COLL_BARRIER && (cfg->bytes % es || cfg->bytes > ((uint64_t)1 << 50)))
-        return fail(err, errlen, ARB_EINVAL,
-                    "plan: %llu bytes is not a whole number of %s elements (or above 2^50)",
-                    (unsigned long long)cfg->bytes, arb_dtype_name(cfg->dtype));
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "plan: %llu bytes is not a whole number of %s elements (or above 2^50)",
+                        (unsigned long long)cfg->bytes, arb_dtype_name(cfg->dtype));
     uint32_t H = arb_topo_n_hosts(t);
     const arb_node *nodes = arb_topo_nodes(t);
     for (uint32_t r = 0; r < cfg->n_ranks; r++) {
         if (cfg->ranks[r] >= H)
-            return fail(err, errlen, ARB_EINVAL, "plan: rank %u is on host %u; the fabric has %u",
-                        r, cfg->ranks[r], H);
+            return arb_errf(err, errlen, ARB_EINVAL,
+                            "plan: rank %u is on host %u; the fabric has %u", r, cfg->ranks[r], H);
         for (uint32_t q = 0; q < r; q++)
             if (cfg->ranks[q] == cfg->ranks[r])
-                return fail(err, errlen, ARB_EINVAL, "plan: ranks %u and %u are both on host %u", q,
-                            r, cfg->ranks[r]);
+                return arb_errf(err, errlen, ARB_EINVAL,
+                                "plan: ranks %u and %u are both on host %u", q, r, cfg->ranks[r]);
     }
     /* the root level: the lowest switch level above every host of the group */
     unsigned L = 1;
@@ -370,12 +357,12 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
     uint32_t group_key = cfg->ranks[0] / g->M[L];
 
     arb_plan *p = calloc(1, sizeof *p);
-    if (!p) return fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!p) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     p->cfg = *cfg;
     p->ranks = malloc(cfg->n_ranks * sizeof *p->ranks);
     if (!p->ranks) {
         arb_plan_free(p);
-        return fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     memcpy(p->ranks, cfg->ranks, cfg->n_ranks * sizeof *p->ranks);
     p->cfg.ranks = p->ranks;
@@ -391,7 +378,7 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         p->depth = calloc(rows + 1, 1);
         b.entry_of = malloc(arb_topo_n_nodes(t) * sizeof *b.entry_of);
         if (!p->trees || !p->fanin || !p->depth || !b.entry_of)
-            rc = fail(err, errlen, ARB_ENOMEM, "out of memory");
+            rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     if (rc == 0) {
         for (uint32_t i = 0; i < arb_topo_n_nodes(t); i++)
@@ -414,10 +401,11 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         for (uint32_t i = 0; i < p->n_trees; i++)
             if (p->trees[i].max_depth > maxd) maxd = p->trees[i].max_depth;
         if (cfg->header == 16 && maxd > 1)
-            rc = fail(err, errlen, ARB_ERANGE,
-                      "plan: a path has %u aggregating tiers; a 16 B header carries 1 (use 20 or "
-                      "restrict agg_levels)",
-                      maxd);
+            rc = arb_errf(
+                err, errlen, ARB_ERANGE,
+                "plan: a path has %u aggregating tiers; a 16 B header carries 1 (use 20 or "
+                "restrict agg_levels)",
+                maxd);
         p->ext = cfg->header == 20 || maxd > 1;
         p->hdr_len = p->ext ? 20 : 16;
     }

@@ -27,12 +27,12 @@ static int find(const arb_topo *t, const char *name, size_t n, uint32_t *node, c
 {
     char buf[64];
     if (n == 0 || n >= sizeof buf)
-        return scn_fail(msg, len, ARB_EPARSE, "'%s': a node name is missing or too long", item);
+        return arb_errf(msg, len, ARB_EPARSE, "'%s': a node name is missing or too long", item);
     memcpy(buf, name, n);
     buf[n] = '\0';
     int rc = arb_topo_find(t, buf, node);
-    if (rc == ARB_ENOENT) return scn_fail(msg, len, ARB_ENOENT, "'%s': no node %s", item, buf);
-    if (rc < 0) return scn_fail(msg, len, ARB_EPARSE, "'%s': '%s' is not a node name", item, buf);
+    if (rc == ARB_ENOENT) return arb_errf(msg, len, ARB_ENOENT, "'%s': no node %s", item, buf);
+    if (rc < 0) return arb_errf(msg, len, ARB_EPARSE, "'%s': '%s' is not a node name", item, buf);
     return 0;
 }
 
@@ -53,7 +53,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
         return 0;
     }
     const char *colon = strchr(item, ':');
-    if (!colon) return scn_fail(msg, len, ARB_EPARSE, "'%s' is not %s", item, usage);
+    if (!colon) return arb_errf(msg, len, ARB_EPARSE, "'%s' is not %s", item, usage);
     size_t tl = (size_t)(colon - item);
     const char *rest = colon + 1;
     uint32_t node;
@@ -63,7 +63,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
         if ((rc = find(t, rest, strlen(rest), &node, item, msg, len)) < 0) return rc;
         const arb_node *nd = arb_topo_node(t, node);
         if ((nd->kind == ARB_NODE_HOST) != (tl == 4))
-            return scn_fail(msg, len, ARB_EPARSE, "'%s': %s is not a %s", item, rest,
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': %s is not a %s", item, rest,
                             tl == 4 ? "host" : "switch");
         for (uint32_t p = 0; p < (uint32_t)nd->n_down + nd->n_up; p++)
             mark_link(t, mark, nd->first_port + p);
@@ -71,7 +71,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
     }
     if (tl == 4 && strncmp(item, "link", 4) == 0) {
         const char *dash = strchr(rest, '-');
-        if (!dash) return scn_fail(msg, len, ARB_EPARSE, "'%s': expected link:A-B[/K]", item);
+        if (!dash) return arb_errf(msg, len, ARB_EPARSE, "'%s': expected link:A-B[/K]", item);
         const char *slash = strchr(dash, '/');
         size_t bl = slash ? (size_t)(slash - dash - 1) : strlen(dash + 1);
         uint32_t a, b, k = UINT32_MAX;
@@ -79,7 +79,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
             (rc = find(t, dash + 1, bl, &b, item, msg, len)) < 0)
             return rc;
         if (slash && parse_num(slash + 1, &k) < 0)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s': '%s' is not a whole number", item,
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': '%s' is not a whole number", item,
                             slash + 1);
         const arb_node *na = arb_topo_node(t, a);
         int found = 0;
@@ -90,7 +90,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
                 found = 1;
             }
         }
-        if (!found) return scn_fail(msg, len, ARB_ENOENT, "'%s': no such link", item);
+        if (!found) return arb_errf(msg, len, ARB_ENOENT, "'%s': no such link", item);
         return 0;
     }
     int which = -1;
@@ -100,21 +100,21 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
         which = 1;
     else if (tl == 4 && strncmp(item, "port", 4) == 0)
         which = 2;
-    if (which < 0) return scn_fail(msg, len, ARB_EPARSE, "'%s': unknown kind (%s)", item, usage);
+    if (which < 0) return arb_errf(msg, len, ARB_EPARSE, "'%s': unknown kind (%s)", item, usage);
     const char *c2 = strrchr(rest, ':');
     if (!c2 || c2 == rest)
-        return scn_fail(msg, len, ARB_EPARSE, "'%s': expected %.*s:NAME:NUMBER", item, (int)tl,
+        return arb_errf(msg, len, ARB_EPARSE, "'%s': expected %.*s:NAME:NUMBER", item, (int)tl,
                         item);
     uint32_t num;
     if ((rc = find(t, rest, (size_t)(c2 - rest), &node, item, msg, len)) < 0) return rc;
     if (parse_num(c2 + 1, &num) < 0)
-        return scn_fail(msg, len, ARB_EPARSE, "'%s': '%s' is not a whole number", item, c2 + 1);
+        return arb_errf(msg, len, ARB_EPARSE, "'%s': '%s' is not a whole number", item, c2 + 1);
     const arb_node *nd = arb_topo_node(t, node);
     uint32_t limit = which == 0   ? nd->n_up
                      : which == 1 ? nd->n_down
                                   : (uint32_t)nd->n_down + nd->n_up;
     if (num >= limit)
-        return scn_fail(msg, len, ARB_ENOENT, "'%s': the node has %u such ports", item, limit);
+        return arb_errf(msg, len, ARB_ENOENT, "'%s': the node has %u such ports", item, limit);
     mark_link(t, mark, (which == 0 ? nd->first_up : nd->first_port) + num);
     return 0;
 }
@@ -123,7 +123,7 @@ int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg,
 {
     size_t n = strlen(list);
     char *copy = malloc(n + 1);
-    if (!copy) return scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+    if (!copy) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     memcpy(copy, list, n + 1);
     int rc = 0, items = 0;
     char *save = NULL;
@@ -132,7 +132,7 @@ int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg,
         rc = mark_item(t, it, mark, msg, len);
         items++;
     }
-    if (rc == 0 && items == 0) rc = scn_fail(msg, len, ARB_EPARSE, "no port named");
+    if (rc == 0 && items == 0) rc = arb_errf(msg, len, ARB_EPARSE, "no port named");
     free(copy);
     return rc;
 }
@@ -144,13 +144,13 @@ int scn_port_list(const arb_topo *t, const char *list, uint32_t **ports, unsigne
     *n_ports = 0;
     uint32_t np = arb_topo_n_ports(t);
     uint8_t *mark = calloc(np ? np : 1, 1);
-    if (!mark) return scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+    if (!mark) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     int rc = scn_port_mark(t, list, mark, msg, len);
     unsigned cnt = 0;
     for (uint32_t p = 0; rc == 0 && p < np; p++)
         cnt += mark[p];
     uint32_t *out = rc == 0 ? malloc((cnt ? cnt : 1) * sizeof *out) : NULL;
-    if (rc == 0 && !out) rc = scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+    if (rc == 0 && !out) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     if (rc == 0) {
         cnt = 0;
         for (uint32_t p = 0; p < np; p++)

@@ -136,7 +136,7 @@ static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t er
 {
     char where[512];
     scn_where(sc, k, where, sizeof where);
-    return scn_fail(err, errlen, code, "%s: %s", where, msg);
+    return arb_errf(err, errlen, code, "%s: %s", where, msg);
 }
 
 /* "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE with msg. */
@@ -153,7 +153,7 @@ static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t
         unsigned long a = strtoul(p, &end, 10), b;
         if (end == p) {
             free(v);
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
         }
         b = a;
         p = end;
@@ -162,13 +162,13 @@ static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t
             b = strtoul(q, &end, 10);
             if (end == q || b < a) {
                 free(v);
-                return scn_fail(msg, len, ARB_EPARSE, "'%s': a bad range", s);
+                return arb_errf(msg, len, ARB_EPARSE, "'%s': a bad range", s);
             }
             p = end;
         }
         if (b >= n_hosts) {
             free(v);
-            return scn_fail(msg, len, ARB_EINVAL, "host %lu is not below the fabric's %u hosts", b,
+            return arb_errf(msg, len, ARB_EINVAL, "host %lu is not below the fabric's %u hosts", b,
                             n_hosts);
         }
         for (unsigned long h = a; h <= b; h++) {
@@ -177,7 +177,7 @@ static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t
                 uint32_t *nv = realloc(v, cap * sizeof *nv);
                 if (!nv) {
                     free(v);
-                    return scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+                    return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
                 }
                 v = nv;
             }
@@ -189,7 +189,7 @@ static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t
             p++;
         else if (*p) {
             free(v);
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
         }
         while (*p == ' ' || *p == '\t')
             p++;
@@ -479,17 +479,17 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
 {
     *out = NULL;
     arb_scenario_result *r = calloc(1, sizeof *r);
-    if (!r) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!r) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (int k = 0; k < K_COUNT; k++) {
         r->echo[k] = dup_str(sc->v[k].text);
         if (!r->echo[k]) {
             arb_scenario_result_free(r);
-            return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+            return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         }
     }
     if (sc->file && !(r->file = dup_str(sc->file))) {
         arb_scenario_result_free(r);
-        return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
     int arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
@@ -607,7 +607,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     if (scn_u64(sc, K_RUN_QPORDER)) {
         rc = scn_order_make(&order, t, &cfg);
         if (rc < 0) {
-            rc = scn_fail(err, errlen, rc, "out of memory");
+            rc = arb_errf(err, errlen, rc, "out of memory");
             goto done;
         }
     }
@@ -634,12 +634,12 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     rc = arb_sim_new(&s, t, &cfg);
     if (rc < 0) {
-        rc = scn_fail(err, errlen, rc, "simulator: %s", arb_strerror(rc));
+        rc = arb_errf(err, errlen, rc, "simulator: %s", arb_strerror(rc));
         goto done;
     }
     rc = setup_classes(r, t, cfg.queue_bytes, &sp);
     if (rc < 0) {
-        rc = scn_fail(err, errlen, rc, "out of memory");
+        rc = arb_errf(err, errlen, rc, "out of memory");
         goto done;
     }
     sp.r = r;
@@ -650,7 +650,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     } else {
         rc = arb_workload_start(w, s);
         if (rc < 0) {
-            rc = scn_fail(err, errlen, rc, "workload: %s", arb_strerror(rc));
+            rc = arb_errf(err, errlen, rc, "workload: %s", arb_strerror(rc));
             goto done;
         }
     }
@@ -669,7 +669,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arb_sim_run(s, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc < 0) {
-            rc = scn_fail(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
+            rc = arb_errf(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
                           arb_sim_now(s), arb_strerror(rc));
             goto done;
         }
@@ -687,7 +687,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
         int idle = r->st.events == ev0;
         if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
-            rc = scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+            rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
             goto done;
         }
         now = next;
@@ -706,7 +706,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
     }
     rc = collect(r, s, t);
-    if (rc < 0) rc = scn_fail(err, errlen, rc, "out of memory");
+    if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
@@ -721,7 +721,7 @@ done:
     if (order && rc == 0) {
         r->has_order = 1;
         rc = scn_order_get(order, &r->order_ooo, &r->order_pkts);
-        if (rc < 0) rc = scn_fail(err, errlen, rc, "run.qp_order: out of memory");
+        if (rc < 0) rc = arb_errf(err, errlen, rc, "run.qp_order: out of memory");
     }
     scn_order_free(order);
     arb_plan_free(plan);
@@ -761,7 +761,7 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     uint32_t *rk = malloc(ranks * sizeof *rk);
     if (!rk) {
         free(hosts);
-        return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < ranks; i++)
         rk[i] = hosts ? hosts[i] : i;
@@ -825,7 +825,7 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
         return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                         "not a whole number of elements of the dtype");
     rc = arb_sim_arbor_add(s, &ac);
-    if (rc < 0) return scn_fail(err, errlen, rc, "arbor: %s", arb_strerror(rc));
+    if (rc < 0) return arb_errf(err, errlen, rc, "arbor: %s", arb_strerror(rc));
     return 0;
 }
 

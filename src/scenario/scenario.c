@@ -32,17 +32,6 @@ static const struct keydef keys[K_COUNT] = {SCN_KEYS(SCN_DEF)};
 static const char *const sections[] = {"fabric",   "routing", "transport", "switch",
                                        "workload", "arbor",   "run"};
 
-int scn_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static char *dup_str(const char *s)
 {
     if (!s) return NULL;
@@ -254,7 +243,7 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     arb_time t;
     switch (d->type) {
     case VT_STR:
-        if (!*s) return scn_fail(msg, len, ARB_EPARSE, "an empty value");
+        if (!*s) return arb_errf(msg, len, ARB_EPARSE, "an empty value");
         return 0;
     case VT_LIST:
     case VT_PATH:
@@ -262,9 +251,9 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_SIZE: {
         int rc = parse_size(s, &v);
         if (rc == -2)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number of bytes", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a whole number of bytes", s);
         if (rc < 0)
-            return scn_fail(msg, len, ARB_EPARSE,
+            return arb_errf(msg, len, ARB_EPARSE,
                             "'%s' is not a size (bytes, or a number with B, KB, MB, GB, KiB, "
                             "MiB, GiB)",
                             s);
@@ -273,50 +262,50 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_TIME: {
         int rc = arb_topo_parse_time(s, &t);
         if (rc < 0)
-            return scn_fail(msg, len, ARB_EPARSE,
+            return arb_errf(msg, len, ARB_EPARSE,
                             "'%s' is not a time (a number with ps, ns, us, ms or s)", s);
-        if (d->lo && t < d->lo) return scn_fail(msg, len, ARB_EPARSE, "'%s': must be above 0", s);
+        if (d->lo && t < d->lo) return arb_errf(msg, len, ARB_EPARSE, "'%s': must be above 0", s);
         return 0;
     }
     case VT_RATE:
     case VT_RATE0:
         if (d->type == VT_RATE0 && strcmp(s, "0") == 0) return 0;
         if (parse_rate(s, &v) < 0)
-            return scn_fail(msg, len, ARB_EPARSE,
+            return arb_errf(msg, len, ARB_EPARSE,
                             "'%s' is not a rate (bits/s with K, M, G or T, e.g. 100G)", s);
         return 0;
     case VT_U64: {
         char *end;
         errno = 0;
         if (!*s || *s == '-' || *s == '+' || *s == ' ')
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
         unsigned long long x = strtoull(s, &end, 10);
-        if (errno || *end) return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
+        if (errno || *end) return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a whole number", s);
         v = x;
         break;
     }
     case VT_BOOL:
         if (parse_bool(s) < 0)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not on/off, true/false, yes/no, 1/0", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not on/off, true/false, yes/no, 1/0", s);
         return 0;
     case VT_REAL: {
         char *end;
         errno = 0;
         double x = strtod(s, &end);
         if (!*s || errno || *end || !isfinite(x))
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not a number", s);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a number", s);
         if (x < (double)d->lo || x > (double)d->hi)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
                             (unsigned long long)d->lo, (unsigned long long)d->hi);
         return 0;
     }
     case VT_ENUM:
         if (enum_index(d->choices, s) < 0)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s' is not one of %s", s, d->choices);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not one of %s", s, d->choices);
         return 0;
     }
     if (v < d->lo || v > d->hi)
-        return scn_fail(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+        return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
                         (unsigned long long)d->lo, (unsigned long long)d->hi);
     return 0;
 }
@@ -404,7 +393,7 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
 {
     const char *eq = strchr(assignment, '=');
     if (!eq)
-        return scn_fail(err, errlen, ARB_EPARSE, "-s %s: expected section.key=value", assignment);
+        return arb_errf(err, errlen, ARB_EPARSE, "-s %s: expected section.key=value", assignment);
     char name[128];
     size_t nl = (size_t)(eq - assignment);
     if (nl >= sizeof name) nl = sizeof name - 1;
@@ -417,11 +406,11 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
         *dot = '\0';
         char *sec = trim(nm), *key = trim(dot + 1);
         if (!known_section(sec))
-            return scn_fail(err, errlen, ARB_EPARSE, "-s %s.%s: unknown section [%s]", sec, key,
+            return arb_errf(err, errlen, ARB_EPARSE, "-s %s.%s: unknown section [%s]", sec, key,
                             sec);
         k = find_key(sec, key);
         if (k < 0)
-            return scn_fail(err, errlen, ARB_EPARSE, "-s %s.%s: unknown key in [%s]", sec, key,
+            return arb_errf(err, errlen, ARB_EPARSE, "-s %s.%s: unknown key in [%s]", sec, key,
                             sec);
     } else if (strcmp(nm, "seed") == 0) {
         /* The run's seed is what "seed" means on a command line; the
@@ -433,7 +422,7 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
             if (strcmp(keys[i].key, nm) == 0) {
                 if (hits++ == 0) k = i;
             }
-        if (hits == 0) return scn_fail(err, errlen, ARB_EPARSE, "-s %s: unknown key", nm);
+        if (hits == 0) return arb_errf(err, errlen, ARB_EPARSE, "-s %s: unknown key", nm);
         if (hits > 1) {
             char list[160] = "";
             for (int i = 0; i < K_COUNT; i++)
@@ -442,21 +431,21 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
                     snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "",
                              keys[i].sec, nm);
                 }
-            return scn_fail(err, errlen, ARB_EPARSE, "-s %s: ambiguous key: %s", nm, list);
+            return arb_errf(err, errlen, ARB_EPARSE, "-s %s: ambiguous key: %s", nm, list);
         }
     }
     char *val = dup_str(eq + 1);
-    if (!val) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!val) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     char *v = trim(val);
     char msg[256];
     int rc = check_value(k, v, msg, sizeof msg);
     if (rc < 0) {
         free(val);
-        return scn_fail(err, errlen, rc, "-s %s.%s: %s", keys[k].sec, keys[k].key, msg);
+        return arb_errf(err, errlen, rc, "-s %s.%s: %s", keys[k].sec, keys[k].key, msg);
     }
     rc = set_value(sc, k, v, "-s", 0, NULL);
     free(val);
-    if (rc < 0) return scn_fail(err, errlen, rc, "out of memory");
+    if (rc < 0) return arb_errf(err, errlen, rc, "out of memory");
     return 0;
 }
 
@@ -592,16 +581,16 @@ int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *nam
     int line = ini_parse_stream(reader, &st, handler, &st);
     if (st.rc) return st.rc;
     if (line > 0)
-        return scn_fail(err, errlen, ARB_EPARSE,
+        return arb_errf(err, errlen, ARB_EPARSE,
                         "%s:%d: malformed line (expected [section] or key = value)", st.name, line);
-    if (line < 0) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+    if (line < 0) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     return 0;
 }
 
 int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return scn_fail(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -623,12 +612,12 @@ int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errl
     fclose(f);
     if (bad) {
         free(buf);
-        return scn_fail(err, errlen, buf ? ARB_EIO : ARB_ENOMEM, "%s: cannot read", path);
+        return arb_errf(err, errlen, buf ? ARB_EIO : ARB_ENOMEM, "%s: cannot read", path);
     }
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) {
         free(buf);
-        return scn_fail(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
     }
     char *dir = dup_str(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;
@@ -641,12 +630,12 @@ int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errl
             dir[0] = '\0';
     }
     int rc = dir ? arb_scenario_load_string(sc, buf, path, dir, err, errlen)
-                 : scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+                 : arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     free(dir);
     free(buf);
     if (rc == 0) {
         char *fn = dup_str(path);
-        if (!fn) return scn_fail(err, errlen, ARB_ENOMEM, "out of memory");
+        if (!fn) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         free(sc->file);
         sc->file = fn;
     }

@@ -172,8 +172,6 @@ struct arb_scenario {
 
 /* "FILE:LINE: section.key", "-s section.key" or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
-int scn_fail(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
-
 /* Typed values (checked when set, so these cannot fail). */
 const char *scn_str(const arb_scenario *sc, enum scn_key k);
 uint64_t scn_u64(const arb_scenario *sc, enum scn_key k);

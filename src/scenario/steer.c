@@ -23,7 +23,7 @@ static int split(const char *text, char **copy, char ***words, unsigned *n, char
     if (!*copy || !*words) {
         free(*copy);
         free(*words);
-        return scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+        return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     }
     memcpy(*copy, text, tl + 1);
     *n = 0;
@@ -43,7 +43,7 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
     if (rc < 0) return rc;
     uint32_t np = arb_topo_n_ports(t);
     uint8_t *mark = calloc(np ? np : 1, 1);
-    if (!mark) rc = scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+    if (!mark) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     unsigned i = 0;
     while (rc == 0 && i < n) {
         /* the links: words without '=' */
@@ -53,7 +53,7 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
             rc = scn_port_mark(t, w[i], mark, msg, len);
         if (rc < 0) break;
         if (i == first) {
-            rc = scn_fail(msg, len, ARB_EPARSE, "'%s': a setting before any link", w[i]);
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': a setting before any link", w[i]);
             break;
         }
         uint64_t rate = 0;
@@ -64,24 +64,24 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
             size_t kl = (size_t)(v - 1 - w[i]);
             if (kl == 4 && strncmp(w[i], "rate", 4) == 0) {
                 if (arb_topo_parse_rate(v, &rate) < 0)
-                    rc = scn_fail(msg, len, ARB_EPARSE, "'%s': not a rate", w[i]);
+                    rc = arb_errf(msg, len, ARB_EPARSE, "'%s': not a rate", w[i]);
             } else if (kl == 5 && strncmp(w[i], "delay", 5) == 0) {
                 if (arb_topo_parse_time(v, &delay) < 0)
-                    rc = scn_fail(msg, len, ARB_EPARSE, "'%s': not a time", w[i]);
+                    rc = arb_errf(msg, len, ARB_EPARSE, "'%s': not a time", w[i]);
             } else {
-                rc = scn_fail(msg, len, ARB_EPARSE, "'%s': unknown setting (rate=, delay=)", w[i]);
+                rc = arb_errf(msg, len, ARB_EPARSE, "'%s': unknown setting (rate=, delay=)", w[i]);
             }
             if (rc < 0) break;
         }
         if (rc == 0 && settings == 0)
-            rc = scn_fail(msg, len, ARB_EPARSE, "'%s': no rate= or delay= for these links",
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': no rate= or delay= for these links",
                           w[first]);
         for (uint32_t p = 0; rc == 0 && p < np; p++) {
             if (!mark[p]) continue;
             const arb_port *pt = arb_topo_port(t, p);
             rc = arb_topo_set_link(t, p, rate ? rate : pt->rate,
                                    delay != ARB_TIME_NEVER ? delay : pt->delay);
-            if (rc < 0) rc = scn_fail(msg, len, rc, "'%s': rate out of range", w[first]);
+            if (rc < 0) rc = arb_errf(msg, len, rc, "'%s': rate out of range", w[first]);
         }
     }
     free(mark);
@@ -153,7 +153,7 @@ static int rule_setting(const arb_topo *t, struct rule *r, const char *word, int
 #define IS(k) (kl == sizeof(k) - 1 && strncmp(word, k, kl) == 0)
     if (IS("src") || IS("dst")) {
         if (host_of(t, v, IS("src") ? &r->src : &r->dst) < 0)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s': not a host name (h0, h1, ...)", word);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': not a host name (h0, h1, ...)", word);
     } else if (IS("kind")) {
         if (strcmp(v, "data") == 0)
             r->kind = 0;
@@ -162,20 +162,20 @@ static int rule_setting(const arb_topo *t, struct rule *r, const char *word, int
         else if (strcmp(v, "any") == 0)
             r->kind = -1;
         else
-            return scn_fail(msg, len, ARB_EPARSE, "'%s': kind is data, ctrl or any", word);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': kind is data, ctrl or any", word);
     } else if (IS("from") || IS("until")) {
         if (arb_topo_parse_time(v, IS("from") ? &r->from : &r->until) < 0)
-            return scn_fail(msg, len, ARB_EPARSE, "'%s': not a time", word);
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': not a time", word);
     } else if (IS("up") || IS("down") || IS("port")) {
         uint32_t q;
         uint32_t limit = IS("up") ? nd->n_up : IS("down") ? nd->n_down : nd->n_down + nd->n_up;
         if (parse_u32(v, &q) < 0 || q >= limit)
-            return scn_fail(msg, len, ARB_ENOENT, "'%s': the switch has %u such ports", word,
+            return arb_errf(msg, len, ARB_ENOENT, "'%s': the switch has %u such ports", word,
                             limit);
         r->port = (IS("up") ? nd->first_up : nd->first_port) + q;
         *has_port = 1;
     } else {
-        return scn_fail(msg, len, ARB_EPARSE,
+        return arb_errf(msg, len, ARB_EPARSE,
                         "'%s': unknown setting (src=, dst=, kind=, from=, until=, up=, down=, "
                         "port=)",
                         word);
@@ -205,17 +205,17 @@ int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, 
         st->r = calloc(n ? n : 1, sizeof *st->r);
         st->has = calloc(arb_topo_n_nodes(t), 1);
     }
-    if (!st || !st->r || !st->has) rc = scn_fail(msg, len, ARB_ENOMEM, "out of memory");
+    if (!st || !st->r || !st->has) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     unsigned i = 0;
     while (rc == 0 && i < n) {
         struct rule *r = &st->r[st->n];
         if (strchr(w[i], '=')) {
-            rc = scn_fail(msg, len, ARB_EPARSE, "'%s': a setting before any switch", w[i]);
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': a setting before any switch", w[i]);
             break;
         }
         int frc = arb_topo_find(t, w[i], &r->node);
         if (frc < 0 || arb_topo_node(t, r->node)->kind != ARB_NODE_SWITCH) {
-            rc = scn_fail(msg, len, frc == ARB_ENOENT ? ARB_ENOENT : ARB_EPARSE,
+            rc = arb_errf(msg, len, frc == ARB_ENOENT ? ARB_ENOENT : ARB_EPARSE,
                           "'%s' is not a switch of the fabric", w[i]);
             break;
         }
@@ -228,9 +228,9 @@ int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, 
         for (; i < n && strchr(w[i], '=') && rc == 0; i++)
             rc = rule_setting(t, r, w[i], &has_port, msg, len);
         if (rc == 0 && !has_port)
-            rc = scn_fail(msg, len, ARB_EPARSE, "'%s': no up=, down= or port= for this rule", name);
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': no up=, down= or port= for this rule", name);
         if (rc == 0 && r->from >= r->until)
-            rc = scn_fail(msg, len, ARB_EPARSE, "'%s': from= is not before until=", name);
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': from= is not before until=", name);
         if (rc == 0) {
             st->has[r->node] = 1;
             st->n++;
