@@ -167,6 +167,13 @@ const char *arb_op_name(int op);
 int arb_dtype_parse(const char *name);
 int arb_op_parse(const char *name);
 
+/*
+ * Parse s[0..len) as a whole unsigned decimal (digits only) no larger than
+ * max into *out. Returns 0, or ARB_EPARSE for anything else (empty, a sign,
+ * a non-digit, overflow, above max).
+ */
+int arb_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+
 /* The index of `name` in names[0..n), compared case-insensitively, or
  * ARB_ENOENT (also for a NULL name). */
 int arb_name_index(const char *const *names, int n, const char *name);

@@ -76,3 +76,18 @@ int arb_op_parse(const char *name)
 {
     return arb_name_index(op_names, ARB_OP_COUNT, name);
 }
+
+int arb_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+    if (!s || len == 0 || len > 20) return ARB_EPARSE;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return ARB_EPARSE;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return ARB_EPARSE;
+        v = v * 10 + d;
+    }
+    if (v > max) return ARB_EPARSE;
+    *out = v;
+    return 0;
+}

@@ -36,22 +36,6 @@ void arb_traffic_config_default(arb_traffic_config *cfg)
     cfg->sport_hi = 65535;
 }
 
-/* Parse a whole unsigned decimal no larger than max; -1 if it is not one. */
-static int parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out)
-{
-    if (len == 0 || len > 20) return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    if (v > max) return -1;
-    *out = v;
-    return 0;
-}
-
 /* A uniformly random derangement: Fisher-Yates, rejected while it has a
  * fixed point (about e tries on average). */
 static void derangement(uint32_t *p, uint32_t n, arb_rng *r)
@@ -161,7 +145,7 @@ static int parse_file_line(arb_traffic *t, char *line, size_t lineno, int with_d
                         with_demand ? ",demand" : "", nf > 3 ? 4 : nf);
     uint64_t v[2];
     for (int i = 0; i < 2; i++)
-        if (parse_uint(f[i], strlen(f[i]), t->n - 1, &v[i]) < 0)
+        if (arb_parse_u64(f[i], strlen(f[i]), t->n - 1, &v[i]) < 0)
             return arb_errf(err, errlen, ARB_EPARSE,
                             "%s line %zu, field %s: '%s' is not a host index 0..%u", path, lineno,
                             i ? "dst" : "src", f[i], t->n - 1);
@@ -251,7 +235,7 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
             snprintf(t->spec, sizeof t->spec, "shift:all");
             return 0;
         }
-        if (!arg || parse_uint(arg, strlen(arg), t->n - 1, &v) < 0 || v == 0)
+        if (!arg || arb_parse_u64(arg, strlen(arg), t->n - 1, &v) < 0 || v == 0)
             return arb_errf(err, errlen, ARB_EPARSE,
                             "traffic shift: S must be 'all' or an integer 1..%u, got '%s'",
                             t->n - 1, arg ? arg : "");
@@ -282,7 +266,7 @@ static int parse_spec(arb_traffic *t, const char *spec, char *err, size_t errlen
     }
     if (IS("perm") || IS("bisect")) {
         int perm = IS("perm");
-        if (!arg || parse_uint(arg, strlen(arg), UINT64_MAX, &v) < 0)
+        if (!arg || arb_parse_u64(arg, strlen(arg), UINT64_MAX, &v) < 0)
             return arb_errf(err, errlen, ARB_EPARSE,
                             "traffic %s: SEED must be an integer, got '%s'",
                             perm ? "perm" : "bisect", arg ? arg : "");

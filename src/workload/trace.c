@@ -26,31 +26,16 @@ static int bad(const struct reader *rd, const char *field, const char *what, con
                     field, what, (int)len, tok);
 }
 
-static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
-{
-    if (len == 0 || len > 20) return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    if (v > max) return -1;
-    *out = v;
-    return 0;
-}
-
 /* Microseconds with up to six decimals, to picoseconds. */
 static int parse_us(const char *s, size_t len, arb_time *out)
 {
     const char *dot = memchr(s, '.', len);
     size_t il = dot ? (size_t)(dot - s) : len;
     uint64_t whole, frac = 0;
-    if (parse_u64(s, il, UINT64_MAX / ARB_PS_PER_US - 1, &whole) < 0) return -1;
+    if (arb_parse_u64(s, il, UINT64_MAX / ARB_PS_PER_US - 1, &whole) < 0) return -1;
     if (dot) {
         size_t fl = len - il - 1;
-        if (fl == 0 || fl > 6 || parse_u64(dot + 1, fl, 999999, &frac) < 0) return -1;
+        if (fl == 0 || fl > 6 || arb_parse_u64(dot + 1, fl, 999999, &frac) < 0) return -1;
         for (size_t i = fl; i < 6; i++)
             frac *= 10;
     }
@@ -85,7 +70,8 @@ static int host_field(const struct reader *rd, const char *field, const char *t,
                       uint32_t *out)
 {
     uint64_t v;
-    if (parse_u64(t, len, UINT32_MAX, &v) < 0) return bad(rd, field, "not a host index", t, len);
+    if (arb_parse_u64(t, len, UINT32_MAX, &v) < 0)
+        return bad(rd, field, "not a host index", t, len);
     if (v >= *rd->n_hosts) {
         char what[64];
         snprintf(what, sizeof what, "host not below the fabric's %u hosts:", *rd->n_hosts);
@@ -124,20 +110,20 @@ static int csv_line(const struct reader *rd, const char *b, const char *e, int h
     if ((rc = host_field(rd, names[1], fb[1], (size_t)(fe[1] - fb[1]), &f->dst)) < 0) return rc;
     if (f->src == f->dst)
         return bad(rd, "dst", "same host as src:", fb[1], (size_t)(fe[1] - fb[1]));
-    if (parse_u64(fb[2], (size_t)(fe[2] - fb[2]), UINT64_MAX, &f->bytes) < 0 || f->bytes == 0)
+    if (arb_parse_u64(fb[2], (size_t)(fe[2] - fb[2]), UINT64_MAX, &f->bytes) < 0 || f->bytes == 0)
         return bad(rd, names[2], "not a positive byte count", fb[2], (size_t)(fe[2] - fb[2]));
     if (parse_us(fb[3], (size_t)(fe[3] - fb[3]), &f->start) < 0)
         return bad(rd, names[3], "not microseconds (up to 6 decimals)", fb[3],
                    (size_t)(fe[3] - fb[3]));
     if (has_sport && fe[4] > fb[4]) {
         uint64_t v;
-        if (parse_u64(fb[4], (size_t)(fe[4] - fb[4]), 65535, &v) < 0 || v == 0)
+        if (arb_parse_u64(fb[4], (size_t)(fe[4] - fb[4]), 65535, &v) < 0 || v == 0)
             return bad(rd, names[4], "not a UDP port 1..65535", fb[4], (size_t)(fe[4] - fb[4]));
         f->sport = (uint16_t)v;
     }
     if (has_sport == 2 && fe[5] > fb[5]) {
         uint64_t v;
-        if (parse_u64(fb[5], (size_t)(fe[5] - fb[5]), 0xFFFFFF, &v) < 0 || v == 0)
+        if (arb_parse_u64(fb[5], (size_t)(fe[5] - fb[5]), 0xFFFFFF, &v) < 0 || v == 0)
             return bad(rd, names[5], "not a QP number 1..16777215", fb[5], (size_t)(fe[5] - fb[5]));
         f->qp = (uint32_t)v;
     }
@@ -188,7 +174,7 @@ static int htsim_line(const struct reader *rd, const char *b, const char *e, arb
         if (!v) return bad(rd, "line", "a key without a value:", k, kl);
         if (tok_is(k, kl, "id")) {
             uint64_t id;
-            if (parse_u64(v, len, UINT64_MAX, &id) < 0)
+            if (arb_parse_u64(v, len, UINT64_MAX, &id) < 0)
                 return bad(rd, "id", "not a number", v, len);
             have_id = 1;
         } else if (tok_is(k, kl, "start")) {
@@ -196,7 +182,7 @@ static int htsim_line(const struct reader *rd, const char *b, const char *e, arb
                 return bad(rd, "start", "not microseconds (up to 6 decimals)", v, len);
             have_start = 1;
         } else if (tok_is(k, kl, "size")) {
-            if (parse_u64(v, len, UINT64_MAX, &f->bytes) < 0 || f->bytes == 0)
+            if (arb_parse_u64(v, len, UINT64_MAX, &f->bytes) < 0 || f->bytes == 0)
                 return bad(rd, "size", "not a positive byte count", v, len);
             have_size = 1;
         } else {
@@ -223,7 +209,7 @@ static int htsim_header(const struct reader *rd, const char *b, const char *e, c
     }
     const char *v = token(&p, e, &len);
     size_t rest;
-    if (!v || parse_u64(v, len, UINT32_MAX, out) < 0 || token(&p, e, &rest))
+    if (!v || arb_parse_u64(v, len, UINT32_MAX, out) < 0 || token(&p, e, &rest))
         return bad(rd, word, "not a count:", b, (size_t)(e - b));
     return 0;
 }

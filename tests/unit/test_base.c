@@ -178,6 +178,36 @@ TEST(logging)
     CHECK(arb_log_level_name(7) == NULL);
 }
 
+TEST(parse_u64_and_helpers)
+{
+    uint64_t v = 7;
+    CHECK_EQ_I(arb_parse_u64("12345", 5, 99999, &v), 0);
+    CHECK_EQ_U(v, 12345);
+    CHECK_EQ_I(arb_parse_u64("123456", 3, 999, &v), 0); /* only the first len bytes */
+    CHECK_EQ_U(v, 123);
+    CHECK_EQ_I(arb_parse_u64("18446744073709551615", 20, UINT64_MAX, &v), 0);
+    CHECK_EQ_U(v, UINT64_MAX);
+    CHECK_EQ_I(arb_parse_u64("18446744073709551616", 20, UINT64_MAX, &v), ARB_EPARSE);
+    CHECK_EQ_I(arb_parse_u64("100", 3, 99, &v), ARB_EPARSE);
+    CHECK_EQ_I(arb_parse_u64("", 0, 99, &v), ARB_EPARSE);
+    CHECK_EQ_I(arb_parse_u64("-1", 2, 99, &v), ARB_EPARSE);
+    CHECK_EQ_I(arb_parse_u64("1a", 2, 99, &v), ARB_EPARSE);
+    CHECK_EQ_I(arb_parse_u64(NULL, 1, 99, &v), ARB_EPARSE);
+    CHECK_EQ_U(v, UINT64_MAX); /* failures leave *out alone */
+
+    char err[16];
+    CHECK_EQ_I(arb_errf(err, sizeof err, ARB_EPARSE, "field %s bad", "x"), ARB_EPARSE);
+    CHECK_STR(err, "field x bad");
+    CHECK_EQ_I(arb_errf(err, 6, ARB_EINVAL, "%s", "truncated here"), ARB_EINVAL);
+    CHECK_STR(err, "trunc");
+    CHECK_EQ_I(arb_errf(NULL, 0, ARB_ENOMEM, "ignored"), ARB_ENOMEM);
+
+    static const char *const names[] = {"alpha", "Beta"};
+    CHECK_EQ_I(arb_name_index(names, 2, "BETA"), 1);
+    CHECK_EQ_I(arb_name_index(names, 2, "alph"), ARB_ENOENT);
+    CHECK_EQ_I(arb_name_index(names, 2, NULL), ARB_ENOENT);
+}
+
 TEST(version)
 {
     CHECK_STR(arb_version(), ARB_VERSION_STRING);
@@ -193,6 +223,7 @@ int main(void)
     RUN(rng_deterministic_and_split);
     RUN(rng_below_uniform);
     RUN(logging);
+    RUN(parse_u64_and_helpers);
     RUN(version);
     return testkit_done();
 }
