@@ -5,6 +5,7 @@
  * follows it branch by branch.
  */
 #include "arbor/agg.h"
+#include "agg/agg_trusted.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -362,15 +363,16 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
 
 /* ---- entry points ------------------------------------------------------- */
 
-int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
-                 uint32_t port, int ce, arb_time now, arb_agg_result *res)
+static int recv_any(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len,
+                    uint64_t channel, uint32_t port, int ce, arb_time now, arb_agg_result *res,
+                    int validate)
 {
     if (!a || !h || !res || port >= a->cfg.ports) return ARB_EINVAL;
     if (!a->cfg.header_only && !payload && payload_len) return ARB_EINVAL;
     result_init(res, h, ce);
     a->st.packets++;
 
-    if (arb_hdr_validate(h, payload_len) != 0) {
+    if (validate && arb_hdr_validate(h, payload_len) != 0) {
         a->st.malformed++;
         return drop(a, res, h, ARB_AGG_R_MALFORMED, channel, port);
     }
@@ -380,6 +382,18 @@ int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len
         return on_request(a, h, payload, payload_len, channel, port, ce, now, res);
     a->st.bypass++;
     return forward(res, h, payload, payload_len, ARB_AGG_R_BYPASS);
+}
+
+int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
+                 uint32_t port, int ce, arb_time now, arb_agg_result *res)
+{
+    return recv_any(a, h, payload, payload_len, channel, port, ce, now, res, 1);
+}
+
+int arb_agg_recv_trusted(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len,
+                         uint64_t channel, uint32_t port, int ce, arb_time now, arb_agg_result *res)
+{
+    return recv_any(a, h, payload, payload_len, channel, port, ce, now, res, 0);
 }
 
 arb_time arb_agg_next_expiry(const arb_agg *a)

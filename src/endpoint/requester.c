@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "arbor/endpoint.h"
+#include "endpoint/ep_trusted.h"
 #include "endpoint/ep_util.h"
 
 struct qmsg {
@@ -376,11 +377,11 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
     check_complete(q, m, now);
 }
 
-int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
-                       uint32_t subchannel, arb_time now)
+static int recv_any(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                    uint32_t subchannel, arb_time now, int validate)
 {
     if (!q || !h || (!payload && len)) return ARB_EINVAL;
-    if (arb_hdr_validate(h, len) != 0) {
+    if (validate && arb_hdr_validate(h, len) != 0) {
         q->st.malformed++;
         return 0;
     }
@@ -418,6 +419,18 @@ int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payloa
         break;
     }
     return 0;
+}
+
+int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                       uint32_t subchannel, arb_time now)
+{
+    return recv_any(q, h, payload, len, subchannel, now, 1);
+}
+
+int arb_requester_recv_trusted(arb_requester *q, const arb_hdr *h, const uint8_t *payload,
+                               size_t len, uint32_t subchannel, arb_time now)
+{
+    return recv_any(q, h, payload, len, subchannel, now, 0);
 }
 
 arb_time arb_requester_next_expiry(const arb_requester *q)
