@@ -263,8 +263,13 @@ arb_time evq_peek_time(struct evq *q)
 
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
 {
+    return evq_pop_until(q, ARB_TIME_NEVER, t, target, seq);
+}
+
+int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
+{
     struct evq_bucket *b = current(q);
-    if (!b) return 0;
+    if (!b || b->e[q->pos].t > until) return 0;
     struct evq_entry e = b->e[q->pos++];
     q->n--;
     q->in_wheel--;

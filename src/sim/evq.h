@@ -73,4 +73,8 @@ arb_time evq_peek_time(struct evq *q);
 /* Remove the earliest event; 0 when empty, 1 otherwise. */
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq);
 
+/* The same, but only an event at or before `until` (0 otherwise): one
+ * look at the wheel instead of a peek and a pop. */
+int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq);
+
 #endif

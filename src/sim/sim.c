@@ -255,7 +255,7 @@ int arb_sim_run(arb_sim *s, arb_time until)
     arb_time t;
     uint32_t target;
     uint64_t seq;
-    while (!s->error && evq_peek_time(&s->q) <= until && evq_pop(&s->q, &t, &target, &seq)) {
+    while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);
