@@ -165,6 +165,22 @@ int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key 
     if (!r || !key || (cap && !cands) || node >= r->n_nodes || key->dst >= r->n_hosts ||
         node == key->dst)
         return ARB_EINVAL;
+    if (r->intact[node] && !r->cost && r->intact_gen == arb_topo_failure_gen(r->t)) {
+        /* No failed port: the set is a plain range (see ecmp_pick). */
+        const arb_node *n = &r->nodes[node];
+        unsigned l = n->level;
+        if (l > 0 && arb_pgft_below(r->g, n, key->dst)) {
+            uint32_t c = n->first_port + (key->dst / r->M[l - 1]) % r->m[l];
+            if (r->p[l] > cap) return ARB_ENOSPC;
+            for (uint32_t par = 0; par < r->p[l]; par++)
+                cands[par] = c + r->m[l] * par;
+            return (int)r->p[l];
+        }
+        if (n->n_up > cap) return ARB_ENOSPC;
+        for (unsigned q = 0; q < n->n_up; q++)
+            cands[q] = n->first_up + q;
+        return (int)n->n_up;
+    }
     unsigned c = candidates(r, node, key, cands, cap, 0);
     if (c > cap) return ARB_ENOSPC;
     return (int)c;
