@@ -5,6 +5,7 @@
 #include "arbor/sim.h"
 #include "arbor/topo.h"
 #include "sim/sim_int.h"
+#include "order_tap.h"
 #include "testkit.h"
 
 #include <stdlib.h>
@@ -548,29 +549,6 @@ TEST(spray_skew_gbn_against_irn)
            (unsigned long long)irn.r.retx_bytes, (unsigned long long)irn.r.ooo_pkts,
            irn.r.reorder_peak_bytes, (double)(irn0.r.finish - irn0.r.start) / 1e6,
            (unsigned long long)irn0.r.retx_bytes, (unsigned long long)irn0.r.ooo_pkts);
-}
-
-/* Out-of-order arrivals at a host over a train of messages on one
- * five-tuple (one QP): message m's packets are numbered m x 1000 + psn;
- * the tap on the destination leaf's port to the host sees them in arrival
- * order. */
-struct order {
-    uint32_t port;
-    uint64_t max_seen, ooo, n;
-};
-
-static void order_tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f,
-                      arb_time now)
-{
-    (void)s, (void)now;
-    struct order *o = ctx;
-    if (port != o->port || f->kind != ARB_SIM_DATA) return;
-    uint64_t seq = (uint64_t)f->conn * 1000 + f->psn + 1;
-    o->n++;
-    if (seq < o->max_seen)
-        o->ooo++;
-    else
-        o->max_seen = seq;
 }
 
 /* Messages of 8 packets every 4 us (a burst of 2.7 us at the 100 Gb/s

@@ -18,6 +18,7 @@
 #include "arbor/lb.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
+#include "order_tap.h"
 #include "testkit.h"
 
 #include <stdlib.h>
@@ -249,28 +250,6 @@ TEST(spray_gbn_collapses_irn_holds)
 /* ------------------------------------------------------------------ */
 /* Flowlets against the skew                                            */
 /* ------------------------------------------------------------------ */
-
-/* Out-of-order arrivals on the packet stream into host 1 over a train of
- * messages on one five-tuple (one QP): message m's packets are numbered
- * m x 1000 + psn. */
-struct order {
-    uint32_t port;
-    uint64_t max_seen, ooo, n;
-};
-
-static void order_tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_pkt_info *f,
-                      arb_time now)
-{
-    (void)s, (void)now;
-    struct order *o = ctx;
-    if (port != o->port || f->kind != ARB_SIM_DATA) return;
-    uint64_t seq = (uint64_t)f->conn * 1000 + f->psn + 1;
-    o->n++;
-    if (seq < o->max_seen)
-        o->ooo++;
-    else
-        o->max_seen = seq;
-}
 
 /*
  * Two trains of `per_train` messages of `pkts` packets from host 0 to
