@@ -150,11 +150,11 @@ static void close_live(arb_agg *a, const slot *s, arb_time t)
         a->st.partial_slot_time = sat_add(a->st.partial_slot_time, since(t, s->t_first));
 }
 
-static void result_init(arb_agg_result *res, const arb_hdr *h, int ce)
+/* res->hdr is written by the actions that send one (FORWARD, EMIT_*). */
+static void result_init(arb_agg_result *res, int ce)
 {
     res->action = ARB_AGG_DROP;
     res->reason = ARB_AGG_R_MALFORMED;
-    res->hdr = *h;
     res->payload = NULL;
     res->payload_len = 0;
     res->ce = ce != 0;
@@ -363,37 +363,40 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
 
 /* ---- entry points ------------------------------------------------------- */
 
-static int recv_any(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len,
-                    uint64_t channel, uint32_t port, int ce, arb_time now, arb_agg_result *res,
-                    int validate)
+/* The calling contract (agg.h): errors are for it only. */
+static int bad_call(const arb_agg *a, const arb_hdr *h, const void *payload, size_t payload_len,
+                    uint32_t port, const arb_agg_result *res)
 {
-    if (!a || !h || !res || port >= a->cfg.ports) return ARB_EINVAL;
-    if (!a->cfg.header_only && !payload && payload_len) return ARB_EINVAL;
-    result_init(res, h, ce);
-    a->st.packets++;
-
-    if (validate && arb_hdr_validate(h, payload_len) != 0) {
-        a->st.malformed++;
-        return drop(a, res, h, ARB_AGG_R_MALFORMED, channel, port);
-    }
-    if (!h->repair && h->packet_type == ARB_PT_RESPONSE && h->credit_valid)
-        return on_credit(a, h, payload, payload_len, channel, port, now, res);
-    if (!h->repair && h->packet_type == ARB_PT_DATA_REQUEST && h->agg_depth > 0)
-        return on_request(a, h, payload, payload_len, channel, port, ce, now, res);
-    a->st.bypass++;
-    return forward(res, h, payload, payload_len, ARB_AGG_R_BYPASS);
+    return !a || !h || !res || port >= a->cfg.ports ||
+           (!a->cfg.header_only && !payload && payload_len);
 }
 
 int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
                  uint32_t port, int ce, arb_time now, arb_agg_result *res)
 {
-    return recv_any(a, h, payload, payload_len, channel, port, ce, now, res, 1);
+    if (bad_call(a, h, payload, payload_len, port, res)) return ARB_EINVAL;
+    if (arb_hdr_validate(h, payload_len) != 0) {
+        result_init(res, ce);
+        a->st.packets++;
+        a->st.malformed++;
+        return drop(a, res, h, ARB_AGG_R_MALFORMED, channel, port);
+    }
+    return arb_agg_recv_trusted(a, h, payload, payload_len, channel, port, ce, now, res);
 }
 
+/* Everything but the validation; arb_agg_recv's only path for a valid header. */
 int arb_agg_recv_trusted(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len,
                          uint64_t channel, uint32_t port, int ce, arb_time now, arb_agg_result *res)
 {
-    return recv_any(a, h, payload, payload_len, channel, port, ce, now, res, 0);
+    if (bad_call(a, h, payload, payload_len, port, res)) return ARB_EINVAL;
+    result_init(res, ce);
+    a->st.packets++;
+    if (!h->repair && h->packet_type == ARB_PT_DATA_REQUEST && h->agg_depth > 0)
+        return on_request(a, h, payload, payload_len, channel, port, ce, now, res);
+    if (!h->repair && h->packet_type == ARB_PT_RESPONSE && h->credit_valid)
+        return on_credit(a, h, payload, payload_len, channel, port, now, res);
+    a->st.bypass++;
+    return forward(res, h, payload, payload_len, ARB_AGG_R_BYPASS);
 }
 
 arb_time arb_agg_next_expiry(const arb_agg *a)

@@ -4,6 +4,11 @@
  * engines themselves built (and that --wire-check round-trips through the
  * codec). Packets from outside (the runtime) go through arb_requester_recv,
  * which validates every header.
+ *
+ * Returns 0 when the engine's phases and retry timers (what
+ * arb_requester_done, arb_requester_error and arb_requester_next_expiry
+ * read) did not move, so that the driver need not poll them; 1 when they
+ * may have; or an error.
  */
 #ifndef ARBOR_EP_TRUSTED_H
 #define ARBOR_EP_TRUSTED_H

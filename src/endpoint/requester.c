@@ -5,8 +5,14 @@
  *
  * The engine keeps two messages: `cur`, and `prev`, a message whose output
  * is complete but whose END is not yet acknowledged when the next one
- * starts. Each has two bitmaps by message-relative index: the credits
- * answered and the results held.
+ * starts. Each has two bitmaps by message-relative index, the results held
+ * and the credits answered, interleaved word by word so that both bits of
+ * an index share a cache line.
+ *
+ * Layout: what a RESPONSE reads and writes (the message's counters, the
+ * request template, the callbacks, the counters) comes first, in a few
+ * cache lines; a simulation holds a thousand engines and touches each of
+ * them once every few dozen packets.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,27 +26,53 @@ struct qmsg {
     uint8_t id;
     uint32_t start;
     uint32_t n;
-    uint64_t length;
+    uint32_t nhave, nanswered;
+    uint64_t *bits;  /* word 2k: results held, 2k + 1: credits answered, of [64k, 64k + 64) */
+    arb_time timer;  /* next REGISTER / END retry */
+    uint64_t length; /* from here on, read only for payloads and retries */
     const uint8_t *in;
     uint8_t *out;
-    uint64_t *have;
-    uint64_t *answered;
-    size_t words; /* capacity of each bitmap */
-    uint32_t nhave, nanswered;
-    arb_time timer;    /* next REGISTER / END retry */
+    size_t groups;     /* capacity of `bits`, in groups of 64 indices */
     arb_time interval; /* the current backoff */
     uint32_t tries;    /* transmissions so far */
 };
 
 struct arb_requester {
+    struct qmsg cur;
+    arb_ep_send_fn send; /* cfg's callbacks, kept beside the message */
+    void *send_ctx;
+    void (*on_result)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
+                      const uint8_t *data, size_t len);
+    void *result_ctx;
+    arb_hdr req; /* the fields every DATA_REQUEST shares (send_request) */
+    arb_requester_stats st;
     arb_requester_config cfg;
-    struct qmsg cur, prev;
+    struct qmsg prev;
     uint8_t next_id;
     uint32_t next_seq;
     int failed;
-    uint8_t *scratch;
-    arb_requester_stats st;
+    uint8_t *scratch; /* contributions from cfg.fill; values mode only */
 };
+
+static int have_test(const struct qmsg *m, uint32_t i)
+{
+    return bm_test(m->bits + (i >> 6) * 2, i & 63u);
+}
+
+static void have_set(struct qmsg *m, uint32_t i)
+{
+    bm_set(m->bits + (i >> 6) * 2, i & 63u);
+}
+
+static int answered_test(const struct qmsg *m, uint32_t i)
+{
+    return bm_test(m->bits + (i >> 6) * 2 + 1, i & 63u);
+}
+
+static void answered_set(struct qmsg *m, uint32_t i)
+{
+    bm_set(m->bits + (i >> 6) * 2 + 1, i & 63u);
+}
 
 void arb_requester_config_default(arb_requester_config *cfg)
 {
@@ -71,12 +103,21 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
             if (cfg->fanin[i] == 0) return ARB_EINVAL;
     arb_requester *q = calloc(1, sizeof *q);
     if (!q) return ARB_ENOMEM;
-    q->scratch = malloc(cfg->payload_size);
-    if (!q->scratch) {
-        free(q);
-        return ARB_ENOMEM;
+    if (!cfg->header_only) {
+        q->scratch = malloc(cfg->payload_size);
+        if (!q->scratch) {
+            free(q);
+            return ARB_ENOMEM;
+        }
     }
     q->cfg = *cfg;
+    q->send = cfg->send;
+    q->send_ctx = cfg->send_ctx;
+    q->on_result = cfg->on_result;
+    q->result_ctx = cfg->result_ctx;
+    ep_hdr(&q->req, ARB_PT_DATA_REQUEST, 0, (uint8_t)cfg->dtype, 0);
+    q->req.op = ep_kind_pull(cfg->kind) ? (uint8_t)cfg->op : (uint8_t)ARB_OP_NOP;
+    q->req.offset_b = 1; /* one original contribution */
     q->next_id = cfg->first_msg_id;
     q->next_seq = cfg->first_seq;
     *out = q;
@@ -86,10 +127,8 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
 void arb_requester_free(arb_requester *q)
 {
     if (!q) return;
-    free(q->cur.have);
-    free(q->cur.answered);
-    free(q->prev.have);
-    free(q->prev.answered);
+    free(q->cur.bits);
+    free(q->prev.bits);
     free(q->scratch);
     free(q);
 }
@@ -98,7 +137,7 @@ static void emit(arb_requester *q, uint32_t sub, const arb_hdr *h, const uint8_t
                  size_t len)
 {
     arb_ep_dst d = {ARB_EP_DST_RESPONDER, sub, 0};
-    q->cfg.send(q->cfg.send_ctx, &d, h, len ? payload : NULL, len);
+    q->send(q->send_ctx, &d, h, len ? payload : NULL, len);
 }
 
 static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
@@ -124,30 +163,31 @@ static int needs_input(const arb_requester *q, const struct qmsg *m, uint32_t i)
 /* Does result (or pushed packet) i travel with bytes? */
 static int result_has_data(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return (q->cfg.kind == ARB_EP_PULL_RESULT || q->cfg.kind == ARB_EP_PUSH) &&
-           !q->cfg.header_only && ep_len(m->length, q->cfg.payload_size, i) > 0;
+    return !q->cfg.header_only &&
+           (q->cfg.kind == ARB_EP_PULL_RESULT || q->cfg.kind == ARB_EP_PUSH) &&
+           ep_len(m->length, q->cfg.payload_size, i) > 0;
 }
 
 static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *credit, uint32_t i,
                          uint32_t sub)
 {
-    arb_hdr h;
+    arb_hdr h = q->req;
     const uint8_t *pl = NULL;
     size_t len = 0;
     int repair = credit->repair;
 
-    ep_hdr(&h, ARB_PT_DATA_REQUEST, m->id, (uint8_t)q->cfg.dtype,
-           repair ? q->cfg.ext : credit->ext);
-    h.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
+    h.message_id = m->id;
+    h.ext = (uint8_t)((repair ? q->cfg.ext : credit->ext) ? 1 : 0);
     h.repair = (uint8_t)repair;
     h.offset_a = ep_seq(m->start, i);
-    h.offset_b = 1; /* one original contribution */
     if (!repair) {
         /* Echo the whole location stack, fill this branch's fan-ins. */
         h.agg_depth = credit->agg_depth;
         memcpy(h.agg_loc, credit->agg_loc, sizeof h.agg_loc);
-        for (int t = 0; t < ARB_MAX_DEPTH; t++)
-            h.fanin[t] = q->cfg.fanin ? q->cfg.fanin[sub * 3u + (uint32_t)t] : 1;
+        if (q->cfg.fanin)
+            memcpy(h.fanin, q->cfg.fanin + sub * 3u, ARB_MAX_DEPTH);
+        else
+            memset(h.fanin, 1, ARB_MAX_DEPTH);
     }
     if (needs_input(q, m, i)) {
         len = ep_len(m->length, q->cfg.payload_size, i);
@@ -190,16 +230,13 @@ static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
     arm(q, m, now);
 }
 
-static int ensure_words(struct qmsg *m, size_t words)
+static int ensure_groups(struct qmsg *m, size_t groups)
 {
-    if (m->words >= words) return 0;
-    uint64_t *a = realloc(m->have, words * sizeof *a);
-    if (!a) return ARB_ENOMEM;
-    m->have = a;
-    uint64_t *b = realloc(m->answered, words * sizeof *b);
+    if (m->groups >= groups) return 0;
+    uint64_t *b = realloc(m->bits, groups * 2 * sizeof *b);
     if (!b) return ARB_ENOMEM;
-    m->answered = b;
-    m->words = words;
+    m->bits = b;
+    m->groups = groups;
     return 0;
 }
 
@@ -225,10 +262,9 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
         q->cur = t;
     }
     struct qmsg *m = &q->cur;
-    size_t words = (size_t)EP_WORDS(n);
-    if (ensure_words(m, words) != 0) return ARB_ENOMEM;
-    memset(m->have, 0, words * sizeof *m->have);
-    memset(m->answered, 0, words * sizeof *m->answered);
+    size_t groups = (size_t)EP_WORDS(n);
+    if (ensure_groups(m, groups) != 0) return ARB_ENOMEM;
+    memset(m->bits, 0, groups * 2 * sizeof *m->bits);
     m->phase = ARB_REQ_REGISTER;
     m->id = msg_id;
     m->start = q->next_seq;
@@ -248,8 +284,8 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
 static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *payload, size_t len,
                    int with_data)
 {
-    size_t want = ep_len(m->length, q->cfg.payload_size, i);
     int need = result_has_data(q, m, i);
+    size_t want = need ? ep_len(m->length, q->cfg.payload_size, i) : 0;
     if (need && (!with_data || len != want)) {
         q->st.bad++;
         return 0;
@@ -258,133 +294,164 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
         q->st.bad++;
         return 0;
     }
-    if (bm_test(m->have, i)) {
+    if (have_test(m, i)) {
         q->st.dup_results++;
         return 1;
     }
-    bm_set(m->have, i);
+    have_set(m, i);
     m->nhave++;
     q->st.results++;
     const uint8_t *data = need ? payload : NULL;
     if (need && m->out) memcpy(m->out + (size_t)i * q->cfg.payload_size, payload, want);
-    if (q->cfg.on_result)
-        q->cfg.on_result(q->cfg.result_ctx, m->id, ep_seq(m->start, i), i, data, need ? want : 0);
+    if (q->on_result)
+        q->on_result(q->result_ctx, m->id, ep_seq(m->start, i), i, data, need ? want : 0);
+    return 1;
+}
+
+/* The message a RESPONSE is for, or NULL. */
+static struct qmsg *msg_of(arb_requester *q, const arb_hdr *h)
+{
+    if (h->message_id == q->cur.id && q->cur.phase >= ARB_REQ_REGISTER &&
+        q->cur.phase <= ARB_REQ_DONE)
+        return &q->cur;
+    if (h->message_id == q->prev.id &&
+        (q->prev.phase == ARB_REQ_END || q->prev.phase == ARB_REQ_DONE))
+        return &q->prev;
+    return NULL;
+}
+
+/* A RESPONSE for no message this engine tracks. */
+static void on_stale_response(arb_requester *q, const arb_hdr *h, uint32_t sub)
+{
+    q->st.stale++;
+    /* A repair credit of a message this engine no longer tracks (it
+     * finished, and the next one started). Its answer needs no bytes
+     * for push and barrier, so it is given: another member's lost
+     * acknowledgement may be what the repair waits for. Pull kinds
+     * never repair a message whose results are all in. */
+    if (h->repair && h->credit_valid && (!ep_kind_pull(q->cfg.kind) || q->cfg.header_only)) {
+        arb_hdr r;
+        ep_hdr(&r, ARB_PT_DATA_REQUEST, h->message_id, (uint8_t)q->cfg.dtype, q->cfg.ext);
+        r.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
+        r.repair = 1;
+        r.offset_a = h->offset_b;
+        r.offset_b = 1;
+        q->st.repair_requests++;
+        emit(q, sub, &r, NULL, 0);
+    }
+}
+
+#define NO_RESULT UINT32_MAX
+#define BAD_PACKET (UINT32_MAX - 1)
+
+/* The index of the result (pull) or pushed packet a RESPONSE carries,
+ * NO_RESULT, or BAD_PACKET (counted; the packet is ignored). */
+static uint32_t result_index(arb_requester *q, const struct qmsg *m, const arb_hdr *h)
+{
+    if (q->cfg.kind == ARB_EP_PUSH) {
+        if (!h->credit_valid) {
+            q->st.bad++; /* push has no tails */
+            return BAD_PACKET;
+        }
+        if (h->payload_valid && h->offset_a != h->offset_b) {
+            q->st.bad++;
+            return BAD_PACKET;
+        }
+        uint32_t i = ep_index(m->start, h->offset_b);
+        if (i >= m->n) {
+            q->st.stale++;
+            return BAD_PACKET;
+        }
+        return i;
+    }
+    if (!ep_kind_pull(q->cfg.kind)) {
+        if (h->payload_valid) q->st.bad++;
+        return NO_RESULT;
+    }
+    int has = 0;
+    if (h->payload_valid || h->payload_kind == ARB_PK_COMPLETION) {
+        has = 1;
+    } else if (h->repair && h->credit_valid && h->offset_a != h->offset_b) {
+        /* A replay that cannot carry bytes (docs/endpoint.md). */
+        uint32_t p = ep_index(m->start, h->offset_a);
+        has = p < m->n && !result_has_data(q, m, p);
+    }
+    if (!has) return NO_RESULT;
+    uint32_t p = ep_index(m->start, h->offset_a);
+    if (p >= m->n) {
+        q->st.stale++;
+        return NO_RESULT;
+    }
+    return p;
+}
+
+/* Should credit i be answered (`delivered`: its packet is held, push)?
+ * Marks it answered. -1: a malformed credit (counted; the packet is ignored
+ * from here). */
+static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint32_t i, uint32_t sub,
+                       int delivered)
+{
+    if (h->repair) {
+        /* Answer a repair credit unconditionally; the previous message
+         * only while no contribution bytes are needed (its input may
+         * be gone; pull kinds never repair a message whose results
+         * are all in). */
+        if (m == &q->prev && needs_input(q, m, i)) {
+            q->st.stale++;
+            return 0;
+        }
+        if (!delivered) return 0;
+    } else {
+        if (answered_test(m, i)) {
+            q->st.dup_credits++;
+            return 0;
+        }
+        if (!delivered) return 0;
+        if (q->cfg.fanin && sub >= q->cfg.subchannels) {
+            q->st.bad++;
+            return -1;
+        }
+    }
+    if (!answered_test(m, i)) {
+        answered_set(m, i);
+        m->nanswered++;
+    }
     return 1;
 }
 
 static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
                         uint32_t sub, arb_time now)
 {
-    struct qmsg *m = NULL;
-    if (h->message_id == q->cur.id && q->cur.phase >= ARB_REQ_REGISTER &&
-        q->cur.phase <= ARB_REQ_DONE)
-        m = &q->cur;
-    else if (h->message_id == q->prev.id &&
-             (q->prev.phase == ARB_REQ_END || q->prev.phase == ARB_REQ_DONE))
-        m = &q->prev;
+    struct qmsg *m = msg_of(q, h);
     if (!m) {
-        q->st.stale++;
-        /* A repair credit of a message this engine no longer tracks (it
-         * finished, and the next one started). Its answer needs no bytes
-         * for push and barrier, so it is given: another member's lost
-         * acknowledgement may be what the repair waits for. Pull kinds
-         * never repair a message whose results are all in. */
-        if (h->repair && h->credit_valid && (!ep_kind_pull(q->cfg.kind) || q->cfg.header_only)) {
-            arb_hdr r;
-            ep_hdr(&r, ARB_PT_DATA_REQUEST, h->message_id, (uint8_t)q->cfg.dtype, q->cfg.ext);
-            r.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
-            r.repair = 1;
-            r.offset_a = h->offset_b;
-            r.offset_b = 1;
-            q->st.repair_requests++;
-            emit(q, sub, &r, NULL, 0);
-        }
+        on_stale_response(q, h, sub);
         return;
     }
     if (m->phase == ARB_REQ_REGISTER) { /* a credit acknowledges the REGISTER */
         m->phase = ARB_REQ_ACTIVE;
         m->timer = ARB_TIME_NEVER;
     }
-
-    int push = q->cfg.kind == ARB_EP_PUSH;
-    int delivered = 1; /* push: the credit's own packet is held */
-    if (push) {
-        if (h->credit_valid) {
-            if (h->payload_valid && h->offset_a != h->offset_b) {
-                q->st.bad++;
-                return;
-            }
-            uint32_t i = ep_index(m->start, h->offset_b);
-            if (i >= m->n) {
-                q->st.stale++;
-                return;
-            }
-            delivered = deliver(q, m, i, payload, len, h->payload_valid);
-        } else {
-            q->st.bad++; /* push has no tails */
-            return;
-        }
-    } else if (ep_kind_pull(q->cfg.kind)) {
-        int has = 0;
-        if (h->payload_valid || h->payload_kind == ARB_PK_COMPLETION) {
-            has = 1;
-        } else if (h->repair && h->credit_valid && h->offset_a != h->offset_b) {
-            /* A replay that cannot carry bytes (docs/endpoint.md). */
-            uint32_t p = ep_index(m->start, h->offset_a);
-            has = p < m->n && !result_has_data(q, m, p);
-        }
-        if (has) {
-            uint32_t p = ep_index(m->start, h->offset_a);
-            if (p >= m->n)
-                q->st.stale++;
-            else
-                deliver(q, m, p, payload, len, h->payload_valid);
-        }
-    } else if (h->payload_valid) {
-        q->st.bad++;
-    }
-
+    uint32_t p = result_index(q, m, h);
+    if (p == BAD_PACKET) return;
+    /* push: the credit's own packet must be held before it is answered */
+    int delivered = p == NO_RESULT || deliver(q, m, p, payload, len, h->payload_valid) ||
+                    q->cfg.kind != ARB_EP_PUSH;
     if (h->credit_valid) {
         uint32_t i = ep_index(m->start, h->offset_b);
-        if (i >= m->n) {
+        int answer = 0;
+        if (i >= m->n)
             q->st.stale++;
-        } else if (h->repair) {
-            /* Answer a repair credit unconditionally; the previous message
-             * only while no contribution bytes are needed (its input may
-             * be gone; pull kinds never repair a message whose results
-             * are all in). */
-            if (m == &q->prev && needs_input(q, m, i)) {
-                q->st.stale++;
-            } else if (delivered) {
-                if (!bm_test(m->answered, i)) {
-                    bm_set(m->answered, i);
-                    m->nanswered++;
-                }
-                send_request(q, m, h, i, sub);
-            }
-        } else if (bm_test(m->answered, i)) {
-            q->st.dup_credits++;
-        } else if (delivered) {
-            if (q->cfg.fanin && sub >= q->cfg.subchannels) {
-                q->st.bad++;
-                return;
-            }
-            bm_set(m->answered, i);
-            m->nanswered++;
-            send_request(q, m, h, i, sub);
-        }
+        else
+            answer = take_credit(q, m, h, i, sub, delivered);
+        if (answer < 0) return;
+        if (answer) send_request(q, m, h, i, sub);
     }
     check_complete(q, m, now);
 }
 
-static int recv_any(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
-                    uint32_t subchannel, arb_time now, int validate)
+/* Every packet type but RESPONSE. */
+static void on_control(arb_requester *q, const arb_hdr *h)
 {
-    if (!q || !h || (!payload && len)) return ARB_EINVAL;
-    if (validate && arb_hdr_validate(h, len) != 0) {
-        q->st.malformed++;
-        return 0;
-    }
     switch (h->packet_type) {
     case ARB_PT_REGISTER_ACK:
         if (q->cur.phase == ARB_REQ_REGISTER && h->message_id == q->cur.id &&
@@ -411,26 +478,40 @@ static int recv_any(arb_requester *q, const arb_hdr *h, const uint8_t *payload, 
         }
         break;
     }
-    case ARB_PT_RESPONSE:
-        on_response(q, h, payload, len, subchannel, now);
-        break;
     default:
         q->st.bad++;
         break;
     }
-    return 0;
 }
 
 int arb_requester_recv(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
                        uint32_t subchannel, arb_time now)
 {
-    return recv_any(q, h, payload, len, subchannel, now, 1);
+    if (!q || !h || (!payload && len)) return ARB_EINVAL;
+    if (arb_hdr_validate(h, len) != 0) {
+        q->st.malformed++;
+        return 0;
+    }
+    int rc = arb_requester_recv_trusted(q, h, payload, len, subchannel, now);
+    return rc < 0 ? rc : 0;
 }
 
+/* Everything but the validation; arb_requester_recv's only path for a valid
+ * header. */
 int arb_requester_recv_trusted(arb_requester *q, const arb_hdr *h, const uint8_t *payload,
                                size_t len, uint32_t subchannel, arb_time now)
 {
-    return recv_any(q, h, payload, len, subchannel, now, 0);
+    if (!q || !h || (!payload && len)) return ARB_EINVAL;
+    if (h->packet_type != ARB_PT_RESPONSE) {
+        on_control(q, h);
+        return 1; /* acknowledgements move phases and timers */
+    }
+    /* A RESPONSE moves only the current message's phase and timer (the
+     * previous one is past ACTIVE). */
+    arb_requester_phase phase = q->cur.phase;
+    arb_time timer = q->cur.timer;
+    on_response(q, h, payload, len, subchannel, now);
+    return q->cur.phase != phase || q->cur.timer != timer;
 }
 
 arb_time arb_requester_next_expiry(const arb_requester *q)

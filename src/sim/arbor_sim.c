@@ -42,6 +42,8 @@ struct bufpool {
 struct aep {
     struct arbor_job *j;
     uint32_t ch, host, rank, member; /* member: NONE for the responder */
+    uint32_t nic_port;               /* the host's NIC port */
+    const uint32_t *tree_port;       /* per subchannel: the port up its tree */
     arb_responder *r;
     arb_requester *q;
     uint32_t offsets;    /* packets of the channel's message */
@@ -53,8 +55,15 @@ struct aep {
     uint8_t finished;    /* the engine is done (all ENDs, END_ACK) */
 };
 
+/* Per node; the packets a node sends (`out`) are counted per port (pacct). */
 struct nacct {
-    uint64_t in, copies, out, consumed, drops, delivered;
+    uint64_t in, copies, consumed, drops, delivered;
+};
+
+/* Per port: wire bytes of the Arbor packets queued on it (the result's
+ * tier_*_bytes), and the packets and bytes it sent. */
+struct pacct {
+    uint64_t queued_bytes, tx_pkts, tx_bytes;
 };
 
 struct arbor_job {
@@ -75,7 +84,10 @@ struct arbor_job {
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
     uint32_t *host_eps;
-    uint32_t *ep_at; /* rank x channel: the rank's engine of that channel, or NONE */
+    uint32_t *ep_at;      /* rank x channel: the rank's engine of that channel, or NONE */
+    uint32_t *ep_of;      /* host x channel: the host's engine of that channel, or NONE */
+    uint32_t *tree_ports; /* eps x subchannels: the port up the subchannel's tree */
+    uint32_t spare;       /* a received packet its engine may reuse for a reply, or NONE */
     arb_time *timer_at;
     uint64_t *timer_seq;
     uint8_t *started;
@@ -84,6 +96,7 @@ struct arbor_job {
     arb_time *rank_done;
     uint32_t ranks_done, eps_finished;
     struct nacct *acct;
+    struct pacct *pacct;
     double tol;        /* values: tolerance of float results */
     int32_t sum17[17]; /* sum over ranks of ((7r + x) mod 17) */
     uint8_t *scratch;
@@ -347,9 +360,9 @@ void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct arbor_job *j = s->arb;
     if (!j) return;
-    j->acct[s->ports[s->ports[port].peer_port].peer].out++;
-    j->res.pkts++;
-    j->res.wire_bytes += pool_get(&s->pool, i)->bytes;
+    struct pacct *a = &j->pacct[port];
+    a->tx_pkts++;
+    a->tx_bytes += pool_get(&s->pool, i)->bytes;
 }
 
 static void fatal(arb_sim *s, int rc)
@@ -422,7 +435,8 @@ static uint32_t virtual_len(const struct arbor_job *j, uint32_t ch, const arb_hd
 
 static uint32_t wire_of(const arb_hdr *h, uint32_t payload)
 {
-    return ARB_FRAME_OVERHEAD + (uint32_t)arb_hdr_len(h) + payload + ARB_WIRE_EXTRA;
+    uint32_t hl = h->ext ? ARB_HDR_LEN_LONG : ARB_HDR_LEN_SHORT; /* arb_hdr_len */
+    return ARB_FRAME_OVERHEAD + hl + payload + ARB_WIRE_EXTRA;
 }
 
 static uint32_t entry_of(const struct arbor_job *j, uint32_t node, uint32_t tree)
@@ -430,15 +444,10 @@ static uint32_t entry_of(const struct arbor_job *j, uint32_t node, uint32_t tree
     return j->entry[(size_t)node * j->n_trees + tree];
 }
 
-/* Wire bytes per link tier and direction (the result's tier_*_bytes). */
+/* Wire bytes queued per port (summed per link tier and direction at the end). */
 static void tier_count(arb_sim *s, uint32_t port, const struct pkt *k)
 {
-    struct arbor_job *j = s->arb;
-    uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
-    if (s->ports[port].role == ARB_LINK_UP)
-        j->res.tier_up_bytes[t] += k->bytes;
-    else
-        j->res.tier_down_bytes[t] += k->bytes;
+    s->arb->pacct[port].queued_bytes += k->bytes;
 }
 
 static void host_send(arb_sim *s, uint32_t port, uint32_t i)
@@ -452,6 +461,40 @@ static void host_send(arb_sim *s, uint32_t port, uint32_t i)
     net_kick_nic(s, port);
 }
 
+/* A new packet with room in the header table, or PKT_NONE (fatal). */
+static uint32_t pkt_new(arb_sim *s)
+{
+    uint32_t i = pool_alloc(&s->pool);
+    if (i == PKT_NONE || hdr_room(s, i) < 0) {
+        if (i != PKT_NONE) pool_release(&s->pool, i);
+        fatal(s, ARB_ENOMEM);
+        return PKT_NONE;
+    }
+    return i;
+}
+
+/* A packet for an engine to send: the received packet its host is handling
+ * (host_process), cleared as pool_alloc clears, or a new one. */
+static uint32_t pkt_take(arb_sim *s)
+{
+    struct arbor_job *j = s->arb;
+    uint32_t i = j->spare;
+    if (i == NONE) return pkt_new(s);
+    j->spare = NONE;
+    struct pkt *k = pool_get(&s->pool, i);
+    memset(k, 0, sizeof *k);
+    k->next = PKT_NONE;
+    return i;
+}
+
+/* The responder's normal credits of the first message: when each left. */
+static void note_credit(arb_sim *s, struct aep *e, const arb_hdr *h)
+{
+    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair && h->message_id == 0 &&
+        h->offset_b < e->offsets && e->credit_at[h->offset_b] == ARB_TIME_NEVER)
+        e->credit_at[h->offset_b] = s->now;
+}
+
 /* The engines' send callback. */
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
@@ -459,19 +502,12 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     struct aep *e = ctx;
     struct arbor_job *j = e->j;
     arb_sim *s = j->s;
-    uint32_t i = pool_alloc(&s->pool);
-    if (i == PKT_NONE || hdr_room(s, i) < 0) {
-        if (i != PKT_NONE) pool_release(&s->pool, i);
-        fatal(s, ARB_ENOMEM);
-        return;
-    }
+    uint32_t i = pkt_take(s);
+    if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);
     const arb_plan_channel *c = &j->p->channels[e->ch];
     j->hdr[i] = *h;
-    if (e->credit_at && h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair &&
-        h->message_id == 0 && h->offset_b < e->offsets &&
-        e->credit_at[h->offset_b] == ARB_TIME_NEVER)
-        e->credit_at[h->offset_b] = s->now;
+    if (e->credit_at) note_credit(s, e, h);
     k->kind = PK_ARBOR;
     k->conn = e->ch;
     k->src = e->host;
@@ -493,17 +529,15 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     }
     k->bytes = (uint16_t)wire_of(h, k->payload);
     if (j->cfg.wire_check) wire_check(s, h, len);
-    uint32_t tree = c->first_tree + dst->subchannel;
-    k->qp = tree;
-    uint32_t port = s->hosts[e->host].nic_port;
+    k->qp = c->first_tree + dst->subchannel;
+    uint32_t port = e->nic_port;
     int via_tree = dst->kind == ARB_EP_DST_GROUP ||
                    (dst->kind == ARB_EP_DST_RESPONDER && h->packet_type == ARB_PT_DATA_REQUEST &&
                     !h->repair && h->agg_depth > 0);
     if (via_tree) {
         k->psn = ROUTE_TREE;
         k->dst = dst->kind == ARB_EP_DST_GROUP ? NONE : c->responder_host;
-        uint32_t ei = entry_of(j, e->host, tree);
-        if (ei != NONE) port = j->p->entries[ei].up_port;
+        port = e->tree_port[dst->subchannel];
     } else {
         k->psn = ROUTE_UNICAST;
         k->dst = dst->kind == ARB_EP_DST_MEMBER
@@ -541,12 +575,8 @@ static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 static uint32_t pkt_copy(arb_sim *s, uint32_t i)
 {
     struct arbor_job *j = s->arb;
-    uint32_t c = pool_alloc(&s->pool);
-    if (c == PKT_NONE || hdr_room(s, c) < 0) {
-        if (c != PKT_NONE) pool_release(&s->pool, c);
-        fatal(s, ARB_ENOMEM);
-        return PKT_NONE;
-    }
+    uint32_t c = pkt_new(s);
+    if (c == PKT_NONE) return PKT_NONE;
     *pool_get(&s->pool, c) = *pool_get(&s->pool, i);
     j->hdr[c] = j->hdr[i];
     uint32_t b = pool_get(&s->pool, c)->aux;
@@ -572,6 +602,134 @@ static void replicate(arb_sim *s, uint32_t node, uint32_t in_port, const arb_pla
     sw_out(s, node, in_port, j->p->child_ports[e->first_child], i);
 }
 
+/* A credit at a switch: up toward the root, or (arriving from above, or at
+ * the root) through the aggregator where it aggregates, then to every child. */
+static void sw_response(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+                        const arb_plan_entry *e)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    arb_hdr *h = &j->hdr[i];
+    int down = e->up_port == NONE || in_port == e->up_port;
+    if (!down) {
+        sw_out(s, node, in_port, e->up_port, i);
+        return;
+    }
+    if (e->aggregate && h->credit_valid && !h->repair) {
+        arb_agg_result r;
+        uint32_t lp = in_port - s->nodes[node].first_port;
+        const uint8_t *cpl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+        size_t cplen = k->aux != NONE ? k->payload : 0;
+        /* Headers here were built by the engines (valid by construction, and
+         * round-tripped under --wire-check): the engines skip re-validation. */
+        assert(arb_hdr_validate(h, cplen) == 0);
+        int rc = arb_agg_recv_trusted(j->agg[node], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
+                                      s->now, &r);
+        if (rc < 0 || r.action != ARB_AGG_FORWARD) {
+            if (rc < 0) fatal(s, rc);
+            arbor_pkt_drop(s, node, i);
+            return;
+        }
+        if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+    }
+    replicate(s, node, in_port, e, i);
+}
+
+/* The aggregator's AGG_MISS replaces request i: unicast to the responder. */
+static void sw_miss(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+                    const arb_agg_result *r)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    arb_hdr *h = &j->hdr[i];
+    *h = r->hdr;
+    buf_put(s, k->aux);
+    k->aux = NONE;
+    k->payload = 0;
+    k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0) | PF_SWITCH);
+    k->bytes = (uint16_t)wire_of(h, 0);
+    if (j->cfg.wire_check) wire_check(s, h, 0);
+    sw_unicast(s, node, in_port, i);
+}
+
+/* The aggregate replaces request i (values: in a new payload buffer). 0, or
+ * -1 when the packet was dropped. */
+static int sw_aggregate(arb_sim *s, uint32_t node, uint32_t i, const arb_agg_result *r)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    j->hdr[i] = r->hdr;
+    if (j->cfg.values && r->payload && r->payload_len) {
+        uint32_t b = buf_get(s);
+        if (b == NONE) {
+            fatal(s, ARB_ENOMEM);
+            arbor_pkt_drop(s, node, i);
+            return -1;
+        }
+        memcpy(j->bp.buf[b], r->payload, r->payload_len);
+        buf_put(s, k->aux);
+        k->aux = b;
+        k->payload = (uint16_t)r->payload_len;
+    }
+    k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0));
+    return 0;
+}
+
+/* A normal request climbing a tree: to the aggregator where the entry
+ * aggregates, up the entry's up port otherwise; at the root (or with the
+ * location stack empty) unicast to the responder. */
+static void sw_request(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+                       const arb_plan_entry *e)
+{
+    struct arbor_job *j = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    arb_hdr *h = &j->hdr[i];
+    if (!e->aggregate) {
+        if (e->up_port == NONE)
+            sw_unicast(s, node, in_port, i);
+        else
+            sw_out(s, node, in_port, e->up_port, i);
+        return;
+    }
+    arb_agg_result r;
+    uint32_t lp = in_port - s->nodes[node].first_port;
+    const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+    size_t plen = k->aux != NONE ? k->payload : 0;
+    assert(arb_hdr_validate(h, plen) == 0); /* built by an engine: see sw_response */
+    int rc =
+        arb_agg_recv_trusted(j->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
+    if (rc < 0) {
+        fatal(s, rc);
+        arbor_pkt_drop(s, node, i);
+        return;
+    }
+    switch (r.action) {
+    case ARB_AGG_CONSUMED:
+        j->acct[node].consumed++;
+        pkt_free(s, i);
+        return;
+    case ARB_AGG_DROP:
+        j->res.agg_drops++;
+        arbor_pkt_drop(s, node, i);
+        return;
+    case ARB_AGG_EMIT_MISS:
+        sw_miss(s, node, in_port, i, &r);
+        return;
+    case ARB_AGG_EMIT_AGGREGATE:
+        if (sw_aggregate(s, node, i, &r) < 0) return;
+        break;
+    default: /* FORWARD: a fan-in-1 pop, or unchanged */
+        break;
+    }
+    k->flags |= PF_SWITCH;
+    k->bytes = (uint16_t)wire_of(h, k->payload);
+    if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+    if (e->up_port == NONE || h->agg_depth == 0)
+        sw_unicast(s, node, in_port, i);
+    else
+        sw_out(s, node, in_port, e->up_port, i);
+}
+
 void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct arbor_job *j = s->arb;
@@ -588,102 +746,13 @@ void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         return;
     }
     const arb_plan_entry *e = &j->p->entries[ei];
-    arb_hdr *h = &j->hdr[i];
-    if (h->packet_type == ARB_PT_RESPONSE) {
-        int down = e->up_port == NONE || in_port == e->up_port;
-        if (!down) {
-            sw_out(s, node, in_port, e->up_port, i);
-            return;
-        }
-        if (e->aggregate && h->credit_valid && !h->repair) {
-            arb_agg_result r;
-            uint32_t lp = in_port - s->nodes[node].first_port;
-            const uint8_t *cpl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
-            size_t cplen = k->aux != NONE ? k->payload : 0;
-            /* Headers here were built by the engines (valid by construction, and
-             * round-tripped under --wire-check): the engines skip re-validation. */
-            assert(arb_hdr_validate(h, cplen) == 0);
-            int rc = arb_agg_recv_trusted(j->agg[node], h, cpl, cplen, k->conn, lp,
-                                          k->flags & PF_CE, s->now, &r);
-            if (rc < 0 || r.action != ARB_AGG_FORWARD) {
-                if (rc < 0) fatal(s, rc);
-                arbor_pkt_drop(s, node, i);
-                return;
-            }
-            if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
-        }
-        replicate(s, node, in_port, e, i);
-        return;
-    }
-    if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0) {
-        if (!e->aggregate) {
-            if (e->up_port == NONE)
-                sw_unicast(s, node, in_port, i);
-            else
-                sw_out(s, node, in_port, e->up_port, i);
-            return;
-        }
-        arb_agg_result r;
-        uint32_t lp = in_port - s->nodes[node].first_port;
-        const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
-        size_t plen = k->aux != NONE ? k->payload : 0;
-        assert(arb_hdr_validate(h, plen) == 0); /* built by an engine: see above */
-        int rc = arb_agg_recv_trusted(j->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE,
-                                      s->now, &r);
-        if (rc < 0) {
-            fatal(s, rc);
-            arbor_pkt_drop(s, node, i);
-            return;
-        }
-        switch (r.action) {
-        case ARB_AGG_CONSUMED:
-            j->acct[node].consumed++;
-            pkt_free(s, i);
-            return;
-        case ARB_AGG_DROP:
-            j->res.agg_drops++;
-            arbor_pkt_drop(s, node, i);
-            return;
-        case ARB_AGG_EMIT_MISS:
-            *h = r.hdr;
-            buf_put(s, k->aux);
-            k->aux = NONE;
-            k->payload = 0;
-            k->flags = (uint8_t)((k->flags & ~PF_CE) | (r.ce ? PF_CE : 0) | PF_SWITCH);
-            k->bytes = (uint16_t)wire_of(h, 0);
-            if (j->cfg.wire_check) wire_check(s, h, 0);
-            sw_unicast(s, node, in_port, i);
-            return;
-        case ARB_AGG_EMIT_AGGREGATE:
-            *h = r.hdr;
-            if (j->cfg.values && r.payload && r.payload_len) {
-                uint32_t b = buf_get(s);
-                if (b == NONE) {
-                    fatal(s, ARB_ENOMEM);
-                    arbor_pkt_drop(s, node, i);
-                    return;
-                }
-                memcpy(j->bp.buf[b], r.payload, r.payload_len);
-                buf_put(s, k->aux);
-                k->aux = b;
-                k->payload = (uint16_t)r.payload_len;
-            }
-            k->flags = (uint8_t)((k->flags & ~PF_CE) | (r.ce ? PF_CE : 0));
-            break;
-        default: /* FORWARD: a fan-in-1 pop, or unchanged */
-            break;
-        }
-        k->flags |= PF_SWITCH;
-        k->bytes = (uint16_t)wire_of(h, k->payload);
-        if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
-        if (e->up_port == NONE || h->agg_depth == 0)
-            sw_unicast(s, node, in_port, i);
-        else
-            sw_out(s, node, in_port, e->up_port, i);
-        return;
-    }
-    /* other packets on a tree (none today): unicast */
-    sw_unicast(s, node, in_port, i);
+    const arb_hdr *h = &j->hdr[i];
+    if (h->packet_type == ARB_PT_RESPONSE)
+        sw_response(s, node, in_port, i, e);
+    else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
+        sw_request(s, node, in_port, i, e);
+    else /* other packets on a tree (none today): unicast */
+        sw_unicast(s, node, in_port, i);
 }
 
 /* ---- hosts --------------------------------------------------------------- */
@@ -708,22 +777,26 @@ static arb_time ep_expiry(const struct aep *e)
 }
 
 /* After an engine call: the rank's condition, the engine's end, its timer. */
+/* The rank's condition on engine e (docs/arbor-sim.md section 3). */
+static void ep_cond(arb_sim *s, struct aep *e)
+{
+    struct arbor_job *j = s->arb;
+    int met;
+    if (e->r)
+        met = e->results >= e->offsets;
+    else if (j->p->cfg.coll == ARB_COLL_REDUCE)
+        met = arb_requester_done(e->q);
+    else if (j->p->channels[e->ch].kind == ARB_EP_BARRIER)
+        met = 1;
+    else
+        met = e->results >= e->offsets;
+    if (met) cond_met(s, e);
+}
+
 static void ep_after(arb_sim *s, struct aep *e)
 {
     struct arbor_job *j = s->arb;
-    const arb_plan_channel *c = &j->p->channels[e->ch];
-    if (!e->cond_done) {
-        int met;
-        if (e->r)
-            met = e->results >= e->offsets;
-        else if (j->p->cfg.coll == ARB_COLL_REDUCE)
-            met = arb_requester_done(e->q);
-        else if (c->kind == ARB_EP_BARRIER)
-            met = 1;
-        else
-            met = e->results >= e->offsets;
-        if (met) cond_met(s, e);
-    }
+    if (!e->cond_done) ep_cond(s, e);
     if (!e->finished && (e->r ? arb_responder_done(e->r) : arb_requester_done(e->q))) {
         e->finished = 1;
         j->eps_finished++;
@@ -748,6 +821,20 @@ void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
     host_process(s, host, i);
 }
 
+/* Where a packet for a responder comes from: a member index, a switch, or
+ * not a member. */
+static int sender_of(const struct arbor_job *j, const struct pkt *k)
+{
+    const arb_plan_channel *c = &j->p->channels[k->conn];
+    if (k->flags & PF_SWITCH) return ARB_EP_FROM_SWITCH;
+    uint32_t r = j->rank_of_host[k->src];
+    if (r == NONE || k->src == c->responder_host) return ARB_EP_NOT_MEMBER;
+    return (int)(r - (r > c->responder));
+}
+
+/* Hand packet i to its host's engine. The engine reads a copy of the header
+ * and may reuse the packet itself for its first reply (pkt_take); the
+ * payload buffer is released only after the engine is done with it. */
 static void host_process(arb_sim *s, uint32_t host, uint32_t i)
 {
     struct arbor_job *j = s->arb;
@@ -755,30 +842,37 @@ static void host_process(arb_sim *s, uint32_t host, uint32_t i)
     j->acct[host].in++;
     j->acct[host].delivered++;
     s->st.pkts_delivered++;
-    const arb_plan_channel *c = &j->p->channels[k->conn];
-    const arb_hdr *h = &j->hdr[i];
-    const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
-    size_t len = k->aux != NONE ? k->payload : 0;
-    uint32_t r = j->rank_of_host[host];
-    struct aep *e = NULL;
-    if (r != NONE) {
-        uint32_t x = j->ep_at[(size_t)r * j->p->n_channels + k->conn];
-        if (x != NONE) e = &j->eps[x];
+    uint32_t x = j->ep_of[(size_t)host * j->p->n_channels + k->conn];
+    if (x == NONE) {
+        pkt_free(s, i);
+        return;
     }
-    if (e && e->r) {
-        int from = ARB_EP_NOT_MEMBER;
-        if (k->flags & PF_SWITCH)
-            from = ARB_EP_FROM_SWITCH;
-        else if (j->rank_of_host[k->src] != NONE && k->src != c->responder_host)
-            from = (int)(j->rank_of_host[k->src] - (j->rank_of_host[k->src] > c->responder));
-        arb_responder_recv_ce(e->r, h, pl, len, from, (k->flags & PF_CE) != 0, s->now);
+    struct aep *e = &j->eps[x];
+    arb_hdr h = j->hdr[i];
+    uint32_t aux = k->aux;
+    const uint8_t *pl = aux != NONE ? j->bp.buf[aux] : NULL;
+    size_t len = aux != NONE ? k->payload : 0;
+    j->spare = i;
+    if (e->r) {
+        arb_responder_recv_ce(e->r, &h, pl, len, sender_of(j, k), (k->flags & PF_CE) != 0, s->now);
         ep_after(s, e);
-    } else if (e && r != NONE) {
-        assert(arb_hdr_validate(h, len) == 0); /* built by an engine: see arbor_switch */
-        arb_requester_recv_trusted(e->q, h, pl, len, k->sport, s->now);
-        ep_after(s, e);
+    } else {
+        assert(arb_hdr_validate(&h, len) == 0); /* built by an engine: see arbor_switch */
+        int moved = arb_requester_recv_trusted(e->q, &h, pl, len, k->sport, s->now);
+        /* Unless its phase or timers moved, only the requester's results
+         * changed: its end, error and timer need no polling. */
+        if (moved == 0) {
+            if (!e->cond_done) ep_cond(s, e);
+        } else {
+            ep_after(s, e);
+        }
     }
-    pkt_free(s, i);
+    if (j->spare == i) {
+        j->spare = NONE;
+        pkt_free(s, i);
+    } else {
+        buf_put(s, aux); /* the packet left as the engine's reply */
+    }
 }
 
 void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
@@ -857,6 +951,9 @@ void arbor_free(arb_sim *s)
     free(j->lag);
     free(j->held);
     free(j->ep_at);
+    free(j->ep_of);
+    free(j->tree_ports);
+    free(j->pacct);
     free(j->timer_at);
     free(j->timer_seq);
     free(j->started);
@@ -868,6 +965,31 @@ void arbor_free(arb_sim *s)
     free(j->scratch);
     free(j);
     s->arb = NULL;
+}
+
+/* Per engine: its NIC port and the port up each subchannel's tree; per
+ * host and channel: the engine a packet is for. */
+static int route_engines(arb_sim *s, struct arbor_job *j)
+{
+    const arb_plan *p = j->p;
+    uint32_t subs = p->cfg.subchannels;
+    j->ep_of = malloc((size_t)s->n_hosts * p->n_channels * sizeof *j->ep_of);
+    j->tree_ports = malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
+    if (!j->ep_of || !j->tree_ports) return ARB_ENOMEM;
+    for (size_t i = 0; i < (size_t)s->n_hosts * p->n_channels; i++)
+        j->ep_of[i] = NONE;
+    for (uint32_t x = 0; x < j->n_eps; x++) {
+        struct aep *e = &j->eps[x];
+        uint32_t *tp = &j->tree_ports[(size_t)x * subs];
+        e->nic_port = s->hosts[e->host].nic_port;
+        e->tree_port = tp;
+        for (uint32_t u = 0; u < subs; u++) {
+            uint32_t ei = entry_of(j, e->host, p->channels[e->ch].first_tree + u);
+            tp[u] = ei != NONE ? p->entries[ei].up_port : e->nic_port;
+        }
+        j->ep_of[(size_t)e->host * p->n_channels + e->ch] = x;
+    }
+    return 0;
 }
 
 static int make_engines(arb_sim *s, struct arbor_job *j)
@@ -962,7 +1084,7 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
         j->host_eps[j->host_first[h] + fill[h]++] = i;
     }
     free(fill);
-    return 0;
+    return route_engines(s, j);
 }
 
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
@@ -998,8 +1120,10 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     j->need = calloc(p->cfg.n_ranks, sizeof *j->need);
     j->rank_done = malloc(p->cfg.n_ranks * sizeof *j->rank_done);
     j->acct = calloc(n_nodes, sizeof *j->acct);
+    j->pacct = calloc(s->n_ports, sizeof *j->pacct);
+    j->spare = NONE;
     if (!j->agg || !j->entry || !j->timer_at || !j->timer_seq || !j->started || !j->rank_of_host ||
-        !j->need || !j->rank_done || !j->acct) {
+        !j->need || !j->rank_done || !j->acct || !j->pacct) {
         arbor_free(s);
         return ARB_ENOMEM;
     }
@@ -1081,6 +1205,46 @@ int arb_sim_arbor_done(const arb_sim *s)
     return j && j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
 }
 
+/* The per-port counters summed: packets and bytes sent, bytes per tier. */
+static void port_sums(const arb_sim *s, arb_sim_arbor_result *r)
+{
+    const struct arbor_job *j = cjob(s);
+    for (uint32_t port = 0; port < s->n_ports; port++) {
+        const struct pacct *pa = &j->pacct[port];
+        uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
+        if (s->ports[port].role == ARB_LINK_UP)
+            r->tier_up_bytes[t] += pa->queued_bytes;
+        else
+            r->tier_down_bytes[t] += pa->queued_bytes;
+        r->pkts += pa->tx_pkts;
+        r->wire_bytes += pa->tx_bytes;
+    }
+}
+
+/* Nodes where in + copies != out + consumed + drops + delivered + queued. */
+static uint64_t conservation_errors(const arb_sim *s)
+{
+    const struct arbor_job *j = cjob(s);
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    uint64_t *left = calloc(n_nodes, sizeof *left); /* out + queued */
+    if (!left) return 0;
+    for (uint32_t port = 0; port < s->n_ports; port++) {
+        uint32_t owner = s->ports[s->ports[port].peer_port].peer;
+        left[owner] += j->pacct[port].tx_pkts;
+        const struct plist *ls[2] = {&s->sp[port].q, &s->sp[port].arb_tx};
+        for (int l = 0; l < 2; l++)
+            for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
+                if (pool_get(&s->pool, i)->kind == PK_ARBOR) left[owner]++;
+    }
+    uint64_t bad = 0;
+    for (uint32_t n = 0; n < n_nodes; n++) {
+        const struct nacct *a = &j->acct[n];
+        if (a->in + a->copies != a->consumed + a->drops + a->delivered + left[n]) bad++;
+    }
+    free(left);
+    return bad;
+}
+
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
 {
     const struct arbor_job *j = cjob(s);
@@ -1145,23 +1309,8 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
             if (arb_agg_check(j->agg[n]) < 0) r.inv_agg_check++;
         }
     }
-    /* per node: in + copies == out + consumed + drops + delivered + queued */
-    uint64_t *queued = calloc(arb_topo_n_nodes(s->topo), sizeof *queued);
-    if (queued) {
-        for (uint32_t port = 0; port < s->n_ports; port++) {
-            uint32_t owner = s->ports[s->ports[port].peer_port].peer;
-            const struct plist *ls[2] = {&s->sp[port].q, &s->sp[port].arb_tx};
-            for (int l = 0; l < 2; l++)
-                for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
-                    if (pool_get(&s->pool, i)->kind == PK_ARBOR) queued[owner]++;
-        }
-        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
-            const struct nacct *a = &j->acct[n];
-            if (a->in + a->copies != a->out + a->consumed + a->drops + a->delivered + queued[n])
-                r.inv_conservation++;
-        }
-        free(queued);
-    }
+    port_sums(s, &r);
+    r.inv_conservation = conservation_errors(s);
     r.invariant_errors = r.inv_dup_commit + r.inv_count + r.inv_agg_check + r.inv_missing +
                          r.inv_early + r.inv_conservation;
     if (j->cfg.values) r.correct = r.wrong == 0 && r.done && r.inv_missing == 0;
