@@ -7,6 +7,8 @@
 #define NB (1u << EVQ_WHEEL_BITS)
 #define MASK (NB - 1)
 #define SMALL_SORT 24
+#define BUCKET_PS (1u << EVQ_BUCKET_SHIFT)
+#define NO_CHUNK UINT32_MAX
 
 static int less(const struct evq_entry *a, const struct evq_entry *b)
 {
@@ -20,7 +22,9 @@ int evq_init(struct evq *q, size_t cap)
     q->h = malloc(q->hcap * sizeof *q->h);
     q->wheel = calloc(NB, sizeof *q->wheel);
     q->occ = calloc(NB / 64, sizeof *q->occ);
-    if (!q->h || !q->wheel || !q->occ) {
+    q->count = malloc(BUCKET_PS * sizeof *q->count);
+    q->free_chunk = NO_CHUNK;
+    if (!q->h || !q->wheel || !q->occ || !q->count) {
         evq_free(q);
         return ARB_ENOMEM;
     }
@@ -29,13 +33,13 @@ int evq_init(struct evq *q, size_t cap)
 
 void evq_free(struct evq *q)
 {
-    if (q->wheel)
-        for (uint32_t i = 0; i < NB; i++)
-            free(q->wheel[i].e);
     free(q->wheel);
     free(q->occ);
+    free(q->chunks);
+    free(q->run);
     free(q->h);
     free(q->scratch);
+    free(q->count);
     memset(q, 0, sizeof *q);
 }
 
@@ -80,31 +84,58 @@ static struct evq_entry heap_pop(struct evq *q)
     return top;
 }
 
-/* ---- buckets ------------------------------------------------------------ */
+/* ---- buckets: chains of chunks ------------------------------------------ */
 
-static int bucket_append(struct evq_bucket *b, struct evq_entry e)
+static uint32_t chunk_get(struct evq *q)
 {
-    if (b->n == b->cap) {
-        uint32_t ncap = b->cap ? b->cap * 2 : 16;
-        struct evq_entry *ne = realloc(b->e, ncap * sizeof *ne);
-        if (!ne) return ARB_ENOMEM;
-        b->e = ne;
-        b->cap = ncap;
+    uint32_t c = q->free_chunk;
+    if (c != NO_CHUNK) {
+        q->free_chunk = q->chunks[c].next;
+        return c;
     }
-    b->e[b->n++] = e;
+    if (q->n_chunks == q->cap_chunks) {
+        uint32_t ncap = q->cap_chunks ? q->cap_chunks * 2 : 256;
+        struct evq_chunk *nc = realloc(q->chunks, (size_t)ncap * sizeof *nc);
+        if (!nc) return NO_CHUNK;
+        q->chunks = nc;
+        q->cap_chunks = ncap;
+    }
+    return q->n_chunks++;
+}
+
+static int bucket_append(struct evq *q, struct evq_bucket *b, struct evq_entry e)
+{
+    if (b->tn == 0 || b->tn == EVQ_CHUNK) {
+        uint32_t c = chunk_get(q);
+        if (c == NO_CHUNK) return ARB_ENOMEM;
+        q->chunks[c].next = NO_CHUNK;
+        if (b->tn == 0)
+            b->head = c;
+        else
+            q->chunks[b->tail].next = c;
+        b->tail = c;
+        b->tn = 0;
+    }
+    q->chunks[b->tail].e[b->tn++] = e;
     return 0;
 }
 
-/* Insert e into the sorted run b->e[from .. n). */
-static int bucket_insert_sorted(struct evq_bucket *b, uint32_t from, struct evq_entry e)
+/* Insert e into the sorted current run. */
+static int run_insert(struct evq *q, struct evq_entry e)
 {
-    if (bucket_append(b, e) < 0) return ARB_ENOMEM;
-    uint32_t i = b->n - 1;
-    while (i > from && less(&e, &b->e[i - 1])) {
-        b->e[i] = b->e[i - 1];
+    if (q->rn == q->rcap) {
+        size_t ncap = q->rcap ? q->rcap * 2 : 64;
+        struct evq_entry *nr = realloc(q->run, ncap * sizeof *nr);
+        if (!nr) return ARB_ENOMEM;
+        q->run = nr;
+        q->rcap = ncap;
+    }
+    size_t i = q->rn++;
+    while (i > q->pos && less(&e, &q->run[i - 1])) {
+        q->run[i] = q->run[i - 1];
         i--;
     }
-    b->e[i] = e;
+    q->run[i] = e;
     return 0;
 }
 
@@ -121,38 +152,87 @@ static void insertion_sort(struct evq_entry *a, size_t n)
     }
 }
 
-/* Bottom-up merge sort of a[0..n) through q's scratch buffer. */
-static int sort_entries(struct evq *q, struct evq_entry *a, size_t n)
+static int grow(struct evq_entry **a, size_t *cap, size_t n)
 {
-    if (n <= SMALL_SORT) {
-        insertion_sort(a, n);
-        return 0;
+    if (*cap >= n) return 0;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < n)
+        ncap *= 2;
+    struct evq_entry *na = realloc(*a, ncap * sizeof *na);
+    if (!na) return ARB_ENOMEM;
+    *a = na;
+    *cap = ncap;
+    return 0;
+}
+
+/* One pass of a stable LSD radix sort of src[0..n) into dst on the `bits`
+ * bits of (t - base) from `shift` on; entries of one digit keep their
+ * order. */
+static void radix_pass(uint32_t *count, const struct evq_entry *src, struct evq_entry *dst,
+                       size_t n, arb_time base, unsigned shift, unsigned bits)
+{
+    uint32_t mask = (1u << bits) - 1;
+    memset(count, 0, ((size_t)mask + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(src[i].t - base) >> shift & mask]++;
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k <= mask; k++) {
+        uint32_t c = count[k];
+        count[k] = sum;
+        sum += c;
     }
-    if (q->scratch_cap < n) {
-        struct evq_entry *ns = realloc(q->scratch, n * sizeof *ns);
-        if (!ns) return ARB_ENOMEM;
-        q->scratch = ns;
-        q->scratch_cap = n;
+    for (size_t i = 0; i < n; i++)
+        dst[count[(src[i].t - base) >> shift & mask]++] = src[i];
+}
+
+/* Stable sort of a gathered bucket, scratch[0..n), into run by the time
+ * within the bucket: entries of one time keep their (sequence) order. One
+ * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets, two passes of
+ * half the bits otherwise. */
+static void bucket_sort(struct evq *q, size_t n, arb_time base)
+{
+    if (n >= BUCKET_PS / 2) {
+        radix_pass(q->count, q->scratch, q->run, n, base, 0, EVQ_BUCKET_SHIFT);
+        return;
     }
-    for (size_t i = 0; i < n; i += SMALL_SORT)
-        insertion_sort(a + i, n - i < SMALL_SORT ? n - i : SMALL_SORT);
-    struct evq_entry *src = a, *dst = q->scratch;
-    for (size_t w = SMALL_SORT; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = less(&src[j], &src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        struct evq_entry *t = src;
-        src = dst;
-        dst = t;
+    unsigned lo = EVQ_BUCKET_SHIFT / 2;
+    radix_pass(q->count, q->scratch, q->run, n, base, 0, lo);
+    radix_pass(q->count, q->run, q->scratch, n, base, lo, EVQ_BUCKET_SHIFT - lo);
+    memcpy(q->run, q->scratch, n * sizeof *q->run);
+}
+
+/* Make bucket q->cur the current run: gather its chunks (returning them to
+ * the free list) and sort. Its entries were appended in sequence order. */
+static int load_run(struct evq *q)
+{
+    struct evq_bucket *b = &q->wheel[q->cur & MASK];
+    size_t n = 0;
+    for (uint32_t c = b->head;; c = q->chunks[c].next) {
+        n += c == b->tail ? b->tn : EVQ_CHUNK;
+        if (c == b->tail) break;
     }
-    if (src != a) memcpy(a, src, n * sizeof *a);
+    struct evq_entry **dst = n <= SMALL_SORT ? &q->run : &q->scratch;
+    if (grow(&q->run, &q->rcap, n) < 0 || grow(&q->scratch, &q->scratch_cap, n) < 0)
+        return ARB_ENOMEM;
+    size_t k = 0;
+    for (uint32_t c = b->head;;) {
+        uint32_t m = c == b->tail ? b->tn : EVQ_CHUNK, next = q->chunks[c].next;
+        memcpy(*dst + k, q->chunks[c].e, m * sizeof **dst);
+        k += m;
+        q->chunks[c].next = q->free_chunk;
+        q->free_chunk = c;
+        if (c == b->tail) break;
+        c = next;
+    }
+    b->tn = 0;
+    q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
+    q->in_wheel -= n;
+    if (n <= SMALL_SORT)
+        insertion_sort(q->run, n);
+    else
+        bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
+    q->pos = 0;
+    q->rn = n;
     return 0;
 }
 
@@ -182,83 +262,69 @@ static uint64_t next_occupied(const struct evq *q)
     return q->cur + 1;
 }
 
-int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+static int wheel_append(struct evq *q, uint64_t bi, struct evq_entry e)
+{
+    int rc = bucket_append(q, &q->wheel[bi & MASK], e);
+    if (rc < 0) return rc;
+    mark(q, bi);
+    q->in_wheel++;
+    return 0;
+}
+
+int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target)
 {
     if (target > EVQ_TARGET_MAX || q->seq > EVQ_SEQ_MAX) return ARB_ERANGE;
     uint64_t seq = q->seq;
     struct evq_entry e = {t, seq << EVQ_TARGET_BITS | target};
     uint64_t bi = t >> EVQ_BUCKET_SHIFT;
     int rc;
-    if (bi <= q->cur) {
+    if (bi <= q->cur)
         /* The current bucket (or, for a time the wheel has already turned
          * past while empty, still the current one: every later bucket only
          * holds later times). */
-        struct evq_bucket *b = &q->wheel[q->cur & MASK];
-        rc = q->sorted ? bucket_insert_sorted(b, q->pos, e) : bucket_append(b, e);
-        q->in_wheel++;
-        if (rc == 0) mark(q, q->cur);
-    } else if (bi - q->cur < NB) {
-        rc = bucket_append(&q->wheel[bi & MASK], e);
-        q->in_wheel++;
-        if (rc == 0) mark(q, bi);
-    } else {
+        rc = run_insert(q, e);
+    else if (bi - q->cur < NB)
+        rc = wheel_append(q, bi, e);
+    else
         rc = heap_push(q, e);
-    }
-    if (rc < 0) {
-        if (bi - q->cur < NB) q->in_wheel--;
-        return rc;
-    }
+    if (rc < 0) return rc;
     q->seq++;
     q->n++;
     return (int64_t)seq;
 }
 
-/* Move overflow entries that are now within the horizon into the wheel. */
+/* Move overflow entries that are now within the horizon into the wheel.
+ * They precede (in sequence) whatever the wheel's buckets get later. */
 static int migrate(struct evq *q)
 {
     while (q->hn && (q->h[0].t >> EVQ_BUCKET_SHIFT) - q->cur < NB) {
         struct evq_entry e = heap_pop(q);
-        if (bucket_append(&q->wheel[(e.t >> EVQ_BUCKET_SHIFT) & MASK], e) < 0) {
+        if (wheel_append(q, e.t >> EVQ_BUCKET_SHIFT, e) < 0) {
             heap_push(q, e); /* cannot fail: the heap just shrank */
             return ARB_ENOMEM;
         }
-        mark(q, e.t >> EVQ_BUCKET_SHIFT);
-        q->in_wheel++;
     }
     return 0;
 }
 
-/* The current bucket with an entry at pos, sorted from pos on; NULL when
- * the queue is empty or memory ran out. */
-static struct evq_bucket *current(struct evq *q)
+/* The current run with an entry at pos; 0 when the queue is empty, or
+ * ARB_ENOMEM. */
+static int current(struct evq *q)
 {
-    if (q->n == 0) return NULL;
-    struct evq_bucket *b = &q->wheel[q->cur & MASK];
-    if (q->pos >= b->n) {
-        b->n = 0;
-        q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
-        q->pos = 0;
-        q->sorted = 0;
-        do {
-            if (q->in_wheel == 0)
-                q->cur = q->h[0].t >> EVQ_BUCKET_SHIFT; /* jump over the empty wheel */
-            else
-                q->cur = next_occupied(q); /* skip the empty buckets */
-            if (migrate(q) < 0) return NULL;
-            b = &q->wheel[q->cur & MASK];
-        } while (b->n == 0);
-    }
-    if (!q->sorted) {
-        if (sort_entries(q, b->e + q->pos, b->n - q->pos) < 0) return NULL;
-        q->sorted = 1;
-    }
-    return b;
+    if (q->pos < q->rn) return 1;
+    if (q->n == 0) return 0;
+    q->pos = q->rn = 0;
+    if (q->in_wheel == 0)
+        q->cur = q->h[0].t >> EVQ_BUCKET_SHIFT; /* jump over the empty wheel */
+    else
+        q->cur = next_occupied(q); /* skip the empty buckets */
+    if (migrate(q) < 0 || load_run(q) < 0) return ARB_ENOMEM;
+    return 1;
 }
 
 arb_time evq_peek_time(struct evq *q)
 {
-    struct evq_bucket *b = current(q);
-    return b ? b->e[q->pos].t : ARB_TIME_NEVER;
+    return current(q) > 0 ? q->run[q->pos].t : ARB_TIME_NEVER;
 }
 
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
@@ -266,15 +332,8 @@ int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
     return evq_pop_until(q, ARB_TIME_NEVER, t, target, seq);
 }
 
-int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
+int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
 {
-    struct evq_bucket *b = current(q);
-    if (!b || b->e[q->pos].t > until) return 0;
-    struct evq_entry e = b->e[q->pos++];
-    q->n--;
-    q->in_wheel--;
-    *t = e.t;
-    *target = (uint32_t)(e.key & EVQ_TARGET_MAX);
-    if (seq) *seq = e.key >> EVQ_TARGET_BITS;
-    return 1;
+    if (current(q) <= 0) return 0;
+    return evq_pop_until(q, until, t, target, seq);
 }

@@ -6,10 +6,16 @@
  * Almost every event a packet simulator schedules lands a link delay or a
  * serialisation time ahead, so the queue is a timing wheel: 2^EVQ_WHEEL_BITS
  * buckets of 2^EVQ_BUCKET_SHIFT ps each. An event within the wheel's horizon
- * is appended to its bucket in O(1); a bucket is sorted once, when the wheel
- * reaches it. Events beyond the horizon (timeouts) wait in a 4-ary heap and
- * move into the wheel as it turns. The order is exactly that of a heap keyed
- * by (time, sequence); only the cost differs.
+ * is appended to its bucket in O(1); buckets are chains of fixed chunks
+ * drawn from one free list, so memory follows the events pending, not the
+ * busiest bucket ever seen times the number of buckets. When the wheel
+ * reaches a bucket its chunks are gathered into one array (the current
+ * run) and sorted there: a bucket's entries were appended in sequence
+ * order, so a stable counting sort on the time within the bucket gives
+ * (time, sequence) order in linear time however many share the bucket.
+ * Events beyond the horizon (timeouts) wait in a 4-ary heap and move into
+ * the wheel as it turns. The order is exactly that of a heap keyed by
+ * (time, sequence); only the cost differs.
  *
  * An entry is 16 bytes: the time, and the insertion sequence number in the
  * high 36 bits of a second word whose low 28 bits name the target (a port
@@ -36,35 +42,82 @@ struct evq_entry {
     uint64_t key; /* seq << EVQ_TARGET_BITS | target */
 };
 
+#define EVQ_CHUNK 15 /* entries per chunk: 256-byte chunks */
+
+struct evq_chunk {
+    struct evq_entry e[EVQ_CHUNK];
+    uint32_t next; /* the next chunk of the bucket, or of the free list */
+};
+
+/* A bucket: a chain of chunks, `tn` entries in the last one. */
 struct evq_bucket {
-    struct evq_entry *e;
-    uint32_t n, cap;
+    uint32_t head, tail, tn;
 };
 
 struct evq {
     struct evq_bucket *wheel; /* 2^EVQ_WHEEL_BITS buckets */
-    uint64_t cur;             /* absolute index (t >> shift) of the current bucket */
-    uint32_t pos;             /* next entry of the current bucket */
-    int sorted;               /* the current bucket is sorted from pos on */
-    size_t in_wheel;          /* entries in the wheel */
     uint64_t *occ;            /* a bit per bucket: it holds entries */
-    struct evq_entry *h;      /* the overflow heap */
+    struct evq_chunk *chunks; /* every chunk, by index */
+    uint32_t n_chunks, cap_chunks;
+    uint32_t free_chunk;   /* head of the free chunks */
+    uint64_t cur;          /* absolute index (t >> shift) of the current bucket */
+    struct evq_entry *run; /* the current bucket, sorted: run[pos .. rn) */
+    size_t pos, rn, rcap;
+    size_t in_wheel;     /* entries in the wheel's chunks */
+    struct evq_entry *h; /* the overflow heap */
     size_t hn, hcap;
-    struct evq_entry *scratch; /* merge-sort buffer */
+    struct evq_entry *scratch; /* the gathered bucket before sorting */
     size_t scratch_cap;
-    size_t n;     /* entries in all */
-    uint64_t seq; /* next insertion sequence number */
+    uint32_t *count; /* counting sort: one counter per ps of a bucket */
+    size_t n;        /* entries in all */
+    uint64_t seq;    /* next insertion sequence number */
 };
 
 int evq_init(struct evq *q, size_t cap);
 void evq_free(struct evq *q);
 
+/* The slow paths of the inline functions below (evq.c). */
+int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target);
+int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq);
+
 /*
  * Insert an event for `target` at time t, which must not be earlier than
  * the last event popped; returns its sequence number (>= 0) or ARB_ENOMEM /
  * ARB_ERANGE (target too large, or the sequence space is exhausted).
+ * Inline for the common case: a later bucket within the horizon whose last
+ * chunk has room.
  */
-int64_t evq_push(struct evq *q, arb_time t, uint32_t target);
+static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+{
+    uint64_t bi = t >> EVQ_BUCKET_SHIFT, seq = q->seq;
+    struct evq_bucket *b = &q->wheel[bi & ((1u << EVQ_WHEEL_BITS) - 1)];
+    if (bi - q->cur - 1 >= (1u << EVQ_WHEEL_BITS) - 1 || b->tn - 1u >= EVQ_CHUNK - 1u ||
+        target > EVQ_TARGET_MAX || seq > EVQ_SEQ_MAX)
+        return evq_push_slow(q, t, target);
+    struct evq_entry *e = &q->chunks[b->tail].e[b->tn++];
+    e->t = t;
+    e->key = seq << EVQ_TARGET_BITS | target;
+    q->seq = seq + 1;
+    q->n++;
+    q->in_wheel++;
+    return (int64_t)seq;
+}
+
+/* Remove the earliest event if it is at or before `until`: 1 if one was
+ * removed, 0 otherwise (none so early, or the queue is empty). */
+static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target,
+                                uint64_t *seq)
+{
+    if (q->pos == q->rn) return evq_pop_slow(q, until, t, target, seq);
+    const struct evq_entry *e = &q->run[q->pos];
+    if (e->t > until) return 0;
+    q->pos++;
+    q->n--;
+    *t = e->t;
+    *target = (uint32_t)(e->key & EVQ_TARGET_MAX);
+    if (seq) *seq = e->key >> EVQ_TARGET_BITS;
+    return 1;
+}
 
 /* The earliest event's time, or ARB_TIME_NEVER when empty. (It may sort
  * or advance the wheel, hence not const.) */
@@ -72,9 +125,5 @@ arb_time evq_peek_time(struct evq *q);
 
 /* Remove the earliest event; 0 when empty, 1 otherwise. */
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq);
-
-/* The same, but only an event at or before `until` (0 otherwise): one
- * look at the wheel instead of a peek and a pop. */
-int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq);
 
 #endif

@@ -121,6 +121,50 @@ TEST(evq_matches_reference_order)
     evq_free(&q);
 }
 
+/* Crowded buckets (hundreds of events within a nanosecond, as on a large
+ * fabric) take the counting sort; events pushed far ahead first and then
+ * near (overflow heap, then direct) must still pop by (time, sequence). */
+TEST(evq_crowded_buckets_keep_the_order)
+{
+    enum { N = 30000 };
+    static arb_time ref_t[N];
+    struct evq q;
+    CHECK_EQ_I(evq_init(&q, 4), 0);
+    arb_rng r;
+    arb_rng_seed(&r, 23);
+    arb_time base = (arb_time)1 << 36; /* beyond the horizon: via the heap */
+    for (uint32_t i = 0; i < N; i++) {
+        /* first half through the heap, second half straight into the
+         * wheel once it has turned; few distinct times so ties abound */
+        if (i == N / 2) {
+            arb_time t;
+            uint32_t target;
+            CHECK_EQ_I(evq_push(&q, base - 5000, EVQ_TARGET_MAX), (int64_t)i);
+            CHECK_EQ_I(evq_pop(&q, &t, &target, NULL), 1);
+            CHECK_EQ_U(target, EVQ_TARGET_MAX);
+            ref_t[i] = base + 3;
+            CHECK(evq_push(&q, ref_t[i], i) >= 0);
+            continue;
+        }
+        ref_t[i] = base + arb_rng_below(&r, 3000) / 7 * 7;
+        CHECK(evq_push(&q, ref_t[i], i) >= 0);
+    }
+    arb_time last_t = 0, t;
+    uint32_t target, last = 0;
+    int n = 0;
+    while (evq_pop(&q, &t, &target, NULL)) {
+        CHECK_EQ_U(t, ref_t[target]);
+        CHECK(t >= last_t);
+        if (n && t == last_t) CHECK(target > last);
+        last_t = t;
+        last = target;
+        n++;
+        if (TEST_FAILING()) break;
+    }
+    CHECK_EQ_I(n, N);
+    evq_free(&q);
+}
+
 TEST(pool_recycles)
 {
     struct pool p;
@@ -367,6 +411,7 @@ int main(void)
 {
     RUN(evq_orders_by_time_then_insertion);
     RUN(evq_matches_reference_order);
+    RUN(evq_crowded_buckets_keep_the_order);
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
