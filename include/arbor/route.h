@@ -221,6 +221,16 @@ uint32_t arb_route_next(const arb_route *r, uint32_t node, const arb_route_key *
                         uint32_t in_port);
 
 /*
+ * The candidate set of `node` for `key` when it is a plain arithmetic range,
+ * as on a node with no failed port under an engine without cost tables:
+ * ports first, first + stride, ... (the return value, > 0, counts them).
+ * 0 when the set has to be listed by arb_route_candidates (failures, cost
+ * tables, or a bad argument). O(1); the set is the same either way.
+ */
+int arb_route_candidate_range(const arb_route *r, uint32_t node, const arb_route_key *key,
+                              uint32_t *first, uint32_t *stride);
+
+/*
  * Write the candidate set of `node` for `key` (see "Candidate ports") into
  * cands[0..cap) in ascending order and return its size (0: none survive),
  * or ARB_ENOSPC when cap is too small (a node's radix always suffices),

@@ -159,31 +159,42 @@ static uint32_t candidate_at(const arb_route *r, uint32_t node, const arb_route_
     return out;
 }
 
+int arb_route_candidate_range(const arb_route *r, uint32_t node, const arb_route_key *key,
+                              uint32_t *first, uint32_t *stride)
+{
+    if (!r || !key || node >= r->n_nodes || key->dst >= r->n_hosts || node == key->dst ||
+        !r->intact[node] || r->cost || r->intact_gen != arb_topo_failure_gen(r->t))
+        return 0;
+    /* No failed port: the set is a plain range (see ecmp_pick). */
+    const arb_node *n = &r->nodes[node];
+    unsigned l = n->level;
+    if (l > 0 && arb_pgft_below(r->g, n, key->dst)) {
+        *first = n->first_port + (key->dst / r->M[l - 1]) % r->m[l];
+        *stride = r->m[l];
+        return (int)r->p[l];
+    }
+    *first = n->first_up;
+    *stride = 1;
+    return (int)n->n_up;
+}
+
 int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key *key,
                          uint32_t *cands, unsigned cap)
 {
     if (!r || !key || (cap && !cands) || node >= r->n_nodes || key->dst >= r->n_hosts ||
         node == key->dst)
         return ARB_EINVAL;
-    if (r->intact[node] && !r->cost && r->intact_gen == arb_topo_failure_gen(r->t)) {
-        /* No failed port: the set is a plain range (see ecmp_pick). */
-        const arb_node *n = &r->nodes[node];
-        unsigned l = n->level;
-        if (l > 0 && arb_pgft_below(r->g, n, key->dst)) {
-            uint32_t c = n->first_port + (key->dst / r->M[l - 1]) % r->m[l];
-            if (r->p[l] > cap) return ARB_ENOSPC;
-            for (uint32_t par = 0; par < r->p[l]; par++)
-                cands[par] = c + r->m[l] * par;
-            return (int)r->p[l];
-        }
-        if (n->n_up > cap) return ARB_ENOSPC;
-        for (unsigned q = 0; q < n->n_up; q++)
-            cands[q] = n->first_up + q;
-        return (int)n->n_up;
+    uint32_t first, stride;
+    int c = arb_route_candidate_range(r, node, key, &first, &stride);
+    if (c > 0) {
+        if ((unsigned)c > cap) return ARB_ENOSPC;
+        for (int q = 0; q < c; q++)
+            cands[q] = first + stride * (uint32_t)q;
+        return c;
     }
-    unsigned c = candidates(r, node, key, cands, cap, 0);
-    if (c > cap) return ARB_ENOSPC;
-    return (int)c;
+    unsigned m = candidates(r, node, key, cands, cap, 0);
+    if (m > cap) return ARB_ENOSPC;
+    return (int)m;
 }
 
 /* ------------------------------------------------------------------ */

@@ -216,6 +216,13 @@ static uint32_t flowlet_pick(arb_lb *lb, const arb_sim *s, uint32_t node, const 
     return p;
 }
 
+/* Packet spraying: the index of the next candidate of n at node. */
+static unsigned spray_index(arb_lb *lb, uint32_t node, unsigned n)
+{
+    if (lb->random) return (unsigned)arb_rng_below(&lb->rng[node], n);
+    return lb->rr[node]++ % n;
+}
+
 uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
                       const arb_sim_pkt_info *f, arb_time now)
 {
@@ -232,6 +239,16 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_po
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
         if (p == ARB_ROUTE_NONE) lb->st.unroutable++;
         return p == ARB_ROUTE_NONE ? ARB_TOPO_NONE : p;
+    }
+    if (lb->kind == ARB_LB_SPRAY) {
+        /* a plain range needs no list: pick its index */
+        uint32_t first, stride;
+        int m = arb_route_candidate_range(lb->r, node, &k, &first, &stride);
+        if (m == 1) return first;
+        if (m > 1) {
+            lb->st.choices++;
+            return first + stride * spray_index(lb, node, (unsigned)m);
+        }
     }
     uint32_t cands[ARB_ROUTE_MAX_CANDS];
     int c = arb_route_candidates(lb->r, node, &k, cands, ARB_ROUTE_MAX_CANDS);
@@ -266,8 +283,7 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_po
     case ARB_LB_LETFLOW:
         return flowlet_pick(lb, s, node, &k, cands, n, now);
     case ARB_LB_SPRAY:
-        if (lb->random) return cands[arb_rng_below(&lb->rng[node], n)];
-        return cands[lb->rr[node]++ % n];
+        return cands[spray_index(lb, node, n)];
     case ARB_LB_ROUTE:
         break;
     }

@@ -164,6 +164,36 @@ TEST(hand_table_file)
     arb_topo_free(t);
 }
 
+/* The range form of the candidate set lists the same ports as
+ * arb_route_candidates wherever it answers, and declines once a port of the
+ * node has failed (its set is then no longer a plain range). */
+TEST(candidate_range_matches_the_list)
+{
+    arb_topo *t = topo("pgft:3;2,2,4;1,2,2;1,2,1", NULL);
+    arb_route *r = router(t, "ecmp");
+    uint32_t n_nodes = arb_topo_n_nodes(t), n_hosts = arb_topo_n_hosts(t), ranges = 0;
+    for (uint32_t node = n_hosts; node < n_nodes; node++)
+        for (uint32_t d = 0; d < n_hosts; d++) {
+            arb_route_key k = key(0, d);
+            uint32_t cands[ARB_ROUTE_MAX_CANDS], first = 0, stride = 0;
+            int c = arb_route_candidates(r, node, &k, cands, ARB_ROUTE_MAX_CANDS);
+            int m = arb_route_candidate_range(r, node, &k, &first, &stride);
+            CHECK_EQ_I(m, c);
+            for (int q = 0; q < m && q < c; q++)
+                CHECK_EQ_U(first + stride * (uint32_t)q, cands[q]);
+            ranges += m > 1 && stride > 1; /* parallel down links */
+        }
+    CHECK(ranges > 0);
+    uint32_t leaf = arb_topo_node_id(t, 1, 0), first, stride;
+    arb_route_key k = key(0, n_hosts - 1);
+    CHECK(arb_route_candidate_range(r, leaf, &k, &first, &stride) > 1);
+    CHECK_EQ_I(arb_topo_fail_link(t, first), 0);
+    arb_route_refresh(r);
+    CHECK_EQ_I(arb_route_candidate_range(r, leaf, &k, &first, &stride), 0);
+    arb_route_free(r);
+    arb_topo_free(t);
+}
+
 TEST(hand_updown_dmodc)
 {
     arb_topo *t = topo("leafspine:4,2,2", "up:L1.0:1");
@@ -815,5 +845,6 @@ int main(void)
     RUN(eecmp_hashes_qp);
     RUN(load_stats_hand);
     RUN(bad_specs);
+    RUN(candidate_range_matches_the_list);
     return testkit_done();
 }
