@@ -68,10 +68,10 @@ static int port_idle(const struct sport *sp, arb_time now)
 /* PFC: an ingress port of a switch lets go of `bytes`. */
 static void release_held(arb_sim *s, uint32_t in_port, uint32_t bytes)
 {
-    if (in_port == PKT_NONE) return;
+    if (in_port == PKT_NONE || !s->cfg.pfc) return;
     struct sport *in = &s->sp[in_port];
     in->held_bytes -= bytes;
-    if (s->cfg.pfc && in->pause_sent && in->held_bytes <= s->cfg.pfc_xon) {
+    if (in->pause_sent && in->held_bytes <= s->cfg.pfc_xon) {
         in->pause_sent = 0;
         net_push_event(s, s->now + s->ports[in_port].delay,
                        EV_PORT(s->ports[in_port].peer_port, EV_RESUME));
@@ -119,9 +119,14 @@ static void start_tx(arb_sim *s, uint32_t port)
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
-    int was_empty = sp->wire.head == PKT_NONE;
+    if (sp->wire.head == PKT_NONE)
+        net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    else {
+        struct pkt *tail = pool_get(&s->pool, sp->wire.tail);
+        arb_time gap = k->t - tail->t;
+        tail->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
+    }
     plist_push(&s->pool, &sp->wire, i);
-    if (was_empty) net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     /* Something to send after this one? A NIC always may. */
     if (sp->q.head != PKT_NONE || sp->is_nic) {
         sp->txdone_armed = 1;
@@ -188,10 +193,10 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
     plist_push(&s->pool, &sp->q, i);
     sp->q_bytes += k->bytes;
     if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
-    if (k->in_port != PKT_NONE) {
+    if (k->in_port != PKT_NONE && s->cfg.pfc) {
         struct sport *in = &s->sp[k->in_port];
         in->held_bytes += k->bytes;
-        if (s->cfg.pfc && !in->pause_sent && in->held_bytes > s->cfg.pfc_xoff) {
+        if (!in->pause_sent && in->held_bytes > s->cfg.pfc_xoff) {
             in->pause_sent = 1;
             s->st.pfc_pauses++;
             net_push_event(s, s->now + s->ports[k->in_port].delay,
@@ -251,11 +256,14 @@ void net_on_arrive(arb_sim *s, uint32_t port)
     struct sport *sp = &s->sp[port];
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
-    if (sp->wire.head != PKT_NONE)
-        net_push_event(s, pool_get(&s->pool, sp->wire.head)->t, EV_PORT(port, EV_ARRIVE));
+    struct pkt *k = pool_get(&s->pool, i);
+    if (sp->wire.head != PKT_NONE) {
+        arb_time next =
+            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
+        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
+    }
     const arb_port *lk = &s->ports[port];
     uint32_t node = lk->peer;
-    struct pkt *k = pool_get(&s->pool, i);
     if (k->flags & PF_LOST) {
         s->st.drops++;
         s->st.lost++;

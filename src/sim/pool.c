@@ -31,7 +31,8 @@ static int grow(struct pool *p)
         p->cap_chunks = ncap;
     }
     if ((uint64_t)(p->n_chunks + 1) * POOL_CHUNK > PKT_NONE) return ARB_ERANGE;
-    struct pkt *c = malloc(POOL_CHUNK * sizeof *c);
+    /* Cache-line aligned: a packet is one line, not two halves. */
+    struct pkt *c = aligned_alloc(64, POOL_CHUNK * sizeof *c);
     if (!c) return ARB_ENOMEM;
     uint32_t base = p->n_chunks * POOL_CHUNK;
     p->chunks[p->n_chunks++] = c;

@@ -64,7 +64,13 @@ struct pkt {
     uint8_t kind;     /* enum pkt_kind */
     uint8_t flags;    /* PF_* */
     uint32_t lb;      /* load balancer's in-band word (CONGA), 0 unless cfg.inband */
+    uint32_t gap;     /* on a wire, with a packet behind: that one's t minus this t
+                       * (PKT_GAP_FAR: read it there), so an arrival need not touch it */
 };
+
+#define PKT_GAP_FAR UINT32_MAX
+
+_Static_assert(sizeof(struct pkt) == 64, "a packet is one cache line");
 
 struct pool {
     struct pkt **chunks;

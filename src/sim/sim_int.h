@@ -25,7 +25,7 @@ struct sport {
     struct plist q;       /* output queue */
     struct plist wire;    /* on the wire, in arrival order */
     uint32_t q_bytes;     /* bytes in q */
-    uint32_t held_bytes;  /* as ingress: bytes this node holds that came in here */
+    uint32_t held_bytes;  /* as ingress, with PFC on: bytes this node holds that came in here */
     arb_time busy_until;  /* the serialiser is busy until then */
     uint8_t txdone_armed; /* an EV_TXDONE is pending */
     uint8_t paused;       /* PFC: the peer asked this port to stop */
