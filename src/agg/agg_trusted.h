@@ -4,6 +4,9 @@
  * engines themselves built (and that --wire-check round-trips through the
  * codec). Packets from outside (the runtime) go through arb_agg_recv, which
  * validates every header.
+ *
+ * Of the calling contract only the port is checked (ARB_EINVAL): a, h and res
+ * must not be NULL, nor payload in values mode when payload_len > 0.
  */
 #ifndef ARB_AGG_TRUSTED_H
 #define ARB_AGG_TRUSTED_H

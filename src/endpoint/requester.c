@@ -21,15 +21,20 @@
 #include "endpoint/ep_trusted.h"
 #include "endpoint/ep_util.h"
 
+/* A message: what a RESPONSE reads and writes ... */
 struct qmsg {
-    arb_requester_phase phase;
-    uint8_t id;
     uint32_t start;
     uint32_t n;
     uint32_t nhave, nanswered;
-    uint64_t *bits;  /* word 2k: results held, 2k + 1: credits answered, of [64k, 64k + 64) */
-    arb_time timer;  /* next REGISTER / END retry */
-    uint64_t length; /* from here on, read only for payloads and retries */
+    uint64_t *bits; /* word 2k: results held, 2k + 1: credits answered, of [64k, 64k + 64) */
+    arb_time timer; /* next REGISTER / END retry */
+    uint8_t phase;  /* arb_requester_phase */
+    uint8_t id;
+};
+
+/* ... and the rest: payloads, capacity, retries. */
+struct qrest {
+    uint64_t length;
     const uint8_t *in;
     uint8_t *out;
     size_t groups;     /* capacity of `bits`, in groups of 64 indices */
@@ -38,21 +43,38 @@ struct qmsg {
 };
 
 struct arb_requester {
+    /* Two cache lines: everything an answered credit touches but the
+     * bitmap word. cfg's fields used per packet are copied here. */
     struct qmsg cur;
-    arb_ep_send_fn send; /* cfg's callbacks, kept beside the message */
+    arb_ep_send_fn send;
     void *send_ctx;
+    uint8_t kind, header_only, ext, dtype, req_op; /* req_op: a request's op field */
     void (*on_result)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
                       const uint8_t *data, size_t len);
     void *result_ctx;
-    arb_hdr req; /* the fields every DATA_REQUEST shares (send_request) */
-    arb_requester_stats st;
-    arb_requester_config cfg;
+    const uint8_t *fanin;
+    uint32_t subchannels;
+    uint64_t results, requests; /* st.results, st.requests */
+    /* The rest. */
     struct qmsg prev;
+    struct qrest cur_rest, prev_rest;
+    arb_requester_config cfg;
+    arb_requester_stats st; /* but results and requests */
     uint8_t next_id;
     uint32_t next_seq;
     int failed;
     uint8_t *scratch; /* contributions from cfg.fill; values mode only */
 };
+
+static struct qrest *rest_of(arb_requester *q, const struct qmsg *m)
+{
+    return m == &q->cur ? &q->cur_rest : &q->prev_rest;
+}
+
+static const struct qrest *rest_c(const arb_requester *q, const struct qmsg *m)
+{
+    return m == &q->cur ? &q->cur_rest : &q->prev_rest;
+}
 
 static int have_test(const struct qmsg *m, uint32_t i)
 {
@@ -101,8 +123,11 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     if (cfg->fanin)
         for (uint32_t i = 0; i < cfg->subchannels * 3u; i++)
             if (cfg->fanin[i] == 0) return ARB_EINVAL;
-    arb_requester *q = calloc(1, sizeof *q);
+    /* cache-line aligned: the per-packet fields are the first two lines */
+    size_t size = (sizeof(arb_requester) + 63) / 64 * 64;
+    arb_requester *q = aligned_alloc(64, size);
     if (!q) return ARB_ENOMEM;
+    memset(q, 0, size);
     if (!cfg->header_only) {
         q->scratch = malloc(cfg->payload_size);
         if (!q->scratch) {
@@ -113,11 +138,15 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     q->cfg = *cfg;
     q->send = cfg->send;
     q->send_ctx = cfg->send_ctx;
+    q->kind = (uint8_t)cfg->kind;
+    q->header_only = cfg->header_only != 0;
+    q->ext = cfg->ext;
+    q->dtype = (uint8_t)cfg->dtype;
+    q->req_op = ep_kind_pull(cfg->kind) ? (uint8_t)cfg->op : (uint8_t)ARB_OP_NOP;
     q->on_result = cfg->on_result;
     q->result_ctx = cfg->result_ctx;
-    ep_hdr(&q->req, ARB_PT_DATA_REQUEST, 0, (uint8_t)cfg->dtype, 0);
-    q->req.op = ep_kind_pull(cfg->kind) ? (uint8_t)cfg->op : (uint8_t)ARB_OP_NOP;
-    q->req.offset_b = 1; /* one original contribution */
+    q->fanin = cfg->fanin;
+    q->subchannels = cfg->subchannels;
     q->next_id = cfg->first_msg_id;
     q->next_seq = cfg->first_seq;
     *out = q;
@@ -143,7 +172,7 @@ static void emit(arb_requester *q, uint32_t sub, const arb_hdr *h, const uint8_t
 static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
 {
     arb_hdr h;
-    ep_hdr(&h, type, m->id, (uint8_t)q->cfg.dtype, q->cfg.ext);
+    ep_hdr(&h, type, m->id, q->dtype, q->ext);
     h.repair = type == ARB_PT_REGISTER;
     h.offset_a = m->start;
     if (type == ARB_PT_REGISTER)
@@ -156,43 +185,44 @@ static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
 /* Does index i of m need the rank's contribution bytes? */
 static int needs_input(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return ep_kind_pull(q->cfg.kind) && !q->cfg.header_only &&
-           ep_len(m->length, q->cfg.payload_size, i) > 0;
+    return ep_kind_pull(q->kind) && !q->header_only &&
+           ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
 }
 
 /* Does result (or pushed packet) i travel with bytes? */
 static int result_has_data(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return !q->cfg.header_only &&
-           (q->cfg.kind == ARB_EP_PULL_RESULT || q->cfg.kind == ARB_EP_PUSH) &&
-           ep_len(m->length, q->cfg.payload_size, i) > 0;
+    return !q->header_only && (q->kind == ARB_EP_PULL_RESULT || q->kind == ARB_EP_PUSH) &&
+           ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
 }
 
 static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *credit, uint32_t i,
                          uint32_t sub)
 {
-    arb_hdr h = q->req;
+    arb_hdr h;
     const uint8_t *pl = NULL;
     size_t len = 0;
     int repair = credit->repair;
 
-    h.message_id = m->id;
-    h.ext = (uint8_t)((repair ? q->cfg.ext : credit->ext) ? 1 : 0);
+    ep_hdr(&h, ARB_PT_DATA_REQUEST, m->id, q->dtype, repair ? q->ext : credit->ext);
+    h.op = q->req_op;
     h.repair = (uint8_t)repair;
+    h.offset_b = 1; /* one original contribution */
     h.offset_a = ep_seq(m->start, i);
     if (!repair) {
         /* Echo the whole location stack, fill this branch's fan-ins. */
         h.agg_depth = credit->agg_depth;
         memcpy(h.agg_loc, credit->agg_loc, sizeof h.agg_loc);
-        if (q->cfg.fanin)
-            memcpy(h.fanin, q->cfg.fanin + sub * 3u, ARB_MAX_DEPTH);
+        if (q->fanin)
+            memcpy(h.fanin, q->fanin + sub * 3u, ARB_MAX_DEPTH);
         else
             memset(h.fanin, 1, ARB_MAX_DEPTH);
     }
     if (needs_input(q, m, i)) {
-        len = ep_len(m->length, q->cfg.payload_size, i);
-        if (m->in) {
-            pl = m->in + (size_t)i * q->cfg.payload_size;
+        const struct qrest *x = rest_c(q, m);
+        len = ep_len(x->length, q->cfg.payload_size, i);
+        if (x->in) {
+            pl = x->in + (size_t)i * q->cfg.payload_size;
         } else {
             q->cfg.fill(q->cfg.fill_ctx, m->id, i, q->scratch, len);
             pl = q->scratch;
@@ -202,14 +232,15 @@ static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *
     if (repair)
         q->st.repair_requests++;
     else
-        q->st.requests++;
+        q->requests++;
     emit(q, sub, &h, pl, len);
 }
 
 static void arm(arb_requester *q, struct qmsg *m, arb_time now)
 {
-    m->tries = 1;
-    m->interval = q->cfg.retry;
+    struct qrest *x = rest_of(q, m);
+    x->tries = 1;
+    x->interval = q->cfg.retry;
     m->timer = now + q->cfg.retry;
 }
 
@@ -217,7 +248,7 @@ static void arm(arb_requester *q, struct qmsg *m, arb_time now)
 static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
 {
     if (m->phase != ARB_REQ_ACTIVE) return;
-    if (q->cfg.kind == ARB_EP_BARRIER) {
+    if (q->kind == ARB_EP_BARRIER) {
         if (m->nanswered == m->n) {
             m->phase = ARB_REQ_DONE;
             m->timer = ARB_TIME_NEVER;
@@ -230,13 +261,13 @@ static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
     arm(q, m, now);
 }
 
-static int ensure_groups(struct qmsg *m, size_t groups)
+static int ensure_groups(struct qmsg *m, struct qrest *x, size_t groups)
 {
-    if (m->groups >= groups) return 0;
+    if (x->groups >= groups) return 0;
     uint64_t *b = realloc(m->bits, groups * 2 * sizeof *b);
     if (!b) return ARB_ENOMEM;
     m->bits = b;
-    m->groups = groups;
+    x->groups = groups;
     return 0;
 }
 
@@ -249,10 +280,10 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     if (q->cur.phase == ARB_REQ_END && q->prev.phase == ARB_REQ_END) return ARB_ESTATE;
     if (msg_id != q->next_id) return ARB_EINVAL;
     if (length % arb_dtype_size(q->cfg.dtype) != 0) return ARB_EINVAL;
-    if (q->cfg.kind == ARB_EP_BARRIER && length != 0) return ARB_EINVAL;
+    if (q->kind == ARB_EP_BARRIER && length != 0) return ARB_EINVAL;
     uint64_t n = ep_packets(length, q->cfg.payload_size);
     if (n > ARB_EP_MAX_OFFSETS) return ARB_EINVAL;
-    if (ep_kind_pull(q->cfg.kind) && !q->cfg.header_only && length > 0 && !input && !q->cfg.fill)
+    if (ep_kind_pull(q->kind) && !q->header_only && length > 0 && !input && !q->cfg.fill)
         return ARB_EINVAL;
 
     /* A message waiting for its END_ACK moves aside and keeps retrying. */
@@ -260,18 +291,22 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
         struct qmsg t = q->prev;
         q->prev = q->cur;
         q->cur = t;
+        struct qrest tx = q->prev_rest;
+        q->prev_rest = q->cur_rest;
+        q->cur_rest = tx;
     }
     struct qmsg *m = &q->cur;
+    struct qrest *x = &q->cur_rest;
     size_t groups = (size_t)EP_WORDS(n);
-    if (ensure_groups(m, groups) != 0) return ARB_ENOMEM;
+    if (ensure_groups(m, x, groups) != 0) return ARB_ENOMEM;
     memset(m->bits, 0, groups * 2 * sizeof *m->bits);
     m->phase = ARB_REQ_REGISTER;
     m->id = msg_id;
     m->start = q->next_seq;
     m->n = (uint32_t)n;
-    m->length = length;
-    m->in = input;
-    m->out = output;
+    x->length = length;
+    x->in = input;
+    x->out = output;
     m->nhave = m->nanswered = 0;
     q->next_id = (uint8_t)(msg_id + 1);
     q->next_seq = ep_seq(m->start, m->n);
@@ -285,12 +320,13 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
                    int with_data)
 {
     int need = result_has_data(q, m, i);
-    size_t want = need ? ep_len(m->length, q->cfg.payload_size, i) : 0;
+    const struct qrest *x = rest_c(q, m);
+    size_t want = need ? ep_len(x->length, q->cfg.payload_size, i) : 0;
     if (need && (!with_data || len != want)) {
         q->st.bad++;
         return 0;
     }
-    if (!need && with_data && !q->cfg.header_only) {
+    if (!need && with_data && !q->header_only) {
         q->st.bad++;
         return 0;
     }
@@ -300,9 +336,9 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
     }
     have_set(m, i);
     m->nhave++;
-    q->st.results++;
+    q->results++;
     const uint8_t *data = need ? payload : NULL;
-    if (need && m->out) memcpy(m->out + (size_t)i * q->cfg.payload_size, payload, want);
+    if (need && x->out) memcpy(x->out + (size_t)i * q->cfg.payload_size, payload, want);
     if (q->on_result)
         q->on_result(q->result_ctx, m->id, ep_seq(m->start, i), i, data, need ? want : 0);
     return 1;
@@ -329,10 +365,10 @@ static void on_stale_response(arb_requester *q, const arb_hdr *h, uint32_t sub)
      * for push and barrier, so it is given: another member's lost
      * acknowledgement may be what the repair waits for. Pull kinds
      * never repair a message whose results are all in. */
-    if (h->repair && h->credit_valid && (!ep_kind_pull(q->cfg.kind) || q->cfg.header_only)) {
+    if (h->repair && h->credit_valid && (!ep_kind_pull(q->kind) || q->header_only)) {
         arb_hdr r;
-        ep_hdr(&r, ARB_PT_DATA_REQUEST, h->message_id, (uint8_t)q->cfg.dtype, q->cfg.ext);
-        r.op = ep_kind_pull(q->cfg.kind) ? (uint8_t)q->cfg.op : (uint8_t)ARB_OP_NOP;
+        ep_hdr(&r, ARB_PT_DATA_REQUEST, h->message_id, q->dtype, q->ext);
+        r.op = q->req_op;
         r.repair = 1;
         r.offset_a = h->offset_b;
         r.offset_b = 1;
@@ -348,7 +384,7 @@ static void on_stale_response(arb_requester *q, const arb_hdr *h, uint32_t sub)
  * NO_RESULT, or BAD_PACKET (counted; the packet is ignored). */
 static uint32_t result_index(arb_requester *q, const struct qmsg *m, const arb_hdr *h)
 {
-    if (q->cfg.kind == ARB_EP_PUSH) {
+    if (q->kind == ARB_EP_PUSH) {
         if (!h->credit_valid) {
             q->st.bad++; /* push has no tails */
             return BAD_PACKET;
@@ -364,7 +400,7 @@ static uint32_t result_index(arb_requester *q, const struct qmsg *m, const arb_h
         }
         return i;
     }
-    if (!ep_kind_pull(q->cfg.kind)) {
+    if (!ep_kind_pull(q->kind)) {
         if (h->payload_valid) q->st.bad++;
         return NO_RESULT;
     }
@@ -407,7 +443,7 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
             return 0;
         }
         if (!delivered) return 0;
-        if (q->cfg.fanin && sub >= q->cfg.subchannels) {
+        if (q->fanin && sub >= q->subchannels) {
             q->st.bad++;
             return -1;
         }
@@ -435,7 +471,7 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
     if (p == BAD_PACKET) return;
     /* push: the credit's own packet must be held before it is answered */
     int delivered = p == NO_RESULT || deliver(q, m, p, payload, len, h->payload_valid) ||
-                    q->cfg.kind != ARB_EP_PUSH;
+                    q->kind != ARB_EP_PUSH;
     if (h->credit_valid) {
         uint32_t i = ep_index(m->start, h->offset_b);
         int answer = 0;
@@ -508,7 +544,7 @@ int arb_requester_recv_trusted(arb_requester *q, const arb_hdr *h, const uint8_t
     }
     /* A RESPONSE moves only the current message's phase and timer (the
      * previous one is past ACTIVE). */
-    arb_requester_phase phase = q->cur.phase;
+    uint8_t phase = q->cur.phase;
     arb_time timer = q->cur.timer;
     on_response(q, h, payload, len, subchannel, now);
     return q->cur.phase != phase || q->cur.timer != timer;
@@ -534,21 +570,22 @@ int arb_requester_on_expiry(arb_requester *q, arb_time now)
         struct qmsg *m = ms[j];
         if (m->phase != ARB_REQ_REGISTER && m->phase != ARB_REQ_END) continue;
         if (m->timer > now) continue;
-        if (m->tries >= q->cfg.retry_tries) {
+        struct qrest *x = rest_of(q, m);
+        if (x->tries >= q->cfg.retry_tries) {
             arb_log(&q->cfg.logger, ARB_LOG_ERROR,
                     "requester %u of channel %llu: %s of message %u unanswered after %u tries",
                     (unsigned)q->cfg.member, (unsigned long long)q->cfg.channel,
                     m->phase == ARB_REQ_REGISTER ? "REGISTER" : "END", (unsigned)m->id,
-                    (unsigned)m->tries);
+                    (unsigned)x->tries);
             m->phase = ARB_REQ_FAILED;
             m->timer = ARB_TIME_NEVER;
             q->failed = 1;
             return 0;
         }
         send_control(q, m, m->phase == ARB_REQ_REGISTER ? ARB_PT_REGISTER : ARB_PT_END);
-        m->tries++;
-        m->interval *= 2;
-        m->timer = now + m->interval;
+        x->tries++;
+        x->interval *= 2;
+        m->timer = now + x->interval;
     }
     return 0;
 }
@@ -558,14 +595,14 @@ void arb_requester_get_progress(const arb_requester *q, arb_requester_progress *
     memset(out, 0, sizeof *out);
     if (!q) return;
     const struct qmsg *m = &q->cur;
-    out->phase = q->failed ? ARB_REQ_FAILED : m->phase;
+    out->phase = q->failed ? ARB_REQ_FAILED : (arb_requester_phase)m->phase;
     out->msg_id = m->phase == ARB_REQ_IDLE ? q->next_id : m->id;
     out->start_seq = m->phase == ARB_REQ_IDLE ? q->next_seq : m->start;
     out->offsets = m->n;
     out->results = m->nhave;
     out->answered = m->nanswered;
     out->complete = m->phase != ARB_REQ_IDLE && m->n > 0 &&
-                    (q->cfg.kind == ARB_EP_BARRIER ? m->nanswered == m->n : m->nhave == m->n);
+                    (q->kind == ARB_EP_BARRIER ? m->nanswered == m->n : m->nhave == m->n);
 }
 
 void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out)
@@ -575,6 +612,8 @@ void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out)
         return;
     }
     *out = q->st;
+    out->results = q->results;
+    out->requests = q->requests;
 }
 
 int arb_requester_done(const arb_requester *q)

@@ -28,6 +28,13 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+
+/* A hint that *p will be read soon (no effect on results). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 enum { ROUTE_TREE = 0, ROUTE_UNICAST = 1 };
 
 /* Payload buffers: one payload each, shared by copies (reference counts). */
@@ -39,20 +46,23 @@ struct bufpool {
     uint32_t size;
 };
 
+/* One engine. The first cache line holds what every packet for it reads. */
 struct aep {
-    struct arbor_job *j;
-    uint32_t ch, host, rank, member; /* member: NONE for the responder */
-    uint32_t nic_port;               /* the host's NIC port */
-    const uint32_t *tree_port;       /* per subchannel: the port up its tree */
+    _Alignas(64) struct arbor_job *j;
     arb_responder *r;
     arb_requester *q;
-    uint32_t offsets;    /* packets of the channel's message */
-    uint32_t results;    /* requester: results delivered; responder: commits */
-    uint8_t *committed;  /* responder: bitmap of offsets committed */
-    arb_time *credit_at; /* responder: when offset i's normal credit left (first message) */
-    uint8_t *result;     /* responder, values mode, pull kinds: the result cache */
-    uint8_t cond_done;   /* the rank's condition on this engine is met */
-    uint8_t finished;    /* the engine is done (all ENDs, END_ACK) */
+    const uint32_t *tree_port; /* per subchannel: the port up its tree */
+    arb_time *credit_at;       /* responder: when offset i's normal credit left (first message) */
+    uint32_t ch, host;
+    uint32_t nic_port;     /* the host's NIC port */
+    uint32_t offsets;      /* packets of the channel's message */
+    uint32_t results;      /* requester: results delivered; responder: commits */
+    uint8_t cond_done;     /* the rank's condition on this engine is met */
+    uint8_t by_results;    /* that condition is `results >= offsets` (ep_cond) */
+    uint8_t finished;      /* the engine is done (all ENDs, END_ACK) */
+    uint32_t rank, member; /* member: NONE for the responder */
+    uint8_t *committed;    /* responder: bitmap of offsets committed */
+    uint8_t *result;       /* responder, values mode, pull kinds: the result cache */
 };
 
 /* Per node; the packets a node sends (`out`) are counted per port (pacct). */
@@ -61,9 +71,11 @@ struct nacct {
 };
 
 /* Per port: wire bytes of the Arbor packets queued on it (the result's
- * tier_*_bytes), and the packets and bytes it sent. */
+ * tier_*_bytes), the packets and bytes it sent, and the host at its far
+ * end (or NONE). */
 struct pacct {
     uint64_t queued_bytes, tx_pkts, tx_bytes;
+    uint32_t to_host;
 };
 
 struct arbor_job {
@@ -84,8 +96,10 @@ struct arbor_job {
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
     uint32_t *host_eps;
-    uint32_t *ep_at;      /* rank x channel: the rank's engine of that channel, or NONE */
-    uint32_t *ep_of;      /* host x channel: the host's engine of that channel, or NONE */
+    uint32_t *ep_at;  /* rank x channel: the rank's engine of that channel, or NONE */
+    uint32_t *ep_of;  /* host x channel: the host's engine of that channel, or NONE */
+    const void **eng; /* per engine: its responder or requester */
+    uint32_t n_channels;
     uint32_t *tree_ports; /* eps x subchannels: the port up the subchannel's tree */
     uint32_t spare;       /* a received packet its engine may reuse for a reply, or NONE */
     arb_time *timer_at;
@@ -356,13 +370,27 @@ void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t i)
     arbor_pkt_drop(s, node, i);
 }
 
+/* Packet i starts on its last link, to `host`: have what the host's engine
+ * will read in the cache by the time it arrives (a hint only). */
+static void warm_host(const struct arbor_job *j, uint32_t host, uint32_t i, const struct pkt *k)
+{
+    uint32_t x = j->ep_of[(size_t)host * j->n_channels + k->conn];
+    if (x == NONE) return;
+    PREFETCH(&j->hdr[i]);
+    PREFETCH(&j->eps[x]);
+    PREFETCH(j->eng[x]);
+    PREFETCH((const char *)j->eng[x] + 64);
+}
+
 void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct arbor_job *j = s->arb;
     if (!j) return;
     struct pacct *a = &j->pacct[port];
+    const struct pkt *k = pool_get(&s->pool, i);
     a->tx_pkts++;
-    a->tx_bytes += pool_get(&s->pool, i)->bytes;
+    a->tx_bytes += k->bytes;
+    if (a->to_host != NONE) warm_host(j, a->to_host, i, k);
 }
 
 static void fatal(arb_sim *s, int rc)
@@ -842,7 +870,7 @@ static void host_process(arb_sim *s, uint32_t host, uint32_t i)
     j->acct[host].in++;
     j->acct[host].delivered++;
     s->st.pkts_delivered++;
-    uint32_t x = j->ep_of[(size_t)host * j->p->n_channels + k->conn];
+    uint32_t x = j->ep_of[(size_t)host * j->n_channels + k->conn];
     if (x == NONE) {
         pkt_free(s, i);
         return;
@@ -862,7 +890,7 @@ static void host_process(arb_sim *s, uint32_t host, uint32_t i)
         /* Unless its phase or timers moved, only the requester's results
          * changed: its end, error and timer need no polling. */
         if (moved == 0) {
-            if (!e->cond_done) ep_cond(s, e);
+            if (!e->cond_done && (!e->by_results || e->results >= e->offsets)) ep_cond(s, e);
         } else {
             ep_after(s, e);
         }
@@ -952,6 +980,7 @@ void arbor_free(arb_sim *s)
     free(j->held);
     free(j->ep_at);
     free(j->ep_of);
+    free(j->eng);
     free(j->tree_ports);
     free(j->pacct);
     free(j->timer_at);
@@ -973,9 +1002,11 @@ static int route_engines(arb_sim *s, struct arbor_job *j)
 {
     const arb_plan *p = j->p;
     uint32_t subs = p->cfg.subchannels;
+    j->n_channels = p->n_channels;
     j->ep_of = malloc((size_t)s->n_hosts * p->n_channels * sizeof *j->ep_of);
     j->tree_ports = malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
-    if (!j->ep_of || !j->tree_ports) return ARB_ENOMEM;
+    j->eng = malloc(j->n_eps * sizeof *j->eng);
+    if (!j->ep_of || !j->tree_ports || !j->eng) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)s->n_hosts * p->n_channels; i++)
         j->ep_of[i] = NONE;
     for (uint32_t x = 0; x < j->n_eps; x++) {
@@ -988,6 +1019,11 @@ static int route_engines(arb_sim *s, struct arbor_job *j)
             tp[u] = ei != NONE ? p->entries[ei].up_port : e->nic_port;
         }
         j->ep_of[(size_t)e->host * p->n_channels + e->ch] = x;
+        j->eng[x] = e->r ? (const void *)e->r : (const void *)e->q;
+    }
+    for (uint32_t port = 0; port < s->n_ports; port++) {
+        uint32_t far = s->ports[port].peer;
+        j->pacct[port].to_host = s->nodes[far].kind == ARB_NODE_HOST ? far : NONE;
     }
     return 0;
 }
@@ -997,7 +1033,8 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
     const arb_plan *p = j->p;
     const arb_sim_arbor_config *cfg = &j->cfg;
     j->n_eps = p->n_channels + p->n_members;
-    j->eps = calloc(j->n_eps, sizeof *j->eps);
+    j->eps = aligned_alloc(_Alignof(struct aep), j->n_eps * sizeof *j->eps);
+    if (j->eps) memset(j->eps, 0, j->n_eps * sizeof *j->eps);
     j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
     j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
     j->ep_at = malloc((size_t)p->cfg.n_ranks * p->n_channels * sizeof *j->ep_at);
@@ -1017,6 +1054,8 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
             e->rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
             e->host = p->ranks[e->rank];
             e->member = m == 0 ? NONE : m - 1;
+            e->by_results =
+                m == 0 || (p->cfg.coll != ARB_COLL_REDUCE && ch->kind != ARB_EP_BARRIER);
             j->ep_at[(size_t)e->rank * p->n_channels + c] = x;
             j->host_first[e->host + 1]++;
             j->need[e->rank]++;
