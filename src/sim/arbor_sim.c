@@ -28,13 +28,6 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
-
-/* A hint that *p will be read soon (no effect on results). */
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
 enum { ROUTE_TREE = 0, ROUTE_UNICAST = 1 };
 
 /* Payload buffers: one payload each, shared by copies (reference counts). */
@@ -52,7 +45,7 @@ struct aep {
     arb_responder *r;
     arb_requester *q;
     const uint32_t *tree_port; /* per subchannel: the port up its tree */
-    arb_time *credit_at;       /* responder: when offset i's normal credit left (first message) */
+    const arb_plan_channel *c; /* its channel */
     uint32_t ch, host;
     uint32_t nic_port;     /* the host's NIC port */
     uint32_t offsets;      /* packets of the channel's message */
@@ -61,6 +54,7 @@ struct aep {
     uint8_t by_results;    /* that condition is `results >= offsets` (ep_cond) */
     uint8_t finished;      /* the engine is done (all ENDs, END_ACK) */
     uint32_t rank, member; /* member: NONE for the responder */
+    arb_time *credit_at;   /* responder: when offset i's normal credit left (first message) */
     uint8_t *committed;    /* responder: bitmap of offsets committed */
     uint8_t *result;       /* responder, values mode, pull kinds: the result cache */
 };
@@ -71,11 +65,9 @@ struct nacct {
 };
 
 /* Per port: wire bytes of the Arbor packets queued on it (the result's
- * tier_*_bytes), the packets and bytes it sent, and the host at its far
- * end (or NONE). */
+ * tier_*_bytes), and the packets and bytes it sent. */
 struct pacct {
     uint64_t queued_bytes, tx_pkts, tx_bytes;
-    uint32_t to_host;
 };
 
 struct arbor_job {
@@ -96,9 +88,8 @@ struct arbor_job {
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
     uint32_t *host_eps;
-    uint32_t *ep_at;  /* rank x channel: the rank's engine of that channel, or NONE */
-    uint32_t *ep_of;  /* host x channel: the host's engine of that channel, or NONE */
-    const void **eng; /* per engine: its responder or requester */
+    uint32_t *ep_at; /* rank x channel: the rank's engine of that channel, or NONE */
+    uint32_t *ep_of; /* host x channel: the host's engine of that channel, or NONE */
     uint32_t n_channels;
     uint32_t *tree_ports; /* eps x subchannels: the port up the subchannel's tree */
     uint32_t spare;       /* a received packet its engine may reuse for a reply, or NONE */
@@ -370,27 +361,13 @@ void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t i)
     arbor_pkt_drop(s, node, i);
 }
 
-/* Packet i starts on its last link, to `host`: have what the host's engine
- * will read in the cache by the time it arrives (a hint only). */
-static void warm_host(const struct arbor_job *j, uint32_t host, uint32_t i, const struct pkt *k)
-{
-    uint32_t x = j->ep_of[(size_t)host * j->n_channels + k->conn];
-    if (x == NONE) return;
-    PREFETCH(&j->hdr[i]);
-    PREFETCH(&j->eps[x]);
-    PREFETCH(j->eng[x]);
-    PREFETCH((const char *)j->eng[x] + 64);
-}
-
 void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct arbor_job *j = s->arb;
     if (!j) return;
     struct pacct *a = &j->pacct[port];
-    const struct pkt *k = pool_get(&s->pool, i);
     a->tx_pkts++;
-    a->tx_bytes += k->bytes;
-    if (a->to_host != NONE) warm_host(j, a->to_host, i, k);
+    a->tx_bytes += pool_get(&s->pool, i)->bytes;
 }
 
 static void fatal(arb_sim *s, int rc)
@@ -434,30 +411,29 @@ static void wire_check(arb_sim *s, const arb_hdr *h, size_t len)
 }
 
 /* Payload bytes of packet `index` of channel ch. */
-static uint32_t len_of(const struct arbor_job *j, uint32_t ch, uint32_t index)
+static uint32_t len_of(const struct arbor_job *j, const arb_plan_channel *c, uint32_t index)
 {
-    const arb_plan_channel *c = &j->p->channels[ch];
     uint64_t len = c->hi - c->lo, lo = (uint64_t)index * j->cfg.payload;
     if (lo >= len) return 0;
     return (uint32_t)(len - lo < j->cfg.payload ? len - lo : j->cfg.payload);
 }
 
 /* Header-only mode: the payload a packet stands for (what values mode sends). */
-static uint32_t virtual_len(const struct arbor_job *j, uint32_t ch, const arb_hdr *h)
+static uint32_t virtual_len(const struct arbor_job *j, const arb_plan_channel *c, const arb_hdr *h)
 {
-    arb_ep_kind kind = j->p->channels[ch].kind;
+    arb_ep_kind kind = c->kind;
     uint32_t mask = ARB_OFFSET_MASK;
     if (h->packet_type == ARB_PT_DATA_REQUEST)
         return kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PULL_COMPLETION
-                   ? len_of(j, ch, h->offset_a & mask)
+                   ? len_of(j, c, h->offset_a & mask)
                    : 0;
     if (h->packet_type != ARB_PT_RESPONSE) return 0;
     if (kind == ARB_EP_PULL_RESULT) {
         int rides = h->payload_kind == ARB_PK_COMPLETION ||
                     (h->repair && h->credit_valid && h->offset_a != h->offset_b);
-        return rides ? len_of(j, ch, h->offset_a & mask) : 0;
+        return rides ? len_of(j, c, h->offset_a & mask) : 0;
     }
-    if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, ch, h->offset_b & mask);
+    if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, c, h->offset_b & mask);
     return 0;
 }
 
@@ -482,7 +458,6 @@ static void host_send(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     tier_count(s, port, k);
-    k->in_port = PKT_NONE;
     plist_push(&s->pool, &s->sp[port].arb_tx, i);
     s->st.pkts_sent++;
     s->st.bytes_sent += k->bytes;
@@ -501,17 +476,14 @@ static uint32_t pkt_new(arb_sim *s)
     return i;
 }
 
-/* A packet for an engine to send: the received packet its host is handling
- * (host_process), cleared as pool_alloc clears, or a new one. */
+/* A packet for an engine to send (ep_send writes all of it): the received
+ * packet its host is handling (host_process), or a new one. */
 static uint32_t pkt_take(arb_sim *s)
 {
     struct arbor_job *j = s->arb;
     uint32_t i = j->spare;
     if (i == NONE) return pkt_new(s);
     j->spare = NONE;
-    struct pkt *k = pool_get(&s->pool, i);
-    memset(k, 0, sizeof *k);
-    k->next = PKT_NONE;
     return i;
 }
 
@@ -524,6 +496,37 @@ static void note_credit(arb_sim *s, struct aep *e, const arb_hdr *h)
 }
 
 /* The engines' send callback. */
+/* Values mode: a payload buffer holding `len` bytes of `payload`, or NONE. */
+static uint32_t put_payload(arb_sim *s, const uint8_t *payload, size_t len)
+{
+    uint32_t b = buf_get(s);
+    if (b != NONE) memcpy(s->arb->bp.buf[b], payload, len);
+    return b;
+}
+
+/* Where an engine's packet goes: up its tree (psn ROUTE_TREE, port the tree's
+ * up port) or unicast from its NIC (ROUTE_UNICAST); *dst_host: the
+ * destination host, NONE for the group. */
+static uint32_t send_route(const struct aep *e, const arb_ep_dst *dst, const arb_hdr *h,
+                           uint32_t *port, uint32_t *dst_host)
+{
+    const arb_plan_channel *c = e->c;
+    int via_tree = dst->kind == ARB_EP_DST_GROUP ||
+                   (dst->kind == ARB_EP_DST_RESPONDER && h->packet_type == ARB_PT_DATA_REQUEST &&
+                    !h->repair && h->agg_depth > 0);
+    if (via_tree) {
+        *dst_host = dst->kind == ARB_EP_DST_GROUP ? NONE : c->responder_host;
+        *port = e->tree_port[dst->subchannel];
+        return ROUTE_TREE;
+    }
+    const arb_plan *p = e->j->p;
+    *dst_host = dst->kind == ARB_EP_DST_MEMBER ? p->ranks[p->members[c->first_member + dst->member]]
+                                               : c->responder_host;
+    *port = e->nic_port;
+    return ROUTE_UNICAST;
+}
+
+/* The engines' send callback. */
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
 {
@@ -532,62 +535,58 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     arb_sim *s = j->s;
     uint32_t i = pkt_take(s);
     if (i == PKT_NONE) return;
-    struct pkt *k = pool_get(&s->pool, i);
-    const arb_plan_channel *c = &j->p->channels[e->ch];
     j->hdr[i] = *h;
-    if (e->credit_at) note_credit(s, e, h);
-    k->kind = PK_ARBOR;
-    k->conn = e->ch;
-    k->src = e->host;
-    k->sport = (uint16_t)dst->subchannel;
-    k->flags = PF_ECT;
-    k->aux = NONE;
-    k->ts = s->now;
-    if (j->cfg.values && len) {
-        k->aux = buf_get(s);
-        if (k->aux == NONE) {
+    if (e->r) note_credit(s, e, h);
+    uint32_t aux = NONE, plen;
+    if (!j->cfg.values) {
+        plen = virtual_len(j, e->c, h);
+    } else {
+        plen = (uint32_t)len;
+        if (len && (aux = put_payload(s, payload, len)) == NONE) {
             pool_release(&s->pool, i);
             fatal(s, ARB_ENOMEM);
             return;
         }
-        memcpy(j->bp.buf[k->aux], payload, len);
-        k->payload = (uint16_t)len;
-    } else {
-        k->payload = (uint16_t)(j->cfg.values ? len : virtual_len(j, e->ch, h));
     }
-    k->bytes = (uint16_t)wire_of(h, k->payload);
     if (j->cfg.wire_check) wire_check(s, h, len);
-    k->qp = c->first_tree + dst->subchannel;
-    uint32_t port = e->nic_port;
-    int via_tree = dst->kind == ARB_EP_DST_GROUP ||
-                   (dst->kind == ARB_EP_DST_RESPONDER && h->packet_type == ARB_PT_DATA_REQUEST &&
-                    !h->repair && h->agg_depth > 0);
-    if (via_tree) {
-        k->psn = ROUTE_TREE;
-        k->dst = dst->kind == ARB_EP_DST_GROUP ? NONE : c->responder_host;
-        port = e->tree_port[dst->subchannel];
-    } else {
-        k->psn = ROUTE_UNICAST;
-        k->dst = dst->kind == ARB_EP_DST_MEMBER
-                     ? j->p->ranks[j->p->members[c->first_member + dst->member]]
-                     : c->responder_host;
-    }
+    uint32_t port, dst_host;
+    uint32_t route = send_route(e, dst, h, &port, &dst_host);
+    *pool_get(&s->pool, i) = (struct pkt){.next = PKT_NONE,
+                                          .conn = e->ch,
+                                          .src = e->host,
+                                          .dst = dst_host,
+                                          .psn = route,
+                                          .aux = aux,
+                                          .qp = e->c->first_tree + dst->subchannel,
+                                          .in_port = PKT_NONE,
+                                          .ts = s->now,
+                                          .bytes = (uint16_t)wire_of(h, plen),
+                                          .payload = (uint16_t)plen,
+                                          .sport = (uint16_t)dst->subchannel,
+                                          .kind = PK_ARBOR,
+                                          .flags = PF_ECT};
     j->acct[e->host].in++;
     host_send(s, port, i);
 }
 
 /* ---- switches ------------------------------------------------------------ */
 
-static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, uint32_t i)
+/* Queue packet i (its in_port set) on `port`, or drop it there is none. */
+static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
 {
     if (port == NONE || port >= s->n_ports || s->ports[port].failed) {
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;
     }
-    pool_get(&s->pool, i)->in_port = in_port;
     tier_count(s, port, pool_get(&s->pool, i));
     net_enqueue(s, port, i);
+}
+
+static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, uint32_t i)
+{
+    pool_get(&s->pool, i)->in_port = in_port;
+    sw_send(s, node, port, i);
 }
 
 static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
@@ -612,22 +611,28 @@ static uint32_t pkt_copy(arb_sim *s, uint32_t i)
     return c;
 }
 
+/* Packet i to every child port of entry e: copies for all but the first. */
 static void replicate(arb_sim *s, uint32_t node, uint32_t in_port, const arb_plan_entry *e,
                       uint32_t i)
 {
     struct arbor_job *j = s->arb;
-    if (e->n_children == 0) {
+    uint32_t n = e->n_children;
+    if (n == 0) {
         arbor_pkt_drop(s, node, i);
         return;
     }
-    for (uint32_t c = 1; c < e->n_children; c++) {
+    const uint32_t *ports = j->p->child_ports + e->first_child;
+    pool_get(&s->pool, i)->in_port = in_port; /* the copies inherit it */
+    uint32_t made = 0;
+    for (uint32_t c = 1; c < n; c++) {
         uint32_t cp = pkt_copy(s, i);
         if (cp == PKT_NONE) break;
-        j->acct[node].copies++;
-        j->res.copies++;
-        sw_out(s, node, in_port, j->p->child_ports[e->first_child + c], cp);
+        made++;
+        sw_send(s, node, ports[c], cp);
     }
-    sw_out(s, node, in_port, j->p->child_ports[e->first_child], i);
+    j->acct[node].copies += made;
+    j->res.copies += made;
+    sw_send(s, node, ports[0], i);
 }
 
 /* A credit at a switch: up toward the root, or (arriving from above, or at
@@ -833,7 +838,7 @@ static void ep_after(arb_sim *s, struct aep *e)
     arm(s, e->host, ep_expiry(e));
 }
 
-static void host_process(arb_sim *s, uint32_t host, uint32_t i);
+static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
 
 void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
 {
@@ -863,7 +868,7 @@ static int sender_of(const struct arbor_job *j, const struct pkt *k)
 /* Hand packet i to its host's engine. The engine reads a copy of the header
  * and may reuse the packet itself for its first reply (pkt_take); the
  * payload buffer is released only after the engine is done with it. */
-static void host_process(arb_sim *s, uint32_t host, uint32_t i)
+static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
 {
     struct arbor_job *j = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
@@ -980,7 +985,6 @@ void arbor_free(arb_sim *s)
     free(j->held);
     free(j->ep_at);
     free(j->ep_of);
-    free(j->eng);
     free(j->tree_ports);
     free(j->pacct);
     free(j->timer_at);
@@ -1005,8 +1009,7 @@ static int route_engines(arb_sim *s, struct arbor_job *j)
     j->n_channels = p->n_channels;
     j->ep_of = malloc((size_t)s->n_hosts * p->n_channels * sizeof *j->ep_of);
     j->tree_ports = malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
-    j->eng = malloc(j->n_eps * sizeof *j->eng);
-    if (!j->ep_of || !j->tree_ports || !j->eng) return ARB_ENOMEM;
+    if (!j->ep_of || !j->tree_ports) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)s->n_hosts * p->n_channels; i++)
         j->ep_of[i] = NONE;
     for (uint32_t x = 0; x < j->n_eps; x++) {
@@ -1019,11 +1022,6 @@ static int route_engines(arb_sim *s, struct arbor_job *j)
             tp[u] = ei != NONE ? p->entries[ei].up_port : e->nic_port;
         }
         j->ep_of[(size_t)e->host * p->n_channels + e->ch] = x;
-        j->eng[x] = e->r ? (const void *)e->r : (const void *)e->q;
-    }
-    for (uint32_t port = 0; port < s->n_ports; port++) {
-        uint32_t far = s->ports[port].peer;
-        j->pacct[port].to_host = s->nodes[far].kind == ARB_NODE_HOST ? far : NONE;
     }
     return 0;
 }
@@ -1050,6 +1048,7 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
             struct aep *e = &j->eps[x];
             e->j = j;
             e->ch = c;
+            e->c = ch;
             e->offsets = offsets;
             e->rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
             e->host = p->ranks[e->rank];
