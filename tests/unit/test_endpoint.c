@@ -14,6 +14,7 @@
  * message.
  */
 #include "arbor/endpoint.h"
+#include "endpoint/ep_trusted.h"
 #include "arbor/reduce.h"
 #include "testkit.h"
 
@@ -1813,6 +1814,44 @@ TEST(requester_register_retry_and_failure)
     arb_requester_free(q);
 }
 
+/* arb_requester_recv_trusted (the simulator's entry): 1 when phases or retry
+ * timers may have moved, 0 when only results and answers changed. */
+TEST(requester_trusted_reports_moves)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_requester_config c;
+    req_cfg(&c, 0, &cap);
+    c.header_only = 1;
+    arb_requester *q = NULL;
+    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 32, NULL, NULL, 0), 0); /* 2 packets */
+    arb_hdr c0 = mk_credit(0, 0);
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &c0, NULL, 0, 0, 1), 1); /* acknowledges REGISTER */
+    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
+    arb_hdr c1 = mk_credit(0, 1);
+    c1.offset_a = 0;
+    c1.payload_kind = ARB_PK_COMPLETION; /* result 0 rides credit 1 */
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &c1, NULL, 0, 0, 2), 0);
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &c1, NULL, 0, 0, 2), 0); /* a duplicate */
+    arb_hdr tail = mk(ARB_PT_RESPONSE, 0, 1, 0);
+    tail.op = ARB_OP_SUM;
+    tail.payload_kind = ARB_PK_COMPLETION;
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &tail, NULL, 0, 0, 3), 1); /* all in: END */
+    CHECK_EQ_U(cap_count(&cap, ARB_PT_END, 0), 1);
+    CHECK(arb_requester_next_expiry(q) != ARB_TIME_NEVER);
+    arb_hdr ack = mk(ARB_PT_END_ACK, 0, 0, 0);
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &ack, NULL, 0, 0, 4), 1);
+    CHECK_EQ_I(arb_requester_done(q), 1);
+    arb_requester_stats st;
+    arb_requester_get_stats(q, &st);
+    CHECK_EQ_U(st.results, 2);
+    CHECK_EQ_U(st.requests, 2);
+    CHECK_EQ_U(st.dup_results, 1);
+    CHECK_EQ_U(st.dup_credits, 1);
+    arb_requester_free(q);
+}
+
 TEST(requester_credits_and_results)
 {
     static capture cap;
@@ -1992,6 +2031,7 @@ int main(void)
     RUN(responder_dynamic_subchannels);
     RUN(requester_register_retry_and_failure);
     RUN(requester_credits_and_results);
+    RUN(requester_trusted_reports_moves);
     RUN(pull_message_through_switch);
     RUN(pull_message_point_to_point);
     RUN(pull_message_f32_i64_max);
