@@ -119,6 +119,11 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
 /* NULL is ignored. */
 void arb_lb_free(arb_lb *lb);
 
+/* After the topology's failures changed: rebuild what the load balancer's
+ * own router derived from them (arb_route_refresh). A `base` router passed
+ * to arb_lb_new is the caller's to refresh. 0, or ARB_ENOMEM. */
+int arb_lb_refresh(arb_lb *lb);
+
 /* Forget the per-switch state (flowlet tables, counters, generators
  * reseeded, CONGA tables, statistics), as if just made. */
 void arb_lb_reset(arb_lb *lb);

@@ -255,7 +255,7 @@ typedef struct arb_sim_stats {
     uint64_t payload_delivered; /* data payload bytes accepted in order by receivers */
     uint64_t retx_bytes;
     uint64_t drops; /* queue overflows and random losses */
-    uint64_t lost;  /* of which random losses on links (cfg.loss) */
+    uint64_t lost;  /* of which lost on links (cfg.loss; a link that failed under them) */
     uint64_t drop_bytes;
     uint64_t unroutable; /* packets no port could carry */
     uint64_t ecn_marks;
@@ -335,6 +335,18 @@ uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
 /* Flush and close the file and free the capture; NULL is ignored.
  * Returns 0, or ARB_EIO when a write failed at any point. */
 int arb_sim_pcap_close(arb_sim_pcap *cap);
+
+/*
+ * Tell the simulator that links or switches failed during the run (the
+ * caller failed them in the topology with arb_topo_fail and refreshed its
+ * routing, e.g. arb_lb_refresh). Packets queued at a port that is now
+ * failed are dropped and counted (drops); packets on its wire are lost and
+ * counted when they would have arrived (lost). From now on a failed port
+ * sends nothing: switches route around it (or count the packet unroutable),
+ * a host whose NIC link failed keeps its packets until its transport gives
+ * up or the run ends, and packets handed to a failed port are dropped.
+ */
+void arb_sim_fabric_changed(arb_sim *s);
 
 /* ------------------------------------------------------------------ */
 /* Arbor collectives (docs/arbor-sim.md)                                */

@@ -376,6 +376,10 @@ int arb_topo_fail_node(arb_topo *t, uint32_t node);
  */
 int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen);
 
+/* Check a failure list as arb_topo_fail does, without failing anything
+ * (for lists applied later, such as failures at a time during a run). */
+int arb_topo_fail_check(const arb_topo *t, const char *list, char *err, size_t errlen);
+
 /* Clear every failure. */
 void arb_topo_clear_failures(arb_topo *t);
 

@@ -474,6 +474,18 @@ static int check_sim_config(const arb_scenario *sc, const arb_sim_config *c, cha
     return 0;
 }
 
+/* Run up to every fabric.fail_at entry due by `until` and apply it there. */
+static int run_failing(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_time until)
+{
+    char msg[256];
+    int rc = 0;
+    for (arb_time at; rc == 0 && (at = scn_failat_next(fa)) <= until;) {
+        rc = arb_sim_run(s, at);
+        if (rc == 0) rc = scn_failat_apply(fa, t, lb, s, at, msg, sizeof msg);
+    }
+    return rc;
+}
+
 int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
                      arb_scenario_result **out, char *err, size_t errlen)
 {
@@ -502,6 +514,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     arb_sim_pcap *pcap = NULL;
     struct scn_steer *steer = NULL;
     struct scn_order *order = NULL;
+    struct scn_failat failat;
+    memset(&failat, 0, sizeof failat);
     struct sampler sp;
     memset(&sp, 0, sizeof sp);
     char msg[512];
@@ -521,6 +535,13 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arb_topo_fail(t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
         if (rc < 0) {
             rc = key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
+            goto done;
+        }
+    }
+    if (*scn_str(sc, K_FAB_FAILAT)) {
+        rc = scn_failat_parse(&failat, t, scn_str(sc, K_FAB_FAILAT), msg, sizeof msg);
+        if (rc < 0) {
+            rc = key_fail(sc, K_FAB_FAILAT, err, errlen, rc, msg);
             goto done;
         }
     }
@@ -666,7 +687,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (next < now) next = ARB_TIME_NEVER - 1;
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
-        rc = arb_sim_run(s, next);
+        rc = run_failing(&failat, t, route.ctx, s, next);
+        if (rc == 0) rc = arb_sim_run(s, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc < 0) {
             rc = arb_errf(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
@@ -724,6 +746,7 @@ done:
         if (rc < 0) rc = arb_errf(err, errlen, rc, "run.qp_order: out of memory");
     }
     scn_order_free(order);
+    scn_failat_free(&failat);
     arb_plan_free(plan);
     arb_workload_free(w);
     if (route.destroy) route.destroy(route.ctx);

@@ -17,6 +17,9 @@
     X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
     X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
       "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
+    X(FAB_FAILAT, "fabric", "fail_at", VT_LIST, "", NULL, 0, 0,                                    \
+      "failures during the run: TIME ITEMS; ... (items as fabric.fail; what is queued there is "   \
+      "dropped, what is on their wires lost)")                                                     \
     X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
     X(FAB_LINK, "fabric", "link", VT_LIST, "", NULL, 0, 0,                                         \
@@ -206,6 +209,26 @@ struct scn_steer;
 int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, arb_sim_config *cfg,
                    char *msg, size_t len);
 void scn_steer_free(struct scn_steer *st);
+/* failat.c: fabric.fail_at, failures at times during the run. Parsing
+ * checks every item against the topology (ARB_EPARSE, ARB_ENOENT,
+ * ARB_ENOMEM with msg); apply fails, in the topology, every entry due by
+ * `now`, refreshes the load balancer's router and tells the simulator. */
+struct scn_failure {
+    arb_time t;
+    char *items;    /* comma-separated, as fabric.fail */
+    unsigned order; /* as written (ties keep it) */
+    char text[32];  /* the time as written, for messages */
+};
+struct scn_failat {
+    struct scn_failure *e;
+    unsigned n, cap, next;
+};
+int scn_failat_parse(struct scn_failat *fa, const arb_topo *t, const char *text, char *msg,
+                     size_t len);
+arb_time scn_failat_next(const struct scn_failat *fa); /* ARB_TIME_NEVER when none is left */
+int scn_failat_apply(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_time now,
+                     char *msg, size_t len);
+void scn_failat_free(struct scn_failat *fa);
 struct scn_order;
 int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cfg);
 /* Packets overtaken (or retransmitted) and packets counted; ARB_ENOMEM if

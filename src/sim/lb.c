@@ -576,6 +576,11 @@ static int conga_init(arb_lb *lb, char *err, size_t errlen)
     return 0;
 }
 
+int arb_lb_refresh(arb_lb *lb)
+{
+    return lb && lb->own ? arb_route_refresh(lb->own) : 0;
+}
+
 void arb_lb_free(arb_lb *lb)
 {
     if (!lb) return;

@@ -101,6 +101,7 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
 static void start_tx(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
+    if (s->ports[port].failed) return; /* a dead link sends nothing */
     uint32_t i = next_packet(s, port);
     if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);
@@ -185,7 +186,7 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes) {
+    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || s->ports[port].failed) {
         drop(s, port, i);
         return;
     }
@@ -280,4 +281,27 @@ void net_on_arrive(arb_sim *s, uint32_t port)
         rdma_on_packet(s, node, i);
     else
         forward(s, node, lk->peer_port, i);
+}
+
+/* ---- failures during a run ------------------------------------------- */
+
+/* Drop what a failed port holds: its queue now, its wire on arrival. */
+static void flush_failed_port(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    uint32_t i;
+    while ((i = plist_pop(&s->pool, &sp->q)) != PKT_NONE) {
+        struct pkt *k = pool_get(&s->pool, i);
+        sp->q_bytes -= k->bytes;
+        release_held(s, k->in_port, k->bytes);
+        drop(s, port, i);
+    }
+    for (i = sp->wire.head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
+        pool_get(&s->pool, i)->flags |= PF_LOST;
+}
+
+void arb_sim_fabric_changed(arb_sim *s)
+{
+    for (uint32_t p = 0; p < s->n_ports; p++)
+        if (s->ports[p].failed) flush_failed_port(s, p);
 }

@@ -533,34 +533,63 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
     return 0;
 }
 
-int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
+/* Parse a failure list into *items (calloc'd, *n of them; NULL for an
+ * empty list); nothing is applied. */
+static int fail_parse(const arb_topo *t, const char *list, struct fail_item **items, size_t *n,
+                      char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
+    *items = NULL;
+    *n = 0;
     if (!t || !list) return arb_errf(err, errlen, ARB_EINVAL, "fail: no topology or list");
     size_t len = strlen(list);
     if (len == 0) return 0;
-    size_t n = 1;
+    size_t count = 1;
     for (size_t i = 0; i < len; i++)
-        n += list[i] == ',';
-    struct fail_item *items = calloc(n, sizeof *items);
+        count += list[i] == ',';
+    struct fail_item *it = calloc(count, sizeof *it);
     char *copy = malloc(len + 1);
-    if (!items || !copy) {
-        free(items);
+    if (!it || !copy) {
+        free(it);
         free(copy);
         return arb_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
     }
     memcpy(copy, list, len + 1);
     int rc = 0;
     char *s = copy;
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < count && rc == 0; i++) {
         char *end = strchr(s, ',');
         if (end) *end = '\0';
         if (*s == '\0')
             rc = arb_errf(err, errlen, ARB_EPARSE, "fail: item %zu of '%s' is empty", i + 1, list);
         else
-            rc = parse_item(t, s, &items[i], err, errlen);
+            rc = parse_item(t, s, &it[i], err, errlen);
         s = end ? end + 1 : s + strlen(s);
     }
+    free(copy);
+    if (rc < 0) {
+        free(it);
+        return rc;
+    }
+    *items = it;
+    *n = count;
+    return 0;
+}
+
+int arb_topo_fail_check(const arb_topo *t, const char *list, char *err, size_t errlen)
+{
+    struct fail_item *items;
+    size_t n;
+    int rc = fail_parse(t, list, &items, &n, err, errlen);
+    free(items);
+    return rc;
+}
+
+int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
+{
+    struct fail_item *items;
+    size_t n;
+    int rc = fail_parse(t, list, &items, &n, err, errlen);
     if (rc == 0) {
         for (size_t i = 0; i < n; i++) {
             const struct fail_item *fi = &items[i];
@@ -580,6 +609,5 @@ int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
         }
     }
     free(items);
-    free(copy);
     return rc;
 }

@@ -33,6 +33,11 @@ expect_err "-s without =" 2 "expected section.key=value" "$ARBOR" sim -s fabric.
 expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" sim --bogus
 expect_err "two files" 2 "one scenario file only" "$ARBOR" sim a.ini b.ini
 expect_err "bad --seed" 2 "sim: --seed: 'x' is not a number" "$ARBOR" sim --seed x
+expect_err "fail_at: item checked against the fabric" 2 "sim: -s fabric.fail_at: fail: 'switch:L9.0': no node L9.0" "$ARBOR" sim -s 'fabric.fail_at=10us switch:L9.0'
+expect_err "fail_at: a time first" 2 "'switch:L2.0': expected a time" "$ARBOR" sim -s 'fabric.fail_at=switch:L2.0'
+expect_err "fail_at: a time needs items" 2 "no link or switch after 10us" "$ARBOR" sim -s 'fabric.fail_at=10us'
+printf '[fabric]\ntopology = leafspine:2,4,2\nfail_at = 10us up:L1.0:0\n    20us switch:L2.7\n' >"$TMP/fa.ini"
+expect_err "fail_at: continuation line named" 2 "fa.ini:4: fabric.fail_at: .*no node L2.7" "$ARBOR" sim "$TMP/fa.ini"
 expect_status "help" 0 "$ARBOR" sim --help
 expect_status "keys" 0 "$ARBOR" sim --keys
 
@@ -47,6 +52,16 @@ for k in '"scenario":{"file":' '"sim_time_us":' '"events":' '"packet_hops":' '"f
     has "json has $k" "$J" "$k"
 done
 same "json is one line" 1 "$(printf '%s\n' "$J" | wc -l)"
+
+# A spine failing mid-run: its packets are dropped, every flow still
+# completes (ECMP moves to the other spine, IRN repairs), later.
+FA="-s fabric.topology=leafspine:2,4,2 -s workload.kind=pattern -s workload.traffic=perm:3
+    -s workload.size=400000 -s transport.kind=irn -s transport.rto=100us --json"
+F0=$("$ARBOR" sim $FA)
+F1=$("$ARBOR" sim $FA -s 'fabric.fail_at=10us switch:L2.0')
+has "no failure, no drops" "$F0" '"drops":0,'
+has "fail_at: every flow done" "$F1" '"count":8,"done":8'
+if printf '%s' "$F1" | grep -q '"drops":[1-9]'; then pass "fail_at: the spine's packets dropped"; else fail "fail_at: the spine's packets dropped" "$F1"; fi
 
 # Determinism, overrides, --seed.
 A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
