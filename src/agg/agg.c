@@ -119,9 +119,18 @@ static arb_time since(arb_time t, arb_time t0)
     return t > t0 ? t - t0 : 0;
 }
 
+/* arb_mix64 (base), here so that arb_agg_check's scan inlines it. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15u;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+    return x ^ (x >> 31);
+}
+
 static uint64_t owner_sig(uint64_t channel, uint32_t offset, uint64_t gen)
 {
-    return arb_mix64(channel ^ arb_mix64((uint64_t)offset << 40 ^ gen));
+    return mix64(channel ^ mix64((uint64_t)offset << 40 ^ gen));
 }
 
 static unsigned popcount64(uint64_t x)
