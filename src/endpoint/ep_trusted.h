@@ -5,6 +5,9 @@
  * codec). Packets from outside (the runtime) go through arb_requester_recv,
  * which validates every header.
  *
+ * The caller guarantees the calling contract (q and h not NULL, payload
+ * not NULL when len > 0); it is not checked.
+ *
  * Returns 0 when the engine's phases and retry timers (what
  * arb_requester_done, arb_requester_error and arb_requester_next_expiry
  * read) did not move, so that the driver need not poll them; 1 when they
