@@ -11,7 +11,9 @@
  * packet-hops, events, wall seconds of the run, packet-hops and events per
  * wall second, peak RSS; then the Arbor rate over the IRN rate (the issue
  * asks for at least 0.8). `--size S` runs another size (e.g. 64MiB);
- * `--only arbor|irn-ring` runs one case (for a profiler) and prints no ratio.
+ * `--only arbor|irn-ring` runs one case (for a profiler) and prints no ratio;
+ * `--repeat N` runs the cases in turn N times and takes each case's best
+ * rate (on shared cores a run is only ever slowed down).
  * Run from the repository root.
  */
 #include "arbor/scenario.h"
@@ -83,16 +85,47 @@ static int run_case(const struct bcase *c, const char *size, int fd)
     return ok ? 0 : 1;
 }
 
+/* Case i in its own process; its packet-hop rate, or -1. */
+static double run_child(size_t i, const char *size)
+{
+    int p[2];
+    if (pipe(p) < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        _exit(run_case(&cases[i], size, p[1]));
+    }
+    close(p[1]);
+    char buf[128] = {0};
+    ssize_t got = pid < 0 ? -1 : read(p[0], buf, sizeof buf - 1);
+    close(p[0]);
+    int status = 1;
+    double hops = 0, wall = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        got <= 0 || sscanf(buf, "%lf %lf", &hops, &wall) != 2 || wall <= 0) {
+        printf("%-9s failed (wait status %d)\n", cases[i].name, status);
+        return -1;
+    }
+    return hops / wall;
+}
+
 int main(int argc, char **argv)
 {
     const char *size = "1GiB", *only = NULL;
-    for (int i = 1; i < argc; i++) {
+    long repeat = 1;
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
             size = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_arbor [--size S] [--only arbor|irn-ring]\n");
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = strtol(argv[++i], NULL, 10);
+        else
+            bad = 1;
+        if (bad || repeat < 1 || repeat > 100) {
+            fprintf(stderr,
+                    "usage: bench_arbor [--size S] [--only arbor|irn-ring] [--repeat 1..100]\n");
             return 2;
         }
     }
@@ -100,40 +133,25 @@ int main(int argc, char **argv)
     printf("%-9s %13s %11s %11s %8s %8s %8s %8s\n", "case", "sim_us", "pkt_hops", "events",
            "wall_s", "Mhops/s", "Mev/s", "rss_MB");
     fflush(stdout);
-    double rate[2] = {0, 0};
-    int fails = 0;
-    int ran = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (only && strcmp(only, cases[i].name) != 0) continue;
-        ran++;
-        int p[2];
-        if (pipe(p) < 0) return 1;
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(p[0]);
-            _exit(run_case(&cases[i], size, p[1]));
+    double best[2] = {0, 0};
+    int fails = 0, ran = 0;
+    for (long r = 0; r < repeat; r++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (only && strcmp(only, cases[i].name) != 0) continue;
+            ran++;
+            double rate = run_child(i, size);
+            if (rate < 0)
+                fails++;
+            else if (rate > best[i])
+                best[i] = rate;
         }
-        close(p[1]);
-        char buf[128] = {0};
-        ssize_t got = pid < 0 ? -1 : read(p[0], buf, sizeof buf - 1);
-        close(p[0]);
-        int status = 1;
-        double hops = 0, wall = 0;
-        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0 || got <= 0 || sscanf(buf, "%lf %lf", &hops, &wall) != 2 ||
-            wall <= 0) {
-            printf("%-9s failed (wait status %d)\n", cases[i].name, status);
-            fails++;
-            continue;
-        }
-        rate[i] = hops / wall;
     }
     if (only && !ran) {
         fprintf(stderr, "bench_arbor: no case named %s (arbor, irn-ring)\n", only);
         return 2;
     }
     if (!fails && !only)
-        printf("Arbor packet-hop rate / IRN packet-hop rate = %.3f (issue: >= 0.8)\n",
-               rate[0] / rate[1]);
+        printf("Arbor packet-hop rate / IRN packet-hop rate = %.3f (issue: >= 0.8)%s\n",
+               best[0] / best[1], repeat > 1 ? ", best run of each" : "");
     return fails ? 1 : 0;
 }
