@@ -809,8 +809,21 @@ static arb_time ep_expiry(const struct aep *e)
     return e->r ? arb_responder_next_expiry(e->r) : arb_requester_next_expiry(e->q);
 }
 
-/* After an engine call: the rank's condition, the engine's end, its timer. */
-/* The rank's condition on engine e (docs/arbor-sim.md section 3). */
+/* Results engine e has delivered (responder: commits). A header-only
+ * requester has no on_result callback (nothing to check per result): its own
+ * count of results held, which moves exactly where on_result would be
+ * called. */
+static uint32_t results_of(const struct arbor_job *j, const struct aep *e)
+{
+    if (e->r || j->cfg.values) return e->results;
+    arb_requester_progress pr;
+    arb_requester_get_progress(e->q, &pr);
+    return pr.results;
+}
+
+/* The rank's condition on engine e (docs/arbor-sim.md section 3). A
+ * header-only requester's last result moves its phase (END), so it is
+ * tested after the calls that move it (host_process). */
 static void ep_cond(arb_sim *s, struct aep *e)
 {
     struct arbor_job *j = s->arb;
@@ -822,10 +835,11 @@ static void ep_cond(arb_sim *s, struct aep *e)
     else if (j->p->channels[e->ch].kind == ARB_EP_BARRIER)
         met = 1;
     else
-        met = e->results >= e->offsets;
+        met = results_of(j, e) >= e->offsets;
     if (met) cond_met(s, e);
 }
 
+/* After an engine call: the rank's condition, the engine's end, its timer. */
 static void ep_after(arb_sim *s, struct aep *e)
 {
     struct arbor_job *j = s->arb;
@@ -1105,7 +1119,7 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
                 qc.send_ctx = e;
                 qc.fill = cfg->values ? fill_cb : NULL;
                 qc.fill_ctx = e;
-                qc.on_result = on_result_cb;
+                qc.on_result = cfg->values ? on_result_cb : NULL; /* results_of */
                 qc.result_ctx = e;
                 qc.logger = s->cfg.log;
                 rc = arb_requester_new(&e->q, &qc);
@@ -1324,12 +1338,13 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
             r.ends += st.ends;
             /* every requester receives every result (pull-result, push) */
             arb_ep_kind kind = p->channels[e->ch].kind;
-            if (r.done && kind != ARB_EP_BARRIER && e->results < e->offsets)
-                r.inv_missing += e->offsets - e->results;
+            uint32_t got = results_of(j, e);
+            if (r.done && kind != ARB_EP_BARRIER && got < e->offsets)
+                r.inv_missing += e->offsets - got;
+            if (e->cond_done && j->p->cfg.coll != ARB_COLL_REDUCE && kind != ARB_EP_BARRIER &&
+                got < e->offsets)
+                r.inv_early++;
         }
-        if (e->cond_done && !e->r && j->p->cfg.coll != ARB_COLL_REDUCE &&
-            p->channels[e->ch].kind != ARB_EP_BARRIER && e->results < e->offsets)
-            r.inv_early++;
         if (e->r && e->cond_done && e->results < e->offsets) r.inv_early++;
     }
     for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
