@@ -1338,7 +1338,8 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
             r.ends += st.ends;
             /* every requester receives every result (pull-result, push) */
             arb_ep_kind kind = p->channels[e->ch].kind;
-            uint32_t got = results_of(j, e);
+            /* header-only: results held (one message per engine: its stats' count) */
+            uint64_t got = j->cfg.values ? e->results : st.results;
             if (r.done && kind != ARB_EP_BARRIER && got < e->offsets)
                 r.inv_missing += e->offsets - got;
             if (e->cond_done && j->p->cfg.coll != ARB_COLL_REDUCE && kind != ARB_EP_BARRIER &&
