@@ -63,6 +63,16 @@ has "no failure, no drops" "$F0" '"drops":0,'
 has "fail_at: every flow done" "$F1" '"count":8,"done":8'
 if printf '%s' "$F1" | grep -q '"drops":[1-9]'; then pass "fail_at: the spine's packets dropped"; else fail "fail_at: the spine's packets dropped" "$F1"; fi
 
+# Arbor, a spine failing 2 ms in: dynamic subchannels drop its 8 trees and
+# repair what they carried; static ones never finish.
+J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet)
+for k in '"ranks_done":32' '"repair_commits":16' '"dead_subchannels":8' '"goodput_gbps":96.213' \
+    '"invariants":{"errors":0'; do
+    has "arbor-spine-fails: $k" "$J" "$k"
+done
+J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchannel_mode=static -s run.stop=20ms)
+has "arbor-spine-fails static: not done" "$J" '"ranks_done":0'
+
 # Determinism, overrides, --seed.
 A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
 B=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
