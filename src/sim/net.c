@@ -158,7 +158,7 @@ static void drop(arb_sim *s, uint32_t port, uint32_t i)
     struct pkt *k = pool_get(&s->pool, i);
     s->st.drops++;
     s->st.drop_bytes += k->bytes;
-    if (port != PKT_NONE) s->sp[port].drops++;
+    if (port != PKT_NONE) s->spc[port].drops++;
     if (k->kind == PK_ARBOR)
         arbor_pkt_drop(s, s->ports[s->ports[port].peer_port].peer, i);
     else
@@ -218,13 +218,13 @@ void net_on_pause(arb_sim *s, uint32_t port, int pause)
     if (pause) {
         if (!sp->paused) {
             sp->paused = 1;
-            sp->paused_at = s->now;
+            s->spc[port].paused_at = s->now;
         }
         return;
     }
     if (!sp->paused) return;
     sp->paused = 0;
-    sp->paused_ps += s->now - sp->paused_at;
+    s->spc[port].paused_ps += s->now - s->spc[port].paused_at;
     if (sp->busy_until <= s->now && !sp->txdone_armed)
         start_tx(s, port);
     else if (!sp->txdone_armed) {

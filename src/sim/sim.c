@@ -74,6 +74,17 @@ static int check_config(const arb_sim_config *c)
     return 0;
 }
 
+_Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line");
+
+/* n zeroed ports on cache-line boundaries. */
+static struct sport *sport_array(uint32_t n)
+{
+    size_t bytes = ((size_t)n ? n : 1) * sizeof(struct sport);
+    struct sport *sp = aligned_alloc(64, bytes);
+    if (sp) memset(sp, 0, bytes);
+    return sp;
+}
+
 int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
 {
     *out = NULL;
@@ -91,9 +102,10 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->ports = arb_topo_ports(topo);
     s->n_ports = n_ports;
     s->n_hosts = n_hosts;
-    s->sp = calloc(n_ports, sizeof *s->sp);
+    s->sp = sport_array(n_ports);
+    s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
-    if (!s->sp || !s->hosts || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
+    if (!s->sp || !s->spc || !s->hosts || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
@@ -132,6 +144,7 @@ void arb_sim_free(arb_sim *s)
         }
     free(s->hosts);
     free(s->sp);
+    free(s->spc);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -298,7 +311,8 @@ void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st)
     uint32_t maxq = 0;
     for (uint32_t p = 0; p < s->n_ports; p++) {
         const struct sport *sp = &s->sp[p];
-        paused += sp->paused_ps + (sp->paused ? s->now - sp->paused_at : 0);
+        const struct sport_cold *c = &s->spc[p];
+        paused += c->paused_ps + (sp->paused ? s->now - c->paused_at : 0);
         if (sp->max_q > maxq) maxq = sp->max_q;
     }
     st->pfc_paused_ps = paused;
@@ -311,8 +325,9 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps)
     const struct sport *sp = &s->sp[port];
     ps->tx_bytes = sp->tx_bytes;
     ps->tx_pkts = sp->tx_pkts;
-    ps->drops = sp->drops;
+    const struct sport_cold *c = &s->spc[port];
+    ps->drops = c->drops;
     ps->max_queue = sp->max_q;
-    ps->paused_ps = sp->paused_ps + (sp->paused ? s->now - sp->paused_at : 0);
+    ps->paused_ps = c->paused_ps + (sp->paused ? s->now - c->paused_at : 0);
     return 0;
 }

@@ -20,22 +20,28 @@ struct plist {
     uint32_t head, tail;
 };
 
-/* Simulator state of one directed link (port). */
+/* Simulator state of one directed link (port): what every packet through
+ * it touches, in one 64-byte cache line (the array is line-aligned). */
 struct sport {
     struct plist q;       /* output queue */
     struct plist wire;    /* on the wire, in arrival order */
+    struct plist arb_tx;  /* NIC: Arbor packets the host's engines emitted (arbor_sim.c) */
     uint32_t q_bytes;     /* bytes in q */
     uint32_t held_bytes;  /* as ingress, with PFC on: bytes this node holds that came in here */
-    arb_time busy_until;  /* the serialiser is busy until then */
+    uint32_t max_q;       /* deepest q_bytes */
     uint8_t txdone_armed; /* an EV_TXDONE is pending */
     uint8_t paused;       /* PFC: the peer asked this port to stop */
     uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
     uint8_t is_nic;       /* owned by a host: pulls from the host's connections */
-    struct plist arb_tx;  /* NIC: Arbor packets the host's engines emitted (arbor_sim.c) */
+    arb_time busy_until;  /* the serialiser is busy until then */
+    uint64_t tx_bytes, tx_pkts;
+};
+
+/* The rest of a port's state, touched only by pauses and drops. */
+struct sport_cold {
     arb_time paused_at;
     arb_time paused_ps;
-    uint64_t tx_bytes, tx_pkts, drops;
-    uint32_t max_q;
+    uint64_t drops;
 };
 
 /* DRE of one port (net.c): bytes sent, in 1/256 byte, decayed by
@@ -121,7 +127,8 @@ struct arb_sim {
     const arb_node *nodes;
     const arb_port *ports;
     uint32_t n_ports, n_hosts;
-    struct sport *sp;
+    struct sport *sp;       /* per port, cache-line aligned */
+    struct sport_cold *spc; /* per port */
     struct host *hosts;
     struct conn *conns;
     uint32_t n_conns, cap_conns;
