@@ -120,16 +120,23 @@ static int bucket_append(struct evq *q, struct evq_bucket *b, struct evq_entry e
     return 0;
 }
 
+static int grow(struct evq_entry **a, size_t *cap, size_t n)
+{
+    if (*cap >= n) return 0;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < n)
+        ncap *= 2;
+    struct evq_entry *na = realloc(*a, ncap * sizeof *na);
+    if (!na) return ARB_ENOMEM;
+    *a = na;
+    *cap = ncap;
+    return 0;
+}
+
 /* Insert e into the sorted current run. */
 static int run_insert(struct evq *q, struct evq_entry e)
 {
-    if (q->rn == q->rcap) {
-        size_t ncap = q->rcap ? q->rcap * 2 : 64;
-        struct evq_entry *nr = realloc(q->run, ncap * sizeof *nr);
-        if (!nr) return ARB_ENOMEM;
-        q->run = nr;
-        q->rcap = ncap;
-    }
+    if (grow(&q->run, &q->rcap, q->rn + 1) < 0) return ARB_ENOMEM;
     size_t i = q->rn++;
     while (i > q->pos && less(&e, &q->run[i - 1])) {
         q->run[i] = q->run[i - 1];
@@ -150,19 +157,6 @@ static void insertion_sort(struct evq_entry *a, size_t n)
         }
         a[j] = x;
     }
-}
-
-static int grow(struct evq_entry **a, size_t *cap, size_t n)
-{
-    if (*cap >= n) return 0;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < n)
-        ncap *= 2;
-    struct evq_entry *na = realloc(*a, ncap * sizeof *na);
-    if (!na) return ARB_ENOMEM;
-    *a = na;
-    *cap = ncap;
-    return 0;
 }
 
 /* One pass of a stable LSD radix sort of src[0..n) into dst on the `bits`
