@@ -395,6 +395,11 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
 /* 1 when every engine is finished (all ENDs acknowledged, every rank done). */
 int arb_sim_arbor_done(const arb_sim *s);
 
+/* Ranks done so far and ranks in all, cheaply (for progress reports; the
+ * full figures, invariants included, are arb_sim_arbor_result_get's).
+ * ARB_EINVAL: no collective added. */
+int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks);
+
 typedef struct arb_sim_arbor_result {
     int done;       /* every engine finished */
     uint32_t ranks; /* ranks of the group */

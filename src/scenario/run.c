@@ -698,8 +698,13 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         arb_sim_get_stats(s, &r->st);
         if (w) {
             arb_workload_get_result(w, &r->wr);
-        } else if (!progress && !arb_sim_arbor_done(s)) {
-            r->wr.done = 0; /* the full figures (invariants) only when needed */
+        } else if (!arb_sim_arbor_done(s)) {
+            /* the full figures (invariants) only when needed */
+            uint32_t ranks_done, ranks;
+            arb_sim_arbor_progress(s, &ranks_done, &ranks);
+            r->wr.done = 0;
+            r->wr.flows_done = ranks_done;
+            r->wr.flows_planned = ranks;
         } else {
             arb_sim_arbor_result_get(s, &r->ar);
             r->wr.done = r->ar.done;

@@ -1257,6 +1257,15 @@ int arb_sim_arbor_done(const arb_sim *s)
     return j && j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
 }
 
+int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks)
+{
+    const struct arbor_job *j = cjob(s);
+    if (!j) return ARB_EINVAL;
+    *ranks_done = j->ranks_done;
+    *ranks = j->p->cfg.n_ranks;
+    return 0;
+}
+
 /* The per-port counters summed: packets and bytes sent, bytes per tier. */
 static void port_sums(const arb_sim *s, arb_sim_arbor_result *r)
 {

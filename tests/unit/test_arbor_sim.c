@@ -91,9 +91,16 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     ac.skew_random = g_skew_mode;
     ac.seed = 7;
     ac.dynamic_subchannels = g_dynamic;
+    uint32_t done = 0, all = 0;
+    if (s) CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &all), ARB_EINVAL); /* none yet */
     rc = s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL;
     CHECK_EQ_I(rc, 0);
-    if (rc == 0) rc = arb_sim_run(s, ARB_PS_PER_S);
+    if (rc == 0) {
+        CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &all), 0);
+        CHECK_EQ_U(done, 0);
+        CHECK_EQ_U(all, x->ranks);
+        rc = arb_sim_run(s, ARB_PS_PER_S);
+    }
     if (g_fail_rc && rc == g_fail_rc)
         rc = 0; /* the failure the test expects; the figures say the rest */
     else
@@ -101,6 +108,10 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     if (s) {
         CHECK_EQ_I(arb_sim_arbor_result_get(s, res), 0);
         arb_sim_get_stats(s, st);
+        if (arb_sim_arbor_progress(s, &done, &all) == 0) { /* the cheap view agrees */
+            CHECK_EQ_U(done, res->ranks_done);
+            CHECK_EQ_U(all, res->ranks);
+        }
     }
     arb_sim_free(s);
     arb_plan_free(p);
