@@ -95,6 +95,11 @@ struct arb_responder {
     arb_responder_stats st;
     uint64_t closed;
     struct rsub *sub; /* per subchannel (dynamic selection) */
+
+    /* Adaptive timeout (cfg.adaptive_timeout). */
+    arb_time srtt, rttvar;  /* 0, 0: no sample yet */
+    unsigned backoff;       /* normal timeouts since the last sample (doublings) */
+    arb_time last_deadline; /* of the last normal credit: deadlines never go back */
 };
 
 const char *arb_ep_kind_name(int kind)
@@ -113,6 +118,7 @@ void arb_responder_config_default(arb_responder_config *cfg)
     cfg->kind = ARB_EP_PULL_RESULT;
     cfg->subchannels = 1;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
+    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
     cfg->repair_budget = ARB_EP_REPAIR_BUDGET_DEFAULT;
     cfg->ring_factor = ARB_EP_RING_FACTOR_DEFAULT;
     cfg->window = ARB_CC_WINDOW_DEFAULT;
@@ -241,6 +247,35 @@ static uint32_t live_sub(const arb_responder *r, uint32_t s, uint32_t k)
     return r->cfg.dynamic_subchannels && r->sub[s].dead ? pick_sub(r, k) : s;
 }
 
+/* ---- the timeout ---------------------------------------------------- */
+
+/* The timeout in force: cfg.timeout, or the adaptive estimate. */
+static arb_time rto_of(const arb_responder *r)
+{
+    arb_time max = r->cfg.timeout;
+    if (!r->cfg.adaptive_timeout || r->srtt == 0) return max;
+    arb_time t = r->srtt + 4 * r->rttvar;
+    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
+    for (unsigned b = 0; b < r->backoff && t < max; b++)
+        t *= 2;
+    return t < max ? t : max;
+}
+
+/* A credit-to-commit sample of an offset committed on its first credit. */
+static void rto_sample(arb_responder *r, arb_time sample)
+{
+    if (r->srtt == 0) {
+        r->srtt = sample ? sample : 1;
+        r->rttvar = sample / 2;
+    } else {
+        arb_time d = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
+        r->rttvar = (3 * r->rttvar + d) / 4;
+        r->srtt = (7 * r->srtt + sample) / 8;
+        if (r->srtt == 0) r->srtt = 1;
+    }
+    r->backoff = 0;
+}
+
 static void send_credit(arb_responder *r, uint32_t i, arb_time now)
 {
     struct rmsg *m = &r->msg[0];
@@ -255,7 +290,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
     e->sub = pick_sub(r, k);
     r->sub[e->sub].out++;
     e->sent = now;
-    e->deadline = now + r->cfg.timeout;
+    e->deadline = now + rto_of(r);
     e->ride = NO_RIDE;
 
     ep_hdr(&h, ARB_PT_RESPONSE, m->id, (uint8_t)r->cfg.dtype, r->cfg.ext);
@@ -356,7 +391,7 @@ static void start_repair(arb_responder *r, uint32_t i, arb_time now)
     rp->index = i;
     rp->count = 0;
     memset(rp->bits, 0, sizeof rp->bits);
-    rp->deadline = now + r->cfg.timeout;
+    rp->deadline = now + rto_of(r);
     e->rslot = s + 1;
     r->waiting_repair--;
     r->reps_used++;
@@ -416,7 +451,7 @@ static void pump(arb_responder *r, arb_time now)
     if (r->next == m->n) flush_tails(r);
     if (r->committed == m->n) {
         r->phase = ARB_RSP_DRAIN;
-        r->end_deadline = now + r->cfg.timeout;
+        r->end_deadline = now + rto_of(r);
         if (all_ended(r)) close_message(r, now);
     }
 }
@@ -523,9 +558,11 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
         cfg->payload_size % es != 0 || (unsigned)cfg->op >= ARB_OP_COUNT ||
         (unsigned)cfg->kind >= ARB_EP_KIND_COUNT || cfg->subchannels == 0 ||
         cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1 || cfg->timeout == 0 ||
-        cfg->timeout == ARB_TIME_NEVER || cfg->repair_budget == 0 ||
-        cfg->repair_budget > ARB_EP_MAX_MEMBERS || cfg->ring_factor == 0 ||
-        (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX || cfg->first_seq > ARB_OFFSET_MASK)
+        cfg->timeout == ARB_TIME_NEVER ||
+        (cfg->adaptive_timeout && (cfg->timeout_min == 0 || cfg->timeout_min > cfg->timeout)) ||
+        cfg->repair_budget == 0 || cfg->repair_budget > ARB_EP_MAX_MEMBERS ||
+        cfg->ring_factor == 0 || (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX ||
+        cfg->first_seq > ARB_OFFSET_MASK)
         return ARB_EINVAL;
     if (ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP) return ARB_EINVAL;
 
@@ -739,6 +776,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
     struct rsub *u = &r->sub[e->sub];
     u->out--;
     u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
+    rto_sample(r, sample);
     commit(r, i, r->cfg.header_only || !h->payload_valid ? NULL : payload, h->offset_b, 0);
     if (r->cfg.cc) arb_cc_on_sample(r->cfg.cc, sample, ce, now);
     r->st.samples++;
@@ -859,12 +897,14 @@ arb_time arb_responder_next_expiry(const arb_responder *r)
     if (!r) return ARB_TIME_NEVER;
     arb_time t = ARB_TIME_NEVER;
     if (r->phase == ARB_RSP_ACTIVE) {
-        /* Normal deadlines grow with the index: the first ISSUED is the earliest. */
+        /* A fixed timeout makes normal deadlines grow with the index, so the
+         * first ISSUED is the earliest; an adaptive one may shrink, so every
+         * ISSUED entry (at most the ring's) is looked at. */
         for (uint32_t i = r->base; i < r->next; i++) {
             const struct rentry *e = entry_c(r, i);
             if (e->state == E_ISSUED) {
-                t = e->deadline;
-                break;
+                t = tmin(t, e->deadline);
+                if (!r->cfg.adaptive_timeout) break;
             }
         }
         for (uint32_t s = 0; s < r->cfg.repair_budget; s++)
@@ -886,8 +926,12 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
         for (uint32_t i = r->base; i < r->next; i++) {
             struct rentry *e = entry(r, i);
             if (e->state != E_ISSUED) continue;
-            if (e->deadline > now) break;
+            if (e->deadline > now) {
+                if (r->cfg.adaptive_timeout) continue;
+                break;
+            }
             r->st.timeouts++;
+            if (r->backoff < 16) r->backoff++;
             if (r->cfg.cc) arb_cc_on_timeout(r->cfg.cc, now);
             if (r->cfg.dynamic_subchannels && !r->sub[e->sub].dead &&
                 r->st.dead_subchannels + 1 < r->cfg.subchannels) {
@@ -899,7 +943,7 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
         for (uint32_t s = 0; s < r->cfg.repair_budget; s++) {
             struct rrep *rp = &r->rep[s];
             if (!rp->used || rp->deadline > now) continue;
-            rp->deadline = now + r->cfg.timeout;
+            rp->deadline = now + rto_of(r);
             r->st.repair_repeats++;
             send_repair_credit(r, rp->index);
         }
@@ -912,7 +956,7 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
                 r->st.tail_replays++;
             }
         }
-        r->end_deadline = now + r->cfg.timeout;
+        r->end_deadline = now + rto_of(r);
     }
     pump(r, now);
     return 0;
@@ -948,6 +992,7 @@ void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out)
         return;
     }
     *out = r->st;
+    out->rto = rto_of(r);
 }
 
 int arb_responder_done(const arb_responder *r)

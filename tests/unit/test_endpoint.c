@@ -435,6 +435,7 @@ typedef struct net_opts {
     uint32_t first_seq;
     uint32_t subchannels;
     uint32_t ring;
+    int adaptive; /* the responder's adaptive timeout */
 } net_opts;
 
 static void net_opts_default(net_opts *o)
@@ -483,6 +484,7 @@ static net *net_new(const net_opts *o)
     rc.first_seq = o->first_seq;
     rc.subchannels = o->subchannels;
     rc.ring = o->ring;
+    rc.adaptive_timeout = o->adaptive;
     rc.send = net_from_responder;
     rc.send_ctx = n;
     if (arb_responder_new(&n->r, &rc) != 0) n->invalid++;
@@ -938,10 +940,13 @@ static int drop_first_register_ack(net *n, const net_pkt *p)
 }
 
 /* Run a 10-packet pull-result message on R = 3 with a loss hook. */
+static int g_adaptive; /* run_lossy: the responder's adaptive timeout */
+
 static net *run_lossy(drop_fn hook, arb_responder_stats *st, int *bad)
 {
     net_opts o;
     net_opts_default(&o);
+    o.adaptive = g_adaptive;
     net *n = net_new(&o);
     n->drop = hook;
     n->drop_k = 5;
@@ -976,6 +981,88 @@ TEST(lost_credit_timeout_repair_replay)
     arb_requester_get_stats(n->q[0], &qs);
     CHECK_EQ_U(qs.dup_results, 1);
     net_free(n);
+}
+
+/* Spec 12's adaptive timeout: the same lost credit is repaired after
+ * about the floor (100 us) instead of the seed's 50 ms, and the estimate
+ * the responder reports lies within [timeout_min, timeout]. */
+TEST(adaptive_timeout_repairs_sooner)
+{
+    arb_responder_stats st;
+    int bad;
+    g_adaptive = 1;
+    net *n = run_lossy(drop_credit_to_1, &st, &bad);
+    g_adaptive = 0;
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(st.timeouts, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK(n->t < 1 * MS); /* fixed: >= 50 ms */
+    CHECK(st.rto >= ARB_EP_TIMEOUT_MIN_DEFAULT && st.rto < ARB_EP_TIMEOUT_DEFAULT);
+    net_free(n);
+    /* a lost repair credit too: sent again after the (doubled) estimate */
+    g_adaptive = 1;
+    n = run_lossy(drop_credit_and_first_repair, &st, &bad);
+    g_adaptive = 0;
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_U(st.repair_repeats, 1);
+    CHECK_EQ_U(st.repair_commits, 1);
+    CHECK(n->t < 2 * MS);
+    net_free(n);
+}
+
+/* The estimate itself, driven by hand: no sample, the configured timeout;
+ * samples of 300 us, srtt + 4 rttvar; a timeout doubles it; tiny samples
+ * stop at the floor; a floor above the timeout is refused. */
+TEST(adaptive_timeout_estimate)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 1, &cap);
+    c.adaptive_timeout = 1;
+    c.window = 1;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.rto, ARB_EP_TIMEOUT_DEFAULT);
+    static int32_t res[32];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0); /* 8 offsets */
+    register_all(r, 1, 0, 0, 0);
+    /* credit k goes out at k x 300 us (window 1), its master comes back
+     * 300 us later: every sample is 300 us */
+    arb_time now = 0;
+    for (uint32_t k = 0; k < 4; k++) {
+        now += 300 * US;
+        arb_hdr m = mk_master(0, k, 1, 1);
+        uint8_t pl[16] = {0};
+        arb_responder_recv(r, &m, pl, sizeof pl, ARB_EP_FROM_SWITCH, now);
+    }
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.commits, 4);
+    /* first sample: srtt 300, rttvar 150; then rttvar shrinks by 3/4 per
+     * equal sample: 150 -> 112.5 -> 84.375 -> 63.28125 (integer ps) */
+    arb_time rttvar = 150 * US;
+    for (int i = 0; i < 3; i++)
+        rttvar = (3 * rttvar) / 4;
+    CHECK_EQ_U(st.rto, 300 * US + 4 * rttvar);
+    /* credit 4 is never answered: it times out at its deadline, the
+     * estimate doubles */
+    arb_time t = arb_responder_next_expiry(r);
+    CHECK_EQ_U(t, now + 300 * US + 4 * rttvar);
+    arb_responder_on_expiry(r, t);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.timeouts, 1);
+    CHECK_EQ_U(st.rto, 2 * (300 * US + 4 * rttvar));
+    arb_responder_free(r);
+    /* the floor: a floor above the timeout, or none, is refused */
+    c.timeout_min = c.timeout + 1;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.timeout_min = 0;
+    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.adaptive_timeout = 0; /* fixed: the floor is not read */
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    arb_responder_free(r);
 }
 
 TEST(repair_credit_lost_sent_again)
@@ -2042,6 +2129,8 @@ int main(void)
     RUN(header_only_mode);
     RUN(duplicates_and_reordering);
     RUN(lost_credit_timeout_repair_replay);
+    RUN(adaptive_timeout_repairs_sooner);
+    RUN(adaptive_timeout_estimate);
     RUN(repair_credit_lost_sent_again);
     RUN(lost_tail_end_wait_replay);
     RUN(lost_request_agg_timeout);
