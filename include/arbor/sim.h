@@ -385,19 +385,31 @@ typedef struct arb_sim_arbor_config {
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
 
 /*
- * Add the collective (one per simulator). Errors: ARB_EINVAL (no plan, a
- * plan for another topology, a field out of range, a switch with more
- * than 256 ports that aggregates), ARB_ESTATE (one already added),
- * ARB_ENOMEM.
+ * Add a collective (a job); call again for more jobs on the same fabric.
+ * Returns the job's index (0 for the first, then 1, 2, ...). Every switch
+ * where some job aggregates has one arb_agg, one slot pool shared by every
+ * port and every job; packets name their job's channel by a channel index
+ * global over the jobs (job k's channel c is the sum of the earlier jobs'
+ * channels plus c). Jobs must use disjoint hosts: a host's channels are
+ * named on the wire by its address and the one Arbor UDP port, so two jobs
+ * on a host would have channels of the same name. Errors: ARB_EINVAL (no
+ * plan, a plan for another topology, a field out of range, a switch with
+ * more than 256 ports that aggregates; for a later job: a host of an
+ * earlier job, or a payload, slots or mode other than the first job's,
+ * which the shared pools fix), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
 
-/* 1 when every engine is finished (all ENDs acknowledged, every rank done). */
+/* 1 when every engine of every job is finished (all ENDs acknowledged,
+ * every rank done). */
 int arb_sim_arbor_done(const arb_sim *s);
 
-/* Ranks done so far and ranks in all, cheaply (for progress reports; the
- * full figures, invariants included, are arb_sim_arbor_result_get's).
- * ARB_EINVAL: no collective added. */
+/* Jobs added (0: none). */
+int arb_sim_arbor_jobs(const arb_sim *s);
+
+/* Ranks done so far and ranks in all, over every job, cheaply (for
+ * progress reports; the full figures, invariants included, are
+ * arb_sim_arbor_result_get's). ARB_EINVAL: no collective added. */
 int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks);
 
 typedef struct arb_sim_arbor_result {
@@ -450,8 +462,26 @@ typedef struct arb_sim_arbor_result {
     uint32_t bytes_per_packet; /* simulator memory per in-flight packet */
 } arb_sim_arbor_result;
 
-/* The figures so far (invariants are evaluated now). ARB_EINVAL: no job. */
+/*
+ * The figures so far (invariants are evaluated now). ARB_EINVAL: no job.
+ * One job: its figures (arb_sim_arbor_job_result). Several: the whole --
+ * counts summed over the jobs (ranks, bytes, engines, packets, invariants),
+ * done when every job is, start the first start, finish the last finish,
+ * cct = finish - start, goodput_gbps the sum of the jobs' goodputs (each
+ * its bytes x 8 / its own cct: the aggregate rate while they all run);
+ * the switch counters (agg_*, slot times, peak_live_slots, inv_agg_check)
+ * once per switch, and inv_conservation once for the fabric.
+ */
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
+
+/*
+ * Job `job`'s figures: its engines, its packets (pkts, wire and tier
+ * bytes), its invariants. The switch counters are those of the switches
+ * where it aggregates -- their pools are shared, so they include other
+ * jobs' use of the same switches -- and inv_conservation is the fabric's
+ * (every job's packets together). ARB_EINVAL: no such job.
+ */
+int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *r);
 
 /*
  * The decoded Arbor header of the packet with index `index` (a tap's

@@ -41,7 +41,7 @@ struct bufpool {
 
 /* One engine. The first cache line holds what every packet for it reads. */
 struct aep {
-    _Alignas(64) struct arbor_job *j;
+    _Alignas(64) struct ajob *j;
     arb_responder *r;
     arb_requester *q;
     const uint32_t *tree_port; /* per subchannel: the port up its tree */
@@ -70,20 +70,19 @@ struct pacct {
     uint64_t queued_bytes, tx_pkts, tx_bytes;
 };
 
-struct arbor_job {
+/* One collective (arb_sim_arbor_add): its plan, engines, tables and figures. */
+struct ajob {
     arb_sim *s;
+    struct arbor_job *a;
+    uint32_t index;   /* job index (arb_sim_arbor_add's return) */
+    uint32_t ch_base; /* its channel c travels as ch_base + c (pkt->conn, the aggregators' id) */
     arb_sim_arbor_config cfg;
     const arb_plan *p;
-    arb_hdr *hdr; /* side table, by packet index */
-    uint32_t cap_hdr;
     uint64_t rtt_sum, rtt_n; /* credit-to-commit times (rtt_mean) */
-    arb_time *lag;           /* per host: packets are handled this long after arrival */
-    struct plist *held;      /* per host: arrived packets waiting for their lag (ts = due) */
-    uint64_t n_held;         /* packets in the held lists */
-    struct bufpool bp;
-    arb_agg **agg;   /* per node; NULL where nothing aggregates */
-    uint32_t *entry; /* n_nodes x n_trees: entry index or NONE */
+    uint32_t *entry;         /* n_nodes x n_trees: entry index or NONE */
     uint32_t n_trees;
+    uint32_t *agg_nodes; /* the switches where this job aggregates */
+    uint32_t n_agg_nodes;
     struct aep *eps;
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
@@ -92,25 +91,46 @@ struct arbor_job {
     uint32_t *ep_of; /* host x channel: the host's engine of that channel, or NONE */
     uint32_t n_channels;
     uint32_t *tree_ports; /* eps x subchannels: the port up the subchannel's tree */
-    uint32_t spare;       /* a received packet its engine may reuse for a reply, or NONE */
-    arb_time *timer_at;
-    uint64_t *timer_seq;
-    uint8_t *started;
     uint32_t *rank_of_host;
     uint32_t *need; /* per rank: conditions left */
     arb_time *rank_done;
     uint32_t ranks_done, eps_finished;
-    struct nacct *acct;
-    struct pacct *pacct;
-    double tol;        /* values: tolerance of float results */
-    int32_t sum17[17]; /* sum over ranks of ((7r + x) mod 17) */
-    uint8_t *scratch;
+    struct pacct *pacct; /* per port: this job's packets */
+    double tol;          /* values: tolerance of float results */
+    int32_t sum17[17];   /* sum over ranks of ((7r + x) mod 17) */
     arb_sim_arbor_result res;
 };
 
-static const struct arbor_job *cjob(const arb_sim *s)
+/* The simulator's Arbor state (s->arb): what the jobs share -- the packet
+ * side table, the payload buffers, one aggregator (one slot pool) per
+ * switch, per-node counts and the host timers -- and the jobs. */
+struct arbor_job {
+    arb_hdr *hdr; /* side table, by packet index */
+    uint32_t cap_hdr;
+    struct bufpool bp;
+    arb_agg **agg;      /* per node; NULL where no job aggregates */
+    struct nacct *acct; /* per node, every job's packets */
+    uint32_t spare;     /* a received packet its engine may reuse for a reply, or NONE */
+    arb_time *timer_at; /* per host (a host belongs to one job) */
+    uint64_t *timer_seq;
+    uint8_t *started;
+    arb_time *lag;          /* per host: packets are handled this long after arrival (its job's) */
+    struct plist *held;     /* per host: arrived packets waiting for their lag (ts = due) */
+    uint64_t n_held;        /* packets in the held lists */
+    struct ajob **host_job; /* per host: its job, or NULL */
+    struct ajob **chan_job; /* per global channel (pkt->conn): its job */
+    uint32_t n_chan, cap_chan;
+    struct ajob **jobs;
+    uint32_t n_jobs;
+    /* the first job's, which every job must share: the pools are common */
+    uint32_t slots, payload;
+    int values;
+};
+
+/* The job of global channel `conn`. */
+static inline struct ajob *job_of(const arb_sim *s, uint32_t conn)
 {
-    return s->arb;
+    return s->arb->chan_job[conn];
 }
 
 /* splitmix64: the start skew's generator (deterministic, seeded). */
@@ -212,7 +232,7 @@ static double get_elem(const uint8_t *d, arb_dtype dt)
 }
 
 /* First element of packet `index` of channel ch. */
-static uint64_t elem0(const struct arbor_job *j, uint32_t ch, uint32_t index)
+static uint64_t elem0(const struct ajob *j, uint32_t ch, uint32_t index)
 {
     size_t es = arb_dtype_size(j->p->cfg.dtype);
     return (j->p->channels[ch].lo + (uint64_t)index * j->cfg.payload) / es;
@@ -221,7 +241,7 @@ static uint64_t elem0(const struct arbor_job *j, uint32_t ch, uint32_t index)
 static void fill_cb(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len)
 {
     struct aep *e = ctx;
-    const struct arbor_job *j = e->j;
+    const struct ajob *j = e->j;
     arb_dtype dt = j->p->cfg.dtype;
     size_t es = arb_dtype_size(dt);
     uint64_t e0 = elem0(j, e->ch, index);
@@ -231,7 +251,7 @@ static void fill_cb(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, siz
 }
 
 /* Check `len` bytes of packet `index` of channel ch against the result. */
-static void check(struct arbor_job *j, uint32_t ch, uint32_t index, const uint8_t *d, size_t len)
+static void check(struct ajob *j, uint32_t ch, uint32_t index, const uint8_t *d, size_t len)
 {
     const arb_plan_channel *c = &j->p->channels[ch];
     arb_dtype dt = j->p->cfg.dtype;
@@ -252,7 +272,7 @@ static void check(struct arbor_job *j, uint32_t ch, uint32_t index, const uint8_
 
 static void cond_met(arb_sim *s, struct aep *e)
 {
-    struct arbor_job *j = s->arb;
+    struct ajob *j = e->j;
     if (e->cond_done) return;
     e->cond_done = 1;
     if (j->need[e->rank] && --j->need[e->rank] == 0) {
@@ -265,7 +285,7 @@ static void on_commit_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t in
                          const uint8_t *result, size_t len, uint32_t count, int repaired)
 {
     struct aep *e = ctx;
-    struct arbor_job *j = e->j;
+    struct ajob *j = e->j;
     (void)msg_id;
     (void)offset;
     if (index >= e->offsets || (e->committed[index >> 3] >> (index & 7)) & 1) {
@@ -288,7 +308,7 @@ static void on_result_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t in
                          const uint8_t *data, size_t len)
 {
     struct aep *e = ctx;
-    struct arbor_job *j = e->j;
+    struct ajob *j = e->j;
     (void)msg_id;
     (void)offset;
     if (j->cfg.values && data && len) check(j, e->ch, index, data, len);
@@ -299,15 +319,15 @@ static void on_result_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t in
 
 static int hdr_room(arb_sim *s, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
-    if (i < j->cap_hdr) return 0;
-    uint32_t ncap = j->cap_hdr ? j->cap_hdr : 4096;
+    struct arbor_job *a = s->arb;
+    if (i < a->cap_hdr) return 0;
+    uint32_t ncap = a->cap_hdr ? a->cap_hdr : 4096;
     while (ncap <= i)
         ncap *= 2;
-    arb_hdr *n = realloc(j->hdr, (size_t)ncap * sizeof *n);
+    arb_hdr *n = realloc(a->hdr, (size_t)ncap * sizeof *n);
     if (!n) return ARB_ENOMEM;
-    j->hdr = n;
-    j->cap_hdr = ncap;
+    a->hdr = n;
+    a->cap_hdr = ncap;
     return 0;
 }
 
@@ -363,11 +383,11 @@ void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t i)
 
 void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
-    if (!j) return;
-    struct pacct *a = &j->pacct[port];
+    if (!s->arb) return;
+    const struct pkt *k = pool_get(&s->pool, i);
+    struct pacct *a = &job_of(s, k->conn)->pacct[port];
     a->tx_pkts++;
-    a->tx_bytes += pool_get(&s->pool, i)->bytes;
+    a->tx_bytes += k->bytes;
 }
 
 static void fatal(arb_sim *s, int rc)
@@ -389,9 +409,9 @@ static int hdr_same(const arb_hdr *a, const arb_hdr *b)
 }
 
 /* --wire-check: encode, decode, compare. A mismatch fails the run. */
-static void wire_check(arb_sim *s, const arb_hdr *h, size_t len)
+static void wire_check(arb_sim *s, uint32_t conn, const arb_hdr *h, size_t len)
 {
-    struct arbor_job *j = s->arb;
+    struct ajob *j = job_of(s, conn);
     uint8_t buf[ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX];
     size_t hl = 0, off = 0;
     j->res.wire_checks++;
@@ -411,7 +431,7 @@ static void wire_check(arb_sim *s, const arb_hdr *h, size_t len)
 }
 
 /* Payload bytes of packet `index` of channel ch. */
-static uint32_t len_of(const struct arbor_job *j, const arb_plan_channel *c, uint32_t index)
+static uint32_t len_of(const struct ajob *j, const arb_plan_channel *c, uint32_t index)
 {
     uint64_t len = c->hi - c->lo, lo = (uint64_t)index * j->cfg.payload;
     if (lo >= len) return 0;
@@ -419,7 +439,7 @@ static uint32_t len_of(const struct arbor_job *j, const arb_plan_channel *c, uin
 }
 
 /* Header-only mode: the payload a packet stands for (what values mode sends). */
-static uint32_t virtual_len(const struct arbor_job *j, const arb_plan_channel *c, const arb_hdr *h)
+static uint32_t virtual_len(const struct ajob *j, const arb_plan_channel *c, const arb_hdr *h)
 {
     arb_ep_kind kind = c->kind;
     uint32_t mask = ARB_OFFSET_MASK;
@@ -443,21 +463,21 @@ static uint32_t wire_of(const arb_hdr *h, uint32_t payload)
     return ARB_FRAME_OVERHEAD + hl + payload + ARB_WIRE_EXTRA;
 }
 
-static uint32_t entry_of(const struct arbor_job *j, uint32_t node, uint32_t tree)
+static uint32_t entry_of(const struct ajob *j, uint32_t node, uint32_t tree)
 {
     return j->entry[(size_t)node * j->n_trees + tree];
 }
 
 /* Wire bytes queued per port (summed per link tier and direction at the end). */
-static void tier_count(arb_sim *s, uint32_t port, const struct pkt *k)
+static void tier_count(struct pacct *pacct, uint32_t port, const struct pkt *k)
 {
-    s->arb->pacct[port].queued_bytes += k->bytes;
+    pacct[port].queued_bytes += k->bytes;
 }
 
-static void host_send(arb_sim *s, uint32_t port, uint32_t i)
+static void host_send(arb_sim *s, struct pacct *pacct, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    tier_count(s, port, k);
+    tier_count(pacct, port, k);
     plist_push(&s->pool, &s->sp[port].arb_tx, i);
     s->st.pkts_sent++;
     s->st.bytes_sent += k->bytes;
@@ -480,10 +500,10 @@ static uint32_t pkt_new(arb_sim *s)
  * packet its host is handling (host_process), or a new one. */
 static uint32_t pkt_take(arb_sim *s)
 {
-    struct arbor_job *j = s->arb;
-    uint32_t i = j->spare;
+    struct arbor_job *a = s->arb;
+    uint32_t i = a->spare;
     if (i == NONE) return pkt_new(s);
-    j->spare = NONE;
+    a->spare = NONE;
     return i;
 }
 
@@ -531,11 +551,11 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                     size_t len)
 {
     struct aep *e = ctx;
-    struct arbor_job *j = e->j;
+    struct ajob *j = e->j;
     arb_sim *s = j->s;
     uint32_t i = pkt_take(s);
     if (i == PKT_NONE) return;
-    j->hdr[i] = *h;
+    j->a->hdr[i] = *h;
     if (e->r) note_credit(s, e, h);
     uint32_t aux = NONE, plen;
     if (!j->cfg.values) {
@@ -548,11 +568,11 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
             return;
         }
     }
-    if (j->cfg.wire_check) wire_check(s, h, len);
+    if (j->cfg.wire_check) wire_check(s, j->ch_base + e->ch, h, len);
     uint32_t port, dst_host;
     uint32_t route = send_route(e, dst, h, &port, &dst_host);
     *pool_get(&s->pool, i) = (struct pkt){.next = PKT_NONE,
-                                          .conn = e->ch,
+                                          .conn = j->ch_base + e->ch,
                                           .src = e->host,
                                           .dst = dst_host,
                                           .psn = route,
@@ -565,57 +585,58 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                                           .sport = (uint16_t)dst->subchannel,
                                           .kind = PK_ARBOR,
                                           .flags = PF_ECT};
-    j->acct[e->host].in++;
-    host_send(s, port, i);
+    j->a->acct[e->host].in++;
+    host_send(s, j->pacct, port, i);
 }
 
 /* ---- switches ------------------------------------------------------------ */
 
 /* Queue packet i (its in_port set) on `port`, or drop it there is none. */
-static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
+static void sw_send(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t port, uint32_t i)
 {
     if (port == NONE || port >= s->n_ports || s->ports[port].failed) {
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;
     }
-    tier_count(s, port, pool_get(&s->pool, i));
+    tier_count(j->pacct, port, pool_get(&s->pool, i));
     net_enqueue(s, port, i);
 }
 
-static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, uint32_t i)
+static void sw_out(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port, uint32_t port,
+                   uint32_t i)
 {
     pool_get(&s->pool, i)->in_port = in_port;
-    sw_send(s, node, port, i);
+    sw_send(s, j, node, port, i);
 }
 
-static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+static void sw_unicast(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port,
+                       uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     k->psn = ROUTE_UNICAST;
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
-    sw_out(s, node, in_port, out, i);
+    sw_out(s, j, node, in_port, out, i);
 }
 
 /* A copy of packet i (header, payload reference), or PKT_NONE. */
 static uint32_t pkt_copy(arb_sim *s, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     uint32_t c = pkt_new(s);
     if (c == PKT_NONE) return PKT_NONE;
     *pool_get(&s->pool, c) = *pool_get(&s->pool, i);
-    j->hdr[c] = j->hdr[i];
+    a->hdr[c] = a->hdr[i];
     uint32_t b = pool_get(&s->pool, c)->aux;
-    if (b != NONE) j->bp.ref[b]++;
+    if (b != NONE) a->bp.ref[b]++;
     return c;
 }
 
 /* Packet i to every child port of entry e: copies for all but the first. */
-static void replicate(arb_sim *s, uint32_t node, uint32_t in_port, const arb_plan_entry *e,
-                      uint32_t i)
+static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port,
+                      const arb_plan_entry *e, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
     uint32_t n = e->n_children;
     if (n == 0) {
         arbor_pkt_drop(s, node, i);
@@ -628,78 +649,77 @@ static void replicate(arb_sim *s, uint32_t node, uint32_t in_port, const arb_pla
         uint32_t cp = pkt_copy(s, i);
         if (cp == PKT_NONE) break;
         made++;
-        sw_send(s, node, ports[c], cp);
+        sw_send(s, j, node, ports[c], cp);
     }
-    j->acct[node].copies += made;
+    s->arb->acct[node].copies += made;
     j->res.copies += made;
-    sw_send(s, node, ports[0], i);
+    sw_send(s, j, node, ports[0], i);
 }
 
 /* A credit at a switch: up toward the root, or (arriving from above, or at
  * the root) through the aggregator where it aggregates, then to every child. */
-static void sw_response(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+static void sw_response(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
                         const arb_plan_entry *e)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &j->hdr[i];
+    arb_hdr *h = &a->hdr[i];
     int down = e->up_port == NONE || in_port == e->up_port;
     if (!down) {
-        sw_out(s, node, in_port, e->up_port, i);
+        sw_out(s, j, node, in_port, e->up_port, i);
         return;
     }
     if (e->aggregate && h->credit_valid && !h->repair) {
         arb_agg_result r;
         uint32_t lp = in_port - s->nodes[node].first_port;
-        const uint8_t *cpl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+        const uint8_t *cpl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
         size_t cplen = k->aux != NONE ? k->payload : 0;
         /* Headers here were built by the engines (valid by construction, and
          * round-tripped under --wire-check): the engines skip re-validation. */
         assert(arb_hdr_validate(h, cplen) == 0);
-        int rc = arb_agg_recv_trusted(j->agg[node], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
+        int rc = arb_agg_recv_trusted(a->agg[node], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
                                       s->now, &r);
         if (rc < 0 || r.action != ARB_AGG_FORWARD) {
             if (rc < 0) fatal(s, rc);
             arbor_pkt_drop(s, node, i);
             return;
         }
-        if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+        if (j->cfg.wire_check) wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
     }
-    replicate(s, node, in_port, e, i);
+    replicate(s, j, node, in_port, e, i);
 }
 
 /* The aggregator's AGG_MISS replaces request i: unicast to the responder. */
-static void sw_miss(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+static void sw_miss(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
                     const arb_agg_result *r)
 {
-    struct arbor_job *j = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &j->hdr[i];
+    arb_hdr *h = &s->arb->hdr[i];
     *h = r->hdr;
     buf_put(s, k->aux);
     k->aux = NONE;
     k->payload = 0;
     k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0) | PF_SWITCH);
     k->bytes = (uint16_t)wire_of(h, 0);
-    if (j->cfg.wire_check) wire_check(s, h, 0);
-    sw_unicast(s, node, in_port, i);
+    if (j->cfg.wire_check) wire_check(s, k->conn, h, 0);
+    sw_unicast(s, j, node, in_port, i);
 }
 
 /* The aggregate replaces request i (values: in a new payload buffer). 0, or
  * -1 when the packet was dropped. */
 static int sw_aggregate(arb_sim *s, uint32_t node, uint32_t i, const arb_agg_result *r)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    j->hdr[i] = r->hdr;
-    if (j->cfg.values && r->payload && r->payload_len) {
+    a->hdr[i] = r->hdr;
+    if (a->values && r->payload && r->payload_len) {
         uint32_t b = buf_get(s);
         if (b == NONE) {
             fatal(s, ARB_ENOMEM);
             arbor_pkt_drop(s, node, i);
             return -1;
         }
-        memcpy(j->bp.buf[b], r->payload, r->payload_len);
+        memcpy(a->bp.buf[b], r->payload, r->payload_len);
         buf_put(s, k->aux);
         k->aux = b;
         k->payload = (uint16_t)r->payload_len;
@@ -711,26 +731,26 @@ static int sw_aggregate(arb_sim *s, uint32_t node, uint32_t i, const arb_agg_res
 /* A normal request climbing a tree: to the aggregator where the entry
  * aggregates, up the entry's up port otherwise; at the root (or with the
  * location stack empty) unicast to the responder. */
-static void sw_request(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
+static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
                        const arb_plan_entry *e)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &j->hdr[i];
+    arb_hdr *h = &a->hdr[i];
     if (!e->aggregate) {
         if (e->up_port == NONE)
-            sw_unicast(s, node, in_port, i);
+            sw_unicast(s, j, node, in_port, i);
         else
-            sw_out(s, node, in_port, e->up_port, i);
+            sw_out(s, j, node, in_port, e->up_port, i);
         return;
     }
     arb_agg_result r;
     uint32_t lp = in_port - s->nodes[node].first_port;
-    const uint8_t *pl = k->aux != NONE ? j->bp.buf[k->aux] : NULL;
+    const uint8_t *pl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
     size_t plen = k->aux != NONE ? k->payload : 0;
     assert(arb_hdr_validate(h, plen) == 0); /* built by an engine: see sw_response */
     int rc =
-        arb_agg_recv_trusted(j->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
+        arb_agg_recv_trusted(a->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
     if (rc < 0) {
         fatal(s, rc);
         arbor_pkt_drop(s, node, i);
@@ -738,7 +758,7 @@ static void sw_request(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
     }
     switch (r.action) {
     case ARB_AGG_CONSUMED:
-        j->acct[node].consumed++;
+        a->acct[node].consumed++;
         pkt_free(s, i);
         return;
     case ARB_AGG_DROP:
@@ -746,7 +766,7 @@ static void sw_request(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
         arbor_pkt_drop(s, node, i);
         return;
     case ARB_AGG_EMIT_MISS:
-        sw_miss(s, node, in_port, i, &r);
+        sw_miss(s, j, node, in_port, i, &r);
         return;
     case ARB_AGG_EMIT_AGGREGATE:
         if (sw_aggregate(s, node, i, &r) < 0) return;
@@ -756,20 +776,21 @@ static void sw_request(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i,
     }
     k->flags |= PF_SWITCH;
     k->bytes = (uint16_t)wire_of(h, k->payload);
-    if (j->cfg.wire_check) wire_check(s, h, k->aux != NONE ? k->payload : 0);
+    if (j->cfg.wire_check) wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
     if (e->up_port == NONE || h->agg_depth == 0)
-        sw_unicast(s, node, in_port, i);
+        sw_unicast(s, j, node, in_port, i);
     else
-        sw_out(s, node, in_port, e->up_port, i);
+        sw_out(s, j, node, in_port, e->up_port, i);
 }
 
 void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    j->acct[node].in++;
+    a->acct[node].in++;
+    struct ajob *j = job_of(s, k->conn);
     if (k->psn == ROUTE_UNICAST) {
-        sw_unicast(s, node, in_port, i);
+        sw_unicast(s, j, node, in_port, i);
         return;
     }
     uint32_t ei = entry_of(j, node, k->qp);
@@ -779,29 +800,29 @@ void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         return;
     }
     const arb_plan_entry *e = &j->p->entries[ei];
-    const arb_hdr *h = &j->hdr[i];
+    const arb_hdr *h = &a->hdr[i];
     if (h->packet_type == ARB_PT_RESPONSE)
-        sw_response(s, node, in_port, i, e);
+        sw_response(s, j, node, in_port, i, e);
     else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
-        sw_request(s, node, in_port, i, e);
+        sw_request(s, j, node, in_port, i, e);
     else /* other packets on a tree (none today): unicast */
-        sw_unicast(s, node, in_port, i);
+        sw_unicast(s, j, node, in_port, i);
 }
 
 /* ---- hosts --------------------------------------------------------------- */
 
 static void arm(arb_sim *s, uint32_t h, arb_time t)
 {
-    struct arbor_job *j = s->arb;
-    if (t == ARB_TIME_NEVER || j->timer_at[h] <= t) return;
+    struct arbor_job *a = s->arb;
+    if (t == ARB_TIME_NEVER || a->timer_at[h] <= t) return;
     if (t < s->now) t = s->now;
     int64_t seq = evq_push(&s->q, t, (s->n_ports << 2) + s->n_hosts + h);
     if (seq < 0) {
         fatal(s, (int)seq);
         return;
     }
-    j->timer_at[h] = t;
-    j->timer_seq[h] = (uint64_t)seq;
+    a->timer_at[h] = t;
+    a->timer_seq[h] = (uint64_t)seq;
 }
 
 static arb_time ep_expiry(const struct aep *e)
@@ -813,7 +834,7 @@ static arb_time ep_expiry(const struct aep *e)
  * requester has no on_result callback (nothing to check per result): its own
  * count of results held, which moves exactly where on_result would be
  * called. */
-static uint32_t results_of(const struct arbor_job *j, const struct aep *e)
+static uint32_t results_of(const struct ajob *j, const struct aep *e)
 {
     if (e->r || j->cfg.values) return e->results;
     arb_requester_progress pr;
@@ -826,7 +847,7 @@ static uint32_t results_of(const struct arbor_job *j, const struct aep *e)
  * tested after the calls that move it (host_process). */
 static void ep_cond(arb_sim *s, struct aep *e)
 {
-    struct arbor_job *j = s->arb;
+    const struct ajob *j = e->j;
     int met;
     if (e->r)
         met = e->results >= e->offsets;
@@ -842,7 +863,7 @@ static void ep_cond(arb_sim *s, struct aep *e)
 /* After an engine call: the rank's condition, the engine's end, its timer. */
 static void ep_after(arb_sim *s, struct aep *e)
 {
-    struct arbor_job *j = s->arb;
+    struct ajob *j = e->j;
     if (!e->cond_done) ep_cond(s, e);
     if (!e->finished && (e->r ? arb_responder_done(e->r) : arb_requester_done(e->q))) {
         e->finished = 1;
@@ -853,15 +874,16 @@ static void ep_after(arb_sim *s, struct aep *e)
 }
 
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
+static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next);
 
 void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
-    if (j->lag && j->lag[host]) {
+    struct arbor_job *a = s->arb;
+    if (a->lag && a->lag[host]) {
         struct pkt *k = pool_get(&s->pool, i);
-        k->ts = s->now + j->lag[host];
-        plist_push(&s->pool, &j->held[host], i);
-        j->n_held++;
+        k->ts = s->now + a->lag[host];
+        plist_push(&s->pool, &a->held[host], i);
+        a->n_held++;
         arm(s, host, k->ts);
         return;
     }
@@ -870,9 +892,9 @@ void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
 
 /* Where a packet for a responder comes from: a member index, a switch, or
  * not a member. */
-static int sender_of(const struct arbor_job *j, const struct pkt *k)
+static int sender_of(const struct ajob *j, const struct pkt *k)
 {
-    const arb_plan_channel *c = &j->p->channels[k->conn];
+    const arb_plan_channel *c = &j->p->channels[k->conn - j->ch_base];
     if (k->flags & PF_SWITCH) return ARB_EP_FROM_SWITCH;
     uint32_t r = j->rank_of_host[k->src];
     if (r == NONE || k->src == c->responder_host) return ARB_EP_NOT_MEMBER;
@@ -884,22 +906,23 @@ static int sender_of(const struct arbor_job *j, const struct pkt *k)
  * payload buffer is released only after the engine is done with it. */
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
 {
-    struct arbor_job *j = s->arb;
+    struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    j->acct[host].in++;
-    j->acct[host].delivered++;
+    a->acct[host].in++;
+    a->acct[host].delivered++;
     s->st.pkts_delivered++;
-    uint32_t x = j->ep_of[(size_t)host * j->n_channels + k->conn];
+    struct ajob *j = job_of(s, k->conn);
+    uint32_t x = j->ep_of[(size_t)host * j->n_channels + (k->conn - j->ch_base)];
     if (x == NONE) {
         pkt_free(s, i);
         return;
     }
     struct aep *e = &j->eps[x];
-    arb_hdr h = j->hdr[i];
+    arb_hdr h = a->hdr[i];
     uint32_t aux = k->aux;
-    const uint8_t *pl = aux != NONE ? j->bp.buf[aux] : NULL;
+    const uint8_t *pl = aux != NONE ? a->bp.buf[aux] : NULL;
     size_t len = aux != NONE ? k->payload : 0;
-    j->spare = i;
+    a->spare = i;
     if (e->r) {
         arb_responder_recv_ce(e->r, &h, pl, len, sender_of(j, k), (k->flags & PF_CE) != 0, s->now);
         ep_after(s, e);
@@ -914,8 +937,8 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
             ep_after(s, e);
         }
     }
-    if (j->spare == i) {
-        j->spare = NONE;
+    if (a->spare == i) {
+        a->spare = NONE;
         pkt_free(s, i);
     } else {
         buf_put(s, aux); /* the packet left as the engine's reply */
@@ -924,23 +947,33 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
 
 void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
 {
-    struct arbor_job *j = s->arb;
-    if (!j || seq != j->timer_seq[h] || j->timer_at[h] != s->now) return;
-    j->timer_at[h] = ARB_TIME_NEVER;
+    struct arbor_job *a = s->arb;
+    if (!a || seq != a->timer_seq[h] || a->timer_at[h] != s->now) return;
+    a->timer_at[h] = ARB_TIME_NEVER;
     arb_time next = ARB_TIME_NEVER;
-    if (j->held) {
-        struct plist *l = &j->held[h];
+    if (a->held) {
+        struct plist *l = &a->held[h];
         while (l->head != PKT_NONE && pool_get(&s->pool, l->head)->ts <= s->now) {
-            j->n_held--;
+            a->n_held--;
             host_process(s, h, plist_pop(&s->pool, l));
             if (s->error) return;
         }
         if (l->head != PKT_NONE) next = pool_get(&s->pool, l->head)->ts;
     }
+    struct ajob *j = a->host_job[h];
+    if (j && host_engines(s, j, h, !a->started[h], &next) < 0) return;
+    a->started[h] = 1;
+    arm(s, h, next);
+}
+
+/* Host h's engines of job j at its timer: started (`start`), or their
+ * expiries served; *next: the earliest expiry left. -1: the run failed. */
+static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next)
+{
     for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
         struct aep *e = &j->eps[j->host_eps[x]];
         const arb_plan_channel *c = &j->p->channels[e->ch];
-        if (!j->started[h]) {
+        if (start) {
             uint64_t len = c->hi - c->lo;
             int rc = 0;
             if (e->r && j->cfg.values && len && c->kind != ARB_EP_PUSH &&
@@ -953,7 +986,7 @@ void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
                           : arb_requester_start_message(e->q, 0, len, NULL, NULL, s->now);
             if (rc < 0) {
                 fatal(s, rc);
-                return;
+                return -1;
             }
         } else if (ep_expiry(e) <= s->now) {
             if (e->r)
@@ -963,60 +996,72 @@ void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
         }
         ep_after(s, e);
         arb_time t = ep_expiry(e);
-        if (t < next) next = t;
+        if (t < *next) *next = t;
     }
-    j->started[h] = 1;
-    arm(s, h, next);
+    return 0;
 }
 
 /* ---- setup --------------------------------------------------------------- */
 
-void arbor_free(arb_sim *s)
+/* ---- setup --------------------------------------------------------------- */
+
+static void job_free(struct ajob *j)
 {
-    struct arbor_job *j = s->arb;
     if (!j) return;
-    for (uint32_t i = 0; i < j->n_eps; i++) {
+    for (uint32_t i = 0; j->eps && i < j->n_eps; i++) {
         arb_responder_free(j->eps[i].r);
         arb_requester_free(j->eps[i].q);
         free(j->eps[i].committed);
         free(j->eps[i].credit_at);
         free(j->eps[i].result);
     }
-    if (j->agg)
-        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++)
-            arb_agg_free(j->agg[n]);
-    for (uint32_t b = 0; b < j->bp.n; b++)
-        free(j->bp.buf[b]);
-    free(j->bp.buf);
-    free(j->bp.ref);
-    free(j->bp.free_ids);
-    free(j->agg);
     free(j->entry);
+    free(j->agg_nodes);
     free(j->eps);
     free(j->host_first);
     free(j->host_eps);
-    free(j->lag);
-    free(j->held);
     free(j->ep_at);
     free(j->ep_of);
     free(j->tree_ports);
     free(j->pacct);
-    free(j->timer_at);
-    free(j->timer_seq);
-    free(j->started);
     free(j->rank_of_host);
     free(j->need);
     free(j->rank_done);
-    free(j->acct);
-    free(j->hdr);
-    free(j->scratch);
     free(j);
+}
+
+void arbor_free(arb_sim *s)
+{
+    struct arbor_job *a = s->arb;
+    if (!a) return;
+    for (uint32_t x = 0; x < a->n_jobs; x++)
+        job_free(a->jobs[x]);
+    if (a->agg)
+        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++)
+            arb_agg_free(a->agg[n]);
+    for (uint32_t b = 0; b < a->bp.n; b++)
+        free(a->bp.buf[b]);
+    free(a->bp.buf);
+    free(a->bp.ref);
+    free(a->bp.free_ids);
+    free(a->agg);
+    free(a->acct);
+    free(a->timer_at);
+    free(a->timer_seq);
+    free(a->started);
+    free(a->lag);
+    free(a->held);
+    free(a->host_job);
+    free(a->chan_job);
+    free(a->jobs);
+    free(a->hdr);
+    free(a);
     s->arb = NULL;
 }
 
 /* Per engine: its NIC port and the port up each subchannel's tree; per
  * host and channel: the engine a packet is for. */
-static int route_engines(arb_sim *s, struct arbor_job *j)
+static int route_engines(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
     uint32_t subs = p->cfg.subchannels;
@@ -1040,7 +1085,7 @@ static int route_engines(arb_sim *s, struct arbor_job *j)
     return 0;
 }
 
-static int make_engines(arb_sim *s, struct arbor_job *j)
+static int make_engines(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
     const arb_sim_arbor_config *cfg = &j->cfg;
@@ -1139,63 +1184,53 @@ static int make_engines(arb_sim *s, struct arbor_job *j)
     return route_engines(s, j);
 }
 
-int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
+/* What the jobs share, made with the first job: its payload, slots and mode
+ * become every job's (one slot pool per switch, one buffer pool). */
+static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
-    if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
-    if (s->arb) return ARB_ESTATE;
-    const arb_plan *p = cfg->plan;
-    size_t es = arb_dtype_size(p->cfg.dtype);
-    if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
-        cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
-        cfg->timeout == 0 || cfg->retry == 0)
-        return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
-        if (p->ranks[r] >= s->n_hosts) return ARB_EINVAL;
-    for (uint32_t i = 0; i < p->n_entries; i++)
-        if (p->entries[i].node >= n_nodes) return ARB_EINVAL;
-    struct arbor_job *j = calloc(1, sizeof *j);
-    if (!j) return ARB_ENOMEM;
-    s->arb = j;
-    j->s = s;
-    j->cfg = *cfg;
-    j->p = p;
-    j->n_trees = p->n_trees;
-    j->bp.size = cfg->payload;
-    j->res.correct = cfg->values ? 1 : -1;
-    j->agg = calloc(n_nodes, sizeof *j->agg);
-    j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
-    j->timer_at = malloc(s->n_hosts * sizeof *j->timer_at);
-    j->timer_seq = calloc(s->n_hosts, sizeof *j->timer_seq);
-    j->started = calloc(s->n_hosts, 1);
-    j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
-    j->need = calloc(p->cfg.n_ranks, sizeof *j->need);
-    j->rank_done = malloc(p->cfg.n_ranks * sizeof *j->rank_done);
-    j->acct = calloc(n_nodes, sizeof *j->acct);
-    j->pacct = calloc(s->n_ports, sizeof *j->pacct);
-    j->spare = NONE;
-    if (!j->agg || !j->entry || !j->timer_at || !j->timer_seq || !j->started || !j->rank_of_host ||
-        !j->need || !j->rank_done || !j->acct || !j->pacct) {
+    struct arbor_job *a = calloc(1, sizeof *a);
+    if (!a) return ARB_ENOMEM;
+    s->arb = a;
+    a->bp.size = cfg->payload;
+    a->payload = cfg->payload;
+    a->slots = cfg->slots;
+    a->values = cfg->values;
+    a->spare = NONE;
+    a->agg = calloc(n_nodes, sizeof *a->agg);
+    a->acct = calloc(n_nodes, sizeof *a->acct);
+    a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
+    a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
+    a->started = calloc(s->n_hosts, 1);
+    a->host_job = calloc(s->n_hosts, sizeof *a->host_job);
+    if (!a->agg || !a->acct || !a->timer_at || !a->timer_seq || !a->started || !a->host_job) {
         arbor_free(s);
         return ARB_ENOMEM;
     }
-    for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
-        j->entry[i] = NONE;
-    for (uint32_t h = 0; h < s->n_hosts; h++) {
-        j->timer_at[h] = ARB_TIME_NEVER;
-        j->rank_of_host[h] = NONE;
-    }
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
-        j->rank_of_host[p->ranks[r]] = r;
-        j->rank_done[r] = ARB_TIME_NEVER;
-    }
+    for (uint32_t h = 0; h < s->n_hosts; h++)
+        a->timer_at[h] = ARB_TIME_NEVER;
+    return 0;
+}
+
+/* The job's tree tables, and an aggregator on every switch where it
+ * aggregates that has none yet (the switch's one pool, shared by jobs). */
+static int job_trees(arb_sim *s, struct ajob *j)
+{
+    struct arbor_job *a = s->arb;
+    const arb_plan *p = j->p;
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    uint8_t *mark = calloc(n_nodes, 1);
+    if (!mark) return ARB_ENOMEM;
     int rc = 0;
     for (uint32_t t = 0; t < p->n_trees && rc == 0; t++) {
         const arb_plan_tree *tr = &p->trees[t];
         for (uint32_t x = 0; x < tr->n_entries && rc == 0; x++) {
             const arb_plan_entry *e = &p->entries[tr->first_entry + x];
             j->entry[(size_t)e->node * p->n_trees + t] = tr->first_entry + x;
-            if (!e->aggregate || j->agg[e->node]) continue;
+            if (!e->aggregate) continue;
+            if (!mark[e->node]) j->n_agg_nodes++;
+            mark[e->node] = 1;
+            if (a->agg[e->node]) continue;
             const arb_node *nd = &s->nodes[e->node];
             uint32_t radix = (uint32_t)nd->n_down + nd->n_up;
             if (radix > ARB_AGG_PORTS_MAX) {
@@ -1204,20 +1239,26 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
             }
             arb_agg_config ac;
             arb_agg_config_default(&ac);
-            ac.slots = cfg->slots;
-            ac.max_payload = cfg->payload;
-            ac.header_only = !cfg->values;
+            ac.slots = a->slots;
+            ac.max_payload = a->payload;
+            ac.header_only = !a->values;
             ac.ports = radix;
             ac.logger = s->cfg.log;
-            rc = arb_agg_new(&j->agg[e->node], &ac);
+            rc = arb_agg_new(&a->agg[e->node], &ac);
         }
     }
-    if (rc == 0) rc = make_engines(s, j);
-    if (rc < 0) {
-        arbor_free(s);
-        return rc;
-    }
-    /* values: the expected sums and the tolerance of float results */
+    j->agg_nodes = malloc((j->n_agg_nodes ? j->n_agg_nodes : 1) * sizeof *j->agg_nodes);
+    if (rc == 0 && !j->agg_nodes) rc = ARB_ENOMEM;
+    for (uint32_t n = 0, k = 0; rc == 0 && n < n_nodes; n++)
+        if (mark[n]) j->agg_nodes[k++] = n;
+    free(mark);
+    return rc;
+}
+
+/* Values mode: the expected sums and the tolerance of float results. */
+static void job_values(struct ajob *j)
+{
+    const arb_plan *p = j->p;
     uint32_t N = p->cfg.n_ranks;
     for (uint32_t x = 0; x < 17; x++) {
         j->sum17[x] = 0;
@@ -1228,17 +1269,96 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     double bound = 8.0 * N;
     j->tol =
         bound <= ldexp(1.0, mant[p->cfg.dtype]) ? 0 : N * bound * ldexp(1.0, -mant[p->cfg.dtype]);
+}
+
+/* A job with its tables, aggregators and engines, not yet registered. */
+static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **out)
+{
+    struct arbor_job *a = s->arb;
+    const arb_plan *p = cfg->plan;
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    struct ajob *j = calloc(1, sizeof *j);
+    *out = j;
+    if (!j) return ARB_ENOMEM;
+    j->s = s;
+    j->a = a;
+    j->index = a->n_jobs;
+    j->ch_base = a->n_chan;
+    j->cfg = *cfg;
+    j->p = p;
+    j->n_trees = p->n_trees;
+    j->res.correct = cfg->values ? 1 : -1;
+    j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
+    j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
+    j->need = calloc(p->cfg.n_ranks, sizeof *j->need);
+    j->rank_done = malloc(p->cfg.n_ranks * sizeof *j->rank_done);
+    j->pacct = calloc(s->n_ports, sizeof *j->pacct);
+    if (!j->entry || !j->rank_of_host || !j->need || !j->rank_done || !j->pacct) return ARB_ENOMEM;
+    for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
+        j->entry[i] = NONE;
+    for (uint32_t h = 0; h < s->n_hosts; h++)
+        j->rank_of_host[h] = NONE;
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+        j->rank_of_host[p->ranks[r]] = r;
+        j->rank_done[r] = ARB_TIME_NEVER;
+    }
+    int rc = job_trees(s, j);
+    if (rc == 0) rc = make_engines(s, j);
+    if (rc == 0) job_values(j);
+    return rc;
+}
+
+/* The job joins the simulator: its channels, its hosts. */
+static int job_register(arb_sim *s, struct ajob *j)
+{
+    struct arbor_job *a = s->arb;
+    const arb_plan *p = j->p;
+    uint32_t n_chan = a->n_chan + p->n_channels;
+    if (n_chan > a->cap_chan) {
+        uint32_t cap = a->cap_chan ? a->cap_chan : 64;
+        while (cap < n_chan)
+            cap *= 2;
+        struct ajob **nc = realloc(a->chan_job, cap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        a->chan_job = nc;
+        a->cap_chan = cap;
+    }
+    struct ajob **nj = realloc(a->jobs, (a->n_jobs + 1) * sizeof *nj);
+    if (!nj) return ARB_ENOMEM;
+    a->jobs = nj;
+    a->jobs[a->n_jobs++] = j;
+    for (uint32_t c = a->n_chan; c < n_chan; c++)
+        a->chan_job[c] = j;
+    a->n_chan = n_chan;
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
+        a->host_job[p->ranks[r]] = j;
+    return 0;
+}
+
+/* Lag mode: rank r's host handles its packets r x skew late. */
+static int job_lag(arb_sim *s, const struct ajob *j)
+{
+    struct arbor_job *a = s->arb;
+    if (!a->lag) {
+        a->lag = calloc(s->n_hosts, sizeof *a->lag);
+        a->held = malloc(s->n_hosts * sizeof *a->held);
+        if (!a->lag || !a->held) return ARB_ENOMEM;
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            a->held[h].head = a->held[h].tail = PKT_NONE;
+    }
+    for (uint32_t r = 0; r < j->p->cfg.n_ranks; r++)
+        a->lag[j->p->ranks[r]] = (arb_time)r * j->cfg.skew;
+    return 0;
+}
+
+/* Every rank's host timer at its start time (skew). */
+static int job_start(arb_sim *s, struct ajob *j)
+{
+    const arb_sim_arbor_config *cfg = &j->cfg;
+    const arb_plan *p = j->p;
     j->res.start = cfg->start < s->now ? s->now : cfg->start;
     uint64_t g = cfg->seed;
-    if (cfg->skew && cfg->skew_random == 2) {
-        j->lag = calloc(s->n_hosts, sizeof *j->lag);
-        j->held = malloc(s->n_hosts * sizeof *j->held);
-        if (!j->lag || !j->held) return ARB_ENOMEM;
-        for (uint32_t h = 0; h < s->n_hosts; h++)
-            j->held[h].head = j->held[h].tail = PKT_NONE;
-        for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
-            j->lag[p->ranks[r]] = (arb_time)r * cfg->skew;
-    }
+    if (cfg->skew && cfg->skew_random == 2 && job_lag(s, j) < 0) return ARB_ENOMEM;
     for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
         uint32_t h = p->ranks[r];
         arb_time at = j->res.start;
@@ -1251,25 +1371,89 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     return s->error;
 }
 
+/* ARB_EINVAL when cfg cannot run beside the jobs already added: the slot
+ * pools and payload buffers are common (slots, payload, mode), and a host
+ * belongs to one job (its channels are named by its address). */
+static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
+{
+    const struct arbor_job *a = s->arb;
+    if (!a) return 0;
+    if (cfg->values != a->values || cfg->payload != a->payload || cfg->slots != a->slots)
+        return ARB_EINVAL;
+    for (uint32_t r = 0; r < cfg->plan->cfg.n_ranks; r++)
+        if (a->host_job[cfg->plan->ranks[r]]) return ARB_EINVAL;
+    return 0;
+}
+
+int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
+{
+    if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
+    const arb_plan *p = cfg->plan;
+    size_t es = arb_dtype_size(p->cfg.dtype);
+    if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
+        cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
+        cfg->timeout == 0 || cfg->retry == 0)
+        return ARB_EINVAL;
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
+        if (p->ranks[r] >= s->n_hosts) return ARB_EINVAL;
+    for (uint32_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i].node >= n_nodes) return ARB_EINVAL;
+    if (job_fits(s, cfg) < 0) return ARB_EINVAL;
+    int first = s->arb == NULL;
+    int rc = first ? arbor_state(s, cfg) : 0;
+    if (rc < 0) return rc;
+    struct ajob *j = NULL;
+    rc = job_new(s, cfg, &j);
+    if (rc == 0) rc = job_register(s, j);
+    if (rc < 0) {
+        if (first) {
+            job_free(j);
+            arbor_free(s);
+        } else if (!s->arb->n_jobs || s->arb->jobs[s->arb->n_jobs - 1] != j) {
+            job_free(j);
+        }
+        return rc;
+    }
+    rc = job_start(s, j);
+    return rc < 0 ? rc : (int)j->index;
+}
+
+static int job_done(const struct ajob *j)
+{
+    return j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
+}
+
 int arb_sim_arbor_done(const arb_sim *s)
 {
-    const struct arbor_job *j = cjob(s);
-    return j && j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
+    const struct arbor_job *a = s->arb;
+    if (!a || !a->n_jobs) return 0;
+    for (uint32_t x = 0; x < a->n_jobs; x++)
+        if (!job_done(a->jobs[x])) return 0;
+    return 1;
+}
+
+int arb_sim_arbor_jobs(const arb_sim *s)
+{
+    return s && s->arb ? (int)s->arb->n_jobs : 0;
 }
 
 int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks)
 {
-    const struct arbor_job *j = cjob(s);
-    if (!j) return ARB_EINVAL;
-    *ranks_done = j->ranks_done;
-    *ranks = j->p->cfg.n_ranks;
+    const struct arbor_job *a = s->arb;
+    if (!a || !a->n_jobs) return ARB_EINVAL;
+    *ranks_done = 0;
+    *ranks = 0;
+    for (uint32_t x = 0; x < a->n_jobs; x++) {
+        *ranks_done += a->jobs[x]->ranks_done;
+        *ranks += a->jobs[x]->p->cfg.n_ranks;
+    }
     return 0;
 }
 
-/* The per-port counters summed: packets and bytes sent, bytes per tier. */
-static void port_sums(const arb_sim *s, arb_sim_arbor_result *r)
+/* The job's per-port counters summed: packets and bytes sent, bytes per tier. */
+static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_result *r)
 {
-    const struct arbor_job *j = cjob(s);
     for (uint32_t port = 0; port < s->n_ports; port++) {
         const struct pacct *pa = &j->pacct[port];
         uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
@@ -1282,16 +1466,18 @@ static void port_sums(const arb_sim *s, arb_sim_arbor_result *r)
     }
 }
 
-/* Nodes where in + copies != out + consumed + drops + delivered + queued. */
+/* Nodes where in + copies != out + consumed + drops + delivered + queued,
+ * every job's packets together. */
 static uint64_t conservation_errors(const arb_sim *s)
 {
-    const struct arbor_job *j = cjob(s);
+    const struct arbor_job *a = s->arb;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     uint64_t *left = calloc(n_nodes, sizeof *left); /* out + queued */
     if (!left) return 0;
     for (uint32_t port = 0; port < s->n_ports; port++) {
         uint32_t owner = s->ports[s->ports[port].peer_port].peer;
-        left[owner] += j->pacct[port].tx_pkts;
+        for (uint32_t x = 0; x < a->n_jobs; x++)
+            left[owner] += a->jobs[x]->pacct[port].tx_pkts;
         const struct plist *ls[2] = {&s->sp[port].q, &s->sp[port].arb_tx};
         for (int l = 0; l < 2; l++)
             for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
@@ -1299,22 +1485,93 @@ static uint64_t conservation_errors(const arb_sim *s)
     }
     uint64_t bad = 0;
     for (uint32_t n = 0; n < n_nodes; n++) {
-        const struct nacct *a = &j->acct[n];
-        if (a->in + a->copies != a->consumed + a->drops + a->delivered + left[n]) bad++;
+        const struct nacct *c = &a->acct[n];
+        if (c->in + c->copies != c->consumed + c->drops + c->delivered + left[n]) bad++;
     }
     free(left);
     return bad;
 }
 
-int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
+/* The aggregators of nodes[0..n) (nodes NULL: every one), their counters
+ * and self-checks into r. */
+static void agg_sums(const arb_sim *s, const uint32_t *nodes, uint32_t n, arb_sim_arbor_result *r)
 {
-    const struct arbor_job *j = cjob(s);
-    if (!j || !out) return ARB_EINVAL;
+    const struct arbor_job *a = s->arb;
+    if (!nodes) n = arb_topo_n_nodes(s->topo);
+    for (uint32_t x = 0; x < n; x++) {
+        arb_agg *g = a->agg[nodes ? nodes[x] : x];
+        if (!g) continue;
+        arb_agg_stats st;
+        arb_agg_get_stats(g, s->now, &st);
+        r->agg_inputs += st.contributions;
+        r->agg_aggregates += st.aggregates;
+        r->agg_passthrough += st.passthrough;
+        if (st.peak_live > r->peak_live_slots) r->peak_live_slots = st.peak_live;
+        r->agg_allocations += st.allocations;
+        r->agg_reclaimed += st.reclaimed_live;
+        r->slot_time += st.slot_time;
+        r->partial_slot_time += st.partial_slot_time;
+        if (arb_agg_check(g) < 0) r->inv_agg_check++;
+    }
+}
+
+/* The engines' counters and the per-engine invariants of job j into r. */
+static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
+{
+    const arb_plan *p = j->p;
+    for (uint32_t i = 0; i < j->n_eps; i++) {
+        const struct aep *e = &j->eps[i];
+        if (e->r) {
+            arb_responder_stats st;
+            arb_responder_get_stats(e->r, &st);
+            r->commits += st.commits;
+            r->repair_commits += st.repair_commits;
+            r->repair_credits += st.repair_credits;
+            r->timeouts += st.timeouts;
+            r->agg_miss += st.agg_miss;
+            r->late_masters += st.late_masters;
+            r->tail_replays += st.tail_replays;
+            r->credits += st.credits;
+            r->dead_subchannels += st.dead_subchannels;
+        } else {
+            arb_requester_stats st;
+            arb_requester_get_stats(e->q, &st);
+            r->requests += st.requests + st.repair_requests;
+            r->results += st.results;
+            r->registers += st.registers;
+            r->ends += st.ends;
+            /* every requester receives every result (pull-result, push) */
+            arb_ep_kind kind = p->channels[e->ch].kind;
+            /* header-only: results held (one message per engine: its stats' count) */
+            uint64_t got = j->cfg.values ? e->results : st.results;
+            if (r->done && kind != ARB_EP_BARRIER && got < e->offsets)
+                r->inv_missing += e->offsets - got;
+            if (e->cond_done && p->cfg.coll != ARB_COLL_REDUCE && kind != ARB_EP_BARRIER &&
+                got < e->offsets)
+                r->inv_early++;
+        }
+        if (e->r && e->cond_done && e->results < e->offsets) r->inv_early++;
+    }
+}
+
+static void finish_invariants(arb_sim_arbor_result *r, int values)
+{
+    r->invariant_errors = r->inv_dup_commit + r->inv_count + r->inv_agg_check + r->inv_missing +
+                          r->inv_early + r->inv_conservation;
+    if (values) r->correct = r->wrong == 0 && r->done && r->inv_missing == 0;
+    r->bytes_per_packet = (uint32_t)(sizeof(struct pkt) + sizeof(arb_hdr));
+}
+
+/* Job j's figures: its engines, its packets, the switches it aggregates at
+ * (whose pools other jobs may share), the fabric's conservation. */
+static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conservation,
+                       arb_sim_arbor_result *out)
+{
     arb_sim_arbor_result r = j->res;
     const arb_plan *p = j->p;
     r.ranks = p->cfg.n_ranks;
     r.ranks_done = j->ranks_done;
-    r.done = arb_sim_arbor_done(s);
+    r.done = job_done(j);
     r.bytes = p->cfg.coll == ARB_COLL_BARRIER ? 0 : p->cfg.bytes;
     r.finish = ARB_TIME_NEVER;
     if (j->ranks_done == p->cfg.n_ranks) {
@@ -1324,71 +1581,107 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
         r.cct = r.finish - r.start;
         r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
     }
-    for (uint32_t i = 0; i < j->n_eps; i++) {
-        const struct aep *e = &j->eps[i];
-        if (e->r) {
-            arb_responder_stats st;
-            arb_responder_get_stats(e->r, &st);
-            r.commits += st.commits;
-            r.repair_commits += st.repair_commits;
-            r.repair_credits += st.repair_credits;
-            r.timeouts += st.timeouts;
-            r.agg_miss += st.agg_miss;
-            r.late_masters += st.late_masters;
-            r.tail_replays += st.tail_replays;
-            r.credits += st.credits;
-            r.dead_subchannels += st.dead_subchannels;
-        } else {
-            arb_requester_stats st;
-            arb_requester_get_stats(e->q, &st);
-            r.requests += st.requests + st.repair_requests;
-            r.results += st.results;
-            r.registers += st.registers;
-            r.ends += st.ends;
-            /* every requester receives every result (pull-result, push) */
-            arb_ep_kind kind = p->channels[e->ch].kind;
-            /* header-only: results held (one message per engine: its stats' count) */
-            uint64_t got = j->cfg.values ? e->results : st.results;
-            if (r.done && kind != ARB_EP_BARRIER && got < e->offsets)
-                r.inv_missing += e->offsets - got;
-            if (e->cond_done && j->p->cfg.coll != ARB_COLL_REDUCE && kind != ARB_EP_BARRIER &&
-                got < e->offsets)
-                r.inv_early++;
-        }
-        if (e->r && e->cond_done && e->results < e->offsets) r.inv_early++;
-    }
-    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
-        if (j->agg[n]) {
-            arb_agg_stats st;
-            arb_agg_get_stats(j->agg[n], s->now, &st);
-            r.agg_inputs += st.contributions;
-            r.agg_aggregates += st.aggregates;
-            r.agg_passthrough += st.passthrough;
-            if (st.peak_live > r.peak_live_slots) r.peak_live_slots = st.peak_live;
-            r.agg_allocations += st.allocations;
-            r.agg_reclaimed += st.reclaimed_live;
-            r.slot_time += st.slot_time;
-            r.partial_slot_time += st.partial_slot_time;
-            if (arb_agg_check(j->agg[n]) < 0) r.inv_agg_check++;
-        }
-    }
-    port_sums(s, &r);
-    r.inv_conservation = conservation_errors(s);
-    r.invariant_errors = r.inv_dup_commit + r.inv_count + r.inv_agg_check + r.inv_missing +
-                         r.inv_early + r.inv_conservation;
-    if (j->cfg.values) r.correct = r.wrong == 0 && r.done && r.inv_missing == 0;
+    engine_sums(j, &r);
+    agg_sums(s, j->agg_nodes, j->n_agg_nodes, &r);
+    port_sums(s, j, &r);
+    r.inv_conservation = conservation;
+    finish_invariants(&r, j->cfg.values);
     r.rtt_mean = j->rtt_n ? j->rtt_sum / j->rtt_n : 0;
-    r.bytes_per_packet = (uint32_t)(sizeof(struct pkt) + sizeof(arb_hdr));
     *out = r;
+}
+
+/* Job figures w += r: counts summed, the span from the first start to the
+ * last finish, goodputs summed (docs/arbor-sim.md). */
+static void result_add(arb_sim_arbor_result *w, const arb_sim_arbor_result *r)
+{
+    w->done = w->done && r->done;
+    w->ranks += r->ranks;
+    w->ranks_done += r->ranks_done;
+    if (r->start < w->start) w->start = r->start;
+    if (w->finish == ARB_TIME_NEVER || r->finish == ARB_TIME_NEVER)
+        w->finish = ARB_TIME_NEVER;
+    else if (r->finish > w->finish)
+        w->finish = r->finish;
+    w->bytes += r->bytes;
+    w->goodput_gbps += r->goodput_gbps;
+    uint64_t *const wc[] = {
+        &w->commits,     &w->repair_commits, &w->repair_credits,   &w->timeouts,
+        &w->agg_miss,    &w->late_masters,   &w->tail_replays,     &w->credits,
+        &w->requests,    &w->results,        &w->registers,        &w->ends,
+        &w->agg_drops,   &w->copies,         &w->checked,          &w->wrong,
+        &w->wire_checks, &w->wire_errors,    &w->inv_dup_commit,   &w->inv_count,
+        &w->inv_missing, &w->inv_early,      &w->dead_subchannels, &w->pkts,
+        &w->wire_bytes};
+    const uint64_t rc[] = {
+        r->commits,      r->repair_commits, r->repair_credits,   r->timeouts,       r->agg_miss,
+        r->late_masters, r->tail_replays,   r->credits,          r->requests,       r->results,
+        r->registers,    r->ends,           r->agg_drops,        r->copies,         r->checked,
+        r->wrong,        r->wire_checks,    r->wire_errors,      r->inv_dup_commit, r->inv_count,
+        r->inv_missing,  r->inv_early,      r->dead_subchannels, r->pkts,           r->wire_bytes};
+    for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++)
+        *wc[k] += rc[k];
+    for (int t = 0; t < 4; t++) {
+        w->tier_up_bytes[t] += r->tier_up_bytes[t];
+        w->tier_down_bytes[t] += r->tier_down_bytes[t];
+    }
+    if (r->rtt_max > w->rtt_max) w->rtt_max = r->rtt_max;
+}
+
+/* Several jobs: the whole (docs/arbor-sim.md section 2). */
+static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_result *out)
+{
+    const struct arbor_job *a = s->arb;
+    arb_sim_arbor_result w;
+    memset(&w, 0, sizeof w);
+    w.done = 1;
+    w.start = ARB_TIME_NEVER;
+    w.finish = 0;
+    uint64_t rtt_sum = 0, rtt_n = 0;
+    for (uint32_t x = 0; x < a->n_jobs; x++) {
+        arb_sim_arbor_result r;
+        job_result(s, a->jobs[x], conservation, &r);
+        result_add(&w, &r);
+        rtt_sum += a->jobs[x]->rtt_sum;
+        rtt_n += a->jobs[x]->rtt_n;
+    }
+    if (w.finish != ARB_TIME_NEVER)
+        w.cct = w.finish - w.start;
+    else
+        w.goodput_gbps = 0;
+    agg_sums(s, NULL, 0, &w); /* every switch once: pools are shared */
+    w.inv_conservation = conservation;
+    w.correct = a->values ? 1 : -1;
+    finish_invariants(&w, a->values);
+    w.rtt_mean = rtt_n ? rtt_sum / rtt_n : 0;
+    *out = w;
+}
+
+int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
+{
+    const struct arbor_job *a = s->arb;
+    if (!a || !a->n_jobs || !out) return ARB_EINVAL;
+    uint64_t conservation = conservation_errors(s);
+    if (a->n_jobs == 1)
+        job_result(s, a->jobs[0], conservation, out);
+    else
+        whole_result(s, conservation, out);
+    return 0;
+}
+
+int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *out)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || job < 0 || (uint32_t)job >= a->n_jobs || !out) return ARB_EINVAL;
+    job_result(s, a->jobs[job], conservation_errors(s), out);
     return 0;
 }
 
 int arb_sim_arbor_header(const arb_sim *s, uint32_t index, arb_hdr *h)
 {
-    const struct arbor_job *j = s->arb;
-    if (!j || index >= j->cap_hdr || index >= s->pool.made ||
+    const struct arbor_job *a = s->arb;
+    if (!a || index >= a->cap_hdr || index >= s->pool.made ||
         !s->pool.chunks[index >> POOL_CHUNK_BITS] || pool_get(&s->pool, index)->kind != PK_ARBOR)
         return ARB_ENOENT;
-    *h = j->hdr[index];
+    *h = a->hdr[index];
     return 0;
 }

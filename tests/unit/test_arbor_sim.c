@@ -340,6 +340,223 @@ out:
     g_fail_rc = 0;
 }
 
+/* ---- several jobs ---------------------------------------------------- */
+
+struct jobs {
+    const char *topo;
+    uint32_t n_jobs, ranks; /* job k: hosts first[k], first[k] + 1, ... */
+    const uint32_t *first;
+    uint64_t bytes;
+    int values;
+    uint32_t slots;
+};
+
+/* Run the jobs to the end: each job's figures in per[k], the whole in *all. */
+static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arbor_result *all)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_topo_new(&t, x->topo, NULL, err, sizeof err), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    arb_plan *p[8] = {NULL};
+    int rc = s ? 0 : ARB_ENOMEM;
+    for (uint32_t k = 0; k < x->n_jobs && rc == 0; k++) {
+        uint32_t ranks[256];
+        for (uint32_t r = 0; r < x->ranks; r++)
+            ranks[r] = x->first[k] + r;
+        arb_plan_config pc;
+        arb_plan_config_default(&pc);
+        pc.ranks = ranks;
+        pc.n_ranks = x->ranks;
+        pc.bytes = x->bytes;
+        pc.dtype = ARB_DTYPE_I32;
+        rc = arb_plan_new(&p[k], t, &pc, err, sizeof err);
+        CHECK_EQ_I(rc, 0);
+        arb_sim_arbor_config ac;
+        arb_sim_arbor_config_default(&ac);
+        ac.plan = p[k];
+        ac.values = x->values;
+        ac.wire_check = 1;
+        ac.timeout = 200 * ARB_PS_PER_US;
+        ac.retry = 100 * ARB_PS_PER_US;
+        if (x->slots) ac.slots = x->slots;
+        if (rc == 0) rc = arb_sim_arbor_add(s, &ac);
+        CHECK_EQ_I(rc, (int)k); /* the job's index */
+        if (rc >= 0) rc = 0;
+    }
+    if (rc == 0) {
+        CHECK_EQ_I(arb_sim_arbor_jobs(s), (int)x->n_jobs);
+        rc = arb_sim_run(s, ARB_PS_PER_S);
+        CHECK_EQ_I(rc, 0);
+        for (uint32_t k = 0; k < x->n_jobs; k++)
+            CHECK_EQ_I(arb_sim_arbor_job_result(s, (int)k, &per[k]), 0);
+        CHECK_EQ_I(arb_sim_arbor_job_result(s, (int)x->n_jobs, &per[0]), ARB_EINVAL);
+        CHECK_EQ_I(arb_sim_arbor_job_result(s, -1, &per[0]), ARB_EINVAL);
+        if (x->n_jobs) CHECK_EQ_I(arb_sim_arbor_job_result(s, 0, &per[0]), 0);
+        CHECK_EQ_I(arb_sim_arbor_result_get(s, all), 0);
+        uint32_t done = 0, ranks = 0;
+        CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &ranks), 0);
+        CHECK_EQ_U(ranks, x->n_jobs * x->ranks);
+        CHECK_EQ_U(done, all->ranks_done);
+        CHECK_EQ_I(arb_sim_arbor_done(s), all->done);
+        arb_sim_stats st;
+        arb_sim_get_stats(s, &st);
+        CHECK_EQ_U(st.in_flight, 0);
+    }
+    arb_sim_free(s);
+    for (uint32_t k = 0; k < 8; k++)
+        arb_plan_free(p[k]);
+    arb_topo_free(t);
+    return TEST_FAILING() ? -1 : 0;
+}
+
+static void check_job(const arb_sim_arbor_result *r, uint32_t ranks, int values)
+{
+    CHECK(r->done);
+    CHECK_EQ_U(r->ranks_done, ranks);
+    CHECK_EQ_U(r->invariant_errors, 0);
+    CHECK_EQ_U(r->wire_errors, 0);
+    if (values) CHECK_EQ_I(r->correct, 1);
+}
+
+TEST(two_jobs_on_disjoint_hosts)
+{
+    static const uint32_t first[] = {0, 4};
+    struct jobs x = {"star:8", 2, 4, first, 1 << 20, 1, 0};
+    arb_sim_arbor_result per[2], all;
+    if (run_jobs(&x, per, &all) < 0) return;
+    check_job(&per[0], 4, 1);
+    check_job(&per[1], 4, 1);
+    check_job(&all, 8, 1);
+    CHECK(per[0].checked > 0 && per[1].checked > 0);
+    CHECK_EQ_U(all.commits, per[0].commits + per[1].commits);
+    CHECK_EQ_U(all.pkts, per[0].pkts + per[1].pkts);
+    CHECK_EQ_U(all.bytes, 2u << 20);
+    CHECK(all.goodput_gbps == per[0].goodput_gbps + per[1].goodput_gbps);
+    arb_time first_start = per[0].start < per[1].start ? per[0].start : per[1].start;
+    arb_time last = per[0].finish > per[1].finish ? per[0].finish : per[1].finish;
+    CHECK_EQ_U(all.cct, last - first_start);
+    /* one switch, one pool: both jobs' slots in it, counted once */
+    CHECK_EQ_U(all.agg_allocations, per[0].agg_allocations);
+    CHECK_EQ_U(all.peak_live_slots, per[1].peak_live_slots);
+    /* eight ranks on four hosts' worth of channels each: 4 x 32 offsets per job */
+    CHECK_EQ_U(per[0].commits, 4 * 32);
+    /* a leaf-spine with a job per leaf, and eight jobs of two ranks on star:16 */
+    static const uint32_t f8[] = {0, 2, 4, 6, 8, 10, 12, 14};
+    struct jobs y = {"star:16", 8, 2, f8, 256 * 1024, 0, 0};
+    arb_sim_arbor_result per8[8];
+    if (run_jobs(&y, per8, &all) < 0) return;
+    for (int k = 0; k < 8; k++)
+        check_job(&per8[k], 2, 0);
+    check_job(&all, 16, 0);
+}
+
+TEST(a_neighbour_on_other_switches_changes_nothing)
+{
+    /* leafspine:2,4,2: a job on each leaf aggregates at its leaf alone */
+    static const uint32_t first[] = {0, 4};
+    struct jobs alone = {"leafspine:2,4,2", 1, 4, first, 1 << 20, 1, 0};
+    struct jobs both = {"leafspine:2,4,2", 2, 4, first, 1 << 20, 1, 0};
+    arb_sim_arbor_result a[1], aw, b[2], bw;
+    if (run_jobs(&alone, a, &aw) < 0 || run_jobs(&both, b, &bw) < 0) return;
+    check_job(&b[0], 4, 1);
+    check_job(&b[1], 4, 1);
+    CHECK(memcmp(&a[0], &aw, sizeof aw) == 0); /* one job: the whole is the job */
+    CHECK_EQ_U(b[0].finish, a[0].finish);
+    CHECK_EQ_U(b[0].cct, a[0].cct);
+    CHECK(b[0].goodput_gbps == a[0].goodput_gbps);
+    CHECK_EQ_U(b[0].pkts, a[0].pkts);
+    CHECK_EQ_U(b[0].wire_bytes, a[0].wire_bytes);
+    CHECK_EQ_U(b[0].peak_live_slots, a[0].peak_live_slots);
+    CHECK_EQ_U(b[0].rtt_mean, a[0].rtt_mean);
+    CHECK(memcmp(&b[0], &a[0], sizeof a[0]) == 0);
+    /* the two jobs are mirror images */
+    CHECK_EQ_U(b[1].cct, b[0].cct);
+}
+
+TEST(jobs_on_one_switch_share_its_pool)
+{
+    /* star:8, two jobs of 4 ranks: 4 channels x window 4 = 16 slots live per
+     * job at most. A pool of 24 holds one job, not two: the rotation takes
+     * live slots, AGG_MISS and repairs follow, and the values stay exact. */
+    static const uint32_t first[] = {0, 4};
+    struct jobs one = {"star:8", 1, 4, first, 1 << 20, 1, 24};
+    struct jobs two = {"star:8", 2, 4, first, 1 << 20, 1, 24};
+    arb_sim_arbor_result a[1], aw, b[2], bw;
+    if (run_jobs(&one, a, &aw) < 0 || run_jobs(&two, b, &bw) < 0) return;
+    check_job(&aw, 4, 1);
+    check_job(&bw, 8, 1);
+    CHECK(aw.peak_live_slots <= 16);
+    CHECK_EQ_U(aw.agg_reclaimed, 0);
+    CHECK(bw.peak_live_slots > aw.peak_live_slots); /* both jobs' slots at once */
+    CHECK(bw.agg_reclaimed > 0);
+    CHECK(bw.agg_miss > 0 && bw.repair_commits > 0);
+    CHECK(bw.agg_allocations >= 2 * aw.agg_allocations);
+    /* the same with 1024 slots: no contention */
+    two.slots = 0;
+    if (run_jobs(&two, b, &bw) < 0) return;
+    check_job(&bw, 8, 1);
+    CHECK_EQ_U(bw.agg_reclaimed, 0);
+    CHECK_EQ_U(bw.repair_commits, 0);
+    CHECK(bw.peak_live_slots > aw.peak_live_slots);
+}
+
+TEST(jobs_deterministic_and_refused)
+{
+    static const uint32_t first[] = {0, 4, 8, 12};
+    struct jobs x = {"leafspine:4,4,2", 4, 4, first, 512 * 1024, 0, 32};
+    arb_sim_arbor_result a[4], aw, b[4], bw;
+    if (run_jobs(&x, a, &aw) < 0 || run_jobs(&x, b, &bw) < 0) return;
+    check_job(&aw, 16, 0);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(memcmp(&aw, &bw, sizeof aw) == 0);
+    /* a host in two jobs, or a pool configured twice: refused */
+    arb_topo *t = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_topo_new(&t, "star:8", NULL, err, sizeof err), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    uint32_t r0[] = {0, 1, 2, 3}, r1[] = {3, 4, 5, 6}, r2[] = {4, 5, 6, 7};
+    arb_plan *p[3] = {NULL};
+    const uint32_t *rk[3] = {r0, r1, r2};
+    for (int k = 0; k < 3; k++) {
+        arb_plan_config pc;
+        arb_plan_config_default(&pc);
+        pc.ranks = rk[k];
+        pc.n_ranks = 4;
+        pc.bytes = 64 * 1024;
+        CHECK_EQ_I(arb_plan_new(&p[k], t, &pc, err, sizeof err), 0);
+    }
+    arb_sim_arbor_config ac;
+    arb_sim_arbor_config_default(&ac);
+    ac.plan = p[0];
+    CHECK_EQ_I(arb_sim_arbor_add(s, &ac), 0);
+    ac.plan = p[1];
+    CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* host 3 */
+    ac.plan = p[2];
+    ac.slots = 512;
+    CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another pool size */
+    ac.slots = 1024;
+    ac.values = 1;
+    CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another mode */
+    ac.values = 0;
+    CHECK_EQ_I(arb_sim_arbor_add(s, &ac), 1);
+    CHECK_EQ_I(arb_sim_arbor_jobs(s), 2);
+    CHECK_EQ_I(arb_sim_run(s, ARB_PS_PER_S), 0);
+    CHECK(arb_sim_arbor_done(s));
+    arb_sim_free(s);
+    for (int k = 0; k < 3; k++)
+        arb_plan_free(p[k]);
+    arb_topo_free(t);
+}
+
 int main(void)
 {
     RUN(star4_allreduce_headers);
@@ -350,5 +567,9 @@ int main(void)
     RUN(small_slot_pool_misses);
     RUN(rank_skew);
     RUN(dynamic_subchannels_avoid_a_failed_tree);
+    RUN(two_jobs_on_disjoint_hosts);
+    RUN(a_neighbour_on_other_switches_changes_nothing);
+    RUN(jobs_on_one_switch_share_its_pool);
+    RUN(jobs_deterministic_and_refused);
     return testkit_done();
 }
