@@ -50,6 +50,8 @@ struct arb_scenario_result {
     int stopped;  /* run.stop came first */
     int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
     arb_sim_arbor_result ar;
+    arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
+    uint32_t n_ar_jobs;
     uint32_t arb_hdr_len;
     struct flowrec *flows;
     uint32_t n_flows;
@@ -86,6 +88,7 @@ void arb_scenario_result_free(arb_scenario_result *r)
         free(r->echo[k]);
     free(r->file);
     free(r->flows);
+    free(r->ar_jobs);
     for (unsigned c = 0; c < MAX_CLASSES; c++)
         free(r->cls[c].hist);
     free(r->samp_t);
@@ -128,7 +131,20 @@ const char *arb_scenario_default_text(void)
 /* The Arbor collective: its plan from [arbor] and the group from
  * workload.ranks / workload.hosts. */
 static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
-                       arb_plan **plan, char *err, size_t errlen);
+                       arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen);
+
+/* Several jobs: each one's figures (one job: r->ar is all). */
+static int arbor_jobs_get(arb_scenario_result *r, const arb_sim *s)
+{
+    int n = arb_sim_arbor_jobs(s);
+    if (n < 2) return 0;
+    r->ar_jobs = calloc((size_t)n, sizeof *r->ar_jobs);
+    if (!r->ar_jobs) return ARB_ENOMEM;
+    r->n_ar_jobs = (uint32_t)n;
+    for (int k = 0; k < n; k++)
+        arb_sim_arbor_job_result(s, k, &r->ar_jobs[k]);
+    return 0;
+}
 
 /* An error about key k: "WHERE: message". */
 static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
@@ -505,7 +521,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
     int arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
-    arb_plan *plan = NULL;
+    arb_plan **plans = NULL;
+    uint32_t n_plans = 0;
     arb_topo *t = NULL;
     struct scn_route route;
     memset(&route, 0, sizeof route);
@@ -666,7 +683,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     sp.r = r;
     sp.s = s;
     if (arbor) {
-        rc = arbor_setup(sc, r, t, s, &plan, err, errlen);
+        rc = arbor_setup(sc, r, t, s, &plans, &n_plans, err, errlen);
         if (rc < 0) goto done;
     } else {
         rc = arb_workload_start(w, s);
@@ -737,6 +754,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     if (rc == 0 && arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
+        rc = arbor_jobs_get(r, s);
+        if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     }
 done:
     if (pcap) {
@@ -752,7 +771,9 @@ done:
     }
     scn_order_free(order);
     scn_failat_free(&failat);
-    arb_plan_free(plan);
+    for (uint32_t k = 0; k < n_plans; k++)
+        arb_plan_free(plans[k]);
+    free(plans);
     arb_workload_free(w);
     if (route.destroy) route.destroy(route.ctx);
     arb_topo_free(t);
@@ -766,94 +787,153 @@ done:
     return 0;
 }
 
-static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
-                       arb_plan **plan, char *err, size_t errlen)
+/* The hosts of the ranks (workload.ranks, workload.hosts) into *rk. */
+static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uint32_t **rk,
+                       uint32_t *n, char *err, size_t errlen)
 {
     char msg[512];
     uint32_t *hosts = NULL, nh = 0;
     const char *hl = scn_str(sc, K_WL_HOSTS);
-    int rc;
     if (*hl) {
-        rc = parse_hosts(hl, r->hosts, &hosts, &nh, msg, sizeof msg);
+        int rc = parse_hosts(hl, r->hosts, &hosts, &nh, msg, sizeof msg);
         if (rc < 0) return key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg);
     }
     uint64_t ranks = scn_u64(sc, K_WL_RANKS);
     uint32_t avail = *hl ? nh : r->hosts;
     if (ranks == 0) ranks = avail;
-    if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS) {
+    if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS * scn_u64(sc, K_AR_JOBS)) {
         free(hosts);
         snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
                  (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
         return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
     }
-    uint32_t *rk = malloc(ranks * sizeof *rk);
-    if (!rk) {
+    *rk = malloc(ranks * sizeof **rk);
+    if (!*rk) {
         free(hosts);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < ranks; i++)
-        rk[i] = hosts ? hosts[i] : i;
+        (*rk)[i] = hosts ? hosts[i] : i;
     free(hosts);
-    arb_plan_config pc;
-    arb_plan_config_default(&pc);
-    pc.coll = (arb_coll)scn_enum(sc, K_AR_COLL);
-    pc.ranks = rk;
-    pc.n_ranks = (uint32_t)ranks;
-    pc.root = (uint32_t)scn_u64(sc, K_AR_ROOT);
-    pc.bytes = scn_u64(sc, K_WL_SIZE);
-    pc.dtype = (arb_dtype)scn_enum(sc, K_AR_DTYPE);
-    pc.subchannels = (uint32_t)scn_u64(sc, K_AR_SUBCH);
+    *n = (uint32_t)ranks;
+    return 0;
+}
+
+/* arbor.jobs: the ranks split into equal groups of two or more. */
+static int arbor_groups(const arb_scenario *sc, uint32_t ranks, uint32_t *jobs, uint32_t *group,
+                        char *err, size_t errlen)
+{
+    char msg[160];
+    *jobs = (uint32_t)scn_u64(sc, K_AR_JOBS);
+    *group = ranks / *jobs;
+    if (ranks % *jobs || *group < 2 || *group > ARB_PLAN_MAX_RANKS) {
+        snprintf(msg, sizeof msg, "%u jobs: %u ranks do not split into equal groups of 2..%d ranks",
+                 *jobs, ranks, ARB_PLAN_MAX_RANKS);
+        return key_fail(sc, K_AR_JOBS, err, errlen, ARB_EINVAL, msg);
+    }
+    return 0;
+}
+
+/* The plan configuration of [arbor] (ranks and bytes apart). */
+static int arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err, size_t errlen)
+{
+    arb_plan_config_default(pc);
+    pc->coll = (arb_coll)scn_enum(sc, K_AR_COLL);
+    pc->root = (uint32_t)scn_u64(sc, K_AR_ROOT);
+    pc->bytes = scn_u64(sc, K_WL_SIZE);
+    pc->dtype = (arb_dtype)scn_enum(sc, K_AR_DTYPE);
+    pc->subchannels = (uint32_t)scn_u64(sc, K_AR_SUBCH);
     int prof = scn_enum(sc, K_AR_PROFILE);
-    pc.header = prof == 1 ? 16 : prof == 2 ? 20 : 0;
+    pc->header = prof == 1 ? 16 : prof == 2 ? 20 : 0;
     const char *lv = scn_str(sc, K_AR_LEVELS);
     for (const char *q = lv; *q;) {
         char *end;
         unsigned long l = strtoul(q, &end, 10);
-        if (end == q || l == 0 || l > 31 || (*end && *end != ',')) {
-            free(rk);
+        if (end == q || l == 0 || l > 31 || (*end && *end != ','))
             return key_fail(sc, K_AR_LEVELS, err, errlen, ARB_EPARSE,
                             "expected switch levels 1..31 separated by commas");
-        }
-        pc.agg_levels |= 1u << l;
+        pc->agg_levels |= 1u << l;
         q = *end ? end + 1 : end;
     }
+    return 0;
+}
+
+/* Job k's plan: ranks rk[k x group ..). The error names the key to blame. */
+static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
+                      const uint32_t *rk, uint32_t k, uint32_t group, uint32_t jobs,
+                      arb_plan **plan, char *err, size_t errlen)
+{
+    char msg[512], full[560];
+    arb_plan_config pc = *base;
+    pc.ranks = rk + (size_t)k * group;
+    pc.n_ranks = group;
+    int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
+    if (rc == 0) return 0;
     enum scn_key blame = K_AR_COLL;
-    rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
-    free(rk);
-    if (rc < 0) {
-        if (strstr(msg, "bytes")) blame = K_WL_SIZE;
-        if (strstr(msg, "root")) blame = K_AR_ROOT;
-        if (strstr(msg, "add level")) blame = K_AR_LEVELS;
-        if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
-        /* what the scenario asks is impossible: a usage error, not a failed run */
-        return key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, msg);
+    if (strstr(msg, "bytes")) blame = K_WL_SIZE;
+    if (strstr(msg, "root")) blame = K_AR_ROOT;
+    if (strstr(msg, "add level")) blame = K_AR_LEVELS;
+    if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
+    if (jobs > 1)
+        snprintf(full, sizeof full, "job %u: %s", k, msg);
+    else
+        snprintf(full, sizeof full, "%s", msg);
+    /* what the scenario asks is impossible: a usage error, not a failed run */
+    return key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, full);
+}
+
+/* The simulator's Arbor configuration of [arbor] (the plan apart). */
+static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
+{
+    arb_sim_arbor_config_default(ac);
+    ac->payload = (uint32_t)scn_u64(sc, K_AR_PAYLOAD);
+    ac->values = scn_enum(sc, K_AR_MODE) == 1;
+    ac->window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
+    ac->slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
+    ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
+    ac->retry = scn_u64(sc, K_AR_RETRY);
+    ac->start = scn_u64(sc, K_WL_START);
+    ac->wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
+    ac->skew = scn_u64(sc, K_AR_SKEW);
+    ac->skew_random = scn_enum(sc, K_AR_SKEWMODE);
+    ac->seed = scn_u64(sc, K_RUN_SEED);
+    ac->dynamic_subchannels = scn_enum(sc, K_AR_SUBMODE) == 1;
+}
+
+static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
+                       arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen)
+{
+    char msg[512];
+    uint32_t *rk = NULL, ranks = 0, jobs = 1, group = 0;
+    arb_plan_config pc;
+    int rc = arbor_ranks(sc, r, &rk, &ranks, err, errlen);
+    if (rc == 0) rc = arbor_groups(sc, ranks, &jobs, &group, err, errlen);
+    if (rc == 0) rc = arbor_plan_config(sc, &pc, err, errlen);
+    if (rc == 0 && !(*plans = calloc(jobs, sizeof **plans)))
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t k = 0; rc == 0 && k < jobs; k++) {
+        rc = arbor_plan(sc, t, &pc, rk, k, group, jobs, &(*plans)[k], err, errlen);
+        if (rc == 0) *n_plans = k + 1;
     }
-    r->arb_hdr_len = (*plan)->hdr_len;
+    free(rk);
+    if (rc < 0) return rc;
+    for (uint32_t k = 0; k < jobs; k++)
+        if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
     arb_sim_arbor_config ac;
-    arb_sim_arbor_config_default(&ac);
-    ac.plan = *plan;
-    ac.payload = (uint32_t)scn_u64(sc, K_AR_PAYLOAD);
-    ac.values = scn_enum(sc, K_AR_MODE) == 1;
-    ac.window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
-    ac.slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
-    ac.timeout = scn_u64(sc, K_AR_TIMEOUT);
-    ac.retry = scn_u64(sc, K_AR_RETRY);
-    ac.start = scn_u64(sc, K_WL_START);
-    ac.wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
-    ac.skew = scn_u64(sc, K_AR_SKEW);
-    ac.skew_random = scn_enum(sc, K_AR_SKEWMODE);
-    ac.seed = scn_u64(sc, K_RUN_SEED);
-    ac.dynamic_subchannels = scn_enum(sc, K_AR_SUBMODE) == 1;
+    arbor_sim_config(sc, &ac);
     if (*scn_str(sc, K_AR_FAIL)) {
-        /* after the plan: its trees still use what fails here */
+        /* after the plans: their trees still use what fails here */
         rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);
         if (rc < 0) return key_fail(sc, K_AR_FAIL, err, errlen, rc, msg);
     }
     if (ac.payload % arb_dtype_size(pc.dtype))
         return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                         "not a whole number of elements of the dtype");
-    rc = arb_sim_arbor_add(s, &ac);
-    if (rc < 0) return arb_errf(err, errlen, rc, "arbor: %s", arb_strerror(rc));
+    for (uint32_t k = 0; k < jobs; k++) {
+        ac.plan = (*plans)[k];
+        rc = arb_sim_arbor_add(s, &ac);
+        if (rc < 0) return arb_errf(err, errlen, rc, "arbor: %s", arb_strerror(rc));
+    }
     return 0;
 }
 
@@ -885,6 +965,32 @@ static void j_us(cJSON *o, const char *name, arb_time ps)
     else
         snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
     cJSON_AddRawToObject(o, name, b);
+}
+
+/* arbor.jobs > 1: "jobs", one object per job beside the whole's figures. */
+static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "jobs");
+    for (uint32_t k = 0; arr && k < r->n_ar_jobs; k++) {
+        const arb_sim_arbor_result *a = &r->ar_jobs[k];
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        j_u64(e, "job", k);
+        j_u64(e, "ranks", a->ranks);
+        j_u64(e, "ranks_done", a->ranks_done);
+        cJSON_AddBoolToObject(e, "done", a->done);
+        j_real(e, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
+        j_us(e, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
+        j_us(e, "start_us", a->start);
+        j_us(e, "finish_us", a->finish);
+        j_u64(e, "commits", a->commits);
+        j_u64(e, "repairs", a->repair_commits);
+        j_u64(e, "agg_miss", a->agg_miss);
+        j_u64(e, "timeouts", a->timeouts);
+        j_us(e, "rtt_mean_us", a->rtt_mean);
+        j_u64(e, "invariant_errors", a->invariant_errors);
+        cJSON_AddItemToArray(arr, e);
+    }
 }
 
 static void arbor_json(cJSON *j, const arb_scenario_result *r)
@@ -954,6 +1060,7 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(inv, "early_done", a->inv_early);
     j_u64(inv, "conservation", a->inv_conservation);
     j_u64(o, "dead_subchannels", a->dead_subchannels);
+    if (r->n_ar_jobs) arbor_jobs_json(o, r);
 }
 
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
@@ -970,6 +1077,9 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
         for (size_t k = 0; k < K_COUNT; k++) {
             arb_scenario_key_info ki;
             arb_scenario_key(k, &ki);
+            /* arbor.jobs only when there are several, so that a one-job
+             * run's report is what it was before the key existed */
+            if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }

@@ -128,6 +128,9 @@
       "static: offset k on tree k mod subchannels; dynamic: spec 9 (best recent completion time)") \
     X(AR_FAIL, "arbor", "fail", VT_LIST, "", NULL, 0, 0,                                           \
       "links and switches that fail after the plan is built (as fabric.fail; trees keep them)")    \
+    X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \
+      "jobs: the ranks split in order into this many equal groups, each running the collective "   \
+      "of workload.size; every switch has one slot pool shared by all jobs")                       \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \

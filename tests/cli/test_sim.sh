@@ -142,6 +142,26 @@ expect_err "arbor: 16 B header on two tiers" 2 "arbor.profile: plan: a path has 
 expect_err "arbor: loss of 1" 2 "fabric.loss: must be below 1" "$ARBOR" sim -s loss=1
 J=$("$ARBOR" sim scenarios/arbor-star32-values.ini --json --quiet -s size=4MiB)
 has "arbor-star32-values.ini correct" "$J" '"correct":true'
+# arbor.jobs: several jobs on one fabric, a JSON entry per job beside the whole.
+J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB -s arbor.jobs=2 | nohost)
+has "jobs: completes" "$J" '"completed":true'
+has "jobs: echoed above 1" "$J" '"jobs":"2"'
+has "jobs: per-job entries" "$J" '"jobs":\[{"job":0,"ranks":4,"ranks_done":4,"done":true,"goodput_gbps":'
+has "jobs: second job" "$J" '{"job":1,"ranks":4,'
+has "jobs: the whole's ranks" "$J" '"ranks":8,"ranks_done":8'
+has "jobs: no invariant error" "$J" '"invariants":{"errors":0,'
+B=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB -s arbor.jobs=2 | nohost)
+same "jobs: deterministic" "$J" "$B"
+J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB)
+if printf '%s' "$J" | grep -q '"jobs"'; then fail "one job: no jobs key" "$J"; else pass "one job: no jobs key"; fi
+S=$("$ARBOR" sim -s topology=star:8 -s size=1MiB -s arbor.jobs=4)
+has "jobs: a summary line per job" "$S" "job 3 .*CCT .* goodput"
+expect_err "jobs: not a divisor" 2 "sim: -s arbor.jobs: 3 jobs: 8 ranks do not split into equal groups" \
+    "$ARBOR" sim -s topology=star:8 -s arbor.jobs=3
+expect_err "jobs: groups of one" 2 "arbor.jobs: 8 jobs: 8 ranks do not split" "$ARBOR" sim -s topology=star:8 -s arbor.jobs=8
+expect_err "jobs: zero" 2 "sim: -s arbor.jobs: '0' is not in 1..128" "$ARBOR" sim -s arbor.jobs=0
+printf '[fabric]\ntopology = star:8\n[workload]\nkind = arbor\n[arbor]\njobs = 5\n' >"$TMP/jobs.ini"
+expect_err "jobs: file and line" 2 "jobs.ini:6: arbor.jobs: 5 jobs" "$ARBOR" sim "$TMP/jobs.ini"
 # docs/scenarios.md has a line for every key, with its default.
 missing=""
 for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do

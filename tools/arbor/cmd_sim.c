@@ -149,6 +149,15 @@ static void print_summary(const char *json)
                cJSON_IsNull(corr)   ? "n/a (header-only)"
                : cJSON_IsTrue(corr) ? "yes"
                                     : "NO");
+        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
+        const cJSON *jb;
+        cJSON_ArrayForEach(jb, jobs)
+        {
+            printf("  job %-7.0f CCT %.3f us, goodput %.3f Gb/s, %.0f commits (%.0f by repair)%s\n",
+                   num(jb, "job", NULL), num(jb, "cct_us", NULL), num(jb, "goodput_gbps", NULL),
+                   num(jb, "commits", NULL), num(jb, "repairs", NULL),
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
+        }
         printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
                "%.0f timeouts\n",
                num(j, "commits", NULL), num(ar, "repair_commits", NULL),
