@@ -16,6 +16,9 @@ arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s)
      * every frame size and rate the simulator meets. */
     uint64_t bits = bytes * 8;
     if (bytes > UINT64_MAX / 8) return ARB_TIME_NEVER;
+    /* Frames: bits x 1e12 fits in 64 bits, one division. */
+    if (bits <= (UINT64_MAX - bits_per_s) / ARB_PS_PER_S)
+        return (bits * ARB_PS_PER_S + bits_per_s - 1) / bits_per_s;
     uint64_t whole = bits / bits_per_s; /* whole seconds */
     uint64_t rest = bits % bits_per_s;  /* < bits_per_s */
     if (whole > (ARB_TIME_NEVER - 1) / ARB_PS_PER_S) return ARB_TIME_NEVER;

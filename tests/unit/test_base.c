@@ -36,6 +36,27 @@ TEST(time_tx_matches_double)
         }
 }
 
+/* The exact ceiling, in 128-bit arithmetic, on both sides of the point
+ * where bytes x 8 x 1e12 stops fitting in 64 bits (about 2.3 MB). */
+TEST(time_tx_matches_wide)
+{
+    arb_rng r;
+    arb_rng_seed(&r, 3);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t rate = 1 + arb_rng_below(&r, ARB_RATE_MAX);
+        uint64_t bytes = arb_rng_below(&r, 2) ? arb_rng_below(&r, 10000)
+                                              : 2000000 + arb_rng_below(&r, 1000000000);
+        unsigned __int128 num = (unsigned __int128)bytes * 8 * ARB_PS_PER_S;
+        unsigned __int128 want = (num + rate - 1) / rate;
+        uint64_t got = arb_time_tx(bytes, rate);
+        if (want >= ARB_TIME_NEVER)
+            CHECK_EQ_U(got, ARB_TIME_NEVER);
+        else
+            CHECK_EQ_U(got, (uint64_t)want);
+        if (TEST_FAILING()) break;
+    }
+}
+
 TEST(errors_named)
 {
     CHECK_STR(arb_strerror(0), "ok");
@@ -217,6 +238,7 @@ int main(void)
 {
     RUN(time_tx_exact);
     RUN(time_tx_matches_double);
+    RUN(time_tx_matches_wide);
     RUN(errors_named);
     RUN(dtype_and_op_names);
     RUN(rng_reference_values);
