@@ -49,12 +49,12 @@ extern "C" {
 #define ARB_EP_MAX_OFFSETS 0x800000u
 
 /* Defaults (arb_*_config_default). */
-#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS)      /* per-offset timeout (seed) */
-#define ARB_EP_TIMEOUT_MIN_DEFAULT (100 * ARB_PS_PER_US) /* adaptive timeout's floor */
-#define ARB_EP_REPAIR_BUDGET_DEFAULT 16                  /* repair credits outstanding */
-#define ARB_EP_RING_FACTOR_DEFAULT 4                     /* ring spans 4 x the window */
-#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)        /* first REGISTER / END retry */
-#define ARB_EP_RETRY_TRIES_DEFAULT 8                     /* transmissions before failing */
+#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS)    /* per-offset timeout (seed) */
+#define ARB_EP_TIMEOUT_MIN_DEFAULT (1 * ARB_PS_PER_MS) /* adaptive timeout's floor */
+#define ARB_EP_REPAIR_BUDGET_DEFAULT 16                /* repair credits outstanding */
+#define ARB_EP_RING_FACTOR_DEFAULT 4                   /* ring spans 4 x the window */
+#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)      /* first REGISTER / END retry */
+#define ARB_EP_RETRY_TRIES_DEFAULT 8                   /* transmissions before failing */
 
 /* The `from` argument of arb_responder_recv for senders that are not members. */
 #define ARB_EP_NOT_MEMBER (-1)  /* an address outside the requester set */
@@ -137,11 +137,12 @@ typedef struct arb_responder_config {
      * derives its RTO (RFC 6298): from the credit-to-commit samples of
      * offsets committed on their first credit, srtt and rttvar (gains 1/8
      * and 1/4), timeout = srtt + 4 rttvar within [timeout_min, timeout];
-     * `timeout` until the first sample; doubled at each normal timeout
-     * until the next sample. Repair credits and the END wait use the same
-     * value. */
+     * `timeout` until the first sample. A normal credit falls due at its
+     * send time plus the value in force then; a repair credit sent again
+     * waits twice as long as the try before (up to `timeout`); the END
+     * wait uses the value in force. */
     int adaptive_timeout;
-    arb_time timeout_min;   /* the adaptive timeout's floor (default 100 us) */
+    arb_time timeout_min;   /* the adaptive timeout's floor (default 1 ms) */
     uint32_t repair_budget; /* repair credits outstanding, 1..256 (default 16) */
     uint32_t ring_factor;   /* ring limit = ring_factor x window (default 4) */
     /* Ring capacity in offsets; 0 (default): ring_factor x the window the

@@ -371,6 +371,9 @@ typedef struct arb_sim_arbor_config {
     uint32_t window;             /* credits outstanding per channel (default 4) */
     uint32_t slots;              /* slots per aggregating switch (default 1024) */
     arb_time timeout;            /* responder per-offset timeout (default 50 ms) */
+    int adaptive_timeout;        /* 1: derived from completion times within
+                                    [timeout_min, timeout] (endpoint.h; default 0) */
+    arb_time timeout_min;        /* the adaptive timeout's floor (default 100 us) */
     arb_time retry;              /* requester REGISTER / END retry (default 10 ms) */
     arb_time start;              /* every rank calls the collective at this time (0) */
     arb_time skew;               /* rank r calls it at start + r x skew (0: all at start) */

@@ -40,6 +40,7 @@ struct rrep {
     uint32_t count;
     uint64_t bits[EP_MEMBER_WORDS];
     arb_time deadline;
+    uint32_t tries; /* repair credits sent for it (the adaptive timeout doubles per try) */
     uint8_t *acc;
 };
 
@@ -98,7 +99,6 @@ struct arb_responder {
 
     /* Adaptive timeout (cfg.adaptive_timeout). */
     arb_time srtt, rttvar;  /* 0, 0: no sample yet */
-    unsigned backoff;       /* normal timeouts since the last sample (doublings) */
     arb_time last_deadline; /* of the last normal credit: deadlines never go back */
 };
 
@@ -256,9 +256,26 @@ static arb_time rto_of(const arb_responder *r)
     if (!r->cfg.adaptive_timeout || r->srtt == 0) return max;
     arb_time t = r->srtt + 4 * r->rttvar;
     if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
-    for (unsigned b = 0; b < r->backoff && t < max; b++)
-        t *= 2;
     return t < max ? t : max;
+}
+
+/* When a normal credit times out: fixed when it was sent, or with the
+ * adaptive timeout, its send time plus the estimate in force now (so the
+ * first window, sent before any sample, does not keep the ceiling). */
+static arb_time due(const arb_responder *r, const struct rentry *e)
+{
+    return r->cfg.adaptive_timeout ? e->sent + rto_of(r) : e->deadline;
+}
+
+/* A repair credit's timeout: the timeout in force, doubled for every
+ * earlier try of the same repair when adaptive (up to cfg.timeout). */
+static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
+{
+    arb_time t = rto_of(r);
+    if (!r->cfg.adaptive_timeout) return t;
+    for (uint32_t b = 1; b < rp->tries && t < r->cfg.timeout; b++)
+        t *= 2;
+    return t < r->cfg.timeout ? t : r->cfg.timeout;
 }
 
 /* A credit-to-commit sample of an offset committed on its first credit. */
@@ -273,7 +290,6 @@ static void rto_sample(arb_responder *r, arb_time sample)
         r->srtt = (7 * r->srtt + sample) / 8;
         if (r->srtt == 0) r->srtt = 1;
     }
-    r->backoff = 0;
 }
 
 static void send_credit(arb_responder *r, uint32_t i, arb_time now)
@@ -391,7 +407,8 @@ static void start_repair(arb_responder *r, uint32_t i, arb_time now)
     rp->index = i;
     rp->count = 0;
     memset(rp->bits, 0, sizeof rp->bits);
-    rp->deadline = now + rto_of(r);
+    rp->tries = 1;
+    rp->deadline = now + repair_rto(r, rp);
     e->rslot = s + 1;
     r->waiting_repair--;
     r->reps_used++;
@@ -903,7 +920,7 @@ arb_time arb_responder_next_expiry(const arb_responder *r)
         for (uint32_t i = r->base; i < r->next; i++) {
             const struct rentry *e = entry_c(r, i);
             if (e->state == E_ISSUED) {
-                t = tmin(t, e->deadline);
+                t = tmin(t, due(r, e));
                 if (!r->cfg.adaptive_timeout) break;
             }
         }
@@ -926,12 +943,11 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
         for (uint32_t i = r->base; i < r->next; i++) {
             struct rentry *e = entry(r, i);
             if (e->state != E_ISSUED) continue;
-            if (e->deadline > now) {
+            if (due(r, e) > now) {
                 if (r->cfg.adaptive_timeout) continue;
                 break;
             }
             r->st.timeouts++;
-            if (r->backoff < 16) r->backoff++;
             if (r->cfg.cc) arb_cc_on_timeout(r->cfg.cc, now);
             if (r->cfg.dynamic_subchannels && !r->sub[e->sub].dead &&
                 r->st.dead_subchannels + 1 < r->cfg.subchannels) {
@@ -943,7 +959,8 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
         for (uint32_t s = 0; s < r->cfg.repair_budget; s++) {
             struct rrep *rp = &r->rep[s];
             if (!rp->used || rp->deadline > now) continue;
-            rp->deadline = now + rto_of(r);
+            rp->tries++;
+            rp->deadline = now + repair_rto(r, rp);
             r->st.repair_repeats++;
             send_repair_credit(r, rp->index);
         }

@@ -891,6 +891,8 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     ac->window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
     ac->slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
     ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
+    ac->adaptive_timeout = scn_enum(sc, K_AR_TOMODE) == 1;
+    ac->timeout_min = scn_u64(sc, K_AR_TOMIN);
     ac->retry = scn_u64(sc, K_AR_RETRY);
     ac->start = scn_u64(sc, K_WL_START);
     ac->wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
@@ -921,6 +923,9 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
         if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
     arb_sim_arbor_config ac;
     arbor_sim_config(sc, &ac);
+    if (ac.adaptive_timeout && ac.timeout_min > ac.timeout)
+        return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
+                        "above arbor.timeout, the adaptive timeout's ceiling");
     if (*scn_str(sc, K_AR_FAIL)) {
         /* after the plans: their trees still use what fails here */
         rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);

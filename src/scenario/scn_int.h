@@ -108,6 +108,10 @@
       "aggregation slots per aggregating switch (A)")                                              \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
       "responder per-offset timeout (repair) and END wait")                                        \
+    X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "fixed", "fixed|adaptive", 0, 0,                \
+      "fixed: arbor.timeout always; adaptive: srtt + 4 rttvar of the completion times (spec 12)")  \
+    X(AR_TOMIN, "arbor", "timeout_min", VT_TIME, "1ms", NULL, 1, 0,                                \
+      "the adaptive timeout's floor (its ceiling is arbor.timeout)")                               \
     X(AR_RETRY, "arbor", "retry", VT_TIME, "10ms", NULL, 1, 0,                                     \
       "requester REGISTER / END first retry (doubling, 8 tries)")                                  \
     X(AR_SUBCH, "arbor", "subchannels", VT_U64, "1", NULL, 1, 1024,                                \

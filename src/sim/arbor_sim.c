@@ -149,6 +149,7 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
     cfg->window = 4;
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
+    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
     cfg->retry = ARB_EP_RETRY_DEFAULT;
 }
 
@@ -1132,6 +1133,8 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 rc_.ext = p->ext;
                 rc_.header_only = !cfg->values;
                 rc_.timeout = cfg->timeout;
+                rc_.adaptive_timeout = cfg->adaptive_timeout;
+                rc_.timeout_min = cfg->timeout_min;
                 rc_.window = cfg->window;
                 rc_.send = ep_send;
                 rc_.send_ctx = e;
@@ -1392,7 +1395,8 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     size_t es = arb_dtype_size(p->cfg.dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
         cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
-        cfg->timeout == 0 || cfg->retry == 0)
+        cfg->timeout == 0 || cfg->retry == 0 ||
+        (cfg->adaptive_timeout && (cfg->timeout_min == 0 || cfg->timeout_min > cfg->timeout)))
         return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t r = 0; r < p->cfg.n_ranks; r++)

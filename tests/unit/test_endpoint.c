@@ -485,6 +485,7 @@ static net *net_new(const net_opts *o)
     rc.subchannels = o->subchannels;
     rc.ring = o->ring;
     rc.adaptive_timeout = o->adaptive;
+    rc.timeout_min = 100 * US; /* the loopback's loop is a few us */
     rc.send = net_from_responder;
     rc.send_ctx = n;
     if (arb_responder_new(&n->r, &rc) != 0) n->invalid++;
@@ -996,10 +997,10 @@ TEST(adaptive_timeout_repairs_sooner)
     CHECK_EQ_I(bad, 0);
     CHECK_EQ_U(st.timeouts, 1);
     CHECK_EQ_U(st.repair_commits, 1);
-    CHECK(n->t < 1 * MS); /* fixed: >= 50 ms */
-    CHECK(st.rto >= ARB_EP_TIMEOUT_MIN_DEFAULT && st.rto < ARB_EP_TIMEOUT_DEFAULT);
+    CHECK(n->t < 1 * MS);         /* fixed: >= 50 ms */
+    CHECK_EQ_U(st.rto, 100 * US); /* the estimate of a few us, raised to the floor */
     net_free(n);
-    /* a lost repair credit too: sent again after the (doubled) estimate */
+    /* a lost repair credit too: sent again after twice the estimate */
     g_adaptive = 1;
     n = run_lossy(drop_credit_and_first_repair, &st, &bad);
     g_adaptive = 0;
@@ -1011,8 +1012,10 @@ TEST(adaptive_timeout_repairs_sooner)
 }
 
 /* The estimate itself, driven by hand: no sample, the configured timeout;
- * samples of 300 us, srtt + 4 rttvar; a timeout doubles it; tiny samples
- * stop at the floor; a floor above the timeout is refused. */
+ * samples of 300 us, srtt + 4 rttvar; an unanswered credit falls due at
+ * its send time plus the estimate, its repair credit after the estimate
+ * and again after twice it; a floor above the timeout, or none, is
+ * refused. */
 TEST(adaptive_timeout_estimate)
 {
     static capture cap;
@@ -1020,6 +1023,7 @@ TEST(adaptive_timeout_estimate)
     arb_responder_config c;
     rsp_cfg(&c, 1, &cap);
     c.adaptive_timeout = 1;
+    c.timeout_min = 100 * US;
     c.window = 1;
     arb_responder *r = NULL;
     CHECK_EQ_I(arb_responder_new(&r, &c), 0);
@@ -1045,15 +1049,33 @@ TEST(adaptive_timeout_estimate)
     arb_time rttvar = 150 * US;
     for (int i = 0; i < 3; i++)
         rttvar = (3 * rttvar) / 4;
-    CHECK_EQ_U(st.rto, 300 * US + 4 * rttvar);
-    /* credit 4 is never answered: it times out at its deadline, the
-     * estimate doubles */
+    arb_time rto = 300 * US + 4 * rttvar;
+    CHECK_EQ_U(st.rto, rto);
+    /* credit 4 (sent at `now`) is never answered: due at now + rto */
     arb_time t = arb_responder_next_expiry(r);
-    CHECK_EQ_U(t, now + 300 * US + 4 * rttvar);
+    CHECK_EQ_U(t, now + rto);
+    arb_responder_on_expiry(r, t - 1);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.timeouts, 0);
     arb_responder_on_expiry(r, t);
     arb_responder_get_stats(r, &st);
     CHECK_EQ_U(st.timeouts, 1);
-    CHECK_EQ_U(st.rto, 2 * (300 * US + 4 * rttvar));
+    CHECK_EQ_U(st.repair_credits, 1);
+    CHECK_EQ_U(st.rto, rto); /* no new sample: the same estimate */
+    /* its repair credit, unanswered: sent again after rto, then after
+     * 2 rto (later credits time out meanwhile; count offset 4's alone) */
+    int sent[4];
+    for (int step = 0; step < 4; step++) {
+        arb_responder_on_expiry(r, t + (arb_time)step * rto);
+        sent[step] = 0;
+        for (int i = 0; i < cap.n; i++)
+            sent[step] += cap.p[i].h.packet_type == ARB_PT_RESPONSE && cap.p[i].h.repair &&
+                          cap.p[i].h.offset_b == 4;
+    }
+    CHECK_EQ_I(sent[0], 1); /* at t */
+    CHECK_EQ_I(sent[1], 2); /* at t + rto */
+    CHECK_EQ_I(sent[2], 2); /* not at t + 2 rto */
+    CHECK_EQ_I(sent[3], 3); /* at t + 3 rto */
     arb_responder_free(r);
     /* the floor: a floor above the timeout, or none, is refused */
     c.timeout_min = c.timeout + 1;
