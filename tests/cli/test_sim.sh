@@ -73,6 +73,16 @@ done
 J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchannel_mode=static -s run.stop=20ms)
 has "arbor-spine-fails static: not done" "$J" '"ranks_done":0'
 
+# The adaptive timeout: 0.1% loss on 4 MiB repairs exactly, ten times
+# sooner than the seed's fixed 50 ms; a floor above the ceiling is refused.
+JF=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
+JA=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s arbor.timeout_mode=adaptive --json --quiet)
+has "adaptive timeout: exact" "$JA" '"correct":true'
+has "adaptive timeout: repairs" "$JA" '"repairs":31'
+has "adaptive timeout: 11 ms" "$JA" '"cct_us":11092.09008'
+has "fixed timeout: 110 ms" "$JF" '"cct_us":110043.83344'
+expect_err "adaptive floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_mode=adaptive -s arbor.timeout_min=60ms
+
 # Determinism, overrides, --seed.
 A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
 B=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
