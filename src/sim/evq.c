@@ -195,6 +195,15 @@ static void bucket_sort(struct evq *q, size_t n, arb_time base)
     memcpy(q->run, q->scratch, n * sizeof *q->run);
 }
 
+/* Already in (time, sequence) order? Buckets often are: events pushed in
+ * time order with equal delays, such as the copies of one packet. */
+static int in_order(const struct evq_entry *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (less(&a[i], &a[i - 1])) return 0;
+    return 1;
+}
+
 /* Make bucket q->cur the current run: gather its chunks (returning them to
  * the free list) and sort. Its entries were appended in sequence order. */
 static int load_run(struct evq *q)
@@ -205,13 +214,12 @@ static int load_run(struct evq *q)
         n += c == b->tail ? b->tn : EVQ_CHUNK;
         if (c == b->tail) break;
     }
-    struct evq_entry **dst = n <= SMALL_SORT ? &q->run : &q->scratch;
     if (grow(&q->run, &q->rcap, n) < 0 || grow(&q->scratch, &q->scratch_cap, n) < 0)
         return ARB_ENOMEM;
     size_t k = 0;
     for (uint32_t c = b->head;;) {
         uint32_t m = c == b->tail ? b->tn : EVQ_CHUNK, next = q->chunks[c].next;
-        memcpy(*dst + k, q->chunks[c].e, m * sizeof **dst);
+        memcpy(q->run + k, q->chunks[c].e, m * sizeof *q->run);
         k += m;
         q->chunks[c].next = q->free_chunk;
         q->free_chunk = c;
@@ -221,10 +229,18 @@ static int load_run(struct evq *q)
     b->tn = 0;
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
-    if (n <= SMALL_SORT)
+    if (n <= SMALL_SORT) {
         insertion_sort(q->run, n);
-    else
+    } else if (!in_order(q->run, n)) {
+        /* the gathered entries become the sort's input, run its output */
+        struct evq_entry *t = q->run;
+        size_t cap = q->rcap;
+        q->run = q->scratch;
+        q->rcap = q->scratch_cap;
+        q->scratch = t;
+        q->scratch_cap = cap;
         bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
+    }
     q->pos = 0;
     q->rn = n;
     return 0;
