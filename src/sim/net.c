@@ -98,6 +98,19 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
     return PKT_NONE;
 }
 
+/* arb_time_tx(bytes, rate), remembered in a small direct-mapped table. */
+static arb_time tx_time(arb_sim *s, uint32_t bytes, uint64_t rate)
+{
+    uint32_t h = ((bytes ^ (uint32_t)(rate >> 27)) * 0x9E3779B1u) >> (32 - 6);
+    struct tx_memo *m = &s->txm[h & (TX_MEMO - 1)];
+    if (m->rate != rate || m->bytes != bytes) {
+        m->rate = rate;
+        m->bytes = bytes;
+        m->ps = arb_time_tx(bytes, rate);
+    }
+    return m->ps;
+}
+
 static void start_tx(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
@@ -106,7 +119,7 @@ static void start_tx(arb_sim *s, uint32_t port)
     if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);
     const arb_port *lk = &s->ports[port];
-    arb_time end = s->now + arb_time_tx(k->bytes, lk->rate);
+    arb_time end = s->now + tx_time(s, k->bytes, lk->rate);
     sp->busy_until = end;
     if (s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);

@@ -121,6 +121,15 @@ struct host {
     uint64_t timer_seq; /* its sequence number (earlier ones are stale) */
 };
 
+/* Serialisation times already computed (net.c): a frame size at a rate
+ * repeats hop after hop, and arb_time_tx costs a 64-bit division. */
+#define TX_MEMO 64
+struct tx_memo {
+    uint64_t rate; /* 0: empty */
+    uint32_t bytes;
+    arb_time ps;
+};
+
 struct arb_sim {
     arb_sim_config cfg;
     const arb_topo *topo;
@@ -144,6 +153,7 @@ struct arb_sim {
     struct arbor_job *arb; /* the Arbor collective (arbor_sim.c), NULL if none */
     struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
+    struct tx_memo txm[TX_MEMO];
 };
 
 /* The public view of a packet (routing, taps). */
