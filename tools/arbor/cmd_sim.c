@@ -131,12 +131,13 @@ static void print_summary(const char *json)
     printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
            num(j, "events", NULL), num(j, "packet_hops", NULL),
            cJSON_IsTrue(done) ? "" : " (stopped before the workload finished)");
-    printf("flows         %.0f of %.0f done; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
-           num(j, "flows", "done"), num(j, "flows", "count"),
-           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
-           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
-           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
-           num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
+    if (num(j, "flows", "count") > 0) /* an Arbor run has no transport flows */
+        printf("flows         %.0f of %.0f done; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
+               num(j, "flows", "done"), num(j, "flows", "count"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
     const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
     if (ar) {
         const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
