@@ -28,7 +28,7 @@
  * (a star: the switch; a fat-tree whose group spans several pods: a top
  * switch). The level-L switches above the group are numbered t = 0 ..
  * W_L - 1 by their upward digits; the tree of (c, s) is rooted at
- * t = (c + s) mod W_L, so subchannels of one channel use different roots
+ * t = (c + s + root_offset) mod W_L, so subchannels of one channel use different roots
  * (up to W_L of them) and channels spread over the roots. Every rank's path
  * to the root goes up on the first live parallel link toward the root's
  * digit at every level, so the tree is the union of these paths (the
@@ -98,6 +98,9 @@ typedef struct arb_plan_config {
     uint32_t subchannels;  /* trees per channel, 1 .. ARB_EP_MAX_SUBCHANNELS (default 1) */
     uint32_t agg_levels;   /* bit l: level-l switches may aggregate; 0 (default): all */
     uint32_t header;       /* 0 (default): the profile the trees need; 16 or 20 */
+    uint32_t root_offset;  /* trees rooted at (c + s + root_offset) mod W_L (default 0):
+                              groups sharing a fabric pass different offsets so that
+                              their trees take different top switches */
 } arb_plan_config;
 
 /* One channel. Members are indices into the plan's `members` array. */

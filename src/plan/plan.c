@@ -140,7 +140,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
     const arb_plan_channel *ch = &p->channels[c];
     arb_plan_tree *tr = &p->trees[ti];
     uint32_t nsub = p->cfg.subchannels;
-    uint32_t t = (uint32_t)(((uint64_t)c + s) % b->g->W[L]);
+    uint32_t t = (uint32_t)(((uint64_t)c + s + p->cfg.root_offset) % b->g->W[L]);
     tr->channel = c;
     tr->subchannel = s;
     tr->root = arb_topo_node_id(b->t, L, t + b->g->W[L] * group_key);

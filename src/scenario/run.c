@@ -867,6 +867,7 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     arb_plan_config pc = *base;
     pc.ranks = rk + (size_t)k * group;
     pc.n_ranks = group;
+    pc.root_offset = k * group; /* job k's trees after job k-1's (group channels or fewer) */
     int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
     enum scn_key blame = K_AR_COLL;

@@ -317,6 +317,34 @@ TEST(collectives)
     arb_topo_free(t);
 }
 
+/* root_offset moves every tree's root by that many top switches (mod
+ * their number): four ranks on four leaves of leafspine:4,2,8, channel c
+ * rooted at spine (c + offset) mod 8. */
+TEST(root_offset_moves_the_roots)
+{
+    arb_topo *t = topo("leafspine:4,2,8");
+    static const uint32_t across[4] = {0, 2, 4, 6}; /* one host per leaf */
+    uint32_t offsets[2] = {0, 5};
+    for (int o = 0; o < 2; o++) {
+        arb_plan_config c;
+        arb_plan_config_default(&c);
+        c.ranks = across;
+        c.n_ranks = 4;
+        c.bytes = 1 << 20;
+        c.root_offset = offsets[o];
+        arb_plan *p = NULL;
+        CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        if (!p) continue;
+        CHECK_EQ_U(p->n_trees, 4);
+        for (uint32_t k = 0; k < p->n_trees; k++) {
+            const arb_plan_tree *tr = &p->trees[k];
+            CHECK_EQ_U(tr->root, arb_topo_node_id(t, 2, (tr->channel + offsets[o]) % 8));
+        }
+        arb_plan_free(p);
+    }
+    arb_topo_free(t);
+}
+
 TEST(invalid_inputs)
 {
     arb_topo *t = topo("star:4");
@@ -377,5 +405,6 @@ int main(void)
     RUN(pgft_three_levels);
     RUN(collectives);
     RUN(invalid_inputs);
+    RUN(root_offset_moves_the_roots);
     return testkit_done();
 }
