@@ -98,6 +98,16 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
     return PKT_NONE;
 }
 
+/* May a NIC have more to send once its packet is out? Arbor packets
+ * waiting, or transport connections (rdma_pull decides, and paces); a NIC
+ * with neither is kicked when its host hands it something. */
+static int nic_may_send(const arb_sim *s, const struct sport *sp, uint32_t port)
+{
+    if (sp->arb_tx.head != PKT_NONE) return 1;
+    const struct host *ho = &s->hosts[s->ports[s->ports[port].peer_port].peer];
+    return ho->n_conns > 0 || ho->pend_head < ho->n_pend;
+}
+
 /* arb_time_tx(bytes, rate), remembered in a small direct-mapped table. */
 static arb_time tx_time(arb_sim *s, uint32_t bytes, uint64_t rate)
 {
@@ -141,8 +151,8 @@ static void start_tx(arb_sim *s, uint32_t port)
         tail->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
     }
     plist_push(&s->pool, &sp->wire, i);
-    /* Something to send after this one? A NIC always may. */
-    if (sp->q.head != PKT_NONE || sp->is_nic) {
+    /* Something to send after this one? */
+    if (sp->q.head != PKT_NONE || (sp->is_nic && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
         net_push_event(s, end, EV_PORT(port, EV_TXDONE));
     }
