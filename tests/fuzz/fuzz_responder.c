@@ -120,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.first_seq = (b2 & 0x20) ? 0xFFFFF0u + (b3 & 15u) : b3;
     c.timeout = ARB_PS_PER_MS;
     c.adaptive_timeout = (b2 & 0x40) != 0;
+    c.dynamic_subchannels = (b2 & 0x80) != 0;
     c.send = on_send;
     c.send_ctx = hs;
     c.on_commit = on_commit;
