@@ -117,11 +117,17 @@ static void print_summary(const char *json)
            str(j, "topology", "spec"), num(j, "topology", "hosts"), num(j, "topology", "switches"),
            num(j, "topology", "links"), str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
     printf("routing       %s\n", str(j, "routing", NULL));
-    printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
-           str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
-           str(wl, "transport", "dcqcn"));
     const char *kind = str(wl, "workload", "kind");
-    if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0)
+    if (strcmp(kind, "arbor") == 0) /* the Arbor engines are the transport */
+        printf("queues        pfc %s, ecn %s\n", str(wl, "switch", "pfc"),
+               str(wl, "switch", "ecn"));
+    else
+        printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
+               str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
+               str(wl, "transport", "dcqcn"));
+    if (strcmp(kind, "arbor") == 0)
+        printf("workload      arbor, size %s\n", str(wl, "workload", "size"));
+    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0)
         printf("workload      %s, file %s, qps %s\n", kind, str(wl, "workload", "file"),
                str(wl, "workload", "qps"));
     else
