@@ -485,10 +485,11 @@ static void host_send(arb_sim *s, struct pacct *pacct, uint32_t port, uint32_t i
     net_kick_nic(s, port);
 }
 
-/* A new packet with room in the header table, or PKT_NONE (fatal). */
+/* A new packet with room in the header table, or PKT_NONE (fatal). Not
+ * zeroed: its callers (pkt_copy, ep_send) write all of it. */
 static uint32_t pkt_new(arb_sim *s)
 {
-    uint32_t i = pool_alloc(&s->pool);
+    uint32_t i = pool_alloc_raw(&s->pool);
     if (i == PKT_NONE || hdr_room(s, i) < 0) {
         if (i != PKT_NONE) pool_release(&s->pool, i);
         fatal(s, ARB_ENOMEM);

@@ -93,6 +93,10 @@ static inline struct pkt *pool_get(const struct pool *p, uint32_t i)
 
 /* A zeroed packet's index, or PKT_NONE when memory ran out. */
 uint32_t pool_alloc(struct pool *p);
+
+/* The same without zeroing it, for a caller that writes the whole packet
+ * at once (built with ARB_NO_POOLS it is zeroed all the same). */
+uint32_t pool_alloc_raw(struct pool *p);
 void pool_release(struct pool *p, uint32_t i);
 
 #endif
