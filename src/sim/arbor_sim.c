@@ -376,19 +376,22 @@ void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t i)
     pkt_free(s, i);
 }
 
-void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t i)
+/* Packet k of job j, sent on `port`, reached the far end of its wire. */
+static inline void count_sent(struct ajob *j, uint32_t port, const struct pkt *k)
 {
-    if (s->arb) s->arb->acct[node].in++;
-    arbor_pkt_drop(s, node, i);
-}
-
-void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t i)
-{
-    if (!s->arb) return;
-    const struct pkt *k = pool_get(&s->pool, i);
-    struct pacct *a = &job_of(s, k->conn)->pacct[port];
+    struct pacct *a = &j->pacct[port];
     a->tx_pkts++;
     a->tx_bytes += k->bytes;
+}
+
+void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t i)
+{
+    if (s->arb) {
+        const struct pkt *k = pool_get(&s->pool, i);
+        count_sent(job_of(s, k->conn), port, k);
+        s->arb->acct[node].in++;
+    }
+    arbor_pkt_drop(s, node, i);
 }
 
 static void fatal(arb_sim *s, int rc)
@@ -785,12 +788,13 @@ static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_po
         sw_out(s, j, node, in_port, e->up_port, i);
 }
 
-void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
     a->acct[node].in++;
     struct ajob *j = job_of(s, k->conn);
+    count_sent(j, port, k);
     if (k->psn == ROUTE_UNICAST) {
         sw_unicast(s, j, node, in_port, i);
         return;
@@ -878,11 +882,12 @@ static void ep_after(arb_sim *s, struct aep *e)
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
 static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next);
 
-void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t i)
+void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t i)
 {
     struct arbor_job *a = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    count_sent(job_of(s, k->conn), port, k);
     if (a->lag && a->lag[host]) {
-        struct pkt *k = pool_get(&s->pool, i);
         k->ts = s->now + a->lag[host];
         plist_push(&s->pool, &a->held[host], i);
         a->n_held++;
@@ -1456,7 +1461,8 @@ int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ran
     return 0;
 }
 
-/* The job's per-port counters summed: packets and bytes sent, bytes per tier. */
+/* The job's per-port counters summed: packets and bytes sent (those that
+ * reached the far end of their wire, and those on it), bytes per tier. */
 static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_result *r)
 {
     for (uint32_t port = 0; port < s->n_ports; port++) {
@@ -1468,11 +1474,19 @@ static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resu
             r->tier_down_bytes[t] += pa->queued_bytes;
         r->pkts += pa->tx_pkts;
         r->wire_bytes += pa->tx_bytes;
+        for (uint32_t i = s->sp[port].wire.head; i != PKT_NONE; i = pool_get(&s->pool, i)->next) {
+            const struct pkt *k = pool_get(&s->pool, i);
+            if (k->kind == PK_ARBOR && job_of(s, k->conn) == j) {
+                r->pkts++;
+                r->wire_bytes += k->bytes;
+            }
+        }
     }
 }
 
 /* Nodes where in + copies != out + consumed + drops + delivered + queued,
- * every job's packets together. */
+ * every job's packets together; out: the packets that reached the far end
+ * of a wire, and those on one. */
 static uint64_t conservation_errors(const arb_sim *s)
 {
     const struct arbor_job *a = s->arb;
@@ -1483,8 +1497,8 @@ static uint64_t conservation_errors(const arb_sim *s)
         uint32_t owner = s->ports[s->ports[port].peer_port].peer;
         for (uint32_t x = 0; x < a->n_jobs; x++)
             left[owner] += a->jobs[x]->pacct[port].tx_pkts;
-        const struct plist *ls[2] = {&s->sp[port].q, &s->sp[port].arb_tx};
-        for (int l = 0; l < 2; l++)
+        const struct plist *ls[3] = {&s->sp[port].q, &s->sp[port].arb_tx, &s->sp[port].wire};
+        for (int l = 0; l < 3; l++)
             for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
                 if (pool_get(&s->pool, i)->kind == PK_ARBOR) left[owner]++;
     }

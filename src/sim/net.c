@@ -138,7 +138,6 @@ static void start_tx(arb_sim *s, uint32_t port)
     }
     sp->tx_bytes += k->bytes;
     sp->tx_pkts++;
-    if (k->kind == PK_ARBOR) arbor_note_tx(s, port, i);
     if (s->cfg.loss > 0 && arb_rng_double(&s->loss_rng) < s->cfg.loss) k->flags |= PF_LOST;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
@@ -259,10 +258,6 @@ void net_on_pause(arb_sim *s, uint32_t port, int pause)
 static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    if (k->kind == PK_ARBOR) {
-        arbor_switch(s, node, in_port, i);
-        return;
-    }
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
@@ -293,14 +288,17 @@ void net_on_arrive(arb_sim *s, uint32_t port)
         s->st.lost++;
         s->st.drop_bytes += k->bytes;
         if (k->kind == PK_ARBOR)
-            arbor_pkt_lost(s, node, i);
+            arbor_pkt_lost(s, port, node, i);
         else
             pool_release(&s->pool, i);
         return;
     }
-    if (k->kind == PK_ARBOR && s->nodes[node].kind == ARB_NODE_HOST)
-        arbor_host_recv(s, node, i);
-    else if (s->nodes[node].kind == ARB_NODE_HOST)
+    if (k->kind == PK_ARBOR) {
+        if (s->nodes[node].kind == ARB_NODE_HOST)
+            arbor_host_recv(s, port, node, i);
+        else
+            arbor_switch(s, port, node, lk->peer_port, i);
+    } else if (s->nodes[node].kind == ARB_NODE_HOST)
         rdma_on_packet(s, node, i);
     else
         forward(s, node, lk->peer_port, i);

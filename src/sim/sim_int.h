@@ -197,12 +197,15 @@ void net_free(arb_sim *s); /* what net_init made */
 uint64_t net_dre(const arb_sim *s, uint32_t port); /* decayed to s->now, in bytes */
 
 /* arbor_sim.c */
-void arbor_switch(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t pkt);
-void arbor_host_recv(arb_sim *s, uint32_t host, uint32_t pkt);
+/* Arrivals off the wire of `port`: a packet a node sent is counted as sent
+ * (per job and port) when it reaches the far end; what is still on a wire is
+ * counted when a result is read. */
+void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t pkt);
+void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t pkt);
 void arbor_on_timer(arb_sim *s, uint32_t host, uint64_t seq);
 void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t pkt); /* counted, freed */
-void arbor_pkt_lost(arb_sim *s, uint32_t node, uint32_t pkt); /* arrived lost: in, dropped */
-void arbor_note_tx(arb_sim *s, uint32_t port, uint32_t pkt);  /* a packet leaves a node */
+/* arrived lost off the wire of `port`: sent, in, dropped */
+void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t pkt);
 void arbor_free(arb_sim *s);
 
 /* rdma.c */
