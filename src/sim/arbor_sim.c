@@ -64,10 +64,11 @@ struct nacct {
     uint64_t in, copies, consumed, drops, delivered;
 };
 
-/* Per port: wire bytes of the Arbor packets queued on it (the result's
- * tier_*_bytes), and the packets and bytes it sent. */
+/* Per port: the packets and bytes it sent (count_sent), and the bytes its
+ * queue dropped. The wire bytes queued on it (the result's tier_*_bytes)
+ * are these bytes, sent or dropped, and those still queued (port_sums). */
 struct pacct {
-    uint64_t queued_bytes, tx_pkts, tx_bytes;
+    uint64_t tx_pkts, tx_bytes, drop_bytes;
 };
 
 /* One collective (arb_sim_arbor_add): its plan, engines, tables and figures. */
@@ -384,6 +385,13 @@ static inline void count_sent(struct ajob *j, uint32_t port, const struct pkt *k
     a->tx_bytes += k->bytes;
 }
 
+void arbor_queue_drop(arb_sim *s, uint32_t port, uint32_t i)
+{
+    const struct pkt *k = pool_get(&s->pool, i);
+    job_of(s, k->conn)->pacct[port].drop_bytes += k->bytes;
+    arbor_pkt_drop(s, s->ports[s->ports[port].peer_port].peer, i);
+}
+
 void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t i)
 {
     if (s->arb) {
@@ -472,16 +480,9 @@ static uint32_t entry_of(const struct ajob *j, uint32_t node, uint32_t tree)
     return j->entry[(size_t)node * j->n_trees + tree];
 }
 
-/* Wire bytes queued per port (summed per link tier and direction at the end). */
-static void tier_count(struct pacct *pacct, uint32_t port, const struct pkt *k)
-{
-    pacct[port].queued_bytes += k->bytes;
-}
-
-static void host_send(arb_sim *s, struct pacct *pacct, uint32_t port, uint32_t i)
+static void host_send(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    tier_count(pacct, port, k);
     plist_push(&s->pool, &s->sp[port].arb_tx, i);
     s->st.pkts_sent++;
     s->st.bytes_sent += k->bytes;
@@ -591,38 +592,35 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                                           .kind = PK_ARBOR,
                                           .flags = PF_ECT};
     j->a->acct[e->host].in++;
-    host_send(s, j->pacct, port, i);
+    host_send(s, port, i);
 }
 
 /* ---- switches ------------------------------------------------------------ */
 
 /* Queue packet i (its in_port set) on `port`, or drop it there is none. */
-static void sw_send(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t port, uint32_t i)
+static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
 {
     if (port == NONE || port >= s->n_ports || s->ports[port].failed) {
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;
     }
-    tier_count(j->pacct, port, pool_get(&s->pool, i));
     net_enqueue(s, port, i);
 }
 
-static void sw_out(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port, uint32_t port,
-                   uint32_t i)
+static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, uint32_t i)
 {
     pool_get(&s->pool, i)->in_port = in_port;
-    sw_send(s, j, node, port, i);
+    sw_send(s, node, port, i);
 }
 
-static void sw_unicast(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port,
-                       uint32_t i)
+static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     k->psn = ROUTE_UNICAST;
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
-    sw_out(s, j, node, in_port, out, i);
+    sw_out(s, node, in_port, out, i);
 }
 
 /* A copy of packet i (header, payload reference), or PKT_NONE. */
@@ -654,11 +652,11 @@ static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_por
         uint32_t cp = pkt_copy(s, i);
         if (cp == PKT_NONE) break;
         made++;
-        sw_send(s, j, node, ports[c], cp);
+        sw_send(s, node, ports[c], cp);
     }
     s->arb->acct[node].copies += made;
     j->res.copies += made;
-    sw_send(s, j, node, ports[0], i);
+    sw_send(s, node, ports[0], i);
 }
 
 /* A credit at a switch: up toward the root, or (arriving from above, or at
@@ -671,7 +669,7 @@ static void sw_response(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_p
     arb_hdr *h = &a->hdr[i];
     int down = e->up_port == NONE || in_port == e->up_port;
     if (!down) {
-        sw_out(s, j, node, in_port, e->up_port, i);
+        sw_out(s, node, in_port, e->up_port, i);
         return;
     }
     if (e->aggregate && h->credit_valid && !h->repair) {
@@ -707,7 +705,7 @@ static void sw_miss(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in
     k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0) | PF_SWITCH);
     k->bytes = (uint16_t)wire_of(h, 0);
     if (j->cfg.wire_check) wire_check(s, k->conn, h, 0);
-    sw_unicast(s, j, node, in_port, i);
+    sw_unicast(s, node, in_port, i);
 }
 
 /* The aggregate replaces request i (values: in a new payload buffer). 0, or
@@ -744,9 +742,9 @@ static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_po
     arb_hdr *h = &a->hdr[i];
     if (!e->aggregate) {
         if (e->up_port == NONE)
-            sw_unicast(s, j, node, in_port, i);
+            sw_unicast(s, node, in_port, i);
         else
-            sw_out(s, j, node, in_port, e->up_port, i);
+            sw_out(s, node, in_port, e->up_port, i);
         return;
     }
     arb_agg_result r;
@@ -783,9 +781,9 @@ static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_po
     k->bytes = (uint16_t)wire_of(h, k->payload);
     if (j->cfg.wire_check) wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
     if (e->up_port == NONE || h->agg_depth == 0)
-        sw_unicast(s, j, node, in_port, i);
+        sw_unicast(s, node, in_port, i);
     else
-        sw_out(s, j, node, in_port, e->up_port, i);
+        sw_out(s, node, in_port, e->up_port, i);
 }
 
 void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
@@ -796,7 +794,7 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
     struct ajob *j = job_of(s, k->conn);
     count_sent(j, port, k);
     if (k->psn == ROUTE_UNICAST) {
-        sw_unicast(s, j, node, in_port, i);
+        sw_unicast(s, node, in_port, i);
         return;
     }
     uint32_t ei = entry_of(j, node, k->qp);
@@ -812,7 +810,7 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
     else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
         sw_request(s, j, node, in_port, i, e);
     else /* other packets on a tree (none today): unicast */
-        sw_unicast(s, j, node, in_port, i);
+        sw_unicast(s, node, in_port, i);
 }
 
 /* ---- hosts --------------------------------------------------------------- */
@@ -1461,26 +1459,39 @@ int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ran
     return 0;
 }
 
+/* Job j's packets and wire bytes in list l. */
+static void list_sums(const arb_sim *s, const struct ajob *j, const struct plist *l, uint64_t *pkts,
+                      uint64_t *bytes)
+{
+    for (uint32_t i = l->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next) {
+        const struct pkt *k = pool_get(&s->pool, i);
+        if (k->kind == PK_ARBOR && job_of(s, k->conn) == j) {
+            (*pkts)++;
+            *bytes += k->bytes;
+        }
+    }
+}
+
 /* The job's per-port counters summed: packets and bytes sent (those that
- * reached the far end of their wire, and those on it), bytes per tier. */
+ * reached the far end of their wire, and those on it), and per tier the
+ * wire bytes queued (sent, dropped by the queue, or still in it). */
 static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_result *r)
 {
     for (uint32_t port = 0; port < s->n_ports; port++) {
         const struct pacct *pa = &j->pacct[port];
+        const struct sport *sp = &s->sp[port];
+        uint64_t pkts = pa->tx_pkts, bytes = pa->tx_bytes, qp = 0, qb = 0;
+        list_sums(s, j, &sp->wire, &pkts, &bytes);
+        list_sums(s, j, &sp->q, &qp, &qb);
+        list_sums(s, j, &sp->arb_tx, &qp, &qb);
+        r->pkts += pkts;
+        r->wire_bytes += bytes;
         uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
+        uint64_t queued = bytes + pa->drop_bytes + qb;
         if (s->ports[port].role == ARB_LINK_UP)
-            r->tier_up_bytes[t] += pa->queued_bytes;
+            r->tier_up_bytes[t] += queued;
         else
-            r->tier_down_bytes[t] += pa->queued_bytes;
-        r->pkts += pa->tx_pkts;
-        r->wire_bytes += pa->tx_bytes;
-        for (uint32_t i = s->sp[port].wire.head; i != PKT_NONE; i = pool_get(&s->pool, i)->next) {
-            const struct pkt *k = pool_get(&s->pool, i);
-            if (k->kind == PK_ARBOR && job_of(s, k->conn) == j) {
-                r->pkts++;
-                r->wire_bytes += k->bytes;
-            }
-        }
+            r->tier_down_bytes[t] += queued;
     }
 }
 

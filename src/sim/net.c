@@ -182,7 +182,7 @@ static void drop(arb_sim *s, uint32_t port, uint32_t i)
     s->st.drop_bytes += k->bytes;
     if (port != PKT_NONE) s->spc[port].drops++;
     if (k->kind == PK_ARBOR)
-        arbor_pkt_drop(s, s->ports[s->ports[port].peer_port].peer, i);
+        arbor_queue_drop(s, port, i);
     else
         pool_release(&s->pool, i);
 }

@@ -203,7 +203,8 @@ uint64_t net_dre(const arb_sim *s, uint32_t port); /* decayed to s->now, in byte
 void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t pkt);
 void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t pkt);
 void arbor_on_timer(arb_sim *s, uint32_t host, uint64_t seq);
-void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t pkt); /* counted, freed */
+void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t pkt);   /* counted, freed */
+void arbor_queue_drop(arb_sim *s, uint32_t port, uint32_t pkt); /* by the queue of `port` */
 /* arrived lost off the wire of `port`: sent, in, dropped */
 void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t pkt);
 void arbor_free(arb_sim *s);

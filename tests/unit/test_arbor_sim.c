@@ -598,6 +598,18 @@ TEST(counts_hold_mid_run)
     }
     CHECK(seen_on_wire);
     CHECK(s && arb_sim_arbor_done(s));
+    if (s) { /* at the end, with no queue drops: bytes queued per tier = bytes sent */
+        arb_sim_arbor_result r;
+        arb_sim_stats st;
+        CHECK_EQ_I(arb_sim_arbor_result_get(s, &r), 0);
+        arb_sim_get_stats(s, &st);
+        CHECK(st.lost > 0);
+        CHECK_EQ_U(st.drops, st.lost);
+        uint64_t tiers = 0;
+        for (int x = 0; x < 4; x++)
+            tiers += r.tier_up_bytes[x] + r.tier_down_bytes[x];
+        CHECK_EQ_U(tiers, r.wire_bytes);
+    }
     arb_sim_free(s);
     arb_plan_free(p);
     arb_topo_free(t);
