@@ -358,7 +358,7 @@ static uint32_t buf_get(arb_sim *s)
     return b->n++;
 }
 
-static void buf_put(arb_sim *s, uint32_t id)
+static inline void buf_put(arb_sim *s, uint32_t id)
 {
     struct bufpool *b = &s->arb->bp;
     if (id == NONE) return;
@@ -483,10 +483,9 @@ static uint32_t entry_of(const struct ajob *j, uint32_t node, uint32_t tree)
 static void host_send(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    plist_push(&s->pool, &s->sp[port].arb_tx, i);
     s->st.pkts_sent++;
     s->st.bytes_sent += k->bytes;
-    net_kick_nic(s, port);
+    net_nic_send(s, port, i);
 }
 
 /* A new packet with room in the header table, or PKT_NONE (fatal). Not

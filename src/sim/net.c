@@ -121,12 +121,11 @@ static arb_time tx_time(arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
-static void start_tx(arb_sim *s, uint32_t port)
+/* Port `port` starts sending packet i now (inlined in both its callers:
+ * the per-hop path). */
+static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
-    if (s->ports[port].failed) return; /* a dead link sends nothing */
-    uint32_t i = next_packet(s, port);
-    if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);
     const arb_port *lk = &s->ports[port];
     arb_time end = s->now + tx_time(s, k->bytes, lk->rate);
@@ -157,6 +156,26 @@ static void start_tx(arb_sim *s, uint32_t port)
     }
 }
 
+/* Port `port` starts sending the packet next_packet picks, if any. */
+static void start_tx(arb_sim *s, uint32_t port)
+{
+    if (s->ports[port].failed) return; /* a dead link sends nothing */
+    uint32_t i = next_packet(s, port);
+    if (i != PKT_NONE) transmit(s, port, i);
+}
+
+void net_nic_send(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct sport *sp = &s->sp[port];
+    if (sp->q.head == PKT_NONE && sp->arb_tx.head == PKT_NONE && port_idle(sp, s->now) &&
+        !s->ports[port].failed) {
+        transmit(s, port, i); /* what next_packet would pick */
+        return;
+    }
+    plist_push(&s->pool, &sp->arb_tx, i);
+    net_kick_nic(s, port);
+}
+
 void net_kick_nic(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
@@ -175,7 +194,7 @@ void net_on_txdone(arb_sim *s, uint32_t port)
     if (!sp->paused) start_tx(s, port);
 }
 
-static void drop(arb_sim *s, uint32_t port, uint32_t i)
+static SIM_COLD void drop(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     s->st.drops++;

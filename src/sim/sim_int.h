@@ -10,6 +10,19 @@
 #include "evq.h"
 #include "pool.h"
 
+/* A function the compiler must inline (a per-hop path with two callers). */
+#if defined(__GNUC__)
+#define SIM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SIM_ALWAYS_INLINE inline
+#endif
+/* A rare path, kept out of the per-hop code around its call. */
+#if defined(__GNUC__)
+#define SIM_COLD __attribute__((cold, noinline))
+#else
+#define SIM_COLD
+#endif
+
 /* Event targets: port events in the low two bits of port << 2, host
  * timers after every port. */
 enum { EV_TXDONE = 0, EV_ARRIVE = 1, EV_PAUSE = 2, EV_RESUME = 3 };
@@ -191,6 +204,8 @@ void net_on_txdone(arb_sim *s, uint32_t port);
 void net_on_arrive(arb_sim *s, uint32_t port);
 void net_on_pause(arb_sim *s, uint32_t port, int pause);
 void net_kick_nic(arb_sim *s, uint32_t port);
+/* Host packet i to the NIC of `port`: behind what it has queued (arb_tx). */
+void net_nic_send(arb_sim *s, uint32_t port, uint32_t i);
 void net_push_event(arb_sim *s, arb_time t, uint32_t target);
 int net_init(arb_sim *s);  /* after s->cfg, ports are set: the DRE; ARB_ENOMEM */
 void net_free(arb_sim *s); /* what net_init made */
