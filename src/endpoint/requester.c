@@ -49,6 +49,10 @@ struct arb_requester {
     arb_ep_send_fn send;
     void *send_ctx;
     uint8_t kind, header_only, ext, dtype, req_op; /* req_op: a request's op field */
+    /* Fixed by the configuration: requests carry the rank's bytes (pull
+     * kinds, values); results or pushed packets carry bytes (pull-result,
+     * push, values). Each still needs a non-empty packet (ep_len). */
+    uint8_t in_bytes, out_bytes;
     void (*on_result)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
                       const uint8_t *data, size_t len);
     void *result_ctx;
@@ -143,6 +147,8 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     q->ext = cfg->ext;
     q->dtype = (uint8_t)cfg->dtype;
     q->req_op = ep_kind_pull(cfg->kind) ? (uint8_t)cfg->op : (uint8_t)ARB_OP_NOP;
+    q->in_bytes = ep_kind_pull(cfg->kind) && !q->header_only;
+    q->out_bytes = !q->header_only && (cfg->kind == ARB_EP_PULL_RESULT || cfg->kind == ARB_EP_PUSH);
     q->on_result = cfg->on_result;
     q->result_ctx = cfg->result_ctx;
     q->fanin = cfg->fanin;
@@ -185,15 +191,13 @@ static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
 /* Does index i of m need the rank's contribution bytes? */
 static int needs_input(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return ep_kind_pull(q->kind) && !q->header_only &&
-           ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
+    return q->in_bytes && ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
 }
 
 /* Does result (or pushed packet) i travel with bytes? */
 static int result_has_data(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return !q->header_only && (q->kind == ARB_EP_PULL_RESULT || q->kind == ARB_EP_PUSH) &&
-           ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
+    return q->out_bytes && ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
 }
 
 static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *credit, uint32_t i,
@@ -319,14 +323,8 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
 static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *payload, size_t len,
                    int with_data)
 {
-    int need = result_has_data(q, m, i);
-    const struct qrest *x = rest_c(q, m);
-    size_t want = need ? ep_len(x->length, q->cfg.payload_size, i) : 0;
-    if (need && (!with_data || len != want)) {
-        q->st.bad++;
-        return 0;
-    }
-    if (!need && with_data && !q->header_only) {
+    size_t want = q->out_bytes ? ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) : 0;
+    if (want ? !with_data || len != want : with_data && !q->header_only) {
         q->st.bad++;
         return 0;
     }
@@ -337,10 +335,10 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
     have_set(m, i);
     m->nhave++;
     q->results++;
-    const uint8_t *data = need ? payload : NULL;
-    if (need && x->out) memcpy(x->out + (size_t)i * q->cfg.payload_size, payload, want);
+    if (want && rest_c(q, m)->out)
+        memcpy(rest_c(q, m)->out + (size_t)i * q->cfg.payload_size, payload, want);
     if (q->on_result)
-        q->on_result(q->result_ctx, m->id, ep_seq(m->start, i), i, data, need ? want : 0);
+        q->on_result(q->result_ctx, m->id, ep_seq(m->start, i), i, want ? payload : NULL, want);
     return 1;
 }
 
@@ -447,6 +445,9 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
             q->st.bad++;
             return -1;
         }
+        answered_set(m, i);
+        m->nanswered++;
+        return 1;
     }
     if (!answered_test(m, i)) {
         answered_set(m, i);
