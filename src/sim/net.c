@@ -92,7 +92,7 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
     }
     if (sp->is_nic) {
         i = plist_pop(&s->pool, &sp->arb_tx);
-        if (i != PKT_NONE) return i;
+        if (i != PKT_NONE || sp->is_nic != NIC_RDMA) return i;
         return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
     }
     return PKT_NONE;
@@ -100,10 +100,12 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
 
 /* May a NIC have more to send once its packet is out? Arbor packets
  * waiting, or transport connections (rdma_pull decides, and paces); a NIC
- * with neither is kicked when its host hands it something. */
+ * with neither is kicked when its host hands it something. A host that
+ * never had connections is not looked at. */
 static int nic_may_send(const arb_sim *s, const struct sport *sp, uint32_t port)
 {
     if (sp->arb_tx.head != PKT_NONE) return 1;
+    if (sp->is_nic != NIC_RDMA) return 0;
     const struct host *ho = &s->hosts[s->ports[s->ports[port].peer_port].peer];
     return ho->n_conns > 0 || ho->pend_head < ho->n_pend;
 }

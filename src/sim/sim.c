@@ -123,7 +123,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         s->hosts[h].nic_port = n->first_up;
         s->hosts[h].timer_at = ARB_TIME_NEVER;
         for (uint32_t q = 0; q < n->n_up; q++)
-            s->sp[n->first_up + q].is_nic = 1;
+            s->sp[n->first_up + q].is_nic = NIC_HOST;
     }
     *out = s;
     return 0;

@@ -35,6 +35,10 @@ struct plist {
 
 /* Simulator state of one directed link (port): what every packet through
  * it touches, in one 64-byte cache line (the array is line-aligned). */
+/* sport.is_nic: a switch port, a host's NIC, a NIC whose host has had
+ * transport connections (rdma_host_add; only these pull from them). */
+enum { NIC_NONE, NIC_HOST, NIC_RDMA };
+
 struct sport {
     struct plist q;       /* output queue */
     struct plist wire;    /* on the wire, in arrival order */
@@ -45,7 +49,7 @@ struct sport {
     uint8_t txdone_armed; /* an EV_TXDONE is pending */
     uint8_t paused;       /* PFC: the peer asked this port to stop */
     uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
-    uint8_t is_nic;       /* owned by a host: pulls from the host's connections */
+    uint8_t is_nic;       /* NIC_*: owned by a host, which may have transport connections */
     arb_time busy_until;  /* the serialiser is busy until then */
     uint64_t tx_bytes, tx_pkts;
 };
