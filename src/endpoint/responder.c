@@ -924,7 +924,7 @@ arb_time arb_responder_next_expiry(const arb_responder *r)
                 if (!r->cfg.adaptive_timeout) break;
             }
         }
-        for (uint32_t s = 0; s < r->cfg.repair_budget; s++)
+        for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++)
             if (r->rep[s].used) t = tmin(t, r->rep[s].deadline);
         arb_time sp = spacing_of(r);
         if (sp && r->any_credit && r->next < r->msg[0].n && r->outstanding < window_of(r) &&
@@ -956,7 +956,7 @@ int arb_responder_on_expiry(arb_responder *r, arb_time now)
             }
             enter_repair(r, i, now);
         }
-        for (uint32_t s = 0; s < r->cfg.repair_budget; s++) {
+        for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++) {
             struct rrep *rp = &r->rep[s];
             if (!rp->used || rp->deadline > now) continue;
             rp->tries++;
