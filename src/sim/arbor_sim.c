@@ -1482,7 +1482,7 @@ static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resu
         uint64_t pkts = pa->tx_pkts, bytes = pa->tx_bytes, qp = 0, qb = 0;
         list_sums(s, j, &sp->wire, &pkts, &bytes);
         list_sums(s, j, &sp->q, &qp, &qb);
-        list_sums(s, j, &sp->arb_tx, &qp, &qb);
+        if (sp->kind >= NIC_HOST) list_sums(s, j, &sp->arb_tx, &qp, &qb);
         r->pkts += pkts;
         r->wire_bytes += bytes;
         uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
@@ -1507,8 +1507,9 @@ static uint64_t conservation_errors(const arb_sim *s)
         uint32_t owner = s->ports[s->ports[port].peer_port].peer;
         for (uint32_t x = 0; x < a->n_jobs; x++)
             left[owner] += a->jobs[x]->pacct[port].tx_pkts;
-        const struct plist *ls[3] = {&s->sp[port].q, &s->sp[port].arb_tx, &s->sp[port].wire};
-        for (int l = 0; l < 3; l++)
+        const struct sport *sp = &s->sp[port];
+        const struct plist *ls[3] = {&sp->q, &sp->wire, &sp->arb_tx}; /* arb_tx: NICs' */
+        for (int l = 0; l < (sp->kind >= NIC_HOST ? 3 : 2); l++)
             for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
                 if (pool_get(&s->pool, i)->kind == PK_ARBOR) left[owner]++;
     }

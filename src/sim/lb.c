@@ -100,8 +100,7 @@ const char *arb_lb_kind_name(int kind)
 /* Queued bytes; a port PFC has paused counts as full as well. */
 static inline uint64_t port_cost(const arb_sim *s, uint32_t p)
 {
-    const struct sport *sp = &s->sp[p];
-    return sp->q_bytes + (sp->paused ? s->cfg.queue_bytes : 0);
+    return net_queue_bytes(s, p) + (s->sp[p].paused ? s->cfg.queue_bytes : 0);
 }
 
 /* CONGA's 3-bit metric of a port: its DRE over that of a full link. */

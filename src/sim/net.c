@@ -1,8 +1,11 @@
 /*
  * The fabric: output queues, serialisers, wires, store-and-forward
  * switches, ECN marking and PFC. One pending arrival event per wire (its
- * head packet) and at most one pending end-of-transmission event per
- * port, armed only when something waits behind the packet on the wire.
+ * head packet). A NIC, or a switch port with PFC, has at most one pending
+ * end-of-transmission event, armed only when something waits behind the
+ * packet on the wire; a switch port without PFC (PORT_SCHED) has none: a
+ * packet it accepts is scheduled at once, to start when the ones ahead of
+ * it are out, and its queue is counted up to the present when looked at.
  */
 #include "sim_int.h"
 
@@ -90,9 +93,9 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
         release_held(s, k->in_port, k->bytes);
         return i;
     }
-    if (sp->is_nic) {
+    if (sp->kind >= NIC_HOST) {
         i = plist_pop(&s->pool, &sp->arb_tx);
-        if (i != PKT_NONE || sp->is_nic != NIC_RDMA) return i;
+        if (i != PKT_NONE || sp->kind != NIC_RDMA) return i;
         return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
     }
     return PKT_NONE;
@@ -105,13 +108,13 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
 static int nic_may_send(const arb_sim *s, const struct sport *sp, uint32_t port)
 {
     if (sp->arb_tx.head != PKT_NONE) return 1;
-    if (sp->is_nic != NIC_RDMA) return 0;
+    if (sp->kind != NIC_RDMA) return 0;
     const struct host *ho = &s->hosts[s->ports[s->ports[port].peer_port].peer];
     return ho->n_conns > 0 || ho->pend_head < ho->n_pend;
 }
 
 /* arb_time_tx(bytes, rate), remembered in a small direct-mapped table. */
-static arb_time tx_time(arb_sim *s, uint32_t bytes, uint64_t rate)
+static arb_time tx_time(const arb_sim *s, uint32_t bytes, uint64_t rate)
 {
     uint32_t h = ((bytes ^ (uint32_t)(rate >> 27)) * 0x9E3779B1u) >> (32 - 6);
     struct tx_memo *m = &s->txm[h & (TX_MEMO - 1)];
@@ -123,23 +126,37 @@ static arb_time tx_time(arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
-/* Port `port` starts sending packet i now (inlined in both its callers:
- * the per-hop path). */
-static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i)
+/* Is the n-th packet port `port` sends lost on its link (cfg.loss)? A
+ * function of the seed, the port and n alone (splitmix64's finaliser), so
+ * the losses do not depend on the order in which ports are handled. */
+static int lost_on_link(const arb_sim *s, uint32_t port, uint64_t n)
+{
+    uint64_t z = s->cfg.seed ^ UINT64_C(0x6C6F73735F726E67);
+    z += (uint64_t)port * UINT64_C(0x9E3779B97F4A7C15) + n * UINT64_C(0xD1B54A32D192ED03);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53 < s->cfg.loss;
+}
+
+/* Port `port` starts sending packet i at `start` (now, or for PORT_SCHED
+ * when the packets ahead of it are out); inlined in its callers, the
+ * per-hop path. */
+static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, arb_time start)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
     const arb_port *lk = &s->ports[port];
-    arb_time end = s->now + tx_time(s, k->bytes, lk->rate);
+    arb_time end = start + tx_time(s, k->bytes, lk->rate);
     sp->busy_until = end;
     if (s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);
         f.index = i;
-        s->cfg.tap(s->cfg.tap_ctx, s, port, &f, s->now);
+        s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
+    if (s->cfg.loss > 0 && lost_on_link(s, port, sp->tx_pkts)) k->flags |= PF_LOST;
     sp->tx_pkts++;
-    if (s->cfg.loss > 0 && arb_rng_double(&s->loss_rng) < s->cfg.loss) k->flags |= PF_LOST;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
@@ -152,7 +169,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i)
     }
     plist_push(&s->pool, &sp->wire, i);
     /* Something to send after this one? */
-    if (sp->q.head != PKT_NONE || (sp->is_nic && nic_may_send(s, sp, port))) {
+    if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
         net_push_event(s, end, EV_PORT(port, EV_TXDONE));
     }
@@ -163,7 +180,66 @@ static void start_tx(arb_sim *s, uint32_t port)
 {
     if (s->ports[port].failed) return; /* a dead link sends nothing */
     uint32_t i = next_packet(s, port);
-    if (i != PKT_NONE) transmit(s, port, i);
+    if (i != PKT_NONE) transmit(s, port, i, s->now);
+}
+
+/* PORT_SCHED: the packets that have started leave the queue's counts.
+ * Each packet is passed once; its start is its arrival less the delay and
+ * its serialisation. For an event, a packet starting at this very instant
+ * is still queued (as if a port moved on only after every arrival of the
+ * instant); between runs, every packet starting up to the end of the last
+ * run has (every event up to there is done). */
+static void sched_catch_up(const arb_sim *s, struct sport *sp, uint32_t port)
+{
+    uint32_t i = sp->sched.head;
+    if (i == PKT_NONE) return;
+    const arb_port *lk = &s->ports[port];
+    arb_time upto = s->now; /* started: start < upto */
+    if (!s->in_run) {
+        arb_time h = s->horizon > s->now ? s->horizon : s->now;
+        upto = h == ARB_TIME_NEVER ? h : h + 1;
+    }
+    do {
+        const struct pkt *k = pool_get(&s->pool, i);
+        if (k->t - lk->delay - tx_time(s, k->bytes, lk->rate) >= upto) break;
+        sp->q_bytes -= k->bytes;
+        sp->sched.pkts--;
+        i = k->next;
+    } while (i != PKT_NONE);
+    sp->sched.head = i;
+}
+
+/* PORT_SCHED: packet i, accepted by the queue, starts when the port is
+ * free; until then it counts as queued. */
+static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, uint32_t bytes)
+{
+    uint32_t q = sp->q_bytes + bytes;
+    if (q > sp->max_q) sp->max_q = q; /* queued, if only for no time */
+    arb_time start = sp->busy_until > s->now ? sp->busy_until : s->now;
+    transmit(s, port, i, start);
+    if (start > s->now) {
+        sp->q_bytes = q;
+        if (sp->sched.pkts++ == 0) sp->sched.head = i;
+    }
+}
+
+uint32_t net_queue_bytes(const arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    if (sp->kind == PORT_SCHED) sched_catch_up(s, sp, port);
+    return sp->q_bytes;
+}
+
+void net_sent(const arb_sim *s, uint32_t port, uint64_t *bytes, uint64_t *pkts)
+{
+    struct sport *sp = &s->sp[port];
+    *bytes = sp->tx_bytes;
+    *pkts = sp->tx_pkts;
+    if (sp->kind == PORT_SCHED) { /* scheduled, not started: still queued */
+        sched_catch_up(s, sp, port);
+        *bytes -= sp->q_bytes;
+        *pkts -= sp->sched.pkts;
+    }
 }
 
 void net_nic_send(arb_sim *s, uint32_t port, uint32_t i)
@@ -171,7 +247,7 @@ void net_nic_send(arb_sim *s, uint32_t port, uint32_t i)
     struct sport *sp = &s->sp[port];
     if (sp->q.head == PKT_NONE && sp->arb_tx.head == PKT_NONE && port_idle(sp, s->now) &&
         !s->ports[port].failed) {
-        transmit(s, port, i); /* what next_packet would pick */
+        transmit(s, port, i, s->now); /* what next_packet would pick */
         return;
     }
     plist_push(&s->pool, &sp->arb_tx, i);
@@ -229,11 +305,16 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
+    if (sp->kind == PORT_SCHED) sched_catch_up(s, sp, port);
     if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || s->ports[port].failed) {
         drop(s, port, i);
         return;
     }
     if (s->cfg.ecn) ecn_mark(s, sp, k);
+    if (sp->kind == PORT_SCHED) {
+        sched_send(s, sp, port, i, k->bytes);
+        return;
+    }
     plist_push(&s->pool, &sp->q, i);
     sp->q_bytes += k->bytes;
     if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
@@ -294,6 +375,9 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
+    /* PORT_SCHED: the count of packets not yet started must not point at
+     * this one, which has. */
+    if (sp->kind == PORT_SCHED && sp->sched.head == sp->wire.head) sched_catch_up(s, sp, port);
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);

@@ -121,7 +121,7 @@ void rdma_host_add(arb_sim *s, uint32_t h, uint32_t cid)
     arb_time t = s->conns[cid].start;
     const arb_node *n = &s->nodes[h];
     for (uint32_t q = 0; q < n->n_up; q++) /* its NICs pull from it from now on */
-        s->sp[n->first_up + q].is_nic = NIC_RDMA;
+        s->sp[n->first_up + q].kind = NIC_RDMA;
     /* After every pending connection that starts no later (flows are
      * mostly added in start order: usually no move at all). */
     uint32_t lo = ho->pend_head, hi = ho->n_pend;

@@ -105,25 +105,30 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
-    if (!s->sp || !s->spc || !s->hosts || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
+    s->txm = calloc(TX_MEMO, sizeof *s->txm);
+    if (!s->sp || !s->spc || !s->hosts || !s->txm || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
     pool_init(&s->pool);
     arb_rng_seed(&s->rng, cfg->seed);
-    arb_rng_seed(&s->loss_rng, cfg->seed ^ 0x6C6F73735F726E67ull);
     for (uint32_t p = 0; p < n_ports; p++) {
         struct sport *sp = &s->sp[p];
         sp->q.head = sp->q.tail = PKT_NONE;
         sp->wire.head = sp->wire.tail = PKT_NONE;
-        sp->arb_tx.head = sp->arb_tx.tail = PKT_NONE;
+        sp->kind = cfg->pfc ? PORT_EVENTS : PORT_SCHED;
+        sp->sched.head = PKT_NONE;
+        sp->sched.pkts = 0;
     }
     for (uint32_t h = 0; h < n_hosts; h++) {
         const arb_node *n = &s->nodes[h];
         s->hosts[h].nic_port = n->first_up;
         s->hosts[h].timer_at = ARB_TIME_NEVER;
-        for (uint32_t q = 0; q < n->n_up; q++)
-            s->sp[n->first_up + q].is_nic = NIC_HOST;
+        for (uint32_t q = 0; q < n->n_up; q++) {
+            struct sport *sp = &s->sp[n->first_up + q];
+            sp->kind = NIC_HOST;
+            sp->arb_tx.head = sp->arb_tx.tail = PKT_NONE;
+        }
     }
     *out = s;
     return 0;
@@ -145,6 +150,7 @@ void arb_sim_free(arb_sim *s)
     free(s->hosts);
     free(s->sp);
     free(s->spc);
+    free(s->txm);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -158,7 +164,7 @@ const arb_topo *arb_sim_topo(const arb_sim *s)
 
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port)
 {
-    return port < s->n_ports ? s->sp[port].q_bytes : 0;
+    return port < s->n_ports ? net_queue_bytes(s, port) : 0;
 }
 
 arb_time arb_sim_now(const arb_sim *s)
@@ -268,12 +274,15 @@ int arb_sim_run(arb_sim *s, arb_time until)
     arb_time t;
     uint32_t target;
     uint64_t seq;
+    s->in_run = 1;
     while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);
         if (s->n_done) report_done(s);
     }
+    s->in_run = 0;
+    if (!s->error && until > s->horizon) s->horizon = until;
     return s->error;
 }
 
@@ -323,8 +332,7 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps)
 {
     if (port >= s->n_ports) return ARB_EINVAL;
     const struct sport *sp = &s->sp[port];
-    ps->tx_bytes = sp->tx_bytes;
-    ps->tx_pkts = sp->tx_pkts;
+    net_sent(s, port, &ps->tx_bytes, &ps->tx_pkts);
     const struct sport_cold *c = &s->spc[port];
     ps->drops = c->drops;
     ps->max_queue = sp->max_q;

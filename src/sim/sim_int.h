@@ -35,21 +35,35 @@ struct plist {
 
 /* Simulator state of one directed link (port): what every packet through
  * it touches, in one 64-byte cache line (the array is line-aligned). */
-/* sport.is_nic: a switch port, a host's NIC, a NIC whose host has had
- * transport connections (rdma_host_add; only these pull from them). */
-enum { NIC_NONE, NIC_HOST, NIC_RDMA };
+/*
+ * sport.kind. A switch port with PFC starts its next packet when the one
+ * being sent is out (an end-of-transmission event: a pause may come
+ * between). Without PFC nothing can hold a queued packet back, so a switch
+ * port schedules each packet when it is queued -- it starts when the ones
+ * ahead of it are out, and goes on the wire list at once with its arrival
+ * time -- and its queue is counted lazily (sched_catch_up). A host's NIC;
+ * a NIC whose host has had transport connections (rdma_host_add; only
+ * these pull from them).
+ */
+enum { PORT_EVENTS, PORT_SCHED, NIC_HOST, NIC_RDMA };
 
 struct sport {
-    struct plist q;       /* output queue */
-    struct plist wire;    /* on the wire, in arrival order */
-    struct plist arb_tx;  /* NIC: Arbor packets the host's engines emitted (arbor_sim.c) */
-    uint32_t q_bytes;     /* bytes in q */
+    struct plist q;    /* output queue (not PORT_SCHED) */
+    struct plist wire; /* on the wire, in arrival order; PORT_SCHED: those not yet started last */
+    union {
+        struct plist arb_tx; /* NICs: Arbor packets the host's engines emitted (arbor_sim.c) */
+        struct {
+            uint32_t head, pkts; /* PORT_SCHED: the first packet of the wire not yet started
+                                  * (PKT_NONE: none), and how many there are */
+        } sched;
+    };
+    uint32_t q_bytes;     /* bytes in q; PORT_SCHED: of those not yet started */
     uint32_t held_bytes;  /* as ingress, with PFC on: bytes this node holds that came in here */
     uint32_t max_q;       /* deepest q_bytes */
     uint8_t txdone_armed; /* an EV_TXDONE is pending */
     uint8_t paused;       /* PFC: the peer asked this port to stop */
     uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
-    uint8_t is_nic;       /* NIC_*: owned by a host, which may have transport connections */
+    uint8_t kind;         /* PORT_*, NIC_* */
     arb_time busy_until;  /* the serialiser is busy until then */
     uint64_t tx_bytes, tx_pkts;
 };
@@ -166,11 +180,12 @@ struct arb_sim {
     uint32_t *done; /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;
     int error;             /* first fatal error met inside an event */
-    arb_rng loss_rng;      /* random loss (cfg.loss) */
     struct arbor_job *arb; /* the Arbor collective (arbor_sim.c), NULL if none */
     struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
-    struct tx_memo txm[TX_MEMO];
+    struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
+    uint8_t in_run;        /* arb_sim_run is handling events */
+    arb_time horizon;      /* the `until` of the last run: every event up to it is done */
 };
 
 /* The public view of a packet (routing, taps). */
@@ -214,6 +229,11 @@ void net_push_event(arb_sim *s, arb_time t, uint32_t target);
 int net_init(arb_sim *s);  /* after s->cfg, ports are set: the DRE; ARB_ENOMEM */
 void net_free(arb_sim *s); /* what net_init made */
 uint64_t net_dre(const arb_sim *s, uint32_t port); /* decayed to s->now, in bytes */
+/* Bytes queued on `port` now (PORT_SCHED: counted up to the present
+ * first, as an event sees it or as a reader between runs: sched_catch_up). */
+uint32_t net_queue_bytes(const arb_sim *s, uint32_t port);
+/* Bytes and packets `port` has started sending (a reader between runs). */
+void net_sent(const arb_sim *s, uint32_t port, uint64_t *bytes, uint64_t *pkts);
 
 /* arbor_sim.c */
 /* Arrivals off the wire of `port`: a packet a node sent is counted as sent

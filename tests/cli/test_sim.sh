@@ -78,9 +78,9 @@ has "arbor-spine-fails static: not done" "$J" '"ranks_done":0'
 JF=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
 JA=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s arbor.timeout_mode=adaptive --json --quiet)
 has "adaptive timeout: exact" "$JA" '"correct":true'
-has "adaptive timeout: repairs" "$JA" '"repairs":31'
-has "adaptive timeout: 11 ms" "$JA" '"cct_us":11092.09008'
-has "fixed timeout: 110 ms" "$JF" '"cct_us":110043.83344'
+has "adaptive timeout: repairs" "$JA" '"repairs":26'
+has "adaptive timeout: 12 ms" "$JA" '"cct_us":12011.33584'
+has "fixed timeout: 150 ms" "$JF" '"cct_us":150236.64128'
 expect_err "adaptive floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_mode=adaptive -s arbor.timeout_min=60ms
 
 # Determinism, overrides, --seed.
