@@ -14,6 +14,14 @@
  *     packet starts serialising when the previous one has left;
  *   - switches are store-and-forward: a packet is routed when its last bit
  *     has arrived, and routing takes no time.
+ *   - ties: a packet whose start falls on the very instant a queue is
+ *     looked at still counts as queued for what happens at that instant
+ *     (arrivals, routing), and as sent for a reader between runs.
+ *   How it runs: one pending arrival event per link (its first packet on
+ *   the wire). A switch port without PFC knows a packet's start when the
+ *   packet is queued (nothing can hold it back), so it schedules it then and
+ *   has no other event; NICs and ports with PFC start their next packet at
+ *   an end-of-transmission event.
  *   - PFC (lossless mode): a switch counts the bytes it holds per ingress
  *     port; above xoff it pauses the upstream port, below xon it resumes
  *     it; each PAUSE and RESUME takes the link's propagation delay to act.
@@ -115,7 +123,10 @@ typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time
  * completions of that event, so a sender that keeps a queue pair's
  * messages in order can post the next one back to back. */
 
-/* Called when a packet starts serialising on `port` (taps, captures). */
+/* Called for every packet that starts serialising on `port` (taps,
+ * captures), with `now` the time its first bit leaves. A switch port
+ * without PFC reports a packet when it accepts it (its start is then
+ * known), so calls come in time order per port but not across ports. */
 typedef void (*arb_sim_tap_fn)(void *ctx, const arb_sim *sim, uint32_t port,
                                const arb_sim_pkt_info *f, arb_time now);
 
@@ -173,15 +184,17 @@ typedef struct arb_sim_config {
     arb_sim_inband_fn inband; /* optional (lb.h sets it for CONGA) */
     void *inband_ctx;
     arb_time dre_period; /* DRE (CONGA's link-utilisation estimator): every port
-                            counts the bytes it transmits and multiplies the count
+                            counts the bytes it transmits (a switch port without
+                            PFC when it accepts them) and multiplies the count
                             by (1 - dre_alpha) every dre_period; 0 = off (default) */
     double dre_alpha;    /* in (0, 1] (default 0.1) */
     arb_logger log;
     /* Random loss: every packet is lost on each link it crosses with this
-     * probability (0 = none, the default), drawn from a generator of its
-     * own seeded from `seed`, so the other draws of a run do not move. A
-     * lost packet occupies the link and is dropped where it arrives
-     * (counted in drops and lost). */
+     * probability (0 = none, the default). Whether the n-th packet a port
+     * sends is lost is a hash of (seed, port, n), so the other draws of a
+     * run do not move and the losses do not depend on the order in which
+     * ports are handled. A lost packet occupies the link and is dropped
+     * where it arrives (counted in drops and lost). */
     double loss;
 } arb_sim_config;
 
@@ -341,7 +354,8 @@ int arb_sim_pcap_close(arb_sim_pcap *cap);
  * caller failed them in the topology with arb_topo_fail and refreshed its
  * routing, e.g. arb_lb_refresh). Packets queued at a port that is now
  * failed are dropped and counted (drops); packets on its wire are lost and
- * counted when they would have arrived (lost). From now on a failed port
+ * counted when they would have arrived (lost), and so are those a switch
+ * port without PFC had queued (already scheduled). From now on a failed port
  * sends nothing: switches route around it (or count the packet unroutable),
  * a host whose NIC link failed keeps its packets until its transport gives
  * up or the run ends, and packets handed to a failed port are dropped.
