@@ -235,6 +235,97 @@ TEST(link_timing_pipelined)
     arb_topo_free(t);
 }
 
+/* A switch port without PFC schedules a packet when it queues it and counts
+ * it as queued until its start: read between runs, the run's end counts
+ * (the same three packets as link_timing_pipelined: the last waits at the
+ * switch from 2T + 80000 + 1 us until 3T + 1 us). */
+TEST(switch_queue_counts_until_the_start)
+{
+    const arb_time T = 334240, us = ARB_PS_PER_US;
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t down = arb_topo_node(t, 2)->first_port + 1; /* the switch's port to host 1 */
+    CHECK_EQ_U(arb_topo_port(t, down)->peer, 1);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 2 * 4096 + 918, 0, 1000, 1, NULL), 0);
+    arb_sim_port_stats ps;
+    CHECK_EQ_I(arb_sim_run(s, 2 * T + 80000 + us - 1), 0);
+    CHECK_EQ_U(arb_sim_port_queue(s, down), 0); /* packet 1 has started, 2 not arrived */
+    CHECK_EQ_I(arb_sim_run(s, 2 * T + 80000 + us), 0);
+    CHECK_EQ_U(arb_sim_port_queue(s, down), 1000);
+    arb_sim_port(s, down, &ps);
+    CHECK_EQ_U(ps.tx_bytes, 2 * 4178);
+    CHECK_EQ_U(ps.tx_pkts, 2);
+    CHECK_EQ_I(arb_sim_run(s, 3 * T + us - 1), 0);
+    CHECK_EQ_U(arb_sim_port_queue(s, down), 1000);
+    CHECK_EQ_I(arb_sim_run(s, 3 * T + us), 0); /* it starts at the end of this run */
+    CHECK_EQ_U(arb_sim_port_queue(s, down), 0);
+    arb_sim_port(s, down, &ps);
+    CHECK_EQ_U(ps.tx_bytes, 2 * 4178 + 1000);
+    CHECK_EQ_U(ps.tx_pkts, 3);
+    CHECK_EQ_U(ps.max_queue, 4178); /* every packet counts as it is queued, if only for no time */
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    arb_sim_flow(s, 0, &r);
+    CHECK_EQ_U(r.finish, 3 * T + 80000 + 2 * us);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+/* Running in slices, with every port's queue and counters read between
+ * them, gives the same run as one call: reading a queue counts it up to
+ * the present, which must not move anything. Incast with drops, ECN marks
+ * and random loss. */
+TEST(slices_and_reads_change_nothing)
+{
+    arb_sim_stats st[2];
+    arb_time fin[2][8];
+    for (int sliced = 0; sliced < 2; sliced++) {
+        arb_topo *t = topo("star:9");
+        arb_sim_config cfg;
+        arb_sim_config_default(&cfg);
+        cfg.transport = ARB_TRANSPORT_IRN;
+        cfg.queue_bytes = 50000;
+        cfg.ecn = 1;
+        cfg.ecn_kmin = 10000;
+        cfg.ecn_kmax = 40000;
+        cfg.loss = 0.002;
+        cfg.rto = 100 * ARB_PS_PER_US;
+        arb_sim *s = sim_on(t, &cfg);
+        for (uint32_t h = 1; h < 9; h++)
+            CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+        if (!sliced) {
+            CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        } else {
+            uint32_t n_ports = arb_topo_n_ports(t);
+            uint64_t sum = 0;
+            for (arb_time at = 0; at < 2 * ARB_PS_PER_MS; at += 333333) {
+                CHECK_EQ_I(arb_sim_run(s, at), 0);
+                for (uint32_t p = 0; p < n_ports; p++) {
+                    arb_sim_port_stats ps;
+                    arb_sim_port(s, p, &ps);
+                    sum += arb_sim_port_queue(s, p) + ps.tx_bytes;
+                }
+            }
+            CHECK(sum > 0);
+            CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        }
+        arb_sim_get_stats(s, &st[sliced]);
+        for (uint32_t f = 0; f < 8; f++) {
+            arb_sim_flow_result r;
+            arb_sim_flow(s, f, &r);
+            fin[sliced][f] = r.finish;
+        }
+        CHECK_EQ_U(st[sliced].flows_done, 8);
+        arb_sim_free(s);
+        arb_topo_free(t);
+    }
+    CHECK(st[0].drops > st[0].lost && st[0].lost > 0 && st[0].ecn_marks > 0);
+    CHECK(memcmp(&st[0], &st[1], sizeof st[0]) == 0);
+    CHECK(memcmp(fin[0], fin[1], sizeof fin[0]) == 0);
+}
+
 static void run_incast(arb_transport tr, int pfc, uint64_t queue, arb_sim_stats *st, int *all_done,
                        uint64_t *retx)
 {
@@ -464,6 +555,8 @@ int main(void)
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
+    RUN(switch_queue_counts_until_the_start);
+    RUN(slices_and_reads_change_nothing);
     RUN(incast_drops_and_recovers_gbn);
     RUN(incast_drops_and_recovers_irn);
     RUN(incast_pfc_is_lossless);
