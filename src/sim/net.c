@@ -148,6 +148,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     struct pkt *k = pool_get(&s->pool, i);
     const arb_port *lk = &s->ports[port];
     arb_time end = start + tx_time(s, k->bytes, lk->rate);
+    arb_time tail_t = sp->busy_until + lk->delay; /* the wire's last packet arrives then */
     sp->busy_until = end;
     if (s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);
@@ -162,10 +163,9 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     k->t = end + lk->delay;
     if (sp->wire.head == PKT_NONE)
         net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
-    else {
-        struct pkt *tail = pool_get(&s->pool, sp->wire.tail);
-        arb_time gap = k->t - tail->t;
-        tail->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
+    else { /* written, not read: the tail's line need not be waited for */
+        arb_time gap = k->t - tail_t;
+        pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
     }
     plist_push(&s->pool, &sp->wire, i);
     /* Something to send after this one? */
@@ -209,12 +209,40 @@ static void sched_catch_up(const arb_sim *s, struct sport *sp, uint32_t port)
     sp->sched.head = i;
 }
 
+/* PORT_SCHED, before queueing `bytes`: q_bytes may still count packets
+ * that have started (it is brought up to date only when that could change
+ * a decision). 1: a bound on the queue shows that the packet is neither
+ * dropped, nor marked, nor makes a new deepest queue, and q_bytes is left
+ * as it is; 0: q_bytes is now exact. */
+static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t port, uint32_t bytes)
+{
+    if (sp->busy_until <= s->now) { /* idle: everything scheduled has started */
+        sp->q_bytes = 0;
+        sp->sched.pkts = 0;
+        sp->sched.head = PKT_NONE;
+        return 0;
+    }
+    /* The packets not yet started all go out in [now, busy_until): their
+     * bytes are at most that time at the port's rate (serialisation times
+     * are rounded up), a bound that follows time where q_bytes does not. */
+    uint64_t mbps = (s->ports[port].rate + 999999) / 1000000;
+    uint64_t u = ((sp->busy_until - s->now) * mbps + 7999999) / 8000000;
+    if (u > sp->q_bytes) u = sp->q_bytes;
+    if (u + bytes <= s->cfg.queue_bytes && u + bytes <= sp->max_q &&
+        !(s->cfg.ecn && u > s->cfg.ecn_kmin))
+        return 1;
+    sched_catch_up(s, sp, port);
+    return 0;
+}
+
 /* PORT_SCHED: packet i, accepted by the queue, starts when the port is
- * free; until then it counts as queued. */
-static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, uint32_t bytes)
+ * free; until then it counts as queued. `exact`: q_bytes is, and the
+ * deepest queue is checked (sched_clear). */
+static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, uint32_t bytes,
+                       int exact)
 {
     uint32_t q = sp->q_bytes + bytes;
-    if (q > sp->max_q) sp->max_q = q; /* queued, if only for no time */
+    if (exact && q > sp->max_q) sp->max_q = q; /* queued, if only for no time */
     arb_time start = sp->busy_until > s->now ? sp->busy_until : s->now;
     transmit(s, port, i, start);
     if (start > s->now) {
@@ -305,14 +333,17 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    if (sp->kind == PORT_SCHED) sched_catch_up(s, sp, port);
+    if (sp->kind == PORT_SCHED && sched_clear(s, sp, port, k->bytes) && !s->ports[port].failed) {
+        sched_send(s, sp, port, i, k->bytes, 0);
+        return;
+    }
     if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || s->ports[port].failed) {
         drop(s, port, i);
         return;
     }
     if (s->cfg.ecn) ecn_mark(s, sp, k);
     if (sp->kind == PORT_SCHED) {
-        sched_send(s, sp, port, i, k->bytes);
+        sched_send(s, sp, port, i, k->bytes, 1);
         return;
     }
     plist_push(&s->pool, &sp->q, i);
@@ -375,10 +406,16 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
-    /* PORT_SCHED: the count of packets not yet started must not point at
-     * this one, which has. */
-    if (sp->kind == PORT_SCHED && sp->sched.head == sp->wire.head) sched_catch_up(s, sp, port);
-    uint32_t i = plist_pop(&s->pool, &sp->wire);
+    uint32_t i = sp->wire.head;
+    if (i == PKT_NONE) return;
+    /* PORT_SCHED: the count of packets not yet started must not hold this
+     * one, which has. */
+    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
+        const struct pkt *h = pool_get(&s->pool, i);
+        sp->q_bytes -= h->bytes;
+        sp->sched.head = --sp->sched.pkts ? h->next : PKT_NONE;
+    }
+    i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
     struct pkt *k = pool_get(&s->pool, i);
     if (sp->wire.head != PKT_NONE) {
