@@ -406,18 +406,15 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
-    uint32_t i = sp->wire.head;
+    uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
+    struct pkt *k = pool_get(&s->pool, i);
     /* PORT_SCHED: the count of packets not yet started must not hold this
      * one, which has. */
     if (sp->kind == PORT_SCHED && sp->sched.head == i) {
-        const struct pkt *h = pool_get(&s->pool, i);
-        sp->q_bytes -= h->bytes;
-        sp->sched.head = --sp->sched.pkts ? h->next : PKT_NONE;
+        sp->q_bytes -= k->bytes;
+        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
     }
-    i = plist_pop(&s->pool, &sp->wire);
-    if (i == PKT_NONE) return;
-    struct pkt *k = pool_get(&s->pool, i);
     if (sp->wire.head != PKT_NONE) {
         arb_time next =
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
