@@ -119,6 +119,13 @@ static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint
     return 1;
 }
 
+/* The target of the event d places after the next one to pop, if it is in
+ * the bucket being drained (a hint for prefetching), else UINT32_MAX. */
+static inline uint32_t evq_ahead(const struct evq *q, size_t d)
+{
+    return q->pos + d < q->rn ? (uint32_t)(q->run[q->pos + d].key & EVQ_TARGET_MAX) : UINT32_MAX;
+}
+
 /* The earliest event's time, or ARB_TIME_NEVER when empty. (It may sort
  * or advance the wheel, hence not const.) */
 arb_time evq_peek_time(struct evq *q);

@@ -16,6 +16,12 @@
 #else
 #define SIM_ALWAYS_INLINE inline
 #endif
+/* A hint to start fetching the line at address p (no effect elsewhere). */
+#if defined(__GNUC__)
+#define SIM_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SIM_PREFETCH(p) ((void)(p))
+#endif
 /* A rare path, kept out of the per-hop code around its call. */
 #if defined(__GNUC__)
 #define SIM_COLD __attribute__((cold, noinline))
