@@ -273,6 +273,15 @@ TEST(switch_queue_counts_until_the_start)
     arb_topo_free(t);
 }
 
+/* star:9's hosts 1-8 each send 200,000 B to host 0 (flow h - 1 from host h). */
+static arb_sim *incast_on(const arb_topo *t, arb_sim_config *cfg)
+{
+    arb_sim *s = sim_on(t, cfg);
+    for (uint32_t h = 1; s && h < 9; h++)
+        CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+    return s;
+}
+
 /* Running in slices, with every port's queue and counters read between
  * them, gives the same run as one call: reading a queue counts it up to
  * the present, which must not move anything. Incast with drops, ECN marks
@@ -292,9 +301,7 @@ TEST(slices_and_reads_change_nothing)
         cfg.ecn_kmax = 40000;
         cfg.loss = 0.002;
         cfg.rto = 100 * ARB_PS_PER_US;
-        arb_sim *s = sim_on(t, &cfg);
-        for (uint32_t h = 1; h < 9; h++)
-            CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+        arb_sim *s = incast_on(t, &cfg);
         if (!sliced) {
             CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
         } else {
@@ -338,9 +345,7 @@ static void run_incast(arb_transport tr, int pfc, uint64_t queue, arb_sim_stats 
     cfg.pfc_xoff = 40000;
     cfg.pfc_xon = 20000;
     cfg.rto = 100 * ARB_PS_PER_US;
-    arb_sim *s = sim_on(t, &cfg);
-    for (uint32_t h = 1; h < 9; h++)
-        CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+    arb_sim *s = incast_on(t, &cfg);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_get_stats(s, st);
     *all_done = 1;
