@@ -277,7 +277,7 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * host, the transport connection it is for. Hints only: nothing is decided
  * on them.
  */
-static inline void prefetch_ahead(const arb_sim *s, uint32_t port_events)
+static SIM_ALWAYS_INLINE void prefetch_ahead(const arb_sim *s, uint32_t port_events)
 {
     uint32_t a = evq_ahead(&s->q, 8);
     if (a < port_events) SIM_PREFETCH(&s->sp[a >> 2]);
