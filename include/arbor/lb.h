@@ -136,6 +136,18 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_
                       const arb_sim_pkt_info *f, arb_time now);
 
 /*
+ * The route_peek callback (an arb_sim_peek_fn; ctx, peek_ctx, is the
+ * arb_lb): the port arb_lb_route would return for this packet after
+ * `before` other decisions at the node, with no state changed (no counter
+ * advanced, no generator drawn, no statistic counted), for the schemes
+ * that decide without reading queues: the routing engines' own (adaptive
+ * excepted) and spraying (random spraying only for `before` 0);
+ * ARB_TOPO_NONE for the others. Installed by arb_lb_new.
+ */
+uint32_t arb_lb_route_peek(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                           const arb_sim_pkt_info *f, uint32_t before);
+
+/*
  * CONGA's in-band hook (an arb_sim_inband_fn; ctx is the arb_lb): reads
  * and rewrites the packet's load-balancing word at every switch hop.
  * Installed by arb_lb_new for conga; a no-op for the other schemes.

@@ -112,6 +112,12 @@ typedef struct arb_sim arb_sim;
 typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                                      const arb_sim_pkt_info *f, arb_time now);
 
+/* The port `route` would pick for this packet, computed without changing
+ * any state, if `before` other packets are routed at this node first (their
+ * decisions may move a counter); ARB_TOPO_NONE when it cannot tell. */
+typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
+                                    const arb_sim_pkt_info *f, uint32_t before);
+
 /* Called when flow `flow` has received its last byte (in order), after
  * the event that finished it. New flows may be added from inside the call
  * (a workload's next step). */
@@ -175,6 +181,13 @@ typedef struct arb_sim_config {
     uint64_t dcqcn_min_rate;     /* the lowest rate a cut reaches, bits/s (100 Mb/s) */
     arb_sim_route_fn route;      /* required */
     void *route_ctx;
+    /* Optional: a guess at the port `route` will pick (arb_sim_peek_fn).
+     * Only a hint, never a decision: the event loop fetches that port's
+     * state into the cache a few events before the packet is routed, so a
+     * wrong answer costs time, not correctness (a wrapper around `route`
+     * may leave it as it is). */
+    arb_sim_peek_fn route_peek;
+    void *peek_ctx;
     arb_sim_done_fn on_flow_done; /* optional */
     void *done_ctx;
     arb_sim_done_fn on_flow_sent; /* optional: all data sent once (ctx: sent_ctx) */

@@ -222,10 +222,11 @@ static unsigned spray_index(arb_lb *lb, uint32_t node, unsigned n)
     return lb->rr[node]++ % n;
 }
 
-uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
-                      const arb_sim_pkt_info *f, arb_time now)
+static uint32_t route_from_list(arb_lb *lb, const arb_sim *s, uint32_t node, uint32_t in_port,
+                                const arb_route_key *k, arb_time now);
+
+static arb_route_key key_of(const arb_sim_pkt_info *f)
 {
-    arb_lb *lb = ctx;
     arb_route_key k;
     k.src = f->src;
     k.dst = f->dst;
@@ -233,6 +234,39 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_po
     k.dport = f->dport;
     k.qp = f->qp;
     k.proto = f->proto;
+    return k;
+}
+
+uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
+                           const arb_sim_pkt_info *f, uint32_t before)
+{
+    const arb_lb *lb = ctx;
+    arb_route_key k = key_of(f);
+    (void)s;
+    if (lb->kind == ARB_LB_ROUTE) {
+        if (arb_route_get_kind(lb->r) == ARB_ROUTE_ADAPTIVE) return ARB_TOPO_NONE;
+        uint32_t p = arb_route_next(lb->r, node, &k, in_port);
+        return p == ARB_ROUTE_NONE ? ARB_TOPO_NONE : p;
+    }
+    uint32_t first, stride;
+    int m;
+    if (lb->kind != ARB_LB_SPRAY ||
+        (m = arb_route_candidate_range(lb->r, node, &k, &first, &stride)) < 1)
+        return ARB_TOPO_NONE;
+    if (m == 1) return first;
+    if (lb->random) {
+        if (before) return ARB_TOPO_NONE;
+        arb_rng r = lb->rng[node]; /* a copy: the draw the route will make */
+        return first + stride * (uint32_t)arb_rng_below(&r, (unsigned)m);
+    }
+    return first + stride * ((lb->rr[node] + before) % (unsigned)m);
+}
+
+uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
+                      const arb_sim_pkt_info *f, arb_time now)
+{
+    arb_lb *lb = ctx;
+    arb_route_key k = key_of(f);
     lb->st.decisions++;
     if (lb->kind == ARB_LB_ROUTE) {
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
@@ -249,6 +283,16 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_po
             return first + stride * spray_index(lb, node, (unsigned)m);
         }
     }
+    return route_from_list(lb, s, node, in_port, &k, now);
+}
+
+/* arb_lb_route where the candidates are listed (failures, or a scheme that
+ * weighs each): kept out of the common path, whose frame it would make
+ * four kilobytes deep. */
+static SIM_COLD uint32_t route_from_list(arb_lb *lb, const arb_sim *s, uint32_t node,
+                                         uint32_t in_port, const arb_route_key *kp, arb_time now)
+{
+    arb_route_key k = *kp;
     uint32_t cands[ARB_ROUTE_MAX_CANDS];
     int c = arb_route_candidates(lb->r, node, &k, cands, ARB_ROUTE_MAX_CANDS);
     if (c <= 0) {
@@ -696,6 +740,8 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
 
     cfg->route = arb_lb_route;
     cfg->route_ctx = lb;
+    cfg->route_peek = arb_lb_route_peek;
+    cfg->peek_ctx = lb;
     if (lb->kind == ARB_LB_CONGA) {
         cfg->inband = arb_lb_inband;
         cfg->inband_ctx = lb;

@@ -95,6 +95,11 @@ uint32_t pool_alloc_raw(struct pool *p)
     if (p->free_head == PKT_NONE && grow(p) < 0) return PKT_NONE;
     uint32_t i = p->free_head;
     p->free_head = pool_get(p, i)->next;
+    /* The next packet handed out is written then: start fetching its line
+     * (a fresh chunk's, or one freed long ago, is no longer cached). */
+#if defined(__GNUC__)
+    if (p->free_head != PKT_NONE) __builtin_prefetch(pool_get(p, p->free_head), 1);
+#endif
     if (++p->live > p->peak) p->peak = p->live;
     return i;
 }

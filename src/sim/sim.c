@@ -271,28 +271,116 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
 
 /*
  * On large fabrics every port, packet and connection an event touches is a
- * cache miss. The events a little ahead in the bucket being drained are
- * known: start fetching the port of the 8th, the packet arriving on the
- * 4th's wire (its port is in by then), and for the 2nd, an arrival at a
- * host, the transport connection it is for. Hints only: nothing is decided
- * on them.
+ * cache miss, and each is found through the one before. The events a
+ * little ahead in the bucket being drained are known, so their data is
+ * fetched in stages, each a few events after the one it reads:
+ *   PF_PORT ahead: the port of the event (its state and its link);
+ *   PF_PKT: the packet arriving off its wire;
+ *   PF_ROUTE: with the packet in, where it goes next: at a switch, the
+ *     output port cfg.route_peek names; at a host, the transport connection
+ *     and the host;
+ *   PF_TAIL: with that port in, the packet at the tail of its wire (the
+ *     new one is linked behind it) and the first not yet started (the
+ *     queue count may start there); at a host, its NIC's port.
+ * Hints only: nothing is decided on them, and a wrong guess costs time.
  */
-static SIM_ALWAYS_INLINE void prefetch_ahead(const arb_sim *s, uint32_t port_events)
+enum { PF_PORT = 12, PF_PKT = 8, PF_ROUTE = 5, PF_TAIL = 2 };
+
+static inline uint64_t pf_tag(const struct evq *q, size_t d)
 {
-    uint32_t a = evq_ahead(&s->q, 8);
-    if (a < port_events) SIM_PREFETCH(&s->sp[a >> 2]);
-    a = evq_ahead(&s->q, 4);
-    if (a < port_events && (a & 3) == EV_ARRIVE && s->sp[a >> 2].wire.head != PKT_NONE)
-        SIM_PREFETCH(pool_get(&s->pool, s->sp[a >> 2].wire.head));
-    a = evq_ahead(&s->q, 2);
-    if (a < port_events && (a & 3) == EV_ARRIVE && s->sp[a >> 2].wire.head != PKT_NONE &&
-        s->ports[a >> 2].peer < s->n_hosts) {
-        const struct pkt *k = pool_get(&s->pool, s->sp[a >> 2].wire.head);
-        if (k->kind != PK_ARBOR && k->conn < s->n_conns) {
+    return (q->cur << 32 | (uint32_t)(q->pos + d)) + 1;
+}
+
+/* The packet arriving at the far end of port event a's wire, or NULL. */
+static inline const struct pkt *pf_arrival(const arb_sim *s, uint32_t a, uint32_t port_events)
+{
+    if (a >= port_events || (a & 3) != EV_ARRIVE) return NULL;
+    uint32_t i = s->sp[a >> 2].wire.head;
+    return i == PKT_NONE ? NULL : pool_get(&s->pool, i);
+}
+
+/* How many of the events before the one PF_ROUTE ahead (from the one
+ * being handled on) a switch routes at `node`. */
+static inline uint32_t pf_before(const arb_sim *s, uint32_t node)
+{
+    uint32_t n = 0;
+    for (size_t d = 0; d <= PF_ROUTE; d++) {
+        uint64_t tag = ((s->q.cur << 32 | (uint32_t)(s->q.pos + d - 1)) + 1);
+        const struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
+        n += e->tag == tag && e->node == node;
+    }
+    return n;
+}
+
+/* PF_ROUTE for event a: the next port of its packet, or PKT_NONE; *node,
+ * the switch routing it. */
+static inline uint32_t pf_route(arb_sim *s, uint32_t a, uint32_t port_events, uint32_t *node)
+{
+    const struct pkt *k = pf_arrival(s, a, port_events);
+    *node = PKT_NONE;
+    if (!k || k->kind == PK_ARBOR) return PKT_NONE;
+    const arb_port *lk = &s->ports[a >> 2];
+    if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
+        if (k->conn < s->n_conns) {
             const char *c = (const char *)&s->conns[k->conn];
             SIM_PREFETCH(c);
             SIM_PREFETCH(c + 64); /* the receiver's fields */
         }
+        if (k->dst < s->n_hosts) SIM_PREFETCH(&s->hosts[k->dst]);
+        return PKT_NONE;
+    }
+    if (!s->cfg.route_peek) return PKT_NONE;
+    arb_sim_pkt_info f = pkt_info(k);
+    *node = lk->peer;
+    uint32_t out =
+        s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, pf_before(s, lk->peer));
+    if (out >= s->n_ports) return PKT_NONE;
+    SIM_PREFETCH(&s->sp[out]);
+    SIM_PREFETCH(&s->ports[out]);
+    return out;
+}
+
+/* PF_TAIL for event a: what transmitting on its next port will touch. */
+static inline void pf_tail(const arb_sim *s, uint32_t a, uint32_t out, uint32_t port_events)
+{
+    if (out != PKT_NONE) {
+        const struct sport *sp = &s->sp[out];
+        if (sp->wire.tail != PKT_NONE) SIM_PREFETCH(pool_get(&s->pool, sp->wire.tail));
+        if (sp->kind == PORT_SCHED && sp->sched.head != PKT_NONE)
+            SIM_PREFETCH(pool_get(&s->pool, sp->sched.head));
+        return;
+    }
+    const struct pkt *k = pf_arrival(s, a, port_events);
+    if (k && k->kind != PK_ARBOR && s->ports[a >> 2].peer < s->n_hosts && k->dst < s->n_hosts)
+        SIM_PREFETCH(&s->sp[s->hosts[k->dst].nic_port]);
+}
+
+static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
+{
+    const struct evq *q = &s->q;
+    uint32_t a = evq_ahead(q, PF_PORT);
+    if (a < port_events) {
+        SIM_PREFETCH(&s->sp[a >> 2]);
+        SIM_PREFETCH(&s->ports[a >> 2]);
+    }
+    const struct pkt *k = pf_arrival(s, evq_ahead(q, PF_PKT), port_events);
+    if (k) SIM_PREFETCH(k);
+    a = evq_ahead(q, PF_ROUTE);
+    if (a != UINT32_MAX) {
+        uint32_t node;
+        uint32_t out = pf_route(s, a, port_events, &node);
+        uint64_t tag = pf_tag(q, PF_ROUTE);
+        struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
+        e->tag = tag;
+        e->node = node;
+        e->port = out;
+    }
+    a = evq_ahead(q, PF_TAIL);
+    if (a != UINT32_MAX) {
+        uint64_t tag = pf_tag(q, PF_TAIL);
+        uint32_t out =
+            s->pf[tag & (PF_SLOTS - 1)].tag == tag ? s->pf[tag & (PF_SLOTS - 1)].port : PKT_NONE;
+        pf_tail(s, a, out, port_events);
     }
 }
 

@@ -16,9 +16,11 @@
 #else
 #define SIM_ALWAYS_INLINE inline
 #endif
-/* A hint to start fetching the line at address p (no effect elsewhere). */
+/* A hint to start fetching the line at address p, to be written (no effect
+ * elsewhere). GCC drops a call to a function that does nothing else, taking
+ * it for pure: use it in always-inline functions only. */
 #if defined(__GNUC__)
-#define SIM_PREFETCH(p) __builtin_prefetch(p)
+#define SIM_PREFETCH(p) __builtin_prefetch((p), 1)
 #else
 #define SIM_PREFETCH(p) ((void)(p))
 #endif
@@ -167,6 +169,8 @@ struct tx_memo {
     arb_time ps;
 };
 
+#define PF_SLOTS 16 /* a power of two above the prefetch distances (sim.c) */
+
 struct arb_sim {
     arb_sim_config cfg;
     const arb_topo *topo;
@@ -190,8 +194,15 @@ struct arb_sim {
     struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
     struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
-    uint8_t in_run;        /* arb_sim_run is handling events */
-    arb_time horizon;      /* the `until` of the last run: every event up to it is done */
+    /* The port the event `tag` ahead will send its packet through, as
+     * cfg.route_peek guessed it (sim.c, prefetch_ahead): a hint only. */
+    struct pf_slot {
+        uint64_t tag;  /* bucket << 32 | position in it, + 1 (0: empty) */
+        uint32_t node; /* the switch that routes it (PKT_NONE: none) */
+        uint32_t port;
+    } pf[PF_SLOTS];
+    uint8_t in_run;   /* arb_sim_run is handling events */
+    arb_time horizon; /* the `until` of the last run: every event up to it is done */
 };
 
 /* The public view of a packet (routing, taps). */

@@ -336,6 +336,60 @@ TEST(spray_random_is_seeded)
     rig_close(&b);
 }
 
+static uint32_t peek(struct rig *g, uint32_t node, uint32_t in_port, const arb_sim_pkt_info *f,
+                     uint32_t before)
+{
+    return g->cfg.route_peek(g->cfg.peek_ctx, g->s, node, in_port, f, before);
+}
+
+/* route_peek: the decision route makes next (or `before` decisions on),
+ * with nothing changed, for the schemes that can tell; none for the rest. */
+TEST(route_peek_guesses_without_deciding)
+{
+    static const char *const exact[] = {"ecmp", "dmodk", "spray", "spray:random"};
+    for (unsigned e = 0; e < sizeof exact / sizeof exact[0]; e++) {
+        struct rig g;
+        CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", exact[e]), 0);
+        CHECK(g.cfg.route_peek == arb_lb_route_peek && g.cfg.peek_ctx == g.lb);
+        uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
+        arb_sim_pkt_info f = pkt(0, 2, 1000), back = pkt(2, 0, 7);
+        arb_lb_stats st0, st1;
+        for (unsigned i = 0; i < 7; i++) {
+            arb_lb_get_stats(g.lb, &st0);
+            uint32_t guess = peek(&g, L0, in, &f, 0), again = peek(&g, L0, in, &f, 0);
+            arb_lb_get_stats(g.lb, &st1);
+            CHECK_EQ_U(guess, again); /* peeking moved nothing */
+            CHECK(memcmp(&st0, &st1, sizeof st0) == 0);
+            CHECK_EQ_U(route(&g, L0, in, &f, i), guess);
+        }
+        /* down to a host: one candidate, whatever the scheme */
+        uint32_t down = peek(&g, L0, up(g.t, L0, 0), &back, 0);
+        CHECK_EQ_U(route(&g, L0, up(g.t, L0, 0), &back, 8), down);
+        rig_close(&g);
+    }
+    /* round robin: `before` decisions ahead */
+    struct rig g;
+    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
+    uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
+    arb_sim_pkt_info f = pkt(0, 2, 1000);
+    uint32_t ahead[4];
+    for (unsigned b = 0; b < 4; b++)
+        ahead[b] = peek(&g, L0, in, &f, b);
+    for (unsigned b = 0; b < 4; b++)
+        CHECK_EQ_U(route(&g, L0, in, &f, b), ahead[b]);
+    rig_close(&g);
+    /* random spraying tells only the next draw; the queue-reading schemes nothing */
+    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
+    CHECK_EQ_U(peek(&g, L0, in, &f, 1), ARB_TOPO_NONE);
+    rig_close(&g);
+    static const char *const none[] = {"ar", "flowlet", "letflow", "conga"};
+    for (unsigned e = 0; e < sizeof none / sizeof none[0]; e++) {
+        CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", none[e]), 0);
+        CHECK_EQ_U(peek(&g, L0, in, &f, 0), ARB_TOPO_NONE);
+        rig_close(&g);
+    }
+}
+
 /* LetFlow: the port changes only at flowlet boundaries. */
 TEST(letflow_changes_only_at_boundaries)
 {
@@ -656,6 +710,7 @@ int main(void)
     RUN(flowlet_bias);
     RUN(spray_round_robin);
     RUN(spray_random_is_seeded);
+    RUN(route_peek_guesses_without_deciding);
     RUN(letflow_changes_only_at_boundaries);
     RUN(ar_ftree_down_is_dmodk);
     RUN(conga_moves_after_feedback);
