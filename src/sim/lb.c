@@ -225,15 +225,21 @@ static unsigned spray_index(arb_lb *lb, uint32_t node, unsigned n)
 static uint32_t route_from_list(arb_lb *lb, const arb_sim *s, uint32_t node, uint32_t in_port,
                                 const arb_route_key *k, arb_time now);
 
+/* The routing key of a packet. Field by field, through a volatile view:
+ * the caller has just written *f, and a compiler that merged two fields
+ * into one wider load could span two of its stores, which the CPU cannot
+ * forward: the load would wait for every older store to reach the cache,
+ * cache misses included. */
 static arb_route_key key_of(const arb_sim_pkt_info *f)
 {
+    const volatile arb_sim_pkt_info *v = f;
     arb_route_key k;
-    k.src = f->src;
-    k.dst = f->dst;
-    k.sport = f->sport;
-    k.dport = f->dport;
-    k.qp = f->qp;
-    k.proto = f->proto;
+    k.src = v->src;
+    k.dst = v->dst;
+    k.sport = v->sport;
+    k.dport = v->dport;
+    k.qp = v->qp;
+    k.proto = v->proto;
     return k;
 }
 

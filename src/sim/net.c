@@ -205,6 +205,9 @@ static void sched_catch_up(const arb_sim *s, struct sport *sp, uint32_t port)
         sp->q_bytes -= k->bytes;
         sp->sched.pkts--;
         i = k->next;
+        /* The next one starts as this one ends (arrival less the delay):
+         * if that is not yet, it need not be looked at (a cache miss). */
+        if (k->t - lk->delay >= upto) break;
     } while (i != PKT_NONE);
     sp->sched.head = i;
 }
