@@ -273,86 +273,171 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * On large fabrics every port, packet and connection an event touches is a
  * cache miss, and each is found through the one before. The events a
  * little ahead in the bucket being drained are known, so their data is
- * fetched in stages, each a few events after the one it reads:
+ * fetched in stages, each a few events after the one whose data it reads:
  *   PF_PORT ahead: the port of the event (its state and its link);
- *   PF_PKT: the packet arriving off its wire;
- *   PF_ROUTE: with the packet in, where it goes next: at a switch, the
- *     output port cfg.route_peek names; at a host, the transport connection
- *     and the host;
- *   PF_TAIL: with that port in, the packet at the tail of its wire (the
- *     new one is linked behind it) and the first not yet started (the
- *     queue count may start there); at a host, its NIC's port.
- * Hints only: nothing is decided on them, and a wrong guess costs time.
+ *   PF_PKT: the packet arriving off its wire; for an end of transmission,
+ *     the packet to send next, the tail of the wire (the next is linked
+ *     behind it) and, at a NIC, the reverse link (it names the host);
+ *   PF_ROUTE: where the arriving packet goes: at a switch, the output port
+ *     cfg.route_peek names; at a host, the transport connection and the
+ *     host. At a NIC, its host; with PFC, the port the next packet came in
+ *     by (it lets go of the bytes held for it);
+ *   PF_TAIL: at a switch, the tail of the output port's wire or queue and
+ *     its first packet not yet started (the queue count may start there);
+ *     at a host, the NIC's port and the connection's bitmaps; at a NIC, the
+ *     slot of the connection its round robin serves next;
+ *   PF_CONN: at a host, the tails of the NIC's queue and wire (an ack is
+ *     sent); at a NIC, the connection it pulls from.
+ * What a stage found is kept for the later ones in s->pf. Hints only:
+ * nothing is decided on them, and a wrong guess costs time.
  */
-enum { PF_PORT = 12, PF_PKT = 8, PF_ROUTE = 5, PF_TAIL = 2 };
+enum { PF_PORT = 16, PF_PKT = 12, PF_ROUTE = 8, PF_TAIL = 5, PF_CONN = 2 };
 
-static inline uint64_t pf_tag(const struct evq *q, size_t d)
+static SIM_ALWAYS_INLINE uint64_t pf_tag(const struct evq *q, size_t d)
 {
     return (q->cur << 32 | (uint32_t)(q->pos + d)) + 1;
+}
+
+/* The record of the event d ahead, or NULL if no stage kept one. */
+static SIM_ALWAYS_INLINE const struct pf_slot *pf_slot(const arb_sim *s, size_t d)
+{
+    uint64_t tag = pf_tag(&s->q, d);
+    const struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
+    return e->tag == tag ? e : NULL;
+}
+
+static inline const struct pkt *pf_pkt_at(const arb_sim *s, uint32_t i)
+{
+    return i == PKT_NONE ? NULL : pool_get(&s->pool, i);
+}
+
+static SIM_ALWAYS_INLINE void pf_line(const struct pkt *k)
+{
+    if (k) SIM_PREFETCH(k);
 }
 
 /* The packet arriving at the far end of port event a's wire, or NULL. */
 static inline const struct pkt *pf_arrival(const arb_sim *s, uint32_t a, uint32_t port_events)
 {
     if (a >= port_events || (a & 3) != EV_ARRIVE) return NULL;
-    uint32_t i = s->sp[a >> 2].wire.head;
-    return i == PKT_NONE ? NULL : pool_get(&s->pool, i);
+    return pf_pkt_at(s, s->sp[a >> 2].wire.head);
+}
+
+/* PF_PKT for port event a. */
+static SIM_ALWAYS_INLINE void pf_packet(const arb_sim *s, uint32_t a, uint32_t port_events)
+{
+    if (a >= port_events) return;
+    const struct sport *sp = &s->sp[a >> 2];
+    if ((a & 3) == EV_ARRIVE) {
+        pf_line(pf_pkt_at(s, sp->wire.head));
+    } else if ((a & 3) == EV_TXDONE) {
+        pf_line(pf_pkt_at(s, sp->q.head));
+        pf_line(pf_pkt_at(s, sp->wire.tail));
+        if (sp->kind == NIC_RDMA) SIM_PREFETCH(&s->ports[s->ports[a >> 2].peer_port]);
+    }
 }
 
 /* How many of the events before the one PF_ROUTE ahead (from the one
  * being handled on) a switch routes at `node`. */
-static inline uint32_t pf_before(const arb_sim *s, uint32_t node)
+static SIM_ALWAYS_INLINE uint32_t pf_before(const arb_sim *s, uint32_t node)
 {
     uint32_t n = 0;
     for (size_t d = 0; d <= PF_ROUTE; d++) {
-        uint64_t tag = ((s->q.cur << 32 | (uint32_t)(s->q.pos + d - 1)) + 1);
-        const struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
-        n += e->tag == tag && e->node == node;
+        const struct pf_slot *e = pf_slot(s, d - 1);
+        n += e && e->node == node;
     }
     return n;
 }
 
-/* PF_ROUTE for event a: the next port of its packet, or PKT_NONE; *node,
- * the switch routing it. */
-static inline uint32_t pf_route(arb_sim *s, uint32_t a, uint32_t port_events, uint32_t *node)
+/* The connection's lines an arrival or a pull reads and writes. */
+static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, int lines)
 {
-    const struct pkt *k = pf_arrival(s, a, port_events);
-    *node = PKT_NONE;
-    if (!k || k->kind == PK_ARBOR) return PKT_NONE;
-    const arb_port *lk = &s->ports[a >> 2];
-    if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
-        if (k->conn < s->n_conns) {
-            const char *c = (const char *)&s->conns[k->conn];
-            SIM_PREFETCH(c);
-            SIM_PREFETCH(c + 64); /* the receiver's fields */
-        }
-        if (k->dst < s->n_hosts) SIM_PREFETCH(&s->hosts[k->dst]);
-        return PKT_NONE;
-    }
-    if (!s->cfg.route_peek) return PKT_NONE;
-    arb_sim_pkt_info f = pkt_info(k);
-    *node = lk->peer;
-    uint32_t out =
-        s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, pf_before(s, lk->peer));
-    if (out >= s->n_ports) return PKT_NONE;
-    SIM_PREFETCH(&s->sp[out]);
-    SIM_PREFETCH(&s->ports[out]);
-    return out;
+    if (cid >= s->n_conns) return;
+    const char *c = (const char *)&s->conns[cid];
+    for (int l = 0; l < lines; l++)
+        SIM_PREFETCH(c + 64 * l);
 }
 
-/* PF_TAIL for event a: what transmitting on its next port will touch. */
-static inline void pf_tail(const arb_sim *s, uint32_t a, uint32_t out, uint32_t port_events)
+/* PF_ROUTE for event a: fills its record e. */
+static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_events,
+                                       struct pf_slot *e)
 {
-    if (out != PKT_NONE) {
-        const struct sport *sp = &s->sp[out];
-        if (sp->wire.tail != PKT_NONE) SIM_PREFETCH(pool_get(&s->pool, sp->wire.tail));
-        if (sp->kind == PORT_SCHED && sp->sched.head != PKT_NONE)
-            SIM_PREFETCH(pool_get(&s->pool, sp->sched.head));
+    e->node = e->port = e->host = e->conn = PKT_NONE;
+    if (a >= port_events) return;
+    const struct sport *sp = &s->sp[a >> 2];
+    const arb_port *lk = &s->ports[a >> 2];
+    if ((a & 3) == EV_TXDONE) {
+        if (sp->kind == NIC_RDMA) {
+            e->host = s->ports[lk->peer_port].peer;
+            SIM_PREFETCH(&s->hosts[e->host]);
+        }
+        const struct pkt *k = pf_pkt_at(s, sp->q.head);
+        if (k && s->cfg.pfc && k->in_port < s->n_ports) SIM_PREFETCH(&s->sp[k->in_port]);
         return;
     }
     const struct pkt *k = pf_arrival(s, a, port_events);
-    if (k && k->kind != PK_ARBOR && s->ports[a >> 2].peer < s->n_hosts && k->dst < s->n_hosts)
-        SIM_PREFETCH(&s->sp[s->hosts[k->dst].nic_port]);
+    if (!k || k->kind == PK_ARBOR) return;
+    if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
+        e->conn = k->conn;
+        pf_conn(s, k->conn, 3);
+        if (k->dst < s->n_hosts) {
+            e->host = k->dst;
+            SIM_PREFETCH(&s->hosts[k->dst]);
+        }
+        return;
+    }
+    if (!s->cfg.route_peek) return;
+    arb_sim_pkt_info f = pkt_info(k);
+    uint32_t before = pf_before(s, lk->peer);
+    e->node = lk->peer;
+    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, before);
+    if (out >= s->n_ports) return;
+    e->port = out;
+    SIM_PREFETCH(&s->sp[out]);
+    SIM_PREFETCH(&s->ports[out]);
+}
+
+/* PF_TAIL for event a, with its record e. */
+static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, const struct pf_slot *e,
+                                      uint32_t port_events)
+{
+    if (e->port != PKT_NONE) { /* a switch's output port */
+        const struct sport *sp = &s->sp[e->port];
+        pf_line(pf_pkt_at(s, sp->wire.tail));
+        if (sp->kind == PORT_SCHED)
+            pf_line(pf_pkt_at(s, sp->sched.head));
+        else
+            pf_line(pf_pkt_at(s, sp->q.tail));
+        return;
+    }
+    if (e->host == PKT_NONE) return;
+    const struct host *ho = &s->hosts[e->host];
+    if ((a & 3) == EV_TXDONE) { /* a NIC: the slot its round robin serves */
+        if (ho->n_conns) SIM_PREFETCH(&ho->conns[ho->rr < ho->n_conns ? ho->rr : 0]);
+        return;
+    }
+    SIM_PREFETCH(&s->sp[ho->nic_port]);
+    const struct pkt *k = pf_arrival(s, a, port_events);
+    if (!k || e->conn >= s->n_conns) return;
+    const struct conn *c = &s->conns[e->conn];
+    if (k->kind == PK_DATA && c->rcvd && k->psn < c->n_pkts)
+        SIM_PREFETCH(&c->rcvd[k->psn >> 3]);
+    else if (k->kind == PK_NACK && c->sacked && k->aux < c->n_pkts)
+        SIM_PREFETCH(&c->sacked[k->aux >> 3]);
+}
+
+/* PF_CONN for event a, with its record e. */
+static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, const struct pf_slot *e)
+{
+    if (e->host == PKT_NONE) return;
+    const struct host *ho = &s->hosts[e->host];
+    if ((a & 3) == EV_TXDONE) {
+        if (ho->n_conns) pf_conn(s, ho->conns[ho->rr < ho->n_conns ? ho->rr : 0], 2);
+        return;
+    }
+    const struct sport *sp = &s->sp[ho->nic_port];
+    pf_line(pf_pkt_at(s, sp->q.tail));
+    pf_line(pf_pkt_at(s, sp->wire.tail));
 }
 
 static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
@@ -363,25 +448,19 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
         SIM_PREFETCH(&s->sp[a >> 2]);
         SIM_PREFETCH(&s->ports[a >> 2]);
     }
-    const struct pkt *k = pf_arrival(s, evq_ahead(q, PF_PKT), port_events);
-    if (k) SIM_PREFETCH(k);
+    pf_packet(s, evq_ahead(q, PF_PKT), port_events);
     a = evq_ahead(q, PF_ROUTE);
     if (a != UINT32_MAX) {
-        uint32_t node;
-        uint32_t out = pf_route(s, a, port_events, &node);
         uint64_t tag = pf_tag(q, PF_ROUTE);
         struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
+        pf_route(s, a, port_events, e);
         e->tag = tag;
-        e->node = node;
-        e->port = out;
     }
+    const struct pf_slot *e;
     a = evq_ahead(q, PF_TAIL);
-    if (a != UINT32_MAX) {
-        uint64_t tag = pf_tag(q, PF_TAIL);
-        uint32_t out =
-            s->pf[tag & (PF_SLOTS - 1)].tag == tag ? s->pf[tag & (PF_SLOTS - 1)].port : PKT_NONE;
-        pf_tail(s, a, out, port_events);
-    }
+    if (a != UINT32_MAX && (e = pf_slot(s, PF_TAIL)) != NULL) pf_tail(s, a, e, port_events);
+    a = evq_ahead(q, PF_CONN);
+    if (a != UINT32_MAX && (e = pf_slot(s, PF_CONN)) != NULL) pf_last(s, a, e);
 }
 
 int arb_sim_run(arb_sim *s, arb_time until)

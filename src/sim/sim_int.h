@@ -169,7 +169,7 @@ struct tx_memo {
     arb_time ps;
 };
 
-#define PF_SLOTS 16 /* a power of two above the prefetch distances (sim.c) */
+#define PF_SLOTS 32 /* a power of two above the prefetch distances (sim.c) */
 
 struct arb_sim {
     arb_sim_config cfg;
@@ -194,12 +194,14 @@ struct arb_sim {
     struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
     struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
-    /* The port the event `tag` ahead will send its packet through, as
-     * cfg.route_peek guessed it (sim.c, prefetch_ahead): a hint only. */
+    /* What the prefetching stages found about the events a few places
+     * ahead (sim.c, prefetch_ahead): hints only. */
     struct pf_slot {
         uint64_t tag;  /* bucket << 32 | position in it, + 1 (0: empty) */
-        uint32_t node; /* the switch that routes it (PKT_NONE: none) */
-        uint32_t port;
+        uint32_t node; /* the switch that routes its packet (PKT_NONE: none) */
+        uint32_t port; /* the output port route_peek guessed there */
+        uint32_t host; /* the host it happens at (an arrival, or a NIC's) */
+        uint32_t conn; /* an arrival at a host: its connection */
     } pf[PF_SLOTS];
     uint8_t in_run;   /* arb_sim_run is handling events */
     arb_time horizon; /* the `until` of the last run: every event up to it is done */
