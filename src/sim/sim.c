@@ -1,6 +1,7 @@
 /* The simulator's public API and event loop. */
 #include "sim_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -349,13 +350,15 @@ static SIM_ALWAYS_INLINE uint32_t pf_before(const arb_sim *s, uint32_t node)
     return n;
 }
 
-/* The connection's lines an arrival or a pull reads and writes. */
-static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, int lines)
+/* The lines holding a connection's first `bytes` bytes (the array is not
+ * line-aligned): the sender's fields, or the receiver's too. */
+static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t bytes)
 {
     if (cid >= s->n_conns) return;
     const char *c = (const char *)&s->conns[cid];
-    for (int l = 0; l < lines; l++)
-        SIM_PREFETCH(c + 64 * l);
+    for (size_t off = 0; off < bytes; off += 64)
+        SIM_PREFETCH(c + off);
+    SIM_PREFETCH(c + bytes - 1);
 }
 
 /* PF_ROUTE for event a: fills its record e. */
@@ -379,7 +382,7 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     if (!k || k->kind == PK_ARBOR) return;
     if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
         e->conn = k->conn;
-        pf_conn(s, k->conn, 3);
+        pf_conn(s, k->conn, offsetof(struct conn, cc));
         if (k->dst < s->n_hosts) {
             e->host = k->dst;
             SIM_PREFETCH(&s->hosts[k->dst]);
@@ -432,7 +435,9 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, const struct
     if (e->host == PKT_NONE) return;
     const struct host *ho = &s->hosts[e->host];
     if ((a & 3) == EV_TXDONE) {
-        if (ho->n_conns) pf_conn(s, ho->conns[ho->rr < ho->n_conns ? ho->rr : 0], 2);
+        if (ho->n_conns)
+            pf_conn(s, ho->conns[ho->rr < ho->n_conns ? ho->rr : 0],
+                    offsetof(struct conn, rcv_nxt));
         return;
     }
     const struct sport *sp = &s->sp[ho->nic_port];

@@ -110,7 +110,11 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
     t->n_nodes = (uint32_t)n_nodes;
     t->n_ports = (uint32_t)n_ports;
     t->nodes = malloc((size_t)n_nodes * sizeof *t->nodes);
-    t->ports = malloc((n_ports ? (size_t)n_ports : 1) * sizeof *t->ports);
+    /* Line-aligned: a port (32 bytes) never straddles two cache lines, so a
+     * simulator's one prefetch of it brings all of it. */
+    _Static_assert(64 % sizeof(arb_port) == 0, "ports tile cache lines");
+    size_t port_bytes = (n_ports ? (size_t)n_ports : 1) * sizeof *t->ports;
+    t->ports = aligned_alloc(64, (port_bytes + 63) / 64 * 64);
     if (!t->nodes || !t->ports) {
         arb_topo_free(t);
         return arb_errf(err, errlen, ARB_ENOMEM,
