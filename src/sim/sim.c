@@ -103,6 +103,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->ports = arb_topo_ports(topo);
     s->n_ports = n_ports;
     s->n_hosts = n_hosts;
+    s->pf_min_bytes = PF_MIN_BYTES;
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
@@ -289,25 +290,45 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  *     slot of the connection its round robin serves next;
  *   PF_CONN: at a host, the tails of the NIC's queue and wire (an ack is
  *     sent); at a NIC, the connection it pulls from.
- * What a stage found is kept for the later ones in s->pf. Hints only:
- * nothing is decided on them, and a wrong guess costs time.
+ * What PF_ROUTE found is kept for the later stages in s->pf, by the event's
+ * position in the bucket, and cleared when the event is handled. Hints
+ * only: nothing is decided on them, and a wrong guess costs time.
+ *
+ * Prefetching costs instructions (70-100 per event), which pay only when
+ * the data does not stay in the caches anyway: it is on while the state
+ * the events touch at random (packets, ports, links, connections, hosts)
+ * is larger than PF_MIN_BYTES (the L2 of a server core is 1-2 MiB).
  */
 enum { PF_PORT = 16, PF_PKT = 12, PF_ROUTE = 8, PF_TAIL = 5, PF_CONN = 2 };
 
-static SIM_ALWAYS_INLINE uint64_t pf_tag(const struct evq *q, size_t d)
+/* The slot of the event d places after the next one to pop (d = -1: the
+ * one being handled). */
+static SIM_ALWAYS_INLINE uint32_t pf_at(const arb_sim *s, size_t d)
 {
-    return (q->cur << 32 | (uint32_t)(q->pos + d)) + 1;
+    return (uint32_t)(s->q.pos + d) & (PF_SLOTS - 1);
 }
 
-/* The record of the event d ahead, or NULL if no stage kept one. */
-static SIM_ALWAYS_INLINE const struct pf_slot *pf_slot(const arb_sim *s, size_t d)
+static SIM_ALWAYS_INLINE void pf_clear(arb_sim *s, uint32_t i)
 {
-    uint64_t tag = pf_tag(&s->q, d);
-    const struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
-    return e->tag == tag ? e : NULL;
+    s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
 }
 
-static inline const struct pkt *pf_pkt_at(const arb_sim *s, uint32_t i)
+/* Turn prefetching on or off for the state's present size. */
+static void pf_decide(arb_sim *s)
+{
+    size_t bytes = (size_t)s->pool.made * sizeof(struct pkt) +
+                   (size_t)s->n_ports * (sizeof(struct sport) + sizeof(arb_port)) +
+                   (size_t)s->n_conns * sizeof(struct conn) +
+                   (size_t)s->n_hosts * sizeof(struct host);
+    uint8_t on = bytes > s->pf_min_bytes;
+    if (on && !s->pf_on)
+        for (uint32_t i = 0; i < PF_SLOTS; i++)
+            pf_clear(s, i);
+    s->pf_on = on;
+    s->pf_made = s->pool.made;
+}
+
+static SIM_ALWAYS_INLINE const struct pkt *pf_pkt_at(const arb_sim *s, uint32_t i)
 {
     return i == PKT_NONE ? NULL : pool_get(&s->pool, i);
 }
@@ -318,7 +339,8 @@ static SIM_ALWAYS_INLINE void pf_line(const struct pkt *k)
 }
 
 /* The packet arriving at the far end of port event a's wire, or NULL. */
-static inline const struct pkt *pf_arrival(const arb_sim *s, uint32_t a, uint32_t port_events)
+static SIM_ALWAYS_INLINE const struct pkt *pf_arrival(const arb_sim *s, uint32_t a,
+                                                      uint32_t port_events)
 {
     if (a >= port_events || (a & 3) != EV_ARRIVE) return NULL;
     return pf_pkt_at(s, s->sp[a >> 2].wire.head);
@@ -338,15 +360,13 @@ static SIM_ALWAYS_INLINE void pf_packet(const arb_sim *s, uint32_t a, uint32_t p
     }
 }
 
-/* How many of the events before the one PF_ROUTE ahead (from the one
- * being handled on) a switch routes at `node`. */
+/* How many events, from the one being handled to the one PF_ROUTE ahead,
+ * a switch routes at `node` (the slots hold events not yet handled only). */
 static SIM_ALWAYS_INLINE uint32_t pf_before(const arb_sim *s, uint32_t node)
 {
     uint32_t n = 0;
-    for (size_t d = 0; d <= PF_ROUTE; d++) {
-        const struct pf_slot *e = pf_slot(s, d - 1);
-        n += e && e->node == node;
-    }
+    for (uint32_t i = 0; i < PF_SLOTS; i++)
+        n += s->pf.node[i] == node;
     return n;
 }
 
@@ -361,18 +381,17 @@ static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t byt
     SIM_PREFETCH(c + bytes - 1);
 }
 
-/* PF_ROUTE for event a: fills its record e. */
-static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_events,
-                                       struct pf_slot *e)
+/* PF_ROUTE for event a, whose slot e is clear: fills it. */
+static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_events, uint32_t e)
 {
-    e->node = e->port = e->host = e->conn = PKT_NONE;
     if (a >= port_events) return;
     const struct sport *sp = &s->sp[a >> 2];
     const arb_port *lk = &s->ports[a >> 2];
     if ((a & 3) == EV_TXDONE) {
         if (sp->kind == NIC_RDMA) {
-            e->host = s->ports[lk->peer_port].peer;
-            SIM_PREFETCH(&s->hosts[e->host]);
+            uint32_t h = s->ports[lk->peer_port].peer;
+            s->pf.host[e] = h;
+            SIM_PREFETCH(&s->hosts[h]);
         }
         const struct pkt *k = pf_pkt_at(s, sp->q.head);
         if (k && s->cfg.pfc && k->in_port < s->n_ports) SIM_PREFETCH(&s->sp[k->in_port]);
@@ -381,31 +400,31 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     const struct pkt *k = pf_arrival(s, a, port_events);
     if (!k || k->kind == PK_ARBOR) return;
     if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
-        e->conn = k->conn;
+        s->pf.conn[e] = k->conn;
         pf_conn(s, k->conn, offsetof(struct conn, cc));
         if (k->dst < s->n_hosts) {
-            e->host = k->dst;
+            s->pf.host[e] = k->dst;
             SIM_PREFETCH(&s->hosts[k->dst]);
         }
         return;
     }
     if (!s->cfg.route_peek) return;
     arb_sim_pkt_info f = pkt_info(k);
-    uint32_t before = pf_before(s, lk->peer);
-    e->node = lk->peer;
-    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, before);
+    uint32_t out =
+        s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, pf_before(s, lk->peer));
+    s->pf.node[e] = lk->peer;
     if (out >= s->n_ports) return;
-    e->port = out;
+    s->pf.port[e] = out;
     SIM_PREFETCH(&s->sp[out]);
     SIM_PREFETCH(&s->ports[out]);
 }
 
-/* PF_TAIL for event a, with its record e. */
-static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, const struct pf_slot *e,
+/* PF_TAIL for event a, with its slot e. */
+static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, uint32_t e,
                                       uint32_t port_events)
 {
-    if (e->port != PKT_NONE) { /* a switch's output port */
-        const struct sport *sp = &s->sp[e->port];
+    if (s->pf.port[e] != PKT_NONE) { /* a switch's output port */
+        const struct sport *sp = &s->sp[s->pf.port[e]];
         pf_line(pf_pkt_at(s, sp->wire.tail));
         if (sp->kind == PORT_SCHED)
             pf_line(pf_pkt_at(s, sp->sched.head));
@@ -413,27 +432,27 @@ static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, const struct
             pf_line(pf_pkt_at(s, sp->q.tail));
         return;
     }
-    if (e->host == PKT_NONE) return;
-    const struct host *ho = &s->hosts[e->host];
+    if (s->pf.host[e] == PKT_NONE) return;
+    const struct host *ho = &s->hosts[s->pf.host[e]];
     if ((a & 3) == EV_TXDONE) { /* a NIC: the slot its round robin serves */
         if (ho->n_conns) SIM_PREFETCH(&ho->conns[ho->rr < ho->n_conns ? ho->rr : 0]);
         return;
     }
     SIM_PREFETCH(&s->sp[ho->nic_port]);
     const struct pkt *k = pf_arrival(s, a, port_events);
-    if (!k || e->conn >= s->n_conns) return;
-    const struct conn *c = &s->conns[e->conn];
+    if (!k || s->pf.conn[e] >= s->n_conns) return;
+    const struct conn *c = &s->conns[s->pf.conn[e]];
     if (k->kind == PK_DATA && c->rcvd && k->psn < c->n_pkts)
         SIM_PREFETCH(&c->rcvd[k->psn >> 3]);
     else if (k->kind == PK_NACK && c->sacked && k->aux < c->n_pkts)
         SIM_PREFETCH(&c->sacked[k->aux >> 3]);
 }
 
-/* PF_CONN for event a, with its record e. */
-static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, const struct pf_slot *e)
+/* PF_CONN for event a, with its slot e. */
+static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
 {
-    if (e->host == PKT_NONE) return;
-    const struct host *ho = &s->hosts[e->host];
+    if (s->pf.host[e] == PKT_NONE) return;
+    const struct host *ho = &s->hosts[s->pf.host[e]];
     if ((a & 3) == EV_TXDONE) {
         if (ho->n_conns)
             pf_conn(s, ho->conns[ho->rr < ho->n_conns ? ho->rr : 0],
@@ -445,6 +464,7 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, const struct
     pf_line(pf_pkt_at(s, sp->wire.tail));
 }
 
+/* Before the event just popped is handled: the stages for the ones ahead. */
 static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
 {
     const struct evq *q = &s->q;
@@ -456,16 +476,14 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
     pf_packet(s, evq_ahead(q, PF_PKT), port_events);
     a = evq_ahead(q, PF_ROUTE);
     if (a != UINT32_MAX) {
-        uint64_t tag = pf_tag(q, PF_ROUTE);
-        struct pf_slot *e = &s->pf[tag & (PF_SLOTS - 1)];
-        pf_route(s, a, port_events, e);
-        e->tag = tag;
+        pf_route(s, a, port_events, pf_at(s, PF_ROUTE));
+        s->pf_events++;
     }
-    const struct pf_slot *e;
     a = evq_ahead(q, PF_TAIL);
-    if (a != UINT32_MAX && (e = pf_slot(s, PF_TAIL)) != NULL) pf_tail(s, a, e, port_events);
+    if (a != UINT32_MAX) pf_tail(s, a, pf_at(s, PF_TAIL), port_events);
     a = evq_ahead(q, PF_CONN);
-    if (a != UINT32_MAX && (e = pf_slot(s, PF_CONN)) != NULL) pf_last(s, a, e);
+    if (a != UINT32_MAX) pf_last(s, a, pf_at(s, PF_CONN));
+    pf_clear(s, pf_at(s, (size_t)-1)); /* the event about to be handled */
 }
 
 int arb_sim_run(arb_sim *s, arb_time until)
@@ -475,8 +493,10 @@ int arb_sim_run(arb_sim *s, arb_time until)
     uint64_t seq;
     s->in_run = 1;
     uint32_t port_events = s->n_ports << 2;
+    pf_decide(s);
     while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
-        prefetch_ahead(s, port_events);
+        if (s->pool.made != s->pf_made) pf_decide(s);
+        if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);

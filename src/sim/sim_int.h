@@ -169,7 +169,8 @@ struct tx_memo {
     arb_time ps;
 };
 
-#define PF_SLOTS 32 /* a power of two above the prefetch distances (sim.c) */
+#define PF_SLOTS 32             /* a power of two above the prefetch distances (sim.c) */
+#define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (sim.c) */
 
 struct arb_sim {
     arb_sim_config cfg;
@@ -195,16 +196,19 @@ struct arb_sim {
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
     struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
     /* What the prefetching stages found about the events a few places
-     * ahead (sim.c, prefetch_ahead): hints only. */
-    struct pf_slot {
-        uint64_t tag;  /* bucket << 32 | position in it, + 1 (0: empty) */
-        uint32_t node; /* the switch that routes its packet (PKT_NONE: none) */
-        uint32_t port; /* the output port route_peek guessed there */
-        uint32_t host; /* the host it happens at (an arrival, or a NIC's) */
-        uint32_t conn; /* an arrival at a host: its connection */
-    } pf[PF_SLOTS];
-    uint8_t in_run;   /* arb_sim_run is handling events */
-    arb_time horizon; /* the `until` of the last run: every event up to it is done */
+     * ahead, by position in the bucket (sim.c, prefetch_ahead): hints only. */
+    struct {
+        uint32_t node[PF_SLOTS]; /* the switch that routes its packet */
+        uint32_t port[PF_SLOTS]; /* the output port route_peek guessed there */
+        uint32_t host[PF_SLOTS]; /* the host it happens at (an arrival, a NIC's) */
+        uint32_t conn[PF_SLOTS]; /* an arrival at a host: its connection */
+    } pf;
+    uint8_t pf_on;       /* prefetching (the state outgrew the caches) */
+    uint32_t pf_made;    /* pool size when that was decided */
+    size_t pf_min_bytes; /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
+    uint64_t pf_events;  /* events whose PF_ROUTE stage ran (tests: it did) */
+    uint8_t in_run;      /* arb_sim_run is handling events */
+    arb_time horizon;    /* the `until` of the last run: every event up to it is done */
 };
 
 /* The public view of a packet (routing, taps). */

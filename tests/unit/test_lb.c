@@ -8,6 +8,7 @@
 #include "order_tap.h"
 #include "testkit.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static arb_topo *topo(const char *spec)
@@ -390,6 +391,66 @@ TEST(route_peek_guesses_without_deciding)
     }
 }
 
+/* A 128-host fat tree, every host sending 300 kB to host + 37 at once
+ * (events crowd the buckets, so the prefetching stages run), with
+ * prefetching on whatever the size (pf_min_bytes 0) or off. */
+static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double loss, int on,
+                         arb_sim_stats *st, arb_sim_flow_result *fl, uint64_t *staged)
+{
+    arb_topo *t = topo("pgft:3;4,4,8;1,4,4;1,1,1");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.transport = tr;
+    cfg.pfc = pfc;
+    cfg.loss = loss;
+    cfg.queue_bytes = pfc ? 4u << 20 : 200000;
+    cfg.rto = 200 * ARB_PS_PER_US;
+    arb_lb *lb = NULL;
+    char err[200];
+    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
+    arb_sim *s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    s->pf_min_bytes = on ? 0 : SIZE_MAX;
+    for (uint32_t h = 0; h < 128; h++)
+        CHECK_EQ_I(arb_sim_add_flow(s, h, (h + 37) % 128, 300000, 0, 0, 1, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_get_stats(s, st);
+    for (uint32_t f = 0; f < 128; f++)
+        arb_sim_flow(s, f, &fl[f]);
+    *staged = s->pf_events;
+    arb_sim_free(s);
+    arb_lb_free(lb);
+    arb_topo_free(t);
+}
+
+/* Prefetching is a hint: the same run with it and without, to the byte. */
+TEST(prefetching_changes_nothing)
+{
+    static const struct {
+        const char *scheme;
+        arb_transport tr;
+        int pfc;
+        double loss;
+    } cases[] = {
+        {"spray", ARB_TRANSPORT_IRN, 0, 0.0},
+        {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001},
+        {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0},
+        {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0},
+    };
+    static arb_sim_flow_result fl[2][128];
+    for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        arb_sim_stats st[2];
+        uint64_t staged[2];
+        for (int on = 0; on < 2; on++)
+            run_prefetch(cases[c].scheme, cases[c].tr, cases[c].pfc, cases[c].loss, on, &st[on],
+                         fl[on], &staged[on]);
+        CHECK_EQ_U(st[0].flows_done, 128);
+        CHECK(staged[0] == 0 && staged[1] > st[1].events / 8); /* the stages ran */
+        CHECK(memcmp(&st[0], &st[1], sizeof st[0]) == 0);
+        CHECK(memcmp(fl[0], fl[1], sizeof fl[0]) == 0);
+    }
+}
+
 /* LetFlow: the port changes only at flowlet boundaries. */
 TEST(letflow_changes_only_at_boundaries)
 {
@@ -711,6 +772,7 @@ int main(void)
     RUN(spray_round_robin);
     RUN(spray_random_is_seeded);
     RUN(route_peek_guesses_without_deciding);
+    RUN(prefetching_changes_nothing);
     RUN(letflow_changes_only_at_boundaries);
     RUN(ar_ftree_down_is_dmodk);
     RUN(conga_moves_after_feedback);
