@@ -277,9 +277,11 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * little ahead in the bucket being drained are known, so their data is
  * fetched in stages, each a few events after the one whose data it reads:
  *   PF_PORT ahead: the port of the event (its state and its link);
- *   PF_PKT: the packet arriving off its wire; for an end of transmission,
- *     the packet to send next, the tail of the wire (the next is linked
- *     behind it) and, at a NIC, the reverse link (it names the host);
+ *   PF_PKT: the packet arriving off its wire (with PFC, the port of the
+ *     link's other direction, which counts what the switch holds); for an
+ *     end of transmission, the packet to send next, the tail of the wire
+ *     (the next is linked behind it) and, at a NIC, the reverse link (it
+ *     names the host);
  *   PF_ROUTE: where the arriving packet goes: at a switch, the output port
  *     cfg.route_peek names; at a host, the transport connection and the
  *     host. At a NIC, its host; with PFC, the port the next packet came in
@@ -353,6 +355,9 @@ static SIM_ALWAYS_INLINE void pf_packet(const arb_sim *s, uint32_t a, uint32_t p
     const struct sport *sp = &s->sp[a >> 2];
     if ((a & 3) == EV_ARRIVE) {
         pf_line(pf_pkt_at(s, sp->wire.head));
+        /* with PFC, a switch counts the bytes it holds against the port
+         * they came in by: the reverse direction of this link */
+        if (s->cfg.pfc) SIM_PREFETCH(&s->sp[s->ports[a >> 2].peer_port]);
     } else if ((a & 3) == EV_TXDONE) {
         pf_line(pf_pkt_at(s, sp->q.head));
         pf_line(pf_pkt_at(s, sp->wire.tail));
