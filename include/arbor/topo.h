@@ -86,11 +86,12 @@ typedef enum arb_node_kind { ARB_NODE_HOST = 0, ARB_NODE_SWITCH = 1 } arb_node_k
  */
 typedef enum arb_link_role { ARB_LINK_DOWN = 0, ARB_LINK_UP = 1 } arb_link_role;
 
-/* One node: 20 bytes. */
+/* One node: 24 bytes. */
 typedef struct arb_node {
     uint32_t first_port; /* global index of its port 0 (its first down port) */
     uint32_t first_up;   /* global index of up port q = 0; = first_port + n_down */
     uint32_t index;      /* index within its level (host j: j) */
+    uint32_t hosts_from; /* the hosts below it are hosts_from .. hosts_from + M_level - 1 */
     uint16_t n_down;     /* down ports (0 for hosts) */
     uint16_t n_up;       /* up ports (0 for the top level) */
     uint8_t kind;        /* arb_node_kind */
@@ -159,7 +160,7 @@ static inline uint32_t arb_pgft_node_digit(const arb_pgft *g, unsigned level, ui
  */
 static inline int arb_pgft_below(const arb_pgft *g, const arb_node *n, uint32_t j)
 {
-    return n->index / g->W[n->level] == j / g->M[n->level];
+    return j - n->hosts_from < g->M[n->level]; /* n->index / W_l == j / M_l */
 }
 
 /*

@@ -57,6 +57,7 @@ struct arb_lb {
     uint32_t n_nodes, n_ports, n_hosts;
     const arb_route *r; /* candidates and hash: base or own */
     arb_route *own;
+    int route_adaptive; /* r decides by its own chooser (route_peek cannot tell) */
     uint64_t seed;
     char spec[192];
 
@@ -250,7 +251,7 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
     arb_route_key k = key_of(f);
     (void)s;
     if (lb->kind == ARB_LB_ROUTE) {
-        if (arb_route_get_kind(lb->r) == ARB_ROUTE_ADAPTIVE) return ARB_TOPO_NONE;
+        if (lb->route_adaptive) return ARB_TOPO_NONE;
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
         return p == ARB_ROUTE_NONE ? ARB_TOPO_NONE : p;
     }
@@ -717,6 +718,7 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     } else {
         lb->r = base;
     }
+    lb->route_adaptive = lb->r && arb_route_get_kind(lb->r) == ARB_ROUTE_ADAPTIVE;
     int flowlets =
         lb->kind == ARB_LB_FLOWLET || lb->kind == ARB_LB_LETFLOW || lb->kind == ARB_LB_CONGA;
     if (rc == 0 && flowlets) {

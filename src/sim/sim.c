@@ -290,8 +290,10 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  *     its first packet not yet started (the queue count may start there);
  *     at a host, the NIC's port and the connection's bitmaps; at a NIC, the
  *     slot of the connection its round robin serves next;
- *   PF_CONN: at a host, the tails of the NIC's queue and wire (an ack is
- *     sent); at a NIC, the connection it pulls from.
+ *   PF_CONN: at a switch, the output port's second packet not yet started
+ *     (the count may pass the first); at a host, the tails of the NIC's
+ *     queue and wire (an ack is sent); at a NIC, the connection it pulls
+ *     from.
  * What PF_ROUTE found is kept for the later stages in s->pf, by the event's
  * position in the bucket, and cleared when the event is handled. Hints
  * only: nothing is decided on them, and a wrong guess costs time.
@@ -302,13 +304,6 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * is larger than PF_MIN_BYTES (the L2 of a server core is 1-2 MiB).
  */
 enum { PF_PORT = 16, PF_PKT = 12, PF_ROUTE = 8, PF_TAIL = 5, PF_CONN = 2 };
-
-/* The slot of the event d places after the next one to pop (d = -1: the
- * one being handled). */
-static SIM_ALWAYS_INLINE uint32_t pf_at(const arb_sim *s, size_t d)
-{
-    return (uint32_t)(s->q.pos + d) & (PF_SLOTS - 1);
-}
 
 static SIM_ALWAYS_INLINE void pf_clear(arb_sim *s, uint32_t i)
 {
@@ -456,6 +451,13 @@ static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, uint32_t e,
 /* PF_CONN for event a, with its slot e. */
 static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
 {
+    if (s->pf.port[e] != PKT_NONE) { /* the queue count's second packet */
+        const struct sport *sp = &s->sp[s->pf.port[e]];
+        const struct pkt *k;
+        if (sp->kind == PORT_SCHED && (k = pf_pkt_at(s, sp->sched.head)) != NULL)
+            pf_line(pf_pkt_at(s, k->next));
+        return;
+    }
     if (s->pf.host[e] == PKT_NONE) return;
     const struct host *ho = &s->hosts[s->pf.host[e]];
     if ((a & 3) == EV_TXDONE) {
@@ -469,26 +471,32 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
     pf_line(pf_pkt_at(s, sp->wire.tail));
 }
 
-/* Before the event just popped is handled: the stages for the ones ahead. */
+/* Before the event just popped is handled: the stages for the ones ahead
+ * in its bucket. */
 static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
 {
     const struct evq *q = &s->q;
-    uint32_t a = evq_ahead(q, PF_PORT);
-    if (a < port_events) {
-        SIM_PREFETCH(&s->sp[a >> 2]);
-        SIM_PREFETCH(&s->ports[a >> 2]);
+    size_t left = q->rn - q->pos; /* events after this one in the bucket */
+    const struct evq_entry *run = q->run + q->pos;
+    uint32_t at = (uint32_t)q->pos;
+#define PF_TARGET(d) ((uint32_t)(run[d].key & EVQ_TARGET_MAX))
+    if (left > PF_PORT) {
+        uint32_t a = PF_TARGET(PF_PORT);
+        if (a < port_events) {
+            SIM_PREFETCH(&s->sp[a >> 2]);
+            SIM_PREFETCH(&s->ports[a >> 2]);
+        }
     }
-    pf_packet(s, evq_ahead(q, PF_PKT), port_events);
-    a = evq_ahead(q, PF_ROUTE);
-    if (a != UINT32_MAX) {
-        pf_route(s, a, port_events, pf_at(s, PF_ROUTE));
+    if (left > PF_PKT) pf_packet(s, PF_TARGET(PF_PKT), port_events);
+    if (left > PF_ROUTE) {
+        pf_route(s, PF_TARGET(PF_ROUTE), port_events, (at + PF_ROUTE) & (PF_SLOTS - 1));
         s->pf_events++;
     }
-    a = evq_ahead(q, PF_TAIL);
-    if (a != UINT32_MAX) pf_tail(s, a, pf_at(s, PF_TAIL), port_events);
-    a = evq_ahead(q, PF_CONN);
-    if (a != UINT32_MAX) pf_last(s, a, pf_at(s, PF_CONN));
-    pf_clear(s, pf_at(s, (size_t)-1)); /* the event about to be handled */
+    if (left > PF_TAIL)
+        pf_tail(s, PF_TARGET(PF_TAIL), (at + PF_TAIL) & (PF_SLOTS - 1), port_events);
+    if (left > PF_CONN) pf_last(s, PF_TARGET(PF_CONN), (at + PF_CONN) & (PF_SLOTS - 1));
+#undef PF_TARGET
+    pf_clear(s, (at - 1) & (PF_SLOTS - 1)); /* the event about to be handled */
 }
 
 int arb_sim_run(arb_sim *s, arb_time until)

@@ -133,6 +133,7 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
             n->first_port = port;
             n->first_up = port + nd;
             n->index = i;
+            n->hosts_from = i / g->W[l] * g->M[l];
             n->n_down = nd;
             n->n_up = nu;
             n->kind = l == 0 ? ARB_NODE_HOST : ARB_NODE_SWITCH;
