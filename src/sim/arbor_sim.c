@@ -389,7 +389,7 @@ void arbor_queue_drop(arb_sim *s, uint32_t port, uint32_t i)
 {
     const struct pkt *k = pool_get(&s->pool, i);
     job_of(s, k->conn)->pacct[port].drop_bytes += k->bytes;
-    arbor_pkt_drop(s, s->ports[s->ports[port].peer_port].peer, i);
+    arbor_pkt_drop(s, s->owner[port], i);
 }
 
 void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t i)
@@ -1504,7 +1504,7 @@ static uint64_t conservation_errors(const arb_sim *s)
     uint64_t *left = calloc(n_nodes, sizeof *left); /* out + queued */
     if (!left) return 0;
     for (uint32_t port = 0; port < s->n_ports; port++) {
-        uint32_t owner = s->ports[s->ports[port].peer_port].peer;
+        uint32_t owner = s->owner[port];
         for (uint32_t x = 0; x < a->n_jobs; x++)
             left[owner] += a->jobs[x]->pacct[port].tx_pkts;
         const struct sport *sp = &s->sp[port];

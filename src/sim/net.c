@@ -96,7 +96,7 @@ static uint32_t next_packet(arb_sim *s, uint32_t port)
     if (sp->kind >= NIC_HOST) {
         i = plist_pop(&s->pool, &sp->arb_tx);
         if (i != PKT_NONE || sp->kind != NIC_RDMA) return i;
-        return rdma_pull(s, s->ports[s->ports[port].peer_port].peer);
+        return rdma_pull(s, s->owner[port]);
     }
     return PKT_NONE;
 }
@@ -109,7 +109,7 @@ static int nic_may_send(const arb_sim *s, const struct sport *sp, uint32_t port)
 {
     if (sp->arb_tx.head != PKT_NONE) return 1;
     if (sp->kind != NIC_RDMA) return 0;
-    const struct host *ho = &s->hosts[s->ports[s->ports[port].peer_port].peer];
+    const struct host *ho = &s->hosts[s->owner[port]];
     return ho->n_conns > 0 || ho->pend_head < ho->n_pend;
 }
 
@@ -161,6 +161,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
+    k->in_port = lk->peer_port; /* what it arrives by: the link's port is not read then */
     if (sp->wire.head == PKT_NONE)
         net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     else { /* written, not read: the tail's line need not be waited for */
@@ -423,8 +424,7 @@ void net_on_arrive(arb_sim *s, uint32_t port)
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
         net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
     }
-    const arb_port *lk = &s->ports[port];
-    uint32_t node = lk->peer;
+    uint32_t in_port = k->in_port, node = s->owner[in_port];
     if (k->flags & PF_LOST) {
         s->st.drops++;
         s->st.lost++;
@@ -436,14 +436,14 @@ void net_on_arrive(arb_sim *s, uint32_t port)
         return;
     }
     if (k->kind == PK_ARBOR) {
-        if (s->nodes[node].kind == ARB_NODE_HOST)
+        if (node < s->n_hosts)
             arbor_host_recv(s, port, node, i);
         else
-            arbor_switch(s, port, node, lk->peer_port, i);
-    } else if (s->nodes[node].kind == ARB_NODE_HOST)
+            arbor_switch(s, port, node, in_port, i);
+    } else if (node < s->n_hosts)
         rdma_on_packet(s, node, i);
     else
-        forward(s, node, lk->peer_port, i);
+        forward(s, node, in_port, i);
 }
 
 /* ---- failures during a run ------------------------------------------- */

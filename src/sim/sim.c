@@ -108,7 +108,9 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
     s->txm = calloc(TX_MEMO, sizeof *s->txm);
-    if (!s->sp || !s->spc || !s->hosts || !s->txm || evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
+    s->owner = malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
+    if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || evq_init(&s->q, 1024) < 0 ||
+        net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
@@ -121,6 +123,11 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         sp->kind = cfg->pfc ? PORT_EVENTS : PORT_SCHED;
         sp->sched.head = PKT_NONE;
         sp->sched.pkts = 0;
+    }
+    for (uint32_t v = 0; v < arb_topo_n_nodes(topo); v++) {
+        const arb_node *n = &s->nodes[v];
+        for (uint32_t p = n->first_port; p < n->first_up + n->n_up; p++)
+            s->owner[p] = v;
     }
     for (uint32_t h = 0; h < n_hosts; h++) {
         const arb_node *n = &s->nodes[h];
@@ -153,6 +160,7 @@ void arb_sim_free(arb_sim *s)
     free(s->sp);
     free(s->spc);
     free(s->txm);
+    free(s->owner);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -276,24 +284,25 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * cache miss, and each is found through the one before. The events a
  * little ahead in the bucket being drained are known, so their data is
  * fetched in stages, each a few events after the one whose data it reads:
- *   PF_PORT ahead: the port of the event (its state and its link);
- *   PF_PKT: the packet arriving off its wire (with PFC, the port of the
- *     link's other direction, which counts what the switch holds); for an
- *     end of transmission, the packet to send next, the tail of the wire
- *     (the next is linked behind it) and, at a NIC, the reverse link (it
- *     names the host);
+ *   PF_PORT ahead: the port of the event (for an end of transmission, its
+ *     link and the node it belongs to too);
+ *   PF_PKT: the packet arriving off its wire; for an end of transmission,
+ *     the packet to send next and the tail of the wire (the next is linked
+ *     behind it), and at a NIC its host (the longest chain: host, round
+ *     robin slot, connection, its bitmap word and send-time slot);
  *   PF_ROUTE: where the arriving packet goes: at a switch, the output port
- *     cfg.route_peek names; at a host, the transport connection and the
- *     host. At a NIC, its host; with PFC, the port the next packet came in
- *     by (it lets go of the bytes held for it);
+ *     cfg.route_peek names (and with PFC, the port it came in by, which
+ *     counts what the switch holds); at a host, the transport connection
+ *     and the host. At a NIC, the round robin's slot; with PFC, the port the
+ *     next packet came in by (it lets go of the bytes held for it);
  *   PF_TAIL: at a switch, the tail of the output port's wire or queue and
  *     its first packet not yet started (the queue count may start there);
  *     at a host, the NIC's port and the connection's bitmaps; at a NIC, the
- *     slot of the connection its round robin serves next;
+ *     connection its round robin serves next;
  *   PF_CONN: at a switch, the output port's second packet not yet started
  *     (the count may pass the first); at a host, the tails of the NIC's
- *     queue and wire (an ack is sent); at a NIC, the connection it pulls
- *     from.
+ *     queue and wire (an ack is sent); at a NIC, the connection's acked
+ *     bitmap word and send-time slot for the PSN it will send.
  * What PF_ROUTE found is kept for the later stages in s->pf, by the event's
  * position in the bucket, and cleared when the event is handled. Hints
  * only: nothing is decided on them, and a wrong guess costs time.
@@ -344,19 +353,20 @@ static SIM_ALWAYS_INLINE const struct pkt *pf_arrival(const arb_sim *s, uint32_t
 }
 
 /* PF_PKT for port event a. */
-static SIM_ALWAYS_INLINE void pf_packet(const arb_sim *s, uint32_t a, uint32_t port_events)
+static SIM_ALWAYS_INLINE void pf_packet(arb_sim *s, uint32_t a, uint32_t port_events, uint32_t e)
 {
     if (a >= port_events) return;
     const struct sport *sp = &s->sp[a >> 2];
     if ((a & 3) == EV_ARRIVE) {
         pf_line(pf_pkt_at(s, sp->wire.head));
-        /* with PFC, a switch counts the bytes it holds against the port
-         * they came in by: the reverse direction of this link */
-        if (s->cfg.pfc) SIM_PREFETCH(&s->sp[s->ports[a >> 2].peer_port]);
     } else if ((a & 3) == EV_TXDONE) {
         pf_line(pf_pkt_at(s, sp->q.head));
         pf_line(pf_pkt_at(s, sp->wire.tail));
-        if (sp->kind == NIC_RDMA) SIM_PREFETCH(&s->ports[s->ports[a >> 2].peer_port]);
+        if (sp->kind == NIC_RDMA) { /* the host it pulls from: a longer chain */
+            uint32_t h = s->owner[a >> 2];
+            s->pf.host[e] = h;
+            SIM_PREFETCH(&s->hosts[h]);
+        }
     }
 }
 
@@ -386,20 +396,22 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
 {
     if (a >= port_events) return;
     const struct sport *sp = &s->sp[a >> 2];
-    const arb_port *lk = &s->ports[a >> 2];
     if ((a & 3) == EV_TXDONE) {
-        if (sp->kind == NIC_RDMA) {
-            uint32_t h = s->ports[lk->peer_port].peer;
-            s->pf.host[e] = h;
-            SIM_PREFETCH(&s->hosts[h]);
+        if (s->pf.host[e] != PKT_NONE) { /* a NIC: the slot its round robin serves */
+            const struct host *ho = &s->hosts[s->pf.host[e]];
+            if (ho->n_conns) SIM_PREFETCH(&ho->conns[ho->rr < ho->n_conns ? ho->rr : 0]);
         }
         const struct pkt *k = pf_pkt_at(s, sp->q.head);
         if (k && s->cfg.pfc && k->in_port < s->n_ports) SIM_PREFETCH(&s->sp[k->in_port]);
         return;
     }
     const struct pkt *k = pf_arrival(s, a, port_events);
-    if (!k || k->kind == PK_ARBOR) return;
-    if (lk->peer < s->n_hosts) { /* at a host: the connection, and the host */
+    if (!k || k->kind == PK_ARBOR || k->in_port >= s->n_ports) return;
+    uint32_t in_port = k->in_port, node = s->owner[in_port];
+    /* with PFC, a switch counts the bytes it holds against the port they
+     * came in by */
+    if (s->cfg.pfc) SIM_PREFETCH(&s->sp[in_port]);
+    if (node < s->n_hosts) { /* at a host: the connection, and the host */
         s->pf.conn[e] = k->conn;
         pf_conn(s, k->conn, offsetof(struct conn, cc));
         if (k->dst < s->n_hosts) {
@@ -410,9 +422,8 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     }
     if (!s->cfg.route_peek) return;
     arb_sim_pkt_info f = pkt_info(k);
-    uint32_t out =
-        s->cfg.route_peek(s->cfg.peek_ctx, s, lk->peer, lk->peer_port, &f, pf_before(s, lk->peer));
-    s->pf.node[e] = lk->peer;
+    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, pf_before(s, node));
+    s->pf.node[e] = node;
     if (out >= s->n_ports) return;
     s->pf.port[e] = out;
     SIM_PREFETCH(&s->sp[out]);
@@ -420,8 +431,7 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
 }
 
 /* PF_TAIL for event a, with its slot e. */
-static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, uint32_t e,
-                                      uint32_t port_events)
+static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, uint32_t e, uint32_t port_events)
 {
     if (s->pf.port[e] != PKT_NONE) { /* a switch's output port */
         const struct sport *sp = &s->sp[s->pf.port[e]];
@@ -434,8 +444,12 @@ static SIM_ALWAYS_INLINE void pf_tail(const arb_sim *s, uint32_t a, uint32_t e,
     }
     if (s->pf.host[e] == PKT_NONE) return;
     const struct host *ho = &s->hosts[s->pf.host[e]];
-    if ((a & 3) == EV_TXDONE) { /* a NIC: the slot its round robin serves */
-        if (ho->n_conns) SIM_PREFETCH(&ho->conns[ho->rr < ho->n_conns ? ho->rr : 0]);
+    if ((a & 3) == EV_TXDONE) { /* a NIC: the connection it pulls from */
+        if (ho->n_conns) {
+            uint32_t cid = ho->conns[ho->rr < ho->n_conns ? ho->rr : 0];
+            s->pf.conn[e] = cid;
+            pf_conn(s, cid, offsetof(struct conn, rcv_nxt));
+        }
         return;
     }
     SIM_PREFETCH(&s->sp[ho->nic_port]);
@@ -460,10 +474,14 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
     }
     if (s->pf.host[e] == PKT_NONE) return;
     const struct host *ho = &s->hosts[s->pf.host[e]];
-    if ((a & 3) == EV_TXDONE) {
-        if (ho->n_conns)
-            pf_conn(s, ho->conns[ho->rr < ho->n_conns ? ho->rr : 0],
-                    offsetof(struct conn, rcv_nxt));
+    if ((a & 3) == EV_TXDONE) { /* IRN: the bitmap word and send time of its next PSN */
+        if (s->pf.conn[e] >= s->n_conns) return;
+        const struct conn *c = &s->conns[s->pf.conn[e]];
+        uint32_t psn = c->retx_cursor < c->lost_high ? c->retx_cursor : c->snd_nxt;
+        if (c->sacked && psn < c->n_pkts) {
+            SIM_PREFETCH(&c->sacked[psn >> 3]);
+            SIM_PREFETCH(&c->sent_at[psn]);
+        }
         return;
     }
     const struct sport *sp = &s->sp[ho->nic_port];
@@ -484,10 +502,15 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
         uint32_t a = PF_TARGET(PF_PORT);
         if (a < port_events) {
             SIM_PREFETCH(&s->sp[a >> 2]);
-            SIM_PREFETCH(&s->ports[a >> 2]);
+            /* an arrival reads its node off the packet (owner), an end of
+             * transmission the link and, at a NIC, whose NIC it is */
+            if ((a & 3) == EV_TXDONE) {
+                SIM_PREFETCH(&s->ports[a >> 2]);
+                SIM_PREFETCH(&s->owner[a >> 2]);
+            }
         }
     }
-    if (left > PF_PKT) pf_packet(s, PF_TARGET(PF_PKT), port_events);
+    if (left > PF_PKT) pf_packet(s, PF_TARGET(PF_PKT), port_events, (at + PF_PKT) & (PF_SLOTS - 1));
     if (left > PF_ROUTE) {
         pf_route(s, PF_TARGET(PF_ROUTE), port_events, (at + PF_ROUTE) & (PF_SLOTS - 1));
         s->pf_events++;

@@ -179,6 +179,8 @@ struct arb_sim {
     const arb_port *ports;
     uint32_t n_ports, n_hosts;
     struct sport *sp;       /* per port, cache-line aligned */
+    uint32_t *owner;        /* per port: the node it leaves (an arrival's node is
+                             * owner[k->in_port], read off a dense array) */
     struct sport_cold *spc; /* per port */
     struct host *hosts;
     struct conn *conns;
