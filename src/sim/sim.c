@@ -452,7 +452,8 @@ static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, uint32_t e, uint32
         }
         return;
     }
-    SIM_PREFETCH(&s->sp[ho->nic_port]);
+    SIM_PREFETCH(&s->sp[ho->nic_port]); /* an ack or NACK leaves there */
+    SIM_PREFETCH(&s->ports[ho->nic_port]);
     const struct pkt *k = pf_arrival(s, a, port_events);
     if (!k || s->pf.conn[e] >= s->n_conns) return;
     const struct conn *c = &s->conns[s->pf.conn[e]];
