@@ -424,7 +424,7 @@ void net_on_arrive(arb_sim *s, uint32_t port)
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
         net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
     }
-    uint32_t in_port = k->in_port, node = s->owner[in_port];
+    uint32_t in_port = k->in_port, node = s->far[port];
     if (k->flags & PF_LOST) {
         s->st.drops++;
         s->st.lost++;

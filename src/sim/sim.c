@@ -109,8 +109,9 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
     s->txm = calloc(TX_MEMO, sizeof *s->txm);
     s->owner = malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
-    if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || evq_init(&s->q, 1024) < 0 ||
-        net_init(s) < 0) {
+    s->far = malloc((n_ports ? n_ports : 1) * sizeof *s->far);
+    if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || !s->far ||
+        evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
@@ -129,6 +130,8 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         for (uint32_t p = n->first_port; p < n->first_up + n->n_up; p++)
             s->owner[p] = v;
     }
+    for (uint32_t p = 0; p < n_ports; p++)
+        s->far[p] = s->ports[p].peer;
     for (uint32_t h = 0; h < n_hosts; h++) {
         const arb_node *n = &s->nodes[h];
         s->hosts[h].nic_port = n->first_up;
@@ -161,6 +164,7 @@ void arb_sim_free(arb_sim *s)
     free(s->spc);
     free(s->txm);
     free(s->owner);
+    free(s->far);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -284,9 +288,11 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * cache miss, and each is found through the one before. The events a
  * little ahead in the bucket being drained are known, so their data is
  * fetched in stages, each a few events after the one whose data it reads:
- *   PF_PORT ahead: the port of the event (for an end of transmission, its
- *     link and the node it belongs to too);
- *   PF_PKT: the packet arriving off its wire; for an end of transmission,
+ *   PF_PORT ahead: the port of the event, and the node at its far end (an
+ *     arrival) or its link and the node it belongs to (an end of
+ *     transmission);
+ *   PF_PKT: the packet arriving off its wire and the record of the node it
+ *     arrives at (routing reads it); for an end of transmission,
  *     the packet to send next and the tail of the wire (the next is linked
  *     behind it), and at a NIC its host (the longest chain: host, round
  *     robin slot, connection, its bitmap word and send-time slot);
@@ -359,6 +365,7 @@ static SIM_ALWAYS_INLINE void pf_packet(arb_sim *s, uint32_t a, uint32_t port_ev
     const struct sport *sp = &s->sp[a >> 2];
     if ((a & 3) == EV_ARRIVE) {
         pf_line(pf_pkt_at(s, sp->wire.head));
+        SIM_PREFETCH(&s->nodes[s->far[a >> 2]]); /* routing reads the switch's record */
     } else if ((a & 3) == EV_TXDONE) {
         pf_line(pf_pkt_at(s, sp->q.head));
         pf_line(pf_pkt_at(s, sp->wire.tail));
@@ -407,7 +414,7 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     }
     const struct pkt *k = pf_arrival(s, a, port_events);
     if (!k || k->kind == PK_ARBOR || k->in_port >= s->n_ports) return;
-    uint32_t in_port = k->in_port, node = s->owner[in_port];
+    uint32_t in_port = k->in_port, node = s->far[a >> 2];
     /* with PFC, a switch counts the bytes it holds against the port they
      * came in by */
     if (s->cfg.pfc) SIM_PREFETCH(&s->sp[in_port]);
@@ -508,6 +515,8 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
             if ((a & 3) == EV_TXDONE) {
                 SIM_PREFETCH(&s->ports[a >> 2]);
                 SIM_PREFETCH(&s->owner[a >> 2]);
+            } else {
+                SIM_PREFETCH(&s->far[a >> 2]);
             }
         }
     }

@@ -179,8 +179,9 @@ struct arb_sim {
     const arb_port *ports;
     uint32_t n_ports, n_hosts;
     struct sport *sp;       /* per port, cache-line aligned */
-    uint32_t *owner;        /* per port: the node it leaves (an arrival's node is
-                             * owner[k->in_port], read off a dense array) */
+    uint32_t *owner;        /* per port: the node it leaves (a NIC's host) */
+    uint32_t *far;          /* per port: the node at its far end (where an arrival
+                             * off its wire happens), a dense copy of ports[].peer */
     struct sport_cold *spc; /* per port */
     struct host *hosts;
     struct conn *conns;
