@@ -34,8 +34,8 @@
 #define EVQ_TARGET_MAX ((1u << EVQ_TARGET_BITS) - 1)
 #define EVQ_SEQ_MAX ((UINT64_C(1) << (64 - EVQ_TARGET_BITS)) - 1)
 
-#define EVQ_BUCKET_SHIFT 10 /* 1.024 ns per bucket */
-#define EVQ_WHEEL_BITS 14   /* 16384 buckets: a horizon of 16.8 us */
+#define EVQ_BUCKET_SHIFT 12 /* 4.096 ns per bucket */
+#define EVQ_WHEEL_BITS 14   /* 16384 buckets: a horizon of 67.1 us */
 
 struct evq_entry {
     arb_time t;
