@@ -204,7 +204,7 @@ struct arb_sim {
         uint32_t node[PF_SLOTS]; /* the switch that routes its packet */
         uint32_t port[PF_SLOTS]; /* the output port route_peek guessed there */
         uint32_t host[PF_SLOTS]; /* the host it happens at (an arrival, a NIC's) */
-        uint32_t conn[PF_SLOTS]; /* an arrival at a host: its connection */
+        uint32_t conn[PF_SLOTS]; /* its connection (an arrival at a host, a NIC's pull) */
     } pf;
     uint8_t pf_on;       /* prefetching (the state outgrew the caches) */
     uint32_t pf_made;    /* pool size when that was decided */
