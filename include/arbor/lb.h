@@ -142,10 +142,14 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_
  * advanced, no generator drawn, no statistic counted), for the schemes
  * that decide without reading queues: the routing engines' own (adaptive
  * excepted) and spraying (random spraying only for `before` 0);
- * ARB_TOPO_NONE for the others. Installed by arb_lb_new.
+ * ARB_TOPO_NONE for the others. Installed by arb_lb_new. The token it
+ * sets (all but random spraying) lets arb_lb_route take the guess back
+ * instead of deciding again: a routing engine's, a lone candidate's, or
+ * round-robin spraying's when the node's counter still reads what the
+ * guess assumed (the counter then moves on as the decision would move it).
  */
 uint32_t arb_lb_route_peek(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
-                           const arb_sim_pkt_info *f, uint32_t before);
+                           const arb_sim_pkt_info *f, uint32_t before, uint64_t *token);
 
 /*
  * CONGA's in-band hook (an arb_sim_inband_fn; ctx is the arb_lb): reads
@@ -173,6 +177,8 @@ typedef struct arb_lb_stats {
     uint64_t unroutable;  /* decisions with no candidate */
     uint64_t fb_sent;     /* conga: feedback metrics piggybacked */
     uint64_t fb_received; /* conga: feedback metrics stored at a source leaf */
+    uint64_t guessed;     /* decisions taken back from route_peek's guess (a run that
+                           * prefetches; the rest of the counts are the same without) */
 } arb_lb_stats;
 
 void arb_lb_get_stats(const arb_lb *lb, arb_lb_stats *st);

@@ -105,6 +105,12 @@ typedef struct arb_sim_pkt_info {
     uint8_t flags;  /* ARB_SIM_* */
     uint32_t lb;    /* the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
     uint32_t index; /* taps: the packet's index (arb_sim_arbor_header); routing: UINT32_MAX */
+    /* Routing: a guess cfg.route_peek made for this very packet at this
+     * very node a few events earlier, in the same failure generation of
+     * the topology (arb_topo_failure_gen), and the token it set with it;
+     * token 0: no guess (always so for taps and for a view built by hand). */
+    uint32_t guess;
+    uint64_t token;
 } arb_sim_pkt_info;
 
 typedef struct arb_sim arb_sim;
@@ -114,9 +120,14 @@ typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t nod
 
 /* The port `route` would pick for this packet, computed without changing
  * any state, if `before` other packets are routed at this node first (their
- * decisions may move a counter); ARB_TOPO_NONE when it cannot tell. */
+ * decisions may move a counter); ARB_TOPO_NONE when it cannot tell. It may
+ * set *token (left 0 otherwise) to what `route` needs to check the guess
+ * against its state when the packet comes back with it (f->guess, f->token):
+ * a router that finds its state as the guess assumed may return the guess
+ * instead of deciding again, and must return exactly what it would have
+ * decided. */
 typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
-                                    const arb_sim_pkt_info *f, uint32_t before);
+                                    const arb_sim_pkt_info *f, uint32_t before, uint64_t *token);
 
 /* Called when flow `flow` has received its last byte (in order), after
  * the event that finished it. New flows may be added from inside the call
@@ -184,8 +195,9 @@ typedef struct arb_sim_config {
     /* Optional: a guess at the port `route` will pick (arb_sim_peek_fn).
      * Only a hint, never a decision: the event loop fetches that port's
      * state into the cache a few events before the packet is routed, so a
-     * wrong answer costs time, not correctness (a wrapper around `route`
-     * may leave it as it is). */
+     * wrong answer costs time, not correctness, and hands the guess back
+     * to `route` with the packet when it set a token (a wrapper around
+     * `route` that does not pass f on unchanged must clear route_peek). */
     arb_sim_peek_fn route_peek;
     void *peek_ctx;
     arb_sim_done_fn on_flow_done; /* optional */

@@ -244,8 +244,19 @@ static arb_route_key key_of(const arb_sim_pkt_info *f)
     return k;
 }
 
+/*
+ * The tokens of route_peek's guesses, checked by arb_lb_route when a packet
+ * comes back with one (the simulator hands a guess back only for the same
+ * packet at the same node, with the topology's failures as they were):
+ * TOKEN_PURE, a decision that reads no state of the load balancer (a
+ * routing engine that does not adapt, a single candidate); TOKEN_RR | c,
+ * spraying's round robin when the node's counter reads c.
+ */
+#define TOKEN_PURE UINT64_C(1)
+#define TOKEN_RR (UINT64_C(1) << 32)
+
 uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
-                           const arb_sim_pkt_info *f, uint32_t before)
+                           const arb_sim_pkt_info *f, uint32_t before, uint64_t *token)
 {
     const arb_lb *lb = ctx;
     arb_route_key k = key_of(f);
@@ -253,28 +264,57 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
     if (lb->kind == ARB_LB_ROUTE) {
         if (lb->route_adaptive) return ARB_TOPO_NONE;
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
-        return p == ARB_ROUTE_NONE ? ARB_TOPO_NONE : p;
+        if (p == ARB_ROUTE_NONE) return ARB_TOPO_NONE;
+        *token = TOKEN_PURE;
+        return p;
     }
     uint32_t first, stride;
     int m;
     if (lb->kind != ARB_LB_SPRAY ||
         (m = arb_route_candidate_range(lb->r, node, &k, &first, &stride)) < 1)
         return ARB_TOPO_NONE;
-    if (m == 1) return first;
+    if (m == 1) {
+        *token = TOKEN_PURE;
+        return first;
+    }
     if (lb->random) {
         if (before) return ARB_TOPO_NONE;
         arb_rng r = lb->rng[node]; /* a copy: the draw the route will make */
         return first + stride * (uint32_t)arb_rng_below(&r, (unsigned)m);
     }
-    return first + stride * ((lb->rr[node] + before) % (unsigned)m);
+    uint32_t c = lb->rr[node] + before;
+    *token = TOKEN_RR | c;
+    return first + stride * (c % (unsigned)m);
+}
+
+/* The guess f came back with, if it is the decision arb_lb_route would make
+ * now (then made: the counters move as they would have), else
+ * ARB_TOPO_NONE. */
+static uint32_t take_guess(arb_lb *lb, uint32_t node, const arb_sim_pkt_info *f)
+{
+    if (lb->kind == ARB_LB_ROUTE)
+        return f->token == TOKEN_PURE && !lb->route_adaptive ? f->guess : ARB_TOPO_NONE;
+    if (lb->kind != ARB_LB_SPRAY) return ARB_TOPO_NONE;
+    if (f->token == TOKEN_PURE) return f->guess;
+    if (lb->random || f->token != (TOKEN_RR | lb->rr[node])) return ARB_TOPO_NONE;
+    lb->st.choices++;
+    lb->rr[node]++;
+    return f->guess;
 }
 
 uint32_t arb_lb_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
                       const arb_sim_pkt_info *f, arb_time now)
 {
     arb_lb *lb = ctx;
-    arb_route_key k = key_of(f);
     lb->st.decisions++;
+    if (f->token) {
+        uint32_t p = take_guess(lb, node, f);
+        if (p != ARB_TOPO_NONE) {
+            lb->st.guessed++;
+            return p;
+        }
+    }
+    arb_route_key k = key_of(f);
     if (lb->kind == ARB_LB_ROUTE) {
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
         if (p == ARB_ROUTE_NONE) lb->st.unroutable++;

@@ -396,6 +396,11 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     arb_sim_pkt_info f = pkt_info(k);
+    uint32_t e = s->pf_cur; /* the guess made for this packet here, if any */
+    if (s->pf.tok[e] && s->pf.pkt[e] == i && s->pf.node[e] == node) {
+        f.guess = s->pf.port[e];
+        f.token = s->pf.tok[e];
+    }
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
         s->st.unroutable++;
@@ -465,6 +470,7 @@ static void flush_failed_port(arb_sim *s, uint32_t port)
 
 void arb_sim_fabric_changed(arb_sim *s)
 {
+    sim_forget_guesses(s);
     for (uint32_t p = 0; p < s->n_ports; p++)
         if (s->ports[p].failed) flush_failed_port(s, p);
 }

@@ -104,6 +104,8 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->n_ports = n_ports;
     s->n_hosts = n_hosts;
     s->pf_min_bytes = PF_MIN_BYTES;
+    s->pf_cur = PF_SLOTS;
+    sim_forget_guesses(s);
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
@@ -326,6 +328,15 @@ enum { PF_PORT = 16, PF_PKT = 12, PF_ROUTE = 8, PF_TAIL = 5, PF_CONN = 2 };
 static SIM_ALWAYS_INLINE void pf_clear(arb_sim *s, uint32_t i)
 {
     s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
+    s->pf.tok[i] = 0;
+}
+
+/* Forget everything the stages found, guesses included (the fabric
+ * changed, or prefetching turns on or off). */
+void sim_forget_guesses(arb_sim *s)
+{
+    for (uint32_t i = 0; i <= PF_SLOTS; i++)
+        pf_clear(s, i);
 }
 
 /* Turn prefetching on or off for the state's present size. */
@@ -336,10 +347,9 @@ static void pf_decide(arb_sim *s)
                    (size_t)s->n_conns * sizeof(struct conn) +
                    (size_t)s->n_hosts * sizeof(struct host);
     uint8_t on = bytes > s->pf_min_bytes;
-    if (on && !s->pf_on)
-        for (uint32_t i = 0; i < PF_SLOTS; i++)
-            pf_clear(s, i);
+    if (on != s->pf_on) sim_forget_guesses(s);
     s->pf_on = on;
+    if (!on) s->pf_cur = PF_SLOTS;
     s->pf_made = s->pool.made;
 }
 
@@ -432,10 +442,16 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     }
     if (!s->cfg.route_peek) return;
     arb_sim_pkt_info f = pkt_info(k);
-    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, pf_before(s, node));
+    uint64_t tok = 0;
+    uint32_t out =
+        s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, pf_before(s, node), &tok);
     s->pf.node[e] = node;
     if (out >= s->n_ports) return;
     s->pf.port[e] = out;
+    if (tok) { /* handed back to route with the packet, if it is still the one */
+        s->pf.tok[e] = tok;
+        s->pf.pkt[e] = sp->wire.head;
+    }
     SIM_PREFETCH(&s->sp[out]);
     SIM_PREFETCH(&s->ports[out]);
 }
@@ -504,6 +520,7 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
  * in its bucket. */
 static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
 {
+    pf_clear(s, s->pf_cur); /* the event handled last */
     const struct evq *q = &s->q;
     size_t left = q->rn - q->pos; /* events after this one in the bucket */
     const struct evq_entry *run = q->run + q->pos;
@@ -532,7 +549,7 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
         pf_tail(s, PF_TARGET(PF_TAIL), (at + PF_TAIL) & (PF_SLOTS - 1), port_events);
     if (left > PF_CONN) pf_last(s, PF_TARGET(PF_CONN), (at + PF_CONN) & (PF_SLOTS - 1));
 #undef PF_TARGET
-    pf_clear(s, (at - 1) & (PF_SLOTS - 1)); /* the event about to be handled */
+    s->pf_cur = (at - 1) & (PF_SLOTS - 1); /* the event about to be handled */
 }
 
 int arb_sim_run(arb_sim *s, arb_time until)
@@ -543,6 +560,7 @@ int arb_sim_run(arb_sim *s, arb_time until)
     s->in_run = 1;
     uint32_t port_events = s->n_ports << 2;
     pf_decide(s);
+    sim_forget_guesses(s); /* the fabric may have changed between runs */
     while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
         if (s->pool.made != s->pf_made) pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);

@@ -201,11 +201,17 @@ struct arb_sim {
     /* What the prefetching stages found about the events a few places
      * ahead, by position in the bucket (sim.c, prefetch_ahead): hints only. */
     struct {
-        uint32_t node[PF_SLOTS]; /* the switch that routes its packet */
-        uint32_t port[PF_SLOTS]; /* the output port route_peek guessed there */
-        uint32_t host[PF_SLOTS]; /* the host it happens at (an arrival, a NIC's) */
-        uint32_t conn[PF_SLOTS]; /* its connection (an arrival at a host, a NIC's pull) */
+        uint32_t node[PF_SLOTS + 1]; /* the switch that routes its packet */
+        uint32_t port[PF_SLOTS + 1]; /* the output port route_peek guessed there */
+        uint32_t host[PF_SLOTS + 1]; /* the host it happens at (an arrival, a NIC's) */
+        uint32_t conn[PF_SLOTS + 1]; /* its connection (an arrival at a host, a NIC's pull) */
+        uint32_t pkt[PF_SLOTS + 1];  /* the packet route_peek guessed for */
+        uint64_t tok[PF_SLOTS + 1];  /* the token it set with the guess (0: none) */
     } pf;
+    /* The slot of the event being handled (PF_SLOTS, a slot always clear,
+     * while prefetching is off), cleared when the next event's stages run:
+     * forward hands its guess to cfg.route. */
+    uint32_t pf_cur;
     uint8_t pf_on;       /* prefetching (the state outgrew the caches) */
     uint32_t pf_made;    /* pool size when that was decided */
     size_t pf_min_bytes; /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
@@ -233,8 +239,13 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.flags = k->flags;
     f.lb = k->lb;
     f.index = UINT32_MAX;
+    f.guess = UINT32_MAX; /* ARB_TOPO_NONE */
+    f.token = 0;
     return f;
 }
+
+/* sim.c: drop every route guess (the fabric changed). */
+void sim_forget_guesses(arb_sim *s);
 
 /* sim.c: queue a completion for the callback, run after the event, so
  * that the callback may add flows (and move s->conns) safely. */

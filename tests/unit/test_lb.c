@@ -340,7 +340,8 @@ TEST(spray_random_is_seeded)
 static uint32_t peek(struct rig *g, uint32_t node, uint32_t in_port, const arb_sim_pkt_info *f,
                      uint32_t before)
 {
-    return g->cfg.route_peek(g->cfg.peek_ctx, g->s, node, in_port, f, before);
+    uint64_t token = 0;
+    return g->cfg.route_peek(g->cfg.peek_ctx, g->s, node, in_port, f, before, &token);
 }
 
 /* route_peek: the decision route makes next (or `before` decisions on),
@@ -395,7 +396,8 @@ TEST(route_peek_guesses_without_deciding)
  * (events crowd the buckets, so the prefetching stages run), with
  * prefetching on whatever the size (pf_min_bytes 0) or off. */
 static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double loss, int on,
-                         arb_sim_stats *st, arb_sim_flow_result *fl, uint64_t *staged)
+                         arb_sim_stats *st, arb_sim_flow_result *fl, uint64_t *staged,
+                         arb_lb_stats *ls)
 {
     arb_topo *t = topo("pgft:3;4,4,8;1,4,4;1,1,1");
     arb_sim_config cfg;
@@ -418,12 +420,14 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     for (uint32_t f = 0; f < 128; f++)
         arb_sim_flow(s, f, &fl[f]);
     *staged = s->pf_events;
+    arb_lb_get_stats(lb, ls);
     arb_sim_free(s);
     arb_lb_free(lb);
     arb_topo_free(t);
 }
 
-/* Prefetching is a hint: the same run with it and without, to the byte. */
+/* Prefetching is a hint, and a guess taken back is the decision: the same
+ * run with it and without, to the byte. */
 TEST(prefetching_changes_nothing)
 {
     static const struct {
@@ -431,24 +435,89 @@ TEST(prefetching_changes_nothing)
         arb_transport tr;
         int pfc;
         double loss;
+        int guesses; /* route takes guesses back: 2 any, 1 lone candidates only, 0 none */
     } cases[] = {
-        {"spray", ARB_TRANSPORT_IRN, 0, 0.0},
-        {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001},
-        {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0},
-        {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0},
+        {"spray", ARB_TRANSPORT_IRN, 0, 0.0, 2},   {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001, 1},
+        {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0, 2},    {"dmodk", ARB_TRANSPORT_IRN, 0, 0.001, 2},
+        {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0, 0},
     };
     static arb_sim_flow_result fl[2][128];
     for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         arb_sim_stats st[2];
+        arb_lb_stats ls[2];
         uint64_t staged[2];
         for (int on = 0; on < 2; on++)
             run_prefetch(cases[c].scheme, cases[c].tr, cases[c].pfc, cases[c].loss, on, &st[on],
-                         fl[on], &staged[on]);
+                         fl[on], &staged[on], &ls[on]);
         CHECK_EQ_U(st[0].flows_done, 128);
         CHECK(staged[0] == 0 && staged[1] > st[1].events / 8); /* the stages ran */
         CHECK(memcmp(&st[0], &st[1], sizeof st[0]) == 0);
         CHECK(memcmp(fl[0], fl[1], sizeof fl[0]) == 0);
+        printf("  %s: %llu of %llu decisions taken back from guesses (%llu choices)\n",
+               cases[c].scheme, (unsigned long long)ls[1].guessed,
+               (unsigned long long)ls[1].decisions, (unsigned long long)ls[1].choices);
+        CHECK_EQ_U(ls[0].guessed, 0);
+        /* Guesses are made for the events eight or more places into their
+         * event-wheel bucket, so for a part of the decisions only (fewer
+         * with PFC, whose pauses thin the buckets out). */
+        if (cases[c].guesses == 2) CHECK(ls[1].guessed > ls[1].decisions / 4);
+        if (cases[c].guesses == 1)
+            CHECK(ls[1].guessed > 0 && ls[1].guessed <= ls[1].decisions - ls[1].choices);
+        if (cases[c].guesses == 0) CHECK_EQ_U(ls[1].guessed, 0);
+        ls[1].guessed = 0;
+        CHECK(memcmp(&ls[0], &ls[1], sizeof ls[0]) == 0);
     }
+}
+
+/* A guess comes back with its token: route takes it when the state it
+ * assumed holds (and moves the counter as deciding would), else decides. */
+TEST(route_takes_back_a_guess_only_if_it_holds)
+{
+    struct rig g;
+    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
+    uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
+    arb_sim_pkt_info f = pkt(0, 2, 1000);
+    uint64_t tok0 = 0, tok1 = 0;
+    uint32_t p0 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 0, &tok0);
+    uint32_t p1 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 1, &tok1);
+    CHECK(tok0 != 0 && tok1 != 0 && tok0 != tok1 && p0 != p1);
+    /* the guess made one decision ahead is not the one now */
+    arb_sim_pkt_info h = f;
+    h.guess = p1;
+    h.token = tok1;
+    arb_lb_stats st;
+    CHECK_EQ_U(route(&g, L0, in, &h, 0), p0);
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.guessed, 0);
+    /* now it is, and is taken: the next decision is the one after it */
+    CHECK_EQ_U(route(&g, L0, in, &h, 1), p1);
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.guessed, 1);
+    CHECK_EQ_U(st.decisions, 2);
+    CHECK_EQ_U(st.choices, 2);
+    uint32_t p2 = route(&g, L0, in, &f, 2); /* three up ports: p0, p1, then the third */
+    CHECK(p2 != p0 && p2 != p1 && p2 != ARB_TOPO_NONE);
+    rig_close(&g);
+    /* a routing engine's guess holds whatever came between */
+    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "ecmp"), 0);
+    tok0 = 0;
+    p0 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 0, &tok0);
+    CHECK(tok0 != 0);
+    h = f;
+    h.guess = p0;
+    h.token = tok0;
+    CHECK_EQ_U(route(&g, L0, in, &f, 0), p0);
+    CHECK_EQ_U(route(&g, L0, in, &h, 1), p0);
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.guessed, 1);
+    CHECK_EQ_U(st.decisions, 2);
+    rig_close(&g);
+    /* random spraying gives no token; its guess is never taken back */
+    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
+    tok0 = 0;
+    p0 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 0, &tok0);
+    CHECK(p0 != ARB_TOPO_NONE && tok0 == 0);
+    rig_close(&g);
 }
 
 /* LetFlow: the port changes only at flowlet boundaries. */
@@ -773,6 +842,7 @@ int main(void)
     RUN(spray_random_is_seeded);
     RUN(route_peek_guesses_without_deciding);
     RUN(prefetching_changes_nothing);
+    RUN(route_takes_back_a_guess_only_if_it_holds);
     RUN(letflow_changes_only_at_boundaries);
     RUN(ar_ftree_down_is_dmodk);
     RUN(conga_moves_after_feedback);
