@@ -227,10 +227,13 @@ void arb_sim_config_default(arb_sim_config *cfg);
 
 /*
  * Make a simulator over `topo` (borrowed; it must outlive the simulator;
- * failures marked in it are honoured: a failed port carries nothing).
- * Errors: ARB_EINVAL (no route function, mtu 0 or above 65535 - hdr_bytes,
- * xon >= xoff; with dcqcn: g outside (0, 1], a zero timer, byte counter or
- * minimum rate), ARB_ENOMEM.
+ * failures marked in it are honoured: a failed port carries nothing). The
+ * links' rates, delays and failures are read now and by
+ * arb_sim_fabric_changed, not as the run goes. Errors: ARB_EINVAL (no route
+ * function, mtu 0 or above 65535 - hdr_bytes, xon >= xoff; with dcqcn: g
+ * outside (0, 1], a zero timer, byte counter or minimum rate), ARB_ERANGE
+ * (more than 65,536 different pairs of link rate and delay, or too many
+ * ports), ARB_ENOMEM.
  */
 int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg);
 void arb_sim_free(arb_sim *s);
@@ -384,6 +387,10 @@ int arb_sim_pcap_close(arb_sim_pcap *cap);
  * sends nothing: switches route around it (or count the packet unroutable),
  * a host whose NIC link failed keeps its packets until its transport gives
  * up or the run ends, and packets handed to a failed port are dropped.
+ * Links whose rate or delay changed (arb_topo_set_link) serialise and
+ * propagate at the new values from now on. A fabric of more than 65,536
+ * different (rate, delay) pairs makes the next arb_sim_run fail with
+ * ARB_ERANGE.
  */
 void arb_sim_fabric_changed(arb_sim *s);
 

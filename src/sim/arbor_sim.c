@@ -599,7 +599,7 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
 /* Queue packet i (its in_port set) on `port`, or drop it there is none. */
 static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
 {
-    if (port == NONE || port >= s->n_ports || s->ports[port].failed) {
+    if (port == NONE || port >= s->n_ports || s->sp[port].failed) {
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;

@@ -71,11 +71,11 @@ static int port_idle(const struct sport *sp, arb_time now)
 /* PFC: an ingress port of a switch lets go of `bytes`. */
 static void release_held(arb_sim *s, uint32_t in_port, uint32_t bytes)
 {
-    if (in_port == PKT_NONE || !s->cfg.pfc) return;
+    if (in_port == PKT_NONE || !s->cfg.pfc || s->sp[in_port].kind != PORT_EVENTS) return;
     struct sport *in = &s->sp[in_port];
-    in->held_bytes -= bytes;
-    if (in->pause_sent && in->held_bytes <= s->cfg.pfc_xon) {
-        in->pause_sent = 0;
+    in->pfc.held_bytes -= bytes;
+    if (in->pfc.pause_sent && in->pfc.held_bytes <= s->cfg.pfc_xon) {
+        in->pfc.pause_sent = 0;
         net_push_event(s, s->now + s->ports[in_port].delay,
                        EV_PORT(s->ports[in_port].peer_port, EV_RESUME));
     }
@@ -146,7 +146,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    const arb_port *lk = &s->ports[port];
+    const struct slink *lk = &s->lk[sp->link];
     arb_time end = start + tx_time(s, k->bytes, lk->rate);
     arb_time tail_t = sp->busy_until + lk->delay; /* the wire's last packet arrives then */
     sp->busy_until = end;
@@ -161,7 +161,6 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
-    k->in_port = lk->peer_port; /* what it arrives by: the link's port is not read then */
     if (sp->wire.head == PKT_NONE)
         net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     else { /* written, not read: the tail's line need not be waited for */
@@ -179,7 +178,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
 /* Port `port` starts sending the packet next_packet picks, if any. */
 static void start_tx(arb_sim *s, uint32_t port)
 {
-    if (s->ports[port].failed) return; /* a dead link sends nothing */
+    if (s->sp[port].failed) return; /* a dead link sends nothing */
     uint32_t i = next_packet(s, port);
     if (i != PKT_NONE) transmit(s, port, i, s->now);
 }
@@ -190,11 +189,11 @@ static void start_tx(arb_sim *s, uint32_t port)
  * is still queued (as if a port moved on only after every arrival of the
  * instant); between runs, every packet starting up to the end of the last
  * run has (every event up to there is done). */
-static void sched_catch_up(const arb_sim *s, struct sport *sp, uint32_t port)
+static void sched_catch_up(const arb_sim *s, struct sport *sp)
 {
     uint32_t i = sp->sched.head;
     if (i == PKT_NONE) return;
-    const arb_port *lk = &s->ports[port];
+    const struct slink *lk = &s->lk[sp->link];
     arb_time upto = s->now; /* started: start < upto */
     if (!s->in_run) {
         arb_time h = s->horizon > s->now ? s->horizon : s->now;
@@ -218,7 +217,7 @@ static void sched_catch_up(const arb_sim *s, struct sport *sp, uint32_t port)
  * a decision). 1: a bound on the queue shows that the packet is neither
  * dropped, nor marked, nor makes a new deepest queue, and q_bytes is left
  * as it is; 0: q_bytes is now exact. */
-static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t port, uint32_t bytes)
+static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t bytes)
 {
     if (sp->busy_until <= s->now) { /* idle: everything scheduled has started */
         sp->q_bytes = 0;
@@ -229,13 +228,13 @@ static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t port,
     /* The packets not yet started all go out in [now, busy_until): their
      * bytes are at most that time at the port's rate (serialisation times
      * are rounded up), a bound that follows time where q_bytes does not. */
-    uint64_t mbps = (s->ports[port].rate + 999999) / 1000000;
+    uint64_t mbps = (s->lk[sp->link].rate + 999999) / 1000000;
     uint64_t u = ((sp->busy_until - s->now) * mbps + 7999999) / 8000000;
     if (u > sp->q_bytes) u = sp->q_bytes;
     if (u + bytes <= s->cfg.queue_bytes && u + bytes <= sp->max_q &&
         !(s->cfg.ecn && u > s->cfg.ecn_kmin))
         return 1;
-    sched_catch_up(s, sp, port);
+    sched_catch_up(s, sp);
     return 0;
 }
 
@@ -258,7 +257,7 @@ static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, 
 uint32_t net_queue_bytes(const arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
-    if (sp->kind == PORT_SCHED) sched_catch_up(s, sp, port);
+    if (sp->kind == PORT_SCHED) sched_catch_up(s, sp);
     return sp->q_bytes;
 }
 
@@ -268,7 +267,7 @@ void net_sent(const arb_sim *s, uint32_t port, uint64_t *bytes, uint64_t *pkts)
     *bytes = sp->tx_bytes;
     *pkts = sp->tx_pkts;
     if (sp->kind == PORT_SCHED) { /* scheduled, not started: still queued */
-        sched_catch_up(s, sp, port);
+        sched_catch_up(s, sp);
         *bytes -= sp->q_bytes;
         *pkts -= sp->sched.pkts;
     }
@@ -278,7 +277,7 @@ void net_nic_send(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     if (sp->q.head == PKT_NONE && sp->arb_tx.head == PKT_NONE && port_idle(sp, s->now) &&
-        !s->ports[port].failed) {
+        !sp->failed) {
         transmit(s, port, i, s->now); /* what next_packet would pick */
         return;
     }
@@ -337,11 +336,11 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    if (sp->kind == PORT_SCHED && sched_clear(s, sp, port, k->bytes) && !s->ports[port].failed) {
+    if (sp->kind == PORT_SCHED && sched_clear(s, sp, k->bytes) && !sp->failed) {
         sched_send(s, sp, port, i, k->bytes, 0);
         return;
     }
-    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || s->ports[port].failed) {
+    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || sp->failed) {
         drop(s, port, i);
         return;
     }
@@ -353,11 +352,11 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
     plist_push(&s->pool, &sp->q, i);
     sp->q_bytes += k->bytes;
     if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
-    if (k->in_port != PKT_NONE && s->cfg.pfc) {
+    if (k->in_port != PKT_NONE && s->cfg.pfc && s->sp[k->in_port].kind == PORT_EVENTS) {
         struct sport *in = &s->sp[k->in_port];
-        in->held_bytes += k->bytes;
-        if (!in->pause_sent && in->held_bytes > s->cfg.pfc_xoff) {
-            in->pause_sent = 1;
+        in->pfc.held_bytes += k->bytes;
+        if (!in->pfc.pause_sent && in->pfc.held_bytes > s->cfg.pfc_xoff) {
+            in->pfc.pause_sent = 1;
             s->st.pfc_pauses++;
             net_push_event(s, s->now + s->ports[k->in_port].delay,
                            EV_PORT(s->ports[k->in_port].peer_port, EV_PAUSE));
@@ -402,7 +401,7 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         f.token = s->pf.tok[e];
     }
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
-    if (out == ARB_TOPO_NONE || out >= s->n_ports || s->ports[out].failed) {
+    if (out == ARB_TOPO_NONE || out >= s->n_ports || s->sp[out].failed) {
         s->st.unroutable++;
         pool_release(&s->pool, i);
         return;
@@ -429,7 +428,8 @@ void net_on_arrive(arb_sim *s, uint32_t port)
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
         net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
     }
-    uint32_t in_port = k->in_port, node = s->far[port];
+    uint32_t in_port = s->far[port].in, node = s->far[port].node;
+    k->in_port = in_port; /* the port of `node` it came in by */
     if (k->flags & PF_LOST) {
         s->st.drops++;
         s->st.lost++;
@@ -471,6 +471,8 @@ static void flush_failed_port(arb_sim *s, uint32_t port)
 void arb_sim_fabric_changed(arb_sim *s)
 {
     sim_forget_guesses(s);
+    int rc = sim_links(s); /* failures, rates and delays */
+    if (rc < 0 && !s->error) s->error = rc;
     for (uint32_t p = 0; p < s->n_ports; p++)
         if (s->ports[p].failed) flush_failed_port(s, p);
 }

@@ -55,9 +55,9 @@ struct pkt {
     uint32_t psn;     /* sequence number (data), or acked / expected PSN */
     uint32_t aux;     /* kind-specific: received PSN of an IRN NACK, ... */
     uint32_t qp;      /* destination QP (E-ECMP hashes it) */
-    uint32_t in_port; /* the port of the node it is at (or on a wire: is going to) that it
-                       * came in by, for routing and PFC accounting; set as it starts
-                       * on a link (the link's reverse direction) */
+    uint32_t in_port; /* the port of the node it is at that it came in by (on a wire: of
+                       * the node it left), for routing and PFC accounting; set on
+                       * arrival (the reverse direction of the link, sfar.in) */
     arb_time t;       /* arrival time at the far end of the link it is on */
     arb_time ts;      /* sender timestamp (RTT samples) */
     uint16_t bytes;   /* bytes on the wire: payload + headers */

@@ -77,6 +77,64 @@ static int check_config(const arb_sim_config *c)
 
 _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line");
 
+static uint32_t link_hash(uint64_t rate, arb_time delay)
+{
+    uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F);
+    return (uint32_t)(z >> 32);
+}
+
+/* The class of (rate, delay) among lk[0..*n), added as class *n if new
+ * (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
+ * more than twice SIM_MAX_LINKS or the ports, each 0 or a class + 1. */
+static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t mask,
+                          uint64_t rate, arb_time delay)
+{
+    for (uint32_t h = link_hash(rate, delay) & mask;; h = (h + 1) & mask) {
+        if (map[h] == 0) {
+            if (*n == SIM_MAX_LINKS) return ARB_ERANGE;
+            lk[*n].rate = rate;
+            lk[*n].delay = delay;
+            map[h] = ++*n;
+            return *n - 1;
+        }
+        const struct slink *c = &lk[map[h] - 1];
+        if (c->rate == rate && c->delay == delay) return map[h] - 1;
+    }
+}
+
+int sim_links(arb_sim *s)
+{
+    uint32_t n_ports = s->n_ports, n = 0;
+    uint32_t want = n_ports < SIM_MAX_LINKS ? n_ports : SIM_MAX_LINKS, mask = 63;
+    while (mask < 2 * want + 1)
+        mask = mask * 2 + 1;
+    struct slink *lk = malloc((want ? want : 1) * sizeof *lk);
+    uint32_t *map = calloc((size_t)mask + 1, sizeof *map);
+    uint16_t *cls = malloc((n_ports ? n_ports : 1) * sizeof *cls);
+    int rc = lk && map && cls ? 0 : ARB_ENOMEM;
+    for (uint32_t p = 0; rc == 0 && p < n_ports; p++) {
+        int64_t c = link_class(lk, &n, map, mask, s->ports[p].rate, s->ports[p].delay);
+        if (c < 0)
+            rc = (int)c;
+        else
+            cls[p] = (uint16_t)c;
+    }
+    if (rc == 0) {
+        for (uint32_t p = 0; p < n_ports; p++) {
+            s->sp[p].link = cls[p];
+            s->sp[p].failed = s->ports[p].failed;
+        }
+        free(s->lk);
+        s->lk = lk;
+        s->n_lk = n;
+        lk = NULL;
+    }
+    free(lk);
+    free(map);
+    free(cls);
+    return rc;
+}
+
 /* n zeroed ports on cache-line boundaries. */
 static struct sport *sport_array(uint32_t n)
 {
@@ -117,6 +175,11 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         arb_sim_free(s);
         return ARB_ENOMEM;
     }
+    int lrc = sim_links(s);
+    if (lrc < 0) {
+        arb_sim_free(s);
+        return lrc;
+    }
     pool_init(&s->pool);
     arb_rng_seed(&s->rng, cfg->seed);
     for (uint32_t p = 0; p < n_ports; p++) {
@@ -124,16 +187,17 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         sp->q.head = sp->q.tail = PKT_NONE;
         sp->wire.head = sp->wire.tail = PKT_NONE;
         sp->kind = cfg->pfc ? PORT_EVENTS : PORT_SCHED;
-        sp->sched.head = PKT_NONE;
-        sp->sched.pkts = 0;
+        if (sp->kind == PORT_SCHED) sp->sched.head = PKT_NONE; /* PORT_EVENTS: pfc, zeroed */
     }
     for (uint32_t v = 0; v < arb_topo_n_nodes(topo); v++) {
         const arb_node *n = &s->nodes[v];
         for (uint32_t p = n->first_port; p < n->first_up + n->n_up; p++)
             s->owner[p] = v;
     }
-    for (uint32_t p = 0; p < n_ports; p++)
-        s->far[p] = s->ports[p].peer;
+    for (uint32_t p = 0; p < n_ports; p++) {
+        s->far[p].node = s->ports[p].peer;
+        s->far[p].in = s->ports[p].peer_port;
+    }
     for (uint32_t h = 0; h < n_hosts; h++) {
         const arb_node *n = &s->nodes[h];
         s->hosts[h].nic_port = n->first_up;
@@ -167,6 +231,7 @@ void arb_sim_free(arb_sim *s)
     free(s->txm);
     free(s->owner);
     free(s->far);
+    free(s->lk);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -290,9 +355,9 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
  * cache miss, and each is found through the one before. The events a
  * little ahead in the bucket being drained are known, so their data is
  * fetched in stages, each a few events after the one whose data it reads:
- *   PF_PORT ahead: the port of the event, and the node at its far end (an
- *     arrival) or its link and the node it belongs to (an end of
- *     transmission);
+ *   PF_PORT ahead: the port of the event (its rate, delay and failure
+ *     flag are in it), and its far end (an arrival: the node and the port
+ *     there) or the node it belongs to (an end of transmission);
  *   PF_PKT: the packet arriving off its wire and the record of the node it
  *     arrives at (routing reads it); for an end of transmission, the packet
  *     to send next and the tail of the wire (the next is linked behind it),
@@ -378,7 +443,7 @@ static SIM_ALWAYS_INLINE void pf_packet(arb_sim *s, uint32_t a, uint32_t port_ev
     const struct sport *sp = &s->sp[a >> 2];
     if ((a & 3) == EV_ARRIVE) {
         pf_line(pf_pkt_at(s, sp->wire.head));
-        SIM_PREFETCH(&s->nodes[s->far[a >> 2]]); /* routing reads the switch's record */
+        SIM_PREFETCH(&s->nodes[s->far[a >> 2].node]); /* routing reads the switch's record */
     } else if ((a & 3) == EV_TXDONE) {
         pf_line(pf_pkt_at(s, sp->q.head));
         pf_line(pf_pkt_at(s, sp->wire.tail));
@@ -426,8 +491,8 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
         return;
     }
     const struct pkt *k = pf_arrival(s, a, port_events);
-    if (!k || k->kind == PK_ARBOR || k->in_port >= s->n_ports) return;
-    uint32_t in_port = k->in_port, node = s->far[a >> 2];
+    if (!k || k->kind == PK_ARBOR) return;
+    uint32_t in_port = s->far[a >> 2].in, node = s->far[a >> 2].node;
     /* with PFC, a switch counts the bytes it holds against the port they
      * came in by */
     if (s->cfg.pfc) SIM_PREFETCH(&s->sp[in_port]);
@@ -453,7 +518,6 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
         s->pf.pkt[e] = sp->wire.head;
     }
     SIM_PREFETCH(&s->sp[out]);
-    SIM_PREFETCH(&s->ports[out]);
 }
 
 /* PF_TAIL for event a, with its slot e. */
@@ -479,7 +543,6 @@ static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, uint32_t e, uint32
         return;
     }
     SIM_PREFETCH(&s->sp[ho->nic_port]); /* an ack or NACK leaves there */
-    SIM_PREFETCH(&s->ports[ho->nic_port]);
     const struct pkt *k = pf_arrival(s, a, port_events);
     if (!k || s->pf.conn[e] >= s->n_conns) return;
     const struct conn *c = &s->conns[s->pf.conn[e]];
@@ -530,10 +593,9 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
         uint32_t a = PF_TARGET(PF_PORT);
         if (a < port_events) {
             SIM_PREFETCH(&s->sp[a >> 2]);
-            /* an arrival reads its node off the packet (owner), an end of
-             * transmission the link and, at a NIC, whose NIC it is */
+            /* an arrival reads its far end (node and port), an end of
+             * transmission at a NIC whose NIC it is */
             if ((a & 3) == EV_TXDONE) {
-                SIM_PREFETCH(&s->ports[a >> 2]);
                 SIM_PREFETCH(&s->owner[a >> 2]);
             } else {
                 SIM_PREFETCH(&s->far[a >> 2]);

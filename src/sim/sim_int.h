@@ -64,16 +64,33 @@ struct sport {
             uint32_t head, pkts; /* PORT_SCHED: the first packet of the wire not yet started
                                   * (PKT_NONE: none), and how many there are */
         } sched;
+        struct {
+            uint32_t held_bytes; /* bytes the switch holds that came in here */
+            uint8_t pause_sent;  /* this port has paused its peer */
+        } pfc;                   /* PORT_EVENTS (a switch port with PFC), as ingress */
     };
     uint32_t q_bytes;     /* bytes in q; PORT_SCHED: of those not yet started */
-    uint32_t held_bytes;  /* as ingress, with PFC on: bytes this node holds that came in here */
     uint32_t max_q;       /* deepest q_bytes */
+    uint16_t link;        /* its rate and delay: s->lk[link] */
     uint8_t txdone_armed; /* an EV_TXDONE is pending */
     uint8_t paused;       /* PFC: the peer asked this port to stop */
-    uint8_t pause_sent;   /* PFC: this (ingress) port has paused its peer */
     uint8_t kind;         /* PORT_*, NIC_* */
+    uint8_t failed;       /* the link is down (the topology's flag, read by sim_links) */
     arb_time busy_until;  /* the serialiser is busy until then */
     uint64_t tx_bytes, tx_pkts;
+};
+
+/* A rate and a delay some links share (s->lk, indexed by sport.link). */
+struct slink {
+    uint64_t rate;  /* bits per second */
+    arb_time delay; /* propagation, picoseconds */
+};
+#define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
+
+/* The far end of a port: where an arrival off its wire happens. */
+struct sfar {
+    uint32_t node; /* the node there (ports[].peer) */
+    uint32_t in;   /* the port of that node it comes in by (ports[].peer_port) */
 };
 
 /* The rest of a port's state, touched only by pauses and drops. */
@@ -178,10 +195,11 @@ struct arb_sim {
     const arb_node *nodes;
     const arb_port *ports;
     uint32_t n_ports, n_hosts;
-    struct sport *sp;       /* per port, cache-line aligned */
-    uint32_t *owner;        /* per port: the node it leaves (a NIC's host) */
-    uint32_t *far;          /* per port: the node at its far end (where an arrival
-                             * off its wire happens), a dense copy of ports[].peer */
+    struct sport *sp; /* per port, cache-line aligned */
+    uint32_t *owner;  /* per port: the node it leaves (a NIC's host) */
+    struct sfar *far; /* per port: its far end, a dense copy of ports[].peer, peer_port */
+    struct slink *lk; /* the links' distinct rates and delays (sim_links) */
+    uint32_t n_lk;
     struct sport_cold *spc; /* per port */
     struct host *hosts;
     struct conn *conns;
@@ -243,6 +261,11 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.token = 0;
     return f;
 }
+
+/* sim.c: copy the topology's link rates, delays and failure flags into
+ * the ports (sport.link, .failed); ARB_ERANGE past SIM_MAX_LINKS distinct
+ * pairs, ARB_ENOMEM. */
+int sim_links(arb_sim *s);
 
 /* sim.c: drop every route guess (the fabric changed). */
 void sim_forget_guesses(arb_sim *s);

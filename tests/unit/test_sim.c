@@ -215,6 +215,57 @@ TEST(link_timing_one_packet)
 
 /* Three packets pipeline: the last leaves the NIC after 3 serialisations,
  * then one switch serialisation and two wires. A partial last packet. */
+/* The simulator reads the links' rates and delays when it is made and when
+ * told the fabric changed: host 0's link at 25 Gb/s and 3 us from then on. */
+TEST(link_changes_take_effect_when_told)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t nic = arb_topo_node(t, 0)->first_up;
+    CHECK_EQ_I(arb_topo_set_link(t, nic, 25000000000u, 3 * ARB_PS_PER_US), 0);
+    arb_sim_fabric_changed(s);
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1000, 1, &id), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    /* 4178 B: 1336.96 ns at 25 Gb/s and 3 us, then 334.24 ns and 1 us */
+    CHECK_EQ_U(r.finish, 1336960 + 3 * ARB_PS_PER_US + 334240 + ARB_PS_PER_US);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+/* Links of more than 65,536 different (rate, delay) pairs: the simulator
+ * refuses the fabric (ARB_ERANGE), at creation or when told of a change. */
+TEST(too_many_kinds_of_link)
+{
+    arb_topo *t = topo("pgft:3;32,32,32;1,32,32;1,1,1"); /* 98,304 links */
+    uint32_t n = arb_topo_n_ports(t), kinds = 1;
+    CHECK(n / 2 > 65536);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    for (uint32_t p = 0; p < n && kinds < 65536; p++)
+        if (arb_topo_port(t, p)->peer_port > p)
+            CHECK_EQ_I(arb_topo_set_link(t, p, 100000000000u, ARB_PS_PER_US + kinds++), 0);
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0); /* 65,536 kinds: the most there may be */
+    uint32_t last = 0;
+    for (uint32_t p = 0; p < n; p++)
+        if (arb_topo_port(t, p)->peer_port > p) last = p;
+    CHECK(arb_topo_port(t, last)->delay == ARB_PS_PER_US); /* one left as it was */
+    CHECK_EQ_I(arb_topo_set_link(t, last, 100000000000u, 2 * ARB_PS_PER_US), 0);
+    arb_sim_fabric_changed(s);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), ARB_ERANGE);
+    arb_sim_free(s);
+    s = NULL;
+    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_ERANGE);
+    CHECK(s == NULL);
+    arb_topo_free(t);
+}
+
 TEST(link_timing_pipelined)
 {
     arb_topo *t = topo("star:2");
@@ -560,6 +611,8 @@ int main(void)
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
+    RUN(link_changes_take_effect_when_told);
+    RUN(too_many_kinds_of_link);
     RUN(switch_queue_counts_until_the_start);
     RUN(slices_and_reads_change_nothing);
     RUN(incast_drops_and_recovers_gbn);
