@@ -163,14 +163,18 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     s->n_hosts = n_hosts;
     s->pf_min_bytes = PF_MIN_BYTES;
     s->pf_cur = PF_SLOTS;
-    sim_forget_guesses(s);
+    for (uint32_t i = 0; i <= PF_SLOTS; i++) { /* clear: no node counted */
+        s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
+        s->pf.tok[i] = 0;
+    }
+    s->pf_pend = calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
     s->txm = calloc(TX_MEMO, sizeof *s->txm);
     s->owner = malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
     s->far = malloc((n_ports ? n_ports : 1) * sizeof *s->far);
-    if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || !s->far ||
+    if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || !s->far || !s->pf_pend ||
         evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
         return ARB_ENOMEM;
@@ -232,6 +236,7 @@ void arb_sim_free(arb_sim *s)
     free(s->owner);
     free(s->far);
     free(s->lk);
+    free(s->pf_pend);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
@@ -392,6 +397,7 @@ enum { PF_PORT = 16, PF_PKT = 12, PF_ROUTE = 8, PF_TAIL = 5, PF_CONN = 2 };
 
 static SIM_ALWAYS_INLINE void pf_clear(arb_sim *s, uint32_t i)
 {
+    if (s->pf.node[i] != PKT_NONE) s->pf_pend[s->pf.node[i]]--;
     s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
     s->pf.tok[i] = 0;
 }
@@ -455,16 +461,6 @@ static SIM_ALWAYS_INLINE void pf_packet(arb_sim *s, uint32_t a, uint32_t port_ev
     }
 }
 
-/* How many events, from the one being handled to the one PF_ROUTE ahead,
- * a switch routes at `node` (the slots hold events not yet handled only). */
-static SIM_ALWAYS_INLINE uint32_t pf_before(const arb_sim *s, uint32_t node)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < PF_SLOTS; i++)
-        n += s->pf.node[i] == node;
-    return n;
-}
-
 /* The lines holding a connection's first `bytes` bytes (the array is not
  * line-aligned): the sender's fields, or the receiver's too. */
 static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t bytes)
@@ -508,9 +504,11 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     if (!s->cfg.route_peek) return;
     arb_sim_pkt_info f = pkt_info(k);
     uint64_t tok = 0;
-    uint32_t out =
-        s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, pf_before(s, node), &tok);
+    /* the routes at this switch from the event being handled on come first
+     * (the slots hold events not yet handled only) */
+    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, s->pf_pend[node], &tok);
     s->pf.node[e] = node;
+    s->pf_pend[node]++;
     if (out >= s->n_ports) return;
     s->pf.port[e] = out;
     if (tok) { /* handed back to route with the packet, if it is still the one */

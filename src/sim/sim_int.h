@@ -230,6 +230,7 @@ struct arb_sim {
      * while prefetching is off), cleared when the next event's stages run:
      * forward hands its guess to cfg.route. */
     uint32_t pf_cur;
+    uint8_t *pf_pend;    /* per node: the slots naming it as the switch that routes */
     uint8_t pf_on;       /* prefetching (the state outgrew the caches) */
     uint32_t pf_made;    /* pool size when that was decided */
     size_t pf_min_bytes; /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
