@@ -177,6 +177,26 @@ static inline uint32_t arb_pgft_down_port(const arb_pgft *g, const arb_node *n, 
     return n->first_port + c + g->m[l] * k;
 }
 
+/*
+ * The minimal next hops of switch n toward host j when none of its ports
+ * failed: ports *first, *first + *stride, ... (the return value counts
+ * them): the p_l parallel links toward the child on j's path when j is
+ * below n, else every up port. Unchecked (n a switch, j a host).
+ */
+static inline unsigned arb_pgft_next_range(const arb_pgft *g, const arb_node *n, uint32_t j,
+                                           uint32_t *first, uint32_t *stride)
+{
+    unsigned l = n->level;
+    if (l > 0 && arb_pgft_below(g, n, j)) {
+        *first = n->first_port + (j / g->M[l - 1]) % g->m[l];
+        *stride = g->m[l];
+        return g->p[l];
+    }
+    *first = n->first_up;
+    *stride = 1;
+    return n->n_up;
+}
+
 /* ------------------------------------------------------------------ */
 /* Building                                                             */
 /* ------------------------------------------------------------------ */

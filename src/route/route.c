@@ -166,16 +166,7 @@ int arb_route_candidate_range(const arb_route *r, uint32_t node, const arb_route
         !r->intact[node] || r->cost || r->intact_gen != arb_topo_failure_gen(r->t))
         return 0;
     /* No failed port: the set is a plain range (see ecmp_pick). */
-    const arb_node *n = &r->nodes[node];
-    unsigned l = n->level;
-    if (l > 0 && arb_pgft_below(r->g, n, key->dst)) {
-        *first = n->first_port + (key->dst / r->M[l - 1]) % r->m[l];
-        *stride = r->m[l];
-        return (int)r->p[l];
-    }
-    *first = n->first_up;
-    *stride = 1;
-    return (int)n->n_up;
+    return (int)arb_pgft_next_range(r->g, &r->nodes[node], key->dst, first, stride);
 }
 
 int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key *key,

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_fast.h"
 #include "sim_int.h"
 
 #define NONE UINT32_MAX
@@ -57,7 +58,8 @@ struct arb_lb {
     uint32_t n_nodes, n_ports, n_hosts;
     const arb_route *r; /* candidates and hash: base or own */
     arb_route *own;
-    int route_adaptive; /* r decides by its own chooser (route_peek cannot tell) */
+    int route_adaptive;  /* r decides by its own chooser (route_peek cannot tell) */
+    struct lb_fast fast; /* what the event loop reads to guess inline (lb_fast.h) */
     uint64_t seed;
     char spec[192];
 
@@ -244,17 +246,6 @@ static arb_route_key key_of(const arb_sim_pkt_info *f)
     return k;
 }
 
-/*
- * The tokens of route_peek's guesses, checked by arb_lb_route when a packet
- * comes back with one (the simulator hands a guess back only for the same
- * packet at the same node, with the topology's failures as they were):
- * TOKEN_PURE, a decision that reads no state of the load balancer (a
- * routing engine that does not adapt, a single candidate); TOKEN_RR | c,
- * spraying's round robin when the node's counter reads c.
- */
-#define TOKEN_PURE UINT64_C(1)
-#define TOKEN_RR (UINT64_C(1) << 32)
-
 uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
                            const arb_sim_pkt_info *f, uint32_t before, uint64_t *token)
 {
@@ -265,7 +256,7 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
         if (lb->route_adaptive) return ARB_TOPO_NONE;
         uint32_t p = arb_route_next(lb->r, node, &k, in_port);
         if (p == ARB_ROUTE_NONE) return ARB_TOPO_NONE;
-        *token = TOKEN_PURE;
+        *token = LB_TOKEN_PURE;
         return p;
     }
     uint32_t first, stride;
@@ -274,7 +265,7 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
         (m = arb_route_candidate_range(lb->r, node, &k, &first, &stride)) < 1)
         return ARB_TOPO_NONE;
     if (m == 1) {
-        *token = TOKEN_PURE;
+        *token = LB_TOKEN_PURE;
         return first;
     }
     if (lb->random) {
@@ -282,9 +273,7 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
         arb_rng r = lb->rng[node]; /* a copy: the draw the route will make */
         return first + stride * (uint32_t)arb_rng_below(&r, (unsigned)m);
     }
-    uint32_t c = lb->rr[node] + before;
-    *token = TOKEN_RR | c;
-    return first + stride * (c % (unsigned)m);
+    return lb_spray_pick(lb->rr, node, first, stride, (unsigned)m, before, token);
 }
 
 /* The guess f came back with, if it is the decision arb_lb_route would make
@@ -293,10 +282,10 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
 static uint32_t take_guess(arb_lb *lb, uint32_t node, const arb_sim_pkt_info *f)
 {
     if (lb->kind == ARB_LB_ROUTE)
-        return f->token == TOKEN_PURE && !lb->route_adaptive ? f->guess : ARB_TOPO_NONE;
+        return f->token == LB_TOKEN_PURE && !lb->route_adaptive ? f->guess : ARB_TOPO_NONE;
     if (lb->kind != ARB_LB_SPRAY) return ARB_TOPO_NONE;
-    if (f->token == TOKEN_PURE) return f->guess;
-    if (lb->random || f->token != (TOKEN_RR | lb->rr[node])) return ARB_TOPO_NONE;
+    if (f->token == LB_TOKEN_PURE) return f->guess;
+    if (lb->random || f->token != (LB_TOKEN_RR | lb->rr[node])) return ARB_TOPO_NONE;
     lb->st.choices++;
     lb->rr[node]++;
     return f->guess;
@@ -666,9 +655,33 @@ static int conga_init(arb_lb *lb, char *err, size_t errlen)
     return 0;
 }
 
+/* fast.plain_gen: the present failure generation if no port has failed
+ * and the router's candidate sets are plain ranges (no cost tables, its
+ * view of the failures current: a probe at the first switch tells). */
+static void fast_update(arb_lb *lb)
+{
+    lb->fast.plain_gen = UINT64_MAX;
+    for (uint32_t p = 0; p < lb->n_ports; p++)
+        if (lb->ports[p].failed) return;
+    arb_route_key k;
+    memset(&k, 0, sizeof k);
+    uint32_t first, stride;
+    if (lb->n_nodes > lb->n_hosts &&
+        arb_route_candidate_range(lb->r, lb->n_hosts, &k, &first, &stride) > 0)
+        lb->fast.plain_gen = arb_topo_failure_gen(lb->t);
+}
+
+const struct lb_fast *lb_fast_of(const arb_lb *lb)
+{
+    return &lb->fast;
+}
+
 int arb_lb_refresh(arb_lb *lb)
 {
-    return lb && lb->own ? arb_route_refresh(lb->own) : 0;
+    if (!lb) return 0;
+    int rc = lb->own ? arb_route_refresh(lb->own) : 0;
+    fast_update(lb);
+    return rc;
 }
 
 void arb_lb_free(arb_lb *lb)
@@ -785,6 +798,9 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     }
     arb_lb_reset(lb);
     make_spec(lb);
+    lb->fast.g = lb->g;
+    lb->fast.rr = lb->kind == ARB_LB_SPRAY && !lb->random ? lb->rr : NULL;
+    fast_update(lb);
 
     cfg->route = arb_lb_route;
     cfg->route_ctx = lb;

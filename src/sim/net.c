@@ -396,7 +396,8 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     struct pkt *k = pool_get(&s->pool, i);
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t e = s->pf_cur; /* the guess made for this packet here, if any */
-    if (s->pf.tok[e] && s->pf.pkt[e] == i && s->pf.node[e] == node) {
+    if (s->pf.tok[e] && s->pf.pkt[e] == i && s->pf.node[e] == node &&
+        arb_topo_failure_gen(s->topo) == s->pf_gen) {
         f.guess = s->pf.port[e];
         f.token = s->pf.tok[e];
     }

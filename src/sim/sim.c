@@ -1,4 +1,5 @@
 /* The simulator's public API and event loop. */
+#include "lb_fast.h"
 #include "sim_int.h"
 
 #include <stddef.h>
@@ -168,6 +169,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         s->pf.tok[i] = 0;
     }
     s->pf_pend = calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
+    if (cfg->route_peek == arb_lb_route_peek) s->lbf = lb_fast_of(cfg->peek_ctx);
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = calloc(n_hosts, sizeof *s->hosts);
@@ -408,6 +410,7 @@ void sim_forget_guesses(arb_sim *s)
 {
     for (uint32_t i = 0; i <= PF_SLOTS; i++)
         pf_clear(s, i);
+    s->pf_gen = arb_topo_failure_gen(s->topo);
 }
 
 /* Turn prefetching on or off for the state's present size. */
@@ -502,11 +505,17 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
         return;
     }
     if (!s->cfg.route_peek) return;
-    arb_sim_pkt_info f = pkt_info(k);
-    uint64_t tok = 0;
     /* the routes at this switch from the event being handled on come first
      * (the slots hold events not yet handled only) */
-    uint32_t out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, s->pf_pend[node], &tok);
+    uint32_t out, before = s->pf_pend[node];
+    uint64_t tok = 0;
+    const struct lb_fast *lf = s->lbf;
+    if (lf && lf->rr && lf->plain_gen == s->pf_gen) { /* the built-in round robin */
+        out = lb_fast_spray(lf, &s->nodes[node], node, k->dst, before, &tok);
+    } else {
+        arb_sim_pkt_info f = pkt_info(k);
+        out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, before, &tok);
+    }
     s->pf.node[e] = node;
     s->pf_pend[node]++;
     if (out >= s->n_ports) return;

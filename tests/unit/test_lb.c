@@ -4,12 +4,14 @@
 #include "arbor/route.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
+#include "sim/lb_fast.h"
 #include "sim/sim_int.h"
 #include "order_tap.h"
 #include "testkit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static arb_topo *topo(const char *spec)
 {
@@ -395,11 +397,14 @@ TEST(route_peek_guesses_without_deciding)
 /* A 128-host fat tree, every host sending 300 kB to host + 37 at once
  * (events crowd the buckets, so the prefetching stages run), with
  * prefetching on whatever the size (pf_min_bytes 0) or off. */
-static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double loss, int on,
-                         arb_sim_stats *st, arb_sim_flow_result *fl, uint64_t *staged,
-                         arb_lb_stats *ls)
+static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double loss,
+                         const char *fail, int on, arb_sim_stats *st, arb_sim_flow_result *fl,
+                         uint64_t *staged, arb_lb_stats *ls)
 {
     arb_topo *t = topo("pgft:3;4,4,8;1,4,4;1,1,1");
+    char ferr[200];
+    int mid = fail && fail[0] == '@'; /* "@ITEM": fails 20 us into the run */
+    if (fail && !mid) CHECK_EQ_I(arb_topo_fail(t, fail, ferr, sizeof ferr), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = tr;
@@ -413,8 +418,19 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     arb_sim *s = NULL;
     CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     s->pf_min_bytes = on ? 0 : SIZE_MAX;
+    /* the event loop guesses round-robin spraying inline on an intact fabric */
+    CHECK(s->lbf == lb_fast_of(lb));
+    CHECK((s->lbf->rr != NULL) == (strcmp(scheme, "spray") == 0));
+    CHECK(s->lbf->plain_gen == (fail && !mid ? UINT64_MAX : arb_topo_failure_gen(t)));
     for (uint32_t h = 0; h < 128; h++)
         CHECK_EQ_I(arb_sim_add_flow(s, h, (h + 37) % 128, 300000, 0, 0, 1, NULL), 0);
+    if (mid) {
+        CHECK_EQ_I(arb_sim_run(s, 20 * ARB_PS_PER_US), 0);
+        CHECK_EQ_I(arb_topo_fail(t, fail + 1, ferr, sizeof ferr), 0);
+        CHECK_EQ_I(arb_lb_refresh(lb), 0);
+        arb_sim_fabric_changed(s);
+        CHECK(s->lbf->plain_gen == UINT64_MAX);
+    }
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_get_stats(s, st);
     for (uint32_t f = 0; f < 128; f++)
@@ -435,11 +451,17 @@ TEST(prefetching_changes_nothing)
         arb_transport tr;
         int pfc;
         double loss;
-        int guesses; /* route takes guesses back: 2 any, 1 lone candidates only, 0 none */
+        int guesses; /* route takes guesses back: 2 most, 3 some, 1 lone candidates only, 0 none */
+        const char *fail;
     } cases[] = {
-        {"spray", ARB_TRANSPORT_IRN, 0, 0.0, 2},   {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001, 1},
-        {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0, 2},    {"dmodk", ARB_TRANSPORT_IRN, 0, 0.001, 2},
-        {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0, 0},
+        {"spray", ARB_TRANSPORT_IRN, 0, 0.0, 2, NULL},
+        {"spray", ARB_TRANSPORT_IRN, 0, 0.0, 3, "switch:L3.0"},
+        {"spray", ARB_TRANSPORT_IRN, 0, 0.0, 3, "@switch:L3.1"},
+        {"ecmp", ARB_TRANSPORT_IRN, 0, 0.0, 3, "@switch:L3.1"},
+        {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001, 1, NULL},
+        {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0, 2, NULL},
+        {"dmodk", ARB_TRANSPORT_IRN, 0, 0.001, 2, NULL},
+        {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0, 0, NULL},
     };
     static arb_sim_flow_result fl[2][128];
     for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -447,20 +469,22 @@ TEST(prefetching_changes_nothing)
         arb_lb_stats ls[2];
         uint64_t staged[2];
         for (int on = 0; on < 2; on++)
-            run_prefetch(cases[c].scheme, cases[c].tr, cases[c].pfc, cases[c].loss, on, &st[on],
-                         fl[on], &staged[on], &ls[on]);
+            run_prefetch(cases[c].scheme, cases[c].tr, cases[c].pfc, cases[c].loss, cases[c].fail,
+                         on, &st[on], fl[on], &staged[on], &ls[on]);
         CHECK_EQ_U(st[0].flows_done, 128);
         CHECK(staged[0] == 0 && staged[1] > st[1].events / 8); /* the stages ran */
         CHECK(memcmp(&st[0], &st[1], sizeof st[0]) == 0);
         CHECK(memcmp(fl[0], fl[1], sizeof fl[0]) == 0);
-        printf("  %s: %llu of %llu decisions taken back from guesses (%llu choices)\n",
-               cases[c].scheme, (unsigned long long)ls[1].guessed,
+        printf("  %s%s%s: %llu of %llu decisions taken back from guesses (%llu choices)\n",
+               cases[c].scheme, cases[c].fail ? ", failing " : "",
+               cases[c].fail ? cases[c].fail : "", (unsigned long long)ls[1].guessed,
                (unsigned long long)ls[1].decisions, (unsigned long long)ls[1].choices);
         CHECK_EQ_U(ls[0].guessed, 0);
         /* Guesses are made for the events eight or more places into their
          * event-wheel bucket, so for a part of the decisions only (fewer
          * with PFC, whose pauses thin the buckets out). */
         if (cases[c].guesses == 2) CHECK(ls[1].guessed > ls[1].decisions / 4);
+        if (cases[c].guesses == 3) CHECK(ls[1].guessed > 0);
         if (cases[c].guesses == 1)
             CHECK(ls[1].guessed > 0 && ls[1].guessed <= ls[1].decisions - ls[1].choices);
         if (cases[c].guesses == 0) CHECK_EQ_U(ls[1].guessed, 0);
