@@ -225,15 +225,7 @@ static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t bytes
         sp->sched.head = PKT_NONE;
         return 0;
     }
-    /* The packets not yet started all go out in [now, busy_until): their
-     * bytes are at most that time at the port's rate (serialisation times
-     * are rounded up), a bound that follows time where q_bytes does not. */
-    uint64_t mbps = (s->lk[sp->link].rate + 999999) / 1000000;
-    uint64_t u = ((sp->busy_until - s->now) * mbps + 7999999) / 8000000;
-    if (u > sp->q_bytes) u = sp->q_bytes;
-    if (u + bytes <= s->cfg.queue_bytes && u + bytes <= sp->max_q &&
-        !(s->cfg.ecn && u > s->cfg.ecn_kmin))
-        return 1;
+    if (sched_bound_clears(s, sp, s->now, bytes)) return 1;
     sched_catch_up(s, sp);
     return 0;
 }

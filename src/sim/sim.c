@@ -167,6 +167,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     for (uint32_t i = 0; i <= PF_SLOTS; i++) { /* clear: no node counted */
         s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
         s->pf.tok[i] = 0;
+        s->pf.count[i] = 0;
     }
     s->pf_pend = calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
     if (cfg->route_peek == arb_lb_route_peek) s->lbf = lb_fast_of(cfg->peek_ctx);
@@ -402,6 +403,7 @@ static SIM_ALWAYS_INLINE void pf_clear(arb_sim *s, uint32_t i)
     if (s->pf.node[i] != PKT_NONE) s->pf_pend[s->pf.node[i]]--;
     s->pf.node[i] = s->pf.port[i] = s->pf.host[i] = s->pf.conn[i] = PKT_NONE;
     s->pf.tok[i] = 0;
+    s->pf.count[i] = 0;
 }
 
 /* Forget everything the stages found, guesses included (the fabric
@@ -528,15 +530,23 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
 }
 
 /* PF_TAIL for event a, with its slot e. */
-static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, uint32_t e, uint32_t port_events)
+static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, arb_time t, uint32_t e,
+                                      uint32_t port_events)
 {
     if (s->pf.port[e] != PKT_NONE) { /* a switch's output port */
         const struct sport *sp = &s->sp[s->pf.port[e]];
         pf_line(pf_pkt_at(s, sp->wire.tail));
-        if (sp->kind == PORT_SCHED)
-            pf_line(pf_pkt_at(s, sp->sched.head));
-        else
+        if (sp->kind != PORT_SCHED) {
             pf_line(pf_pkt_at(s, sp->q.tail));
+            return;
+        }
+        /* its first packet not yet started, if the count will start there
+         * (as the packet would be queued now) */
+        const struct pkt *k = pf_arrival(s, a, port_events);
+        if (k && sp->busy_until > t && !sched_bound_clears(s, sp, t, k->bytes)) {
+            pf_line(pf_pkt_at(s, sp->sched.head));
+            s->pf.count[e] = 1;
+        }
         return;
     }
     if (s->pf.host[e] == PKT_NONE) return;
@@ -565,7 +575,7 @@ static SIM_ALWAYS_INLINE void pf_last(const arb_sim *s, uint32_t a, uint32_t e)
     if (s->pf.port[e] != PKT_NONE) { /* the queue count's second packet */
         const struct sport *sp = &s->sp[s->pf.port[e]];
         const struct pkt *k;
-        if (sp->kind == PORT_SCHED && (k = pf_pkt_at(s, sp->sched.head)) != NULL)
+        if (s->pf.count[e] && (k = pf_pkt_at(s, sp->sched.head)) != NULL)
             pf_line(pf_pkt_at(s, k->next));
         return;
     }
@@ -615,7 +625,8 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
         s->pf_events++;
     }
     if (left > PF_TAIL)
-        pf_tail(s, PF_TARGET(PF_TAIL), (at + PF_TAIL) & (PF_SLOTS - 1), port_events);
+        pf_tail(s, PF_TARGET(PF_TAIL), run[PF_TAIL].t, (at + PF_TAIL) & (PF_SLOTS - 1),
+                port_events);
     if (left > PF_CONN) pf_last(s, PF_TARGET(PF_CONN), (at + PF_CONN) & (PF_SLOTS - 1));
 #undef PF_TARGET
     s->pf_cur = (at - 1) & (PF_SLOTS - 1); /* the event about to be handled */

@@ -225,6 +225,7 @@ struct arb_sim {
         uint32_t conn[PF_SLOTS + 1]; /* its connection (an arrival at a host, a NIC's pull) */
         uint32_t pkt[PF_SLOTS + 1];  /* the packet route_peek guessed for */
         uint64_t tok[PF_SLOTS + 1];  /* the token it set with the guess (0: none) */
+        uint8_t count[PF_SLOTS + 1]; /* the output port's queue count will pass packets */
     } pf;
     /* The slot of the event being handled (PF_SLOTS, a slot always clear,
      * while prefetching is off), cleared when the next event's stages run:
@@ -331,6 +332,23 @@ void dcqcn_on_cnp(arb_sim *s, struct conn *c);
 void dcqcn_catch_up(arb_sim *s, struct conn *c);
 void dcqcn_on_sent(arb_sim *s, struct conn *c, uint32_t wire_bytes);
 int dcqcn_np_want_cnp(arb_sim *s, struct conn *c);
+
+/* PORT_SCHED, busy until after `now`: whether a bound on its queue shows
+ * that a packet of `bytes` queued at `now` is neither dropped, nor marked,
+ * nor makes a new deepest queue (net.c, sched_clear: then the count of the
+ * packets not yet started need not be brought up to date). The packets not
+ * yet started all go out in [now, busy_until): their bytes are at most that
+ * time at the port's rate (serialisation times are rounded up), a bound
+ * that follows time where q_bytes does not. */
+static inline int sched_bound_clears(const arb_sim *s, const struct sport *sp, arb_time now,
+                                     uint32_t bytes)
+{
+    uint64_t mbps = (s->lk[sp->link].rate + 999999) / 1000000;
+    uint64_t u = ((sp->busy_until - now) * mbps + 7999999) / 8000000;
+    if (u > sp->q_bytes) u = sp->q_bytes;
+    return u + bytes <= s->cfg.queue_bytes && u + bytes <= sp->max_q &&
+           !(s->cfg.ecn && u > s->cfg.ecn_kmin);
+}
 
 static inline void plist_push(const struct pool *p, struct plist *l, uint32_t i)
 {
