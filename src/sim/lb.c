@@ -800,6 +800,9 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     make_spec(lb);
     lb->fast.g = lb->g;
     lb->fast.rr = lb->kind == ARB_LB_SPRAY && !lb->random ? lb->rr : NULL;
+    arb_route_kind rk = arb_route_get_kind(lb->r);
+    lb->fast.ecmp =
+        lb->kind == ARB_LB_ROUTE && (rk == ARB_ROUTE_ECMP || rk == ARB_ROUTE_EECMP) ? lb->r : NULL;
     fast_update(lb);
 
     cfg->route = arb_lb_route;

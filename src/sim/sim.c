@@ -514,6 +514,9 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     const struct lb_fast *lf = s->lbf;
     if (lf && lf->rr && lf->plain_gen == s->pf_gen) { /* the built-in round robin */
         out = lb_fast_spray(lf, &s->nodes[node], node, k->dst, before, &tok);
+    } else if (lf && lf->ecmp && lf->plain_gen == s->pf_gen) { /* the built-in ECMP */
+        arb_route_key key = {k->src, k->dst, k->sport, SIM_ROCE_DPORT, k->qp, 17}; /* pkt_info's */
+        out = lb_fast_ecmp(lf, &s->nodes[node], node, &key, &tok);
     } else {
         arb_sim_pkt_info f = pkt_info(k);
         out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, before, &tok);

@@ -244,6 +244,11 @@ struct arb_sim {
     arb_time horizon;          /* the `until` of the last run: every event up to it is done */
 };
 
+/* The UDP destination ports packets carry: RoCE's, and Arbor's (as
+ * ARB_UDP_PORT_DEFAULT). */
+#define SIM_ROCE_DPORT 4791
+#define SIM_ARBOR_DPORT 17470
+
 /* The public view of a packet (routing, taps). */
 static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
 {
@@ -251,7 +256,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.src = k->src;
     f.dst = k->dst;
     f.sport = k->sport;
-    f.dport = k->kind == PK_ARBOR ? 17470 : 4791; /* ARB_UDP_PORT_DEFAULT */
+    f.dport = k->kind == PK_ARBOR ? SIM_ARBOR_DPORT : SIM_ROCE_DPORT;
     f.qp = k->qp;
     f.conn = k->conn;
     f.psn = k->psn;

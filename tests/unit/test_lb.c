@@ -421,6 +421,7 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     /* the event loop guesses round-robin spraying inline on an intact fabric */
     CHECK(s->lbf == lb_fast_of(lb));
     CHECK((s->lbf->rr != NULL) == (strcmp(scheme, "spray") == 0));
+    CHECK((s->lbf->ecmp != NULL) == (strcmp(scheme, "ecmp") == 0 || strcmp(scheme, "eecmp") == 0));
     CHECK(s->lbf->plain_gen == (fail && !mid ? UINT64_MAX : arb_topo_failure_gen(t)));
     for (uint32_t h = 0; h < 128; h++)
         CHECK_EQ_I(arb_sim_add_flow(s, h, (h + 37) % 128, 300000, 0, 0, 1, NULL), 0);
@@ -461,6 +462,7 @@ TEST(prefetching_changes_nothing)
         {"spray:random", ARB_TRANSPORT_IRN, 0, 0.001, 1, NULL},
         {"ecmp", ARB_TRANSPORT_GBN, 1, 0.0, 2, NULL},
         {"dmodk", ARB_TRANSPORT_IRN, 0, 0.001, 2, NULL},
+        {"eecmp", ARB_TRANSPORT_IRN, 0, 0.0, 2, NULL},
         {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0, 0, NULL},
     };
     static arb_sim_flow_result fl[2][128];
