@@ -270,8 +270,10 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     if (n_pkts > UINT32_MAX / 2) return ARB_ERANGE;
     if (s->n_conns == s->cap_conns) {
         uint32_t ncap = s->cap_conns ? s->cap_conns * 2 : 64;
-        struct conn *nc = realloc(s->conns, ncap * sizeof *nc);
+        struct conn *nc = aligned_alloc(64, ncap * sizeof *nc); /* line-aligned: conn */
         if (!nc) return ARB_ENOMEM;
+        if (s->n_conns) memcpy(nc, s->conns, s->n_conns * sizeof *nc);
+        free(s->conns);
         s->conns = nc;
         s->cap_conns = ncap;
     }
@@ -466,15 +468,14 @@ static SIM_ALWAYS_INLINE void pf_packet(arb_sim *s, uint32_t a, uint32_t port_ev
     }
 }
 
-/* The lines holding a connection's first `bytes` bytes (the array is not
- * line-aligned): the sender's fields, or the receiver's too. */
+/* The lines holding a connection's first `bytes` bytes (a multiple of 64;
+ * the array is line-aligned): the sender's line, or the receiver's too. */
 static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t bytes)
 {
     if (cid >= s->n_conns) return;
     const char *c = (const char *)&s->conns[cid];
     for (size_t off = 0; off < bytes; off += 64)
         SIM_PREFETCH(c + off);
-    SIM_PREFETCH(c + bytes - 1);
 }
 
 /* PF_ROUTE for event a, whose slot e is clear: fills it. */
@@ -499,7 +500,7 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
     if (s->cfg.pfc) SIM_PREFETCH(&s->sp[in_port]);
     if (node < s->n_hosts) { /* at a host: the connection, and the host */
         s->pf.conn[e] = k->conn;
-        pf_conn(s, k->conn, offsetof(struct conn, cc));
+        pf_conn(s, k->conn, 128); /* lines 0 and 1 */
         if (k->dst < s->n_hosts) {
             s->pf.host[e] = k->dst;
             SIM_PREFETCH(&s->hosts[k->dst]);
@@ -558,7 +559,7 @@ static SIM_ALWAYS_INLINE void pf_tail(arb_sim *s, uint32_t a, arb_time t, uint32
         if (ho->n_conns) {
             uint32_t cid = ho->conns[ho->rr < ho->n_conns ? ho->rr : 0];
             s->pf.conn[e] = cid;
-            pf_conn(s, cid, offsetof(struct conn, rcv_nxt));
+            pf_conn(s, cid, 64); /* line 0 */
         }
         return;
     }

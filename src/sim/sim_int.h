@@ -7,6 +7,8 @@
 #define ARBOR_SIM_INT_H
 
 #include "arbor/sim.h"
+
+#include <stddef.h>
 #include "evq.h"
 #include "pool.h"
 
@@ -129,39 +131,45 @@ struct dcq {
     uint64_t cnps, cuts;
 };
 
-/* Per-connection transport state; sender and receiver halves. */
+/* Per-connection transport state, by cache line: what the NIC's pull and
+ * an ack read, then what the receiver reads (and the sender's rarer
+ * fields), then the rest. The array is line-aligned (conn_array). */
 struct conn {
-    uint32_t src, dst;
-    uint16_t sport;
+    /* line 0: the sender */
+    _Alignas(64) uint32_t src;
+    uint32_t dst;
     uint32_t qp;
-    uint64_t bytes;
-    uint32_t n_pkts;       /* packets in the message */
-    uint32_t last_payload; /* payload of the last packet */
-    arb_time start;
-    /* sender */
+    uint32_t n_pkts;      /* packets in the message */
     uint32_t snd_una;     /* oldest PSN not acknowledged */
     uint32_t snd_nxt;     /* next PSN to send (go-back-N rewinds it) */
     uint32_t snd_max;     /* highest PSN sent + 1 */
     uint32_t retx_cursor; /* IRN: next hole to examine */
     uint32_t lost_high;   /* IRN: holes below this are taken as lost */
-    arb_time *sent_at;    /* IRN: last send time of every PSN */
-    uint32_t sack_high;   /* IRN: highest selectively acked PSN + 1 */
-    uint8_t *sacked;      /* IRN: bitmap of selectively acked PSNs */
-    arb_time rto_at;      /* ARB_TIME_NEVER when nothing is outstanding */
+    uint16_t sport;
     uint8_t started, send_done;
-    /* receiver */
+    uint8_t *sacked;   /* IRN: bitmap of selectively acked PSNs */
+    arb_time *sent_at; /* IRN: last send time of every PSN */
+    arb_time rto_at;   /* ARB_TIME_NEVER when nothing is outstanding */
+    /* line 1: the receiver */
     uint32_t rcv_nxt;
     uint32_t since_ack;
-    uint8_t nack_sent;   /* go-back-N: one NACK per gap */
-    uint8_t *rcvd;       /* IRN: bitmap of out-of-order packets held */
-    uint32_t held_bytes; /* IRN: out-of-order payload held */
+    uint32_t held_bytes;   /* IRN: out-of-order payload held */
+    uint32_t reorder_peak; /* the most held */
+    uint32_t last_payload; /* payload of the last packet */
+    uint32_t sack_high;    /* IRN (sender): highest selectively acked PSN + 1 */
+    uint8_t nack_sent;     /* go-back-N: one NACK per gap */
+    uint8_t *rcvd;         /* IRN: bitmap of out-of-order packets held */
     arb_time finish;
-    /* results */
-    uint64_t retx_bytes, ooo_pkts, timeouts;
-    uint32_t reorder_peak;
+    uint64_t ooo_pkts;
+    /* the rest */
+    uint64_t bytes;
+    arb_time start;
+    uint64_t retx_bytes, timeouts;
     uint32_t next_active; /* host's list of connections that may send */
     struct dcq cc;        /* DCQCN (when enabled) */
 };
+_Static_assert(offsetof(struct conn, rcv_nxt) == 64, "the sender's fields fill line 0");
+_Static_assert(offsetof(struct conn, bytes) <= 128, "the receiver's fields fit line 1");
 
 /* One host: its connections and the NIC's round robin. */
 struct host {
