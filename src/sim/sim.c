@@ -173,7 +173,8 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     if (cfg->route_peek == arb_lb_route_peek) s->lbf = lb_fast_of(cfg->peek_ctx);
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
-    s->hosts = calloc(n_hosts, sizeof *s->hosts);
+    s->hosts = aligned_alloc(64, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
+    if (s->hosts) memset(s->hosts, 0, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
     s->txm = calloc(TX_MEMO, sizeof *s->txm);
     s->owner = malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
     s->far = malloc((n_ports ? n_ports : 1) * sizeof *s->far);

@@ -171,19 +171,20 @@ struct conn {
 _Static_assert(offsetof(struct conn, rcv_nxt) == 64, "the sender's fields fill line 0");
 _Static_assert(offsetof(struct conn, bytes) <= 128, "the receiver's fields fit line 1");
 
-/* One host: its connections and the NIC's round robin. */
+/* One host: its connections and the NIC's round robin, in one cache line
+ * (the array is line-aligned). */
 struct host {
-    uint32_t nic_port; /* global port of NIC port 0 */
-    struct plist ctrl; /* acks and NACKs waiting for the NIC */
-    uint32_t *conns;   /* started connections of this host, by index (the round robin) */
+    _Alignas(64) uint32_t *conns; /* started connections of this host, by index (the round robin) */
+    uint32_t *pend;     /* connections not started: pend[pend_head..n_pend) by (start, index) */
+    arb_time timer_at;  /* the pending host timer, ARB_TIME_NEVER if none */
+    uint64_t timer_seq; /* its sequence number (earlier ones are stale) */
+    uint32_t nic_port;  /* global port of NIC port 0 */
     uint32_t n_conns, cap_conns;
     uint32_t rr;         /* round-robin position */
     uint32_t n_finished; /* connections done sending, still in conns (rdma_pull drops them) */
-    uint32_t *pend;      /* connections not started: pend[pend_head..n_pend) by (start, index) */
     uint32_t pend_head, n_pend, cap_pend;
-    arb_time timer_at;  /* the pending host timer, ARB_TIME_NEVER if none */
-    uint64_t timer_seq; /* its sequence number (earlier ones are stale) */
 };
+_Static_assert(sizeof(struct host) == 64, "a host is one cache line");
 
 /* Serialisation times already computed (net.c): a frame size at a rate
  * repeats hop after hop, and arb_time_tx costs a 64-bit division. */
