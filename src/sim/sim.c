@@ -95,6 +95,7 @@ static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t
             if (*n == SIM_MAX_LINKS) return ARB_ERANGE;
             lk[*n].rate = rate;
             lk[*n].delay = delay;
+            lk[*n].mbps = (rate + 999999) / 1000000;
             map[h] = ++*n;
             return *n - 1;
         }

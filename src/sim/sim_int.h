@@ -86,6 +86,7 @@ struct sport {
 struct slink {
     uint64_t rate;  /* bits per second */
     arb_time delay; /* propagation, picoseconds */
+    uint64_t mbps;  /* the rate in Mb/s, rounded up (sched_bound_clears) */
 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 
@@ -357,8 +358,7 @@ int dcqcn_np_want_cnp(arb_sim *s, struct conn *c);
 static inline int sched_bound_clears(const arb_sim *s, const struct sport *sp, arb_time now,
                                      uint32_t bytes)
 {
-    uint64_t mbps = (s->lk[sp->link].rate + 999999) / 1000000;
-    uint64_t u = ((sp->busy_until - now) * mbps + 7999999) / 8000000;
+    uint64_t u = ((sp->busy_until - now) * s->lk[sp->link].mbps + 7999999) / 8000000;
     if (u > sp->q_bytes) u = sp->q_bytes;
     return u + bytes <= s->cfg.queue_bytes && u + bytes <= sp->max_q &&
            !(s->cfg.ecn && u > s->cfg.ecn_kmin);
