@@ -71,8 +71,9 @@ static int port_idle(const struct sport *sp, arb_time now)
 /* PFC: an ingress port of a switch lets go of `bytes`. */
 static void release_held(arb_sim *s, uint32_t in_port, uint32_t bytes)
 {
-    if (in_port == PKT_NONE || !s->cfg.pfc || s->sp[in_port].kind != PORT_EVENTS) return;
+    if (in_port == PKT_NONE || !s->cfg.pfc) return;
     struct sport *in = &s->sp[in_port];
+    if (in->kind != PORT_EVENTS) return; /* only a switch port with PFC counts (pfc union) */
     in->pfc.held_bytes -= bytes;
     if (in->pfc.pause_sent && in->pfc.held_bytes <= s->cfg.pfc_xon) {
         in->pfc.pause_sent = 0;
@@ -400,8 +401,7 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         return;
     }
     if (s->cfg.inband) k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
-    k->in_port = in_port;
-    net_enqueue(s, out, i);
+    net_enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 
 void net_on_arrive(arb_sim *s, uint32_t port)
