@@ -64,7 +64,7 @@ local f = {
     fanin0 = ProtoField.uint8("arbor.fanin0", "Fan-in [0]", base.DEC),
     fanin1 = ProtoField.uint8("arbor.fanin1", "Fan-in [1]", base.DEC),
     fanin2 = ProtoField.uint8("arbor.fanin2", "Fan-in [2]", base.DEC),
-    reserved = ProtoField.uint8("arbor.reserved", "Reserved", base.DEC),
+    attempt = ProtoField.uint8("arbor.attempt", "Attempt", base.DEC),
     dtype = ProtoField.uint8("arbor.dtype", "Data type", base.DEC, DTYPES),
     header_len = ProtoField.uint8("arbor.header_len", "Header length", base.DEC),
     payload = ProtoField.bytes("arbor.payload", "Payload"),
@@ -80,7 +80,7 @@ local f = {
 arbor.fields = {
     f.version, f.packet_type, f.repair, f.op, f.message_id, f.flags, f.payload_valid,
     f.payload_kind, f.credit_valid, f.ext, f.agg_depth, f.aggregated, f.offset_a, f.offset_b,
-    f.agg_loc0, f.agg_loc1, f.agg_loc2, f.fanin0, f.fanin1, f.fanin2, f.reserved, f.dtype,
+    f.agg_loc0, f.agg_loc1, f.agg_loc2, f.fanin0, f.fanin1, f.fanin2, f.attempt, f.dtype,
     f.header_len, f.payload, f.payload_len, f.payload_count, f.v_f16, f.v_bf16, f.v_f32,
     f.v_f64, f.v_i32, f.v_i64,
 }
@@ -109,14 +109,14 @@ local e = {
         "Payload longer than 8192 bytes", MAL, ERR),
     unexpected = ProtoExpert.new("arbor.payload_unexpected",
         "payload_valid = 0 but payload bytes follow", MAL, ERR),
-    reserved = ProtoExpert.new("arbor.reserved_nonzero",
-        "Reserved byte is not 0 (ignored on receipt)", expert.group.PROTOCOL, expert.severity.NOTE),
+    attempt = ProtoExpert.new("arbor.bad_attempt",
+        "attempt is not 0 outside a normal credit, a normal request or AGG_MISS", MAL, ERR),
     snap = ProtoExpert.new("arbor.payload_cut",
         "Payload cut by the capture's snapshot length", expert.group.UNDECODED, expert.severity.NOTE),
 }
 arbor.experts = {
     e.short, e.version, e.ptype, e.kind, e.depth_ext, e.dtype, e.table, e.fanin, e.missing,
-    e.align, e.too_long, e.unexpected, e.reserved, e.snap,
+    e.align, e.too_long, e.unexpected, e.attempt, e.snap,
 }
 
 -- ------------------------------------------------------------------
@@ -162,10 +162,10 @@ end
 -- The per-type table (docs/wire.md section 3), indexed by
 -- packet_type, repair, credit_valid. Each row: the allowed
 -- payload_valid/kind pairs, the largest agg_depth, whether aggregated may
--- be 1, the offset_b rule ("zero", "one", "pos" or "any") and whether op
--- must be NOP.
-local function row(pairs_, depth, aggr, offb, nop)
-    return { pairs = pairs_, depth = depth, aggr = aggr, offb = offb, nop = nop }
+-- be 1, the offset_b rule ("zero", "one", "pos" or "any"), whether op
+-- must be NOP and whether the attempt (byte 14) may be nonzero.
+local function row(pairs_, depth, aggr, offb, nop, att)
+    return { pairs = pairs_, depth = depth, aggr = aggr, offb = offb, nop = nop, att = att }
 end
 local P_NONE = { ["0/0"] = true }
 local P_REQ = { ["1/0"] = true, ["0/0"] = true }
@@ -173,12 +173,13 @@ local TABLE = {
     [0] = { [1] = { [0] = row(P_NONE, 0, false, "zero", true) } },
     [5] = { [1] = { [0] = row(P_NONE, 0, false, "zero", true) } },
     [1] = {
-        [0] = { [0] = row(P_REQ, 3, true, "pos", false) },
+        [0] = { [0] = row(P_REQ, 3, true, "pos", false, true) },
         [1] = { [0] = row(P_REQ, 0, false, "one", false) },
     },
     [2] = {
         [0] = {
-            [1] = row({ ["1/0"] = true, ["0/1"] = true, ["0/0"] = true }, 3, false, "any", false),
+            [1] = row({ ["1/0"] = true, ["0/1"] = true, ["0/0"] = true }, 3, false, "any", false,
+                true),
             [0] = row({ ["1/0"] = true, ["0/1"] = true }, 0, false, "zero", false),
         },
         [1] = {
@@ -188,8 +189,16 @@ local TABLE = {
     },
     [3] = { [0] = { [0] = row(P_NONE, 0, false, "zero", true) } },
     [4] = { [0] = { [0] = row(P_NONE, 0, false, "zero", true) } },
-    [6] = { [0] = { [0] = row(P_NONE, 0, false, "zero", true) } },
+    [6] = { [0] = { [0] = row(P_NONE, 0, false, "zero", true, true) } },
 }
+
+-- Is the attempt byte allowed to be nonzero on this packet?
+local function attempt_allowed(h)
+    local by_repair = TABLE[h.ptype]
+    local by_credit = by_repair and by_repair[h.repair]
+    local r = by_credit and by_credit[h.credit]
+    return r ~= nil and r.att == true
+end
 
 -- Problems with the per-type table, as messages (empty: none).
 local function table_problems(h)
@@ -266,6 +275,7 @@ local function summary(h, plen)
     elseif t == 6 then
         s[#s + 1] = "offset=" .. h.offa
     end
+    if h.attempt ~= 0 then s[#s + 1] = "attempt=" .. h.attempt end
     if h.depth > 0 then s[#s + 1] = "depth=" .. h.depth end
     s[#s + 1] = "msg=" .. h.msg
     if h.op ~= 0 then s[#s + 1] = OPS[h.op] end
@@ -330,7 +340,7 @@ function arbor.dissector(tvb, pinfo, root)
             have(12, 1) and tvb(12, 1):uint() or 0,
             have(13, 1) and tvb(13, 1):uint() or 0,
         },
-        reserved = have(14, 1) and tvb(14, 1):uint() or 0,
+        attempt = have(14, 1) and tvb(14, 1):uint() or 0,
         dtype = have(15, 1) and tvb(15, 1):uint() or 0,
     }
 
@@ -366,10 +376,7 @@ function arbor.dissector(tvb, pinfo, root)
     if have(11, 1) then tree:add(f.fanin0, tvb(11, 1)) end
     if have(12, 1) then tree:add(f.fanin1, tvb(12, 1)) end
     if have(13, 1) then tree:add(f.fanin2, tvb(13, 1)) end
-    if have(14, 1) then
-        local it = tree:add(f.reserved, tvb(14, 1))
-        if h.reserved ~= 0 then it:add_proto_expert_info(e.reserved) end
-    end
+    if have(14, 1) then tree:add(f.attempt, tvb(14, 1)) end
     if have(15, 1) then tree:add(f.dtype, tvb(15, 1)) end
     if ext == 1 then
         if have(16, 2) then tree:add(f.agg_loc1, tvb(16, 2)) end
@@ -399,8 +406,12 @@ function arbor.dissector(tvb, pinfo, root)
     if not esize then
         bad(e.dtype, string.format("dtype %d is not 0..5", h.dtype))
     end
-    for _, msg in ipairs(table_problems(h)) do
+    local problems = table_problems(h)
+    for _, msg in ipairs(problems) do
         bad(e.table, "Per-type table forbids " .. msg)
+    end
+    if #problems == 0 and h.attempt ~= 0 and not attempt_allowed(h) then
+        bad(e.attempt, string.format("%s with attempt %d (must be 0)", PT[h.ptype], h.attempt))
     end
     if h.ptype == 1 then
         for i = 1, h.depth do

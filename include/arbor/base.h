@@ -101,6 +101,7 @@ enum arb_error {
     ARB_EWIRE_PAYLOAD_ALIGN = -115,      /* payload not a whole number of elements */
     ARB_EWIRE_PAYLOAD_UNEXPECTED = -116, /* payload_valid = 0 but bytes follow */
     ARB_EWIRE_PAYLOAD_TOO_LONG = -117,   /* payload longer than ARB_PAYLOAD_MAX */
+    ARB_EWIRE_ATTEMPT = -118,            /* attempt nonzero where the type has none */
 
     /* Ethernet / IPv4 / UDP framing */
     ARB_EFRAME_SHORT = -200,     /* frame shorter than its headers or lengths */

@@ -64,8 +64,15 @@ typedef struct arb_hdr {
     uint32_t offset_b;               /* 24 bits */
     uint16_t agg_loc[ARB_MAX_DEPTH]; /* [1], [2] only when ext = 1 */
     uint8_t fanin[ARB_MAX_DEPTH];    /* root tier first */
-    uint8_t dtype;                   /* arb_dtype */
+    /* Byte 14: the attempt of a credit context (docs/protocol.md, "Attempts").
+     * Nonzero only on a normal credit (RESPONSE, repair 0, credit_valid 1),
+     * a normal DATA_REQUEST and an AGG_MISS; 0 on every other packet. */
+    uint8_t attempt;
+    uint8_t dtype; /* arb_dtype */
 } arb_hdr;
+
+/* Attempts of one offset: 0 (the first credit) .. ARB_ATTEMPT_MAX. */
+#define ARB_ATTEMPT_MAX 255
 
 /* "REGISTER", "DATA_REQUEST", ...; NULL outside 0..6. */
 const char *arb_ptype_name(int pt);
@@ -74,6 +81,20 @@ const char *arb_pkind_name(int pk);
 /* Parse the names above (case-insensitive); ARB_ENOENT if unknown. */
 int arb_ptype_parse(const char *name);
 int arb_pkind_parse(const char *name);
+
+/*
+ * A header with every field 0 but version (ARB_WIRE_VERSION), packet_type,
+ * message_id, dtype and ext (normalised to 0 or 1): the starting point of
+ * every packet an engine or a switch builds. NULL h: nothing.
+ */
+void arb_hdr_init(arb_hdr *h, arb_ptype type, uint8_t message_id, uint8_t dtype, uint8_t ext);
+
+/*
+ * 1 when a and b hold the same value in every field (what decode(encode(h))
+ * must give back), else 0. Compares fields, never padding bytes. Either
+ * pointer NULL: 0.
+ */
+int arb_hdr_equal(const arb_hdr *a, const arb_hdr *b);
 
 /* 16 or 20: the header length `h` encodes to (from h->ext). */
 size_t arb_hdr_len(const arb_hdr *h);
@@ -84,13 +105,13 @@ size_t arb_hdr_len(const arb_hdr *h);
  * Returns 0 or the ARB_EWIRE_* code of the first rule broken, checked in
  * this order: range, version, type, kind, depth vs ext, dtype, the per-type
  * table (repair, credit_valid, payload flags, agg_depth, aggregated,
- * offset_b, op), fan-in, then the payload length.
+ * offset_b, op, attempt), fan-in, then the payload length.
  */
 int arb_hdr_validate(const arb_hdr *h, size_t payload_len);
 
 /*
  * Validate `h` for a payload of `payload_len` bytes and write its header to
- * buf[0 .. arb_hdr_len(h)). The reserved byte 14 is written as 0; fields
+ * buf[0 .. arb_hdr_len(h)). Byte 14 carries the attempt; fields
  * the format ignores (agg_loc / fanin entries at or above agg_depth) are
  * written as given, so that decode(encode(h)) == h for every valid h.
  * Errors: those of arb_hdr_validate; ARB_ENOSPC if cap is too small.

@@ -260,15 +260,10 @@ static int emit_miss(arb_agg *a, arb_agg_result *res, const arb_hdr *h, arb_agg_
 {
     a->st.miss++;
     arb_hdr m;
-    memset(&m, 0, sizeof m);
-    m.version = ARB_WIRE_VERSION;
-    m.packet_type = ARB_PT_AGG_MISS;
-    m.op = ARB_OP_NOP;
-    m.message_id = h->message_id;
-    m.payload_kind = ARB_PK_DATA;
-    m.ext = h->ext; /* the tree's header profile */
+    /* the tree's header profile; the attempt the request belonged to */
+    arb_hdr_init(&m, ARB_PT_AGG_MISS, h->message_id, h->dtype, h->ext);
     m.offset_a = h->offset_a;
-    m.dtype = h->dtype;
+    m.attempt = h->attempt;
     res->action = ARB_AGG_EMIT_MISS;
     res->reason = why;
     res->hdr = m;

@@ -44,6 +44,8 @@ static const struct err_entry errors[] = {
     {ARB_EWIRE_PAYLOAD_UNEXPECTED, "EWIRE_PAYLOAD_UNEXPECTED",
      "payload_valid = 0 but payload bytes follow"},
     {ARB_EWIRE_PAYLOAD_TOO_LONG, "EWIRE_PAYLOAD_TOO_LONG", "payload longer than 8192 B"},
+    {ARB_EWIRE_ATTEMPT, "EWIRE_ATTEMPT",
+     "attempt (byte 14) must be 0 outside normal credits, normal requests and AGG_MISS"},
 
     {ARB_EFRAME_SHORT, "EFRAME_SHORT", "frame shorter than its headers"},
     {ARB_EFRAME_ETHERTYPE, "EFRAME_ETHERTYPE", "EtherType is not IPv4"},

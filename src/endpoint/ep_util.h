@@ -53,12 +53,7 @@ static inline size_t ep_len(uint64_t length, uint32_t payload_size, uint32_t ind
 /* A header with every field zero but the ones every packet shares. */
 static inline void ep_hdr(arb_hdr *h, arb_ptype type, uint8_t msg_id, uint8_t dtype, uint8_t ext)
 {
-    memset(h, 0, sizeof *h);
-    h->version = ARB_WIRE_VERSION;
-    h->packet_type = (uint8_t)type;
-    h->message_id = msg_id;
-    h->dtype = dtype;
-    h->ext = ext ? 1 : 0;
+    arb_hdr_init(h, type, msg_id, dtype, ext);
 }
 
 static inline int ep_kind_pull(arb_ep_kind k)

@@ -407,19 +407,6 @@ static void fatal(arb_sim *s, int rc)
     if (!s->error) s->error = rc;
 }
 
-static int hdr_same(const arb_hdr *a, const arb_hdr *b)
-{
-    if (a->version != b->version || a->packet_type != b->packet_type || a->repair != b->repair ||
-        a->op != b->op || a->message_id != b->message_id || a->payload_valid != b->payload_valid ||
-        a->payload_kind != b->payload_kind || a->credit_valid != b->credit_valid ||
-        a->ext != b->ext || a->agg_depth != b->agg_depth || a->aggregated != b->aggregated ||
-        a->offset_a != b->offset_a || a->offset_b != b->offset_b || a->dtype != b->dtype)
-        return 0;
-    for (int i = 0; i < ARB_MAX_DEPTH; i++)
-        if (a->agg_loc[i] != b->agg_loc[i] || a->fanin[i] != b->fanin[i]) return 0;
-    return 1;
-}
-
 /* --wire-check: encode, decode, compare. A mismatch fails the run. */
 static void wire_check(arb_sim *s, uint32_t conn, const arb_hdr *h, size_t len)
 {
@@ -433,7 +420,7 @@ static void wire_check(arb_sim *s, uint32_t conn, const arb_hdr *h, size_t len)
         memset(buf + hl, 0, len);
         rc = arb_hdr_decode(&d, buf, hl + len, &off);
     }
-    if (rc < 0 || off != hl || !hdr_same(h, &d)) {
+    if (rc < 0 || off != hl || !arb_hdr_equal(h, &d)) {
         j->res.wire_errors++;
         arb_log(&s->cfg.log, ARB_LOG_ERROR, "wire check: %s packet type %u offset %u: %s",
                 rc < 0 ? "cannot round-trip" : "differs after round trip", (unsigned)h->packet_type,

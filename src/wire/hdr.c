@@ -63,17 +63,20 @@ struct rule {
     uint8_t offb;        /* enum offb_rule */
     uint8_t any_op;      /* 0: op must be NOP */
     uint8_t check_fanin; /* fanin[i] >= 1 for i < agg_depth */
+    uint8_t attempt;     /* the attempt byte may be nonzero */
 };
 
-/* Rows named after the spec's table (section 4):
- * {pairs, max_depth, may_agg, offb, any_op, check_fanin}. */
-static const struct rule row_control = {P0_DATA, 0, 0, OFFB_ZERO, 0, 0};
-static const struct rule row_request = {P0_DATA | P1_DATA, 3, 1, OFFB_NONZERO, 1, 1};
-static const struct rule row_request_repair = {P0_DATA | P1_DATA, 0, 0, OFFB_ONE, 1, 1};
-static const struct rule row_response = {P1_DATA | P0_COMPLETION | P0_DATA, 3, 0, OFFB_ANY, 1, 0};
-static const struct rule row_response_tail = {P1_DATA | P0_COMPLETION, 0, 0, OFFB_ZERO, 1, 0};
-static const struct rule row_response_repair = {P1_REPLAY | P0_DATA, 0, 0, OFFB_ANY, 1, 0};
-static const struct rule row_response_tail_replay = {P1_REPLAY, 0, 0, OFFB_ZERO, 1, 0};
+/* Rows named after the protocol's table (docs/wire.md):
+ * {pairs, max_depth, may_agg, offb, any_op, check_fanin, attempt}. */
+static const struct rule row_control = {P0_DATA, 0, 0, OFFB_ZERO, 0, 0, 0};
+static const struct rule row_miss = {P0_DATA, 0, 0, OFFB_ZERO, 0, 0, 1};
+static const struct rule row_request = {P0_DATA | P1_DATA, 3, 1, OFFB_NONZERO, 1, 1, 1};
+static const struct rule row_request_repair = {P0_DATA | P1_DATA, 0, 0, OFFB_ONE, 1, 1, 0};
+static const struct rule row_response = {
+    P1_DATA | P0_COMPLETION | P0_DATA, 3, 0, OFFB_ANY, 1, 0, 1};
+static const struct rule row_response_tail = {P1_DATA | P0_COMPLETION, 0, 0, OFFB_ZERO, 1, 0, 0};
+static const struct rule row_response_repair = {P1_REPLAY | P0_DATA, 0, 0, OFFB_ANY, 1, 0, 0};
+static const struct rule row_response_tail_replay = {P1_REPLAY, 0, 0, OFFB_ZERO, 1, 0, 0};
 
 /* rules[type][repair][credit_valid]; NULL where the spec has no such row. */
 static const struct rule *const rules[ARB_PT_COUNT][2][2] = {
@@ -84,7 +87,7 @@ static const struct rule *const rules[ARB_PT_COUNT][2][2] = {
                          [1] = {[0] = &row_response_tail_replay, [1] = &row_response_repair}},
     [ARB_PT_END] = {[0] = {[0] = &row_control}},
     [ARB_PT_END_ACK] = {[0] = {[0] = &row_control}},
-    [ARB_PT_AGG_MISS] = {[0] = {[0] = &row_control}},
+    [ARB_PT_AGG_MISS] = {[0] = {[0] = &row_miss}},
 };
 
 /* Fields wider than their wire width cannot be encoded at all. */
@@ -133,6 +136,7 @@ static int check_row(const arb_hdr *h, const struct rule *r)
         break;
     }
     if (h->op != ARB_OP_NOP && !r->any_op) return ARB_EWIRE_OP;
+    if (h->attempt && !r->attempt) return ARB_EWIRE_ATTEMPT;
     if (r->check_fanin)
         for (unsigned i = 0; i < h->agg_depth; i++)
             if (h->fanin[i] == 0) return ARB_EWIRE_FANIN;
@@ -167,6 +171,32 @@ int arb_hdr_validate(const arb_hdr *h, size_t payload_len)
 /* ------------------------------------------------------------------ */
 /* Bytes                                                                */
 /* ------------------------------------------------------------------ */
+
+void arb_hdr_init(arb_hdr *h, arb_ptype type, uint8_t message_id, uint8_t dtype, uint8_t ext)
+{
+    if (!h) return;
+    memset(h, 0, sizeof *h);
+    h->version = ARB_WIRE_VERSION;
+    h->packet_type = (uint8_t)type;
+    h->message_id = message_id;
+    h->dtype = dtype;
+    h->ext = ext ? 1 : 0;
+}
+
+int arb_hdr_equal(const arb_hdr *a, const arb_hdr *b)
+{
+    if (!a || !b) return 0;
+    if (a->version != b->version || a->packet_type != b->packet_type || a->repair != b->repair ||
+        a->op != b->op || a->message_id != b->message_id || a->payload_valid != b->payload_valid ||
+        a->payload_kind != b->payload_kind || a->credit_valid != b->credit_valid ||
+        a->ext != b->ext || a->agg_depth != b->agg_depth || a->aggregated != b->aggregated ||
+        a->offset_a != b->offset_a || a->offset_b != b->offset_b || a->attempt != b->attempt ||
+        a->dtype != b->dtype)
+        return 0;
+    for (int i = 0; i < ARB_MAX_DEPTH; i++)
+        if (a->agg_loc[i] != b->agg_loc[i] || a->fanin[i] != b->fanin[i]) return 0;
+    return 1;
+}
 
 size_t arb_hdr_len(const arb_hdr *h)
 {
@@ -214,7 +244,7 @@ int arb_hdr_encode(const arb_hdr *h, size_t payload_len, uint8_t *buf, size_t ca
     buf[11] = h->fanin[0];
     buf[12] = h->fanin[1];
     buf[13] = h->fanin[2];
-    buf[14] = 0; /* reserved */
+    buf[14] = h->attempt;
     buf[15] = h->dtype;
     if (h->ext) {
         put16(buf + 16, h->agg_loc[1]);
@@ -251,7 +281,7 @@ int arb_hdr_decode(arb_hdr *h, const uint8_t *buf, size_t len, size_t *payload_o
     h->fanin[0] = buf[11];
     h->fanin[1] = buf[12];
     h->fanin[2] = buf[13];
-    /* buf[14] is reserved: ignored on receipt. */
+    h->attempt = buf[14];
     h->dtype = buf[15];
     if (h->ext) {
         h->agg_loc[1] = get16(buf + 16);

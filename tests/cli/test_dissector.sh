@@ -75,7 +75,7 @@ HDR="-e arbor.version -e arbor.packet_type -e arbor.repair -e arbor.op -e arbor.
  -e arbor.payload_valid -e arbor.payload_kind -e arbor.credit_valid -e arbor.ext
  -e arbor.agg_depth -e arbor.aggregated -e arbor.offset_a -e arbor.offset_b -e arbor.agg_loc0
  -e arbor.agg_loc1 -e arbor.agg_loc2 -e arbor.fanin0 -e arbor.fanin1 -e arbor.fanin2
- -e arbor.dtype -e arbor.header_len -e arbor.payload.len -e arbor.payload.count"
+ -e arbor.attempt -e arbor.dtype -e arbor.header_len -e arbor.payload.len -e arbor.payload.count"
 
 # fields CAPTURE -e ...: one tab-separated line per frame.
 fields() {
@@ -125,9 +125,9 @@ else
 fi
 
 cat >"$TMP/want" <<EOF
-2	2	0	1	7	1	0	1	0	1	0	258	261	12			31	0	0	2	16	8	2
-2	1	0	2	255	1	0	0	1	3	1	11259375	3	4660	1	65535	4	2	1	5	20	8	1
-2	3	0	0	2	0	0	0	0	0	0	16	0	0			0	0	0	0	16		
+2	2	0	1	7	1	0	1	0	1	0	258	261	12			31	0	0	0	2	16	8	2
+2	1	0	2	255	1	0	0	1	3	1	11259375	3	4660	1	65535	4	2	1	0	5	20	8	1
+2	3	0	0	2	0	0	0	0	0	0	16	0	0			0	0	0	0	0	16		
 EOF
 # shellcheck disable=SC2086
 fields "$TMP/hand.pcap" $HDR >"$TMP/got"
@@ -139,7 +139,7 @@ cat >"$TMP/want" <<EOF
 			0	END start_seq=16 msg=2
 EOF
 fields "$TMP/hand.pcap" -e arbor.payload.f32 -e arbor.payload.i64 -e arbor.payload.f64 \
-    -e arbor.reserved -e $COL >"$TMP/got"
+    -e arbor.attempt -e $COL >"$TMP/got"
 expect_lines "hand-written vectors: payload values and Info column" "$TMP/want" "$TMP/got"
 
 # ------------------------------------------------------------------
@@ -177,7 +177,8 @@ while read -r name hex _; do
                 val["payload_valid"], val["payload_kind"], val["credit_valid"], val["ext"],
                 val["agg_depth"], val["aggregated"], val["offset_a"], val["offset_b"],
                 val["agg_loc0"], val["agg_loc1"], val["agg_loc2"], val["fanin0"], val["fanin1"],
-                val["fanin2"], val["dtype"], val["header_len"], val["payload_len"], val["elements"]
+                val["fanin2"], val["attempt"], val["dtype"], val["header_len"], val["payload_len"],
+                val["elements"]
         }' >>"$TMP/want"
 done <"$TMP/ex"
 if [ "$n" -ge 15 ] && [ -z "$bad" ]; then
@@ -195,6 +196,7 @@ REGISTER start_seq=0 msg=1
 REGISTER_ACK start_seq=0 msg=1
 RESPONSE credit=5 depth=1 msg=1 SUM
 RESPONSE credit=9 payload@2 depth=1 msg=1 SUM 4xf32
+RESPONSE credit=5 payload@2 attempt=1 depth=1 msg=1 SUM 4xf32
 DATA_REQUEST offset=5 count=1 depth=1 msg=1 SUM 4xf32
 DATA_REQUEST offset=5 count=31 aggregated msg=1 SUM 4xf32
 DATA_REQUEST offset=5 count=1 depth=3 msg=1 SUM 8xbf16
@@ -333,10 +335,12 @@ malformed "END with op SUM" 99010000000000000000000000000002 \
 malformed "fan-in 0 below agg_depth" 890182000005000001000c00000000020000803f \
     "fanin[0] is 0 with agg_depth 1"
 
-# A nonzero reserved byte is a note, not an error.
-wrap 84010000000000000000000000000102 | pcap "$TMP/res.pcap"
-expect_out "reserved byte nonzero: a note" \
-    "1${tab}Reserved byte is not 0 (ignored on receipt)${tab}${tab}REGISTER start_seq=0 msg=1" \
-    fields "$TMP/res.pcap" -e arbor.reserved -e _ws.expert.message -e _ws.malformed -e $COL
+# Byte 14 is the attempt: shown on a credit, malformed on a REGISTER.
+wrap 91091200004200004200071f00000302 | pcap "$TMP/att.pcap"
+expect_out "attempt on a credit" \
+    "3${tab}${tab}RESPONSE credit=66 attempt=3 depth=1 msg=9 SUM" \
+    fields "$TMP/att.pcap" -e arbor.attempt -e _ws.expert.message -e $COL
+malformed "attempt on a REGISTER" 84010000000000000000000000000102 \
+    "REGISTER with attempt 1 (must be 0)"
 
 finish

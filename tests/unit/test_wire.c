@@ -30,19 +30,6 @@ static uint8_t *dup_exact(const uint8_t *p, size_t n)
     return b;
 }
 
-static int hdr_same(const arb_hdr *a, const arb_hdr *b)
-{
-    return a->version == b->version && a->packet_type == b->packet_type && a->repair == b->repair &&
-           a->op == b->op && a->message_id == b->message_id &&
-           a->payload_valid == b->payload_valid && a->payload_kind == b->payload_kind &&
-           a->credit_valid == b->credit_valid && a->ext == b->ext && a->agg_depth == b->agg_depth &&
-           a->aggregated == b->aggregated && a->offset_a == b->offset_a &&
-           a->offset_b == b->offset_b && a->agg_loc[0] == b->agg_loc[0] &&
-           a->agg_loc[1] == b->agg_loc[1] && a->agg_loc[2] == b->agg_loc[2] &&
-           a->fanin[0] == b->fanin[0] && a->fanin[1] == b->fanin[1] && a->fanin[2] == b->fanin[2] &&
-           a->dtype == b->dtype;
-}
-
 /* Field by field, so that a failure names the field. */
 #define CHECK_HDR_EQ(a, b)                                                                         \
     do {                                                                                           \
@@ -66,12 +53,13 @@ static int hdr_same(const arb_hdr *a, const arb_hdr *b)
         CHECK_EQ_U(x_->fanin[0], y_->fanin[0]);                                                    \
         CHECK_EQ_U(x_->fanin[1], y_->fanin[1]);                                                    \
         CHECK_EQ_U(x_->fanin[2], y_->fanin[2]);                                                    \
+        CHECK_EQ_U(x_->attempt, y_->attempt);                                                      \
         CHECK_EQ_U(x_->dtype, y_->dtype);                                                          \
     } while (0)
 
 static int is_wire_error(int rc)
 {
-    return rc <= ARB_EWIRE_SHORT && rc >= ARB_EWIRE_PAYLOAD_TOO_LONG;
+    return rc <= ARB_EWIRE_SHORT && rc >= ARB_EWIRE_ATTEMPT;
 }
 
 static int is_frame_error(int rc)
@@ -84,7 +72,7 @@ static int is_frame_error(int rc)
  * without any validation, so that tests can put invalid headers on the wire.
  * Returns the header length.
  */
-static size_t raw_pack(const arb_hdr *h, uint8_t reserved, uint8_t out[ARB_HDR_LEN_LONG])
+static size_t raw_pack(const arb_hdr *h, uint8_t out[ARB_HDR_LEN_LONG])
 {
     out[0] = (uint8_t)((h->version & 3) << 6 | (h->packet_type & 7) << 3 | (h->repair & 1) << 2 |
                        (h->op & 3));
@@ -103,7 +91,7 @@ static size_t raw_pack(const arb_hdr *h, uint8_t reserved, uint8_t out[ARB_HDR_L
     out[11] = h->fanin[0];
     out[12] = h->fanin[1];
     out[13] = h->fanin[2];
-    out[14] = reserved;
+    out[14] = h->attempt;
     out[15] = h->dtype;
     if (!(h->ext & 1)) return 16;
     out[16] = (uint8_t)(h->agg_loc[1] >> 8);
@@ -130,7 +118,7 @@ static uint8_t *make_packet(const uint8_t *hdr, size_t hlen, size_t plen, size_t
 static int decode_raw(const arb_hdr *h, size_t plen)
 {
     uint8_t hb[ARB_HDR_LEN_LONG];
-    size_t len, hl = raw_pack(h, 0, hb);
+    size_t len, hl = raw_pack(h, hb);
     uint8_t *b = make_packet(hb, hl, plen, &len);
     arb_hdr d;
     int rc = arb_hdr_decode(&d, b, len, NULL);
@@ -188,6 +176,7 @@ static int ref_validate(const arb_hdr *h, size_t plen)
         if (h->aggregated) return ARB_EWIRE_AGGREGATED;
         if (h->offset_b) return ARB_EWIRE_OFFSET_B;
         if (h->op) return ARB_EWIRE_OP;
+        if (h->attempt && t != ARB_PT_AGG_MISS) return ARB_EWIRE_ATTEMPT;
     } else if (t == ARB_PT_DATA_REQUEST) {
         if (h->credit_valid) return ARB_EWIRE_CREDIT;
         if (k != ARB_PK_DATA) return ARB_EWIRE_PAYLOAD_FLAG;
@@ -198,6 +187,7 @@ static int ref_validate(const arb_hdr *h, size_t plen)
         } else if (h->offset_b == 0) {
             return ARB_EWIRE_OFFSET_B;
         }
+        if (h->repair && h->attempt) return ARB_EWIRE_ATTEMPT;
         for (int i = 0; i < h->agg_depth; i++)
             if (!h->fanin[i]) return ARB_EWIRE_FANIN;
     } else { /* RESPONSE */
@@ -214,6 +204,7 @@ static int ref_validate(const arb_hdr *h, size_t plen)
         if (h->agg_depth && (h->repair || !h->credit_valid)) return ARB_EWIRE_DEPTH;
         if (h->aggregated) return ARB_EWIRE_AGGREGATED;
         if (!h->credit_valid && h->offset_b) return ARB_EWIRE_OFFSET_B;
+        if (h->attempt && (h->repair || !h->credit_valid)) return ARB_EWIRE_ATTEMPT;
     }
     if (pv) {
         size_t es = h->dtype == 0 || h->dtype == 1 ? 2 : h->dtype == 3 || h->dtype == 5 ? 8 : 4;
@@ -296,6 +287,9 @@ static size_t gen_valid(arb_rng *r, int type, arb_hdr *h, unsigned max_elems)
     default: /* END, END_ACK, AGG_MISS */
         break;
     }
+    int may_attempt = (type == ARB_PT_DATA_REQUEST && !h->repair) || type == ARB_PT_AGG_MISS ||
+                      (type == ARB_PT_RESPONSE && !h->repair && h->credit_valid);
+    if (may_attempt && rnd(r, 2)) h->attempt = (uint8_t)(rnd(r, 4) ? 1 + rnd(r, 3) : rnd(r, 256));
     if (!h->ext && max_depth > 1) max_depth = 1;
     h->agg_depth = (uint8_t)rnd(r, max_depth + 1);
     if (type == ARB_PT_DATA_REQUEST)
@@ -558,6 +552,37 @@ static const struct golden goldens[] = {
       .agg_loc = {7},
       .fanin = {2},
       .dtype = ARB_DTYPE_F32}},
+    /* A second attempt's credit: 0x91 (RESPONSE, SUM); byte 2 = credit 0x10 |
+     * depth 1 << 1 = 0x12; slot 7, fan-in 31; byte 14 = attempt 3. */
+    {"response_credit_attempt",
+     {0x91, 0x09, 0x12, 0x00, 0x00, 0x42, 0x00, 0x00, 0x42, 0x00, 0x07, 0x1F, 0x00, 0x00, 0x03,
+      0x02},
+     16,
+     0,
+     {.version = V,
+      .packet_type = ARB_PT_RESPONSE,
+      .op = ARB_OP_SUM,
+      .message_id = 9,
+      .credit_valid = 1,
+      .agg_depth = 1,
+      .offset_a = 0x42,
+      .offset_b = 0x42,
+      .agg_loc = {7},
+      .fanin = {31},
+      .attempt = 3,
+      .dtype = ARB_DTYPE_F32}},
+    /* An AGG_MISS names the attempt whose slot was taken: byte 14 = 1. */
+    {"agg_miss_attempt",
+     {0xB0, 0x09, 0x00, 0x00, 0x00, 0x42, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+      0x02},
+     16,
+     0,
+     {.version = V,
+      .packet_type = ARB_PT_AGG_MISS,
+      .message_id = 9,
+      .offset_a = 0x42,
+      .attempt = 1,
+      .dtype = ARB_DTYPE_F32}},
 };
 #undef V
 #define N_GOLDEN (sizeof goldens / sizeof goldens[0])
@@ -640,29 +665,78 @@ TEST(golden_encode)
         CHECK_EQ_U(out[gv->hlen], 0xEE); /* nothing written past the header */
         /* The independent packer agrees with the hand-written bytes too. */
         uint8_t raw[ARB_HDR_LEN_LONG];
-        CHECK_EQ_U(raw_pack(&gv->h, 0, raw), gv->hlen);
+        CHECK_EQ_U(raw_pack(&gv->h, raw), gv->hlen);
         CHECK(memcmp(raw, gv->bytes, gv->hlen) == 0);
         sizes_seen |= 1 << (gv->hlen == 20);
     }
     CHECK_EQ_U(sizes_seen, 3);
 }
 
-TEST(reserved_byte_ignored)
+/* Byte 14 is the attempt: a golden packet with 0xA5 there decodes to
+ * attempt 0xA5 where the type carries one (normal credits, normal requests,
+ * AGG_MISS), re-encoding the same bytes, and is rejected elsewhere. */
+TEST(attempt_byte)
 {
+    int carried = 0, refused = 0;
     for (size_t g = 0; g < N_GOLDEN; g++) {
         const struct golden *gv = &goldens[g];
+        const arb_hdr *w = &gv->h;
+        int may = (w->packet_type == ARB_PT_RESPONSE && !w->repair && w->credit_valid) ||
+                  (w->packet_type == ARB_PT_DATA_REQUEST && !w->repair) ||
+                  w->packet_type == ARB_PT_AGG_MISS;
         uint8_t hb[ARB_HDR_LEN_LONG];
         memcpy(hb, gv->bytes, gv->hlen);
         hb[14] = 0xA5;
         size_t len;
         uint8_t *b = make_packet(hb, gv->hlen, gv->plen, &len);
         arb_hdr h;
-        CHECK_EQ_I(arb_hdr_decode(&h, b, len, NULL), 0);
-        CHECK(hdr_same(&h, &gv->h));
-        uint8_t out[ARB_HDR_LEN_LONG];
-        CHECK_EQ_I(arb_hdr_encode(&h, gv->plen, out, sizeof out, NULL), 0);
-        CHECK_EQ_U(out[14], 0);
+        int rc = arb_hdr_decode(&h, b, len, NULL);
+        if (may) {
+            carried++;
+            CHECK_EQ_I(rc, 0);
+            CHECK_EQ_U(h.attempt, 0xA5);
+            arb_hdr want = *w;
+            want.attempt = 0xA5;
+            CHECK(arb_hdr_equal(&h, &want));
+            uint8_t out[ARB_HDR_LEN_LONG];
+            CHECK_EQ_I(arb_hdr_encode(&h, gv->plen, out, sizeof out, NULL), 0);
+            CHECK(memcmp(out, hb, gv->hlen) == 0);
+        } else {
+            refused++;
+            CHECK_EQ_I(rc, ARB_EWIRE_ATTEMPT);
+        }
         free(b);
+    }
+    CHECK(carried > 0 && refused > 0);
+}
+
+/* arb_hdr_equal looks at every field: changing any one makes it differ. */
+TEST(hdr_equal_every_field)
+{
+    arb_hdr a;
+    arb_hdr_init(&a, ARB_PT_DATA_REQUEST, 3, ARB_DTYPE_F32, 1);
+    CHECK_EQ_U(a.version, ARB_WIRE_VERSION);
+    CHECK_EQ_U(a.ext, 1);
+    arb_hdr b = a;
+    CHECK(arb_hdr_equal(&a, &b));
+    CHECK(!arb_hdr_equal(&a, NULL) && !arb_hdr_equal(NULL, &a));
+    uint8_t *fields[] = {&b.version,    &b.packet_type,   &b.repair,       &b.op,
+                         &b.message_id, &b.payload_valid, &b.payload_kind, &b.credit_valid,
+                         &b.ext,        &b.agg_depth,     &b.aggregated,   &b.fanin[0],
+                         &b.fanin[1],   &b.fanin[2],      &b.attempt,      &b.dtype};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        b = a;
+        uint8_t *p = (uint8_t *)&b + ((uint8_t *)fields[f] - (uint8_t *)&b);
+        (*p)++;
+        if (arb_hdr_equal(&a, &b)) TESTKIT_REPORT("field %zu not compared", f);
+    }
+    b = a, b.offset_a++;
+    CHECK(!arb_hdr_equal(&a, &b));
+    b = a, b.offset_b++;
+    CHECK(!arb_hdr_equal(&a, &b));
+    for (int i = 0; i < ARB_MAX_DEPTH; i++) {
+        b = a, b.agg_loc[i]++;
+        CHECK(!arb_hdr_equal(&a, &b));
     }
 }
 
@@ -683,14 +757,14 @@ TEST(random_round_trips)
             size_t n = 0;
             CHECK_EQ_I(arb_hdr_encode(&h, plen, hb, sizeof hb, &n), 0);
             CHECK_EQ_U(n, arb_hdr_len(&h));
-            CHECK_EQ_U(raw_pack(&h, 0, raw), n);
+            CHECK_EQ_U(raw_pack(&h, raw), n);
             CHECK(memcmp(hb, raw, n) == 0);
 
             size_t len, off = 0;
             uint8_t *b = make_packet(hb, n, plen, &len);
             CHECK_EQ_I(arb_hdr_decode(&d, b, len, &off), 0);
             CHECK_EQ_U(off, n);
-            CHECK(hdr_same(&d, &h));
+            CHECK(arb_hdr_equal(&d, &h));
 
             /* encode(decode(bytes)) == bytes */
             uint8_t again[ARB_HDR_LEN_LONG];
@@ -706,7 +780,10 @@ static void mutate_field(arb_rng *r, arb_hdr *h)
 {
     static const uint32_t offs[] = {0, 1, 2, 0xFFFFFF, 0x1000000, 0xFFFFFFFF};
     uint8_t small = (uint8_t)rnd(r, rnd(r, 8) ? 4 : 256);
-    switch (rnd(r, 16)) {
+    switch (rnd(r, 17)) {
+    case 16:
+        h->attempt = small;
+        break;
     case 0:
         h->version = small;
         break;
@@ -794,6 +871,7 @@ TEST(random_fields_match_reference)
                 h.agg_loc[k] = (uint16_t)rnd(&r, 2);
             }
             h.dtype = (uint8_t)rnd(&r, 8);
+            h.attempt = (uint8_t)(rnd(&r, 2) ? 0 : rnd(&r, 3));
             plen = plens[rnd(&r, 13)];
         }
         int want = ref_validate(&h, plen), got = arb_hdr_validate(&h, plen);
@@ -812,13 +890,13 @@ TEST(random_fields_match_reference)
             size_t len;
             uint8_t *b = make_packet(hb, n, plen, &len);
             CHECK_EQ_I(arb_hdr_decode(&d, b, len, NULL), 0);
-            CHECK(hdr_same(&d, &h));
+            CHECK(arb_hdr_equal(&d, &h));
             free(b);
         }
     }
     CHECK(accepted > 10000);
     CHECK(reached[-ARB_ERANGE]);
-    for (int c = ARB_EWIRE_VERSION; c >= ARB_EWIRE_PAYLOAD_TOO_LONG; c--)
+    for (int c = ARB_EWIRE_VERSION; c >= ARB_EWIRE_ATTEMPT; c--)
         if (!reached[-c % 128]) TESTKIT_REPORT("never reached %s", arb_errname(c));
 }
 
@@ -838,6 +916,7 @@ TEST(random_bytes_match_reference)
         if (len > 0 && rnd(&r, 4)) tmp[0] = (uint8_t)(0x80 | (tmp[0] & 0x3F));
         if (len > 2 && rnd(&r, 2)) tmp[2] &= 0x9F;
         if (len > 15 && rnd(&r, 2)) tmp[15] %= 6;
+        if (len > 14 && rnd(&r, 2)) tmp[14] = 0;
         uint8_t *b = dup_exact(tmp, len);
         arb_hdr h;
         size_t off = 0;
@@ -860,6 +939,7 @@ TEST(random_bytes_match_reference)
             ref.aggregated = tmp[2] & 1;
             ref.offset_b = (uint32_t)tmp[6] << 16 | (uint32_t)tmp[7] << 8 | tmp[8];
             memcpy(ref.fanin, tmp + 11, 3);
+            ref.attempt = tmp[14];
             ref.dtype = tmp[15];
             want = ref_validate(&ref, len - hl);
         }
@@ -869,7 +949,6 @@ TEST(random_bytes_match_reference)
             CHECK_EQ_U(off, hl);
             uint8_t out[ARB_HDR_LEN_LONG];
             CHECK_EQ_I(arb_hdr_encode(&h, len - off, out, sizeof out, NULL), 0);
-            tmp[14] = 0;
             CHECK(memcmp(out, tmp, hl) == 0);
         }
         free(b);
@@ -884,7 +963,7 @@ TEST(random_bytes_match_reference)
 /*
  * Flip every bit of packet b[0..len) in turn. The decoder must either
  * reject with an ARB_EWIRE_* code, or accept a header that re-validates and
- * re-encodes to the flipped bytes (byte 14 reads back as 0: it is ignored).
+ * re-encodes to the flipped bytes.
  * Returns the number of accepted flips.
  */
 static long flip_every_bit(const uint8_t *pkt, size_t len)
@@ -905,7 +984,6 @@ static long flip_every_bit(const uint8_t *pkt, size_t len)
             uint8_t out[ARB_HDR_LEN_LONG], want[ARB_HDR_LEN_LONG];
             CHECK_EQ_I(arb_hdr_encode(&h, len - off, out, sizeof out, NULL), 0);
             memcpy(want, b, off);
-            want[14] = 0;
             CHECK(memcmp(out, want, off) == 0);
         }
         b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -1064,8 +1142,41 @@ static void check_control_row(int type, int repair)
     }
     h = b, h.fanin[0] = 0, h.agg_loc[0] = 0xFFFF; /* ignored */
     EXPECT_ACCEPT(&h, 0);
+    h = b, h.attempt = 1;
+    if (type == ARB_PT_AGG_MISS) /* names the attempt it missed */
+        EXPECT_ACCEPT(&h, 0);
+    else
+        EXPECT_REJECT(&h, 0, ARB_EWIRE_ATTEMPT);
     h = b;
     EXPECT_REJECT(&h, 4, ARB_EWIRE_PAYLOAD_UNEXPECTED);
+}
+
+/* Each row of the table: attempt 0 everywhere; nonzero only on a normal
+ * credit, a normal request and AGG_MISS. */
+TEST(attempt_by_row)
+{
+    static const struct {
+        int type, repair, credit, may;
+    } rows[] = {
+        {ARB_PT_REGISTER, 1, 0, 0},     {ARB_PT_REGISTER_ACK, 1, 0, 0},
+        {ARB_PT_END, 0, 0, 0},          {ARB_PT_END_ACK, 0, 0, 0},
+        {ARB_PT_AGG_MISS, 0, 0, 1},     {ARB_PT_DATA_REQUEST, 0, 0, 1},
+        {ARB_PT_DATA_REQUEST, 1, 0, 0}, {ARB_PT_RESPONSE, 0, 1, 1},
+        {ARB_PT_RESPONSE, 0, 0, 0},     {ARB_PT_RESPONSE, 1, 1, 0},
+        {ARB_PT_RESPONSE, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        arb_hdr h = row_base(rows[i].type, rows[i].repair, rows[i].credit);
+        size_t plen = h.payload_valid ? 4 : 0;
+        EXPECT_ACCEPT(&h, plen);
+        for (unsigned a = 1; a <= ARB_ATTEMPT_MAX; a += 127) {
+            h.attempt = (uint8_t)a;
+            if (rows[i].may)
+                EXPECT_ACCEPT(&h, plen);
+            else
+                EXPECT_REJECT(&h, plen, ARB_EWIRE_ATTEMPT);
+        }
+    }
 }
 
 TEST(reject_register)
@@ -1468,7 +1579,7 @@ TEST(frame_golden)
     CHECK_EQ_U(pl, 16);
     arb_hdr h;
     CHECK_EQ_I(arb_hdr_decode(&h, p, pl, NULL), 0);
-    CHECK(hdr_same(&h, &golden_named("end")->h));
+    CHECK(arb_hdr_equal(&h, &golden_named("end")->h));
     free(f);
 }
 
@@ -1725,7 +1836,9 @@ int main(void)
     RUN(header_len);
     RUN(golden_decode);
     RUN(golden_encode);
-    RUN(reserved_byte_ignored);
+    RUN(attempt_byte);
+    RUN(attempt_by_row);
+    RUN(hdr_equal_every_field);
     RUN(random_round_trips);
     RUN(random_fields_match_reference);
     RUN(random_bytes_match_reference);

@@ -25,7 +25,7 @@ static const char wire_usage[] =
     "         --json prints one JSON object with the keys version, packet_type,\n"
     "         repair, op, message_id, payload_valid, payload_kind, credit_valid,\n"
     "         ext, agg_depth, aggregated, offset_a, offset_b, agg_loc, fanin,\n"
-    "         dtype, header_len, payload_len (and frame, with --frame).\n"
+    "         attempt, dtype, header_len, payload_len (and frame, with --frame).\n"
     "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
     "         is x. Keys are those of decode --json (header_len 16 or 20 sets\n"
     "         ext), with names or numbers for packet_type, op, payload_kind and\n"
@@ -152,6 +152,7 @@ static void print_text(const arb_hdr *h, size_t hlen, size_t plen, const arb_fra
     printf("offset_b      %u\n", (unsigned)h->offset_b);
     printf("agg_loc       [%u, %u, %u]\n", h->agg_loc[0], h->agg_loc[1], h->agg_loc[2]);
     printf("fanin         [%u, %u, %u]\n", h->fanin[0], h->fanin[1], h->fanin[2]);
+    printf("attempt       %u\n", h->attempt);
     printf("dtype         %s (%u)\n", arb_dtype_name(h->dtype), h->dtype);
     printf("header_len    %zu\n", hlen);
     printf("payload_len   %zu\n", plen);
@@ -209,6 +210,7 @@ static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_fram
     cJSON_AddNumberToObject(o, "offset_b", h->offset_b);
     cJSON_AddItemToObject(o, "agg_loc", int_array(loc));
     cJSON_AddItemToObject(o, "fanin", int_array(fan));
+    cJSON_AddNumberToObject(o, "attempt", h->attempt);
     cJSON_AddStringToObject(o, "dtype", arb_dtype_name(h->dtype));
     cJSON_AddNumberToObject(o, "header_len", (double)hlen);
     cJSON_AddNumberToObject(o, "payload_len", (double)plen);
@@ -380,6 +382,7 @@ enum key_id {
     K_OFFB,
     K_AGGLOC,
     K_FANIN,
+    K_ATTEMPT,
     K_DTYPE,
     K_HLEN,
     K_PAYLOAD,
@@ -415,6 +418,7 @@ static const struct {
     [K_OFFB] = {"offset_b", 0xFFFFFF},
     [K_AGGLOC] = {"agg_loc", 0xFFFF},
     [K_FANIN] = {"fanin", 255},
+    [K_ATTEMPT] = {"attempt", 255},
     [K_DTYPE] = {"dtype", 255},
     [K_HLEN] = {"header_len", 20},
     [K_PAYLOAD] = {"payload", 0},
@@ -524,6 +528,9 @@ static int set_key(struct encode_state *st, int k, const char *v)
         break;
     case K_OFFB:
         h->offset_b = (uint32_t)x;
+        break;
+    case K_ATTEMPT:
+        h->attempt = (uint8_t)x;
         break;
     case K_HLEN:
         if (x != ARB_HDR_LEN_SHORT && x != ARB_HDR_LEN_LONG)
@@ -689,27 +696,63 @@ struct example {
 static const struct example examples[] = {
     {"register",
      "requester announces message 1 from start_seq 0",
-     {2, ARB_PT_REGISTER, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_REGISTER, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      0},
     {"register_ack",
      "responder acknowledges the REGISTER",
-     {2, ARB_PT_REGISTER_ACK, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_REGISTER_ACK, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      0},
     {"credit",
      "credit for offset 5 after the switch pushed slot 12 (fan-in 31)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 0, 1, 0, 1, 0, 0, 5, {12}, {31}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 0, 1, 0, 1, 0, 0, 5, {12}, {31}, 0, ARB_DTYPE_F32},
      0},
     {"credit_result",
      "credit 9 carrying the result of offset 2",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 9, {13}, {31}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 9, {13}, {31}, 0, ARB_DTYPE_F32},
+     16},
+    {"credit_retry",
+     "offset 5 credited again in the network (attempt 1), replaying the result of offset 2",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 5, {40}, {31}, 1, ARB_DTYPE_F32},
      16},
     {"request",
      "a requester's contribution for offset 5, slot 12",
-     {2, ARB_PT_DATA_REQUEST, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 1, 0, 5, 1, {12}, {31}, ARB_DTYPE_F32},
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      0,
+      1,
+      0,
+      5,
+      1,
+      {12},
+      {31},
+      0,
+      ARB_DTYPE_F32},
      16},
     {"aggregate",
      "the switch's aggregate of 31 contributions to the responder",
-     {2, ARB_PT_DATA_REQUEST, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 1, 5, 31, {12}, {31}, ARB_DTYPE_F32},
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      0,
+      0,
+      1,
+      5,
+      31,
+      {12},
+      {31},
+      0,
+      ARB_DTYPE_F32},
      16},
     {"request_3tier",
      "a contribution on a three-tier tree (20 B header)",
@@ -728,39 +771,40 @@ static const struct example examples[] = {
       1,
       {7, 300, 41},
       {64, 8, 2},
+      0,
       ARB_DTYPE_BF16},
      16},
     {"tail",
      "a tail result (no credit left to ride on)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 7, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      16},
     {"completion",
      "reduce: offset 4 committed (no payload)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 1, 1, 0, 1, 0, 4, 8, {3}, {31}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 1, 1, 0, 1, 0, 4, 8, {3}, {31}, 0, ARB_DTYPE_F32},
      0},
     {"agg_miss",
      "slot 12 was taken by another context: offset 5 needs repair",
-     {2, ARB_PT_AGG_MISS, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 5, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_AGG_MISS, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 5, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      0},
     {"repair_credit",
      "repair credit for offset 5 replaying the result it carried",
-     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 1, 0, 0, 0, 2, 5, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 1, 0, 0, 0, 2, 5, {0}, {0}, 0, ARB_DTYPE_F32},
      16},
     {"repair_request",
      "a requester's repair answer, straight to the responder",
-     {2, ARB_PT_DATA_REQUEST, 1, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 5, 1, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_DATA_REQUEST, 1, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 5, 1, {0}, {0}, 0, ARB_DTYPE_F32},
      16},
     {"tail_replay",
      "a tail result replayed to a requester missing from the END bitmap",
-     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 0, 0, 0, 0, 7, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      16},
     {"end",
      "requester holds every result of message 1",
-     {2, ARB_PT_END, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_END, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      0},
     {"end_ack",
      "responder acknowledges the END",
-     {2, ARB_PT_END_ACK, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, ARB_DTYPE_F32},
+     {2, ARB_PT_END_ACK, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
      0},
 };
 
