@@ -13,7 +13,7 @@
  *
  * The engine holds no group, rank or address table. A slot is found only
  * from the packet's location stack and checked against its owner
- * (channel identity, credit offset). The channel identity is a uint64_t the
+ * (channel identity, credit offset, attempt). The channel identity is a uint64_t the
  * driver chooses and the engine only compares: the runtime packs
  * (responder IPv4 << 16 | channel UDP port), the simulator uses its channel
  * id. The same channel must always be given the same identity.
@@ -21,7 +21,7 @@
  * Per packet (docs/aggregator.md has the full table):
  *
  *   RESPONSE, credit_valid = 1, repair = 0 (a credit going down): allocate
- *     the next slot in rotation, own it (channel, offset_b), push its id at
+ *     the next slot in rotation, own it (channel, offset_b, attempt), push its id at
  *     agg_loc[agg_depth], agg_depth++. FORWARD (replicate to the children).
  *     Call it only for credits going down: a credit climbing to the root is
  *     forwarded by the driver without the engine; the root calls the engine
@@ -29,7 +29,10 @@
  *   DATA_REQUEST, repair = 0, agg_depth > 0 (a request going up): the slot
  *     at agg_loc[agg_depth-1] with fan-in fanin[agg_depth-1]:
  *       fan-in 1        pop, FORWARD; no slot is read or written;
- *       owner mismatch  EMIT_MISS: a header-only AGG_MISS to the responder;
+ *       owner mismatch  EMIT_MISS: a header-only AGG_MISS to the responder
+ *                       (channel or offset differ; it carries the request's
+ *                       attempt);
+ *       other attempt   DROP (STALE): the same offset, another attempt;
  *       otherwise       count, reduce; CONSUMED, or EMIT_AGGREGATE (popped,
  *                       aggregated = 1, offset_b = count) once the count
  *                       reaches the fan-in;
@@ -116,10 +119,11 @@ typedef enum arb_agg_reason {
     ARB_AGG_R_TOO_LONG = 11,   /* DROP: payload longer than max_payload */
     ARB_AGG_R_STACK_FULL = 12, /* DROP: credit with agg_depth 3 */
     ARB_AGG_R_STACK_EXT = 13,  /* DROP: credit in a 16 B header would need depth 2 */
-    ARB_AGG_R_MALFORMED = 14   /* DROP: the header fails arb_hdr_validate */
+    ARB_AGG_R_MALFORMED = 14,  /* DROP: the header fails arb_hdr_validate */
+    ARB_AGG_R_STALE = 15       /* DROP: the slot's owner is another attempt of the offset */
 } arb_agg_reason;
 
-#define ARB_AGG_REASON_COUNT 15
+#define ARB_AGG_REASON_COUNT 16
 
 /*
  * The engine's answer to one packet. Nothing in it is allocated; `payload`
@@ -160,6 +164,7 @@ typedef struct arb_agg_stats {
     uint64_t duplicate;      /* of which dropped as duplicates */
     uint64_t late;           /* of which dropped as late */
     uint64_t protocol_error; /* of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
+    uint64_t stale;          /* of which dropped as STALE (another attempt's slot) */
     uint64_t aggregates;     /* slots completed (aggregates emitted) */
     uint32_t live;           /* slots live now */
     uint32_t peak_live;      /* most slots live at once */
@@ -228,7 +233,7 @@ void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
 /*
  * Self-check of every slot and of the counters, O(A) (for tests and the
  * simulator's invariant checks):
- *   - no slot aggregated two contexts: every contribution a slot holds was
+ *   - no slot aggregated two contexts (attempts included): every contribution a slot holds was
  *     counted under its current owner, whose allocation it follows;
  *   - no port contributed twice: the contributor bitmap has one bit per
  *     contribution held;
@@ -236,7 +241,7 @@ void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
  *     slot completed; a free slot holds nothing;
  *   - the live count matches the slots, and the counters add up
  *     (packets = malformed + bypass + credits + requests, and requests and
- *     credits split exactly into their outcomes).
+ *     credits split exactly into their outcomes, STALE included).
  * Returns 0, or ARB_ESTATE on the first broken invariant (named through the
  * logger at ARB_LOG_ERROR); ARB_EINVAL for NULL.
  */

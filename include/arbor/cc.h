@@ -115,6 +115,19 @@ void arb_cc_on_sample(arb_cc *cc, arb_time sample, int ce_seen, arb_time now);
 /* An offset timed out and went into repair. */
 void arb_cc_on_timeout(arb_cc *cc, arb_time now);
 
+/* A normal credit left, moving `bytes` of payload. */
+void arb_cc_on_send(arb_cc *cc, uint32_t bytes, arb_time now);
+
+/* A credit was presumed lost: by order (by_timer 0: a credit sent after it
+ * committed) or by a timer (by_timer 1). arb_cc_on_timeout is
+ * arb_cc_on_loss(cc, 1, now). */
+void arb_cc_on_loss(arb_cc *cc, int by_timer, arb_time now);
+
+/* Controllers with timers: when arb_cc_on_expiry has work
+ * (ARB_TIME_NEVER: none), and that work. */
+arb_time arb_cc_next_expiry(const arb_cc *cc);
+void arb_cc_on_expiry(arb_cc *cc, arb_time now);
+
 /* The window gate: normal credits outstanding allowed (>= 1). */
 uint32_t arb_cc_window(const arb_cc *cc);
 

@@ -49,12 +49,19 @@ extern "C" {
 #define ARB_EP_MAX_OFFSETS 0x800000u
 
 /* Defaults (arb_*_config_default). */
-#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS)    /* per-offset timeout (seed) */
-#define ARB_EP_TIMEOUT_MIN_DEFAULT (1 * ARB_PS_PER_MS) /* adaptive timeout's floor */
+#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS) /* the timers' ceiling (the seed's timeout) */
+#define ARB_EP_TIMEOUT_MIN_DEFAULT (1 * ARB_PS_PER_MS) /* the timers' floor */
+#define ARB_EP_ATTEMPTS_DEFAULT 8                      /* credits per offset in the network */
+#define ARB_EP_MISS_LIMIT_DEFAULT 2                    /* AGG_MISS per offset before bypass */
+#define ARB_EP_DEAD_AFTER_DEFAULT 3                    /* silences that make a tree dead */
+#define ARB_EP_REPAIR_TRIES_DEFAULT 8                  /* bypass repair / END-wait rounds */
 #define ARB_EP_REPAIR_BUDGET_DEFAULT 16                /* repair credits outstanding */
 #define ARB_EP_RING_FACTOR_DEFAULT 4                   /* ring spans 4 x the window */
-#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)      /* first REGISTER / END retry */
-#define ARB_EP_RETRY_TRIES_DEFAULT 8                   /* transmissions before failing */
+#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)      /* REGISTER / END retry interval cap */
+#define ARB_EP_RETRY_MIN_DEFAULT (1 * ARB_PS_PER_MS)   /* first REGISTER / END retry */
+#define ARB_EP_RETRY_TRIES_DEFAULT 8                   /* sets the give-up time (see retry) */
+/* Timers below this are refused: no fabric loop is shorter. */
+#define ARB_EP_TIMER_MIN (1 * ARB_PS_PER_US)
 
 /* The `from` argument of arb_responder_recv for senders that are not members. */
 #define ARB_EP_NOT_MEMBER (-1)  /* an address outside the requester set */
@@ -111,6 +118,21 @@ typedef void (*arb_ep_send_fn)(void *ctx, const arb_ep_dst *dst, const arb_hdr *
  */
 typedef void (*arb_ep_fill_fn)(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len);
 
+/* What the responder's on_commit sees for one committed offset. */
+typedef struct arb_commit_info {
+    uint8_t msg_id;
+    uint32_t offset;       /* the 24-bit offset */
+    uint32_t index;        /* message-relative packet index */
+    const uint8_t *result; /* the committed bytes, local contribution added (NULL in
+                              header-only mode, for push and barrier, or without a
+                              result buffer) */
+    size_t len;            /* bytes at result (0 when result is NULL) */
+    uint32_t count;        /* contributions counted: R */
+    int repaired;          /* 1: committed by the bypass repair */
+    uint8_t attempt;       /* the attempt whose aggregate committed (0 when repaired) */
+    arb_time first_sent;   /* when attempt 0's credit left */
+} arb_commit_info;
+
 /* ------------------------------------------------------------------ */
 /* Responder                                                            */
 /* ------------------------------------------------------------------ */
@@ -122,27 +144,48 @@ typedef struct arb_responder_config {
     arb_dtype dtype;       /* default f32 */
     arb_op op;             /* default SUM (NOP for push and barrier) */
     arb_ep_kind kind;      /* default PULL_RESULT */
-    uint32_t subchannels;  /* n: offset k uses subchannel k mod n (default 1) */
-    /* Spec 9, dynamic selection (default 0: static, k mod n): a credit goes
-     * to the live subchannel with the least recent completion time x (its
-     * credits outstanding + 1), ties from k mod n on; a subchannel whose
-     * normal credit times out is not used again (the last live one always
-     * stays), and repair credits and tails of its offsets move to the best
-     * live one. Completion time: an EWMA (1/8) of credit-to-commit. */
+    uint32_t subchannels;  /* n trees: offset k's first credit takes tree k mod n (default 1) */
+    /* Dynamic selection (default 0: static): a credit goes to the live tree
+     * with the least recent completion time x (its credits outstanding + 1),
+     * ties from k mod n on; a suspect tree's estimate counts double. An
+     * EWMA (1/8) of credit-to-commit. Static selection sends the first
+     * credit of offset k down tree k mod n whatever its health; both modes
+     * send retries, repairs and tails of a dead tree's offsets down a live
+     * one (docs/endpoint.md, "Tree health"). */
     int dynamic_subchannels;
-    uint8_t ext;      /* 1: 20 B headers (multi-tier trees); default 0 */
-    int header_only;  /* 1: no payload bytes at all; results are COMPLETIONs */
-    arb_time timeout; /* per-offset and END-wait timeout (default 50 ms) */
-    /* Adaptive timeout (spec 12; default 0: `timeout` always). As TCP
-     * derives its RTO (RFC 6298): from the credit-to-commit samples of
-     * offsets committed on their first credit, srtt and rttvar (gains 1/8
-     * and 1/4), timeout = srtt + 4 rttvar within [timeout_min, timeout];
-     * `timeout` until the first sample. A normal credit falls due at its
-     * send time plus the value in force then; a repair credit sent again
-     * waits twice as long as the try before (up to `timeout`); the END
-     * wait uses the value in force. */
+    uint8_t ext;     /* 1: 20 B headers (multi-tier trees); default 0 */
+    int header_only; /* 1: no payload bytes at all; results are COMPLETIONs */
+    /* Timers (docs/endpoint.md, "Loss detection"). `timeout` is their
+     * ceiling (default 50 ms, the seed's fixed timeout) and `timeout_min`
+     * their floor (default 1 ms; a driver that knows its fabric sets it
+     * from the fabric's loop). With adaptive_timeout (default 1) a credit
+     * is presumed lost when its tree has been silent (no commit, and the
+     * credit outstanding) for srtt + 4 rttvar of the completion samples,
+     * within [timeout_min, timeout]; 3 x timeout_min before the first
+     * sample; doubled for each earlier timer loss of the same offset. With
+     * adaptive_timeout 0 every timer is `timeout`, from the credit's send
+     * time (the seed's behaviour). */
+    arb_time timeout;
+    arb_time timeout_min;
     int adaptive_timeout;
-    arb_time timeout_min;   /* the adaptive timeout's floor (default 1 ms) */
+    /* Order-based loss detection (default 1): a credit is presumed lost
+     * once a credit sent after it on the same tree has committed and a
+     * reordering window has passed (RACK, RFC 8985, for groups). 0: timers
+     * only. */
+    int order_detection;
+    /* Credits per offset in the network (attempts 0 .. attempts-1),
+     * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the
+     * first loss goes to the bypass repair at once (the seed's recovery). */
+    uint32_t attempts;
+    /* AGG_MISS for one offset that send it to the bypass repair at once
+     * (default 2): the switches' slot pools cannot hold it. */
+    uint32_t miss_limit;
+    /* Timer losses on one tree, with no commit on it in between, that make
+     * it dead (default 3); a dead tree is probed and revived by a commit. */
+    uint32_t dead_after;
+    /* Bypass repair credits sent for one offset, and END-wait replay
+     * rounds, before the channel fails with ARB_ETIMEDOUT (default 8). */
+    uint32_t repair_tries;
     uint32_t repair_budget; /* repair credits outstanding, 1..256 (default 16) */
     uint32_t ring_factor;   /* ring limit = ring_factor x window (default 4) */
     /* Ring capacity in offsets; 0 (default): ring_factor x the window the
@@ -159,11 +202,8 @@ typedef struct arb_responder_config {
     arb_ep_fill_fn fill; /* own contribution / push data when own_data is NULL */
     void *fill_ctx;
     /* Called once per committed offset, after the local contribution was
-     * added: `result` holds the committed bytes (NULL in header-only mode,
-     * for push and barrier, or without a result buffer), `count` the
-     * contributions counted, `repaired` whether the repair path committed. */
-    void (*on_commit)(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
-                      const uint8_t *result, size_t len, uint32_t count, int repaired);
+     * added (arb_commit_info). */
+    void (*on_commit)(void *ctx, const arb_commit_info *c);
     void *commit_ctx;
     arb_logger logger;
 } arb_responder_config;
@@ -172,15 +212,23 @@ typedef struct arb_responder_stats {
     uint64_t credits;          /* normal credits sent */
     uint64_t results_riding;   /* results that rode a credit */
     uint64_t tails;            /* tail RESPONSEs (credit_valid = 0) */
+    uint64_t retries;          /* normal credits of attempt >= 1 (included in credits) */
+    uint64_t losses_order;     /* attempts presumed lost by order (a later credit committed) */
+    uint64_t losses_timer;     /* attempts presumed lost by a timer (tail, silent tree) */
+    uint64_t spurious;         /* presumed losses whose attempt committed after all */
+    uint64_t bypass;           /* offsets that fell back to the bypass repair */
+    uint64_t probes;           /* credits sent down a dead tree to probe it */
+    uint64_t revivals;         /* dead trees revived by a commit */
+    uint64_t deaths;           /* trees declared dead */
     uint64_t repair_credits;   /* repair credits sent, repeats included */
     uint64_t repair_repeats;   /* of which sent again on a timeout */
     uint64_t tail_replays;     /* tail results replayed after the END wait */
     uint64_t commits;          /* offsets committed */
     uint64_t repair_commits;   /* of which by the repair path */
-    uint64_t timeouts;         /* normal credits that timed out */
-    uint64_t agg_miss;         /* AGG_MISS that started a repair */
+    uint64_t timeouts;         /* = losses_timer (kept for reports) */
+    uint64_t agg_miss;         /* AGG_MISS for the attempt in flight */
     uint64_t samples;          /* CC samples taken */
-    uint64_t late_masters;     /* normal masters for an offset in repair */
+    uint64_t late_masters;     /* complete masters of an earlier attempt that committed */
     uint64_t dup_masters;      /* normal masters for a committed offset */
     uint64_t repair_requests;  /* repair requests counted */
     uint64_t dup_repairs;      /* repair requests from a member already counted */
@@ -196,8 +244,9 @@ typedef struct arb_responder_stats {
     uint64_t messages;         /* messages closed */
     uint32_t peak_outstanding; /* most normal credits outstanding at once */
     uint32_t peak_repairs;     /* most repair credits outstanding at once */
-    uint32_t dead_subchannels; /* dynamic selection: subchannels no longer used */
-    arb_time rto;              /* the timeout in force now (adaptive: the estimate) */
+    uint32_t dead_subchannels; /* trees dead now */
+    arb_time rto;              /* the timer in force now (adaptive: the estimate) */
+    arb_time reo_wnd;          /* the reordering window in force now */
 } arb_responder_stats;
 
 typedef enum arb_responder_phase {
@@ -222,6 +271,20 @@ typedef struct arb_responder_progress {
     int ahead;            /* 1: the next message is started locally */
 } arb_responder_progress;
 
+/* Why a channel could not finish (arb_responder_get_failure). */
+typedef struct arb_responder_failure {
+    int error;           /* ARB_ETIMEDOUT, or 0 while the channel is well */
+    uint8_t msg_id;      /* the message */
+    uint32_t start_seq;  /* its first offset */
+    int end_wait;        /* 1: every offset committed, ENDs missing (tails lost) */
+    uint32_t offset;     /* the offset that could not commit (end_wait 0) */
+    uint32_t index;      /* its message-relative index */
+    uint32_t subchannel; /* the tree its last credit took */
+    uint32_t attempts;   /* credits it had in the network */
+    uint32_t n_missing;  /* members that never answered its repair (or END) */
+    uint64_t missing[(ARB_EP_MAX_MEMBERS + 63) / 64]; /* their bitmap, by member index */
+} arb_responder_failure;
+
 typedef struct arb_responder arb_responder;
 
 void arb_responder_config_default(arb_responder_config *cfg);
@@ -230,7 +293,8 @@ void arb_responder_config_default(arb_responder_config *cfg);
  * Make a responder. Errors: ARB_EINVAL for a NULL out or cfg, no send
  * callback, or a field out of its range (members, payload_size not whole
  * elements, dtype, op, kind, subchannels, repair_budget, ring_factor,
- * timeout 0); ARB_ENOMEM.
+ * attempts, miss_limit, dead_after, repair_tries, a timeout or floor
+ * below ARB_EP_TIMER_MIN, a floor above the ceiling); ARB_ENOMEM.
  */
 int arb_responder_new(arb_responder **out, const arb_responder_config *cfg);
 void arb_responder_free(arb_responder *r);
@@ -275,6 +339,12 @@ void arb_responder_get_progress(const arb_responder *r, arb_responder_progress *
 void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out);
 /* 1 when no message is in progress (every started message closed). */
 int arb_responder_done(const arb_responder *r);
+/* 0, or ARB_ETIMEDOUT once an offset's bypass repair, or the END wait,
+ * went unanswered after repair_tries rounds: the channel has stopped
+ * (nothing is sent, packets are ignored). */
+int arb_responder_error(const arb_responder *r);
+/* What was lost when arb_responder_error is set (error 0 otherwise). */
+void arb_responder_get_failure(const arb_responder *r, arb_responder_failure *out);
 /* Messages closed since creation. */
 uint64_t arb_responder_closed(const arb_responder *r);
 
@@ -297,8 +367,13 @@ typedef struct arb_requester_config {
      * outlive the engine. */
     const uint8_t *fanin;
     uint32_t subchannels; /* rows of `fanin` (default 1) */
-    arb_time retry;       /* first REGISTER / END retry interval (default 10 ms), doubling */
-    uint32_t retry_tries; /* transmissions before a channel error (default 8) */
+    /* REGISTER and END are sent again after retry_min (default 1 ms), then
+     * at doubling intervals up to `retry` (default 10 ms); the channel
+     * fails (ARB_ETIMEDOUT) once retry x (2^retry_tries - 1) has passed
+     * without an answer (retry_tries default 8: 2.55 s). */
+    arb_time retry;
+    arb_time retry_min;
+    uint32_t retry_tries;
     uint8_t first_msg_id; /* as the responder's */
     uint32_t first_seq;   /* as the responder's */
     arb_ep_send_fn send;  /* required */
@@ -318,6 +393,7 @@ typedef struct arb_requester_stats {
     uint64_t ends;            /* ENDs sent, retries included */
     uint64_t requests;        /* normal DATA_REQUESTs */
     uint64_t repair_requests; /* repair DATA_REQUESTs */
+    uint64_t retry_answers;   /* of requests: answers to credits of attempt >= 1 */
     uint64_t dup_credits;     /* normal credits already answered */
     uint64_t results;         /* results / COMPLETIONs delivered */
     uint64_t dup_results;     /* results already held */
@@ -351,7 +427,8 @@ void arb_requester_config_default(arb_requester_config *cfg);
 
 /*
  * Errors: ARB_EINVAL (NULL out or cfg, no send callback, member >=
- * ARB_EP_MAX_MEMBERS, a field out of range, a fan-in table with a 0 in
+ * ARB_EP_MAX_MEMBERS, a field out of range, retry or retry_min below
+ * ARB_EP_TIMER_MIN or retry_min above retry, a fan-in table with a 0 in
  * it); ARB_ENOMEM.
  */
 int arb_requester_new(arb_requester **out, const arb_requester_config *cfg);

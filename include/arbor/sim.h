@@ -416,19 +416,30 @@ typedef struct arb_sim_arbor_config {
     int values;                  /* 1: real payloads, checked; 0 (default): header-only */
     uint32_t window;             /* credits outstanding per channel (default 4) */
     uint32_t slots;              /* slots per aggregating switch (default 1024) */
-    arb_time timeout;            /* responder per-offset timeout (default 50 ms) */
-    int adaptive_timeout;        /* 1: derived from completion times within
-                                    [timeout_min, timeout] (endpoint.h; default 0) */
-    arb_time timeout_min;        /* the adaptive timeout's floor (default 100 us) */
-    arb_time retry;              /* requester REGISTER / END retry (default 10 ms) */
-    arb_time start;              /* every rank calls the collective at this time (0) */
-    arb_time skew;               /* rank r calls it at start + r x skew (0: all at start) */
-    int skew_random;             /* 1: at start + a uniform time in [0, skew], drawn from seed;
-                                    2 (lag): all start at `start`, and rank r handles every packet
-                                    it receives r x skew after its arrival */
-    uint64_t seed;               /* the skew's generator (skew_random) */
-    int dynamic_subchannels;     /* responders choose trees dynamically (spec 9) */
-    int wire_check;              /* round-trip every header through the codec */
+    /* Recovery (endpoint.h, arb_responder_config): the timers' ceiling
+     * (default 50 ms) and floor (0, the default: twice the fabric's loop,
+     * arb_sim_arbor_loop), adaptive timers (default 1), order-based loss
+     * detection (default 1), credits per offset in the network (default 8),
+     * AGG_MISS before the bypass repair (2), silences that kill a tree (3),
+     * bypass repair and END-wait rounds before a channel fails (8). */
+    arb_time timeout;
+    arb_time timeout_min;
+    int adaptive_timeout;
+    int order_detection;
+    uint32_t attempts;
+    uint32_t miss_limit;
+    uint32_t dead_after;
+    uint32_t repair_tries;
+    arb_time retry;          /* requester REGISTER / END retry interval cap (default 10 ms) */
+    arb_time retry_min;      /* its first interval (0, the default: the timers' floor) */
+    arb_time start;          /* every rank calls the collective at this time (0) */
+    arb_time skew;           /* rank r calls it at start + r x skew (0: all at start) */
+    int skew_random;         /* 1: at start + a uniform time in [0, skew], drawn from seed;
+                                2 (lag): all start at `start`, and rank r handles every packet
+                                it receives r x skew after its arrival */
+    uint64_t seed;           /* the skew's generator (skew_random) */
+    int dynamic_subchannels; /* responders choose trees dynamically (spec 9) */
+    int wire_check;          /* round-trip every header through the codec */
 } arb_sim_arbor_config;
 
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
@@ -448,6 +459,35 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  * which the shared pools fix), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
+
+/*
+ * The unloaded loop of a plan's trees on this fabric: a credit up to the
+ * root and down to a requester, the request up and the aggregate down (4 x
+ * the root's level hops), each hop the slowest link's propagation and one
+ * full frame's serialisation. Twice this is the timers' default floor.
+ * 0 for a NULL s or plan.
+ */
+arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
+
+/* Why a run could not finish: an engine gave up (arb_sim_run returned
+ * ARB_ETIMEDOUT). */
+typedef struct arb_sim_arbor_failure {
+    int failed;          /* 1: an engine gave up */
+    uint32_t job;        /* its job */
+    uint32_t channel;    /* its channel (within the job) */
+    int requester;       /* 1: a requester (REGISTER or END unanswered); 0: the responder */
+    int end_wait;        /* responder: every offset committed, ENDs missing */
+    uint32_t offset;     /* responder: the offset that could not commit */
+    uint32_t subchannel; /* its last tree */
+    uint32_t attempts;   /* its credits in the network */
+    uint32_t responder_host;
+    uint32_t n_missing;         /* hosts that never answered (requester: 1, itself) */
+    uint32_t missing_hosts[16]; /* the first 16 of them */
+} arb_sim_arbor_failure;
+
+/* The first engine failure of the run (failed 0 when none). ARB_EINVAL: no
+ * collective added, or a NULL argument. */
+int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out);
 
 /* 1 when every engine of every job is finished (all ENDs acknowledged,
  * every rank done). */
@@ -474,6 +514,11 @@ typedef struct arb_sim_arbor_result {
     uint64_t commits, repair_commits;
     uint64_t repair_credits; /* repair credits sent (repeats included) */
     uint64_t timeouts, agg_miss, late_masters, tail_replays;
+    /* recovery (arb_responder_stats): credits of attempt >= 1, attempts
+     * presumed lost by order and by timer, of those found spurious,
+     * offsets sent to the bypass repair, trees declared dead, probes of
+     * dead trees, trees revived */
+    uint64_t retries, losses_order, losses_timer, spurious, bypass, deaths, probes, revivals;
     uint64_t credits, requests, results;
     uint64_t registers, ends; /* sent, retries included */
     /* switches */

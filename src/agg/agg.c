@@ -17,7 +17,7 @@ enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_DONE = 2 };
 typedef struct slot {
     uint64_t channel;     /* owner: channel identity */
     uint64_t gen;         /* allocation number of the current owner (0: never) */
-    uint64_t owner_sig;   /* mix of (channel, offset, gen), written at allocation */
+    uint64_t owner_sig;   /* mix of (channel, offset, attempt, gen), written at allocation */
     uint64_t contrib_gen; /* gen under which the held contributions were counted */
     arb_time t_alloc;     /* allocation time */
     arb_time t_first;     /* first contribution's time */
@@ -30,7 +30,8 @@ typedef struct slot {
     uint8_t dtype;        /* of the first contribution */
     uint8_t op;           /* of the first contribution */
     uint8_t payload_valid;
-    uint8_t ce; /* OR of the contributions' CE bits */
+    uint8_t ce;      /* OR of the contributions' CE bits */
+    uint8_t attempt; /* owner: the credit context's attempt */
 } slot;
 
 struct arb_agg {
@@ -49,9 +50,9 @@ static const char *const action_names[ARB_AGG_ACTION_COUNT] = {
     "CONSUMED", "FORWARD", "EMIT_AGGREGATE", "EMIT_MISS", "DROP"};
 
 static const char *const reason_names[ARB_AGG_REASON_COUNT] = {
-    "BYPASS",   "PUSH",     "FANIN1",     "COUNTED",   "COMPLETE",
-    "OWNER",    "BAD_SLOT", "DUPLICATE",  "LATE",      "OVERCOUNT",
-    "MISMATCH", "TOO_LONG", "STACK_FULL", "STACK_EXT", "MALFORMED"};
+    "BYPASS",     "PUSH",      "FANIN1",    "COUNTED",   "COMPLETE", "OWNER",
+    "BAD_SLOT",   "DUPLICATE", "LATE",      "OVERCOUNT", "MISMATCH", "TOO_LONG",
+    "STACK_FULL", "STACK_EXT", "MALFORMED", "STALE"};
 
 void arb_agg_config_default(arb_agg_config *cfg)
 {
@@ -128,9 +129,9 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t owner_sig(uint64_t channel, uint32_t offset, uint64_t gen)
+static uint64_t owner_sig(uint64_t channel, uint32_t offset, uint8_t attempt, uint64_t gen)
 {
-    return mix64(channel ^ mix64((uint64_t)offset << 40 ^ gen));
+    return mix64(channel ^ mix64((uint64_t)offset << 40 ^ (uint64_t)attempt << 32 ^ gen));
 }
 
 static unsigned popcount64(uint64_t x)
@@ -230,7 +231,8 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
     s->channel = channel;
     s->offset = h->offset_b & ARB_OFFSET_MASK;
     s->gen = gen;
-    s->owner_sig = owner_sig(channel, s->offset, gen);
+    s->attempt = h->attempt;
+    s->owner_sig = owner_sig(channel, s->offset, s->attempt, gen);
     s->contrib_gen = 0;
     s->t_alloc = t;
     s->t_first = 0;
@@ -294,6 +296,14 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     res->slot = (int32_t)id;
     if (s->state == SLOT_FREE || s->channel != channel || s->offset != h->offset_a)
         return emit_miss(a, res, h, ARB_AGG_R_OWNER, channel, port);
+    if (s->attempt != h->attempt) {
+        /* Another attempt of the same offset owns the slot: this input
+         * belongs to a context the responder has given up on, or to one it
+         * has not reached yet. Neither may enter the slot, and no AGG_MISS:
+         * the owner's own inputs are on their way. */
+        a->st.stale++;
+        return drop(a, res, h, ARB_AGG_R_STALE, channel, port);
+    }
     if (s->state == SLOT_DONE) {
         a->st.late++;
         return drop(a, res, h, ARB_AGG_R_LATE, channel, port);
@@ -452,7 +462,8 @@ int arb_agg_check(const arb_agg *a)
         }
         if (s->state != SLOT_LIVE && s->state != SLOT_DONE) return broken(a, "slot state", i);
         if (s->gen == 0 || s->gen > a->gen) return broken(a, "slot never allocated", i);
-        if (s->owner_sig != owner_sig(s->channel, s->offset, s->gen) || s->offset > ARB_OFFSET_MASK)
+        if (s->owner_sig != owner_sig(s->channel, s->offset, s->attempt, s->gen) ||
+            s->offset > ARB_OFFSET_MASK)
             return broken(a, "owner changed without an allocation", i);
         if (s->ncontrib && s->contrib_gen != s->gen)
             return broken(a, "contributions of two contexts in one slot", i);
@@ -482,7 +493,7 @@ int arb_agg_check(const arb_agg *a)
     if (st->credits != st->allocations + st->stack_overflow)
         return broken(a, "credits do not add up", -1);
     if (st->requests != st->passthrough + st->miss + st->contributions + st->duplicate + st->late +
-                            st->protocol_error)
+                            st->protocol_error + st->stale)
         return broken(a, "requests do not add up", -1);
     if (st->allocations != a->gen || st->reclaimed_live > st->allocations)
         return broken(a, "allocations", -1);

@@ -95,9 +95,33 @@ void arb_cc_on_sample(arb_cc *cc, arb_time sample, int ce_seen, arb_time now)
 
 void arb_cc_on_timeout(arb_cc *cc, arb_time now)
 {
-    if (!cc) return;
+    arb_cc_on_loss(cc, 1, now);
+}
+
+void arb_cc_on_loss(arb_cc *cc, int by_timer, arb_time now)
+{
+    if (!cc || !by_timer) return;
     cc->st.timeouts++;
     if (cc->ops->on_timeout) cc->ops->on_timeout(cc, now);
+}
+
+void arb_cc_on_send(arb_cc *cc, uint32_t bytes, arb_time now)
+{
+    (void)cc;
+    (void)bytes;
+    (void)now;
+}
+
+arb_time arb_cc_next_expiry(const arb_cc *cc)
+{
+    (void)cc;
+    return ARB_TIME_NEVER;
+}
+
+void arb_cc_on_expiry(arb_cc *cc, arb_time now)
+{
+    (void)cc;
+    (void)now;
 }
 
 uint32_t arb_cc_window(const arb_cc *cc)

@@ -39,7 +39,7 @@ struct qrest {
     uint8_t *out;
     size_t groups;     /* capacity of `bits`, in groups of 64 indices */
     arb_time interval; /* the current backoff */
-    uint32_t tries;    /* transmissions so far */
+    arb_time give_up;  /* REGISTER / END unanswered at this time: the channel fails */
 };
 
 struct arb_requester {
@@ -109,6 +109,7 @@ void arb_requester_config_default(arb_requester_config *cfg)
     cfg->kind = ARB_EP_PULL_RESULT;
     cfg->subchannels = 1;
     cfg->retry = ARB_EP_RETRY_DEFAULT;
+    cfg->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
     cfg->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
 }
 
@@ -121,7 +122,9 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
         cfg->payload_size > ARB_PAYLOAD_MAX || cfg->payload_size % es != 0 ||
         (unsigned)cfg->op >= ARB_OP_COUNT || (unsigned)cfg->kind >= ARB_EP_KIND_COUNT ||
         cfg->subchannels == 0 || cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1 ||
-        cfg->retry == 0 || cfg->retry_tries == 0 || cfg->first_seq > ARB_OFFSET_MASK)
+        cfg->retry < ARB_EP_TIMER_MIN || cfg->retry_min < ARB_EP_TIMER_MIN ||
+        cfg->retry_min > cfg->retry || cfg->retry == ARB_TIME_NEVER || cfg->retry_tries == 0 ||
+        cfg->retry_tries > 32 || cfg->first_seq > ARB_OFFSET_MASK)
         return ARB_EINVAL;
     if (ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP) return ARB_EINVAL;
     if (cfg->fanin)
@@ -209,6 +212,7 @@ static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *
     int repair = credit->repair;
 
     ep_hdr(&h, ARB_PT_DATA_REQUEST, m->id, q->dtype, repair ? q->ext : credit->ext);
+    if (!repair) h.attempt = credit->attempt; /* the credit context it answers */
     h.op = q->req_op;
     h.repair = (uint8_t)repair;
     h.offset_b = 1; /* one original contribution */
@@ -237,15 +241,27 @@ static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *
         q->st.repair_requests++;
     else
         q->requests++;
+    if (h.attempt) q->st.retry_answers++;
     emit(q, sub, &h, pl, len);
 }
 
+/* How long a REGISTER or END may go unanswered: retry x (2^retry_tries - 1),
+ * what the doubling schedule from `retry` took (saturating). */
+static arb_time give_up_span(const arb_requester *q)
+{
+    uint64_t mult = (UINT64_C(1) << q->cfg.retry_tries) - 1;
+    return q->cfg.retry > ARB_TIME_NEVER / mult ? ARB_TIME_NEVER : q->cfg.retry * mult;
+}
+
+/* The first REGISTER or END went out: retry after retry_min, doubling up
+ * to retry; give up after give_up_span. */
 static void arm(arb_requester *q, struct qmsg *m, arb_time now)
 {
     struct qrest *x = rest_of(q, m);
-    x->tries = 1;
-    x->interval = q->cfg.retry;
-    m->timer = now + q->cfg.retry;
+    arb_time span = give_up_span(q);
+    x->interval = q->cfg.retry_min;
+    x->give_up = span > ARB_TIME_NEVER - now ? ARB_TIME_NEVER : now + span;
+    m->timer = now + x->interval;
 }
 
 /* Every result in: END (pull, push) or done (barrier). */
@@ -436,7 +452,10 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
         }
         if (!delivered) return 0;
     } else {
-        if (answered_test(m, i)) {
+        /* One answer per credit context: attempt 0 once; a later attempt
+         * is a new context, answered whenever it comes (a duplicate of it
+         * is dropped by the switches' per-port bitmaps). */
+        if (answered_test(m, i) && h->attempt == 0) {
             q->st.dup_credits++;
             return 0;
         }
@@ -445,8 +464,10 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
             q->st.bad++;
             return -1;
         }
-        answered_set(m, i);
-        m->nanswered++;
+        if (!answered_test(m, i)) {
+            answered_set(m, i);
+            m->nanswered++;
+        }
         return 1;
     }
     if (!answered_test(m, i)) {
@@ -571,21 +592,20 @@ int arb_requester_on_expiry(arb_requester *q, arb_time now)
         if (m->phase != ARB_REQ_REGISTER && m->phase != ARB_REQ_END) continue;
         if (m->timer > now) continue;
         struct qrest *x = rest_of(q, m);
-        if (x->tries >= q->cfg.retry_tries) {
+        if (now >= x->give_up) {
             arb_log(&q->cfg.logger, ARB_LOG_ERROR,
-                    "requester %u of channel %llu: %s of message %u unanswered after %u tries",
+                    "requester %u of channel %llu: %s of message %u unanswered after %llu us",
                     (unsigned)q->cfg.member, (unsigned long long)q->cfg.channel,
                     m->phase == ARB_REQ_REGISTER ? "REGISTER" : "END", (unsigned)m->id,
-                    (unsigned)x->tries);
+                    (unsigned long long)(give_up_span(q) / ARB_PS_PER_US));
             m->phase = ARB_REQ_FAILED;
             m->timer = ARB_TIME_NEVER;
             q->failed = 1;
             return 0;
         }
         send_control(q, m, m->phase == ARB_REQ_REGISTER ? ARB_PT_REGISTER : ARB_PT_END);
-        x->tries++;
-        x->interval *= 2;
-        m->timer = now + x->interval;
+        x->interval = x->interval > q->cfg.retry / 2 ? q->cfg.retry : x->interval * 2;
+        m->timer = now + x->interval < x->give_up ? now + x->interval : x->give_up;
     }
     return 0;
 }

@@ -1,15 +1,18 @@
 /*
- * The responder engine (spec sections 5, 6, 8, 9, 10, 12): registration,
- * credit issue through the window and rate gates, commit, repair, result
- * delivery and END. docs/endpoint.md walks through the state machine.
+ * The responder engine: registration, credit issue through the window and
+ * rate gates, commit, result delivery and END. Loss detection, retries in
+ * the network, the bypass repair, tree health and the timers live in
+ * recovery.c; the state both share is in rsp_int.h. docs/endpoint.md walks
+ * through the state machine, docs/protocol.md through recovery.
  *
  * Offsets of the message in progress are kept by message-relative index i
  * (offset = start_seq + i, 24-bit). The ring holds the entries of indices
- * [base, next): `next` is the next index to credit, `base` the oldest not
- * yet committed. Committed results wait in `pending` for a credit to ride
- * on; once every credit is issued they leave as tails and are listed in
- * `tails` for the END-wait replay. The result buffer of the message is the
- * result cache: nothing is copied per packet.
+ * [base, next): `next` is the next index to credit for the first time,
+ * `base` the oldest not yet committed. Committed results wait in `pending`
+ * for a credit to ride on; once every offset has had its first credit they
+ * leave as tails and are listed in `tails` for the END-wait replay. The
+ * result buffer of the message is the result cache: nothing is copied per
+ * packet.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -17,90 +20,7 @@
 
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
-#include "endpoint/ep_util.h"
-
-enum { E_FREE = 0, E_ISSUED = 1, E_REPAIR = 2, E_COMMITTED = 3 };
-
-#define NO_RIDE UINT32_MAX
-#define RING_MAX (1u << 20)
-
-struct rentry {
-    uint8_t state;
-    uint32_t rslot; /* repair slot + 1; 0 while waiting for the budget */
-    uint32_t ride;  /* index of the result that rode the credit, or NO_RIDE */
-    uint32_t sub;
-    arb_time sent;     /* first send of the normal credit */
-    arb_time deadline; /* ISSUED: its timeout */
-};
-
-/* One repair in progress: its bitmap of members and its accumulator. */
-struct rrep {
-    int used;
-    uint32_t index;
-    uint32_t count;
-    uint64_t bits[EP_MEMBER_WORDS];
-    arb_time deadline;
-    uint32_t tries; /* repair credits sent for it (the adaptive timeout doubles per try) */
-    uint8_t *acc;
-};
-
-struct rmsg {
-    int started;
-    uint8_t id;
-    uint32_t start;
-    uint32_t n;
-    uint64_t length;
-    const uint8_t *own;
-    uint8_t *result;
-    uint64_t reg[EP_MEMBER_WORDS];
-    uint32_t nreg;
-};
-
-/* Dynamic subchannel selection (spec 9). */
-struct rsub {
-    arb_time ct;  /* EWMA of credit-to-commit; 0: no sample yet */
-    uint32_t out; /* normal credits outstanding on it */
-    uint8_t dead; /* a credit timed out: not used again */
-};
-
-struct arb_responder {
-    arb_responder_config cfg;
-    struct rmsg msg[2]; /* [0] in progress or next expected, [1] ahead */
-    uint32_t next_seq;  /* start of msg[0] when it is not started yet */
-    int prev_valid;
-    uint8_t prev_id;
-    uint32_t prev_start;
-    arb_responder_phase phase;
-
-    /* The message in progress. */
-    uint32_t base, next, committed;
-    uint32_t outstanding;    /* ISSUED entries (the window gate) */
-    uint32_t in_repair;      /* REPAIR entries */
-    uint32_t waiting_repair; /* REPAIR entries without a slot */
-    uint32_t reps_used;
-    arb_time last_credit;
-    int any_credit;
-    uint64_t ends[EP_MEMBER_WORDS];
-    uint32_t nends;
-    arb_time end_deadline;
-
-    struct rentry *ring;
-    uint32_t ring_cap;
-    uint32_t *pending; /* FIFO of committed indices awaiting delivery */
-    uint32_t pend_head, pend_len;
-    uint32_t *tails;
-    uint32_t ntails;
-    struct rrep *rep;
-    uint8_t *scratch; /* fill output: own data or push payload */
-
-    arb_responder_stats st;
-    uint64_t closed;
-    struct rsub *sub; /* per subchannel (dynamic selection) */
-
-    /* Adaptive timeout (cfg.adaptive_timeout). */
-    arb_time srtt, rttvar;  /* 0, 0: no sample yet */
-    arb_time last_deadline; /* of the last normal credit: deadlines never go back */
-};
+#include "endpoint/rsp_int.h"
 
 const char *arb_ep_kind_name(int kind)
 {
@@ -119,6 +39,12 @@ void arb_responder_config_default(arb_responder_config *cfg)
     cfg->subchannels = 1;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
     cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
+    cfg->adaptive_timeout = 1;
+    cfg->order_detection = 1;
+    cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
+    cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
+    cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
     cfg->repair_budget = ARB_EP_REPAIR_BUDGET_DEFAULT;
     cfg->ring_factor = ARB_EP_RING_FACTOR_DEFAULT;
     cfg->window = ARB_CC_WINDOW_DEFAULT;
@@ -139,16 +65,6 @@ static uint32_t ring_limit(const arb_responder *r)
 {
     uint64_t l = (uint64_t)r->cfg.ring_factor * window_of(r);
     return l < r->ring_cap ? (uint32_t)l : r->ring_cap;
-}
-
-static struct rentry *entry(arb_responder *r, uint32_t i)
-{
-    return &r->ring[i % r->ring_cap];
-}
-
-static const struct rentry *entry_c(const arb_responder *r, uint32_t i)
-{
-    return &r->ring[i % r->ring_cap];
 }
 
 static int is_member(const arb_responder *r, int from)
@@ -197,8 +113,7 @@ static const uint8_t *data_of(arb_responder *r, uint32_t i)
 }
 
 /* What rides a credit, a tail or a replay: result `p` (pull kinds) or
- * packet `p` itself (push). `replay` selects REPLAY over DATA. Returns 0
- * when the packet can carry nothing of it (the caller then decides). */
+ * packet `p` itself (push). `replay` selects REPLAY over DATA. */
 static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, const uint8_t **pl,
                         size_t *len)
 {
@@ -220,124 +135,75 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
 /* Credits                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The subchannel for offset k: k mod n, or the dynamic choice (see
- * arb_responder_config.dynamic_subchannels). */
-static uint32_t pick_sub(const arb_responder *r, uint32_t k)
-{
-    uint32_t n = r->cfg.subchannels, first = k % n;
-    if (!r->cfg.dynamic_subchannels || n == 1) return first;
-    uint32_t best = first;
-    double best_est = -1;
-    for (uint32_t x = 0; x < n; x++) {
-        uint32_t s = (first + x) % n;
-        const struct rsub *u = &r->sub[s];
-        if (u->dead) continue;
-        double est = (double)u->ct * (u->out + 1);
-        if (best_est < 0 || est < best_est) {
-            best = s;
-            best_est = est;
-        }
-    }
-    return best;
-}
-
-/* A subchannel for an offset that was on `s`: s, unless s is dead. */
-static uint32_t live_sub(const arb_responder *r, uint32_t s, uint32_t k)
-{
-    return r->cfg.dynamic_subchannels && r->sub[s].dead ? pick_sub(r, k) : s;
-}
-
-/* ---- the timeout ---------------------------------------------------- */
-
-/* The timeout in force: cfg.timeout, or the adaptive estimate. */
-static arb_time rto_of(const arb_responder *r)
-{
-    arb_time max = r->cfg.timeout;
-    if (!r->cfg.adaptive_timeout || r->srtt == 0) return max;
-    arb_time t = r->srtt + 4 * r->rttvar;
-    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
-    return t < max ? t : max;
-}
-
-/* When a normal credit times out: fixed when it was sent, or with the
- * adaptive timeout, its send time plus the estimate in force now (so the
- * first window, sent before any sample, does not keep the ceiling). */
-static arb_time due(const arb_responder *r, const struct rentry *e)
-{
-    return r->cfg.adaptive_timeout ? e->sent + rto_of(r) : e->deadline;
-}
-
-/* A repair credit's timeout: the timeout in force, doubled for every
- * earlier try of the same repair when adaptive (up to cfg.timeout). */
-static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
-{
-    arb_time t = rto_of(r);
-    if (!r->cfg.adaptive_timeout) return t;
-    for (uint32_t b = 1; b < rp->tries && t < r->cfg.timeout; b++)
-        t *= 2;
-    return t < r->cfg.timeout ? t : r->cfg.timeout;
-}
-
-/* A credit-to-commit sample of an offset committed on its first credit. */
-static void rto_sample(arb_responder *r, arb_time sample)
-{
-    if (r->srtt == 0) {
-        r->srtt = sample ? sample : 1;
-        r->rttvar = sample / 2;
-    } else {
-        arb_time d = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
-        r->rttvar = (3 * r->rttvar + d) / 4;
-        r->srtt = (7 * r->srtt + sample) / 8;
-        if (r->srtt == 0) r->srtt = 1;
-    }
-}
-
+/*
+ * A normal credit for index i: its first (the entry is new: i == next) or
+ * a later attempt (the entry is LOST). A later attempt carries the result
+ * that rode the first, so that a requester who lost it gets it again.
+ */
 static void send_credit(arb_responder *r, uint32_t i, arb_time now)
 {
     struct rmsg *m = &r->msg[0];
-    struct rentry *e = entry(r, i);
+    struct rentry *e = rsp_entry(r, i);
     uint32_t k = ep_seq(m->start, i);
+    int first = i == r->next;
     arb_hdr h;
     const uint8_t *pl = NULL;
     size_t len = 0;
 
+    if (first) {
+        e->attempt = 0;
+        e->misses = 0;
+        e->expiries = 0;
+        e->why = WHY_NONE;
+        e->rslot = 0;
+        e->ride = NO_RIDE;
+        e->first = now;
+    } else {
+        assert(e->state == E_LOST);
+        e->attempt++;
+        r->lost--;
+        r->st.retries++;
+    }
     e->state = E_ISSUED;
-    e->rslot = 0;
-    e->sub = pick_sub(r, k);
+    e->sub = rsp_pick_sub(r, k, first, now);
     r->sub[e->sub].out++;
+    e->seq = ++r->seq;
     e->sent = now;
-    e->deadline = now + rto_of(r);
-    e->ride = NO_RIDE;
+    e->att_sent[e->attempt % ATT_KEEP] = now;
+    e->att_sub[e->attempt % ATT_KEEP] = e->sub;
 
     ep_hdr(&h, ARB_PT_RESPONSE, m->id, (uint8_t)r->cfg.dtype, r->cfg.ext);
     h.op = op_of(r);
     h.credit_valid = 1;
     h.offset_b = k;
     h.offset_a = k;
+    h.attempt = e->attempt;
     if (r->cfg.kind == ARB_EP_PUSH) {
         ride_fields(r, &h, i, 0, &pl, &len);
         if (!h.payload_valid) h.payload_kind = ARB_PK_DATA; /* bare: the credit is the data */
-    } else if (ep_kind_pull(r->cfg.kind) && r->pend_len) {
-        uint32_t p = r->pending[r->pend_head];
-        r->pend_head = (r->pend_head + 1) % r->ring_cap;
-        r->pend_len--;
-        e->ride = p;
-        ride_fields(r, &h, p, 0, &pl, &len);
-        r->st.results_riding++;
+    } else if (ep_kind_pull(r->cfg.kind)) {
+        if (first && r->pend_len) {
+            e->ride = r->pending[r->pend_head];
+            r->pend_head = (r->pend_head + 1) % r->ring_cap;
+            r->pend_len--;
+            r->st.results_riding++;
+        }
+        if (e->ride != NO_RIDE) ride_fields(r, &h, e->ride, 0, &pl, &len);
     }
-    r->next++;
+    if (first) r->next++;
     r->outstanding++;
     if (r->outstanding > r->st.peak_outstanding) r->st.peak_outstanding = r->outstanding;
     r->last_credit = now;
     r->any_credit = 1;
     r->st.credits++;
+    if (r->cfg.cc) arb_cc_on_send(r->cfg.cc, (uint32_t)len, now);
     emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
 }
 
-static void send_repair_credit(arb_responder *r, uint32_t i)
+void rsp_send_repair_credit(arb_responder *r, uint32_t i)
 {
     struct rmsg *m = &r->msg[0];
-    struct rentry *e = entry(r, i);
+    struct rentry *e = rsp_entry(r, i);
     uint32_t k = ep_seq(m->start, i);
     arb_hdr h;
     const uint8_t *pl = NULL;
@@ -358,11 +224,11 @@ static void send_repair_credit(arb_responder *r, uint32_t i)
         if (!h.payload_valid) h.payload_kind = ARB_PK_DATA;
     }
     r->st.repair_credits++;
-    e->sub = live_sub(r, e->sub, k);
+    e->sub = rsp_live_sub(r, e->sub, k);
     emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
 }
 
-static void send_tail(arb_responder *r, uint32_t p, int replay, int member)
+void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
 {
     arb_hdr h;
     const uint8_t *pl = NULL;
@@ -374,61 +240,26 @@ static void send_tail(arb_responder *r, uint32_t p, int replay, int member)
      * the tail COMPLETION sent again. */
     if (replay && h.payload_valid) h.repair = 1;
     uint32_t k = ep_seq(r->msg[0].start, p);
-    uint32_t sub = live_sub(r, k % r->cfg.subchannels, k);
+    uint32_t sub = rsp_live_sub(r, k % r->cfg.subchannels, k);
     if (member < 0)
         emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
     else
         emit(r, ARB_EP_DST_MEMBER, sub, (uint32_t)member, &h, pl, len);
 }
 
-/* Results that have no credit left to ride leave as tails. */
-static void flush_tails(arb_responder *r)
+/* Results that have no first credit left to ride leave as tails. */
+static void flush_tails(arb_responder *r, arb_time now)
 {
+    if (r->pend_len) r->last_tail = now;
     while (r->pend_len) {
         uint32_t p = r->pending[r->pend_head];
         r->pend_head = (r->pend_head + 1) % r->ring_cap;
         r->pend_len--;
-        send_tail(r, p, 0, -1);
+        rsp_send_tail(r, p, 0, -1);
         assert(r->ntails < r->ring_cap);
         r->tails[r->ntails++] = p;
         r->st.tails++;
     }
-}
-
-static void start_repair(arb_responder *r, uint32_t i, arb_time now)
-{
-    struct rentry *e = entry(r, i);
-    uint32_t s;
-    for (s = 0; s < r->cfg.repair_budget; s++)
-        if (!r->rep[s].used) break;
-    assert(s < r->cfg.repair_budget);
-    struct rrep *rp = &r->rep[s];
-    rp->used = 1;
-    rp->index = i;
-    rp->count = 0;
-    memset(rp->bits, 0, sizeof rp->bits);
-    rp->tries = 1;
-    rp->deadline = now + repair_rto(r, rp);
-    e->rslot = s + 1;
-    r->waiting_repair--;
-    r->reps_used++;
-    if (r->reps_used > r->st.peak_repairs) r->st.peak_repairs = r->reps_used;
-    send_repair_credit(r, i);
-}
-
-/* Spec 6: timeout or AGG_MISS switches i into repair mode, at once: from
- * here a late normal master for i is discarded. */
-static void enter_repair(arb_responder *r, uint32_t i, arb_time now)
-{
-    struct rentry *e = entry(r, i);
-    assert(e->state == E_ISSUED);
-    e->state = E_REPAIR;
-    e->rslot = 0;
-    r->outstanding--;
-    r->sub[e->sub].out--;
-    r->in_repair++;
-    r->waiting_repair++;
-    if (r->reps_used < r->cfg.repair_budget) start_repair(r, i, now);
 }
 
 static void close_message(arb_responder *r, arb_time now);
@@ -438,11 +269,38 @@ static int all_ended(const arb_responder *r)
     return r->cfg.kind == ARB_EP_BARRIER || r->nends == r->cfg.members;
 }
 
+/* The oldest offset waiting for a retry credit, or UINT32_MAX. */
+static uint32_t oldest_lost(const arb_responder *r)
+{
+    for (uint32_t i = r->base; r->lost && i < r->next; i++)
+        if (rsp_entry_c(r, i)->state == E_LOST) return i;
+    return UINT32_MAX;
+}
+
+/* Credits the gates allow: retries of lost offsets first (oldest first),
+ * then offsets credited for the first time. */
+static void issue_credits(arb_responder *r, arb_time now)
+{
+    const struct rmsg *m = &r->msg[0];
+    uint32_t win = window_of(r), lim = ring_limit(r);
+    arb_time sp = spacing_of(r);
+    while (r->outstanding < win) {
+        if (r->any_credit && sp && now < r->last_credit + sp) break;
+        uint32_t i = oldest_lost(r);
+        if (i == UINT32_MAX) {
+            if (r->next >= m->n || r->next - r->base >= lim) break;
+            i = r->next;
+        }
+        send_credit(r, i, now);
+    }
+}
+
 /* Issue what the gates allow; start repairs the budget allows; flush
  * tails; move through the phases. */
 static void pump(arb_responder *r, arb_time now)
 {
     struct rmsg *m = &r->msg[0];
+    if (r->error) return;
     if (r->phase == ARB_RSP_DRAIN && all_ended(r)) {
         close_message(r, now);
         return;
@@ -453,23 +311,18 @@ static void pump(arb_responder *r, arb_time now)
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 
-    for (uint32_t i = r->base;
-         r->waiting_repair && r->reps_used < r->cfg.repair_budget && i < r->next; i++) {
-        struct rentry *e = entry(r, i);
-        if (e->state == E_REPAIR && e->rslot == 0) start_repair(r, i, now);
-    }
-
-    uint32_t win = window_of(r), lim = ring_limit(r);
-    arb_time sp = spacing_of(r);
-    while (r->next < m->n && r->outstanding < win && r->next - r->base < lim) {
-        if (r->any_credit && sp && now < r->last_credit + sp) break;
-        send_credit(r, r->next, now);
-    }
-    if (r->next == m->n) flush_tails(r);
+    rsp_detect_losses(r, now);
+    rsp_start_repairs(r, now);
+    issue_credits(r, now);
+    if (r->next == m->n) flush_tails(r, now);
     if (r->committed == m->n) {
         r->phase = ARB_RSP_DRAIN;
-        r->end_deadline = now + rto_of(r);
+        r->end_rounds = 0;
+        r->end_deadline = now + rsp_rto(r);
+        if (rsp_end_due(r) < r->end_deadline) r->end_deadline = rsp_end_due(r);
         if (all_ended(r)) close_message(r, now);
+    } else {
+        rsp_detect_losses(r, now); /* the deadlines of the credits just sent */
     }
 }
 
@@ -477,14 +330,16 @@ static void pump(arb_responder *r, arb_time now)
 /* Commit                                                               */
 /* ------------------------------------------------------------------ */
 
-static void commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t count, int repaired)
+void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t count, int repaired,
+                uint8_t attempt, arb_time now)
 {
     struct rmsg *m = &r->msg[0];
-    struct rentry *e = entry(r, i);
+    struct rentry *e = rsp_entry(r, i);
     size_t len = pkt_len(r, i);
     const uint8_t *res = NULL;
 
     e->state = E_COMMITTED;
+    if (!r->first_commit) r->first_commit = now ? now : 1;
     r->committed++;
     r->st.commits++;
     if (repaired) r->st.repair_commits++;
@@ -509,16 +364,18 @@ static void commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t c
         }
         res = dst;
     }
-    if (r->cfg.on_commit)
-        r->cfg.on_commit(r->cfg.commit_ctx, m->id, ep_seq(m->start, i), i, res, res ? len : 0,
-                         count, repaired);
+    if (r->cfg.on_commit) {
+        arb_commit_info c = {m->id,    ep_seq(m->start, i),    i,       res, res ? len : 0, count,
+                             repaired, repaired ? 0 : attempt, e->first};
+        r->cfg.on_commit(r->cfg.commit_ctx, &c);
+    }
     if (ep_kind_pull(r->cfg.kind)) {
         assert(r->pend_len < r->ring_cap);
         r->pending[(r->pend_head + r->pend_len) % r->ring_cap] = i;
         r->pend_len++;
     }
-    while (r->base < r->next && entry(r, r->base)->state == E_COMMITTED) {
-        entry(r, r->base)->state = E_FREE;
+    while (r->base < r->next && rsp_entry(r, r->base)->state == E_COMMITTED) {
+        rsp_entry(r, r->base)->state = E_FREE;
         r->base++;
     }
 }
@@ -534,16 +391,19 @@ static void reset_run(arb_responder *r)
     for (uint32_t s = 0; s < r->cfg.repair_budget; s++)
         r->rep[s].used = 0;
     r->base = r->next = r->committed = 0;
-    r->outstanding = r->in_repair = r->waiting_repair = r->reps_used = 0;
-    for (uint32_t s = 0; r->sub && s < r->cfg.subchannels; s++)
-        r->sub[s].out = 0;
+    r->outstanding = r->lost = r->in_repair = r->waiting_repair = r->reps_used = 0;
+    rsp_reset_trees(r);
     r->any_credit = 0;
     r->last_credit = 0;
     memset(r->ends, 0, sizeof r->ends);
     r->nends = 0;
     r->end_deadline = ARB_TIME_NEVER;
+    r->end_rounds = 0;
+    r->last_tail = 0;
+    r->end_delay = 0;
     r->pend_head = r->pend_len = 0;
     r->ntails = 0;
+    r->next_due = ARB_TIME_NEVER;
 }
 
 static void close_message(arb_responder *r, arb_time now)
@@ -551,9 +411,12 @@ static void close_message(arb_responder *r, arb_time now)
     struct rmsg *m = &r->msg[0];
     r->st.messages++;
     r->closed++;
-    r->prev_valid = 1;
-    r->prev_id = m->id;
-    r->prev_start = m->start;
+    r->prev_valid[1] = r->prev_valid[0];
+    r->prev_id[1] = r->prev_id[0];
+    r->prev_start[1] = r->prev_start[0];
+    r->prev_valid[0] = 1;
+    r->prev_id[0] = m->id;
+    r->prev_start[0] = m->start;
     r->next_seq = ep_seq(m->start, m->n);
     r->msg[0] = r->msg[1];
     memset(&r->msg[1], 0, sizeof r->msg[1]);
@@ -561,27 +424,38 @@ static void close_message(arb_responder *r, arb_time now)
     reset_run(r);
     r->phase = r->msg[0].started ? ARB_RSP_REGISTER : ARB_RSP_IDLE;
     arb_log(&r->cfg.logger, ARB_LOG_DEBUG, "responder %llu: message %u closed",
-            (unsigned long long)r->cfg.channel, (unsigned)r->prev_id);
+            (unsigned long long)r->cfg.channel, (unsigned)r->prev_id[0]);
     pump(r, now);
+}
+
+static int config_ok(const arb_responder_config *cfg)
+{
+    size_t es = arb_dtype_size(cfg->dtype);
+    if (!cfg->send || cfg->members == 0 || cfg->members > ARB_EP_MAX_MEMBERS || es == 0 ||
+        cfg->payload_size == 0 || cfg->payload_size > ARB_PAYLOAD_MAX ||
+        cfg->payload_size % es != 0 || (unsigned)cfg->op >= ARB_OP_COUNT ||
+        (unsigned)cfg->kind >= ARB_EP_KIND_COUNT || cfg->subchannels == 0 ||
+        cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1)
+        return 0;
+    if (cfg->timeout < ARB_EP_TIMER_MIN || cfg->timeout == ARB_TIME_NEVER ||
+        (cfg->adaptive_timeout &&
+         (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)))
+        return 0;
+    if (cfg->attempts == 0 || cfg->attempts > ARB_ATTEMPT_MAX + 1u || cfg->miss_limit == 0 ||
+        cfg->dead_after == 0 || cfg->repair_tries == 0 || cfg->repair_tries > 64)
+        return 0;
+    if (cfg->repair_budget == 0 || cfg->repair_budget > ARB_EP_MAX_MEMBERS ||
+        cfg->ring_factor == 0 || (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX ||
+        cfg->first_seq > ARB_OFFSET_MASK)
+        return 0;
+    return !(ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP);
 }
 
 int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
 {
     if (!out || !cfg) return ARB_EINVAL;
     *out = NULL;
-    size_t es = arb_dtype_size(cfg->dtype);
-    if (!cfg->send || cfg->members == 0 || cfg->members > ARB_EP_MAX_MEMBERS || es == 0 ||
-        cfg->payload_size == 0 || cfg->payload_size > ARB_PAYLOAD_MAX ||
-        cfg->payload_size % es != 0 || (unsigned)cfg->op >= ARB_OP_COUNT ||
-        (unsigned)cfg->kind >= ARB_EP_KIND_COUNT || cfg->subchannels == 0 ||
-        cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1 || cfg->timeout == 0 ||
-        cfg->timeout == ARB_TIME_NEVER ||
-        (cfg->adaptive_timeout && (cfg->timeout_min == 0 || cfg->timeout_min > cfg->timeout)) ||
-        cfg->repair_budget == 0 || cfg->repair_budget > ARB_EP_MAX_MEMBERS ||
-        cfg->ring_factor == 0 || (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX ||
-        cfg->first_seq > ARB_OFFSET_MASK)
-        return ARB_EINVAL;
-    if (ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP) return ARB_EINVAL;
+    if (!config_ok(cfg)) return ARB_EINVAL;
 
     arb_responder *r = calloc(1, sizeof *r);
     if (!r) return ARB_ENOMEM;
@@ -612,6 +486,10 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     r->msg[1].id = (uint8_t)(cfg->first_msg_id + 1);
     r->next_seq = cfg->first_seq;
     r->phase = ARB_RSP_IDLE;
+    r->min_rtt = ARB_TIME_NEVER;
+    r->reo_mult = 1;
+    r->rto_mult = 1;
+    r->live_subs = cfg->subchannels;
     reset_run(r);
     *out = r;
     return 0;
@@ -636,6 +514,7 @@ int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t lengt
                                 const void *own_data, void *result_buf, arb_time now)
 {
     if (!r) return ARB_EINVAL;
+    if (r->error) return ARB_ESTATE;
     int s = !r->msg[0].started ? 0 : !r->msg[1].started ? 1 : -1;
     if (s < 0) return ARB_ESTATE;
     struct rmsg *m = &r->msg[s];
@@ -664,6 +543,25 @@ int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t lengt
 /* ------------------------------------------------------------------ */
 /* Receive                                                              */
 /* ------------------------------------------------------------------ */
+
+/* Is (id, start) one of the two messages closed last? */
+static int closed_recently(const arb_responder *r, uint8_t id, uint32_t start)
+{
+    for (int x = 0; x < 2; x++)
+        if (r->prev_valid[x] && id == r->prev_id[x] && start == r->prev_start[x]) return 1;
+    return 0;
+}
+
+/* Is message `id` one that closed before the two remembered (1..127 ids
+ * behind the message in progress)? A requester may keep retrying the END of
+ * a message whose END_ACK was lost while it runs two more (each message
+ * moves aside once its output is complete); every message before the one in
+ * progress closed with all its ENDs in, so the END is acknowledged again. */
+static int closed_long_ago(const arb_responder *r, uint8_t id)
+{
+    uint8_t behind = (uint8_t)(r->msg[0].id - id);
+    return r->closed && behind >= 1 && behind < 128 && (uint64_t)behind <= r->closed;
+}
 
 static void send_ack(arb_responder *r, arb_ptype type, uint8_t id, uint32_t start, int member)
 {
@@ -699,7 +597,7 @@ static void on_register(arb_responder *r, const arb_hdr *h, int from)
         send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, want, from);
         return;
     }
-    if (r->prev_valid && h->message_id == r->prev_id && h->offset_a == r->prev_start) {
+    if (closed_recently(r, h->message_id, h->offset_a)) {
         r->st.registers++; /* a retry whose ack was lost: ack again */
         send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, h->offset_a, from);
         return;
@@ -707,7 +605,7 @@ static void on_register(arb_responder *r, const arb_hdr *h, int from)
     r->st.bad_registers++;
 }
 
-static void on_end(arb_responder *r, const arb_hdr *h, int from)
+static void on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
 {
     if (!is_member(r, from)) {
         r->st.not_member++;
@@ -719,12 +617,17 @@ static void on_end(arb_responder *r, const arb_hdr *h, int from)
         if (!bm_test(r->ends, (uint32_t)from)) {
             bm_set(r->ends, (uint32_t)from);
             r->nends++;
+            /* the order of ENDs tells of lost tails (recovery.c) */
+            if (r->last_tail && now > r->last_tail && now - r->last_tail > r->end_delay)
+                r->end_delay = now - r->last_tail;
+            if (r->phase == ARB_RSP_DRAIN && rsp_end_due(r) < r->end_deadline)
+                r->end_deadline = rsp_end_due(r);
         }
         r->st.ends++;
         send_ack(r, ARB_PT_END_ACK, m->id, m->start, from);
         return;
     }
-    if (r->prev_valid && h->message_id == r->prev_id && h->offset_a == r->prev_start) {
+    if (closed_recently(r, h->message_id, h->offset_a) || closed_long_ago(r, h->message_id)) {
         r->st.ends++;
         send_ack(r, ARB_PT_END_ACK, h->message_id, h->offset_a, from);
         return;
@@ -757,6 +660,12 @@ static int contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h,
     return h->payload_valid && len == want;
 }
 
+/*
+ * A root aggregate (a "master"). Whichever attempt completes first commits
+ * the offset, exactly once: the attempt in flight (a completion sample), an
+ * earlier one the responder had given up on (a spurious loss), or any
+ * attempt while the bypass repair is under way (the repair is abandoned).
+ */
 static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
                       int ce, arb_time now)
 {
@@ -771,13 +680,13 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.dup_masters++;
         return;
     }
-    struct rentry *e = entry(r, i);
-    if (e->state == E_REPAIR) {
-        r->st.late_masters++;
-        return;
-    }
+    struct rentry *e = rsp_entry(r, i);
     if (e->state == E_COMMITTED) {
         r->st.dup_masters++;
+        return;
+    }
+    if (h->attempt > e->attempt) { /* a credit never sent */
+        r->st.stale++;
         return;
     }
     if (h->offset_b != r->cfg.members) {
@@ -788,19 +697,44 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.bad_length++;
         return;
     }
-    r->outstanding--;
-    arb_time sample = now - e->sent;
-    struct rsub *u = &r->sub[e->sub];
-    u->out--;
-    u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
-    rto_sample(r, sample);
-    commit(r, i, r->cfg.header_only || !h->payload_valid ? NULL : payload, h->offset_b, 0);
-    if (r->cfg.cc) arb_cc_on_sample(r->cfg.cc, sample, ce, now);
-    r->st.samples++;
+    const uint8_t *data = r->cfg.header_only || !h->payload_valid ? NULL : payload;
+    if (e->state == E_ISSUED && h->attempt == e->attempt) {
+        arb_time sample = now - e->sent;
+        r->outstanding--;
+        r->sub[e->sub].out--;
+        rsp_on_commit_sample(r, e, sample, now);
+        rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
+        if (r->cfg.cc) arb_cc_on_sample(r->cfg.cc, sample, ce, now);
+        r->st.samples++;
+        return;
+    }
+    /* An earlier attempt completed after all. */
+    if (e->state == E_ISSUED) {
+        r->outstanding--;
+        r->sub[e->sub].out--;
+    } else if (e->state == E_LOST) {
+        r->lost--;
+    } else if (e->state == E_REPAIR) {
+        if (e->rslot) {
+            r->rep[e->rslot - 1].used = 0;
+            r->reps_used--;
+            e->rslot = 0;
+        } else {
+            r->waiting_repair--;
+        }
+        r->in_repair--;
+    }
+    r->st.late_masters++;
+    rsp_on_late_commit(r, e, h->attempt, now);
+    rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
+    if (r->cfg.cc && (unsigned)(e->attempt - h->attempt) < ATT_KEEP) {
+        arb_cc_on_sample(r->cfg.cc, now - e->att_sent[h->attempt % ATT_KEEP], ce, now);
+        r->st.samples++;
+    }
 }
 
 static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t *payload,
-                              size_t len, int from)
+                              size_t len, int from, arb_time now)
 {
     if (!is_member(r, from)) {
         r->st.not_member++;
@@ -809,44 +743,20 @@ static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t 
     int64_t at = locate(r, h);
     if (at < 0) return;
     uint32_t i = (uint32_t)at;
-    if (i < r->base || entry(r, i)->state == E_COMMITTED) {
+    if (i < r->base || rsp_entry(r, i)->state == E_COMMITTED) {
         r->st.dup_repairs++;
         return;
     }
-    struct rentry *e = entry(r, i);
+    struct rentry *e = rsp_entry(r, i);
     if (e->state != E_REPAIR || e->rslot == 0) {
         r->st.stale++;
-        return;
-    }
-    struct rrep *rp = &r->rep[e->rslot - 1];
-    if (bm_test(rp->bits, (uint32_t)from)) {
-        r->st.dup_repairs++;
         return;
     }
     if (!contribution_ok(r, i, h, len)) {
         r->st.bad_length++;
         return;
     }
-    bm_set(rp->bits, (uint32_t)from);
-    r->st.repair_requests++;
-    size_t L = pkt_len(r, i);
-    if (ep_kind_pull(r->cfg.kind) && !r->cfg.header_only && L) {
-        if (rp->count == 0) {
-            memcpy(rp->acc, payload, L);
-        } else {
-            int rc = arb_reduce_bytes(r->cfg.op, r->cfg.dtype, rp->acc, payload, L);
-            assert(rc == 0);
-            (void)rc;
-        }
-    }
-    rp->count++;
-    if (rp->count == r->cfg.members) {
-        rp->used = 0;
-        r->reps_used--;
-        r->in_repair--;
-        e->rslot = 0;
-        commit(r, i, r->cfg.header_only ? NULL : rp->acc, rp->count, 1);
-    }
+    rsp_repair_answer(r, i, payload, len, from, now);
 }
 
 static void on_miss(arb_responder *r, const arb_hdr *h, arb_time now)
@@ -854,12 +764,14 @@ static void on_miss(arb_responder *r, const arb_hdr *h, arb_time now)
     int64_t at = locate(r, h);
     if (at < 0) return;
     uint32_t i = (uint32_t)at;
-    if (i < r->base || entry(r, i)->state != E_ISSUED) {
-        r->st.stale++;
+    struct rentry *e = rsp_entry(r, i);
+    if (i < r->base || e->state != E_ISSUED || h->attempt != e->attempt) {
+        r->st.stale++; /* an attempt already given up, or an offset done */
         return;
     }
     r->st.agg_miss++;
-    enter_repair(r, i, now);
+    e->misses++;
+    rsp_give_up(r, i, WHY_MISS, now);
 }
 
 int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
@@ -870,18 +782,22 @@ int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *pay
         r->st.malformed++;
         return 0;
     }
+    if (r->error) {
+        r->st.stale++; /* a failed channel ignores everything */
+        return 0;
+    }
     switch (h->packet_type) {
     case ARB_PT_REGISTER:
         on_register(r, h, from);
         break;
     case ARB_PT_DATA_REQUEST:
         if (h->repair)
-            on_repair_request(r, h, payload, len, from);
+            on_repair_request(r, h, payload, len, from, now);
         else
             on_master(r, h, payload, len, ce, now);
         break;
     case ARB_PT_END:
-        on_end(r, h, from);
+        on_end(r, h, from, now);
         break;
     case ARB_PT_AGG_MISS:
         on_miss(r, h, now);
@@ -911,69 +827,31 @@ static arb_time tmin(arb_time a, arb_time b)
 
 arb_time arb_responder_next_expiry(const arb_responder *r)
 {
-    if (!r) return ARB_TIME_NEVER;
+    if (!r || r->error) return ARB_TIME_NEVER;
     arb_time t = ARB_TIME_NEVER;
     if (r->phase == ARB_RSP_ACTIVE) {
-        /* A fixed timeout makes normal deadlines grow with the index, so the
-         * first ISSUED is the earliest; an adaptive one may shrink, so every
-         * ISSUED entry (at most the ring's) is looked at. */
-        for (uint32_t i = r->base; i < r->next; i++) {
-            const struct rentry *e = entry_c(r, i);
-            if (e->state == E_ISSUED) {
-                t = tmin(t, due(r, e));
-                if (!r->cfg.adaptive_timeout) break;
-            }
-        }
-        for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++)
-            if (r->rep[s].used) t = tmin(t, r->rep[s].deadline);
+        t = rsp_timers(r);
         arb_time sp = spacing_of(r);
-        if (sp && r->any_credit && r->next < r->msg[0].n && r->outstanding < window_of(r) &&
-            r->next - r->base < ring_limit(r))
+        int can = r->lost || (r->next < r->msg[0].n && r->next - r->base < ring_limit(r));
+        if (sp && r->any_credit && can && r->outstanding < window_of(r))
             t = tmin(t, r->last_credit + sp);
     } else if (r->phase == ARB_RSP_DRAIN) {
         t = r->end_deadline;
     }
+    if (r->cfg.cc && r->phase != ARB_RSP_IDLE) t = tmin(t, arb_cc_next_expiry(r->cfg.cc));
     return t;
 }
 
 int arb_responder_on_expiry(arb_responder *r, arb_time now)
 {
     if (!r) return ARB_EINVAL;
+    if (r->error) return 0;
+    if (r->cfg.cc && arb_cc_next_expiry(r->cfg.cc) <= now) arb_cc_on_expiry(r->cfg.cc, now);
     if (r->phase == ARB_RSP_ACTIVE) {
-        for (uint32_t i = r->base; i < r->next; i++) {
-            struct rentry *e = entry(r, i);
-            if (e->state != E_ISSUED) continue;
-            if (due(r, e) > now) {
-                if (r->cfg.adaptive_timeout) continue;
-                break;
-            }
-            r->st.timeouts++;
-            if (r->cfg.cc) arb_cc_on_timeout(r->cfg.cc, now);
-            if (r->cfg.dynamic_subchannels && !r->sub[e->sub].dead &&
-                r->st.dead_subchannels + 1 < r->cfg.subchannels) {
-                r->sub[e->sub].dead = 1;
-                r->st.dead_subchannels++;
-            }
-            enter_repair(r, i, now);
-        }
-        for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++) {
-            struct rrep *rp = &r->rep[s];
-            if (!rp->used || rp->deadline > now) continue;
-            rp->tries++;
-            rp->deadline = now + repair_rto(r, rp);
-            r->st.repair_repeats++;
-            send_repair_credit(r, rp->index);
-        }
+        rsp_detect_losses(r, now);
+        rsp_repair_expiries(r, now);
     } else if (r->phase == ARB_RSP_DRAIN && r->end_deadline <= now) {
-        /* Spec 12: a lost tail result shows up as a missing END. */
-        for (uint32_t j = 0; j < r->cfg.members; j++) {
-            if (bm_test(r->ends, j)) continue;
-            for (uint32_t t = 0; t < r->ntails; t++) {
-                send_tail(r, r->tails[t], 1, (int)j);
-                r->st.tail_replays++;
-            }
-        }
-        r->end_deadline = now + rto_of(r);
+        rsp_end_expiry(r, now);
     }
     pump(r, now);
     return 0;
@@ -1009,7 +887,9 @@ void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out)
         return;
     }
     *out = r->st;
-    out->rto = rto_of(r);
+    out->timeouts = r->st.losses_timer;
+    out->dead_subchannels = r->cfg.subchannels - r->live_subs;
+    out->rto = rsp_rto(r);
 }
 
 int arb_responder_done(const arb_responder *r)
@@ -1020,4 +900,19 @@ int arb_responder_done(const arb_responder *r)
 uint64_t arb_responder_closed(const arb_responder *r)
 {
     return r ? r->closed : 0;
+}
+
+int arb_responder_error(const arb_responder *r)
+{
+    return r ? r->error : 0;
+}
+
+void arb_responder_get_failure(const arb_responder *r, arb_responder_failure *out)
+{
+    if (!out) return;
+    if (!r || !r->error) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    *out = r->failure;
 }

@@ -894,7 +894,13 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
     ac->adaptive_timeout = scn_enum(sc, K_AR_TOMODE) == 1;
     ac->timeout_min = scn_u64(sc, K_AR_TOMIN);
+    ac->order_detection = scn_enum(sc, K_AR_DETECT) == 0;
+    ac->attempts = (uint32_t)scn_u64(sc, K_AR_ATTEMPTS);
+    ac->miss_limit = (uint32_t)scn_u64(sc, K_AR_MISSLIMIT);
+    ac->dead_after = (uint32_t)scn_u64(sc, K_AR_DEADAFTER);
+    ac->repair_tries = (uint32_t)scn_u64(sc, K_AR_REPTRIES);
     ac->retry = scn_u64(sc, K_AR_RETRY);
+    ac->retry_min = scn_u64(sc, K_AR_RETRYMIN);
     ac->start = scn_u64(sc, K_WL_START);
     ac->wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
     ac->skew = scn_u64(sc, K_AR_SKEW);
@@ -924,9 +930,21 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
         if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
     arb_sim_arbor_config ac;
     arbor_sim_config(sc, &ac);
-    if (ac.adaptive_timeout && ac.timeout_min > ac.timeout)
+    if (ac.timeout < ARB_EP_TIMER_MIN)
+        return key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL,
+                        "below 1 us: no fabric loop is that short");
+    if (ac.timeout_min && ac.timeout_min < ARB_EP_TIMER_MIN)
         return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
-                        "above arbor.timeout, the adaptive timeout's ceiling");
+                        "below 1 us: no fabric loop is that short (0: from the fabric)");
+    if (ac.timeout_min > ac.timeout)
+        return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
+                        "above arbor.timeout, the timers' ceiling");
+    if (ac.retry < ARB_EP_TIMER_MIN)
+        return key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL,
+                        "below 1 us: no fabric loop is that short");
+    if (ac.retry_min && (ac.retry_min < ARB_EP_TIMER_MIN || ac.retry_min > ac.retry))
+        return key_fail(sc, K_AR_RETRYMIN, err, errlen, ARB_EINVAL,
+                        "must be 1 us .. arbor.retry (0: the timers' floor)");
     if (*scn_str(sc, K_AR_FAIL)) {
         /* after the plans: their trees still use what fails here */
         rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);
@@ -1066,6 +1084,15 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(inv, "early_done", a->inv_early);
     j_u64(inv, "conservation", a->inv_conservation);
     j_u64(o, "dead_subchannels", a->dead_subchannels);
+    cJSON *rec = cJSON_AddObjectToObject(o, "recovery");
+    j_u64(rec, "retries", a->retries);
+    j_u64(rec, "losses_order", a->losses_order);
+    j_u64(rec, "losses_timer", a->losses_timer);
+    j_u64(rec, "spurious", a->spurious);
+    j_u64(rec, "bypass", a->bypass);
+    j_u64(rec, "tree_deaths", a->deaths);
+    j_u64(rec, "probes", a->probes);
+    j_u64(rec, "revivals", a->revivals);
     if (r->n_ar_jobs) arbor_jobs_json(o, r);
 }
 

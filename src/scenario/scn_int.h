@@ -107,13 +107,27 @@
     X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
-      "responder per-offset timeout (repair) and END wait")                                        \
-    X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "fixed", "fixed|adaptive", 0, 0,                \
-      "fixed: arbor.timeout always; adaptive: srtt + 4 rttvar of the completion times (spec 12)")  \
-    X(AR_TOMIN, "arbor", "timeout_min", VT_TIME, "1ms", NULL, 1, 0,                                \
-      "the adaptive timeout's floor (its ceiling is arbor.timeout)")                               \
+      "the responder's timers' ceiling (the seed's fixed per-offset timeout)")                     \
+    X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "adaptive", "fixed|adaptive", 0, 0,             \
+      "adaptive: a tree silent for srtt + 4 rttvar of the completion times (within timeout_min "   \
+      "and timeout) loses its credits; fixed: every timer is arbor.timeout from the send")         \
+    X(AR_TOMIN, "arbor", "timeout_min", VT_TIME, "0", NULL, 0, 0,                                  \
+      "the timers' floor; 0: twice the fabric's unloaded loop (docs/arbor-sim.md)")                \
+    X(AR_DETECT, "arbor", "detection", VT_ENUM, "order", "order|timer", 0, 0,                      \
+      "order: a credit is lost once a later one on its tree committed (and a reordering window "   \
+      "passed), timers for the tail; timer: timers only")                                          \
+    X(AR_ATTEMPTS, "arbor", "attempts", VT_U64, "8", NULL, 1, 256,                                 \
+      "credits per offset in the network before the bypass repair (1: bypass at the first loss)")  \
+    X(AR_MISSLIMIT, "arbor", "miss_limit", VT_U64, "2", NULL, 1, 255,                              \
+      "AGG_MISS for one offset that send it to the bypass repair")                                 \
+    X(AR_DEADAFTER, "arbor", "dead_after", VT_U64, "3", NULL, 1, 255,                              \
+      "timer losses on a tree, with no commit between, that make it dead (it is probed)")          \
+    X(AR_REPTRIES, "arbor", "repair_tries", VT_U64, "8", NULL, 1, 64,                              \
+      "bypass repair credits per offset, and END-wait rounds, before a channel fails")             \
     X(AR_RETRY, "arbor", "retry", VT_TIME, "10ms", NULL, 1, 0,                                     \
-      "requester REGISTER / END first retry (doubling, 8 tries)")                                  \
+      "requester REGISTER / END retry interval cap (doubling; failure after 255 x this)")          \
+    X(AR_RETRYMIN, "arbor", "retry_min", VT_TIME, "0", NULL, 0, 0,                                 \
+      "requester REGISTER / END first retry; 0: the timers' floor")                                \
     X(AR_SUBCH, "arbor", "subchannels", VT_U64, "1", NULL, 1, 1024,                                \
       "trees per channel (static choice: offset mod subchannels)")                                 \
     X(AR_LEVELS, "arbor", "agg_levels", VT_LIST, "", NULL, 0, 0,                                   \

@@ -54,7 +54,6 @@ struct aep {
     uint8_t by_results;    /* that condition is `results >= offsets` (ep_cond) */
     uint8_t finished;      /* the engine is done (all ENDs, END_ACK) */
     uint32_t rank, member; /* member: NONE for the responder */
-    arb_time *credit_at;   /* responder: when offset i's normal credit left (first message) */
     uint8_t *committed;    /* responder: bitmap of offsets committed */
     uint8_t *result;       /* responder, values mode, pull kinds: the result cache */
 };
@@ -98,6 +97,7 @@ struct ajob {
     uint32_t ranks_done, eps_finished;
     struct pacct *pacct; /* per port: this job's packets */
     double tol;          /* values: tolerance of float results */
+    arb_time floor;      /* the timers' floor: cfg.timeout_min, or twice the fabric's loop */
     int32_t sum17[17];   /* sum over ranks of ((7r + x) mod 17) */
     arb_sim_arbor_result res;
 };
@@ -126,6 +126,7 @@ struct arbor_job {
     /* the first job's, which every job must share: the pools are common */
     uint32_t slots, payload;
     int values;
+    arb_sim_arbor_failure failure; /* the first engine that gave up */
 };
 
 /* The job of global channel `conn`. */
@@ -150,8 +151,26 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
     cfg->window = 4;
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
-    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
+    cfg->adaptive_timeout = 1;
+    cfg->order_detection = 1;
+    cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
+    cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
+    cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
     cfg->retry = ARB_EP_RETRY_DEFAULT;
+}
+
+arb_time arb_sim_arbor_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
+{
+    if (!s || !plan) return 0;
+    arb_time hop = 0;
+    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    for (uint32_t p = 0; p < s->n_ports; p++) {
+        arb_time t = s->ports[p].delay + arb_time_tx(frame, s->ports[p].rate);
+        if (s->ports[p].rate && t > hop) hop = t;
+    }
+    uint32_t levels = plan->root_level ? plan->root_level : 1;
+    return 4 * (arb_time)levels * hop;
 }
 
 /* ---- values ------------------------------------------------------------ */
@@ -283,26 +302,24 @@ static void cond_met(arb_sim *s, struct aep *e)
     }
 }
 
-static void on_commit_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
-                         const uint8_t *result, size_t len, uint32_t count, int repaired)
+static void on_commit_cb(void *ctx, const arb_commit_info *c)
 {
     struct aep *e = ctx;
     struct ajob *j = e->j;
-    (void)msg_id;
-    (void)offset;
+    uint32_t index = c->index;
     if (index >= e->offsets || (e->committed[index >> 3] >> (index & 7)) & 1) {
         j->res.inv_dup_commit++;
         return;
     }
     e->committed[index >> 3] |= (uint8_t)(1u << (index & 7));
-    if (e->credit_at && e->credit_at[index] != ARB_TIME_NEVER && !repaired) {
-        arb_time rtt = j->s->now - e->credit_at[index];
+    if (!c->repaired && c->attempt == 0) {
+        arb_time rtt = j->s->now - c->first_sent;
         j->rtt_sum += rtt;
         j->rtt_n++;
         if (rtt > j->res.rtt_max) j->res.rtt_max = rtt;
     }
-    if (count != j->p->channels[e->ch].n_members) j->res.inv_count++;
-    if (j->cfg.values && result && len) check(j, e->ch, index, result, len);
+    if (c->count != j->p->channels[e->ch].n_members) j->res.inv_count++;
+    if (j->cfg.values && c->result && c->len) check(j, e->ch, index, c->result, c->len);
     e->results++;
 }
 
@@ -499,14 +516,6 @@ static uint32_t pkt_take(arb_sim *s)
     return i;
 }
 
-/* The responder's normal credits of the first message: when each left. */
-static void note_credit(arb_sim *s, struct aep *e, const arb_hdr *h)
-{
-    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair && h->message_id == 0 &&
-        h->offset_b < e->offsets && e->credit_at[h->offset_b] == ARB_TIME_NEVER)
-        e->credit_at[h->offset_b] = s->now;
-}
-
 /* The engines' send callback. */
 /* Values mode: a payload buffer holding `len` bytes of `payload`, or NONE. */
 static uint32_t put_payload(arb_sim *s, const uint8_t *payload, size_t len)
@@ -548,7 +557,6 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     uint32_t i = pkt_take(s);
     if (i == PKT_NONE) return;
     j->a->hdr[i] = *h;
-    if (e->r) note_credit(s, e, h);
     uint32_t aux = NONE, plen;
     if (!j->cfg.values) {
         plen = virtual_len(j, e->c, h);
@@ -850,6 +858,44 @@ static void ep_cond(arb_sim *s, struct aep *e)
     if (met) cond_met(s, e);
 }
 
+/* Engine e gave up: what it lost, in hosts (the first failure is kept). */
+static void note_failure(arb_sim *s, const struct aep *e)
+{
+    arb_sim_arbor_failure *f = &s->arb->failure;
+    const struct ajob *j = e->j;
+    const arb_plan *p = j->p;
+    const arb_plan_channel *c = e->c;
+    if (f->failed) return;
+    f->failed = 1;
+    f->job = j->index;
+    f->channel = e->ch;
+    f->responder_host = c->responder_host;
+    if (e->q) {
+        f->requester = 1;
+        f->n_missing = 1;
+        f->missing_hosts[0] = e->host;
+        return;
+    }
+    arb_responder_failure rf;
+    arb_responder_get_failure(e->r, &rf);
+    f->end_wait = rf.end_wait;
+    f->offset = rf.offset;
+    f->subchannel = rf.subchannel;
+    f->attempts = rf.attempts;
+    f->n_missing = rf.n_missing;
+    uint32_t k = 0;
+    for (uint32_t m = 0; m < c->n_members && k < 16; m++)
+        if ((rf.missing[m >> 6] >> (m & 63)) & 1)
+            f->missing_hosts[k++] = p->ranks[p->members[c->first_member + m]];
+}
+
+int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out)
+{
+    if (!s || !s->arb || !out) return ARB_EINVAL;
+    *out = s->arb->failure;
+    return 0;
+}
+
 /* After an engine call: the rank's condition, the engine's end, its timer. */
 static void ep_after(arb_sim *s, struct aep *e)
 {
@@ -859,7 +905,10 @@ static void ep_after(arb_sim *s, struct aep *e)
         e->finished = 1;
         j->eps_finished++;
     }
-    if (e->q && arb_requester_error(e->q) < 0) fatal(s, arb_requester_error(e->q));
+    if ((e->q && arb_requester_error(e->q) < 0) || (e->r && arb_responder_error(e->r) < 0)) {
+        note_failure(s, e);
+        fatal(s, ARB_ETIMEDOUT);
+    }
     arm(s, e->host, ep_expiry(e));
 }
 
@@ -1003,7 +1052,6 @@ static void job_free(struct ajob *j)
         arb_responder_free(j->eps[i].r);
         arb_requester_free(j->eps[i].q);
         free(j->eps[i].committed);
-        free(j->eps[i].credit_at);
         free(j->eps[i].result);
     }
     free(j->entry);
@@ -1124,7 +1172,12 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 rc_.header_only = !cfg->values;
                 rc_.timeout = cfg->timeout;
                 rc_.adaptive_timeout = cfg->adaptive_timeout;
-                rc_.timeout_min = cfg->timeout_min;
+                rc_.timeout_min = j->floor;
+                rc_.order_detection = cfg->order_detection;
+                rc_.attempts = cfg->attempts;
+                rc_.miss_limit = cfg->miss_limit;
+                rc_.dead_after = cfg->dead_after;
+                rc_.repair_tries = cfg->repair_tries;
                 rc_.window = cfg->window;
                 rc_.send = ep_send;
                 rc_.send_ctx = e;
@@ -1135,10 +1188,7 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 rc_.logger = s->cfg.log;
                 rc = arb_responder_new(&e->r, &rc_);
                 e->committed = calloc(((size_t)offsets + 7) / 8 + 1, 1);
-                e->credit_at = malloc((size_t)offsets * sizeof *e->credit_at);
-                if (rc == 0 && (!e->committed || !e->credit_at)) rc = ARB_ENOMEM;
-                for (uint32_t o = 0; e->credit_at && o < offsets; o++)
-                    e->credit_at[o] = ARB_TIME_NEVER;
+                if (rc == 0 && !e->committed) rc = ARB_ENOMEM;
             } else {
                 arb_requester_config qc;
                 arb_requester_config_default(&qc);
@@ -1153,6 +1203,8 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 qc.fanin = arb_plan_fanin(p, c, m - 1, 0);
                 qc.subchannels = p->cfg.subchannels;
                 qc.retry = cfg->retry;
+                qc.retry_min = cfg->retry_min ? cfg->retry_min : j->floor;
+                if (qc.retry_min > qc.retry) qc.retry_min = qc.retry;
                 qc.send = ep_send;
                 qc.send_ctx = e;
                 qc.fill = cfg->values ? fill_cb : NULL;
@@ -1295,6 +1347,9 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
         j->rank_of_host[p->ranks[r]] = r;
         j->rank_done[r] = ARB_TIME_NEVER;
     }
+    j->floor = cfg->timeout_min ? cfg->timeout_min : 2 * arb_sim_arbor_loop(s, p, cfg->payload);
+    if (j->floor < ARB_EP_TIMER_MIN) j->floor = ARB_EP_TIMER_MIN;
+    if (j->floor > cfg->timeout) j->floor = cfg->timeout;
     int rc = job_trees(s, j);
     if (rc == 0) rc = make_engines(s, j);
     if (rc == 0) job_values(j);
@@ -1385,8 +1440,10 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     size_t es = arb_dtype_size(p->cfg.dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
         cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
-        cfg->timeout == 0 || cfg->retry == 0 ||
-        (cfg->adaptive_timeout && (cfg->timeout_min == 0 || cfg->timeout_min > cfg->timeout)))
+        cfg->timeout < ARB_EP_TIMER_MIN || cfg->retry < ARB_EP_TIMER_MIN ||
+        (cfg->timeout_min &&
+         (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)) ||
+        (cfg->retry_min && (cfg->retry_min < ARB_EP_TIMER_MIN || cfg->retry_min > cfg->retry)))
         return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
@@ -1550,6 +1607,14 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
             r->tail_replays += st.tail_replays;
             r->credits += st.credits;
             r->dead_subchannels += st.dead_subchannels;
+            r->retries += st.retries;
+            r->losses_order += st.losses_order;
+            r->losses_timer += st.losses_timer;
+            r->spurious += st.spurious;
+            r->bypass += st.bypass;
+            r->deaths += st.deaths;
+            r->probes += st.probes;
+            r->revivals += st.revivals;
         } else {
             arb_requester_stats st;
             arb_requester_get_stats(e->q, &st);
@@ -1628,13 +1693,17 @@ static void result_add(arb_sim_arbor_result *w, const arb_sim_arbor_result *r)
         &w->agg_drops,   &w->copies,         &w->checked,          &w->wrong,
         &w->wire_checks, &w->wire_errors,    &w->inv_dup_commit,   &w->inv_count,
         &w->inv_missing, &w->inv_early,      &w->dead_subchannels, &w->pkts,
-        &w->wire_bytes};
+        &w->wire_bytes,  &w->retries,        &w->losses_order,     &w->losses_timer,
+        &w->spurious,    &w->bypass,         &w->deaths,           &w->probes,
+        &w->revivals};
     const uint64_t rc[] = {
         r->commits,      r->repair_commits, r->repair_credits,   r->timeouts,       r->agg_miss,
         r->late_masters, r->tail_replays,   r->credits,          r->requests,       r->results,
         r->registers,    r->ends,           r->agg_drops,        r->copies,         r->checked,
         r->wrong,        r->wire_checks,    r->wire_errors,      r->inv_dup_commit, r->inv_count,
-        r->inv_missing,  r->inv_early,      r->dead_subchannels, r->pkts,           r->wire_bytes};
+        r->inv_missing,  r->inv_early,      r->dead_subchannels, r->pkts,           r->wire_bytes,
+        r->retries,      r->losses_order,   r->losses_timer,     r->spurious,       r->bypass,
+        r->deaths,       r->probes,         r->revivals};
     for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++)
         *wc[k] += rc[k];
     for (int t = 0; t < 4; t++) {

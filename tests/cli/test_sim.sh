@@ -5,6 +5,10 @@
 same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
 nohost() { sed 's/,"host":{[^}]*}//'; }
+# jnum KEY JSON: the first number after "KEY": in JSON.
+jnum() { printf '%s' "$2" | grep -o "\"$1\":[0-9.]*" | head -1 | cut -d: -f2; }
+# le NAME A B: pass when A <= B (decimal numbers).
+le() { if awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && b != "" && a + 0 <= b + 0) }'; then pass "$1"; else fail "$1" "$2 > $3"; fi; }
 
 cat >"$TMP/small.ini" <<'INI'
 [fabric]
@@ -63,25 +67,43 @@ has "no failure, no drops" "$F0" '"drops":0,'
 has "fail_at: every flow done" "$F1" '"count":8,"done":8'
 if printf '%s' "$F1" | grep -q '"drops":[1-9]'; then pass "fail_at: the spine's packets dropped"; else fail "fail_at: the spine's packets dropped" "$F1"; fi
 
-# Arbor, a spine failing 2 ms in: dynamic subchannels drop its 8 trees and
-# repair what they carried; static ones never finish.
+# Arbor, a spine failing 2 ms in: its 8 trees go silent, are declared dead,
+# and what they carried is credited again on the live trees. Dynamic
+# selection finishes within 3% of the same run without the failure (each
+# channel pays about one timer); static selection, which keeps sending every
+# other offset's first credit down the dead tree, finishes too, above half
+# the ceiling (every such offset pays one fabric loop, then a retry).
 J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet)
-for k in '"ranks_done":32' '"repair_commits":16' '"dead_subchannels":8' '"goodput_gbps":96.213' \
+J0=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s fabric.fail_at=)
+for k in '"ranks_done":32' '"repair_commits":0' '"dead_subchannels":8' \
     '"invariants":{"errors":0'; do
     has "arbor-spine-fails: $k" "$J" "$k"
 done
-J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchannel_mode=static -s run.stop=20ms)
-has "arbor-spine-fails static: not done" "$J" '"ranks_done":0'
+le "arbor-spine-fails: within 3% of no failure" "$(jnum cct_us "$J")" \
+    "$(awk -v c="$(jnum cct_us "$J0")" 'BEGIN { print c * 1.03 }')"
+le "arbor-spine-fails: below the 99.0 Gb/s wire ceiling" "$(jnum goodput_gbps "$J")" 99.0
+J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchannel_mode=static)
+has "arbor-spine-fails static: done" "$J" '"ranks_done":32'
+le "arbor-spine-fails static: above half the ceiling" 49.5 "$(jnum goodput_gbps "$J")"
 
-# The adaptive timeout: 0.1% loss on 4 MiB repairs exactly, ten times
-# sooner than the seed's fixed 50 ms; a floor above the ceiling is refused.
-JF=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
-JA=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s arbor.timeout_mode=adaptive --json --quiet)
-has "adaptive timeout: exact" "$JA" '"correct":true'
-has "adaptive timeout: repairs" "$JA" '"repairs":26'
-has "adaptive timeout: 12 ms" "$JA" '"cct_us":12011.33584'
-has "fixed timeout: 150 ms" "$JF" '"cct_us":150236.64128'
-expect_err "adaptive floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_mode=adaptive -s arbor.timeout_min=60ms
+# Loss: 0.1% on 4 MiB. By default every loss is found by order or by a
+# timer of a few loops and credited again in the network: exact results
+# within twice the loss-free time. The seed's recovery (a fixed 50 ms timer,
+# then the bypass repair) waits that timer at least once.
+JL=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s loss=0 --json --quiet)
+JD=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
+JS=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s arbor.timeout_mode=fixed \
+    -s arbor.detection=timer -s arbor.attempts=1 --json --quiet)
+has "loss, default: exact" "$JD" '"correct":true'
+has "loss, default: retried in the network" "$JD" '"retries":[1-9]'
+has "loss, default: no bypass repair" "$JD" '"bypass":0'
+le "loss, default: within twice the loss-free time" "$(jnum cct_us "$JD")" \
+    "$(awk -v c="$(jnum cct_us "$JL")" 'BEGIN { print 2 * c }')"
+has "loss, seed: exact" "$JS" '"correct":true'
+has "loss, seed: bypass repairs" "$JS" '"repairs":[1-9]'
+le "loss, seed: waits its 50 ms timer" 50000 "$(jnum cct_us "$JS")"
+expect_err "timer floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_min=60ms
+expect_err "timer below a microsecond" 2 "sim: -s arbor.timeout: below 1 us" "$ARBOR" sim -s arbor.timeout=20ns
 
 # Determinism, overrides, --seed.
 A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
@@ -141,7 +163,7 @@ has "f16 at 400G correct" "$J" '"correct":true'
 has "leaf-spine: 20 B headers" "$J" '"header_bytes":20,'
 J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s mode=values -s loss=0.01 -s arbor.timeout=200us -s run.seed=3)
 has "loss: correct" "$J" '"correct":true'
-has "loss: repairs reported" "$J" '"repairs":[1-9]'
+has "loss: retries reported" "$J" '"retries":[1-9]'
 A=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s loss=0.01 -s arbor.timeout=200us | nohost)
 B=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=2MiB -s loss=0.01 -s arbor.timeout=200us | nohost)
 same "arbor: deterministic" "$A" "$B"

@@ -10,7 +10,9 @@
  *               last 8)
  *   1 request   a request answering a remembered credit: count, fan-ins,
  *               port, CE, op, dtype, payload flag and length from the input,
- *               sometimes the other channel or a changed offset or slot
+ *               sometimes the other channel, a changed offset or slot, or
+ *               the other attempt (a credit "anywhere" takes attempt 0 or 1
+ *               from its offset's top bit)
  *   2 raw       a header built field by field from the input (mostly
  *               invalid: exercises the MALFORMED and BYPASS paths)
  *   3 feedback  the last aggregate, sent back in as a lower tier's output
@@ -68,7 +70,7 @@ typedef struct ref_slot {
     uint64_t ch;
     uint32_t off, count, n;
     uint8_t port_seen[16];
-    uint8_t fanin, dtype, op, pv;
+    uint8_t fanin, dtype, op, pv, attempt;
     size_t len;
 } ref_slot;
 
@@ -106,6 +108,7 @@ static arb_agg_reason predict(state *s, const arb_hdr *h, size_t len, uint64_t c
         x->used = 1;
         x->ch = ch;
         x->off = h->offset_b;
+        x->attempt = h->attempt;
         return ARB_AGG_R_PUSH;
     }
     if (h->repair || h->packet_type != ARB_PT_DATA_REQUEST || h->agg_depth == 0)
@@ -117,6 +120,7 @@ static arb_agg_reason predict(state *s, const arb_hdr *h, size_t len, uint64_t c
     ref_slot *x = &s->ref[id];
     *slot = (int32_t)id;
     if (!x->used || x->ch != ch || x->off != h->offset_a) return ARB_AGG_R_OWNER;
+    if (x->attempt != h->attempt) return ARB_AGG_R_STALE;
     if (x->done) return ARB_AGG_R_LATE;
     if (x->port_seen[port]) return ARB_AGG_R_DUPLICATE;
     size_t plen = h->payload_valid ? len : 0;
@@ -227,6 +231,7 @@ static void op_credit(state *s, reader *r)
     for (int i = 0; i < h.agg_depth; i++)
         h.agg_loc[i] = (uint16_t)(200 + i);
     h.offset_b = k;
+    if ((b & 3) == 2) h.attempt = (uint8_t)(k >> 23); /* attempts 0 and 1 */
     h.dtype = ARB_DTYPE_I64;
     feed(s, &h, NULL, 0, channel_ids[b >> 7], 0, 0);
 }
@@ -260,6 +265,8 @@ static void op_request(state *s, reader *r)
     if (tweak & 2) h.offset_a = (h.offset_a + 1) & ARB_OFFSET_MASK;
     if ((tweak & 12) == 12 && h.agg_depth) h.agg_loc[h.agg_depth - 1] = next(r);
     if (tweak & 16) h.aggregated = 1;
+    h.attempt = c->attempt;
+    if ((tweak & 12) == 4) h.attempt ^= 1; /* another attempt of the offset */
 
     size_t len = 0;
     if (h.payload_valid) {
@@ -298,6 +305,7 @@ static void op_raw(state *s, reader *r)
         h.fanin[i] = next(r) & 7;
     }
     h.dtype = next(r) & 7;
+    h.attempt = (uint8_t)(h.message_id >> 7);
     size_t len = next(r);
     if (len > 200) len = ARB_PAYLOAD_MAX + (len - 200);
     if (len > sizeof s->payload) len = ARB_PAYLOAD_MAX; /* the buffer's size */

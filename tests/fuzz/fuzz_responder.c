@@ -1,20 +1,24 @@
 /*
  * Fuzz target: the responder engine fed arbitrary packet sequences.
  *
- * The first bytes choose a configuration (members, kind, header-only,
+ * The first five bytes choose a configuration (members, kind, header-only,
  * window, repair budget, payload size, subchannels, first message id and
- * start_seq, the latter often just below the 24-bit wrap). The rest is a
+ * start_seq, the latter often just below the 24-bit wrap; then the
+ * recovery: credits per offset in the network, order-based detection,
+ * AGG_MISS limit, silences that kill a tree). The rest is a
  * program of steps: start the next message, advance the clock (and run the
  * expiry when due), deliver a header decoded from raw bytes, or deliver a
  * plausible packet built from a few bytes (a REGISTER, master, repair
  * request, END or AGG_MISS near the offsets in play, from a member, a
- * non-member or a switch).
+ * non-member or a switch; masters and AGG_MISS name attempt 0..3 from the
+ * step byte's top bits).
  *
  * After every step: every emitted header passed arb_hdr_validate; no
  * offset was committed twice; every commit counted R contributions; no
  * message committed more offsets than it has; normal credits outstanding
- * never passed the window, repair credits never the budget. A breach calls
- * abort().
+ * never passed the window, repair credits never the budget; no normal
+ * credit carries an attempt at or above the configured credits per offset;
+ * a failed channel sends nothing more. A breach calls abort().
  */
 #include "arbor/endpoint.h"
 
@@ -51,7 +55,8 @@ typedef struct msgrec {
 
 typedef struct harness {
     arb_responder *r;
-    uint32_t members, window, budget;
+    uint32_t members, window, budget, attempts;
+    int failed; /* arb_responder_error was set: nothing may be sent */
     msgrec msgs[256];
     uint8_t own[MAXN * 32], result[MAXN * 32];
 } harness;
@@ -64,17 +69,16 @@ static void on_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     require(len == 0 || payload != NULL);
     require(dst->kind <= ARB_EP_DST_MEMBER);
     if (dst->kind == ARB_EP_DST_MEMBER) require(dst->member < hs->members);
+    require(!hs->failed);
+    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair)
+        require(h->attempt < hs->attempts);
 }
 
-static void on_commit(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
-                      const uint8_t *result, size_t len, uint32_t count, int repaired)
+static void on_commit(void *ctx, const arb_commit_info *ci)
 {
     harness *hs = ctx;
-    (void)offset;
-    (void)result;
-    (void)len;
-    (void)repaired;
-    msgrec *m = &hs->msgs[msg_id];
+    uint32_t index = ci->index, count = ci->count;
+    msgrec *m = &hs->msgs[ci->msg_id];
     require(m->started);
     require(index < m->n);
     require(!((m->committed >> index) & 1u));
@@ -95,6 +99,13 @@ static void check(harness *hs)
     arb_responder_get_stats(hs->r, &st);
     require(st.peak_repairs <= hs->budget);
     require(st.peak_outstanding <= hs->window);
+    if (arb_responder_error(hs->r)) {
+        arb_responder_failure f;
+        arb_responder_get_failure(hs->r, &f);
+        require(f.error == ARB_ETIMEDOUT && f.n_missing <= hs->members);
+        require(arb_responder_next_expiry(hs->r) == ARB_TIME_NEVER);
+        hs->failed = 1;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -105,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     arb_responder_config c;
     arb_responder_config_default(&c);
-    uint8_t b0 = take(&rd), b1 = take(&rd), b2 = take(&rd), b3 = take(&rd);
+    uint8_t b0 = take(&rd), b1 = take(&rd), b2 = take(&rd), b3 = take(&rd), b4 = take(&rd);
     c.members = 1u + (b0 & 7u);
     c.kind = (arb_ep_kind)((b0 >> 3) & 3u);
     c.header_only = (b0 >> 5) & 1;
@@ -121,6 +132,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.timeout = ARB_PS_PER_MS;
     c.adaptive_timeout = (b2 & 0x40) != 0;
     c.dynamic_subchannels = (b2 & 0x80) != 0;
+    c.attempts = 1u + (b4 & 7u);
+    c.order_detection = !(b4 & 8u);
+    c.miss_limit = 1u + (b4 >> 4 & 3u);
+    c.dead_after = 1u + (b4 >> 6);
+    c.timeout_min = 20 * ARB_PS_PER_US;
+    c.repair_tries = 4;
     c.send = on_send;
     c.send_ctx = hs;
     c.on_commit = on_commit;
@@ -128,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hs->members = c.members;
     hs->window = c.window;
     hs->budget = c.repair_budget;
+    hs->attempts = c.attempts;
     if (arb_responder_new(&hs->r, &c) != 0) abort();
     for (size_t i = 0; i < sizeof hs->own; i++)
         hs->own[i] = (uint8_t)(i * 7);
@@ -204,6 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             case 2:
                 h.packet_type = ARB_PT_AGG_MISS;
                 h.offset_a = k;
+                h.attempt = (uint8_t)(op >> 6);
                 break;
             case 3:
             case 4:
@@ -214,6 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 h.repair = (op >> 3 & 7u) == 5;
                 h.offset_b = h.repair ? 1 : ((y & 0x10) ? c.members : 1u + (y & 3u));
                 h.aggregated = !h.repair;
+                if (!h.repair) h.attempt = (uint8_t)(op >> 6);
                 if (!(x & 0x40)) {
                     len = (x & 0x80) ? c.payload_size : c.payload_size / 2;
                     h.payload_valid = 1;

@@ -19,11 +19,13 @@ def write(kind, name, data):
 
 
 # ---- responder ---------------------------------------------------------
-def rsp_cfg(members=3, kind=0, header_only=0, window=4, budget=1, wrap=0):
+def rsp_cfg(members=3, kind=0, header_only=0, window=4, budget=1, wrap=0, attempts=4,
+            order=True, miss_limit=2, dead_after=3, subchannels=1, adaptive=True):
     b0 = (members - 1) | kind << 3 | header_only << 5
     b1 = (window - 1) << 2 | (budget - 1) << 5  # op = 1 + b1 % 3
-    b2 = 3 << 2 | (0x20 if wrap else 0)
-    return [b0, b1, b2, 0x0C if wrap else 0]
+    b2 = (subchannels - 1) | 3 << 2 | (0x20 if wrap else 0) | (0x40 if adaptive else 0)
+    b4 = (attempts - 1) | (0 if order else 8) | (miss_limit - 1) << 4 | (dead_after - 1) << 6
+    return [b0, b1, b2, 0x0C if wrap else 0, b4]
 
 
 def rsp_start(packets):
@@ -38,21 +40,25 @@ def rsp_end(j):
     return [0x0B, 0x00, 0x20 | j]
 
 
-def rsp_master(k, count_ok=True, payload=16):
+def rsp_master(k, count_ok=True, payload=16, attempt=0):
     y = 0x10 if count_ok else 0x00
-    return [0x1B, k | 0x80, y] + [k + 1] * payload
+    return [0x1B | attempt << 6, k | 0x80, y] + [k + 1] * payload
 
 
 def rsp_repair(k, j, payload=16):
     return [0x2B, k | 0x80, 0x20 | j] + [j + 2] * payload
 
 
-def rsp_miss(k):
-    return [0x13, k, 0x00]
+def rsp_miss(k, attempt=0):
+    return [0x13 | attempt << 6, k, 0x00]
 
 
 def rsp_time(ms8):
     return [0x01, 0x80 | ms8]  # ms8 eighths of a millisecond (x 1)
+
+
+def rsp_time_us(us):
+    return [0x01, us & 0x7F]  # us microseconds, below 128
 
 
 def responder_seeds():
@@ -103,6 +109,32 @@ def responder_seeds():
         for j in range(R):
             s += rsp_end(j)
         write("responder", "kind-" + name, s)
+
+    # retries in the network: offset 0 presumed lost by order once offset 1
+    # committed, credited again (attempt 1); its attempt-0 aggregate comes
+    # late (spurious), then an AGG_MISS of attempt 1 for offset 2, the
+    # retry of 2 times out and 3 goes to the bypass repair after 2 misses
+    retry = rsp_cfg(attempts=3, subchannels=2) + rsp_start(6)
+    for j in range(R):
+        retry += rsp_register(j)
+    retry += rsp_master(1) + rsp_time_us(100) + rsp_master(0, attempt=1)
+    retry += rsp_master(0) + rsp_miss(2) + rsp_master(2, attempt=1) + rsp_time(0x7F)
+    retry += rsp_miss(3) + rsp_miss(3, attempt=1)
+    for j in range(R):
+        retry += rsp_repair(3, j)
+    for k in (4, 5):
+        retry += rsp_master(k)
+    retry += rsp_time(0x7F) + rsp_time(0x7F)
+    for j in range(R):
+        retry += rsp_end(j)
+    write("responder", "attempts-spurious-miss-bypass", retry)
+
+    # a channel that cannot finish: nothing ever answers
+    dead = rsp_cfg(attempts=2, subchannels=2) + rsp_start(4)
+    for j in range(R):
+        dead += rsp_register(j)
+    dead += rsp_time(0x7F) * 40
+    write("responder", "nothing-answers-fails", dead)
 
     raw = rsp_cfg(members=1) + rsp_start(2) + [0x02, 16] + [
         0x80, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4] + [0x00]

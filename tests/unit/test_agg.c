@@ -65,6 +65,7 @@ static arb_hdr request(const arb_hdr *c, uint32_t count, const uint8_t *fanin, i
     h.agg_depth = c->agg_depth;
     h.offset_a = c->offset_b;
     h.offset_b = count;
+    h.attempt = c->attempt; /* a requester answers the credit's attempt */
     for (int i = 0; i < c->agg_depth; i++) {
         h.agg_loc[i] = c->agg_loc[i];
         h.fanin[i] = fanin[i];
@@ -491,6 +492,68 @@ TEST(owner_mismatch_gives_agg_miss)
     arb_agg_stats st = stats(a);
     CHECK_EQ_U(st.miss, 4);
     CHECK_EQ_U(st.contributions, 2);
+    arb_agg_free(a);
+}
+
+/* The owner tag covers the attempt: two attempts of one offset hold two
+ * slots, each counts only its own inputs, and an input of the other attempt
+ * is dropped as STALE without an AGG_MISS (the responder is not told). */
+TEST(attempts_keep_their_own_slots)
+{
+    arb_agg *a = make(4, 4, 0);
+    arb_hdr c0 = credit(20, 0, 0), c1 = credit(20, 0, 0);
+    c1.attempt = 1;
+    CHECK_EQ_I(feed(a, &c0, NULL, 0, CH1, 0, 0).slot, 0);
+    CHECK_EQ_I(feed(a, &c1, NULL, 0, CH1, 0, 0).slot, 1);
+    uint8_t fi = 2;
+    int32_t v[2] = {1, 2}, w[2] = {10, 20};
+
+    /* attempt 0's input counted in slot 0 */
+    arb_hdr q0 = request(&c0, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    q0.attempt = 0;
+    CHECK_EQ_I(feed(a, &q0, v, sizeof v, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    /* an attempt-0 input naming slot 1 (attempt 1's): stale, no miss */
+    arb_hdr stale = q0;
+    stale.agg_loc[0] = 1;
+    arb_agg_result r = feed(a, &stale, v, sizeof v, CH1, 1, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_DROP);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_STALE);
+    CHECK_EQ_I(r.slot, 1);
+    /* an attempt-1 input naming slot 0: stale too */
+    arb_hdr q1 = request(&c1, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    q1.attempt = 1;
+    stale = q1;
+    stale.agg_loc[0] = 0;
+    CHECK_EQ_I(feed(a, &stale, w, sizeof w, CH1, 1, 0).reason, ARB_AGG_R_STALE);
+
+    /* attempt 1 completes with its own inputs only, and says so */
+    CHECK_EQ_I(feed(a, &q1, w, sizeof w, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    r = feed(a, &q1, w, sizeof w, CH1, 2, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.attempt, 1);
+    CHECK_EQ_U(r.hdr.offset_b, 2);
+    CHECK_EQ_I(((const int32_t *)r.payload)[0], 20);
+    CHECK_EQ_I(((const int32_t *)r.payload)[1], 40);
+    /* attempt 0 can still complete in its own slot: the responder commits
+     * whichever attempt arrives first */
+    r = feed(a, &q0, v, sizeof v, CH1, 3, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.attempt, 0);
+    CHECK_EQ_I(((const int32_t *)r.payload)[1], 4);
+
+    /* an AGG_MISS carries the attempt of the request that missed */
+    arb_hdr c2 = credit(21, 0, 0);
+    feed(a, &c2, NULL, 0, CH1, 0, 0);
+    arb_hdr q2 = request(&c2, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    q2.attempt = 5;
+    q2.offset_a = 22;
+    r = feed(a, &q2, v, sizeof v, CH1, 0, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_MISS);
+    CHECK_EQ_U(r.hdr.attempt, 5);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.stale, 2);
+    CHECK_EQ_U(st.miss, 1);
+    CHECK_EQ_U(st.aggregates, 2);
     arb_agg_free(a);
 }
 
@@ -921,6 +984,7 @@ TEST(random_sequences)
             if (n == 0 || arb_rng_below(&rng, 4) == 0) {
                 arb_hdr c = credit((uint32_t)arb_rng_below(&rng, 8) | 0xFFFFF8u * (step & 1), 1,
                                    (int)arb_rng_below(&rng, 3));
+                c.attempt = (uint8_t)arb_rng_below(&rng, 3);
                 uint64_t ch = arb_rng_below(&rng, 2) ? CH1 : CH2;
                 arb_agg_result r = feed(a, &c, NULL, 0, ch, 0, 0);
                 if (r.action == ARB_AGG_FORWARD) {
@@ -936,6 +1000,8 @@ TEST(random_sequences)
                 fi[k] = (uint8_t)(1 + arb_rng_below(&rng, 4));
             uint32_t cnt = 1 + (uint32_t)arb_rng_below(&rng, 2);
             arb_hdr q = request(&credits[i], cnt, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+            q.attempt =
+                arb_rng_below(&rng, 8) ? credits[i].attempt : (uint8_t)arb_rng_below(&rng, 3);
             uint64_t ch = arb_rng_below(&rng, 10) ? chans[i] : CH1 ^ CH2 ^ chans[i];
             feed(a, &q, v, sizeof v, ch, (uint32_t)arb_rng_below(&rng, 8),
                  (int)arb_rng_below(&rng, 2));
@@ -943,6 +1009,7 @@ TEST(random_sequences)
         arb_agg_stats st = stats(a);
         CHECK(st.requests > 0 && st.contributions > 0 && st.aggregates > 0);
         CHECK(st.miss > 0 && st.duplicate + st.late + st.protocol_error > 0);
+        CHECK(st.stale > 0);
         arb_agg_free(a);
     }
 }
@@ -958,6 +1025,7 @@ int main(void)
     RUN(values_i64);
     RUN(header_only_mode);
     RUN(owner_mismatch_gives_agg_miss);
+    RUN(attempts_keep_their_own_slots);
     RUN(bad_slot_index);
     RUN(duplicate_from_same_port);
     RUN(late_after_completion);

@@ -40,6 +40,8 @@ struct run {
     uint64_t seed;
 };
 
+static arb_sim_arbor_failure g_failure;
+
 /* rank skew for the next runs (arb_sim_arbor_config.skew, .skew_random) */
 static arb_time g_skew;
 static int g_skew_mode;
@@ -105,6 +107,7 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
         rc = 0; /* the failure the test expects; the figures say the rest */
     else
         CHECK_EQ_I(rc, 0);
+    if (s && g_fail_rc) arb_sim_arbor_failure_get(s, &g_failure);
     if (s) {
         CHECK_EQ_I(arb_sim_arbor_result_get(s, res), 0);
         arb_sim_get_stats(s, st);
@@ -314,9 +317,13 @@ TEST(dynamic_subchannels_avoid_a_failed_tree)
 {
     /* leafspine:4,2,2 (hosts 0-7, leaves 8-11, spines 12 and 13), two
      * subchannels: every channel has one tree on each spine. Spine 12 fails
-     * after planning: static selection keeps sending half the credits (and
-     * their repairs) into it and never finishes; dynamic selection stops
-     * using it after the first timeout and finishes with exact values. */
+     * after planning: every channel's tree there goes silent, its credits
+     * are lost by timer, the tree is declared dead and its offsets are
+     * credited again on the live tree, in the network (no bypass repair).
+     * Dynamic selection then sends everything down the live tree but for
+     * probes; static selection keeps sending every other offset's first
+     * credit down the dead tree and recovers each on the live one: both
+     * finish with exact values. */
     struct run x = {
         "leafspine:4,2,2", ARB_COLL_ALLREDUCE, 8, 1 << 20, ARB_DTYPE_I32, 1, 0, 0, 2, 0, 0};
     arb_sim_arbor_result r;
@@ -325,19 +332,54 @@ TEST(dynamic_subchannels_avoid_a_failed_tree)
     if (run(&x, &r, &st) < 0) goto out;
     check_good(&x, &r, &st); /* healthy: dynamic works as static does */
     CHECK_EQ_U(r.dead_subchannels, 0);
+    CHECK_EQ_U(r.losses_timer + r.losses_order, 0);
     g_fail_node = 12;
     if (run(&x, &r, &st) < 0) goto out;
     check_good(&x, &r, &st);
     CHECK_EQ_U(r.dead_subchannels, 8); /* every channel lost its tree on spine 12 */
-    CHECK(r.timeouts > 0 && r.repair_commits > 0);
+    CHECK_EQ_U(r.deaths, 8);
+    CHECK(r.losses_timer > 0 && r.retries > 0);
+    CHECK_EQ_U(r.repair_commits, 0);
+    uint64_t dynamic_retries = r.retries;
     g_dynamic = 0;
-    g_fail_rc = ARB_ETIMEDOUT; /* a requester's END retries run out */
     if (run(&x, &r, &st) < 0) goto out;
-    CHECK(!r.done);
-    CHECK_EQ_U(r.dead_subchannels, 0);
-    CHECK(r.commits < 8 * 16); /* 8 channels of 16 offsets */
+    check_good(&x, &r, &st);
+    CHECK_EQ_U(r.deaths, 8);
+    CHECK_EQ_U(r.repair_commits, 0);
+    CHECK_EQ_U(r.probes, 0);
+    /* every even offset's first credit went down the dead tree (8 channels
+     * of 16 offsets: 64 of them), and was credited again */
+    CHECK(r.retries >= 64);
+    CHECK(r.retries > dynamic_retries);
 out:
     g_dynamic = 0;
+    g_fail_node = 0;
+    g_fail_rc = 0;
+}
+
+TEST(a_run_that_cannot_finish_names_what_was_lost)
+{
+    /* leaf 8 of leafspine:4,2,2 (above hosts 0 and 1) fails after planning:
+     * no tree can reach hosts 0 and 1. The run ends with ARB_ETIMEDOUT
+     * within the recovery's bounds, and the failure names a channel, an
+     * offset or END wait, and hosts among 0 and 1 as the ones that never
+     * answered (or a requester on them that got no answer). */
+    struct run x = {
+        "leafspine:4,2,2", ARB_COLL_ALLREDUCE, 8, 1 << 16, ARB_DTYPE_I32, 1, 0, 0, 1, 0, 0};
+    arb_sim_arbor_result r;
+    arb_sim_stats st;
+    g_fail_node = 8;
+    g_fail_rc = ARB_ETIMEDOUT;
+    memset(&g_failure, 0, sizeof g_failure);
+    int rc = run(&x, &r, &st);
+    CHECK_EQ_I(rc, 0); /* the expected ETIMEDOUT */
+    CHECK(!r.done);
+    CHECK_EQ_U(r.invariant_errors - r.inv_missing - r.inv_conservation, 0);
+    CHECK_EQ_I(g_failure.failed, 1);
+    CHECK(g_failure.n_missing >= 1);
+    for (uint32_t k = 0; k < g_failure.n_missing && k < 16; k++)
+        CHECK(g_failure.missing_hosts[k] <= 1 || g_failure.responder_host <= 1);
+    CHECK(g_failure.channel < 8);
     g_fail_node = 0;
     g_fail_rc = 0;
 }
@@ -627,6 +669,7 @@ int main(void)
     RUN(small_slot_pool_misses);
     RUN(rank_skew);
     RUN(dynamic_subchannels_avoid_a_failed_tree);
+    RUN(a_run_that_cannot_finish_names_what_was_lost);
     RUN(two_jobs_on_disjoint_hosts);
     RUN(a_neighbour_on_other_switches_changes_nothing);
     RUN(jobs_on_one_switch_share_its_pool);

@@ -170,6 +170,12 @@ static void print_summary(const char *json)
                num(j, "commits", NULL), num(ar, "repair_commits", NULL),
                num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL),
                num(ar, "timeouts", NULL));
+        printf("recovery      %.0f retries; losses %.0f by order, %.0f by timer (%.0f spurious); "
+               "%.0f bypassed; trees %.0f dead, %.0f revived\n",
+               num(ar, "recovery", "retries"), num(ar, "recovery", "losses_order"),
+               num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
+               num(ar, "recovery", "bypass"), num(ar, "recovery", "tree_deaths"),
+               num(ar, "recovery", "revivals"));
         printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
                "live slots\n",
                num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL),

@@ -1,0 +1,572 @@
+/*
+ * The responder's recovery (docs/protocol.md, "Loss and recovery";
+ * docs/endpoint.md, "Loss detection"): which credits are lost, what a loss
+ * costs, and which trees are worth using.
+ *
+ *   detection  by order (a credit sent after this one on the same tree has
+ *              committed and a reordering window has passed: RACK, RFC
+ *              8985, for groups) and by timer (the tree has been silent for
+ *              the timeout: the tail, or a dead tree);
+ *   recovery   a fresh credit for the offset with the next attempt number,
+ *              in the network; the bypass repair of the seed after
+ *              `attempts` credits or `miss_limit` AGG_MISS; the channel
+ *              fails after `repair_tries` unanswered repair credits;
+ *   trees      suspect after a loss, dead after `dead_after` timer losses
+ *              with no commit in between, probed while dead, revived by
+ *              any commit.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "arbor/endpoint.h"
+#include "arbor/reduce.h"
+#include "endpoint/rsp_int.h"
+
+/* Spurious losses raise a multiplier up to this; every MULT_DECAY samples
+ * with no spurious loss halve it (RACK-TLP's reo_wnd_mult, with a decay by
+ * samples rather than by recoveries: a loss-free run has no recoveries). */
+#define MULT_MAX 4u
+#define MULT_DECAY 64u
+/* The recent maximum is over the last one to two windows of this many
+ * samples. */
+#define MAX_WINDOW 64u
+/* Before the first warm sample the timer is RTO_INITIAL (or 3 floors when
+ * that is more). A sample is cold when its credit left before the
+ * responder's first commit: the first window goes into an idle network,
+ * and every channel's first windows then queue together, so the second
+ * window's loop is many times the first's (on star-32: 5-13 us, then
+ * 158-164 us, then 85 us in steady state). Cold samples feed the order
+ * (RACK) state and the smallest loop, never the timer. RFC 6298 starts at
+ * 1 s for want of any knowledge; a fabric's loop is microseconds. Losses
+ * before the first warm sample are found by order. */
+#define RTO_INITIAL (1 * ARB_PS_PER_MS)
+
+static arb_time tmin(arb_time a, arb_time b)
+{
+    return a < b ? a : b;
+}
+
+static arb_time tmax(arb_time a, arb_time b)
+{
+    return a > b ? a : b;
+}
+
+/* a x 2^k, saturating at cap. */
+static arb_time doubled(arb_time a, unsigned k, arb_time cap)
+{
+    for (; k > 0 && a < cap; k--)
+        a = a > cap / 2 ? cap : a * 2;
+    return a < cap ? a : cap;
+}
+
+/* ------------------------------------------------------------------ */
+/* Estimates                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The timer in force: the ceiling (fixed), or the larger of srtt + 4
+ * rttvar and the recent maximum sample plus rttvar, within the floor and
+ * the ceiling, 3 floors before the first sample, times the spurious-timer
+ * multiplier. The recent maximum matters: completion times have a long
+ * tail (credits issued in a burst complete a loop later, together), which
+ * srtt + 4 rttvar does not cover. */
+arb_time rsp_rto(const arb_responder *r)
+{
+    arb_time max = r->cfg.timeout;
+    if (!r->cfg.adaptive_timeout) return max;
+    arb_time t;
+    if (r->n_samples == 0)
+        t = tmax(3 * r->cfg.timeout_min, RTO_INITIAL);
+    else
+        t = tmax(r->srtt + 4 * r->rttvar, tmax(r->max_cur, r->max_prev) + r->rttvar);
+    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
+    t = t > max / r->rto_mult ? max : t * r->rto_mult;
+    return t < max ? t : max;
+}
+
+/* The reordering window: the larger of a quarter of the smallest
+ * completion time and the largest reordering measured, times the spurious
+ * multiplier, at most srtt. */
+static arb_time reo_wnd(const arb_responder *r)
+{
+    if (r->min_rtt == ARB_TIME_NEVER) return 0;
+    arb_time w = tmax(r->min_rtt / 4, r->reo_seen) * r->reo_mult;
+    return r->srtt ? tmin(w, r->srtt) : w;
+}
+
+/* RFC 6298's estimator over completion samples, and the recent maximum;
+ * a cold sample (its credit left before the first commit) only counts as
+ * the smallest loop. */
+static void rto_sample(arb_responder *r, arb_time sample, arb_time sent)
+{
+    if (sample < r->min_rtt) r->min_rtt = sample;
+    if (!r->first_commit || sent < r->first_commit) return;
+    r->n_samples++;
+    if (++r->max_n > MAX_WINDOW) {
+        r->max_prev = r->max_cur;
+        r->max_cur = 0;
+        r->max_n = 1;
+    }
+    if (sample > r->max_cur) r->max_cur = sample;
+    if (++r->clean >= MULT_DECAY) {
+        r->clean = 0;
+        if (r->reo_mult > 1) r->reo_mult /= 2;
+        if (r->rto_mult > 1) r->rto_mult /= 2;
+    }
+    if (r->srtt == 0) {
+        r->srtt = sample ? sample : 1;
+        r->rttvar = sample / 2;
+    } else {
+        arb_time d = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
+        r->rttvar = (3 * r->rttvar + d) / 4;
+        r->srtt = (7 * r->srtt + sample) / 8;
+        if (r->srtt == 0) r->srtt = 1;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Trees                                                                */
+/* ------------------------------------------------------------------ */
+
+void rsp_reset_trees(arb_responder *r)
+{
+    for (uint32_t s = 0; r->sub && s < r->cfg.subchannels; s++)
+        r->sub[s].out = 0;
+}
+
+/* A commit on tree s: it is alive. */
+void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now)
+{
+    struct rsub *u = &r->sub[s];
+    u->progress = now;
+    u->silences = 0;
+    if (u->health == T_DEAD) {
+        r->live_subs++;
+        r->st.revivals++;
+        arb_log(&r->cfg.logger, ARB_LOG_INFO, "responder %llu: tree %u revived",
+                (unsigned long long)r->cfg.channel, (unsigned)s);
+    }
+    u->health = T_LIVE;
+    u->probe_gap = 0;
+}
+
+/* A credit on tree s was lost: suspect after any loss; dead after
+ * dead_after timer losses with no commit in between (never the last live
+ * tree). */
+static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
+{
+    struct rsub *u = &r->sub[s];
+    if (u->health == T_DEAD) return;
+    u->health = T_SUSPECT;
+    if (!by_timer) return;
+    if (++u->silences < r->cfg.dead_after || r->live_subs <= 1) return;
+    u->health = T_DEAD;
+    r->live_subs--;
+    r->st.deaths++;
+    u->probe_gap = rsp_rto(r);
+    u->probe_at = now + u->probe_gap;
+    arb_log(&r->cfg.logger, ARB_LOG_INFO, "responder %llu: tree %u dead after %u silences",
+            (unsigned long long)r->cfg.channel, (unsigned)s, (unsigned)u->silences);
+}
+
+/* The live tree with the least completion estimate, ties from `home` on.
+ * A tree without a sample yet is taken to be as fast as the fastest one
+ * with a sample: it is explored, never preferred for being unknown. */
+static uint32_t best_live(const arb_responder *r, uint32_t home)
+{
+    uint32_t n = r->cfg.subchannels, best = home;
+    arb_time known = 0;
+    for (uint32_t s = 0; s < n; s++)
+        if (r->sub[s].health != T_DEAD && r->sub[s].ct && (!known || r->sub[s].ct < known))
+            known = r->sub[s].ct;
+    double best_est = -1;
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t s = (home + x) % n;
+        const struct rsub *u = &r->sub[s];
+        if (u->health == T_DEAD) continue;
+        arb_time ct = u->ct ? u->ct : known;
+        double est = (double)ct * (u->out + 1) * (u->health == T_SUSPECT ? 2 : 1);
+        if (best_est < 0 || est < best_est) {
+            best = s;
+            best_est = est;
+        }
+    }
+    return best;
+}
+
+/* Tree s if it is not dead; else a live one (dynamic: the best; static:
+ * the next after s). */
+uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
+{
+    if (r->sub[s].health != T_DEAD) return s;
+    uint32_t n = r->cfg.subchannels;
+    if (r->cfg.dynamic_subchannels) return best_live(r, k % n);
+    for (uint32_t x = 1; x < n; x++)
+        if (r->sub[(s + x) % n].health != T_DEAD) return (s + x) % n;
+    return s;
+}
+
+/* A dead tree due for a probe, or UINT32_MAX. */
+static uint32_t probe_due(arb_responder *r, uint32_t home, arb_time now)
+{
+    uint32_t n = r->cfg.subchannels;
+    for (uint32_t x = 0; r->live_subs < n && x < n; x++) {
+        uint32_t s = (home + x) % n;
+        struct rsub *u = &r->sub[s];
+        if (u->health != T_DEAD || now < u->probe_at) continue;
+        u->probe_gap = doubled(u->probe_gap ? u->probe_gap : rsp_rto(r), 1, r->cfg.timeout);
+        u->probe_at = now + u->probe_gap;
+        r->st.probes++;
+        return s;
+    }
+    return UINT32_MAX;
+}
+
+/* The tree of a normal credit for offset k: static, the offset's own tree
+ * for its first credit and a live one for later attempts; dynamic, a dead
+ * tree due for a probe (first credits only), else the best live tree. */
+uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now)
+{
+    uint32_t n = r->cfg.subchannels, home = k % n;
+    if (n == 1) return 0;
+    if (!r->cfg.dynamic_subchannels) return first_attempt ? home : rsp_live_sub(r, home, k);
+    if (first_attempt) {
+        uint32_t p = probe_due(r, home, now);
+        if (p != UINT32_MAX) return p;
+    }
+    return best_live(r, home);
+}
+
+/* ------------------------------------------------------------------ */
+/* Samples                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The attempt in flight committed: a completion sample for the estimates,
+ * the tree's order, its health and dynamic selection. */
+void rsp_on_commit_sample(arb_responder *r, struct rentry *e, arb_time sample, arb_time now)
+{
+    struct rsub *u = &r->sub[e->sub];
+    rto_sample(r, sample, e->sent);
+    u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
+    if (e->seq < u->rack_seq) {
+        /* Committed after a credit sent later on its tree: the reordering
+         * it took to arrive this late without being presumed lost. */
+        arb_time ontime = e->sent + u->rack_rtt;
+        if (now > ontime && now - ontime > r->reo_seen) r->reo_seen = now - ontime;
+    } else {
+        u->rack_seq = e->seq;
+        u->rack_rtt = sample;
+    }
+    if (e->seq > r->rack_seq) {
+        r->rack_seq = e->seq;
+        r->rack_rtt = sample;
+    }
+    rsp_tree_commit(r, e->sub, now);
+}
+
+/* An attempt that had been given up committed after all: that loss was
+ * spurious, and the detection that declared it grows more patient. The
+ * aggregate is still a completion sample of its own attempt, when that
+ * attempt is among the last ATT_KEEP, and its tree is alive. */
+void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb_time now)
+{
+    int known = (unsigned)(e->attempt - attempt) < ATT_KEEP;
+    if (known) {
+        arb_time sent = e->att_sent[attempt % ATT_KEEP];
+        uint32_t s = e->att_sub[attempt % ATT_KEEP];
+        arb_time sample = now - sent;
+        struct rsub *u = &r->sub[s];
+        rto_sample(r, sample, sent);
+        u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
+        rsp_tree_commit(r, s, now);
+    }
+    if (e->why == WHY_NONE || e->why == WHY_MISS) return; /* REPAIR by misses, or not given up */
+    r->st.spurious++;
+    r->clean = 0;
+    if (e->why == WHY_ORDER && r->reo_mult < MULT_MAX) r->reo_mult++;
+    if (e->why == WHY_TIMER && r->rto_mult < MULT_MAX) r->rto_mult *= 2;
+    r->st.reo_wnd = reo_wnd(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Losses                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Recovery by the bypass repair from now on. */
+static void enter_bypass(arb_responder *r, struct rentry *e)
+{
+    e->state = E_REPAIR;
+    e->rslot = 0;
+    r->in_repair++;
+    r->waiting_repair++;
+    r->st.bypass++;
+}
+
+/*
+ * The attempt in flight at index i is given up: it leaves the window; the
+ * offset waits for its next attempt, or for the bypass repair once it has
+ * had `attempts` credits or `miss_limit` AGG_MISS.
+ */
+void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
+{
+    struct rentry *e = rsp_entry(r, i);
+    assert(e->state == E_ISSUED);
+    r->outstanding--;
+    r->sub[e->sub].out--;
+    e->why = (uint8_t)why;
+    if (why == WHY_ORDER) {
+        r->st.losses_order++;
+        tree_loss(r, e->sub, 0, now);
+        if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now);
+    } else if (why == WHY_TIMER) {
+        r->st.losses_timer++;
+        if (e->expiries < UINT8_MAX) e->expiries++;
+        tree_loss(r, e->sub, 1, now);
+        if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 1, now);
+    }
+    if (e->misses >= r->cfg.miss_limit || (uint32_t)e->attempt + 1 >= r->cfg.attempts) {
+        enter_bypass(r, e);
+        return;
+    }
+    e->state = E_LOST;
+    r->lost++;
+}
+
+/* When the attempt in flight at e is presumed lost by its timer: the tree
+ * has been silent (no commit) for the timer since the credit left (a dead
+ * tree: the floor, twice the fabric's loop); half as long again for each
+ * earlier timer loss of the offset (a gentle backoff: a tail credit lost
+ * twice is the common case at 0.1% loss, and congestion is the
+ * controller's business). Fixed timeouts: the ceiling from the send. */
+static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_time rto)
+{
+    if (!r->cfg.adaptive_timeout) return e->sent + r->cfg.timeout;
+    const struct rsub *u = &r->sub[e->sub];
+    if (u->health == T_DEAD) return e->sent + r->cfg.timeout_min;
+    arb_time from = r->cfg.order_detection ? tmax(e->sent, u->progress) : e->sent;
+    arb_time t = rto + rto / 2 * e->expiries;
+    return from + (t < r->cfg.timeout ? t : r->cfg.timeout);
+}
+
+/*
+ * Every ISSUED credit whose order or timer says it is lost is given up;
+ * r->next_due is the earliest deadline of those left.
+ */
+void rsp_detect_losses(arb_responder *r, arb_time now)
+{
+    arb_time reo = reo_wnd(r), rto = rsp_rto(r), due = ARB_TIME_NEVER;
+    for (uint32_t i = r->base; i < r->next; i++) {
+        struct rentry *e = rsp_entry(r, i);
+        if (e->state != E_ISSUED) continue;
+        const struct rsub *u = &r->sub[e->sub];
+        if (r->cfg.order_detection && u->rack_seq > e->seq) {
+            arb_time d = e->sent + u->rack_rtt + reo;
+            if (d <= now) {
+                rsp_give_up(r, i, WHY_ORDER, now);
+                continue;
+            }
+            due = tmin(due, d);
+        } else if (r->cfg.order_detection && u->rack_seq == 0 && r->rack_seq > e->seq &&
+                   r->n_samples) {
+            /* A tree that never committed, while a credit sent after this
+             * one committed on a sibling: give it twice the sibling's loop
+             * (trees of one channel have the same hop count), then it
+             * counts as silent. */
+            arb_time d = e->sent + 2 * r->rack_rtt + reo;
+            if (d <= now) {
+                rsp_give_up(r, i, WHY_TIMER, now);
+                continue;
+            }
+            due = tmin(due, d);
+        }
+        arb_time d = timer_due(r, e, rto);
+        if (d <= now) {
+            rsp_give_up(r, i, WHY_TIMER, now);
+            continue;
+        }
+        due = tmin(due, d);
+    }
+    r->next_due = due;
+    r->st.reo_wnd = reo;
+}
+
+/* ------------------------------------------------------------------ */
+/* The bypass repair                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A repair credit's timer: the timer in force, doubled per earlier try. */
+static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
+{
+    arb_time t = rsp_rto(r);
+    if (!r->cfg.adaptive_timeout) return t;
+    return doubled(t, rp->tries - 1, r->cfg.timeout);
+}
+
+static void start_repair(arb_responder *r, uint32_t i, arb_time now)
+{
+    struct rentry *e = rsp_entry(r, i);
+    uint32_t s;
+    for (s = 0; s < r->cfg.repair_budget; s++)
+        if (!r->rep[s].used) break;
+    assert(s < r->cfg.repair_budget);
+    struct rrep *rp = &r->rep[s];
+    rp->used = 1;
+    rp->index = i;
+    rp->count = 0;
+    memset(rp->bits, 0, sizeof rp->bits);
+    rp->tries = 1;
+    rp->deadline = now + repair_rto(r, rp);
+    e->rslot = s + 1;
+    r->waiting_repair--;
+    r->reps_used++;
+    if (r->reps_used > r->st.peak_repairs) r->st.peak_repairs = r->reps_used;
+    rsp_send_repair_credit(r, i);
+}
+
+/* Offsets waiting for the bypass repair take repair slots, oldest first. */
+void rsp_start_repairs(arb_responder *r, arb_time now)
+{
+    for (uint32_t i = r->base;
+         r->waiting_repair && r->reps_used < r->cfg.repair_budget && i < r->next; i++) {
+        struct rentry *e = rsp_entry(r, i);
+        if (e->state == E_REPAIR && e->rslot == 0) start_repair(r, i, now);
+    }
+}
+
+/* Repair credits whose timer passed are sent again; after repair_tries the
+ * channel fails. */
+void rsp_repair_expiries(arb_responder *r, arb_time now)
+{
+    for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++) {
+        struct rrep *rp = &r->rep[s];
+        if (!rp->used || rp->deadline > now) continue;
+        if (rp->tries >= r->cfg.repair_tries) {
+            rsp_fail(r, rp->index, 0, rp->bits);
+            return;
+        }
+        rp->tries++;
+        rp->deadline = now + repair_rto(r, rp);
+        r->st.repair_repeats++;
+        rsp_send_repair_credit(r, rp->index);
+    }
+}
+
+/* A member's repair answer for index i (in REPAIR with a slot): counted
+ * once per member, reduced into the slot; the last one commits. Returns 1
+ * when it committed. */
+int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size_t len, int from,
+                      arb_time now)
+{
+    struct rentry *e = rsp_entry(r, i);
+    struct rrep *rp = &r->rep[e->rslot - 1];
+    if (bm_test(rp->bits, (uint32_t)from)) {
+        r->st.dup_repairs++;
+        return 0;
+    }
+    bm_set(rp->bits, (uint32_t)from);
+    r->st.repair_requests++;
+    if (ep_kind_pull(r->cfg.kind) && !r->cfg.header_only && len) {
+        if (rp->count == 0) {
+            memcpy(rp->acc, payload, len);
+        } else {
+            int rc = arb_reduce_bytes(r->cfg.op, r->cfg.dtype, rp->acc, payload, len);
+            assert(rc == 0);
+            (void)rc;
+        }
+    }
+    rp->count++;
+    if (rp->count < r->cfg.members) return 0;
+    rp->used = 0;
+    r->reps_used--;
+    r->in_repair--;
+    e->rslot = 0;
+    rsp_commit(r, i, r->cfg.header_only ? NULL : rp->acc, rp->count, 1, 0, now);
+    return 1;
+}
+
+/*
+ * The END wait by order: every requester sends END as soon as it holds the
+ * last result, so once some ENDs have come in after the last tail, a
+ * member still silent a reordering window after the slowest of them has
+ * most likely lost a tail. ARB_TIME_NEVER until an END has come after the
+ * last tail (the timer alone then decides).
+ */
+arb_time rsp_end_due(const arb_responder *r)
+{
+    if (!r->cfg.order_detection || !r->end_delay || r->end_rounds) return ARB_TIME_NEVER;
+    arb_time slack = tmax(reo_wnd(r), r->end_delay / 4);
+    return r->last_tail + r->end_delay + slack;
+}
+
+/* The END wait passed with ENDs missing: a lost tail shows up as a missing
+ * END (docs/protocol.md), so every tail result is replayed to each member
+ * missing from the END bitmap; after repair_tries rounds the channel
+ * fails. */
+void rsp_end_expiry(arb_responder *r, arb_time now)
+{
+    if (r->end_rounds >= r->cfg.repair_tries) {
+        rsp_fail(r, UINT32_MAX, 1, r->ends);
+        return;
+    }
+    for (uint32_t j = 0; j < r->cfg.members; j++) {
+        if (bm_test(r->ends, j)) continue;
+        for (uint32_t t = 0; t < r->ntails; t++) {
+            rsp_send_tail(r, r->tails[t], 1, (int)j);
+            r->st.tail_replays++;
+        }
+    }
+    r->end_rounds++;
+    arb_time wait = r->cfg.adaptive_timeout ? doubled(rsp_rto(r), r->end_rounds, r->cfg.timeout)
+                                            : r->cfg.timeout;
+    r->end_deadline = now + wait;
+}
+
+/* The earliest timer of the message in progress: loss deadlines (as of the
+ * last detection pass) and repair credits. */
+arb_time rsp_timers(const arb_responder *r)
+{
+    arb_time t = r->next_due;
+    for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++)
+        if (r->rep[s].used) t = tmin(t, r->rep[s].deadline);
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Failure                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The channel cannot finish: index i (UINT32_MAX with end_wait) is lost,
+ * and the members whose bit is clear in `answered` never answered. */
+void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answered)
+{
+    arb_responder_failure *f = &r->failure;
+    const struct rmsg *m = &r->msg[0];
+    memset(f, 0, sizeof *f);
+    f->error = ARB_ETIMEDOUT;
+    f->msg_id = m->id;
+    f->start_seq = m->start;
+    f->end_wait = end_wait;
+    if (!end_wait) {
+        const struct rentry *e = rsp_entry_c(r, i);
+        f->index = i;
+        f->offset = ep_seq(m->start, i);
+        f->subchannel = e->sub;
+        f->attempts = (uint32_t)e->attempt + 1;
+    }
+    for (uint32_t j = 0; j < r->cfg.members; j++) {
+        if (bm_test(answered, j)) continue;
+        f->missing[j >> 6] |= (uint64_t)1 << (j & 63);
+        f->n_missing++;
+    }
+    r->error = ARB_ETIMEDOUT;
+    if (end_wait)
+        arb_log(&r->cfg.logger, ARB_LOG_ERROR,
+                "responder %llu: message %u: %u ENDs missing after %u tail replays",
+                (unsigned long long)r->cfg.channel, (unsigned)m->id, (unsigned)f->n_missing,
+                (unsigned)r->end_rounds);
+    else
+        arb_log(&r->cfg.logger, ARB_LOG_ERROR,
+                "responder %llu: offset %u lost on tree %u after %u credits and %u repair "
+                "credits; %u members never answered",
+                (unsigned long long)r->cfg.channel, (unsigned)f->offset, (unsigned)f->subchannel,
+                (unsigned)f->attempts, (unsigned)r->cfg.repair_tries, (unsigned)f->n_missing);
+}

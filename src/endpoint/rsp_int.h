@@ -1,0 +1,187 @@
+/*
+ * rsp_int.h - the responder's state, shared by its two files:
+ * responder.c (messages, credits, commit, receive) and recovery.c (loss
+ * detection, retries in the network, bypass repair, tree health, timers).
+ * docs/endpoint.md and docs/protocol.md describe the state machine.
+ */
+#ifndef ARBOR_RSP_INT_H
+#define ARBOR_RSP_INT_H
+
+#include "arbor/endpoint.h"
+#include "endpoint/ep_util.h"
+
+/* Ring entry states. ISSUED: a normal credit (of attempt `attempt`) is in
+ * flight and counts in the window. LOST: that credit was presumed lost; the
+ * offset waits for a credit of the next attempt. REPAIR: the offset fell
+ * back to the bypass repair. COMMITTED: done (until `base` passes it). */
+enum { E_FREE = 0, E_ISSUED = 1, E_LOST = 2, E_REPAIR = 3, E_COMMITTED = 4 };
+
+/* How an attempt was given up (rentry.why), for spurious-loss accounting. */
+enum { WHY_NONE = 0, WHY_ORDER = 1, WHY_TIMER = 2, WHY_MISS = 3 };
+
+/* Tree health (per subchannel). */
+enum { T_LIVE = 0, T_SUSPECT = 1, T_DEAD = 2 };
+
+#define NO_RIDE UINT32_MAX
+#define RING_MAX (1u << 20)
+
+struct rentry {
+    uint8_t state;
+    uint8_t attempt;  /* of the credit in flight, or of the last one */
+    uint8_t misses;   /* AGG_MISS for this offset */
+    uint8_t expiries; /* timer losses of this offset: its timer doubles */
+    uint8_t why;      /* how the last attempt was given up (WHY_*) */
+    uint32_t rslot;   /* repair slot + 1; 0 while waiting for the budget */
+    uint32_t ride;    /* index of the result that rode the credits, or NO_RIDE */
+    uint32_t sub;     /* the tree of the current attempt */
+    uint64_t seq;     /* issue order of the current attempt (credit sequence) */
+    arb_time sent;    /* send time of the current attempt */
+    arb_time first;   /* send time of attempt 0 */
+    /* The last ATT_KEEP attempts, by attempt mod ATT_KEEP: when each left
+     * and down which tree, so that an earlier attempt's aggregate is still
+     * a completion sample (the attempt number makes it unambiguous, as
+     * TCP's timestamps make a retransmission's ACK). */
+    arb_time att_sent[4];
+    uint32_t att_sub[4];
+};
+#define ATT_KEEP 4u
+
+/* One bypass repair in progress: its bitmap of members and its accumulator. */
+struct rrep {
+    int used;
+    uint32_t index;
+    uint32_t count;
+    uint64_t bits[EP_MEMBER_WORDS];
+    arb_time deadline;
+    uint32_t tries; /* repair credits sent for it */
+    uint8_t *acc;
+};
+
+struct rmsg {
+    int started;
+    uint8_t id;
+    uint32_t start;
+    uint32_t n;
+    uint64_t length;
+    const uint8_t *own;
+    uint8_t *result;
+    uint64_t reg[EP_MEMBER_WORDS];
+    uint32_t nreg;
+};
+
+/* Per subchannel: its place in dynamic selection, its order-based loss
+ * detection (the most recently sent credit committed on it) and its
+ * health. */
+struct rsub {
+    arb_time ct;        /* EWMA of credit-to-commit; 0: no sample yet */
+    uint32_t out;       /* normal credits outstanding on it */
+    uint8_t health;     /* T_* */
+    uint8_t silences;   /* timer losses on it since its last commit */
+    uint64_t rack_seq;  /* seq of the most recently sent credit committed on it (0: none) */
+    arb_time rack_rtt;  /* that credit's completion time */
+    arb_time progress;  /* time of its last commit (0: none) */
+    arb_time probe_at;  /* dead: when the next probe may go */
+    arb_time probe_gap; /* dead: the probe interval now (doubles) */
+};
+
+struct arb_responder {
+    arb_responder_config cfg;
+    struct rmsg msg[2]; /* [0] in progress or next expected, [1] ahead */
+    uint32_t next_seq;  /* start of msg[0] when it is not started yet */
+    /* The two messages closed last ([0] the latest): their REGISTER and
+     * END retries are acknowledged again. Two, because a requester may
+     * wait for the END_ACKs of two messages at once (its current one and
+     * the one moved aside), both already counted here when the ack of the
+     * older was lost. */
+    int prev_valid[2];
+    uint8_t prev_id[2];
+    uint32_t prev_start[2];
+    arb_responder_phase phase;
+
+    /* The message in progress. */
+    uint32_t base, next, committed;
+    uint32_t outstanding;    /* ISSUED entries (the window gate) */
+    uint32_t lost;           /* LOST entries (waiting for a retry credit) */
+    uint32_t in_repair;      /* REPAIR entries */
+    uint32_t waiting_repair; /* REPAIR entries without a slot */
+    uint32_t reps_used;
+    arb_time last_credit;
+    int any_credit;
+    uint64_t ends[EP_MEMBER_WORDS];
+    uint32_t nends;
+    arb_time end_deadline;
+    uint32_t end_rounds; /* END-wait replays sent */
+    arb_time last_tail;  /* when the last tail left (0: none) */
+    arb_time end_delay;  /* the longest an END took to arrive after the last tail */
+
+    struct rentry *ring;
+    uint32_t ring_cap;
+    uint32_t *pending; /* FIFO of committed indices awaiting delivery */
+    uint32_t pend_head, pend_len;
+    uint32_t *tails;
+    uint32_t ntails;
+    struct rrep *rep;
+    uint8_t *scratch; /* fill output: own data or push payload */
+
+    arb_responder_stats st;
+    uint64_t closed;
+    struct rsub *sub;   /* per subchannel */
+    uint32_t live_subs; /* subchannels not dead */
+
+    /* Loss detection and timers. */
+    uint64_t seq;               /* credits issued (normal, every attempt): the issue order */
+    uint64_t rack_seq;          /* the most recently sent credit committed on any tree */
+    arb_time rack_rtt;          /* its completion time */
+    arb_time srtt, rttvar;      /* 0, 0: no sample yet */
+    arb_time min_rtt;           /* smallest sample (ARB_TIME_NEVER: none) */
+    arb_time max_cur, max_prev; /* the largest sample of this and the last window of samples */
+    uint32_t max_n;             /* samples in this window */
+    uint64_t n_samples;         /* warm completion samples taken (the timer's) */
+    arb_time first_commit;      /* the responder's first commit (0: none yet) */
+    arb_time reo_seen;          /* largest reordering measured (a late commit past its window) */
+    uint32_t reo_mult;          /* the reordering window's multiplier (spurious losses raise it) */
+    uint32_t rto_mult;          /* the timer's multiplier (spurious timer losses raise it) */
+    uint32_t clean;             /* samples since the last spurious loss (the multipliers decay) */
+    arb_time next_due;          /* the earliest loss deadline of an ISSUED entry (detect_losses) */
+
+    /* A channel that could not finish (arb_responder_error). */
+    int error;
+    arb_responder_failure failure;
+};
+
+/* recovery.c */
+void rsp_detect_losses(arb_responder *r, arb_time now);
+void rsp_on_commit_sample(arb_responder *r, struct rentry *e, arb_time sample, arb_time now);
+void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb_time now);
+void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now);
+void rsp_start_repairs(arb_responder *r, arb_time now);
+void rsp_repair_expiries(arb_responder *r, arb_time now);
+int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size_t len, int from,
+                      arb_time now);
+void rsp_end_expiry(arb_responder *r, arb_time now);
+arb_time rsp_end_due(const arb_responder *r);
+arb_time rsp_rto(const arb_responder *r);
+arb_time rsp_timers(const arb_responder *r);
+uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now);
+uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k);
+void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now);
+void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answered);
+void rsp_reset_trees(arb_responder *r);
+
+/* responder.c */
+void rsp_send_repair_credit(arb_responder *r, uint32_t i);
+void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member);
+void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t count, int repaired,
+                uint8_t attempt, arb_time now);
+
+static inline struct rentry *rsp_entry(arb_responder *r, uint32_t i)
+{
+    return &r->ring[i % r->ring_cap];
+}
+
+static inline const struct rentry *rsp_entry_c(const arb_responder *r, uint32_t i)
+{
+    return &r->ring[i % r->ring_cap];
+}
+
+#endif
