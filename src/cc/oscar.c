@@ -81,7 +81,8 @@ static void new_round(struct oscar_state *o, arb_time now)
 static arb_time pace_loop(const arb_cc *cc)
 {
     double m = cc->u.oscar.prev_mean;
-    return m >= 1 ? (arb_time)m : cc->cfg.base_rtt;
+    if (!(m >= 1)) return cc->cfg.base_rtt;
+    return m < 0x1p62 ? (arb_time)m : (arb_time)1 << 62; /* a loop of 53 days is plenty */
 }
 
 static void oscar_init(arb_cc *cc)

@@ -1441,6 +1441,97 @@ static double qm_rate(const qm *m, int i, uint64_t done0, arb_time dt)
     return (double)(m->f[i].done - done0) * CREDIT * 8.0 * (double)ARB_PS_PER_S / (double)dt;
 }
 
+/* ==== arbitrary call sequences ================================================== */
+
+/* SplitMix64 for the sequences below. */
+static uint64_t mix_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A loop time from the whole range: 0, tiny, ordinary, huge. */
+static arb_time any_time(uint64_t *s)
+{
+    uint64_t z = mix_next(s);
+    switch (z % 5) {
+    case 0:
+        return 0;
+    case 1:
+        return z % 1000;
+    case 2:
+        return z % (1000 * US);
+    case 3:
+        return ARB_TIME_NEVER - z % 3;
+    default:
+        return z;
+    }
+}
+
+/*
+ * Every kind fed 20,000 calls with values from the whole range (time
+ * jumping, stalling and going back, samples of 0 and of 2^64 - 1, any
+ * inflight and byte count): the window stays within [max(1, window_min),
+ * max window], the statistics stay numbers, and after arb_cc_on_expiry(now)
+ * nothing is due at now.
+ */
+TEST(arbitrary_sequences_keep_invariants)
+{
+    for (int k = 0; k < ARB_CC_KIND_COUNT; k++) {
+        arb_cc_config c;
+        arb_cc_config_default(&c);
+        c.window_min = 2;
+        c.window = 8;
+        c.window_max = 64;
+        if (k == ARB_CC_FIXED) c.spacing = 123456;
+        arb_cc *cc = make((arb_cc_kind)k, &c);
+        uint64_t seed = 0xC0FFEE + (uint64_t)k;
+        arb_time now = 0;
+        uint32_t lo = k == ARB_CC_DISABLED || k == ARB_CC_FIXED ? c.window : c.window_min;
+        for (int i = 0; i < 20000 && !TEST_FAILING(); i++) {
+            uint64_t z = mix_next(&seed);
+            switch (z % 8) {
+            case 0:
+                now += mix_next(&seed) % (100 * US);
+                break;
+            case 1:
+                now = now > 50 * US ? now - 50 * US : 0; /* back in time */
+                break;
+            case 2:
+                if (now < ARB_TIME_NEVER / 2) now += any_time(&seed) / 4;
+                break;
+            case 3: {
+                arb_cc_sample smp = {any_time(&seed), (int)(z >> 8 & 1),
+                                     (uint32_t)(mix_next(&seed) % 100), (uint32_t)(z >> 16)};
+                arb_cc_on_ack(cc, &smp, now);
+                break;
+            }
+            case 4:
+                arb_cc_on_send(cc, (uint32_t)(z >> 16), now);
+                break;
+            case 5:
+                arb_cc_on_loss(cc, (int)(z >> 8 & 1), now);
+                break;
+            case 6:
+                arb_cc_on_expiry(cc, now);
+                CHECK(arb_cc_next_expiry(cc) > now);
+                break;
+            default:
+                arb_cc_on_sample(cc, any_time(&seed), (int)(z >> 8 & 1), now);
+                break;
+            }
+            arb_cc_stats st = stats_of(cc);
+            uint32_t w = arb_cc_window(cc);
+            CHECK(w >= lo && w <= arb_cc_max_window(cc));
+            CHECK(st.window == w && st.spacing == arb_cc_min_spacing(cc));
+            CHECK(isfinite(st.cwnd) && st.cwnd > 0 && isfinite(st.rate) && st.rate >= 0);
+        }
+        arb_cc_free(cc);
+    }
+}
+
 /* ==== the scenarios =========================================================== */
 
 #define N_INCAST 8
@@ -1800,6 +1891,7 @@ int main(int argc, char **argv)
     RUN(dcqcn_timers_stop);
     RUN(oscar_rules);
     RUN(oscar_pacing_below_one);
+    RUN(arbitrary_sequences_keep_invariants);
     RUN(swift_incast_and_recovery);
     RUN(oscar_incast_and_recovery);
     RUN(timely_incast_and_recovery);
