@@ -56,6 +56,7 @@
 #include <stdint.h>
 
 #include "arbor/base.h"
+#include "arbor/cc.h"
 #include "arbor/topo.h"
 #include "arbor/wire.h"
 
@@ -440,6 +441,14 @@ typedef struct arb_sim_arbor_config {
     uint64_t seed;           /* the skew's generator (skew_random) */
     int dynamic_subchannels; /* responders choose trees dynamically (spec 9) */
     int wire_check;          /* round-trip every header through the codec */
+    /* Congestion control: one controller per channel, at its responder
+     * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).
+     * line_rate and credit_bytes are the fabric's (the responder's link, a
+     * full frame); base_rtt too when cc_base_rtt is 0 (arb_sim_arbor_loop);
+     * SWIFT and OSCAR start from `window`. */
+    arb_cc_kind cc_kind;
+    arb_cc_config cc;
+    arb_time cc_base_rtt;
 } arb_sim_arbor_config;
 
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
@@ -468,6 +477,15 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
  * 0 for a NULL s or plan.
  */
 arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
+
+/*
+ * The unloaded loop of a collective, which the controllers scale from (their
+ * base_rtt): the fabric's loop (above) plus, twice, one full frame from
+ * every channel a host takes part in serialised on its link (the requests
+ * up, the credits down): the loop when every channel has one credit in
+ * flight and nothing else shares the fabric. 0 for a NULL s or plan.
+ */
+arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 
 /* Why a run could not finish: an engine gave up (arb_sim_run returned
  * ARB_ETIMEDOUT). */
@@ -519,6 +537,11 @@ typedef struct arb_sim_arbor_result {
      * offsets sent to the bypass repair, trees declared dead, probes of
      * dead trees, trees revived */
     uint64_t retries, losses_order, losses_timer, spurious, bypass, deaths, probes, revivals;
+    /* congestion control, over the responders' controllers: updates that
+     * raised and lowered the gates, samples with CE, stalls reacted to, and
+     * the mean window gate at the end */
+    uint64_t cc_increases, cc_decreases, cc_ce_samples, cc_stalls;
+    double cc_window_mean;
     uint64_t credits, requests, results;
     uint64_t registers, ends; /* sent, retries included */
     /* switches */

@@ -317,6 +317,8 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
         r->st.losses_order++;
         tree_loss(r, e->sub, 0, now);
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now);
+    } else if (why == WHY_MISS) {
+        if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now); /* a slot pool too small */
     } else if (why == WHY_TIMER) {
         r->st.losses_timer++;
         if (e->expiries < UINT8_MAX) e->expiries++;

@@ -196,7 +196,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
     r->last_credit = now;
     r->any_credit = 1;
     r->st.credits++;
-    if (r->cfg.cc) arb_cc_on_send(r->cfg.cc, (uint32_t)len, now);
+    if (r->cfg.cc) arb_cc_on_send(r->cfg.cc, 0, now); /* the controller's credit_bytes */
     emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
 }
 
@@ -462,7 +462,8 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     r->cfg = *cfg;
     uint32_t cap = cfg->ring;
     if (!cap) {
-        uint32_t w = cfg->cc ? arb_cc_window(cfg->cc) : cfg->window;
+        /* the largest window the controller may ever open */
+        uint32_t w = cfg->cc ? arb_cc_max_window(cfg->cc) : cfg->window;
         uint64_t c = (uint64_t)cfg->ring_factor * (w ? w : 1);
         cap = c > RING_MAX ? RING_MAX : (uint32_t)c;
     }
@@ -660,6 +661,16 @@ static int contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h,
     return h->payload_valid && len == want;
 }
 
+/* One completion sample for the controller: the credits outstanding when
+ * it arrived include this one. */
+static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
+{
+    r->st.samples++;
+    if (!r->cfg.cc) return;
+    arb_cc_sample x = {rtt, ce, r->outstanding + 1, 0};
+    arb_cc_on_ack(r->cfg.cc, &x, now);
+}
+
 /*
  * A root aggregate (a "master"). Whichever attempt completes first commits
  * the offset, exactly once: the attempt in flight (a completion sample), an
@@ -704,8 +715,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->sub[e->sub].out--;
         rsp_on_commit_sample(r, e, sample, now);
         rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
-        if (r->cfg.cc) arb_cc_on_sample(r->cfg.cc, sample, ce, now);
-        r->st.samples++;
+        cc_sample(r, sample, ce, now);
         return;
     }
     /* An earlier attempt completed after all. */
@@ -727,10 +737,8 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
     r->st.late_masters++;
     rsp_on_late_commit(r, e, h->attempt, now);
     rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
-    if (r->cfg.cc && (unsigned)(e->attempt - h->attempt) < ATT_KEEP) {
-        arb_cc_on_sample(r->cfg.cc, now - e->att_sent[h->attempt % ATT_KEEP], ce, now);
-        r->st.samples++;
-    }
+    if ((unsigned)(e->attempt - h->attempt) < ATT_KEEP)
+        cc_sample(r, now - e->att_sent[h->attempt % ATT_KEEP], ce, now);
 }
 
 static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t *payload,

@@ -883,6 +883,99 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     return key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, full);
 }
 
+/* The responders' controller of [arbor] (arbor.cc, arbor.cc.*). */
+static void arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
+{
+    arb_cc_config *c = &ac->cc;
+    ac->cc_kind = (arb_cc_kind)scn_enum(sc, K_AR_CC);
+    ac->cc_base_rtt = scn_u64(sc, K_AR_CC_BASERTT);
+    uint64_t rate = scn_u64(sc, K_AR_CC_RATE);
+    uint32_t frame = ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ac->payload + ARB_WIRE_EXTRA;
+    c->spacing = rate ? arb_cc_spacing_for_rate(rate, frame) : 0;
+    c->window = (uint32_t)scn_u64(sc, K_AR_CC_WINDOW);
+    c->window_min = (uint32_t)scn_u64(sc, K_AR_CC_WMIN);
+    c->window_max = (uint32_t)scn_u64(sc, K_AR_CC_WMAX);
+    c->timely.alpha = scn_real(sc, K_AR_TI_ALPHA);
+    c->timely.beta = scn_real(sc, K_AR_TI_BETA);
+    c->timely.delta = scn_u64(sc, K_AR_TI_DELTA);
+    c->timely.t_low = scn_u64(sc, K_AR_TI_TLOW);
+    c->timely.t_high = scn_u64(sc, K_AR_TI_THIGH);
+    c->timely.interval = scn_u64(sc, K_AR_TI_INTERVAL);
+    c->timely.hai_after = (uint32_t)scn_u64(sc, K_AR_TI_HAI);
+    c->timely.hai_factor = (uint32_t)scn_u64(sc, K_AR_TI_HAIF);
+    c->timely.min_rate = scn_u64(sc, K_AR_TI_MINRATE);
+    c->swift.base_target = scn_u64(sc, K_AR_SW_TARGET);
+    c->swift.per_hop = scn_u64(sc, K_AR_SW_PERHOP);
+    c->swift.hops = (uint32_t)scn_u64(sc, K_AR_SW_HOPS);
+    c->swift.fs_range = scn_u64(sc, K_AR_SW_FSRANGE);
+    c->swift.ai = scn_real(sc, K_AR_SW_AI);
+    c->swift.beta = scn_real(sc, K_AR_SW_BETA);
+    c->swift.max_mdf = scn_real(sc, K_AR_SW_MAXMDF);
+    c->swift.min_cwnd = scn_real(sc, K_AR_SW_MINCWND);
+    c->dcqcn.cnp_interval = scn_u64(sc, K_AR_DC_CNP);
+    c->dcqcn.g = scn_real(sc, K_AR_DC_G);
+    c->dcqcn.alpha_timer = scn_u64(sc, K_AR_DC_ALPHAT);
+    c->dcqcn.rate_timer = scn_u64(sc, K_AR_DC_RATET);
+    c->dcqcn.byte_counter = scn_u64(sc, K_AR_DC_BYTES);
+    c->dcqcn.f = (uint32_t)scn_u64(sc, K_AR_DC_F);
+    c->dcqcn.rai = scn_u64(sc, K_AR_DC_RAI);
+    c->dcqcn.rhai = scn_u64(sc, K_AR_DC_RHAI);
+    c->dcqcn.min_rate = scn_u64(sc, K_AR_DC_MINRATE);
+    c->oscar.target = scn_u64(sc, K_AR_OS_TARGET);
+    c->oscar.gain = scn_real(sc, K_AR_OS_GAIN);
+    c->oscar.kappa = scn_real(sc, K_AR_OS_KAPPA);
+    c->oscar.headroom = scn_real(sc, K_AR_OS_HEADROOM);
+    c->oscar.max_growth = scn_real(sc, K_AR_OS_GROWTH);
+    c->oscar.min_cwnd = scn_real(sc, K_AR_OS_MINCWND);
+}
+
+/* The key a controller's rule names ("timely.beta: ..." is arbor.cc.timely.beta). */
+static enum scn_key cc_key(const char *why)
+{
+    static const struct {
+        const char *field;
+        enum scn_key key;
+    } map[] = {{"window_min", K_AR_CC_WMIN},
+               {"window_max", K_AR_CC_WMAX},
+               {"window", K_AR_CC_WINDOW},
+               {"base_rtt", K_AR_CC_BASERTT},
+               {"timely.alpha", K_AR_TI_ALPHA},
+               {"timely.beta", K_AR_TI_BETA},
+               {"timely.delta", K_AR_TI_DELTA},
+               {"timely.t_low", K_AR_TI_TLOW},
+               {"timely.t_high", K_AR_TI_THIGH},
+               {"timely.hai_after", K_AR_TI_HAI},
+               {"timely.hai_factor", K_AR_TI_HAIF},
+               {"timely.min_rate", K_AR_TI_MINRATE},
+               {"swift.base_target", K_AR_SW_TARGET},
+               {"swift.per_hop", K_AR_SW_PERHOP},
+               {"swift.fs_range", K_AR_SW_FSRANGE},
+               {"swift.ai", K_AR_SW_AI},
+               {"swift.beta", K_AR_SW_BETA},
+               {"swift.max_mdf", K_AR_SW_MAXMDF},
+               {"swift.min_cwnd", K_AR_SW_MINCWND},
+               {"dcqcn.cnp_interval", K_AR_DC_CNP},
+               {"dcqcn.g", K_AR_DC_G},
+               {"dcqcn.alpha_timer", K_AR_DC_ALPHAT},
+               {"dcqcn.rate_timer", K_AR_DC_RATET},
+               {"dcqcn.byte_counter", K_AR_DC_BYTES},
+               {"dcqcn.f", K_AR_DC_F},
+               {"dcqcn.rai", K_AR_DC_RAI},
+               {"dcqcn.rhai", K_AR_DC_RHAI},
+               {"dcqcn.min_rate", K_AR_DC_MINRATE},
+               {"oscar.target", K_AR_OS_TARGET},
+               {"oscar.gain", K_AR_OS_GAIN},
+               {"oscar.kappa", K_AR_OS_KAPPA},
+               {"oscar.headroom", K_AR_OS_HEADROOM},
+               {"oscar.max_growth", K_AR_OS_GROWTH},
+               {"oscar.min_cwnd", K_AR_OS_MINCWND}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t n = strlen(map[i].field);
+        if (strncmp(why, map[i].field, n) == 0 && why[n] == ':') return map[i].key;
+    }
+    return K_AR_CC;
+}
+
 /* The simulator's Arbor configuration of [arbor] (the plan apart). */
 static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
@@ -907,6 +1000,7 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     ac->skew_random = scn_enum(sc, K_AR_SKEWMODE);
     ac->seed = scn_u64(sc, K_RUN_SEED);
     ac->dynamic_subchannels = scn_enum(sc, K_AR_SUBMODE) == 1;
+    arbor_cc_config(sc, ac);
 }
 
 static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
@@ -939,6 +1033,18 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     if (ac.timeout_min > ac.timeout)
         return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                         "above arbor.timeout, the timers' ceiling");
+    /* the controller's rules, on the fabric's figures (a channel's own
+     * line rate and loop are filled in by the simulator) */
+    arb_cc_config cc = ac.cc;
+    if (ac.cc_kind == ARB_CC_DISABLED || ac.cc_kind == ARB_CC_FIXED || !cc.window)
+        cc.window = ac.window;
+    if (!ac.cc_base_rtt) cc.base_rtt = ARB_CC_BASE_RTT_DEFAULT;
+    const char *why = arb_cc_check(ac.cc_kind, &cc);
+    if (why) {
+        enum scn_key k = cc_key(why);
+        const char *rule = strchr(why, ':');
+        return key_fail(sc, k, err, errlen, ARB_EINVAL, rule ? rule + 2 : why);
+    }
     if (ac.retry < ARB_EP_TIMER_MIN)
         return key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL,
                         "below 1 us: no fabric loop is that short");
@@ -1093,6 +1199,13 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(rec, "tree_deaths", a->deaths);
     j_u64(rec, "probes", a->probes);
     j_u64(rec, "revivals", a->revivals);
+    cJSON *cc = cJSON_AddObjectToObject(o, "cc");
+    cJSON_AddStringToObject(cc, "kind", r->echo[K_AR_CC]);
+    j_u64(cc, "increases", a->cc_increases);
+    j_u64(cc, "decreases", a->cc_decreases);
+    j_u64(cc, "ce_samples", a->cc_ce_samples);
+    j_u64(cc, "stalls", a->cc_stalls);
+    j_real(cc, "window_mean", a->cc_window_mean, 3);
     if (r->n_ar_jobs) arbor_jobs_json(o, r);
 }
 

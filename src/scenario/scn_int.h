@@ -128,6 +128,83 @@
       "requester REGISTER / END retry interval cap (doubling; failure after 255 x this)")          \
     X(AR_RETRYMIN, "arbor", "retry_min", VT_TIME, "0", NULL, 0, 0,                                 \
       "requester REGISTER / END first retry; 0: the timers' floor")                                \
+    X(AR_CC, "arbor", "cc", VT_ENUM, "fixed", "disabled|fixed|timely|swift|dcqcn|oscar", 0, 0,     \
+      "the responders' congestion controller, one per channel (docs/cc.md); fixed: arbor.window "  \
+      "and arbor.cc.rate")                                                                         \
+    X(AR_CC_RATE, "arbor", "cc.rate", VT_RATE0, "0", NULL, 0, 0,                                   \
+      "fixed: the credits' rate in wire bits/s (a full frame each); 0: no rate gate")              \
+    X(AR_CC_WINDOW, "arbor", "cc.window", VT_U64, "0", NULL, 0, 0xFFFFFF,                          \
+      "swift, oscar: the initial window; 0: arbor.window")                                         \
+    X(AR_CC_WMIN, "arbor", "cc.window_min", VT_U64, "1", NULL, 1, 0xFFFFFF,                        \
+      "timely, swift, dcqcn, oscar: the least window")                                             \
+    X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
+      "timely, swift, dcqcn, oscar: the largest window (the rate-based kinds' window)")            \
+    X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
+      "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/arbor-sim.md)")  \
+    X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \
+      "timely: EWMA weight of the newest loop-time difference, (0, 1]")                            \
+    X(AR_TI_BETA, "arbor", "cc.timely.beta", VT_REAL, "0.8", NULL, 0, 1,                           \
+      "timely: multiplicative decrease, (0, 1]")                                                   \
+    X(AR_TI_DELTA, "arbor", "cc.timely.delta", VT_RATE0, "0", NULL, 0, 0,                          \
+      "timely: additive increase per update; 0: line rate / 100")                                  \
+    X(AR_TI_TLOW, "arbor", "cc.timely.t_low", VT_TIME, "0", NULL, 0, 0,                            \
+      "timely: a loop below this always increases; 0: 3/2 base_rtt")                               \
+    X(AR_TI_THIGH, "arbor", "cc.timely.t_high", VT_TIME, "0", NULL, 0, 0,                          \
+      "timely: a loop above this decreases in proportion; 0: 10 base_rtt")                         \
+    X(AR_TI_INTERVAL, "arbor", "cc.timely.interval", VT_TIME, "0", NULL, 0, 0,                     \
+      "timely: least time between updates, and the gradient's normaliser; 0: base_rtt")            \
+    X(AR_TI_HAI, "arbor", "cc.timely.hai_after", VT_U64, "5", NULL, 1, 1000000,                    \
+      "timely: non-positive gradients in a row before hyper increase")                             \
+    X(AR_TI_HAIF, "arbor", "cc.timely.hai_factor", VT_U64, "5", NULL, 1, 1000000,                  \
+      "timely: deltas per update in hyper increase")                                               \
+    X(AR_TI_MINRATE, "arbor", "cc.timely.min_rate", VT_RATE0, "0", NULL, 0, 0,                     \
+      "timely: the least rate; 0: line rate / 1000")                                               \
+    X(AR_SW_TARGET, "arbor", "cc.swift.base_target", VT_TIME, "0", NULL, 0, 0,                     \
+      "swift: the target loop before scaling; 0: 3/2 base_rtt")                                    \
+    X(AR_SW_PERHOP, "arbor", "cc.swift.per_hop", VT_TIME, "0", NULL, 0, 0,                         \
+      "swift: target added per hop of the loop (cc.swift.hops)")                                   \
+    X(AR_SW_HOPS, "arbor", "cc.swift.hops", VT_U64, "0", NULL, 0, 1000,                            \
+      "swift: hops of the loop for hop scaling")                                                   \
+    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME, "0", NULL, 0, 0,                       \
+      "swift: flow scaling's largest addition to the target; 0: off")                              \
+    X(AR_SW_AI, "arbor", "cc.swift.ai", VT_REAL, "1", NULL, 0, 0xFFFFFF,                           \
+      "swift: additive increase per loop, credits")                                                \
+    X(AR_SW_BETA, "arbor", "cc.swift.beta", VT_REAL, "0.8", NULL, 0, 1,                            \
+      "swift: decrease gain on (delay - target) / delay, (0, 1]")                                  \
+    X(AR_SW_MAXMDF, "arbor", "cc.swift.max_mdf", VT_REAL, "0.5", NULL, 0, 1,                       \
+      "swift: largest decrease per loop, (0, 1)")                                                  \
+    X(AR_SW_MINCWND, "arbor", "cc.swift.min_cwnd", VT_REAL, "0.001", NULL, 0, 1,                   \
+      "swift: least window, credits, (0, 1] (below 1: pacing)")                                    \
+    X(AR_DC_CNP, "arbor", "cc.dcqcn.cnp_interval", VT_TIME, "50us", NULL, 1, 0,                    \
+      "dcqcn: at most one rate cut per interval")                                                  \
+    X(AR_DC_G, "arbor", "cc.dcqcn.g", VT_REAL, "0.00390625", NULL, 0, 1,                           \
+      "dcqcn: alpha gain, (0, 1)")                                                                 \
+    X(AR_DC_ALPHAT, "arbor", "cc.dcqcn.alpha_timer", VT_TIME, "55us", NULL, 1, 0,                  \
+      "dcqcn: alpha decays once per this without a cut")                                           \
+    X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
+      "dcqcn: one rate increase per this after a cut")                                             \
+    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "10MB", NULL, 1, UINT64_MAX,         \
+      "dcqcn: one rate increase per this many wire bytes after a cut")                             \
+    X(AR_DC_F, "arbor", "cc.dcqcn.f", VT_U64, "5", NULL, 1, 1000000,                               \
+      "dcqcn: fast-recovery steps before additive increase")                                       \
+    X(AR_DC_RAI, "arbor", "cc.dcqcn.rai", VT_RATE0, "0", NULL, 0, 0,                               \
+      "dcqcn: additive increase; 0: line rate / 1000")                                             \
+    X(AR_DC_RHAI, "arbor", "cc.dcqcn.rhai", VT_RATE0, "0", NULL, 0, 0,                             \
+      "dcqcn: hyper increase; 0: line rate / 100")                                                 \
+    X(AR_DC_MINRATE, "arbor", "cc.dcqcn.min_rate", VT_RATE0, "0", NULL, 0, 0,                      \
+      "dcqcn: the least rate; 0: line rate / 1000")                                                \
+    X(AR_OS_TARGET, "arbor", "cc.oscar.target", VT_TIME, "0", NULL, 0, 0,                          \
+      "oscar: the loop time to hold; 0: 3/2 base_rtt")                                             \
+    X(AR_OS_GAIN, "arbor", "cc.oscar.gain", VT_REAL, "0.5", NULL, 0, 1,                            \
+      "oscar: share of the step to the reference per loop, (0, 1]")                                \
+    X(AR_OS_KAPPA, "arbor", "cc.oscar.kappa", VT_REAL, "1", NULL, 0, 10,                           \
+      "oscar: gradient damping, [0, 10]")                                                          \
+    X(AR_OS_HEADROOM, "arbor", "cc.oscar.headroom", VT_REAL, "1", NULL, 0, 0xFFFFFF,               \
+      "oscar: credits each channel keeps beyond the target")                                       \
+    X(AR_OS_GROWTH, "arbor", "cc.oscar.max_growth", VT_REAL, "2", NULL, 1, 1000000,                \
+      "oscar: the reference is at most this times the window, > 1")                                \
+    X(AR_OS_MINCWND, "arbor", "cc.oscar.min_cwnd", VT_REAL, "0.01", NULL, 0, 1,                    \
+      "oscar: least window, credits, (0, 1] (below 1: pacing)")                                    \
     X(AR_SUBCH, "arbor", "subchannels", VT_U64, "1", NULL, 1, 1024,                                \
       "trees per channel (static choice: offset mod subchannels)")                                 \
     X(AR_LEVELS, "arbor", "agg_levels", VT_LIST, "", NULL, 0, 0,                                   \

@@ -44,6 +44,7 @@ struct aep {
     _Alignas(64) struct ajob *j;
     arb_responder *r;
     arb_requester *q;
+    arb_cc *cc;                /* responder: its channel's controller */
     const uint32_t *tree_port; /* per subchannel: the port up its tree */
     const arb_plan_channel *c; /* its channel */
     uint32_t ch, host;
@@ -158,6 +159,9 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
     cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
     cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
     cfg->retry = ARB_EP_RETRY_DEFAULT;
+    cfg->cc_kind = ARB_CC_FIXED;
+    arb_cc_config_default(&cfg->cc);
+    cfg->cc.spacing = 0;
 }
 
 arb_time arb_sim_arbor_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
@@ -1050,6 +1054,7 @@ static void job_free(struct ajob *j)
     if (!j) return;
     for (uint32_t i = 0; j->eps && i < j->n_eps; i++) {
         arb_responder_free(j->eps[i].r);
+        arb_cc_free(j->eps[i].cc);
         arb_requester_free(j->eps[i].q);
         free(j->eps[i].committed);
         free(j->eps[i].result);
@@ -1124,6 +1129,42 @@ static int route_engines(arb_sim *s, struct ajob *j)
     return 0;
 }
 
+arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
+{
+    if (!s || !plan) return 0;
+    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint64_t rate = UINT64_MAX;
+    for (uint32_t h = 0; h < plan->cfg.n_ranks; h++) {
+        uint64_t r = s->ports[s->hosts[plan->ranks[h]].nic_port].rate;
+        if (r && r < rate) rate = r;
+    }
+    if (rate == UINT64_MAX) return arb_sim_arbor_loop(s, plan, payload);
+    /* a host takes part in every channel (a sharded collective) or one */
+    uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
+    return arb_sim_arbor_loop(s, plan, payload) + 2 * (arb_time)per_host * arb_time_tx(frame, rate);
+}
+
+/* Engine e's controller: the job's kind and parameters, with the fabric's
+ * line rate (its host's link), a full frame per credit, and its loop. */
+static int channel_cc(arb_sim *s, const struct ajob *j, struct aep *e)
+{
+    const arb_sim_arbor_config *cfg = &j->cfg;
+    arb_cc_config c = cfg->cc;
+    const arb_port *nic = &s->ports[s->hosts[e->host].nic_port];
+    /* a channel's share of its host's link: every channel a host takes
+     * part in moves a frame per credit across it */
+    uint32_t per_host = j->p->n_channels > 1 ? j->p->n_channels : 1;
+    c.line_rate = nic->rate / per_host ? nic->rate / per_host : 1;
+    c.credit_bytes = ARB_FRAME_OVERHEAD + j->p->hdr_len + cfg->payload + ARB_WIRE_EXTRA;
+    c.base_rtt = cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->payload);
+    if (cfg->cc_kind == ARB_CC_DISABLED || cfg->cc_kind == ARB_CC_FIXED || !c.window)
+        c.window = cfg->window;
+    if (c.window > c.window_max && cfg->cc_kind != ARB_CC_DISABLED && cfg->cc_kind != ARB_CC_FIXED)
+        c.window = c.window_max;
+    c.logger = s->cfg.log;
+    return arb_cc_new(&e->cc, cfg->cc_kind, &c);
+}
+
 static int make_engines(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
@@ -1158,6 +1199,8 @@ static int make_engines(arb_sim *s, struct ajob *j)
             j->need[e->rank]++;
             int rc;
             if (m == 0) {
+                rc = channel_cc(s, j, e);
+                if (rc < 0) return rc;
                 arb_responder_config rc_;
                 arb_responder_config_default(&rc_);
                 rc_.channel = c;
@@ -1179,6 +1222,7 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 rc_.dead_after = cfg->dead_after;
                 rc_.repair_tries = cfg->repair_tries;
                 rc_.window = cfg->window;
+                rc_.cc = e->cc;
                 rc_.send = ep_send;
                 rc_.send_ctx = e;
                 rc_.fill = cfg->values ? fill_cb : NULL;
@@ -1593,6 +1637,7 @@ static void agg_sums(const arb_sim *s, const uint32_t *nodes, uint32_t n, arb_si
 static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
 {
     const arb_plan *p = j->p;
+    uint32_t n_cc = 0;
     for (uint32_t i = 0; i < j->n_eps; i++) {
         const struct aep *e = &j->eps[i];
         if (e->r) {
@@ -1615,6 +1660,16 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
             r->deaths += st.deaths;
             r->probes += st.probes;
             r->revivals += st.revivals;
+            if (e->cc) {
+                arb_cc_stats cs;
+                arb_cc_get_stats(e->cc, &cs);
+                r->cc_increases += cs.increases;
+                r->cc_decreases += cs.decreases;
+                r->cc_ce_samples += cs.ce_samples;
+                r->cc_stalls += cs.stalls;
+                r->cc_window_mean += cs.window;
+                n_cc++;
+            }
         } else {
             arb_requester_stats st;
             arb_requester_get_stats(e->q, &st);
@@ -1634,6 +1689,7 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
         }
         if (e->r && e->cond_done && e->results < e->offsets) r->inv_early++;
     }
+    if (n_cc) r->cc_window_mean /= n_cc;
 }
 
 static void finish_invariants(arb_sim_arbor_result *r, int values)
@@ -1695,15 +1751,18 @@ static void result_add(arb_sim_arbor_result *w, const arb_sim_arbor_result *r)
         &w->inv_missing, &w->inv_early,      &w->dead_subchannels, &w->pkts,
         &w->wire_bytes,  &w->retries,        &w->losses_order,     &w->losses_timer,
         &w->spurious,    &w->bypass,         &w->deaths,           &w->probes,
-        &w->revivals};
-    const uint64_t rc[] = {
-        r->commits,      r->repair_commits, r->repair_credits,   r->timeouts,       r->agg_miss,
-        r->late_masters, r->tail_replays,   r->credits,          r->requests,       r->results,
-        r->registers,    r->ends,           r->agg_drops,        r->copies,         r->checked,
-        r->wrong,        r->wire_checks,    r->wire_errors,      r->inv_dup_commit, r->inv_count,
-        r->inv_missing,  r->inv_early,      r->dead_subchannels, r->pkts,           r->wire_bytes,
-        r->retries,      r->losses_order,   r->losses_timer,     r->spurious,       r->bypass,
-        r->deaths,       r->probes,         r->revivals};
+        &w->revivals,    &w->cc_increases,   &w->cc_decreases,     &w->cc_ce_samples,
+        &w->cc_stalls};
+    const uint64_t rc[] = {r->commits,     r->repair_commits, r->repair_credits,   r->timeouts,
+                           r->agg_miss,    r->late_masters,   r->tail_replays,     r->credits,
+                           r->requests,    r->results,        r->registers,        r->ends,
+                           r->agg_drops,   r->copies,         r->checked,          r->wrong,
+                           r->wire_checks, r->wire_errors,    r->inv_dup_commit,   r->inv_count,
+                           r->inv_missing, r->inv_early,      r->dead_subchannels, r->pkts,
+                           r->wire_bytes,  r->retries,        r->losses_order,     r->losses_timer,
+                           r->spurious,    r->bypass,         r->deaths,           r->probes,
+                           r->revivals,    r->cc_increases,   r->cc_decreases,     r->cc_ce_samples,
+                           r->cc_stalls};
     for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++)
         *wc[k] += rc[k];
     for (int t = 0; t < 4; t++) {

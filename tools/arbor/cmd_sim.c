@@ -176,6 +176,13 @@ static void print_summary(const char *json)
                num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
                num(ar, "recovery", "bypass"), num(ar, "recovery", "tree_deaths"),
                num(ar, "recovery", "revivals"));
+        const cJSON *ccj = cJSON_GetObjectItemCaseSensitive(ar, "cc");
+        const cJSON *ccn = ccj ? cJSON_GetObjectItemCaseSensitive(ccj, "kind") : NULL;
+        printf(
+            "cc            %s: %.0f decreases, %.0f increases, %.0f samples with CE, window %.3f "
+            "at the end (mean)\n",
+            cJSON_IsString(ccn) ? ccn->valuestring : "?", num(ar, "cc", "decreases"),
+            num(ar, "cc", "increases"), num(ar, "cc", "ce_samples"), num(ar, "cc", "window_mean"));
         printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
                "live slots\n",
                num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL),
