@@ -281,6 +281,8 @@ typedef struct arb_responder_failure {
     uint32_t index;      /* its message-relative index */
     uint32_t subchannel; /* the tree its last credit took */
     uint32_t attempts;   /* credits it had in the network */
+    uint32_t tries;      /* repair credits (or END-wait rounds) that went unanswered */
+    arb_time waited;     /* how long the last of them waited */
     uint32_t n_missing;  /* members that never answered its repair (or END) */
     uint64_t missing[(ARB_EP_MAX_MEMBERS + 63) / 64]; /* their bitmap, by member index */
 } arb_responder_failure;

@@ -104,8 +104,10 @@ typedef struct arb_scenario_result arb_scenario_result;
 /*
  * Build the fabric, routing, simulator and workload the scenario names and
  * run until the workload is done and the fabric is idle, or until
- * run.stop. progress may be NULL. On success *out holds the results (a run
- * stopped before the workload finished is a success: the results say so).
+ * run.stop. progress may be NULL. On success *out holds the results: a run
+ * stopped before the workload finished, or one an Arbor engine gave up on
+ * (ARB_ETIMEDOUT: something was lost for good), is a success too, and
+ * arb_scenario_result_status says so.
  * Errors: ARB_EPARSE / ARB_EINVAL / ARB_EIO / ARB_ENOENT for what the
  * scenario names (err as for arb_scenario_load: file, line and key),
  * ARB_ENOMEM, ARB_ERANGE (the simulator cannot go on).
@@ -120,6 +122,17 @@ const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
 /* The simulated time of the last event. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
+
+/* How a run ended: done (the workload finished), incomplete (run.stop came
+ * first) or failed (an Arbor engine gave up: *why, if not NULL, names what
+ * was lost; valid as long as r). */
+typedef enum arb_scenario_status {
+    ARB_SCN_DONE = 0,
+    ARB_SCN_INCOMPLETE = 1,
+    ARB_SCN_FAILED = 2
+} arb_scenario_status;
+
+arb_scenario_status arb_scenario_result_status(const arb_scenario_result *r, const char **why);
 
 /* The Arbor collective's figures (workload.kind = arbor), else NULL. */
 const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r);

@@ -498,6 +498,8 @@ typedef struct arb_sim_arbor_failure {
     uint32_t offset;     /* responder: the offset that could not commit */
     uint32_t subchannel; /* its last tree */
     uint32_t attempts;   /* its credits in the network */
+    uint32_t tries;      /* repair credits (or END-wait rounds) unanswered */
+    arb_time waited;     /* how long the last of them waited */
     uint32_t responder_host;
     uint32_t n_missing;         /* hosts that never answered (requester: 1, itself) */
     uint32_t missing_hosts[16]; /* the first 16 of them */

@@ -442,6 +442,7 @@ void rsp_repair_expiries(arb_responder *r, arb_time now)
         struct rrep *rp = &r->rep[s];
         if (!rp->used || rp->deadline > now) continue;
         if (rp->tries >= r->cfg.repair_tries) {
+            r->failure.waited = repair_rto(r, rp);
             rsp_fail(r, rp->index, 0, rp->bits);
             return;
         }
@@ -506,6 +507,9 @@ arb_time rsp_end_due(const arb_responder *r)
 void rsp_end_expiry(arb_responder *r, arb_time now)
 {
     if (r->end_rounds >= r->cfg.repair_tries) {
+        r->failure.waited = r->cfg.adaptive_timeout
+                                ? doubled(rsp_rto(r), r->end_rounds - 1, r->cfg.timeout)
+                                : r->cfg.timeout;
         rsp_fail(r, UINT32_MAX, 1, r->ends);
         return;
     }
@@ -542,7 +546,10 @@ void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answer
 {
     arb_responder_failure *f = &r->failure;
     const struct rmsg *m = &r->msg[0];
+    arb_time waited = f->waited;
     memset(f, 0, sizeof *f);
+    f->waited = waited;
+    f->tries = r->cfg.repair_tries;
     f->error = ARB_ETIMEDOUT;
     f->msg_id = m->id;
     f->start_seq = m->start;

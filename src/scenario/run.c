@@ -47,7 +47,9 @@ struct arb_scenario_result {
     arb_sim_stats st;
     arb_workload_result wr;
     arb_time now;
-    int stopped;  /* run.stop came first */
+    int stopped; /* run.stop came first */
+    int failed;  /* an engine gave up: the run cannot finish (failure says what) */
+    char failure[512];
     int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
     arb_sim_arbor_result ar;
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
@@ -116,6 +118,62 @@ arb_time arb_scenario_result_time(const arb_scenario_result *r)
 const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r)
 {
     return r->is_arbor ? &r->ar : NULL;
+}
+
+arb_scenario_status arb_scenario_result_status(const arb_scenario_result *r, const char **why)
+{
+    if (why) *why = NULL;
+    if (!r) return ARB_SCN_DONE;
+    if (r->failed) {
+        if (why) *why = r->failure;
+        return ARB_SCN_FAILED;
+    }
+    if (r->stopped) return ARB_SCN_INCOMPLETE;
+    return ARB_SCN_DONE;
+}
+
+static const char *status_name(const arb_scenario_result *r)
+{
+    static const char *const names[] = {"done", "incomplete", "failed"};
+    return names[arb_scenario_result_status(r, NULL)];
+}
+
+/* An Arbor engine gave up: one line naming the job, channel, what was lost
+ * and the hosts that never answered (arb_sim_arbor_failure). */
+static void describe_failure(const arb_sim *s, arb_scenario_result *r)
+{
+    arb_sim_arbor_failure f;
+    r->failed = 1;
+    if (arb_sim_arbor_failure_get(s, &f) < 0 || !f.failed) {
+        snprintf(r->failure, sizeof r->failure, "an Arbor engine gave up");
+        return;
+    }
+    char hosts[200] = "";
+    size_t used = 0;
+    for (uint32_t k = 0; k < f.n_missing && k < 16 && used < sizeof hosts; k++)
+        used += (size_t)snprintf(hosts + used, sizeof hosts - used, "%sh%u", k ? "," : "",
+                                 f.missing_hosts[k]);
+    if (f.n_missing > 16 && used < sizeof hosts)
+        snprintf(hosts + used, sizeof hosts - used, ",...");
+    char job[32] = "";
+    if (r->n_ar_jobs > 1 || f.job) snprintf(job, sizeof job, "job %u, ", f.job);
+    if (f.requester)
+        snprintf(r->failure, sizeof r->failure,
+                 "%schannel %u (responder h%u): the requester on %s got no answer to its "
+                 "REGISTER or END",
+                 job, f.channel, f.responder_host, hosts);
+    else if (f.end_wait)
+        snprintf(r->failure, sizeof r->failure,
+                 "%schannel %u (responder h%u): every offset committed, but %u members sent no "
+                 "END after %u tail replays (the last waited %.3f us): %s",
+                 job, f.channel, f.responder_host, f.n_missing, f.tries,
+                 (double)f.waited / ARB_PS_PER_US, hosts);
+    else
+        snprintf(r->failure, sizeof r->failure,
+                 "%schannel %u (responder h%u): offset %u lost on tree %u after %u credits; %u "
+                 "members had not answered its %u repair credits (the last waited %.3f us): %s",
+                 job, f.channel, f.responder_host, f.offset, f.subchannel, f.attempts, f.n_missing,
+                 f.tries, (double)f.waited / ARB_PS_PER_US, hosts);
 }
 
 const char *arb_scenario_default_text(void)
@@ -707,6 +765,14 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = run_failing(&failat, t, route.ctx, s, next);
         if (rc == 0) rc = arb_sim_run(s, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
+        if (rc == ARB_ETIMEDOUT && arbor) {
+            /* not bad input: what the run got is reported, with what was lost */
+            describe_failure(s, r);
+            rc = 0;
+            arb_sim_get_stats(s, &r->st);
+            now = arb_sim_now(s);
+            break;
+        }
         if (rc < 0) {
             rc = arb_errf(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
                           arb_sim_now(s), arb_strerror(rc));
@@ -1131,7 +1197,7 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(j, "commits", a->commits);
     j_u64(j, "repairs", a->repair_commits);
     j_u64(j, "agg_miss", a->agg_miss);
-    if (a->correct < 0)
+    if (a->correct < 0 || !a->done) /* header-only, or not all of it was checked */
         cJSON_AddNullToObject(j, "correct");
     else
         cJSON_AddBoolToObject(j, "correct", a->correct == 1);
@@ -1241,6 +1307,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     j_u64(j, "packet_hops", r->st.packet_hops);
     cJSON_AddBoolToObject(j, "completed", r->wr.done);
     cJSON_AddBoolToObject(j, "stopped", r->stopped);
+    cJSON_AddStringToObject(j, "status", status_name(r));
+    if (r->failed) cJSON_AddStringToObject(j, "failure", r->failure);
 
     if (r->is_arbor) arbor_json(j, r);
     cJSON *wl = cJSON_AddObjectToObject(j, "workload");

@@ -886,6 +886,8 @@ static void note_failure(arb_sim *s, const struct aep *e)
     f->offset = rf.offset;
     f->subchannel = rf.subchannel;
     f->attempts = rf.attempts;
+    f->tries = rf.tries;
+    f->waited = rf.waited;
     f->n_missing = rf.n_missing;
     uint32_t k = 0;
     for (uint32_t m = 0; m < c->n_members && k < 16; m++)

@@ -86,6 +86,36 @@ J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchan
 has "arbor-spine-fails static: done" "$J" '"ranks_done":32'
 le "arbor-spine-fails static: above half the ceiling" 49.5 "$(jnum goodput_gbps "$J")"
 
+# A run cut short by run.stop says so: status "incomplete" in the JSON (no
+# verdict on correctness), one line on stderr, exit status 1.
+"$ARBOR" sim -s mode=values -s run.stop=100us --json >"$TMP/inc.json" 2>"$TMP/inc.err"
+rc=$?
+J=$(cat "$TMP/inc.json")
+if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/inc.err")" -eq 1 ] &&
+    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last event at [0-9.]+ us\)$" "$TMP/inc.err"; then
+    pass "incomplete: one line, status 1"
+else
+    fail "incomplete: one line, status 1" "status $rc" "stderr: $(cat "$TMP/inc.err")"
+fi
+has "incomplete: status in the JSON" "$J" '"status":"incomplete"'
+has "incomplete: no verdict" "$J" '"correct":null'
+# A run that cannot finish (hosts 0 and 1 cut off 100 us in, after
+# registration) ends with the JSON of what it got, a line naming the channel,
+# the offset and the hosts that never answered, and status 1.
+"$ARBOR" sim -s topology=leafspine:4,2,2 -s "fail_at=100us switch:L1.0" -s mode=values \
+    -s size=4MiB -s run.stop=0 --json >"$TMP/fail.json" 2>"$TMP/fail.err"
+rc=$?
+J=$(cat "$TMP/fail.json")
+if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/fail.err")" -eq 1 ] &&
+    grep -Eq "arbor sim: failed at [0-9.]+ us: channel [0-9]+ \(responder h[0-9]+\): offset [0-9]+ lost on tree [0-9]+ after 8 credits; [12] members had not answered its 8 repair credits \(the last waited [0-9.]+ us\): h[01](,h1)?$" "$TMP/fail.err"; then
+    pass "failed: one line naming what was lost, status 1"
+else
+    fail "failed: one line naming what was lost, status 1" "status $rc" "stderr: $(cat "$TMP/fail.err")"
+fi
+has "failed: status in the JSON" "$J" '"status":"failed"'
+has "failed: the failure in the JSON" "$J" '"failure":"channel'
+has "failed: what it did get" "$J" '"commits":[1-9]'
+
 # Loss: 0.1% on 4 MiB. By default every loss is found by order or by a
 # timer of a few loops and credited again in the network: exact results
 # within twice the loss-free time. The seed's recovery (a fixed 50 ms timer,

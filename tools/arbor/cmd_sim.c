@@ -150,12 +150,19 @@ static void print_summary(const char *json)
         printf("arbor         %s of %.0f B over %.0f ranks, %s mode, %.0f B headers\n",
                str(ar, "collective", NULL), num(ar, "bytes", NULL), num(ar, "ranks", NULL),
                str(ar, "mode", NULL), num(ar, "header_bytes", NULL));
-        printf("result        CCT %.3f us, goodput %.3f Gb/s, %.0f/%.0f ranks done, correct %s\n",
-               num(j, "cct_us", NULL), num(j, "goodput_gbps", NULL), num(ar, "ranks_done", NULL),
-               num(ar, "ranks", NULL),
-               cJSON_IsNull(corr)   ? "n/a (header-only)"
-               : cJSON_IsTrue(corr) ? "yes"
-                                    : "NO");
+        char cct[64];
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "cct_us")))
+            snprintf(cct, sizeof cct, "CCT %.3f us, goodput %.3f Gb/s", num(j, "cct_us", NULL),
+                     num(j, "goodput_gbps", NULL));
+        else
+            snprintf(cct, sizeof cct, "CCT n/a (not finished)");
+        printf("result        %s, %.0f/%.0f ranks done, correct %s\n", cct,
+               num(ar, "ranks_done", NULL), num(ar, "ranks", NULL),
+               cJSON_IsTrue(corr)    ? "yes"
+               : !cJSON_IsNull(corr) ? "NO"
+               : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "completed"))
+                   ? "n/a (header-only)"
+                   : "n/a (incomplete)");
         const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
         const cJSON *jb;
         cJSON_ArrayForEach(jb, jobs)
@@ -354,6 +361,30 @@ int cmd_sim(int argc, char **argv)
             status = write_file(csv, files[i].suffix, text);
             free(text);
         }
+    }
+    /* A run that did not finish says so on stderr and exits 1, after the
+     * results it did get. */
+    const char *why = NULL;
+    arb_scenario_status st = arb_scenario_result_status(res, &why);
+    if (st == ARB_SCN_FAILED) {
+        fprintf(stderr, "arbor sim: failed at %.3f us: %s\n",
+                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
+        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
+    } else if (st == ARB_SCN_INCOMPLETE) {
+        const arb_workload_result *w = arb_scenario_result_workload(res);
+        const arb_sim_arbor_result *a = arb_scenario_result_arbor(res);
+        if (a)
+            fprintf(stderr,
+                    "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
+                    "event at %.3f us)\n",
+                    a->ranks_done, a->ranks, (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
+        else
+            fprintf(stderr,
+                    "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
+                    "event at %.3f us)\n",
+                    (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned,
+                    (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
+        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
     }
     arb_scenario_result_free(res);
     return status;
