@@ -234,9 +234,10 @@ void hc_exec_enter(struct hc_exec *x, arb_sim *s, uint32_t i, uint32_t rank, arb
     if (I->entered[rank]) return;
     I->entered[rank] = 1;
     /* the connections to and from the rank may have a message ready now */
-    for (uint32_t c = 0; c < p->n_conns && !x->w->error; c++)
-        if (p->conn_src[c] == rank || (I->rendezvous && p->conn_dst[c] == rank))
-            try_conn(x, s, i, c, now);
+    for (uint32_t k = p->rconn_off[rank]; k < p->rconn_off[rank + 1] && !x->w->error; k++) {
+        uint32_t c = p->rconns[k];
+        if (p->conn_src[c] == rank || I->rendezvous) try_conn(x, s, i, c, now);
+    }
     rank_check(x, s, i, rank, now);
 }
 

@@ -25,6 +25,7 @@ struct hc_plan {
     uint32_t *conn_src, *conn_dst;  /* per connection: its ranks */
     uint32_t *conn_off, *conn_msgs; /* per connection: its messages in order (CSR) */
     uint32_t *rdep_off, *rdeps;     /* per message: the messages that depend on it */
+    uint32_t *rconn_off, *rconns;   /* per rank: its connections (either end), ascending */
     uint32_t slices;                /* pipeline slices per unit */
     uint32_t steps;                 /* algorithm steps (per slice) */
     /* builder state */

@@ -107,6 +107,8 @@ void hc_plan_free(struct hc_plan *p)
     free(p->conn_msgs);
     free(p->rdep_off);
     free(p->rdeps);
+    free(p->rconn_off);
+    free(p->rconns);
     free(p->hkey);
     free(p->conn_ch);
     free(p);
@@ -239,6 +241,25 @@ static int finish(struct hc_plan *p)
     free(fill);
     free(p->hkey);
     p->hkey = NULL;
+    /* per rank, the connections it is an end of */
+    p->rconn_off = calloc((size_t)p->n + 1, sizeof *p->rconn_off);
+    p->rconns = malloc(((size_t)nc * 2 + 1) * sizeof *p->rconns);
+    uint32_t *at = calloc((size_t)p->n + 1, sizeof *at);
+    if (!p->rconn_off || !p->rconns || !at) {
+        free(at);
+        return ARB_ENOMEM;
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+        p->rconn_off[p->conn_src[c] + 1]++;
+        p->rconn_off[p->conn_dst[c] + 1]++;
+    }
+    for (uint32_t r = 0; r < p->n; r++)
+        p->rconn_off[r + 1] += p->rconn_off[r];
+    for (uint32_t c = 0; c < nc; c++) {
+        p->rconns[p->rconn_off[p->conn_src[c]] + at[p->conn_src[c]]++] = c;
+        p->rconns[p->rconn_off[p->conn_dst[c]] + at[p->conn_dst[c]]++] = c;
+    }
+    free(at);
     return 0;
 }
 
