@@ -305,6 +305,10 @@ TEST(rule_errors)
         {"x.0.et: node 3 (record 1): node type 0 is not one Arbor replays"},
         {"x.0.et: node 3 (record 1): dependency 9 is not a node of rank 0"},
         {"x.0.et: node 3 (record 1): comm_size is missing or not a positive integer"},
+        {"x.0.et: node 3 (record 1): comm_size is not a non-negative integer"},
+        {"x.0.et: node 3 (record 1): comm_tag is not a 32-bit unsigned integer"},
+        {"x.0.et: node 3 (record 1): duration_micros is too large"},
+        {"x.0.et: node 3 (record 1): comm_src is missing"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         meta(&f);
@@ -344,6 +348,24 @@ TEST(rule_errors)
         case 8:
             node(&n, 3, RECV, 0, 0, 0);
             attr_int(&n, "comm_src", 9, 1);
+            break;
+        case 9: /* int64_val -1: ten bytes of varint */
+            node(&n, 3, COLL, 0, 0, 0);
+            attr_int(&n, "comm_type", 9, 0);
+            attr_int(&n, "comm_size", 9, UINT64_MAX);
+            break;
+        case 10:
+            node(&n, 3, SEND, 0, 0, 0);
+            attr_int(&n, "comm_dst", 9, 1);
+            attr_int(&n, "comm_size", 9, 8);
+            attr_int(&n, "comm_tag", 13, 1ull << 33);
+            break;
+        case 11:
+            node(&n, 3, COMP, 0, 0, UINT64_MAX / 2);
+            break;
+        case 12:
+            node(&n, 3, RECV, 0, 0, 0);
+            attr_int(&n, "comm_size", 9, 8);
             break;
         }
         record(&f, &n);

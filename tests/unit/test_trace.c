@@ -79,6 +79,15 @@ TEST(text_rules)
         {HDR "0 1 send 1KiB to=1\n1 1 recv 2KiB from=0\n",
          "t.txt:4: bytes: 2048 bytes, but the matching send"},
         {HDR "0 1 comp 1us\n\0 2 comp 1us\n", "t.txt:4: line: a NUL byte"},
+        {HDR "group 1g 0\n", "t.txt:3: group: name '1g' must not start with a digit"},
+        {HDR "group g\n", "t.txt:3: group: expected `group NAME RANKS`"},
+        {"arbor-trace 1\ngroup g 0\n", "t.txt:2: group: before `ranks N`"},
+        {HDR "0 1 comp 1us "
+             "a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a\n",
+         "t.txt:3: line: too many fields"},
+        {HDR "0 1 send 1KiB to=1 tag=x\n", "t.txt:3: tag: 'x' is not a tag"},
+        {HDR "0 1 coll reduce 1KiB root=r\n", "t.txt:3: root: 'r' is not a rank index"},
+        {"arbor-trace 2\n", "t.txt:1: header: the first line must be `arbor-trace 1`"},
     };
     char err[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
