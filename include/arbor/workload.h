@@ -1,7 +1,8 @@
 /*
  * arbor/workload.h - what the simulated hosts send: flows from a traffic
  * pattern, incast, traces with start times (our CSV and htsim's connection
- * matrix), and ring AllReduce as NCCL runs it.
+ * matrix), ring AllReduce as NCCL runs it, the other host-based collectives
+ * (below) and training iterations replayed from traces (text or Chakra).
  *
  * A workload drives a simulator (sim.h) through arb_sim_add_flow and the
  * flow-completion callback: make the workload, make the simulator with
