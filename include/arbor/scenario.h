@@ -10,6 +10,8 @@
  *   [switch]     queue, ecn, kmin, kmax, pmax, pfc, xoff, xon
  *   [workload]   kind, size, qps, qp_mode, chunk, ranks, hosts, traffic,
  *                shift, senders, receiver, file, start, seed
+ *   [host]       coll, algorithm, root_rank, trace_format
+ *                (workload.kind = host_collective, iteration; docs/workloads.md)
  *   [arbor]      collective, dtype, mode, payload, window, slots, timeout,
  *                retry, subchannels, agg_levels, profile, root, wire_check
  *                (workload.kind = arbor; docs/arbor-sim.md)

@@ -268,6 +268,15 @@ int arb_sim_run(arb_sim *s, arb_time until);
 /* The simulated time of the last event run. */
 arb_time arb_sim_now(const arb_sim *s);
 
+/*
+ * From inside an on_flow_done or on_flow_sent callback: make the
+ * arb_sim_run under way return once every event due by t has run (t below
+ * the current time counts as the current time), so that its caller can act
+ * at t -- a workload's timer. Only ever brings the run's end closer; the
+ * next arb_sim_run starts afresh. Outside a run it does nothing.
+ */
+void arb_sim_stop_at(arb_sim *s, arb_time t);
+
 typedef struct arb_sim_flow_result {
     uint32_t src, dst;
     uint64_t bytes;

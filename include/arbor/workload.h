@@ -1,7 +1,8 @@
 /*
  * arbor/workload.h - what the simulated hosts send: flows from a traffic
  * pattern, incast, traces with start times (our CSV and htsim's connection
- * matrix), and ring AllReduce as NCCL runs it.
+ * matrix), ring AllReduce as NCCL runs it, the other host-based collectives
+ * (below) and training iterations replayed from traces (text or Chakra).
  *
  * A workload drives a simulator (sim.h) through arb_sim_add_flow and the
  * flow-completion callback: make the workload, make the simulator with
@@ -83,15 +84,18 @@ const char *arb_qp_mode_name(int m);
 int arb_qp_mode_parse(const char *name);
 
 typedef enum arb_workload_kind {
-    ARB_WL_FLOWS = 0,    /* a given list of flows */
-    ARB_WL_PATTERN = 1,  /* a traffic.h pattern */
-    ARB_WL_INCAST = 2,   /* many senders to one receiver */
-    ARB_WL_TRACE = 3,    /* CSV trace */
-    ARB_WL_HTSIM = 4,    /* htsim connection matrix */
-    ARB_WL_ALLREDUCE = 5 /* ring AllReduce */
+    ARB_WL_FLOWS = 0,     /* a given list of flows */
+    ARB_WL_PATTERN = 1,   /* a traffic.h pattern */
+    ARB_WL_INCAST = 2,    /* many senders to one receiver */
+    ARB_WL_TRACE = 3,     /* CSV trace */
+    ARB_WL_HTSIM = 4,     /* htsim connection matrix */
+    ARB_WL_ALLREDUCE = 5, /* ring AllReduce */
+    ARB_WL_HCOLL = 6,     /* one host-based collective (docs/workloads.md) */
+    ARB_WL_ITERATION = 7  /* a training iteration replayed from a trace */
 } arb_workload_kind;
 
-/* "flows", "pattern", "incast", "trace", "htsim", "ring_allreduce". */
+/* "flows", "pattern", "incast", "trace", "htsim", "ring_allreduce",
+ * "host_collective", "iteration". */
 const char *arb_workload_kind_name(int k);
 
 typedef struct arb_workload_config {
@@ -215,17 +219,227 @@ typedef struct arb_workload_result {
     uint64_t buffer_bytes;              /* S */
     arb_time cct;                       /* last rank done - start; NEVER while not done */
     double algbw_gbps, busbw_gbps;      /* 0 while not done */
+    /* host collective (ring AllReduce too: coll allreduce, algo ring) */
+    int coll, algo;          /* arb_hc_coll, arb_hc_algo (resolved) */
+    uint64_t messages_total; /* messages of all ranks */
+    double busbw_factor;     /* nccl-tests' factor (arb_hc_busbw_factor) */
+    /* iteration */
+    arb_time iter_time;               /* last rank's last node done - start; NEVER while not done */
+    arb_time exposed_max;             /* the most exposed communication of a rank */
+    arb_time exposed_mean;            /* mean over ranks (rounded down) */
+    arb_time compute_max;             /* the most compute time of a rank */
+    uint64_t nodes, collectives, p2p; /* trace nodes; collective calls and sends (each once) */
 } arb_workload_result;
 
 void arb_workload_get_result(const arb_workload *w, arb_workload_result *r);
 
 /*
- * Ring AllReduce: rank r's host, the time it was done (ARB_TIME_NEVER if
- * not yet), the payload bytes it sent and the messages it received.
- * ARB_EINVAL for another kind or a rank out of range.
+ * Ring AllReduce and host collectives: rank r's host, the time it was
+ * done (ARB_TIME_NEVER if not yet), the payload bytes it sent and the
+ * messages it received. ARB_EINVAL for another kind or a rank out of
+ * range.
  */
 int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_time *done,
                       uint64_t *bytes_sent, uint64_t *msgs_received);
+
+/* ------------------------------------------------------------------ */
+/* Host-based collectives (docs/workloads.md)                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The collectives NCCL and MPI run on the hosts, over the simulator's
+ * RoCE transports: every collective is a static plan of messages between
+ * ranks, each message a simulator flow that may start once the data it
+ * carries has arrived at its sender (its dependencies are delivered).
+ * Every (sender, receiver, channel) is one connection of `qps` QPs (a
+ * message is split over them, as qp_mode split) that carries its messages
+ * in order: the next one enters the simulator when the previous one has
+ * sent its last packet. Header-only: bytes move, values do not.
+ *
+ *   collective     algorithms (auto picks the first unless noted)
+ *   allreduce      ring (NCCL's ring: reduce-scatter then all-gather,
+ *                  2(n-1) steps), tree (NCCL's double binary tree: two
+ *                  complementary binary trees, each reducing half of the
+ *                  buffer up and broadcasting it down, pipelined), rd
+ *                  (recursive doubling: log2 n exchanges of the whole
+ *                  buffer; ranks beyond a power of two fold in first and
+ *                  get the result last); auto: rd up to 64 KiB, else ring
+ *   reduce         binomial (binomial tree to the root), chain (= ring:
+ *                  the pipelined chain toward the root)
+ *   reducescatter  ring (n-1 steps)
+ *   broadcast      chain (= ring: root -> root+1 -> ..., pipelined),
+ *                  binomial
+ *   allgather      ring (n-1 steps)
+ *   barrier        rd (recursive doubling of 1-byte messages: the
+ *                  simulator carries no empty flow)
+ *   alltoall       direct (every rank sends its S/n block to every
+ *                  other rank at once, one connection each)
+ *
+ * S (bytes) is nccl-tests' size: the buffer each rank reduces (allreduce,
+ * reduce), broadcasts (broadcast), the whole buffer of which every rank
+ * holds 1/n at the end (reducescatter) or at the start (allgather), and
+ * the send buffer of an alltoall. algbw = S / CCT, busbw = algbw x
+ * factor: allreduce 2(n-1)/n, reducescatter, allgather and alltoall
+ * (n-1)/n, broadcast and reduce 1, barrier 0 (no data).
+ * With `chunk` > 0 the unit a message carries (ring: S/n; tree: S/2;
+ * chain, binomial, rd: S; alltoall: S/n) is cut into
+ * P = ceil(unit / chunk) slices of near-equal size, pipelined.
+ * A rank is done when it has entered and every message it sends or
+ * receives has been delivered; CCT is the last rank's, from the start.
+ */
+typedef enum arb_hc_coll {
+    ARB_HC_ALLREDUCE = 0,
+    ARB_HC_REDUCE = 1,
+    ARB_HC_REDUCESCATTER = 2,
+    ARB_HC_BROADCAST = 3,
+    ARB_HC_ALLGATHER = 4,
+    ARB_HC_BARRIER = 5,
+    ARB_HC_ALLTOALL = 6
+} arb_hc_coll;
+
+typedef enum arb_hc_algo {
+    ARB_HC_AUTO = 0,
+    ARB_HC_RING = 1,
+    ARB_HC_TREE = 2,
+    ARB_HC_RD = 3,
+    ARB_HC_DIRECT = 4,
+    ARB_HC_CHAIN = 5,
+    ARB_HC_BINOMIAL = 6
+} arb_hc_algo;
+
+/* Names as the scenario keys spell them; NULL / ARB_ENOENT outside. */
+const char *arb_hc_coll_name(int c);
+int arb_hc_coll_parse(const char *name);
+const char *arb_hc_algo_name(int a);
+int arb_hc_algo_parse(const char *name);
+
+/* The algorithm that runs `c` with `a` (auto resolved; ring for reduce
+ * and broadcast is chain), or ARB_EINVAL when `c` has no such algorithm. */
+int arb_hc_algo_resolve(arb_hc_coll c, arb_hc_algo a, uint64_t bytes);
+
+/* nccl-tests' bus bandwidth factor for n ranks (0 for barrier). */
+double arb_hc_busbw_factor(arb_hc_coll c, uint32_t ranks);
+
+typedef struct arb_hcoll_config {
+    arb_hc_coll coll;
+    arb_hc_algo algo;
+    const uint32_t *hosts; /* host of rank r; NULL: rank r on host r */
+    uint32_t ranks;        /* n >= 2 */
+    uint64_t bytes;        /* S (ignored by barrier) */
+    uint64_t chunk;        /* pipeline slice bytes; 0: one slice */
+    uint32_t root;         /* reduce, broadcast */
+    arb_time start;        /* every rank enters at this time */
+} arb_hcoll_config;
+
+/* Errors as arb_workload_new_allreduce, the message naming the field
+ * first ("size:", "chunk:", "root:", "ranks:", "hosts:", "algorithm:"). */
+int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint32_t n_hosts,
+                           const arb_workload_config *cfg, char *err, size_t errlen);
+
+/* One message of a host collective: ranks, payload bytes, the messages
+ * it waits for (indices; borrowed from the workload), when its first flow
+ * entered the simulator and when its last part was delivered
+ * (ARB_TIME_NEVER if not yet). */
+typedef struct arb_hc_msg {
+    uint32_t src, dst;
+    uint64_t bytes;
+    uint32_t n_deps;
+    const uint32_t *deps;
+    arb_time posted, delivered;
+} arb_hc_msg;
+
+/* Messages of a host collective (0 for another kind) and message i.
+ * ARB_EINVAL for another kind or i out of range. */
+uint64_t arb_workload_hc_messages(const arb_workload *w);
+int arb_workload_hc_msg(const arb_workload *w, uint64_t i, arb_hc_msg *m);
+
+/* ------------------------------------------------------------------ */
+/* Training-iteration traces (docs/workloads.md)                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A trace is, per rank, a DAG of nodes: compute (a duration), a
+ * collective (kind, bytes, group of ranks), a point-to-point send or
+ * receive (bytes, peer, tag), or a no-op (Chakra's other node types).
+ * Two readers fill it: our text format and MLCommons Chakra execution
+ * traces (protobuf, one file per rank; needs the build with protobuf-c,
+ * arb_trace_chakra_available). Both check the same rules: node ids unique
+ * per rank, dependencies on existing nodes of the rank and no cycle,
+ * ranks and peers in range, collectives matched across their group (the
+ * k-th call of a group on every member has the same kind and bytes,
+ * every member calls it as often), sends matched by receives (same
+ * peer pair, tag and bytes, in order). A malformed trace is ARB_EPARSE
+ * with one line naming the record and the rule ("F:LINE: field: rule"
+ * for text, "F: node ID (record K): rule" for Chakra).
+ */
+typedef struct arb_trace arb_trace;
+
+typedef enum arb_trace_format {
+    ARB_TRACE_AUTO = 0, /* by the file name: *.et is Chakra, else text */
+    ARB_TRACE_TEXT = 1,
+    ARB_TRACE_CHAKRA = 2
+} arb_trace_format;
+
+/* Text trace from memory; `name` stands for the file in messages. */
+int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const char *name, char *err,
+                         size_t errlen);
+/* Chakra trace from memory: bufs[r] is rank r's file. ARB_EINVAL
+ * (without protobuf-c: "built without protobuf-c"), ARB_EPARSE. */
+int arb_trace_parse_chakra(arb_trace **out, const uint8_t *const *bufs, const size_t *lens,
+                           uint32_t n_ranks, const char *name, char *err, size_t errlen);
+/* From a file: text, or Chakra where `path` names rank 0's file
+ * PREFIX.0.et and the ranks' files PREFIX.R.et follow while they exist.
+ * ARB_EIO for a file that cannot be read. */
+int arb_trace_load(arb_trace **out, const char *path, arb_trace_format fmt, char *err,
+                   size_t errlen);
+void arb_trace_free(arb_trace *t);
+uint32_t arb_trace_ranks(const arb_trace *t);
+uint64_t arb_trace_nodes(const arb_trace *t);
+/* 1 when this build reads Chakra traces. */
+int arb_trace_chakra_available(void);
+
+typedef struct arb_iteration_config {
+    const uint32_t *hosts; /* host of trace rank r; NULL: rank r on host r */
+    uint32_t n_map;        /* entries of hosts (at least the trace's ranks) */
+    arb_hc_algo algo;      /* collectives' algorithm: auto, or one every kind has */
+    uint64_t chunk;        /* pipeline slice bytes of the collectives */
+    arb_time start;        /* the iteration starts here */
+} arb_iteration_config;
+
+/*
+ * Replay a trace (the workload takes it, also on error). Every rank runs
+ * its DAG: a node starts when all its dependencies are done; compute nodes
+ * of a rank run one at a time (one compute stream, in the order they
+ * become ready) and take their duration; a collective runs the host
+ * algorithm over its group (a message waits for both its ranks to have
+ * called it); a send starts its flow when issued and is done when
+ * delivered; a receive is done when issued and its data has arrived.
+ * Exposed communication of a rank: the time some communication node of it
+ * is running while its compute stream is idle. Compute needs timers:
+ * drive arb_workload_next_timer / arb_workload_timer beside the simulator.
+ * Errors: those of the constructors; ARB_EINVAL for a rank without a host.
+ */
+int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_iteration_config *ic,
+                               uint32_t n_hosts, const arb_workload_config *cfg, char *err,
+                               size_t errlen);
+
+/* The next time the workload must be woken (ARB_TIME_NEVER: none; always
+ * so for the other kinds). Run the simulator up to it, then call
+ * arb_workload_timer with that time. */
+arb_time arb_workload_next_timer(const arb_workload *w);
+void arb_workload_timer(arb_workload *w, arb_sim *s, arb_time now);
+
+typedef struct arb_iter_rank {
+    uint32_t host;
+    uint64_t nodes, nodes_done;
+    arb_time finish;  /* its last node done (ARB_TIME_NEVER if not yet) */
+    arb_time compute; /* time its compute stream was busy */
+    arb_time comm;    /* time some communication node of it was running */
+    arb_time exposed; /* of which with the compute stream idle */
+} arb_iter_rank;
+
+/* ARB_EINVAL for another kind or a rank out of range. */
+int arb_workload_iter_rank(const arb_workload *w, uint32_t rank, arb_iter_rank *out);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,8 @@ struct arb_scenario_result {
     uint32_t arb_hdr_len;
     struct flowrec *flows;
     uint32_t n_flows;
+    arb_iter_rank *iter; /* workload.kind = iteration: per rank */
+    uint32_t n_iter;
     uint64_t fct_n;
     double fct_mean;
     arb_time fct_p50, fct_p99, fct_max;
@@ -90,6 +92,7 @@ void arb_scenario_result_free(arb_scenario_result *r)
         free(r->echo[k]);
     free(r->file);
     free(r->flows);
+    free(r->iter);
     free(r->ar_jobs);
     for (unsigned c = 0; c < MAX_CLASSES; c++)
         free(r->cls[c].hist);
@@ -214,8 +217,8 @@ static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t er
 }
 
 /* "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE with msg. */
-static int parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
-                       size_t len)
+int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
+                    size_t len)
 {
     *out = NULL;
     *n = 0;
@@ -289,11 +292,13 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
     char msg[512], spec[64];
     int rc;
     enum scn_key blame = K_WL_KIND;
+    if (strcmp(kind, "host_collective") == 0 || strcmp(kind, "iteration") == 0)
+        return scn_host_workload(sc, n_hosts, &wc, w, err, errlen);
     if (strcmp(kind, "ring_allreduce") == 0) {
         uint32_t *hosts = NULL, nh = 0;
         const char *hl = scn_str(sc, K_WL_HOSTS);
         if (*hl) {
-            rc = parse_hosts(hl, n_hosts, &hosts, &nh, msg, sizeof msg);
+            rc = scn_parse_hosts(hl, n_hosts, &hosts, &nh, msg, sizeof msg);
             if (rc < 0) return key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg);
         }
         uint64_t ranks = scn_u64(sc, K_WL_RANKS);
@@ -548,14 +553,37 @@ static int check_sim_config(const arb_scenario *sc, const arb_sim_config *c, cha
     return 0;
 }
 
-/* Run up to every fabric.fail_at entry due by `until` and apply it there. */
-static int run_failing(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_time until)
+/* Run up to every fabric.fail_at entry and workload timer due by `until`
+ * and apply each at its time (failures first on a tie). A timer the
+ * workload sets during a run stops that run at its time (arb_sim_stop_at). */
+static int run_failing(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_workload *w,
+                       arb_time until)
 {
     char msg[256];
     int rc = 0;
-    for (arb_time at; rc == 0 && (at = scn_failat_next(fa)) <= until;) {
+    while (rc == 0) {
+        arb_time fat = scn_failat_next(fa), wat = w ? arb_workload_next_timer(w) : ARB_TIME_NEVER;
+        arb_time at = fat < wat ? fat : wat;
+        if (at > until) break;
         rc = arb_sim_run(s, at);
-        if (rc == 0) rc = scn_failat_apply(fa, t, lb, s, at, msg, sizeof msg);
+        if (rc == 0 && w && arb_workload_next_timer(w) < at) continue; /* set meanwhile: first */
+        if (rc == 0 && fat == at)
+            rc = scn_failat_apply(fa, t, lb, s, at, msg, sizeof msg);
+        else if (rc == 0)
+            arb_workload_timer(w, s, at);
+    }
+    return rc;
+}
+
+/* The simulator up to `until`, failures and workload timers included. */
+static int run_to(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_workload *w,
+                  arb_time until)
+{
+    int rc = run_failing(fa, t, lb, s, w, until);
+    if (rc == 0) rc = arb_sim_run(s, until);
+    while (rc == 0 && w && arb_workload_next_timer(w) <= until) { /* set during that run */
+        rc = run_failing(fa, t, lb, s, w, until);
+        if (rc == 0) rc = arb_sim_run(s, until);
     }
     return rc;
 }
@@ -762,8 +790,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (next < now) next = ARB_TIME_NEVER - 1;
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
-        rc = run_failing(&failat, t, route.ctx, s, next);
-        if (rc == 0) rc = arb_sim_run(s, next);
+        rc = run_to(&failat, t, route.ctx, s, w, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc == ARB_ETIMEDOUT && arbor) {
             /* not bad input: what the run got is reported, with what was lost */
@@ -816,6 +843,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
     }
     rc = collect(r, s, t);
+    if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
@@ -861,7 +889,7 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
     uint32_t *hosts = NULL, nh = 0;
     const char *hl = scn_str(sc, K_WL_HOSTS);
     if (*hl) {
-        int rc = parse_hosts(hl, r->hosts, &hosts, &nh, msg, sizeof msg);
+        int rc = scn_parse_hosts(hl, r->hosts, &hosts, &nh, msg, sizeof msg);
         if (rc < 0) return key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg);
     }
     uint64_t ranks = scn_u64(sc, K_WL_RANKS);
@@ -1276,7 +1304,7 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
 }
 
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
-                                        "workload", "arbor",   "run"};
+                                        "workload", "host",    "arbor",     "run"};
 
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
 {
@@ -1285,6 +1313,10 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     cJSON *scn = cJSON_AddObjectToObject(j, "scenario");
     cJSON_AddStringToObject(scn, "file", r->file ? r->file : "(built-in)");
     for (size_t s = 0; s < sizeof sec_names / sizeof sec_names[0]; s++) {
+        /* [host] only for the kinds that read it: the others' reports stay as they were */
+        if (strcmp(sec_names[s], "host") == 0 && r->wr.kind != ARB_WL_HCOLL &&
+            r->wr.kind != ARB_WL_ITERATION)
+            continue;
         cJSON *o = cJSON_AddObjectToObject(scn, sec_names[s]);
         for (size_t k = 0; k < K_COUNT; k++) {
             arb_scenario_key_info ki;
@@ -1339,6 +1371,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
         j_real(c, "algbw_gbps", r->wr.algbw_gbps, 6);
         j_real(c, "busbw_gbps", r->wr.busbw_gbps, 6);
     }
+    if (r->wr.kind == ARB_WL_HCOLL || r->wr.kind == ARB_WL_ITERATION)
+        scn_host_json(j, &r->wr, r->iter, r->n_iter);
 
     const arb_sim_stats *st = &r->st;
     cJSON *pk = cJSON_AddObjectToObject(j, "packets");

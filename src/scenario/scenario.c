@@ -30,7 +30,7 @@ static const struct keydef keys[K_COUNT] = {SCN_KEYS(SCN_DEF)};
 #undef SCN_DEF
 
 static const char *const sections[] = {"fabric",   "routing", "transport", "switch",
-                                       "workload", "arbor",   "run"};
+                                       "workload", "host",    "arbor",     "run"};
 
 static char *dup_str(const char *s)
 {
@@ -509,7 +509,7 @@ static char *reader(char *str, int num, void *stream)
             if (!known_section(sec))
                 first_error(st, ARB_EPARSE,
                             "%s:%u: unknown section [%s] (fabric, routing, transport, switch, "
-                            "workload, arbor, run)",
+                            "workload, host, arbor, run)",
                             st->name, st->line, sec);
         }
         st->last_key = -1;

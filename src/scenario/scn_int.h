@@ -63,8 +63,11 @@
     X(SW_XON, "switch", "xon", VT_SIZE, "256KB", NULL, 0, UINT32_MAX,                              \
       "bytes held below which RESUME is sent")                                                     \
     X(WL_KIND, "workload", "kind", VT_ENUM, "ring_allreduce",                                      \
-      "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim|arbor", 0, 0,                  \
-      "what the hosts send (arbor: the Arbor collective of [arbor])")                              \
+      "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim|arbor|host_collective|"        \
+      "iteration",                                                                                 \
+      0, 0,                                                                                        \
+      "what the hosts send (arbor: the Arbor collective of [arbor]; host_collective: the host "    \
+      "algorithm of [host]; iteration: a training-iteration trace, workload.file)")                \
     X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, UINT64_MAX,                           \
       "bytes per flow (per pair); ring_allreduce and arbor: the buffer S")                         \
     X(WL_QPS, "workload", "qps", VT_U64, "1", NULL, 1, 65535,                                      \
@@ -75,11 +78,12 @@
     X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, "off", NULL, 0, 0,                      \
       "the QPs of a connection share one UDP source port (only the QP number differs)")            \
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
-      "ring_allreduce: pipeline slice bytes; 0: one message per step")                             \
+      "ring_allreduce, host_collective, iteration: pipeline slice bytes; 0: one message per step") \
     X(WL_RANKS, "workload", "ranks", VT_U64, "0", NULL, 0, UINT32_MAX,                             \
-      "ring_allreduce, arbor: ranks; 0: every host (or every host of `hosts`)")                    \
+      "ring_allreduce, host_collective, arbor: ranks; 0: every host (or every host of `hosts`)")   \
     X(WL_HOSTS, "workload", "hosts", VT_LIST, "", NULL, 0, 0,                                      \
-      "ring_allreduce, arbor: hosts of the ranks in order, e.g. 0-7,16-23 (empty: 0, 1, ...)")     \
+      "ring_allreduce, host_collective, iteration, arbor: hosts of the ranks in order, e.g. "      \
+      "0-7,16-23 (empty: 0, 1, ...)")                                                              \
     X(WL_TRAFFIC, "workload", "traffic", VT_STR, "perm:1", NULL, 0, 0,                             \
       "pattern: a traffic spec (shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED, "       \
       "file:PATH)")                                                                                \
@@ -88,11 +92,21 @@
       "incast: senders (the hosts after the receiver)")                                            \
     X(WL_RECEIVER, "workload", "receiver", VT_U64, "0", NULL, 0, UINT32_MAX, "incast: receiver")   \
     X(WL_FILE, "workload", "file", VT_PATH, "", NULL, 0, 0,                                        \
-      "trace: CSV src,dst,bytes,start_us[,sport]; htsim: connection matrix")                       \
+      "trace: CSV src,dst,bytes,start_us[,sport]; htsim: connection matrix; iteration: a text "    \
+      "trace or Chakra PREFIX.0.et")                                                               \
     X(WL_START, "workload", "start", VT_TIME, "0", NULL, 0, 0,                                     \
       "start time of pattern, incast and ring_allreduce flows")                                    \
     X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
       "source ports, QP numbers and perm's permutation; 0: run.seed")                              \
+    X(HC_COLL, "host", "coll", VT_ENUM, "allreduce",                                               \
+      "allreduce|reduce|reducescatter|broadcast|allgather|barrier|alltoall", 0, 0,                 \
+      "host_collective: the collective; its buffer is workload.size (docs/workloads.md)")          \
+    X(HC_ALGO, "host", "algorithm", VT_ENUM, "auto", "auto|ring|tree|rd|direct|chain|binomial", 0, \
+      0, "host_collective, iteration: the host algorithm (auto: per collective and size)")         \
+    X(HC_ROOT, "host", "root_rank", VT_U64, "0", NULL, 0, UINT32_MAX,                              \
+      "host_collective: the root rank of reduce and broadcast")                                    \
+    X(HC_FORMAT, "host", "trace_format", VT_ENUM, "auto", "auto|text|chakra", 0, 0,                \
+      "iteration: the trace's format (auto: Chakra for a name ending .et, else text)")             \
     X(AR_COLL, "arbor", "collective", VT_ENUM, "allreduce",                                        \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier", 0, 0,                          \
       "the collective (spec 10); its buffer is workload.size")                                     \
@@ -333,5 +347,17 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
  * the count stopped for want of memory. */
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 void scn_order_free(struct scn_order *o);
+
+/* run.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
+int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
+                    size_t len);
+/* hostwl.c: workload.kind host_collective and iteration ([host]); the
+ * iteration's per-rank figures (NULL, 0 for another kind); their JSON. */
+int scn_host_workload(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+                      arb_workload **w, char *err, size_t errlen);
+int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n);
+struct cJSON;
+void scn_host_json(struct cJSON *j, const arb_workload_result *wr, const arb_iter_rank *ir,
+                   uint32_t n);
 
 #endif

@@ -647,17 +647,27 @@ int arb_sim_run(arb_sim *s, arb_time until)
     uint32_t port_events = s->n_ports << 2;
     pf_decide(s);
     sim_forget_guesses(s); /* the fabric may have changed between runs */
+    s->stop_at = until;
     while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
         if (s->pool.made != s->pf_made) pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);
-        if (s->n_done) report_done(s);
+        if (s->n_done) {
+            report_done(s);
+            until = s->stop_at; /* a callback may have asked to stop sooner */
+        }
     }
     s->in_run = 0;
     if (!s->error && until > s->horizon) s->horizon = until;
     return s->error;
+}
+
+void arb_sim_stop_at(arb_sim *s, arb_time t)
+{
+    if (t < s->now) t = s->now;
+    if (t < s->stop_at) s->stop_at = t;
 }
 
 uint32_t arb_sim_n_flows(const arb_sim *s)

@@ -252,6 +252,7 @@ struct arb_sim {
     uint64_t pf_events;        /* events whose PF_ROUTE stage ran (tests: it did) */
     uint8_t in_run;            /* arb_sim_run is handling events */
     arb_time horizon;          /* the `until` of the last run: every event up to it is done */
+    arb_time stop_at;          /* arb_sim_stop_at: the run under way ends after this time */
 };
 
 /* The UDP destination ports packets carry: RoCE's, and Arbor's (as

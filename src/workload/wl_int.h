@@ -58,11 +58,30 @@ struct arb_workload {
     uint32_t first_id; /* simulator id of the first flow added */
     struct wl_tag *tags;
     size_t n_tags, cap_tags;
+    /* host collective (hcoll.c) and iteration (iter.c); S above is the buffer */
+    struct hc_exec *hx;
+    int hc_coll, hc_algo;
+    struct wl_iter *it;
 };
 
 int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
              const arb_workload_config *cfg, char *err, size_t errlen);
 /* Take ownership of flows[0..n) after checking them (on error the caller keeps them). */
 int wl_set_flows(arb_workload *w, arb_wl_flow *flows, size_t n, char *err, size_t errlen);
+
+/* hcoll.c: the host collective's driving and figures */
+int wl_hcoll_start(arb_workload *w, arb_sim *s);
+void wl_hcoll_result(const arb_workload *w, arb_workload_result *r);
+int hc_exec_rank_pub(const arb_workload *w, uint32_t rank, uint32_t *host, arb_time *done,
+                     uint64_t *bytes_sent, uint64_t *msgs_received);
+/* iter.c */
+void wl_iter_free(struct wl_iter *it);
+int wl_iter_start(arb_workload *w, arb_sim *s);
+void wl_iter_result(const arb_workload *w, arb_workload_result *r);
+/* the executor's callbacks (hc_exec.c) */
+struct hc_exec;
+void hc_exec_free(struct hc_exec *x);
+void hc_exec_flow_done(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time now);
+void hc_exec_flow_sent(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time now);
 
 #endif

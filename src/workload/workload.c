@@ -15,8 +15,8 @@
 #include <string.h>
 
 static const char *const qp_mode_names[] = {"split", "rr", "hpn"};
-static const char *const kind_names[] = {"flows", "pattern", "incast",
-                                         "trace", "htsim",   "ring_allreduce"};
+static const char *const kind_names[] = {"flows", "pattern",        "incast",          "trace",
+                                         "htsim", "ring_allreduce", "host_collective", "iteration"};
 
 const char *arb_qp_mode_name(int m)
 {
@@ -33,7 +33,7 @@ int arb_qp_mode_parse(const char *name)
 
 const char *arb_workload_kind_name(int k)
 {
-    return k >= 0 && k <= ARB_WL_ALLREDUCE ? kind_names[k] : NULL;
+    return k >= 0 && k <= ARB_WL_ITERATION ? kind_names[k] : NULL;
 }
 
 void arb_workload_config_default(arb_workload_config *cfg)
@@ -108,6 +108,8 @@ void arb_workload_free(arb_workload *w)
     free(w->sent);
     free(w->done_at);
     free(w->tags);
+    hc_exec_free(w->hx);
+    wl_iter_free(w->it);
     free(w);
 }
 
@@ -606,6 +608,8 @@ int arb_workload_start(arb_workload *w, arb_sim *s)
     if (w->started) return ARB_ESTATE;
     w->started = 1;
     if (w->kind == ARB_WL_ALLREDUCE) return allreduce_start(w, s);
+    if (w->kind == ARB_WL_HCOLL) return wl_hcoll_start(w, s);
+    if (w->kind == ARB_WL_ITERATION) return wl_iter_start(w, s);
     if (w->kind == ARB_WL_PATTERN) return pattern_phase(w, s, w->start);
     return static_start(w, s);
 }
@@ -616,6 +620,10 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
     w->flows_done++;
     if (w->kind == ARB_WL_ALLREDUCE) {
         allreduce_done(w, s, flow, now);
+        return;
+    }
+    if (w->hx) {
+        hc_exec_flow_done(w->hx, s, flow, now);
         return;
     }
     if (w->outstanding && --w->outstanding == 0) {
@@ -649,6 +657,7 @@ void arb_workload_on_flow_sent(void *ctx, arb_sim *s, uint32_t flow, arb_time no
 {
     arb_workload *w = ctx;
     if (w->kind == ARB_WL_ALLREDUCE) allreduce_sent(w, s, flow, now);
+    if (w->hx) hc_exec_flow_sent(w->hx, s, flow, now);
 }
 
 void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
@@ -663,6 +672,7 @@ void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
     r->finish = w->finish;
     r->phases = w->phases;
     r->cct = ARB_TIME_NEVER;
+    r->iter_time = ARB_TIME_NEVER;
     if (w->kind == ARB_WL_ALLREDUCE) {
         r->done = w->ranks_done == w->N;
         r->ranks = w->N;
@@ -671,6 +681,10 @@ void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
         r->steps = 2 * (w->N - 1);
         r->messages = w->M;
         r->buffer_bytes = w->S;
+        r->coll = ARB_HC_ALLREDUCE;
+        r->algo = ARB_HC_RING;
+        r->messages_total = w->M * w->N;
+        r->busbw_factor = arb_hc_busbw_factor(ARB_HC_ALLREDUCE, w->N);
         if (r->done) {
             r->cct = w->finish - w->start;
             double secs = (double)r->cct / (double)ARB_PS_PER_S;
@@ -679,6 +693,10 @@ void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
                 r->busbw_gbps = r->algbw_gbps * 2.0 * (double)(w->N - 1) / (double)w->N;
             }
         }
+    } else if (w->kind == ARB_WL_HCOLL) {
+        wl_hcoll_result(w, r);
+    } else if (w->kind == ARB_WL_ITERATION) {
+        wl_iter_result(w, r);
     } else {
         r->done = w->started && w->flows_done == w->planned;
         r->qps = w->cfg.qps;
@@ -689,6 +707,8 @@ void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
 int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_time *done,
                       uint64_t *bytes_sent, uint64_t *msgs_received)
 {
+    if (w->kind == ARB_WL_HCOLL)
+        return hc_exec_rank_pub(w, rank, host, done, bytes_sent, msgs_received);
     if (w->kind != ARB_WL_ALLREDUCE || rank >= w->N) return ARB_EINVAL;
     if (host) *host = w->hosts[rank];
     if (done) *done = w->done_at[rank];

@@ -127,7 +127,8 @@ static void print_summary(const char *json)
                str(wl, "transport", "dcqcn"));
     if (strcmp(kind, "arbor") == 0)
         printf("workload      arbor, size %s\n", str(wl, "workload", "size"));
-    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0)
+    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0 ||
+             strcmp(kind, "iteration") == 0)
         printf("workload      %s, file %s, qps %s\n", kind, str(wl, "workload", "file"),
                str(wl, "workload", "qps"));
     else
@@ -199,10 +200,25 @@ static void print_summary(const char *json)
                num(ar, "wire_errors", NULL), num(ar, "bytes_per_packet", NULL));
     }
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collective");
-    if (c)
+    if (c && cJSON_GetObjectItemCaseSensitive(c, "algorithm")) /* host_collective */
+        printf("%-13s %s, %.0f ranks, %.0f B, %.0f messages: CCT %.3f us, algbw %.3f Gb/s, "
+               "busbw %.3f Gb/s (x %.4f)\n",
+               str(c, "collective", NULL), str(c, "algorithm", NULL), num(c, "ranks", NULL),
+               num(c, "bytes", NULL), num(c, "messages", NULL), num(c, "cct_us", NULL),
+               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL),
+               num(c, "busbw_factor", NULL));
+    else if (c)
         printf("allreduce     %.0f ranks, %.0f B: CCT %.3f us, algbw %.3f Gb/s, busbw %.3f Gb/s\n",
                num(c, "ranks", NULL), num(c, "bytes", NULL), num(c, "cct_us", NULL),
                num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL));
+    const cJSON *itr = cJSON_GetObjectItemCaseSensitive(j, "iteration");
+    if (itr)
+        printf("iteration     %.0f ranks, %.0f nodes, %.0f collectives, %.0f sends: iteration %.3f "
+               "us, compute max %.3f us, exposed communication max %.3f us, mean %.3f us\n",
+               num(itr, "ranks", NULL), num(itr, "nodes", NULL), num(itr, "collectives", NULL),
+               num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
+               num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
+               num(itr, "exposed_mean_us", NULL));
     printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted\n",
            num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
            num(j, "retx_bytes", NULL));

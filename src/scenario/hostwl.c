@@ -1,0 +1,209 @@
+/*
+ * The host-based workloads of a scenario: workload.kind = host_collective
+ * (one collective of [host] over workload.ranks / workload.hosts) and
+ * iteration (a training-iteration trace, workload.file), and their part of
+ * the JSON report.
+ */
+#include "scn_int.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                    const char *msg)
+{
+    char where[512];
+    scn_where(sc, k, where, sizeof where);
+    return arb_errf(err, errlen, code, "%s: %s", where, msg);
+}
+
+/* workload.hosts (NULL when empty: rank r on host r) and its count. */
+static int hosts_of(const arb_scenario *sc, uint32_t n_hosts, uint32_t **hosts, uint32_t *nh,
+                    char *err, size_t errlen)
+{
+    char msg[512];
+    *hosts = NULL;
+    *nh = n_hosts;
+    const char *hl = scn_str(sc, K_WL_HOSTS);
+    if (!*hl) return 0;
+    int rc = scn_parse_hosts(hl, n_hosts, hosts, nh, msg, sizeof msg);
+    return rc < 0 ? key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg) : 0;
+}
+
+static enum scn_key blame_of(const char *msg)
+{
+    static const struct {
+        const char *prefix;
+        enum scn_key k;
+    } tab[] = {{"hosts", K_WL_HOSTS}, {"ranks", K_WL_RANKS},    {"size", K_WL_SIZE},
+               {"chunk", K_WL_CHUNK}, {"root", K_HC_ROOT},      {"algorithm", K_HC_ALGO},
+               {"qps", K_WL_QPS},     {"qp_mode", K_WL_QPMODE}, {"collective", K_HC_COLL}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (strncmp(msg, tab[i].prefix, strlen(tab[i].prefix)) == 0) return tab[i].k;
+    return K_WL_KIND;
+}
+
+static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+                      arb_workload **w, char *err, size_t errlen)
+{
+    char msg[512];
+    uint32_t *hosts, nh;
+    int rc = hosts_of(sc, n_hosts, &hosts, &nh, err, errlen);
+    if (rc < 0) return rc;
+    uint64_t ranks = scn_u64(sc, K_WL_RANKS);
+    if (ranks == 0) ranks = nh;
+    if (ranks > nh) {
+        free(hosts);
+        snprintf(msg, sizeof msg, "%llu ranks, but only %u hosts", (unsigned long long)ranks, nh);
+        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+    }
+    arb_hcoll_config hc;
+    memset(&hc, 0, sizeof hc);
+    hc.coll = (arb_hc_coll)scn_enum(sc, K_HC_COLL);
+    hc.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    hc.hosts = hosts;
+    hc.ranks = (uint32_t)ranks;
+    hc.bytes = scn_u64(sc, K_WL_SIZE);
+    hc.chunk = scn_u64(sc, K_WL_CHUNK);
+    hc.root = (uint32_t)scn_u64(sc, K_HC_ROOT);
+    hc.start = scn_u64(sc, K_WL_START);
+    rc = arb_workload_new_hcoll(w, &hc, n_hosts, wc, msg, sizeof msg);
+    free(hosts);
+    return rc < 0 ? key_fail(sc, blame_of(msg), err, errlen, rc, msg) : 0;
+}
+
+static int make_iteration(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+                          arb_workload **w, char *err, size_t errlen)
+{
+    char msg[512];
+    char *path = scn_path(sc, K_WL_FILE);
+    if (!path)
+        return key_fail(sc, K_WL_FILE, err, errlen, ARB_EINVAL,
+                        "workload kind iteration needs a trace file");
+    arb_trace *tr = NULL;
+    int rc =
+        arb_trace_load(&tr, path, (arb_trace_format)scn_enum(sc, K_HC_FORMAT), msg, sizeof msg);
+    free(path);
+    if (rc < 0) return key_fail(sc, K_WL_FILE, err, errlen, rc, msg);
+    uint32_t *hosts, nh;
+    rc = hosts_of(sc, n_hosts, &hosts, &nh, err, errlen);
+    if (rc < 0) {
+        arb_trace_free(tr);
+        return rc;
+    }
+    arb_iteration_config ic;
+    memset(&ic, 0, sizeof ic);
+    ic.hosts = hosts;
+    ic.n_map = nh;
+    ic.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    ic.chunk = scn_u64(sc, K_WL_CHUNK);
+    ic.start = scn_u64(sc, K_WL_START);
+    rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
+    free(hosts);
+    if (rc < 0) {
+        enum scn_key k = blame_of(msg);
+        return key_fail(sc, k == K_WL_KIND ? K_WL_FILE : k, err, errlen, rc, msg);
+    }
+    return 0;
+}
+
+int scn_host_workload(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+                      arb_workload **w, char *err, size_t errlen)
+{
+    if (strcmp(scn_str(sc, K_WL_KIND), "iteration") == 0)
+        return make_iteration(sc, n_hosts, wc, w, err, errlen);
+    return make_hcoll(sc, n_hosts, wc, w, err, errlen);
+}
+
+int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (arb_workload_get_kind(w) != ARB_WL_ITERATION) return 0;
+    arb_workload_result wr;
+    arb_workload_get_result(w, &wr);
+    if (wr.ranks == 0) return 0;
+    *out = calloc(wr.ranks, sizeof **out);
+    if (!*out) return ARB_ENOMEM;
+    for (uint32_t r = 0; r < wr.ranks; r++)
+        arb_workload_iter_rank(w, r, &(*out)[r]);
+    *n = wr.ranks;
+    return 0;
+}
+
+/* ---- JSON (the formats of run.c) ------------------------------------------ */
+
+static void j_u64(cJSON *o, const char *name, uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+static void j_real(cJSON *o, const char *name, double v, int decimals)
+{
+    char b[64];
+    if (v != v || v > 1e300 || v < -1e300)
+        snprintf(b, sizeof b, "null");
+    else
+        snprintf(b, sizeof b, "%.*f", decimals, v);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+static void j_us(cJSON *o, const char *name, arb_time ps)
+{
+    char b[48];
+    if (ps == ARB_TIME_NEVER)
+        snprintf(b, sizeof b, "null");
+    else
+        snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+void scn_host_json(cJSON *j, const arb_workload_result *wr, const arb_iter_rank *ir, uint32_t n)
+{
+    if (wr->kind == ARB_WL_HCOLL) {
+        cJSON *c = cJSON_AddObjectToObject(j, "collective");
+        if (!c) return;
+        cJSON_AddStringToObject(c, "kind", "host_collective");
+        cJSON_AddStringToObject(c, "collective", arb_hc_coll_name(wr->coll));
+        cJSON_AddStringToObject(c, "algorithm", arb_hc_algo_name(wr->algo));
+        j_u64(c, "ranks", wr->ranks);
+        j_u64(c, "bytes", wr->buffer_bytes);
+        j_u64(c, "steps", wr->steps);
+        j_u64(c, "slices", wr->slices);
+        j_u64(c, "qps", wr->qps);
+        j_u64(c, "messages", wr->messages_total);
+        j_us(c, "cct_us", wr->cct);
+        j_real(c, "algbw_gbps", wr->algbw_gbps, 6);
+        j_real(c, "busbw_factor", wr->busbw_factor, 6);
+        j_real(c, "busbw_gbps", wr->busbw_gbps, 6);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(j, "iteration");
+    if (!o) return;
+    j_u64(o, "ranks", wr->ranks);
+    j_u64(o, "nodes", wr->nodes);
+    j_u64(o, "collectives", wr->collectives);
+    j_u64(o, "p2p", wr->p2p);
+    j_us(o, "iter_time_us", wr->iter_time);
+    j_us(o, "compute_max_us", wr->compute_max);
+    j_us(o, "exposed_max_us", wr->exposed_max);
+    j_us(o, "exposed_mean_us", wr->exposed_mean);
+    cJSON *arr = cJSON_AddArrayToObject(o, "per_rank");
+    for (uint32_t r = 0; arr && r < n; r++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        j_u64(e, "rank", r);
+        j_u64(e, "host", ir[r].host);
+        j_u64(e, "nodes_done", ir[r].nodes_done);
+        j_us(e, "finish_us", ir[r].finish);
+        j_us(e, "compute_us", ir[r].compute);
+        j_us(e, "comm_us", ir[r].comm);
+        j_us(e, "exposed_us", ir[r].exposed);
+        cJSON_AddItemToArray(arr, e);
+    }
+}

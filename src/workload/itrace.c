@@ -1,0 +1,925 @@
+/*
+ * Iteration traces: the model, the text reader and the rules both readers
+ * share (docs/workloads.md has the grammar).
+ *
+ *   arbor-trace 1                       first line that is not a comment
+ *   ranks N                             before any node
+ *   group NAME RANKS                    a named group, e.g. group dp 0-3
+ *   RANK ID comp DURATION [deps=IDS]
+ *   RANK ID coll KIND BYTES [group=NAME|RANKS] [root=I] [deps=IDS]
+ *   RANK ID send BYTES to=PEER [tag=T] [deps=IDS]
+ *   RANK ID recv BYTES from=PEER [tag=T] [deps=IDS]
+ *
+ * RANK is a rank or `*` (the node on every rank); `#` starts a comment.
+ */
+#include "tr_int.h"
+
+#include "arbor/topo.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- the model ------------------------------------------------------------ */
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+int tr_new(arb_trace **out, const char *name, uint32_t n_ranks, int chakra)
+{
+    arb_trace *t = calloc(1, sizeof *t);
+    if (!t) return ARB_ENOMEM;
+    t->chakra = chakra;
+    t->name = dup_str(name ? name : "(trace)");
+    t->n_ranks = n_ranks;
+    t->rk = calloc(n_ranks ? n_ranks : 1, sizeof *t->rk);
+    if (!t->name || !t->rk) {
+        arb_trace_free(t);
+        return ARB_ENOMEM;
+    }
+    *out = t;
+    return 0;
+}
+
+void arb_trace_free(arb_trace *t)
+{
+    if (!t) return;
+    for (uint32_t r = 0; t->rk && r < t->n_ranks; r++) {
+        free(t->rk[r].nodes);
+        free(t->rk[r].raw);
+        free(t->rk[r].dep);
+        free(t->rk[r].rdep_off);
+        free(t->rk[r].rdep);
+    }
+    free(t->rk);
+    for (uint32_t g = 0; g < t->n_groups; g++) {
+        free(t->g[g].ranks);
+        free(t->g[g].name);
+    }
+    free(t->g);
+    free(t->rank_off);
+    free(t->colls);
+    free(t->coll_nodes);
+    free(t->p2p);
+    free(t->name);
+    free(t);
+}
+
+uint32_t arb_trace_ranks(const arb_trace *t)
+{
+    return t->n_ranks;
+}
+
+uint64_t arb_trace_nodes(const arb_trace *t)
+{
+    uint64_t n = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++)
+        n += t->rk[r].n;
+    return n;
+}
+
+struct tr_node *tr_add_node(arb_trace *t, uint32_t r)
+{
+    struct tr_rank *k = &t->rk[r];
+    if (t->total >= TR_MAX_NODES) return NULL;
+    if (k->n == k->cap) {
+        uint32_t nc = k->cap ? k->cap * 2 : 16;
+        struct tr_node *nn = realloc(k->nodes, (size_t)nc * sizeof *nn);
+        if (!nn) return NULL;
+        k->nodes = nn;
+        k->cap = nc;
+    }
+    struct tr_node *n = &k->nodes[k->n++];
+    t->total++;
+    memset(n, 0, sizeof *n);
+    n->dep_off = k->n_raw;
+    n->group = TR_NONE;
+    n->match = TR_NONE;
+    return n;
+}
+
+int tr_add_dep(arb_trace *t, uint32_t r, uint64_t id)
+{
+    struct tr_rank *k = &t->rk[r];
+    if (k->n_raw == k->cap_raw) {
+        if (k->cap_raw >= TR_MAX_NODES * 4u) return ARB_ENOMEM;
+        uint32_t nc = k->cap_raw ? k->cap_raw * 2 : 16;
+        uint64_t *nr = realloc(k->raw, (size_t)nc * sizeof *nr);
+        if (!nr) return ARB_ENOMEM;
+        k->raw = nr;
+        k->cap_raw = nc;
+    }
+    k->raw[k->n_raw++] = id;
+    k->nodes[k->n - 1].n_deps++;
+    return 0;
+}
+
+long tr_group(arb_trace *t, const uint32_t *ranks, uint32_t n, const char *name)
+{
+    for (uint32_t g = 0; g < t->n_groups; g++) {
+        const struct tr_group *x = &t->g[g];
+        if (name ? x->name && strcmp(x->name, name) == 0
+                 : !x->name && x->n == n && memcmp(x->ranks, ranks, (size_t)n * sizeof *ranks) == 0)
+            return g;
+    }
+    if (t->n_groups == t->cap_groups) {
+        uint32_t nc = t->cap_groups ? t->cap_groups * 2 : 8;
+        struct tr_group *ng = realloc(t->g, nc * sizeof *ng);
+        if (!ng) return ARB_ENOMEM;
+        t->g = ng;
+        t->cap_groups = nc;
+    }
+    struct tr_group *x = &t->g[t->n_groups];
+    x->ranks = malloc((n ? n : 1) * sizeof *x->ranks);
+    x->name = name ? dup_str(name) : NULL;
+    if (!x->ranks || (name && !x->name)) {
+        free(x->ranks);
+        free(x->name);
+        return ARB_ENOMEM;
+    }
+    if (n) memcpy(x->ranks, ranks, (size_t)n * sizeof *ranks);
+    x->n = n;
+    return t->n_groups++;
+}
+
+void tr_where(const arb_trace *t, uint32_t r, uint32_t i, char *buf, size_t len)
+{
+    const struct tr_node *n = &t->rk[r].nodes[i];
+    if (t->chakra)
+        snprintf(buf, len, "%s.%u.et: node %llu (record %u)", t->name, r, (unsigned long long)n->id,
+                 n->where);
+    else
+        snprintf(buf, len, "%s:%u", t->name, n->where);
+}
+
+/* ---- the shared rules ----------------------------------------------------- */
+
+struct idx {
+    uint64_t id;
+    uint32_t i;
+};
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const struct idx *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int node_fail(const arb_trace *t, uint32_t r, uint32_t i, char *err, size_t errlen,
+                     const char *field, const char *rule)
+{
+    char where[600];
+    tr_where(t, r, i, where, sizeof where);
+    if (t->chakra) return arb_errf(err, errlen, ARB_EPARSE, "%s: %s", where, rule);
+    return arb_errf(err, errlen, ARB_EPARSE, "%s: %s: %s", where, field, rule);
+}
+
+/* Ids unique, dependencies resolved to indices, no cycle; the dependents. */
+static int resolve_rank(arb_trace *t, uint32_t r, char *err, size_t errlen)
+{
+    struct tr_rank *k = &t->rk[r];
+    char rule[160];
+    struct idx *ix = malloc(((size_t)k->n + 1) * sizeof *ix);
+    k->dep = malloc(((size_t)k->n_raw + 1) * sizeof *k->dep);
+    k->rdep_off = calloc((size_t)k->n + 1, sizeof *k->rdep_off);
+    k->rdep = malloc(((size_t)k->n_raw + 1) * sizeof *k->rdep);
+    uint32_t *indeg = calloc((size_t)k->n + 1, sizeof *indeg);
+    uint32_t *queue = malloc(((size_t)k->n + 1) * sizeof *queue);
+    int rc = 0;
+    if (!ix || !k->dep || !k->rdep_off || !k->rdep || !indeg || !queue) {
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < k->n; i++) {
+        ix[i].id = k->nodes[i].id;
+        ix[i].i = i;
+    }
+    qsort(ix, k->n, sizeof *ix, cmp_idx);
+    for (uint32_t i = 1; i < k->n; i++)
+        if (ix[i].id == ix[i - 1].id) {
+            snprintf(rule, sizeof rule, "node id %llu is used twice on rank %u",
+                     (unsigned long long)ix[i].id, r);
+            rc = node_fail(t, r, ix[i].i, err, errlen, "id", rule);
+            goto out;
+        }
+    for (uint32_t i = 0; i < k->n; i++) {
+        const struct tr_node *n = &k->nodes[i];
+        for (uint32_t d = 0; d < n->n_deps; d++) {
+            uint64_t id = k->raw[n->dep_off + d];
+            uint32_t lo = 0, hi = k->n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ix[mid].id < id)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == k->n || ix[lo].id != id) {
+                snprintf(rule, sizeof rule, "dependency %llu is not a node of rank %u",
+                         (unsigned long long)id, r);
+                rc = node_fail(t, r, i, err, errlen, "deps", rule);
+                goto out;
+            }
+            if (ix[lo].i == i) {
+                rc = node_fail(t, r, i, err, errlen, "deps", "a node cannot depend on itself");
+                goto out;
+            }
+            k->dep[n->dep_off + d] = ix[lo].i;
+            k->rdep_off[ix[lo].i + 1]++;
+            indeg[i]++;
+        }
+    }
+    for (uint32_t i = 0; i < k->n; i++)
+        k->rdep_off[i + 1] += k->rdep_off[i];
+    {
+        uint32_t *fill = queue; /* reused below after the fill */
+        memset(fill, 0, ((size_t)k->n + 1) * sizeof *fill);
+        for (uint32_t i = 0; i < k->n; i++)
+            for (uint32_t d = 0; d < k->nodes[i].n_deps; d++) {
+                uint32_t p = k->dep[k->nodes[i].dep_off + d];
+                k->rdep[k->rdep_off[p] + fill[p]++] = i;
+            }
+    }
+    /* Kahn: every node must come out */
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < k->n; i++)
+        if (indeg[i] == 0) queue[tail++] = i;
+    while (head < tail) {
+        uint32_t i = queue[head++];
+        for (uint32_t e = k->rdep_off[i]; e < k->rdep_off[i + 1]; e++)
+            if (--indeg[k->rdep[e]] == 0) queue[tail++] = k->rdep[e];
+    }
+    if (tail < k->n) {
+        uint32_t bad = 0;
+        while (indeg[bad] == 0)
+            bad++;
+        rc = node_fail(t, r, bad, err, errlen, "deps", "the dependencies form a cycle");
+    }
+out:
+    free(ix);
+    free(indeg);
+    free(queue);
+    return rc;
+}
+
+/* The k-th call of a group on every member: same kind, bytes and root. */
+static int match_colls(arb_trace *t, char *err, size_t errlen)
+{
+    char rule[200];
+    uint32_t total = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++)
+        for (uint32_t i = 0; i < t->rk[r].n; i++)
+            if (t->rk[r].nodes[i].op == TR_COLL) total++;
+    uint32_t *cur = calloc(t->n_ranks ? t->n_ranks : 1, sizeof *cur);
+    t->coll_nodes = malloc(((size_t)total + 1) * sizeof *t->coll_nodes);
+    t->colls = malloc(((size_t)total + 1) * sizeof *t->colls);
+    if (!cur || !t->coll_nodes || !t->colls) {
+        free(cur);
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    }
+    uint32_t used = 0;
+    int rc = 0;
+    for (uint32_t g = 0; rc == 0 && g < t->n_groups; g++) {
+        const struct tr_group *G = &t->g[g];
+        for (uint32_t m = 0; m < G->n; m++)
+            cur[G->ranks[m]] = 0;
+        for (;;) {
+            /* the next call of g on every member */
+            uint32_t found = 0, first = TR_NONE;
+            for (uint32_t m = 0; m < G->n; m++) {
+                uint32_t r = G->ranks[m];
+                struct tr_rank *k = &t->rk[r];
+                while (cur[r] < k->n &&
+                       !(k->nodes[cur[r]].op == TR_COLL && k->nodes[cur[r]].group == g))
+                    cur[r]++;
+                if (cur[r] < k->n) {
+                    found++;
+                    if (first == TR_NONE) first = m;
+                }
+            }
+            if (found == 0) break;
+            if (found < G->n) { /* some member has one call more */
+                uint32_t m = first, miss = 0;
+                while (cur[G->ranks[miss]] < t->rk[G->ranks[miss]].n)
+                    miss++;
+                snprintf(rule, sizeof rule,
+                         "collective call %u of its group has no match on rank %u (every member "
+                         "must make the same calls)",
+                         t->n_colls, G->ranks[miss]);
+                rc = node_fail(t, G->ranks[m], cur[G->ranks[m]], err, errlen, "group", rule);
+                break;
+            }
+            const struct tr_node *a = &t->rk[G->ranks[0]].nodes[cur[G->ranks[0]]];
+            struct tr_coll *c = &t->colls[t->n_colls];
+            c->group = g;
+            c->coll = a->coll;
+            c->bytes = a->bytes;
+            c->root = a->root;
+            c->node_off = used;
+            for (uint32_t m = 0; m < G->n && rc == 0; m++) {
+                uint32_t r = G->ranks[m];
+                struct tr_node *b = &t->rk[r].nodes[cur[r]];
+                if (b->coll != a->coll || b->bytes != a->bytes || b->root != a->root) {
+                    snprintf(rule, sizeof rule,
+                             "collective differs from rank %u's matching call (%s of %llu bytes, "
+                             "root %u)",
+                             G->ranks[0], arb_hc_coll_name(a->coll), (unsigned long long)a->bytes,
+                             a->root);
+                    rc = node_fail(t, r, cur[r], err, errlen, "kind", rule);
+                    break;
+                }
+                b->match = t->n_colls;
+                t->coll_nodes[used++] = t->rank_off[r] + cur[r];
+                cur[r]++;
+            }
+            if (rc < 0) break;
+            t->n_colls++;
+        }
+    }
+    free(cur);
+    return rc;
+}
+
+struct pkey {
+    uint32_t src, dst, tag, r, i;
+};
+
+static int cmp_pkey(const void *a, const void *b)
+{
+    const struct pkey *x = a, *y = b;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int same_pair(const struct pkey *x, const struct pkey *y)
+{
+    return x->src == y->src && x->dst == y->dst && x->tag == y->tag;
+}
+
+/* Sends and receives of the same (source, destination, tag), in order. */
+static int match_p2p(arb_trace *t, char *err, size_t errlen)
+{
+    char rule[200];
+    uint32_t ns = 0, nr = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++)
+        for (uint32_t i = 0; i < t->rk[r].n; i++) {
+            ns += t->rk[r].nodes[i].op == TR_SEND;
+            nr += t->rk[r].nodes[i].op == TR_RECV;
+        }
+    struct pkey *S = malloc(((size_t)ns + 1) * sizeof *S),
+                *R = malloc(((size_t)nr + 1) * sizeof *R);
+    t->p2p = malloc(((size_t)ns + 1) * sizeof *t->p2p);
+    if (!S || !R || !t->p2p) {
+        free(S);
+        free(R);
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    }
+    ns = nr = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++)
+        for (uint32_t i = 0; i < t->rk[r].n; i++) {
+            const struct tr_node *n = &t->rk[r].nodes[i];
+            if (n->op == TR_SEND) S[ns++] = (struct pkey){r, n->peer, n->tag, r, i};
+            if (n->op == TR_RECV) R[nr++] = (struct pkey){n->peer, r, n->tag, r, i};
+        }
+    qsort(S, ns, sizeof *S, cmp_pkey);
+    qsort(R, nr, sizeof *R, cmp_pkey);
+    uint32_t a = 0, b = 0;
+    int rc = 0;
+    while (rc == 0 && (a < ns || b < nr)) {
+        int c = a == ns ? 1 : b == nr ? -1 : cmp_pkey(&S[a], &R[b]);
+        if (a < ns && b < nr && same_pair(&S[a], &R[b])) c = 0;
+        if (c != 0) {
+            const struct pkey *x = c < 0 ? &S[a] : &R[b];
+            snprintf(rule, sizeof rule, "no matching %s (%u -> %u, tag %u)",
+                     c < 0 ? "recv" : "send", x->src, x->dst, x->tag);
+            rc = node_fail(t, x->r, x->i, err, errlen, c < 0 ? "to" : "from", rule);
+            break;
+        }
+        struct tr_node *sn = &t->rk[S[a].r].nodes[S[a].i], *rn = &t->rk[R[b].r].nodes[R[b].i];
+        if (sn->bytes != rn->bytes) {
+            snprintf(rule, sizeof rule, "%llu bytes, but the matching send (rank %u) has %llu",
+                     (unsigned long long)rn->bytes, S[a].r, (unsigned long long)sn->bytes);
+            rc = node_fail(t, R[b].r, R[b].i, err, errlen, "bytes", rule);
+            break;
+        }
+        struct tr_p2p *p = &t->p2p[t->n_p2p];
+        p->src = S[a].src;
+        p->dst = S[a].dst;
+        p->bytes = sn->bytes;
+        p->send_node = t->rank_off[S[a].r] + S[a].i;
+        p->recv_node = t->rank_off[R[b].r] + R[b].i;
+        sn->match = rn->match = t->n_p2p++;
+        a++;
+        b++;
+    }
+    free(S);
+    free(R);
+    return rc;
+}
+
+int tr_finish(arb_trace *t, char *err, size_t errlen)
+{
+    t->rank_off = malloc(((size_t)t->n_ranks + 1) * sizeof *t->rank_off);
+    if (!t->rank_off) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    uint64_t off = 0;
+    for (uint32_t r = 0; r < t->n_ranks; r++) {
+        t->rank_off[r] = (uint32_t)off;
+        off += t->rk[r].n;
+    }
+    t->rank_off[t->n_ranks] = (uint32_t)off;
+    t->n_nodes = off;
+    for (uint32_t r = 0; r < t->n_ranks; r++) {
+        int rc = resolve_rank(t, r, err, errlen);
+        if (rc < 0) return rc;
+    }
+    int rc = match_colls(t, err, errlen);
+    if (rc == 0) rc = match_p2p(t, err, errlen);
+    return rc;
+}
+
+/* ---- the text reader ------------------------------------------------------- */
+
+struct tx {
+    arb_trace *t;
+    const char *name;
+    unsigned line;
+    char *err;
+    size_t errlen;
+    int have_header;
+};
+
+static int tx_fail(struct tx *x, const char *field, const char *fmt, ...) ARB_PRINTF(3, 4);
+
+static int tx_fail(struct tx *x, const char *field, const char *fmt, ...)
+{
+    char rule[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rule, sizeof rule, fmt, ap);
+    va_end(ap);
+    return arb_errf(x->err, x->errlen, ARB_EPARSE, "%s:%u: %s: %s", x->name, x->line, field, rule);
+}
+
+static int parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+    return arb_parse_u64(s, strlen(s), max, out);
+}
+
+/* Bytes: digits with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *u;
+        uint64_t m;
+    } units[] = {{"KiB", 1ull << 10},   {"MiB", 1ull << 20},      {"GiB", 1ull << 30},
+                 {"TiB", 1ull << 40},   {"KB", 1000ull},          {"MB", 1000000ull},
+                 {"GB", 1000000000ull}, {"TB", 1000000000000ull}, {"B", 1}};
+    size_t n = strlen(s), d = 0;
+    while (d < n && s[d] >= '0' && s[d] <= '9')
+        d++;
+    uint64_t v, m = 1;
+    if (d == 0 || arb_parse_u64(s, d, UINT64_MAX, &v) < 0) return ARB_EPARSE;
+    if (d < n) {
+        size_t i = 0;
+        for (; i < sizeof units / sizeof units[0]; i++)
+            if (strcasecmp(s + d, units[i].u) == 0) break;
+        if (i == sizeof units / sizeof units[0]) return ARB_EPARSE;
+        m = units[i].m;
+    }
+    if (v > UINT64_MAX / m) return ARB_EPARSE;
+    *out = v * m;
+    return 0;
+}
+
+/* "0-3,8" into ranks below n (malloc'd). */
+static int parse_ranks(const char *s, uint32_t n, uint32_t **out, uint32_t *cnt)
+{
+    uint32_t *v = NULL, k = 0, cap = 0;
+    const char *p = s;
+    while (*p) {
+        char *e;
+        if (*p < '0' || *p > '9') goto bad;
+        errno = 0;
+        unsigned long a = strtoul(p, &e, 10), b = a;
+        if (errno) goto bad;
+        p = e;
+        if (*p == '-') {
+            if (p[1] < '0' || p[1] > '9') goto bad;
+            b = strtoul(p + 1, &e, 10);
+            if (errno || b < a) goto bad;
+            p = e;
+        }
+        if (b >= n) goto bad;
+        for (unsigned long r = a; r <= b; r++) {
+            if (k == cap) {
+                if (cap >= n) goto bad; /* more than n ranks: some twice */
+                cap = cap ? cap * 2 : 16;
+                uint32_t *nv = realloc(v, cap * sizeof *nv);
+                if (!nv) goto bad;
+                v = nv;
+            }
+            v[k++] = (uint32_t)r;
+        }
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (k == 0) goto bad;
+    for (uint32_t i = 0; i < k; i++) /* each rank once */
+        for (uint32_t j = i + 1; j < k; j++)
+            if (v[i] == v[j]) goto bad;
+    *out = v;
+    *cnt = k;
+    return 0;
+bad:
+    free(v);
+    return ARB_EPARSE;
+}
+
+#define MAX_TOK 40
+
+static int parse_group_line(struct tx *x, char **tok, int nt)
+{
+    if (!x->t) return tx_fail(x, "group", "%s", "before `ranks N`");
+    if (nt != 3) return tx_fail(x, "group", "%s", "expected `group NAME RANKS`");
+    if (tok[1][0] >= '0' && tok[1][0] <= '9')
+        return tx_fail(x, "group", "name '%s' must not start with a digit", tok[1]);
+    for (uint32_t g = 0; g < x->t->n_groups; g++)
+        if (x->t->g[g].name && strcmp(x->t->g[g].name, tok[1]) == 0)
+            return tx_fail(x, "group", "'%s' is defined twice", tok[1]);
+    uint32_t *rk, n;
+    if (parse_ranks(tok[2], x->t->n_ranks, &rk, &n) < 0)
+        return tx_fail(x, "group", "'%s' is not a list of distinct ranks below `ranks`", tok[2]);
+    long g = tr_group(x->t, rk, n, tok[1]);
+    free(rk);
+    return g < 0 ? arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory") : 0;
+}
+
+/* The group named by `group=` (a name or a rank list), or every rank. */
+static long group_of(struct tx *x, const char *spec)
+{
+    arb_trace *t = x->t;
+    if (!spec) {
+        uint32_t *all = malloc((size_t)t->n_ranks * sizeof *all);
+        if (!all) return ARB_ENOMEM;
+        for (uint32_t r = 0; r < t->n_ranks; r++)
+            all[r] = r;
+        long g = tr_group(t, all, t->n_ranks, NULL);
+        free(all);
+        return g;
+    }
+    if (spec[0] < '0' || spec[0] > '9') {
+        for (uint32_t g = 0; g < t->n_groups; g++)
+            if (t->g[g].name && strcmp(t->g[g].name, spec) == 0) return g;
+        return tx_fail(x, "group", "'%s' is not a defined group", spec);
+    }
+    uint32_t *rk, n;
+    if (parse_ranks(spec, t->n_ranks, &rk, &n) < 0)
+        return tx_fail(x, "group", "'%s' is not a list of distinct ranks below `ranks`", spec);
+    long g = tr_group(t, rk, n, NULL);
+    free(rk);
+    return g;
+}
+
+static int in_group(const arb_trace *t, uint32_t g, uint32_t r)
+{
+    for (uint32_t i = 0; i < t->g[g].n; i++)
+        if (t->g[g].ranks[i] == r) return 1;
+    return 0;
+}
+
+/* A node line: tok[0] rank or '*', tok[1] id, tok[2] op, then args. */
+static int parse_node_line(struct tx *x, char **tok, int nt)
+{
+    arb_trace *t = x->t;
+    if (!t) return tx_fail(x, "ranks", "%s", "`ranks N` must come before the nodes");
+    uint64_t rank = 0, id;
+    int all = strcmp(tok[0], "*") == 0;
+    if (!all && parse_num(tok[0], t->n_ranks - 1, &rank) < 0)
+        return tx_fail(x, "rank", "'%s' is not a rank below `ranks` (or *)", tok[0]);
+    if (nt < 3) return tx_fail(x, "op", "%s", "expected RANK ID OP ...");
+    if (parse_num(tok[1], UINT64_MAX, &id) < 0)
+        return tx_fail(x, "id", "'%s' is not a node id (a whole number)", tok[1]);
+    struct tr_node proto;
+    memset(&proto, 0, sizeof proto);
+    proto.id = id;
+    proto.where = x->line;
+    proto.group = TR_NONE;
+    proto.peer = TR_NONE;
+    int npos; /* positional arguments after the op */
+    const char *op = tok[2];
+    if (strcmp(op, "comp") == 0) {
+        proto.op = TR_COMP;
+        npos = 1;
+    } else if (strcmp(op, "coll") == 0) {
+        proto.op = TR_COLL;
+        npos = 2;
+    } else if (strcmp(op, "send") == 0) {
+        proto.op = TR_SEND;
+        npos = 1;
+    } else if (strcmp(op, "recv") == 0) {
+        proto.op = TR_RECV;
+        npos = 1;
+    } else {
+        return tx_fail(x, "op", "'%s' is not comp, coll, send or recv", op);
+    }
+    if (nt < 3 + npos) return tx_fail(x, op, "%s", "missing arguments");
+    const char *gspec = NULL, *deps = NULL;
+    int have_peer = 0;
+    if (proto.op == TR_COMP) {
+        if (arb_topo_parse_time(tok[3], &proto.dur) < 0)
+            return tx_fail(x, "duration", "'%s' is not a time (a number with ps, ns, us, ms or s)",
+                           tok[3]);
+    } else if (proto.op == TR_COLL) {
+        int c = arb_hc_coll_parse(tok[3]);
+        if (c < 0)
+            return tx_fail(x, "kind",
+                           "'%s' is not allreduce, reduce, reducescatter, broadcast, allgather, "
+                           "barrier or alltoall",
+                           tok[3]);
+        proto.coll = (uint8_t)c;
+        if (parse_bytes(tok[4], &proto.bytes) < 0)
+            return tx_fail(x, "bytes", "'%s' is not a size (bytes with an optional unit)", tok[4]);
+        if (proto.bytes == 0 && c != ARB_HC_BARRIER)
+            return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
+    } else {
+        if (parse_bytes(tok[3], &proto.bytes) < 0)
+            return tx_fail(x, "bytes", "'%s' is not a size (bytes with an optional unit)", tok[3]);
+        if (proto.bytes == 0) return tx_fail(x, "bytes", "%s", "must be at least 1");
+    }
+    for (int i = 3 + npos; i < nt; i++) {
+        char *eq = strchr(tok[i], '=');
+        if (!eq) return tx_fail(x, "key", "'%s' is not key=value", tok[i]);
+        *eq = '\0';
+        const char *k = tok[i], *v = eq + 1;
+        uint64_t u;
+        if (strcmp(k, "deps") == 0) {
+            deps = v;
+        } else if (strcmp(k, "group") == 0 && proto.op == TR_COLL) {
+            gspec = v;
+        } else if (strcmp(k, "root") == 0 && proto.op == TR_COLL) {
+            if (parse_num(v, TR_MAX_RANKS, &u) < 0)
+                return tx_fail(x, "root", "'%s' is not a rank index", v);
+            proto.root = (uint32_t)u;
+        } else if ((strcmp(k, "to") == 0 && proto.op == TR_SEND) ||
+                   (strcmp(k, "from") == 0 && proto.op == TR_RECV)) {
+            if (parse_num(v, t->n_ranks - 1, &u) < 0)
+                return tx_fail(x, k, "'%s' is not a rank below `ranks`", v);
+            proto.peer = (uint32_t)u;
+            have_peer = 1;
+        } else if (strcmp(k, "tag") == 0 && (proto.op == TR_SEND || proto.op == TR_RECV)) {
+            if (parse_num(v, UINT32_MAX, &u) < 0)
+                return tx_fail(x, "tag", "'%s' is not a tag (0..4294967295)", v);
+            proto.tag = (uint32_t)u;
+        } else {
+            return tx_fail(x, k, "not a key of %s", op);
+        }
+    }
+    if ((proto.op == TR_SEND || proto.op == TR_RECV) && !have_peer)
+        return tx_fail(x, proto.op == TR_SEND ? "to" : "from", "%s", "missing");
+    if (proto.op == TR_COLL) {
+        long g = group_of(x, gspec);
+        if (g == ARB_ENOMEM) return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
+        if (g < 0) return (int)g;
+        proto.group = (uint32_t)g;
+        if ((proto.coll == ARB_HC_REDUCE || proto.coll == ARB_HC_BROADCAST) &&
+            proto.root >= t->g[g].n)
+            return tx_fail(x, "root", "%s", "not below the group's size");
+    }
+    uint32_t lo = all ? 0 : (uint32_t)rank, hi = all ? t->n_ranks : (uint32_t)rank + 1;
+    for (uint32_t r = lo; r < hi; r++) {
+        if (proto.op == TR_COLL && !in_group(t, proto.group, r)) {
+            if (all) continue; /* `*`: the group's members only */
+            return tx_fail(x, "group", "%s", "the node's rank is not in its group");
+        }
+        if ((proto.op == TR_SEND || proto.op == TR_RECV) && proto.peer == r)
+            return tx_fail(x, proto.op == TR_SEND ? "to" : "from", "%s", "a rank's own rank");
+        struct tr_node *n = tr_add_node(t, r);
+        if (!n) return tx_fail(x, "id", "%s", "too many nodes (out of memory or above 2^22)");
+        uint32_t off = n->dep_off;
+        *n = proto;
+        n->dep_off = off;
+        n->n_deps = 0;
+        for (const char *p = deps; p && *p;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            uint64_t d;
+            if (arb_parse_u64(p, len, UINT64_MAX, &d) < 0)
+                return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
+            if (tr_add_dep(t, r, d) < 0)
+                return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
+            p = e ? e + 1 : p + len;
+            if (e && !*p) return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
+        }
+    }
+    return 0;
+}
+
+static int parse_line(struct tx *x, char *s)
+{
+    char *tok[MAX_TOK];
+    int nt = 0;
+    for (char *p = s;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r')
+            p++;
+        if (!*p || *p == '#') break;
+        if (nt == MAX_TOK) return tx_fail(x, "line", "%s", "too many fields");
+        tok[nt++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+            p++;
+        if (*p) *p++ = '\0';
+    }
+    if (nt == 0) return 0;
+    if (!x->have_header) {
+        if (nt != 2 || strcmp(tok[0], "arbor-trace") != 0 || strcmp(tok[1], "1") != 0)
+            return tx_fail(x, "header", "%s", "the first line must be `arbor-trace 1`");
+        x->have_header = 1;
+        return 0;
+    }
+    if (strcmp(tok[0], "ranks") == 0) {
+        uint64_t n;
+        if (x->t) return tx_fail(x, "ranks", "%s", "given twice");
+        if (nt != 2 || parse_num(tok[1], TR_MAX_RANKS, &n) < 0 || n == 0)
+            return tx_fail(x, "ranks", "expected `ranks N` with N in 1..%u", TR_MAX_RANKS);
+        if (tr_new(&x->t, x->name, (uint32_t)n, 0) < 0)
+            return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
+        return 0;
+    }
+    if (strcmp(tok[0], "group") == 0) return parse_group_line(x, tok, nt);
+    return parse_node_line(x, tok, nt);
+}
+
+int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const char *name, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    struct tx x;
+    memset(&x, 0, sizeof x);
+    x.name = name ? name : "(trace)";
+    x.err = err;
+    x.errlen = errlen;
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t pos = 0; rc == 0 && pos < len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        x.line++;
+        if (n + 1 > cap) {
+            cap = n + 1 > 256 ? n + 1 : 256;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+                break;
+            }
+            buf = nb;
+        }
+        memcpy(buf, text + pos, n);
+        buf[n] = '\0';
+        if (memchr(buf, '\0', n))
+            rc = tx_fail(&x, "line", "%s", "a NUL byte in the text");
+        else
+            rc = parse_line(&x, buf);
+        pos += n + (nl != NULL);
+    }
+    free(buf);
+    if (rc == 0 && !x.have_header) {
+        x.line = 1;
+        rc = tx_fail(&x, "header", "%s", "empty trace: the first line must be `arbor-trace 1`");
+    }
+    if (rc == 0 && !x.t) rc = tx_fail(&x, "ranks", "%s", "no `ranks N` line");
+    if (rc == 0) rc = tr_finish(x.t, err, errlen);
+    if (rc < 0) {
+        arb_trace_free(x.t);
+        return rc;
+    }
+    *out = x.t;
+    return 0;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static int read_file(const char *path, char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return ARB_EIO;
+    size_t cap = 0;
+    char *b = NULL;
+    int rc = 0;
+    for (;;) {
+        if (*len + 65536 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(b, cap);
+            if (!nb) {
+                rc = ARB_ENOMEM;
+                break;
+            }
+            b = nb;
+        }
+        size_t k = fread(b + *len, 1, cap - *len, f);
+        *len += k;
+        if (k == 0) {
+            if (ferror(f)) rc = ARB_EIO;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc < 0) {
+        free(b);
+        *len = 0;
+        return rc;
+    }
+    *data = b;
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int load_chakra(arb_trace **out, const char *path, char *err, size_t errlen)
+{
+    if (!ends_with(path, ".0.et"))
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "%s: a Chakra trace is named by rank 0's file, PREFIX.0.et", path);
+    size_t plen = strlen(path) - 5;
+    char *prefix = malloc(plen + 1), *fname = malloc(plen + 32);
+    uint8_t **bufs = NULL;
+    size_t *lens = NULL;
+    uint32_t n = 0, cap = 0;
+    int rc = 0;
+    if (!prefix || !fname) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    if (prefix) {
+        memcpy(prefix, path, plen);
+        prefix[plen] = '\0';
+    }
+    while (rc == 0 && n < TR_MAX_RANKS) {
+        snprintf(fname, plen + 32, "%s.%u.et", prefix, n);
+        char *data;
+        size_t len;
+        int k = read_file(fname, &data, &len);
+        if (k == ARB_EIO && n > 0) break; /* the ranks end at the first missing file */
+        if (k < 0) {
+            rc = arb_errf(err, errlen, k, "%s: cannot read: %s", fname,
+                          k == ARB_EIO ? strerror(errno) : "out of memory");
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            uint8_t **nb = realloc(bufs, cap * sizeof *nb);
+            size_t *nl = realloc(lens, cap * sizeof *nl);
+            if (nb) bufs = nb;
+            if (nl) lens = nl;
+            if (!nb || !nl) {
+                free(data);
+                rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+                break;
+            }
+        }
+        bufs[n] = (uint8_t *)data;
+        lens[n++] = len;
+    }
+    if (rc == 0)
+        rc =
+            arb_trace_parse_chakra(out, (const uint8_t *const *)bufs, lens, n, prefix, err, errlen);
+    for (uint32_t i = 0; i < n; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(lens);
+    free(prefix);
+    free(fname);
+    return rc;
+}
+
+int arb_trace_load(arb_trace **out, const char *path, arb_trace_format fmt, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    if (fmt == ARB_TRACE_AUTO) fmt = ends_with(path, ".et") ? ARB_TRACE_CHAKRA : ARB_TRACE_TEXT;
+    if (fmt == ARB_TRACE_CHAKRA) return load_chakra(out, path, err, errlen);
+    char *data;
+    size_t len;
+    int rc = read_file(path, &data, &len);
+    if (rc < 0)
+        return arb_errf(err, errlen, rc, "%s: cannot read: %s", path,
+                        rc == ARB_EIO ? strerror(errno) : "out of memory");
+    rc = arb_trace_parse_text(out, data, len, path, err, errlen);
+    free(data);
+    return rc;
+}
