@@ -177,6 +177,11 @@ typedef struct arb_responder_config {
      * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the
      * first loss goes to the bypass repair at once (the seed's recovery). */
     uint32_t attempts;
+    /* A message of one offset is credited twice at once, as attempts 0 and
+     * 1, so that one lost copy costs nothing (default 1; it needs attempts
+     * >= 2): such a message has no later credit to reveal a loss, and a
+     * timer would cost many times the message. */
+    int redundant;
     /* AGG_MISS for one offset that send it to the bypass repair at once
      * (default 2): the switches' slot pools cannot hold it. */
     uint32_t miss_limit;
@@ -213,6 +218,7 @@ typedef struct arb_responder_stats {
     uint64_t results_riding;   /* results that rode a credit */
     uint64_t tails;            /* tail RESPONSEs (credit_valid = 0) */
     uint64_t retries;          /* normal credits of attempt >= 1 (included in credits) */
+    uint64_t twins;            /* one-offset messages credited twice at once (cfg.redundant) */
     uint64_t losses_order;     /* attempts presumed lost by order (a later credit committed) */
     uint64_t losses_timer;     /* attempts presumed lost by a timer (tail, silent tree) */
     uint64_t spurious;         /* presumed losses whose attempt committed after all */
@@ -376,6 +382,10 @@ typedef struct arb_requester_config {
     arb_time retry;
     arb_time retry_min;
     uint32_t retry_tries;
+    /* A message of one offset sends its first REGISTER and END twice, so
+     * that one lost copy costs nothing (default 1; the responder's
+     * `redundant` credits it twice likewise). */
+    int redundant;
     uint8_t first_msg_id; /* as the responder's */
     uint32_t first_seq;   /* as the responder's */
     arb_ep_send_fn send;  /* required */

@@ -74,7 +74,9 @@ arb_time rsp_rto(const arb_responder *r)
     arb_time max = r->cfg.timeout;
     if (!r->cfg.adaptive_timeout) return max;
     arb_time t;
-    if (r->n_samples == 0)
+    if (r->n_samples == 0 && r->msg[0].n == 1)
+        t = 3 * r->cfg.timeout_min; /* one offset: no window of its own to queue behind */
+    else if (r->n_samples == 0)
         t = tmax(3 * r->cfg.timeout_min, RTO_INITIAL);
     else
         t = tmax(r->srtt + 4 * r->rttvar, tmax(r->max_cur, r->max_prev) + r->rttvar);

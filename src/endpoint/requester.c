@@ -111,6 +111,7 @@ void arb_requester_config_default(arb_requester_config *cfg)
     cfg->retry = ARB_EP_RETRY_DEFAULT;
     cfg->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
     cfg->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
+    cfg->redundant = 1;
 }
 
 int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
@@ -189,6 +190,15 @@ static void send_control(arb_requester *q, const struct qmsg *m, arb_ptype type)
     else
         q->st.ends++;
     emit(q, 0, &h, NULL, 0);
+}
+
+/* The first REGISTER or END of a message; twice for a message of one
+ * offset (cfg.redundant): its whole exchange is a few fabric loops, and a
+ * lost REGISTER or END would cost a retry timer many times that. */
+static void send_control_first(arb_requester *q, const struct qmsg *m, arb_ptype type)
+{
+    send_control(q, m, type);
+    if (q->cfg.redundant && m->n == 1) send_control(q, m, type);
 }
 
 /* Does index i of m need the rank's contribution bytes? */
@@ -277,7 +287,7 @@ static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
     }
     if (m->nhave < m->n) return;
     m->phase = ARB_REQ_END;
-    send_control(q, m, ARB_PT_END);
+    send_control_first(q, m, ARB_PT_END);
     arm(q, m, now);
 }
 
@@ -330,7 +340,7 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     m->nhave = m->nanswered = 0;
     q->next_id = (uint8_t)(msg_id + 1);
     q->next_seq = ep_seq(m->start, m->n);
-    send_control(q, m, ARB_PT_REGISTER);
+    send_control_first(q, m, ARB_PT_REGISTER);
     arm(q, m, now);
     return 0;
 }

@@ -42,6 +42,7 @@ void arb_responder_config_default(arb_responder_config *cfg)
     cfg->adaptive_timeout = 1;
     cfg->order_detection = 1;
     cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    cfg->redundant = 1;
     cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
     cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
     cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
@@ -269,6 +270,27 @@ static int all_ended(const arb_responder *r)
     return r->cfg.kind == ARB_EP_BARRIER || r->nends == r->cfg.members;
 }
 
+/*
+ * A message of one offset (a barrier, a zero-length or a small message) is
+ * latency-bound: its only credit has no later credit to reveal its loss, and
+ * a timer costs more than the whole message. It goes out twice at once, as
+ * attempts 0 and 1 (each in its own slots): either one completing commits
+ * it, so one lost copy costs nothing. Attempt 0 leaves the window without
+ * counting as a loss.
+ */
+static void send_twin(arb_responder *r, arb_time now)
+{
+    struct rentry *e = rsp_entry(r, 0);
+    r->outstanding--;
+    r->sub[e->sub].out--;
+    e->state = E_LOST;
+    e->why = WHY_NONE;
+    r->lost++;
+    r->st.twins++;
+    send_credit(r, 0, now);
+    r->st.retries--; /* a twin, not a retry */
+}
+
 /* The oldest offset waiting for a retry credit, or UINT32_MAX. */
 static uint32_t oldest_lost(const arb_responder *r)
 {
@@ -292,6 +314,8 @@ static void issue_credits(arb_responder *r, arb_time now)
             i = r->next;
         }
         send_credit(r, i, now);
+        if (m->n == 1 && r->cfg.redundant && i == 0 && r->next == 1 && r->cfg.attempts > 1)
+            send_twin(r, now);
     }
 }
 

@@ -639,8 +639,12 @@ static void run_pull_message(uint32_t R, int use_switch, size_t elems, uint32_t 
     CHECK(n->max_outstanding <= window);
     arb_responder_stats st;
     arb_responder_get_stats(n->r, &st);
+    /* a message of one offset goes twice: its credit (attempts 0 and 1),
+     * and its requesters' first REGISTER and END */
+    uint32_t twice = count == 1 ? 2 : 1;
     CHECK_EQ_U(st.commits, count);
-    CHECK_EQ_U(st.credits, count);
+    CHECK_EQ_U(st.credits, count * twice);
+    CHECK_EQ_U(st.twins, twice - 1);
     CHECK_EQ_U(st.repair_credits, 0);
     CHECK_EQ_U(st.messages, 1);
     CHECK_EQ_U(st.results_riding + st.tails, count);
@@ -648,10 +652,10 @@ static void run_pull_message(uint32_t R, int use_switch, size_t elems, uint32_t 
     for (uint32_t j = 0; j < R; j++) {
         arb_requester_stats qs;
         arb_requester_get_stats(n->q[j], &qs);
-        CHECK_EQ_U(qs.requests, count);
+        CHECK_EQ_U(qs.requests, count * twice);
         CHECK_EQ_U(qs.results, count);
-        CHECK_EQ_U(qs.registers, 1);
-        CHECK_EQ_U(qs.ends, 1);
+        CHECK_EQ_U(qs.registers, twice);
+        CHECK_EQ_U(qs.ends, twice);
     }
     i32_msg_free(&m, R);
     net_free(n);
@@ -825,7 +829,8 @@ TEST(zero_size_message)
         arb_responder_stats st;
         arb_responder_get_stats(n->r, &st);
         CHECK_EQ_U(st.commits, 1);
-        CHECK_EQ_U(st.credits, 1);
+        CHECK_EQ_U(st.credits, 2); /* one offset: credited twice at once */
+        CHECK_EQ_U(st.twins, 1);
         arb_requester_progress qp;
         arb_requester_get_progress(n->q[1], &qp);
         CHECK_EQ_U(qp.offsets, 1);
@@ -2281,6 +2286,7 @@ TEST(requester_register_retry_and_failure)
     memset(&cap, 0, sizeof cap);
     arb_requester_config c;
     req_cfg(&c, 1, &cap);
+    c.redundant = 0; /* one REGISTER at a time (the message has one offset) */
     arb_requester *q = NULL;
     CHECK_EQ_I(arb_requester_new(&q, &c), 0);
     int32_t in[4] = {0}, out[4];
@@ -2503,6 +2509,72 @@ TEST(requester_credits_and_results)
     arb_requester_free(q);
 }
 
+/* A message of one offset (a barrier here) is credited twice at once, as
+ * attempts 0 and 1, with one credit in the window; either aggregate commits
+ * it, the other is a duplicate, and neither is a loss. Its requester sends
+ * its first REGISTER twice. Without `redundant`, once. */
+TEST(one_offset_messages_go_twice)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.kind = ARB_EP_BARRIER;
+    c.op = ARB_OP_NOP;
+    arb_responder *r = NULL;
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 0, NULL, NULL, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
+    const cap_pkt *twin = cap_last(&cap, ARB_PT_RESPONSE);
+    CHECK(twin != NULL);
+    if (twin) {
+        CHECK_EQ_U(twin->h.attempt, 1);
+        CHECK_EQ_U(twin->h.offset_b, 0);
+    }
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.outstanding, 1);
+    arb_hdr m = mk_master(0, 0, 2, 0);
+    m.op = ARB_OP_NOP;
+    arb_responder_recv(r, &m, NULL, 0, ARB_EP_FROM_SWITCH, 5 * US); /* attempt 0 first */
+    m.attempt = 1;
+    arb_responder_recv(r, &m, NULL, 0, ARB_EP_FROM_SWITCH, 6 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.twins, 1);
+    CHECK_EQ_U(st.retries, 0);
+    CHECK_EQ_U(st.commits, 1);
+    CHECK_EQ_U(st.stale, 1); /* the barrier closed at the first: the twin's is stale */
+    CHECK_EQ_U(st.losses_order + st.losses_timer + st.spurious, 0);
+    CHECK(arb_responder_done(r));
+    arb_responder_free(r);
+    /* a message of two offsets is credited once each */
+    memset(&cap, 0, sizeof cap);
+    rsp_cfg(&c, 2, &cap);
+    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    static int32_t res[8];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.twins, 0);
+    arb_responder_free(r);
+    /* the requester of a one-offset message: its first REGISTER twice */
+    for (int red = 0; red < 2; red++) {
+        memset(&cap, 0, sizeof cap);
+        arb_requester_config qc;
+        req_cfg(&qc, 0, &cap);
+        qc.redundant = red;
+        arb_requester *q = NULL;
+        CHECK_EQ_I(arb_requester_new(&q, &qc), 0);
+        int32_t in[4] = {0}, out[4];
+        CHECK_EQ_I(arb_requester_start_message(q, 0, 16, in, out, 0), 0);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_REGISTER, -1), red ? 2 : 1);
+        arb_requester_free(q);
+    }
+}
+
 /* A credit of attempt a >= 1 is a new credit context: answered (echoing
  * its attempt and its own location stack) even after attempt 0 was, and
  * whenever it comes; attempt 0 is answered once. */
@@ -2589,6 +2661,7 @@ TEST(requester_config_errors)
 int main(void)
 {
     RUN(responder_config_errors);
+    RUN(one_offset_messages_go_twice);
     RUN(requester_answers_each_attempt);
     RUN(requester_config_errors);
     RUN(registration);
