@@ -420,6 +420,16 @@ void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switche
  */
 int arb_topo_set_link(arb_topo *t, uint32_t port, uint64_t rate, arb_time delay);
 
+/*
+ * Give the link of `port`, both directions, its own probability of losing
+ * each packet (a flaky link), in [0, 1); the simulator uses it instead of
+ * its configured loss there. ARB_EINVAL: bad id or probability; ARB_ENOMEM.
+ */
+int arb_topo_set_link_loss(arb_topo *t, uint32_t port, double loss);
+
+/* The link's own loss probability, or -1 when none was set. */
+double arb_topo_link_loss(const arb_topo *t, uint32_t port);
+
 /* ------------------------------------------------------------------ */
 /* Value parsing shared with the command line                            */
 /* ------------------------------------------------------------------ */

@@ -23,7 +23,8 @@
     X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
     X(FAB_LINK, "fabric", "link", VT_LIST, "", NULL, 0, 0,                                         \
-      "per-link settings: LINKS rate=R delay=T; ... (links as for pcap_ports, both directions)")   \
+      "per-link settings: LINKS rate=R delay=T loss=P; ... (links as for pcap_ports, both "        \
+      "directions; loss=P: that link's own loss instead of fabric.loss)")                          \
     X(RT_SCHEME, "routing", "scheme", VT_STR, "ecmp", NULL, 0, 0,                                  \
       "the switches' routing (lb.h): dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, "   \
       "dmodc, ecmp[:polarized], eecmp[:polarized], ar, ar_ftree, flowlet, letflow, conga, "        \

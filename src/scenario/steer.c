@@ -58,6 +58,7 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
         }
         uint64_t rate = 0;
         arb_time delay = ARB_TIME_NEVER;
+        double loss = -1;
         unsigned settings = 0;
         for (; i < n && strchr(w[i], '='); i++, settings++) {
             const char *v = strchr(w[i], '=') + 1;
@@ -68,13 +69,20 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
             } else if (kl == 5 && strncmp(w[i], "delay", 5) == 0) {
                 if (arb_topo_parse_time(v, &delay) < 0)
                     rc = arb_errf(msg, len, ARB_EPARSE, "'%s': not a time", w[i]);
+            } else if (kl == 4 && strncmp(w[i], "loss", 4) == 0) {
+                char *end;
+                loss = strtod(v, &end);
+                if (!*v || *end || !(loss >= 0 && loss < 1))
+                    rc = arb_errf(msg, len, ARB_EPARSE,
+                                  "'%s': not a loss probability (a number in [0, 1))", w[i]);
             } else {
-                rc = arb_errf(msg, len, ARB_EPARSE, "'%s': unknown setting (rate=, delay=)", w[i]);
+                rc = arb_errf(msg, len, ARB_EPARSE, "'%s': unknown setting (rate=, delay=, loss=)",
+                              w[i]);
             }
             if (rc < 0) break;
         }
         if (rc == 0 && settings == 0)
-            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': no rate= or delay= for these links",
+            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': no rate=, delay= or loss= for these links",
                           w[first]);
         for (uint32_t p = 0; rc == 0 && p < np; p++) {
             if (!mark[p]) continue;
@@ -82,6 +90,10 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
             rc = arb_topo_set_link(t, p, rate ? rate : pt->rate,
                                    delay != ARB_TIME_NEVER ? delay : pt->delay);
             if (rc < 0) rc = arb_errf(msg, len, rc, "'%s': rate out of range", w[first]);
+            if (rc == 0 && loss >= 0) {
+                rc = arb_topo_set_link_loss(t, p, loss);
+                if (rc < 0) rc = arb_errf(msg, len, rc, "out of memory");
+            }
         }
     }
     free(mark);

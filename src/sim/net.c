@@ -127,17 +127,18 @@ static arb_time tx_time(const arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
-/* Is the n-th packet port `port` sends lost on its link (cfg.loss)? A
- * function of the seed, the port and n alone (splitmix64's finaliser), so
- * the losses do not depend on the order in which ports are handled. */
-static int lost_on_link(const arb_sim *s, uint32_t port, uint64_t n)
+/* Is the n-th packet port `port` sends lost on its link (probability
+ * `loss`: cfg.loss or the link's own)? A function of the seed, the port and
+ * n alone (splitmix64's finaliser), so the losses do not depend on the
+ * order in which ports are handled. */
+static int lost_on_link(const arb_sim *s, uint32_t port, uint64_t n, double loss)
 {
     uint64_t z = s->cfg.seed ^ UINT64_C(0x6C6F73735F726E67);
     z += (uint64_t)port * UINT64_C(0x9E3779B97F4A7C15) + n * UINT64_C(0xD1B54A32D192ED03);
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53 < s->cfg.loss;
+    return (double)(z >> 11) * 0x1.0p-53 < loss;
 }
 
 /* Port `port` starts sending packet i at `start` (now, or for PORT_SCHED
@@ -157,7 +158,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
-    if (s->cfg.loss > 0 && lost_on_link(s, port, sp->tx_pkts)) k->flags |= PF_LOST;
+    if (lk->loss > 0 && lost_on_link(s, port, sp->tx_pkts, lk->loss)) k->flags |= PF_LOST;
     sp->tx_pkts++;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;

@@ -78,29 +78,32 @@ static int check_config(const arb_sim_config *c)
 
 _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line");
 
-static uint32_t link_hash(uint64_t rate, arb_time delay)
+static uint32_t link_hash(uint64_t rate, arb_time delay, double loss)
 {
-    uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F);
+    uint64_t l = (uint64_t)(loss * 0x1.0p53);
+    uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F) ^
+                 l * UINT64_C(0x165667B19E3779F9);
     return (uint32_t)(z >> 32);
 }
 
-/* The class of (rate, delay) among lk[0..*n), added as class *n if new
- * (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
+/* The class of (rate, delay, loss) among lk[0..*n), added as class *n if
+ * new (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
  * more than twice SIM_MAX_LINKS or the ports, each 0 or a class + 1. */
 static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t mask,
-                          uint64_t rate, arb_time delay)
+                          uint64_t rate, arb_time delay, double loss)
 {
-    for (uint32_t h = link_hash(rate, delay) & mask;; h = (h + 1) & mask) {
+    for (uint32_t h = link_hash(rate, delay, loss) & mask;; h = (h + 1) & mask) {
         if (map[h] == 0) {
             if (*n == SIM_MAX_LINKS) return ARB_ERANGE;
             lk[*n].rate = rate;
             lk[*n].delay = delay;
             lk[*n].mbps = (rate + 999999) / 1000000;
+            lk[*n].loss = loss;
             map[h] = ++*n;
             return *n - 1;
         }
         const struct slink *c = &lk[map[h] - 1];
-        if (c->rate == rate && c->delay == delay) return map[h] - 1;
+        if (c->rate == rate && c->delay == delay && c->loss == loss) return map[h] - 1;
     }
 }
 
@@ -115,7 +118,9 @@ int sim_links(arb_sim *s)
     uint16_t *cls = malloc((n_ports ? n_ports : 1) * sizeof *cls);
     int rc = lk && map && cls ? 0 : ARB_ENOMEM;
     for (uint32_t p = 0; rc == 0 && p < n_ports; p++) {
-        int64_t c = link_class(lk, &n, map, mask, s->ports[p].rate, s->ports[p].delay);
+        double own = arb_topo_link_loss(s->topo, p);
+        int64_t c = link_class(lk, &n, map, mask, s->ports[p].rate, s->ports[p].delay,
+                               own >= 0 ? own : s->cfg.loss);
         if (c < 0)
             rc = (int)c;
         else

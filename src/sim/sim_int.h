@@ -82,11 +82,13 @@ struct sport {
     uint64_t tx_bytes, tx_pkts;
 };
 
-/* A rate and a delay some links share (s->lk, indexed by sport.link). */
+/* A rate, a delay and a loss probability some links share (s->lk, indexed
+ * by sport.link). */
 struct slink {
     uint64_t rate;  /* bits per second */
     arb_time delay; /* propagation, picoseconds */
     uint64_t mbps;  /* the rate in Mb/s, rounded up (sched_bound_clears) */
+    double loss;    /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 

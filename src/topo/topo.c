@@ -218,6 +218,7 @@ void arb_topo_free(arb_topo *t)
     if (!t) return;
     free(t->nodes);
     free(t->ports);
+    free(t->loss);
     free(t);
 }
 
@@ -446,6 +447,24 @@ void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switche
         ns += t->nodes[i].failed;
     if (links) *links = nl;
     if (switches) *switches = ns;
+}
+
+int arb_topo_set_link_loss(arb_topo *t, uint32_t port, double loss)
+{
+    if (!t || port >= t->n_ports || !(loss >= 0 && loss < 1)) return ARB_EINVAL;
+    if (!t->loss) {
+        t->loss = malloc(t->n_ports * sizeof *t->loss);
+        if (!t->loss) return ARB_ENOMEM;
+        for (uint32_t p = 0; p < t->n_ports; p++)
+            t->loss[p] = -1;
+    }
+    t->loss[port] = t->loss[t->ports[port].peer_port] = loss;
+    return 0;
+}
+
+double arb_topo_link_loss(const arb_topo *t, uint32_t port)
+{
+    return t && t->loss && port < t->n_ports ? t->loss[port] : -1;
 }
 
 int arb_topo_set_link(arb_topo *t, uint32_t port, uint64_t rate, arb_time delay)

@@ -18,6 +18,7 @@ struct arb_topo {
     arb_node *nodes;
     arb_port *ports;
     uint64_t failure_gen; /* bumped by every change of a failed flag */
+    double *loss;         /* per port: its own loss probability, or -1; NULL: none set */
 };
 
 /* Rates and delay the builder gives each tier. */

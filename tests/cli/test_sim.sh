@@ -116,6 +116,24 @@ has "failed: status in the JSON" "$J" '"status":"failed"'
 has "failed: the failure in the JSON" "$J" '"failure":"channel'
 has "failed: what it did get" "$J" '"commits":[1-9]'
 
+# One flaky uplink (fabric.link loss=) at 1%, the rest clean, dynamic
+# subchannels: only the credits and aggregates of the trees through that
+# link cross it (two packets per offset of those trees), so about 2% of
+# their offsets are credited again, and the run keeps >= 90% of its
+# loss-free goodput, exactly.
+FL="-s topology=leafspine:4,8,8 -s subchannels=2 -s subchannel_mode=dynamic -s mode=values -s size=8MiB -s run.stop=0"
+# shellcheck disable=SC2086
+J0=$("$ARBOR" sim $FL --json --quiet)
+# shellcheck disable=SC2086
+J=$("$ARBOR" sim $FL -s "fabric.link=link:L1.0-L2.0 loss=0.01" --json --quiet)
+has "flaky uplink: exact" "$J" '"correct":true'
+has "flaky uplink: losses there" "$J" '"drops":[1-9]'
+has "flaky uplink: no loss without it" "$J0" '"drops":0,'
+le "flaky uplink: >= 90% of the loss-free goodput" \
+    "$(awk -v g="$(jnum goodput_gbps "$J0")" 'BEGIN { print 0.9 * g }')" "$(jnum goodput_gbps "$J")"
+expect_err "flaky uplink: loss of 1 refused" 2 "fabric.link: 'loss=1': not a loss probability" \
+    "$ARBOR" sim -s topology=leafspine:4,8,8 -s "fabric.link=link:L1.0-L2.0 loss=1"
+
 # Loss: 0.1% on 4 MiB. By default every loss is found by order or by a
 # timer of a few loops and credited again in the network: exact results
 # within twice the loss-free time. The seed's recovery (a fixed 50 ms timer,

@@ -384,6 +384,52 @@ TEST(slices_and_reads_change_nothing)
     CHECK(memcmp(fin[0], fin[1], sizeof fin[0]) == 0);
 }
 
+/* A link of its own loss (arb_topo_set_link_loss): only the flow through
+ * it loses packets; a loss of 0 set on a link changes nothing. */
+TEST(a_flaky_link_loses_alone)
+{
+    arb_sim_stats st[2];
+    uint64_t retx[2][8];
+    for (int run = 0; run < 2; run++) {
+        arb_topo *t = topo("star:9");
+        if (!t) return;
+        uint32_t host3 = arb_topo_node(t, 3)->first_up; /* host 3's link, its direction up */
+        uint32_t back = arb_topo_port(t, host3)->peer_port;
+        CHECK(arb_topo_link_loss(t, host3) < 0);
+        CHECK_EQ_I(arb_topo_set_link_loss(t, host3, run ? 0.05 : 0), 0);
+        CHECK(arb_topo_link_loss(t, back) == (run ? 0.05 : 0)); /* both directions */
+        CHECK(arb_topo_link_loss(t, arb_topo_node(t, 4)->first_up) < 0);
+        CHECK_EQ_I(arb_topo_set_link_loss(t, host3, 1), ARB_EINVAL);
+        CHECK_EQ_I(arb_topo_set_link_loss(t, arb_topo_n_ports(t), 0.1), ARB_EINVAL);
+        arb_sim_config cfg;
+        arb_sim_config_default(&cfg);
+        cfg.transport = ARB_TRANSPORT_IRN;
+        cfg.queue_bytes = 1 << 24; /* no queue drops: every loss is the link's */
+        cfg.rto = 100 * ARB_PS_PER_US;
+        arb_sim *s = incast_on(t, &cfg);
+        CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        arb_sim_get_stats(s, &st[run]);
+        CHECK_EQ_U(st[run].flows_done, 8);
+        for (uint32_t f = 0; f < 8; f++) {
+            arb_sim_flow_result r;
+            arb_sim_flow(s, f, &r);
+            retx[run][f] = r.retx_bytes;
+        }
+        check_conservation(s);
+        arb_sim_free(s);
+        arb_topo_free(t);
+    }
+    CHECK_EQ_U(st[0].lost, 0);
+    CHECK(st[1].lost > 0 && st[1].drops == st[1].lost);
+    for (uint32_t f = 0; f < 8; f++) {
+        CHECK_EQ_U(retx[0][f], 0);
+        if (f == 2) /* the flow of host 3 (flows are hosts 1..8) */
+            CHECK(retx[1][f] > 0);
+        else
+            CHECK_EQ_U(retx[1][f], 0);
+    }
+}
+
 static void run_incast(arb_transport tr, int pfc, uint64_t queue, arb_sim_stats *st, int *all_done,
                        uint64_t *retx)
 {
@@ -618,6 +664,7 @@ int main(void)
     RUN(incast_drops_and_recovers_gbn);
     RUN(incast_drops_and_recovers_irn);
     RUN(incast_pfc_is_lossless);
+    RUN(a_flaky_link_loses_alone);
     RUN(deterministic);
     RUN(leafspine_permutation_completes);
     RUN(flow_done_callback_chains_flows);
