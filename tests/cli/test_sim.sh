@@ -5,6 +5,10 @@
 same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
 nohost() { sed 's/,"host":{[^}]*}//'; }
+# jv JSON KEY: the number after "KEY": (the first one).
+jv() { printf '%s' "$1" | grep -o "\"$2\":[0-9.e+-]*" | head -1 | cut -d: -f2; }
+# check NAME AWK_CONDITION: a bound on figures already extracted.
+check() { if awk "BEGIN { exit !($2) }"; then pass "$1"; else fail "$1" "not: $2"; fi; }
 
 cat >"$TMP/small.ini" <<'INI'
 [fabric]
@@ -41,7 +45,8 @@ expect_err "fail_at: continuation line named" 2 "fa.ini:4: fabric.fail_at: .*no 
 expect_status "help" 0 "$ARBOR" sim --help
 expect_status "keys" 0 "$ARBOR" sim --keys
 
-# JSON keys.
+# JSON keys. Ring AllReduce over 4 ranks: 2 (N - 1) = 6 steps of one
+# message per rank, 24 flows.
 J=$("$ARBOR" sim "$TMP/small.ini" --json --quiet)
 for k in '"scenario":{"file":' '"sim_time_us":' '"events":' '"packet_hops":' '"flows":{"count":24' \
     '"fct_us":{"mean":' '"p50":' '"p99":' '"collective":{"kind":"ring_allreduce","ranks":4' \
@@ -63,24 +68,47 @@ has "no failure, no drops" "$F0" '"drops":0,'
 has "fail_at: every flow done" "$F1" '"count":8,"done":8'
 if printf '%s' "$F1" | grep -q '"drops":[1-9]'; then pass "fail_at: the spine's packets dropped"; else fail "fail_at: the spine's packets dropped" "$F1"; fi
 
-# Arbor, a spine failing 2 ms in: dynamic subchannels drop its 8 trees and
-# repair what they carried; static ones never finish.
+# Arbor, a spine failing 2 ms in: dynamic subchannels drop its trees and
+# repair what they carried; static ones never finish. 32 channels x 2
+# subchannels = 64 trees, tree (c, s) rooted at spine (c + s) mod 8: 8 trees
+# on L2.0, all dead. What they carried is repaired: at most the window (4)
+# of each of the 8 channels using them, at least one offset, each after a
+# timeout. Goodput: at most the 99.0 Gb/s wire ceiling (8192 B of payload
+# cost 8274 B on the wire at 100 Gb/s), at least what the ideal
+# 64 MiB x 8 / 99.0 Gb/s = 5.42 ms plus one 1 ms timeout give (83.6 Gb/s;
+# the surviving 7 spines carry the aggregates, a seventh of the host links'
+# bytes, without becoming the bottleneck).
 J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet)
-for k in '"ranks_done":32' '"repair_commits":16' '"dead_subchannels":8' '"goodput_gbps":96.213' \
-    '"invariants":{"errors":0'; do
+for k in '"ranks_done":32' '"dead_subchannels":8' '"invariants":{"errors":0'; do
     has "arbor-spine-fails: $k" "$J" "$k"
 done
+RC=$(jv "$J" repair_commits)
+check "arbor-spine-fails: 1..32 offsets repaired ($RC)" "$RC >= 1 && $RC <= 8 * 4"
+check "arbor-spine-fails: each repair after a timeout" "$(jv "$J" timeouts) >= $RC"
+G=$(jv "$J" goodput_gbps)
+check "arbor-spine-fails: goodput $G in [83.6, 99.0]" \
+    "$G >= 67108864 * 8 / (67108864 * 8 / (100 * 8192 / 8274) + 1e6) && $G <= 100 * 8192 / 8274"
 J=$("$ARBOR" sim scenarios/arbor-spine-fails.ini --json --quiet -s arbor.subchannel_mode=static -s run.stop=20ms)
 has "arbor-spine-fails static: not done" "$J" '"ranks_done":0'
 
 # The adaptive timeout: 0.1% loss on 4 MiB repairs exactly, ten times
-# sooner than the seed's fixed 50 ms; a floor above the ceiling is refused.
+# sooner than the seed's fixed 50 ms (docs/results.md); a floor above the
+# ceiling is refused. The run has tens of thousands of packet-hops, so at
+# 1e-3 per hop tens of packets are lost (every one of them repaired): some
+# offset waits a whole timeout, 50 ms fixed, at least the 1 ms floor adaptive.
 JF=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
 JA=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s arbor.timeout_mode=adaptive --json --quiet)
 has "adaptive timeout: exact" "$JA" '"correct":true'
-has "adaptive timeout: repairs" "$JA" '"repairs":26'
-has "adaptive timeout: 12 ms" "$JA" '"cct_us":12011.33584'
-has "fixed timeout: 150 ms" "$JF" '"cct_us":150236.64128'
+has "fixed timeout: exact" "$JF" '"correct":true'
+H=$(jv "$JA" packet_hops)
+check "losses expected: $H packet-hops x 0.001 >= 10" "$H * 0.001 >= 10"
+check "adaptive timeout: repairs ($(jv "$JA" repairs))" "$(jv "$JA" repairs) >= 1"
+check "fixed timeout: repairs ($(jv "$JF" repairs))" "$(jv "$JF" repairs) >= 1"
+CF=$(jv "$JF" cct_us)
+CA=$(jv "$JA" cct_us)
+check "fixed timeout: a repair waits 50 ms ($CF us)" "$CF >= 50000"
+check "adaptive timeout: at least the 1 ms floor, a tenth of fixed ($CA us)" \
+    "$CA >= 1000 && $CA * 10 < $CF"
 expect_err "adaptive floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_mode=adaptive -s arbor.timeout_min=60ms
 
 # Determinism, overrides, --seed.
@@ -102,7 +130,7 @@ has "summary: port table" "$S" "^tier0_down"
 "$ARBOR" sim "$TMP/small.ini" --quiet --csv "$TMP/run" >/dev/null
 same "csv util header" "time_us,tier0_up,tier0_down" "$(head -1 "$TMP/run-util.csv")"
 same "csv queue header" "time_us,tier0_up_mean,tier0_up_max,tier0_down_mean,tier0_down_max" "$(head -1 "$TMP/run-queue.csv")"
-same "csv flows rows" 25 "$(wc -l <"$TMP/run-flows.csv")"
+same "csv flows rows: a header and the 24 flows" 25 "$(wc -l <"$TMP/run-flows.csv")"
 expect_status "csv into a missing directory fails" 1 "$ARBOR" sim "$TMP/small.ini" --csv /nonexistent/dir/x
 
 # The built-in default and the example scenarios (not the benchmarks: seconds).
@@ -120,8 +148,13 @@ has "leaf-spine allreduce completes" "$J" '"completed":true'
 J=$("$ARBOR" sim --json --quiet)
 has "default: arbor workload" "$J" '"workload":{"kind":"arbor"'
 has "default: star-32" "$J" '"spec":"star:32"'
-has "default: goodput" "$J" '"goodput_gbps":9[0-9]\.'
-has "default: 8192 commits" "$J" '"commits":8192,'
+# goodput: at most the wire ceiling 100 x 8192 / 8274 = 99.0 Gb/s; the
+# 90 Gb/s floor is a regression bound (docs/arbor-sim.md measures 96.7 for
+# window 4), not a derivation.
+G=$(jv "$J" goodput_gbps)
+check "default: goodput $G in [90, 99.0]" "$G >= 90 && $G <= 100 * 8192 / 8274"
+# 64 MiB in 8192 B offsets: 8192 commits.
+has "default: 8192 commits" "$J" "\"commits\":$((67108864 / 8192)),"
 has "default: correct null in header-only mode" "$J" '"correct":null'
 has "default: no invariant broken" "$J" '"invariants":{"errors":0,'
 has "default: 16 B headers" "$J" '"header_bytes":16,'
