@@ -577,6 +577,8 @@ TEST(trace_csv)
         {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7,16777216\n", "t.csv:2: qp:"},
         {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7\n", "t.csv:2: line: 5 fields"},
         {"", "t.csv: header: the file is empty"},
+        {"src,dst,bytes,start_us\n0,1,18446744073709551615,0\n1,0,1,0\n",
+         "t.csv:3: bytes: the flows' bytes add up past 2^64"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -618,6 +620,9 @@ TEST(trace_htsim)
         {"Nodes 4\nConnections 1\n0->1 id 1 start x size 5\n", "m.cm:3: start:"},
         {"Nodes 4\nConnections 1\n0->1 id 1 start 0\n", "m.cm:3: size: missing"},
         {"Nodes 4\nConnections 1\n0->1 id 1 start 0 size 5 prio 2\n", "m.cm:3: line: unsupported"},
+        {"Nodes 4\nConnections 2\n0->1 id 1 start 0 size 18446744073709551615\n"
+         "1->0 id 2 start 0 size 1\n",
+         "m.cm:4: size: the flows' bytes add up past 2^64"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
