@@ -221,7 +221,7 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
     size_t n = 0, cap = 0;
     int state = 0; /* CSV: 0 header, 1 rows. htsim: 0 Nodes, 1 Connections, 2 rows */
     int has_sport = 0;
-    uint64_t conns = 0;
+    uint64_t conns = 0, total = 0;
     int rc = 0;
     const char *p = text;
     rd->line = 0;
@@ -274,6 +274,11 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
             }
             rc = htsim_line(rd, b, te, &f);
         }
+        if (rc == 0 && f.bytes > UINT64_MAX - total)
+            rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE,
+                          "%s:%u: %s: the flows' bytes add up past 2^64", rd->name, rd->line,
+                          kind == ARB_WL_TRACE ? "bytes" : "size");
+        total += rc == 0 ? f.bytes : 0;
         if (rc == 0 && push(&v, &n, &cap, &f) < 0)
             rc = arb_errf(rd->err, rd->errlen, ARB_ENOMEM, "out of memory");
     }

@@ -150,6 +150,9 @@ int wl_set_flows(arb_workload *w, arb_wl_flow *flows, size_t n, char *err, size_
         if (f->bytes < w->cfg.qps)
             return arb_errf(err, errlen, ARB_EINVAL, "flow %zu: %llu bytes for %u QPs", i,
                             (unsigned long long)f->bytes, w->cfg.qps);
+        if (f->bytes > UINT64_MAX - w->bytes_planned)
+            return arb_errf(err, errlen, ARB_EINVAL, "flow %zu: the flows' bytes add up past 2^64",
+                            i);
         w->bytes_planned += f->bytes;
         if (f->start < w->start) w->start = f->start;
     }

@@ -1,13 +1,27 @@
 # Shared helpers of the command tests: source it, call the checks, end with
-# `finish`. Every check counts; finish prints "N passed, N failed".
+# `finish`. Every check counts; finish prints "N passed, N failed" (and ", N
+# skipped"). Exit status: 1 when a check failed, else SKIP_CODE (77, which
+# ctest's SKIP_RETURN_CODE shows as "Skipped") when a check was skipped,
+# else 0.
 ARBOR=${1:?usage: $0 PATH_TO_ARBOR}
 PASSED=0
 FAILED=0
+SKIPPED=0
+SKIP_CODE=77
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
+# skip NAME REASON: a check that cannot run here (a tool is missing).
+skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
+# skip_all REASON: nothing of this test can run here; ends it as skipped.
+skip_all() {
+    echo "skipped: $1"
+    SKIPPED=$((SKIPPED + 1))
+    finish
+    exit $?
+}
 
 # expect_out NAME EXPECTED CMD...: stdout equals EXPECTED, status 0.
 expect_out() {
@@ -49,6 +63,12 @@ expect_status() {
 }
 
 finish() {
-    echo "$PASSED passed, $FAILED failed"
-    [ "$FAILED" -eq 0 ]
+    if [ "$SKIPPED" -gt 0 ]; then
+        echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+    else
+        echo "$PASSED passed, $FAILED failed"
+    fi
+    [ "$FAILED" -eq 0 ] || return 1
+    [ "$SKIPPED" -eq 0 ] || return $SKIP_CODE
+    return 0
 }

@@ -1,20 +1,17 @@
 # The Wireshark dissector (contrib/wireshark/arbor.lua) under tshark: frames
 # built by `arbor wire encode --frame` (and by hand for malformed packets)
 # are written to a classic pcap file, and every field tshark prints is
-# compared with the value encoded. Skipped when tshark (with Lua) is absent.
+# compared with the value encoded. Skipped (exit 77) when tshark (with Lua) is
+# absent.
 . "$(dirname "$0")/lib.sh"
 
 LUA=$(cd "$(dirname "$0")/../../contrib/wireshark" && pwd)/arbor.lua
 
 if ! command -v tshark >/dev/null 2>&1; then
-    echo "skipped: tshark not found (install it with scripts/deps.sh)"
-    finish
-    exit 0
+    skip_all "tshark not found (install it with scripts/deps.sh)"
 fi
 if ! tshark -v 2>/dev/null | grep -q "with Lua"; then
-    echo "skipped: this tshark is built without Lua"
-    finish
-    exit 0
+    skip_all "this tshark is built without Lua"
 fi
 
 # A private configuration: the user's preferences, "Decode As" entries and

@@ -1,11 +1,9 @@
 # Every C source and header follows the repository's .clang-format.
-# Skipped (0 passed, 0 failed) where clang-format is not installed.
+# Skipped (exit 77) where clang-format is not installed.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v clang-format >/dev/null 2>&1; then
-    echo "skip: clang-format is not installed"
-    finish
-    exit 0
+    skip_all "clang-format is not installed"
 fi
 files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 [ -n "$files" ] || files=$(find include src tools tests bench -name '*.[ch]')

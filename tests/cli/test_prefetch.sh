@@ -2,23 +2,17 @@
 # does nothing but prefetch looks pure to GCC, which then deletes the call
 # instead of inlining it (silently: the simulation is the same, only
 # slower). sim.c forces its prefetching helpers inline; this counts the
-# prefetch instructions left in arb_sim_run. Skipped where objdump is
-# missing or the machine has no prefetch instruction it knows.
+# prefetch instructions left in arb_sim_run. Skipped (exit 77) where objdump
+# is missing or the machine has no prefetch instruction it knows.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v objdump >/dev/null 2>&1; then
-    echo "skip: objdump is not installed"
-    finish
-    exit 0
+    skip_all "objdump is not installed"
 fi
 case $(uname -m) in
 x86_64 | i?86) insn='prefetch' ;;
 aarch64 | arm64) insn='prfm' ;;
-*)
-    echo "skip: no prefetch instruction known for $(uname -m)"
-    finish
-    exit 0
-    ;;
+*) skip_all "no prefetch instruction known for $(uname -m)" ;;
 esac
 objdump -d --no-show-raw-insn "$ARBOR" |
     awk '/<arb_sim_run>:/ { f = 1; next } f && /^$/ { exit } f' >"$TMP/loop.s"

@@ -9,6 +9,10 @@ nohost() { sed 's/,"host":{[^}]*}//'; }
 jnum() { printf '%s' "$2" | grep -o "\"$1\":[0-9.]*" | head -1 | cut -d: -f2; }
 # le NAME A B: pass when A <= B (decimal numbers).
 le() { if awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && b != "" && a + 0 <= b + 0) }'; then pass "$1"; else fail "$1" "$2 > $3"; fi; }
+# jv JSON KEY: the number after "KEY": (the first one).
+jv() { printf '%s' "$1" | grep -o "\"$2\":[0-9.e+-]*" | head -1 | cut -d: -f2; }
+# check NAME AWK_CONDITION: a bound on figures already extracted.
+check() { if awk "BEGIN { exit !($2) }"; then pass "$1"; else fail "$1" "not: $2"; fi; }
 
 cat >"$TMP/small.ini" <<'INI'
 [fabric]
@@ -45,7 +49,8 @@ expect_err "fail_at: continuation line named" 2 "fa.ini:4: fabric.fail_at: .*no 
 expect_status "help" 0 "$ARBOR" sim --help
 expect_status "keys" 0 "$ARBOR" sim --keys
 
-# JSON keys.
+# JSON keys. Ring AllReduce over 4 ranks: 2 (N - 1) = 6 steps of one
+# message per rank, 24 flows.
 J=$("$ARBOR" sim "$TMP/small.ini" --json --quiet)
 for k in '"scenario":{"file":' '"sim_time_us":' '"events":' '"packet_hops":' '"flows":{"count":24' \
     '"fct_us":{"mean":' '"p50":' '"p99":' '"collective":{"kind":"ring_allreduce","ranks":4' \
@@ -172,7 +177,7 @@ has "summary: port table" "$S" "^tier0_down"
 "$ARBOR" sim "$TMP/small.ini" --quiet --csv "$TMP/run" >/dev/null
 same "csv util header" "time_us,tier0_up,tier0_down" "$(head -1 "$TMP/run-util.csv")"
 same "csv queue header" "time_us,tier0_up_mean,tier0_up_max,tier0_down_mean,tier0_down_max" "$(head -1 "$TMP/run-queue.csv")"
-same "csv flows rows" 25 "$(wc -l <"$TMP/run-flows.csv")"
+same "csv flows rows: a header and the 24 flows" 25 "$(wc -l <"$TMP/run-flows.csv")"
 expect_status "csv into a missing directory fails" 1 "$ARBOR" sim "$TMP/small.ini" --csv /nonexistent/dir/x
 
 # The built-in default and the example scenarios (not the benchmarks: seconds).
@@ -190,8 +195,13 @@ has "leaf-spine allreduce completes" "$J" '"completed":true'
 J=$("$ARBOR" sim --json --quiet)
 has "default: arbor workload" "$J" '"workload":{"kind":"arbor"'
 has "default: star-32" "$J" '"spec":"star:32"'
-has "default: goodput" "$J" '"goodput_gbps":9[0-9]\.'
-has "default: 8192 commits" "$J" '"commits":8192,'
+# goodput: at most the wire ceiling 100 x 8192 / 8274 = 99.0 Gb/s; the
+# 90 Gb/s floor is a regression bound (docs/arbor-sim.md measures 96.7 for
+# window 4), not a derivation.
+G=$(jv "$J" goodput_gbps)
+check "default: goodput $G in [90, 99.0]" "$G >= 90 && $G <= 100 * 8192 / 8274"
+# 64 MiB in 8192 B offsets: 8192 commits.
+has "default: 8192 commits" "$J" "\"commits\":$((67108864 / 8192)),"
 has "default: correct null in header-only mode" "$J" '"correct":null'
 has "default: no invariant broken" "$J" '"invariants":{"errors":0,'
 has "default: 16 B headers" "$J" '"header_bytes":16,'

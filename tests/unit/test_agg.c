@@ -24,7 +24,7 @@ static arb_agg *make(uint32_t slots, uint32_t ports, int header_only)
     c.ports = ports;
     c.header_only = header_only;
     arb_agg *a = NULL;
-    CHECK_EQ_I(arb_agg_new(&a, &c), 0);
+    REQUIRE_EQ_I(arb_agg_new(&a, &c), 0);
     return a;
 }
 
@@ -129,28 +129,28 @@ TEST(config_and_errors)
     CHECK_EQ_I(c.header_only, 0);
 
     arb_agg *a = (arb_agg *)&a;
-    CHECK_EQ_I(arb_agg_new(NULL, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(NULL, &c), ARB_EINVAL);
     arb_agg_config b = c;
     b.slots = 0;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
     CHECK(a == NULL);
     b = c, b.slots = ARB_AGG_SLOTS_MAX + 1;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
     b = c, b.max_payload = 0;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
     b = c, b.max_payload = ARB_PAYLOAD_MAX + 1;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
     b = c, b.ports = 0;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
     b = c, b.ports = ARB_AGG_PORTS_MAX + 1;
-    CHECK_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), ARB_EINVAL);
 
     /* the largest pool in header-only mode, the default engine */
     b = c, b.slots = ARB_AGG_SLOTS_MAX, b.header_only = 1, b.ports = ARB_AGG_PORTS_MAX;
-    CHECK_EQ_I(arb_agg_new(&a, &b), 0);
+    REQUIRE_EQ_I(arb_agg_new(&a, &b), 0);
     CHECK_EQ_I(arb_agg_check(a), 0);
     arb_agg_free(a);
-    CHECK_EQ_I(arb_agg_new(&a, NULL), 0);
+    REQUIRE_EQ_I(arb_agg_new(&a, NULL), 0);
 
     arb_hdr h = credit(1, 0, 0);
     arb_agg_result r;
@@ -779,7 +779,7 @@ TEST(protocol_errors_never_mix)
     cfg.ports = 8;
     cfg.max_payload = 64;
     arb_agg *a = NULL;
-    CHECK_EQ_I(arb_agg_new(&a, &cfg), 0);
+    REQUIRE_EQ_I(arb_agg_new(&a, &cfg), 0);
     arb_hdr c = credit(70, 0, 0);
     feed(a, &c, NULL, 0, CH1, 0, 0);
     uint8_t fi = 4;
@@ -949,7 +949,7 @@ TEST(logger_names_drops_and_misses)
     c.logger.fn = count_log;
     c.logger.max_level = ARB_LOG_DEBUG;
     arb_agg *a = NULL;
-    CHECK_EQ_I(arb_agg_new(&a, &c), 0);
+    REQUIRE_EQ_I(arb_agg_new(&a, &c), 0);
     int base = log_lines;
     arb_hdr cr = credit(5, 0, 0);
     feed(a, &cr, NULL, 0, CH1, 0, 0);

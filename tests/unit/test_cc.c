@@ -93,8 +93,8 @@ TEST(defaults)
     CHECK(o.gain == c.oscar.gain && o.kappa == c.oscar.kappa && o.headroom == c.oscar.headroom);
 
     arb_cc *cc = NULL;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, NULL), 0);
-    CHECK(cc != NULL);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, NULL), 0);
+    REQUIRE(cc != NULL);
     CHECK_EQ_U(arb_cc_window(cc), ARB_CC_WINDOW_DEFAULT);
     CHECK_EQ_U(arb_cc_max_window(cc), ARB_CC_WINDOW_DEFAULT);
     CHECK_EQ_U(arb_cc_min_spacing(cc), 0);
@@ -150,7 +150,7 @@ TEST(disabled_ignores_spacing_and_samples)
     c.window = 7;
     c.spacing = 5 * ARB_PS_PER_US; /* DISABLED has no rate gate */
     arb_cc *cc = NULL;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, &c), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, &c), 0);
     arb_time t = 0;
     for (int i = 0; i < 100; i++) {
         t += 3 * ARB_PS_PER_US;
@@ -184,7 +184,7 @@ TEST(fixed_holds_rate_and_window)
     c.spacing = arb_cc_spacing_for_rate(100000000000ull, 8274); /* 100 Gb/s */
     CHECK_EQ_U(c.spacing, 661920);                              /* 661.92 ns */
     arb_cc *cc = NULL;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), 0);
     CHECK_EQ_I(arb_cc_get_kind(cc), ARB_CC_FIXED);
     arb_time t = 0;
     for (int i = 0; i < 50; i++) {
@@ -208,7 +208,7 @@ TEST(fixed_holds_rate_and_window)
 TEST(stats_before_any_sample_and_saturation)
 {
     arb_cc *cc = NULL;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, NULL), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, NULL), 0);
     arb_cc_stats st;
     arb_cc_get_stats(cc, &st);
     CHECK_EQ_U(st.samples, 0);
@@ -483,24 +483,24 @@ TEST(errors)
     arb_cc *cc = (arb_cc *)&cc;
     arb_cc_config c;
     arb_cc_config_default(&c);
-    CHECK_EQ_I(arb_cc_new(NULL, ARB_CC_FIXED, &c), ARB_EINVAL);
-    CHECK_EQ_I(arb_cc_new(&cc, (arb_cc_kind)ARB_CC_KIND_COUNT, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_cc_new(NULL, ARB_CC_FIXED, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_cc_new(&cc, (arb_cc_kind)ARB_CC_KIND_COUNT, &c), ARB_EINVAL);
     CHECK(cc == NULL);
-    CHECK_EQ_I(arb_cc_new(&cc, (arb_cc_kind)-1, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_cc_new(&cc, (arb_cc_kind)-1, &c), ARB_EINVAL);
     c.window = 0;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_DISABLED, &c), ARB_EINVAL);
     c.window = ARB_CC_WINDOW_MAX + 1;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), ARB_EINVAL);
     /* DISABLED and FIXED read only window (and spacing): window_max does
      * not bind them */
     c.window = ARB_CC_WINDOW_MAX;
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &c), 0);
     CHECK_EQ_U(arb_cc_window(cc), ARB_CC_WINDOW_MAX);
     CHECK_EQ_U(arb_cc_max_window(cc), ARB_CC_WINDOW_MAX);
     arb_cc_free(cc);
     arb_cc_config_default(&c);
     c.timely.alpha = 7; /* another kind's field is not read */
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
     arb_cc_free(cc);
 
     for (int k = ARB_CC_TIMELY; k <= ARB_CC_OSCAR; k++)
@@ -529,7 +529,7 @@ TEST(errors)
     arb_cc_get_config(NULL, NULL);
     arb_cc_config_default(NULL);
     /* a NULL sample is nothing */
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, NULL), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, NULL), 0);
     arb_cc_on_ack(cc, NULL, 5);
     CHECK_EQ_U(stats_of(cc).samples, 0);
     arb_cc_free(cc);
@@ -575,7 +575,7 @@ TEST(check_names_the_field)
         const char *why = arb_cc_check(cases[i].kind, &b);
         CHECK(why != NULL && strncmp(why, cases[i].field, strlen(cases[i].field)) == 0);
         arb_cc *cc = NULL;
-        CHECK_EQ_I(arb_cc_new(&cc, cases[i].kind, &b), ARB_EINVAL);
+        REQUIRE_EQ_I(arb_cc_new(&cc, cases[i].kind, &b), ARB_EINVAL);
         CHECK(cc == NULL);
     }
 }

@@ -24,6 +24,7 @@ static arb_topo *topo(const char *spec)
     arb_topo *t = NULL;
     char err[200];
     if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
@@ -76,7 +77,7 @@ static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *
     w->nic = arb_topo_node(t, 1)->first_port;
     w->np = arb_topo_node(t, 0)->first_port;
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, cfg), 0);
     return s;
 }
 
@@ -180,7 +181,7 @@ TEST(no_congestion_keeps_line_rate_timing)
     cfg.dcqcn = 1;
     cfg.route = test_route;
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 2 * 4096 + 918, 0, 1000, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_flow_result r;
@@ -196,7 +197,7 @@ TEST(no_congestion_keeps_line_rate_timing)
     /* A long flow alone: 1000 packets back to back, last byte at 1000 T +
      * T + 2 us (NIC, switch, two wires), exactly as without DCQCN. */
     s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 1000 * 4096, 0, 1000, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_flow(s, 0, &r);
@@ -375,7 +376,7 @@ TEST(bad_config)
     cfg.dcqcn_min_rate = 0;
     CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL);
     cfg.dcqcn_min_rate = 1;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     arb_sim_free(s);
     arb_topo_free(t);
 }

@@ -10,6 +10,7 @@ static arb_topo *topo(const char *spec)
     arb_topo *t = NULL;
     char err[200];
     if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
@@ -19,6 +20,7 @@ static arb_route *router(const arb_topo *t, const char *spec)
     char err[200];
     if (arb_route_new(&r, t, spec, NULL, err, sizeof err) < 0)
         printf("  route %s: %s\n", spec, err);
+    REQUIRE(r != NULL);
     return r;
 }
 

@@ -1212,7 +1212,7 @@ TEST(order_detection_and_reordering_window)
     c.window = 4;
     c.timeout_min = 100 * US;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     static int32_t res[8 * 4];
     CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
     register_all(r, 1, 0, 0, 0); /* credits 0..3 at t = 0 */
@@ -1285,7 +1285,7 @@ TEST(timer_estimate)
     c.window = 1;
     c.timeout_min = 20 * US;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     arb_responder_stats st;
     arb_responder_get_stats(r, &st);
     CHECK_EQ_U(st.rto, 1 * MS);
@@ -1326,17 +1326,17 @@ TEST(timer_estimate)
     arb_responder_free(r);
     /* timers below a microsecond, or a floor above the ceiling, are refused */
     c.timeout_min = ARB_EP_TIMER_MIN - 1;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.timeout_min = c.timeout + 1;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.timeout_min = 20 * US;
     c.timeout = ARB_EP_TIMER_MIN - 1;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.timeout = 1 * MS;
     c.attempts = 0;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.attempts = ARB_ATTEMPT_MAX + 2;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
 }
 
 TEST(lost_request_agg_timeout)
@@ -1633,7 +1633,7 @@ TEST(window_and_rate_gate)
     arb_cc_config_default(&cfg);
     cfg.window = 3;
     cfg.spacing = 1 * US; /* below the 3 us loop: the window binds too */
-    CHECK_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &cfg), 0);
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_FIXED, &cfg), 0);
     net_opts o;
     net_opts_default(&o);
     o.cc = cc;
@@ -1670,7 +1670,7 @@ static arb_responder *hand_responder(capture *cap, uint32_t window, uint32_t rin
     c.window = window;
     c.ring = ring;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     bufs[0] = calloc(bytes / 4 + 1, 4);
     bufs[1] = calloc(bytes / 4 + 1, 4);
     CHECK_EQ_I(arb_responder_start_message(r, 0, bytes, bufs[0], bufs[1], 0), 0);
@@ -1759,29 +1759,29 @@ TEST(responder_config_errors)
     arb_responder_config c;
     arb_responder *r = NULL;
     rsp_cfg(&c, 3, &cap);
-    CHECK_EQ_I(arb_responder_new(NULL, &c), ARB_EINVAL);
-    CHECK_EQ_I(arb_responder_new(&r, NULL), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(NULL, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, NULL), ARB_EINVAL);
     c.members = 0;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.members = 257;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.payload_size = 18; /* not whole i32 */
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.send = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.op = ARB_OP_NOP; /* pull needs an operator */
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.timeout = 0;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.subchannels = 0;
-    CHECK_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     CHECK_EQ_I(arb_responder_start_message(r, 1, 16, NULL, NULL, 0), ARB_EINVAL); /* id */
     CHECK_EQ_I(arb_responder_start_message(r, 0, 15, NULL, NULL, 0), ARB_EINVAL); /* elems */
     CHECK_EQ_I(arb_responder_start_message(r, 0, 16, NULL, NULL, 0), ARB_EINVAL); /* no buf */
@@ -1808,7 +1808,7 @@ TEST(registration)
     rsp_cfg(&c, 3, &cap);
     c.first_seq = 100;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     /* REGISTERs before the local call are acknowledged and remembered */
     arb_hdr h = mk_register(0, 100);
     arb_responder_recv(r, &h, NULL, 0, 0, 0);
@@ -1871,7 +1871,7 @@ TEST(responder_commit_rides_tails)
     seed_recovery(&c);
     c.window = 2;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t own[16], res[16];
     for (int e = 0; e < 16; e++)
         own[e] = 100 * e;
@@ -1990,7 +1990,7 @@ TEST(responder_repair_path)
     seed_recovery(&c);
     c.window = 2;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t own[16] = {0}, res[16];
     CHECK_EQ_I(arb_responder_start_message(r, 0, 64, own, res, 0), 0);
     register_all(r, 2, 0, 0, 0);
@@ -2074,7 +2074,7 @@ TEST(responder_timeout_of_repair_is_repeated)
     c.window = 1;
     c.timeout = 1 * MS;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t res[8];
     CHECK_EQ_I(arb_responder_start_message(r, 0, 32, NULL, res, 0), 0);
     register_all(r, 2, 0, 0, 0);
@@ -2125,7 +2125,7 @@ static arb_responder *tree_responder(tree_play *tp, int dynamic, uint32_t dead_a
     c.timeout_min = 50 * US;
     c.dead_after = dead_after;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     return r;
 }
 
@@ -2288,7 +2288,7 @@ TEST(requester_register_retry_and_failure)
     req_cfg(&c, 1, &cap);
     c.redundant = 0; /* one REGISTER at a time (the message has one offset) */
     arb_requester *q = NULL;
-    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     int32_t in[4] = {0}, out[4];
     CHECK_EQ_I(arb_requester_start_message(q, 0, 16, in, out, 0), 0);
     CHECK_EQ_I(cap.n, 1);
@@ -2332,9 +2332,9 @@ TEST(requester_register_retry_and_failure)
     /* retries shorter than a microsecond, or a first retry above the cap,
      * are refused */
     c.retry_min = ARB_EP_TIMER_MIN - 1;
-    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     c.retry_min = c.retry + 1;
-    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
 }
 
 /* arb_requester_recv_trusted (the simulator's entry): 1 when phases or retry
@@ -2347,7 +2347,7 @@ TEST(requester_trusted_reports_moves)
     req_cfg(&c, 0, &cap);
     c.header_only = 1;
     arb_requester *q = NULL;
-    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     CHECK_EQ_I(arb_requester_start_message(q, 0, 32, NULL, NULL, 0), 0); /* 2 packets */
     arb_hdr c0 = mk_credit(0, 0);
     CHECK_EQ_I(arb_requester_recv_trusted(q, &c0, NULL, 0, 0, 1), 1); /* acknowledges REGISTER */
@@ -2385,7 +2385,7 @@ TEST(requester_credits_and_results)
     c.fanin = fan;
     c.subchannels = 2;
     arb_requester *q = NULL;
-    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     int32_t in[12], out[12] = {0};
     for (int e = 0; e < 12; e++)
         in[e] = e + 1;
@@ -2475,7 +2475,7 @@ TEST(requester_credits_and_results)
     arb_requester_recv(q, &t2, (uint8_t *)r2, 16, 0, 10);
     CHECK_EQ_I(out[11], 12);
     const cap_pkt *end = cap_last(&cap, ARB_PT_END);
-    CHECK(end != NULL);
+    REQUIRE(end != NULL);
     CHECK_EQ_U(end->h.offset_a, 0);
     arb_requester_get_progress(q, &qp);
     CHECK_EQ_U(qp.phase, ARB_REQ_END);
@@ -2522,7 +2522,7 @@ TEST(one_offset_messages_go_twice)
     c.kind = ARB_EP_BARRIER;
     c.op = ARB_OP_NOP;
     arb_responder *r = NULL;
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     CHECK_EQ_I(arb_responder_start_message(r, 0, 0, NULL, NULL, 0), 0);
     register_all(r, 2, 0, 0, 0);
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
@@ -2552,7 +2552,7 @@ TEST(one_offset_messages_go_twice)
     /* a message of two offsets is credited once each */
     memset(&cap, 0, sizeof cap);
     rsp_cfg(&c, 2, &cap);
-    CHECK_EQ_I(arb_responder_new(&r, &c), 0);
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     static int32_t res[8];
     CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
     register_all(r, 2, 0, 0, 0);
@@ -2567,7 +2567,7 @@ TEST(one_offset_messages_go_twice)
         req_cfg(&qc, 0, &cap);
         qc.redundant = red;
         arb_requester *q = NULL;
-        CHECK_EQ_I(arb_requester_new(&q, &qc), 0);
+        REQUIRE_EQ_I(arb_requester_new(&q, &qc), 0);
         int32_t in[4] = {0}, out[4];
         CHECK_EQ_I(arb_requester_start_message(q, 0, 16, in, out, 0), 0);
         CHECK_EQ_I(cap_count(&cap, ARB_PT_REGISTER, -1), red ? 2 : 1);
@@ -2585,7 +2585,7 @@ TEST(requester_answers_each_attempt)
     arb_requester_config c;
     req_cfg(&c, 0, &cap);
     arb_requester *q = NULL;
-    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
     CHECK_EQ_I(arb_requester_start_message(q, 0, 32, in, out, 0), 0); /* 2 packets */
     cap.n = 0;
@@ -2630,18 +2630,18 @@ TEST(requester_config_errors)
     arb_requester_config c;
     arb_requester *q = NULL;
     req_cfg(&c, 0, &cap);
-    CHECK_EQ_I(arb_requester_new(NULL, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(NULL, &c), ARB_EINVAL);
     c.member = 256;
-    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     static const uint8_t zero_fan[3] = {2, 0, 1};
     req_cfg(&c, 0, &cap);
     c.fanin = zero_fan;
-    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     req_cfg(&c, 0, &cap);
     c.retry_tries = 0;
-    CHECK_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     req_cfg(&c, 0, &cap);
-    CHECK_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     CHECK_EQ_I(arb_requester_start_message(q, 3, 16, NULL, NULL, 0), ARB_EINVAL);
     CHECK_EQ_I(arb_requester_start_message(q, 0, 16, NULL, NULL, 0), ARB_EINVAL); /* input */
     CHECK_EQ_I(arb_requester_start_message(q, 0, 6, NULL, NULL, 0), ARB_EINVAL);

@@ -18,6 +18,7 @@ static arb_topo *topo(const char *spec)
     arb_topo *t = NULL;
     char err[200];
     if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
@@ -103,30 +104,30 @@ TEST(names_and_errors)
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
     char err[256];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "ecmp", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "ecmp", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "ecmp");
     CHECK(cfg.route == arb_lb_route && cfg.route_ctx == lb);
     CHECK(cfg.inband == NULL);
     CHECK_EQ_I(arb_lb_get_kind(lb), ARB_LB_ROUTE);
     arb_lb_free(lb);
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "flowlet:gap=256us,table=65536,bias=1,thresh=0");
     arb_lb_free(lb);
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet:gap=0.5ms,table=1000,bias=2.5,thresh=4096", &cfg,
-                          err, sizeof err),
-               0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet:gap=0.5ms,table=1000,bias=2.5,thresh=4096", &cfg,
+                            err, sizeof err),
+                 0);
     CHECK_STR(arb_lb_spec(lb), "flowlet:gap=500us,table=1024,bias=2.500,thresh=4096");
     arb_lb_free(lb);
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "conga", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "conga", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb),
               "conga:gap=500us,table=65536,tdre=20us,alpha=0.1,age=10ms,above=ecmp");
     CHECK(cfg.inband == arb_lb_inband && cfg.dre_period == 20 * ARB_PS_PER_US);
     arb_lb_free(lb);
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "spray:random", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "spray:random", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "spray:random");
     CHECK(cfg.inband == NULL); /* a previous conga's hook is taken out */
     arb_lb_free(lb);
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "letflow:gap=50us", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "letflow:gap=50us", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "letflow:gap=50us,table=65536");
     arb_lb_free(lb);
 
@@ -144,9 +145,9 @@ TEST(names_and_errors)
 
     /* a given router: "route" is it, adaptive schemes take candidates and hash from it */
     arb_route *r = NULL;
-    CHECK_EQ_I(arb_route_new(&r, t, "dmodk", NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_route_new(&r, t, "dmodk", NULL, err, sizeof err), 0);
     CHECK_EQ_I(arb_lb_new(&lb, t, r, "dmodk", &cfg, err, sizeof err), ARB_EINVAL);
-    CHECK_EQ_I(arb_lb_new(&lb, t, r, "route", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, r, "route", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "dmodk");
     CHECK(arb_lb_router(lb) == r);
     arb_lb_free(lb);
@@ -161,10 +162,10 @@ TEST(names_and_errors)
 TEST(plain_engine_matches_router)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "kary:4,2", "dmodk"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "kary:4,2", "dmodk"), 0);
     arb_route *r = NULL;
     char err[200];
-    CHECK_EQ_I(arb_route_new(&r, g.t, "dmodk", NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_route_new(&r, g.t, "dmodk", NULL, err, sizeof err), 0);
     uint32_t hosts = arb_topo_n_hosts(g.t);
     for (uint32_t s = 0; s < hosts; s++)
         for (uint32_t d = 0; d < hosts; d++) {
@@ -189,7 +190,7 @@ TEST(plain_engine_matches_router)
 TEST(ar_argmin_and_ties)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     arb_route_key k = key_of(&f);
@@ -224,7 +225,7 @@ TEST(ar_argmin_and_ties)
 TEST(ar_bias_keeps_current)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar:bias=2"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar:bias=2"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     arb_route_key k = key_of(&f);
@@ -240,7 +241,7 @@ TEST(ar_bias_keeps_current)
     rig_close(&g);
 
     /* bias 1 with a threshold: stay while within thresh bytes */
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar:thresh=1000"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,4", "ar:thresh=1000"), 0);
     for (unsigned i = 0; i < 4; i++)
         g.s->sp[up(g.t, L0, i)].q_bytes = 5000;
     g.s->sp[up(g.t, L0, other)].q_bytes = 600;
@@ -256,7 +257,7 @@ TEST(ar_bias_keeps_current)
 TEST(flowlet_keeps_port_inside_gap)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,4", "flowlet:gap=10us"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,4", "flowlet:gap=10us"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000), f2 = pkt(1, 3, 2000);
     const arb_time us = ARB_PS_PER_US;
@@ -286,7 +287,7 @@ TEST(flowlet_keeps_port_inside_gap)
 TEST(flowlet_bias)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,2", "flowlet:gap=10us,bias=2"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,2", "flowlet:gap=10us,bias=2"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     const arb_time us = ARB_PS_PER_US;
@@ -305,7 +306,7 @@ TEST(flowlet_bias)
 TEST(spray_round_robin)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000), f2 = pkt(1, 3, 5);
     for (unsigned i = 0; i < 7; i++)
@@ -323,8 +324,8 @@ TEST(spray_round_robin)
 TEST(spray_random_is_seeded)
 {
     struct rig a, b;
-    CHECK_EQ_I(rig_open(&a, "leafspine:2,2,4", "spray:random"), 0);
-    CHECK_EQ_I(rig_open(&b, "leafspine:2,2,4", "spray:random"), 0);
+    REQUIRE_EQ_I(rig_open(&a, "leafspine:2,2,4", "spray:random"), 0);
+    REQUIRE_EQ_I(rig_open(&b, "leafspine:2,2,4", "spray:random"), 0);
     uint32_t L0 = leaf_id(a.t, 0), in = from_host(a.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     unsigned used[4] = {0};
@@ -353,7 +354,7 @@ TEST(route_peek_guesses_without_deciding)
     static const char *const exact[] = {"ecmp", "dmodk", "spray", "spray:random"};
     for (unsigned e = 0; e < sizeof exact / sizeof exact[0]; e++) {
         struct rig g;
-        CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", exact[e]), 0);
+        REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", exact[e]), 0);
         CHECK(g.cfg.route_peek == arb_lb_route_peek && g.cfg.peek_ctx == g.lb);
         uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
         arb_sim_pkt_info f = pkt(0, 2, 1000), back = pkt(2, 0, 7);
@@ -373,7 +374,7 @@ TEST(route_peek_guesses_without_deciding)
     }
     /* round robin: `before` decisions ahead */
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     uint32_t ahead[4];
@@ -383,12 +384,12 @@ TEST(route_peek_guesses_without_deciding)
         CHECK_EQ_U(route(&g, L0, in, &f, b), ahead[b]);
     rig_close(&g);
     /* random spraying tells only the next draw; the queue-reading schemes nothing */
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
     CHECK_EQ_U(peek(&g, L0, in, &f, 1), ARB_TOPO_NONE);
     rig_close(&g);
     static const char *const none[] = {"ar", "flowlet", "letflow", "conga"};
     for (unsigned e = 0; e < sizeof none / sizeof none[0]; e++) {
-        CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", none[e]), 0);
+        REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", none[e]), 0);
         CHECK_EQ_U(peek(&g, L0, in, &f, 0), ARB_TOPO_NONE);
         rig_close(&g);
     }
@@ -414,9 +415,9 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     cfg.rto = 200 * ARB_PS_PER_US;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     s->pf_min_bytes = on ? 0 : SIZE_MAX;
     /* the event loop guesses round-robin spraying inline on an intact fabric */
     CHECK(s->lbf == lb_fast_of(lb));
@@ -500,7 +501,7 @@ TEST(prefetching_changes_nothing)
 TEST(route_takes_back_a_guess_only_if_it_holds)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     uint64_t tok0 = 0, tok1 = 0;
@@ -525,7 +526,7 @@ TEST(route_takes_back_a_guess_only_if_it_holds)
     CHECK(p2 != p0 && p2 != p1 && p2 != ARB_TOPO_NONE);
     rig_close(&g);
     /* a routing engine's guess holds whatever came between */
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "ecmp"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "ecmp"), 0);
     tok0 = 0;
     p0 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 0, &tok0);
     CHECK(tok0 != 0);
@@ -539,7 +540,7 @@ TEST(route_takes_back_a_guess_only_if_it_holds)
     CHECK_EQ_U(st.decisions, 2);
     rig_close(&g);
     /* random spraying gives no token; its guess is never taken back */
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", "spray:random"), 0);
     tok0 = 0;
     p0 = g.cfg.route_peek(g.cfg.peek_ctx, g.s, L0, in, &f, 0, &tok0);
     CHECK(p0 != ARB_TOPO_NONE && tok0 == 0);
@@ -550,7 +551,7 @@ TEST(route_takes_back_a_guess_only_if_it_holds)
 TEST(letflow_changes_only_at_boundaries)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,4", "letflow:gap=10us"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,4", "letflow:gap=10us"), 0);
     uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
     const arb_time us = ARB_PS_PER_US;
@@ -581,8 +582,8 @@ TEST(ar_ftree_down_is_dmodk)
     /* 2 leaves of 2 hosts, 2 spines, 2 parallel links leaf-spine */
     const char *spec = "pgft:2;2,2;1,2;1,2";
     struct rig g, a;
-    CHECK_EQ_I(rig_open(&g, spec, "ar_ftree"), 0);
-    CHECK_EQ_I(rig_open(&a, spec, "ar"), 0);
+    REQUIRE_EQ_I(rig_open(&g, spec, "ar_ftree"), 0);
+    REQUIRE_EQ_I(rig_open(&a, spec, "ar"), 0);
     const arb_pgft *pg = arb_topo_pgft(g.t);
     uint32_t S0 = arb_topo_node_id(g.t, 2, 0), L0 = leaf_id(g.t, 0);
     const arb_node *sn = arb_topo_node(g.t, S0);
@@ -614,7 +615,7 @@ TEST(ar_ftree_down_is_dmodk)
 TEST(conga_moves_after_feedback)
 {
     struct rig g;
-    CHECK_EQ_I(rig_open(&g, "leafspine:2,2,2", "conga:gap=50us"), 0);
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,2", "conga:gap=50us"), 0);
     const arb_time us = ARB_PS_PER_US;
     uint32_t L0 = leaf_id(g.t, 0), L1 = leaf_id(g.t, 1);
     arb_sim_pkt_info f = pkt(0, 2, 1000);
@@ -674,9 +675,9 @@ TEST(dre_counts_and_decays)
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "conga:tdre=10us,alpha=0.5", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "conga:tdre=10us,alpha=0.5", &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, 9 * ARB_PS_PER_US), 0);
     uint32_t nic = arb_topo_node(t, 0)->first_up;
@@ -722,9 +723,9 @@ static void run_spray(arb_transport tr, arb_time reorder, struct spray_result *o
     cfg.irn_reorder = reorder;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "spray", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "spray", &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 1000000, 0, 1000, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_flow(s, 0, &out->r);
@@ -778,9 +779,9 @@ static void run_trains(const char *scheme, struct order *o, arb_lb_stats *lst)
     cfg.tap_ctx = o;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     for (uint32_t m = 0; m < 80; m++) {
         arb_time start = m * 4 * ARB_PS_PER_US + (m >= 40 ? 140 * ARB_PS_PER_US : 0);
         CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 8 * 4096, start, 1000, 1, NULL), 0);
@@ -836,9 +837,9 @@ TEST(deterministic_runs)
             cfg.transport = ARB_TRANSPORT_IRN;
             arb_lb *lb = NULL;
             char err[200];
-            CHECK_EQ_I(arb_lb_new(&lb, t, NULL, schemes[i], &cfg, err, sizeof err), 0);
+            REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, schemes[i], &cfg, err, sizeof err), 0);
             arb_sim *s = NULL;
-            CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+            REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
             for (uint32_t h = 0; h < 8; h++)
                 arb_sim_add_flow(s, h, (h + 4) % 8, 300000, h * 1000, (uint16_t)(100 + h), 1, NULL);
             CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);

@@ -76,13 +76,13 @@ static void run_capture(const char *path, uint32_t snaplen, arb_sim_pcap **capp,
 {
     arb_topo *t = NULL;
     char err[100];
-    CHECK_EQ_I(arb_topo_new(&t, "star:3", NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:3", NULL, err, sizeof err), 0);
     want_ports[0] = arb_topo_node(t, 3)->first_port; /* switch -> host 0 */
     want_ports[1] = arb_topo_node(t, 0)->first_port; /* host 0's NIC */
     n_want = all_ports ? 0 : 2;
     n_recs = 0;
     arb_sim_pcap *cap = NULL;
-    CHECK_EQ_I(arb_sim_pcap_open(&cap, path, want_ports, n_want, snaplen), 0);
+    REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, want_ports, n_want, snaplen), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.route = test_route;
@@ -95,7 +95,7 @@ static void run_capture(const char *path, uint32_t snaplen, arb_sim_pcap **capp,
     arb_sim_pcap_install(cap, &cfg);
     CHECK(cfg.tap == arb_sim_pcap_tap && cfg.tap_ctx == cap);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, flow_pkts[0] * 4096, 0, 49153, 7, NULL), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 2, 0, 29 * 4096 + 918, 0, 49154, 9, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
@@ -119,7 +119,7 @@ TEST(frames_read_back)
 {
     char path[] = "/tmp/arbor_pcap_XXXXXX";
     int fd = mkstemp(path);
-    CHECK(fd >= 0);
+    REQUIRE(fd >= 0);
     close(fd);
     arb_sim_pcap *cap;
     run_capture(path, 0, &cap, 0);
@@ -127,8 +127,7 @@ TEST(frames_read_back)
     int kinds[4] = {0, 0, 0, 0};
     char eb[PCAP_ERRBUF_SIZE];
     pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, eb);
-    CHECK(p != NULL);
-    if (!p) return;
+    REQUIRE(p != NULL);
     CHECK_EQ_I(pcap_datalink(p), DLT_EN10MB);
     CHECK_EQ_I(pcap_get_tstamp_precision(p), PCAP_TSTAMP_PRECISION_NANO);
     struct pcap_pkthdr *h;
@@ -147,7 +146,7 @@ TEST(frames_read_back)
         arb_frame_addr a;
         const uint8_t *u;
         size_t ulen;
-        CHECK_EQ_I(arb_frame_parse(d, h->caplen, &a, &u, &ulen), 0);
+        REQUIRE_EQ_I(arb_frame_parse(d, h->caplen, &a, &u, &ulen), 0);
         CHECK_EQ_U(a.ip_src, 0x0A000000u | f->src);
         CHECK_EQ_U(a.ip_dst, 0x0A000000u | f->dst);
         CHECK_EQ_U(a.udp_dst, 4791);
@@ -180,13 +179,11 @@ TEST(frames_read_back)
 /* tshark decodes the file as RoCEv2 and finds what the simulator sent. */
 TEST(tshark_decodes)
 {
-    if (system("command -v tshark >/dev/null 2>&1") != 0) {
-        printf("  SKIP tshark_decodes: tshark is not installed (scripts/deps.sh installs it)\n");
-        return;
-    }
+    if (system("command -v tshark >/dev/null 2>&1") != 0)
+        SKIP("tshark is not installed (scripts/deps.sh installs it)");
     char path[] = "/tmp/arbor_pcap_XXXXXX";
     int fd = mkstemp(path);
-    CHECK(fd >= 0);
+    REQUIRE(fd >= 0);
     close(fd);
     arb_sim_pcap *cap;
     run_capture(path, 0, &cap, 0);
@@ -198,8 +195,7 @@ TEST(tshark_decodes)
              "2>/dev/null",
              path);
     FILE *pp = popen(cmd, "r");
-    CHECK(pp != NULL);
-    if (!pp) return;
+    REQUIRE(pp != NULL);
     char line[300];
     unsigned i = 0;
     while (fgets(line, sizeof line, pp)) {
@@ -224,15 +220,14 @@ TEST(snaplen_truncates)
 {
     char path[] = "/tmp/arbor_pcap_XXXXXX";
     int fd = mkstemp(path);
-    CHECK(fd >= 0);
+    REQUIRE(fd >= 0);
     close(fd);
     arb_sim_pcap *cap;
     run_capture(path, 96, &cap, 1);
     CHECK_EQ_I(arb_sim_pcap_close(cap), 0);
     char eb[PCAP_ERRBUF_SIZE];
     pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, eb);
-    CHECK(p != NULL);
-    if (!p) return;
+    REQUIRE(p != NULL);
     CHECK_EQ_I(pcap_snapshot(p), 96);
     struct pcap_pkthdr *h;
     const u_char *d;

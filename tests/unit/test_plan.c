@@ -16,7 +16,7 @@ static arb_topo *topo(const char *spec)
 {
     arb_topo *t = NULL;
     char err[256];
-    CHECK_EQ_I(arb_topo_new(&t, spec, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_new(&t, spec, NULL, err, sizeof err), 0);
     return t;
 }
 
@@ -104,7 +104,7 @@ TEST(two_ranks_point_to_point)
     c.n_ranks = 2;
     c.bytes = 8192;
     arb_plan *p = NULL;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
     if (p) {
         CHECK_EQ_U(p->n_channels, 2);
         CHECK(fan_is(p, 0, 0, 0, 1, 1, 1, 1));
@@ -167,7 +167,7 @@ TEST(leafspine_two_tiers)
     c.ranks = per_leaf;
     c.n_ranks = 4;
     c.bytes = 4 * 8192;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), 0);
     if (!p) goto out;
     CHECK_EQ_U(p->ext, 0);
     CHECK(fan_is(p, 0, 0, 0, 1, 3, 1, 1));
@@ -235,7 +235,7 @@ TEST(pgft_three_levels)
     c.ranks = two;
     c.n_ranks = 2;
     c.bytes = 2 * 4096;
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
     if (q) CHECK(fan_is(q, 0, 0, 0, 1, 1, 1, 1));
     arb_plan_free(q);
     q = NULL;
@@ -245,7 +245,7 @@ TEST(pgft_three_levels)
     c.n_ranks = 4;
     c.bytes = 4 * 4096;
     c.agg_levels = (1u << 2) | (1u << 3);
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
     if (q) CHECK(fan_is(q, 0, 0, 0, 1, 3, 1, 1)); /* host 2: only the root gathers (3) */
     arb_plan_free(q);
     q = NULL;
@@ -279,7 +279,7 @@ TEST(collectives)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         c.coll = want[i].coll;
         arb_plan *p = NULL;
-        CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
         if (!p) continue;
         CHECK_EQ_U(p->n_channels, want[i].channels);
         CHECK_EQ_U(p->channels[0].kind, want[i].kind);
@@ -306,7 +306,7 @@ TEST(collectives)
     c.coll = ARB_COLL_ALLREDUCE;
     c.bytes = 40;
     arb_plan *p = NULL;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
     if (p) {
         CHECK_EQ_U(p->channels[0].hi, 8);
         CHECK_EQ_U(p->channels[1].hi, 20);
@@ -333,7 +333,7 @@ TEST(root_offset_moves_the_roots)
         c.bytes = 1 << 20;
         c.root_offset = offsets[o];
         arb_plan *p = NULL;
-        CHECK_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
         if (!p) continue;
         CHECK_EQ_U(p->n_trees, 4);
         for (uint32_t k = 0; k < p->n_trees; k++) {

@@ -49,10 +49,8 @@ static arb_topo *skewed(uint64_t up, arb_time delay, unsigned slow)
     tc.delay = delay;
     arb_topo *t = NULL;
     char err[200];
-    if (arb_topo_new(&t, "leafspine:2,1,2", &tc, err, sizeof err) < 0) {
-        printf("  topo: %s\n", err);
-        return NULL;
-    }
+    if (arb_topo_new(&t, "leafspine:2,1,2", &tc, err, sizeof err) < 0) printf("  topo: %s\n", err);
+    REQUIRE(t != NULL);
     uint32_t p = upport(t, leaf(t, 0), slow);
     CHECK_EQ_I(arb_topo_set_link(t, p, arb_topo_port(t, p)->rate, delay + SKEW), 0);
     return t;
@@ -108,7 +106,6 @@ static void run_reroute(arb_transport tr, arb_time reorder, uint64_t bytes, arb_
 {
     memset(out, 0, sizeof *out);
     arb_topo *t = skewed(RATE, US / 4, 0);
-    if (!t) return;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = tr;
@@ -116,7 +113,7 @@ static void run_reroute(arb_transport tr, arb_time reorder, uint64_t bytes, arb_
     cfg.queue_bytes = 16u << 20;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "dmodk", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "dmodk", &cfg, err, sizeof err), 0);
     struct mover m = {cfg.route,
                       cfg.route_ctx,
                       leaf(t, 0),
@@ -128,10 +125,10 @@ static void run_reroute(arb_transport tr, arb_time reorder, uint64_t bytes, arb_
     cfg.route = mover_route;
     cfg.route_ctx = &m;
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, bytes, 0, 50000, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
-    arb_sim_flow(s, 0, &out->r);
+    REQUIRE_EQ_I(arb_sim_flow(s, 0, &out->r), 0);
     arb_sim_get_stats(s, &out->st);
     arb_sim_free(s);
     arb_lb_free(lb);
@@ -193,19 +190,18 @@ static void run_spray(arb_transport tr, arb_time reorder, uint64_t bytes, struct
 {
     memset(out, 0, sizeof *out);
     arb_topo *t = skewed(RATE, US, 1);
-    if (!t) return;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = tr;
     cfg.irn_reorder = reorder;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "spray", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "spray", &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, bytes, 0, 50000, 1, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
-    arb_sim_flow(s, 0, &out->r);
+    REQUIRE_EQ_I(arb_sim_flow(s, 0, &out->r), 0);
     arb_sim_get_stats(s, &out->st);
     arb_sim_free(s);
     arb_lb_free(lb);
@@ -263,7 +259,6 @@ static void run_trains(const char *scheme, uint64_t up, uint32_t pkts, arb_time 
     memset(o, 0, sizeof *o);
     memset(lst, 0, sizeof *lst);
     arb_topo *t = skewed(up, US, 1);
-    if (!t) return;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = ARB_TRANSPORT_IRN;
@@ -274,9 +269,9 @@ static void run_trains(const char *scheme, uint64_t up, uint32_t pkts, arb_time 
     cfg.tap_ctx = o;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     for (uint32_t m = 0; m < 2 * per_train; m++) {
         arb_time start = (arb_time)(m % per_train) * period + (m >= per_train ? 1000 * US : 0);
         CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, (uint64_t)pkts * 4096, start, 50000, 1, NULL), 0);

@@ -47,7 +47,7 @@ static char *run_json(const arb_scenario *sc)
 TEST(defaults)
 {
     arb_scenario *sc;
-    CHECK_EQ_I(arb_scenario_new(&sc), 0);
+    REQUIRE_EQ_I(arb_scenario_new(&sc), 0);
     CHECK_STR(arb_scenario_get(sc, "fabric", "topology"), "leafspine:4,4,4");
     CHECK_STR(arb_scenario_get(sc, "workload", "kind"), "ring_allreduce");
     CHECK_STR(arb_scenario_get(sc, "run", "seed"), "1");
@@ -68,8 +68,7 @@ TEST(defaults)
 TEST(overrides)
 {
     arb_scenario *sc = load(small);
-    CHECK(sc != NULL);
-    if (!sc) return;
+    REQUIRE(sc != NULL);
     char err[512];
     CHECK_STR(arb_scenario_get(sc, "fabric", "topology"), "star:4");
     CHECK_EQ_I(arb_scenario_set(sc, "transport.mtu = 2KiB", err, sizeof err), 0);
@@ -121,7 +120,7 @@ TEST(file_errors)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         arb_scenario *sc;
         char err[512] = "";
-        arb_scenario_new(&sc);
+        REQUIRE_EQ_I(arb_scenario_new(&sc), 0);
         int rc = arb_scenario_load_string(sc, cases[i].text, "t.ini", NULL, err, sizeof err);
         CHECK_EQ_I(rc, ARB_EPARSE);
         if (strncmp(err, cases[i].want, strlen(cases[i].want)) != 0)
@@ -130,13 +129,13 @@ TEST(file_errors)
     }
     arb_scenario *sc;
     char err[512];
-    arb_scenario_new(&sc);
+    REQUIRE_EQ_I(arb_scenario_new(&sc), 0);
     CHECK_EQ_I(arb_scenario_load(sc, "/nonexistent/s.ini", err, sizeof err), ARB_EIO);
     CHECK(strncmp(err, "/nonexistent/s.ini: cannot open", 31) == 0);
     /* a list may continue on indented lines */
-    CHECK_EQ_I(arb_scenario_load_string(sc, "[workload]\nhosts = 0-1\n  3\n", "t.ini", NULL, err,
-                                        sizeof err),
-               0);
+    REQUIRE_EQ_I(arb_scenario_load_string(sc, "[workload]\nhosts = 0-1\n  3\n", "t.ini", NULL, err,
+                                          sizeof err),
+                 0);
     CHECK_STR(arb_scenario_get(sc, "workload", "hosts"), "0-1,3");
     arb_scenario_free(sc);
 }
@@ -175,13 +174,14 @@ TEST(run_errors)
 TEST(run_and_determinism)
 {
     arb_scenario *sc = load(small);
-    CHECK(sc != NULL);
-    if (!sc) return;
+    REQUIRE(sc != NULL);
     char *a = run_json(sc);
     char *b = run_json(sc);
     CHECK(a && b);
     if (a && b) CHECK_STR(a, b);
     if (a) {
+        /* ring AllReduce over 4 ranks: 2 (N - 1) = 6 steps, a message per
+         * rank each: 24 flows */
         static const char *const keys[] = {"\"sim_time_us\":",
                                            "\"events\":",
                                            "\"packet_hops\":",
@@ -208,8 +208,8 @@ TEST(run_and_determinism)
     char *c = run_json(sc);
     CHECK(c && a && strcmp(a, c) != 0);
     /* the CSV series */
-    arb_scenario_result *r;
-    CHECK_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
+    arb_scenario_result *r = NULL;
+    REQUIRE_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
     char *u = arb_scenario_csv(r, ARB_SCN_CSV_UTIL);
     char *q = arb_scenario_csv(r, ARB_SCN_CSV_QUEUE);
     char *f = arb_scenario_csv(r, ARB_SCN_CSV_FLOWS);
@@ -239,16 +239,16 @@ TEST(run_and_determinism)
 TEST(workload_kinds)
 {
     char dir[] = "/tmp/arbor-scn-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    REQUIRE(mkdtemp(dir) != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/flows.csv", dir);
     FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
+    REQUIRE(f != NULL);
     fputs("src,dst,bytes,start_us\n0,5,20000,0\n3,1,20000,2\n", f);
     fclose(f);
     snprintf(path, sizeof path, "%s/m.cm", dir);
     f = fopen(path, "w");
+    REQUIRE(f != NULL);
     fputs("Nodes 8\nConnections 2\n0->7 id 1 start 0 size 9000\n7->0 id 2 start 1 size 9000\n", f);
     fclose(f);
     static const char *const kinds[] = {
@@ -267,12 +267,13 @@ TEST(workload_kinds)
                  kinds[i]);
         snprintf(path, sizeof path, "%s/s.ini", dir);
         f = fopen(path, "w");
+        REQUIRE(f != NULL);
         fputs(text, f);
         fclose(f);
         arb_scenario *sc;
         char err[512];
-        arb_scenario_new(&sc);
-        CHECK_EQ_I(arb_scenario_load(sc, path, err, sizeof err), 0);
+        REQUIRE_EQ_I(arb_scenario_new(&sc), 0);
+        REQUIRE_EQ_I(arb_scenario_load(sc, path, err, sizeof err), 0);
         arb_scenario_result *r = NULL;
         int rc = arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err);
         if (rc < 0) TESTKIT_REPORT("%s: %s", kinds[i], err);
@@ -300,8 +301,7 @@ TEST(workload_kinds)
 TEST(stop)
 {
     arb_scenario *sc = load(small);
-    CHECK(sc != NULL);
-    if (!sc) return;
+    REQUIRE(sc != NULL);
     char err[512];
     CHECK_EQ_I(arb_scenario_set(sc, "run.stop=3us", err, sizeof err), 0);
     char *j = run_json(sc);

@@ -29,6 +29,7 @@ static arb_topo *topo(const char *spec)
     arb_topo *t = NULL;
     char err[200];
     if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
@@ -36,7 +37,7 @@ static arb_sim *sim_on(const arb_topo *t, arb_sim_config *cfg)
 {
     cfg->route = test_route;
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, cfg), 0);
     return s;
 }
 
@@ -51,7 +52,7 @@ static void check_conservation(const arb_sim *s)
 TEST(evq_orders_by_time_then_insertion)
 {
     struct evq q;
-    CHECK_EQ_I(evq_init(&q, 2), 0);
+    REQUIRE_EQ_I(evq_init(&q, 2), 0);
     arb_rng r;
     arb_rng_seed(&r, 5);
     for (uint32_t i = 0; i < 5000; i++)
@@ -83,7 +84,7 @@ TEST(evq_matches_reference_order)
     static arb_time ref_t[N];
     static int ref_live[N];
     struct evq q;
-    CHECK_EQ_I(evq_init(&q, 4), 0);
+    REQUIRE_EQ_I(evq_init(&q, 4), 0);
     arb_rng r;
     arb_rng_seed(&r, 11);
     arb_time now = 0;
@@ -130,7 +131,7 @@ TEST(evq_crowded_buckets_keep_the_order)
     enum { N = 30000 };
     static arb_time ref_t[N];
     struct evq q;
-    CHECK_EQ_I(evq_init(&q, 4), 0);
+    REQUIRE_EQ_I(evq_init(&q, 4), 0);
     arb_rng r;
     arb_rng_seed(&r, 23);
     arb_time base = (arb_time)1 << 36; /* beyond the horizon: via the heap */
@@ -251,7 +252,7 @@ TEST(too_many_kinds_of_link)
     for (uint32_t p = 0; p < n && kinds < 65536; p++)
         if (arb_topo_port(t, p)->peer_port > p)
             CHECK_EQ_I(arb_topo_set_link(t, p, 100000000000u, ARB_PS_PER_US + kinds++), 0);
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0); /* 65,536 kinds: the most there may be */
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0); /* 65,536 kinds: the most there may be */
     uint32_t last = 0;
     for (uint32_t p = 0; p < n; p++)
         if (arb_topo_port(t, p)->peer_port > p) last = p;
@@ -554,9 +555,9 @@ TEST(spine_fails_during_the_run)
     cfg.rto = 100 * ARB_PS_PER_US;
     arb_lb *lb = NULL;
     char err[200];
-    CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "ecmp", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "ecmp", &cfg, err, sizeof err), 0);
     arb_sim *s = NULL;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     for (uint32_t h = 0; h < 4; h++)
         CHECK_EQ_I(arb_sim_add_flow(s, h, 4 + h, 400000, 0, 1000 + h, h, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, 10 * ARB_PS_PER_US), 0);
@@ -641,7 +642,7 @@ TEST(bad_config)
     cfg.pfc_xon = cfg.pfc_xoff;
     CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL);
     cfg.pfc = 0;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 0, 100, 0, 1, 1, NULL), ARB_EINVAL);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 2, 100, 0, 1, 1, NULL), ARB_EINVAL);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 0, 0, 1, 1, NULL), ARB_EINVAL);

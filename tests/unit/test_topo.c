@@ -14,6 +14,7 @@ static arb_topo *build(const char *spec)
     char err[256];
     int rc = arb_topo_new(&t, spec, NULL, err, sizeof err);
     if (rc < 0) printf("  build %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
@@ -24,17 +25,29 @@ static uint32_t id(const arb_topo *t, const char *name)
     return arb_topo_find(t, name, &n) == 0 ? n : ARB_TOPO_NONE;
 }
 
-/* The port record of up port q / down port d of a named node. */
-static const arb_port *up(const arb_topo *t, const char *name, uint32_t q)
+/* The node of a name; the test stops when there is none. */
+static const arb_node *named(const arb_topo *t, const char *name)
 {
     const arb_node *n = arb_topo_node(t, id(t, name));
-    return n && q < n->n_up ? arb_topo_port(t, n->first_up + q) : NULL;
+    if (!n) printf("  no node %s\n", name);
+    REQUIRE(n != NULL);
+    return n;
+}
+
+/* The port record of up port q / down port d of a named node (the test
+ * stops when there is no such port). */
+static const arb_port *up(const arb_topo *t, const char *name, uint32_t q)
+{
+    const arb_node *n = named(t, name);
+    REQUIRE(q < n->n_up);
+    return arb_topo_port(t, n->first_up + q);
 }
 
 static const arb_port *down(const arb_topo *t, const char *name, uint32_t d)
 {
-    const arb_node *n = arb_topo_node(t, id(t, name));
-    return n && d < n->n_down ? arb_topo_port(t, n->first_port + d) : NULL;
+    const arb_node *n = named(t, name);
+    REQUIRE(d < n->n_down);
+    return arb_topo_port(t, n->first_port + d);
 }
 
 /* Port p goes to node `peer` (by name), arriving on its port number `num` of the other role. */
@@ -93,6 +106,7 @@ static void check_invariants(const arb_topo *t)
         for (uint32_t k = 0; k < (uint32_t)n->n_down + n->n_up; k++) {
             uint32_t pi = n->first_port + k;
             const arb_port *p = &ports[pi];
+            REQUIRE(p->peer_port < arb_topo_n_ports(t) && p->peer < arb_topo_n_nodes(t));
             const arb_port *r = &ports[p->peer_port];
             const arb_node *peer = &nodes[p->peer];
             int is_up = k >= n->n_down;
@@ -168,8 +182,7 @@ static void check_all(const arb_topo *t)
 TEST(star_4)
 {
     arb_topo *t = build("star:4");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     static const uint32_t sizes[] = {4, 1};
     check_counts(t, 1, sizes, 8);
     CHECK_STR(arb_topo_spec(t), "star:4");
@@ -191,8 +204,7 @@ TEST(star_4)
 TEST(leafspine_4_2_2)
 {
     arb_topo *t = build("leafspine:4,2,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 8 hosts, 4 leaves of 2 down + 2 up, 2 spines of 4 down: 8 + 16 + 8 ports. */
     static const uint32_t sizes[] = {8, 4, 2};
     check_counts(t, 2, sizes, 32);
@@ -225,8 +237,7 @@ TEST(leafspine_4_2_2)
 TEST(leafspine_uprate)
 {
     arb_topo *t = build("leafspine:4,2,2,400G");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     CHECK_STR(arb_topo_spec(t), "leafspine:4,2,2,400G");
     CHECK_EQ_U(up(t, "h0", 0)->rate, 100000000000u);
     CHECK_EQ_U(up(t, "L1.3", 1)->rate, 400000000000u);
@@ -239,7 +250,7 @@ TEST(leafspine_uprate)
     cfg.up_rate = 400000000000u;
     cfg.delay = 500 * ARB_PS_PER_NS;
     char err[256];
-    CHECK_EQ_I(arb_topo_new(&t, "kary:2,2", &cfg, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_new(&t, "kary:2,2", &cfg, err, sizeof err), 0);
     if (!t) return;
     for (uint32_t p = 0; p < arb_topo_n_ports(t); p++) {
         const arb_port *pp = arb_topo_port(t, p);
@@ -255,8 +266,7 @@ TEST(leafspine_uprate)
 TEST(kary_2_3)
 {
     arb_topo *t = build("kary:2,3");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 8 hosts, 3 levels of 4 switches; ports 8 + 4*4 + 4*4 + 4*2 = 48. */
     static const uint32_t sizes[] = {8, 4, 4, 4};
     check_counts(t, 3, sizes, 48);
@@ -281,8 +291,7 @@ TEST(kary_2_3)
 TEST(kary_4_2)
 {
     arb_topo *t = build("kary:4,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 16 hosts, 4 leaves of 4 + 4, 4 spines of 4: 16 + 32 + 16 ports. */
     static const uint32_t sizes[] = {16, 4, 4};
     check_counts(t, 2, sizes, 64);
@@ -307,8 +316,7 @@ TEST(kary_4_2)
 TEST(pgft_parallel_2_level)
 {
     arb_topo *t = build("pgft:2;4,4;1,2;1,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     CHECK_STR(arb_topo_spec(t), "pgft:2;4,4;1,2;1,2");
     /* 16 hosts; 4 leaves of 4 down + 2x2 up; 2 tops of 4x2 down. */
     static const uint32_t sizes[] = {16, 4, 2};
@@ -332,9 +340,9 @@ TEST(pgft_parallel_2_level)
     /* Toward host 9 (leaf 2, W_2 = 2): top parallel link floor(9/2) mod 2 = 0. */
     uint32_t port;
     CHECK_EQ_I(arb_topo_down_port(t, id(t, "L2.1"), 9, &port), 0);
-    CHECK_EQ_U(port, arb_topo_node(t, id(t, "L2.1"))->first_port + 2);
+    CHECK_EQ_U(port, named(t, "L2.1")->first_port + 2);
     CHECK_EQ_I(arb_topo_down_port(t, id(t, "L2.1"), 11, &port), 0);
-    CHECK_EQ_U(port, arb_topo_node(t, id(t, "L2.1"))->first_port + 2 + 4);
+    CHECK_EQ_U(port, named(t, "L2.1")->first_port + 2 + 4);
     check_all(t);
     arb_topo_free(t);
 }
@@ -342,8 +350,7 @@ TEST(pgft_parallel_2_level)
 TEST(pgft_parallel_3_level)
 {
     arb_topo *t = build("pgft:3;4,2,2;1,2,2;1,2,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 16 hosts; 4 per level; L1, L2 8 ports each, L3 4 down: 16 + 32 + 32 + 16. */
     static const uint32_t sizes[] = {16, 4, 4, 4};
     check_counts(t, 3, sizes, 96);
@@ -363,8 +370,7 @@ TEST(pgft_parallel_3_level)
 TEST(pgft_plain_128)
 {
     arb_topo *t = build("pgft:3;4,4,8;1,4,4;1,1,1");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 128 hosts, 32 leaves, 32 middle switches, 16 tops. */
     static const uint32_t sizes[] = {128, 32, 32, 16};
     check_counts(t, 3, sizes, 128 + 32 * 8 + 32 * 8 + 16 * 8);
@@ -450,8 +456,7 @@ TEST(dmodk_shift_rlft)
 TEST(dualplane)
 {
     arb_topo *t = build("dualplane:2,3,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 6 hosts of 2 ports; 4 ToRs of 3 down + 2 up; 4 aggs of 2 down: 12 + 20 + 8 ports. */
     static const uint32_t sizes[] = {6, 4, 4};
     check_counts(t, 2, sizes, 40);
@@ -485,8 +490,7 @@ TEST(dualplane)
 
     /* Two pods joined by a core that keeps the planes: 12 hosts, 8 ToRs, 8 aggs, 8 cores. */
     t = build("dualplane:2,3,2,2,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     static const uint32_t sizes3[] = {12, 8, 8, 8};
     check_counts(t, 3, sizes3, 24 + 8 * 5 + 8 * 4 + 8 * 2);
     /* Agg a of plane s in pod o is L2.(s + 2a + 4o); up c -> core L3.(s + 2a + 4c). */
@@ -504,8 +508,7 @@ TEST(dualplane)
 TEST(rail)
 {
     arb_topo *t = build("rail:2,3,4,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     /* 24 GPUs; 8 rail switches of 3 down + 2 up; 2 spines of 8 down: 24 + 40 + 16. */
     static const uint32_t sizes[] = {24, 8, 2};
     check_counts(t, 2, sizes, 80);
@@ -528,8 +531,7 @@ TEST(rail)
 TEST(failures)
 {
     arb_topo *t = build("leafspine:4,2,2");
-    CHECK(t != NULL);
-    if (!t) return;
+    REQUIRE(t != NULL);
     char err[256];
     CHECK_EQ_I(arb_topo_fail(t,
                              "switch:L2.1,link:L1.0-L2.0,link:h3-L1.1,up:L1.2:1,"
@@ -541,7 +543,7 @@ TEST(failures)
     /* 4 links of L2.1, L1.0-L2.0, h3-L1.1, (L1.2-L2.1 again), L2.0-L1.3, L1.3-h6. */
     CHECK_EQ_U(links, 8);
     CHECK_EQ_U(switches, 1);
-    CHECK(arb_topo_node(t, id(t, "L2.1"))->failed);
+    CHECK(named(t, "L2.1")->failed);
     CHECK(up(t, "L1.0", 0)->failed);
     CHECK(down(t, "L2.0", 0)->failed);
     CHECK(!up(t, "L1.1", 0)->failed);
@@ -740,7 +742,7 @@ TEST(bad_specs)
     CHECK_EQ_I(arb_topo_new_pgft(&t, &g, NULL, err, sizeof err), ARB_ERANGE);
     CHECK(strstr(err, "w_2") != NULL);
     g.w[2] = 2;
-    CHECK_EQ_I(arb_topo_new_pgft(&t, &g, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_new_pgft(&t, &g, NULL, err, sizeof err), 0);
     if (t) {
         CHECK_STR(arb_topo_spec(t), "pgft:2;4,4;1,2;1,1");
         CHECK_EQ_U(arb_topo_n_nodes(t), 16 + 4 + 2);

@@ -8,7 +8,8 @@ static arb_flow *phase(const arb_traffic *t, uint32_t p, arb_rng *r, long *n)
 {
     size_t cap = arb_traffic_max_flows(t);
     arb_flow *f = malloc(sizeof *f * (cap ? cap : 1));
-    *n = f ? arb_traffic_phase(t, p, r, f, cap) : -1;
+    REQUIRE(f != NULL);
+    *n = arb_traffic_phase(t, p, r, f, cap);
     return f;
 }
 
@@ -21,18 +22,17 @@ static arb_traffic *make(const char *spec, uint32_t n, uint32_t qps)
     char err[256];
     int rc = arb_traffic_new(&t, spec, n, &cfg, err, sizeof err);
     if (rc < 0) printf("  %s: %s\n", spec, err);
+    REQUIRE(t != NULL);
     return t;
 }
 
 TEST(shift_one)
 {
     arb_traffic *t = make("shift:3", 8, 1);
-    CHECK(t != NULL);
-    if (!t) return;
     CHECK_EQ_U(arb_traffic_phases(t), 1);
     long n;
     arb_flow *f = phase(t, 0, NULL, &n);
-    CHECK_EQ_I(n, 8);
+    REQUIRE_EQ_I(n, 8);
     for (int i = 0; i < 8; i++) {
         CHECK_EQ_U(f[i].src, i);
         CHECK_EQ_U(f[i].dst, (i + 3) % 8);
@@ -50,13 +50,11 @@ TEST(shift_one)
 TEST(shift_all_phases)
 {
     arb_traffic *t = make("shift:all", 5, 1);
-    CHECK(t != NULL);
-    if (!t) return;
     CHECK_EQ_U(arb_traffic_phases(t), 4);
     for (uint32_t p = 0; p < 4; p++) {
         long n;
         arb_flow *f = phase(t, p, NULL, &n);
-        CHECK_EQ_I(n, 5);
+        REQUIRE_EQ_I(n, 5);
         for (int i = 0; i < 5; i++)
             CHECK_EQ_U(f[i].dst, (i + p + 1) % 5);
         free(f);
@@ -69,7 +67,7 @@ TEST(ring_and_all2all)
     arb_traffic *t = make("ring", 4, 1);
     long n;
     arb_flow *f = phase(t, 0, NULL, &n);
-    CHECK_EQ_I(n, 4);
+    REQUIRE_EQ_I(n, 4);
     for (int i = 0; i < 4; i++)
         CHECK_EQ_U(f[i].dst, (i + 1) % 4);
     free(f);
@@ -80,6 +78,7 @@ TEST(ring_and_all2all)
     CHECK_EQ_I(n, 12);
     int seen[4][4] = {{0}};
     for (long i = 0; i < n; i++) {
+        REQUIRE(f[i].src < 4 && f[i].dst < 4);
         CHECK(f[i].src != f[i].dst);
         seen[f[i].src][f[i].dst]++;
     }
@@ -97,10 +96,13 @@ TEST(perm_is_derangement_and_seeded)
     long na, nb, nc;
     arb_flow *fa = phase(a, 0, NULL, &na), *fb = phase(b, 0, NULL, &nb),
              *fc = phase(c, 0, NULL, &nc);
-    CHECK_EQ_I(na, 64);
+    REQUIRE_EQ_I(na, 64);
+    REQUIRE_EQ_I(nb, 64);
+    REQUIRE_EQ_I(nc, 64);
     int hit[64] = {0}, differ = 0;
     for (int i = 0; i < 64; i++) {
         CHECK_EQ_U(fa[i].src, i);
+        REQUIRE(fa[i].dst < 64);
         CHECK(fa[i].dst != fa[i].src);
         CHECK_EQ_U(fa[i].dst, fb[i].dst);
         differ += fa[i].dst != fc[i].dst;
@@ -123,6 +125,7 @@ TEST(bisect_pairs_both_ways)
     for (int i = 0; i < 10; i++)
         partner[i] = -1;
     for (long i = 0; i < n; i++) {
+        REQUIRE(f[i].src < 10 && f[i].dst < 10);
         CHECK(partner[f[i].src] == -1);
         partner[f[i].src] = (int)f[i].dst;
     }
@@ -157,6 +160,7 @@ TEST(qps_split_demand_and_ports)
     arb_rng_seed(&r1, 9);
     arb_rng_seed(&r2, 9);
     arb_flow *g = phase(t, 0, &r1, &n), *h = phase(t, 0, &r2, &n);
+    REQUIRE_EQ_I(n, 16);
     int same = 0;
     for (long i = 0; i < n; i++) {
         CHECK_EQ_U(g[i].sport, h[i].sport);
@@ -201,18 +205,17 @@ TEST(file_good)
              write_tmp("good", "# a comment\nsrc,dst,demand\n0,1,0.5\n 3 , 2 , 2\r\n\n7,0,1\n"));
     arb_traffic *t = NULL;
     char err[256];
-    CHECK_EQ_I(arb_traffic_new(&t, spec, 8, NULL, err, sizeof err), 0);
-    if (!t) return;
+    REQUIRE_EQ_I(arb_traffic_new(&t, spec, 8, NULL, err, sizeof err), 0);
     long n;
     arb_flow *f = phase(t, 0, NULL, &n);
-    CHECK_EQ_I(n, 3);
+    REQUIRE_EQ_I(n, 3);
     CHECK(f[0].src == 0 && f[0].dst == 1 && f[0].demand == 0.5);
     CHECK(f[1].src == 3 && f[1].dst == 2 && f[1].demand == 2.0);
     CHECK(f[2].src == 7 && f[2].dst == 0 && f[2].demand == 1.0);
     free(f);
     arb_traffic_free(t);
     snprintf(spec, sizeof spec, "file:%s", write_tmp("nodemand", "src,dst\n1,2\n"));
-    CHECK_EQ_I(arb_traffic_new(&t, spec, 8, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_traffic_new(&t, spec, 8, NULL, err, sizeof err), 0);
     arb_traffic_free(t);
 }
 

@@ -1573,7 +1573,7 @@ TEST(frame_golden)
     arb_frame_addr a;
     const uint8_t *p = NULL;
     size_t pl = 0;
-    CHECK_EQ_I(arb_frame_parse(f, sizeof golden_frame, &a, &p, &pl), 0);
+    REQUIRE_EQ_I(arb_frame_parse(f, sizeof golden_frame, &a, &p, &pl), 0);
     CHECK(addr_same(&a, &golden_addr));
     CHECK(p == f + 42);
     CHECK_EQ_U(pl, 16);
@@ -1611,7 +1611,7 @@ TEST(frame_round_trips)
         uint8_t *f = dup_exact(buf, n);
         const uint8_t *p;
         size_t pl;
-        CHECK_EQ_I(arb_frame_parse(f, n, &got, &p, &pl), 0);
+        REQUIRE_EQ_I(arb_frame_parse(f, n, &got, &p, &pl), 0);
         if (a.ip_ttl == 0) a.ip_ttl = 64;
         CHECK(addr_same(&a, &got));
         CHECK_EQ_U(pl, len);
@@ -1665,7 +1665,7 @@ TEST(frame_build_details)
         CHECK_EQ_U(big[17], 0xFF);
         const uint8_t *p;
         size_t pl;
-        CHECK_EQ_I(arb_frame_parse(big, n, NULL, &p, &pl), 0);
+        REQUIRE_EQ_I(arb_frame_parse(big, n, NULL, &p, &pl), 0);
         CHECK_EQ_U(pl, big_len);
         free(big);
     }
@@ -1755,7 +1755,7 @@ TEST(frame_padding)
         uint8_t *b = dup_exact(f, len);
         const uint8_t *p;
         size_t pl;
-        CHECK_EQ_I(arb_frame_parse(b, len, NULL, &p, &pl), 0);
+        REQUIRE_EQ_I(arb_frame_parse(b, len, NULL, &p, &pl), 0);
         CHECK_EQ_U(pl, 16);
         CHECK(p == b + 42);
         free(b);
@@ -1767,7 +1767,7 @@ TEST(frame_padding)
     uint8_t *b = dup_exact(f, sizeof golden_frame + 4);
     const uint8_t *p;
     size_t pl;
-    CHECK_EQ_I(arb_frame_parse(b, sizeof golden_frame + 4, NULL, &p, &pl), 0);
+    REQUIRE_EQ_I(arb_frame_parse(b, sizeof golden_frame + 4, NULL, &p, &pl), 0);
     CHECK_EQ_U(pl, 16);
     free(b);
 }

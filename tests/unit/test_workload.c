@@ -89,10 +89,9 @@ TEST(allreduce_star_formula)
     const uint32_t N = 4, n = 10;
     const uint64_t S = (uint64_t)N * n * 4096;
     arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
-    CHECK(w != NULL);
-    if (!w) return;
+    REQUIRE(w != NULL);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
     arb_workload_result r;
     arb_workload_get_result(w, &r);
     CHECK(r.done);
@@ -132,10 +131,9 @@ TEST(allreduce_uneven_chunks)
     const uint32_t N = 5;
     const uint64_t S = 100003;
     arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, 8);
-    CHECK(w != NULL);
-    if (!w) return;
+    REQUIRE(w != NULL);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:8", w, 1), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:8", w, 1), 0);
     arb_workload_result r;
     arb_workload_get_result(w, &r);
     CHECK(r.done);
@@ -162,10 +160,9 @@ TEST(allreduce_qp_disciplines)
     const uint64_t S = 4 * 8192;
     for (int mode = 0; mode <= 1; mode++) {
         arb_workload *w = allreduce(N, S, 0, 2, (arb_qp_mode)mode, N);
-        CHECK(w != NULL);
-        if (!w) return;
+        REQUIRE(w != NULL);
         struct rig g;
-        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
         arb_workload_result r;
         arb_workload_get_result(w, &r);
         CHECK(r.done);
@@ -199,10 +196,9 @@ TEST(allreduce_pipelined)
     arb_time cct[2];
     for (int k = 0; k < 2; k++) {
         arb_workload *w = allreduce(N, S, k ? 16384 : 0, 1, ARB_QP_SPLIT, N);
-        CHECK(w != NULL);
-        if (!w) return;
+        REQUIRE(w != NULL);
         struct rig g;
-        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
         arb_workload_result r;
         arb_workload_get_result(w, &r);
         CHECK(r.done);
@@ -242,8 +238,8 @@ TEST(sim_flow_sent_notification)
     arb_route *r;
     arb_sim *s;
     char err[256];
-    CHECK_EQ_I(arb_topo_new(&t, "star:2", NULL, err, sizeof err), 0);
-    CHECK_EQ_I(arb_route_new(&r, t, "ecmp", NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:2", NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_route_new(&r, t, "ecmp", NULL, err, sizeof err), 0);
     arb_time sent[2] = {ARB_TIME_NEVER, ARB_TIME_NEVER};
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -251,7 +247,7 @@ TEST(sim_flow_sent_notification)
     cfg.route_ctx = r;
     cfg.on_flow_sent = note_time;
     cfg.sent_ctx = sent;
-    CHECK_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 10 * 4096, 0, 5000, 7, NULL), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, 100, 0, 5001, 8, NULL), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER - 1), 0);
@@ -275,11 +271,10 @@ TEST(allreduce_without_sent_callback)
     arb_time cct[2];
     for (int k = 0; k < 2; k++) {
         arb_workload *w = allreduce(4, S, 16384, 1, ARB_QP_SPLIT, 4);
-        CHECK(w != NULL);
-        if (!w) return;
+        REQUIRE(w != NULL);
         rig_no_sent = k;
         struct rig g;
-        CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+        REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
         rig_no_sent = 0;
         arb_workload_result r;
         arb_workload_get_result(w, &r);
@@ -338,19 +333,18 @@ TEST(allreduce_hpn_disjoint_ports)
         arb_allreduce_config ar = {hosts, 16, 16 * 8 * 65536, 65536, 0};
         arb_workload *w = NULL;
         char err[256];
-        CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 16, &wc, err, sizeof err), 0);
-        if (!w) return;
+        REQUIRE_EQ_I(arb_workload_new_allreduce(&w, &ar, 16, &wc, err, sizeof err), 0);
         static struct uplinks u;
         memset(&u, 0, sizeof u);
         arb_topo *ut = NULL;
-        CHECK_EQ_I(arb_topo_new(&ut, "leafspine:2,8,8", NULL, err, sizeof err), 0);
+        REQUIRE_EQ_I(arb_topo_new(&ut, "leafspine:2,8,8", NULL, err, sizeof err), 0);
         u.t = ut;
         rig_hpn = k;
         rig_disjoint = 0;
         rig_tap = uplink_tap;
         rig_tap_ctx = &u;
         struct rig g;
-        CHECK_EQ_I(rig_new(&g, "leafspine:2,8,8", w, 1), 0);
+        REQUIRE_EQ_I(rig_new(&g, "leafspine:2,8,8", w, 1), 0);
         rig_hpn = 0;
         rig_tap = NULL;
         rig_tap_ctx = NULL;
@@ -420,18 +414,17 @@ TEST(shared_sport)
             char err[256];
             if (ring) {
                 arb_allreduce_config ar = {NULL, 4, 4 * 4 * 65536, 0, 0};
-                CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 4, &wc, err, sizeof err), 0);
+                REQUIRE_EQ_I(arb_workload_new_allreduce(&w, &ar, 4, &wc, err, sizeof err), 0);
             } else {
                 arb_wl_flow f = {0, 1, 4 * 65536, 0, 0, 0};
-                CHECK_EQ_I(arb_workload_new_flows(&w, &f, 1, 4, &wc, err, sizeof err), 0);
+                REQUIRE_EQ_I(arb_workload_new_flows(&w, &f, 1, 4, &wc, err, sizeof err), 0);
             }
-            if (!w) return;
             struct ids d;
             memset(&d, 0, sizeof d);
             rig_tap = ids_tap;
             rig_tap_ctx = &d;
             struct rig g;
-            CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+            REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
             rig_tap = NULL;
             rig_tap_ctx = NULL;
             arb_workload_result r;
@@ -483,9 +476,9 @@ TEST(pattern_phases)
     wc.qps = 2;
     arb_workload *w;
     char err[256];
-    CHECK_EQ_I(arb_workload_new_pattern(&w, "shift:all", 4, 10001, 0, &wc, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_workload_new_pattern(&w, "shift:all", 4, 10001, 0, &wc, err, sizeof err), 0);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
     arb_workload_result r;
     arb_workload_get_result(w, &r);
     CHECK(r.done);
@@ -517,9 +510,9 @@ TEST(incast)
 {
     arb_workload *w;
     char err[256];
-    CHECK_EQ_I(arb_workload_new_incast(&w, 8, 2, 5, 50000, 0, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_workload_new_incast(&w, 8, 2, 5, 50000, 0, NULL, err, sizeof err), 0);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:8", w, 1), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:8", w, 1), 0);
     CHECK_EQ_U(arb_sim_n_flows(g.s), 5);
     for (uint32_t i = 0; i < 5; i++) {
         arb_sim_flow_result fr;
@@ -547,9 +540,9 @@ TEST(trace_csv)
                        "2, 3, 7000, 1.5, 50000\n";
     arb_workload *w;
     char err[256];
-    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, good, "t.csv", 4, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, good, "t.csv", 4, NULL, err, sizeof err), 0);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
     arb_sim_flow_result fr;
     arb_sim_flow(g.s, 1, &fr);
     CHECK_EQ_U(fr.start, 1500000);
@@ -562,8 +555,8 @@ TEST(trace_csv)
 
     /* a QP column: the flows keep the given QP numbers (empty: drawn) */
     const char *qps = "src,dst,bytes,start_us,sport,qp\n0,1,5000,0,50000,7\n0,1,5000,0,50000,\n";
-    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, qps, "t.csv", 4, NULL, err, sizeof err), 0);
-    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    REQUIRE_EQ_I(arb_workload_parse(&w, ARB_WL_TRACE, qps, "t.csv", 4, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
     arb_workload_get_result(w, &r);
     CHECK(r.done);
     rig_free(&g);
@@ -584,6 +577,8 @@ TEST(trace_csv)
         {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7,16777216\n", "t.csv:2: qp:"},
         {"src,dst,bytes,start_us,sport,qp\n0,1,5,0,7\n", "t.csv:2: line: 5 fields"},
         {"", "t.csv: header: the file is empty"},
+        {"src,dst,bytes,start_us\n0,1,18446744073709551615,0\n1,0,1,0\n",
+         "t.csv:3: bytes: the flows' bytes add up past 2^64"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -602,9 +597,9 @@ TEST(trace_htsim)
                        "2->1 id 2 start 2.5 size 4000\n";
     arb_workload *w;
     char err[256];
-    CHECK_EQ_I(arb_workload_parse(&w, ARB_WL_HTSIM, good, "m.cm", 4, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_workload_parse(&w, ARB_WL_HTSIM, good, "m.cm", 4, NULL, err, sizeof err), 0);
     struct rig g;
-    CHECK_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
     arb_sim_flow_result fr;
     arb_sim_flow(g.s, 1, &fr);
     CHECK_EQ_U(fr.src, 2);
@@ -625,6 +620,9 @@ TEST(trace_htsim)
         {"Nodes 4\nConnections 1\n0->1 id 1 start x size 5\n", "m.cm:3: start:"},
         {"Nodes 4\nConnections 1\n0->1 id 1 start 0\n", "m.cm:3: size: missing"},
         {"Nodes 4\nConnections 1\n0->1 id 1 start 0 size 5 prio 2\n", "m.cm:3: line: unsupported"},
+        {"Nodes 4\nConnections 2\n0->1 id 1 start 0 size 18446744073709551615\n"
+         "1->0 id 2 start 0 size 1\n",
+         "m.cm:4: size: the flows' bytes add up past 2^64"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -645,14 +643,11 @@ TEST(htsim_benchmark_file)
 {
     const char *path = "../shared/data/perm_1024n_1024c_0u_2000000b.cm";
     FILE *f = fopen(path, "r");
-    if (!f) {
-        printf("  (skipped: %s not found)\n", path);
-        return;
-    }
+    if (!f) SKIP("%s not found", path);
     fclose(f);
     arb_workload *w;
     char err[256];
-    CHECK_EQ_I(arb_workload_new_file(&w, ARB_WL_HTSIM, path, 1024, NULL, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_workload_new_file(&w, ARB_WL_HTSIM, path, 1024, NULL, err, sizeof err), 0);
     arb_workload_result r;
     arb_workload_get_result(w, &r);
     CHECK_EQ_U(r.flows_planned, 1024);
