@@ -313,9 +313,9 @@ static void issue_credits(arb_responder *r, arb_time now)
             if (r->next >= m->n || r->next - r->base >= lim) break;
             i = r->next;
         }
+        int first = i == r->next;
         send_credit(r, i, now);
-        if (m->n == 1 && r->cfg.redundant && i == 0 && r->next == 1 && r->cfg.attempts > 1)
-            send_twin(r, now);
+        if (first && m->n == 1 && r->cfg.redundant && r->cfg.attempts > 1) send_twin(r, now);
     }
 }
 

@@ -9,7 +9,8 @@
  * REGISTER_ACK, END_ACK) near the offsets of the message in play.
  *
  * After every step: every emitted header passed arb_hdr_validate; at most
- * one normal request per (message, offset); requests only for offsets of
+ * one normal request per (message, offset) for attempt 0 (each later
+ * attempt is a new context and is answered each time); requests only for offsets of
  * a message the engine started; repair requests with agg_depth 0 and a
  * count of 1; each result delivered at most once and never more results
  * than the message has. A breach calls abort().
@@ -74,8 +75,10 @@ static void on_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     require(m->started);
     uint32_t i = (h->offset_a - m->start) & ARB_OFFSET_MASK;
     require(i < m->n);
-    require(!((m->requested >> i) & 1u));
-    m->requested |= (uint64_t)1 << i;
+    if (h->attempt == 0) { /* attempt 0 once; a later attempt is a new context each time */
+        require(!((m->requested >> i) & 1u));
+        m->requested |= (uint64_t)1 << i;
+    }
     for (int t = 0; t < h->agg_depth; t++)
         require(h->fanin[t] >= 1);
 }
@@ -213,6 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 h.repair = (op >> 3 & 7u) >= 6;
                 h.offset_b = k;
                 h.offset_a = (x & 0x40) ? p : k;
+                h.attempt = (y & 0x04) ? (uint8_t)(1 + (x & 3u)) : 0; /* a retried context */
                 if (!h.repair) {
                     h.agg_depth = (uint8_t)((y >> 5) & (c->ext ? 3u : 1u));
                     h.ext = c->ext;
