@@ -412,6 +412,7 @@ typedef struct arb_requester_stats {
     uint64_t stale;           /* packets for another message or offset */
     uint64_t bad;             /* wrong lengths, fan-in missing, unexpected types */
     uint64_t malformed;       /* headers failing arb_hdr_validate */
+    uint64_t no_memory;       /* packets dropped: the window of held/answered bits could not grow */
 } arb_requester_stats;
 
 typedef enum arb_requester_phase {
@@ -431,6 +432,8 @@ typedef struct arb_requester_progress {
     uint32_t results;  /* results held */
     uint32_t answered; /* credits answered */
     int complete;      /* every result in (the output is final) */
+    uint32_t window;   /* indices the held/answered bitmaps have room for: it follows the
+                        * indices in play (oldest missing to newest seen), not the length */
 } arb_requester_progress;
 
 typedef struct arb_requester arb_requester;

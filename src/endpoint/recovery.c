@@ -27,9 +27,17 @@
  * samples rather than by recoveries: a loss-free run has no recoveries). */
 #define MULT_MAX 4u
 #define MULT_DECAY 64u
+/* The timer's multiplier goes further while the ceiling cuts the
+ * estimate: it is what rescues a ceiling set below the loaded loop (each
+ * spurious timer loss doubles it). */
+#define RTO_MULT_MAX 64u
 /* The recent maximum is over the last one to two windows of this many
  * samples. */
 #define MAX_WINDOW 64u
+/* Backed-off waits (an offset lost again, repair tries, END rounds, probes
+ * of a dead tree) double from the timer up to this many ceilings: a
+ * ceiling below the loaded loop then slows a run instead of failing it. */
+#define BACKOFF_MAX 64u
 /* Before the first warm sample the timer is RTO_INITIAL (or 3 floors when
  * that is more). A sample is cold when its credit left before the
  * responder's first commit: the first window goes into an idle network,
@@ -69,10 +77,9 @@ static arb_time doubled(arb_time a, unsigned k, arb_time cap)
  * multiplier. The recent maximum matters: completion times have a long
  * tail (credits issued in a burst complete a loop later, together), which
  * srtt + 4 rttvar does not cover. */
-arb_time rsp_rto(const arb_responder *r)
+/* The estimate, within the floor, before the ceiling and the multiplier. */
+static arb_time rto_estimate(const arb_responder *r)
 {
-    arb_time max = r->cfg.timeout;
-    if (!r->cfg.adaptive_timeout) return max;
     arb_time t;
     if (r->n_samples == 0 && r->msg[0].n == 1)
         t = 3 * r->cfg.timeout_min; /* one offset: no window of its own to queue behind */
@@ -80,9 +87,31 @@ arb_time rsp_rto(const arb_responder *r)
         t = tmax(3 * r->cfg.timeout_min, RTO_INITIAL);
     else
         t = tmax(r->srtt + 4 * r->rttvar, tmax(r->max_cur, r->max_prev) + r->rttvar);
-    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
-    t = t > max / r->rto_mult ? max : t * r->rto_mult;
-    return t < max ? t : max;
+    return t < r->cfg.timeout_min ? r->cfg.timeout_min : t;
+}
+
+arb_time rsp_rto(const arb_responder *r)
+{
+    arb_time max = r->cfg.timeout;
+    if (!r->cfg.adaptive_timeout) return max;
+    arb_time t = rto_estimate(r);
+    if (t > max) t = max;
+    return t * r->rto_mult; /* spurious timers back off past the ceiling */
+}
+
+/* How far spurious timer losses raise the multiplier: MULT_MAX, or
+ * RTO_MULT_MAX while the ceiling cuts the estimate (a ceiling set below
+ * the loaded loop). */
+static uint32_t rto_mult_max(const arb_responder *r)
+{
+    return rto_estimate(r) > r->cfg.timeout ? RTO_MULT_MAX : MULT_MAX;
+}
+
+/* The bound of every backed-off wait. */
+static arb_time backoff_cap(const arb_responder *r)
+{
+    arb_time c = r->cfg.timeout;
+    return c > ARB_TIME_NEVER / BACKOFF_MAX ? ARB_TIME_NEVER : c * BACKOFF_MAX;
 }
 
 /* The reordering window: the larger of a quarter of the smallest
@@ -215,7 +244,7 @@ static uint32_t probe_due(arb_responder *r, uint32_t home, arb_time now)
         uint32_t s = (home + x) % n;
         struct rsub *u = &r->sub[s];
         if (u->health != T_DEAD || now < u->probe_at) continue;
-        u->probe_gap = doubled(u->probe_gap ? u->probe_gap : rsp_rto(r), 1, r->cfg.timeout);
+        u->probe_gap = doubled(u->probe_gap ? u->probe_gap : rsp_rto(r), 1, backoff_cap(r));
         u->probe_at = now + u->probe_gap;
         r->st.probes++;
         return s;
@@ -285,7 +314,7 @@ void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb
     r->st.spurious++;
     r->clean = 0;
     if (e->why == WHY_ORDER && r->reo_mult < MULT_MAX) r->reo_mult++;
-    if (e->why == WHY_TIMER && r->rto_mult < MULT_MAX) r->rto_mult *= 2;
+    if (e->why == WHY_TIMER && r->rto_mult < rto_mult_max(r)) r->rto_mult *= 2;
     r->st.reo_wnd = reo_wnd(r);
 }
 
@@ -347,8 +376,8 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
     const struct rsub *u = &r->sub[e->sub];
     if (u->health == T_DEAD) return e->sent + r->cfg.timeout_min;
     arb_time from = r->cfg.order_detection ? tmax(e->sent, u->progress) : e->sent;
-    arb_time t = rto + rto / 2 * e->expiries;
-    return from + (t < r->cfg.timeout ? t : r->cfg.timeout);
+    arb_time t = rto + rto / 2 * e->expiries, cap = backoff_cap(r);
+    return from + (t < cap ? t : cap);
 }
 
 /*
@@ -402,7 +431,7 @@ static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
 {
     arb_time t = rsp_rto(r);
     if (!r->cfg.adaptive_timeout) return t;
-    return doubled(t, rp->tries - 1, r->cfg.timeout);
+    return doubled(t, rp->tries - 1, backoff_cap(r));
 }
 
 static void start_repair(arb_responder *r, uint32_t i, arb_time now)
@@ -510,7 +539,7 @@ void rsp_end_expiry(arb_responder *r, arb_time now)
 {
     if (r->end_rounds >= r->cfg.repair_tries) {
         r->failure.waited = r->cfg.adaptive_timeout
-                                ? doubled(rsp_rto(r), r->end_rounds - 1, r->cfg.timeout)
+                                ? doubled(rsp_rto(r), r->end_rounds - 1, backoff_cap(r))
                                 : r->cfg.timeout;
         rsp_fail(r, UINT32_MAX, 1, r->ends);
         return;
@@ -523,7 +552,7 @@ void rsp_end_expiry(arb_responder *r, arb_time now)
         }
     }
     r->end_rounds++;
-    arb_time wait = r->cfg.adaptive_timeout ? doubled(rsp_rto(r), r->end_rounds, r->cfg.timeout)
+    arb_time wait = r->cfg.adaptive_timeout ? doubled(rsp_rto(r), r->end_rounds, backoff_cap(r))
                                             : r->cfg.timeout;
     r->end_deadline = now + wait;
 }

@@ -7,7 +7,10 @@
  * is complete but whose END is not yet acknowledged when the next one
  * starts. Each has two bitmaps by message-relative index, the results held
  * and the credits answered, interleaved word by word so that both bits of
- * an index share a cache line.
+ * an index share a cache line. The bitmaps cover a window of groups of 64
+ * indices that slides past groups whose bits are all set (everything
+ * below the window is held and answered): memory follows the indices in
+ * play, not the message's length.
  *
  * Layout: what a RESPONSE reads and writes (the message's counters, the
  * request template, the callbacks, the counters) comes first, in a few
@@ -26,10 +29,11 @@ struct qmsg {
     uint32_t start;
     uint32_t n;
     uint32_t nhave, nanswered;
-    uint64_t *bits; /* word 2k: results held, 2k + 1: credits answered, of [64k, 64k + 64) */
+    uint64_t *bits; /* word 2k: results held, 2k + 1: credits answered, of group gbase + k */
     arb_time timer; /* next REGISTER / END retry */
     uint8_t phase;  /* arb_requester_phase */
     uint8_t id;
+    uint32_t gbase; /* the first group in `bits`; every index below it is held and answered */
 };
 
 /* ... and the rest: payloads, capacity, retries. */
@@ -38,6 +42,7 @@ struct qrest {
     const uint8_t *in;
     uint8_t *out;
     size_t groups;     /* capacity of `bits`, in groups of 64 indices */
+    size_t used;       /* groups of `bits` in use: gbase .. gbase + used */
     arb_time interval; /* the current backoff */
     arb_time give_up;  /* REGISTER / END unanswered at this time: the channel fails */
 };
@@ -80,24 +85,83 @@ static const struct qrest *rest_c(const arb_requester *q, const struct qmsg *m)
     return m == &q->cur ? &q->cur_rest : &q->prev_rest;
 }
 
-static int have_test(const struct qmsg *m, uint32_t i)
+/* The word pair of index i, or NULL when i is below the window (held and
+ * answered) or beyond it (nothing seen yet). */
+static uint64_t *pair_of(const struct qmsg *m, const struct qrest *x, uint32_t i)
 {
-    return bm_test(m->bits + (i >> 6) * 2, i & 63u);
+    uint32_t g = i >> 6;
+    if (g < m->gbase || g - m->gbase >= x->used) return NULL;
+    return m->bits + (size_t)(g - m->gbase) * 2;
 }
 
-static void have_set(struct qmsg *m, uint32_t i)
+static int have_test(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    bm_set(m->bits + (i >> 6) * 2, i & 63u);
+    const uint64_t *w = pair_of(m, rest_c(q, m), i);
+    return w ? bm_test(w, i & 63u) : (i >> 6) < m->gbase;
 }
 
-static int answered_test(const struct qmsg *m, uint32_t i)
+static int answered_test(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return bm_test(m->bits + (i >> 6) * 2 + 1, i & 63u);
+    const uint64_t *w = pair_of(m, rest_c(q, m), i);
+    return w ? bm_test(w + 1, i & 63u) : (i >> 6) < m->gbase;
 }
 
-static void answered_set(struct qmsg *m, uint32_t i)
+/* Set only after make_room(i). */
+static void have_set(arb_requester *q, struct qmsg *m, uint32_t i)
 {
-    bm_set(m->bits + (i >> 6) * 2 + 1, i & 63u);
+    uint64_t *w = pair_of(m, rest_of(q, m), i);
+    if (w) bm_set(w, i & 63u);
+}
+
+static void answered_set(arb_requester *q, struct qmsg *m, uint32_t i)
+{
+    uint64_t *w = pair_of(m, rest_of(q, m), i);
+    if (w) bm_set(w + 1, i & 63u);
+}
+
+static int group_done(const uint64_t *w)
+{
+    return w[0] == UINT64_MAX && w[1] == UINT64_MAX;
+}
+
+/* Slide the window past its leading groups that are done. */
+static void slide(struct qmsg *m, struct qrest *x)
+{
+    size_t k = 0;
+    while (k < x->used && group_done(m->bits + k * 2))
+        k++;
+    if (!k) return;
+    memmove(m->bits, m->bits + k * 2, (x->used - k) * 2 * sizeof *m->bits);
+    x->used -= k;
+    m->gbase += (uint32_t)k;
+}
+
+/* The window reaches index i (< m->n): slide it, and grow it (doubling,
+ * at most to the message) when sliding frees less than half of it.
+ * ARB_ENOMEM leaves it as it was. */
+static int make_room(arb_requester *q, struct qmsg *m, uint32_t i)
+{
+    struct qrest *x = rest_of(q, m);
+    uint32_t g = i >> 6;
+    if (g < m->gbase || g - m->gbase < x->used) return 0;
+    slide(m, x);
+    size_t need = (size_t)(g - m->gbase) + 1;
+    if (need > x->groups || x->used > x->groups / 2) {
+        size_t cap = x->groups ? x->groups : 1;
+        while (cap < need || cap < 2 * x->used)
+            cap *= 2;
+        size_t all = (size_t)EP_WORDS(m->n);
+        if (cap > all) cap = all;
+        if (cap > x->groups) {
+            uint64_t *b = realloc(m->bits, cap * 2 * sizeof *b);
+            if (!b) return ARB_ENOMEM;
+            m->bits = b;
+            x->groups = cap;
+        }
+    }
+    memset(m->bits + x->used * 2, 0, (need - x->used) * 2 * sizeof *m->bits);
+    x->used = need;
+    return 0;
 }
 
 void arb_requester_config_default(arb_requester_config *cfg)
@@ -291,13 +355,22 @@ static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
     arm(q, m, now);
 }
 
-static int ensure_groups(struct qmsg *m, struct qrest *x, size_t groups)
+/* Groups a message's window starts with: most messages fit, so the packet
+ * path rarely allocates. */
+#define GROUPS_INITIAL 16u
+
+static int start_window(struct qmsg *m, struct qrest *x)
 {
-    if (x->groups >= groups) return 0;
-    uint64_t *b = realloc(m->bits, groups * 2 * sizeof *b);
-    if (!b) return ARB_ENOMEM;
-    m->bits = b;
-    x->groups = groups;
+    size_t want = (size_t)EP_WORDS(m->n);
+    if (want > GROUPS_INITIAL) want = GROUPS_INITIAL;
+    if (x->groups < want) {
+        uint64_t *b = realloc(m->bits, want * 2 * sizeof *b);
+        if (!b) return ARB_ENOMEM;
+        m->bits = b;
+        x->groups = want;
+    }
+    m->gbase = 0;
+    x->used = 0;
     return 0;
 }
 
@@ -327,13 +400,14 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     }
     struct qmsg *m = &q->cur;
     struct qrest *x = &q->cur_rest;
-    size_t groups = (size_t)EP_WORDS(n);
-    if (ensure_groups(m, x, groups) != 0) return ARB_ENOMEM;
-    memset(m->bits, 0, groups * 2 * sizeof *m->bits);
+    m->n = (uint32_t)n;
+    if (start_window(m, x) != 0) {
+        m->phase = ARB_REQ_IDLE;
+        return ARB_ENOMEM;
+    }
     m->phase = ARB_REQ_REGISTER;
     m->id = msg_id;
     m->start = q->next_seq;
-    m->n = (uint32_t)n;
     x->length = length;
     x->in = input;
     x->out = output;
@@ -354,11 +428,11 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
         q->st.bad++;
         return 0;
     }
-    if (have_test(m, i)) {
+    if (have_test(q, m, i)) {
         q->st.dup_results++;
         return 1;
     }
-    have_set(m, i);
+    have_set(q, m, i);
     m->nhave++;
     q->results++;
     if (want && rest_c(q, m)->out)
@@ -465,7 +539,7 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
         /* One answer per credit context: attempt 0 once; a later attempt
          * is a new context, answered whenever it comes (a duplicate of it
          * is dropped by the switches' per-port bitmaps). */
-        if (answered_test(m, i) && h->attempt == 0) {
+        if (answered_test(q, m, i) && h->attempt == 0) {
             q->st.dup_credits++;
             return 0;
         }
@@ -474,14 +548,14 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
             q->st.bad++;
             return -1;
         }
-        if (!answered_test(m, i)) {
-            answered_set(m, i);
+        if (!answered_test(q, m, i)) {
+            answered_set(q, m, i);
             m->nanswered++;
         }
         return 1;
     }
-    if (!answered_test(m, i)) {
-        answered_set(m, i);
+    if (!answered_test(q, m, i)) {
+        answered_set(q, m, i);
         m->nanswered++;
     }
     return 1;
@@ -501,11 +575,15 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
     }
     uint32_t p = result_index(q, m, h);
     if (p == BAD_PACKET) return;
+    uint32_t i = h->credit_valid ? ep_index(m->start, h->offset_b) : UINT32_MAX;
+    if ((p < m->n && make_room(q, m, p) != 0) || (i < m->n && make_room(q, m, i) != 0)) {
+        q->st.no_memory++;
+        return;
+    }
     /* push: the credit's own packet must be held before it is answered */
     int delivered = p == NO_RESULT || deliver(q, m, p, payload, len, h->payload_valid) ||
                     q->kind != ARB_EP_PUSH;
     if (h->credit_valid) {
-        uint32_t i = ep_index(m->start, h->offset_b);
         int answer = 0;
         if (i >= m->n)
             q->st.stale++;
@@ -633,6 +711,7 @@ void arb_requester_get_progress(const arb_requester *q, arb_requester_progress *
     out->answered = m->nanswered;
     out->complete = m->phase != ARB_REQ_IDLE && m->n > 0 &&
                     (q->kind == ARB_EP_BARRIER ? m->nanswered == m->n : m->nhave == m->n);
+    out->window = (uint32_t)(q->cur_rest.groups * 64);
 }
 
 void arb_requester_get_stats(const arb_requester *q, arb_requester_stats *out)

@@ -69,13 +69,23 @@ struct arb_scenario_result {
     unsigned n_cls;
     struct pclass cls[MAX_CLASSES];
     uint32_t bucket; /* queue histogram bucket width */
-    /* time series */
-    uint32_t n_samp, cap_samp;
+    /* time series: a row per row_every samples (1 until the rows reach
+     * ROWS_MAX; then adjacent rows merge and row_every doubles), so its
+     * memory does not grow with the run's length */
+    uint64_t n_samp; /* samples taken */
+    uint32_t n_rows, cap_rows, row_every, pend_n;
     arb_time *samp_t;
-    double *samp_util;  /* n_samp x n_cls */
-    double *samp_qmean; /* n_samp x n_cls */
+    double *samp_util;  /* n_rows x n_cls */
+    double *samp_qmean; /* n_rows x n_cls */
     uint32_t *samp_qmax;
+    /* the row in progress: sums weighted by each sample's interval */
+    double pend_util[MAX_CLASSES], pend_qmean[MAX_CLASSES], pend_secs;
+    double last_util[MAX_CLASSES], last_qmean[MAX_CLASSES]; /* its last sample's figures */
+    uint32_t pend_qmax[MAX_CLASSES];
+    arb_time pend_t; /* its last sample */
 };
+
+#define ROWS_MAX 16384u
 
 static char *dup_str(const char *s)
 {
@@ -375,24 +385,100 @@ struct sampler {
     arb_time prev_t;
 };
 
+/* Room for one more row. */
+static int grow_rows(arb_scenario_result *r)
+{
+    if (r->n_rows < r->cap_rows) return 0;
+    unsigned nc = r->n_cls;
+    uint32_t ncap = r->cap_rows ? r->cap_rows * 2 : 256;
+    arb_time *nt = realloc(r->samp_t, ncap * sizeof *nt);
+    if (nt) r->samp_t = nt;
+    double *nu = realloc(r->samp_util, (size_t)ncap * nc * sizeof *nu);
+    if (nu) r->samp_util = nu;
+    double *nq = realloc(r->samp_qmean, (size_t)ncap * nc * sizeof *nq);
+    if (nq) r->samp_qmean = nq;
+    uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
+    if (nm) r->samp_qmax = nm;
+    if (!nt || !nu || !nq || !nm) return ARB_ENOMEM;
+    r->cap_rows = ncap;
+    return 0;
+}
+
+/* Merge adjacent rows: the later time, the larger maximum, and the means
+ * weighted by the rows' intervals (a row ends at its time and starts at
+ * the previous row's, the first at 0; slices grow while the fabric idles,
+ * so intervals differ). */
+static void halve_rows(arb_scenario_result *r)
+{
+    unsigned nc = r->n_cls;
+    for (uint32_t i = 0; i < r->n_rows / 2; i++) {
+        size_t a = (size_t)2 * i * nc, b = a + nc, o = (size_t)i * nc;
+        arb_time t0 = i ? r->samp_t[2 * i - 1] : 0, t1 = r->samp_t[2 * i],
+                 t2 = r->samp_t[2 * i + 1];
+        double wa = (double)(t1 - t0), wb = (double)(t2 - t1), w = wa + wb;
+        if (w <= 0) wa = wb = w = 1;
+        for (unsigned c = 0; c < nc; c++) {
+            r->samp_util[o + c] = (r->samp_util[a + c] * wa + r->samp_util[b + c] * wb) / w;
+            r->samp_qmean[o + c] = (r->samp_qmean[a + c] * wa + r->samp_qmean[b + c] * wb) / w;
+            uint32_t x = r->samp_qmax[a + c], y = r->samp_qmax[b + c];
+            r->samp_qmax[o + c] = x > y ? x : y;
+        }
+        r->samp_t[i] = t2;
+    }
+    r->n_rows /= 2;
+    r->row_every *= 2;
+}
+
+/* The row in progress, as written: a row of one sample keeps its figures
+ * as they are; more, their means weighted by the samples' intervals. */
+static void pending_row(const arb_scenario_result *r, double *util, double *qmean)
+{
+    for (unsigned c = 0; c < r->n_cls; c++) {
+        int one = r->pend_n == 1 || r->pend_secs <= 0;
+        util[c] = one ? r->last_util[c] : r->pend_util[c] / r->pend_secs;
+        qmean[c] = one ? r->last_qmean[c] : r->pend_qmean[c] / r->pend_secs;
+    }
+}
+
+/* Add one sample's figures (over `secs`) to the row in progress; write the
+ * row when it holds row_every samples. */
+static int add_to_row(arb_scenario_result *r, arb_time t, double secs, const double *util,
+                      const double *qmean, const uint32_t *qmax)
+{
+    unsigned nc = r->n_cls;
+    if (!r->row_every) r->row_every = 1;
+    for (unsigned c = 0; c < nc; c++) {
+        r->pend_util[c] += util[c] * secs;
+        r->pend_qmean[c] += qmean[c] * secs;
+        r->last_util[c] = util[c];
+        r->last_qmean[c] = qmean[c];
+        if (qmax[c] > r->pend_qmax[c]) r->pend_qmax[c] = qmax[c];
+    }
+    r->pend_secs += secs;
+    r->pend_t = t;
+    if (++r->pend_n < r->row_every) return 0;
+    if (r->n_rows == ROWS_MAX) {
+        halve_rows(r);
+        return 0;
+    }
+    if (grow_rows(r) != 0) return ARB_ENOMEM;
+    size_t row = (size_t)r->n_rows * nc;
+    pending_row(r, r->samp_util + row, r->samp_qmean + row);
+    for (unsigned c = 0; c < nc; c++) {
+        r->samp_qmax[row + c] = r->pend_qmax[c];
+        r->pend_util[c] = r->pend_qmean[c] = 0;
+        r->pend_qmax[c] = 0;
+    }
+    r->samp_t[r->n_rows++] = t;
+    r->pend_n = 0;
+    r->pend_secs = 0;
+    return 0;
+}
+
 static int sample(struct sampler *sp, arb_time t)
 {
     arb_scenario_result *r = sp->r;
     unsigned nc = r->n_cls;
-    if (r->n_samp == r->cap_samp) {
-        uint32_t ncap = r->cap_samp ? r->cap_samp * 2 : 256;
-        arb_time *nt = realloc(r->samp_t, ncap * sizeof *nt);
-        if (nt) r->samp_t = nt;
-        double *nu = realloc(r->samp_util, (size_t)ncap * nc * sizeof *nu);
-        if (nu) r->samp_util = nu;
-        double *nq = realloc(r->samp_qmean, (size_t)ncap * nc * sizeof *nq);
-        if (nq) r->samp_qmean = nq;
-        uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
-        if (nm) r->samp_qmax = nm;
-        if (!nt || !nu || !nq || !nm) return ARB_ENOMEM;
-        r->cap_samp = ncap;
-    }
-    size_t row = (size_t)r->n_samp * nc;
     double tx[MAX_CLASSES] = {0}, qs[MAX_CLASSES] = {0};
     uint32_t qm[MAX_CLASSES] = {0};
     for (uint32_t p = 0; p < sp->n_ports; p++) {
@@ -413,16 +499,15 @@ static int sample(struct sampler *sp, arb_time t)
         pc->hist[b]++;
     }
     double secs = (double)(t - sp->prev_t) / (double)ARB_PS_PER_S;
+    double util[MAX_CLASSES], qmean[MAX_CLASSES];
     for (unsigned c = 0; c < nc; c++) {
         const struct pclass *pc = &r->cls[c];
-        r->samp_util[row + c] =
-            pc->rate_bits > 0 && secs > 0 ? tx[c] * 8.0 / (pc->rate_bits * secs) : 0;
-        r->samp_qmean[row + c] = pc->ports ? qs[c] / pc->ports : 0;
-        r->samp_qmax[row + c] = qm[c];
+        util[c] = pc->rate_bits > 0 && secs > 0 ? tx[c] * 8.0 / (pc->rate_bits * secs) : 0;
+        qmean[c] = pc->ports ? qs[c] / pc->ports : 0;
     }
-    r->samp_t[r->n_samp++] = t;
+    r->n_samp++;
     sp->prev_t = t;
-    return 0;
+    return add_to_row(r, t, secs, util, qmean, qm);
 }
 
 static int setup_classes(arb_scenario_result *r, const arb_topo *t, uint64_t queue,
@@ -1097,6 +1182,20 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     arbor_cc_config(sc, ac);
 }
 
+/* A timer ceiling below the fabric's loop cannot work: no completion can
+ * come before it, so every credit would be presumed lost. */
+static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
+                             const arb_sim_arbor_config *ac, char *err, size_t errlen)
+{
+    arb_time loop = arb_sim_arbor_loop(s, ac->plan, ac->payload);
+    char why[128];
+    snprintf(why, sizeof why, "below the fabric's loop (%.3f us here): no answer can come sooner",
+             (double)loop / ARB_PS_PER_US);
+    if (ac->timeout < loop) return key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL, why);
+    if (ac->retry < loop) return key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL, why);
+    return 0;
+}
+
 static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
                        arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen)
 {
@@ -1155,6 +1254,8 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
                         "not a whole number of elements of the dtype");
     for (uint32_t k = 0; k < jobs; k++) {
         ac.plan = (*plans)[k];
+        rc = timers_above_loop(sc, s, &ac, err, errlen);
+        if (rc < 0) return rc;
         rc = arb_sim_arbor_add(s, &ac);
         if (rc < 0) return arb_errf(err, errlen, rc, "arbor: %s", arb_strerror(rc));
     }
@@ -1484,6 +1585,20 @@ static void sb_us(struct sbuf *b, arb_time ps)
         sb_printf(b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
 }
 
+/* One row of the util or queue series. */
+static void csv_row(struct sbuf *b, arb_scenario_csv_kind kind, unsigned nc, arb_time t,
+                    const double *util, const double *qmean, const uint32_t *qmax)
+{
+    sb_us(b, t);
+    for (unsigned c = 0; c < nc; c++) {
+        if (kind == ARB_SCN_CSV_UTIL)
+            sb_printf(b, ",%.6f", util[c]);
+        else
+            sb_printf(b, ",%.1f,%u", qmean[c], qmax[c]);
+    }
+    sb_printf(b, "\n");
+}
+
 char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
 {
     struct sbuf b = {NULL, 0, 0, 0};
@@ -1508,16 +1623,13 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
                 sb_printf(&b, ",%s_mean,%s_max", r->cls[c].name, r->cls[c].name);
         }
         sb_printf(&b, "\n");
-        for (uint32_t i = 0; i < r->n_samp; i++) {
-            sb_us(&b, r->samp_t[i]);
-            for (unsigned c = 0; c < r->n_cls; c++) {
-                size_t k = (size_t)i * r->n_cls + c;
-                if (kind == ARB_SCN_CSV_UTIL)
-                    sb_printf(&b, ",%.6f", r->samp_util[k]);
-                else
-                    sb_printf(&b, ",%.1f,%u", r->samp_qmean[k], r->samp_qmax[k]);
-            }
-            sb_printf(&b, "\n");
+        for (uint32_t i = 0; i < r->n_rows; i++)
+            csv_row(&b, kind, r->n_cls, r->samp_t[i], r->samp_util + (size_t)i * r->n_cls,
+                    r->samp_qmean + (size_t)i * r->n_cls, r->samp_qmax + (size_t)i * r->n_cls);
+        if (r->pend_n) { /* the last samples, fewer than a row */
+            double u[MAX_CLASSES], q[MAX_CLASSES];
+            pending_row(r, u, q);
+            csv_row(&b, kind, r->n_cls, r->pend_t, u, q, r->pend_qmax);
         }
     } else {
         return NULL;

@@ -39,6 +39,16 @@ struct bufpool {
     uint32_t size;
 };
 
+/* The offsets a responder committed, for the exactly-once check: a bitmap
+ * over a window of 64-offset words that slides past full words (every
+ * offset below it committed), so it follows the offsets in flight, not the
+ * message's length. */
+struct cwin {
+    uint64_t *w;
+    uint32_t base;      /* the first word held */
+    uint32_t used, cap; /* words in use, allocated */
+};
+
 /* One engine. The first cache line holds what every packet for it reads. */
 struct aep {
     _Alignas(64) struct ajob *j;
@@ -48,15 +58,15 @@ struct aep {
     const uint32_t *tree_port; /* per subchannel: the port up its tree */
     const arb_plan_channel *c; /* its channel */
     uint32_t ch, host;
-    uint32_t nic_port;     /* the host's NIC port */
-    uint32_t offsets;      /* packets of the channel's message */
-    uint32_t results;      /* requester: results delivered; responder: commits */
-    uint8_t cond_done;     /* the rank's condition on this engine is met */
-    uint8_t by_results;    /* that condition is `results >= offsets` (ep_cond) */
-    uint8_t finished;      /* the engine is done (all ENDs, END_ACK) */
-    uint32_t rank, member; /* member: NONE for the responder */
-    uint8_t *committed;    /* responder: bitmap of offsets committed */
-    uint8_t *result;       /* responder, values mode, pull kinds: the result cache */
+    uint32_t nic_port;      /* the host's NIC port */
+    uint32_t offsets;       /* packets of the channel's message */
+    uint32_t results;       /* requester: results delivered; responder: commits */
+    uint8_t cond_done;      /* the rank's condition on this engine is met */
+    uint8_t by_results;     /* that condition is `results >= offsets` (ep_cond) */
+    uint8_t finished;       /* the engine is done (all ENDs, END_ACK) */
+    uint32_t rank, member;  /* member: NONE for the responder */
+    struct cwin *committed; /* responder: the offsets committed */
+    uint8_t *result;        /* responder, values mode, pull kinds: the result cache */
 };
 
 /* Per node; the packets a node sends (`out`) are counted per port (pacct). */
@@ -306,16 +316,55 @@ static void cond_met(arb_sim *s, struct aep *e)
     }
 }
 
+/* Mark offset i committed: 1 if it was new, 0 if it was already, -1 if
+ * the window could not grow (counted as a breach by the caller). */
+static int cwin_add(struct cwin *c, uint32_t i)
+{
+    uint32_t wd = i >> 6;
+    if (wd < c->base) return 0;
+    if (wd - c->base >= c->used) {
+        uint32_t k = 0;
+        while (k < c->used && c->w[k] == UINT64_MAX)
+            k++;
+        if (k) {
+            memmove(c->w, c->w + k, (size_t)(c->used - k) * sizeof *c->w);
+            c->used -= k;
+            c->base += k;
+        }
+        uint32_t need = wd - c->base + 1;
+        if (need > c->cap) {
+            uint32_t cap = c->cap ? c->cap : 1;
+            while (cap < need)
+                cap *= 2;
+            uint64_t *nw = realloc(c->w, (size_t)cap * sizeof *nw);
+            if (!nw) return -1;
+            c->w = nw;
+            c->cap = cap;
+        }
+        memset(c->w + c->used, 0, (size_t)(need - c->used) * sizeof *c->w);
+        c->used = need;
+    }
+    uint64_t *w = &c->w[wd - c->base], bit = (uint64_t)1 << (i & 63u);
+    if (*w & bit) return 0;
+    *w |= bit;
+    return 1;
+}
+
+static void cwin_free(struct cwin *c)
+{
+    if (c) free(c->w);
+    free(c);
+}
+
 static void on_commit_cb(void *ctx, const arb_commit_info *c)
 {
     struct aep *e = ctx;
     struct ajob *j = e->j;
     uint32_t index = c->index;
-    if (index >= e->offsets || (e->committed[index >> 3] >> (index & 7)) & 1) {
+    if (index >= e->offsets || cwin_add(e->committed, index) != 1) {
         j->res.inv_dup_commit++;
         return;
     }
-    e->committed[index >> 3] |= (uint8_t)(1u << (index & 7));
     if (!c->repaired && c->attempt == 0) {
         arb_time rtt = j->s->now - c->first_sent;
         j->rtt_sum += rtt;
@@ -1058,7 +1107,7 @@ static void job_free(struct ajob *j)
         arb_responder_free(j->eps[i].r);
         arb_cc_free(j->eps[i].cc);
         arb_requester_free(j->eps[i].q);
-        free(j->eps[i].committed);
+        cwin_free(j->eps[i].committed);
         free(j->eps[i].result);
     }
     free(j->entry);
@@ -1233,7 +1282,7 @@ static int make_engines(arb_sim *s, struct ajob *j)
                 rc_.commit_ctx = e;
                 rc_.logger = s->cfg.log;
                 rc = arb_responder_new(&e->r, &rc_);
-                e->committed = calloc(((size_t)offsets + 7) / 8 + 1, 1);
+                e->committed = calloc(1, sizeof *e->committed);
                 if (rc == 0 && !e->committed) rc = ARB_ENOMEM;
             } else {
                 arb_requester_config qc;

@@ -2658,6 +2658,85 @@ TEST(requester_config_errors)
     arb_requester_free(NULL);
 }
 
+/* The held/answered bitmaps follow the indices in play: a long message
+ * whose results trail its credits by a fixed lag keeps a window of a few
+ * groups of 64 (the initial 16), whatever its length; a late duplicate far
+ * below the window still counts as a duplicate; a result that stays
+ * missing holds the window open until it comes. */
+TEST(requester_window_follows_indices_in_play)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    enum { N = 200000, LAG = 50 };
+    arb_requester_config c;
+    req_cfg(&c, 0, &cap);
+    c.header_only = 1;
+    arb_requester *q = NULL;
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
+    REQUIRE_EQ_I(arb_requester_start_message(q, 0, (uint64_t)N * 16, NULL, NULL, 0), 0);
+    uint32_t peak = 0;
+    for (uint32_t k = 0; k < N + LAG; k++) {
+        cap.n = 0;
+        arb_hdr h = k < N ? mk_credit(0, k) : mk(ARB_PT_RESPONSE, 0, k - LAG, 0); /* tails */
+        h.op = ARB_OP_SUM;
+        if (k >= LAG) {
+            h.offset_a = k - LAG;
+            h.payload_kind = ARB_PK_COMPLETION; /* header-only: a result without bytes */
+        }
+        arb_requester_recv(q, &h, NULL, 0, 0, k + 1);
+        arb_requester_progress pr;
+        arb_requester_get_progress(q, &pr);
+        if (pr.window > peak) peak = pr.window;
+    }
+    arb_requester_progress pr;
+    arb_requester_get_progress(q, &pr);
+    CHECK_EQ_U(pr.results, N);
+    CHECK_EQ_U(pr.answered, N);
+    CHECK(pr.complete);
+    /* in play: LAG + 1 indices, at most 2 groups; the window never grows
+     * past its initial 16 groups */
+    CHECK(peak <= 16 * 64);
+    CHECK(peak < N / 100);
+    /* late duplicates of index 5: no second request, counted */
+    arb_requester_stats st0, st1;
+    arb_requester_get_stats(q, &st0);
+    cap.n = 0;
+    arb_hdr d = mk_credit(0, 5);
+    d.offset_a = 5;
+    d.payload_kind = ARB_PK_COMPLETION;
+    arb_requester_recv(q, &d, NULL, 0, 0, N + LAG + 1);
+    arb_requester_get_stats(q, &st1);
+    CHECK_EQ_I(cap.n, 0);
+    CHECK_EQ_U(st1.dup_credits, st0.dup_credits + 1);
+    CHECK_EQ_U(st1.dup_results, st0.dup_results + 1);
+    arb_requester_free(q);
+
+    /* a result missing from the start: the window must cover every index
+     * after it, and nothing is lost when it comes */
+    memset(&cap, 0, sizeof cap);
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
+    enum { M = 5000 };
+    REQUIRE_EQ_I(arb_requester_start_message(q, 0, (uint64_t)M * 16, NULL, NULL, 0), 0);
+    for (uint32_t k = 0; k < M; k++) {
+        cap.n = 0;
+        arb_hdr h = mk_credit(0, k);
+        h.offset_a = k;
+        h.payload_kind = k ? ARB_PK_COMPLETION : ARB_PK_DATA; /* result 0 missing */
+        arb_requester_recv(q, &h, NULL, 0, 0, k + 1);
+    }
+    arb_requester_get_progress(q, &pr);
+    CHECK_EQ_U(pr.results, M - 1);
+    CHECK(pr.window >= M);
+    arb_hdr t0 = mk(ARB_PT_RESPONSE, 0, 0, 0);
+    t0.op = ARB_OP_SUM;
+    t0.payload_kind = ARB_PK_COMPLETION;
+    arb_requester_recv(q, &t0, NULL, 0, 0, M + 1);
+    arb_requester_get_progress(q, &pr);
+    CHECK_EQ_U(pr.results, M);
+    CHECK(pr.complete);
+    arb_requester_free(q);
+}
+
 int main(void)
 {
     RUN(responder_config_errors);
@@ -2673,6 +2752,7 @@ int main(void)
     RUN(last_tree_never_dies);
     RUN(requester_register_retry_and_failure);
     RUN(requester_credits_and_results);
+    RUN(requester_window_follows_indices_in_play);
     RUN(requester_trusted_reports_moves);
     RUN(pull_message_through_switch);
     RUN(pull_message_point_to_point);

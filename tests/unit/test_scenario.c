@@ -4,6 +4,7 @@
 #include "testkit.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -171,6 +172,70 @@ TEST(run_errors)
     }
 }
 
+/* The util series of a run sampled every `every`: its rows (time, first
+ * class) into t/u, up to max; the row count. */
+static size_t util_rows(const char *every, double *t, double *u, size_t max, uint64_t *samples)
+{
+    arb_scenario *sc = load(small);
+    char err[512], kv[64];
+    snprintf(kv, sizeof kv, "run.sample=%s", every);
+    size_t n = 0;
+    if (!sc || arb_scenario_set(sc, kv, err, sizeof err) != 0 ||
+        arb_scenario_set(sc, "workload.size=64MiB", err, sizeof err) != 0)
+        goto out;
+    arb_scenario_result *r = NULL;
+    if (arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) != 0) goto out;
+    char *csv = arb_scenario_csv(r, ARB_SCN_CSV_UTIL);
+    char *j = arb_scenario_json(r, NULL);
+    const char *sp = j ? strstr(j, "\"samples\":") : NULL;
+    const char *last = sp;
+    while (last && (sp = strstr(last + 1, "\"samples\":")))
+        last = sp; /* the run's count is the last "samples" */
+    *samples = last ? strtoull(last + 10, NULL, 10) : 0;
+    const char *line = csv ? strchr(csv, '\n') : NULL;
+    while (line && line[1] && n < max) {
+        char *end;
+        t[n] = strtod(line + 1, &end);
+        u[n] = strtod(end + 1, NULL);
+        n++;
+        line = strchr(line + 1, '\n');
+    }
+    free(csv);
+    free(j);
+    arb_scenario_result_free(r);
+out:
+    arb_scenario_free(sc);
+    return n;
+}
+
+/* A series longer than its row limit merges adjacent rows: memory stays
+ * bounded, and merged rows keep the utilisation weighted by their
+ * intervals, so the bytes the series accounts for (the sum of utilisation
+ * x interval) are those of a run sampled 50 times less often, which
+ * merges nothing. */
+TEST(long_series_merge_rows)
+{
+    enum { MAXR = 40000 };
+    static double t1[MAXR], u1[MAXR], t2[MAXR], u2[MAXR];
+    uint64_t s1 = 0, s2 = 0;
+    size_t n1 = util_rows("100ns", t1, u1, MAXR, &s1);
+    size_t n2 = util_rows("5us", t2, u2, MAXR, &s2);
+    REQUIRE(s1 > 2 * 16384); /* the run is long enough to merge rows */
+    CHECK(n1 <= 16384 + 1 && n1 >= 16384 / 2);
+    CHECK_EQ_U(n2, s2); /* no merging: a row a sample */
+    double a1 = 0, a2 = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < n1; i++) {
+        a1 += u1[i] * (t1[i] - (i ? t1[i - 1] : 0));
+        if (i && !(t1[i] > t1[i - 1])) bad++;
+    }
+    for (size_t i = 0; i < n2; i++)
+        a2 += u2[i] * (t2[i] - (i ? t2[i - 1] : 0));
+    CHECK_EQ_U(bad, 0);
+    CHECK(a2 > 0);
+    if (fabs(a1 - a2) > 1e-5 * a2) TESTKIT_REPORT("busy time %.6f us against %.6f us", a1, a2);
+}
+
 TEST(run_and_determinism)
 {
     arb_scenario *sc = load(small);
@@ -318,6 +383,7 @@ int main(void)
     RUN(file_errors);
     RUN(run_errors);
     RUN(run_and_determinism);
+    RUN(long_series_merge_rows);
     RUN(workload_kinds);
     RUN(stop);
     return testkit_done();
