@@ -253,6 +253,7 @@ typedef struct arb_responder_stats {
     uint32_t dead_subchannels; /* trees dead now */
     arb_time rto;              /* the timer in force now (adaptive: the estimate) */
     arb_time reo_wnd;          /* the reordering window in force now */
+    uint32_t rto_mult;         /* the timer's multiplier now (spurious timer losses raise it) */
 } arb_responder_stats;
 
 typedef enum arb_responder_phase {

@@ -922,6 +922,7 @@ void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out)
     out->timeouts = r->st.losses_timer;
     out->dead_subchannels = r->cfg.subchannels - r->live_subs;
     out->rto = rsp_rto(r);
+    out->rto_mult = r->rto_mult;
 }
 
 int arb_responder_done(const arb_responder *r)

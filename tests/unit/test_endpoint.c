@@ -1339,6 +1339,68 @@ TEST(timer_estimate)
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
 }
 
+/* A ceiling below the loaded loop: the estimate is cut to the ceiling,
+ * every timer loss proves spurious, and each doubles the multiplier past
+ * the usual 4, up to 64: the timer climbs above the loop instead of
+ * retrying every credit for ever. With a ceiling that cuts nothing, the
+ * multiplier stops at 4. */
+static void spurious_timer_losses(arb_time ceiling, int rounds, arb_time *rto_after,
+                                  uint32_t *mult_after)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 1, &cap);
+    c.window = 1;
+    c.timeout_min = 20 * US;
+    c.timeout = ceiling;
+    c.order_detection = 0;
+    arb_responder *r = NULL;
+    if (arb_responder_new(&r, &c) != 0) return;
+    static int32_t res[32 * 4];
+    arb_responder_start_message(r, 0, sizeof res, NULL, res, 0);
+    register_all(r, 1, 0, 0, 0);
+    uint8_t pl[16] = {0};
+    arb_time now = 0;
+    for (uint32_t k = 0; k < 4; k++) { /* samples of 300 us: above a 40 us ceiling */
+        now += 300 * US;
+        arb_hdr m = mk_master(0, k, 1, 1);
+        arb_responder_recv(r, &m, pl, sizeof pl, ARB_EP_FROM_SWITCH, now);
+    }
+    for (int j = 0; j < rounds; j++) {
+        uint32_t k = 4 + (uint32_t)j;
+        arb_time due = arb_responder_next_expiry(r);
+        arb_responder_on_expiry(r, due); /* credit k lost by timer; attempt 1 goes out */
+        now = due + 10 * US;
+        arb_hdr m = mk_master(0, k, 1, 1); /* attempt 0 answers after all */
+        arb_responder_recv(r, &m, pl, sizeof pl, ARB_EP_FROM_SWITCH, now);
+        arb_responder_stats st;
+        arb_responder_get_stats(r, &st);
+        rto_after[j] = st.rto;
+        mult_after[j] = st.rto_mult;
+    }
+    arb_responder_free(r);
+}
+
+TEST(ceiling_below_loaded_loop_backs_off)
+{
+    arb_time rto[8] = {0};
+    uint32_t mult[8] = {0};
+    spurious_timer_losses(40 * US, 8, rto, mult);
+    uint32_t want = 1;
+    for (int j = 0; j < 8; j++) {
+        want = want * 2 > 64 ? 64 : want * 2;
+        CHECK_EQ_U(mult[j], want);
+        CHECK_EQ_U(rto[j], (arb_time)want * 40 * US); /* the ceiling, times the multiplier */
+    }
+    CHECK(rto[7] > 300 * US); /* 2.56 ms: above the loaded loop */
+    /* a ceiling that cuts nothing: the multiplier stops at 4 */
+    spurious_timer_losses(50 * MS, 3, rto, mult);
+    CHECK_EQ_U(mult[0], 2);
+    CHECK_EQ_U(mult[1], 4);
+    CHECK_EQ_U(mult[2], 4);
+}
+
 TEST(lost_request_agg_timeout)
 {
     arb_responder_stats st;
@@ -2771,6 +2833,7 @@ int main(void)
     RUN(channel_fails_when_a_member_never_answers);
     RUN(order_detection_and_reordering_window);
     RUN(timer_estimate);
+    RUN(ceiling_below_loaded_loop_backs_off);
     RUN(lost_request_agg_timeout);
     RUN(end_retry);
     RUN(register_ack_lost_credit_acknowledges);

@@ -156,6 +156,11 @@ TEST(run_errors)
         {"[fabric]\ntopology = star:4\n[switch]\nkmin = 500KB\n", "switch.kmax: kmax 400000"},
         {"[fabric]\ntopology = star:4\n[workload]\nkind = incast\nsenders = 4\n",
          "t.ini:5: workload.senders: "},
+        /* star:4's loop: 4 hops of 1 us and a frame each, about 6.6 us */
+        {"[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n[arbor]\ntimeout = 5us\n",
+         "t.ini:6: arbor.timeout: below the fabric's loop ("},
+        {"[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n[arbor]\nretry = 5us\n",
+         "t.ini:6: arbor.retry: below the fabric's loop ("},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         arb_scenario *sc = load(cases[i].text);
