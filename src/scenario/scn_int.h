@@ -226,6 +226,9 @@
     X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \
       "jobs: the ranks split in order into this many equal groups, each running the collective "   \
       "of workload.size; every switch has one slot pool shared by all jobs")                       \
+    X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
+      "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
+      "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \
@@ -239,7 +242,10 @@
       "port:NAME:P (both directions)")                                                             \
     X(RUN_QPORDER, "run", "qp_order", VT_BOOL, "off", NULL, 0, 0,                                  \
       "count data packets reaching their host behind a later packet of the same QP (JSON "         \
-      "qp_order)")
+      "qp_order)")                                                                                 \
+    X(RUN_WATCH, "run", "watch", VT_LIST, "", NULL, 0, 0,                                          \
+      "links whose queues and bytes per party (Arbor jobs, transport flows) are reported, both "   \
+      "directions, as pcap_ports (JSON watch; empty: none)")
 
 enum scn_vt {
     VT_STR,
@@ -333,5 +339,24 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
  * the count stopped for want of memory. */
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 void scn_order_free(struct scn_order *o);
+
+/* watch.c: run.watch. make: the ports of `list` (as pcap_ports, both
+ * directions of each link), their bytes counted by a tap chained into cfg
+ * in bins of `bin` (0: 10 us); errors as scn_port_list. jobs: the parties
+ * are Arbor jobs 0..jobs-1, job k's global channels ending at ch_end[k],
+ * and the transport flows (call before the run; ARB_ESTATE after,
+ * ARB_ENOMEM). sample: every port's queue at t (ARB_ENOMEM). end: each
+ * party's active window [from, to) (to ARB_TIME_NEVER: the run's end; a
+ * party that sent nothing is ignored); returns the tap's error, if any.
+ * json: the "watch" array into obj. */
+struct scn_watch;
+struct cJSON;
+int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, arb_time bin,
+                   arb_sim_config *cfg, char *msg, size_t len);
+int scn_watch_jobs(struct scn_watch *w, const uint32_t *ch_end, uint32_t jobs);
+int scn_watch_sample(struct scn_watch *w, const arb_sim *s, arb_time t);
+int scn_watch_end(struct scn_watch *w, const arb_sim *s, const arb_time *from, const arb_time *to);
+void scn_watch_json(const struct scn_watch *w, struct cJSON *obj);
+void scn_watch_free(struct scn_watch *w);
 
 #endif
