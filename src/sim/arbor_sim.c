@@ -113,6 +113,7 @@ struct arbor_job {
     arb_agg **agg;      /* per node; NULL where no job aggregates */
     struct nacct *acct; /* per node, every job's packets */
     uint32_t spare;     /* a received packet its engine may reuse for a reply, or NONE */
+    uint8_t echo_ce;    /* a requester is answering a credit that arrived with CE */
     arb_time *timer_at; /* per host (a host belongs to one job) */
     uint64_t *timer_seq;
     uint8_t *started;
@@ -551,6 +552,14 @@ static uint32_t send_route(const struct aep *e, const arb_ep_dst *dst, const arb
     return ROUTE_UNICAST;
 }
 
+/* ECN echo: the request that answers a credit marked CE carries CE, so
+ * that a mark anywhere on the loop (the credit's way down included) reaches
+ * the responder in the aggregate, as a receiver's echo does for a sender. */
+static uint8_t echo_ce(const arb_sim *s, const arb_hdr *h)
+{
+    return s->arb->echo_ce && h->packet_type == ARB_PT_DATA_REQUEST && !h->repair ? PF_CE : 0;
+}
+
 /* The engines' send callback. */
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
@@ -588,7 +597,7 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                                           .payload = (uint16_t)plen,
                                           .sport = (uint16_t)dst->subchannel,
                                           .kind = PK_ARBOR,
-                                          .flags = PF_ECT};
+                                          .flags = (uint8_t)(PF_ECT | echo_ce(s, h))};
     j->a->acct[e->host].in++;
     host_send(s, port, i);
 }
@@ -972,7 +981,9 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
         ep_after(s, e);
     } else {
         assert(arb_hdr_validate(&h, len) == 0); /* built by an engine: see arbor_switch */
+        a->echo_ce = (k->flags & PF_CE) != 0;
         int moved = arb_requester_recv_trusted(e->q, &h, pl, len, k->sport, s->now);
+        a->echo_ce = 0;
         /* Unless its phase or timers moved, only the requester's results
          * changed: its end, error and timer need no polling. */
         if (moved == 0) {
