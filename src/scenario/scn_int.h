@@ -140,7 +140,7 @@
     X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
       "timely, swift, dcqcn, oscar: the largest window (the rate-based kinds' window)")            \
     X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
-      "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/arbor-sim.md)")  \
+      "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/cc.md)")         \
     X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \
       "timely: EWMA weight of the newest loop-time difference, (0, 1]")                            \
     X(AR_TI_BETA, "arbor", "cc.timely.beta", VT_REAL, "0.8", NULL, 0, 1,                           \
@@ -200,7 +200,7 @@
     X(AR_OS_KAPPA, "arbor", "cc.oscar.kappa", VT_REAL, "1", NULL, 0, 10,                           \
       "oscar: gradient damping, [0, 10]")                                                          \
     X(AR_OS_HEADROOM, "arbor", "cc.oscar.headroom", VT_REAL, "1", NULL, 0, 0xFFFFFF,               \
-      "oscar: credits each channel keeps beyond the target")                                       \
+      "oscar: credits kept beyond the target per host link, shared by its channels")               \
     X(AR_OS_GROWTH, "arbor", "cc.oscar.max_growth", VT_REAL, "2", NULL, 1, 1000000,                \
       "oscar: the reference is at most this times the window, > 1")                                \
     X(AR_OS_MINCWND, "arbor", "cc.oscar.min_cwnd", VT_REAL, "0.01", NULL, 0, 1,                    \

@@ -1150,9 +1150,11 @@ arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t 
         if (r && r < rate) rate = r;
     }
     if (rate == UINT64_MAX) return arb_sim_arbor_loop(s, plan, payload);
-    /* a host takes part in every channel (a sharded collective) or one */
+    /* a host takes part in every channel (a sharded collective) or one: a
+     * credit of each can meet at its downlink; the requests they trigger
+     * leave at the pace the credits arrived, so they do not queue again */
     uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
-    return arb_sim_arbor_loop(s, plan, payload) + 2 * (arb_time)per_host * arb_time_tx(frame, rate);
+    return arb_sim_arbor_loop(s, plan, payload) + (arb_time)per_host * arb_time_tx(frame, rate);
 }
 
 /* Engine e's controller: the job's kind and parameters, with the fabric's
@@ -1166,6 +1168,9 @@ static int channel_cc(arb_sim *s, const struct ajob *j, struct aep *e)
      * part in moves a frame per credit across it */
     uint32_t per_host = j->p->n_channels > 1 ? j->p->n_channels : 1;
     c.line_rate = nic->rate / per_host ? nic->rate / per_host : 1;
+    /* and its share of the link's headroom: Oscar's costs a link the sum
+     * over the channels on it (docs/cc.md) */
+    c.oscar.headroom /= per_host;
     c.credit_bytes = ARB_FRAME_OVERHEAD + j->p->hdr_len + cfg->payload + ARB_WIRE_EXTRA;
     c.base_rtt = cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->payload);
     if (cfg->cc_kind == ARB_CC_DISABLED || cfg->cc_kind == ARB_CC_FIXED || !c.window)
