@@ -1797,14 +1797,19 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
     w.done = 1;
     w.start = ARB_TIME_NEVER;
     w.finish = 0;
-    uint64_t rtt_sum = 0, rtt_n = 0;
+    uint64_t rtt_sum = 0, rtt_n = 0, n_cc = 0;
+    double window_sum = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
         arb_sim_arbor_result r;
         job_result(s, a->jobs[x], conservation, &r);
         result_add(&w, &r);
         rtt_sum += a->jobs[x]->rtt_sum;
         rtt_n += a->jobs[x]->rtt_n;
+        /* the mean over every channel: each job's mean weighted by its channels */
+        window_sum += r.cc_window_mean * a->jobs[x]->p->n_channels;
+        n_cc += a->jobs[x]->p->n_channels;
     }
+    w.cc_window_mean = n_cc ? window_sum / (double)n_cc : 0;
     if (w.finish != ARB_TIME_NEVER)
         w.cct = w.finish - w.start;
     else

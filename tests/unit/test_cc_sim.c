@@ -96,8 +96,27 @@ TEST(ecn_echo)
     rmdir(dir);
 }
 
+/*
+ * Several jobs: the whole's mean window is over every channel of every job
+ * (it was left at 0). Fixed keeps every channel's window at arbor.window, 4,
+ * so the mean over any set of channels is 4.
+ */
+TEST(jobs_window_mean)
+{
+    const char *sets[] = {"fabric.topology=star:8", "workload.size=256KiB", "arbor.jobs=2"};
+    cJSON *j = run(NULL, sets, 3);
+    CHECK(j != NULL);
+    if (j) {
+        const cJSON *ar = jobj(j, "arbor");
+        CHECK(jnum(jobj(ar, "cc"), "window_mean") == 4);
+        CHECK(cJSON_GetArraySize(jobj(ar, "jobs")) == 2);
+    }
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
     RUN(ecn_echo);
+    RUN(jobs_window_mean);
     return testkit_done();
 }
