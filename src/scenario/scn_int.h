@@ -183,8 +183,8 @@
       "dcqcn: alpha decays once per this without a cut")                                           \
     X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
       "dcqcn: one rate increase per this after a cut")                                             \
-    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "10MB", NULL, 1, UINT64_MAX,         \
-      "dcqcn: one rate increase per this many wire bytes after a cut")                             \
+    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "0", NULL, 0, UINT64_MAX,            \
+      "dcqcn: one rate increase per this many wire bytes after a cut; 0: 2 ms at line rate")       \
     X(AR_DC_F, "arbor", "cc.dcqcn.f", VT_U64, "5", NULL, 1, 1000000,                               \
       "dcqcn: fast-recovery steps before additive increase")                                       \
     X(AR_DC_RAI, "arbor", "cc.dcqcn.rai", VT_RATE0, "0", NULL, 0, 0,                               \
