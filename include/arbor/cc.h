@@ -154,7 +154,8 @@ typedef struct arb_cc_dcqcn_config {
     double alpha_init;     /* alpha before the first cut, (0, 1] (1) */
     arb_time alpha_timer;  /* K: alpha decays once per K without a cut, > 0 (55 us) */
     arb_time rate_timer;   /* T: a rate increase per T after a cut, > 0 (55 us) */
-    uint64_t byte_counter; /* B: a rate increase per B wire bytes sent after a cut, > 0 (10 MB) */
+    uint64_t byte_counter; /* B: a rate increase per B wire bytes sent after a cut (0: 2 ms at
+                            * line rate, line_rate / 4000 [25 MB]) */
     uint32_t f;            /* F: fast-recovery steps before additive increase, >= 1 (5) */
     uint64_t rai;          /* additive increase (0: line_rate / 1000 [100 Mb/s]) */
     uint64_t rhai;         /* hyper increase (0: line_rate / 100 [1 Gb/s]) */

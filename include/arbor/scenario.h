@@ -13,9 +13,10 @@
  *   [host]       coll, algorithm, root_rank, trace_format
  *                (workload.kind = host_collective, iteration; docs/workloads.md)
  *   [arbor]      collective, dtype, mode, payload, window, slots, timeout,
- *                retry, subchannels, agg_levels, profile, root, wire_check
+ *                retry, subchannels, agg_levels, profile, root, wire_check,
+ *                jobs, cc, background (transport flows beside the collective)
  *                (workload.kind = arbor; docs/arbor-sim.md)
- *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order
+ *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order, watch
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
  * them. Values: sizes in bytes with an optional unit B, KB, MB, GB, TB

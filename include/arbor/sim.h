@@ -452,9 +452,10 @@ typedef struct arb_sim_arbor_config {
     int wire_check;          /* round-trip every header through the codec */
     /* Congestion control: one controller per channel, at its responder
      * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).
-     * line_rate and credit_bytes are the fabric's (the responder's link, a
-     * full frame); base_rtt too when cc_base_rtt is 0 (arb_sim_arbor_loop);
-     * SWIFT and OSCAR start from `window`. */
+     * line_rate and credit_bytes are the fabric's (the channel's share of
+     * its host's link, a full frame); base_rtt too when cc_base_rtt is 0
+     * (arb_sim_arbor_cc_loop); oscar.headroom is a host link's, each of
+     * its channels keeping its share; SWIFT and OSCAR start from `window`. */
     arb_cc_kind cc_kind;
     arb_cc_config cc;
     arb_time cc_base_rtt;
@@ -489,10 +490,13 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint3
 
 /*
  * The unloaded loop of a collective, which the controllers scale from (their
- * base_rtt): the fabric's loop (above) plus, twice, one full frame from
- * every channel a host takes part in serialised on its link (the requests
- * up, the credits down): the loop when every channel has one credit in
- * flight and nothing else shares the fabric. 0 for a NULL s or plan.
+ * base_rtt): the fabric's loop (above) plus one full frame from every
+ * channel a host takes part in, serialised on its link: the loop when every
+ * channel has one credit (the least window) in flight and nothing else
+ * shares the fabric. The credits of all channels can meet at a host's
+ * downlink; the requests they trigger leave the host at the pace its
+ * credits arrived (its uplink has the same rate), so they do not queue a
+ * second time. 0 for a NULL s or plan.
  */
 arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 

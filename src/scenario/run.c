@@ -55,6 +55,9 @@ struct arb_scenario_result {
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
     uint32_t n_ar_jobs;
     uint32_t arb_hdr_len;
+    int has_bg;              /* arbor.background: transport flows beside the collective */
+    arb_workload_result bg;  /* their workload's figures */
+    struct scn_watch *watch; /* run.watch, or NULL */
     struct flowrec *flows;
     uint32_t n_flows;
     arb_iter_rank *iter; /* workload.kind = iteration: per rank */
@@ -104,6 +107,7 @@ void arb_scenario_result_free(arb_scenario_result *r)
     free(r->flows);
     free(r->iter);
     free(r->ar_jobs);
+    scn_watch_free(r->watch);
     for (unsigned c = 0; c < MAX_CLASSES; c++)
         free(r->cls[c].hist);
     free(r->samp_t);
@@ -374,6 +378,49 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
     return 0;
 }
 
+/* arbor.background: a CSV trace of transport flows run beside the collective. */
+static int make_background(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_seed,
+                           arb_workload **w, char *err, size_t errlen)
+{
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    uint64_t wseed = scn_u64(sc, K_WL_SEED);
+    wc.seed = wseed ? wseed : run_seed;
+    char msg[512], *path = scn_path(sc, K_AR_BACKGROUND);
+    if (!path) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    int rc = arb_workload_new_file(w, ARB_WL_TRACE, path, n_hosts, &wc, msg, sizeof msg);
+    free(path);
+    return rc < 0 ? key_fail(sc, K_AR_BACKGROUND, err, errlen, rc, msg) : 0;
+}
+
+/* run.watch: each party's active window (Arbor jobs, then the transport
+ * flows: first start to last finish) for the watched ports' report. */
+static int watch_end(arb_scenario_result *r, const arb_sim *s)
+{
+    uint32_t jobs = r->is_arbor ? (r->n_ar_jobs ? r->n_ar_jobs : 1) : 0;
+    arb_time *from = calloc(jobs + 1, sizeof *from), *to = calloc(jobs + 1, sizeof *to);
+    if (!from || !to) {
+        free(from);
+        free(to);
+        return ARB_ENOMEM;
+    }
+    for (uint32_t k = 0; k < jobs; k++) {
+        const arb_sim_arbor_result *a = r->n_ar_jobs ? &r->ar_jobs[k] : &r->ar;
+        from[k] = a->start;
+        to[k] = a->finish;
+    }
+    from[jobs] = r->n_flows ? ARB_TIME_NEVER : 0;
+    for (uint32_t i = 0; i < r->n_flows; i++) {
+        const struct flowrec *f = &r->flows[i];
+        if (f->start < from[jobs]) from[jobs] = f->start;
+        if (f->finish > to[jobs]) to[jobs] = f->finish;
+    }
+    int rc = scn_watch_end(r->watch, s, from, to);
+    free(from);
+    free(to);
+    return rc;
+}
+
 /* ---- sampling ------------------------------------------------------------ */
 
 struct sampler {
@@ -507,7 +554,9 @@ static int sample(struct sampler *sp, arb_time t)
     }
     r->n_samp++;
     sp->prev_t = t;
-    return add_to_row(r, t, secs, util, qmean, qm);
+    int rc = add_to_row(r, t, secs, util, qmean, qm);
+    if (rc == 0 && r->watch) rc = scn_watch_sample(r->watch, sp->s, t);
+    return rc;
 }
 
 static int setup_classes(arb_scenario_result *r, const arb_topo *t, uint64_t queue,
@@ -747,8 +796,15 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
 
     /* workload */
     r->is_arbor = arbor;
-    if (!arbor) {
-        rc = make_workload(sc, r->hosts, run_seed, &w, err, errlen);
+    r->has_bg = *scn_str(sc, K_AR_BACKGROUND) != '\0';
+    if (r->has_bg && !arbor) {
+        rc = key_fail(sc, K_AR_BACKGROUND, err, errlen, ARB_EINVAL,
+                      "only beside an Arbor collective (workload.kind = arbor)");
+        goto done;
+    }
+    if (!arbor || r->has_bg) {
+        rc = arbor ? make_background(sc, r->hosts, run_seed, &w, err, errlen)
+                   : make_workload(sc, r->hosts, run_seed, &w, err, errlen);
         if (rc < 0) goto done;
     }
 
@@ -841,6 +897,14 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
         arb_sim_pcap_install(pcap, &cfg);
     }
+    if (*scn_str(sc, K_RUN_WATCH)) {
+        rc = scn_watch_make(&r->watch, t, scn_str(sc, K_RUN_WATCH), scn_u64(sc, K_RUN_SAMPLE), &cfg,
+                            msg, sizeof msg);
+        if (rc < 0) {
+            rc = key_fail(sc, K_RUN_WATCH, err, errlen, rc, msg);
+            goto done;
+        }
+    }
     rc = arb_sim_new(&s, t, &cfg);
     if (rc < 0) {
         rc = arb_errf(err, errlen, rc, "simulator: %s", arb_strerror(rc));
@@ -856,7 +920,19 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     if (arbor) {
         rc = arbor_setup(sc, r, t, s, &plans, &n_plans, err, errlen);
         if (rc < 0) goto done;
-    } else {
+    }
+    if (r->watch && n_plans) {
+        uint32_t *ch_end = malloc(n_plans * sizeof *ch_end);
+        for (uint32_t k = 0; ch_end && k < n_plans; k++)
+            ch_end[k] = (k ? ch_end[k - 1] : 0) + plans[k]->n_channels;
+        rc = ch_end ? scn_watch_jobs(r->watch, ch_end, n_plans) : ARB_ENOMEM;
+        free(ch_end);
+        if (rc < 0) {
+            rc = arb_errf(err, errlen, rc, "out of memory");
+            goto done;
+        }
+    }
+    if (w) {
         rc = arb_workload_start(w, s);
         if (rc < 0) {
             rc = arb_errf(err, errlen, rc, "workload: %s", arb_strerror(rc));
@@ -891,7 +967,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             goto done;
         }
         arb_sim_get_stats(s, &r->st);
-        if (w) {
+        if (!arbor) {
             arb_workload_get_result(w, &r->wr);
         } else if (!arb_sim_arbor_done(s)) {
             /* the full figures (invariants) only when needed */
@@ -906,6 +982,10 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             r->wr.flows_done = r->ar.ranks_done;
             r->wr.flows_planned = r->ar.ranks;
             r->wr.finish = r->ar.finish;
+        }
+        if (r->has_bg) { /* the run goes on until the background is done too */
+            arb_workload_get_result(w, &r->bg);
+            if (!r->bg.done) r->wr.done = 0;
         }
         int idle = r->st.events == ev0;
         if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
@@ -936,6 +1016,12 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arbor_jobs_get(r, s);
         if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     }
+    if (rc == 0 && r->has_bg) {
+        arb_workload_get_result(w, &r->bg);
+        if (!r->bg.done) r->wr.done = 0;
+    }
+    if (rc == 0 && r->watch && (rc = watch_end(r, s)) < 0)
+        rc = arb_errf(err, errlen, rc, "run.watch: out of memory");
 done:
     if (pcap) {
         int prc = arb_sim_pcap_close(pcap);
@@ -1404,6 +1490,30 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     if (r->n_ar_jobs) arbor_jobs_json(o, r);
 }
 
+/* arbor.background: the transport flows beside the collective, as one
+ * party: their bytes from the first start to the last finish. */
+static void background_json(cJSON *j, const arb_scenario_result *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(j, "background");
+    if (!o) return;
+    uint64_t bytes = 0;
+    arb_time first = r->n_flows ? ARB_TIME_NEVER : 0, last = 0;
+    for (uint32_t i = 0; i < r->n_flows; i++) {
+        bytes += r->flows[i].bytes;
+        if (r->flows[i].start < first) first = r->flows[i].start;
+        if (r->flows[i].finish > last) last = r->flows[i].finish;
+    }
+    j_u64(o, "flows", r->n_flows);
+    j_u64(o, "done", r->fct_n);
+    j_u64(o, "bytes", bytes);
+    j_us(o, "start_us", first);
+    j_us(o, "finish_us", last);
+    j_real(o, "goodput_gbps",
+           last == ARB_TIME_NEVER || last <= first ? NAN
+                                                   : (double)bytes * 8e3 / (double)(last - first),
+           3);
+}
+
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
                                         "workload", "host",    "arbor",     "run"};
 
@@ -1425,6 +1535,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
             /* arbor.jobs only when there are several, so that a one-job
              * run's report is what it was before the key existed */
             if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
+            if ((k == K_AR_BACKGROUND || k == K_RUN_WATCH) && !*r->echo[k]) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }
@@ -1444,6 +1555,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     if (r->failed) cJSON_AddStringToObject(j, "failure", r->failure);
 
     if (r->is_arbor) arbor_json(j, r);
+    if (r->has_bg) background_json(j, r);
     cJSON *wl = cJSON_AddObjectToObject(j, "workload");
     cJSON_AddStringToObject(wl, "kind", r->is_arbor ? "arbor" : arb_workload_kind_name(r->wr.kind));
     j_u64(wl, "flows_planned", r->wr.flows_planned);
@@ -1530,6 +1642,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
         j_real(uo, "max", pc->util_max, 6);
     }
     j_u64(j, "samples", r->n_samp);
+    if (r->watch) scn_watch_json(r->watch, j);
     if (host) {
         cJSON *h = cJSON_AddObjectToObject(j, "host");
         j_real(h, "wall_s", host->wall_s, 3);

@@ -155,7 +155,7 @@
     X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
       "timely, swift, dcqcn, oscar: the largest window (the rate-based kinds' window)")            \
     X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
-      "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/arbor-sim.md)")  \
+      "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/cc.md)")         \
     X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \
       "timely: EWMA weight of the newest loop-time difference, (0, 1]")                            \
     X(AR_TI_BETA, "arbor", "cc.timely.beta", VT_REAL, "0.8", NULL, 0, 1,                           \
@@ -198,8 +198,8 @@
       "dcqcn: alpha decays once per this without a cut")                                           \
     X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
       "dcqcn: one rate increase per this after a cut")                                             \
-    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "10MB", NULL, 1, UINT64_MAX,         \
-      "dcqcn: one rate increase per this many wire bytes after a cut")                             \
+    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "0", NULL, 0, UINT64_MAX,            \
+      "dcqcn: one rate increase per this many wire bytes after a cut; 0: 2 ms at line rate")       \
     X(AR_DC_F, "arbor", "cc.dcqcn.f", VT_U64, "5", NULL, 1, 1000000,                               \
       "dcqcn: fast-recovery steps before additive increase")                                       \
     X(AR_DC_RAI, "arbor", "cc.dcqcn.rai", VT_RATE0, "0", NULL, 0, 0,                               \
@@ -215,7 +215,7 @@
     X(AR_OS_KAPPA, "arbor", "cc.oscar.kappa", VT_REAL, "1", NULL, 0, 10,                           \
       "oscar: gradient damping, [0, 10]")                                                          \
     X(AR_OS_HEADROOM, "arbor", "cc.oscar.headroom", VT_REAL, "1", NULL, 0, 0xFFFFFF,               \
-      "oscar: credits each channel keeps beyond the target")                                       \
+      "oscar: credits kept beyond the target per host link, shared by its channels")               \
     X(AR_OS_GROWTH, "arbor", "cc.oscar.max_growth", VT_REAL, "2", NULL, 1, 1000000,                \
       "oscar: the reference is at most this times the window, > 1")                                \
     X(AR_OS_MINCWND, "arbor", "cc.oscar.min_cwnd", VT_REAL, "0.01", NULL, 0, 1,                    \
@@ -241,6 +241,9 @@
     X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \
       "jobs: the ranks split in order into this many equal groups, each running the collective "   \
       "of workload.size; every switch has one slot pool shared by all jobs")                       \
+    X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
+      "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
+      "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \
     X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \
@@ -254,7 +257,10 @@
       "port:NAME:P (both directions)")                                                             \
     X(RUN_QPORDER, "run", "qp_order", VT_BOOL, "off", NULL, 0, 0,                                  \
       "count data packets reaching their host behind a later packet of the same QP (JSON "         \
-      "qp_order)")
+      "qp_order)")                                                                                 \
+    X(RUN_WATCH, "run", "watch", VT_LIST, "", NULL, 0, 0,                                          \
+      "links whose queues and bytes per party (Arbor jobs, transport flows) are reported, both "   \
+      "directions, as pcap_ports (JSON watch; empty: none)")
 
 enum scn_vt {
     VT_STR,
@@ -360,5 +366,22 @@ int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n);
 struct cJSON;
 void scn_host_json(struct cJSON *j, const arb_workload_result *wr, const arb_iter_rank *ir,
                    uint32_t n);
+/* watch.c: run.watch. make: the ports of `list` (as pcap_ports, both
+ * directions of each link), their bytes counted by a tap chained into cfg
+ * in bins of `bin` (0: 10 us); errors as scn_port_list. jobs: the parties
+ * are Arbor jobs 0..jobs-1, job k's global channels ending at ch_end[k],
+ * and the transport flows (call before the run; ARB_ESTATE after,
+ * ARB_ENOMEM). sample: every port's queue at t (ARB_ENOMEM). end: each
+ * party's active window [from, to) (to ARB_TIME_NEVER: the run's end; a
+ * party that sent nothing is ignored); returns the tap's error, if any.
+ * json: the "watch" array into obj. */
+struct scn_watch;
+int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, arb_time bin,
+                   arb_sim_config *cfg, char *msg, size_t len);
+int scn_watch_jobs(struct scn_watch *w, const uint32_t *ch_end, uint32_t jobs);
+int scn_watch_sample(struct scn_watch *w, const arb_sim *s, arb_time t);
+int scn_watch_end(struct scn_watch *w, const arb_sim *s, const arb_time *from, const arb_time *to);
+void scn_watch_json(const struct scn_watch *w, struct cJSON *obj);
+void scn_watch_free(struct scn_watch *w);
 
 #endif

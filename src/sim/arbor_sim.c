@@ -123,6 +123,7 @@ struct arbor_job {
     arb_agg **agg;      /* per node; NULL where no job aggregates */
     struct nacct *acct; /* per node, every job's packets */
     uint32_t spare;     /* a received packet its engine may reuse for a reply, or NONE */
+    uint8_t echo_ce;    /* a requester is answering a credit that arrived with CE */
     arb_time *timer_at; /* per host (a host belongs to one job) */
     uint64_t *timer_seq;
     uint8_t *started;
@@ -600,6 +601,14 @@ static uint32_t send_route(const struct aep *e, const arb_ep_dst *dst, const arb
     return ROUTE_UNICAST;
 }
 
+/* ECN echo: the request that answers a credit marked CE carries CE, so
+ * that a mark anywhere on the loop (the credit's way down included) reaches
+ * the responder in the aggregate, as a receiver's echo does for a sender. */
+static uint8_t echo_ce(const arb_sim *s, const arb_hdr *h)
+{
+    return s->arb->echo_ce && h->packet_type == ARB_PT_DATA_REQUEST && !h->repair ? PF_CE : 0;
+}
+
 /* The engines' send callback. */
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
@@ -637,7 +646,7 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                                           .payload = (uint16_t)plen,
                                           .sport = (uint16_t)dst->subchannel,
                                           .kind = PK_ARBOR,
-                                          .flags = PF_ECT};
+                                          .flags = (uint8_t)(PF_ECT | echo_ce(s, h))};
     j->a->acct[e->host].in++;
     host_send(s, port, i);
 }
@@ -1023,7 +1032,9 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
         ep_after(s, e);
     } else {
         assert(arb_hdr_validate(&h, len) == 0); /* built by an engine: see arbor_switch */
+        a->echo_ce = (k->flags & PF_CE) != 0;
         int moved = arb_requester_recv_trusted(e->q, &h, pl, len, k->sport, s->now);
+        a->echo_ce = 0;
         /* Unless its phase or timers moved, only the requester's results
          * changed: its end, error and timer need no polling. */
         if (moved == 0) {
@@ -1190,9 +1201,11 @@ arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t 
         if (r && r < rate) rate = r;
     }
     if (rate == UINT64_MAX) return arb_sim_arbor_loop(s, plan, payload);
-    /* a host takes part in every channel (a sharded collective) or one */
+    /* a host takes part in every channel (a sharded collective) or one: a
+     * credit of each can meet at its downlink; the requests they trigger
+     * leave at the pace the credits arrived, so they do not queue again */
     uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
-    return arb_sim_arbor_loop(s, plan, payload) + 2 * (arb_time)per_host * arb_time_tx(frame, rate);
+    return arb_sim_arbor_loop(s, plan, payload) + (arb_time)per_host * arb_time_tx(frame, rate);
 }
 
 /* Engine e's controller: the job's kind and parameters, with the fabric's
@@ -1206,6 +1219,9 @@ static int channel_cc(arb_sim *s, const struct ajob *j, struct aep *e)
      * part in moves a frame per credit across it */
     uint32_t per_host = j->p->n_channels > 1 ? j->p->n_channels : 1;
     c.line_rate = nic->rate / per_host ? nic->rate / per_host : 1;
+    /* and its share of the link's headroom: Oscar's costs a link the sum
+     * over the channels on it (docs/cc.md) */
+    c.oscar.headroom /= per_host;
     c.credit_bytes = ARB_FRAME_OVERHEAD + j->p->hdr_len + cfg->payload + ARB_WIRE_EXTRA;
     c.base_rtt = cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->payload);
     if (cfg->cc_kind == ARB_CC_DISABLED || cfg->cc_kind == ARB_CC_FIXED || !c.window)
@@ -1836,14 +1852,19 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
     w.done = 1;
     w.start = ARB_TIME_NEVER;
     w.finish = 0;
-    uint64_t rtt_sum = 0, rtt_n = 0;
+    uint64_t rtt_sum = 0, rtt_n = 0, n_cc = 0;
+    double window_sum = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
         arb_sim_arbor_result r;
         job_result(s, a->jobs[x], conservation, &r);
         result_add(&w, &r);
         rtt_sum += a->jobs[x]->rtt_sum;
         rtt_n += a->jobs[x]->rtt_n;
+        /* the mean over every channel: each job's mean weighted by its channels */
+        window_sum += r.cc_window_mean * a->jobs[x]->p->n_channels;
+        n_cc += a->jobs[x]->p->n_channels;
     }
+    w.cc_window_mean = n_cc ? window_sum / (double)n_cc : 0;
     if (w.finish != ARB_TIME_NEVER)
         w.cct = w.finish - w.start;
     else

@@ -3,6 +3,7 @@
 #include "arbor/scenario.h"
 #include "testkit.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -381,6 +382,97 @@ TEST(stop)
     arb_scenario_free(sc);
 }
 
+static double jnum(const cJSON *o, const char *name)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+/* arbor.background runs transport flows beside the collective; run.watch
+ * reports a port's parties. Checked against what a port cannot break: the
+ * tap counts exactly the bytes the port sent, the parties' rates while
+ * together fit in the link, Jain's index of n rates is in [1/n, 1]. */
+TEST(background_and_watch)
+{
+    char dir[] = "/tmp/arbor-bg-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char csv[256], ini[256];
+    snprintf(csv, sizeof csv, "%s/bulk.csv", dir);
+    snprintf(ini, sizeof ini, "%s/mix.ini", dir);
+    FILE *f = fopen(csv, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("src,dst,bytes,start_us\n3,0,1048576,0\n", f);
+    fclose(f);
+    f = fopen(ini, "w");
+    fputs("[fabric]\ntopology = star:4\n[transport]\nkind = irn\nwindow = 15\n"
+          "[workload]\nkind = arbor\nsize = 1MiB\nranks = 3\n"
+          "[arbor]\nbackground = bulk.csv\n[run]\nsample = 2us\nwatch = host:h0\n",
+          f);
+    fclose(f);
+    arb_scenario *sc;
+    char err[512];
+    arb_scenario_new(&sc);
+    CHECK_EQ_I(arb_scenario_load(sc, ini, err, sizeof err), 0);
+    char *js = run_json(sc);
+    cJSON *j = js ? cJSON_Parse(js) : NULL;
+    CHECK(j != NULL);
+    if (j) {
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "completed")));
+        const cJSON *bg = cJSON_GetObjectItemCaseSensitive(j, "background");
+        CHECK(jnum(bg, "flows") == 1 && jnum(bg, "done") == 1 && jnum(bg, "bytes") == 1048576);
+        /* every byte of the flow was delivered once */
+        CHECK(jnum(cJSON_GetObjectItemCaseSensitive(j, "bytes"), "payload_delivered") == 1048576);
+        const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
+        CHECK(jnum(cJSON_GetObjectItemCaseSensitive(ar, "invariants"), "errors") == 0);
+        CHECK(jnum(ar, "ranks_done") == 3);
+        const cJSON *watch = cJSON_GetObjectItemCaseSensitive(j, "watch");
+        CHECK(cJSON_GetArraySize(watch) == 2);
+        const cJSON *w;
+        int n = 0;
+        cJSON_ArrayForEach(w, watch)
+        {
+            const cJSON *parties = cJSON_GetObjectItemCaseSensitive(w, "parties");
+            const cJSON *ov = cJSON_GetObjectItemCaseSensitive(w, "overlap");
+            const cJSON *p;
+            double sum = 0;
+            int np = 0;
+            cJSON_ArrayForEach(p, parties)
+            {
+                sum += jnum(p, "bytes");
+                np++;
+            }
+            CHECK(sum == jnum(w, "bytes"));
+            CHECK(jnum(w, "utilisation") >= 0 && jnum(w, "utilisation") <= 1);
+            CHECK(jnum(ov, "gbps") <= jnum(w, "rate_gbps") * (1 + 1e-9));
+            CHECK(jnum(ov, "jain") >= 1.0 / np - 1e-9 && jnum(ov, "jain") <= 1 + 1e-9);
+            CHECK(jnum(cJSON_GetObjectItemCaseSensitive(w, "queue"), "p99_bytes") <=
+                  jnum(cJSON_GetObjectItemCaseSensitive(w, "queue"), "max_bytes"));
+            /* the window ends when the first party is done */
+            double first = jnum(ar, "finish_us") < jnum(bg, "finish_us") ? jnum(ar, "finish_us")
+                                                                         : jnum(bg, "finish_us");
+            CHECK(jnum(ov, "to_us") == first && jnum(ov, "from_us") == 0);
+            if (n++ == 1) { /* the switch's port down to h0 carries both */
+                CHECK_EQ_I(np, 2);
+                CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(w, "port")->valuestring,
+                             "L1.0->h0") == 0);
+            }
+        }
+        cJSON_Delete(j);
+    }
+    free(js);
+    /* the same without the two keys: no background, no watch */
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.background=", err, sizeof err), 0);
+    CHECK_EQ_I(arb_scenario_set(sc, "run.watch=", err, sizeof err), 0);
+    js = run_json(sc);
+    CHECK(js && !strstr(js, "\"background\"") && !strstr(js, "\"watch\""));
+    free(js);
+    arb_scenario_free(sc);
+    unlink(csv);
+    unlink(ini);
+    rmdir(dir);
+}
+
 int main(void)
 {
     RUN(defaults);
@@ -391,5 +483,6 @@ int main(void)
     RUN(long_series_merge_rows);
     RUN(workload_kinds);
     RUN(stop);
+    RUN(background_and_watch);
     return testkit_done();
 }

@@ -106,6 +106,28 @@ static const char *str(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
+/* run.watch: per port its queue and, where its parties overlapped, their rates. */
+static void print_watch(const cJSON *watch)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, watch)
+    {
+        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(w, "overlap");
+        printf("watch         %s: p99 %.0f B, max %.0f B, util %.4f", str(w, "port", NULL),
+               num(w, "queue", "p99_bytes"), num(w, "queue", "max_bytes"),
+               num(w, "utilisation", NULL));
+        if (cJSON_IsObject(ov)) {
+            printf("; %.3f-%.3f us together: p99 %.0f B, Jain %.4f,", num(ov, "from_us", NULL),
+                   num(ov, "to_us", NULL), num(ov, "p99_bytes", NULL), num(ov, "jain", NULL));
+            const cJSON *p;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(w, "parties"))
+                printf(" %s %.3f", str(p, "party", NULL), num(p, "overlap_gbps", NULL));
+            printf(" Gb/s");
+        }
+        printf("\n");
+    }
+}
+
 /* The one-screen summary, read back from the JSON so both say the same. */
 static void print_summary(const char *json)
 {
@@ -145,6 +167,13 @@ static void print_summary(const char *json)
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
+    const cJSON *bg = cJSON_GetObjectItemCaseSensitive(j, "background");
+    if (bg)
+        printf("background    %.0f of %.0f flows done over %s (window %s, dcqcn %s), %.0f B, "
+               "goodput %.3f Gb/s (first start to last finish)\n",
+               num(bg, "done", NULL), num(bg, "flows", NULL), str(wl, "transport", "kind"),
+               str(wl, "transport", "window"), str(wl, "transport", "dcqcn"),
+               num(bg, "bytes", NULL), num(bg, "goodput_gbps", NULL));
     const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
     if (ar) {
         const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
@@ -239,6 +268,7 @@ static void print_summary(const char *json)
                num(it, "mean_bytes", NULL), num(it, "p99_bytes", NULL), num(ui, "mean", NULL),
                num(ui, "max", NULL));
     }
+    print_watch(cJSON_GetObjectItemCaseSensitive(j, "watch"));
     printf("host          %.3f s wall, %.1f MB peak memory\n", num(j, "host", "wall_s"),
            num(j, "host", "peak_rss_mb"));
     cJSON_Delete(j);
