@@ -20,6 +20,7 @@
 #include "arbor/wire.h"
 #include "agg/agg_trusted.h"
 #include "endpoint/ep_trusted.h"
+#include "host/host.h"
 #include "sim_int.h"
 
 #include <assert.h>
@@ -49,25 +50,8 @@ struct cwin {
     uint32_t used, cap; /* words in use, allocated */
 };
 
-/* One engine. The first cache line holds what every packet for it reads. */
-struct aep {
-    _Alignas(64) struct ajob *j;
-    arb_responder *r;
-    arb_requester *q;
-    arb_cc *cc;                /* responder: its channel's controller */
-    const uint32_t *tree_port; /* per subchannel: the port up its tree */
-    const arb_plan_channel *c; /* its channel */
-    uint32_t ch, host;
-    uint32_t nic_port;      /* the host's NIC port */
-    uint32_t offsets;       /* packets of the channel's message */
-    uint32_t results;       /* requester: results delivered; responder: commits */
-    uint8_t cond_done;      /* the rank's condition on this engine is met */
-    uint8_t by_results;     /* that condition is `results >= offsets` (ep_cond) */
-    uint8_t finished;       /* the engine is done (all ENDs, END_ACK) */
-    uint32_t rank, member;  /* member: NONE for the responder */
-    struct cwin *committed; /* responder: the offsets committed */
-    uint8_t *result;        /* responder, values mode, pull kinds: the result cache */
-};
+/* One engine is an arb_hep (host/host.h): the rank driver shared with the
+ * runtime makes, starts and serves the engines; its ctx is the job. */
 
 /* Per node; the packets a node sends (`out`) are counted per port (pacct). */
 struct nacct {
@@ -94,7 +78,8 @@ struct ajob {
     uint32_t n_trees;
     uint32_t *agg_nodes; /* the switches where this job aggregates */
     uint32_t n_agg_nodes;
-    struct aep *eps;
+    arb_host *host; /* the ranks' engines and done conditions */
+    arb_hep *eps;   /* host's engine records */
     uint32_t n_eps;
     uint32_t *host_first; /* CSR over hosts: eps of host h */
     uint32_t *host_eps;
@@ -103,9 +88,6 @@ struct ajob {
     uint32_t n_channels;
     uint32_t *tree_ports; /* eps x subchannels: the port up the subchannel's tree */
     uint32_t *rank_of_host;
-    uint32_t *need; /* per rank: conditions left */
-    arb_time *rank_done;
-    uint32_t ranks_done, eps_finished;
     struct pacct *pacct; /* per port: this job's packets */
     double tol;          /* values: tolerance of float results */
     arb_time floor;      /* the timers' floor: cfg.timeout_min, or twice the fabric's loop */
@@ -140,6 +122,12 @@ struct arbor_job {
     int values;
     arb_sim_arbor_failure failure; /* the first engine that gave up */
 };
+
+/* The job of engine e. */
+static inline struct ajob *ej(const arb_hep *e)
+{
+    return e->h->cfg.ctx;
+}
 
 /* The job of global channel `conn`. */
 static inline struct ajob *job_of(const arb_sim *s, uint32_t conn)
@@ -276,8 +264,8 @@ static uint64_t elem0(const struct ajob *j, uint32_t ch, uint32_t index)
 
 static void fill_cb(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len)
 {
-    struct aep *e = ctx;
-    const struct ajob *j = e->j;
+    arb_hep *e = ctx;
+    const struct ajob *j = ej(e);
     arb_dtype dt = j->p->cfg.dtype;
     size_t es = arb_dtype_size(dt);
     uint64_t e0 = elem0(j, e->ch, index);
@@ -305,17 +293,6 @@ static void check(struct ajob *j, uint32_t ch, uint32_t index, const uint8_t *d,
 }
 
 /* ---- rank progress ------------------------------------------------------ */
-
-static void cond_met(arb_sim *s, struct aep *e)
-{
-    struct ajob *j = e->j;
-    if (e->cond_done) return;
-    e->cond_done = 1;
-    if (j->need[e->rank] && --j->need[e->rank] == 0) {
-        j->rank_done[e->rank] = s->now;
-        j->ranks_done++;
-    }
-}
 
 /* Mark offset i committed: 1 if it was new, 0 if it was already, -1 if
  * the window could not grow (counted as a breach by the caller). */
@@ -357,14 +334,21 @@ static void cwin_free(struct cwin *c)
     free(c);
 }
 
-static void on_commit_cb(void *ctx, const arb_commit_info *c)
+/* The responder's record of committed offsets (arb_hep.committed is the
+ * driver's). */
+static struct cwin *e_committed(const arb_hep *e)
 {
-    struct aep *e = ctx;
-    struct ajob *j = e->j;
+    return e->committed;
+}
+
+/* The rank driver counts the commit unless this returns -1. */
+static int on_commit_cb(arb_hep *e, const arb_commit_info *c)
+{
+    struct ajob *j = ej(e);
     uint32_t index = c->index;
-    if (index >= e->offsets || cwin_add(e->committed, index) != 1) {
+    if (index >= e->offsets || cwin_add(e_committed(e), index) != 1) {
         j->res.inv_dup_commit++;
-        return;
+        return -1;
     }
     if (!c->repaired && c->attempt == 0) {
         arb_time rtt = j->s->now - c->first_sent;
@@ -374,18 +358,14 @@ static void on_commit_cb(void *ctx, const arb_commit_info *c)
     }
     if (c->count != j->p->channels[e->ch].n_members) j->res.inv_count++;
     if (j->cfg.values && c->result && c->len) check(j, e->ch, index, c->result, c->len);
-    e->results++;
+    return 0;
 }
 
-static void on_result_cb(void *ctx, uint8_t msg_id, uint32_t offset, uint32_t index,
-                         const uint8_t *data, size_t len)
+/* Values mode: every result a requester delivers (the rank driver counts it). */
+static void on_result_cb(arb_hep *e, uint32_t index, const uint8_t *data, size_t len)
 {
-    struct aep *e = ctx;
-    struct ajob *j = e->j;
-    (void)msg_id;
-    (void)offset;
+    struct ajob *j = ej(e);
     if (j->cfg.values && data && len) check(j, e->ch, index, data, len);
-    e->results++;
 }
 
 /* ---- packets ------------------------------------------------------------ */
@@ -582,7 +562,7 @@ static uint32_t put_payload(arb_sim *s, const uint8_t *payload, size_t len)
 /* Where an engine's packet goes: up its tree (psn ROUTE_TREE, port the tree's
  * up port) or unicast from its NIC (ROUTE_UNICAST); *dst_host: the
  * destination host, NONE for the group. */
-static uint32_t send_route(const struct aep *e, const arb_ep_dst *dst, const arb_hdr *h,
+static uint32_t send_route(const arb_hep *e, const arb_ep_dst *dst, const arb_hdr *h,
                            uint32_t *port, uint32_t *dst_host)
 {
     const arb_plan_channel *c = e->c;
@@ -594,7 +574,7 @@ static uint32_t send_route(const struct aep *e, const arb_ep_dst *dst, const arb
         *port = e->tree_port[dst->subchannel];
         return ROUTE_TREE;
     }
-    const arb_plan *p = e->j->p;
+    const arb_plan *p = ej(e)->p;
     *dst_host = dst->kind == ARB_EP_DST_MEMBER ? p->ranks[p->members[c->first_member + dst->member]]
                                                : c->responder_host;
     *port = e->nic_port;
@@ -613,8 +593,8 @@ static uint8_t echo_ce(const arb_sim *s, const arb_hdr *h)
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
 {
-    struct aep *e = ctx;
-    struct ajob *j = e->j;
+    arb_hep *e = ctx;
+    struct ajob *j = ej(e);
     arb_sim *s = j->s;
     uint32_t i = pkt_take(s);
     if (i == PKT_NONE) return;
@@ -885,46 +865,11 @@ static void arm(arb_sim *s, uint32_t h, arb_time t)
     a->timer_seq[h] = (uint64_t)seq;
 }
 
-static arb_time ep_expiry(const struct aep *e)
-{
-    return e->r ? arb_responder_next_expiry(e->r) : arb_requester_next_expiry(e->q);
-}
-
-/* Results engine e has delivered (responder: commits). A header-only
- * requester has no on_result callback (nothing to check per result): its own
- * count of results held, which moves exactly where on_result would be
- * called. */
-static uint32_t results_of(const struct ajob *j, const struct aep *e)
-{
-    if (e->r || j->cfg.values) return e->results;
-    arb_requester_progress pr;
-    arb_requester_get_progress(e->q, &pr);
-    return pr.results;
-}
-
-/* The rank's condition on engine e (docs/arbor-sim.md section 3). A
- * header-only requester's last result moves its phase (END), so it is
- * tested after the calls that move it (host_process). */
-static void ep_cond(arb_sim *s, struct aep *e)
-{
-    const struct ajob *j = e->j;
-    int met;
-    if (e->r)
-        met = e->results >= e->offsets;
-    else if (j->p->cfg.coll == ARB_COLL_REDUCE)
-        met = arb_requester_done(e->q);
-    else if (j->p->channels[e->ch].kind == ARB_EP_BARRIER)
-        met = 1;
-    else
-        met = results_of(j, e) >= e->offsets;
-    if (met) cond_met(s, e);
-}
-
 /* Engine e gave up: what it lost, in hosts (the first failure is kept). */
-static void note_failure(arb_sim *s, const struct aep *e)
+static void note_failure(arb_sim *s, const arb_hep *e)
 {
     arb_sim_arbor_failure *f = &s->arb->failure;
-    const struct ajob *j = e->j;
+    const struct ajob *j = ej(e);
     const arb_plan *p = j->p;
     const arb_plan_channel *c = e->c;
     if (f->failed) return;
@@ -960,20 +905,18 @@ int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out)
     return 0;
 }
 
-/* After an engine call: the rank's condition, the engine's end, its timer. */
-static void ep_after(arb_sim *s, struct aep *e)
+/* The rank driver's on_failure: engine e gave up, the run fails. */
+static void on_failure_cb(arb_hep *e)
 {
-    struct ajob *j = e->j;
-    if (!e->cond_done) ep_cond(s, e);
-    if (!e->finished && (e->r ? arb_responder_done(e->r) : arb_requester_done(e->q))) {
-        e->finished = 1;
-        j->eps_finished++;
-    }
-    if ((e->q && arb_requester_error(e->q) < 0) || (e->r && arb_responder_error(e->r) < 0)) {
-        note_failure(s, e);
-        fatal(s, ARB_ETIMEDOUT);
-    }
-    arm(s, e->host, ep_expiry(e));
+    arb_sim *s = ej(e)->s;
+    note_failure(s, e);
+    fatal(s, ARB_ETIMEDOUT);
+}
+
+/* After an engine call: the rank driver's bookkeeping, then the timer. */
+static inline void ep_after(arb_sim *s, arb_hep *e)
+{
+    arm(s, e->host, arb_host_after(e, s->now));
 }
 
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
@@ -1021,28 +964,19 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
         pkt_free(s, i);
         return;
     }
-    struct aep *e = &j->eps[x];
+    arb_hep *e = &j->eps[x];
     arb_hdr h = a->hdr[i];
     uint32_t aux = k->aux;
     const uint8_t *pl = aux != NONE ? a->bp.buf[aux] : NULL;
     size_t len = aux != NONE ? k->payload : 0;
     a->spare = i;
-    if (e->r) {
-        arb_responder_recv_ce(e->r, &h, pl, len, sender_of(j, k), (k->flags & PF_CE) != 0, s->now);
-        ep_after(s, e);
-    } else {
-        assert(arb_hdr_validate(&h, len) == 0); /* built by an engine: see arbor_switch */
-        a->echo_ce = (k->flags & PF_CE) != 0;
-        int moved = arb_requester_recv_trusted(e->q, &h, pl, len, k->sport, s->now);
-        a->echo_ce = 0;
-        /* Unless its phase or timers moved, only the requester's results
-         * changed: its end, error and timer need no polling. */
-        if (moved == 0) {
-            if (!e->cond_done && (!e->by_results || e->results >= e->offsets)) ep_cond(s, e);
-        } else {
-            ep_after(s, e);
-        }
-    }
+    int from = e->r ? sender_of(j, k) : 0;
+    int ce = (k->flags & PF_CE) != 0;
+    assert(e->r || arb_hdr_validate(&h, len) == 0); /* built by an engine: see arbor_switch */
+    a->echo_ce = (uint8_t)(!e->r && ce); /* a request answering this credit echoes its CE */
+    arb_time t = arb_host_deliver(e, &h, pl, len, from, k->sport, ce, 1, s->now);
+    a->echo_ce = 0;
+    if (t != ARB_TIME_NEVER) arm(s, e->host, t);
     if (a->spare == i) {
         a->spare = NONE;
         pkt_free(s, i);
@@ -1077,7 +1011,7 @@ void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
 static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next)
 {
     for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
-        struct aep *e = &j->eps[j->host_eps[x]];
+        arb_hep *e = &j->eps[j->host_eps[x]];
         const arb_plan_channel *c = &j->p->channels[e->ch];
         if (start) {
             uint64_t len = c->hi - c->lo;
@@ -1087,21 +1021,16 @@ static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_t
                 e->result = malloc(len);
                 if (!e->result) rc = ARB_ENOMEM;
             }
-            if (rc == 0)
-                rc = e->r ? arb_responder_start_message(e->r, 0, len, NULL, e->result, s->now)
-                          : arb_requester_start_message(e->q, 0, len, NULL, NULL, s->now);
+            if (rc == 0) rc = arb_host_start(e, NULL, e->r ? e->result : NULL, s->now);
             if (rc < 0) {
                 fatal(s, rc);
                 return -1;
             }
-        } else if (ep_expiry(e) <= s->now) {
-            if (e->r)
-                arb_responder_on_expiry(e->r, s->now);
-            else
-                arb_requester_on_expiry(e->q, s->now);
+        } else {
+            arb_host_expire(e, s->now);
         }
-        ep_after(s, e);
-        arb_time t = ep_expiry(e);
+        arb_time t = arb_host_after(e, s->now);
+        arm(s, e->host, t);
         if (t < *next) *next = t;
     }
     return 0;
@@ -1109,21 +1038,16 @@ static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_t
 
 /* ---- setup --------------------------------------------------------------- */
 
-/* ---- setup --------------------------------------------------------------- */
-
 static void job_free(struct ajob *j)
 {
     if (!j) return;
     for (uint32_t i = 0; j->eps && i < j->n_eps; i++) {
-        arb_responder_free(j->eps[i].r);
-        arb_cc_free(j->eps[i].cc);
-        arb_requester_free(j->eps[i].q);
-        cwin_free(j->eps[i].committed);
+        cwin_free(e_committed(&j->eps[i]));
         free(j->eps[i].result);
     }
+    arb_host_free(j->host);
     free(j->entry);
     free(j->agg_nodes);
-    free(j->eps);
     free(j->host_first);
     free(j->host_eps);
     free(j->ep_at);
@@ -1131,8 +1055,6 @@ static void job_free(struct ajob *j)
     free(j->tree_ports);
     free(j->pacct);
     free(j->rank_of_host);
-    free(j->need);
-    free(j->rank_done);
     free(j);
 }
 
@@ -1178,7 +1100,7 @@ static int route_engines(arb_sim *s, struct ajob *j)
     for (size_t i = 0; i < (size_t)s->n_hosts * p->n_channels; i++)
         j->ep_of[i] = NONE;
     for (uint32_t x = 0; x < j->n_eps; x++) {
-        struct aep *e = &j->eps[x];
+        arb_hep *e = &j->eps[x];
         uint32_t *tp = &j->tree_ports[(size_t)x * subs];
         e->nic_port = s->hosts[e->host].nic_port;
         e->tree_port = tp;
@@ -1210,7 +1132,7 @@ arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t 
 
 /* Engine e's controller: the job's kind and parameters, with the fabric's
  * line rate (its host's link), a full frame per credit, and its loop. */
-static int channel_cc(arb_sim *s, const struct ajob *j, struct aep *e)
+static int channel_cc(arb_sim *s, const struct ajob *j, arb_hep *e)
 {
     const arb_sim_arbor_config *cfg = &j->cfg;
     arb_cc_config c = cfg->cc;
@@ -1232,100 +1154,61 @@ static int channel_cc(arb_sim *s, const struct ajob *j, struct aep *e)
     return arb_cc_new(&e->cc, cfg->cc_kind, &c);
 }
 
+/* The rank driver's make_cc: channel_cc for the job's responders. */
+static int job_cc(void *ctx, arb_hep *e, arb_cc **out)
+{
+    struct ajob *j = ctx;
+    (void)out; /* channel_cc writes e->cc */
+    return channel_cc(j->s, j, e);
+}
+
 static int make_engines(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
     const arb_sim_arbor_config *cfg = &j->cfg;
-    j->n_eps = p->n_channels + p->n_members;
-    j->eps = aligned_alloc(_Alignof(struct aep), j->n_eps * sizeof *j->eps);
-    if (j->eps) memset(j->eps, 0, j->n_eps * sizeof *j->eps);
+    arb_host_config hc;
+    arb_host_config_default(&hc);
+    hc.plan = p;
+    hc.payload = cfg->payload;
+    hc.window = cfg->window;
+    hc.timeout = cfg->timeout;
+    hc.timeout_min = j->floor;
+    hc.retry = cfg->retry;
+    hc.retry_min = cfg->retry_min ? cfg->retry_min : j->floor;
+    if (hc.retry_min > hc.retry) hc.retry_min = hc.retry;
+    hc.adaptive_timeout = cfg->adaptive_timeout;
+    hc.order_detection = cfg->order_detection;
+    hc.dynamic_subchannels = cfg->dynamic_subchannels;
+    hc.attempts = cfg->attempts;
+    hc.miss_limit = cfg->miss_limit;
+    hc.dead_after = cfg->dead_after;
+    hc.repair_tries = cfg->repair_tries;
+    hc.header_only = !cfg->values;
+    hc.send = ep_send;
+    hc.fill = cfg->values ? fill_cb : NULL;
+    hc.on_commit = on_commit_cb;
+    hc.on_result = cfg->values ? on_result_cb : NULL; /* arb_host_results */
+    hc.make_cc = job_cc;
+    hc.on_failure = on_failure_cb;
+    hc.ctx = j;
+    hc.logger = s->cfg.log;
+    int rc = arb_host_new(&j->host, &hc);
+    if (rc < 0) return rc;
+    j->eps = (arb_hep *)(void *)j->host->eps;
+    j->n_eps = j->host->n_eps;
     j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
     j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
     j->ep_at = malloc((size_t)p->cfg.n_ranks * p->n_channels * sizeof *j->ep_at);
-    if (!j->eps || !j->host_first || !j->host_eps || !j->ep_at) return ARB_ENOMEM;
+    if (!j->host_first || !j->host_eps || !j->ep_at) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)p->cfg.n_ranks * p->n_channels; i++)
         j->ep_at[i] = NONE;
-    uint32_t x = 0;
-    for (uint32_t c = 0; c < p->n_channels; c++) {
-        const arb_plan_channel *ch = &p->channels[c];
-        uint64_t bytes = ch->hi - ch->lo;
-        uint32_t offsets = bytes ? (uint32_t)((bytes + cfg->payload - 1) / cfg->payload) : 1;
-        for (uint32_t m = 0; m <= ch->n_members; m++, x++) {
-            struct aep *e = &j->eps[x];
-            e->j = j;
-            e->ch = c;
-            e->c = ch;
-            e->offsets = offsets;
-            e->rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
-            e->host = p->ranks[e->rank];
-            e->member = m == 0 ? NONE : m - 1;
-            e->by_results =
-                m == 0 || (p->cfg.coll != ARB_COLL_REDUCE && ch->kind != ARB_EP_BARRIER);
-            j->ep_at[(size_t)e->rank * p->n_channels + c] = x;
-            j->host_first[e->host + 1]++;
-            j->need[e->rank]++;
-            int rc;
-            if (m == 0) {
-                rc = channel_cc(s, j, e);
-                if (rc < 0) return rc;
-                arb_responder_config rc_;
-                arb_responder_config_default(&rc_);
-                rc_.channel = c;
-                rc_.members = ch->n_members;
-                rc_.payload_size = cfg->payload;
-                rc_.dtype = p->cfg.dtype;
-                rc_.op = ch->op;
-                rc_.kind = ch->kind;
-                rc_.subchannels = p->cfg.subchannels;
-                rc_.dynamic_subchannels = cfg->dynamic_subchannels;
-                rc_.ext = p->ext;
-                rc_.header_only = !cfg->values;
-                rc_.timeout = cfg->timeout;
-                rc_.adaptive_timeout = cfg->adaptive_timeout;
-                rc_.timeout_min = j->floor;
-                rc_.order_detection = cfg->order_detection;
-                rc_.attempts = cfg->attempts;
-                rc_.miss_limit = cfg->miss_limit;
-                rc_.dead_after = cfg->dead_after;
-                rc_.repair_tries = cfg->repair_tries;
-                rc_.window = cfg->window;
-                rc_.cc = e->cc;
-                rc_.send = ep_send;
-                rc_.send_ctx = e;
-                rc_.fill = cfg->values ? fill_cb : NULL;
-                rc_.fill_ctx = e;
-                rc_.on_commit = on_commit_cb;
-                rc_.commit_ctx = e;
-                rc_.logger = s->cfg.log;
-                rc = arb_responder_new(&e->r, &rc_);
-                e->committed = calloc(1, sizeof *e->committed);
-                if (rc == 0 && !e->committed) rc = ARB_ENOMEM;
-            } else {
-                arb_requester_config qc;
-                arb_requester_config_default(&qc);
-                qc.channel = c;
-                qc.member = m - 1;
-                qc.payload_size = cfg->payload;
-                qc.dtype = p->cfg.dtype;
-                qc.op = ch->op;
-                qc.kind = ch->kind;
-                qc.ext = p->ext;
-                qc.header_only = !cfg->values;
-                qc.fanin = arb_plan_fanin(p, c, m - 1, 0);
-                qc.subchannels = p->cfg.subchannels;
-                qc.retry = cfg->retry;
-                qc.retry_min = cfg->retry_min ? cfg->retry_min : j->floor;
-                if (qc.retry_min > qc.retry) qc.retry_min = qc.retry;
-                qc.send = ep_send;
-                qc.send_ctx = e;
-                qc.fill = cfg->values ? fill_cb : NULL;
-                qc.fill_ctx = e;
-                qc.on_result = cfg->values ? on_result_cb : NULL; /* results_of */
-                qc.result_ctx = e;
-                qc.logger = s->cfg.log;
-                rc = arb_requester_new(&e->q, &qc);
-            }
-            if (rc < 0) return rc;
+    for (uint32_t x = 0; x < j->n_eps; x++) {
+        arb_hep *e = &j->eps[x];
+        j->ep_at[(size_t)e->rank * p->n_channels + e->ch] = x;
+        j->host_first[e->host + 1]++;
+        if (e->r) {
+            e->committed = calloc(1, sizeof(struct cwin));
+            if (!e->committed) return ARB_ENOMEM;
         }
     }
     for (uint32_t h = 0; h < s->n_hosts; h++)
@@ -1446,18 +1329,14 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->res.correct = cfg->values ? 1 : -1;
     j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
     j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
-    j->need = calloc(p->cfg.n_ranks, sizeof *j->need);
-    j->rank_done = malloc(p->cfg.n_ranks * sizeof *j->rank_done);
     j->pacct = calloc(s->n_ports, sizeof *j->pacct);
-    if (!j->entry || !j->rank_of_host || !j->need || !j->rank_done || !j->pacct) return ARB_ENOMEM;
+    if (!j->entry || !j->rank_of_host || !j->pacct) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
         j->entry[i] = NONE;
     for (uint32_t h = 0; h < s->n_hosts; h++)
         j->rank_of_host[h] = NONE;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
         j->rank_of_host[p->ranks[r]] = r;
-        j->rank_done[r] = ARB_TIME_NEVER;
-    }
     j->floor = cfg->timeout_min ? cfg->timeout_min : 2 * arb_sim_arbor_loop(s, p, cfg->payload);
     if (j->floor < ARB_EP_TIMER_MIN) j->floor = ARB_EP_TIMER_MIN;
     if (j->floor > cfg->timeout) j->floor = cfg->timeout;
@@ -1583,7 +1462,7 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
 
 static int job_done(const struct ajob *j)
 {
-    return j->eps_finished == j->n_eps && j->ranks_done == j->p->cfg.n_ranks;
+    return arb_host_done(j->host);
 }
 
 int arb_sim_arbor_done(const arb_sim *s)
@@ -1607,7 +1486,7 @@ int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ran
     *ranks_done = 0;
     *ranks = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
-        *ranks_done += a->jobs[x]->ranks_done;
+        *ranks_done += a->jobs[x]->host->ranks_done;
         *ranks += a->jobs[x]->p->cfg.n_ranks;
     }
     return 0;
@@ -1706,7 +1585,7 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
     const arb_plan *p = j->p;
     uint32_t n_cc = 0;
     for (uint32_t i = 0; i < j->n_eps; i++) {
-        const struct aep *e = &j->eps[i];
+        const arb_hep *e = &j->eps[i];
         if (e->r) {
             arb_responder_stats st;
             arb_responder_get_stats(e->r, &st);
@@ -1779,14 +1658,14 @@ static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conserva
     arb_sim_arbor_result r = j->res;
     const arb_plan *p = j->p;
     r.ranks = p->cfg.n_ranks;
-    r.ranks_done = j->ranks_done;
+    r.ranks_done = j->host->ranks_done;
     r.done = job_done(j);
     r.bytes = p->cfg.coll == ARB_COLL_BARRIER ? 0 : p->cfg.bytes;
     r.finish = ARB_TIME_NEVER;
-    if (j->ranks_done == p->cfg.n_ranks) {
+    if (j->host->ranks_done == p->cfg.n_ranks) {
         r.finish = 0;
         for (uint32_t k = 0; k < p->cfg.n_ranks; k++)
-            if (j->rank_done[k] > r.finish) r.finish = j->rank_done[k];
+            if (j->host->rank_done[k] > r.finish) r.finish = j->host->rank_done[k];
         r.cct = r.finish - r.start;
         r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
     }
