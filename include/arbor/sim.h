@@ -222,6 +222,14 @@ typedef struct arb_sim_config {
      * ports are handled. A lost packet occupies the link and is dropped
      * where it arrives (counted in drops and lost). */
     double loss;
+    /* Duplication and reordering, drawn like loss (a hash of seed, port and
+     * packet number, each with its own salt): a packet is delivered twice
+     * (the copy right after it) with probability `dup`, and held
+     * `reorder_delay` where it arrives, so that the packets behind it
+     * overtake it, with probability `reorder`; both in [0, 1), 0 = none
+     * (the default). arb_topo_set_link_dup / _reorder give a link its own. */
+    double dup, reorder;
+    arb_time reorder_delay; /* default 10 us */
 } arb_sim_config;
 
 void arb_sim_config_default(arb_sim_config *cfg);
@@ -308,6 +316,8 @@ typedef struct arb_sim_stats {
     uint64_t drops; /* queue overflows and random losses */
     uint64_t lost;  /* of which lost on links (cfg.loss; a link that failed under them) */
     uint64_t drop_bytes;
+    uint64_t duplicated; /* packets a link delivered twice (cfg.dup) */
+    uint64_t reordered;  /* packets a link held back (cfg.reorder) */
     uint64_t unroutable; /* packets no port could carry */
     uint64_t ecn_marks;
     uint64_t pfc_pauses;    /* PAUSE frames sent */

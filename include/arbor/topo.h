@@ -430,6 +430,13 @@ int arb_topo_set_link_loss(arb_topo *t, uint32_t port, double loss);
 /* The link's own loss probability, or -1 when none was set. */
 double arb_topo_link_loss(const arb_topo *t, uint32_t port);
 
+/* The same for duplication and reordering (arb_sim_config.dup, .reorder):
+ * the link's own probability, both directions, in [0, 1); -1 when none. */
+int arb_topo_set_link_dup(arb_topo *t, uint32_t port, double dup);
+double arb_topo_link_dup(const arb_topo *t, uint32_t port);
+int arb_topo_set_link_reorder(arb_topo *t, uint32_t port, double reorder);
+double arb_topo_link_reorder(const arb_topo *t, uint32_t port);
+
 /* ------------------------------------------------------------------ */
 /* Value parsing shared with the command line                            */
 /* ------------------------------------------------------------------ */

@@ -836,9 +836,23 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         cfg.sent_ctx = w;
     }
     cfg.loss = scn_real(sc, K_FAB_LOSS);
-    if (cfg.loss >= 1) {
-        rc = key_fail(sc, K_FAB_LOSS, err, errlen, ARB_EINVAL, "must be below 1");
-        goto done;
+    cfg.dup = scn_real(sc, K_FAB_DUP);
+    cfg.reorder = scn_real(sc, K_FAB_REORDER);
+    cfg.reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
+    {
+        enum scn_key bad = cfg.loss >= 1      ? K_FAB_LOSS
+                           : cfg.dup >= 1     ? K_FAB_DUP
+                           : cfg.reorder >= 1 ? K_FAB_REORDER
+                                              : K_COUNT;
+        if (bad != K_COUNT) {
+            rc = key_fail(sc, bad, err, errlen, ARB_EINVAL, "must be below 1");
+            goto done;
+        }
+        if (cfg.reorder > 0 && cfg.reorder_delay == 0) {
+            rc = key_fail(sc, K_FAB_REORDER_DELAY, err, errlen, ARB_EINVAL,
+                          "must be above 0 when fabric.reorder is");
+            goto done;
+        }
     }
     rc = check_sim_config(sc, &cfg, err, errlen);
     if (rc < 0) goto done;
@@ -1601,6 +1615,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     j_u64(by, "payload_delivered", st->payload_delivered);
     j_u64(j, "drops", st->drops);
     j_u64(j, "drop_bytes", st->drop_bytes);
+    j_u64(j, "duplicated", st->duplicated);
+    j_u64(j, "reordered", st->reordered);
     j_u64(j, "unroutable", st->unroutable);
     j_u64(j, "ecn_marks", st->ecn_marks);
     cJSON *pfc = cJSON_AddObjectToObject(j, "pfc");

@@ -22,9 +22,17 @@
       "dropped, what is on their wires lost)")                                                     \
     X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
+    X(FAB_DUP, "fabric", "dup", VT_REAL, "0", NULL, 0, 1,                                          \
+      "probability that a link delivers a packet twice, the copy right after it (seeded; below "   \
+      "1)")                                                                                        \
+    X(FAB_REORDER, "fabric", "reorder", VT_REAL, "0", NULL, 0, 1,                                  \
+      "probability that a link holds a packet back reorder_delay where it arrives, so later "      \
+      "packets overtake it (seeded; below 1)")                                                     \
+    X(FAB_REORDER_DELAY, "fabric", "reorder_delay", VT_TIME, "10us", NULL, 0, 0,                   \
+      "how long a reordered packet is held")                                                       \
     X(FAB_LINK, "fabric", "link", VT_LIST, "", NULL, 0, 0,                                         \
-      "per-link settings: LINKS rate=R delay=T loss=P; ... (links as for pcap_ports, both "        \
-      "directions; loss=P: that link's own loss instead of fabric.loss)")                          \
+      "per-link settings: LINKS rate=R delay=T loss=P dup=P reorder=P; ... (links as for "         \
+      "pcap_ports, both directions; loss=, dup=, reorder=: that link's own instead of fabric's)")  \
     X(RT_SCHEME, "routing", "scheme", VT_STR, "ecmp", NULL, 0, 0,                                  \
       "the switches' routing (lb.h): dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, "   \
       "dmodc, ecmp[:polarized], eecmp[:polarized], ar, ar_ftree, flowlet, letflow, conga, "        \

@@ -35,6 +35,18 @@ static int split(const char *text, char **copy, char ***words, unsigned *n, char
 
 /* ---- fabric.link ------------------------------------------------------- */
 
+/* A probability setting NAME=V (what: its noun) in [0, 1). */
+static int parse_prob(const char *item, const char *v, const char *what, double *out, char *msg,
+                      size_t len)
+{
+    char *end;
+    *out = strtod(v, &end);
+    if (!*v || *end || !(*out >= 0 && *out < 1))
+        return arb_errf(msg, len, ARB_EPARSE, "'%s': not a %s probability (a number in [0, 1))",
+                        item, what);
+    return 0;
+}
+
 int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
 {
     char *copy, **w;
@@ -58,7 +70,7 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
         }
         uint64_t rate = 0;
         arb_time delay = ARB_TIME_NEVER;
-        double loss = -1;
+        double loss = -1, dup = -1, reorder = -1;
         unsigned settings = 0;
         for (; i < n && strchr(w[i], '='); i++, settings++) {
             const char *v = strchr(w[i], '=') + 1;
@@ -70,30 +82,34 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
                 if (arb_topo_parse_time(v, &delay) < 0)
                     rc = arb_errf(msg, len, ARB_EPARSE, "'%s': not a time", w[i]);
             } else if (kl == 4 && strncmp(w[i], "loss", 4) == 0) {
-                char *end;
-                loss = strtod(v, &end);
-                if (!*v || *end || !(loss >= 0 && loss < 1))
-                    rc = arb_errf(msg, len, ARB_EPARSE,
-                                  "'%s': not a loss probability (a number in [0, 1))", w[i]);
+                rc = parse_prob(w[i], v, "loss", &loss, msg, len);
+            } else if (kl == 3 && strncmp(w[i], "dup", 3) == 0) {
+                rc = parse_prob(w[i], v, "duplication", &dup, msg, len);
+            } else if (kl == 7 && strncmp(w[i], "reorder", 7) == 0) {
+                rc = parse_prob(w[i], v, "reordering", &reorder, msg, len);
             } else {
-                rc = arb_errf(msg, len, ARB_EPARSE, "'%s': unknown setting (rate=, delay=, loss=)",
-                              w[i]);
+                rc = arb_errf(msg, len, ARB_EPARSE,
+                              "'%s': unknown setting (rate=, delay=, loss=, dup=, reorder=)", w[i]);
             }
             if (rc < 0) break;
         }
         if (rc == 0 && settings == 0)
-            rc = arb_errf(msg, len, ARB_EPARSE, "'%s': no rate=, delay= or loss= for these links",
+            rc = arb_errf(msg, len, ARB_EPARSE,
+                          "'%s': no rate=, delay=, loss=, dup= or reorder= for these links",
                           w[first]);
         for (uint32_t p = 0; rc == 0 && p < np; p++) {
             if (!mark[p]) continue;
             const arb_port *pt = arb_topo_port(t, p);
             rc = arb_topo_set_link(t, p, rate ? rate : pt->rate,
                                    delay != ARB_TIME_NEVER ? delay : pt->delay);
-            if (rc < 0) rc = arb_errf(msg, len, rc, "'%s': rate out of range", w[first]);
-            if (rc == 0 && loss >= 0) {
-                rc = arb_topo_set_link_loss(t, p, loss);
-                if (rc < 0) rc = arb_errf(msg, len, rc, "out of memory");
+            if (rc < 0) {
+                rc = arb_errf(msg, len, rc, "'%s': rate out of range", w[first]);
+                break;
             }
+            if (loss >= 0) rc = arb_topo_set_link_loss(t, p, loss);
+            if (rc == 0 && dup >= 0) rc = arb_topo_set_link_dup(t, p, dup);
+            if (rc == 0 && reorder >= 0) rc = arb_topo_set_link_reorder(t, p, reorder);
+            if (rc < 0) rc = arb_errf(msg, len, rc, "out of memory");
         }
     }
     free(mark);

@@ -672,6 +672,13 @@ static uint32_t pkt_copy(arb_sim *s, uint32_t i)
     return c;
 }
 
+uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t i)
+{
+    uint32_t c = pkt_copy(s, i);
+    if (c != PKT_NONE) s->arb->acct[s->owner[port]].copies++;
+    return c;
+}
+
 /* Packet i to every child port of entry e: copies for all but the first. */
 static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port,
                       const arb_plan_entry *e, uint32_t i)

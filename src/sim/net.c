@@ -127,18 +127,31 @@ static arb_time tx_time(const arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
-/* Is the n-th packet port `port` sends lost on its link (probability
- * `loss`: cfg.loss or the link's own)? A function of the seed, the port and
- * n alone (splitmix64's finaliser), so the losses do not depend on the
- * order in which ports are handled. */
-static int lost_on_link(const arb_sim *s, uint32_t port, uint64_t n, double loss)
+/* Does the n-th packet port `port` sends meet an event of probability p
+ * on its link? A function of the seed, a salt per kind of event, the port
+ * and n alone (splitmix64's finaliser), so the draws do not depend on the
+ * order in which ports are handled, nor on each other. */
+static int link_draw(const arb_sim *s, uint64_t salt, uint32_t port, uint64_t n, double p)
 {
-    uint64_t z = s->cfg.seed ^ UINT64_C(0x6C6F73735F726E67);
+    uint64_t z = s->cfg.seed ^ salt;
     z += (uint64_t)port * UINT64_C(0x9E3779B97F4A7C15) + n * UINT64_C(0xD1B54A32D192ED03);
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53 < loss;
+    return (double)(z >> 11) * 0x1.0p-53 < p;
+}
+
+#define SALT_LOSS UINT64_C(0x6C6F73735F726E67)    /* "loss_rng" */
+#define SALT_DUP UINT64_C(0x6475705F5F726E67)     /* "dup__rng" */
+#define SALT_REORDER UINT64_C(0x72656F72645F726E) /* "reord_rn" */
+
+/* The link's loss, duplication and reordering for the n-th packet of port. */
+static SIM_ALWAYS_INLINE void link_fate(const arb_sim *s, uint32_t port, uint64_t n,
+                                        const struct slink *lk, struct pkt *k)
+{
+    if (lk->loss > 0 && link_draw(s, SALT_LOSS, port, n, lk->loss)) k->flags |= PF_LOST;
+    if (lk->dup > 0 && link_draw(s, SALT_DUP, port, n, lk->dup)) k->flags |= PF_DUP;
+    if (lk->reorder > 0 && link_draw(s, SALT_REORDER, port, n, lk->reorder)) k->flags |= PF_LATE;
 }
 
 /* Port `port` starts sending packet i at `start` (now, or for PORT_SCHED
@@ -158,7 +171,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
-    if (lk->loss > 0 && lost_on_link(s, port, sp->tx_pkts, lk->loss)) k->flags |= PF_LOST;
+    if (lk->loss > 0 || lk->dup > 0 || lk->reorder > 0) link_fate(s, port, sp->tx_pkts, lk, k);
     sp->tx_pkts++;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
@@ -405,6 +418,9 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     net_enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 
+static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
+static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
+
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     struct sport *sp = &s->sp[port];
@@ -434,7 +450,17 @@ void net_on_arrive(arb_sim *s, uint32_t port)
             pool_release(&s->pool, i);
         return;
     }
-    if (k->kind == PK_ARBOR) {
+    if (k->flags & (PF_DUP | PF_LATE)) {
+        impaired(s, port, node, in_port, i);
+        return;
+    }
+    deliver(s, port, node, in_port, i);
+}
+
+/* Packet i, off the wire of `port`, to `node`, which it enters by in_port. */
+static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    if (pool_get(&s->pool, i)->kind == PK_ARBOR) {
         if (node < s->n_hosts)
             arbor_host_recv(s, port, node, i);
         else
@@ -443,6 +469,61 @@ void net_on_arrive(arb_sim *s, uint32_t port)
         rdma_on_packet(s, node, i);
     else
         forward(s, node, in_port, i);
+}
+
+/* A copy of packet i as the link delivers it a second time, or PKT_NONE
+ * (out of memory: fatal). */
+static uint32_t link_copy(arb_sim *s, uint32_t port, uint32_t i)
+{
+    if (pool_get(&s->pool, i)->kind == PK_ARBOR) return arbor_pkt_dup(s, port, i);
+    uint32_t c = pool_alloc_raw(&s->pool);
+    if (c == PKT_NONE) {
+        if (!s->error) s->error = ARB_ENOMEM;
+        return PKT_NONE;
+    }
+    *pool_get(&s->pool, c) = *pool_get(&s->pool, i);
+    return c;
+}
+
+/* Hold packet i where it arrived, for reorder_delay: the late list is in
+ * arrival order, and every packet on it waits the same, so it stays in
+ * order of release. */
+static void hold_late(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct plist *l = &s->spc[port].late;
+    struct pkt *k = pool_get(&s->pool, i);
+    k->t = s->now + s->cfg.reorder_delay;
+    if (l->head == PKT_NONE) net_push_event(s, k->t, (s->n_ports << 2) + 2 * s->n_hosts + port);
+    plist_push(&s->pool, l, i);
+    s->st.reordered++;
+}
+
+/* A packet the link duplicates (the copy follows it at once) or reorders
+ * (held back; its copy, if any, is not). */
+static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
+    int dup = (k->flags & PF_DUP) != 0, late = (k->flags & PF_LATE) != 0;
+    k->flags &= (uint8_t) ~(PF_DUP | PF_LATE);
+    uint32_t c = dup ? link_copy(s, port, i) : PKT_NONE;
+    if (c != PKT_NONE) s->st.duplicated++;
+    if (late)
+        hold_late(s, port, i);
+    else
+        deliver(s, port, node, in_port, i);
+    if (c != PKT_NONE) deliver(s, port, node, in_port, c);
+}
+
+void net_on_late(arb_sim *s, uint32_t port)
+{
+    struct plist *l = &s->spc[port].late;
+    uint32_t i = plist_pop(&s->pool, l);
+    if (i == PKT_NONE) return;
+    if (l->head != PKT_NONE) {
+        arb_time next = pool_get(&s->pool, l->head)->t;
+        net_push_event(s, next, (s->n_ports << 2) + 2 * s->n_hosts + port);
+    }
+    deliver(s, port, s->far[port].node, s->far[port].in, i);
 }
 
 /* ---- failures during a run ------------------------------------------- */

@@ -41,6 +41,8 @@ enum pkt_kind {
 #define PF_LAST 0x08   /* last packet of a message */
 #define PF_LOST 0x10   /* lost on the link it is on (cfg.loss): dropped on arrival */
 #define PF_SWITCH 0x20 /* Arbor: emitted or rewritten by an aggregator */
+#define PF_DUP 0x40    /* delivered twice by the link it is on (cfg.dup) */
+#define PF_LATE 0x80   /* held back where it arrives (cfg.reorder) */
 
 /*
  * One packet in the simulator: the decoded fields the fabric and the

@@ -55,6 +55,7 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->dcqcn_rhai = 400000000;
     cfg->dcqcn_min_rate = 100000000;
     cfg->dre_alpha = 0.1;
+    cfg->reorder_delay = 10 * ARB_PS_PER_US;
     cfg->log.max_level = ARB_LOG_WARN;
 }
 
@@ -72,39 +73,65 @@ static int check_config(const arb_sim_config *c)
                      c->dcqcn_min_rate == 0 || c->dcqcn_min_rate > ARB_RATE_MAX))
         return ARB_EINVAL;
     if (c->dre_period && !(c->dre_alpha > 0 && c->dre_alpha <= 1)) return ARB_EINVAL;
-    if (!(c->loss >= 0 && c->loss < 1)) return ARB_EINVAL;
+    if (!(c->loss >= 0 && c->loss < 1) || !(c->dup >= 0 && c->dup < 1) ||
+        !(c->reorder >= 0 && c->reorder < 1) || (c->reorder > 0 && c->reorder_delay == 0))
+        return ARB_EINVAL;
     return 0;
 }
 
 _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line");
 
-static uint32_t link_hash(uint64_t rate, arb_time delay, double loss)
+/* What a link does to the packets on it, beside its rate and delay. */
+struct link_faults {
+    double loss, dup, reorder;
+};
+
+static uint64_t prob_bits(double p)
 {
-    uint64_t l = (uint64_t)(loss * 0x1.0p53);
+    return (uint64_t)(p * 0x1.0p53);
+}
+
+static uint32_t link_hash(uint64_t rate, arb_time delay, const struct link_faults *f)
+{
     uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F) ^
-                 l * UINT64_C(0x165667B19E3779F9);
+                 prob_bits(f->loss) * UINT64_C(0x165667B19E3779F9) ^
+                 prob_bits(f->dup) * UINT64_C(0x27D4EB2F165667C5) ^
+                 prob_bits(f->reorder) * UINT64_C(0x94D049BB133111EB);
     return (uint32_t)(z >> 32);
 }
 
-/* The class of (rate, delay, loss) among lk[0..*n), added as class *n if
+/* The class of (rate, delay, faults) among lk[0..*n), added as class *n if
  * new (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
  * more than twice SIM_MAX_LINKS or the ports, each 0 or a class + 1. */
 static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t mask,
-                          uint64_t rate, arb_time delay, double loss)
+                          uint64_t rate, arb_time delay, const struct link_faults *f)
 {
-    for (uint32_t h = link_hash(rate, delay, loss) & mask;; h = (h + 1) & mask) {
+    for (uint32_t h = link_hash(rate, delay, f) & mask;; h = (h + 1) & mask) {
         if (map[h] == 0) {
             if (*n == SIM_MAX_LINKS) return ARB_ERANGE;
             lk[*n].rate = rate;
             lk[*n].delay = delay;
             lk[*n].mbps = (rate + 999999) / 1000000;
-            lk[*n].loss = loss;
+            lk[*n].loss = f->loss;
+            lk[*n].dup = f->dup;
+            lk[*n].reorder = f->reorder;
             map[h] = ++*n;
             return *n - 1;
         }
         const struct slink *c = &lk[map[h] - 1];
-        if (c->rate == rate && c->delay == delay && c->loss == loss) return map[h] - 1;
+        if (c->rate == rate && c->delay == delay && c->loss == f->loss && c->dup == f->dup &&
+            c->reorder == f->reorder)
+            return map[h] - 1;
     }
+}
+
+/* Port p's link faults: its own where set, else the configuration's. */
+static struct link_faults faults_of(const arb_sim *s, uint32_t p)
+{
+    double loss = arb_topo_link_loss(s->topo, p), dup = arb_topo_link_dup(s->topo, p),
+           reorder = arb_topo_link_reorder(s->topo, p);
+    return (struct link_faults){loss >= 0 ? loss : s->cfg.loss, dup >= 0 ? dup : s->cfg.dup,
+                                reorder >= 0 ? reorder : s->cfg.reorder};
 }
 
 int sim_links(arb_sim *s)
@@ -118,9 +145,8 @@ int sim_links(arb_sim *s)
     uint16_t *cls = malloc((n_ports ? n_ports : 1) * sizeof *cls);
     int rc = lk && map && cls ? 0 : ARB_ENOMEM;
     for (uint32_t p = 0; rc == 0 && p < n_ports; p++) {
-        double own = arb_topo_link_loss(s->topo, p);
-        int64_t c = link_class(lk, &n, map, mask, s->ports[p].rate, s->ports[p].delay,
-                               own >= 0 ? own : s->cfg.loss);
+        struct link_faults f = faults_of(s, p);
+        int64_t c = link_class(lk, &n, map, mask, s->ports[p].rate, s->ports[p].delay, &f);
         if (c < 0)
             rc = (int)c;
         else
@@ -200,6 +226,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         struct sport *sp = &s->sp[p];
         sp->q.head = sp->q.tail = PKT_NONE;
         sp->wire.head = sp->wire.tail = PKT_NONE;
+        s->spc[p].late.head = s->spc[p].late.tail = PKT_NONE;
         sp->kind = cfg->pfc ? PORT_EVENTS : PORT_SCHED;
         if (sp->kind == PORT_SCHED) sp->sched.head = PKT_NONE; /* PORT_EVENTS: pfc, zeroed */
     }
@@ -341,6 +368,10 @@ static void report_done(arb_sim *s)
 static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
 {
     uint32_t port_events = s->n_ports << 2;
+    if (target >= port_events + 2 * s->n_hosts) {
+        net_on_late(s, target - port_events - 2 * s->n_hosts);
+        return;
+    }
     if (target >= port_events + s->n_hosts) {
         arbor_on_timer(s, target - port_events - s->n_hosts, seq);
         return;

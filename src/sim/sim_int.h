@@ -89,6 +89,8 @@ struct slink {
     arb_time delay; /* propagation, picoseconds */
     uint64_t mbps;  /* the rate in Mb/s, rounded up (sched_bound_clears) */
     double loss;    /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
+    double dup;     /* cfg.dup, or the link's own */
+    double reorder; /* cfg.reorder, or the link's own */
 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 
@@ -100,6 +102,7 @@ struct sfar {
 
 /* The rest of a port's state, touched only by pauses and drops. */
 struct sport_cold {
+    struct plist late; /* held back by reordering, in arrival order (net.c) */
     arb_time paused_at;
     arb_time paused_ps;
     uint64_t drops;
@@ -305,6 +308,8 @@ void sim_note_done(arb_sim *s, uint32_t flow);
 void net_enqueue(arb_sim *s, uint32_t port, uint32_t pkt);
 void net_on_txdone(arb_sim *s, uint32_t port);
 void net_on_arrive(arb_sim *s, uint32_t port);
+/* The first packet reordering held at port's far end is due (net.c). */
+void net_on_late(arb_sim *s, uint32_t port);
 void net_on_pause(arb_sim *s, uint32_t port, int pause);
 void net_kick_nic(arb_sim *s, uint32_t port);
 /* Host packet i to the NIC of `port`: behind what it has queued (arb_tx). */
@@ -330,6 +335,9 @@ void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t pkt);   /* counted, free
 void arbor_queue_drop(arb_sim *s, uint32_t port, uint32_t pkt); /* by the queue of `port` */
 /* arrived lost off the wire of `port`: sent, in, dropped */
 void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t pkt);
+/* A second delivery of packet pkt off port's wire (cfg.dup): a copy the
+ * sending node counts as made; PKT_NONE when out of memory (fatal). */
+uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t pkt);
 void arbor_free(arb_sim *s);
 
 /* rdma.c */

@@ -219,6 +219,8 @@ void arb_topo_free(arb_topo *t)
     free(t->nodes);
     free(t->ports);
     free(t->loss);
+    free(t->dup);
+    free(t->reorder);
     free(t);
 }
 
@@ -449,22 +451,53 @@ void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switche
     if (switches) *switches = ns;
 }
 
+/* Set a per-link probability in *arr (made on first use, -1 for unset). */
+static int set_link_prob(arb_topo *t, double **arr, uint32_t port, double p)
+{
+    if (!t || port >= t->n_ports || !(p >= 0 && p < 1)) return ARB_EINVAL;
+    if (!*arr) {
+        *arr = malloc(t->n_ports * sizeof **arr);
+        if (!*arr) return ARB_ENOMEM;
+        for (uint32_t i = 0; i < t->n_ports; i++)
+            (*arr)[i] = -1;
+    }
+    (*arr)[port] = (*arr)[t->ports[port].peer_port] = p;
+    return 0;
+}
+
+static double link_prob(const arb_topo *t, const double *arr, uint32_t port)
+{
+    return t && arr && port < t->n_ports ? arr[port] : -1;
+}
+
 int arb_topo_set_link_loss(arb_topo *t, uint32_t port, double loss)
 {
-    if (!t || port >= t->n_ports || !(loss >= 0 && loss < 1)) return ARB_EINVAL;
-    if (!t->loss) {
-        t->loss = malloc(t->n_ports * sizeof *t->loss);
-        if (!t->loss) return ARB_ENOMEM;
-        for (uint32_t p = 0; p < t->n_ports; p++)
-            t->loss[p] = -1;
-    }
-    t->loss[port] = t->loss[t->ports[port].peer_port] = loss;
-    return 0;
+    return set_link_prob(t, t ? &t->loss : NULL, port, loss);
 }
 
 double arb_topo_link_loss(const arb_topo *t, uint32_t port)
 {
-    return t && t->loss && port < t->n_ports ? t->loss[port] : -1;
+    return link_prob(t, t ? t->loss : NULL, port);
+}
+
+int arb_topo_set_link_dup(arb_topo *t, uint32_t port, double dup)
+{
+    return set_link_prob(t, t ? &t->dup : NULL, port, dup);
+}
+
+double arb_topo_link_dup(const arb_topo *t, uint32_t port)
+{
+    return link_prob(t, t ? t->dup : NULL, port);
+}
+
+int arb_topo_set_link_reorder(arb_topo *t, uint32_t port, double reorder)
+{
+    return set_link_prob(t, t ? &t->reorder : NULL, port, reorder);
+}
+
+double arb_topo_link_reorder(const arb_topo *t, uint32_t port)
+{
+    return link_prob(t, t ? t->reorder : NULL, port);
 }
 
 int arb_topo_set_link(arb_topo *t, uint32_t port, uint64_t rate, arb_time delay)

@@ -19,6 +19,8 @@ struct arb_topo {
     arb_port *ports;
     uint64_t failure_gen; /* bumped by every change of a failed flag */
     double *loss;         /* per port: its own loss probability, or -1; NULL: none set */
+    double *dup;          /* the same for duplication */
+    double *reorder;      /* and for reordering */
 };
 
 /* Rates and delay the builder gives each tier. */

@@ -53,7 +53,7 @@ check "LetFlow, 5 us gap: reordered" "$(ooo "$J") > 0"
 # Errors name the key.
 expect_err "fabric.link: bad link" 2 "fabric.link: 'up:L1.0:7': the node has 2 such ports" \
     "$ARBOR" sim "$S/spray-gbn.ini" -s "fabric.link=up:L1.0:7 delay=1us"
-expect_err "fabric.link: no setting" 2 "fabric.link: 'up:L1.0:0': no rate=, delay= or loss=" \
+expect_err "fabric.link: no setting" 2 "fabric.link: 'up:L1.0:0': no rate=, delay=, loss=, dup= or reorder=" \
     "$ARBOR" sim "$S/spray-gbn.ini" -s "fabric.link=up:L1.0:0"
 expect_err "fabric.link: bad setting" 2 "fabric.link: 'speed=1G': unknown setting" \
     "$ARBOR" sim "$S/spray-gbn.ini" -s "fabric.link=up:L1.0:0 speed=1G"

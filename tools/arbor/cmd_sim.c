@@ -248,9 +248,13 @@ static void print_summary(const char *json)
                num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
                num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
                num(itr, "exposed_mean_us", NULL));
-    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted\n",
+    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted",
            num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
            num(j, "retx_bytes", NULL));
+    if (num(j, "duplicated", NULL) > 0 || num(j, "reordered", NULL) > 0)
+        printf("; %.0f duplicated, %.0f reordered by links", num(j, "duplicated", NULL),
+               num(j, "reordered", NULL));
+    printf("\n");
     printf("signals       %.0f ECN marks, %.0f PFC pauses (%.3f us paused), %.0f out of order, "
            "reorder peak %.0f B\n",
            num(j, "ecn_marks", NULL), num(j, "pfc", "pauses"), num(j, "pfc", "paused_us"),
