@@ -250,6 +250,8 @@ typedef struct arb_responder_stats {
     uint64_t messages;         /* messages closed */
     uint32_t peak_outstanding; /* most normal credits outstanding at once */
     uint32_t peak_repairs;     /* most repair credits outstanding at once */
+    uint32_t ring_grows;       /* times the offset ring grew with the offsets in play */
+    uint32_t ring;             /* the ring's size now, in offsets */
     uint32_t dead_subchannels; /* trees dead now */
     arb_time rto;              /* the timer in force now (adaptive: the estimate) */
     arb_time reo_wnd;          /* the reordering window in force now */

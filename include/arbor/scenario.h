@@ -128,7 +128,9 @@ arb_time arb_scenario_result_time(const arb_scenario_result *r);
 
 /* How a run ended: done (the workload finished), incomplete (run.stop came
  * first) or failed (an Arbor engine gave up: *why, if not NULL, names what
- * was lost; valid as long as r). */
+ * was lost; valid as long as r). A run whose engine gave up only after
+ * every rank was done (a channel could not close: the outputs are final)
+ * is done, with *why set to that warning. */
 typedef enum arb_scenario_status {
     ARB_SCN_DONE = 0,
     ARB_SCN_INCOMPLETE = 1,

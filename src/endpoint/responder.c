@@ -62,10 +62,58 @@ static arb_time spacing_of(const arb_responder *r)
     return r->cfg.cc ? arb_cc_min_spacing(r->cfg.cc) : 0;
 }
 
-static uint32_t ring_limit(const arb_responder *r)
+/* How far ahead of the oldest open offset credits may go: ring_factor x
+ * the window, within the message and the ring's largest size. */
+static uint32_t ring_want(const arb_responder *r)
 {
     uint64_t l = (uint64_t)r->cfg.ring_factor * window_of(r);
-    return l < r->ring_cap ? (uint32_t)l : r->ring_cap;
+    if (l > r->msg[0].n) l = r->msg[0].n ? r->msg[0].n : 1;
+    return l < r->ring_max ? (uint32_t)l : r->ring_max;
+}
+
+/* Grow the ring and its FIFOs to hold `want` offsets (doubling, at most
+ * ring_max): the ring follows the offsets in play, not the largest window
+ * the controller might open. Out of memory, the ring stays as it is and
+ * stops growing (the window is held to it). */
+static void grow_ring(arb_responder *r, uint32_t want)
+{
+    uint32_t cap = r->ring_cap;
+    while (cap < want)
+        cap = cap > r->ring_max / 2 ? r->ring_max : cap * 2;
+    struct rentry *ring = calloc(cap, sizeof *ring);
+    uint32_t *pending = malloc((size_t)cap * sizeof *pending);
+    uint32_t *tails = malloc((size_t)cap * sizeof *tails);
+    if (!ring || !pending || !tails) {
+        free(ring);
+        free(pending);
+        free(tails);
+        r->ring_max = r->ring_cap;
+        return;
+    }
+    for (uint32_t i = r->base; i < r->next; i++)
+        ring[i % cap] = r->ring[i % r->ring_cap];
+    for (uint32_t k = 0; k < r->pend_len; k++)
+        pending[k] = r->pending[(r->pend_head + k) % r->ring_cap];
+    memcpy(tails, r->tails, (size_t)r->ntails * sizeof *tails);
+    free(r->ring);
+    free(r->pending);
+    free(r->tails);
+    r->ring = ring;
+    r->pending = pending;
+    r->tails = tails;
+    r->pend_head = 0;
+    r->ring_cap = cap;
+    r->st.ring_grows++;
+}
+
+/* The limit in force; the ring doubles when the offsets in play fill it
+ * and the window wants more, so it follows what is in flight. */
+static uint32_t ring_limit(arb_responder *r)
+{
+    uint32_t l = ring_want(r);
+    if (l > r->ring_cap && r->next - r->base >= r->ring_cap)
+        grow_ring(r, r->ring_cap < l / 2 ? 2 * r->ring_cap : l);
+    return l < r->ring_cap ? l : r->ring_cap;
 }
 
 static int is_member(const arb_responder *r, int from)
@@ -226,7 +274,16 @@ void rsp_send_repair_credit(arb_responder *r, uint32_t i)
     }
     r->st.repair_credits++;
     e->sub = rsp_live_sub(r, e->sub, k);
-    emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
+    const struct rrep *rp = e->rslot ? &r->rep[e->rslot - 1] : NULL;
+    if (!rp || rp->tries <= 1) {
+        emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
+        return;
+    }
+    /* A repeat: the tree did not bring every answer (it may be the one
+     * that failed), so the credit goes to each member still missing by
+     * itself, routed like any unicast packet. */
+    for (uint32_t j = 0; j < r->cfg.members; j++)
+        if (!bm_test(rp->bits, j)) emit(r, ARB_EP_DST_MEMBER, e->sub, j, &h, pl, len);
 }
 
 void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
@@ -310,6 +367,7 @@ static void issue_credits(arb_responder *r, arb_time now)
         if (r->any_credit && sp && now < r->last_credit + sp) break;
         uint32_t i = oldest_lost(r);
         if (i == UINT32_MAX) {
+            if (r->next < m->n && r->next - r->base >= lim) lim = ring_limit(r); /* it may grow */
             if (r->next >= m->n || r->next - r->base >= lim) break;
             i = r->next;
         }
@@ -486,12 +544,20 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     r->cfg = *cfg;
     uint32_t cap = cfg->ring;
     if (!cap) {
-        /* the largest window the controller may ever open */
+        /* at most: the largest window the controller may ever open */
         uint32_t w = cfg->cc ? arb_cc_max_window(cfg->cc) : cfg->window;
         uint64_t c = (uint64_t)cfg->ring_factor * (w ? w : 1);
         cap = c > RING_MAX ? RING_MAX : (uint32_t)c;
     }
-    r->ring_cap = cap;
+    r->ring_max = cap;
+    /* to begin with: the window it opens with, within [RING_INITIAL,
+     * RING_START] (a rate-based controller's window is its largest); the
+     * ring grows with the offsets in play */
+    uint64_t c0 = (uint64_t)cfg->ring_factor * (cfg->cc ? arb_cc_window(cfg->cc) : cfg->window);
+    if (c0 < RING_INITIAL) c0 = RING_INITIAL;
+    if (c0 > RING_START) c0 = RING_START;
+    r->ring_cap = c0 < cap ? (uint32_t)c0 : cap;
+    cap = r->ring_cap;
     r->ring = calloc(cap, sizeof *r->ring);
     r->pending = calloc(cap, sizeof *r->pending);
     r->tails = calloc(cap, sizeof *r->tails);
@@ -864,7 +930,7 @@ arb_time arb_responder_next_expiry(const arb_responder *r)
     if (r->phase == ARB_RSP_ACTIVE) {
         t = rsp_timers(r);
         arb_time sp = spacing_of(r);
-        int can = r->lost || (r->next < r->msg[0].n && r->next - r->base < ring_limit(r));
+        int can = r->lost || (r->next < r->msg[0].n && r->next - r->base < ring_want(r));
         if (sp && r->any_credit && can && r->outstanding < window_of(r))
             t = tmin(t, r->last_credit + sp);
     } else if (r->phase == ARB_RSP_DRAIN) {
@@ -923,6 +989,7 @@ void arb_responder_get_stats(const arb_responder *r, arb_responder_stats *out)
     out->dead_subchannels = r->cfg.subchannels - r->live_subs;
     out->rto = rsp_rto(r);
     out->rto_mult = r->rto_mult;
+    out->ring = r->ring_cap;
 }
 
 int arb_responder_done(const arb_responder *r)

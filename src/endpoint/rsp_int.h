@@ -24,6 +24,8 @@ enum { T_LIVE = 0, T_SUSPECT = 1, T_DEAD = 2 };
 
 #define NO_RIDE UINT32_MAX
 #define RING_MAX (1u << 20)
+#define RING_INITIAL 16u /* the smallest ring a responder starts with */
+#define RING_START 1024u /* the largest */
 
 struct rentry {
     uint8_t state;
@@ -116,6 +118,7 @@ struct arb_responder {
 
     struct rentry *ring;
     uint32_t ring_cap;
+    uint32_t ring_max; /* the ring grows up to this (cfg.ring, or ring_factor x max window) */
     uint32_t *pending; /* FIFO of committed indices awaiting delivery */
     uint32_t pend_head, pend_len;
     uint32_t *tails;

@@ -49,7 +49,8 @@ struct arb_scenario_result {
     arb_time now;
     int stopped; /* run.stop came first */
     int failed;  /* an engine gave up: the run cannot finish (failure says what) */
-    char failure[512];
+    int warned;  /* an engine gave up after every rank was done (failure says what) */
+    char failure[768];
     int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
     arb_sim_arbor_result ar;
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
@@ -145,6 +146,7 @@ arb_scenario_status arb_scenario_result_status(const arb_scenario_result *r, con
         if (why) *why = r->failure;
         return ARB_SCN_FAILED;
     }
+    if (r->warned && why) *why = r->failure;
     if (r->stopped) return ARB_SCN_INCOMPLETE;
     return ARB_SCN_DONE;
 }
@@ -155,14 +157,106 @@ static const char *status_name(const arb_scenario_result *r)
     return names[arb_scenario_result_status(r, NULL)];
 }
 
-/* An Arbor engine gave up: one line naming the job, channel, what was lost
- * and the hosts that never answered (arb_sim_arbor_failure). */
-static void describe_failure(const arb_sim *s, arb_scenario_result *r)
+/* Nodes reachable from `from` over links that have not failed, marked in
+ * seen (n_nodes bytes); queue has room for n_nodes. */
+static void reach(const arb_topo *t, uint32_t from, uint8_t *seen, uint32_t *queue)
+{
+    uint32_t head = 0, tail = 0;
+    seen[from] = 1;
+    queue[tail++] = from;
+    while (head < tail) {
+        const arb_node *v = arb_topo_node(t, queue[head++]);
+        for (uint32_t p = v->first_port; p < v->first_up + v->n_up; p++) {
+            const arb_port *pt = arb_topo_port(t, p);
+            if (pt->failed || seen[pt->peer]) continue;
+            seen[pt->peer] = 1;
+            queue[tail++] = pt->peer;
+        }
+    }
+}
+
+/* The hosts of f.missing_hosts the failures cut off from the responder,
+ * as "h3,h9" into buf (empty: none, or no memory to tell). */
+static void cut_off(const arb_topo *t, const arb_sim_arbor_failure *f, char *buf, size_t len)
+{
+    uint32_t n = arb_topo_n_nodes(t);
+    uint8_t *seen = calloc(n, 1);
+    uint32_t *queue = malloc((size_t)n * sizeof *queue);
+    buf[0] = 0;
+    if (seen && queue) {
+        reach(t, f->responder_host, seen, queue);
+        size_t used = 0;
+        for (uint32_t k = 0; k < f->n_missing && used < len; k++)
+            if (!seen[f->missing_hosts[k]])
+                used += (size_t)snprintf(buf + used, len - used, "%sh%u", used ? "," : "",
+                                         f->missing_hosts[k]);
+    }
+    free(seen);
+    free(queue);
+}
+
+/* The fabric failures in force (fabric.fail, arbor.fail, the fail_at
+ * entries applied so far), hosts they cut off, and packets no route could
+ * carry, appended to the line in buf: what a failed engine most likely
+ * ran into. */
+static void failure_context(const arb_scenario *sc, const struct scn_failat *fa, const arb_topo *t,
+                            const arb_sim_arbor_failure *f, const arb_sim_stats *st, char *buf,
+                            size_t len)
+{
+    size_t used = strlen(buf);
+    const char *sep = "; the fabric: ";
+#define CTX(...)                                                                                   \
+    do {                                                                                           \
+        if (used < len) used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__);             \
+    } while (0)
+    if (*scn_str(sc, K_FAB_FAIL)) {
+        CTX("%sfabric.fail %s", sep, scn_str(sc, K_FAB_FAIL));
+        sep = ", ";
+    }
+    if (*scn_str(sc, K_AR_FAIL)) {
+        CTX("%sarbor.fail %s", sep, scn_str(sc, K_AR_FAIL));
+        sep = ", ";
+    }
+    for (unsigned i = 0; fa && i < fa->next; i++) {
+        CTX("%s%s failed at %s", sep, fa->e[i].items, fa->e[i].text);
+        sep = ", ";
+    }
+    char cut[160] = "";
+    if (f && f->failed) cut_off(t, f, cut, sizeof cut);
+    if (*cut)
+        CTX("; no path is left between h%u and %s", f->responder_host, cut);
+    else if (st->unroutable)
+        CTX("; %llu packets found no route (routing.scheme %s does not route around what failed; "
+            "updown and dmodc do)",
+            (unsigned long long)st->unroutable, scn_str(sc, K_RT_SCHEME));
+#undef CTX
+}
+
+static const char *plural(uint32_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+/* An Arbor engine gave up: one line naming the job, channel, what was lost,
+ * the hosts that never answered (arb_sim_arbor_failure) and what failed in
+ * the fabric. If every rank was done by then (the collective's outputs are
+ * final and only a channel's closing failed), it is a warning, not a
+ * failure. */
+static void describe_failure(const arb_scenario *sc, const struct scn_failat *fa, const arb_topo *t,
+                             const arb_sim *s, arb_scenario_result *r)
 {
     arb_sim_arbor_failure f;
-    r->failed = 1;
+    uint32_t done = 0, ranks = 0;
+    arb_sim_arbor_progress(s, &done, &ranks);
+    if (ranks && done == ranks)
+        r->warned = 1;
+    else
+        r->failed = 1;
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
     if (arb_sim_arbor_failure_get(s, &f) < 0 || !f.failed) {
         snprintf(r->failure, sizeof r->failure, "an Arbor engine gave up");
+        failure_context(sc, fa, t, NULL, &st, r->failure, sizeof r->failure);
         return;
     }
     char hosts[200] = "";
@@ -171,26 +265,30 @@ static void describe_failure(const arb_sim *s, arb_scenario_result *r)
         used += (size_t)snprintf(hosts + used, sizeof hosts - used, "%sh%u", k ? "," : "",
                                  f.missing_hosts[k]);
     if (f.n_missing > 16 && used < sizeof hosts)
-        snprintf(hosts + used, sizeof hosts - used, ",...");
+        snprintf(hosts + used, sizeof hosts - used, ",... (%u in all)", f.n_missing);
     char job[32] = "";
-    if (r->n_ar_jobs > 1 || f.job) snprintf(job, sizeof job, "job %u, ", f.job);
+    if (arb_sim_arbor_jobs(s) > 1) snprintf(job, sizeof job, "job %u, ", f.job);
+    const char *after = r->warned ? " (after every rank was done)" : "";
     if (f.requester)
         snprintf(r->failure, sizeof r->failure,
                  "%schannel %u (responder h%u): the requester on %s got no answer to its "
-                 "REGISTER or END",
-                 job, f.channel, f.responder_host, hosts);
+                 "REGISTER or END%s",
+                 job, f.channel, f.responder_host, hosts, after);
     else if (f.end_wait)
         snprintf(r->failure, sizeof r->failure,
-                 "%schannel %u (responder h%u): every offset committed, but %u members sent no "
-                 "END after %u tail replays (the last waited %.3f us): %s",
-                 job, f.channel, f.responder_host, f.n_missing, f.tries,
-                 (double)f.waited / ARB_PS_PER_US, hosts);
+                 "%schannel %u (responder h%u): every offset committed, but %u %s sent no "
+                 "END after %u tail replays (the last waited %.3f us)%s: %s",
+                 job, f.channel, f.responder_host, f.n_missing,
+                 plural(f.n_missing, "member", "members"), f.tries,
+                 (double)f.waited / ARB_PS_PER_US, after, hosts);
     else
         snprintf(r->failure, sizeof r->failure,
                  "%schannel %u (responder h%u): offset %u lost on tree %u after %u credits; %u "
-                 "members had not answered its %u repair credits (the last waited %.3f us): %s",
+                 "%s had not answered its %u repair credits (the last waited %.3f us)%s: %s",
                  job, f.channel, f.responder_host, f.offset, f.subchannel, f.attempts, f.n_missing,
-                 f.tries, (double)f.waited / ARB_PS_PER_US, hosts);
+                 plural(f.n_missing, "member", "members"), f.tries,
+                 (double)f.waited / ARB_PS_PER_US, after, hosts);
+    failure_context(sc, fa, t, &f, &st, r->failure, sizeof r->failure);
 }
 
 const char *arb_scenario_default_text(void)
@@ -969,7 +1067,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc == ARB_ETIMEDOUT && arbor) {
             /* not bad input: what the run got is reported, with what was lost */
-            describe_failure(s, r);
+            describe_failure(sc, &failat, t, s, r);
             rc = 0;
             arb_sim_get_stats(s, &r->st);
             now = arb_sim_now(s);
@@ -1426,7 +1524,7 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(j, "commits", a->commits);
     j_u64(j, "repairs", a->repair_commits);
     j_u64(j, "agg_miss", a->agg_miss);
-    if (a->correct < 0 || !a->done) /* header-only, or not all of it was checked */
+    if (a->correct < 0 || a->ranks_done < a->ranks) /* header-only, or outputs not final */
         cJSON_AddNullToObject(j, "correct");
     else
         cJSON_AddBoolToObject(j, "correct", a->correct == 1);
@@ -1567,6 +1665,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     cJSON_AddBoolToObject(j, "stopped", r->stopped);
     cJSON_AddStringToObject(j, "status", status_name(r));
     if (r->failed) cJSON_AddStringToObject(j, "failure", r->failure);
+    if (r->warned) cJSON_AddStringToObject(j, "warning", r->failure);
 
     if (r->is_arbor) arbor_json(j, r);
     if (r->has_bg) background_json(j, r);

@@ -1649,11 +1649,12 @@ static void finish_invariants(arb_sim_arbor_result *r, int values)
 {
     r->invariant_errors = r->inv_dup_commit + r->inv_count + r->inv_agg_check + r->inv_missing +
                           r->inv_early + r->inv_conservation;
-    /* values mode: correct only if something was checked, unless the
-     * collective carries no data (Barrier: bytes 0, done is the answer) */
+    /* values mode: correct only if every rank's output is final and
+     * something was checked, unless the collective carries no data
+     * (Barrier: bytes 0, done is the answer) */
     if (values)
-        r->correct =
-            r->wrong == 0 && r->done && r->inv_missing == 0 && (r->checked > 0 || r->bytes == 0);
+        r->correct = r->wrong == 0 && r->ranks_done == r->ranks && r->inv_missing == 0 &&
+                     (r->checked > 0 || r->bytes == 0);
     r->bytes_per_packet = (uint32_t)(sizeof(struct pkt) + sizeof(arb_hdr));
 }
 

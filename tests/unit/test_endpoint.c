@@ -1077,7 +1077,7 @@ TEST(repair_credit_lost_sent_again)
     CHECK_EQ_U(st.repair_credits, 2);
     CHECK_EQ_U(st.repair_repeats, 1);
     CHECK_EQ_U(st.repair_commits, 1);
-    CHECK_EQ_U(st.dup_repairs, 2); /* members 0 and 2 answered both */
+    CHECK_EQ_U(st.dup_repairs, 0); /* the repeat went to member 1 alone */
     CHECK(n->t >= 100 * MS);
     net_free(n);
 }
@@ -1811,6 +1811,52 @@ TEST(ring_limit)
     free(bufs[1]);
 }
 
+/* The ring starts small and doubles when the offsets in play fill it, up
+ * to ring_factor x the window: entries moved by a growth keep their state
+ * (the repair still in progress completes, every offset commits once). */
+TEST(ring_grows_with_offsets_in_play)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    int32_t *bufs[2];
+    enum { W = 400, N = 3000 };
+    arb_responder *r = hand_responder(&cap, W, 0, bufs, (uint64_t)N * 16);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(st.ring < 4 * W); /* not the whole 4 x window at once */
+    uint8_t pay[16] = {0};
+    arb_hdr miss = mk(ARB_PT_AGG_MISS, 0, 0, 0); /* offset 0 stays in repair */
+    arb_responder_recv(r, &miss, NULL, 0, ARB_EP_FROM_SWITCH, 1);
+    for (uint32_t k = 1; k < N; k++) {
+        cap.n = 0;
+        arb_hdr h = mk_master(0, k, 1, 1);
+        arb_responder_recv(r, &h, pay, 16, ARB_EP_FROM_SWITCH, 2);
+    }
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.issued, 4 * W); /* the ring spans 4 x window from offset 0 */
+    CHECK_EQ_U(pr.committed, 4 * W - 1);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.ring, 4 * W);
+    CHECK(st.ring_grows >= 1);
+    /* the repair completes; the rest is credited and committed */
+    arb_hdr rq = mk_repair_req(0, 0, 1);
+    arb_responder_recv(r, &rq, pay, 16, 0, 3);
+    for (uint32_t k = 4 * W; k < N; k++) {
+        cap.n = 0;
+        arb_hdr h = mk_master(0, k, 1, 1);
+        arb_responder_recv(r, &h, pay, 16, ARB_EP_FROM_SWITCH, 4);
+    }
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.committed, N);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.commits, N);
+    arb_responder_free(r);
+    free(bufs[0]);
+    free(bufs[1]);
+}
+
 /* ------------------------------------------------------------------ */
 /* Responder, hand-made                                                 */
 /* ------------------------------------------------------------------ */
@@ -2149,10 +2195,22 @@ TEST(responder_timeout_of_repair_is_repeated)
     arb_responder_on_expiry(r, 1 * MS);
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 1);
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 1); /* credit 1 took the window */
+    /* at 2 ms offset 0's repair credit is repeated, to each of the two
+     * members by itself (neither answered), and offset 1 times out into
+     * its first repair credit, down the tree; from 3 ms each expiry
+     * repeats both offsets' credits to both members */
     for (int i = 2; i <= 4; i++) {
         arb_responder_on_expiry(r, (arb_time)i * MS);
-        CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 1 + (i - 1) * 2);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 1), 4 * (i - 1));
     }
+    int group = 0, unicast = 0;
+    for (int k = 0; k < cap.n; k++) {
+        if (!cap.p[k].h.repair) continue;
+        if (cap.p[k].dst.kind == ARB_EP_DST_GROUP) group++;
+        if (cap.p[k].dst.kind == ARB_EP_DST_MEMBER) unicast++;
+    }
+    CHECK_EQ_I(group, 2); /* the first repair credit of each offset */
+    CHECK_EQ_I(unicast, 10);
     arb_responder_get_stats(r, &st);
     CHECK_EQ_U(st.timeouts, 2); /* offsets 0 and 1 */
     CHECK(st.repair_repeats >= 2);
@@ -2845,5 +2903,6 @@ int main(void)
     RUN(window_and_rate_gate);
     RUN(repair_budget_cap);
     RUN(ring_limit);
+    RUN(ring_grows_with_offsets_in_play);
     return testkit_done();
 }

@@ -95,7 +95,7 @@ TEST(rdma_under_dup_and_reorder)
     CHECK(w->done);
     CHECK(st->duplicated > 0);
     CHECK(st->reordered > 0);
-    CHECK(st->ooo_pkts > 0); /* reordering shows at the receiver */
+    CHECK(st->ooo_pkts > 0);                               /* reordering shows at the receiver */
     CHECK_EQ_U(st->payload_delivered, 2 * 4 * 1048576ull); /* perm:1 over 2 hosts: 2 flows */
     arb_scenario_result_free(r);
 }

@@ -37,8 +37,11 @@ static const char sim_usage[] =
     "--quiet        no progress bar (shown on a terminal after one second)\n"
     "--keys         list every key with its default and exit\n"
     "\n"
-    "Exit status: 0 the run finished (or reached run.stop), 1 it could not go on,\n"
-    "2 a bad option, file, key or value (one line on stderr: file, line and key).\n";
+    "Exit status: 0 the run finished (a channel that could not close after every\n"
+    "rank was done is a warning on stderr), 1 it did not: run.stop came first, or\n"
+    "an engine gave up (one line on stderr naming what was lost and what failed in\n"
+    "the fabric), 2 a bad option, file, key or value (one line on stderr: file,\n"
+    "line and key).\n";
 
 struct progress {
     int on;
@@ -420,6 +423,9 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "arbor sim: failed at %.3f us: %s\n",
                 (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
         if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
+    } else if (st == ARB_SCN_DONE && why) {
+        fprintf(stderr, "arbor sim: warning at %.3f us: %s\n",
+                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
     } else if (st == ARB_SCN_INCOMPLETE) {
         const arb_workload_result *w = arb_scenario_result_workload(res);
         const arb_sim_arbor_result *a = arb_scenario_result_arbor(res);
