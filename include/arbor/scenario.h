@@ -87,8 +87,9 @@ const char *arb_scenario_file(const arb_scenario *sc);
 /* The key table: entry i (0 <= i < arb_scenario_n_keys()). */
 typedef struct arb_scenario_key_info {
     const char *section, *key;
-    const char *def; /* default text */
-    const char *doc; /* one line */
+    const char *def;     /* default text */
+    const char *doc;     /* one line */
+    const char *choices; /* "a|b|c" for a key that takes one of a set of names, else NULL */
 } arb_scenario_key_info;
 
 size_t arb_scenario_n_keys(void);

@@ -1391,6 +1391,11 @@ static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
              (double)loop / ARB_PS_PER_US);
     if (ac->timeout < loop) return key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL, why);
     if (ac->retry < loop) return key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL, why);
+    /* a controller's base loop below the fabric's: every sample looks
+     * congested, and a delay-based controller starves the channel */
+    if (ac->cc_base_rtt && ac->cc_base_rtt < loop)
+        return key_fail(sc, K_AR_CC_BASERTT, err, errlen, ARB_EINVAL,
+                        "below the fabric's loop: every completion would look like congestion");
     return 0;
 }
 
@@ -1429,11 +1434,14 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     arb_cc_config cc = ac.cc;
     if (ac.cc_kind == ARB_CC_DISABLED || ac.cc_kind == ARB_CC_FIXED || !cc.window)
         cc.window = ac.window;
-    if (!ac.cc_base_rtt) cc.base_rtt = ARB_CC_BASE_RTT_DEFAULT;
+    cc.base_rtt = ac.cc_base_rtt ? ac.cc_base_rtt : ARB_CC_BASE_RTT_DEFAULT;
     const char *why = arb_cc_check(ac.cc_kind, &cc);
     if (why) {
         enum scn_key k = cc_key(why);
         const char *rule = strchr(why, ':');
+        if (k == K_AR_SW_TARGET && !scn_u64(sc, K_AR_SW_TARGET)) /* derived from base_rtt */
+            return key_fail(sc, K_AR_CC_BASERTT, err, errlen, ARB_EINVAL,
+                            "Swift's base target, 1.5 x it, would be above 1 s");
         return key_fail(sc, k, err, errlen, ARB_EINVAL, rule ? rule + 2 : why);
     }
     if (ac.retry < ARB_EP_TIMER_MIN)

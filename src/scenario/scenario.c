@@ -53,6 +53,7 @@ int arb_scenario_key(size_t i, arb_scenario_key_info *info)
     info->key = keys[i].key;
     info->def = keys[i].def;
     info->doc = keys[i].doc;
+    info->choices = keys[i].choices;
     return 0;
 }
 

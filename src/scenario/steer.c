@@ -72,9 +72,19 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
         arb_time delay = ARB_TIME_NEVER;
         double loss = -1, dup = -1, reorder = -1;
         unsigned settings = 0;
+        const char *given[5] = {"rate", "delay", "loss", "dup", "reorder"};
+        unsigned seen = 0;
         for (; i < n && strchr(w[i], '='); i++, settings++) {
             const char *v = strchr(w[i], '=') + 1;
             size_t kl = (size_t)(v - 1 - w[i]);
+            for (unsigned g = 0; g < 5; g++) {
+                if (strlen(given[g]) != kl || strncmp(w[i], given[g], kl) != 0) continue;
+                if (seen & (1u << g))
+                    rc = arb_errf(msg, len, ARB_EPARSE, "'%s': %s= given twice for these links",
+                                  w[i], given[g]);
+                seen |= 1u << g;
+            }
+            if (rc < 0) break;
             if (kl == 4 && strncmp(w[i], "rate", 4) == 0) {
                 if (arb_topo_parse_rate(v, &rate) < 0)
                     rc = arb_errf(msg, len, ARB_EPARSE, "'%s': not a rate", w[i]);

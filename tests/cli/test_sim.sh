@@ -277,6 +277,10 @@ for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do
     grep -q "^| \`$k\` |" docs/scenarios.md || missing="$missing $k"
 done
 same "every key documented" "" "$missing"
+# --keys names the choices of a key that takes one of a set of names.
+K=$("$ARBOR" sim --keys)
+has "keys: arbor.cc's six controllers" "$K" "one of: disabled|fixed|timely|swift|dcqcn|oscar"
+has "keys: the collectives" "$K" "one of: allreduce|reduce|reducescatter|broadcast|allgather|barrier"
 
 # HPN's host side and shared source ports (ring AllReduce).
 cat >"$TMP/hpn.ini" <<'INI'

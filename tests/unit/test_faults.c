@@ -143,6 +143,7 @@ TEST(errors)
         {"fabric.reorder=1.5", "fabric.reorder: '1.5' is not in 0..1"},
         {"fabric.link=host:h1 dup=2", "'dup=2': not a duplication probability"},
         {"fabric.link=host:h1 reorder=x", "'reorder=x': not a reordering probability"},
+        {"fabric.link=host:h1 dup=0.1 dup=0.2", "'dup=0.2': dup= given twice for these links"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[512] = "";

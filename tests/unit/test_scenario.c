@@ -162,6 +162,12 @@ TEST(run_errors)
          "t.ini:6: arbor.timeout: below the fabric's loop ("},
         {"[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n[arbor]\nretry = 5us\n",
          "t.ini:6: arbor.retry: below the fabric's loop ("},
+        {"[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n[arbor]\ncc = swift\n"
+         "cc.base_rtt = 1us\n",
+         "t.ini:7: arbor.cc.base_rtt: below the fabric's loop"},
+        {"[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n[arbor]\ncc = swift\n"
+         "cc.base_rtt = 1s\n",
+         "t.ini:7: arbor.cc.base_rtt: Swift's base target, 1.5 x it, would be above 1 s"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         arb_scenario *sc = load(cases[i].text);

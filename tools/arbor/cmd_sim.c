@@ -287,6 +287,7 @@ static int list_keys(void)
         arb_scenario_key_info ki;
         arb_scenario_key(i, &ki);
         printf("%s.%s = %s\n    %s\n", ki.section, ki.key, ki.def, ki.doc);
+        if (ki.choices) printf("    one of: %s\n", ki.choices);
     }
     return CLI_EXIT_OK;
 }
