@@ -159,10 +159,13 @@ static void print_summary(const char *json)
     else
         printf("workload      %s, size %s, qps %s\n", kind, str(wl, "workload", "size"),
                str(wl, "workload", "qps"));
-    const cJSON *done = cJSON_GetObjectItemCaseSensitive(j, "completed");
+    const char *status = str(j, "status", NULL);
+    int failed = strcmp(status, "failed") == 0, incomplete = strcmp(status, "incomplete") == 0;
     printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
            num(j, "events", NULL), num(j, "packet_hops", NULL),
-           cJSON_IsTrue(done) ? "" : " (stopped before the workload finished)");
+           failed       ? " (failed: an engine gave up)"
+           : incomplete ? " (stopped before the workload finished)"
+                        : "");
     if (num(j, "flows", "count") > 0) /* an Arbor run has no transport flows */
         printf("flows         %.0f of %.0f done; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
                num(j, "flows", "done"), num(j, "flows", "count"),
@@ -193,9 +196,9 @@ static void print_summary(const char *json)
                num(ar, "ranks_done", NULL), num(ar, "ranks", NULL),
                cJSON_IsTrue(corr)    ? "yes"
                : !cJSON_IsNull(corr) ? "NO"
-               : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "completed"))
-                   ? "n/a (header-only)"
-                   : "n/a (incomplete)");
+               : failed              ? "n/a (failed)"
+               : incomplete          ? "n/a (incomplete)"
+                                     : "n/a (header-only)");
         const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
         const cJSON *jb;
         cJSON_ArrayForEach(jb, jobs)
