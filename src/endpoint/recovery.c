@@ -170,6 +170,7 @@ void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now)
     struct rsub *u = &r->sub[s];
     u->progress = now;
     u->silences = 0;
+    u->rounds = 0;
     if (u->health == T_DEAD) {
         r->live_subs++;
         r->st.revivals++;
@@ -181,15 +182,27 @@ void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now)
 }
 
 /* A credit on tree s was lost: suspect after any loss; dead after
- * dead_after timer losses with no commit in between (never the last live
- * tree). */
+ * dead_after timer losses with no commit in between. The last live tree
+ * may die too: its channel then runs through the bypass repair, probing
+ * the trees, until one answers (rsp_no_tree). */
 static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
 {
     struct rsub *u = &r->sub[s];
     if (u->health == T_DEAD) return;
     u->health = T_SUSPECT;
     if (!by_timer) return;
-    if (++u->silences < r->cfg.dead_after || r->live_subs <= 1) return;
+    if (u->silences < UINT8_MAX) u->silences++;
+    /* Rounds: timer losses at least a timer apart. A window lost at once
+     * (a burst of loss, or congestion) is one round; a dead tree loses
+     * every retry too, round after round. */
+    if (!u->rounds || now - u->round_at >= rsp_rto(r)) {
+        if (u->rounds < UINT8_MAX) u->rounds++;
+        u->round_at = now;
+    }
+    if (u->silences < r->cfg.dead_after) return;
+    /* the last live tree dies only after dead_after rounds: its channel
+     * then goes to the bypass, which random loss must not cause */
+    if (r->live_subs == 1 && u->rounds < 2 * r->cfg.dead_after) return;
     u->health = T_DEAD;
     r->live_subs--;
     r->st.deaths++;
@@ -237,7 +250,7 @@ uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
 }
 
 /* A dead tree due for a probe, or UINT32_MAX. */
-static uint32_t probe_due(arb_responder *r, uint32_t home, arb_time now)
+uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now)
 {
     uint32_t n = r->cfg.subchannels;
     for (uint32_t x = 0; r->live_subs < n && x < n; x++) {
@@ -258,10 +271,11 @@ static uint32_t probe_due(arb_responder *r, uint32_t home, arb_time now)
 uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now)
 {
     uint32_t n = r->cfg.subchannels, home = k % n;
+    if (r->live_subs == 0) return r->probe_sub; /* every tree dead: a probe */
     if (n == 1) return 0;
     if (!r->cfg.dynamic_subchannels) return first_attempt ? home : rsp_live_sub(r, home, k);
     if (first_attempt) {
-        uint32_t p = probe_due(r, home, now);
+        uint32_t p = rsp_probe_due(r, home, now);
         if (p != UINT32_MAX) return p;
     }
     return best_live(r, home);
@@ -323,7 +337,7 @@ void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb
 /* ------------------------------------------------------------------ */
 
 /* Recovery by the bypass repair from now on. */
-static void enter_bypass(arb_responder *r, struct rentry *e)
+void rsp_enter_bypass(arb_responder *r, struct rentry *e)
 {
     e->state = E_REPAIR;
     e->rslot = 0;
@@ -357,7 +371,7 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 1, now);
     }
     if (e->misses >= r->cfg.miss_limit || (uint32_t)e->attempt + 1 >= r->cfg.attempts) {
-        enter_bypass(r, e);
+        rsp_enter_bypass(r, e);
         return;
     }
     e->state = E_LOST;

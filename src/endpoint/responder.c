@@ -275,13 +275,14 @@ void rsp_send_repair_credit(arb_responder *r, uint32_t i)
     r->st.repair_credits++;
     e->sub = rsp_live_sub(r, e->sub, k);
     const struct rrep *rp = e->rslot ? &r->rep[e->rslot - 1] : NULL;
-    if (!rp || rp->tries <= 1) {
+    if (r->live_subs > 0 && (!rp || rp->tries <= 1)) {
         emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
         return;
     }
     /* A repeat: the tree did not bring every answer (it may be the one
      * that failed), so the credit goes to each member still missing by
-     * itself, routed like any unicast packet. */
+     * itself, routed like any unicast packet; so does every repair credit
+     * while no tree is alive. */
     for (uint32_t j = 0; j < r->cfg.members; j++)
         if (!bm_test(rp->bits, j)) emit(r, ARB_EP_DST_MEMBER, e->sub, j, &h, pl, len);
 }
@@ -299,10 +300,13 @@ void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
     if (replay && h.payload_valid) h.repair = 1;
     uint32_t k = ep_seq(r->msg[0].start, p);
     uint32_t sub = rsp_live_sub(r, k % r->cfg.subchannels, k);
-    if (member < 0)
-        emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
-    else
+    if (member >= 0)
         emit(r, ARB_EP_DST_MEMBER, sub, (uint32_t)member, &h, pl, len);
+    else if (r->live_subs > 0)
+        emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
+    else /* no tree to carry it: to each member */
+        for (uint32_t j = 0; j < r->cfg.members; j++)
+            emit(r, ARB_EP_DST_MEMBER, sub, j, &h, pl, len);
 }
 
 /* Results that have no first credit left to ride leave as tails. */
@@ -356,6 +360,48 @@ static uint32_t oldest_lost(const arb_responder *r)
     return UINT32_MAX;
 }
 
+/* Every tree is dead: offset i (fresh, or lost) goes to the bypass repair
+ * without a credit, unless a tree has no credit in flight: then it is
+ * that tree's probe (1: handled here; 0: send the credit). One probe per
+ * tree always in flight finds a tree back within a loop of its return (a
+ * tree killed by a run of random losses is back at once). A fresh offset
+ * takes the oldest result waiting to ride, which its repair credits
+ * carry. */
+static int no_tree(arb_responder *r, uint32_t i, arb_time now)
+{
+    uint32_t k = ep_seq(r->msg[0].start, i), n = r->cfg.subchannels;
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t s = (k + x) % n;
+        if (r->sub[s].out == 0) {
+            r->probe_sub = s;
+            r->st.probes++;
+            return 0;
+        }
+    }
+    struct rentry *e = rsp_entry(r, i);
+    if (i == r->next) {
+        e->attempt = 0;
+        e->misses = e->expiries = 0;
+        e->why = WHY_NONE;
+        e->rslot = 0;
+        e->ride = NO_RIDE;
+        e->first = e->sent = now;
+        e->seq = ++r->seq;
+        e->sub = k % r->cfg.subchannels;
+        if (ep_kind_pull(r->cfg.kind) && r->pend_len) {
+            e->ride = r->pending[r->pend_head];
+            r->pend_head = (r->pend_head + 1) % r->ring_cap;
+            r->pend_len--;
+            r->st.results_riding++;
+        }
+        r->next++;
+    } else {
+        r->lost--;
+    }
+    rsp_enter_bypass(r, e);
+    return 1;
+}
+
 /* Credits the gates allow: retries of lost offsets first (oldest first),
  * then offsets credited for the first time. */
 static void issue_credits(arb_responder *r, arb_time now)
@@ -372,6 +418,7 @@ static void issue_credits(arb_responder *r, arb_time now)
             i = r->next;
         }
         int first = i == r->next;
+        if (r->live_subs == 0 && no_tree(r, i, now)) continue;
         send_credit(r, i, now);
         if (first && m->n == 1 && r->cfg.redundant && r->cfg.attempts > 1) send_twin(r, now);
     }
@@ -396,6 +443,7 @@ static void pump(arb_responder *r, arb_time now)
     rsp_detect_losses(r, now);
     rsp_start_repairs(r, now);
     issue_credits(r, now);
+    if (r->waiting_repair) rsp_start_repairs(r, now); /* no tree: offsets went to the bypass */
     if (r->next == m->n) flush_tails(r, now);
     if (r->committed == m->n) {
         r->phase = ARB_RSP_DRAIN;

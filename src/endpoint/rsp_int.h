@@ -79,6 +79,8 @@ struct rsub {
     uint32_t out;       /* normal credits outstanding on it */
     uint8_t health;     /* T_* */
     uint8_t silences;   /* timer losses on it since its last commit */
+    uint8_t rounds;     /* of those, the ones a timer apart (the last live tree dies by these) */
+    arb_time round_at;  /* when the last of those rounds was counted */
     uint64_t rack_seq;  /* seq of the most recently sent credit committed on it (0: none) */
     arb_time rack_rtt;  /* that credit's completion time */
     arb_time progress;  /* time of its last commit (0: none) */
@@ -130,6 +132,7 @@ struct arb_responder {
     uint64_t closed;
     struct rsub *sub;   /* per subchannel */
     uint32_t live_subs; /* subchannels not dead */
+    uint32_t probe_sub; /* every tree dead: the one the next credit probes */
 
     /* Loss detection and timers. */
     uint64_t seq;               /* credits issued (normal, every attempt): the issue order */
@@ -167,6 +170,10 @@ arb_time rsp_rto(const arb_responder *r);
 arb_time rsp_timers(const arb_responder *r);
 uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now);
 uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k);
+/* A dead tree due for a probe (its next probe time moves on), or UINT32_MAX. */
+uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now);
+/* Offset e goes to the bypass repair (waiting for a repair slot). */
+void rsp_enter_bypass(arb_responder *r, struct rentry *e);
 void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now);
 void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answered);
 void rsp_reset_trees(arb_responder *r);

@@ -112,7 +112,7 @@ has "incomplete: no verdict" "$J" '"correct":null'
 rc=$?
 J=$(cat "$TMP/fail.json")
 if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/fail.err")" -eq 1 ] &&
-    grep -Eq "arbor sim: failed at [0-9.]+ us: channel [0-9]+ \(responder h[0-9]+\): offset [0-9]+ lost on tree [0-9]+ after 8 credits; [12] members? had not answered its 8 repair credits \(the last waited [0-9.]+ us\): h[01](,h1)?; the fabric: switch:L1.0 failed at 100us; no path is left between h[0-9]+ and h[01](,h1)?$" "$TMP/fail.err"; then
+    grep -Eq "arbor sim: failed at [0-9.]+ us: channel [0-9]+ \(responder h[0-9]+\): offset [0-9]+ lost on tree [0-9]+ after [0-9]+ credits?; [12] members? had not answered its 8 repair credits \(the last waited [0-9.]+ us\): h[01](,h1)?; the fabric: switch:L1.0 failed at 100us; no path is left between h[0-9]+ and h[01](,h1)?$" "$TMP/fail.err"; then
     pass "failed: one line naming what was lost, status 1"
 else
     fail "failed: one line naming what was lost, status 1" "status $rc" "stderr: $(cat "$TMP/fail.err")"

@@ -2230,6 +2230,8 @@ typedef struct tree_play {
     int pending[CAP_MAX];
     int on_tree[2]; /* normal credits sent down each tree */
     int retries_on[2];
+    int repair_unicast;  /* repair credits sent to the member by itself */
+    arb_time repair_lat; /* repair credit to its answer (0: lat) */
 } tree_play;
 
 static arb_responder *tree_responder(tree_play *tp, int dynamic, uint32_t dead_after)
@@ -2263,12 +2265,24 @@ static void tree_step(tree_play *tp, arb_responder *r, arb_time now)
     for (int i = 0; i < tp->seen; i++) {
         if (!tp->pending[i] || tp->due[i] > now) continue;
         tp->pending[i] = 0;
+        if (tp->cap.p[i].h.repair) { /* the member answers a repair credit straight back */
+            arb_hdr q = mk_repair_req(0, tp->cap.p[i].h.offset_b, 1);
+            arb_responder_recv(r, &q, (const uint8_t *)pay, 16, 0, tp->due[i]);
+            continue;
+        }
         arb_hdr m = mk_master(0, tp->cap.p[i].h.offset_b, 1, 1);
         m.attempt = tp->cap.p[i].h.attempt;
         arb_responder_recv(r, &m, (const uint8_t *)pay, 16, ARB_EP_FROM_SWITCH, tp->due[i]);
     }
     for (; tp->seen < tp->cap.n; tp->seen++) {
         const cap_pkt *p = &tp->cap.p[tp->seen];
+        if (p->h.packet_type == ARB_PT_RESPONSE && p->h.credit_valid && p->h.repair &&
+            p->dst.kind == ARB_EP_DST_MEMBER) { /* unicast: no tree to lose it */
+            tp->repair_unicast++;
+            tp->pending[tp->seen] = 1;
+            tp->due[tp->seen] = now + (tp->repair_lat ? tp->repair_lat : tp->lat);
+            continue;
+        }
         if (p->h.packet_type != ARB_PT_RESPONSE || !p->h.credit_valid || p->h.repair) continue;
         uint32_t s = p->dst.subchannel;
         tp->on_tree[s]++;
@@ -2370,28 +2384,43 @@ TEST(static_selection_moves_retries_off_a_dead_tree)
     arb_responder_free(r);
 }
 
-/* Both trees silent for a while: one dies, the last live one never does;
- * when they answer again the message completes, without an error. */
-TEST(last_tree_never_dies)
+/* Both trees silent: one dies, then, after a silence of dead_after timers,
+ * the last one too. The channel goes on through the bypass repair (its
+ * repair credits go to the member by itself, and commit) while it probes
+ * the trees; when they answer again a probe revives one and credits
+ * resume: the message completes without an error. */
+TEST(every_tree_dies_bypass_then_revival)
 {
     static tree_play tp;
     arb_responder *r = tree_responder(&tp, 1, 1);
     if (!r) return;
-    static int32_t res[48 * 4];
+    static int32_t res[180 * 4];
     CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
     register_all(r, 1, 0, 0, 0);
+    tp.repair_lat = 300 * US; /* the bypass is slow: the probes find the trees back */
     tree_run(&tp, r, 0, 100 * US, 1 * US);
-    tp.alive[0] = tp.alive[1] = 0;
-    tree_run(&tp, r, 101 * US, 400 * US, 1 * US);
     arb_responder_stats st;
     arb_responder_get_stats(r, &st);
-    CHECK_EQ_U(st.deaths, 1);
-    CHECK_EQ_U(st.dead_subchannels, 1);
+    uint64_t before = st.commits;
+    tp.alive[0] = tp.alive[1] = 0;
+    tree_run(&tp, r, 101 * US, 2 * MS, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.deaths, 2);
+    CHECK_EQ_U(st.dead_subchannels, 2);
+    CHECK(st.bypass > 0);
+    CHECK(tp.repair_unicast > 0);
+    CHECK(st.repair_commits > 0);
+    CHECK(st.commits > before); /* the bypass carries on */
+    CHECK(st.probes > 0);
+    CHECK(st.commits < 180); /* offsets remain for the trees when they answer again */
     tp.alive[0] = tp.alive[1] = 1;
-    tree_run(&tp, r, 401 * US, 40 * MS, 1 * US);
+    tree_run(&tp, r, 2 * MS + 1 * US, 60 * MS, 1 * US);
+
     arb_responder_get_stats(r, &st);
     CHECK(arb_responder_done(r));
-    CHECK_EQ_U(st.commits, 48);
+    CHECK_EQ_U(st.commits, 180);
+    CHECK(tp.cap.n < CAP_MAX - 8); /* the run was not cut by the capture */
+    CHECK(st.revivals >= 1);
     CHECK_EQ_I(arb_responder_error(r), 0);
     arb_responder_free(r);
 }
@@ -2869,7 +2898,7 @@ int main(void)
     RUN(responder_timeout_of_repair_is_repeated);
     RUN(tree_dies_is_probed_and_revives);
     RUN(static_selection_moves_retries_off_a_dead_tree);
-    RUN(last_tree_never_dies);
+    RUN(every_tree_dies_bypass_then_revival);
     RUN(requester_register_retry_and_failure);
     RUN(requester_credits_and_results);
     RUN(requester_window_follows_indices_in_play);
