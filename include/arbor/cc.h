@@ -130,13 +130,17 @@ typedef struct arb_cc_timely_config {
                           * <= line_rate */
 } arb_cc_timely_config;
 
+/* Swift's fs_range that turns flow scaling off. */
+#define ARB_CC_SWIFT_FS_OFF ARB_TIME_NEVER
+
 /* Swift: a fractional window cwnd, in credits. */
 typedef struct arb_cc_swift_config {
     arb_time base_target; /* target loop time before scaling (0: 3/2 base_rtt [15 us]) */
     arb_time per_hop;     /* hop scaling: target += hops x per_hop (0) */
     uint32_t hops;        /* hops of the loop, for hop scaling (0) */
     arb_time fs_range;    /* flow scaling: at most this is added to the target, more for
-                           * a smaller cwnd (0: off) */
+                           * a smaller cwnd (0: base_rtt / 2 [5 us]; ARB_CC_SWIFT_FS_OFF:
+                           * no flow scaling); at most 1 s */
     double fs_min_cwnd;   /* flow scaling reaches fs_range at this cwnd, > 0 (0.1) */
     double fs_max_cwnd;   /* and 0 at this one, > fs_min_cwnd (100) */
     double ai;            /* additive increase per loop, credits, > 0 (1) */

@@ -180,8 +180,8 @@
       "swift: target added per hop of the loop (cc.swift.hops)")                                   \
     X(AR_SW_HOPS, "arbor", "cc.swift.hops", VT_U64, "0", NULL, 0, 1000,                            \
       "swift: hops of the loop for hop scaling")                                                   \
-    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME, "0", NULL, 0, 0,                       \
-      "swift: flow scaling's largest addition to the target; 0: off")                              \
+    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME_OFF, "0", NULL, 0, 0,                   \
+      "swift: flow scaling's largest addition to the target; 0: base_rtt / 2; off: none")          \
     X(AR_SW_AI, "arbor", "cc.swift.ai", VT_REAL, "1", NULL, 0, 0xFFFFFF,                           \
       "swift: additive increase per loop, credits")                                                \
     X(AR_SW_BETA, "arbor", "cc.swift.beta", VT_REAL, "0.8", NULL, 0, 1,                            \
@@ -268,6 +268,7 @@ enum scn_vt {
     VT_PATH,
     VT_SIZE,
     VT_TIME,
+    VT_TIME_OFF, /* a time, or "off" (UINT64_MAX) */
     VT_RATE,
     VT_RATE0,
     VT_U64,

@@ -124,6 +124,7 @@ TEST(derived_defaults)
     cc = make(ARB_CC_SWIFT, &c);
     arb_cc_get_config(cc, &got);
     CHECK_EQ_U(got.swift.base_target, 12 * US);
+    CHECK_EQ_U(got.swift.fs_range, 4 * US); /* flow scaling on: base_rtt / 2 */
     arb_cc_free(cc);
     cc = make(ARB_CC_DCQCN, &c);
     arb_cc_get_config(cc, &got);
@@ -497,6 +498,10 @@ TEST(errors)
     CHECK_EQ_U(arb_cc_max_window(cc), ARB_CC_WINDOW_MAX);
     arb_cc_free(cc);
     arb_cc_config_default(&c);
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF; /* not a range: flow scaling off */
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
+    arb_cc_free(cc);
+    arb_cc_config_default(&c);
     c.timely.alpha = 7; /* another kind's field is not read */
     REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
     arb_cc_free(cc);
@@ -758,6 +763,7 @@ TEST(swift_rules)
     arb_cc_config c;
     arb_cc_config_default(&c);
     c.window = 20;
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF; /* the target is base_target (scaling: below) */
     arb_cc *cc = make(ARB_CC_SWIFT, &c);
     arb_cc_config p;
     arb_cc_get_config(cc, &p);
@@ -849,6 +855,7 @@ TEST(swift_target_scaling)
     c.window = 10;
     c.swift.hops = 4;
     c.swift.per_hop = US;
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
     arb_cc *cc = make(ARB_CC_SWIFT, &c);
     arb_cc_config p;
     arb_cc_get_config(cc, &p);
@@ -886,6 +893,26 @@ TEST(swift_target_scaling)
     /* just above it (fs only shrinks as cwnd grew): a cut */
     ack(cc, p.swift.base_target + (arb_time)fs + 2, 0, 4, 1000 * US + 1);
     CHECK(stats_of(cc).cwnd < w4);
+    arb_cc_free(cc);
+
+    /* flow scaling is on by default: fs_range base_rtt / 2 between cwnd 0.1
+     * and 100; at cwnd 1, A = R / (1 / sqrt(0.1) - 1 / sqrt(100)), B = -A / 10,
+     * fs = A + B = 0.9 A. A sample just under base_target + fs grows the
+     * window; with ARB_CC_SWIFT_FS_OFF the same sample cuts it. */
+    arb_cc_config_default(&c);
+    c.window = 1;
+    cc = make(ARB_CC_SWIFT, &c);
+    arb_cc_get_config(cc, &p);
+    CHECK_EQ_U(p.swift.fs_range, BASE / 2);
+    double r = (double)BASE / 2, fs1 = 0.9 * r / (1 / sqrt(0.1) - 0.1);
+    arb_time under = p.swift.base_target + (arb_time)fs1 - 1;
+    ack(cc, under, 0, 1, 1000 * US);
+    CHECK_NEAR(stats_of(cc).cwnd, 1 + p.swift.ai);
+    arb_cc_free(cc);
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
+    cc = make(ARB_CC_SWIFT, &c);
+    ack(cc, under, 0, 1, 1000 * US);
+    CHECK(stats_of(cc).cwnd < 1);
     arb_cc_free(cc);
 }
 
@@ -1668,7 +1695,8 @@ static void expect_backoff(const incast_result *r)
 }
 
 /*
- * Swift. Incast: the loop settles near the target: above it, every channel
+ * Swift. Incast: the loop settles near the target, at most base_target +
+ * fs_range with flow scaling (on by default): above it, every channel
  * cuts within a loop; in the loop before the cut acts, the N channels add
  * at most ai credits each, so the excess stays under 2 N ai credits of
  * queue. Recovery alone: the queue empties within q / C; then the loop is
@@ -1686,7 +1714,7 @@ TEST(swift_incast_and_recovery)
 {
     arb_cc_config c;
     arb_cc_config_default(&c);
-    double target = 1.5 * (double)BASE, ai = c.swift.ai;
+    double target = 1.5 * (double)BASE + (double)BASE / 2, ai = c.swift.ai;
     double loop = (double)BASE + t_credit(), w1 = FRACTION * bdp();
     double q_max_bytes = (double)N_INCAST * QM_RING * CREDIT;
     arb_time budget =
@@ -1843,18 +1871,25 @@ TEST(oscar_two_flows_fair)
  * exp(-2 ai T / S) over T loops whatever L. S ~ C d* (BDP plus the
  * target's queue). Not every cut hits both channels in the same loop, so
  * only half the exponent is claimed, plus one credit in S of rounding
- * (integer windows).
+ * (integer windows). That is plain AIMD (flow scaling off). Flow scaling
+ * gives the smaller window the larger target, so it is cut less: the
+ * difference shrinks at least as fast, with the loop (and S) up to
+ * fs_range longer, which the second claim uses.
  */
 TEST(swift_two_flows_fair)
 {
-    arb_cc_config c;
-    arb_cc_config_default(&c);
-    double dstar = 1.5 * (double)BASE, s = dstar / t_credit();
-    arb_time settle = 3000 * US, measure = 1000 * US;
-    double loops = (double)settle / dstar;
-    double e = exp(-c.swift.ai * loops / s) + 1 / s;
-    double j = run_pair(ARB_CC_SWIFT, &c, settle, measure);
-    CHECK(j >= 1 / (1 + e * e));
+    for (int fs = 0; fs < 2; fs++) {
+        arb_cc_config c;
+        arb_cc_config_default(&c);
+        if (!fs) c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
+        double dstar = 1.5 * (double)BASE + (fs ? (double)BASE / 2 : 0);
+        double s = dstar / t_credit();
+        arb_time settle = 3000 * US, measure = 1000 * US;
+        double loops = (double)settle / dstar;
+        double e = exp(-c.swift.ai * loops / s) + 1 / s;
+        double j = run_pair(ARB_CC_SWIFT, &c, settle, measure);
+        CHECK(j >= 1 / (1 + e * e));
+    }
 }
 
 /* ==== random loss does not collapse a controller ================================= */
