@@ -45,7 +45,8 @@
  *                    for isolation experiments. Nothing changes the gates.
  *   ARB_CC_TIMELY    rate from the gradient of the loop time ("TIMELY:
  *                    RTT-based Congestion Control for the Datacenter").
- *                    Gates: spacing from the rate; window = window_max.
+ *                    Gates: spacing from the rate; window = the loop's
+ *                    worth at line rate (below).
  *   ARB_CC_SWIFT     window from the loop time against a target ("Swift:
  *                    Delay is Simple and Effective for Congestion Control
  *                    in the Datacenter"). A window below one credit becomes
@@ -54,7 +55,7 @@
  *                    Large-Scale RDMA Deployments"): a CE sample stands for
  *                    a CNP; alpha and rate-increase timers, a byte counter
  *                    fed by arb_cc_on_send. Gates: spacing from the rate;
- *                    window = window_max.
+ *                    window = the loop's worth at line rate (below).
  *   ARB_CC_OSCAR     the project's own: once per loop the window steps
  *                    toward a reference amount in flight, the measured
  *                    delivery rate times the target loop time (what was in
@@ -198,8 +199,12 @@ typedef struct arb_cc_config {
     arb_time base_rtt;     /* the fabric's unloaded loop, 1 ps..1 s (ARB_CC_BASE_RTT_DEFAULT) */
     uint32_t window_min;   /* the window gate never goes below, >= 1 (1) */
     uint32_t window_max;   /* nor above, window_min..ARB_CC_WINDOW_MAX
-                            * (ARB_CC_WINDOW_MAX_DEFAULT); the rate-based kinds
-                            * keep it as their window */
+                            * (ARB_CC_WINDOW_MAX_DEFAULT). The rate-based kinds
+                            * (TIMELY, DCQCN) hold the loop's worth at line rate,
+                            * ceil(line_rate x base_rtt / (8 credit_bytes)), within
+                            * [window_min, window_max]: a rate too high for the path
+                            * puts at most that much in flight (the BDP cap of
+                            * "Revisiting Network Support for RDMA") */
 
     arb_cc_timely_config timely;
     arb_cc_swift_config swift;

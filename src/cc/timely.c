@@ -22,7 +22,9 @@
  * loop apart, g is the loop time's growth per unit time, i.e. the
  * bottleneck's overload (input - capacity) / capacity.
  *
- * Gates: spacing = credit_bytes x 8 / R; window = window_max.
+ * Gates: spacing = credit_bytes x 8 / R; window = the loop's worth at line
+ * rate (cc_rate_window): when R is too high for the path (at the start, or
+ * before a cut has taken effect), at most that much is in flight.
  *
  * Loss: the paper runs over a lossless fabric and has no loss rule. A loss
  * is counted only; a stall (cc.c) halves R.

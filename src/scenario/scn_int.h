@@ -153,7 +153,8 @@
     X(AR_CC_WMIN, "arbor", "cc.window_min", VT_U64, "1", NULL, 1, 0xFFFFFF,                        \
       "timely, swift, dcqcn, oscar: the least window")                                             \
     X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
-      "timely, swift, dcqcn, oscar: the largest window (the rate-based kinds' window)")            \
+      "timely, swift, dcqcn, oscar: the largest window (timely, dcqcn: the loop's worth at line "  \
+      "rate, at most this)")                                                                       \
     X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
       "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/cc.md)")         \
     X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \

@@ -677,9 +677,9 @@ TEST(timely_rules)
     const arb_cc_timely_config *q = &p.timely;
     double line = (double)LINE, delta = (double)q->delta;
 
-    /* line rate at first: the window is window_max, the spacing a credit's
-     * serialisation */
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    /* line rate at first: the window is the loop's worth at line rate
+     * (ceil(bdp()) = 16), the spacing a credit's serialisation */
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
     CHECK_EQ_U(arb_cc_max_window(cc), c.window_max);
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate(LINE, CREDIT));
     CHECK_EQ_U(arb_cc_next_expiry(cc), ARB_TIME_NEVER);
@@ -691,7 +691,7 @@ TEST(timely_rules)
     double r = line * (1 - q->beta / 2);
     CHECK_NEAR(timely_rate(cc), r);
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate((uint64_t)r, CREDIT));
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp())); /* the rate does not move it */
 
     /* within one interval: no update */
     ack(cc, 4 * q->t_high, 0, 0, t + q->interval - 1);
@@ -975,11 +975,38 @@ TEST(window_bounds)
         CHECK_EQ_U(arb_cc_max_window(cc), 40);
         arb_cc_free(cc);
     }
+    /* TIMELY and DCQCN hold the loop's worth at line rate, ceil(bdp()) = 16,
+     * within [window_min, window_max]: 16 in [4, 40], 40 when it is the
+     * floor, 8 when it is the ceiling; the rate never moves it */
     c.window = 100; /* above window_max: not read by TIMELY and DCQCN */
     for (int k = ARB_CC_TIMELY; k <= ARB_CC_DCQCN; k += ARB_CC_DCQCN - ARB_CC_TIMELY) {
         arb_cc *cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
+        CHECK_EQ_U(arb_cc_max_window(cc), 40);
+        arb_time t = 1000 * US;
+        /* far above every threshold, marked, a cnp_interval apart (before
+         * DCQCN's rate timer): a cut each */
+        for (int i = 0; i < 50; i++)
+            ack(cc, ARB_PS_PER_MS, 1, 10, t += 50 * US);
+        CHECK(stats_of(cc).rate < (double)LINE / 2);
+        CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
+        arb_cc_free(cc);
+        c.window_min = 40;
+        cc = make((arb_cc_kind)k, &c);
         CHECK_EQ_U(arb_cc_window(cc), 40);
         arb_cc_free(cc);
+        c.window_min = 4, c.window_max = 8;
+        cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), 8);
+        arb_cc_free(cc);
+        c.window_max = 40;
+        /* the loop's worth scales with line rate and loop: 4 x 16 us at 25 Gb/s
+         * is ceil(25e9 x 64e-6 / (8 x 8274)) = ceil(24.17) = 25 */
+        c.line_rate = 25000000000ull, c.base_rtt = 64 * US;
+        cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), 25);
+        arb_cc_free(cc);
+        c.line_rate = LINE, c.base_rtt = BASE;
     }
 }
 
@@ -1029,7 +1056,7 @@ TEST(dcqcn_rules_and_timers)
     dcq_ref r = {(double)LINE, (double)LINE, q->alpha_init, 0, 0};
 
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate(LINE, CREDIT));
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
     CHECK_EQ_U(arb_cc_next_expiry(cc), ARB_TIME_NEVER); /* no timer before a cut */
     arb_time t = 1000 * US;
     ack(cc, BASE, 0, 0, t); /* no CE: nothing */

@@ -344,10 +344,10 @@ TEST(target_met_at_full_size)
 {
     static const struct {
         const char *file, *down, *up;
-        const char *kinds[4];
+        const char *kinds[5];
     } exps[] = {
-        {"scenarios/arbor-cc-irn.ini", "L1.0->h0", NULL, {"swift", "oscar", NULL}},
-        {"scenarios/arbor-cc-jobs.ini", "L2.0->L1.1", "L1.1->L2.0", {"swift", "oscar", NULL}},
+        {"scenarios/arbor-cc-irn.ini", "L1.0->h0", NULL, {"timely", "swift", "dcqcn", "oscar"}},
+        {"scenarios/arbor-cc-jobs.ini", "L2.0->L1.1", "L1.1->L2.0", {"timely", "swift", "oscar"}},
     };
     for (size_t x = 0; x < sizeof exps / sizeof exps[0]; x++) {
         char set[64];
