@@ -115,7 +115,8 @@ typedef enum arb_cc_kind {
  * brackets are those derived values at 100 Gb/s and a 10 us loop.
  */
 
-/* TIMELY: one rate update per `interval`, from the newest sample. */
+/* TIMELY: at most one rate update per `interval` and per loop (a sample
+ * whose credit left after the previous update), from that sample. */
 typedef struct arb_cc_timely_config {
     double alpha;        /* EWMA weight of the newest loop-time difference, (0, 1] (0.875) */
     double beta;         /* multiplicative decrease, (0, 1] (0.8) */

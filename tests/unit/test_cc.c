@@ -696,13 +696,17 @@ TEST(timely_rules)
     /* within one interval: no update */
     ack(cc, 4 * q->t_high, 0, 0, t + q->interval - 1);
     CHECK_NEAR(timely_rate(cc), r);
+    /* an interval on, but the sample's credit left before that update (it
+     * never saw the new rate): no update, at most one per loop */
+    ack(cc, 4 * q->t_high, 0, 0, t + 2 * q->t_high);
+    CHECK_NEAR(timely_rate(cc), r);
 
     /* the gradient from here on: rtt_diff = (1 - alpha) rtt_diff + alpha diff */
     double rtt_diff = 0, prev = (double)(2 * q->t_high);
     uint32_t neg = 1; /* the first update's gradient was 0 */
     arb_time mid = (q->t_low + q->t_high) / 2;
     for (int i = 0; i < 6; i++) {
-        t += q->interval;
+        t += mid; /* each sample's credit left after the previous update */
         ack(cc, mid, 0, 0, t);
         rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)mid - prev);
         prev = (double)mid;
@@ -715,8 +719,8 @@ TEST(timely_rules)
     CHECK(neg >= q->hai_after); /* the loop did reach hyper increase */
 
     /* a rising loop time between the thresholds: R *= 1 - beta min(g, 1) */
-    t += q->interval;
     arb_time up = mid + q->interval / 4;
+    t += up;
     ack(cc, up, 0, 0, t);
     rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)up - prev);
     double g = rtt_diff / (double)q->interval;
@@ -725,7 +729,7 @@ TEST(timely_rules)
     CHECK_NEAR(timely_rate(cc), r);
 
     /* a steep rise: g is capped at 1, the cut at 1 - beta */
-    t += q->interval;
+    t += q->t_high;
     ack(cc, q->t_high, 0, 0, t); /* t_high itself is not above t_high */
     rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)q->t_high - (double)up);
     CHECK(rtt_diff / (double)q->interval > 1);
@@ -733,14 +737,14 @@ TEST(timely_rules)
     CHECK_NEAR(timely_rate(cc), r);
 
     /* below t_low: + delta whatever the gradient */
-    t += q->interval;
+    t += q->t_low;
     ack(cc, q->t_low - 1, 0, 0, t);
     r += delta;
     CHECK_NEAR(timely_rate(cc), r);
 
     /* the floor: enough cuts reach min_rate, and its spacing */
     for (int i = 0; i < 60; i++) {
-        t += q->interval;
+        t += 10 * q->t_high;
         ack(cc, 10 * q->t_high, 0, 0, t);
     }
     CHECK_NEAR(timely_rate(cc), (double)q->min_rate);
@@ -1787,15 +1791,17 @@ TEST(oscar_incast_and_recovery)
 
 /*
  * TIMELY. Incast: above t_high every update cuts, so a settled loop stays
- * below it. Recovery alone: below t_low every update adds delta; updates
- * are an interval apart, or one credit spacing at the rate R0 it left
- * from, whichever is longer (spacing only shrinks as R grows).
+ * below it. Recovery alone: below t_low every update adds delta; an update
+ * needs a sample whose credit left after the previous one, so updates are
+ * at most a credit spacing at the rate R0 it left from (spacing only
+ * shrinks as R grows) plus a loop apart, the loop being base plus its own
+ * credit once the queue has drained, and at least an interval.
  */
 TEST(timely_incast_and_recovery)
 {
     arb_cc_config c;
     arb_cc_config_default(&c);
-    double delta = (double)LINE / 100, interval = (double)BASE;
+    double delta = (double)LINE / 100, interval = (double)BASE + t_credit();
     double t_high = 10 * (double)BASE;
     double gap_worst = (double)arb_cc_spacing_for_rate(LINE / 1000, CREDIT);
     double q_max_bytes = (double)N_INCAST * QM_RING * CREDIT;
