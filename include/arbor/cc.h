@@ -45,7 +45,8 @@
  *                    for isolation experiments. Nothing changes the gates.
  *   ARB_CC_TIMELY    rate from the gradient of the loop time ("TIMELY:
  *                    RTT-based Congestion Control for the Datacenter").
- *                    Gates: spacing from the rate; window = window_max.
+ *                    Gates: spacing from the rate; window = the loop's
+ *                    worth at line rate (below).
  *   ARB_CC_SWIFT     window from the loop time against a target ("Swift:
  *                    Delay is Simple and Effective for Congestion Control
  *                    in the Datacenter"). A window below one credit becomes
@@ -54,7 +55,7 @@
  *                    Large-Scale RDMA Deployments"): a CE sample stands for
  *                    a CNP; alpha and rate-increase timers, a byte counter
  *                    fed by arb_cc_on_send. Gates: spacing from the rate;
- *                    window = window_max.
+ *                    window = the loop's worth at line rate (below).
  *   ARB_CC_OSCAR     the project's own: once per loop the window steps
  *                    toward a reference amount in flight, the measured
  *                    delivery rate times the target loop time (what was in
@@ -114,7 +115,8 @@ typedef enum arb_cc_kind {
  * brackets are those derived values at 100 Gb/s and a 10 us loop.
  */
 
-/* TIMELY: one rate update per `interval`, from the newest sample. */
+/* TIMELY: at most one rate update per `interval` and per loop (a sample
+ * whose credit left after the previous update), from that sample. */
 typedef struct arb_cc_timely_config {
     double alpha;        /* EWMA weight of the newest loop-time difference, (0, 1] (0.875) */
     double beta;         /* multiplicative decrease, (0, 1] (0.8) */
@@ -130,13 +132,17 @@ typedef struct arb_cc_timely_config {
                           * <= line_rate */
 } arb_cc_timely_config;
 
+/* Swift's fs_range that turns flow scaling off. */
+#define ARB_CC_SWIFT_FS_OFF ARB_TIME_NEVER
+
 /* Swift: a fractional window cwnd, in credits. */
 typedef struct arb_cc_swift_config {
     arb_time base_target; /* target loop time before scaling (0: 3/2 base_rtt [15 us]) */
     arb_time per_hop;     /* hop scaling: target += hops x per_hop (0) */
     uint32_t hops;        /* hops of the loop, for hop scaling (0) */
     arb_time fs_range;    /* flow scaling: at most this is added to the target, more for
-                           * a smaller cwnd (0: off) */
+                           * a smaller cwnd (0: base_rtt / 2 [5 us]; ARB_CC_SWIFT_FS_OFF:
+                           * no flow scaling); at most 1 s */
     double fs_min_cwnd;   /* flow scaling reaches fs_range at this cwnd, > 0 (0.1) */
     double fs_max_cwnd;   /* and 0 at this one, > fs_min_cwnd (100) */
     double ai;            /* additive increase per loop, credits, > 0 (1) */
@@ -194,8 +200,12 @@ typedef struct arb_cc_config {
     arb_time base_rtt;     /* the fabric's unloaded loop, 1 ps..1 s (ARB_CC_BASE_RTT_DEFAULT) */
     uint32_t window_min;   /* the window gate never goes below, >= 1 (1) */
     uint32_t window_max;   /* nor above, window_min..ARB_CC_WINDOW_MAX
-                            * (ARB_CC_WINDOW_MAX_DEFAULT); the rate-based kinds
-                            * keep it as their window */
+                            * (ARB_CC_WINDOW_MAX_DEFAULT). The rate-based kinds
+                            * (TIMELY, DCQCN) hold the loop's worth at line rate,
+                            * ceil(line_rate x base_rtt / (8 credit_bytes)), within
+                            * [window_min, window_max]: a rate too high for the path
+                            * puts at most that much in flight (the BDP cap of
+                            * "Revisiting Network Support for RDMA") */
 
     arb_cc_timely_config timely;
     arb_cc_swift_config swift;

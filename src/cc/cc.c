@@ -263,13 +263,23 @@ static void count_change(arb_cc *cc, double before, double after)
         cc->st.decreases++;
 }
 
+uint32_t cc_rate_window(const arb_cc_config *cfg)
+{
+    double bdp = (double)cfg->line_rate * (double)cfg->base_rtt /
+                 (8.0 * (double)cfg->credit_bytes * (double)ARB_PS_PER_S);
+    double w = ceil(bdp);
+    if (!(w >= cfg->window_min)) return cfg->window_min;
+    if (w > cfg->window_max) return cfg->window_max;
+    return (uint32_t)w;
+}
+
 double cc_set_rate(arb_cc *cc, double rate, double min_rate)
 {
     double line = (double)cc->cfg.line_rate;
     if (!(rate >= min_rate)) rate = min_rate; /* also a NaN */
     if (rate > line) rate = line;
     count_change(cc, cc->st.rate, rate);
-    cc->window = cc->cfg.window_max;
+    cc->window = cc_rate_window(&cc->cfg);
     cc->spacing = arb_cc_spacing_for_rate(cc_rate_u64(rate), cc->cfg.credit_bytes);
     cc->st.rate = rate;
     cc->st.cwnd = cc->window;

@@ -86,8 +86,8 @@ extern const cc_ops cc_oscar_ops;
 
 /*
  * Set a rate-based kind's rate (bit/s), clamped to [min_rate, line_rate]:
- * spacing from the rate, window = window_max, stats (and the counts of
- * increases and decreases) follow. Returns the clamped rate.
+ * spacing from the rate, window = cc_rate_window(), stats (and the counts
+ * of increases and decreases) follow. Returns the clamped rate.
  */
 double cc_set_rate(arb_cc *cc, double rate, double min_rate);
 
@@ -101,6 +101,13 @@ double cc_set_rate(arb_cc *cc, double rate, double min_rate);
  *     honoured on average.
  */
 double cc_set_cwnd(arb_cc *cc, double cwnd, double min_cwnd, arb_time pace_loop);
+
+/*
+ * The window of a rate-based kind: the credits that fill base_rtt at
+ * line rate, ceil(line_rate x base_rtt / (8 credit_bytes)), within
+ * [window_min, window_max].
+ */
+uint32_t cc_rate_window(const arb_cc_config *cfg);
 
 /* A rate as an integer for arb_time_tx: at least 1, at most ARB_RATE_MAX. */
 uint64_t cc_rate_u64(double rate);

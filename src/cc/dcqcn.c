@@ -26,7 +26,9 @@
  *   of it, Rc snaps to line rate and the rate timer and byte counter stop
  *   until the next cut.
  *
- * Gates: spacing = credit_bytes x 8 / Rc; window = window_max.
+ * Gates: spacing = credit_bytes x 8 / Rc; window = the loop's worth at line
+ * rate (cc_rate_window): when Rc is too high for the path (at the start,
+ * or before a cut has taken effect), at most that much is in flight.
  *
  * Timers: arb_cc_next_expiry is the earlier of the alpha and rate timers
  * (ARB_TIME_NEVER before the first cut and after full recovery). Both start

@@ -12,9 +12,11 @@
  *                 credit left after it: at most one decrease per loop),
  *                 cwnd *= max(1 - beta (d - target) / d, 1 - max_mdf)
  *
- * then cwnd is clamped to [min_cwnd, window_max]. Flow scaling fs (off
- * when fs_range is 0) adds more delay allowance to a small window so that
- * many channels converge to a fair share:
+ * then cwnd is clamped to [min_cwnd, window_max]. Flow scaling fs (on by
+ * default, fs_range base_rtt / 2; off with ARB_CC_SWIFT_FS_OFF) adds more
+ * delay allowance to a small window, so that channels converge to a fair
+ * share and a channel whose loop sees more queue than its neighbours'
+ * settles at a smaller window instead of pacing down to min_cwnd:
  *
  *   fs(cwnd) = clamp(A / sqrt(cwnd) + B, 0, fs_range),
  *   A = fs_range / (1/sqrt(fs_min_cwnd) - 1/sqrt(fs_max_cwnd)),
@@ -54,13 +56,16 @@ void arb_cc_swift_default(arb_cc_swift_config *c)
 static void swift_derive(arb_cc_config *c)
 {
     if (!c->swift.base_target) c->swift.base_target = c->base_rtt + c->base_rtt / 2;
+    /* the queueing the default target allows: a window at fs_min_cwnd may see twice it */
+    if (!c->swift.fs_range) c->swift.fs_range = c->base_rtt / 2 ? c->base_rtt / 2 : 1;
 }
 
 static const char *swift_check(const arb_cc_config *c)
 {
     const arb_cc_swift_config *p = &c->swift;
     if (p->base_target > ARB_PS_PER_S) return "swift.base_target: above 1 s";
-    if (p->fs_range > ARB_PS_PER_S) return "swift.fs_range: above 1 s";
+    if (p->fs_range > ARB_PS_PER_S && p->fs_range != ARB_CC_SWIFT_FS_OFF)
+        return "swift.fs_range: above 1 s";
     if (p->hops && p->per_hop > ARB_PS_PER_S / p->hops)
         return "swift.per_hop: hops x per_hop above 1 s";
     if (!cc_in(p->fs_min_cwnd, 1e-9, 1e9)) return "swift.fs_min_cwnd: must be in (0, 1e9]";
@@ -85,7 +90,7 @@ static void swift_init(arb_cc *cc)
 /* The flow-scaling allowance of a window, in ps. */
 static double flow_scaling(const arb_cc_swift_config *p, double cwnd)
 {
-    if (!p->fs_range) return 0;
+    if (p->fs_range == ARB_CC_SWIFT_FS_OFF) return 0;
     double range = (double)p->fs_range;
     double a = range / (1 / sqrt(p->fs_min_cwnd) - 1 / sqrt(p->fs_max_cwnd));
     double b = -a / sqrt(p->fs_max_cwnd);

@@ -2,10 +2,12 @@
  * TIMELY ("TIMELY: RTT-based Congestion Control for the Datacenter",
  * SIGCOMM 2015), on the responder's loop time.
  *
- * A rate R in bit/s, starting at line rate. One update per `interval` (the
- * paper updates once per completion of a 16-64 KB segment; a credit is
- * 8 KB and completes many times per loop, so updates are spaced in time
- * instead), from the newest sample d:
+ * A rate R in bit/s, starting at line rate. The paper updates once per
+ * completion of a 16-64 KB segment, about a round trip at line rate, so
+ * each update sees the rate the previous one set; a credit is 8 KB and
+ * completes many times per loop, so here an update takes a sample whose
+ * credit left after the previous update (at most one per loop), and at
+ * most one per `interval`. From that sample d:
  *
  *   diff      = d - d_prev                     (d_prev: the previous update's sample)
  *   rtt_diff  = (1 - alpha) rtt_diff + alpha diff
@@ -22,7 +24,9 @@
  * loop apart, g is the loop time's growth per unit time, i.e. the
  * bottleneck's overload (input - capacity) / capacity.
  *
- * Gates: spacing = credit_bytes x 8 / R; window = window_max.
+ * Gates: spacing = credit_bytes x 8 / R; window = the loop's worth at line
+ * rate (cc_rate_window): when R is too high for the path (at the start, or
+ * before a cut has taken effect), at most that much is in flight.
  *
  * Loss: the paper runs over a lossless fabric and has no loss rule. A loss
  * is counted only; a stall (cc.c) halves R.
@@ -101,6 +105,9 @@ static void timely_on_ack(arb_cc *cc, const arb_cc_sample *s, arb_time now)
     struct timely_state *t = &cc->u.timely;
     const arb_cc_timely_config *p = &cc->cfg.timely;
     if (t->last != ARB_TIME_NEVER && (now < t->last || now - t->last < p->interval)) return;
+    /* the sample must have seen the last update's rate: its credit left after it */
+    arb_time sent = now > s->rtt ? now - s->rtt : 0;
+    if (t->last != ARB_TIME_NEVER && sent < t->last) return;
     t->last = now;
     double r = timely_rate(t, p, s->rtt);
     t->rate = cc_set_rate(cc, r, (double)p->min_rate);

@@ -161,7 +161,8 @@
     X(AR_CC_WMIN, "arbor", "cc.window_min", VT_U64, "1", NULL, 1, 0xFFFFFF,                        \
       "timely, swift, dcqcn, oscar: the least window")                                             \
     X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
-      "timely, swift, dcqcn, oscar: the largest window (the rate-based kinds' window)")            \
+      "timely, swift, dcqcn, oscar: the largest window (timely, dcqcn: the loop's worth at line "  \
+      "rate, at most this)")                                                                       \
     X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
       "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/cc.md)")         \
     X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \
@@ -188,8 +189,8 @@
       "swift: target added per hop of the loop (cc.swift.hops)")                                   \
     X(AR_SW_HOPS, "arbor", "cc.swift.hops", VT_U64, "0", NULL, 0, 1000,                            \
       "swift: hops of the loop for hop scaling")                                                   \
-    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME, "0", NULL, 0, 0,                       \
-      "swift: flow scaling's largest addition to the target; 0: off")                              \
+    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME_OFF, "0", NULL, 0, 0,                   \
+      "swift: flow scaling's largest addition to the target; 0: base_rtt / 2; off: none")          \
     X(AR_SW_AI, "arbor", "cc.swift.ai", VT_REAL, "1", NULL, 0, 0xFFFFFF,                           \
       "swift: additive increase per loop, credits")                                                \
     X(AR_SW_BETA, "arbor", "cc.swift.beta", VT_REAL, "0.8", NULL, 0, 1,                            \
@@ -276,6 +277,7 @@ enum scn_vt {
     VT_PATH,
     VT_SIZE,
     VT_TIME,
+    VT_TIME_OFF, /* a time, or "off" (UINT64_MAX) */
     VT_RATE,
     VT_RATE0,
     VT_U64,

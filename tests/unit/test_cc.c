@@ -124,6 +124,7 @@ TEST(derived_defaults)
     cc = make(ARB_CC_SWIFT, &c);
     arb_cc_get_config(cc, &got);
     CHECK_EQ_U(got.swift.base_target, 12 * US);
+    CHECK_EQ_U(got.swift.fs_range, 4 * US); /* flow scaling on: base_rtt / 2 */
     arb_cc_free(cc);
     cc = make(ARB_CC_DCQCN, &c);
     arb_cc_get_config(cc, &got);
@@ -497,6 +498,10 @@ TEST(errors)
     CHECK_EQ_U(arb_cc_max_window(cc), ARB_CC_WINDOW_MAX);
     arb_cc_free(cc);
     arb_cc_config_default(&c);
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF; /* not a range: flow scaling off */
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
+    arb_cc_free(cc);
+    arb_cc_config_default(&c);
     c.timely.alpha = 7; /* another kind's field is not read */
     REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_SWIFT, &c), 0);
     arb_cc_free(cc);
@@ -672,9 +677,9 @@ TEST(timely_rules)
     const arb_cc_timely_config *q = &p.timely;
     double line = (double)LINE, delta = (double)q->delta;
 
-    /* line rate at first: the window is window_max, the spacing a credit's
-     * serialisation */
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    /* line rate at first: the window is the loop's worth at line rate
+     * (ceil(bdp()) = 16), the spacing a credit's serialisation */
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
     CHECK_EQ_U(arb_cc_max_window(cc), c.window_max);
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate(LINE, CREDIT));
     CHECK_EQ_U(arb_cc_next_expiry(cc), ARB_TIME_NEVER);
@@ -686,10 +691,14 @@ TEST(timely_rules)
     double r = line * (1 - q->beta / 2);
     CHECK_NEAR(timely_rate(cc), r);
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate((uint64_t)r, CREDIT));
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp())); /* the rate does not move it */
 
     /* within one interval: no update */
     ack(cc, 4 * q->t_high, 0, 0, t + q->interval - 1);
+    CHECK_NEAR(timely_rate(cc), r);
+    /* an interval on, but the sample's credit left before that update (it
+     * never saw the new rate): no update, at most one per loop */
+    ack(cc, 4 * q->t_high, 0, 0, t + 2 * q->t_high);
     CHECK_NEAR(timely_rate(cc), r);
 
     /* the gradient from here on: rtt_diff = (1 - alpha) rtt_diff + alpha diff */
@@ -697,7 +706,7 @@ TEST(timely_rules)
     uint32_t neg = 1; /* the first update's gradient was 0 */
     arb_time mid = (q->t_low + q->t_high) / 2;
     for (int i = 0; i < 6; i++) {
-        t += q->interval;
+        t += mid; /* each sample's credit left after the previous update */
         ack(cc, mid, 0, 0, t);
         rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)mid - prev);
         prev = (double)mid;
@@ -710,8 +719,8 @@ TEST(timely_rules)
     CHECK(neg >= q->hai_after); /* the loop did reach hyper increase */
 
     /* a rising loop time between the thresholds: R *= 1 - beta min(g, 1) */
-    t += q->interval;
     arb_time up = mid + q->interval / 4;
+    t += up;
     ack(cc, up, 0, 0, t);
     rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)up - prev);
     double g = rtt_diff / (double)q->interval;
@@ -720,7 +729,7 @@ TEST(timely_rules)
     CHECK_NEAR(timely_rate(cc), r);
 
     /* a steep rise: g is capped at 1, the cut at 1 - beta */
-    t += q->interval;
+    t += q->t_high;
     ack(cc, q->t_high, 0, 0, t); /* t_high itself is not above t_high */
     rtt_diff = (1 - q->alpha) * rtt_diff + q->alpha * ((double)q->t_high - (double)up);
     CHECK(rtt_diff / (double)q->interval > 1);
@@ -728,14 +737,14 @@ TEST(timely_rules)
     CHECK_NEAR(timely_rate(cc), r);
 
     /* below t_low: + delta whatever the gradient */
-    t += q->interval;
+    t += q->t_low;
     ack(cc, q->t_low - 1, 0, 0, t);
     r += delta;
     CHECK_NEAR(timely_rate(cc), r);
 
     /* the floor: enough cuts reach min_rate, and its spacing */
     for (int i = 0; i < 60; i++) {
-        t += q->interval;
+        t += 10 * q->t_high;
         ack(cc, 10 * q->t_high, 0, 0, t);
     }
     CHECK_NEAR(timely_rate(cc), (double)q->min_rate);
@@ -758,6 +767,7 @@ TEST(swift_rules)
     arb_cc_config c;
     arb_cc_config_default(&c);
     c.window = 20;
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF; /* the target is base_target (scaling: below) */
     arb_cc *cc = make(ARB_CC_SWIFT, &c);
     arb_cc_config p;
     arb_cc_get_config(cc, &p);
@@ -849,6 +859,7 @@ TEST(swift_target_scaling)
     c.window = 10;
     c.swift.hops = 4;
     c.swift.per_hop = US;
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
     arb_cc *cc = make(ARB_CC_SWIFT, &c);
     arb_cc_config p;
     arb_cc_get_config(cc, &p);
@@ -886,6 +897,26 @@ TEST(swift_target_scaling)
     /* just above it (fs only shrinks as cwnd grew): a cut */
     ack(cc, p.swift.base_target + (arb_time)fs + 2, 0, 4, 1000 * US + 1);
     CHECK(stats_of(cc).cwnd < w4);
+    arb_cc_free(cc);
+
+    /* flow scaling is on by default: fs_range base_rtt / 2 between cwnd 0.1
+     * and 100; at cwnd 1, A = R / (1 / sqrt(0.1) - 1 / sqrt(100)), B = -A / 10,
+     * fs = A + B = 0.9 A. A sample just under base_target + fs grows the
+     * window; with ARB_CC_SWIFT_FS_OFF the same sample cuts it. */
+    arb_cc_config_default(&c);
+    c.window = 1;
+    cc = make(ARB_CC_SWIFT, &c);
+    arb_cc_get_config(cc, &p);
+    CHECK_EQ_U(p.swift.fs_range, BASE / 2);
+    double r = (double)BASE / 2, fs1 = 0.9 * r / (1 / sqrt(0.1) - 0.1);
+    arb_time under = p.swift.base_target + (arb_time)fs1 - 1;
+    ack(cc, under, 0, 1, 1000 * US);
+    CHECK_NEAR(stats_of(cc).cwnd, 1 + p.swift.ai);
+    arb_cc_free(cc);
+    c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
+    cc = make(ARB_CC_SWIFT, &c);
+    ack(cc, under, 0, 1, 1000 * US);
+    CHECK(stats_of(cc).cwnd < 1);
     arb_cc_free(cc);
 }
 
@@ -948,11 +979,38 @@ TEST(window_bounds)
         CHECK_EQ_U(arb_cc_max_window(cc), 40);
         arb_cc_free(cc);
     }
+    /* TIMELY and DCQCN hold the loop's worth at line rate, ceil(bdp()) = 16,
+     * within [window_min, window_max]: 16 in [4, 40], 40 when it is the
+     * floor, 8 when it is the ceiling; the rate never moves it */
     c.window = 100; /* above window_max: not read by TIMELY and DCQCN */
     for (int k = ARB_CC_TIMELY; k <= ARB_CC_DCQCN; k += ARB_CC_DCQCN - ARB_CC_TIMELY) {
         arb_cc *cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
+        CHECK_EQ_U(arb_cc_max_window(cc), 40);
+        arb_time t = 1000 * US;
+        /* far above every threshold, marked, a cnp_interval apart (before
+         * DCQCN's rate timer): a cut each */
+        for (int i = 0; i < 50; i++)
+            ack(cc, ARB_PS_PER_MS, 1, 10, t += 50 * US);
+        CHECK(stats_of(cc).rate < (double)LINE / 2);
+        CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
+        arb_cc_free(cc);
+        c.window_min = 40;
+        cc = make((arb_cc_kind)k, &c);
         CHECK_EQ_U(arb_cc_window(cc), 40);
         arb_cc_free(cc);
+        c.window_min = 4, c.window_max = 8;
+        cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), 8);
+        arb_cc_free(cc);
+        c.window_max = 40;
+        /* the loop's worth scales with line rate and loop: 4 x 16 us at 25 Gb/s
+         * is ceil(25e9 x 64e-6 / (8 x 8274)) = ceil(24.17) = 25 */
+        c.line_rate = 25000000000ull, c.base_rtt = 64 * US;
+        cc = make((arb_cc_kind)k, &c);
+        CHECK_EQ_U(arb_cc_window(cc), 25);
+        arb_cc_free(cc);
+        c.line_rate = LINE, c.base_rtt = BASE;
     }
 }
 
@@ -1002,7 +1060,7 @@ TEST(dcqcn_rules_and_timers)
     dcq_ref r = {(double)LINE, (double)LINE, q->alpha_init, 0, 0};
 
     CHECK_EQ_U(arb_cc_min_spacing(cc), arb_cc_spacing_for_rate(LINE, CREDIT));
-    CHECK_EQ_U(arb_cc_window(cc), c.window_max);
+    CHECK_EQ_U(arb_cc_window(cc), (uint32_t)ceil(bdp()));
     CHECK_EQ_U(arb_cc_next_expiry(cc), ARB_TIME_NEVER); /* no timer before a cut */
     arb_time t = 1000 * US;
     ack(cc, BASE, 0, 0, t); /* no CE: nothing */
@@ -1668,7 +1726,8 @@ static void expect_backoff(const incast_result *r)
 }
 
 /*
- * Swift. Incast: the loop settles near the target: above it, every channel
+ * Swift. Incast: the loop settles near the target, at most base_target +
+ * fs_range with flow scaling (on by default): above it, every channel
  * cuts within a loop; in the loop before the cut acts, the N channels add
  * at most ai credits each, so the excess stays under 2 N ai credits of
  * queue. Recovery alone: the queue empties within q / C; then the loop is
@@ -1686,7 +1745,7 @@ TEST(swift_incast_and_recovery)
 {
     arb_cc_config c;
     arb_cc_config_default(&c);
-    double target = 1.5 * (double)BASE, ai = c.swift.ai;
+    double target = 1.5 * (double)BASE + (double)BASE / 2, ai = c.swift.ai;
     double loop = (double)BASE + t_credit(), w1 = FRACTION * bdp();
     double q_max_bytes = (double)N_INCAST * QM_RING * CREDIT;
     arb_time budget =
@@ -1732,15 +1791,17 @@ TEST(oscar_incast_and_recovery)
 
 /*
  * TIMELY. Incast: above t_high every update cuts, so a settled loop stays
- * below it. Recovery alone: below t_low every update adds delta; updates
- * are an interval apart, or one credit spacing at the rate R0 it left
- * from, whichever is longer (spacing only shrinks as R grows).
+ * below it. Recovery alone: below t_low every update adds delta; an update
+ * needs a sample whose credit left after the previous one, so updates are
+ * at most a credit spacing at the rate R0 it left from (spacing only
+ * shrinks as R grows) plus a loop apart, the loop being base plus its own
+ * credit once the queue has drained, and at least an interval.
  */
 TEST(timely_incast_and_recovery)
 {
     arb_cc_config c;
     arb_cc_config_default(&c);
-    double delta = (double)LINE / 100, interval = (double)BASE;
+    double delta = (double)LINE / 100, interval = (double)BASE + t_credit();
     double t_high = 10 * (double)BASE;
     double gap_worst = (double)arb_cc_spacing_for_rate(LINE / 1000, CREDIT);
     double q_max_bytes = (double)N_INCAST * QM_RING * CREDIT;
@@ -1843,18 +1904,25 @@ TEST(oscar_two_flows_fair)
  * exp(-2 ai T / S) over T loops whatever L. S ~ C d* (BDP plus the
  * target's queue). Not every cut hits both channels in the same loop, so
  * only half the exponent is claimed, plus one credit in S of rounding
- * (integer windows).
+ * (integer windows). That is plain AIMD (flow scaling off). Flow scaling
+ * gives the smaller window the larger target, so it is cut less: the
+ * difference shrinks at least as fast, with the loop (and S) up to
+ * fs_range longer, which the second claim uses.
  */
 TEST(swift_two_flows_fair)
 {
-    arb_cc_config c;
-    arb_cc_config_default(&c);
-    double dstar = 1.5 * (double)BASE, s = dstar / t_credit();
-    arb_time settle = 3000 * US, measure = 1000 * US;
-    double loops = (double)settle / dstar;
-    double e = exp(-c.swift.ai * loops / s) + 1 / s;
-    double j = run_pair(ARB_CC_SWIFT, &c, settle, measure);
-    CHECK(j >= 1 / (1 + e * e));
+    for (int fs = 0; fs < 2; fs++) {
+        arb_cc_config c;
+        arb_cc_config_default(&c);
+        if (!fs) c.swift.fs_range = ARB_CC_SWIFT_FS_OFF;
+        double dstar = 1.5 * (double)BASE + (fs ? (double)BASE / 2 : 0);
+        double s = dstar / t_credit();
+        arb_time settle = 3000 * US, measure = 1000 * US;
+        double loops = (double)settle / dstar;
+        double e = exp(-c.swift.ai * loops / s) + 1 / s;
+        double j = run_pair(ARB_CC_SWIFT, &c, settle, measure);
+        CHECK(j >= 1 / (1 + e * e));
+    }
 }
 
 /* ==== random loss does not collapse a controller ================================= */

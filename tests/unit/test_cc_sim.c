@@ -309,6 +309,73 @@ TEST(experiment_jobs_small)
     }
 }
 
+/* Both parties' bytes x 8 over the later finish, Gb/s; and the larger p99 of
+ * the watched ports `down` and `up` (NULL: none) while both ran. */
+static void pair_and_p99(const cJSON *j, const char *down, const char *up, double *pair,
+                         double *p99)
+{
+    const cJSON *ar = jobj(j, "arbor"), *jobs = jobj(ar, "jobs"), *jb;
+    double bytes = jnum(ar, "bytes"), last = 0;
+    if (jobs) {
+        cJSON_ArrayForEach(jb, jobs)
+        {
+            if (jnum(jb, "finish_us") > last) last = jnum(jb, "finish_us");
+        }
+    } else {
+        const cJSON *bg = jobj(j, "background");
+        bytes += jnum(bg, "bytes");
+        last = jnum(ar, "finish_us") > jnum(bg, "finish_us") ? jnum(ar, "finish_us")
+                                                             : jnum(bg, "finish_us");
+    }
+    *pair = last > 0 ? bytes * 8 / last / 1e3 : 0;
+    double pd = jnum(jobj(watched(j, down), "overlap"), "p99_bytes");
+    double pu = up ? jnum(jobj(watched(j, up), "overlap"), "p99_bytes") : 0;
+    *p99 = pd > pu ? pd : pu;
+}
+
+/*
+ * The project's target in both experiments of docs/results.md, at their
+ * full size (the scenario files as they are): a p99 queue at the shared
+ * port at most half of Fixed's, at 90% or more of Fixed's pair goodput.
+ * Checked for the controllers docs/cc.md says meet it; DCQCN does not in
+ * experiment 2 (docs/results.md says why) and is left to the small runs.
+ */
+TEST(target_met_at_full_size)
+{
+    static const struct {
+        const char *file, *down, *up;
+        const char *kinds[5];
+    } exps[] = {
+        {"scenarios/arbor-cc-irn.ini", "L1.0->h0", NULL, {"timely", "swift", "dcqcn", "oscar"}},
+        {"scenarios/arbor-cc-jobs.ini", "L2.0->L1.1", "L1.1->L2.0", {"timely", "swift", "oscar"}},
+    };
+    for (size_t x = 0; x < sizeof exps / sizeof exps[0]; x++) {
+        char set[64];
+        const char *sets[] = {set};
+        double fixed_pair = 0, fixed_p99 = 0;
+        snprintf(set, sizeof set, "arbor.cc=fixed");
+        cJSON *j = run(exps[x].file, sets, 1);
+        CHECK(j != NULL);
+        if (!j) continue;
+        pair_and_p99(j, exps[x].down, exps[x].up, &fixed_pair, &fixed_p99);
+        cJSON_Delete(j);
+        CHECK(fixed_pair > 0 && fixed_p99 > 0);
+        for (size_t k = 0; exps[x].kinds[k]; k++) {
+            snprintf(set, sizeof set, "arbor.cc=%s", exps[x].kinds[k]);
+            j = run(exps[x].file, sets, 1);
+            CHECK(j != NULL);
+            if (!j) continue;
+            double pair, p99;
+            pair_and_p99(j, exps[x].down, exps[x].up, &pair, &p99);
+            if (!(pair >= 0.9 * fixed_pair && p99 <= 0.5 * fixed_p99))
+                TESTKIT_REPORT("%s %s: pair %.3f of Fixed's, p99 %.3f of Fixed's", exps[x].file,
+                               exps[x].kinds[k], pair / fixed_pair, p99 / fixed_p99);
+            CHECK_EQ_U(jnum(jobj(jobj(j, "arbor"), "invariants"), "errors"), 0);
+            cJSON_Delete(j);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(ecn_echo);
@@ -316,5 +383,6 @@ int main(void)
     RUN(base_loop_one_frame_per_channel);
     RUN(experiment_irn_small);
     RUN(experiment_jobs_small);
+    RUN(target_met_at_full_size);
     return testkit_done();
 }

@@ -102,6 +102,12 @@ TEST(overrides)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (arb_scenario_set(sc, bad[i], err, sizeof err) != ARB_EPARSE)
             TESTKIT_REPORT("%s accepted", bad[i]);
+    /* a time or "off" */
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.cc.swift.fs_range=off", err, sizeof err), 0);
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.cc.swift.fs_range=3us", err, sizeof err), 0);
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.cc.swift.fs_range=of", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s arbor.cc.swift.fs_range: 'of' is not a time (a number with ps, ns, us, ms "
+                   "or s, or off)");
     arb_scenario_free(sc);
 }
 
