@@ -50,7 +50,9 @@ struct arb_scenario_result {
     int stopped; /* run.stop came first */
     int failed;  /* an engine gave up: the run cannot finish (failure says what) */
     char failure[512];
-    int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
+    int is_arbor;   /* workload.kind = arbor: `ar` holds the collective's figures */
+    int iter_arbor; /* an iteration over Arbor (workload.backend): `ar` holds its jobs' whole */
+    uint32_t iter_jobs;
     arb_sim_arbor_result ar;
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
     uint32_t n_ar_jobs;
@@ -289,9 +291,10 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
     return 0;
 }
 
-static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_seed,
+static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run_seed,
                          arb_workload **w, char *err, size_t errlen)
 {
+    uint32_t n_hosts = arb_topo_n_hosts(t);
     arb_workload_config wc;
     arb_workload_config_default(&wc);
     uint64_t wseed = scn_u64(sc, K_WL_SEED);
@@ -307,7 +310,7 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
     int rc;
     enum scn_key blame = K_WL_KIND;
     if (strcmp(kind, "host_collective") == 0 || strcmp(kind, "iteration") == 0)
-        return scn_host_workload(sc, n_hosts, &wc, w, err, errlen);
+        return scn_host_workload(sc, t, &wc, w, err, errlen);
     if (strcmp(kind, "ring_allreduce") == 0) {
         uint32_t *hosts = NULL, nh = 0;
         const char *hl = scn_str(sc, K_WL_HOSTS);
@@ -796,6 +799,12 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
 
     /* workload */
     r->is_arbor = arbor;
+    r->iter_arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0) {
+        rc = key_fail(sc, K_WL_BACKEND, err, errlen, ARB_EINVAL,
+                      "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
+        goto done;
+    }
     r->has_bg = *scn_str(sc, K_AR_BACKGROUND) != '\0';
     if (r->has_bg && !arbor) {
         rc = key_fail(sc, K_AR_BACKGROUND, err, errlen, ARB_EINVAL,
@@ -804,7 +813,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     if (!arbor || r->has_bg) {
         rc = arbor ? make_background(sc, r->hosts, run_seed, &w, err, errlen)
-                   : make_workload(sc, r->hosts, run_seed, &w, err, errlen);
+                   : make_workload(sc, t, run_seed, &w, err, errlen);
         if (rc < 0) goto done;
     }
 
@@ -953,7 +962,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         uint64_t ev0 = r->st.events;
         rc = run_to(&failat, t, route.ctx, s, w, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
-        if (rc == ARB_ETIMEDOUT && arbor) {
+        if (rc == ARB_ETIMEDOUT && (arbor || r->iter_arbor)) {
             /* not bad input: what the run got is reported, with what was lost */
             describe_failure(s, r);
             rc = 0;
@@ -1010,6 +1019,11 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     rc = collect(r, s, t);
     if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
+    if (rc == 0 && r->iter_arbor) {
+        int n = arb_sim_arbor_jobs(s);
+        r->iter_jobs = n > 0 ? (uint32_t)n : 0;
+        if (n > 0) arb_sim_arbor_result_get(s, &r->ar);
+    }
     if (rc == 0 && arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
@@ -1682,6 +1696,32 @@ static void background_json(cJSON *j, const arb_scenario_result *r)
            3);
 }
 
+/* An iteration over Arbor: its collectives' jobs, as one whole. */
+static void iter_arbor_json(cJSON *j, const arb_scenario_result *r)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "iteration");
+    if (!it) return;
+    cJSON_AddStringToObject(it, "backend", "arbor");
+    cJSON *o = cJSON_AddObjectToObject(it, "arbor");
+    if (!o) return;
+    const arb_sim_arbor_result *a = &r->ar;
+    j_u64(o, "jobs", r->iter_jobs);
+    j_u64(o, "ranks_done", a->ranks_done);
+    j_u64(o, "ranks", a->ranks);
+    j_u64(o, "commits", a->commits);
+    j_u64(o, "repairs", a->repair_commits);
+    j_u64(o, "agg_miss", a->agg_miss);
+    j_u64(o, "timeouts", a->timeouts);
+    j_u64(o, "peak_live_slots", a->peak_live_slots);
+    j_u64(o, "packets", a->pkts);
+    j_u64(o, "wire_bytes", a->wire_bytes);
+    if (a->correct < 0 || !a->done || !r->iter_jobs)
+        cJSON_AddNullToObject(o, "correct");
+    else
+        cJSON_AddBoolToObject(o, "correct", a->correct == 1);
+    j_u64(o, "invariant_errors", a->invariant_errors);
+}
+
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
                                         "workload", "host",    "arbor",     "run"};
 
@@ -1765,6 +1805,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     }
     if (r->wr.kind == ARB_WL_HCOLL || r->wr.kind == ARB_WL_ITERATION)
         scn_host_json(j, &r->wr, r->iter, r->n_iter);
+    if (r->iter_arbor) iter_arbor_json(j, r);
 
     const arb_sim_stats *st = &r->st;
     cJSON *pk = cJSON_AddObjectToObject(j, "packets");

@@ -392,7 +392,7 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
                     size_t len);
 /* hostwl.c: workload.kind host_collective and iteration ([host]); the
  * iteration's per-rank figures (NULL, 0 for another kind); their JSON. */
-int scn_host_workload(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+int scn_host_workload(const arb_scenario *sc, const arb_topo *t, const arb_workload_config *wc,
                       arb_workload **w, char *err, size_t errlen);
 int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n);
 struct cJSON;

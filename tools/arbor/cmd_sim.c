@@ -262,6 +262,13 @@ static void print_summary(const char *json)
                num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
                num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
                num(itr, "exposed_mean_us", NULL));
+    const cJSON *ita = itr ? cJSON_GetObjectItemCaseSensitive(itr, "arbor") : NULL;
+    if (ita) /* the collectives over Arbor (workload.backend) */
+        printf("collectives   over Arbor: %.0f jobs, %.0f/%.0f ranks done, %.0f commits (%.0f by "
+               "repair), peak %.0f live slots, %.0f invariant errors\n",
+               num(ita, "jobs", NULL), num(ita, "ranks_done", NULL), num(ita, "ranks", NULL),
+               num(ita, "commits", NULL), num(ita, "repairs", NULL),
+               num(ita, "peak_live_slots", NULL), num(ita, "invariant_errors", NULL));
     printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted\n",
            num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
            num(j, "retx_bytes", NULL));

@@ -1,0 +1,280 @@
+/*
+ * The collectives of a training iteration over Arbor (iter.c, backend
+ * arbor): each matched collective of 2..256 ranks is one Arbor job of its
+ * kind over its group's hosts, planned when the workload is made and added
+ * to the simulator as a deferred job when its first member calls it; every
+ * member enters when its own DAG reaches the node, and its node is done
+ * when the simulator reports its rank done (arb_sim_arbor_config
+ * .on_rank_done).
+ *
+ * An AllReduce over more than 256 ranks (an Arbor group's limit: fan-ins
+ * are bytes) runs in three phases over groups that fit: the n members are
+ * cut into Q = n / g inner groups of g consecutive members; member
+ * m = q g + i
+ *   1. ReduceScatters the buffer in inner group q (it ends with shard i of
+ *      the group's sum: the bytes of the plan's channel i),
+ *   2. AllReduces shard i across the Q members q' g + i (one per group),
+ *   3. AllGathers the buffer in inner group q (pushing its shard i);
+ * each phase is a job of its own, entered by the member when it is done
+ * with the previous one.
+ */
+#include "hc_int.h"
+#include "tr_int.h"
+#include "wl_int.h"
+
+#include "arbor/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One collective of the trace over Arbor. Its plans: one (single), or
+ * RS[0..Q), X[0..g), AG[0..Q) (hierarchical: Q = n / g). */
+struct acoll {
+    uint32_t ref; /* the trace's collective (tr_coll index) */
+    uint32_t n, g, Q;
+    uint8_t hier;
+    uint32_t n_plans;
+    arb_plan **plans;
+    int32_t *job; /* per plan: the simulator's job, or -1 before its first entry */
+};
+
+/* What a simulator job is: collective and plan. */
+struct jref {
+    uint32_t a, plan;
+};
+
+struct iter_arb {
+    arb_sim_arbor_config ac;
+    arb_plan_config pc;
+    const arb_topo *topo;
+    uint32_t inner; /* arb_iteration_config.inner_ranks */
+    struct acoll *c;
+    uint32_t n, cap;
+    struct jref *jobs; /* by simulator job index */
+    uint32_t n_jobs, cap_jobs;
+};
+
+void iter_arb_free(struct iter_arb *x)
+{
+    if (!x) return;
+    for (uint32_t a = 0; a < x->n; a++) {
+        for (uint32_t p = 0; p < x->c[a].n_plans; p++)
+            arb_plan_free(x->c[a].plans[p]);
+        free(x->c[a].plans);
+        free(x->c[a].job);
+    }
+    free(x->c);
+    free(x->jobs);
+    free(x);
+}
+
+int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!ic->topo || !ic->arbor_cfg || !ic->plan_cfg)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "backend: arbor needs the fabric and the Arbor settings");
+    struct iter_arb *x = calloc(1, sizeof *x);
+    if (!x) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    x->ac = *ic->arbor_cfg;
+    x->pc = *ic->plan_cfg;
+    x->topo = ic->topo;
+    x->inner = ic->inner_ranks;
+    *out = x;
+    return 0;
+}
+
+/* The inner group size of a hierarchical AllReduce of n members: `want`
+ * when set, else the divisor of n nearest sqrt(n) (the larger on a tie)
+ * with g and n / g both 2..256; 0 when there is none. */
+static uint32_t inner_size(uint32_t n, uint32_t want)
+{
+    if (want) return want;
+    uint32_t best = 0;
+    double root = sqrt((double)n), dist = INFINITY;
+    for (uint32_t g = 2; g <= ARB_PLAN_MAX_RANKS; g++) {
+        if (n % g || n / g < 2 || n / g > ARB_PLAN_MAX_RANKS) continue;
+        double d = fabs((double)g - root);
+        if (d <= dist) {
+            dist = d;
+            best = g;
+        }
+    }
+    return best;
+}
+
+static int plan_one(struct iter_arb *x, arb_plan **out, arb_coll coll, const uint32_t *hosts,
+                    uint32_t n, uint64_t bytes, uint32_t root, uint32_t offset, char *err,
+                    size_t errlen)
+{
+    arb_plan_config pc = x->pc;
+    pc.coll = coll;
+    pc.ranks = hosts;
+    pc.n_ranks = n;
+    pc.bytes = bytes;
+    pc.root = root;
+    pc.root_offset = offset;
+    char msg[400];
+    int rc = arb_plan_new(out, x->topo, &pc, msg, sizeof msg);
+    return rc < 0 ? arb_errf(err, errlen, rc, "%s", msg) : 0; /* "plan: ..." */
+}
+
+/* The plans of a hierarchical AllReduce over hosts[0..n) (see the top). */
+static int plan_hier(struct iter_arb *x, struct acoll *c, const uint32_t *hosts, uint64_t bytes,
+                     char *err, size_t errlen)
+{
+    uint32_t g = c->g, Q = c->Q;
+    uint32_t *h = malloc((g > Q ? g : Q) * sizeof *h);
+    if (!h) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    int rc = 0;
+    for (uint32_t q = 0; rc == 0 && q < Q; q++) {
+        rc = plan_one(x, &c->plans[q], ARB_COLL_REDUCESCATTER, hosts + (size_t)q * g, g, bytes, 0,
+                      q * g, err, errlen);
+        if (rc == 0)
+            rc = plan_one(x, &c->plans[Q + g + q], ARB_COLL_ALLGATHER, hosts + (size_t)q * g, g,
+                          bytes, 0, q * g, err, errlen);
+    }
+    for (uint32_t i = 0; rc == 0 && i < g; i++) {
+        /* shard i: the bytes of the inner plans' channel i (the same in each) */
+        const arb_plan_channel *ch = &c->plans[0]->channels[i];
+        if (ch->hi == ch->lo) {
+            rc = arb_errf(err, errlen, ARB_EINVAL,
+                          "bytes: %llu bytes do not cut into %u shards of whole elements "
+                          "(inner_ranks)",
+                          (unsigned long long)bytes, g);
+            break;
+        }
+        for (uint32_t q = 0; q < Q; q++)
+            h[q] = hosts[(size_t)q * g + i];
+        rc = plan_one(x, &c->plans[Q + i], ARB_COLL_ALLREDUCE, h, Q, ch->hi - ch->lo, 0, i, err,
+                      errlen);
+    }
+    free(h);
+    return rc;
+}
+
+int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint32_t *hosts,
+                 uint32_t n, uint64_t bytes, uint32_t root, uint32_t *index, char *err,
+                 size_t errlen)
+{
+    *index = TR_NONE;
+    if (coll == ARB_HC_ALLTOALL) return 0; /* no Arbor AllToAll: the host algorithm */
+    uint32_t g = n, Q = 1;
+    if (n > ARB_PLAN_MAX_RANKS) {
+        if (coll != ARB_HC_ALLREDUCE)
+            return arb_errf(err, errlen, ARB_EINVAL,
+                            "collective: an Arbor group has at most %d ranks, and only an "
+                            "AllReduce runs over more (in groups); this %s has %u",
+                            ARB_PLAN_MAX_RANKS, arb_hc_coll_name(coll), n);
+        g = inner_size(n, x->inner);
+        if (g < 2 || g > ARB_PLAN_MAX_RANKS || n % g || n / g < 2 || n / g > ARB_PLAN_MAX_RANKS)
+            return arb_errf(err, errlen, ARB_EINVAL,
+                            "inner_ranks: %u members do not cut into groups of %u, 2..%d of them "
+                            "each of 2..%d ranks",
+                            n, g, ARB_PLAN_MAX_RANKS, ARB_PLAN_MAX_RANKS);
+        Q = n / g;
+    }
+    if (x->n == x->cap) {
+        uint32_t cap = x->cap ? x->cap * 2 : 16;
+        struct acoll *nc = realloc(x->c, cap * sizeof *nc);
+        if (!nc) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        x->c = nc;
+        x->cap = cap;
+    }
+    struct acoll *c = &x->c[x->n];
+    memset(c, 0, sizeof *c);
+    c->ref = ref;
+    c->n = n;
+    c->g = g;
+    c->Q = Q;
+    c->hier = Q > 1;
+    c->n_plans = c->hier ? 2 * Q + g : 1;
+    c->plans = calloc(c->n_plans, sizeof *c->plans);
+    c->job = malloc(c->n_plans * sizeof *c->job);
+    x->n++; /* freed with the rest on error */
+    if (!c->plans || !c->job) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t p = 0; p < c->n_plans; p++)
+        c->job[p] = -1;
+    int rc = c->hier
+                 ? plan_hier(x, c, hosts, bytes, err, errlen)
+                 : plan_one(x, &c->plans[0], (arb_coll)coll, hosts, n, bytes, root, 0, err, errlen);
+    if (rc < 0) return rc;
+    *index = x->n - 1;
+    return 0;
+}
+
+static void rank_done(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now);
+
+/* Rank `rank` of plan `p` of collective a calls it now: its job is added at
+ * the first entry. */
+static void enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t p, uint32_t rank, arb_time now)
+{
+    struct iter_arb *x = w->ia;
+    struct acoll *c = &x->c[a];
+    if (c->job[p] < 0) {
+        if (x->n_jobs == x->cap_jobs) {
+            uint32_t cap = x->cap_jobs ? x->cap_jobs * 2 : 64;
+            struct jref *nj = realloc(x->jobs, cap * sizeof *nj);
+            if (!nj) {
+                w->error = ARB_ENOMEM;
+                return;
+            }
+            x->jobs = nj;
+            x->cap_jobs = cap;
+        }
+        arb_sim_arbor_config ac = x->ac;
+        ac.plan = c->plans[p];
+        ac.start = now;
+        ac.deferred = 1;
+        ac.on_rank_done = rank_done;
+        ac.rank_ctx = w;
+        int job = arb_sim_arbor_add(s, &ac);
+        if (job < 0 || (uint32_t)job != x->n_jobs) { /* the iteration adds every job */
+            w->error = job < 0 ? job : ARB_ESTATE;
+            return;
+        }
+        c->job[p] = job;
+        x->jobs[x->n_jobs++] = (struct jref){a, p};
+    }
+    int rc = arb_sim_arbor_enter(s, c->job[p], rank, now);
+    if (rc < 0) w->error = rc;
+}
+
+void iter_arb_enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t m, arb_time now)
+{
+    const struct acoll *c = &w->ia->c[a];
+    if (c->hier)
+        enter(w, s, a, m / c->g, m % c->g, now); /* phase 1: ReduceScatter in its group */
+    else
+        enter(w, s, a, 0, m, now);
+}
+
+/* The simulator: rank `rank` of job `job` is done. */
+static void rank_done(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now)
+{
+    arb_workload *w = ctx;
+    struct iter_arb *x = w->ia;
+    if (job < 0 || (uint32_t)job >= x->n_jobs) {
+        w->error = ARB_ESTATE;
+        return;
+    }
+    struct jref j = x->jobs[job];
+    const struct acoll *c = &x->c[j.a];
+    if (!c->hier) {
+        wl_iter_member_done(w, s, c->ref, rank, now);
+        return;
+    }
+    uint32_t g = c->g, Q = c->Q;
+    if (j.plan < Q) /* ReduceScatter q done: AllReduce shard `rank` across groups */
+        enter(w, s, j.a, Q + rank, j.plan, now);
+    else if (j.plan < Q + g) /* shard i's AllReduce done: AllGather in group `rank` */
+        enter(w, s, j.a, Q + g + rank, j.plan - Q, now);
+    else /* AllGather q done: the member's collective */
+        wl_iter_member_done(w, s, c->ref, (j.plan - Q - g) * g + rank, now);
+}
+
+uint32_t iter_arb_jobs(const struct iter_arb *x)
+{
+    return x ? x->n_jobs : 0;
+}
