@@ -415,8 +415,10 @@ typedef struct arb_iteration_config {
                                                are the workload's */
     const struct arb_plan_config *plan_cfg; /* Arbor: dtype, subchannels, agg_levels,
                                                header; the rest per collective */
-    uint32_t inner_ranks; /* Arbor: an AllReduce over more than 256 ranks runs in inner groups
-                             of this many (0: the divisor of its ranks nearest their root) */
+    uint32_t inner_ranks;  /* Arbor: an AllReduce over more than 256 ranks runs in inner groups
+                              of this many (0: the divisor of its ranks nearest their root) */
+    uint32_t inner_pieces; /* Arbor: ... its buffer cut into this many pieces, pipelined
+                              through the phases (0: 1) */
 } arb_iteration_config;
 
 /*

@@ -116,6 +116,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     ic.arbor_cfg = &ac;
     ic.plan_cfg = &pc;
     ic.inner_ranks = (uint32_t)scn_u64(sc, K_AR_INNER);
+    ic.inner_pieces = (uint32_t)scn_u64(sc, K_AR_PIECES);
     rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
     free(hosts);
     if (rc < 0) {

@@ -1731,7 +1731,7 @@ static const char *const sec_names[] = {"fabric",   "routing", "transport", "swi
 static int echo_when_set(size_t k)
 {
     return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
-           k == K_AR_INNER || k == K_WL_BACKEND;
+           k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND;
 }
 
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)

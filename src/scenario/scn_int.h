@@ -259,6 +259,9 @@
       "workload.backend arbor: an AllReduce over more than 256 ranks runs as ReduceScatter in "    \
       "groups of this many consecutive ranks, AllReduce across them, AllGather in them (0: the "   \
       "divisor nearest the square root)")                                                          \
+    X(AR_PIECES, "arbor", "inner_pieces", VT_U64, "2", NULL, 1, 64,                                \
+      "workload.backend arbor: such an AllReduce's buffer in this many pieces, piece p+1's "       \
+      "ReduceScatter beside piece p's AllGather")                                                  \
     X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
       "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
       "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \

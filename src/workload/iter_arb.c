@@ -16,7 +16,11 @@
  *   2. AllReduces shard i across the Q members q' g + i (one per group),
  *   3. AllGathers the buffer in inner group q (pushing its shard i);
  * each phase is a job of its own, entered by the member when it is done
- * with the previous one.
+ * with the previous one. The buffer is cut into P pieces (inner_pieces)
+ * that go through the phases one after another: a member enters piece
+ * p + 1's ReduceScatter when it is done with piece p's, so that piece p's
+ * AllGather (down its link) runs beside piece p + 1's ReduceScatter (up
+ * it); the member is done when every piece's AllGather is.
  */
 #include "hc_int.h"
 #include "tr_int.h"
@@ -28,15 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One collective of the trace over Arbor. Its plans: one (single), or
- * RS[0..Q), X[0..g), AG[0..Q) (hierarchical: Q = n / g). */
+/* One collective of the trace over Arbor. Its plans: one (single), or per
+ * piece p, from p x (2Q + g): RS[0..Q), X[0..g), AG[0..Q) (hierarchical:
+ * Q = n / g). */
 struct acoll {
     uint32_t ref; /* the trace's collective (tr_coll index) */
-    uint32_t n, g, Q;
+    uint32_t n, g, Q, P;
     uint8_t hier;
     uint32_t n_plans;
     arb_plan **plans;
-    int32_t *job; /* per plan: the simulator's job, or -1 before its first entry */
+    int32_t *job;   /* per plan: the simulator's job, or -1 before its first entry */
+    uint32_t *left; /* hierarchical, per member: pieces whose AllGather it has not done */
 };
 
 /* What a simulator job is: collective and plan. */
@@ -48,7 +54,8 @@ struct iter_arb {
     arb_sim_arbor_config ac;
     arb_plan_config pc;
     const arb_topo *topo;
-    uint32_t inner; /* arb_iteration_config.inner_ranks */
+    uint32_t inner;  /* arb_iteration_config.inner_ranks */
+    uint32_t pieces; /* arb_iteration_config.inner_pieces (0: 1) */
     struct acoll *c;
     uint32_t n, cap;
     struct jref *jobs; /* by simulator job index */
@@ -63,6 +70,7 @@ void iter_arb_free(struct iter_arb *x)
             arb_plan_free(x->c[a].plans[p]);
         free(x->c[a].plans);
         free(x->c[a].job);
+        free(x->c[a].left);
     }
     free(x->c);
     free(x->jobs);
@@ -81,6 +89,7 @@ int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *er
     x->pc = *ic->plan_cfg;
     x->topo = ic->topo;
     x->inner = ic->inner_ranks;
+    x->pieces = ic->inner_pieces ? ic->inner_pieces : 1;
     *out = x;
     return 0;
 }
@@ -120,37 +129,59 @@ static int plan_one(struct iter_arb *x, arb_plan **out, arb_coll coll, const uin
     return rc < 0 ? arb_errf(err, errlen, rc, "%s", msg) : 0; /* "plan: ..." */
 }
 
-/* The plans of a hierarchical AllReduce over hosts[0..n) (see the top). */
-static int plan_hier(struct iter_arb *x, struct acoll *c, const uint32_t *hosts, uint64_t bytes,
-                     char *err, size_t errlen)
+/* The plans of piece p (`bytes` of the buffer) of a hierarchical
+ * AllReduce over hosts[0..n) (see the top): from plans[p x (2Q + g)]. */
+static int plan_piece(struct iter_arb *x, struct acoll *c, const uint32_t *hosts, uint64_t bytes,
+                      uint32_t p, char *err, size_t errlen)
 {
     uint32_t g = c->g, Q = c->Q;
+    arb_plan **pl = c->plans + (size_t)p * (2 * Q + g);
     uint32_t *h = malloc((g > Q ? g : Q) * sizeof *h);
     if (!h) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     int rc = 0;
     for (uint32_t q = 0; rc == 0 && q < Q; q++) {
-        rc = plan_one(x, &c->plans[q], ARB_COLL_REDUCESCATTER, hosts + (size_t)q * g, g, bytes, 0,
-                      q * g, err, errlen);
+        rc = plan_one(x, &pl[q], ARB_COLL_REDUCESCATTER, hosts + (size_t)q * g, g, bytes, 0, q * g,
+                      err, errlen);
         if (rc == 0)
-            rc = plan_one(x, &c->plans[Q + g + q], ARB_COLL_ALLGATHER, hosts + (size_t)q * g, g,
-                          bytes, 0, q * g, err, errlen);
+            rc = plan_one(x, &pl[Q + g + q], ARB_COLL_ALLGATHER, hosts + (size_t)q * g, g, bytes, 0,
+                          q * g, err, errlen);
     }
     for (uint32_t i = 0; rc == 0 && i < g; i++) {
         /* shard i: the bytes of the inner plans' channel i (the same in each) */
-        const arb_plan_channel *ch = &c->plans[0]->channels[i];
+        const arb_plan_channel *ch = &pl[0]->channels[i];
         if (ch->hi == ch->lo) {
             rc = arb_errf(err, errlen, ARB_EINVAL,
-                          "bytes: %llu bytes do not cut into %u shards of whole elements "
-                          "(inner_ranks)",
+                          "bytes: a piece of %llu bytes does not cut into %u shards of whole "
+                          "elements (inner_ranks, inner_pieces)",
                           (unsigned long long)bytes, g);
             break;
         }
         for (uint32_t q = 0; q < Q; q++)
             h[q] = hosts[(size_t)q * g + i];
-        rc = plan_one(x, &c->plans[Q + i], ARB_COLL_ALLREDUCE, h, Q, ch->hi - ch->lo, 0, i, err,
-                      errlen);
+        rc = plan_one(x, &pl[Q + i], ARB_COLL_ALLREDUCE, h, Q, ch->hi - ch->lo, 0, i, err, errlen);
     }
     free(h);
+    return rc;
+}
+
+/* Every piece's plans: piece p is elements [floor(p E / P), floor((p+1) E / P))
+ * of the buffer's E. */
+static int plan_hier(struct iter_arb *x, struct acoll *c, const uint32_t *hosts, uint64_t bytes,
+                     char *err, size_t errlen)
+{
+    uint64_t es = arb_dtype_size(x->pc.dtype), E = bytes / es;
+    int rc = 0;
+    for (uint32_t p = 0; rc == 0 && p < c->P; p++) {
+        uint64_t lo = p * E / c->P, hi = (p + 1) * E / c->P;
+        if (bytes % es == 0 && hi == lo) {
+            rc = arb_errf(err, errlen, ARB_EINVAL,
+                          "inner_pieces: %llu bytes do not cut into %u pieces of whole elements",
+                          (unsigned long long)bytes, c->P);
+            break;
+        }
+        /* bytes not whole elements: the planner says so */
+        rc = plan_piece(x, c, hosts, bytes % es ? bytes : (hi - lo) * es, p, err, errlen);
+    }
     return rc;
 }
 
@@ -189,13 +220,18 @@ int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint3
     c->g = g;
     c->Q = Q;
     c->hier = Q > 1;
-    c->n_plans = c->hier ? 2 * Q + g : 1;
+    c->P = c->hier ? x->pieces : 1;
+    c->n_plans = c->hier ? c->P * (2 * Q + g) : 1;
     c->plans = calloc(c->n_plans, sizeof *c->plans);
     c->job = malloc(c->n_plans * sizeof *c->job);
+    c->left = c->hier ? malloc((size_t)n * sizeof *c->left) : NULL;
     x->n++; /* freed with the rest on error */
-    if (!c->plans || !c->job) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    if (!c->plans || !c->job || (c->hier && !c->left))
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (uint32_t p = 0; p < c->n_plans; p++)
         c->job[p] = -1;
+    for (uint32_t m = 0; c->hier && m < n; m++)
+        c->left[m] = c->P;
     int rc = c->hier
                  ? plan_hier(x, c, hosts, bytes, err, errlen)
                  : plan_one(x, &c->plans[0], (arb_coll)coll, hosts, n, bytes, root, 0, err, errlen);
@@ -265,13 +301,18 @@ static void rank_done(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time no
         wl_iter_member_done(w, s, c->ref, rank, now);
         return;
     }
-    uint32_t g = c->g, Q = c->Q;
-    if (j.plan < Q) /* ReduceScatter q done: AllReduce shard `rank` across groups */
-        enter(w, s, j.a, Q + rank, j.plan, now);
-    else if (j.plan < Q + g) /* shard i's AllReduce done: AllGather in group `rank` */
-        enter(w, s, j.a, Q + g + rank, j.plan - Q, now);
-    else /* AllGather q done: the member's collective */
-        wl_iter_member_done(w, s, c->ref, (j.plan - Q - g) * g + rank, now);
+    uint32_t g = c->g, Q = c->Q, span = 2 * Q + g;
+    uint32_t p = j.plan / span, k = j.plan % span, base = p * span;
+    if (k < Q) { /* piece p's ReduceScatter in group k done: its shard `rank` across groups, */
+        enter(w, s, j.a, base + Q + rank, k, now);
+        if (p + 1 < c->P) /* and the next piece's ReduceScatter */
+            enter(w, s, j.a, base + span + k, rank, now);
+    } else if (k < Q + g) { /* shard i's AllReduce done: AllGather in group `rank` */
+        enter(w, s, j.a, base + Q + g + rank, k - Q, now);
+    } else { /* AllGather of piece p in group q done */
+        uint32_t m = (k - Q - g) * g + rank;
+        if (--c->left[m] == 0) wl_iter_member_done(w, s, c->ref, m, now);
+    }
 }
 
 uint32_t iter_arb_jobs(const struct iter_arb *x)

@@ -275,6 +275,24 @@ expect_err "jobs: groups of one" 2 "arbor.jobs: 8 jobs: 8 ranks do not split" "$
 expect_err "jobs: zero" 2 "sim: -s arbor.jobs: '0' is not in 1..128" "$ARBOR" sim -s arbor.jobs=0
 printf '[fabric]\ntopology = star:8\n[workload]\nkind = arbor\n[arbor]\njobs = 5\n' >"$TMP/jobs.ini"
 expect_err "jobs: file and line" 2 "jobs.ini:6: arbor.jobs: 5 jobs" "$ARBOR" sim "$TMP/jobs.ini"
+# eight staggered jobs of several sizes on shared uplinks, against the bounds of
+# their file: the makespan >= 13.85 ms, every byte over it <= 290.7 Gb/s, each JCT >=
+# the job's buffer at 99.0 Gb/s, Jain in [1/8, 1]; a static part of 16 / 8 slots holds
+# at most 2 slots of a job; every job done without an invariant error
+if command -v python3 >/dev/null 2>&1; then
+    for p in shared static; do
+        "$ARBOR" sim scenarios/arbor-8jobs-staggered.ini --json --quiet -s arbor.slots=16 \
+            -s arbor.slot_partition=$p >"$TMP/8j.json"
+        v=$(python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); a=j["arbor"]; f=a["fairness"]; p=sys.argv[2]
+ok = f["makespan_us"] >= 13850 and f["makespan_gbps"] <= 290.7 and 1/8 <= f["jain"] <= 1
+ok = ok and all(x["cct_us"] >= x["bytes"] * 8 / 99.0e3 and x["done"] and x["invariant_errors"] == 0 for x in a["jobs"])
+ok = ok and (p == "shared" or max(x["peak_slots"] for x in a["jobs"]) <= 2)
+ok = ok and (p == "static" or max(x["peak_slots"] for x in a["jobs"]) > 2)
+print("yes" if ok and len(a["jobs"]) == 8 else "no")' "$TMP/8j.json" $p 2>&1)
+        same "8 staggered jobs, $p pool of 16: within their bounds" "yes" "$v"
+    done
+fi
 # docs/scenarios.md has a line for every key, with its default.
 missing=""
 for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do

@@ -121,15 +121,20 @@ a=$(field "$TMP/moe.json" iteration iter_time_us) b=$(field "$TMP/moea.json" ite
 if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "moe over Arbor: AllToAll on the host"; else fail "moe over Arbor: AllToAll on the host" "$a != $b"; fi
 within "moe over Arbor: no Arbor job" "$(field "$TMP/moea.json" iteration arbor jobs)" 0 0
 # more than 256 ranks: ReduceScatter in 13 groups of 20, AllReduce across them in
-# 20 groups of 13, AllGather: 46 jobs, 3 x 260 ranks; a member's ReduceScatter up
-# (19/20 of 256 KiB) comes before its AllGather down (as much): >= 39.8 us + 20 us
+# 20 groups of 13, AllGather: 46 jobs and 3 x 260 ranks per piece, 2 pieces; a
+# member's ReduceScatter up (19/20 of 256 KiB) comes before its AllGather down (as
+# much) but for one piece: >= 3/4 x 2 x 19.9 us + 20 us = 49.8 us
 printf 'arbor-trace 1\nranks 260\n* 1 comp 10us\n* 2 coll allreduce 256KiB deps=1\n* 3 comp 10us deps=2\n' >"$TMP/h260.txt"
 json -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
     -s backend=arbor -s arbor.inner_ranks=20 -s arbor.mode=values -s arbor.dtype=i32 >"$TMP/h260.json"
-within "260 ranks over Arbor: 46 jobs" "$(field "$TMP/h260.json" iteration arbor jobs)" 46 46
-within "260 ranks over Arbor: every phase" "$(field "$TMP/h260.json" iteration arbor ranks_done)" 780 780
+within "260 ranks over Arbor: 2 x 46 jobs" "$(field "$TMP/h260.json" iteration arbor jobs)" 92 92
+within "260 ranks over Arbor: every phase of every piece" "$(field "$TMP/h260.json" iteration arbor ranks_done)" 1560 1560
+json -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=20 -s arbor.inner_pieces=1 >"$TMP/h260p.json"
+within "260 ranks over Arbor, one piece: 46 jobs" "$(field "$TMP/h260p.json" iteration arbor jobs)" 46 46
+within "260 ranks over Arbor, one piece: >= 39.8 us + 20 us" "$(field "$TMP/h260p.json" iteration iter_time_us)" 59.8 1000
 within "260 ranks over Arbor: no invariant error" "$(field "$TMP/h260.json" iteration arbor invariant_errors)" 0 0
-within "260 ranks over Arbor: two phases' bytes" "$(field "$TMP/h260.json" iteration iter_time_us)" 59.8 1000
+within "260 ranks over Arbor: the phases' bytes" "$(field "$TMP/h260.json" iteration iter_time_us)" 49.8 1000
 if [ "$(field "$TMP/h260.json" iteration arbor correct)" = "True" ]; then
     pass "260 ranks over Arbor: values checked"
 else
@@ -138,6 +143,10 @@ fi
 expect_err "inner groups that do not divide" 2 "arbor.inner_ranks: .*h260.txt:4: inner_ranks: 260 members do not cut into groups of 7" \
     "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
     -s backend=arbor -s arbor.inner_ranks=7
+printf 'arbor-trace 1\nranks 260\n* 1 coll allreduce 80\n' >"$TMP/s260.txt"
+expect_err "pieces of fewer elements than shards" 2 "s260.txt:3: bytes: a piece of 40 bytes does not cut into 20 shards" \
+    "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/s260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=20
 printf 'arbor-trace 1\nranks 260\n* 1 coll broadcast 1MiB\n' >"$TMP/bc260.txt"
 expect_err "only AllReduce beyond 256 ranks" 2 "workload.file: .*bc260.txt:3: collective: an Arbor group has at most 256 ranks" \
     "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/bc260.txt" -s backend=arbor
