@@ -275,6 +275,12 @@ expect_err "jobs: groups of one" 2 "arbor.jobs: 8 jobs: 8 ranks do not split" "$
 expect_err "jobs: zero" 2 "sim: -s arbor.jobs: '0' is not in 1..128" "$ARBOR" sim -s arbor.jobs=0
 printf '[fabric]\ntopology = star:8\n[workload]\nkind = arbor\n[arbor]\njobs = 5\n' >"$TMP/jobs.ini"
 expect_err "jobs: file and line" 2 "jobs.ini:6: arbor.jobs: 5 jobs" "$ARBOR" sim "$TMP/jobs.ini"
+# two jobs on the same hosts (a host named twice in workload.hosts): their channels
+# on different UDP ports, told apart by run.watch
+J=$("$ARBOR" sim --json --quiet -s topology=star:4 -s arbor.jobs=2 -s workload.hosts=0-3,0-3 \
+    -s size=256KiB -s run.watch=host:h0 | nohost)
+has "jobs on the same hosts: complete" "$J" '"completed":true'
+has "jobs on the same hosts: watched apart" "$J" '{"party":"job 0","bytes":[0-9]*,"overlap_gbps":[0-9.]*},{"party":"job 1",'
 # eight staggered jobs of several sizes on shared uplinks, against the bounds of
 # their file: the makespan >= 13.85 ms, every byte over it <= 290.7 Gb/s, each JCT >=
 # the job's buffer at 99.0 Gb/s, Jain in [1/8, 1]; a static part of 16 / 8 slots holds
