@@ -115,6 +115,12 @@ if grep -Eq "^collectives +over Arbor: 4 jobs, 32/32 ranks done, 1024 commits" "
 else
     fail "summary: collectives over Arbor" "$(cat "$TMP/dpa.txt")"
 fi
+# the Chakra step over Arbor: the same DAG, the same figures (without protobuf-c: skipped)
+if json "$S/iteration-dp-chakra.ini" -s backend=arbor >"$TMP/dpca.json" && [ -s "$TMP/dpca.json" ] &&
+    field "$TMP/dpca.json" iteration >/dev/null; then
+    a=$(field "$TMP/dpa.json" iteration iter_time_us) b=$(field "$TMP/dpca.json" iteration iter_time_us)
+    if [ "$a" = "$b" ]; then pass "chakra = text over Arbor"; else fail "chakra = text over Arbor" "$a != $b"; fi
+fi
 # AllToAll has no Arbor collective: the moe step runs as on the host, to the ps
 json "$S/iteration-moe.ini" -s backend=arbor >"$TMP/moea.json"
 a=$(field "$TMP/moe.json" iteration iter_time_us) b=$(field "$TMP/moea.json" iteration iter_time_us)
