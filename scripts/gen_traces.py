@@ -6,6 +6,8 @@
 Three steps in Arbor's text trace format (docs/workloads.md):
   dp-step.txt   data parallel: backward layers each followed by the AllReduce
                 of their gradient bucket, overlapping the next layer's backward
+                (and dp-step-64.txt, dp-step-512.txt: a larger model's step on
+                64 and 512 ranks)
   pp-step.txt   pipeline parallel (GPipe): 4 stages, 4 micro-batches, the
                 activations and gradients sent point to point between stages
   moe-step.txt  mixture of experts: two layers, each an AllToAll dispatch and
@@ -30,33 +32,50 @@ DP_BUCKET = 2 << 20  # gradient bucket per layer (bytes)
 DP_OPT_US = 20       # optimizer step after every bucket is reduced
 
 
-def dp_nodes():
+# The larger data-parallel step (dp-step-64.txt, dp-step-512.txt): the same
+# shape with 8 layers of 8 MiB gradient buckets (2 Mi f32 parameters each),
+# a 800 us forward, 500 us of backward per layer and a 100 us optimizer, on
+# 64 and 512 ranks; the AllReduces go one after another, as on the one
+# stream of a communicator (each waits for its layer and the previous one).
+DPL_LAYERS = 8
+DPL_FWD_US = 800
+DPL_BWD_US = 500
+DPL_BUCKET = 8 << 20
+DPL_OPT_US = 100
+
+
+def dp_nodes(layers=DP_LAYERS, fwd=DP_FWD_US, bwd_us=DP_BWD_US, bucket=DP_BUCKET, opt=DP_OPT_US,
+             stream=False):
     """Every rank: fwd, then bwd layer L-1 .. 0; bucket i's AllReduce depends
-    on bwd layer i; the optimizer on the last bwd and every AllReduce."""
-    nodes = [(1, "comp", DP_FWD_US, [])]
+    on bwd layer i (and with `stream` on AllReduce i-1); the optimizer on the
+    last bwd and every AllReduce."""
+    nodes = [(1, "comp", fwd, [])]
     prev = 1
     colls = []
-    for k in range(DP_LAYERS):
+    for k in range(layers):
         bwd = 10 + 2 * k
-        nodes.append((bwd, "comp", DP_BWD_US, [prev]))
-        nodes.append((bwd + 1, "coll", ("allreduce", DP_BUCKET), [bwd]))
+        nodes.append((bwd, "comp", bwd_us, [prev]))
+        nodes.append((bwd + 1, "coll", ("allreduce", bucket),
+                      [bwd] + ([colls[-1]] if stream and colls else [])))
         colls.append(bwd + 1)
         prev = bwd
-    nodes.append((99, "comp", DP_OPT_US, [prev] + colls))
+    nodes.append((99, "comp", opt, [prev] + colls))
     return nodes
 
 
-def dp_text():
+def dp_text(ranks=DP_RANKS, layers=DP_LAYERS, fwd=DP_FWD_US, bwd=DP_BWD_US, bucket=DP_BUCKET,
+            opt=DP_OPT_US, stream=False):
     out = [
-        "# Data-parallel training step (scripts/gen_traces.py): %d ranks, %d layers." % (DP_RANKS, DP_LAYERS),
+        "# Data-parallel training step (scripts/gen_traces.py): %d ranks, %d layers." % (ranks, layers),
         "# Forward %d us, backward %d us per layer; after layer k's backward its %d-byte"
-        % (DP_FWD_US, DP_BWD_US, DP_BUCKET),
-        "# gradient bucket is all-reduced while the next layer's backward runs; the",
-        "# optimizer (%d us) waits for the last backward and every AllReduce." % DP_OPT_US,
+        % (fwd, bwd, bucket),
+        "# gradient bucket is all-reduced while the next layer's backward runs%s; the"
+        % (" (the\n# AllReduces one after another, on one stream)" if stream else ""),
+        "# optimizer (%d us) waits for the last backward and every AllReduce." % opt,
         "arbor-trace 1",
-        "ranks %d" % DP_RANKS,
+        "ranks %d" % ranks,
     ]
-    for nid, op, arg, deps in dp_nodes():
+    for nid, op, arg, deps in dp_nodes(layers, fwd, bwd, bucket, opt, stream):
         d = " deps=" + ",".join(str(x) for x in deps) if deps else ""
         if op == "comp":
             out.append("* %d comp %dus%s" % (nid, arg, d))
@@ -222,8 +241,10 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "traces")
     os.makedirs(outdir, exist_ok=True)
-    for name, text in (("dp-step.txt", dp_text()), ("pp-step.txt", pp_text()),
-                       ("moe-step.txt", moe_text())):
+    large = [("dp-step-%d.txt" % n, dp_text(n, DPL_LAYERS, DPL_FWD_US, DPL_BWD_US, DPL_BUCKET,
+                                             DPL_OPT_US, True)) for n in (64, 512)]
+    for name, text in [("dp-step.txt", dp_text()), ("pp-step.txt", pp_text()),
+                       ("moe-step.txt", moe_text())] + large:
         with open(os.path.join(outdir, name), "w") as f:
             f.write(text)
     for r in range(DP_RANKS):

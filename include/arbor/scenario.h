@@ -9,13 +9,16 @@
  *   [transport]  kind, mtu, header, ctrl, rto, window, ack_every, irn_reorder
  *   [switch]     queue, ecn, kmin, kmax, pmax, pfc, xoff, xon
  *   [workload]   kind, size, qps, qp_mode, chunk, ranks, hosts, traffic,
- *                shift, senders, receiver, file, start, seed
+ *                shift, senders, receiver, file, start, seed, backend
  *   [host]       coll, algorithm, root_rank, trace_format
  *                (workload.kind = host_collective, iteration; docs/workloads.md)
  *   [arbor]      collective, dtype, mode, payload, window, slots, timeout,
  *                retry, subchannels, agg_levels, profile, root, wire_check,
- *                jobs, cc, background (transport flows beside the collective)
- *                (workload.kind = arbor; docs/arbor-sim.md)
+ *                jobs, job_start, job_size, job_ranks, slot_partition, cc,
+ *                background (transport flows beside the collective)
+ *                (workload.kind = arbor; docs/arbor-sim.md); inner_ranks,
+ *                inner_pieces (workload.backend = arbor: an iteration's
+ *                collectives over Arbor)
  *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order, watch
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists

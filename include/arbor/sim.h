@@ -420,6 +420,11 @@ void arb_sim_fabric_changed(arb_sim *s);
 
 struct arb_plan;
 
+/* Rank `rank` of job `job` is done (its condition on every engine met),
+ * reported after the event that did it, as a flow's completion is: the
+ * callback may add flows and jobs, enter ranks and call arb_sim_stop_at. */
+typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now);
+
 /*
  * One Arbor collective on the simulated fabric: the plan's channels run
  * their responder and requester engines (endpoint.h) on the hosts, the
@@ -469,25 +474,49 @@ typedef struct arb_sim_arbor_config {
     arb_cc_kind cc_kind;
     arb_cc_config cc;
     arb_time cc_base_rtt;
+    /* The slot pools: 0 or 1 (default), every switch's pool of `slots` is
+     * shared by every job; P > 1, it is cut into P static parts of
+     * slots / P each, job k using part k mod P only (never another's
+     * idle slots). The first job's, as `slots`. */
+    uint32_t partitions;
+    /* 1: no rank starts at `start`; each starts when arb_sim_arbor_enter
+     * says (a collective called on demand); the job's start is the first
+     * entry. Not with skew_random 2 (lag). */
+    int deferred;
+    /* Optional: each rank's completion (ctx: rank_ctx). */
+    arb_sim_arbor_rank_fn on_rank_done;
+    void *rank_ctx;
 } arb_sim_arbor_config;
 
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
 
 /*
- * Add a collective (a job); call again for more jobs on the same fabric.
- * Returns the job's index (0 for the first, then 1, 2, ...). Every switch
- * where some job aggregates has one arb_agg, one slot pool shared by every
- * port and every job; packets name their job's channel by a channel index
- * global over the jobs (job k's channel c is the sum of the earlier jobs'
- * channels plus c). Jobs must use disjoint hosts: a host's channels are
- * named on the wire by its address and the one Arbor UDP port, so two jobs
- * on a host would have channels of the same name. Errors: ARB_EINVAL (no
- * plan, a plan for another topology, a field out of range, a switch with
- * more than 256 ports that aggregates; for a later job: a host of an
- * earlier job, or a payload, slots or mode other than the first job's,
- * which the shared pools fix), ARB_ENOMEM.
+ * Add a collective (a job); call again for more jobs on the same fabric,
+ * before or during a run (from a callback). Returns the job's index (0 for
+ * the first, then 1, 2, ...). Every switch where some job aggregates has
+ * one arb_agg, one slot pool shared by every port and every job (or, with
+ * `partitions`, one per part); packets name their job's channel by a
+ * channel index global over the jobs (job k's channel c is the sum of the
+ * earlier jobs' channels plus c). A host's channels are named on the wire
+ * by its address and a UDP port: a job takes the first port (from
+ * 17470, ARB_UDP_PORT_DEFAULT) that none of its hosts has given an earlier
+ * job, so jobs on disjoint hosts share 17470 and jobs on one host differ
+ * (arb_sim_arbor_result.port). Errors: ARB_EINVAL (no plan, a plan for
+ * another topology, a field out of range, a switch with more than 256
+ * ports that aggregates, partitions of no slot, deferred with lag; for a
+ * later job: a payload, slots, partitions or mode other than the first
+ * job's, which the shared pools fix, or lag on a host another job uses),
+ * ARB_ERANGE (a host out of UDP ports), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
+
+/*
+ * Rank `rank` of a deferred job calls the collective at `at` (the current
+ * time when earlier): its engines start then. Call before or during a run
+ * (from a callback). Errors: ARB_EINVAL (no such job, a job that is not
+ * deferred, a rank out of range or already entered).
+ */
+int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at);
 
 /*
  * The unloaded loop of a plan's trees on this fabric: a credit up to the
@@ -575,6 +604,9 @@ typedef struct arb_sim_arbor_result {
     uint64_t agg_drops;         /* requests the aggregators dropped */
     uint64_t agg_passthrough;   /* fan-in 1 */
     uint32_t peak_live_slots;   /* the most any switch held */
+    uint32_t peak_job_slots;    /* the most slots this job held live at one switch at once
+                                   (the whole: the most of any job) */
+    uint32_t port;              /* a job's channels' UDP port (the whole: 0) */
     uint64_t agg_allocations;   /* slots allocated by credits */
     uint64_t agg_reclaimed;     /* of which took a slot still live (pool too small) */
     arb_time slot_time;         /* summed over switches: slots live (allocation to completion) */

@@ -398,12 +398,27 @@ uint64_t arb_trace_nodes(const arb_trace *t);
 /* 1 when this build reads Chakra traces. */
 int arb_trace_chakra_available(void);
 
+struct arb_plan_config;
+
 typedef struct arb_iteration_config {
     const uint32_t *hosts; /* host of trace rank r; NULL: rank r on host r */
     uint32_t n_map;        /* entries of hosts (at least the trace's ranks) */
     arb_hc_algo algo;      /* collectives' algorithm: auto, or one every kind has */
     uint64_t chunk;        /* pipeline slice bytes of the collectives */
     arb_time start;        /* the iteration starts here */
+    /* The collectives' backend. 0 (default): the host algorithms. 1: Arbor
+     * (below); AllToAll and sends stay on the host transport. */
+    int arbor;
+    const arb_topo *topo;                   /* Arbor: the fabric to plan on (borrowed) */
+    const arb_sim_arbor_config *arbor_cfg;  /* Arbor: every collective's engine settings;
+                                               plan, start, deferred and the callback
+                                               are the workload's */
+    const struct arb_plan_config *plan_cfg; /* Arbor: dtype, subchannels, agg_levels,
+                                               header; the rest per collective */
+    uint32_t inner_ranks;  /* Arbor: an AllReduce over more than 256 ranks runs in inner groups
+                              of this many (0: the divisor of its ranks nearest their root) */
+    uint32_t inner_pieces; /* Arbor: ... its buffer cut into this many pieces, pipelined
+                              through the phases (0: 1) */
 } arb_iteration_config;
 
 /*
@@ -414,6 +429,14 @@ typedef struct arb_iteration_config {
  * algorithm over its group (a message waits for both its ranks to have
  * called it); a send starts its flow when issued and is done when
  * delivered; a receive is done when issued and its data has arrived.
+ * With ic->arbor, a collective of 2..256 ranks is an Arbor job instead
+ * (arb_sim_arbor_add, deferred, added when its first member calls it; each
+ * member enters when its node is reached and its node is done when the
+ * simulator reports its rank done), and an AllReduce of more ranks runs
+ * as an Arbor ReduceScatter in inner groups, an AllReduce of each shard
+ * across them and an AllGather in them; the workload must then be the only
+ * one adding Arbor jobs to the simulator. Plans are built here: a
+ * collective the planner refuses is an error naming its trace record.
  * Exposed communication of a rank: the time some communication node of it
  * is running while its compute stream is idle. Compute needs timers:
  * drive arb_workload_next_timer / arb_workload_timer beside the simulator.

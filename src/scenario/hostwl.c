@@ -6,6 +6,8 @@
  */
 #include "scn_int.h"
 
+#include "arbor/plan.h"
+
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -75,10 +77,18 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     return rc < 0 ? key_fail(sc, blame_of(msg), err, errlen, rc, msg) : 0;
 }
 
-static int make_iteration(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_workload_config *wc,
                           arb_workload **w, char *err, size_t errlen)
 {
     char msg[512];
+    uint32_t n_hosts = arb_topo_n_hosts(t);
+    arb_sim_arbor_config ac;
+    arb_plan_config pc;
+    int arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    if (arbor) { /* the [arbor] settings every collective shares */
+        int rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
+        if (rc < 0) return rc;
+    }
     char *path = scn_path(sc, K_WL_FILE);
     if (!path)
         return key_fail(sc, K_WL_FILE, err, errlen, ARB_EINVAL,
@@ -101,21 +111,28 @@ static int make_iteration(const arb_scenario *sc, uint32_t n_hosts, const arb_wo
     ic.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
     ic.chunk = scn_u64(sc, K_WL_CHUNK);
     ic.start = scn_u64(sc, K_WL_START);
+    ic.arbor = arbor;
+    ic.topo = t;
+    ic.arbor_cfg = &ac;
+    ic.plan_cfg = &pc;
+    ic.inner_ranks = (uint32_t)scn_u64(sc, K_AR_INNER);
+    ic.inner_pieces = (uint32_t)scn_u64(sc, K_AR_PIECES);
     rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
     free(hosts);
     if (rc < 0) {
         enum scn_key k = blame_of(msg);
+        if (strstr(msg, ": inner_ranks: ")) k = K_AR_INNER;
         return key_fail(sc, k == K_WL_KIND ? K_WL_FILE : k, err, errlen, rc, msg);
     }
     return 0;
 }
 
-int scn_host_workload(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+int scn_host_workload(const arb_scenario *sc, const arb_topo *t, const arb_workload_config *wc,
                       arb_workload **w, char *err, size_t errlen)
 {
     if (strcmp(scn_str(sc, K_WL_KIND), "iteration") == 0)
-        return make_iteration(sc, n_hosts, wc, w, err, errlen);
-    return make_hcoll(sc, n_hosts, wc, w, err, errlen);
+        return make_iteration(sc, t, wc, w, err, errlen);
+    return make_hcoll(sc, arb_topo_n_hosts(t), wc, w, err, errlen);
 }
 
 int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n)

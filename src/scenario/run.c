@@ -51,7 +51,9 @@ struct arb_scenario_result {
     int failed;  /* an engine gave up: the run cannot finish (failure says what) */
     int warned;  /* an engine gave up after every rank was done (failure says what) */
     char failure[768];
-    int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
+    int is_arbor;   /* workload.kind = arbor: `ar` holds the collective's figures */
+    int iter_arbor; /* an iteration over Arbor (workload.backend): `ar` holds its jobs' whole */
+    uint32_t iter_jobs;
     arb_sim_arbor_result ar;
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
     uint32_t n_ar_jobs;
@@ -387,9 +389,10 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
     return 0;
 }
 
-static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_seed,
+static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run_seed,
                          arb_workload **w, char *err, size_t errlen)
 {
+    uint32_t n_hosts = arb_topo_n_hosts(t);
     arb_workload_config wc;
     arb_workload_config_default(&wc);
     uint64_t wseed = scn_u64(sc, K_WL_SEED);
@@ -405,7 +408,7 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
     int rc;
     enum scn_key blame = K_WL_KIND;
     if (strcmp(kind, "host_collective") == 0 || strcmp(kind, "iteration") == 0)
-        return scn_host_workload(sc, n_hosts, &wc, w, err, errlen);
+        return scn_host_workload(sc, t, &wc, w, err, errlen);
     if (strcmp(kind, "ring_allreduce") == 0) {
         uint32_t *hosts = NULL, nh = 0;
         const char *hl = scn_str(sc, K_WL_HOSTS);
@@ -894,6 +897,12 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
 
     /* workload */
     r->is_arbor = arbor;
+    r->iter_arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0) {
+        rc = key_fail(sc, K_WL_BACKEND, err, errlen, ARB_EINVAL,
+                      "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
+        goto done;
+    }
     r->has_bg = *scn_str(sc, K_AR_BACKGROUND) != '\0';
     if (r->has_bg && !arbor) {
         rc = key_fail(sc, K_AR_BACKGROUND, err, errlen, ARB_EINVAL,
@@ -902,7 +911,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     if (!arbor || r->has_bg) {
         rc = arbor ? make_background(sc, r->hosts, run_seed, &w, err, errlen)
-                   : make_workload(sc, r->hosts, run_seed, &w, err, errlen);
+                   : make_workload(sc, t, run_seed, &w, err, errlen);
         if (rc < 0) goto done;
     }
 
@@ -1065,7 +1074,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         uint64_t ev0 = r->st.events;
         rc = run_to(&failat, t, route.ctx, s, w, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
-        if (rc == ARB_ETIMEDOUT && arbor) {
+        if (rc == ARB_ETIMEDOUT && (arbor || r->iter_arbor)) {
             /* not bad input: what the run got is reported, with what was lost */
             describe_failure(sc, &failat, t, s, r);
             rc = 0;
@@ -1122,6 +1131,11 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     rc = collect(r, s, t);
     if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
+    if (rc == 0 && r->iter_arbor) {
+        int n = arb_sim_arbor_jobs(s);
+        r->iter_jobs = n > 0 ? (uint32_t)n : 0;
+        if (n > 0) arb_sim_arbor_result_get(s, &r->ar);
+    }
     if (rc == 0 && arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
@@ -1178,6 +1192,19 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
     uint64_t ranks = scn_u64(sc, K_WL_RANKS);
     uint32_t avail = *hl ? nh : r->hosts;
     if (ranks == 0) ranks = avail;
+    if (scn_u64(sc, K_WL_RANKS) == 0 && *scn_str(sc, K_AR_JOBRANKS)) {
+        /* arbor.job_ranks names the ranks: as many as they add up to */
+        uint64_t *c = NULL, sum = 0;
+        uint32_t nc = 0;
+        if (scn_list(sc, K_AR_JOBRANKS, &c, &nc) < 0) {
+            free(hosts);
+            return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        }
+        for (uint32_t k = 0; k < nc; k++)
+            sum += c[k] < UINT32_MAX ? c[k] : UINT32_MAX;
+        free(c);
+        if (sum <= avail) ranks = sum;
+    }
     if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS * scn_u64(sc, K_AR_JOBS)) {
         free(hosts);
         snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
@@ -1196,19 +1223,91 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
     return 0;
 }
 
-/* arbor.jobs: the ranks split into equal groups of two or more. */
-static int arbor_groups(const arb_scenario *sc, uint32_t ranks, uint32_t *jobs, uint32_t *group,
-                        char *err, size_t errlen)
+/* The jobs of [arbor]: job k runs on ranks first[k] .. first[k] + count[k]
+ * - 1 with a buffer of bytes[k], from start[k]. */
+struct layout {
+    uint32_t jobs;
+    uint32_t *first, *count;
+    uint64_t *bytes;
+    arb_time *start;
+};
+
+static void layout_free(struct layout *l)
 {
-    char msg[160];
-    *jobs = (uint32_t)scn_u64(sc, K_AR_JOBS);
-    *group = ranks / *jobs;
-    if (ranks % *jobs || *group < 2 || *group > ARB_PLAN_MAX_RANKS) {
-        snprintf(msg, sizeof msg, "%u jobs: %u ranks do not split into equal groups of 2..%d ranks",
-                 *jobs, ranks, ARB_PLAN_MAX_RANKS);
-        return key_fail(sc, K_AR_JOBS, err, errlen, ARB_EINVAL, msg);
+    free(l->first);
+    free(l->count);
+    free(l->bytes);
+    free(l->start);
+}
+
+/* A list key with one value per job (empty: NULL); the error names it. */
+static int per_job(const arb_scenario *sc, enum scn_key k, uint32_t jobs, uint64_t **v, char *err,
+                   size_t errlen)
+{
+    uint32_t n;
+    if (scn_list(sc, k, v, &n) < 0) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    if (*v && n != jobs) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%u values for arbor.jobs = %u (one per job, in job order)", n,
+                 jobs);
+        free(*v);
+        *v = NULL;
+        return key_fail(sc, k, err, errlen, ARB_EINVAL, msg);
     }
     return 0;
+}
+
+/* arbor.jobs and the per-job keys: the ranks split into equal groups of
+ * two or more (or as arbor.job_ranks says), each job's buffer and start. */
+static int arbor_layout(const arb_scenario *sc, uint32_t ranks, struct layout *l, char *err,
+                        size_t errlen)
+{
+    char msg[200];
+    uint32_t jobs = l->jobs = (uint32_t)scn_u64(sc, K_AR_JOBS);
+    uint64_t *cnt = NULL, *size = NULL, *start = NULL;
+    int rc = per_job(sc, K_AR_JOBRANKS, jobs, &cnt, err, errlen);
+    if (rc == 0) rc = per_job(sc, K_AR_JOBSIZE, jobs, &size, err, errlen);
+    if (rc == 0) rc = per_job(sc, K_AR_JOBSTART, jobs, &start, err, errlen);
+    l->first = calloc(jobs, sizeof *l->first);
+    l->count = calloc(jobs, sizeof *l->count);
+    l->bytes = calloc(jobs, sizeof *l->bytes);
+    l->start = calloc(jobs, sizeof *l->start);
+    if (rc == 0 && (!l->first || !l->count || !l->bytes || !l->start))
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    uint64_t at = 0;
+    for (uint32_t k = 0; rc == 0 && k < jobs; k++) {
+        uint64_t c = cnt ? cnt[k] : ranks / jobs;
+        if (!cnt && (ranks % jobs || c < 2 || c > ARB_PLAN_MAX_RANKS)) {
+            snprintf(msg, sizeof msg,
+                     "%u jobs: %u ranks do not split into equal groups of 2..%d ranks", jobs, ranks,
+                     ARB_PLAN_MAX_RANKS);
+            rc = key_fail(sc, K_AR_JOBS, err, errlen, ARB_EINVAL, msg);
+        } else if (c < 2 || c > ARB_PLAN_MAX_RANKS) {
+            snprintf(msg, sizeof msg, "job %u: %llu ranks (a job has 2..%d)", k,
+                     (unsigned long long)c, ARB_PLAN_MAX_RANKS);
+            rc = key_fail(sc, K_AR_JOBRANKS, err, errlen, ARB_EINVAL, msg);
+        } else if (size && size[k] == 0) {
+            snprintf(msg, sizeof msg, "job %u: a buffer of 0 bytes", k);
+            rc = key_fail(sc, K_AR_JOBSIZE, err, errlen, ARB_EINVAL, msg);
+        }
+        if (rc < 0) break;
+        l->first[k] = (uint32_t)at;
+        l->count[k] = (uint32_t)c;
+        l->bytes[k] = size ? size[k] : scn_u64(sc, K_WL_SIZE);
+        l->start[k] = scn_u64(sc, K_WL_START) + (start ? start[k] : 0);
+        at += c;
+    }
+    if (rc == 0 && cnt && at != ranks) {
+        snprintf(msg, sizeof msg,
+                 "the jobs' ranks add up to %llu, but there are %u ranks (workload.ranks, "
+                 "workload.hosts)",
+                 (unsigned long long)at, ranks);
+        rc = key_fail(sc, K_AR_JOBRANKS, err, errlen, ARB_EINVAL, msg);
+    }
+    free(cnt);
+    free(size);
+    free(start);
+    return rc;
 }
 
 /* The plan configuration of [arbor] (ranks and bytes apart). */
@@ -1235,20 +1334,22 @@ static int arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *
     return 0;
 }
 
-/* Job k's plan: ranks rk[k x group ..). The error names the key to blame. */
+/* Job k's plan: its ranks of rk, its buffer. The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
-                      const uint32_t *rk, uint32_t k, uint32_t group, uint32_t jobs,
-                      arb_plan **plan, char *err, size_t errlen)
+                      const uint32_t *rk, uint32_t k, const struct layout *l, arb_plan **plan,
+                      char *err, size_t errlen)
 {
     char msg[512], full[560];
+    uint32_t jobs = l->jobs;
     arb_plan_config pc = *base;
-    pc.ranks = rk + (size_t)k * group;
-    pc.n_ranks = group;
-    pc.root_offset = k * group; /* job k's trees after job k-1's (group channels or fewer) */
+    pc.ranks = rk + l->first[k];
+    pc.n_ranks = l->count[k];
+    pc.bytes = l->bytes[k];
+    pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
     int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
     enum scn_key blame = K_AR_COLL;
-    if (strstr(msg, "bytes")) blame = K_WL_SIZE;
+    if (strstr(msg, "bytes")) blame = *scn_str(sc, K_AR_JOBSIZE) ? K_AR_JOBSIZE : K_WL_SIZE;
     if (strstr(msg, "root")) blame = K_AR_ROOT;
     if (strstr(msg, "add level")) blame = K_AR_LEVELS;
     if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
@@ -1399,43 +1500,30 @@ static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
     return 0;
 }
 
-static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
-                       arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen)
+/* The settings of [arbor] every job shares, checked (the plans apart):
+ * scn_arbor_config's result with the rules only the scenario can name. */
+int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_config *pc,
+                     char *err, size_t errlen)
 {
-    char msg[512];
-    uint32_t *rk = NULL, ranks = 0, jobs = 1, group = 0;
-    arb_plan_config pc;
-    int rc = arbor_ranks(sc, r, &rk, &ranks, err, errlen);
-    if (rc == 0) rc = arbor_groups(sc, ranks, &jobs, &group, err, errlen);
-    if (rc == 0) rc = arbor_plan_config(sc, &pc, err, errlen);
-    if (rc == 0 && !(*plans = calloc(jobs, sizeof **plans)))
-        rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    for (uint32_t k = 0; rc == 0 && k < jobs; k++) {
-        rc = arbor_plan(sc, t, &pc, rk, k, group, jobs, &(*plans)[k], err, errlen);
-        if (rc == 0) *n_plans = k + 1;
-    }
-    free(rk);
+    int rc = arbor_plan_config(sc, pc, err, errlen);
     if (rc < 0) return rc;
-    for (uint32_t k = 0; k < jobs; k++)
-        if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
-    arb_sim_arbor_config ac;
-    arbor_sim_config(sc, &ac);
-    if (ac.timeout < ARB_EP_TIMER_MIN)
+    arbor_sim_config(sc, ac);
+    if (ac->timeout < ARB_EP_TIMER_MIN)
         return key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL,
                         "below 1 us: no fabric loop is that short");
-    if (ac.timeout_min && ac.timeout_min < ARB_EP_TIMER_MIN)
+    if (ac->timeout_min && ac->timeout_min < ARB_EP_TIMER_MIN)
         return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                         "below 1 us: no fabric loop is that short (0: from the fabric)");
-    if (ac.timeout_min > ac.timeout)
+    if (ac->timeout_min > ac->timeout)
         return key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                         "above arbor.timeout, the timers' ceiling");
     /* the controller's rules, on the fabric's figures (a channel's own
      * line rate and loop are filled in by the simulator) */
-    arb_cc_config cc = ac.cc;
-    if (ac.cc_kind == ARB_CC_DISABLED || ac.cc_kind == ARB_CC_FIXED || !cc.window)
-        cc.window = ac.window;
-    cc.base_rtt = ac.cc_base_rtt ? ac.cc_base_rtt : ARB_CC_BASE_RTT_DEFAULT;
-    const char *why = arb_cc_check(ac.cc_kind, &cc);
+    arb_cc_config cc = ac->cc;
+    if (ac->cc_kind == ARB_CC_DISABLED || ac->cc_kind == ARB_CC_FIXED || !cc.window)
+        cc.window = ac->window;
+    cc.base_rtt = ac->cc_base_rtt ? ac->cc_base_rtt : ARB_CC_BASE_RTT_DEFAULT;
+    const char *why = arb_cc_check(ac->cc_kind, &cc);
     if (why) {
         enum scn_key k = cc_key(why);
         const char *rule = strchr(why, ':');
@@ -1444,28 +1532,64 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
                             "Swift's base target, 1.5 x it, would be above 1 s");
         return key_fail(sc, k, err, errlen, ARB_EINVAL, rule ? rule + 2 : why);
     }
-    if (ac.retry < ARB_EP_TIMER_MIN)
+    if (ac->retry < ARB_EP_TIMER_MIN)
         return key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL,
                         "below 1 us: no fabric loop is that short");
-    if (ac.retry_min && (ac.retry_min < ARB_EP_TIMER_MIN || ac.retry_min > ac.retry))
+    if (ac->retry_min && (ac->retry_min < ARB_EP_TIMER_MIN || ac->retry_min > ac->retry))
         return key_fail(sc, K_AR_RETRYMIN, err, errlen, ARB_EINVAL,
                         "must be 1 us .. arbor.retry (0: the timers' floor)");
-    if (*scn_str(sc, K_AR_FAIL)) {
-        /* after the plans: their trees still use what fails here */
-        rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);
-        if (rc < 0) return key_fail(sc, K_AR_FAIL, err, errlen, rc, msg);
-    }
-    if (ac.payload % arb_dtype_size(pc.dtype))
+    if (ac->payload % arb_dtype_size(pc->dtype))
         return key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                         "not a whole number of elements of the dtype");
-    for (uint32_t k = 0; k < jobs; k++) {
-        ac.plan = (*plans)[k];
-        rc = timers_above_loop(sc, s, &ac, err, errlen);
-        if (rc < 0) return rc;
-        rc = arb_sim_arbor_add(s, &ac);
-        if (rc < 0) return arb_errf(err, errlen, rc, "arbor: %s", arb_strerror(rc));
-    }
     return 0;
+}
+
+static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
+                       arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen)
+{
+    char msg[512];
+    uint32_t *rk = NULL, ranks = 0;
+    struct layout l;
+    memset(&l, 0, sizeof l);
+    arb_plan_config pc;
+    arb_sim_arbor_config ac;
+    int rc = arbor_ranks(sc, r, &rk, &ranks, err, errlen);
+    if (rc == 0) rc = arbor_layout(sc, ranks, &l, err, errlen);
+    if (rc == 0) rc = arbor_plan_config(sc, &pc, err, errlen);
+    if (rc == 0 && !(*plans = calloc(l.jobs, sizeof **plans)))
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t k = 0; rc == 0 && k < l.jobs; k++) {
+        rc = arbor_plan(sc, t, &pc, rk, k, &l, &(*plans)[k], err, errlen);
+        if (rc == 0) *n_plans = k + 1;
+    }
+    free(rk);
+    if (rc == 0) rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
+    if (rc == 0 && scn_enum(sc, K_AR_PARTITION) == 1) { /* static */
+        ac.partitions = l.jobs;
+        if (ac.slots < l.jobs) {
+            snprintf(msg, sizeof msg,
+                     "static: %u jobs need at least a slot each at every switch (arbor.slots = %u)",
+                     l.jobs, ac.slots);
+            rc = key_fail(sc, K_AR_PARTITION, err, errlen, ARB_EINVAL, msg);
+        }
+    }
+    if (rc == 0 && *scn_str(sc, K_AR_FAIL)) {
+        /* after the plans: their trees still use what fails here */
+        rc = arb_topo_fail(t, scn_str(sc, K_AR_FAIL), msg, sizeof msg);
+        if (rc < 0) rc = key_fail(sc, K_AR_FAIL, err, errlen, rc, msg);
+    }
+    for (uint32_t k = 0; rc == 0 && k < l.jobs; k++)
+        if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
+    for (uint32_t k = 0; rc == 0 && k < l.jobs; k++) {
+        ac.plan = (*plans)[k];
+        ac.start = l.start[k];
+        rc = timers_above_loop(sc, s, &ac, err, errlen);
+        if (rc < 0) break;
+        int job = arb_sim_arbor_add(s, &ac);
+        if (job < 0) rc = arb_errf(err, errlen, job, "arbor: %s", arb_strerror(job));
+    }
+    layout_free(&l);
+    return rc;
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -1498,6 +1622,61 @@ static void j_us(cJSON *o, const char *name, arb_time ps)
     cJSON_AddRawToObject(o, name, b);
 }
 
+/* Jain's fairness index of x[0..n): (sum x)^2 / (n sum x^2), in [1/n, 1];
+ * 1 when every x is the same, 1/n when one has everything. */
+static double jain_index(const double *x, uint32_t n)
+{
+    double sum = 0, sq = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sum += x[i];
+        sq += x[i] * x[i];
+    }
+    return n && sq > 0 ? sum * sum / ((double)n * sq) : NAN;
+}
+
+/* Several jobs: how they fared together ("fairness"): Jain's index of
+ * their goodputs, their completion times (a job's JCT is its cct: from its
+ * start to its last rank done), and every job's bytes over the span from
+ * the first start to the last finish. null while a job is not done. */
+static void fairness_json(cJSON *o, const arb_scenario_result *r)
+{
+    cJSON *f = cJSON_AddObjectToObject(o, "fairness");
+    double *g = malloc(r->n_ar_jobs * sizeof *g);
+    if (!f || !g) {
+        free(g);
+        return;
+    }
+    int all = 1;
+    double gmin = INFINITY, gmax = 0, jct_sum = 0;
+    arb_time jct_max = 0, first = ARB_TIME_NEVER, last = 0;
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < r->n_ar_jobs; k++) {
+        const arb_sim_arbor_result *a = &r->ar_jobs[k];
+        if (a->finish == ARB_TIME_NEVER) {
+            all = 0;
+            break;
+        }
+        g[k] = a->goodput_gbps;
+        if (g[k] < gmin) gmin = g[k];
+        if (g[k] > gmax) gmax = g[k];
+        jct_sum += (double)a->cct;
+        if (a->cct > jct_max) jct_max = a->cct;
+        if (a->start < first) first = a->start;
+        if (a->finish > last) last = a->finish;
+        bytes += a->bytes;
+    }
+    double n = r->n_ar_jobs;
+    j_real(f, "jain", all ? jain_index(g, r->n_ar_jobs) : NAN, 6);
+    j_real(f, "goodput_min_gbps", all ? gmin : NAN, 3);
+    j_real(f, "goodput_max_gbps", all ? gmax : NAN, 3);
+    j_real(f, "jct_mean_us", all ? jct_sum / n / (double)ARB_PS_PER_US : NAN, 3);
+    j_us(f, "jct_max_us", all ? jct_max : ARB_TIME_NEVER);
+    j_us(f, "makespan_us", all ? last - first : ARB_TIME_NEVER);
+    j_real(f, "makespan_gbps",
+           all && last > first ? (double)bytes * 8e3 / (double)(last - first) : NAN, 3);
+    free(g);
+}
+
 /* arbor.jobs > 1: "jobs", one object per job beside the whole's figures. */
 static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
 {
@@ -1509,6 +1688,7 @@ static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
         j_u64(e, "job", k);
         j_u64(e, "ranks", a->ranks);
         j_u64(e, "ranks_done", a->ranks_done);
+        j_u64(e, "bytes", a->bytes);
         cJSON_AddBoolToObject(e, "done", a->done);
         j_real(e, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
         j_us(e, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
@@ -1519,9 +1699,11 @@ static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
         j_u64(e, "agg_miss", a->agg_miss);
         j_u64(e, "timeouts", a->timeouts);
         j_us(e, "rtt_mean_us", a->rtt_mean);
+        j_u64(e, "peak_slots", a->peak_job_slots);
         j_u64(e, "invariant_errors", a->invariant_errors);
         cJSON_AddItemToArray(arr, e);
     }
+    fairness_json(o, r);
 }
 
 static void arbor_json(cJSON *j, const arb_scenario_result *r)
@@ -1634,8 +1816,43 @@ static void background_json(cJSON *j, const arb_scenario_result *r)
            3);
 }
 
+/* An iteration over Arbor: its collectives' jobs, as one whole. */
+static void iter_arbor_json(cJSON *j, const arb_scenario_result *r)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "iteration");
+    if (!it) return;
+    cJSON_AddStringToObject(it, "backend", "arbor");
+    cJSON *o = cJSON_AddObjectToObject(it, "arbor");
+    if (!o) return;
+    const arb_sim_arbor_result *a = &r->ar;
+    j_u64(o, "jobs", r->iter_jobs);
+    j_u64(o, "ranks_done", a->ranks_done);
+    j_u64(o, "ranks", a->ranks);
+    j_u64(o, "commits", a->commits);
+    j_u64(o, "repairs", a->repair_commits);
+    j_u64(o, "agg_miss", a->agg_miss);
+    j_u64(o, "timeouts", a->timeouts);
+    j_u64(o, "peak_live_slots", a->peak_live_slots);
+    j_u64(o, "packets", a->pkts);
+    j_u64(o, "wire_bytes", a->wire_bytes);
+    if (a->correct < 0 || !a->done || !r->iter_jobs)
+        cJSON_AddNullToObject(o, "correct");
+    else
+        cJSON_AddBoolToObject(o, "correct", a->correct == 1);
+    j_u64(o, "invariant_errors", a->invariant_errors);
+}
+
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
                                         "workload", "host",    "arbor",     "run"};
+
+/* Keys the report's `scenario` echoes only when they differ from their
+ * default, so that the reports of scenarios that do not use them stay as
+ * they were before the keys existed. */
+static int echo_when_set(size_t k)
+{
+    return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
+           k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND;
+}
 
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
 {
@@ -1656,6 +1873,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
              * run's report is what it was before the key existed */
             if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
             if ((k == K_AR_BACKGROUND || k == K_RUN_WATCH) && !*r->echo[k]) continue;
+            /* likewise the keys of several jobs and of Arbor in iterations */
+            if (echo_when_set(k) && strcmp(r->echo[k], ki.def) == 0) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }
@@ -1707,6 +1926,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     }
     if (r->wr.kind == ARB_WL_HCOLL || r->wr.kind == ARB_WL_ITERATION)
         scn_host_json(j, &r->wr, r->iter, r->n_iter);
+    if (r->iter_arbor) iter_arbor_json(j, r);
 
     const arb_sim_stats *st = &r->st;
     cJSON *pk = cJSON_AddObjectToObject(j, "packets");

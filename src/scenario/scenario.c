@@ -236,6 +236,95 @@ static int enum_index(const char *choices, const char *s)
     }
 }
 
+/* One item of a list key: 0 and its value, or -1. */
+static int list_item(enum scn_vt type, const char *s, uint64_t *v)
+{
+    arb_time t;
+    char *end;
+    switch (type) {
+    case VT_TIMES:
+        if (arb_topo_parse_time(s, &t) < 0) return -1;
+        *v = t;
+        return 0;
+    case VT_SIZES:
+        return parse_size(s, v) == 0 ? 0 : -1;
+    default:
+        if (*s < '0' || *s > '9') return -1;
+        errno = 0;
+        *v = strtoull(s, &end, 10);
+        return errno || *end ? -1 : 0;
+    }
+}
+
+/* The comma-separated items of s (blanks around them ignored) into
+ * vals[0..*n) (either may be NULL): 0, or -1 with the first bad item in bad. */
+static int each_item(enum scn_vt type, const char *s, uint64_t *vals, uint32_t *n, char *bad,
+                     size_t badlen)
+{
+    uint32_t k = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *e = strchr(p, ',');
+        size_t il = e ? (size_t)(e - p) : strlen(p);
+        while (il && (p[il - 1] == ' ' || p[il - 1] == '\t'))
+            il--;
+        char item[64];
+        uint64_t v = 0;
+        if (il == 0 || il >= sizeof item ||
+            (memcpy(item, p, il), item[il] = '\0', list_item(type, item, &v) < 0)) {
+            snprintf(bad, badlen, "%.*s", (int)(il < 60 ? il : 60), p);
+            return -1;
+        }
+        if (vals) vals[k] = v;
+        k++;
+        p = e ? e + 1 : p + strlen(p);
+        if (e && !*p) { /* a trailing comma: an empty item */
+            snprintf(bad, badlen, "%s", "");
+            return -1;
+        }
+    }
+    if (n) *n = k;
+    return 0;
+}
+
+static int check_items(enum scn_vt type, const char *s, char *msg, size_t len)
+{
+    static const char *const what[] = {"times (a number with ps, ns, us, ms or s)",
+                                       "sizes (bytes, or a number with B, KB, MB, GB, KiB, "
+                                       "MiB, GiB)",
+                                       "whole numbers"};
+    char bad[64];
+    if (each_item(type, s, NULL, NULL, bad, sizeof bad) == 0) return 0;
+    return arb_errf(msg, len, ARB_EPARSE, "'%s' in '%s': expected a list of %s", bad, s,
+                    what[type - VT_TIMES]);
+}
+
+int scn_list(const arb_scenario *sc, enum scn_key k, uint64_t **out, uint32_t *n)
+{
+    const char *s = sc->v[k].text;
+    *out = NULL;
+    *n = 0;
+    if (!*s) return 0;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    uint64_t *v = malloc(cap * sizeof *v);
+    if (!v) return ARB_ENOMEM;
+    char bad[64];
+    if (each_item(keys[k].type, s, v, n, bad, sizeof bad) < 0) { /* checked when set */
+        free(v);
+        return ARB_EPARSE;
+    }
+    *out = v;
+    return 0;
+}
+
+int scn_is_default(const arb_scenario *sc, enum scn_key k)
+{
+    return strcmp(sc->v[k].text, keys[k].def) == 0;
+}
+
 /* Check `s` for key k; on error write what is wrong into msg. */
 static int check_value(int k, const char *s, char *msg, size_t len)
 {
@@ -249,6 +338,10 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_LIST:
     case VT_PATH:
         return 0;
+    case VT_TIMES:
+    case VT_SIZES:
+    case VT_COUNTS:
+        return check_items(d->type, s, msg, len);
     case VT_SIZE: {
         int rc = parse_size(s, &v);
         if (rc == -2)
@@ -543,7 +636,8 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     char *text;
     if (st->cont && k == st->last_key) {
-        if (keys[k].type != VT_LIST) {
+        if (keys[k].type != VT_LIST && keys[k].type != VT_TIMES && keys[k].type != VT_SIZES &&
+            keys[k].type != VT_COUNTS) {
             first_error(st, ARB_EPARSE, "%s:%u: %s.%s: a continuation line for a single value",
                         st->name, st->line, section, name);
             return 0;

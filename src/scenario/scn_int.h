@@ -107,6 +107,9 @@
       "start time of pattern, incast and ring_allreduce flows")                                    \
     X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
       "source ports, QP numbers and perm's permutation; 0: run.seed")                              \
+    X(WL_BACKEND, "workload", "backend", VT_ENUM, "host", "host|arbor", 0, 0,                      \
+      "iteration: where the trace's collectives run: host (host.algorithm over [transport]) or "   \
+      "arbor (the [arbor] engines and the switches; alltoall and sends stay on [transport])")      \
     X(HC_COLL, "host", "coll", VT_ENUM, "allreduce",                                               \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier|alltoall", 0, 0,                 \
       "host_collective: the collective; its buffer is workload.size (docs/workloads.md)")          \
@@ -250,6 +253,24 @@
     X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \
       "jobs: the ranks split in order into this many equal groups, each running the collective "   \
       "of workload.size; every switch has one slot pool shared by all jobs")                       \
+    X(AR_JOBSTART, "arbor", "job_start", VT_TIMES, "", NULL, 0, 0,                                 \
+      "each job's start after workload.start, one time per job in job order, e.g. 0,100us,250us "  \
+      "(empty: all at workload.start)")                                                            \
+    X(AR_JOBSIZE, "arbor", "job_size", VT_SIZES, "", NULL, 0, 0,                                   \
+      "each job's buffer, one size per job in job order, e.g. 64MiB,16MiB (empty: workload.size)") \
+    X(AR_JOBRANKS, "arbor", "job_ranks", VT_COUNTS, "", NULL, 0, 0,                                \
+      "each job's ranks (2..256), one count per job, taken in turn from the ranks in "             \
+      "workload.hosts order (empty: arbor.jobs equal groups)")                                     \
+    X(AR_PARTITION, "arbor", "slot_partition", VT_ENUM, "shared", "shared|static", 0, 0,           \
+      "shared: a switch's slots go to whichever job's credit comes next; static: job k has only "  \
+      "its slots / arbor.jobs of them at every switch")                                            \
+    X(AR_INNER, "arbor", "inner_ranks", VT_U64, "0", NULL, 0, 256,                                 \
+      "workload.backend arbor: an AllReduce over more than 256 ranks runs as ReduceScatter in "    \
+      "groups of this many consecutive ranks, AllReduce across them, AllGather in them (0: the "   \
+      "divisor nearest the square root)")                                                          \
+    X(AR_PIECES, "arbor", "inner_pieces", VT_U64, "2", NULL, 1, 64,                                \
+      "workload.backend arbor: such an AllReduce's buffer in this many pieces, piece p+1's "       \
+      "ReduceScatter beside piece p's AllGather")                                                  \
     X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
       "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
       "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \
@@ -274,6 +295,9 @@
 enum scn_vt {
     VT_STR,
     VT_LIST,
+    VT_TIMES,  /* lists (comma-separated, continuation lines joined) of times, */
+    VT_SIZES,  /* sizes */
+    VT_COUNTS, /* and whole numbers, each checked when set */
     VT_PATH,
     VT_SIZE,
     VT_TIME,
@@ -311,6 +335,11 @@ double scn_real(const arb_scenario *sc, enum scn_key k);
 int scn_enum(const arb_scenario *sc, enum scn_key k); /* index in the choices */
 /* A path key resolved against its directory: malloc'd, NULL when empty. */
 char *scn_path(const arb_scenario *sc, enum scn_key k);
+/* The values of a VT_TIMES (ps), VT_SIZES (bytes) or VT_COUNTS key
+ * (malloc'd, NULL and 0 when empty; checked when set). ARB_ENOMEM. */
+int scn_list(const arb_scenario *sc, enum scn_key k, uint64_t **out, uint32_t *n);
+/* 1 when key k holds its default (the JSON echoes some keys only when set). */
+int scn_is_default(const arb_scenario *sc, enum scn_key k);
 
 /* Routing schemes (schemes.c): installs cfg->route and what the scheme needs. */
 struct scn_route {
@@ -365,12 +394,18 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 void scn_order_free(struct scn_order *o);
 
+/* run.c: the [arbor] settings every Arbor collective of the scenario
+ * shares -- the simulator's (plan, start apart) and the planner's (ranks,
+ * bytes, collective, root apart) -- checked, the error naming the key. */
+struct arb_plan_config;
+int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, struct arb_plan_config *pc,
+                     char *err, size_t errlen);
 /* run.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
 int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
                     size_t len);
 /* hostwl.c: workload.kind host_collective and iteration ([host]); the
  * iteration's per-rank figures (NULL, 0 for another kind); their JSON. */
-int scn_host_workload(const arb_scenario *sc, uint32_t n_hosts, const arb_workload_config *wc,
+int scn_host_workload(const arb_scenario *sc, const arb_topo *t, const arb_workload_config *wc,
                       arb_workload **w, char *err, size_t errlen);
 int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n);
 struct cJSON;

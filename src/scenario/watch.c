@@ -57,7 +57,8 @@ static uint32_t parties(const struct scn_watch *w)
 /* The party of a packet: the Arbor job of its channel, or the flows. */
 static uint32_t party_of(const struct scn_watch *w, const arb_sim_pkt_info *f)
 {
-    if (f->dport != ARB_UDP_PORT_DEFAULT) return w->jobs;
+    /* transport packets (RoCE kinds); an Arbor job's port need not be the default one */
+    if (f->kind <= ARB_SIM_CNP) return w->jobs;
     for (uint32_t k = 0; k < w->jobs; k++)
         if (f->conn < w->ch_end[k]) return k;
     return w->jobs; /* not a channel of any job: cannot happen */

@@ -6,7 +6,8 @@
  *
  * A packet is a struct pkt (pool.h) of kind PK_ARBOR:
  *   conn   the channel            sport  the subchannel (UDP source port)
- *   qp     the tree index         psn    ROUTE_TREE or ROUTE_UNICAST
+ *   qp     the tree index         psn    ROUTE_TREE or ROUTE_UNICAST, and the
+ *                                        job's port << 1 (the UDP port's offset)
  *   dst    unicast: the host      aux    the payload buffer, or NONE
  *   payload  the payload bytes it carries, or in header-only mode the
  *            bytes it stands for (what values mode would carry)
@@ -92,8 +93,31 @@ struct ajob {
     double tol;          /* values: tolerance of float results */
     arb_time floor;      /* the timers' floor: cfg.timeout_min, or twice the fabric's loop */
     int32_t sum17[17];   /* sum over ranks of ((7r + x) mod 17) */
+    uint32_t port;       /* its channels' UDP port: SIM_ARBOR_DPORT + port (pkt psn >> 1) */
+    uint32_t part;       /* its part of every switch's pool (index mod the pool's parts) */
+    /* per rank: when its engines start (ARB_TIME_NEVER: a deferred rank not
+     * entered yet), whether they have, whether its host is through with
+     * them (every engine finished, no timer left), whether its done was
+     * reported (cfg.on_rank_done) */
+    arb_time *start_at;
+    uint8_t *started, *idle, *reported;
+    uint32_t *live_at; /* per node: slots this job holds live there */
     arb_sim_arbor_result res;
 };
+
+/* The jobs with engines on one host, in the order they were added. */
+struct hjobs {
+    struct ajob **v;
+    uint32_t n, cap;
+};
+
+/* A rank done, to report after the event (cfg.on_rank_done). */
+struct rnote {
+    uint32_t job, rank;
+};
+
+/* In a slot owner table: the owner's job index, and whether the slot is live. */
+#define SLOT_LIVE 0x80000000u
 
 /* The simulator's Arbor state (s->arb): what the jobs share -- the packet
  * side table, the payload buffers, one aggregator (one slot pool) per
@@ -102,17 +126,25 @@ struct arbor_job {
     arb_hdr *hdr; /* side table, by packet index */
     uint32_t cap_hdr;
     struct bufpool bp;
-    arb_agg **agg;      /* per node; NULL where no job aggregates */
+    /* n_nodes x n_parts: switch n's pool part k (k = a job's index mod
+     * n_parts; one part, the whole pool, unless partitioned); NULL where no
+     * job of that part aggregates; owner[]: per engine, each slot's owning
+     * job and liveness (SLOT_LIVE), the jobs' live_at kept from them */
+    arb_agg **agg;
+    uint32_t **owner;
+    uint32_t n_parts;
     struct nacct *acct; /* per node, every job's packets */
     uint32_t spare;     /* a received packet its engine may reuse for a reply, or NONE */
     uint8_t echo_ce;    /* a requester is answering a credit that arrived with CE */
     arb_time *timer_at; /* per host (a host belongs to one job) */
     uint64_t *timer_seq;
-    uint8_t *started;
-    arb_time *lag;          /* per host: packets are handled this long after arrival (its job's) */
-    struct plist *held;     /* per host: arrived packets waiting for their lag (ts = due) */
-    uint64_t n_held;        /* packets in the held lists */
-    struct ajob **host_job; /* per host: its job, or NULL */
+    arb_time *lag;       /* per host: packets are handled this long after arrival (its job's) */
+    struct plist *held;  /* per host: arrived packets waiting for their lag (ts = due) */
+    uint64_t n_held;     /* packets in the held lists */
+    struct hjobs *hj;    /* per host: the jobs with engines there */
+    uint32_t *next_port; /* per host: the port its next job's channels take */
+    struct rnote *notes; /* ranks done in this event, to report after it */
+    uint32_t n_notes, cap_notes;
     struct ajob **chan_job; /* per global channel (pkt->conn): its job */
     uint32_t n_chan, cap_chan;
     struct ajob **jobs;
@@ -617,7 +649,7 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
                                           .conn = j->ch_base + e->ch,
                                           .src = e->host,
                                           .dst = dst_host,
-                                          .psn = route,
+                                          .psn = route | j->port << 1,
                                           .aux = aux,
                                           .qp = e->c->first_tree + dst->subchannel,
                                           .in_port = PKT_NONE,
@@ -632,6 +664,33 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
 }
 
 /* ---- switches ------------------------------------------------------------ */
+
+/* The engine of job j's part of switch `node`'s pool. */
+static inline size_t agg_index(const struct arbor_job *a, uint32_t node, const struct ajob *j)
+{
+    return (size_t)node * a->n_parts + j->part;
+}
+
+/* Job j's credit took `slot` of a pool at `node` (owner: its owner table):
+ * the slot's previous owner loses it if it was live (the rotation came
+ * back to it), j holds one more there. */
+static inline void slot_taken(struct arbor_job *a, struct ajob *j, uint32_t node, uint32_t *owner,
+                              uint32_t slot)
+{
+    uint32_t o = owner[slot];
+    if (o & SLOT_LIVE) a->jobs[o & ~SLOT_LIVE]->live_at[node]--;
+    owner[slot] = j->index | SLOT_LIVE;
+    if (++j->live_at[node] > j->res.peak_job_slots) j->res.peak_job_slots = j->live_at[node];
+}
+
+/* `slot` completed: its owner holds one fewer at `node`. */
+static inline void slot_freed(struct arbor_job *a, uint32_t node, uint32_t *owner, uint32_t slot)
+{
+    uint32_t o = owner[slot];
+    if (!(o & SLOT_LIVE)) return;
+    a->jobs[o & ~SLOT_LIVE]->live_at[node]--;
+    owner[slot] = o & ~SLOT_LIVE;
+}
 
 /* Queue packet i (its in_port set) on `port`, or drop it there is none. */
 static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
@@ -653,7 +712,7 @@ static void sw_out(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t port, u
 static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
-    k->psn = ROUTE_UNICAST;
+    k->psn |= ROUTE_UNICAST; /* the job's port above the route bit stays */
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     sw_out(s, node, in_port, out, i);
@@ -723,13 +782,15 @@ static void sw_response(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_p
         /* Headers here were built by the engines (valid by construction, and
          * round-tripped under --wire-check): the engines skip re-validation. */
         assert(arb_hdr_validate(h, cplen) == 0);
-        int rc = arb_agg_recv_trusted(a->agg[node], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
+        size_t g = agg_index(a, node, j);
+        int rc = arb_agg_recv_trusted(a->agg[g], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
                                       s->now, &r);
         if (rc < 0 || r.action != ARB_AGG_FORWARD) {
             if (rc < 0) fatal(s, rc);
             arbor_pkt_drop(s, node, i);
             return;
         }
+        if (r.reason == ARB_AGG_R_PUSH) slot_taken(a, j, node, a->owner[g], (uint32_t)r.slot);
         if (j->cfg.wire_check) wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
     }
     replicate(s, j, node, in_port, e, i);
@@ -795,8 +856,9 @@ static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_po
     const uint8_t *pl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
     size_t plen = k->aux != NONE ? k->payload : 0;
     assert(arb_hdr_validate(h, plen) == 0); /* built by an engine: see sw_response */
+    size_t g = agg_index(a, node, j);
     int rc =
-        arb_agg_recv_trusted(a->agg[node], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
+        arb_agg_recv_trusted(a->agg[g], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
     if (rc < 0) {
         fatal(s, rc);
         arbor_pkt_drop(s, node, i);
@@ -815,6 +877,7 @@ static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_po
         sw_miss(s, j, node, in_port, i, &r);
         return;
     case ARB_AGG_EMIT_AGGREGATE:
+        slot_freed(a, node, a->owner[g], (uint32_t)r.slot);
         if (sw_aggregate(s, node, i, &r) < 0) return;
         break;
     default: /* FORWARD: a fan-in-1 pop, or unchanged */
@@ -836,7 +899,7 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
     a->acct[node].in++;
     struct ajob *j = job_of(s, k->conn);
     count_sent(j, port, k);
-    if (k->psn == ROUTE_UNICAST) {
+    if ((k->psn & 1u) == ROUTE_UNICAST) {
         sw_unicast(s, node, in_port, i);
         return;
     }
@@ -920,14 +983,49 @@ static void on_failure_cb(arb_hep *e)
     fatal(s, ARB_ETIMEDOUT);
 }
 
-/* After an engine call: the rank driver's bookkeeping, then the timer. */
-static inline void ep_after(arb_sim *s, arb_hep *e)
+/* Rank r of job j is done: report it after the event (the simulator's
+ * done list, as a flow's end), so that the callback may add flows and jobs. */
+static SIM_COLD void note_rank(arb_sim *s, struct ajob *j, uint32_t r)
 {
-    arm(s, e->host, arb_host_after(e, s->now));
+    struct arbor_job *a = s->arb;
+    j->reported[r] = 1;
+    if (a->n_notes == a->cap_notes) {
+        uint32_t cap = a->cap_notes ? a->cap_notes * 2 : 64;
+        struct rnote *n = realloc(a->notes, cap * sizeof *n);
+        if (!n) {
+            fatal(s, ARB_ENOMEM);
+            return;
+        }
+        a->notes = n;
+        a->cap_notes = cap;
+    }
+    if (a->n_notes == 0) sim_note_done(s, SIM_ARBOR_NOTE);
+    a->notes[a->n_notes++] = (struct rnote){j->index, r};
+}
+
+/* After a call on engine e: its rank may just be done (a rank's condition
+ * moves only in calls on its own engines). */
+static inline void rank_check(arb_sim *s, struct ajob *j, const arb_hep *e)
+{
+    if (j->cfg.on_rank_done && !j->reported[e->rank] &&
+        j->host->rank_done[e->rank] != ARB_TIME_NEVER)
+        note_rank(s, j, e->rank);
+}
+
+void arbor_report(arb_sim *s)
+{
+    struct arbor_job *a = s->arb;
+    /* by index: a callback may enter ranks, which reports nothing at once */
+    for (uint32_t x = 0; a && x < a->n_notes; x++) {
+        struct ajob *j = a->jobs[a->notes[x].job];
+        j->cfg.on_rank_done(j->cfg.rank_ctx, s, (int)j->index, a->notes[x].rank, s->now);
+    }
+    if (a) a->n_notes = 0;
 }
 
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
 static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next);
+static void host_idle(struct ajob *j, uint32_t h);
 
 void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t i)
 {
@@ -983,7 +1081,11 @@ static inline void host_process(arb_sim *s, uint32_t host, uint32_t i)
     a->echo_ce = (uint8_t)(!e->r && ce); /* a request answering this credit echoes its CE */
     arb_time t = arb_host_deliver(e, &h, pl, len, from, k->sport, ce, 1, s->now);
     a->echo_ce = 0;
-    if (t != ARB_TIME_NEVER) arm(s, e->host, t);
+    if (t != ARB_TIME_NEVER) {
+        arm(s, e->host, t);
+        j->idle[e->rank] = 0; /* its timer serves the job again */
+    }
+    rank_check(s, j, e);
     if (a->spare == i) {
         a->spare = NONE;
         pkt_free(s, i);
@@ -1007,9 +1109,19 @@ void arbor_on_timer(arb_sim *s, uint32_t h, uint64_t seq)
         }
         if (l->head != PKT_NONE) next = pool_get(&s->pool, l->head)->ts;
     }
-    struct ajob *j = a->host_job[h];
-    if (j && host_engines(s, j, h, !a->started[h], &next) < 0) return;
-    a->started[h] = 1;
+    const struct hjobs *hl = &a->hj[h];
+    for (uint32_t x = 0; x < hl->n; x++) {
+        struct ajob *j = hl->v[x];
+        uint32_t r = j->rank_of_host[h];
+        if (j->idle[r]) continue;
+        int start = !j->started[r];
+        if (start && j->start_at[r] > s->now) { /* later, or not entered yet */
+            if (j->start_at[r] < next) next = j->start_at[r];
+            continue;
+        }
+        j->started[r] = 1;
+        if (host_engines(s, j, h, start, &next) < 0) return;
+    }
     arm(s, h, next);
 }
 
@@ -1039,8 +1151,22 @@ static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_t
         arb_time t = arb_host_after(e, s->now);
         arm(s, e->host, t);
         if (t < *next) *next = t;
+        rank_check(s, j, e);
     }
+    host_idle(j, h);
     return 0;
+}
+
+/* Host h is through with job j when every engine it runs for it has
+ * finished and waits for no timer: its timer skips the job from then on
+ * (nothing would move). */
+static void host_idle(struct ajob *j, uint32_t h)
+{
+    for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
+        const arb_hep *e = &j->eps[j->host_eps[x]];
+        if (!e->finished || arb_host_expiry(e) != ARB_TIME_NEVER) return;
+    }
+    j->idle[j->rank_of_host[h]] = 1;
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -1062,6 +1188,11 @@ static void job_free(struct ajob *j)
     free(j->tree_ports);
     free(j->pacct);
     free(j->rank_of_host);
+    free(j->start_at);
+    free(j->started);
+    free(j->idle);
+    free(j->reported);
+    free(j->live_at);
     free(j);
 }
 
@@ -1071,22 +1202,29 @@ void arbor_free(arb_sim *s)
     if (!a) return;
     for (uint32_t x = 0; x < a->n_jobs; x++)
         job_free(a->jobs[x]);
-    if (a->agg)
-        for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++)
-            arb_agg_free(a->agg[n]);
+    size_t n_agg = (size_t)arb_topo_n_nodes(s->topo) * a->n_parts;
+    for (size_t g = 0; a->agg && g < n_agg; g++)
+        arb_agg_free(a->agg[g]);
+    for (size_t g = 0; a->owner && g < n_agg; g++)
+        free(a->owner[g]);
+    if (a->hj)
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            free(a->hj[h].v);
     for (uint32_t b = 0; b < a->bp.n; b++)
         free(a->bp.buf[b]);
     free(a->bp.buf);
     free(a->bp.ref);
     free(a->bp.free_ids);
     free(a->agg);
+    free(a->owner);
     free(a->acct);
     free(a->timer_at);
     free(a->timer_seq);
-    free(a->started);
     free(a->lag);
     free(a->held);
-    free(a->host_job);
+    free(a->hj);
+    free(a->next_port);
+    free(a->notes);
     free(a->chan_job);
     free(a->jobs);
     free(a->hdr);
@@ -1243,13 +1381,16 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->slots = cfg->slots;
     a->values = cfg->values;
     a->spare = NONE;
-    a->agg = calloc(n_nodes, sizeof *a->agg);
+    a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
+    a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
+    a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
     a->acct = calloc(n_nodes, sizeof *a->acct);
     a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
     a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
-    a->started = calloc(s->n_hosts, 1);
-    a->host_job = calloc(s->n_hosts, sizeof *a->host_job);
-    if (!a->agg || !a->acct || !a->timer_at || !a->timer_seq || !a->started || !a->host_job) {
+    a->hj = calloc(s->n_hosts, sizeof *a->hj);
+    a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
+    if (!a->agg || !a->owner || !a->acct || !a->timer_at || !a->timer_seq || !a->hj ||
+        !a->next_port) {
         arbor_free(s);
         return ARB_ENOMEM;
     }
@@ -1258,11 +1399,36 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     return 0;
 }
 
-/* The job's tree tables, and an aggregator on every switch where it
- * aggregates that has none yet (the switch's one pool, shared by jobs). */
-static int job_trees(arb_sim *s, struct ajob *j)
+/* The engine of part `part` of switch `node`'s pool, made if it has none
+ * yet: the whole pool (slots), shared by every job, or with a partitioned
+ * pool (n_parts > 1) an equal share of it, used by the jobs of that part
+ * only: a static partition is disjoint pools. ARB_EINVAL: a switch of more
+ * than 256 ports. */
+static int pool_part(arb_sim *s, uint32_t node, uint32_t part)
 {
     struct arbor_job *a = s->arb;
+    size_t g = (size_t)node * a->n_parts + part;
+    if (a->agg[g]) return 0;
+    const arb_node *nd = &s->nodes[node];
+    uint32_t radix = (uint32_t)nd->n_down + nd->n_up;
+    if (radix > ARB_AGG_PORTS_MAX) return ARB_EINVAL;
+    arb_agg_config ac;
+    arb_agg_config_default(&ac);
+    ac.slots = a->slots / a->n_parts;
+    ac.max_payload = a->payload;
+    ac.header_only = !a->values;
+    ac.ports = radix;
+    ac.logger = s->cfg.log;
+    a->owner[g] = calloc(ac.slots, sizeof *a->owner[g]);
+    if (!a->owner[g]) return ARB_ENOMEM;
+    return arb_agg_new(&a->agg[g], &ac);
+}
+
+/* The job's tree tables, and an aggregator on every switch where it
+ * aggregates that has none yet for its part of the pool (one pool per
+ * switch shared by jobs, unless partitioned). */
+static int job_trees(arb_sim *s, struct ajob *j)
+{
     const arb_plan *p = j->p;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     uint8_t *mark = calloc(n_nodes, 1);
@@ -1276,21 +1442,7 @@ static int job_trees(arb_sim *s, struct ajob *j)
             if (!e->aggregate) continue;
             if (!mark[e->node]) j->n_agg_nodes++;
             mark[e->node] = 1;
-            if (a->agg[e->node]) continue;
-            const arb_node *nd = &s->nodes[e->node];
-            uint32_t radix = (uint32_t)nd->n_down + nd->n_up;
-            if (radix > ARB_AGG_PORTS_MAX) {
-                rc = ARB_EINVAL;
-                break;
-            }
-            arb_agg_config ac;
-            arb_agg_config_default(&ac);
-            ac.slots = a->slots;
-            ac.max_payload = a->payload;
-            ac.header_only = !a->values;
-            ac.ports = radix;
-            ac.logger = s->cfg.log;
-            rc = arb_agg_new(&a->agg[e->node], &ac);
+            rc = pool_part(s, e->node, j->part);
         }
     }
     j->agg_nodes = malloc((j->n_agg_nodes ? j->n_agg_nodes : 1) * sizeof *j->agg_nodes);
@@ -1333,11 +1485,22 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->cfg = *cfg;
     j->p = p;
     j->n_trees = p->n_trees;
+    j->part = j->index % a->n_parts;
     j->res.correct = cfg->values ? 1 : -1;
     j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
     j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
     j->pacct = calloc(s->n_ports, sizeof *j->pacct);
-    if (!j->entry || !j->rank_of_host || !j->pacct) return ARB_ENOMEM;
+    uint32_t R = p->cfg.n_ranks;
+    j->start_at = malloc(R * sizeof *j->start_at);
+    j->started = calloc(R, 1);
+    j->idle = calloc(R, 1);
+    j->reported = calloc(R, 1);
+    j->live_at = calloc(n_nodes, sizeof *j->live_at);
+    if (!j->entry || !j->rank_of_host || !j->pacct || !j->start_at || !j->started || !j->idle ||
+        !j->reported || !j->live_at)
+        return ARB_ENOMEM;
+    for (uint32_t r = 0; r < R; r++)
+        j->start_at[r] = ARB_TIME_NEVER;
     for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
         j->entry[i] = NONE;
     for (uint32_t h = 0; h < s->n_hosts; h++)
@@ -1353,11 +1516,33 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     return rc;
 }
 
-/* The job joins the simulator: its channels, its hosts. */
+/* Room for one more job in host h's list. */
+static int hjobs_room(struct hjobs *l)
+{
+    if (l->n < l->cap) return 0;
+    uint32_t cap = l->cap ? l->cap * 2 : 2;
+    struct ajob **v = realloc(l->v, cap * sizeof *v);
+    if (!v) return ARB_ENOMEM;
+    l->v = v;
+    l->cap = cap;
+    return 0;
+}
+
+/* The job joins the simulator: its channels, its hosts. Its channels'
+ * UDP port is the first one none of its hosts has given an earlier job:
+ * jobs on disjoint hosts all keep SIM_ARBOR_DPORT, and a host's jobs have
+ * channels of different names. ARB_ERANGE past the last UDP port. */
 static int job_register(arb_sim *s, struct ajob *j)
 {
     struct arbor_job *a = s->arb;
     const arb_plan *p = j->p;
+    uint32_t port = 0;
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+        uint32_t h = p->ranks[r];
+        if (a->next_port[h] > port) port = a->next_port[h];
+        if (hjobs_room(&a->hj[h]) < 0) return ARB_ENOMEM;
+    }
+    if (port > 65535u - SIM_ARBOR_DPORT) return ARB_ERANGE;
     uint32_t n_chan = a->n_chan + p->n_channels;
     if (n_chan > a->cap_chan) {
         uint32_t cap = a->cap_chan ? a->cap_chan : 64;
@@ -1375,8 +1560,12 @@ static int job_register(arb_sim *s, struct ajob *j)
     for (uint32_t c = a->n_chan; c < n_chan; c++)
         a->chan_job[c] = j;
     a->n_chan = n_chan;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
-        a->host_job[p->ranks[r]] = j;
+    j->port = port;
+    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
+        uint32_t h = p->ranks[r];
+        a->next_port[h] = port + 1;
+        a->hj[h].v[a->hj[h].n++] = j;
+    }
     return 0;
 }
 
@@ -1401,6 +1590,10 @@ static int job_start(arb_sim *s, struct ajob *j)
 {
     const arb_sim_arbor_config *cfg = &j->cfg;
     const arb_plan *p = j->p;
+    if (cfg->deferred) { /* each rank at arb_sim_arbor_enter */
+        j->res.start = ARB_TIME_NEVER;
+        return s->error;
+    }
     j->res.start = cfg->start < s->now ? s->now : cfg->start;
     uint64_t g = cfg->seed;
     if (cfg->skew && cfg->skew_random == 2 && job_lag(s, j) < 0) return ARB_ENOMEM;
@@ -1411,22 +1604,31 @@ static int job_start(arb_sim *s, struct ajob *j)
             at += splitmix(&g) % (cfg->skew + 1);
         else if (!cfg->skew_random)
             at += (arb_time)r * cfg->skew;
+        j->start_at[r] = at;
         if (j->host_first[h + 1] > j->host_first[h]) arm(s, h, at);
     }
     return s->error;
 }
 
 /* ARB_EINVAL when cfg cannot run beside the jobs already added: the slot
- * pools and payload buffers are common (slots, payload, mode), and a host
- * belongs to one job (its channels are named by its address). */
+ * pools and payload buffers are common (slots, their partition, payload,
+ * mode), and a host that delays its packets (skew mode lag) does so for
+ * one job only. */
 static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     const struct arbor_job *a = s->arb;
+    uint32_t parts = cfg->partitions > 1 ? cfg->partitions : 1;
+    if (parts > ARB_AGG_SLOTS_MAX || cfg->slots / parts == 0) return ARB_EINVAL;
+    if (cfg->deferred && cfg->skew && cfg->skew_random == 2) return ARB_EINVAL;
     if (!a) return 0;
-    if (cfg->values != a->values || cfg->payload != a->payload || cfg->slots != a->slots)
+    if (cfg->values != a->values || cfg->payload != a->payload || cfg->slots != a->slots ||
+        parts != a->n_parts)
         return ARB_EINVAL;
-    for (uint32_t r = 0; r < cfg->plan->cfg.n_ranks; r++)
-        if (a->host_job[cfg->plan->ranks[r]]) return ARB_EINVAL;
+    int lag = cfg->skew && cfg->skew_random == 2;
+    for (uint32_t r = 0; r < cfg->plan->cfg.n_ranks; r++) {
+        uint32_t h = cfg->plan->ranks[r];
+        if ((lag && a->hj[h].n) || (a->lag && a->lag[h])) return ARB_EINVAL;
+    }
     return 0;
 }
 
@@ -1465,6 +1667,20 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     }
     rc = job_start(s, j);
     return rc < 0 ? rc : (int)j->index;
+}
+
+int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at)
+{
+    struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return ARB_EINVAL;
+    struct ajob *j = a->jobs[job];
+    if (!j->cfg.deferred || rank >= j->p->cfg.n_ranks || j->start_at[rank] != ARB_TIME_NEVER)
+        return ARB_EINVAL;
+    if (at < s->now) at = s->now;
+    j->start_at[rank] = at;
+    if (at < j->res.start) j->res.start = at;
+    arm(s, j->p->ranks[rank], at);
+    return s->error;
 }
 
 static int job_done(const struct ajob *j)
@@ -1563,14 +1779,15 @@ static uint64_t conservation_errors(const arb_sim *s)
     return bad;
 }
 
-/* The aggregators of nodes[0..n) (nodes NULL: every one), their counters
- * and self-checks into r. */
-static void agg_sums(const arb_sim *s, const uint32_t *nodes, uint32_t n, arb_sim_arbor_result *r)
+/* The aggregators job j uses (its part of the pool of each switch where it
+ * aggregates; j NULL: every aggregator), their counters and self-checks
+ * into r. */
+static void agg_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_result *r)
 {
     const struct arbor_job *a = s->arb;
-    if (!nodes) n = arb_topo_n_nodes(s->topo);
-    for (uint32_t x = 0; x < n; x++) {
-        arb_agg *g = a->agg[nodes ? nodes[x] : x];
+    size_t n = j ? j->n_agg_nodes : (size_t)arb_topo_n_nodes(s->topo) * a->n_parts;
+    for (size_t x = 0; x < n; x++) {
+        arb_agg *g = a->agg[j ? agg_index(a, j->agg_nodes[x], j) : x];
         if (!g) continue;
         arb_agg_stats st;
         arb_agg_get_stats(g, s->now, &st);
@@ -1667,6 +1884,7 @@ static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conserva
     const arb_plan *p = j->p;
     r.ranks = p->cfg.n_ranks;
     r.ranks_done = j->host->ranks_done;
+    r.port = SIM_ARBOR_DPORT + j->port;
     r.done = job_done(j);
     r.bytes = p->cfg.coll == ARB_COLL_BARRIER ? 0 : p->cfg.bytes;
     r.finish = ARB_TIME_NEVER;
@@ -1678,7 +1896,7 @@ static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conserva
         r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
     }
     engine_sums(j, &r);
-    agg_sums(s, j->agg_nodes, j->n_agg_nodes, &r);
+    agg_sums(s, j, &r);
     port_sums(s, j, &r);
     r.inv_conservation = conservation;
     finish_invariants(&r, j->cfg.values);
@@ -1745,6 +1963,7 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
         arb_sim_arbor_result r;
         job_result(s, a->jobs[x], conservation, &r);
         result_add(&w, &r);
+        if (r.peak_job_slots > w.peak_job_slots) w.peak_job_slots = r.peak_job_slots;
         rtt_sum += a->jobs[x]->rtt_sum;
         rtt_n += a->jobs[x]->rtt_n;
         /* the mean over every channel: each job's mean weighted by its channels */
@@ -1756,7 +1975,7 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
         w.cct = w.finish - w.start;
     else
         w.goodput_gbps = 0;
-    agg_sums(s, NULL, 0, &w); /* every switch once: pools are shared */
+    agg_sums(s, NULL, &w); /* every pool once: they are shared */
     w.inv_conservation = conservation;
     w.correct = a->values ? 1 : -1;
     finish_invariants(&w, a->values);

@@ -357,7 +357,9 @@ static void report_done(arb_sim *s)
      * index in case one does. */
     for (uint32_t i = 0; i < s->n_done; i++) {
         uint32_t f = s->done[i];
-        if (f & SIM_SENT_BIT)
+        if (f == SIM_ARBOR_NOTE)
+            arbor_report(s);
+        else if (f & SIM_SENT_BIT)
             s->cfg.on_flow_sent(s->cfg.sent_ctx, s, f & ~SIM_SENT_BIT, s->now);
         else
             s->cfg.on_flow_done(s->cfg.done_ctx, s, f, s->now);

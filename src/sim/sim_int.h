@@ -272,7 +272,8 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
     f.src = k->src;
     f.dst = k->dst;
     f.sport = k->sport;
-    f.dport = k->kind == PK_ARBOR ? SIM_ARBOR_DPORT : SIM_ROCE_DPORT;
+    /* an Arbor packet's job has its own port when it shares a host (psn >> 1) */
+    f.dport = k->kind == PK_ARBOR ? (uint16_t)(SIM_ARBOR_DPORT + (k->psn >> 1)) : SIM_ROCE_DPORT;
     f.qp = k->qp;
     f.conn = k->conn;
     f.psn = k->psn;
@@ -303,6 +304,9 @@ void sim_note_done(arb_sim *s, uint32_t flow);
 /* A flow's "all data sent" notification, queued with the completions (the
  * flow index with SIM_SENT_BIT set). */
 #define SIM_SENT_BIT 0x80000000u
+/* Queued with the completions when Arbor ranks are done (arbor_report runs
+ * the callbacks); no flow index takes it. */
+#define SIM_ARBOR_NOTE UINT32_MAX
 
 /* net.c */
 void net_enqueue(arb_sim *s, uint32_t port, uint32_t pkt);
@@ -339,6 +343,8 @@ void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t pkt);
  * sending node counts as made; PKT_NONE when out of memory (fatal). */
 uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t pkt);
 void arbor_free(arb_sim *s);
+/* After the event: the ranks done in it (arb_sim_arbor_config.on_rank_done). */
+void arbor_report(arb_sim *s);
 
 /* rdma.c */
 void rdma_on_packet(arb_sim *s, uint32_t host, uint32_t pkt);

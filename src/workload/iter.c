@@ -26,6 +26,8 @@ struct wl_iter {
     uint32_t n_coll_inst; /* executor instances 0..n_colls are the collectives (TR_NONE: a
                              group of one), then one per p2p */
     uint32_t *coll_inst;  /* per matched collective: executor instance or TR_NONE */
+    uint32_t *coll_arb;   /* per matched collective: its Arbor collective (iter_arb.c) or
+                             TR_NONE (the host algorithm, or a group of one) */
     uint32_t *inst_ref;   /* per executor instance: collective index, or n_colls + p2p index */
     /* per node (global index) */
     uint32_t *deps_left;
@@ -53,6 +55,7 @@ void wl_iter_free(struct wl_iter *it)
     arb_trace_free(it->tr);
     free(it->host);
     free(it->coll_inst);
+    free(it->coll_arb);
     free(it->inst_ref);
     free(it->deps_left);
     free(it->done);
@@ -169,8 +172,8 @@ static void run_node(arb_workload *w, uint32_t g, arb_time now)
         complete(w, r, g, now);
         break;
     case TR_COLL: {
-        uint32_t inst = it->coll_inst[n->match];
-        if (inst == TR_NONE) { /* a group of one */
+        uint32_t inst = it->coll_inst[n->match], arb = it->coll_arb[n->match];
+        if (inst == TR_NONE && arb == TR_NONE) { /* a group of one */
             complete(w, r, g, now);
             break;
         }
@@ -179,7 +182,10 @@ static void run_node(arb_workload *w, uint32_t g, arb_time now)
         while (G->ranks[m] != r)
             m++;
         comm_begin(it, r, now);
-        hc_exec_enter(w->hx, it->sim, inst, m, now);
+        if (arb != TR_NONE)
+            iter_arb_enter(w, it->sim, arb, m, now);
+        else
+            hc_exec_enter(w->hx, it->sim, inst, m, now);
         break;
     }
     case TR_SEND:
@@ -200,23 +206,36 @@ static void drain(arb_workload *w, arb_time now)
     it->draining = 0;
 }
 
+/* The communication node g is done. */
+static void comm_done(arb_workload *w, arb_sim *s, uint32_t g, arb_time now)
+{
+    struct wl_iter *it = w->it;
+    it->sim = s;
+    uint32_t r = rank_of(it, g);
+    account(it, r, now);
+    it->comm_active[r]--;
+    complete(w, r, g, now);
+    drain(w, now);
+}
+
 /* The executor: member `m` of instance `inst` is done. */
 static void inst_done(void *ctx, arb_sim *s, uint32_t inst, uint32_t m, arb_time now)
 {
     arb_workload *w = ctx;
     struct wl_iter *it = w->it;
-    it->sim = s;
     uint32_t ref = it->inst_ref[inst], g;
     if (ref < it->tr->n_colls)
         g = it->tr->coll_nodes[it->tr->colls[ref].node_off + m];
     else
         g = m == 0 ? it->tr->p2p[ref - it->tr->n_colls].send_node
                    : it->tr->p2p[ref - it->tr->n_colls].recv_node;
-    uint32_t r = rank_of(it, g);
-    account(it, r, now);
-    it->comm_active[r]--;
-    complete(w, r, g, now);
-    drain(w, now);
+    comm_done(w, s, g, now);
+}
+
+void wl_iter_member_done(arb_workload *w, arb_sim *s, uint32_t ref, uint32_t m, arb_time now)
+{
+    const struct wl_iter *it = w->it;
+    comm_done(w, s, it->tr->coll_nodes[it->tr->colls[ref].node_off + m], now);
 }
 
 /* The executor instances: every matched collective, then every p2p. */
@@ -226,19 +245,35 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
     const arb_trace *t = it->tr;
     uint32_t *hosts = malloc(((size_t)it->R + 2) * sizeof *hosts);
     it->coll_inst = malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_inst);
+    it->coll_arb = malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_arb);
     it->inst_ref = malloc(((size_t)t->n_colls + t->n_p2p + 1) * sizeof *it->inst_ref);
-    if (!hosts || !it->coll_inst || !it->inst_ref || hc_exec_new(&w->hx, w, inst_done, w) < 0) {
+    if (!hosts || !it->coll_inst || !it->coll_arb || !it->inst_ref ||
+        hc_exec_new(&w->hx, w, inst_done, w) < 0) {
         free(hosts);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     char where[600], msg[400];
-    int rc = 0;
+    int rc = ic->arbor ? iter_arb_new(&w->ia, ic, err, errlen) : 0;
     uint32_t n_inst = 0;
     for (uint32_t c = 0; rc == 0 && c < t->n_colls; c++) {
         const struct tr_coll *C = &t->colls[c];
         const struct tr_group *G = &t->g[C->group];
         it->coll_inst[c] = TR_NONE;
+        it->coll_arb[c] = TR_NONE;
         if (G->n < 2) continue;
+        for (uint32_t m = 0; m < G->n; m++)
+            hosts[m] = it->host[G->ranks[m]];
+        if (w->ia) { /* Arbor, unless it has no such collective */
+            rc = iter_arb_add(w->ia, c, (arb_hc_coll)C->coll, hosts, G->n, C->bytes, C->root,
+                              &it->coll_arb[c], msg, sizeof msg);
+            if (rc < 0) {
+                uint32_t g0 = t->coll_nodes[C->node_off], r0 = rank_of(it, g0);
+                tr_where(t, r0, g0 - t->rank_off[r0], where, sizeof where);
+                rc = arb_errf(err, errlen, rc, "%s: %s", where, msg);
+                break;
+            }
+            if (it->coll_arb[c] != TR_NONE) continue;
+        }
         arb_hc_algo a = ic->algo;
         if (arb_hc_algo_resolve((arb_hc_coll)C->coll, a, C->bytes) < 0) a = ARB_HC_AUTO;
         struct hc_plan *p;
@@ -250,8 +285,6 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
             rc = arb_errf(err, errlen, rc, "%s: %s", where, msg);
             break;
         }
-        for (uint32_t m = 0; m < G->n; m++)
-            hosts[m] = it->host[G->ranks[m]];
         long k = hc_exec_add(w->hx, p, hosts, 1);
         if (k < 0) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         it->coll_inst[c] = (uint32_t)k;

@@ -62,6 +62,7 @@ struct arb_workload {
     struct hc_exec *hx;
     int hc_coll, hc_algo;
     struct wl_iter *it;
+    struct iter_arb *ia; /* iteration, backend arbor (iter_arb.c) */
 };
 
 int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
@@ -78,6 +79,20 @@ int hc_exec_rank_pub(const arb_workload *w, uint32_t rank, uint32_t *host, arb_t
 void wl_iter_free(struct wl_iter *it);
 int wl_iter_start(arb_workload *w, arb_sim *s);
 void wl_iter_result(const arb_workload *w, arb_workload_result *r);
+/* iter.c: member m of the trace's collective `ref` is done (its node completes) */
+void wl_iter_member_done(arb_workload *w, arb_sim *s, uint32_t ref, uint32_t m, arb_time now);
+/* iter_arb.c: the iteration's collectives over Arbor. add: plan collective
+ * `ref` of `coll` over hosts[0..n) (its group's hosts in its rank order)
+ * into *index (TR_NONE for a kind Arbor has not, AllToAll: the host
+ * algorithm), or an error with err "FIELD: rule". enter: member m calls it. */
+struct iter_arb;
+int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *err, size_t errlen);
+int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint32_t *hosts,
+                 uint32_t n, uint64_t bytes, uint32_t root, uint32_t *index, char *err,
+                 size_t errlen);
+void iter_arb_enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t m, arb_time now);
+uint32_t iter_arb_jobs(const struct iter_arb *x); /* simulator jobs added so far */
+void iter_arb_free(struct iter_arb *x);
 /* the executor's callbacks (hc_exec.c) */
 struct hc_exec;
 void hc_exec_free(struct hc_exec *x);

@@ -110,6 +110,7 @@ void arb_workload_free(arb_workload *w)
     free(w->tags);
     hc_exec_free(w->hx);
     wl_iter_free(w->it);
+    iter_arb_free(w->ia);
     free(w);
 }
 

@@ -255,7 +255,8 @@ has "arbor-star32-values.ini correct" "$J" '"correct":true'
 J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB -s arbor.jobs=2 | nohost)
 has "jobs: completes" "$J" '"completed":true'
 has "jobs: echoed above 1" "$J" '"jobs":"2"'
-has "jobs: per-job entries" "$J" '"jobs":\[{"job":0,"ranks":4,"ranks_done":4,"done":true,"goodput_gbps":'
+has "jobs: per-job entries" "$J" '"jobs":\[{"job":0,"ranks":4,"ranks_done":4,"bytes":1048576,"done":true,"goodput_gbps":'
+has "jobs: fairness of identical jobs" "$J" '"fairness":{"jain":1.000000,'
 has "jobs: second job" "$J" '{"job":1,"ranks":4,'
 has "jobs: the whole's ranks" "$J" '"ranks":8,"ranks_done":8'
 has "jobs: no invariant error" "$J" '"invariants":{"errors":0,'
@@ -264,13 +265,59 @@ same "jobs: deterministic" "$J" "$B"
 J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB)
 if printf '%s' "$J" | grep -q '"jobs"'; then fail "one job: no jobs key" "$J"; else pass "one job: no jobs key"; fi
 S=$("$ARBOR" sim -s topology=star:8 -s size=1MiB -s arbor.jobs=4)
-has "jobs: a summary line per job" "$S" "job 3 .*CCT .* goodput"
+has "jobs: a summary line per job" "$S" "job 3 .*JCT .* goodput .* peak .* slots"
+has "jobs: a summary line for all" "$S" "^jobs  *4, slots shared: Jain 1.000000 "
+# staggered starts, sizes and ranks per job; the slot pool shared or cut
+J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s size=1MiB -s arbor.jobs=3 \
+    -s job_ranks=2,4,2 -s job_size=1MiB,512KiB,256KiB -s job_start=0,20us,1.5us | nohost)
+has "jobs: job_ranks" "$J" '{"job":1,"ranks":4,"ranks_done":4,"bytes":524288,'
+has "jobs: job_start" "$J" '{"job":2,"ranks":2,.*"start_us":1.500000,'
+has "jobs: keys echoed when set" "$J" '"job_start":"0,20us,1.5us","job_size":"1MiB,512KiB,256KiB","job_ranks":"2,4,2"'
+S=$("$ARBOR" sim -s topology=star:8 -s size=1MiB -s arbor.jobs=2 -s slots=16 -s slot_partition=static)
+has "jobs: static partition in the summary" "$S" "^jobs  *2, slots static: "
+has "jobs: static parts of 8 slots" "$S" "job 1 .*peak 8 slots"
+expect_err "jobs: a start per job" 2 "sim: -s arbor.job_start: 2 values for arbor.jobs = 3 \(one per job, in job order\)" \
+    "$ARBOR" sim -s topology=star:8 -s arbor.jobs=3 -s job_ranks=2,4,2 -s job_start=0,1us
+expect_err "jobs: ranks add up" 2 "arbor.job_ranks: the jobs' ranks add up to 6, but there are 8 ranks" \
+    "$ARBOR" sim -s topology=star:8 -s workload.ranks=8 -s arbor.jobs=2 -s job_ranks=2,4
+expect_err "jobs: a job of one rank" 2 "arbor.job_ranks: job 1: 1 ranks \(a job has 2..256\)" \
+    "$ARBOR" sim -s topology=star:8 -s arbor.jobs=2 -s job_ranks=4,1
+expect_err "jobs: a list of sizes" 2 "sim: -s arbor.job_size: 'lots' in '1MiB,lots': expected a list of sizes" \
+    "$ARBOR" sim -s arbor.job_size=1MiB,lots
+expect_err "jobs: static needs a slot per job" 2 "arbor.slot_partition: static: 4 jobs need at least a slot each" \
+    "$ARBOR" sim -s topology=star:8 -s arbor.jobs=4 -s slots=3 -s slot_partition=static
+printf '[fabric]\ntopology = star:8\n[workload]\nkind = arbor\n[arbor]\njobs = 2\njob_start = 0\n    5us,7us\n' >"$TMP/js.ini"
+expect_err "jobs: a list continued, file and line" 2 "js.ini:8: arbor.job_start: 3 values for arbor.jobs = 2" "$ARBOR" sim "$TMP/js.ini"
 expect_err "jobs: not a divisor" 2 "sim: -s arbor.jobs: 3 jobs: 8 ranks do not split into equal groups" \
     "$ARBOR" sim -s topology=star:8 -s arbor.jobs=3
 expect_err "jobs: groups of one" 2 "arbor.jobs: 8 jobs: 8 ranks do not split" "$ARBOR" sim -s topology=star:8 -s arbor.jobs=8
 expect_err "jobs: zero" 2 "sim: -s arbor.jobs: '0' is not in 1..128" "$ARBOR" sim -s arbor.jobs=0
 printf '[fabric]\ntopology = star:8\n[workload]\nkind = arbor\n[arbor]\njobs = 5\n' >"$TMP/jobs.ini"
 expect_err "jobs: file and line" 2 "jobs.ini:6: arbor.jobs: 5 jobs" "$ARBOR" sim "$TMP/jobs.ini"
+# two jobs on the same hosts (a host named twice in workload.hosts): their channels
+# on different UDP ports, told apart by run.watch
+J=$("$ARBOR" sim --json --quiet -s topology=star:4 -s arbor.jobs=2 -s workload.hosts=0-3,0-3 \
+    -s size=256KiB -s run.watch=host:h0 | nohost)
+has "jobs on the same hosts: complete" "$J" '"completed":true'
+has "jobs on the same hosts: watched apart" "$J" '{"party":"job 0","bytes":[0-9]*,"overlap_gbps":[0-9.]*},{"party":"job 1",'
+# eight staggered jobs of several sizes on shared uplinks, against the bounds of
+# their file: the makespan >= 13.85 ms, every byte over it <= 290.7 Gb/s, each JCT >=
+# the job's buffer at 99.0 Gb/s, Jain in [1/8, 1]; a static part of 16 / 8 slots holds
+# at most 2 slots of a job; every job done without an invariant error
+if command -v python3 >/dev/null 2>&1; then
+    for p in shared static; do
+        "$ARBOR" sim scenarios/arbor-8jobs-staggered.ini --json --quiet -s arbor.slots=16 \
+            -s arbor.slot_partition=$p >"$TMP/8j.json"
+        v=$(python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); a=j["arbor"]; f=a["fairness"]; p=sys.argv[2]
+ok = f["makespan_us"] >= 13850 and f["makespan_gbps"] <= 290.7 and 1/8 <= f["jain"] <= 1
+ok = ok and all(x["cct_us"] >= x["bytes"] * 8 / 99.0e3 and x["done"] and x["invariant_errors"] == 0 for x in a["jobs"])
+ok = ok and (p == "shared" or max(x["peak_slots"] for x in a["jobs"]) <= 2)
+ok = ok and (p == "static" or max(x["peak_slots"] for x in a["jobs"]) > 2)
+print("yes" if ok and len(a["jobs"]) == 8 else "no")' "$TMP/8j.json" $p 2>&1)
+        same "8 staggered jobs, $p pool of 16: within their bounds" "yes" "$v"
+    done
+fi
 # docs/scenarios.md has a line for every key, with its default.
 missing=""
 for k in $("$ARBOR" sim --keys | grep -v '^ ' | sed 's/ = .*//'); do

@@ -90,6 +90,78 @@ else
     fail "summary: collective line" "$(cat "$TMP/sum.txt")"
 fi
 
+# the iteration's collectives over Arbor (workload.backend = arbor): the dp step
+# against its derived bound (847.8 us, in the file) within 10%, exposed = iteration
+# - 320 us of compute, every rank of every bucket's job done without an invariant
+# error; with real values every result checked
+json "$S/iteration-dp-arbor.ini" >"$TMP/dpa.json"
+within "dp over Arbor: iteration time" "$(field "$TMP/dpa.json" iteration iter_time_us)" 847.8 932.6
+it=$(field "$TMP/dpa.json" iteration iter_time_us)
+within "dp over Arbor: exposed = iteration - compute" \
+    "$(field "$TMP/dpa.json" iteration exposed_max_us)" "$(awk -v t="$it" 'BEGIN { printf "%.6f", t - 320 }')" \
+    "$(awk -v t="$it" 'BEGIN { printf "%.6f", t - 320 }')"
+within "dp over Arbor: 4 jobs" "$(field "$TMP/dpa.json" iteration arbor jobs)" 4 4
+within "dp over Arbor: 32 ranks done" "$(field "$TMP/dpa.json" iteration arbor ranks_done)" 32 32
+within "dp over Arbor: no invariant error" "$(field "$TMP/dpa.json" iteration arbor invariant_errors)" 0 0
+json "$S/iteration-dp-arbor.ini" -s arbor.mode=values >"$TMP/dpv.json"
+if [ "$(field "$TMP/dpv.json" iteration arbor correct)" = "True" ]; then
+    pass "dp over Arbor: values checked"
+else
+    fail "dp over Arbor: values checked" "$(head -c 300 "$TMP/dpv.json")"
+fi
+"$ARBOR" sim "$S/iteration-dp-arbor.ini" >"$TMP/dpa.txt" 2>&1
+if grep -Eq "^collectives +over Arbor: 4 jobs, 32/32 ranks done, 1024 commits" "$TMP/dpa.txt"; then
+    pass "summary: collectives over Arbor"
+else
+    fail "summary: collectives over Arbor" "$(cat "$TMP/dpa.txt")"
+fi
+# the Chakra step over Arbor: the same DAG, the same figures (without protobuf-c: skipped)
+if json "$S/iteration-dp-chakra.ini" -s backend=arbor >"$TMP/dpca.json" && [ -s "$TMP/dpca.json" ] &&
+    field "$TMP/dpca.json" iteration >/dev/null; then
+    a=$(field "$TMP/dpa.json" iteration iter_time_us) b=$(field "$TMP/dpca.json" iteration iter_time_us)
+    if [ "$a" = "$b" ]; then pass "chakra = text over Arbor"; else fail "chakra = text over Arbor" "$a != $b"; fi
+fi
+# AllToAll has no Arbor collective: the moe step runs as on the host, to the ps
+json "$S/iteration-moe.ini" -s backend=arbor >"$TMP/moea.json"
+a=$(field "$TMP/moe.json" iteration iter_time_us) b=$(field "$TMP/moea.json" iteration iter_time_us)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "moe over Arbor: AllToAll on the host"; else fail "moe over Arbor: AllToAll on the host" "$a != $b"; fi
+within "moe over Arbor: no Arbor job" "$(field "$TMP/moea.json" iteration arbor jobs)" 0 0
+# more than 256 ranks: ReduceScatter in 13 groups of 20, AllReduce across them in
+# 20 groups of 13, AllGather: 46 jobs and 3 x 260 ranks per piece, 2 pieces; a
+# member's ReduceScatter up (19/20 of 256 KiB) comes before its AllGather down (as
+# much) but for one piece: >= 3/4 x 2 x 19.9 us + 20 us = 49.8 us
+printf 'arbor-trace 1\nranks 260\n* 1 comp 10us\n* 2 coll allreduce 256KiB deps=1\n* 3 comp 10us deps=2\n' >"$TMP/h260.txt"
+json -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=20 -s arbor.mode=values -s arbor.dtype=i32 >"$TMP/h260.json"
+within "260 ranks over Arbor: 2 x 46 jobs" "$(field "$TMP/h260.json" iteration arbor jobs)" 92 92
+within "260 ranks over Arbor: every phase of every piece" "$(field "$TMP/h260.json" iteration arbor ranks_done)" 1560 1560
+json -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=20 -s arbor.inner_pieces=1 >"$TMP/h260p.json"
+within "260 ranks over Arbor, one piece: 46 jobs" "$(field "$TMP/h260p.json" iteration arbor jobs)" 46 46
+within "260 ranks over Arbor, one piece: >= 39.8 us + 20 us" "$(field "$TMP/h260p.json" iteration iter_time_us)" 59.8 1000
+within "260 ranks over Arbor: no invariant error" "$(field "$TMP/h260.json" iteration arbor invariant_errors)" 0 0
+within "260 ranks over Arbor: the phases' bytes" "$(field "$TMP/h260.json" iteration iter_time_us)" 49.8 1000
+if [ "$(field "$TMP/h260.json" iteration arbor correct)" = "True" ]; then
+    pass "260 ranks over Arbor: values checked"
+else
+    fail "260 ranks over Arbor: values checked" "$(head -c 300 "$TMP/h260.json")"
+fi
+expect_err "inner groups that do not divide" 2 "arbor.inner_ranks: .*h260.txt:4: inner_ranks: 260 members do not cut into groups of 7" \
+    "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/h260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=7
+printf 'arbor-trace 1\nranks 260\n* 1 coll allreduce 80\n' >"$TMP/s260.txt"
+expect_err "pieces of fewer elements than shards" 2 "s260.txt:3: bytes: a piece of 40 bytes does not cut into 20 shards" \
+    "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/s260.txt" \
+    -s backend=arbor -s arbor.inner_ranks=20
+printf 'arbor-trace 1\nranks 260\n* 1 coll broadcast 1MiB\n' >"$TMP/bc260.txt"
+expect_err "only AllReduce beyond 256 ranks" 2 "workload.file: .*bc260.txt:3: collective: an Arbor group has at most 256 ranks" \
+    "$ARBOR" sim -s topology=leafspine:9,32,4 -s workload.kind=iteration -s workload.file="$TMP/bc260.txt" -s backend=arbor
+printf 'arbor-trace 1\nranks 4\n* 1 coll allreduce 6\n' >"$TMP/b6.txt"
+expect_err "a collective the planner refuses: its record" 2 "workload.file: .*b6.txt:3: plan: 6 bytes is not a whole number of f32" \
+    "$ARBOR" sim -s topology=star:4 -s workload.kind=iteration -s workload.file="$TMP/b6.txt" -s backend=arbor
+expect_err "backend for iterations only" 2 "workload.backend: arbor only for workload.kind = iteration" \
+    "$ARBOR" sim -s backend=arbor
+
 # errors: one line, status 2, naming where
 expect_err "algorithm the collective lacks" 2 "host.algorithm: algorithm: alltoall has no algorithm tree" \
     "$ARBOR" sim -s workload.kind=host_collective -s host.coll=alltoall -s host.algorithm=tree

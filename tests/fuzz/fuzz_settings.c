@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define MAX_KEYS 128
+#define MAX_KEYS 512
 
 static void snapshot(const arb_scenario *sc, char **out, size_t n)
 {

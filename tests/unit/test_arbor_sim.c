@@ -392,6 +392,10 @@ struct jobs {
     uint64_t bytes;
     int values;
     uint32_t slots;
+    const arb_time *start;     /* per job (NULL: all at 0) */
+    uint32_t partitions;       /* arb_sim_arbor_config.partitions */
+    const uint64_t *job_bytes; /* per job (NULL: bytes) */
+    const uint32_t *job_ranks; /* per job (NULL: ranks) */
 };
 
 /* Run the jobs to the end: each job's figures in per[k], the whole in *all. */
@@ -408,14 +412,14 @@ static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arb
     arb_plan *p[8] = {NULL};
     int rc = s ? 0 : ARB_ENOMEM;
     for (uint32_t k = 0; k < x->n_jobs && rc == 0; k++) {
-        uint32_t ranks[256];
-        for (uint32_t r = 0; r < x->ranks; r++)
+        uint32_t ranks[256], nr = x->job_ranks ? x->job_ranks[k] : x->ranks;
+        for (uint32_t r = 0; r < nr; r++)
             ranks[r] = x->first[k] + r;
         arb_plan_config pc;
         arb_plan_config_default(&pc);
         pc.ranks = ranks;
-        pc.n_ranks = x->ranks;
-        pc.bytes = x->bytes;
+        pc.n_ranks = nr;
+        pc.bytes = x->job_bytes ? x->job_bytes[k] : x->bytes;
         pc.dtype = ARB_DTYPE_I32;
         rc = arb_plan_new(&p[k], t, &pc, err, sizeof err);
         CHECK_EQ_I(rc, 0);
@@ -427,6 +431,8 @@ static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arb
         ac.timeout = 200 * ARB_PS_PER_US;
         ac.retry = 100 * ARB_PS_PER_US;
         if (x->slots) ac.slots = x->slots;
+        if (x->start) ac.start = x->start[k];
+        ac.partitions = x->partitions;
         if (rc == 0) rc = arb_sim_arbor_add(s, &ac);
         CHECK_EQ_I(rc, (int)k); /* the job's index */
         if (rc >= 0) rc = 0;
@@ -441,9 +447,11 @@ static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arb
         CHECK_EQ_I(arb_sim_arbor_job_result(s, -1, &per[0]), ARB_EINVAL);
         if (x->n_jobs) CHECK_EQ_I(arb_sim_arbor_job_result(s, 0, &per[0]), 0);
         CHECK_EQ_I(arb_sim_arbor_result_get(s, all), 0);
-        uint32_t done = 0, ranks = 0;
+        uint32_t done = 0, ranks = 0, want = 0;
+        for (uint32_t k = 0; k < x->n_jobs; k++)
+            want += x->job_ranks ? x->job_ranks[k] : x->ranks;
         CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &ranks), 0);
-        CHECK_EQ_U(ranks, x->n_jobs * x->ranks);
+        CHECK_EQ_U(ranks, want);
         CHECK_EQ_U(done, all->ranks_done);
         CHECK_EQ_I(arb_sim_arbor_done(s), all->done);
         arb_sim_stats st;
@@ -469,7 +477,7 @@ static void check_job(const arb_sim_arbor_result *r, uint32_t ranks, int values)
 TEST(two_jobs_on_disjoint_hosts)
 {
     static const uint32_t first[] = {0, 4};
-    struct jobs x = {"star:8", 2, 4, first, 1 << 20, 1, 0};
+    struct jobs x = {"star:8", 2, 4, first, 1 << 20, 1, 0, NULL, 0, NULL, NULL};
     arb_sim_arbor_result per[2], all;
     if (run_jobs(&x, per, &all) < 0) return;
     check_job(&per[0], 4, 1);
@@ -490,7 +498,7 @@ TEST(two_jobs_on_disjoint_hosts)
     CHECK_EQ_U(per[0].commits, 4 * 32);
     /* a leaf-spine with a job per leaf, and eight jobs of two ranks on star:16 */
     static const uint32_t f8[] = {0, 2, 4, 6, 8, 10, 12, 14};
-    struct jobs y = {"star:16", 8, 2, f8, 256 * 1024, 0, 0};
+    struct jobs y = {"star:16", 8, 2, f8, 256 * 1024, 0, 0, NULL, 0, NULL, NULL};
     arb_sim_arbor_result per8[8];
     if (run_jobs(&y, per8, &all) < 0) return;
     for (int k = 0; k < 8; k++)
@@ -502,8 +510,8 @@ TEST(a_neighbour_on_other_switches_changes_nothing)
 {
     /* leafspine:2,4,2: a job on each leaf aggregates at its leaf alone */
     static const uint32_t first[] = {0, 4};
-    struct jobs alone = {"leafspine:2,4,2", 1, 4, first, 1 << 20, 1, 0};
-    struct jobs both = {"leafspine:2,4,2", 2, 4, first, 1 << 20, 1, 0};
+    struct jobs alone = {"leafspine:2,4,2", 1, 4, first, 1 << 20, 1, 0, NULL, 0, NULL, NULL};
+    struct jobs both = {"leafspine:2,4,2", 2, 4, first, 1 << 20, 1, 0, NULL, 0, NULL, NULL};
     arb_sim_arbor_result a[1], aw, b[2], bw;
     if (run_jobs(&alone, a, &aw) < 0 || run_jobs(&both, b, &bw) < 0) return;
     check_job(&b[0], 4, 1);
@@ -527,8 +535,8 @@ TEST(jobs_on_one_switch_share_its_pool)
      * job at most. A pool of 24 holds one job, not two: the rotation takes
      * live slots, AGG_MISS and repairs follow, and the values stay exact. */
     static const uint32_t first[] = {0, 4};
-    struct jobs one = {"star:8", 1, 4, first, 1 << 20, 1, 24};
-    struct jobs two = {"star:8", 2, 4, first, 1 << 20, 1, 24};
+    struct jobs one = {"star:8", 1, 4, first, 1 << 20, 1, 24, NULL, 0, NULL, NULL};
+    struct jobs two = {"star:8", 2, 4, first, 1 << 20, 1, 24, NULL, 0, NULL, NULL};
     arb_sim_arbor_result a[1], aw, b[2], bw;
     if (run_jobs(&one, a, &aw) < 0 || run_jobs(&two, b, &bw) < 0) return;
     check_job(&aw, 4, 1);
@@ -551,13 +559,14 @@ TEST(jobs_on_one_switch_share_its_pool)
 TEST(jobs_deterministic_and_refused)
 {
     static const uint32_t first[] = {0, 4, 8, 12};
-    struct jobs x = {"leafspine:4,4,2", 4, 4, first, 512 * 1024, 0, 32};
+    struct jobs x = {"leafspine:4,4,2", 4, 4, first, 512 * 1024, 0, 32, NULL, 0, NULL, NULL};
     arb_sim_arbor_result a[4], aw, b[4], bw;
     if (run_jobs(&x, a, &aw) < 0 || run_jobs(&x, b, &bw) < 0) return;
     check_job(&aw, 16, 0);
     CHECK(memcmp(a, b, sizeof a) == 0);
     CHECK(memcmp(&aw, &bw, sizeof aw) == 0);
-    /* a host in two jobs, or a pool configured twice: refused */
+    /* a pool configured twice: refused; a host in two jobs: its second job's
+     * channels take the next UDP port */
     arb_topo *t = NULL;
     char err[256];
     CHECK_EQ_I(arb_topo_new(&t, "star:8", NULL, err, sizeof err), 0);
@@ -581,8 +590,6 @@ TEST(jobs_deterministic_and_refused)
     arb_sim_arbor_config_default(&ac);
     ac.plan = p[0];
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), 0);
-    ac.plan = p[1];
-    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* host 3 */
     ac.plan = p[2];
     ac.slots = 512;
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another pool size */
@@ -590,14 +597,207 @@ TEST(jobs_deterministic_and_refused)
     ac.values = 1;
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another mode */
     ac.values = 0;
+    ac.partitions = 2;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another partition */
+    ac.partitions = 0;
+    ac.skew = 1000, ac.skew_random = 2;
+    ac.plan = p[1];
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* lag on host 3, which job 0 has */
+    ac.skew = 0, ac.skew_random = 0;
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), 1);
-    CHECK_EQ_I(arb_sim_arbor_jobs(s), 2);
+    ac.plan = p[2];
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), 2);
+    CHECK_EQ_I(arb_sim_arbor_jobs(s), 3);
     CHECK_EQ_I(arb_sim_run(s, ARB_PS_PER_S), 0);
     CHECK(arb_sim_arbor_done(s));
+    arb_sim_arbor_result r[3];
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_I(arb_sim_arbor_job_result(s, k, &r[k]), 0);
+        CHECK_EQ_U(r[k].invariant_errors, 0);
+    }
+    /* job 1 shares host 3 with job 0, job 2 hosts 4-6 with job 1 */
+    CHECK_EQ_U(r[0].port, 17470);
+    CHECK_EQ_U(r[1].port, 17471);
+    CHECK_EQ_U(r[2].port, 17472);
     arb_sim_free(s);
     for (int k = 0; k < 3; k++)
         arb_plan_free(p[k]);
     arb_topo_free(t);
+}
+
+/* Two jobs on the same four hosts: their channels are told apart by UDP
+ * port, both results are exact, and they share the host links: each host
+ * sends (n-1)/n of a job's buffer up (its contributions to the other
+ * ranks' channels) for each job, so the later finish is at least twice
+ * 3/4 x 1 MiB at 100 Gb/s (80 ps a byte), and later than one job alone. */
+TEST(jobs_on_the_same_hosts)
+{
+    static const uint32_t first[] = {0, 0};
+    struct jobs one = {"star:4", 1, 4, first, 1 << 20, 1, 0, NULL, 0, NULL, NULL};
+    struct jobs two = {"star:4", 2, 4, first, 1 << 20, 1, 0, NULL, 0, NULL, NULL};
+    arb_sim_arbor_result a[1], aw, b[2], bw;
+    if (run_jobs(&one, a, &aw) < 0 || run_jobs(&two, b, &bw) < 0) return;
+    check_job(&b[0], 4, 1);
+    check_job(&b[1], 4, 1);
+    check_job(&bw, 8, 1);
+    CHECK(b[0].checked > 0 && b[1].checked > 0);
+    CHECK_EQ_U(b[0].port, 17470);
+    CHECK_EQ_U(b[1].port, 17471);
+    arb_time last = b[0].finish > b[1].finish ? b[0].finish : b[1].finish;
+    CHECK(last >= 2 * (uint64_t)(3 * (1 << 20) / 4) * 80);
+    CHECK(last > aw.finish);
+    CHECK_EQ_U(b[0].commits, aw.commits);
+}
+
+/* Staggered starts and sizes: a job starts when it says, and its JCT (cct)
+ * is at least its bytes over its bottleneck: (n-1)/n of its buffer up each
+ * host link at 100 Gb/s. */
+TEST(staggered_jobs_of_several_sizes)
+{
+    static const uint32_t first[] = {0, 2, 8};
+    static const uint32_t nr[] = {2, 6, 4};
+    static const uint64_t bytes[] = {1 << 20, 256 * 1024, 512 * 1024};
+    static const arb_time start[] = {0, 30 * ARB_PS_PER_US, 5 * ARB_PS_PER_US};
+    struct jobs x = {"star:12", 3, 0, first, 0, 0, 0, start, 0, bytes, nr};
+    arb_sim_arbor_result per[3], all;
+    if (run_jobs(&x, per, &all) < 0) return;
+    for (int k = 0; k < 3; k++) {
+        check_job(&per[k], nr[k], 0);
+        CHECK_EQ_U(per[k].start, start[k]);
+        CHECK_EQ_U(per[k].bytes, bytes[k]);
+        CHECK_EQ_U(per[k].cct, per[k].finish - per[k].start);
+        CHECK(per[k].cct >= bytes[k] * (nr[k] - 1) / nr[k] * 80);
+        /* and at most 99 Gb/s of payload: the frame's headers */
+        CHECK(per[k].goodput_gbps < 99.1);
+    }
+    CHECK_EQ_U(all.start, 0);
+    CHECK_EQ_U(all.ranks, 12);
+}
+
+/* Deferred jobs: each rank starts when entered; its completion is reported
+ * once, after all of the group has entered (an AllReduce needs every
+ * contribution), at the time the job's figures say; a job added and
+ * entered from inside the callback runs too, on the same hosts. */
+struct deferred {
+    arb_sim_arbor_config ac;
+    arb_plan *second;
+    int n_reports[2][4];
+    arb_time at[2][4];
+    int second_job;
+    arb_time second_start;
+};
+
+static void on_rank(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now)
+{
+    struct deferred *d = ctx;
+    CHECK(job >= 0 && job < 2 && rank < 4);
+    if (job < 0 || job > 1 || rank > 3) return;
+    d->n_reports[job][rank]++;
+    d->at[job][rank] = now;
+    if (job == 0 && d->second_job < 0) { /* the first rank done calls the next collective */
+        arb_sim_arbor_config ac = d->ac;
+        ac.plan = d->second;
+        d->second_job = arb_sim_arbor_add(s, &ac);
+        CHECK_EQ_I(d->second_job, 1);
+        d->second_start = now;
+        for (uint32_t r = 0; r < 4 && d->second_job == 1; r++)
+            CHECK_EQ_I(arb_sim_arbor_enter(s, 1, r, now + r * ARB_PS_PER_US), 0);
+    }
+}
+
+TEST(deferred_jobs_enter_and_report)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:4", NULL, err, sizeof err), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    uint32_t ranks[4] = {0, 1, 2, 3};
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.ranks = ranks;
+    pc.n_ranks = 4;
+    pc.bytes = 256 * 1024;
+    pc.dtype = ARB_DTYPE_I32;
+    arb_plan *p = NULL;
+    static struct deferred d;
+    memset(&d, 0, sizeof d);
+    d.second_job = -1;
+    REQUIRE_EQ_I(arb_plan_new(&p, t, &pc, err, sizeof err), 0);
+    pc.coll = ARB_COLL_BROADCAST;
+    REQUIRE_EQ_I(arb_plan_new(&d.second, t, &pc, err, sizeof err), 0);
+    arb_sim_arbor_config_default(&d.ac);
+    d.ac.plan = p;
+    d.ac.values = 1;
+    d.ac.deferred = 1;
+    d.ac.on_rank_done = on_rank;
+    d.ac.rank_ctx = &d;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &d.ac), 0);
+    static const arb_time enter[4] = {0, 10 * ARB_PS_PER_US, 20 * ARB_PS_PER_US,
+                                      50 * ARB_PS_PER_US};
+    for (uint32_t r = 0; r < 4; r++)
+        CHECK_EQ_I(arb_sim_arbor_enter(s, 0, r, enter[r]), 0);
+    CHECK_EQ_I(arb_sim_arbor_enter(s, 0, 2, 0), ARB_EINVAL); /* entered already */
+    CHECK_EQ_I(arb_sim_arbor_enter(s, 0, 4, 0), ARB_EINVAL); /* no such rank */
+    CHECK_EQ_I(arb_sim_arbor_enter(s, 1, 0, 0), ARB_EINVAL); /* no such job */
+    CHECK_EQ_I(arb_sim_run(s, ARB_PS_PER_S), 0);
+    CHECK(arb_sim_arbor_done(s));
+    REQUIRE_EQ_I(d.second_job, 1);
+    arb_sim_arbor_result r[2];
+    for (int k = 0; k < 2; k++) {
+        REQUIRE_EQ_I(arb_sim_arbor_job_result(s, k, &r[k]), 0);
+        check_job(&r[k], 4, 1);
+        arb_time last = 0;
+        for (int x = 0; x < 4; x++) {
+            CHECK_EQ_I(d.n_reports[k][x], 1);
+            if (d.at[k][x] > last) last = d.at[k][x];
+        }
+        CHECK_EQ_U(last, r[k].finish);
+    }
+    CHECK_EQ_U(r[0].start, 0);
+    for (int x = 0; x < 4; x++)
+        CHECK(d.at[0][x] >= enter[3]);
+    CHECK_EQ_U(r[1].start, d.second_start);
+    CHECK_EQ_U(r[1].port, 17471);
+    /* a job that is not deferred cannot be entered */
+    arb_sim_arbor_config ac = d.ac;
+    ac.deferred = 0;
+    ac.on_rank_done = NULL;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), 2);
+    CHECK_EQ_I(arb_sim_arbor_enter(s, 2, 0, 0), ARB_EINVAL);
+    arb_sim_free(s);
+    arb_plan_free(p);
+    arb_plan_free(d.second);
+    arb_topo_free(t);
+}
+
+/* A switch's pool of 16 slots, two jobs of 4 channels x window 4 (16 credits
+ * each at most). Shared, job 0 starts alone and takes more than half of the
+ * pool; cut into two static parts of 8, no job ever holds more than 8, and
+ * the results stay exact. */
+TEST(static_partition_caps_each_job)
+{
+    static const uint32_t first[] = {0, 4};
+    static const arb_time start[] = {0, 40 * ARB_PS_PER_US};
+    struct jobs shared = {"star:8", 2, 4, first, 1 << 20, 1, 16, start, 0, NULL, NULL};
+    struct jobs parts = {"star:8", 2, 4, first, 1 << 20, 1, 16, start, 2, NULL, NULL};
+    arb_sim_arbor_result a[2], aw, b[2], bw;
+    if (run_jobs(&shared, a, &aw) < 0 || run_jobs(&parts, b, &bw) < 0) return;
+    for (int k = 0; k < 2; k++) {
+        check_job(&a[k], 4, 1);
+        check_job(&b[k], 4, 1);
+        CHECK(b[k].peak_job_slots <= 8);
+        CHECK(b[k].peak_live_slots <= 8); /* its part of the pool */
+        CHECK(a[k].peak_job_slots <= 16);
+    }
+    CHECK(a[0].peak_job_slots > 8); /* borrowing: more than a static share */
+    CHECK(bw.peak_job_slots <= 8);
+    CHECK(aw.peak_live_slots <= 16);
+    /* shared, one job alone has its window of slots; with a part of 8 it does not */
+    CHECK(b[0].agg_reclaimed > 0 && b[0].repair_commits > 0);
 }
 
 /* Read mid-run, with packets on the wires: every hop started counts as a
@@ -673,6 +873,10 @@ int main(void)
     RUN(a_neighbour_on_other_switches_changes_nothing);
     RUN(jobs_on_one_switch_share_its_pool);
     RUN(jobs_deterministic_and_refused);
+    RUN(jobs_on_the_same_hosts);
+    RUN(staggered_jobs_of_several_sizes);
+    RUN(deferred_jobs_enter_and_report);
+    RUN(static_partition_caps_each_job);
     RUN(counts_hold_mid_run);
     return testkit_done();
 }

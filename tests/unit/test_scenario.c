@@ -485,6 +485,68 @@ TEST(background_and_watch)
     rmdir(dir);
 }
 
+/* Several jobs: each job's JCT (cct_us) is at least its bytes over its
+ * bottleneck -- (n-1)/n of its buffer up each host link at 100 Gb/s, 80 ps a
+ * byte -- and starts when arbor.job_start says; Jain's index of the
+ * goodputs is in [1/n, 1], and 1 for identical jobs in symmetric places
+ * (one per leaf of a leaf-spine, starting together); the makespan spans
+ * the first start to the last finish and carries every job's bytes. */
+TEST(jobs_fairness)
+{
+    static const char *stagger = "[fabric]\ntopology = leafspine:4,4,2\n"
+                                 "[workload]\nkind = arbor\nsize = 256KiB\n"
+                                 "hosts = 0,4,8,12,1,5,9,13,2,6,10,14\n"
+                                 "[arbor]\njobs = 3\njob_ranks = 4,6,2\n"
+                                 "job_start = 0,15us,40us\njob_size = 512KiB,256KiB,1MiB\n"
+                                 "[run]\nsample = 0\n";
+    static const double bytes[] = {512 * 1024, 256 * 1024, 1024 * 1024};
+    static const double ranks[] = {4, 6, 2}, start_us[] = {0, 15, 40};
+    for (int pass = 0; pass < 2; pass++) {
+        arb_scenario *sc = load(pass == 0 ? stagger
+                                          : "[fabric]\ntopology = leafspine:4,4,2\n"
+                                            "[workload]\nkind = arbor\nsize = 256KiB\n"
+                                            "[arbor]\njobs = 4\n[run]\nsample = 0\n");
+        REQUIRE(sc != NULL);
+        char *js = run_json(sc);
+        cJSON *j = js ? cJSON_Parse(js) : NULL;
+        REQUIRE(j != NULL);
+        const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
+        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(ar, "fairness");
+        int n = cJSON_GetArraySize(jobs);
+        CHECK_EQ_I(n, pass == 0 ? 3 : 4);
+        double first = INFINITY, last = 0, total = 0;
+        const cJSON *e;
+        int k = 0;
+        cJSON_ArrayForEach(e, jobs)
+        {
+            CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "done")));
+            CHECK(jnum(e, "invariant_errors") == 0);
+            double b = jnum(e, "bytes"), r = jnum(e, "ranks");
+            if (pass == 0) {
+                CHECK(b == bytes[k] && r == ranks[k]);
+                CHECK(jnum(e, "start_us") == start_us[k]);
+            }
+            CHECK(jnum(e, "cct_us") * 1e6 >= b * (r - 1) / r * 80);
+            CHECK(fabs(jnum(e, "cct_us") - (jnum(e, "finish_us") - jnum(e, "start_us"))) < 1e-6);
+            if (jnum(e, "start_us") < first) first = jnum(e, "start_us");
+            if (jnum(e, "finish_us") > last) last = jnum(e, "finish_us");
+            total += b;
+            k++;
+        }
+        double jain = jnum(f, "jain");
+        CHECK(jain >= 1.0 / n - 1e-9 && jain <= 1 + 1e-9);
+        if (pass == 1) CHECK(jain == 1);
+        if (pass == 0) CHECK(jain < 1); /* a 2-rank job and a 6-rank job do not run alike */
+        CHECK(fabs(jnum(f, "makespan_us") - (last - first)) < 1e-6);
+        CHECK(fabs(jnum(f, "makespan_gbps") - total * 8e-3 / (last - first)) < 1e-3);
+        CHECK(jnum(f, "goodput_min_gbps") <= jnum(f, "goodput_max_gbps"));
+        cJSON_Delete(j);
+        free(js);
+        arb_scenario_free(sc);
+    }
+}
+
 int main(void)
 {
     RUN(defaults);
@@ -496,5 +558,6 @@ int main(void)
     RUN(workload_kinds);
     RUN(stop);
     RUN(background_and_watch);
+    RUN(jobs_fairness);
     return testkit_done();
 }

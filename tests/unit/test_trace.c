@@ -3,6 +3,7 @@
  * figures derived by hand: compute on one stream, dependencies,
  * point-to-point transfers, collectives waiting for their group, exposed
  * communication. */
+#include "arbor/plan.h"
 #include "arbor/route.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
@@ -134,6 +135,10 @@ struct run {
     arb_workload_result res;
 };
 
+/* The collectives' backend of the next replays: 1 Arbor (the simulator's
+ * and the planner's defaults, header-only, or values), 0 the host. */
+static int g_arbor, g_values;
+
 /* Replay `text` over `topo` with the default 100 Gb/s, 1 us links. */
 static int replay(struct run *x, const char *topo, const char *text, arb_hc_algo algo)
 {
@@ -150,6 +155,16 @@ static int replay(struct run *x, const char *topo, const char *text, arb_hc_algo
     arb_iteration_config ic;
     memset(&ic, 0, sizeof ic);
     ic.algo = algo;
+    arb_sim_arbor_config ac;
+    arb_sim_arbor_config_default(&ac);
+    ac.values = g_values;
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.dtype = ARB_DTYPE_I32;
+    ic.arbor = g_arbor;
+    ic.topo = x->t;
+    ic.arbor_cfg = &ac;
+    ic.plan_cfg = &pc;
     if (arb_workload_new_iteration(&x->w, tr, &ic, arb_topo_n_hosts(x->t), NULL, err, sizeof err) <
         0) {
         printf("  replay: %s\n", err);
@@ -306,6 +321,61 @@ TEST(trivial_group_and_tags)
     run_free(&x);
 }
 
+/* Over Arbor: an AllReduce beside a longer compute exposes nothing; made
+ * dependent on it, it is all exposed, and it moves at least its buffer up
+ * and down each host link (64 KiB in 8274 B frames of 8192 B: 80 ps a wire
+ * byte); a collective waits for its late member; every job's values are
+ * exact. */
+TEST(arbor_backend)
+{
+    struct run x;
+    g_arbor = 1;
+    g_values = 1;
+    CHECK_EQ_I(replay(&x, "star:4",
+                      "arbor-trace 1\nranks 4\n* 1 comp 300us\n"
+                      "* 2 coll allreduce 64KiB\n",
+                      ARB_HC_AUTO),
+               0);
+    CHECK(x.res.done);
+    CHECK_EQ_U(x.res.iter_time, 300 * US);
+    CHECK_EQ_U(x.res.exposed_max, 0);
+    CHECK_EQ_U(x.res.flows_done, 0); /* nothing on the host transport */
+    arb_sim_arbor_result a;
+    CHECK_EQ_I(arb_sim_arbor_result_get(x.s, &a), 0);
+    CHECK(a.done && a.correct == 1 && a.invariant_errors == 0);
+    CHECK_EQ_I(arb_sim_arbor_jobs(x.s), 1);
+    run_free(&x);
+    CHECK_EQ_I(replay(&x, "star:4",
+                      "arbor-trace 1\nranks 4\n* 1 comp 300us\n"
+                      "* 2 coll allreduce 64KiB deps=1\n* 3 coll allgather 64KiB deps=2\n",
+                      ARB_HC_AUTO),
+               0);
+    arb_time comm = x.res.iter_time - 300 * US;
+    CHECK(comm >= (arb_time)65536 * 8274 / 8192 * 80);
+    CHECK_EQ_U(x.res.exposed_max, comm);
+    CHECK_EQ_I(arb_sim_arbor_jobs(x.s), 2);
+    CHECK_EQ_I(arb_sim_arbor_result_get(x.s, &a), 0);
+    CHECK(a.done && a.correct == 1 && a.invariant_errors == 0);
+    /* the second collective's channels have the next UDP port on each host */
+    arb_sim_arbor_result j1;
+    CHECK_EQ_I(arb_sim_arbor_job_result(x.s, 1, &j1), 0);
+    CHECK_EQ_U(j1.port, 17471);
+    CHECK(j1.start >= 300 * US);
+    run_free(&x);
+    CHECK_EQ_I(replay(&x, "star:2",
+                      HDR "0 1 coll allreduce 8KiB\n1 0 comp 100us\n"
+                          "1 1 coll allreduce 8KiB deps=0\n",
+                      ARB_HC_AUTO),
+               0);
+    CHECK(x.res.done);
+    arb_iter_rank r0 = rank_fig(&x, 0), r1 = rank_fig(&x, 1);
+    CHECK(r0.finish > 100 * US);
+    CHECK_EQ_U(r0.exposed, r0.finish);
+    CHECK_EQ_U(r1.exposed, r1.finish - 100 * US);
+    run_free(&x);
+    g_arbor = g_values = 0;
+}
+
 TEST(iteration_bad_config)
 {
     char err[256];
@@ -315,6 +385,14 @@ TEST(iteration_bad_config)
     arb_workload *w = NULL;
     CHECK_EQ_I(arb_workload_new_iteration(&w, t, NULL, 2, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "hosts:", 6) == 0);
+    CHECK(w == NULL);
+    /* Arbor without the fabric and its settings */
+    CHECK_EQ_I(arb_trace_parse_text(&t, txt, strlen(txt), "t", err, sizeof err), 0);
+    arb_iteration_config ic;
+    memset(&ic, 0, sizeof ic);
+    ic.arbor = 1;
+    CHECK_EQ_I(arb_workload_new_iteration(&w, t, &ic, 4, NULL, err, sizeof err), ARB_EINVAL);
+    CHECK(strncmp(err, "backend: arbor needs", 20) == 0);
     CHECK(w == NULL);
     CHECK_EQ_I(arb_trace_load(&t, "/nonexistent/x.txt", ARB_TRACE_AUTO, err, sizeof err), ARB_EIO);
     CHECK(strstr(err, "/nonexistent/x.txt: cannot read") != NULL);
@@ -329,6 +407,7 @@ int main(void)
     RUN(overlap_and_exposed);
     RUN(collective_waits_for_group);
     RUN(trivial_group_and_tags);
+    RUN(arbor_backend);
     RUN(iteration_bad_config);
     return testkit_done();
 }

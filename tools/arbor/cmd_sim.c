@@ -203,11 +203,25 @@ static void print_summary(const char *json)
         const cJSON *jb;
         cJSON_ArrayForEach(jb, jobs)
         {
-            printf("  job %-7.0f CCT %.3f us, goodput %.3f Gb/s, %.0f commits (%.0f by repair)%s\n",
-                   num(jb, "job", NULL), num(jb, "cct_us", NULL), num(jb, "goodput_gbps", NULL),
-                   num(jb, "commits", NULL), num(jb, "repairs", NULL),
-                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
+            printf(
+                "  job %-7.0f start %.3f us, %.0f ranks, %.0f B: JCT %.3f us, goodput %.3f Gb/s, "
+                "peak %.0f slots, %.0f commits (%.0f by repair)%s\n",
+                num(jb, "job", NULL), num(jb, "start_us", NULL), num(jb, "ranks", NULL),
+                num(jb, "bytes", NULL), num(jb, "cct_us", NULL), num(jb, "goodput_gbps", NULL),
+                num(jb, "peak_slots", NULL), num(jb, "commits", NULL), num(jb, "repairs", NULL),
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
         }
+        const cJSON *fj = cJSON_GetObjectItemCaseSensitive(ar, "fairness");
+        if (fj && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fj, "jain")))
+            printf("jobs          %d, slots %s: Jain %.6f (goodput %.3f..%.3f Gb/s), JCT mean %.3f "
+                   "us, max %.3f us; all bytes over the makespan %.3f us: %.3f Gb/s\n",
+                   cJSON_GetArraySize(jobs),
+                   str(wl, "arbor", "slot_partition")[0] ? str(wl, "arbor", "slot_partition")
+                                                         : "shared",
+                   num(fj, "jain", NULL), num(fj, "goodput_min_gbps", NULL),
+                   num(fj, "goodput_max_gbps", NULL), num(fj, "jct_mean_us", NULL),
+                   num(fj, "jct_max_us", NULL), num(fj, "makespan_us", NULL),
+                   num(fj, "makespan_gbps", NULL));
         printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
                "%.0f timeouts\n",
                num(j, "commits", NULL), num(ar, "repair_commits", NULL),
@@ -254,6 +268,13 @@ static void print_summary(const char *json)
                num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
                num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
                num(itr, "exposed_mean_us", NULL));
+    const cJSON *ita = itr ? cJSON_GetObjectItemCaseSensitive(itr, "arbor") : NULL;
+    if (ita) /* the collectives over Arbor (workload.backend) */
+        printf("collectives   over Arbor: %.0f jobs, %.0f/%.0f ranks done, %.0f commits (%.0f by "
+               "repair), peak %.0f live slots, %.0f invariant errors\n",
+               num(ita, "jobs", NULL), num(ita, "ranks_done", NULL), num(ita, "ranks", NULL),
+               num(ita, "commits", NULL), num(ita, "repairs", NULL),
+               num(ita, "peak_live_slots", NULL), num(ita, "invariant_errors", NULL));
     printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted",
            num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
            num(j, "retx_bytes", NULL));
