@@ -1390,8 +1390,12 @@ static void arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     c->swift.beta = scn_real(sc, K_AR_SW_BETA);
     c->swift.max_mdf = scn_real(sc, K_AR_SW_MAXMDF);
     c->swift.min_cwnd = scn_real(sc, K_AR_SW_MINCWND);
+    c->swift.fs_min_cwnd = scn_real(sc, K_AR_SW_FSMIN);
+    c->swift.fs_max_cwnd = scn_real(sc, K_AR_SW_FSMAX);
+    c->swift.stall_reset = (uint32_t)scn_u64(sc, K_AR_SW_STALL);
     c->dcqcn.cnp_interval = scn_u64(sc, K_AR_DC_CNP);
     c->dcqcn.g = scn_real(sc, K_AR_DC_G);
+    c->dcqcn.alpha_init = scn_real(sc, K_AR_DC_ALPHA0);
     c->dcqcn.alpha_timer = scn_u64(sc, K_AR_DC_ALPHAT);
     c->dcqcn.rate_timer = scn_u64(sc, K_AR_DC_RATET);
     c->dcqcn.byte_counter = scn_u64(sc, K_AR_DC_BYTES);
@@ -1432,8 +1436,12 @@ static enum scn_key cc_key(const char *why)
                {"swift.beta", K_AR_SW_BETA},
                {"swift.max_mdf", K_AR_SW_MAXMDF},
                {"swift.min_cwnd", K_AR_SW_MINCWND},
+               {"swift.fs_min_cwnd", K_AR_SW_FSMIN},
+               {"swift.fs_max_cwnd", K_AR_SW_FSMAX},
+               {"swift.stall_reset", K_AR_SW_STALL},
                {"dcqcn.cnp_interval", K_AR_DC_CNP},
                {"dcqcn.g", K_AR_DC_G},
+               {"dcqcn.alpha_init", K_AR_DC_ALPHA0},
                {"dcqcn.alpha_timer", K_AR_DC_ALPHAT},
                {"dcqcn.rate_timer", K_AR_DC_RATET},
                {"dcqcn.byte_counter", K_AR_DC_BYTES},

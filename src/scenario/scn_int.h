@@ -202,10 +202,18 @@
       "swift: largest decrease per loop, (0, 1)")                                                  \
     X(AR_SW_MINCWND, "arbor", "cc.swift.min_cwnd", VT_REAL, "0.001", NULL, 0, 1,                   \
       "swift: least window, credits, (0, 1] (below 1: pacing)")                                    \
+    X(AR_SW_FSMIN, "arbor", "cc.swift.fs_min_cwnd", VT_REAL, "0.1", NULL, 0, 1e9,                  \
+      "swift: the window at which flow scaling adds all of fs_range, > 0")                         \
+    X(AR_SW_FSMAX, "arbor", "cc.swift.fs_max_cwnd", VT_REAL, "100", NULL, 0, 1e9,                  \
+      "swift: the window at which flow scaling adds nothing, above fs_min_cwnd")                   \
+    X(AR_SW_STALL, "arbor", "cc.swift.stall_reset", VT_U64, "3", NULL, 1, 1000,                    \
+      "swift: stalls in a row (no completion between) that send the window to min_cwnd")           \
     X(AR_DC_CNP, "arbor", "cc.dcqcn.cnp_interval", VT_TIME, "50us", NULL, 1, 0,                    \
       "dcqcn: at most one rate cut per interval")                                                  \
     X(AR_DC_G, "arbor", "cc.dcqcn.g", VT_REAL, "0.00390625", NULL, 0, 1,                           \
       "dcqcn: alpha gain, (0, 1)")                                                                 \
+    X(AR_DC_ALPHA0, "arbor", "cc.dcqcn.alpha_init", VT_REAL, "1", NULL, 0, 1,                      \
+      "dcqcn: alpha before the first cut, (0, 1]")                                                 \
     X(AR_DC_ALPHAT, "arbor", "cc.dcqcn.alpha_timer", VT_TIME, "55us", NULL, 1, 0,                  \
       "dcqcn: alpha decays once per this without a cut")                                           \
     X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
