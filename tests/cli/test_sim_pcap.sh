@@ -29,7 +29,7 @@ expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
     "$ARBOR" sim "$TMP/ring.ini" --pcap all
 
 if ! command -v tshark >/dev/null 2>&1; then
-    skip_all "tshark not found (install it with scripts/deps.sh): the capture is not read back"
+    skip_all "tshark not found (scripts/deps.sh --install installs it): the capture is not read back"
 fi
 mkdir -p "$TMP/home"
 ts() {

@@ -180,7 +180,7 @@ TEST(frames_read_back)
 TEST(tshark_decodes)
 {
     if (system("command -v tshark >/dev/null 2>&1") != 0)
-        SKIP("tshark is not installed (scripts/deps.sh installs it)");
+        SKIP("tshark is not installed (scripts/deps.sh --install installs it)");
     char path[] = "/tmp/arbor_pcap_XXXXXX";
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
