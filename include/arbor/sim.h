@@ -448,7 +448,7 @@ typedef struct arb_sim_arbor_config {
                                 2 (lag): all start at `start`, and rank r handles every packet
                                 it receives r x skew after its arrival */
     uint64_t seed;           /* the skew's generator (skew_random) */
-    int dynamic_subchannels; /* responders choose trees dynamically (spec 9) */
+    int dynamic_subchannels; /* responders choose trees dynamically (docs/protocol.md section 9) */
     int wire_check;          /* round-trip every header through the codec */
     /* Congestion control: one controller per channel, at its responder
      * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).

@@ -1,9 +1,9 @@
 /*
- * arbor/wire.h - the Arbor header (spec section 4) and its Ethernet / IPv4 /
+ * arbor/wire.h - the Arbor header (docs/protocol.md section 4) and its Ethernet / IPv4 /
  * UDP framing.
  *
  * The header codec validates every packet against the per-type table of
- * the spec; each rule has its own error code (see base.h, ARB_EWIRE_*).
+ * docs/protocol.md and docs/wire.md; each rule has its own error code (see base.h, ARB_EWIRE_*).
  * Decoders never read past the buffer they are given and never assert on
  * their input. Multi-byte header fields are big-endian. Payload elements
  * are little-endian (docs/protocol.md, "Payload byte order").
@@ -45,7 +45,7 @@ typedef enum arb_ptype {
 typedef enum arb_pkind { ARB_PK_DATA = 0, ARB_PK_COMPLETION = 1, ARB_PK_REPLAY = 2 } arb_pkind;
 
 /*
- * A decoded Arbor header. Field names and widths follow spec section 4;
+ * A decoded Arbor header. Field names and widths follow docs/protocol.md section 4;
  * each field holds the value on the wire (no implied scaling).
  */
 typedef struct arb_hdr {
@@ -101,7 +101,7 @@ size_t arb_hdr_len(const arb_hdr *h);
 
 /*
  * Check `h`, followed by `payload_len` payload bytes, against every rule of
- * spec section 4. Fields wider than their wire width give ARB_ERANGE.
+ * docs/protocol.md section 4. Fields wider than their wire width give ARB_ERANGE.
  * Returns 0 or the ARB_EWIRE_* code of the first rule broken, checked in
  * this order: range, version, type, kind, depth vs ext, dtype, the per-type
  * table (repair, credit_valid, payload flags, agg_depth, aggregated,
@@ -148,7 +148,7 @@ typedef struct arb_frame_addr {
     uint8_t eth_src[6];
     uint32_t ip_src;
     uint32_t ip_dst;
-    uint16_t udp_src; /* the subchannel (spec section 12) */
+    uint16_t udp_src; /* the subchannel (docs/protocol.md section 12) */
     uint16_t udp_dst; /* the channel's port */
     uint8_t ip_ttl;   /* 0 is sent as 64 */
     uint8_t ip_tos;   /* DSCP << 2 | ECN; ECN CE = 3 */

@@ -129,7 +129,7 @@ struct arb_responder {
     uint32_t live_subs; /* subchannels not dead */
 
     /* Loss detection and timers. */
-    uint64_t seq;               /* credits issued (normal, every attempt): the issue order */
+    uint64_t seq;               /* credits issued (normal, every attempt): the order of issue */
     uint64_t rack_seq;          /* the most recently sent credit committed on any tree */
     arb_time rack_rtt;          /* its completion time */
     arb_time srtt, rttvar;      /* 0, 0: no sample yet */

@@ -208,7 +208,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
         int n = walk_up(b, host, L, t, path);
         size_t row = ((size_t)(ch->first_member + m) * nsub + s);
         uint8_t *f = &p->fanin[row * 3];
-        /* A slot counts one contribution per port (spec 7's port bitmap), so a
+        /* A slot counts one contribution per port (docs/protocol.md section 5's port bitmap), so a
          * switch that merges contributions of several branches into its up
          * port must aggregate them: otherwise the tier above drops all but
          * one as duplicates. */

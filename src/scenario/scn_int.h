@@ -110,7 +110,7 @@
       "iteration: the trace's format (auto: Chakra for a name ending .et, else text)")             \
     X(AR_COLL, "arbor", "collective", VT_ENUM, "allreduce",                                        \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier", 0, 0,                          \
-      "the collective (spec 10); its buffer is workload.size")                                     \
+      "the collective (docs/protocol.md section 10); its buffer is workload.size")                 \
     X(AR_DTYPE, "arbor", "dtype", VT_ENUM, "f32", "f16|bf16|f32|f64|i32|i64", 0, 0,                \
       "element type")                                                                              \
     X(AR_MODE, "arbor", "mode", VT_ENUM, "headers", "headers|values", 0, 0,                        \
@@ -122,7 +122,7 @@
     X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
-      "the responder's timers' ceiling (the seed's fixed per-offset timeout)")                     \
+      "the responder's timers' ceiling (the original design's fixed per-offset timeout)")          \
     X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "adaptive", "fixed|adaptive", 0, 0,             \
       "adaptive: a tree silent for srtt + 4 rttvar of the completion times (within timeout_min "   \
       "and timeout) loses its credits; fixed: every timer is arbor.timeout from the send")         \
@@ -235,7 +235,8 @@
       "random: rank starts uniform in [0, skew] (run.seed); lag: rank r handles packets r x skew " \
       "late")                                                                                      \
     X(AR_SUBMODE, "arbor", "subchannel_mode", VT_ENUM, "static", "static|dynamic", 0, 0,           \
-      "static: offset k on tree k mod subchannels; dynamic: spec 9 (best recent completion time)") \
+      "static: offset k on tree k mod subchannels; dynamic: docs/protocol.md section 9 (best "     \
+      "recent completion time)")                                                                   \
     X(AR_FAIL, "arbor", "fail", VT_LIST, "", NULL, 0, 0,                                           \
       "links and switches that fail after the plan is built (as fabric.fail; trees keep them)")    \
     X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \

@@ -94,7 +94,7 @@ expect_lines() {
 tab=$(printf '\t')
 
 # ------------------------------------------------------------------
-# Hand-written vectors (those of test_wire.sh, from the spec's table)
+# Hand-written vectors (those of test_wire.sh, from docs/wire.md's table)
 # ------------------------------------------------------------------
 
 # RESPONSE, SUM, message 7, payload, DATA, credit, depth 1, offset_a 258,

@@ -141,7 +141,7 @@ expect_err "flaky uplink: loss of 1 refused" 2 "fabric.link: 'loss=1': not a los
 
 # Loss: 0.1% on 4 MiB. By default every loss is found by order or by a
 # timer of a few loops and credited again in the network: exact results
-# within twice the loss-free time. The seed's recovery (a fixed 50 ms timer,
+# within twice the loss-free time. The original recovery (a fixed 50 ms timer,
 # then the bypass repair) waits that timer at least once.
 JL=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s loss=0 --json --quiet)
 JD=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)

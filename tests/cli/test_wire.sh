@@ -1,5 +1,5 @@
-# The `arbor wire` command against packets written by hand from the spec's
-# byte table (spec section 4), not produced by the encoder.
+# The `arbor wire` command against packets written by hand from docs/wire.md's
+# byte table (docs/protocol.md section 4), not produced by the encoder.
 . "$(dirname "$0")/lib.sh"
 
 # RESPONSE, SUM, message 7, payload_valid, DATA, credit, depth 1, offset_a

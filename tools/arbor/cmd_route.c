@@ -1,7 +1,7 @@
 /*
  * arbor route: trace every flow of a traffic pattern hop by hop through a
  * routing engine and report the link loads (docs/routing.md); or the
- * balls-in-bins, rack and path-pinning models of fabric.md section 6.
+ * balls-in-bins, rack and path-pinning models of docs/routing.md, "Collision figures, reproduced".
  */
 #include "arbor/base.h"
 #include "arbor/route.h"
@@ -37,7 +37,7 @@ static const char route_usage[] =
     "--csv FILE       per-link rows: port,node,peer,tier,role,flows,demand\n"
     "--plot FILE.png  per-tier link loads drawn by gnuplot\n"
     "\n"
-    "Models (fabric.md section 6):\n"
+    "Models (docs/routing.md, \"Collision figures, reproduced\"):\n"
     "  bins     F flows on L bins: p_no_collision (closed form) and expected_busiest\n"
     "           (Monte Carlo, --trials, default 10000)\n"
     "  rack     G hosts on leaf 0 of leafspine:2,G,L each send one link of demand\n"
