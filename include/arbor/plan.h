@@ -69,6 +69,8 @@ extern "C" {
 
 /* Ranks in one group (docs/protocol.md section 4: fan-ins are bytes). */
 #define ARB_PLAN_MAX_RANKS 256
+/* The largest buffer a collective plans: 2^50 bytes (1 PiB). */
+#define ARB_PLAN_MAX_BYTES ((uint64_t)1 << 50)
 #define ARB_PLAN_NONE UINT32_MAX
 
 typedef enum arb_coll {
@@ -93,7 +95,7 @@ typedef struct arb_plan_config {
     const uint32_t *ranks; /* host index of rank r; distinct hosts */
     uint32_t n_ranks;      /* 2 .. ARB_PLAN_MAX_RANKS */
     uint32_t root;         /* Reduce, Broadcast: the root rank (default 0) */
-    uint64_t bytes;        /* S: the buffer (Barrier: ignored) */
+    uint64_t bytes;        /* S: the buffer, <= ARB_PLAN_MAX_BYTES (Barrier: ignored) */
     arb_dtype dtype;       /* default f32 */
     uint32_t subchannels;  /* trees per channel, 1 .. ARB_EP_MAX_SUBCHANNELS (default 1) */
     uint32_t agg_levels;   /* bit l: level-l switches may aggregate; 0 (default): all */

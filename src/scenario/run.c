@@ -881,6 +881,31 @@ done:
     return 0;
 }
 
+/* Too many or too few ranks for a group: blame what the user gave, the
+ * ranks, the host list or else the fabric (the ranks' default is every host). */
+static int arbor_ranks_fail(const arb_scenario *sc, uint64_t ranks, uint32_t avail, char *err,
+                            size_t errlen)
+{
+    char msg[512];
+    if (sc->v[K_WL_RANKS].file) {
+        snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
+                 (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
+        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+    }
+    if (*scn_str(sc, K_WL_HOSTS)) {
+        snprintf(msg, sizeof msg,
+                 "%u hosts listed: an Arbor group has 2..%d ranks (workload.ranks, by default "
+                 "every listed host)",
+                 avail, ARB_PLAN_MAX_RANKS);
+        return key_fail(sc, K_WL_HOSTS, err, errlen, ARB_EINVAL, msg);
+    }
+    snprintf(msg, sizeof msg,
+             "'%s' has %u hosts, and workload.ranks (default 0) puts a rank on every one: an Arbor "
+             "group has 2..%d ranks (set workload.ranks or workload.hosts)",
+             scn_str(sc, K_FAB_TOPO), avail, ARB_PLAN_MAX_RANKS);
+    return key_fail(sc, K_FAB_TOPO, err, errlen, ARB_EINVAL, msg);
+}
+
 /* The hosts of the ranks (workload.ranks, workload.hosts) into *rk. */
 static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uint32_t **rk,
                        uint32_t *n, char *err, size_t errlen)
@@ -897,9 +922,7 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
     if (ranks == 0) ranks = avail;
     if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS * scn_u64(sc, K_AR_JOBS)) {
         free(hosts);
-        snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
-                 (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
-        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+        return arbor_ranks_fail(sc, ranks, avail, err, errlen);
     }
     *rk = malloc(ranks * sizeof **rk);
     if (!*rk) {
@@ -952,6 +975,20 @@ static int arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *
     return 0;
 }
 
+/* The key a planner's message is about: what makes the plan impossible. */
+static enum scn_key arbor_plan_blame(const arb_scenario *sc, const char *msg)
+{
+    if (strstr(msg, "no live path")) return K_FAB_FAIL; /* the failures cut a tree */
+    if (strstr(msg, "on host")) /* the ranks' hosts: listed, or the first N */
+        return *scn_str(sc, K_WL_HOSTS) ? K_WL_HOSTS : K_WL_RANKS;
+    if (strstr(msg, "bytes")) return K_WL_SIZE;
+    if (strstr(msg, "root rank")) return K_AR_ROOT;
+    if (strstr(msg, "add level")) return K_AR_LEVELS;
+    if (strstr(msg, "tiers")) return K_AR_PROFILE;
+    if (strstr(msg, "subchannels")) return K_AR_SUBCH;
+    return K_AR_COLL;
+}
+
 /* Job k's plan: ranks rk[k x group ..). The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
                       const uint32_t *rk, uint32_t k, uint32_t group, uint32_t jobs,
@@ -964,11 +1001,7 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.root_offset = k * group; /* job k's trees after job k-1's (group channels or fewer) */
     int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
-    enum scn_key blame = K_AR_COLL;
-    if (strstr(msg, "bytes")) blame = K_WL_SIZE;
-    if (strstr(msg, "root")) blame = K_AR_ROOT;
-    if (strstr(msg, "add level")) blame = K_AR_LEVELS;
-    if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
+    enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)
         snprintf(full, sizeof full, "job %u: %s", k, msg);
     else

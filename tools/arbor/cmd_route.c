@@ -39,7 +39,8 @@ static const char route_usage[] =
     "\n"
     "Models (docs/routing.md, \"Collision figures, reproduced\"):\n"
     "  bins     F flows on L bins: p_no_collision (closed form) and expected_busiest\n"
-    "           (Monte Carlo, --trials, default 10000)\n"
+    "           (Monte Carlo, --trials, default 10000; refused above 10^9 trials x\n"
+    "           (flows + links), about 10 s)\n"
     "  rack     G hosts on leaf 0 of leafspine:2,G,L each send one link of demand\n"
     "           over Q flows to the host above them on leaf 1 (default ecmp,\n"
     "           --trials default 2000); reports the busiest uplink and the slowdown\n"
@@ -50,6 +51,8 @@ static const char route_usage[] =
     "gnuplot exits with status 1.\n";
 
 #define MAX_FAILS 64
+/* --model bins: the most trials x (flows + links) it runs (about 10 s). */
+#define BINS_MAX_WORK 1e9
 
 struct opts {
     const char *topo, *routing, *traffic, *model, *csv, *plot;
@@ -505,6 +508,14 @@ static int model_bins(const struct opts *o)
     if (!o->has_flows) return cli_error("route", "--model bins needs --flows F");
     if (!o->has_links) return cli_error("route", "--model bins needs --links L");
     uint64_t trials = o->has_trials ? o->trials : 10000;
+    /* Each trial draws every flow and clears every bin: refuse what would
+     * run for more than a few seconds (about 10^8 of these a second). */
+    double work = (double)trials * ((double)o->flows + (double)o->links);
+    if (work > BINS_MAX_WORK)
+        return cli_error("route",
+                         "--model bins: %.3g draws and bin clears (trials x (flows + links)), "
+                         "about %.2g s; the limit is %.0g: lower --trials, --flows or --links",
+                         work, work / 1e8, BINS_MAX_WORK);
     arb_rng rng;
     arb_rng_seed(&rng, o->seed);
     double busiest = 0, none = 0;

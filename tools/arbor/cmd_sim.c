@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,17 +80,67 @@ static double peak_rss_mb(void)
     return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
 }
 
-static int write_file(const char *prefix, const char *suffix, const char *text)
+/* The three CSV files of --csv PREFIX, opened before the run so that an
+ * unwritable path is reported before any work. */
+#define N_CSV 3
+static const struct {
+    arb_scenario_csv_kind kind;
+    const char *suffix;
+} csv_files[N_CSV] = {
+    {ARB_SCN_CSV_UTIL, "util"}, {ARB_SCN_CSV_QUEUE, "queue"}, {ARB_SCN_CSV_FLOWS, "flows"}};
+
+struct csv_out {
+    FILE *f[N_CSV];
+    char path[N_CSV][4096];
+};
+
+static void csv_close(struct csv_out *c)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s-%s.csv", prefix, suffix);
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
-        if (f) fclose(f);
-        fprintf(stderr, "arbor sim: --csv: cannot write %s\n", path);
-        return CLI_EXIT_FAIL;
+    for (int i = 0; i < N_CSV; i++)
+        if (c->f[i]) {
+            fclose(c->f[i]);
+            c->f[i] = NULL;
+        }
+}
+
+static int csv_open(struct csv_out *c, const char *prefix)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < N_CSV; i++) {
+        int n = snprintf(c->path[i], sizeof c->path[i], "%s-%s.csv", prefix, csv_files[i].suffix);
+        if (n < 0 || (size_t)n >= sizeof c->path[i]) {
+            csv_close(c);
+            return cli_error("sim", "--csv: '%s': path too long", prefix);
+        }
+        c->f[i] = fopen(c->path[i], "w");
+        if (!c->f[i]) {
+            int e = errno;
+            csv_close(c);
+            return cli_error("sim", "--csv: cannot write %s: %s", c->path[i], strerror(e));
+        }
     }
     return 0;
+}
+
+static int csv_write(struct csv_out *c, const arb_scenario_result *res)
+{
+    int status = CLI_EXIT_OK;
+    for (int i = 0; i < N_CSV && status == CLI_EXIT_OK; i++) {
+        char *text = arb_scenario_csv(res, csv_files[i].kind);
+        if (!text) {
+            fprintf(stderr, "arbor sim: out of memory\n");
+            status = CLI_EXIT_FAIL;
+        } else if (fputs(text, c->f[i]) == EOF || fclose(c->f[i]) != 0) {
+            c->f[i] = NULL;
+            fprintf(stderr, "arbor sim: --csv: cannot write %s\n", c->path[i]);
+            status = CLI_EXIT_FAIL;
+        } else {
+            c->f[i] = NULL;
+        }
+        free(text);
+    }
+    csv_close(c);
+    return status;
 }
 
 static double num(const cJSON *o, const char *a, const char *b)
@@ -337,6 +388,12 @@ int cmd_sim(int argc, char **argv)
         cli_error("sim", "%s", err);
         return status_of(rc);
     }
+    struct csv_out csvo;
+    memset(&csvo, 0, sizeof csvo);
+    if (csv && (rc = csv_open(&csvo, csv)) != 0) {
+        arb_scenario_free(sc);
+        return rc;
+    }
     struct progress pg;
     memset(&pg, 0, sizeof pg);
     pg.on = !quiet && isatty(STDERR_FILENO);
@@ -346,6 +403,7 @@ int cmd_sim(int argc, char **argv)
     if (pg.drawn) fprintf(stderr, "\r%*s\r", 78, "");
     arb_scenario_free(sc);
     if (rc < 0) {
+        csv_close(&csvo);
         cli_error("sim", "%s", err);
         return status_of(rc);
     }
@@ -361,23 +419,10 @@ int cmd_sim(int argc, char **argv)
         print_summary(out);
     }
     free(out);
-    if (status == CLI_EXIT_OK && csv) {
-        static const struct {
-            arb_scenario_csv_kind kind;
-            const char *suffix;
-        } files[] = {
-            {ARB_SCN_CSV_UTIL, "util"}, {ARB_SCN_CSV_QUEUE, "queue"}, {ARB_SCN_CSV_FLOWS, "flows"}};
-        for (size_t i = 0; i < 3 && status == CLI_EXIT_OK; i++) {
-            char *text = arb_scenario_csv(res, files[i].kind);
-            if (!text) {
-                fprintf(stderr, "arbor sim: out of memory\n");
-                status = CLI_EXIT_FAIL;
-                break;
-            }
-            status = write_file(csv, files[i].suffix, text);
-            free(text);
-        }
-    }
+    if (status == CLI_EXIT_OK && csv)
+        status = csv_write(&csvo, res);
+    else
+        csv_close(&csvo);
     /* A run that did not finish says so on stderr and exits 1, after the
      * results it did get. */
     const char *why = NULL;

@@ -643,6 +643,15 @@ static int wire_encode(int argc, char **argv)
     }
     if (st.have_payload && !st.have_payload_valid) st.h.payload_valid = 1;
 
+    if (!st.h.ext && (st.h.agg_loc[1] || st.h.agg_loc[2])) {
+        int i = st.h.agg_loc[1] ? 1 : 2;
+        rc = cli_error(E,
+                       "agg_loc: agg_loc[%d] = %u needs the 20 B header (header_len=20 or "
+                       "ext=1); the 16 B header carries agg_loc[0] only",
+                       i, st.h.agg_loc[i]);
+        free(st.payload);
+        return rc;
+    }
     size_t hcap = ARB_HDR_LEN_LONG + st.payload_len;
     uint8_t *pkt = malloc(hcap);
     uint8_t *fbuf = NULL;
