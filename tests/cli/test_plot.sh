@@ -16,7 +16,7 @@ INI
 expect_err "no prefix" 2 "expected a results prefix" "$ARBOR" plot
 expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" plot --bogus
 expect_err "missing files" 2 "nope-util.csv: cannot open" "$ARBOR" plot "$TMP/nope"
-expect_err "-o without a directory" 2 "needs a directory" "$ARBOR" plot "$TMP/run" -o
+expect_err "-o without a directory" 2 "plot: -o needs a value" "$ARBOR" plot "$TMP/run" -o
 printf 'x,y\n1,2\n' >"$TMP/bad-util.csv"
 expect_err "wrong header" 2 "bad-util.csv:1: expected a header starting with time_us" \
     "$ARBOR" plot "$TMP/bad"

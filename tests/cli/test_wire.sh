@@ -89,7 +89,7 @@ expect_status "help" 0 "$ARBOR" --help
 expect_status "wire help" 0 "$ARBOR" wire --help
 expect_status "wire decode help" 0 "$ARBOR" wire decode --help
 expect_status "help wire" 0 "$ARBOR" help wire
-expect_out "version" "arbor $("$ARBOR" --version | cut -d' ' -f2)" "$ARBOR" --version
+expect_status "version" 0 "$ARBOR" --version
 expect_status "no arguments" 2 "$ARBOR"
 
 finish

@@ -34,6 +34,20 @@ int cli_error(const char *prefix, const char *fmt, ...) ARB_PRINTF(2, 3);
 int cli_is_help(const char *arg);
 
 /*
+ * Options: every command parses its own with getopt_long (so --opt=value,
+ * --opt value, abbreviations and short options all work), after
+ * cli_getopt_start(). Its option string starts with ':' so that a missing
+ * value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long
+ * returned into one line on stderr ("unknown option", "needs a value") and
+ * CLI_EXIT_USAGE.
+ */
+void cli_getopt_start(void);
+int cli_bad_option(const char *cmd, int c, char **argv);
+
+/* "arbor VERSION" and, when built from a git checkout, " (commit HASH)". */
+const char *cli_version(void);
+
+/*
  * Parse an unsigned decimal or 0x-hex integer no larger than max.
  * Returns 0, or -1 when the text is not such a number.
  */

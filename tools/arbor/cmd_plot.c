@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static const char plot_usage[] =
     "NAME is the last part of PREFIX; DIR defaults to the directory of PREFIX.\n"
     "Prints the files written, one a line.\n"
     "\n"
-    "-o DIR   write the figures into DIR (it must exist)\n"
+    "-o, --output DIR  write the figures into DIR (it must exist)\n"
     "\n"
     "Exit status: 0 done, 1 gnuplot missing or failed, 2 bad usage or a\n"
     "missing or malformed CSV file (one line on stderr naming it).\n";
@@ -258,22 +259,22 @@ static int run_gnuplot(const struct csv *util, const struct csv *queue, const do
 
 int cmd_plot(int argc, char **argv)
 {
+    static const struct option lopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     const char *prefix = NULL, *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":o:h", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(plot_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (strcmp(argv[i], "-o") == 0) {
-            if (++i == argc) return cli_error("plot", "-o needs a directory");
-            dir = argv[i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_error("plot", "unknown option '%s'", argv[i]);
-        } else if (prefix) {
-            return cli_error("plot", "one results prefix only");
-        } else {
-            prefix = argv[i];
-        }
+        if (c != 'o') return cli_bad_option("plot", c, argv);
+        dir = optarg;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (prefix) return cli_error("plot", "one results prefix only");
+        prefix = argv[i];
     }
     if (!prefix) return cli_error("plot", "expected a results prefix (arbor sim --csv PREFIX)");
     if (!quotable(prefix)) return cli_error("plot", "%s: a quote or newline in the path", prefix);

@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +25,17 @@ static const char route_usage[] =
     "Trace every flow hop by hop through the routing engine and count, per\n"
     "directed link, flows and demand (in links of the host rate).\n"
     "\n"
-    "--topo SPEC      a fabric as for 'arbor topo' (kary:4,3, leafspine:2,8,16, ...)\n"
-    "--routing NAME   dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown,\n"
+    "-t, --topo SPEC     a fabric as for 'arbor topo' (kary:4,3, leafspine:2,8,16, ...)\n"
+    "-r, --routing NAME  dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown,\n"
     "                 dmodc, ecmp[:polarized], eecmp[:polarized]\n"
-    "--traffic SPEC   shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
+    "-T, --traffic SPEC  shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
     "                 file:PATH (CSV src,dst[,demand])\n"
     "--qps N          flows per pair, each 1/N of the demand (default 1)\n"
-    "--trials N       independent draws of switch seeds and source ports (default 1)\n"
+    "-n, --trials N   independent draws of switch seeds and source ports (default 1)\n"
     "--seed N         the run's seed (default 1)\n"
-    "--fail LIST      failed links or switches, as for 'arbor topo' (repeatable)\n"
-    "--json           one JSON object on stdout\n"
-    "--csv FILE       per-link rows: port,node,peer,tier,role,flows,demand\n"
+    "-f, --fail LIST  failed links or switches, as for 'arbor topo' (repeatable)\n"
+    "-j, --json       one JSON object on stdout\n"
+    "-c, --csv FILE   per-link rows: port,node,peer,tier,role,flows,demand\n"
     "--plot FILE.png  per-tier link loads drawn by gnuplot\n"
     "\n"
     "Models (docs/routing.md, \"Collision figures, reproduced\"):\n"
@@ -46,6 +47,9 @@ static const char route_usage[] =
     "           --trials default 2000); reports the busiest uplink and the slowdown\n"
     "  pinning  leafspine:9,16,16: 16 GPUs on leaf 0 spread one link each over the\n"
     "           active GPUs of 8 racks, K of them half allocated (default pinning)\n"
+    "\n"
+    "-m, --model NAME  one of the models above. Options take '--opt value' or\n"
+    "'--opt=value' and may be abbreviated.\n"
     "\n"
     "Bad options exit with status 2 and one line naming the field; --plot without\n"
     "gnuplot exits with status 1.\n";
@@ -74,77 +78,105 @@ static int num_opt(const char *name, const char *val, uint64_t lo, uint64_t hi, 
     return 0;
 }
 
+enum { OPT_PLOT = 256, OPT_QPS, OPT_SEED, OPT_FLOWS, OPT_LINKS, OPT_GPUS, OPT_UPLINKS, OPT_HALF };
+
 static int parse(int argc, char **argv, struct opts *o, int *help)
 {
+    static const struct option lopts[] = {{"topo", required_argument, NULL, 't'},
+                                          {"routing", required_argument, NULL, 'r'},
+                                          {"traffic", required_argument, NULL, 'T'},
+                                          {"model", required_argument, NULL, 'm'},
+                                          {"csv", required_argument, NULL, 'c'},
+                                          {"plot", required_argument, NULL, OPT_PLOT},
+                                          {"fail", required_argument, NULL, 'f'},
+                                          {"qps", required_argument, NULL, OPT_QPS},
+                                          {"trials", required_argument, NULL, 'n'},
+                                          {"seed", required_argument, NULL, OPT_SEED},
+                                          {"flows", required_argument, NULL, OPT_FLOWS},
+                                          {"links", required_argument, NULL, OPT_LINKS},
+                                          {"gpus", required_argument, NULL, OPT_GPUS},
+                                          {"uplinks", required_argument, NULL, OPT_UPLINKS},
+                                          {"half", required_argument, NULL, OPT_HALF},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->qps = 1;
     o->trials = 1;
     o->seed = 1;
     *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    cli_getopt_start();
+    int c, idx;
+    while ((c = getopt_long(argc, argv, ":t:r:T:m:c:f:n:jh", lopts, &idx)) != -1) {
+        const char *v = optarg;
+        int rc = 0;
+        switch (c) {
+        case 'h':
             *help = 1;
             return 0;
-        }
-        if (strcmp(a, "--json") == 0) {
+        case 'j':
             o->json = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) return cli_error("route", "unexpected argument '%s'", a);
-        static const char *const with_val[] = {"--topo",   "--routing", "--traffic", "--model",
-                                               "--csv",    "--plot",    "--fail",    "--qps",
-                                               "--trials", "--seed",    "--flows",   "--links",
-                                               "--gpus",   "--uplinks", "--half"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_val / sizeof with_val[0]; k++)
-            known |= strcmp(a, with_val[k]) == 0;
-        if (!known) return cli_error("route", "unknown option '%s'", a);
-        if (i + 1 >= argc) return cli_error("route", "%s needs a value", a);
-        const char *v = argv[++i];
-        int rc = 0;
-        if (strcmp(a, "--topo") == 0)
+            break;
+        case 't':
             o->topo = v;
-        else if (strcmp(a, "--routing") == 0)
+            break;
+        case 'r':
             o->routing = v;
-        else if (strcmp(a, "--traffic") == 0)
+            break;
+        case 'T':
             o->traffic = v;
-        else if (strcmp(a, "--model") == 0)
+            break;
+        case 'm':
             o->model = v;
-        else if (strcmp(a, "--csv") == 0)
+            break;
+        case 'c':
             o->csv = v;
-        else if (strcmp(a, "--plot") == 0)
+            break;
+        case OPT_PLOT:
             o->plot = v;
-        else if (strcmp(a, "--fail") == 0) {
+            break;
+        case 'f':
             if (o->n_fails >= MAX_FAILS)
                 return cli_error("route", "too many --fail options (join lists with commas)");
             o->fails[o->n_fails++] = v;
-        } else if (strcmp(a, "--qps") == 0) {
-            rc = num_opt(a, v, 1, 255, &o->qps);
+            break;
+        case OPT_QPS:
+            rc = num_opt("--qps", v, 1, 255, &o->qps);
             o->has_qps = 1;
-        } else if (strcmp(a, "--trials") == 0) {
-            rc = num_opt(a, v, 1, 100000000, &o->trials);
+            break;
+        case 'n':
+            rc = num_opt("--trials", v, 1, 100000000, &o->trials);
             o->has_trials = 1;
-        } else if (strcmp(a, "--seed") == 0)
-            rc = num_opt(a, v, 0, UINT64_MAX, &o->seed);
-        else if (strcmp(a, "--flows") == 0) {
-            rc = num_opt(a, v, 0, 1000000000, &o->flows);
+            break;
+        case OPT_SEED:
+            rc = num_opt("--seed", v, 0, UINT64_MAX, &o->seed);
+            break;
+        case OPT_FLOWS:
+            rc = num_opt("--flows", v, 0, 1000000000, &o->flows);
             o->has_flows = 1;
-        } else if (strcmp(a, "--links") == 0) {
-            rc = num_opt(a, v, 1, 1u << 24, &o->links);
+            break;
+        case OPT_LINKS:
+            rc = num_opt("--links", v, 1, 1u << 24, &o->links);
             o->has_links = 1;
-        } else if (strcmp(a, "--gpus") == 0) {
-            rc = num_opt(a, v, 1, 4096, &o->gpus);
+            break;
+        case OPT_GPUS:
+            rc = num_opt("--gpus", v, 1, 4096, &o->gpus);
             o->has_gpus = 1;
-        } else if (strcmp(a, "--uplinks") == 0) {
-            rc = num_opt(a, v, 1, 4096, &o->uplinks);
+            break;
+        case OPT_UPLINKS:
+            rc = num_opt("--uplinks", v, 1, 4096, &o->uplinks);
             o->has_uplinks = 1;
-        } else if (strcmp(a, "--half") == 0) {
-            rc = num_opt(a, v, 0, 8, &o->half);
+            break;
+        case OPT_HALF:
+            rc = num_opt("--half", v, 0, 8, &o->half);
             o->has_half = 1;
+            break;
+        default:
+            return cli_bad_option("route", c, argv);
         }
         if (rc) return rc;
     }
+    if (optind < argc) return cli_error("route", "unexpected argument '%s'", argv[optind]);
     return 0;
 }
 

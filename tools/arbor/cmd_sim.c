@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,8 @@
 #include <unistd.h>
 
 static const char sim_usage[] =
-    "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [--json] [--csv PREFIX]\n"
-    "                 [--pcap PORTS FILE] [--wire-check] [--quiet]\n"
+    "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [-j|--json] [-c|--csv PREFIX]\n"
+    "                 [-p|--pcap PORTS FILE] [-w|--wire-check] [-q|--quiet] [-k|--keys]\n"
     "\n"
     "Run a scenario through the packet simulator. Without FILE, the built-in\n"
     "default: an Arbor AllReduce of 64 MiB over star-32 (100 Gb/s, 1 us links,\n"
@@ -26,17 +27,18 @@ static const char sim_usage[] =
     "docs/arbor-sim.md. Examples: -s collective=broadcast -s mode=values\n"
     "-s size=1GiB -s topology=leafspine:4,8,4 -s loss=0.001 -s run.seed=7\n"
     "\n"
-    "-s KEY=VALUE   set a scenario key (section.key, or key when only one\n"
+    "-s, --set KEY=VALUE  set a scenario key (section.key, or key when only one\n"
     "               section has it); repeatable, applied after FILE in order\n"
     "--seed N       run.seed (the run's seed)\n"
-    "--wire-check   arbor.wire_check=on: round-trip every Arbor header through the codec\n"
-    "--json         one JSON object on stdout (docs/simulator.md has the schema)\n"
-    "--csv PREFIX   write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
-    "--pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
+    "-w, --wire-check  arbor.wire_check=on: round-trip every Arbor header through the codec\n"
+    "-j, --json     one JSON object on stdout (docs/simulator.md has the schema)\n"
+    "-c, --csv PREFIX  write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
+    "-p, --pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
     "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
-    "--quiet        no progress bar (shown on a terminal after one second)\n"
-    "--keys         list every key with its default and exit\n"
+    "-q, --quiet    no progress bar (shown on a terminal after one second)\n"
+    "-k, --keys     list every key with its default and exit\n"
+    "Options take '--opt value' or '--opt=value' and may be abbreviated.\n"
     "\n"
     "Exit status: 0 the run finished (or reached run.stop), 1 it could not go on,\n"
     "2 a bad option, file, key or value (one line on stderr: file, line and key).\n";
@@ -310,39 +312,105 @@ static int status_of(int rc)
     return rc == ARB_ENOMEM || rc == ARB_ERANGE ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 }
 
+/* The scenario changes of the command line, applied in their order after
+ * the file: -s, --seed, --pcap, --wire-check. */
+struct sim_action {
+    int opt;
+    const char *a, *b;
+};
+
+static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err, size_t errlen)
+{
+    char as[64];
+    switch (x->opt) {
+    case 's':
+        return arb_scenario_set(sc, x->a, err, errlen);
+    case 'S': {
+        uint64_t v;
+        if (cli_parse_u64(x->a, UINT64_MAX, &v) < 0)
+            return arb_errf(err, errlen, ARB_EPARSE, "--seed: '%s' is not a number", x->a);
+        snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
+        return arb_scenario_set(sc, as, err, errlen);
+    }
+    case 'w':
+        return arb_scenario_set(sc, "arbor.wire_check=on", err, errlen);
+    case 'p': {
+        size_t n = strlen(x->a) + strlen(x->b) + 32;
+        char *buf = malloc(n);
+        if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        snprintf(buf, n, "run.pcap_ports=%s", x->a);
+        int rc = arb_scenario_set(sc, buf, err, errlen);
+        snprintf(buf, n, "run.pcap=%s", x->b);
+        if (rc == 0) rc = arb_scenario_set(sc, buf, err, errlen);
+        free(buf);
+        return rc;
+    }
+    default:
+        return 0;
+    }
+}
+
 int cmd_sim(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, 's'},  {"seed", required_argument, NULL, 'S'},
+        {"json", no_argument, NULL, 'j'},       {"csv", required_argument, NULL, 'c'},
+        {"pcap", required_argument, NULL, 'p'}, {"wire-check", no_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},      {"keys", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},       {0, 0, 0, 0}};
     const char *file = NULL, *csv = NULL;
-    int json = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    int json = 0, quiet = 0, n_act = 0, c;
+    struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
+    if (!act) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":s:S:jc:p:wqkh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            free(act);
             fputs(sim_usage, stdout);
             return CLI_EXIT_OK;
-        }
-        if (strcmp(a, "--keys") == 0) return list_keys();
-        if (strcmp(a, "--json") == 0)
+        case 'k':
+            free(act);
+            return list_keys();
+        case 'j':
             json = 1;
-        else if (strcmp(a, "--wire-check") == 0)
-            ;
-        else if (strcmp(a, "--quiet") == 0)
+            break;
+        case 'q':
             quiet = 1;
-        else if (strcmp(a, "--pcap") == 0) {
-            if (i + 2 >= argc) return cli_error("sim", "--pcap needs PORTS and FILE");
-            i += 2;
-        } else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
-            if (i + 1 >= argc) return cli_error("sim", "%s needs a value", a);
-            i++;
-            if (strcmp(a, "--csv") == 0) csv = argv[i];
-        } else if (a[0] == '-' && a[1])
-            return cli_error("sim", "unknown option '%s'; see 'arbor sim --help'", a);
-        else if (file)
-            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, a);
-        else
-            file = a;
+            break;
+        case 'c':
+            csv = optarg;
+            break;
+        case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
+            if (optind >= argc) {
+                free(act);
+                return cli_error("sim", "--pcap needs PORTS and FILE");
+            }
+            act[n_act++] = (struct sim_action){'p', optarg, argv[optind++]};
+            break;
+        case 's':
+        case 'S':
+        case 'w':
+            act[n_act++] = (struct sim_action){c, optarg, NULL};
+            break;
+        default:
+            free(act);
+            return cli_bad_option("sim", c, argv);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (file) {
+            free(act);
+            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, argv[i]);
+        }
+        file = argv[i];
     }
     arb_scenario *sc;
     if (arb_scenario_new(&sc) < 0) {
+        free(act);
         fprintf(stderr, "arbor sim: out of memory\n");
         return CLI_EXIT_FAIL;
     }
@@ -350,39 +418,9 @@ int cmd_sim(int argc, char **argv)
     int rc = file ? arb_scenario_load(sc, file, err, sizeof err)
                   : arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", NULL,
                                              err, sizeof err);
-    /* -s and --seed in command-line order, after the file */
-    for (int i = 1; rc == 0 && i < argc; i++) {
-        if (strcmp(argv[i], "-s") == 0) {
-            rc = arb_scenario_set(sc, argv[++i], err, sizeof err);
-        } else if (strcmp(argv[i], "--seed") == 0) {
-            uint64_t v;
-            if (cli_parse_u64(argv[++i], UINT64_MAX, &v) < 0) {
-                arb_scenario_free(sc);
-                return cli_error("sim", "--seed: '%s' is not a number", argv[i]);
-            }
-            char as[64];
-            snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
-            rc = arb_scenario_set(sc, as, err, sizeof err);
-        } else if (strcmp(argv[i], "--csv") == 0) {
-            i++;
-        } else if (strcmp(argv[i], "--pcap") == 0) {
-            size_t n = strlen(argv[i + 1]) + strlen(argv[i + 2]) + 32;
-            char *as = malloc(n);
-            if (!as) {
-                arb_scenario_free(sc);
-                fprintf(stderr, "arbor sim: out of memory\n");
-                return CLI_EXIT_FAIL;
-            }
-            snprintf(as, n, "run.pcap_ports=%s", argv[i + 1]);
-            rc = arb_scenario_set(sc, as, err, sizeof err);
-            snprintf(as, n, "run.pcap=%s", argv[i + 2]);
-            if (rc == 0) rc = arb_scenario_set(sc, as, err, sizeof err);
-            free(as);
-            i += 2;
-        } else if (strcmp(argv[i], "--wire-check") == 0) {
-            rc = arb_scenario_set(sc, "arbor.wire_check=on", err, sizeof err);
-        }
-    }
+    for (int i = 0; rc == 0 && i < n_act; i++)
+        rc = apply_action(sc, &act[i], err, sizeof err);
+    free(act);
     if (rc < 0) {
         arb_scenario_free(sc);
         cli_error("sim", "%s", err);

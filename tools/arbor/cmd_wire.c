@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@
 #define FRAME_MAX (ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX)
 
 static const char wire_usage[] =
-    "usage: arbor wire decode [--json] [--frame] HEX|-\n"
-    "       arbor wire encode [--frame] KEY=VALUE ...\n"
+    "usage: arbor wire decode [-j|--json] [-f|--frame] HEX|-\n"
+    "       arbor wire encode [-f|--frame] KEY=VALUE ...\n"
     "       arbor wire examples\n"
     "\n"
     "decode   print every field of one packet. HEX is the UDP payload (Arbor\n"
@@ -225,23 +226,28 @@ static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_fram
 
 static int wire_decode(int argc, char **argv)
 {
-    int json = 0, frame = 0;
+    static const struct option lopts[] = {{"json", no_argument, NULL, 'j'},
+                                          {"frame", no_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {0, 0, 0, 0}};
+    int json = 0, frame = 0, c;
     const char *arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":jfh", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(wire_usage, stdout);
             return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (c == 'j') {
             json = 1;
-        } else if (strcmp(argv[i], "--frame") == 0) {
+        } else if (c == 'f') {
             frame = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_error("wire decode", "unknown option '%s'", argv[i]);
-        } else if (arg) {
-            return cli_error("wire decode", "one packet at a time: unexpected '%s'", argv[i]);
         } else {
-            arg = argv[i];
+            return cli_bad_option("wire decode", c, argv);
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (arg) return cli_error("wire decode", "one packet at a time: unexpected '%s'", argv[i]);
+        arg = argv[i];
     }
     if (!arg) return cli_error("wire decode", "missing HEX (or '-' to read stdin); see --help");
 
@@ -604,17 +610,20 @@ static int wire_encode(int argc, char **argv)
     int frame = 0, rc = CLI_EXIT_OK;
     int seen[K_COUNT] = {0};
 
-    for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    static const struct option lopts[] = {
+        {"frame", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":fh", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(wire_usage, stdout);
-            free(st.payload);
             return CLI_EXIT_OK;
         }
-        if (strcmp(a, "--frame") == 0) {
-            frame = 1;
-            continue;
-        }
+        if (c != 'f') return cli_bad_option(E, c, argv);
+        frame = 1;
+    }
+    for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
+        const char *a = argv[i];
         const char *eq = strchr(a, '=');
         if (!eq) {
             rc = cli_error(E, "expected KEY=VALUE, got '%s'", a);
