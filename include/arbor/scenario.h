@@ -153,9 +153,14 @@ typedef struct arb_scenario_host {
     double peak_rss_mb;
 } arb_scenario_host;
 
+/* The "schema" field of arb_scenario_json's object: its layout's name and
+ * major version (docs/schema/arbor-sim.schema.json). */
+#define ARB_SCENARIO_JSON_SCHEMA "arbor-sim/1"
+
 /*
  * The results as one JSON object (docs/simulator.md has the schema),
- * numbers in fixed formats; `host` NULL leaves the host object out.
+ * starting with "schema" (ARB_SCENARIO_JSON_SCHEMA) and "version"
+ * (arb_version()), numbers in fixed formats; `host` NULL leaves the host object out.
  * A malloc'd string, or NULL when out of memory.
  */
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host);

@@ -269,6 +269,14 @@ int arb_sim_run(arb_sim *s, arb_time until);
 arb_time arb_sim_now(const arb_sim *s);
 
 /*
+ * The simulated time of the last event that did something: arb_sim_now
+ * less any host timer that fired after it and found nothing to do (the
+ * timeout of a flow acknowledged since it was armed). What a run's length
+ * is reported as.
+ */
+arb_time arb_sim_last_activity(const arb_sim *s);
+
+/*
  * From inside an on_flow_done or on_flow_sent callback: make the
  * arb_sim_run under way return once every event due by t has run (t below
  * the current time counts as the current time), so that its caller can act
@@ -289,6 +297,8 @@ typedef struct arb_sim_flow_result {
     uint64_t cnps;               /* DCQCN: CNPs the sender received */
     uint64_t rate_cuts;          /* DCQCN: rate cuts */
     uint64_t min_rate;           /* DCQCN: lowest sending rate, bits/s (line rate if never cut) */
+    uint16_t sport;              /* its UDP source port (arb_sim_add_flow) */
+    uint32_t qp;                 /* its destination QP */
 } arb_sim_flow_result;
 
 /* Errors: ARB_EINVAL for an id out of range. */

@@ -36,6 +36,10 @@ struct flowrec {
     uint32_t src, dst;
     uint64_t bytes;
     arb_time start, finish;
+    uint64_t retx_bytes;
+    uint32_t qp;
+    uint16_t sport;
+    arb_time ideal; /* alone on an idle fabric (flow_ideal) */
 };
 
 struct arb_scenario_result {
@@ -44,11 +48,13 @@ struct arb_scenario_result {
     char topo_spec[128], route_spec[96];
     uint32_t hosts, switches, links;
     unsigned height;
+    uint32_t mtu, hdr_bytes; /* the transport's packets, for the flows' ideal times */
     arb_sim_stats st;
     arb_workload_result wr;
     arb_time now;
-    int stopped; /* run.stop came first */
-    int failed;  /* an engine gave up: the run cannot finish (failure says what) */
+    arb_time active; /* the last event that did something (sim_time_us) */
+    int stopped;     /* run.stop came first */
+    int failed;      /* an engine gave up: the run cannot finish (failure says what) */
     char failure[512];
     int is_arbor; /* workload.kind = arbor: `ar` holds the collective's figures */
     arb_sim_arbor_result ar;
@@ -479,10 +485,45 @@ static arb_time pct(const arb_time *v, uint64_t n, unsigned p)
     return v[k ? k - 1 : 0];
 }
 
+/*
+ * A flow's completion time alone on an idle fabric: its path climbs to the
+ * lowest common ancestor of its hosts (level L) and back, 2L links; the
+ * first packet is stored and forwarded on each (its serialisation and the
+ * link's delay), the rest stream behind it at the slowest rate of the path.
+ * Rates and delays are those of the tiers' first links (fabric.link_rate,
+ * up_rate, delay; per-link settings are not counted). 0 when unknown.
+ */
+static arb_time flow_ideal(const arb_topo *t, const struct flowrec *f, uint32_t mtu, uint32_t hdr)
+{
+    const arb_pgft *g = arb_topo_pgft(t);
+    if (!g || !mtu || f->src == f->dst) return 0;
+    unsigned L = 1;
+    while (L < g->h && f->src / g->M[L] != f->dst / g->M[L])
+        L++;
+    uint64_t pkts = (f->bytes + mtu - 1) / mtu;
+    uint64_t first = (f->bytes < mtu ? f->bytes : mtu) + hdr;
+    uint64_t wire = f->bytes + pkts * hdr;
+    arb_time ideal = 0;
+    uint64_t slowest = UINT64_MAX;
+    for (unsigned l = 0; l < L; l++) {
+        /* tier l: the up ports of the first node of level l */
+        const arb_node *n = arb_topo_node(t, arb_topo_level_first(t, l));
+        if (!n || !n->n_up) return 0;
+        const arb_port *p = arb_topo_port(t, n->first_up);
+        arb_time hop = arb_time_tx(first, p->rate) + p->delay;
+        if (hop == ARB_TIME_NEVER) return 0;
+        ideal += 2 * hop; /* up and down */
+        if (p->rate < slowest) slowest = p->rate;
+    }
+    arb_time rest = arb_time_tx(wire - first, slowest);
+    return rest == ARB_TIME_NEVER ? 0 : ideal + rest;
+}
+
 static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
 {
     arb_sim_get_stats(s, &r->st);
     r->now = arb_sim_now(s);
+    r->active = arb_sim_last_activity(s);
     uint32_t n = arb_sim_n_flows(s);
     r->flows = malloc((n ? n : 1) * sizeof *r->flows);
     arb_time *fct = malloc((n ? n : 1) * sizeof *fct);
@@ -500,6 +541,10 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
         r->flows[i].bytes = fr.bytes;
         r->flows[i].start = fr.start;
         r->flows[i].finish = fr.finish;
+        r->flows[i].retx_bytes = fr.retx_bytes;
+        r->flows[i].qp = fr.qp;
+        r->flows[i].sport = fr.sport;
+        r->flows[i].ideal = flow_ideal(t, &r->flows[i], r->mtu, r->hdr_bytes);
         r->timeouts += fr.timeouts;
         if (fr.reorder_peak_bytes > r->reorder_peak) r->reorder_peak = fr.reorder_peak_bytes;
         if (fr.finish != ARB_TIME_NEVER) {
@@ -673,6 +718,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     cfg.seed = run_seed;
     cfg.mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
     cfg.hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    r->mtu = cfg.mtu;
+    r->hdr_bytes = cfg.hdr_bytes;
     cfg.ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
     cfg.transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
     cfg.rto = scn_u64(sc, K_TR_RTO);
@@ -1343,6 +1390,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
 {
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
+    cJSON_AddStringToObject(j, "schema", ARB_SCENARIO_JSON_SCHEMA);
+    cJSON_AddStringToObject(j, "version", arb_version());
     cJSON *scn = cJSON_AddObjectToObject(j, "scenario");
     cJSON_AddStringToObject(scn, "file", r->file ? r->file : "(built-in)");
     for (size_t s = 0; s < sizeof sec_names / sizeof sec_names[0]; s++) {
@@ -1367,7 +1416,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     j_u64(tp, "switches", r->switches);
     j_u64(tp, "links", r->links);
     cJSON_AddStringToObject(j, "routing", r->route_spec);
-    j_us(j, "sim_time_us", r->now);
+    j_us(j, "sim_time_us", r->active);
     j_u64(j, "events", r->st.events);
     j_u64(j, "packet_hops", r->st.packet_hops);
     cJSON_AddBoolToObject(j, "completed", r->wr.done);
@@ -1521,7 +1570,8 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
 {
     struct sbuf b = {NULL, 0, 0, 0};
     if (kind == ARB_SCN_CSV_FLOWS) {
-        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us\n");
+        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,"
+                      "dport,qp,retx_bytes,ideal_us,slowdown\n");
         for (uint32_t i = 0; i < r->n_flows; i++) {
             const struct flowrec *f = &r->flows[i];
             sb_printf(&b, "%u,%u,%u,%" PRIu64 ",", i, f->src, f->dst, f->bytes);
@@ -1529,8 +1579,17 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
             sb_printf(&b, ",");
             sb_us(&b, f->finish);
             sb_printf(&b, ",");
-            sb_us(&b, f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start);
-            sb_printf(&b, "\n");
+            arb_time fct = f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start;
+            sb_us(&b, fct);
+            uint32_t a = ARB_ROUTE_HOST_IP_BASE | f->src, d = ARB_ROUTE_HOST_IP_BASE | f->dst;
+            sb_printf(&b, ",%u.%u.%u.%u,%u.%u.%u.%u,udp,%u,%u,%u,%" PRIu64 ",", a >> 24,
+                      (a >> 16) & 255, (a >> 8) & 255, a & 255, d >> 24, (d >> 16) & 255,
+                      (d >> 8) & 255, d & 255, f->sport, ARB_ROCE_UDP_PORT, f->qp, f->retx_bytes);
+            sb_us(&b, f->ideal ? f->ideal : ARB_TIME_NEVER);
+            if (f->ideal && fct != ARB_TIME_NEVER)
+                sb_printf(&b, ",%.6f\n", (double)fct / (double)f->ideal);
+            else
+                sb_printf(&b, ",\n");
         }
     } else if (kind == ARB_SCN_CSV_UTIL || kind == ARB_SCN_CSV_QUEUE) {
         sb_printf(&b, "time_us");

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # jget KEY < JSON: the number after "KEY": (first match).
-jget() { grep -o "\"$1\":[-0-9.e+]*" | head -1 | cut -d: -f2; }
+jget() { grep -o "\"$1\":[-0-9.e+]*" | head -1 | cut -d: -f2 | awk '{ printf "%.10g\n", $1 }'; }
 # near NAME WANT GOT TOL: |GOT - WANT| <= TOL.
 near() {
     if awk -v w="$2" -v g="$3" -v t="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'; then

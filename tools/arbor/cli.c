@@ -3,8 +3,10 @@
 
 #include "arb_cli_version.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,29 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     char shortopt[3] = {'-', (char)optopt, '\0'};
     const char *a = optopt ? shortopt : word;
     return cli_error(cmd, "unknown option '%s'; see 'arbor %s --help'", a, cmd);
+}
+
+void cli_json_head(cJSON *o, const char *schema)
+{
+    cJSON_AddStringToObject(o, "schema", schema);
+    cJSON_AddStringToObject(o, "version", arb_version());
+}
+
+void cli_fmt_real(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "null");
+    else if (v != 0 && fabs(v) < 1e-3)
+        snprintf(buf, len, "%.6e", v);
+    else
+        snprintf(buf, len, "%.6f", v);
+}
+
+void cli_json_real(cJSON *o, const char *name, double v)
+{
+    char b[64];
+    cli_fmt_real(b, sizeof b, v);
+    cJSON_AddRawToObject(o, name, b);
 }
 
 const char *cli_version(void)

@@ -44,6 +44,24 @@ int cli_is_help(const char *arg);
 void cli_getopt_start(void);
 int cli_bad_option(const char *cmd, int c, char **argv);
 
+/*
+ * JSON outputs: every object starts with "schema" (its kind and the major
+ * version of its layout, the file docs/schema/KIND.schema.json describes)
+ * and "version" (arb_version()). A field is renamed or its meaning changed
+ * only with a new major version. Reals print with six decimals, as
+ * `arbor sim` prints them (or, below 0.001, six decimals of an exponent
+ * form, so that small probabilities keep their digits); non-finite: null.
+ */
+#define CLI_SCHEMA_ROUTE "arbor-route/1"
+#define CLI_SCHEMA_ROUTE_BINS "arbor-route-bins/1"
+#define CLI_SCHEMA_TOPO "arbor-topo/1"
+#define CLI_SCHEMA_WIRE "arbor-wire/1"
+struct cJSON;
+void cli_json_head(struct cJSON *o, const char *schema);
+void cli_json_real(struct cJSON *o, const char *name, double v);
+/* The same as text, for JSON written with printf. */
+void cli_fmt_real(char *buf, size_t len, double v);
+
 /* "arbor VERSION" and, when built from a git checkout, " (commit HASH)". */
 const char *cli_version(void);
 

@@ -359,6 +359,7 @@ static void print_json(const arb_topo *t, const arb_route *r, const char *traffi
                        const char *model)
 {
     cJSON *j = cJSON_CreateObject();
+    cli_json_head(j, CLI_SCHEMA_ROUTE);
     if (model) cJSON_AddStringToObject(j, "model", model);
     cJSON_AddStringToObject(j, "topo", arb_topo_spec(t));
     cJSON_AddNumberToObject(j, "hosts", arb_topo_n_hosts(t));
@@ -366,38 +367,40 @@ static void print_json(const arb_topo *t, const arb_route *r, const char *traffi
     cJSON_AddStringToObject(j, "traffic", traffic);
     cJSON_AddNumberToObject(j, "qps", (double)o->qps);
     cJSON_AddNumberToObject(j, "phases", phases);
-    cJSON_AddNumberToObject(j, "flows", res->flows);
-    cJSON_AddNumberToObject(j, "unroutable", res->unroutable);
-    cJSON_AddNumberToObject(j, "max_link_load", res->mean[0]);
-    cJSON_AddNumberToObject(j, "max_link_demand", res->mean[1]);
-    cJSON_AddNumberToObject(j, "mean_link_load", res->mean_load);
+    cli_json_real(j, "flows", res->flows);
+    cli_json_real(j, "unroutable", res->unroutable);
+    cli_json_real(j, "max_link_load", res->mean[0]);
+    cli_json_real(j, "max_link_demand", res->mean[1]);
+    cli_json_real(j, "mean_link_load", res->mean_load);
     cJSON *f = cJSON_AddObjectToObject(j, "fabric");
-    cJSON_AddNumberToObject(f, "max_link_load", res->mean[2]);
-    cJSON_AddNumberToObject(f, "max_link_demand", res->mean[3]);
+    cli_json_real(f, "max_link_load", res->mean[2]);
+    cli_json_real(f, "max_link_demand", res->mean[3]);
     cJSON *h = cJSON_AddObjectToObject(j, "host");
-    cJSON_AddNumberToObject(h, "max_link_load", res->mean[4]);
-    cJSON_AddNumberToObject(h, "max_link_demand", res->mean[5]);
+    cli_json_real(h, "max_link_load", res->mean[4]);
+    cli_json_real(h, "max_link_demand", res->mean[5]);
     cJSON *hist = cJSON_AddArrayToObject(j, "histogram");
     for (uint32_t k = 0; k < res->hist_len; k++)
         cJSON_AddItemToArray(hist, cJSON_CreateNumber((double)res->hist[k]));
     cJSON *tr = cJSON_AddObjectToObject(j, "trials");
     cJSON_AddNumberToObject(tr, "n", (double)res->trials);
-    cJSON_AddNumberToObject(tr, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(tr, "p_no_collision", res->p_no_collision);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    cJSON_AddRawToObject(tr, "seed", seed);
+    cli_json_real(tr, "p_no_collision", res->p_no_collision);
     cJSON *mn = cJSON_AddObjectToObject(tr, "min");
     cJSON *mx = cJSON_AddObjectToObject(tr, "max");
     for (int i = 0; i < N_FIG; i++) {
-        cJSON_AddNumberToObject(mn, fig_name[i], res->min[i]);
-        cJSON_AddNumberToObject(mx, fig_name[i], res->max[i]);
+        cli_json_real(mn, fig_name[i], res->min[i]);
+        cli_json_real(mx, fig_name[i], res->max[i]);
     }
     if (res->uplinks) {
         cJSON *u = cJSON_AddObjectToObject(j, "uplinks");
         cJSON_AddNumberToObject(u, "n", res->uplinks);
-        cJSON_AddNumberToObject(u, "busiest_flows", res->up_flows);
-        cJSON_AddNumberToObject(u, "busiest_demand", res->up_demand);
-        cJSON_AddNumberToObject(u, "slowdown", slowdown(res));
-        cJSON_AddNumberToObject(u, "p_no_collision", res->up_none);
-        cJSON_AddNumberToObject(u, "idle", res->up_idle);
+        cli_json_real(u, "busiest_flows", res->up_flows);
+        cli_json_real(u, "busiest_demand", res->up_demand);
+        cli_json_real(u, "slowdown", slowdown(res));
+        cli_json_real(u, "p_no_collision", res->up_none);
+        cli_json_real(u, "idle", res->up_idle);
     }
     char *s = cJSON_PrintUnformatted(j);
     if (s) puts(s);
@@ -557,12 +560,17 @@ static int model_bins(const struct opts *o)
     }
     double p = arb_route_bins_p_no_collision(o->flows, o->links);
     if (o->json) {
-        printf("{\"model\":\"bins\",\"flows\":%llu,\"links\":%llu,\"trials\":%llu,\"seed\":%llu,"
-               "\"p_no_collision\":%.6g,\"p_no_collision_simulated\":%.6g,"
-               "\"expected_busiest\":%.6g,\"mean_load\":%.6g}\n",
-               (unsigned long long)o->flows, (unsigned long long)o->links,
-               (unsigned long long)trials, (unsigned long long)o->seed, p, none, busiest,
-               (double)o->flows / (double)o->links);
+        char fp[64], fn[64], fb[64], fm[64];
+        cli_fmt_real(fp, sizeof fp, p);
+        cli_fmt_real(fn, sizeof fn, none);
+        cli_fmt_real(fb, sizeof fb, busiest);
+        cli_fmt_real(fm, sizeof fm, (double)o->flows / (double)o->links);
+        printf("{\"schema\":\"%s\",\"version\":\"%s\",\"model\":\"bins\",\"flows\":%llu,"
+               "\"links\":%llu,\"trials\":%llu,\"seed\":%llu,\"p_no_collision\":%s,"
+               "\"p_no_collision_simulated\":%s,\"expected_busiest\":%s,\"mean_load\":%s}\n",
+               CLI_SCHEMA_ROUTE_BINS, arb_version(), (unsigned long long)o->flows,
+               (unsigned long long)o->links, (unsigned long long)trials,
+               (unsigned long long)o->seed, fp, fn, fb, fm);
     } else {
         printf("flows             %llu\nlinks             %llu\ntrials            %llu\n",
                (unsigned long long)o->flows, (unsigned long long)o->links,

@@ -244,6 +244,7 @@ static int describe_json(const arb_topo *t, const struct summary *s)
     const arb_pgft *g = arb_topo_pgft(t);
     cJSON *o = cJSON_CreateObject();
     if (!o) return -1;
+    cli_json_head(o, CLI_SCHEMA_TOPO);
     cJSON_AddStringToObject(o, "spec", arb_topo_spec(t));
     cJSON_AddStringToObject(o, "kind", arb_topo_kind_name(arb_topo_get_kind(t)));
     cJSON *pg = cJSON_AddObjectToObject(o, "pgft");
@@ -294,10 +295,9 @@ static int describe_json(const arb_topo *t, const struct summary *s)
         cJSON_AddNumberToObject(e, "level", l);
         cJSON_AddNumberToObject(e, "down", (double)dn);
         cJSON_AddNumberToObject(e, "up", (double)upn);
-        cJSON_AddNumberToObject(e, "ratio", (double)dn / (double)upn);
-        cJSON_AddNumberToObject(e, "capacity_ratio",
-                                (double)dn * (double)s->rate[l - 1] /
-                                    ((double)upn * (double)s->rate[l]));
+        cli_json_real(e, "ratio", (double)dn / (double)upn);
+        cli_json_real(e, "capacity_ratio",
+                      (double)dn * (double)s->rate[l - 1] / ((double)upn * (double)s->rate[l]));
         cJSON_AddItemToArray(ov, e);
     }
     cJSON_AddStringToObject(o, "shape", s->shape);

@@ -23,12 +23,14 @@ static const char wire_usage[] =
     "         header then payload) as hex digits; spaces, colons and a leading\n"
     "         0x are ignored; '-' reads it from stdin. --frame: HEX is a whole\n"
     "         Ethernet/IPv4/UDP frame (checksums are verified).\n"
-    "         --json prints one JSON object with the keys version, packet_type,\n"
+    "         --json prints one JSON object with the keys schema (arbor-wire/1),\n"
+    "         arbor_version (the program's), version (the header's), packet_type,\n"
     "         repair, op, message_id, payload_valid, payload_kind, credit_valid,\n"
     "         ext, agg_depth, aggregated, offset_a, offset_b, agg_loc, fanin,\n"
     "         attempt, dtype, header_len, payload_len (and frame, with --frame).\n"
     "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
-    "         is x. Keys are those of decode --json (header_len 16 or 20 sets\n"
+    "         is x. Keys are those of decode --json (schema must be arbor-wire/1,\n"
+    "         arbor_version is ignored; header_len 16 or 20 sets\n"
     "         ext), with names or numbers for packet_type, op, payload_kind and\n"
     "         dtype, and 'a,b,c' for agg_loc and fanin; unset fields are 0,\n"
     "         version is 2. payload=HEX gives payload bytes, payload_len=N that\n"
@@ -196,6 +198,10 @@ static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_fram
     if (!o) return -1;
     unsigned loc[3] = {h->agg_loc[0], h->agg_loc[1], h->agg_loc[2]};
     unsigned fan[3] = {h->fanin[0], h->fanin[1], h->fanin[2]};
+    /* "version" here is the header's own field (the wire format's version,
+     * 2), as `wire encode` takes it; the program's is arbor_version. */
+    cJSON_AddStringToObject(o, "schema", CLI_SCHEMA_WIRE);
+    cJSON_AddStringToObject(o, "arbor_version", arb_version());
     cJSON_AddNumberToObject(o, "version", h->version);
     cJSON_AddStringToObject(o, "packet_type", arb_ptype_name(h->packet_type));
     cJSON_AddNumberToObject(o, "repair", h->repair);
@@ -629,6 +635,16 @@ static int wire_encode(int argc, char **argv)
             rc = cli_error(E, "expected KEY=VALUE, got '%s'", a);
             break;
         }
+        /* decode --json's own fields: its schema (checked) and the
+         * program's version (ignored), so that its keys are encode's */
+        if (strncmp(a, "schema=", 7) == 0) {
+            if (strcmp(eq + 1, CLI_SCHEMA_WIRE) != 0) {
+                rc = cli_error(E, "schema: '%s' is not %s", eq + 1, CLI_SCHEMA_WIRE);
+                break;
+            }
+            continue;
+        }
+        if (strncmp(a, "arbor_version=", 14) == 0) continue;
         int k = find_key(a, (size_t)(eq - a));
         if (k < 0) {
             rc = cli_error(E, "unknown key '%.*s' (see 'arbor wire --help')", (int)(eq - a), a);
