@@ -30,6 +30,24 @@ extern "C" {
 /* The default UDP port of a channel (configurable; not IANA-assigned). */
 #define ARB_UDP_PORT_DEFAULT 17470
 
+/* The UDP source port of a packet of subchannel s is ARB_UDP_SPORT_BASE + s
+ * (docs/protocol.md section 4.4): in the dynamic range, never 0, and above
+ * the channel's port so that a capture tool offers the packet to Arbor's
+ * dissector first. Subchannels 0 .. ARB_UDP_SPORT_SUBCHANNELS - 1. */
+#define ARB_UDP_SPORT_BASE 49152
+#define ARB_UDP_SPORT_SUBCHANNELS 16384
+
+static inline uint16_t arb_subchannel_sport(uint32_t subchannel)
+{
+    return (uint16_t)(ARB_UDP_SPORT_BASE + subchannel % ARB_UDP_SPORT_SUBCHANNELS);
+}
+
+/* The subchannel of a UDP source port, or -1 below ARB_UDP_SPORT_BASE. */
+static inline int arb_sport_subchannel(uint16_t sport)
+{
+    return sport >= ARB_UDP_SPORT_BASE ? sport - ARB_UDP_SPORT_BASE : -1;
+}
+
 typedef enum arb_ptype {
     ARB_PT_REGISTER = 0,
     ARB_PT_DATA_REQUEST = 1,
@@ -148,7 +166,7 @@ typedef struct arb_frame_addr {
     uint8_t eth_src[6];
     uint32_t ip_src;
     uint32_t ip_dst;
-    uint16_t udp_src; /* the subchannel (docs/protocol.md section 12) */
+    uint16_t udp_src; /* arb_subchannel_sport(subchannel), docs/protocol.md section 4.4 */
     uint16_t udp_dst; /* the channel's port */
     uint8_t ip_ttl;   /* 0 is sent as 64 */
     uint8_t ip_tos;   /* DSCP << 2 | ECN; ECN CE = 3 */

@@ -81,6 +81,11 @@ struct arb_scenario_result {
     double *samp_util;  /* n_samp x n_cls */
     double *samp_qmean; /* n_samp x n_cls */
     uint32_t *samp_qmax;
+    uint32_t *samp_slots; /* n_samp x 2: live slots summed over switches, most in one (Arbor) */
+    /* Arbor: every job's ranks, job-major: host and done time */
+    uint32_t n_ar_ranks;
+    uint32_t *ar_rank_job, *ar_rank_host;
+    arb_time *ar_rank_done;
 };
 
 static char *dup_str(const char *s)
@@ -106,6 +111,10 @@ void arb_scenario_result_free(arb_scenario_result *r)
     free(r->samp_util);
     free(r->samp_qmean);
     free(r->samp_qmax);
+    free(r->samp_slots);
+    free(r->ar_rank_job);
+    free(r->ar_rank_host);
+    free(r->ar_rank_done);
     free(r);
 }
 
@@ -395,7 +404,9 @@ static int sample(struct sampler *sp, arb_time t)
         if (nq) r->samp_qmean = nq;
         uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
         if (nm) r->samp_qmax = nm;
-        if (!nt || !nu || !nq || !nm) return ARB_ENOMEM;
+        uint32_t *ns = realloc(r->samp_slots, (size_t)ncap * 2 * sizeof *ns);
+        if (ns) r->samp_slots = ns;
+        if (!nt || !nu || !nq || !nm || !ns) return ARB_ENOMEM;
         r->cap_samp = ncap;
     }
     size_t row = (size_t)r->n_samp * nc;
@@ -426,6 +437,10 @@ static int sample(struct sampler *sp, arb_time t)
         r->samp_qmean[row + c] = pc->ports ? qs[c] / pc->ports : 0;
         r->samp_qmax[row + c] = qm[c];
     }
+    uint32_t live = 0, most = 0;
+    arb_sim_arbor_slots(sp->s, &live, &most); /* stays 0 without Arbor */
+    r->samp_slots[2 * (size_t)r->n_samp] = live;
+    r->samp_slots[2 * (size_t)r->n_samp + 1] = most;
     r->samp_t[r->n_samp++] = t;
     sp->prev_t = t;
     return 0;
@@ -517,6 +532,27 @@ static arb_time flow_ideal(const arb_topo *t, const struct flowrec *f, uint32_t 
     }
     arb_time rest = arb_time_tx(wire - first, slowest);
     return rest == ARB_TIME_NEVER ? 0 : ideal + rest;
+}
+
+/* Every Arbor job's ranks: host and done time (none without Arbor). */
+static int collect_ranks(arb_scenario_result *r, const arb_sim *s)
+{
+    uint32_t n = 0;
+    int jobs = arb_sim_arbor_jobs(s);
+    for (int k = 0; k < jobs; k++)
+        n += arb_sim_arbor_job_ranks(s, k);
+    if (!n) return 0;
+    r->ar_rank_job = malloc(n * sizeof *r->ar_rank_job);
+    r->ar_rank_host = malloc(n * sizeof *r->ar_rank_host);
+    r->ar_rank_done = malloc(n * sizeof *r->ar_rank_done);
+    if (!r->ar_rank_job || !r->ar_rank_host || !r->ar_rank_done) return ARB_ENOMEM;
+    for (int k = 0; k < jobs; k++)
+        for (uint32_t i = 0; i < arb_sim_arbor_job_ranks(s, k); i++, r->n_ar_ranks++) {
+            r->ar_rank_job[r->n_ar_ranks] = (uint32_t)k;
+            arb_sim_arbor_rank(s, k, i, &r->ar_rank_host[r->n_ar_ranks],
+                               &r->ar_rank_done[r->n_ar_ranks]);
+        }
+    return 0;
 }
 
 static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
@@ -890,6 +926,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
     }
     rc = collect(r, s, t);
+    if (rc == 0) rc = collect_ranks(r, s);
     if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && arbor) {
@@ -1610,6 +1647,22 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
                     sb_printf(&b, ",%.1f,%u", r->samp_qmean[k], r->samp_qmax[k]);
             }
             sb_printf(&b, "\n");
+        }
+    } else if (kind == ARB_SCN_CSV_RANKS) {
+        /* rank i of job j: the job's rank order (workload.hosts, arbor.jobs) */
+        sb_printf(&b, "job,rank,host,done_us\n");
+        for (uint32_t i = 0, first = 0; i < r->n_ar_ranks; i++) {
+            if (i && r->ar_rank_job[i] != r->ar_rank_job[i - 1]) first = i;
+            sb_printf(&b, "%u,%u,%u,", r->ar_rank_job[i], i - first, r->ar_rank_host[i]);
+            sb_us(&b, r->ar_rank_done[i]);
+            sb_printf(&b, "\n");
+        }
+    } else if (kind == ARB_SCN_CSV_SLOTS) {
+        sb_printf(&b, "time_us,live_slots,max_switch_slots\n");
+        for (uint32_t i = 0; r->n_ar_ranks && i < r->n_samp; i++) {
+            sb_us(&b, r->samp_t[i]);
+            sb_printf(&b, ",%u,%u\n", r->samp_slots[2 * (size_t)i],
+                      r->samp_slots[2 * (size_t)i + 1]);
         }
     } else {
         return NULL;

@@ -85,4 +85,17 @@ same "the other channels' credits reach h1 from their trees" "239.0.0.0 239.0.2.
     "$(printf '%s\n' "$A" | awk '$2 != "10.0.0.1" && $1 != "10.0.0.1" && $4 == 2 { print $2 }' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 same "no malformed Arbor frames" "" \
     "$(ts -X lua_script:contrib/wireshark/arbor.lua -r "$TMP/arb.pcap" -Y '_ws.malformed || _ws.expert.severity >= error' | head -1)"
+
+# Every link of an Arbor run on a leaf-spine (--pcap all): source ports are
+# 49152 + the subchannel, never 0; each hop's copy has its link's MACs and
+# one TTL less per switch crossed (64 at the node that made the frame).
+"$ARBOR" sim --quiet -s topology=leafspine:2,2,1 -s size=64KiB --pcap all "$TMP/ls.pcap" >/dev/null
+P=$(ts -r "$TMP/ls.pcap" -Y 'udp.dstport == 17470' -T fields -e udp.srcport -e ip.ttl -e eth.src \
+    -e eth.dst)
+same "Arbor source ports: 49152 + subchannel 0" "49152" "$(printf '%s\n' "$P" | cut -f1 | sort -u)"
+# (a REGISTER from a host on one leaf to one on the other crosses three)
+same "TTLs: 64 where made, one less per switch, down to 61" "61 62 63 64" \
+    "$(printf '%s\n' "$P" | cut -f2 | sort -u | tr '\n' ' ' | sed 's/ $//')"
+same "eth.src: 4 hosts, 2 leaves, 1 spine" "7" "$(printf '%s\n' "$P" | cut -f3 | sort -u | wc -l | tr -d ' ')"
+same "no frame from a node to itself" "" "$(printf '%s\n' "$P" | awk '$3 == $4' | head -1)"
 finish
