@@ -56,11 +56,28 @@ int cli_bad_option(const char *cmd, int c, char **argv);
 #define CLI_SCHEMA_ROUTE_BINS "arbor-route-bins/1"
 #define CLI_SCHEMA_TOPO "arbor-topo/1"
 #define CLI_SCHEMA_WIRE "arbor-wire/1"
+#define CLI_SCHEMA_SIM_SEEDS "arbor-sim-seeds/1"
 struct cJSON;
 void cli_json_head(struct cJSON *o, const char *schema);
 void cli_json_real(struct cJSON *o, const char *name, double v);
 /* The same as text, for JSON written with printf. */
 void cli_fmt_real(char *buf, size_t len, double v);
+
+/*
+ * arbor sim --seeds A..B (sim_seeds.c): `one` runs the scenario with
+ * run.seed = seed and hands back its JSON (malloc'd) or returns an exit
+ * status, having printed why. At most CLI_MAX_SEEDS runs.
+ */
+#define CLI_MAX_SEEDS 100000
+struct cli_seeds_run {
+    const char *file;
+    uint64_t first, last;
+    int json, quiet;
+    int (*one)(void *ctx, uint64_t seed, char **json_out);
+    void *ctx;
+};
+int cli_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
+int cli_sim_seeds(const struct cli_seeds_run *run);
 
 /* "arbor VERSION" and, when built from a git checkout, " (commit HASH)". */
 const char *cli_version(void);

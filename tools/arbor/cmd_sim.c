@@ -39,6 +39,9 @@ static const char sim_usage[] =
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
     "-q, --quiet    no progress bar (shown on a terminal after one second)\n"
     "-k, --keys     list every key with its default and exit\n"
+    "--seeds A..B   run once per seed A..B (run.seed) and summarise: mean, 95% CI\n"
+    "               of the mean (Student's t), sd, min and max of each figure;\n"
+    "               with --json one object (schema arbor-sim-seeds/1)\n"
     "Options take '--opt value' or '--opt=value' and may be abbreviated.\n"
     "\n"
     "Exit status: 0 the run finished (or reached run.stop), 1 it could not go on,\n"
@@ -354,16 +357,78 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
     }
 }
 
+/* The scenario of the command line: FILE (or the built-in one), then the
+ * actions in order. Prints its error and returns an exit status. */
+static int build_scenario(const char *file, const struct sim_action *act, int n_act,
+                          arb_scenario **out)
+{
+    arb_scenario *sc;
+    if (arb_scenario_new(&sc) < 0) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    char err[1024];
+    int rc = file ? arb_scenario_load(sc, file, err, sizeof err)
+                  : arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", NULL,
+                                             err, sizeof err);
+    for (int i = 0; rc == 0 && i < n_act; i++)
+        rc = apply_action(sc, &act[i], err, sizeof err);
+    if (rc < 0) {
+        arb_scenario_free(sc);
+        cli_error("sim", "%s", err);
+        return status_of(rc);
+    }
+    *out = sc;
+    return CLI_EXIT_OK;
+}
+
+struct seeds_ctx {
+    const char *file;
+    const struct sim_action *act;
+    int n_act;
+};
+
+/* One run of --seeds: the scenario with run.seed = seed, its JSON. */
+static int seeds_one(void *ctx, uint64_t seed, char **json)
+{
+    const struct seeds_ctx *x = ctx;
+    arb_scenario *sc;
+    int rc = build_scenario(x->file, x->act, x->n_act, &sc);
+    if (rc) return rc;
+    char as[64], err[1024];
+    snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
+    arb_scenario_result *res = NULL;
+    rc = arb_scenario_set(sc, as, err, sizeof err);
+    if (rc == 0) rc = arb_scenario_run(sc, NULL, NULL, &res, err, sizeof err);
+    arb_scenario_free(sc);
+    if (rc < 0) {
+        cli_error("sim", "seed %llu: %s", (unsigned long long)seed, err);
+        return status_of(rc);
+    }
+    *json = arb_scenario_json(res, NULL);
+    arb_scenario_result_free(res);
+    if (!*json) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"set", required_argument, NULL, 's'},  {"seed", required_argument, NULL, 'S'},
-        {"json", no_argument, NULL, 'j'},       {"csv", required_argument, NULL, 'c'},
-        {"pcap", required_argument, NULL, 'p'}, {"wire-check", no_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},      {"keys", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},       {0, 0, 0, 0}};
-    const char *file = NULL, *csv = NULL;
-    int json = 0, quiet = 0, n_act = 0, c;
+    static const struct option opts[] = {{"set", required_argument, NULL, 's'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"csv", required_argument, NULL, 'c'},
+                                         {"pcap", required_argument, NULL, 'p'},
+                                         {"wire-check", no_argument, NULL, 'w'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"keys", no_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"seeds", required_argument, NULL, 'E'},
+                                         {0, 0, 0, 0}};
+    const char *file = NULL, *csv = NULL, *seeds = NULL;
+    int json = 0, quiet = 0, n_act = 0, c, has_pcap = 0, has_seed = 0;
     struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
     if (!act) {
         fprintf(stderr, "arbor sim: out of memory\n");
@@ -388,17 +453,22 @@ int cmd_sim(int argc, char **argv)
         case 'c':
             csv = optarg;
             break;
+        case 'E':
+            seeds = optarg;
+            break;
         case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
             if (optind >= argc) {
                 free(act);
                 return cli_error("sim", "--pcap needs PORTS and FILE");
             }
             act[n_act++] = (struct sim_action){'p', optarg, argv[optind++]};
+            has_pcap = 1;
             break;
         case 's':
         case 'S':
         case 'w':
             act[n_act++] = (struct sim_action){c, optarg, NULL};
+            has_seed |= c == 'S';
             break;
         default:
             free(act);
@@ -412,24 +482,28 @@ int cmd_sim(int argc, char **argv)
         }
         file = argv[i];
     }
-    arb_scenario *sc;
-    if (arb_scenario_new(&sc) < 0) {
+    if (seeds) {
+        uint64_t first, last;
+        const char *clash = csv ? "--csv" : has_pcap ? "--pcap" : has_seed ? "--seed" : NULL;
+        int st;
+        if (cli_parse_seeds(seeds, &first, &last) < 0) {
+            st = cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", seeds,
+                           CLI_MAX_SEEDS);
+        } else if (clash) {
+            st = cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
+        } else {
+            struct seeds_ctx x = {file, act, n_act};
+            struct cli_seeds_run run = {file, first, last, json, quiet, seeds_one, &x};
+            st = cli_sim_seeds(&run);
+        }
         free(act);
-        fprintf(stderr, "arbor sim: out of memory\n");
-        return CLI_EXIT_FAIL;
+        return st;
     }
-    char err[1024];
-    int rc = file ? arb_scenario_load(sc, file, err, sizeof err)
-                  : arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", NULL,
-                                             err, sizeof err);
-    for (int i = 0; rc == 0 && i < n_act; i++)
-        rc = apply_action(sc, &act[i], err, sizeof err);
+    arb_scenario *sc;
+    int rc = build_scenario(file, act, n_act, &sc);
     free(act);
-    if (rc < 0) {
-        arb_scenario_free(sc);
-        cli_error("sim", "%s", err);
-        return status_of(rc);
-    }
+    if (rc) return rc;
+    char err[1024];
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
     if (csv && (rc = csv_open(&csvo, csv)) != 0) {
