@@ -829,7 +829,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             rc = key_fail(sc, K_RUN_PCAPPORTS, err, errlen, rc, msg);
             goto done;
         }
-        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, 0);
+        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
         free(pp);
         free(pcap_path);
         if (rc < 0) {
@@ -1443,6 +1443,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
             /* arbor.jobs only when there are several, so that a one-job
              * run's report is what it was before the key existed */
             if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
+            /* likewise run.pcap_snaplen when it keeps whole frames */
+            if (k == K_RUN_PCAPSNAP && strcmp(r->echo[k], "0") == 0) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }

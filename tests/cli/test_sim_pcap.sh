@@ -28,6 +28,31 @@ expect_err "file not created" 2 "run.pcap: cannot create the file" \
 expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
     "$ARBOR" sim "$TMP/ring.ini" --pcap all
 
+# --snaplen N (run.pcap_snaplen): the file's snap length is N, every record
+# keeps at most N bytes and its frame's whole length (read without tshark).
+"$ARBOR" sim "$TMP/ring.ini" --quiet --pcap host:h0 "$TMP/snap.pcap" --snaplen=64 >/dev/null
+if command -v python3 >/dev/null 2>&1; then
+    got=$(python3 - "$TMP/snap.pcap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+snap = struct.unpack_from('<I', d, 16)[0]
+off, n, cut, over = 24, 0, 0, 0
+while off + 16 <= len(d):
+    caplen, length = struct.unpack_from('<II', d, off + 8)
+    n += 1
+    cut += caplen < length
+    over += caplen > snap
+    off += 16 + caplen
+print(snap, n > 0, cut > 0, over)
+PY
+)
+    expect_out "--snaplen 64: snap length, frames cut, none over" "64 True True 0" echo "$got"
+else
+    skip "--snaplen" "python3 is not installed"
+fi
+expect_err "--snaplen above 65535" 2 "run.pcap_snaplen: '70000' is not in 0..65535" \
+    "$ARBOR" sim "$TMP/ring.ini" --snaplen 70000
+
 if ! command -v tshark >/dev/null 2>&1; then
     skip_all "tshark not found (scripts/deps.sh --install installs it): the capture is not read back"
 fi

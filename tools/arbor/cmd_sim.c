@@ -37,6 +37,7 @@ static const char sim_usage[] =
     "-p, --pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
     "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
+    "--snaplen N    run.pcap_snaplen: keep N bytes of each captured frame (0: all)\n"
     "-q, --quiet    no progress bar (shown on a terminal after one second)\n"
     "-k, --keys     list every key with its default and exit\n"
     "--seeds A..B   run once per seed A..B (run.seed) and summarise: mean, 95% CI\n"
@@ -341,6 +342,15 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
     }
     case 'w':
         return arb_scenario_set(sc, "arbor.wire_check=on", err, errlen);
+    case 'L': {
+        size_t n = strlen(x->a) + 32;
+        char *buf = malloc(n);
+        if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        snprintf(buf, n, "run.pcap_snaplen=%s", x->a);
+        int rc = arb_scenario_set(sc, buf, err, errlen);
+        free(buf);
+        return rc;
+    }
     case 'p': {
         size_t n = strlen(x->a) + strlen(x->b) + 32;
         char *buf = malloc(n);
@@ -416,17 +426,13 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {{"set", required_argument, NULL, 's'},
-                                         {"seed", required_argument, NULL, 'S'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"csv", required_argument, NULL, 'c'},
-                                         {"pcap", required_argument, NULL, 'p'},
-                                         {"wire-check", no_argument, NULL, 'w'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"keys", no_argument, NULL, 'k'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"seeds", required_argument, NULL, 'E'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, 's'},     {"seed", required_argument, NULL, 'S'},
+        {"json", no_argument, NULL, 'j'},          {"csv", required_argument, NULL, 'c'},
+        {"pcap", required_argument, NULL, 'p'},    {"wire-check", no_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},         {"keys", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},          {"seeds", required_argument, NULL, 'E'},
+        {"snaplen", required_argument, NULL, 'L'}, {0, 0, 0, 0}};
     const char *file = NULL, *csv = NULL, *seeds = NULL;
     int json = 0, quiet = 0, n_act = 0, c, has_pcap = 0, has_seed = 0;
     struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
@@ -466,6 +472,7 @@ int cmd_sim(int argc, char **argv)
             break;
         case 's':
         case 'S':
+        case 'L':
         case 'w':
             act[n_act++] = (struct sim_action){c, optarg, NULL};
             has_seed |= c == 'S';
