@@ -171,7 +171,8 @@ typedef enum arb_scenario_csv_kind {
     ARB_SCN_CSV_FLOWS = 2, /* one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us,
                               src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown */
     ARB_SCN_CSV_RANKS = 3, /* Arbor: one row per rank: job,rank,host,done_us */
-    ARB_SCN_CSV_SLOTS = 4  /* Arbor: time_us, live_slots (all switches), max_switch_slots */
+    ARB_SCN_CSV_SLOTS = 4, /* Arbor: time_us, live_slots (all switches), max_switch_slots */
+    ARB_SCN_CSV_PORTS = 5  /* run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */
 } arb_scenario_csv_kind;
 
 /* CSV text with a header line; malloc'd, NULL when out of memory or for a

@@ -82,6 +82,12 @@ struct arb_scenario_result {
     double *samp_qmean; /* n_samp x n_cls */
     uint32_t *samp_qmax;
     uint32_t *samp_slots; /* n_samp x 2: live slots summed over switches, most in one (Arbor) */
+    /* run.sample_ports: the ports with their own series, and per sample
+     * each one's utilisation and queue bytes (n_samp x n_sp) */
+    uint32_t *sp_ports, n_sp;
+    char (*sp_name)[48];
+    double *samp_port_util;
+    uint32_t *samp_port_q;
     /* Arbor: every job's ranks, job-major: host and done time */
     uint32_t n_ar_ranks;
     uint32_t *ar_rank_job, *ar_rank_host;
@@ -112,6 +118,10 @@ void arb_scenario_result_free(arb_scenario_result *r)
     free(r->samp_qmean);
     free(r->samp_qmax);
     free(r->samp_slots);
+    free(r->sp_ports);
+    free(r->sp_name);
+    free(r->samp_port_util);
+    free(r->samp_port_q);
     free(r->ar_rank_job);
     free(r->ar_rank_host);
     free(r->ar_rank_done);
@@ -384,7 +394,8 @@ static int make_workload(const arb_scenario *sc, uint32_t n_hosts, uint64_t run_
 struct sampler {
     arb_scenario_result *r;
     const arb_sim *s;
-    uint8_t *cls_of; /* per port; 255: failed */
+    uint8_t *cls_of;  /* per port; 255: failed */
+    int32_t *port_of; /* per port: its column in run.sample_ports, or -1 */
     uint64_t *prev_tx;
     uint32_t n_ports;
     arb_time prev_t;
@@ -406,10 +417,20 @@ static int sample(struct sampler *sp, arb_time t)
         if (nm) r->samp_qmax = nm;
         uint32_t *ns = realloc(r->samp_slots, (size_t)ncap * 2 * sizeof *ns);
         if (ns) r->samp_slots = ns;
-        if (!nt || !nu || !nq || !nm || !ns) return ARB_ENOMEM;
+        size_t nsp = r->n_sp ? r->n_sp : 1;
+        double *npu = realloc(r->samp_port_util, (size_t)ncap * nsp * sizeof *npu);
+        if (npu) r->samp_port_util = npu;
+        uint32_t *npq = realloc(r->samp_port_q, (size_t)ncap * nsp * sizeof *npq);
+        if (npq) r->samp_port_q = npq;
+        if (!nt || !nu || !nq || !nm || !ns || !npu || !npq) return ARB_ENOMEM;
         r->cap_samp = ncap;
     }
-    size_t row = (size_t)r->n_samp * nc;
+    size_t row = (size_t)r->n_samp * nc, prow = (size_t)r->n_samp * r->n_sp;
+    double secs_p = (double)(t - sp->prev_t) / (double)ARB_PS_PER_S;
+    for (uint32_t i = 0; i < r->n_sp; i++) { /* failed ports read 0 */
+        r->samp_port_util[prow + i] = 0;
+        r->samp_port_q[prow + i] = 0;
+    }
     double tx[MAX_CLASSES] = {0}, qs[MAX_CLASSES] = {0};
     uint32_t qm[MAX_CLASSES] = {0};
     for (uint32_t p = 0; p < sp->n_ports; p++) {
@@ -419,6 +440,13 @@ static int sample(struct sampler *sp, arb_time t)
         arb_sim_port_stats ps;
         arb_sim_port(sp->s, p, &ps);
         tx[c] += (double)(ps.tx_bytes - sp->prev_tx[p]);
+        if (sp->port_of && sp->port_of[p] >= 0) {
+            const arb_port *pt = arb_topo_port(arb_sim_topo(sp->s), p);
+            double bits = (double)pt->rate * secs_p;
+            r->samp_port_util[prow + (uint32_t)sp->port_of[p]] =
+                bits > 0 ? (double)(ps.tx_bytes - sp->prev_tx[p]) * 8.0 / bits : 0;
+            r->samp_port_q[prow + (uint32_t)sp->port_of[p]] = q;
+        }
         sp->prev_tx[p] = ps.tx_bytes;
         qs[c] += q;
         if (q > qm[c]) qm[c] = q;
@@ -443,6 +471,43 @@ static int sample(struct sampler *sp, arb_time t)
     r->samp_slots[2 * (size_t)r->n_samp + 1] = most;
     r->samp_t[r->n_samp++] = t;
     sp->prev_t = t;
+    return 0;
+}
+
+/* run.sample_ports: the ports with their own series and their names
+ * ("NODE:pK->PEER", K the port's number at its node). */
+static int setup_port_series(const arb_scenario *sc, arb_scenario_result *r, const arb_topo *t,
+                             struct sampler *sp, char *err, size_t errlen)
+{
+    const char *list = scn_str(sc, K_RUN_SAMPLEPORTS);
+    if (!*list) return 0;
+    char msg[512];
+    unsigned n = 0;
+    int rc = scn_port_list(t, list, &r->sp_ports, &n, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_RUN_SAMPLEPORTS, err, errlen, rc, msg);
+    if (n == 0) { /* all */
+        n = arb_topo_n_ports(t);
+        free(r->sp_ports);
+        r->sp_ports = malloc((n ? n : 1) * sizeof *r->sp_ports);
+        if (!r->sp_ports) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        for (unsigned i = 0; i < n; i++)
+            r->sp_ports[i] = i;
+    }
+    r->n_sp = n;
+    r->sp_name = malloc((n ? n : 1) * sizeof *r->sp_name);
+    sp->port_of = malloc(arb_topo_n_ports(t) * sizeof *sp->port_of);
+    if (!r->sp_name || !sp->port_of) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t p = 0; p < arb_topo_n_ports(t); p++)
+        sp->port_of[p] = -1;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t p = r->sp_ports[i], owner = arb_topo_port_owner(t, p);
+        char a[16], b[16];
+        arb_topo_node_name(t, owner, a, sizeof a);
+        arb_topo_node_name(t, arb_topo_port(t, p)->peer, b, sizeof b);
+        snprintf(r->sp_name[i], sizeof r->sp_name[i], "%s:p%u->%s", a,
+                 p - arb_topo_node(t, owner)->first_port, b);
+        sp->port_of[p] = (int32_t)i;
+    }
     return 0;
 }
 
@@ -849,6 +914,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arb_errf(err, errlen, rc, "out of memory");
         goto done;
     }
+    rc = setup_port_series(sc, r, t, &sp, err, errlen);
+    if (rc < 0) goto done;
     sp.r = r;
     sp.s = s;
     if (arbor) {
@@ -956,6 +1023,7 @@ done:
     if (route.destroy) route.destroy(route.ctx);
     arb_topo_free(t);
     free(sp.cls_of);
+    free(sp.port_of);
     free(sp.prev_tx);
     if (rc < 0) {
         arb_scenario_result_free(r);
@@ -1445,6 +1513,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
             if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
             /* likewise run.pcap_snaplen when it keeps whole frames */
             if (k == K_RUN_PCAPSNAP && strcmp(r->echo[k], "0") == 0) continue;
+            if (k == K_RUN_SAMPLEPORTS && !*r->echo[k]) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }
@@ -1657,6 +1726,18 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
             if (i && r->ar_rank_job[i] != r->ar_rank_job[i - 1]) first = i;
             sb_printf(&b, "%u,%u,%u,", r->ar_rank_job[i], i - first, r->ar_rank_host[i]);
             sb_us(&b, r->ar_rank_done[i]);
+            sb_printf(&b, "\n");
+        }
+    } else if (kind == ARB_SCN_CSV_PORTS) {
+        sb_printf(&b, "time_us");
+        for (uint32_t i = 0; i < r->n_sp; i++)
+            sb_printf(&b, ",%s_util,%s_queue", r->sp_name[i], r->sp_name[i]);
+        sb_printf(&b, "\n");
+        for (uint32_t i = 0; r->n_sp && i < r->n_samp; i++) {
+            sb_us(&b, r->samp_t[i]);
+            for (uint32_t k = 0; k < r->n_sp; k++)
+                sb_printf(&b, ",%.6f,%u", r->samp_port_util[(size_t)i * r->n_sp + k],
+                          r->samp_port_q[(size_t)i * r->n_sp + k]);
             sb_printf(&b, "\n");
         }
     } else if (kind == ARB_SCN_CSV_SLOTS) {

@@ -253,6 +253,9 @@
     X(RUN_PCAPPORTS, "run", "pcap_ports", VT_LIST, "all", NULL, 0, 0,                              \
       "links to capture: all, host:hN, switch:NAME, link:A-B[/K], up:NAME:Q, down:NAME:D, "        \
       "port:NAME:P (both directions)")                                                             \
+    X(RUN_SAMPLEPORTS, "run", "sample_ports", VT_LIST, "", NULL, 0, 0,                             \
+      "links whose ports get their own utilisation and queue series (--csv: PREFIX-ports.csv), "   \
+      "as pcap_ports; empty: none")                                                                \
     X(RUN_PCAPSNAP, "run", "pcap_snaplen", VT_U64, "0", NULL, 0, 65535,                            \
       "bytes kept of each captured frame; 0: whole frames (a cut frame keeps its length)")         \
     X(RUN_QPORDER, "run", "qp_order", VT_BOOL, "off", NULL, 0, 0,                                  \

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char route_usage[] =
@@ -31,7 +32,8 @@ static const char route_usage[] =
     "-T, --traffic SPEC  shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
     "                 file:PATH (CSV src,dst[,demand])\n"
     "--qps N          flows per pair, each 1/N of the demand (default 1)\n"
-    "-n, --trials N   independent draws of switch seeds and source ports (default 1)\n"
+    "-n, --trials N   independent draws of switch seeds and source ports (default 1);\n"
+    "                 a run past a second shows its progress on a terminal\n"
     "--seed N         the run's seed (default 1)\n"
     "-f, --fail LIST  failed links or switches, as for 'arbor topo' (repeatable)\n"
     "-j, --json       one JSON object on stdout\n"
@@ -273,7 +275,22 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
     arb_rng_seed(&master, o->seed);
     uint32_t phases = source_phases(src);
     const arb_node *leaf = arb_topo_node(t, arb_topo_node_id(t, 1, 0));
+    /* a run longer than a second shows its trials on a terminal's stderr */
+    int tty = isatty(STDERR_FILENO), drawn = 0;
+    double last_draw = 0;
+    struct timespec t0, tn;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (uint64_t tr = 0; tr < trials; tr++) {
+        if (tty && (tr & 63) == 0 && tr) {
+            clock_gettime(CLOCK_MONOTONIC, &tn);
+            double el = (double)(tn.tv_sec - t0.tv_sec) + (double)(tn.tv_nsec - t0.tv_nsec) / 1e9;
+            if (el >= 1.0 && el - last_draw >= 0.25) {
+                last_draw = el;
+                fprintf(stderr, "\rtrial %llu of %llu, about %.0f s left ", (unsigned long long)tr,
+                        (unsigned long long)trials, el * (double)(trials - tr) / (double)tr);
+                drawn = 1;
+            }
+        }
         arb_rng rng;
         arb_rng_split(&master, tr, &rng);
         arb_route_reseed(r, arb_rng_next(&rng));
@@ -329,6 +346,7 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
             res->up_idle += idle;
         }
     }
+    if (drawn) fprintf(stderr, "\r%*s\r", 60, "");
     /* sums to means once, so a figure every trial shares prints exactly */
     double n = (double)trials;
     for (int i = 0; i < N_FIG; i++)

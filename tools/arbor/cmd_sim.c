@@ -33,7 +33,8 @@ static const char sim_usage[] =
     "-w, --wire-check  arbor.wire_check=on: round-trip every Arbor header through the codec\n"
     "-j, --json     one JSON object on stdout (docs/simulator.md has the schema)\n"
     "-c, --csv PREFIX  write PREFIX-util.csv, -queue.csv, -flows.csv, and for Arbor\n"
-    "               runs -ranks.csv (each rank's done time) and -slots.csv (slots live)\n"
+    "               runs -ranks.csv (each rank's done time) and -slots.csv (slots live);\n"
+    "               -ports.csv: the ports of -s run.sample_ports=LINKS, one by one\n"
     "-p, --pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
     "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
@@ -89,15 +90,13 @@ static double peak_rss_mb(void)
 
 /* The three CSV files of --csv PREFIX, opened before the run so that an
  * unwritable path is reported before any work. */
-#define N_CSV 5
+#define N_CSV 6
 static const struct {
     arb_scenario_csv_kind kind;
     const char *suffix;
-} csv_files[N_CSV] = {{ARB_SCN_CSV_UTIL, "util"},
-                      {ARB_SCN_CSV_QUEUE, "queue"},
-                      {ARB_SCN_CSV_FLOWS, "flows"},
-                      {ARB_SCN_CSV_RANKS, "ranks"},
-                      {ARB_SCN_CSV_SLOTS, "slots"}};
+} csv_files[N_CSV] = {{ARB_SCN_CSV_UTIL, "util"},   {ARB_SCN_CSV_QUEUE, "queue"},
+                      {ARB_SCN_CSV_FLOWS, "flows"}, {ARB_SCN_CSV_RANKS, "ranks"},
+                      {ARB_SCN_CSV_SLOTS, "slots"}, {ARB_SCN_CSV_PORTS, "ports"}};
 
 struct csv_out {
     FILE *f[N_CSV];
