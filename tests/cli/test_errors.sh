@@ -41,6 +41,9 @@ expect_err "broken section header" 2 "^arbor sim: $TMP/bad.ini:1: a section head
 expect_err "--csv unwritable: before the run" 2 \
     "^arbor sim: --csv: cannot write $TMP/none/x-util.csv" \
     "$ARBOR" sim -s size=64MiB --csv "$TMP/none/x"
+expect_err "route --csv unwritable: before the run" 2 \
+    "^arbor route: --csv: cannot write $TMP/none/l.csv" \
+    "$ARBOR" route --topo kary:2,2 --routing dmodk --traffic ring --csv "$TMP/none/l.csv"
 # balls in bins past 10^9 trials x (flows + links) is refused with its size
 expect_err "bins: astronomically large refused" 2 \
     "^arbor route: --model bins: 1.02e\\+17 draws .*the limit is 1e\\+09" \

@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,13 +456,9 @@ static void print_text(const arb_topo *t, const arb_route *r, const char *traffi
     }
 }
 
-static int write_csv(const arb_topo *t, const arb_route_load *l, const char *path)
+/* f: the --csv file, opened before the run (main). */
+static int write_csv(const arb_topo *t, const arb_route_load *l, FILE *f, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "arbor route: --csv %s: cannot write\n", path);
-        return CLI_EXIT_FAIL;
-    }
     fprintf(f, "port,node,peer,tier,role,flows,demand\n");
     const uint32_t *mf = arb_route_load_max_flows(l);
     const double *md = arb_route_load_max_demand(l);
@@ -711,6 +708,15 @@ int cmd_route(int argc, char **argv)
         arb_topo_free(t);
         return cli_error("route", "--gpus: too few hosts");
     }
+    /* the output file before the work, so that a bad path costs nothing */
+    FILE *csv_f = NULL;
+    if (o.csv && !(csv_f = fopen(o.csv, "w"))) {
+        int e = errno;
+        arb_traffic_free(src.traffic);
+        arb_route_free(r);
+        arb_topo_free(t);
+        return cli_error("route", "--csv: cannot write %s: %s", o.csv, strerror(e));
+    }
     arb_route_load *l = NULL;
     struct result res;
     memset(&res, 0, sizeof res);
@@ -723,9 +729,13 @@ int cmd_route(int argc, char **argv)
             print_json(t, r, traffic_name, &o, source_phases(&src), &res, o.model);
         else
             print_text(t, r, traffic_name, &o, source_phases(&src), &res);
-        if (o.csv) out = write_csv(t, l, o.csv);
+        if (o.csv) {
+            out = write_csv(t, l, csv_f, o.csv);
+            csv_f = NULL;
+        }
         if (out == CLI_EXIT_OK && o.plot) out = write_plot(t, r, traffic_name, l, o.plot);
     }
+    if (csv_f) fclose(csv_f); /* the run failed before writing it */
     free(res.hist);
     arb_route_load_free(l);
     arb_traffic_free(src.traffic);
