@@ -1,6 +1,6 @@
 -- arbor.lua - Wireshark / tshark dissector for the Arbor wire format.
 --
--- The header is spec section 4 as docs/wire.md describes it: 16 B (ext = 0)
+-- The header is docs/protocol.md section 4 as docs/wire.md describes it: 16 B (ext = 0)
 -- or 20 B (ext = 1), multi-byte fields big-endian, then a payload of
 -- little-endian dtype elements that runs to the end of the UDP datagram.
 -- Every rejection rule of the decoder (src/wire/hdr.c) is an expert item of

@@ -12,7 +12,7 @@
  * the plan (kind, op, members, fan-in rows, header profile) and the
  * driver's settings (payload, window, timers, attempts). It counts each
  * engine's results, decides when the rank's condition on each engine is met
- * and when the rank is done (docs/arbor-sim.md section 3, spec 10), notices
+ * and when the rank is done (docs/arbor-sim.md section 3, docs/protocol.md section 10), notices
  * when an engine finishes or gives up, and reports the time the driver must
  * call it back.
  *
