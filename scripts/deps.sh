@@ -5,7 +5,7 @@
 set -eu
 
 required="cmake make gcc pkg-config libcjson-dev libinih-dev gnuplot-nox libpcap-dev tshark
-          libprotobuf-c-dev protobuf-c-compiler"
+          libprotobuf-c-dev protobuf-c-compiler libsodium-dev"
 optional="clang libclang-rt-dev"
 
 want=$required

@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
      cmd_sim},
     {"plot", "draw a simulation's CSV results with gnuplot: utilisation, queues, FCT CDF",
      cmd_plot},
+    {"switch", "run a software aggregation switch of the UDP runtime", cmd_switch},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
