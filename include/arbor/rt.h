@@ -62,8 +62,14 @@ typedef struct arb_rt_config {
     uint32_t window;      /* ARBOR_WINDOW: credits per channel (default 16) */
     uint32_t payload;     /* ARBOR_PAYLOAD: bytes per packet (default 8192) */
     arb_time timeout_min; /* the engines' timer floor (default 1 ms) */
-    double drop;          /* ARBOR_DROP: drop this fraction of sends (tests) */
-    uint64_t seed;        /* ARBOR_SEED: the drop generator's seed */
+    /* The engines' timer ceiling and their bypass-repair rounds (default
+     * 200 ms and 16): together they set the outage a collective survives
+     * (a switch restarting: about repair_tries x timeout_max), and how
+     * long a dead peer takes to be named when the deadline is longer. */
+    arb_time timeout_max;
+    uint32_t repair_tries;
+    double drop;   /* ARBOR_DROP: drop this fraction of sends (tests) */
+    uint64_t seed; /* ARBOR_SEED: the drop generator's seed */
     arb_logger logger;
 } arb_rt_config;
 

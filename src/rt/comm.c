@@ -76,6 +76,7 @@ struct arb_rt_comm {
     struct stash stash[STASH_MAX];
     uint32_t n_stash;
     arb_time last_rx, last_join;
+    arb_time heard[ARB_PLAN_MAX_RANKS]; /* the last packet from each rank (via the switch) */
     int failed;
     arb_rt_stats st;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
@@ -105,6 +106,8 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->window = 16;
     cfg->payload = ARB_PAYLOAD_MAX;
     cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
+    cfg->timeout_max = 200 * ARB_PS_PER_MS;
+    cfg->repair_tries = 16;
 }
 
 static int env_u32(const char *name, uint32_t *out, uint64_t max, char *err, size_t errlen)
@@ -269,10 +272,11 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
                         ARB_RT_SECRET_MAX);
     if (cfg->timeout < ARB_PS_PER_MS || cfg->window == 0 || cfg->payload == 0 ||
         cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8 || !(cfg->drop >= 0 && cfg->drop < 1) ||
-        cfg->timeout_min < ARB_EP_TIMER_MIN)
+        cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_max < cfg->timeout_min ||
+        cfg->repair_tries == 0 || cfg->repair_tries > 64)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "timeout below 1 ms, window 0, payload not a multiple of 8 in 8..8192, "
-                        "or drop outside [0, 1)");
+                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64");
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->cfg = *cfg;
@@ -312,6 +316,8 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
         return rc;
     }
     c->last_rx = rt_now();
+    for (uint32_t r = 0; r < cfg->size; r++)
+        c->heard[r] = c->last_rx;
     *out = c;
     return 0;
 }
@@ -468,6 +474,8 @@ static int call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *rec
     hc.payload = c->cfg.payload;
     hc.window = c->cfg.window;
     hc.timeout_min = c->cfg.timeout_min;
+    hc.timeout = c->cfg.timeout_max;
+    hc.repair_tries = c->cfg.repair_tries;
     hc.retry_min = c->cfg.timeout_min;
     hc.op = op;
     hc.msg_id = k->msg;
@@ -623,6 +631,7 @@ static void on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t 
         c->st.rx_undecodable++;
         return;
     }
+    if (rh->src < c->cfg.size) c->heard[rh->src] = now;
     struct arb_rt_request *k = call_of(c, h.message_id);
     if (!k) {
         orphan(c, rh, &h);
@@ -705,8 +714,15 @@ static void call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
                 snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
             }
         }
-        fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s", arb_coll_name(k->coll),
-             k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what);
+        /* the ranks we have not heard from for a while are the suspects */
+        char quiet[96] = "";
+        size_t w = 0;
+        for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++)
+            if (r != c->cfg.rank && now - c->heard[r] > ARB_PS_PER_S)
+                w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
+        fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; silent for 1 s: %s",
+             arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what,
+             quiet[0] ? (w ? quiet : "none") : "no rank");
     }
 }
 
