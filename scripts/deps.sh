@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [--optional]   (--optional adds the fuzzing tools)
 set -eu
 
-required="cmake make gcc pkg-config libcjson-dev libinih-dev gnuplot-nox libpcap-dev tshark
+required="cmake make gcc pkg-config libcjson-dev libinih-dev gnuplot-nox libpcap-dev tshark nftables
           libprotobuf-c-dev protobuf-c-compiler libsodium-dev"
 optional="clang libclang-rt-dev"
 

@@ -160,4 +160,17 @@ void rt_wait_readable(int fd, arb_time wait);
 /* CLOCK_MONOTONIC in ps. */
 arb_time rt_now(void);
 
+/* ---- the switch without its socket (tests/fuzz/fuzz_switch.c) ---------- */
+
+struct arb_agg;
+/* Hand the switch one datagram from `from` at `now`, as its receive loop
+ * does, and send what it queued (nothing leaves once muted). */
+void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
+                    arb_time now);
+/* Close the switch's socket: everything it sends from now on fails and is
+ * counted as a send error. */
+void rt_switch_mute(arb_rt_switch *s);
+/* Its aggregator (for arb_agg_check). */
+const struct arb_agg *rt_switch_agg(const arb_rt_switch *s);
+
 #endif /* ARBOR_RT_INT_H */

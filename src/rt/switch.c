@@ -625,6 +625,26 @@ static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_
     }
 }
 
+void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
+                    arb_time now)
+{
+    on_datagram(s, from, b, len, now);
+    rt_tx_flush(&s->tx);
+}
+
+void rt_switch_mute(arb_rt_switch *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+    s->tx.fd = -1;
+    s->rx.fd = -1;
+}
+
+const struct arb_agg *rt_switch_agg(const arb_rt_switch *s)
+{
+    return s->agg;
+}
+
 static void periodic(arb_rt_switch *s, arb_time now)
 {
     if (now - s->last_announce < ANNOUNCE_EVERY) return;

@@ -848,12 +848,6 @@ static void on_failure_cb(arb_hep *e)
     fatal(s, ARB_ETIMEDOUT);
 }
 
-/* After an engine call: the rank driver's bookkeeping, then the timer. */
-static inline void ep_after(arb_sim *s, arb_hep *e)
-{
-    arm(s, e->host, arb_host_after(e, s->now));
-}
-
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
 static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next);
 

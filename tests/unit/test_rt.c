@@ -16,8 +16,13 @@
 #include "arbor/topo.h"
 #include "testkit.h"
 
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +416,128 @@ TEST(loss)
     sw_stop(&w);
 }
 
+/* ---- fractions: the documented float tolerance -------------------------- */
+
+/* Rank r's fraction i in (-1, 1), the same on every rank (a hash). */
+static double frac(uint32_t r, uint64_t i)
+{
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(r + 1) * 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 31;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 29;
+    return (double)(x >> 11) / (double)(1ull << 53) * 2 - 1;
+}
+
+/* Every rank's fractions rounded to dt, as they go on the wire. */
+static double rounded(arb_dtype dt, uint32_t r, uint64_t i)
+{
+    uint8_t b[8];
+    put(b, dt, frac(r, i));
+    return get(b, dt);
+}
+
+static int float_sums(struct rank *k, arb_rt_comm *c)
+{
+    static const int bits[4] = {11, 8, 24, 53}; /* significand bits: f16 bf16 f32 f64 */
+    uint32_t n = k->size;
+    size_t count = 5000;
+    int wrong = 0;
+    for (int dt = ARB_DTYPE_F16; dt <= ARB_DTYPE_F64; dt++) {
+        size_t es = arb_dtype_size(dt);
+        uint8_t *send = malloc(count * es), *recv = malloc(count * es);
+        if (!send || !recv) return ARB_ENOMEM;
+        for (size_t i = 0; i < count; i++)
+            put(send + i * es, dt, frac(k->rank, i));
+        int rc = arb_rt_allreduce(c, send, recv, count, dt, ARB_OP_SUM);
+        if (rc < 0) return rc;
+        double u = ldexp(1.0, -bits[dt]);
+        for (size_t i = 0; i < count; i++) {
+            double sum = 0, mag = 0;
+            for (uint32_t r = 0; r < n; r++) {
+                double x = rounded(dt, r, i);
+                sum += x;
+                mag += fabs(x);
+            }
+            /* n - 1 additions in some order, each rounded to the format
+             * (docs/reduce.md): |error| <= (n - 1) u sum|x|; one u more for
+             * the reference's own double sum */
+            double tol = ((double)(n - 1) * u + ldexp(1.0, -52)) * mag;
+            wrong += !(fabs(get(recv + i * es, dt) - sum) <= tol);
+        }
+        free(send);
+        free(recv);
+    }
+    return wrong;
+}
+
+/* Fractions in (-1, 1): sums within (n - 1) u sum|x| of the exact one, for
+ * each float format (u = 2^-p, p its significand bits), at 3 and 8 ranks. */
+TEST(float_tolerance)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0, float_sums) == 0);
+    CHECK(run_ranks(w.addr, 8, 1, 0, float_sums) == 0);
+    sw_stop(&w);
+}
+
+/* ---- admission: strangers, bad secrets --------------------------------- */
+
+static int one_barrier(struct rank *k, arb_rt_comm *c)
+{
+    (void)k;
+    return arb_rt_barrier(c);
+}
+
+/* A rank with the wrong secret is refused; a job of two ranks runs; then a
+ * socket that never joined sends the switch junk and Arbor packets that
+ * would be valid from a member: the switch drops and counts each. */
+TEST(strangers)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    struct rank bad;
+    memset(&bad, 0, sizeof bad);
+    bad.rank = 0;
+    bad.size = 2;
+    bad.sw = w.addr;
+    bad.secret = "not the secret";
+    bad.timeout = 2 * ARB_PS_PER_S;
+    bad.body = one_barrier;
+    rank_main(&bad);
+    CHECK(bad.rc == ARB_ESTATE);
+    CHECK(strstr(bad.err, "wrong secret") != NULL);
+    CHECK(run_ranks(w.addr, 2, 1, 0, one_barrier) == 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(0x7F000001);
+    to.sin_port = htons(arb_rt_switch_port(w.s));
+    /* a REGISTER from "rank 1" of job 1, but from an address that never joined */
+    static const uint8_t reg[] = {0x41, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0,
+                                  0x84, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    static const uint8_t junk[] = {0x41, 1, 2};
+    static const uint8_t notrt[] = {0x84, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    for (int i = 0; i < 5; i++) {
+        sendto(fd, reg, sizeof reg, 0, (struct sockaddr *)&to, sizeof to);
+        sendto(fd, junk, sizeof junk, 0, (struct sockaddr *)&to, sizeof to);
+        sendto(fd, notrt, sizeof notrt, 0, (struct sockaddr *)&to, sizeof to);
+    }
+    close(fd);
+    nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL); /* the switch reads them */
+    w.stop = 1; /* stop serving, then read its counters */
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    CHECK_EQ_U(st.strangers, 5);
+    CHECK_EQ_U(st.undecodable, 10);
+    CHECK(st.join_rejected >= 1);
+    CHECK_EQ_U(st.joins, 2);
+    arb_rt_switch_free(w.s);
+}
+
 /* Several switches: a leaf-spine (two leaves of two hosts, one spine) and
  * a three-level tree whose paths aggregate at up to three tiers (20 B
  * headers). */
@@ -438,5 +565,7 @@ int main(void)
     RUN(max_min);
     RUN(loss);
     RUN(multi_tier);
+    RUN(float_tolerance);
+    RUN(strangers);
     return testkit_done();
 }
