@@ -70,6 +70,9 @@ typedef struct arb_rt_config {
     uint32_t repair_tries;
     double drop;   /* ARBOR_DROP: drop this fraction of sends (tests) */
     uint64_t seed; /* ARBOR_SEED: the drop generator's seed */
+    /* ARBOR_GSO=0: no UDP GSO / GRO, plain sendmmsg / recvmmsg (captures on
+     * loopback see a GSO send unsegmented, so they need it off). */
+    int no_gso;
     arb_logger logger;
 } arb_rt_config;
 
@@ -169,6 +172,7 @@ typedef struct arb_rt_stats {
     uint64_t rx_late;        /* packets for a call already freed */
     uint64_t rejoins;        /* JOINs sent again (the switch restarted) */
     uint64_t send_errors;    /* sendmmsg failures (EAGAIN, ENOBUFS) */
+    uint64_t gso_sends;      /* sends of several datagrams at once (UDP GSO) */
 } arb_rt_stats;
 
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
@@ -205,6 +209,7 @@ typedef struct arb_rt_switch_config {
     uint32_t slots; /* aggregator slots (default 4096) */
     double drop;    /* drop this fraction of sends (tests) */
     uint64_t seed;
+    int no_gso; /* 1: no UDP GSO / GRO (--no-gso) */
     arb_logger logger;
 } arb_rt_switch_config;
 
@@ -240,6 +245,7 @@ typedef struct arb_rt_switch_stats {
     uint64_t unroutable;      /* a destination whose address is unknown */
     uint64_t dropped_tx;      /* sends dropped on purpose (cfg.drop) */
     uint64_t send_errors;
+    uint64_t gso_sends; /* sends of several datagrams at once (UDP GSO) */
     uint64_t credits, requests, aggregates, agg_miss, agg_drops, copies;
     uint64_t jobs; /* jobs known now */
 } arb_rt_switch_stats;

@@ -153,6 +153,11 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
                             v);
         cfg->drop = d;
     }
+    if ((v = getenv("ARBOR_GSO"))) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_GSO='%s': want 0 or 1", v);
+        cfg->no_gso = *v == '0';
+    }
     if ((v = getenv("ARBOR_SEED"))) {
         uint64_t s;
         if (arb_parse_u64(v, strlen(v), UINT64_MAX, &s) < 0)
@@ -182,6 +187,7 @@ void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out)
     out->tx_bytes = c->tx.bytes;
     out->dropped_tx = c->tx.drops;
     out->send_errors = c->tx.errors;
+    out->gso_sends = c->tx.gso_sends;
 }
 
 double arb_rt_busbw_factor(arb_coll coll, uint32_t n)
@@ -240,10 +246,10 @@ static int join_switch(arb_rt_comm *c)
         rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join));
         int n = rt_rx(&c->rx);
         for (int i = 0; i < n; i++) {
-            const uint8_t *b = c->rx.buf[i];
-            size_t len = c->rx.msg[i].msg_len;
+            const uint8_t *b = c->rx.dg[i].buf;
+            size_t len = c->rx.dg[i].len;
             rt_hdr h;
-            if (!rt_addr_eq(&c->rx.from[i], &c->sw) || rt_hdr_get(&h, b, len) < 0) continue;
+            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw) || rt_hdr_get(&h, b, len) < 0) continue;
             if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0)
                 return 0;
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
@@ -297,8 +303,9 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
         c->fd = rt_socket(bp, 32 << 20, err, errlen);
         if (c->fd < 0) rc = c->fd;
     }
-    if (rc == 0) rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank);
-    if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd);
+    if (rc == 0)
+        rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank, !cfg->no_gso);
+    if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd, !cfg->no_gso);
     if (rc == 0 && rt_key(c->key, cfg->secret) < 0)
         rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
     if (rc == 0) {
@@ -657,12 +664,12 @@ static void on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t 
 
 static void on_datagram(arb_rt_comm *c, uint32_t i, arb_time now)
 {
-    const uint8_t *b = c->rx.buf[i];
-    size_t len = c->rx.msg[i].msg_len;
+    const uint8_t *b = c->rx.dg[i].buf;
+    size_t len = c->rx.dg[i].len;
     rt_hdr rh;
     c->st.rx_pkts++;
     c->st.rx_bytes += len;
-    if (!rt_addr_eq(&c->rx.from[i], &c->sw)) {
+    if (!rt_addr_eq(c->rx.dg[i].from, &c->sw)) {
         c->st.rx_strangers++;
         return;
     }

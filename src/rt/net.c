@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/udp.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,6 +16,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 int rt_addr_parse(const char *s, uint16_t def_port, struct sockaddr_in *out, char *err,
                   size_t errlen)
@@ -85,11 +93,12 @@ int rt_socket(const struct sockaddr_in *bind_to, int buf, char *err, size_t errl
     return fd;
 }
 
-int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed)
+int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed, int gso)
 {
     memset(q, 0, sizeof *q);
     q->fd = fd;
     q->drop = drop;
+    q->gso = gso;
     arb_rng_seed(&q->rng, seed);
     q->head = malloc(RT_BATCH * sizeof *q->head);
     q->data = malloc(RT_BATCH * sizeof *q->data);
@@ -129,59 +138,136 @@ void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t 
     q->iov[i][1].iov_base = (void *)(uintptr_t)payload;
     q->iov[i][1].iov_len = plen;
     struct msghdr *m = &q->msg[i].msg_hdr;
-    memset(m, 0, sizeof *m);
+    memset(m, 0, sizeof m[0]);
     m->msg_name = &q->to[i];
     m->msg_namelen = sizeof q->to[i];
     m->msg_iov = q->iov[i];
     m->msg_iovlen = plen ? 2 : 1;
 }
 
-void rt_tx_flush(rt_txq *q)
+/* sendmmsg of msg[0..n), every one tried once: a full socket buffer waits
+ * a moment once, then the rest is dropped and counted (the protocol
+ * recovers it). Returns the messages sent; *bad: a GSO send the kernel
+ * refused (EINVAL, EIO: no UDP GSO here), its index. */
+static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int *bad)
 {
-    uint32_t off = 0;
-    while (off < q->n) {
-        int k = sendmmsg(q->fd, q->msg + off, q->n - off, 0);
+    uint32_t off = 0, sent = 0;
+    *bad = -1;
+    while (off < n) {
+        int k = sendmmsg(q->fd, msg + off, n - off, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+            struct pollfd p = {.fd = q->fd, .events = POLLOUT};
+            if (poll(&p, 1, 1) == 1) k = sendmmsg(q->fd, msg + off, n - off, 0);
+        }
         if (k < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-                /* a full socket buffer: wait briefly once, then drop */
-                struct pollfd p = {.fd = q->fd, .events = POLLOUT};
-                if (poll(&p, 1, 1) == 1) {
-                    k = sendmmsg(q->fd, q->msg + off, q->n - off, 0);
-                    if (k > 0) goto sent;
-                }
+            if ((errno == EINVAL || errno == EIO) && msg[off].msg_hdr.msg_controllen) {
+                *bad = (int)off;
+                return sent;
             }
-            q->errors++; /* drop this one; the protocol recovers it */
+            q->errors++;
             off++;
             continue;
         }
-    sent:
-        for (int i = 0; i < k; i++) {
-            q->pkts++;
-            q->bytes += q->msg[off + i].msg_len;
-        }
+        for (int i = 0; i < k; i++)
+            q->bytes += msg[off + i].msg_len;
+        sent += (uint32_t)k;
         off += (uint32_t)k;
     }
+    return sent;
+}
+
+static size_t dgram_len(const rt_txq *q, uint32_t i)
+{
+    return q->iov[i][0].iov_len + q->iov[i][1].iov_len;
+}
+
+/* Group the queue into GSO sends: runs of equal-sized datagrams to one
+ * destination, in each destination's order; the last of a run may be
+ * shorter. Fills gmsg; returns how many; seg[g]: datagrams in send g. */
+static uint32_t gso_groups(rt_txq *q, uint8_t *seg)
+{
+    uint8_t used[RT_BATCH] = {0};
+    uint32_t g = 0, v = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        if (used[i]) continue;
+        size_t size = dgram_len(q, i), total = size;
+        struct msghdr *m = &q->gmsg[g].msg_hdr;
+        memset(m, 0, sizeof *m);
+        m->msg_name = &q->to[i];
+        m->msg_namelen = sizeof q->to[i];
+        m->msg_iov = &q->giov[v];
+        uint32_t segs = 0;
+        for (uint32_t j = i; j < q->n && segs < RT_GSO_SEGS; j++) {
+            if (used[j] || !rt_addr_eq(&q->to[j], &q->to[i])) continue;
+            size_t len = dgram_len(q, j);
+            if (j != i && (len > size || total + len > 65000)) break;
+            used[j] = 1;
+            segs++;
+            total += j != i ? len : 0;
+            q->giov[v++] = q->iov[j][0];
+            if (q->iov[j][1].iov_len) q->giov[v++] = q->iov[j][1];
+            if (len < size) break; /* a shorter one ends the run */
+        }
+        m->msg_iovlen = (size_t)(&q->giov[v] - m->msg_iov);
+        if (segs > 1) {
+            m->msg_control = q->gctl[g];
+            m->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+            struct cmsghdr *c = CMSG_FIRSTHDR(m);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t gs = (uint16_t)size;
+            memcpy(CMSG_DATA(c), &gs, sizeof gs);
+            q->gso_sends++;
+        }
+        seg[g++] = (uint8_t)segs;
+    }
+    return g;
+}
+
+void rt_tx_flush(rt_txq *q)
+{
+    if (q->n == 0) return;
+    int bad;
+    if (q->gso) {
+        uint8_t seg[RT_BATCH];
+        uint32_t g = gso_groups(q, seg);
+        uint32_t done = send_all(q, q->gmsg, g, &bad);
+        for (uint32_t i = 0; i < done; i++)
+            q->pkts += seg[i];
+        if (bad < 0) {
+            q->n = 0;
+            return;
+        }
+        /* the kernel has no UDP GSO: send everything one by one from now
+         * (what went out is sent again: a duplicate the protocol drops) */
+        q->gso = 0;
+    }
+    q->pkts += send_all(q, q->msg, q->n, &bad);
     q->n = 0;
 }
 
-int rt_rxq_init(rt_rxq *q, int fd)
+int rt_rxq_init(rt_rxq *q, int fd, int gro)
 {
     memset(q, 0, sizeof *q);
     q->fd = fd;
-    q->buf = malloc(RT_BATCH * sizeof *q->buf);
-    if (!q->buf) return ARB_ENOMEM;
+    int one = 1;
+    q->gro = gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    q->bufsz = q->gro ? RT_GRO_BUF : RT_DGRAM_MAX + 64;
+    q->arena = malloc(RT_BATCH * q->bufsz);
+    if (!q->arena) return ARB_ENOMEM;
     for (int i = 0; i < RT_BATCH; i++) {
-        q->iov[i].iov_base = q->buf[i];
-        q->iov[i].iov_len = sizeof q->buf[i];
+        q->iov[i].iov_base = q->arena + (size_t)i * q->bufsz;
+        q->iov[i].iov_len = q->bufsz;
     }
     return 0;
 }
 
 void rt_rxq_free(rt_rxq *q)
 {
-    free(q->buf);
-    q->buf = NULL;
+    free(q->arena);
+    q->arena = NULL;
 }
 
 int rt_rx(rt_rxq *q)
@@ -193,12 +279,35 @@ int rt_rx(rt_rxq *q)
         m->msg_namelen = sizeof q->from[i];
         m->msg_iov = &q->iov[i];
         m->msg_iovlen = 1;
+        if (q->gro) {
+            m->msg_control = q->ctl[i];
+            m->msg_controllen = sizeof q->ctl[i];
+        }
     }
     int k;
     do
         k = recvmmsg(q->fd, q->msg, RT_BATCH, MSG_DONTWAIT, NULL);
     while (k < 0 && errno == EINTR);
-    return k < 0 ? 0 : k;
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        struct msghdr *m = &q->msg[i].msg_hdr;
+        size_t len = q->msg[i].msg_len, seg = len;
+        if (q->gro)
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+                if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+                    int v;
+                    memcpy(&v, CMSG_DATA(c), sizeof v);
+                    if (v > 0) seg = (size_t)v;
+                }
+        uint8_t *b = q->iov[i].iov_base;
+        for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
+            q->dg[n].buf = b + off;
+            q->dg[n].len = len - off < seg ? len - off : seg;
+            q->dg[n].from = &q->from[i];
+            n++;
+        }
+    }
+    return n;
 }
 
 void rt_wait_readable(int fd, arb_time wait)

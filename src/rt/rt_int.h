@@ -114,7 +114,11 @@ int rt_socket(const struct sockaddr_in *bind, int buf, char *err, size_t errlen)
 #define RT_HEAD_MAX 128 /* the header part of an outgoing datagram */
 
 /* Outgoing datagrams: each a header part (copied) and a payload part,
- * copied or referenced (then valid until rt_tx_flush). */
+ * copied or referenced (then valid until rt_tx_flush). With GSO on, a flush
+ * sends each run of equal-sized datagrams to one destination (the last may
+ * be shorter) as one UDP_SEGMENT send of up to RT_GSO_SEGS; the order of
+ * the datagrams to each destination is kept. */
+#define RT_GSO_SEGS 7 /* 7 x 8228 B stays under the 64 KiB of one send */
 typedef struct rt_txq {
     struct mmsghdr msg[RT_BATCH];
     struct iovec iov[RT_BATCH][2];
@@ -123,7 +127,11 @@ typedef struct rt_txq {
     uint8_t (*data)[ARB_PAYLOAD_MAX];
     uint32_t n;
     int fd;
-    uint64_t pkts, bytes, errors, drops;
+    int gso; /* 1: coalesce with UDP_SEGMENT (turned off if the kernel refuses) */
+    struct mmsghdr gmsg[RT_BATCH];
+    struct iovec giov[RT_BATCH * 2];
+    uint8_t gctl[RT_BATCH][64];
+    uint64_t pkts, bytes, errors, drops, gso_sends;
     double drop; /* fraction dropped on purpose */
     arb_rng rng;
 } rt_txq;
@@ -132,7 +140,8 @@ _Static_assert(RT_JOIN_LEN <= RT_HEAD_MAX && RT_WELCOME_LEN <= RT_HEAD_MAX &&
                    RT_HDR_LEN + ARB_HDR_LEN_LONG <= RT_HEAD_MAX,
                "every header part fits a batch slot");
 
-int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed);
+/* gso: try UDP GSO (falls back to one datagram a message if refused). */
+int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed, int gso);
 void rt_txq_free(rt_txq *q);
 /* Queue one datagram: head[0..hlen) copied, payload copied (copy = 1) or
  * referenced. Flushes first when the batch is full. */
@@ -142,17 +151,34 @@ void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t 
  * counted as errors: the protocol recovers losses). */
 void rt_tx_flush(rt_txq *q);
 
+/* One datagram received: where it starts, its length, its sender. */
+typedef struct rt_dgram {
+    uint8_t *buf;
+    size_t len;
+    const struct sockaddr_in *from;
+} rt_dgram;
+
+#define RT_GRO_BUF 65536
+
+/* Incoming datagrams. With GRO on (UDP_GRO accepted by the kernel), one
+ * receive may hold several datagrams of one sender; rt_rx splits them. */
 typedef struct rt_rxq {
     struct mmsghdr msg[RT_BATCH];
     struct iovec iov[RT_BATCH];
     struct sockaddr_in from[RT_BATCH];
-    uint8_t (*buf)[RT_DGRAM_MAX + 64];
+    uint8_t ctl[RT_BATCH][64];
+    uint8_t *arena; /* RT_BATCH buffers of bufsz bytes */
+    size_t bufsz;
+    rt_dgram dg[RT_BATCH * RT_GSO_SEGS * 2];
     int fd;
+    int gro;
 } rt_rxq;
 
-int rt_rxq_init(rt_rxq *q, int fd);
+/* gro: ask for UDP GRO (off where the kernel refuses). */
+int rt_rxq_init(rt_rxq *q, int fd, int gro);
 void rt_rxq_free(rt_rxq *q);
-/* Receive up to RT_BATCH datagrams without blocking: how many (0 when none). */
+/* Receive without blocking: the datagrams in q->dg[0..n), n returned (0
+ * when none). */
 int rt_rx(rt_rxq *q);
 /* Wait until the socket is readable or `wait` ps passed. */
 void rt_wait_readable(int fd, arb_time wait);

@@ -199,9 +199,9 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         socklen_t gl = sizeof got;
         getsockname(s->fd, (struct sockaddr *)&got, &gl);
         s->port = ntohs(got.sin_port);
-        rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed);
+        rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed, !cfg->no_gso);
     }
-    if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd);
+    if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd, !cfg->no_gso);
     if (rc == 0) {
         arb_agg_config ac;
         arb_agg_config_default(&ac);
@@ -229,6 +229,7 @@ void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out)
     out->tx_pkts = s->tx.pkts;
     out->tx_bytes = s->tx.bytes;
     out->send_errors = s->tx.errors;
+    out->gso_sends = s->tx.gso_sends;
     out->dropped_tx = s->tx.drops;
     out->jobs = 0;
     for (uint32_t i = 0; i < s->n_jobs; i++)
@@ -662,7 +663,7 @@ int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
         int n = rt_rx(&s->rx);
         arb_time now = rt_now();
         for (int i = 0; i < n; i++)
-            on_datagram(s, &s->rx.from[i], s->rx.buf[i], s->rx.msg[i].msg_len, now);
+            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].buf, s->rx.dg[i].len, now);
         rt_tx_flush(&s->tx);
         periodic(s, now);
         if (stop && *stop) return 0;

@@ -15,7 +15,9 @@ ts() {
         tshark -n -X "lua_script:$LUA" "$@" 2>>"$TMP/tshark.err"
 }
 
-"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port" --job 3:capture-secret --for 20 \
+# A capture on loopback sees a GSO send as one unsegmented super-datagram:
+# plain sends here (--no-gso, ARBOR_GSO=0), one datagram per packet.
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port" --job 3:capture-secret --for 20 --no-gso \
     2>"$TMP/sw.err" &
 SW=$!
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$TMP/port" ] && break; sleep 0.1; done
@@ -38,7 +40,7 @@ if [ $ready -eq 0 ]; then
 fi
 sleep 0.3
 run() {
-    "$ARBOR" run -n 3 --switch "127.0.0.1:$P" --job 3 --secret capture-secret -- "$ARBOR" bench "$@" \
+    "$ARBOR" run -n 3 --no-gso --switch "127.0.0.1:$P" --job 3 --secret capture-secret -- "$ARBOR" bench "$@" \
         >>"$TMP/bench.out" 2>>"$TMP/bench.err"
 }
 if run allreduce -b 12K -e 12K -n 1 -w 0 -c && run broadcast -b 20K -e 20K -n 1 -w 0 -c -r 1; then

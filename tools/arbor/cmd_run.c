@@ -21,7 +21,8 @@
 
 static const char run_usage[] =
     "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID] [--secret S]\n"
-    "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] -- COMMAND [ARGS...]\n"
+    "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] [--no-gso]\n"
+    "                 -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
@@ -38,6 +39,7 @@ static const char run_usage[] =
     "  --timeout      a call's deadline, e.g. 30s (ARBOR_TIMEOUT)\n"
     "  --drop         fraction of each rank's sends dropped (ARBOR_DROP, tests)\n"
     "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
+    "  --no-gso       no UDP GSO / GRO in the ranks and switches (ARBOR_GSO=0)\n"
     "\n"
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it);\n"
     "2 bad usage.\n";
@@ -60,7 +62,7 @@ static void *sw_main(void *arg)
 
 /* The fabric's switches on loopback; 0 or an exit status. */
 static int start_fabric(const char *topo, uint32_t job, const char *secret, double drop,
-                        uint64_t seed, struct swt **out, uint32_t *n_out, arb_topo **tp)
+                        uint64_t seed, int no_gso, struct swt **out, uint32_t *n_out, arb_topo **tp)
 {
     char err[256];
     arb_topo *t;
@@ -86,6 +88,7 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret, doub
             cfg.n_jobs = 1;
             cfg.drop = drop;
             cfg.seed = seed + k;
+            cfg.no_gso = no_gso;
             w[k].node = arb_topo_node_id(t, l, i);
             if (arb_rt_switch_new(&w[k].s, &cfg, err, sizeof err) < 0) {
                 fprintf(stderr, "arbor run: switch %u.%u: %s\n", l, i, err);
@@ -128,6 +131,7 @@ int cmd_run(int argc, char **argv)
     const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
     const char *drop = NULL;
     double switch_drop = 0;
+    int no_gso = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -138,6 +142,10 @@ int cmd_run(int argc, char **argv)
         if (cli_is_help(a)) {
             fputs(run_usage, stdout);
             return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--no-gso") == 0) {
+            no_gso = 1;
+            continue;
         }
         if (i + 1 >= argc) return cli_error("run", "'%s' needs a value or is unknown", a);
         const char *v = argv[++i];
@@ -192,7 +200,7 @@ int cmd_run(int argc, char **argv)
     arb_topo *t = NULL;
     int rc = 0;
     if (!sw) {
-        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, &w, &n_sw, &t);
+        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, no_gso, &w, &n_sw, &t);
     } else {
         char err[256];
         if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
@@ -226,6 +234,7 @@ int cmd_run(int argc, char **argv)
             setenv("ARBOR_HOST_BASE", "0", 1);
             if (timeout) setenv("ARBOR_TIMEOUT", timeout, 1);
             if (drop) setenv("ARBOR_DROP", drop, 1);
+            if (no_gso) setenv("ARBOR_GSO", "0", 1);
             if (seed) {
                 char seed_s[24];
                 snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);

@@ -16,7 +16,7 @@ static const char switch_usage[] =
     "usage: arbor switch [--listen HOST:PORT] [--topo SPEC] [--node LEVEL.INDEX]\n"
     "                    [--peer LEVEL.INDEX=HOST:PORT]... [--job ID:SECRET]...\n"
     "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
-    "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS]\n"
+    "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
     "\n"
     "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
     "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
@@ -35,6 +35,8 @@ static const char switch_usage[] =
     "  --stats       print the counters every SECONDS (also on SIGUSR1, and at exit)\n"
     "  --port-file   write the port it listens on to FILE once it listens\n"
     "  --for         stop after SECONDS (default: until SIGINT or SIGTERM)\n"
+    "  --no-gso      plain sendmmsg / recvmmsg, no UDP GSO / GRO (for captures on\n"
+    "                loopback, which see a GSO send unsegmented)\n"
     "\n"
     "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready.\n"
     "Exit status: 0 stopped, 1 could not run (bind), 2 bad usage.\n";
@@ -63,7 +65,7 @@ static void print_stats(const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu\n",
+            "send_errors=%llu gso_sends=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -74,7 +76,7 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.requests, (unsigned long long)st.aggregates,
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
-            (unsigned long long)st.send_errors);
+            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends);
 }
 
 /* "L.I" into level, index. */
@@ -155,6 +157,10 @@ int cmd_switch(int argc, char **argv)
         if (cli_is_help(a)) {
             fputs(switch_usage, stdout);
             return CLI_EXIT_OK;
+        }
+        if (strcmp(a, "--no-gso") == 0) {
+            cfg.no_gso = 1;
+            continue;
         }
         if (i + 1 >= argc) return cli_error("switch", "'%s' needs a value or is unknown", a);
         const char *v = argv[++i];
