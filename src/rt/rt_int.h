@@ -190,9 +190,11 @@ arb_time rt_now(void);
 
 struct arb_agg;
 /* Hand the switch one datagram from `from` at `now`, as its receive loop
- * does, and send what it queued (nothing leaves once muted). */
+ * does; what it sends is queued (and may reference b) until rt_switch_flush,
+ * as after each receive batch (nothing leaves once muted). */
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now);
+void rt_switch_flush(arb_rt_switch *s);
 /* Close the switch's socket: everything it sends from now on fails and is
  * counted as a send error. */
 void rt_switch_mute(arb_rt_switch *s);

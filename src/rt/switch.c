@@ -630,6 +630,10 @@ void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b
                     arb_time now)
 {
     on_datagram(s, from, b, len, now);
+}
+
+void rt_switch_flush(arb_rt_switch *s)
+{
     rt_tx_flush(&s->tx);
 }
 

@@ -78,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rt_join_put(b, &j, key);
         struct sockaddr_in a = addr_of((uint16_t)(40000 + r));
         rt_switch_feed(s, &a, b, sizeof b, now);
+        rt_switch_flush(s);
     }
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(s, &st);
@@ -98,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                   : 40100);
         now += 1000 * (uint64_t)(who + 1);
         rt_switch_feed(s, &a, buf, len, now);
+        rt_switch_flush(s);
         fed++;
         arb_rt_switch_get_stats(s, &st);
         require(st.rx_pkts == fed);
