@@ -140,7 +140,10 @@ int arb_rt_allgather(arb_rt_comm *c, const void *send, void *recv, size_t count,
 int arb_rt_barrier(arb_rt_comm *c);
 
 /* Non-blocking forms: start the call and return its request (*req). At
- * most 8 calls in flight per communicator (ARB_ESTATE beyond). */
+ * most 16 calls in flight per communicator (ARB_ESTATE beyond); calls
+ * already waited for whose engines still owe answers count too, and a new
+ * call progresses them until one finishes (ARB_ETIMEDOUT if none does
+ * within the deadline). */
 int arb_rt_iallreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                       arb_op op, arb_rt_request **req);
 int arb_rt_ireduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,

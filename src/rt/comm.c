@@ -423,26 +423,30 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
     c->n_stash = w;
 }
 
+static void progress_once(arb_rt_comm *c);
+static arb_time next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_time now);
+
 /* Start call k: plan, engines, buffers. */
 static int call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
                       arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
 {
     if (c->failed) return fail(c, ARB_ESTATE, "the communicator failed earlier: %s", c->err);
-    if (c->n_calls >= MAX_CALLS) {
-        /* free finished calls the user released */
-        for (struct arb_rt_request **pp = &c->calls; *pp;) {
-            struct arb_rt_request *k = *pp;
-            if (k->released && k->finished) {
-                *pp = k->next;
-                call_free(k);
-                c->n_calls--;
-            } else {
-                pp = &k->next;
-            }
-        }
-        if (c->n_calls >= MAX_CALLS)
-            return fail(c, ARB_ESTATE, "%d calls in flight or lingering: wait for some first",
-                        MAX_CALLS);
+    /* room for one more: released calls whose engines still owe answers are
+     * progressed until one finishes (bounded by the deadline) */
+    arb_time give_up = rt_now() + c->cfg.timeout;
+    while (c->n_calls >= MAX_CALLS) {
+        uint32_t mine = 0;
+        for (struct arb_rt_request *k = c->calls; k; k = k->next)
+            mine += !k->released;
+        if (mine >= MAX_CALLS)
+            return fail(c, ARB_ESTATE, "%d calls in flight: wait for some first", MAX_CALLS);
+        progress_once(c);
+        if (c->n_calls < MAX_CALLS) break;
+        arb_time now = rt_now();
+        if (now >= give_up)
+            return fail(c, ARB_ETIMEDOUT, "earlier calls could not finish within %.3f s",
+                        (double)c->cfg.timeout / ARB_PS_PER_S);
+        rt_wait_readable(c->fd, next_wake(c, NULL, now));
     }
     size_t es = arb_dtype_size(dt);
     uint32_t N = c->cfg.size;

@@ -439,6 +439,65 @@ TEST(loss)
     sw_stop(&w);
 }
 
+/* ---- non-blocking ---------------------------------------------------- */
+
+/* Three calls in flight at once (AllReduce i64, Broadcast f16 from rank 2,
+ * AllGather i32), completed by arb_rt_test polling and by arb_rt_wait in
+ * another order than they were started; then 8 barriers posted at once. */
+static int nonblocking(struct rank *k, arb_rt_comm *c)
+{
+    uint32_t n = k->size, me = k->rank;
+    size_t count = 4000;
+    int64_t *ar_in = malloc(count * 8), *ar_out = malloc(count * 8);
+    uint16_t *bc = malloc(count * 2);
+    int32_t *ag_in = malloc(count * 4), *ag_out = malloc(count * n * 4);
+    if (!ar_in || !ar_out || !bc || !ag_in || !ag_out) return ARB_ENOMEM;
+    fill((uint8_t *)ar_in, ARB_DTYPE_I64, me, 0, count);
+    if (me == 2)
+        fill((uint8_t *)bc, ARB_DTYPE_F16, 2, 0, count);
+    else
+        memset(bc, 0, count * 2);
+    fill((uint8_t *)ag_in, ARB_DTYPE_I32, me, 0, count);
+    arb_rt_request *r[3], *b[8];
+    int rc = arb_rt_iallreduce(c, ar_in, ar_out, count, ARB_DTYPE_I64, ARB_OP_SUM, &r[0]);
+    if (rc == 0) rc = arb_rt_ibroadcast(c, bc, count, ARB_DTYPE_F16, 2, &r[1]);
+    if (rc == 0) rc = arb_rt_iallgather(c, ag_in, ag_out, count, ARB_DTYPE_I32, &r[2]);
+    if (rc < 0) return rc;
+    int done = 0;
+    for (int spins = 0; !done && spins < 200000; spins++)
+        if ((rc = arb_rt_test(r[2], &done)) < 0) return rc;
+    if (!done) return -100; /* never completed by polling */
+    if ((rc = arb_rt_wait(r[2])) < 0 || (rc = arb_rt_wait(r[1])) < 0 ||
+        (rc = arb_rt_wait(r[0])) < 0)
+        return rc;
+    int wrong = 0;
+    for (size_t i = 0; i < count; i++) {
+        wrong += get((uint8_t *)&ar_out[i], ARB_DTYPE_I64) != ref(ARB_OP_SUM, n, i);
+        wrong += get((uint8_t *)&bc[i], ARB_DTYPE_F16) != v(2, i);
+        for (uint32_t q = 0; q < n; q++)
+            wrong += get((uint8_t *)&ag_out[q * count + i], ARB_DTYPE_I32) != v(q, i);
+    }
+    for (int i = 0; i < 8 && rc == 0; i++)
+        rc = arb_rt_ibarrier(c, &b[i]);
+    for (int i = 7; i >= 0 && rc == 0; i--)
+        rc = arb_rt_wait(b[i]);
+    free(ar_in);
+    free(ar_out);
+    free(bc);
+    free(ag_in);
+    free(ag_out);
+    return rc < 0 ? rc : wrong;
+}
+
+TEST(nonblocking_calls)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 4, 1, 0, nonblocking) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0.02, nonblocking) == 0);
+    sw_stop(&w);
+}
+
 /* ---- fractions: the documented float tolerance -------------------------- */
 
 /* Rank r's fraction i in (-1, 1), the same on every rank (a hash). */
@@ -590,6 +649,7 @@ int main(void)
     RUN(loss);
     RUN(multi_tier);
     RUN(float_tolerance);
+    RUN(nonblocking_calls);
     RUN(strangers);
     return testkit_done();
 }
