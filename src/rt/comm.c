@@ -78,6 +78,7 @@ struct arb_rt_comm {
     arb_time last_rx, last_join;
     arb_time heard[ARB_PLAN_MAX_RANKS]; /* the last packet from each rank (via the switch) */
     int failed;
+    int any_failed; /* a call failed: the job cannot finish, no lingering at the end */
     arb_rt_stats st;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
     char err[256];
@@ -822,8 +823,11 @@ int arb_rt_wait(arb_rt_request *k)
     }
     int rc = k->err;
     k->released = 1;
-    if (rc < 0) k->finished = 1; /* a failed call's engines stop here */
-    progress_once(c);            /* frees it when its engines are done */
+    if (rc < 0) {
+        k->finished = 1; /* a failed call's engines stop here */
+        c->any_failed = 1;
+    }
+    progress_once(c); /* frees it when its engines are done */
     return rc;
 }
 
@@ -953,7 +957,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
             rt_wait_readable(c->fd, next_wake(c, NULL, now));
         }
     }
-    if (c->fd >= 0 && c->started_any) {
+    if (c->fd >= 0 && c->started_any && !c->any_failed) {
         arb_time until = rt_now() + c->cfg.timeout;
         for (;;) {
             progress_once(c);

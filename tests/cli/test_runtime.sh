@@ -104,11 +104,11 @@ rank() { # JOB RANK SIZE SECRET ARGS...: a rank of a job on switch 1, in the bac
     env ARBOR_RANK=$r ARBOR_SIZE=$n ARBOR_SWITCH=127.0.0.1:$P1 ARBOR_JOB=$j ARBOR_SECRET=$s \
         ARBOR_TIMEOUT=3s "$ARBOR" bench "$@" >"$TMP/j$j.r$r.out" 2>"$TMP/j$j.r$r.err" &
 }
-rank 1 0 3 right allreduce -b 64M -e 64M -n 50 -w 0
+rank 1 0 3 right allreduce -b 8M -e 8M -n 500 -w 0
 R0=$!
-rank 1 1 3 right allreduce -b 64M -e 64M -n 50 -w 0
+rank 1 1 3 right allreduce -b 8M -e 8M -n 500 -w 0
 R1=$!
-rank 1 2 3 right allreduce -b 64M -e 64M -n 50 -w 0
+rank 1 2 3 right allreduce -b 8M -e 8M -n 500 -w 0
 R2=$!
 sleep 1
 kill -9 $R2 2>/dev/null
@@ -118,6 +118,7 @@ rc0=$?
 wait $R1
 rc1=$?
 t1=$(date +%s)
+# the deadline is 3 s: a failed call, then the process exits (no lingering after a failure)
 if [ $rc0 -eq 1 ] && [ $rc1 -eq 1 ] && [ $((t1 - t0)) -le 8 ]; then
     pass "rank 2 killed: ranks 0 and 1 exit 1 within the deadline ($((t1 - t0)) s)"
 else
