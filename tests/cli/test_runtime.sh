@@ -29,6 +29,25 @@ expect_err "bench without a secret" 2 "no job secret" env -u ARBOR_SECRET "$ARBO
 ARBOR_SIZE=x expect_err "bench with a bad ARBOR_SIZE" 2 "ARBOR_SIZE='x': not a whole number" \
     env ARBOR_SIZE=x "$ARBOR" bench barrier
 
+# ---- a configuration file ----------------------------------------------------
+printf '[switch]\nlisen = 127.0.0.1:0\n' >"$TMP/bad.ini"
+expect_err "config: an unknown key names file and line" 2 "bad.ini:2: unknown key 'lisen'" \
+    "$ARBOR" switch --config "$TMP/bad.ini"
+printf '[switch]\nlisten = 127.0.0.1:0\ntopo = star:8\nslots = 512\n[jobs]\n4 = from-a-file\n' \
+    >"$TMP/sw.ini"
+"$ARBOR" switch --config "$TMP/sw.ini" --port-file "$TMP/portc" --for 20 2>"$TMP/swc.err" &
+SWC=$!
+PC=$(port_of "$TMP/portc")
+out=$("$ARBOR" run -n 3 --switch "127.0.0.1:$PC" --topo star:8 --job 4 --secret from-a-file -- \
+    "$ARBOR" bench allgather -b 3K -e 3K -n 2 -w 1 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ]; then
+    pass "a switch configured from a file serves its job"
+else
+    fail "config file" "$out" "$(cat "$TMP/err" "$TMP/swc.err")"
+fi
+kill $SWC 2>/dev/null
+wait $SWC 2>/dev/null
+
 # ---- every collective, checked, at 3 ranks; one at 8 -------------------------
 for c in allreduce reduce reducescatter broadcast allgather; do
     out=$("$ARBOR" run -n 3 -- "$ARBOR" bench $c -b 1K -e 256K -f 4 -n 3 -w 1 -c -r 2 2>"$TMP/err")

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <ini.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ static const char switch_usage[] =
     "                    [--peer LEVEL.INDEX=HOST:PORT]... [--job ID:SECRET]...\n"
     "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
     "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
+    "                    [--config FILE]\n"
     "\n"
     "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
     "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
@@ -30,6 +32,9 @@ static const char switch_usage[] =
     "  --job         a job this switch admits, with its secret (repeatable)\n"
     "  --job-file    lines 'ID SECRET' ('#' starts a comment): keeps secrets\n"
     "                out of the process list\n"
+    "  --config      an INI file: [switch] listen, topo, node, slots, peer (one\n"
+    "                line each, LEVEL.INDEX=HOST:PORT); [jobs] ID = SECRET. Options\n"
+    "                after it override it\n"
     "  --slots       aggregation slots (default 4096)\n"
     "  --drop        drop this fraction of the packets it sends (tests)\n"
     "  --stats       print the counters every SECONDS (also on SIGUSR1, and at exit)\n"
@@ -146,6 +151,96 @@ static int read_job_file(arb_rt_switch_config *cfg, const char *path)
     return rc;
 }
 
+/* Strings read from --config live until exit. */
+static char *config_strings[2 * ARB_RT_SWITCH_MAX_PEERS + ARB_RT_SWITCH_MAX_JOBS + 8];
+static size_t n_config_strings;
+
+static const char *keep(const char *v)
+{
+    if (n_config_strings == sizeof config_strings / sizeof config_strings[0]) return NULL;
+    char *c = strdup(v);
+    if (c) config_strings[n_config_strings++] = c;
+    return c;
+}
+
+struct config_ctx {
+    arb_rt_switch_config *cfg;
+    char why[200];
+};
+
+static int config_line(void *user, const char *section, const char *name, const char *value)
+{
+    struct config_ctx *x = user;
+    arb_rt_switch_config *cfg = x->cfg;
+    uint64_t v;
+    if (strcmp(section, "jobs") == 0) {
+        if (cli_parse_u64(name, UINT32_MAX, &v) < 0) {
+            snprintf(x->why, sizeof x->why, "job id '%s' is not a number 0..%u", name, UINT32_MAX);
+            return 0;
+        }
+        if (cfg->n_jobs == ARB_RT_SWITCH_MAX_JOBS || !*value || strlen(value) > ARB_RT_SECRET_MAX) {
+            snprintf(x->why, sizeof x->why, "job %s: more than %d jobs or a secret not 1..%d bytes",
+                     name, ARB_RT_SWITCH_MAX_JOBS, ARB_RT_SECRET_MAX);
+            return 0;
+        }
+        cfg->jobs[cfg->n_jobs].id = (uint32_t)v;
+        cfg->jobs[cfg->n_jobs++].secret = keep(value);
+        return 1;
+    }
+    if (strcmp(section, "switch") != 0) {
+        snprintf(x->why, sizeof x->why, "unknown section [%s] (want [switch] or [jobs])", section);
+        return 0;
+    }
+    if (strcmp(name, "listen") == 0) {
+        cfg->listen = keep(value);
+    } else if (strcmp(name, "topo") == 0) {
+        cfg->topo = keep(value);
+    } else if (strcmp(name, "node") == 0) {
+        if (parse_node(value, &cfg->level, &cfg->index) < 0) {
+            snprintf(x->why, sizeof x->why, "node '%s': want LEVEL.INDEX", value);
+            return 0;
+        }
+    } else if (strcmp(name, "slots") == 0) {
+        if (cli_parse_u64(value, 65536, &v) < 0 || v == 0) {
+            snprintf(x->why, sizeof x->why, "slots '%s': want 1..65536", value);
+            return 0;
+        }
+        cfg->slots = (uint32_t)v;
+    } else if (strcmp(name, "peer") == 0) {
+        const char *eq = strchr(value, '=');
+        char node[32];
+        if (!eq || (size_t)(eq - value) >= sizeof node || cfg->n_peers == ARB_RT_SWITCH_MAX_PEERS) {
+            snprintf(x->why, sizeof x->why, "peer '%s': want LEVEL.INDEX=HOST:PORT", value);
+            return 0;
+        }
+        memcpy(node, value, (size_t)(eq - value));
+        node[eq - value] = 0;
+        if (parse_node(node, &cfg->peers[cfg->n_peers].level, &cfg->peers[cfg->n_peers].index) <
+            0) {
+            snprintf(x->why, sizeof x->why, "peer '%s': want LEVEL.INDEX=HOST:PORT", value);
+            return 0;
+        }
+        cfg->peers[cfg->n_peers++].addr = keep(eq + 1);
+    } else {
+        snprintf(x->why, sizeof x->why, "unknown key '%s' (want listen, topo, node, slots or peer)",
+                 name);
+        return 0;
+    }
+    return 1;
+}
+
+static int read_config(arb_rt_switch_config *cfg, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return cli_error("switch", "--config %s: %s", path, strerror(errno));
+    struct config_ctx x = {.cfg = cfg};
+    int line = ini_parse_file(f, config_line, &x);
+    fclose(f);
+    if (line > 0) return cli_error("switch", "%s:%d: %s", path, line, x.why[0] ? x.why : "not INI");
+    if (line < 0) return cli_error("switch", "--config %s: cannot read it", path);
+    return 0;
+}
+
 int cmd_switch(int argc, char **argv)
 {
     arb_rt_switch_config cfg;
@@ -197,6 +292,8 @@ int cmd_switch(int argc, char **argv)
             if (add_job(&cfg, x, colon + 1, "--job") != 0) return CLI_EXIT_USAGE;
         } else if (strcmp(a, "--job-file") == 0) {
             if (read_job_file(&cfg, v) != 0) return CLI_EXIT_USAGE;
+        } else if (strcmp(a, "--config") == 0) {
+            if (read_config(&cfg, v) != 0) return CLI_EXIT_USAGE;
         } else if (strcmp(a, "--slots") == 0) {
             if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
                 return cli_error("switch", "--slots '%s': want 1..65536", v);
@@ -267,5 +364,7 @@ int cmd_switch(int argc, char **argv)
     arb_rt_switch_free(s);
     for (int i = 0; i < ARB_RT_SWITCH_MAX_JOBS; i++)
         free(file_secrets[i]);
+    for (size_t i = 0; i < n_config_strings; i++)
+        free(config_strings[i]);
     return CLI_EXIT_OK;
 }
