@@ -53,15 +53,19 @@ typedef struct arb_rt_config {
     /* ARBOR_SWITCH: "HOST:PORT" (or "HOST": port 17470) of the switch this
      * rank's host hangs from; HOST is a dotted IPv4 address or a name. */
     const char *sw;
-    uint32_t job;         /* ARBOR_JOB: the job id */
-    const char *secret;   /* ARBOR_SECRET: the job's secret, text */
-    const char *topo;     /* ARBOR_TOPO: the fabric (topo.h spec); NULL: star:256 */
-    uint32_t host_base;   /* ARBOR_HOST_BASE: rank r is host base + r (default 0) */
-    const char *bind;     /* ARBOR_BIND: local "HOST[:PORT]"; NULL: any */
-    arb_time timeout;     /* ARBOR_TIMEOUT: a call's deadline (default 30 s) */
-    uint32_t window;      /* ARBOR_WINDOW: credits per channel (default 16) */
-    uint32_t payload;     /* ARBOR_PAYLOAD: bytes per packet (default 8192) */
-    arb_time timeout_min; /* the engines' timer floor (default 1 ms) */
+    uint32_t job;       /* ARBOR_JOB: the job id */
+    const char *secret; /* ARBOR_SECRET: the job's secret, text */
+    const char *topo;   /* ARBOR_TOPO: the fabric (topo.h spec); NULL: star:256 */
+    uint32_t host_base; /* ARBOR_HOST_BASE: rank r is host base + r (default 0) */
+    const char *bind;   /* ARBOR_BIND: local "HOST[:PORT]"; NULL: any */
+    arb_time timeout;   /* ARBOR_TIMEOUT: a call's deadline (default 30 s) */
+    uint32_t window;    /* ARBOR_WINDOW: credits per channel (default 16) */
+    uint32_t payload;   /* ARBOR_PAYLOAD: bytes per packet (default 8192) */
+    /* ARBOR_TIMER_MIN: the engines' timer floor (default 10 ms: every call
+     * has fresh engines whose first timers know no round trip, and ranks
+     * that share cores stall for milliseconds; a lower floor turns those
+     * stalls into spurious losses and retries) */
+    arb_time timeout_min;
     /* The engines' timer ceiling and their bypass-repair rounds (default
      * 200 ms and 16): together they set the outage a collective survives
      * (a switch restarting: about repair_tries x timeout_max), and how
@@ -176,6 +180,12 @@ typedef struct arb_rt_stats {
     uint64_t rejoins;        /* JOINs sent again (the switch restarted) */
     uint64_t send_errors;    /* sendmmsg failures (EAGAIN, ENOBUFS) */
     uint64_t gso_sends;      /* sends of several datagrams at once (UDP GSO) */
+    /* This rank's responders, over the calls freed so far (endpoint.h): */
+    uint64_t credits;        /* normal credits sent */
+    uint64_t retries;        /* credits of an offset given up as lost */
+    uint64_t spurious;       /* of those, losses that were not */
+    uint64_t tail_replays;   /* tails replayed to members whose END was late */
+    uint64_t repair_credits; /* bypass repair credits */
 } arb_rt_stats;
 
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);

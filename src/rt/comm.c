@@ -106,7 +106,7 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->timeout = ARB_RT_TIMEOUT_DEFAULT;
     cfg->window = 16;
     cfg->payload = ARB_PAYLOAD_MAX;
-    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
+    cfg->timeout_min = 10 * ARB_PS_PER_MS;
     cfg->timeout_max = 200 * ARB_PS_PER_MS;
     cfg->repair_tries = 16;
 }
@@ -153,6 +153,13 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
             return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_DROP='%s': not a fraction in [0, 1)",
                             v);
         cfg->drop = d;
+    }
+    if ((v = getenv("ARBOR_TIMER_MIN"))) {
+        arb_time t;
+        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_EP_TIMER_MIN)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_TIMER_MIN='%s': not a duration of 1us or more", v);
+        cfg->timeout_min = t;
     }
     if ((v = getenv("ARBOR_GSO"))) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
@@ -335,6 +342,18 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
 static void call_free(struct arb_rt_request *k)
 {
     if (!k) return;
+    for (uint32_t x = 0; k->host && x < k->host->n_eps; x++) {
+        arb_hep *e = arb_host_ep(k->host, x);
+        if (!e->r) continue;
+        arb_responder_stats st;
+        arb_responder_get_stats(e->r, &st);
+        arb_rt_stats *o = &k->c->st;
+        o->credits += st.credits;
+        o->retries += st.retries;
+        o->spurious += st.spurious;
+        o->tail_replays += st.tail_replays;
+        o->repair_credits += st.repair_credits;
+    }
     arb_host_free(k->host);
     arb_plan_free(k->plan);
     free(k->cache);
