@@ -169,7 +169,7 @@ typedef struct rt_rxq {
     uint8_t ctl[RT_BATCH][64];
     uint8_t *arena; /* RT_BATCH buffers of bufsz bytes */
     size_t bufsz;
-    rt_dgram dg[RT_BATCH * RT_GSO_SEGS * 2];
+    rt_dgram dg[RT_BATCH * 64]; /* a GRO receive holds up to 64 segments */
     int fd;
     int gro;
 } rt_rxq;

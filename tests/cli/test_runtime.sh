@@ -95,6 +95,39 @@ else
     fail "leafspine" "$out" "$(cat "$TMP/err")"
 fi
 
+# ---- three switch processes forming a tree ------------------------------------
+# Each must know the others' addresses when it starts: ports from this shell's
+# pid, away from the ephemeral range.
+B=$((20000 + $$ % 20000))
+LS="--topo leafspine:2,2,1 --job 6:tree --for 30"
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 1.0 --listen 127.0.0.1:$B --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l0.err" &
+T0=$!
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 1.1 --listen 127.0.0.1:$((B + 1)) --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l1.err" &
+T1=$!
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 2.0 --listen 127.0.0.1:$((B + 2)) --peer 1.0=127.0.0.1:$B \
+    --peer 1.1=127.0.0.1:$((B + 1)) 2>"$TMP/sp.err" &
+T2=$!
+sleep 0.3
+for r in 0 1 2 3; do
+    env ARBOR_RANK=$r ARBOR_SIZE=4 ARBOR_SWITCH=127.0.0.1:$((B + r / 2)) ARBOR_JOB=6 ARBOR_SECRET=tree \
+        ARBOR_TOPO=leafspine:2,2,1 ARBOR_TIMEOUT=20s "$ARBOR" bench allreduce -b 64K -e 1M -f 4 \
+        -n 3 -w 1 -c >"$TMP/t$r.out" 2>"$TMP/t$r.err" &
+    eval "TR$r=\$!"
+done
+ok=0
+for r in 0 1 2 3; do eval "wait \$TR$r" && ok=$((ok + 1)); done
+kill $T0 $T1 $T2 2>/dev/null
+wait $T0 $T1 $T2 2>/dev/null
+if [ $ok -eq 4 ] && [ "$(wrong "$(cat "$TMP/t0.out")")" -eq 0 ] && [ "$(rows "$(cat "$TMP/t0.out")")" -eq 3 ] &&
+    grep -q "aggregates=[1-9]" "$TMP/sp.err" && grep -q "aggregates=[1-9]" "$TMP/l1.err"; then
+    pass "three switch processes (two leaves, a spine): allreduce exact, spine and leaf aggregate"
+else
+    fail "switch processes" "$ok ranks exited 0" "$(cat "$TMP/t0.out" "$TMP/t0.err" "$TMP/sp.err")"
+fi
+
 # ---- admission: a wrong secret -------------------------------------------------
 "$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port1" --job 1:right --job 2:other \
     --for 30 2>"$TMP/sw1.err" &
