@@ -443,7 +443,8 @@ TEST(loss)
 
 /* Three calls in flight at once (AllReduce i64, Broadcast f16 from rank 2,
  * AllGather i32), completed by arb_rt_test polling and by arb_rt_wait in
- * another order than they were started; then 8 barriers posted at once. */
+ * another order than they were started; an AllReduce in place; then 8
+ * barriers posted at once. */
 static int nonblocking(struct rank *k, arb_rt_comm *c)
 {
     uint32_t n = k->size, me = k->rank;
@@ -477,6 +478,11 @@ static int nonblocking(struct rank *k, arb_rt_comm *c)
         for (uint32_t q = 0; q < n; q++)
             wrong += get((uint8_t *)&ag_out[q * count + i], ARB_DTYPE_I32) != v(q, i);
     }
+    /* in place: send == recv */
+    fill((uint8_t *)ag_in, ARB_DTYPE_I32, me, 0, count);
+    if (rc == 0) rc = arb_rt_allreduce(c, ag_in, ag_in, count, ARB_DTYPE_I32, ARB_OP_MAX);
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        wrong += get((uint8_t *)&ag_in[i], ARB_DTYPE_I32) != ref(ARB_OP_MAX, n, i);
     for (int i = 0; i < 8 && rc == 0; i++)
         rc = arb_rt_ibarrier(c, &b[i]);
     for (int i = 7; i >= 0 && rc == 0; i--)
