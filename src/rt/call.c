@@ -195,6 +195,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     }
     arb_time now = rt_now();
     k->deadline = now + c->cfg.timeout;
+    k->started = now;
     if (coll == ARB_COLL_ALLGATHER && count) {
         const arb_plan_channel *mine = &k->plan->channels[c->cfg.rank];
         if ((const uint8_t *)recv + mine->lo != send)
@@ -383,15 +384,22 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
                 snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
             }
         }
-        /* the ranks we have not heard from for a while are the suspects */
+        /* the suspects: ranks not heard from since this call started (a
+         * rank that died between calls); else those silent for a second */
         char quiet[96] = "";
         size_t w = 0;
-        for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++)
-            if (r != c->cfg.rank && now - c->heard[r] > ARB_PS_PER_S)
+        int since = 0;
+        for (int pass = 0; pass < 2 && !w; pass++)
+            for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++) {
+                arb_time last = c->heard[r];
+                int silent = pass == 0 ? last < k->started : now - last > ARB_PS_PER_S;
+                if (r == c->cfg.rank || !silent) continue;
                 w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
-        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; silent for 1 s: %s",
+                since = pass == 0;
+            }
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s: %s",
                 arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what,
-                quiet[0] ? (w ? quiet : "none") : "no rank");
+                since ? "nothing since it started from" : "silent for 1 s", w ? quiet : "none");
     }
 }
 

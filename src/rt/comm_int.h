@@ -32,6 +32,7 @@ struct arb_rt_request {
     arb_host *host;
     int16_t ep_of[ARB_PLAN_MAX_RANKS]; /* per responder rank: our engine, or -1 */
     arb_time deadline;
+    arb_time started;
     int done;     /* this rank's output is complete */
     int err;      /* the call failed (before done) */
     int released; /* the user waited: free once the engines finished */

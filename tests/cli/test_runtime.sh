@@ -48,6 +48,13 @@ fi
 kill $SWC 2>/dev/null
 wait $SWC 2>/dev/null
 
+# ---- a rank that fails stops the job at once ------------------------------------
+t0=$(date +%s)
+expect_err "run: a failing rank is named, the others stopped" 1 "arbor run: rank 1 exited with status 3" \
+    "$ARBOR" run -n 3 --timeout 30s -- sh -c '[ "$ARBOR_RANK" = 1 ] && exit 3; exec "$0" bench barrier -n 1000 -w 0 >/dev/null 2>&1' "$ARBOR"
+t1=$(date +%s)
+if [ $((t1 - t0)) -le 5 ]; then pass "... within $((t1 - t0)) s, not the 30 s deadline"; else fail "run stop" "$((t1 - t0)) s"; fi
+
 # ---- every collective, checked, at 3 ranks; one at 8 -------------------------
 for c in allreduce reduce reducescatter broadcast allgather; do
     out=$("$ARBOR" run -n 3 -- "$ARBOR" bench $c -b 1K -e 256K -f 4 -n 3 -w 1 -c -r 2 2>"$TMP/err")
@@ -176,7 +183,7 @@ if [ $rc0 -eq 1 ] && [ $rc1 -eq 1 ] && [ $((t1 - t0)) -le 8 ]; then
 else
     fail "killed rank" "status $rc0 $rc1 after $((t1 - t0)) s" "$(cat "$TMP/j1.r0.err")"
 fi
-if grep -Eq "never answered: 2\$|rank 2 never answered|silent for 1 s: 2\$" "$TMP/j1.r0.err" &&
+if grep -Eq "never answered: 2\$|rank 2 never answered|(since it started from|silent for 1 s): 2\$" "$TMP/j1.r0.err" &&
     grep -Eq "allreduce \(message [0-9]+\) (failed|timed out)" "$TMP/j1.r0.err"; then
     pass "the error names what was lost: $(head -c 160 "$TMP/j1.r0.err")"
 else

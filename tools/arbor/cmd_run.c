@@ -41,8 +41,8 @@ static const char run_usage[] =
     "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
     "  --no-gso       no UDP GSO / GRO in the ranks and switches (ARBOR_GSO=0)\n"
     "\n"
-    "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it);\n"
-    "2 bad usage.\n";
+    "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
+    "the other ranks are stopped with SIGTERM); 2 bad usage.\n";
 
 struct swt {
     arb_rt_switch *s;
@@ -262,6 +262,10 @@ int cmd_run(int argc, char **argv)
             else
                 fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
                         WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+            /* the job cannot finish: the other ranks need not wait for
+             * their deadlines */
+            for (uint32_t q = 0; q < started; q++)
+                if (pids[q] != p) kill(pids[q], SIGTERM);
         }
         failed = 1;
     }
