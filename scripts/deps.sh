@@ -59,6 +59,9 @@ have_cmd pkg-config || have_cmd pkgconf || need req pkg-config pkg-config
 have_lib libcjson cjson/cJSON.h || need req cJSON libcjson-dev
 have_lib inih ini.h || need req inih libinih-dev
 have_lib libpcap pcap.h || need req libpcap libpcap-dev
+have_lib libsodium sodium.h || need req libsodium libsodium-dev
+# optional: nftables (the runtime's namespace test drops packets with it; skipped without)
+have_cmd nft || need opt "nftables (runtime loss test)" nftables
 # optional: Chakra traces (protobuf-c); the tests that use a tool skip without it
 have_lib libprotobuf-c protobuf-c/protobuf-c.h || need opt "protobuf-c (Chakra traces)" libprotobuf-c-dev
 have_cmd protoc-c || need opt "protoc-c (Chakra traces)" protobuf-c-compiler

@@ -79,6 +79,7 @@ typedef struct arb_host_config {
     int adaptive_timeout, order_detection, dynamic_subchannels;
     uint32_t attempts, miss_limit, dead_after, repair_tries;
     int header_only;
+    arb_op op;          /* pull channels' operator; NOP: the plan's (SUM) */
     uint8_t msg_id;     /* the message every engine runs (first_msg_id) */
     uint32_t first_seq; /* its start_seq on every channel */
     /* The engines' send callback; its ctx is the engine record. */

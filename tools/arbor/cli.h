@@ -23,6 +23,9 @@ int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_switch(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return

@@ -21,6 +21,9 @@ static const struct subcommand subcommands[] = {
      cmd_sim},
     {"plot", "draw a simulation's CSV results with gnuplot: utilisation, queues, FCT CDF",
      cmd_plot},
+    {"switch", "run a software aggregation switch of the UDP runtime", cmd_switch},
+    {"run", "run a command as N ranks of a job on this machine, with its switches", cmd_run},
+    {"bench", "time a collective over the runtime: the nccl-tests table", cmd_bench},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
