@@ -18,7 +18,10 @@ port_of() { for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; d
 # ---- usage -------------------------------------------------------------------
 expect_err "run without -n" 2 "arbor run: give the number of ranks" "$ARBOR" run -- true
 expect_err "run -n 1" 2 "arbor run: -n '1': want 2..256 ranks" "$ARBOR" run -n 1 -- true
-expect_err "run without a command" 2 "arbor run: no COMMAND after --" "$ARBOR" run -n 2 --
+expect_err "run without a command" 2 "arbor run: no COMMAND to run" "$ARBOR" run -n 2 --
+expect_err "run: unknown option" 2 "arbor run: unknown option '--bogus'" "$ARBOR" run -n 2 --bogus -- true
+expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" bench allreduce -b
+expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
 expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': not a valid value" "$ARBOR" bench allreduce -d f8
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch

@@ -9,6 +9,7 @@
 #include "arbor/rt.h"
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,60 +229,65 @@ static uint64_t check(const struct bench *b, size_t count)
 
 int cmd_bench(int argc, char **argv)
 {
-    if (argc < 2) return cli_error("bench", "give a collective; see arbor bench --help");
-    if (cli_is_help(argv[1])) {
-        fputs(bench_usage, stdout);
-        return CLI_EXIT_OK;
+    uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
+    double factor = 2;
+    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, c;
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
+        const char *v = optarg;
+        char *end;
+        switch (c) {
+        case 'h':
+            fputs(bench_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'c':
+            checkr = 1;
+            break;
+        case 's':
+            stats = 1;
+            break;
+        case 'b':
+            minb = parse_size(v, &bad);
+            break;
+        case 'e':
+            maxb = parse_size(v, &bad);
+            break;
+        case 'f':
+            factor = strtod(v, &end);
+            if (end == v || *end || !(factor > 1)) bad = 1;
+            break;
+        case 'n':
+            if (cli_parse_u64(v, 1000000, &iters) < 0 || iters == 0) bad = 1;
+            break;
+        case 'w':
+            if (cli_parse_u64(v, 1000000, &warm) < 0) bad = 1;
+            break;
+        case 'd':
+            if ((dt = arb_dtype_parse(v)) < 0) bad = 1;
+            break;
+        case 'o':
+            op = arb_op_parse(v);
+            if (op <= ARB_OP_NOP) bad = 1;
+            break;
+        case 'r':
+            if (cli_parse_u64(v, 255, &root) < 0) bad = 1;
+            break;
+        default:
+            return cli_bad_option("bench", c, argv);
+        }
+        if (bad) return cli_error("bench", "-%c '%s': not a valid value", c, v);
     }
-    int coll = arb_coll_parse(argv[1]);
+    if (optind >= argc) return cli_error("bench", "give a collective; see 'arbor bench --help'");
+    if (optind + 1 < argc)
+        return cli_error("bench", "one collective only ('%s' and '%s')", argv[optind],
+                         argv[optind + 1]);
+    int coll = arb_coll_parse(argv[optind]);
     if (coll < 0)
         return cli_error("bench",
                          "'%s' is not allreduce, reduce, reducescatter, broadcast, "
                          "allgather or barrier",
-                         argv[1]);
-    uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
-    double factor = 2;
-    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-c") == 0) {
-            checkr = 1;
-            continue;
-        }
-        if (strcmp(a, "-s") == 0) {
-            stats = 1;
-            continue;
-        }
-        if (cli_is_help(a)) {
-            fputs(bench_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        if (i + 1 >= argc) return cli_error("bench", "'%s' needs a value or is unknown", a);
-        const char *v = argv[++i];
-        char *end;
-        if (strcmp(a, "-b") == 0) {
-            minb = parse_size(v, &bad);
-        } else if (strcmp(a, "-e") == 0) {
-            maxb = parse_size(v, &bad);
-        } else if (strcmp(a, "-f") == 0) {
-            factor = strtod(v, &end);
-            if (end == v || *end || !(factor > 1)) bad = 1;
-        } else if (strcmp(a, "-n") == 0) {
-            if (cli_parse_u64(v, 1000000, &iters) < 0 || iters == 0) bad = 1;
-        } else if (strcmp(a, "-w") == 0) {
-            if (cli_parse_u64(v, 1000000, &warm) < 0) bad = 1;
-        } else if (strcmp(a, "-d") == 0) {
-            if ((dt = arb_dtype_parse(v)) < 0) bad = 1;
-        } else if (strcmp(a, "-o") == 0) {
-            op = arb_op_parse(v);
-            if (op <= ARB_OP_NOP) bad = 1;
-        } else if (strcmp(a, "-r") == 0) {
-            if (cli_parse_u64(v, 255, &root) < 0) bad = 1;
-        } else {
-            return cli_error("bench", "unknown option '%s'; see arbor bench --help", a);
-        }
-        if (bad) return cli_error("bench", "%s '%s': not a valid value", a, v);
-    }
+                         argv[optind]);
     if (minb > maxb)
         return cli_error("bench", "-b %llu is above -e %llu", (unsigned long long)minb,
                          (unsigned long long)maxb);

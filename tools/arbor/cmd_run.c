@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
@@ -132,61 +133,79 @@ int cmd_run(int argc, char **argv)
     const char *drop = NULL;
     double switch_drop = 0;
     int no_gso = 0;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (cli_is_help(a)) {
+    static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
+                                         {"topo", required_argument, NULL, 't'},
+                                         {"job", required_argument, NULL, 'J'},
+                                         {"secret", required_argument, NULL, 'K'},
+                                         {"timeout", required_argument, NULL, 'T'},
+                                         {"drop", required_argument, NULL, 'D'},
+                                         {"switch-drop", required_argument, NULL, 'X'},
+                                         {"seed", required_argument, NULL, 'r'},
+                                         {"no-gso", no_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    /* '+': options end at COMMAND (its own options are its own), or at -- */
+    while ((c = getopt_long(argc, argv, "+:n:h", opts, NULL)) != -1) {
+        const char *v = optarg;
+        char *end;
+        switch (c) {
+        case 'h':
             fputs(run_usage, stdout);
             return CLI_EXIT_OK;
-        }
-        if (strcmp(a, "--no-gso") == 0) {
+        case 'G':
             no_gso = 1;
-            continue;
-        }
-        if (i + 1 >= argc) return cli_error("run", "'%s' needs a value or is unknown", a);
-        const char *v = argv[++i];
-        char *end;
-        if (strcmp(a, "-n") == 0) {
+            break;
+        case 'n':
             if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
                 return cli_error("run", "-n '%s': want 2..256 ranks", v);
-        } else if (strcmp(a, "--switch") == 0) {
+            break;
+        case 'W':
             sw = v;
-        } else if (strcmp(a, "--topo") == 0) {
+            break;
+        case 't':
             topo = v;
-        } else if (strcmp(a, "--job") == 0) {
+            break;
+        case 'J':
             if (cli_parse_u64(v, UINT32_MAX, &job) < 0)
                 return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
-        } else if (strcmp(a, "--secret") == 0) {
+            break;
+        case 'K':
             if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
                 return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
             secret = v;
-        } else if (strcmp(a, "--timeout") == 0) {
+            break;
+        case 'T': {
             arb_time t;
             if (arb_topo_parse_time(v, &t) < 0 || t == 0)
                 return cli_error("run", "--timeout '%s': want a duration such as 30s", v);
             timeout = v;
-        } else if (strcmp(a, "--drop") == 0) {
+            break;
+        }
+        case 'D': {
             double d = strtod(v, &end);
             if (end == v || *end || !(d >= 0 && d < 1))
                 return cli_error("run", "--drop '%s': want a fraction in [0, 1)", v);
             drop = v;
-        } else if (strcmp(a, "--switch-drop") == 0) {
+            break;
+        }
+        case 'X':
             switch_drop = strtod(v, &end);
             if (end == v || *end || !(switch_drop >= 0 && switch_drop < 1))
                 return cli_error("run", "--switch-drop '%s': want a fraction in [0, 1)", v);
-        } else if (strcmp(a, "--seed") == 0) {
+            break;
+        case 'r':
             if (cli_parse_u64(v, UINT64_MAX, &seed) < 0)
                 return cli_error("run", "--seed '%s': not a whole number", v);
-        } else {
-            return cli_error("run", "unknown option '%s'; see arbor run --help", a);
+            break;
+        default:
+            return cli_bad_option("run", c, argv);
         }
     }
+    int i = optind;
     if (n == 0) return cli_error("run", "give the number of ranks with -n N");
-    if (i >= argc) return cli_error("run", "no COMMAND after --");
+    if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
     char secret_buf[2 * 32 + 1];
     if (!secret) {
         uint8_t raw[32];

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <ini.h>
 #include <signal.h>
 #include <stdio.h>
@@ -247,28 +248,46 @@ int cmd_switch(int argc, char **argv)
     arb_rt_switch_config_default(&cfg);
     double stats_every = 0, run_for = 0;
     const char *port_file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(switch_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        if (strcmp(a, "--no-gso") == 0) {
-            cfg.no_gso = 1;
-            continue;
-        }
-        if (i + 1 >= argc) return cli_error("switch", "'%s' needs a value or is unknown", a);
-        const char *v = argv[++i];
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"topo", required_argument, NULL, 't'},
+                                         {"node", required_argument, NULL, 'N'},
+                                         {"peer", required_argument, NULL, 'P'},
+                                         {"job", required_argument, NULL, 'J'},
+                                         {"job-file", required_argument, NULL, 'F'},
+                                         {"config", required_argument, NULL, 'C'},
+                                         {"slots", required_argument, NULL, 'S'},
+                                         {"drop", required_argument, NULL, 'D'},
+                                         {"seed", required_argument, NULL, 'r'},
+                                         {"stats", required_argument, NULL, 's'},
+                                         {"for", required_argument, NULL, 'T'},
+                                         {"port-file", required_argument, NULL, 'f'},
+                                         {"no-gso", no_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *v = optarg;
         uint64_t x;
         char *end;
-        if (strcmp(a, "--listen") == 0) {
+        switch (c) {
+        case 'h':
+            fputs(switch_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'G':
+            cfg.no_gso = 1;
+            break;
+        case 'l':
             cfg.listen = v;
-        } else if (strcmp(a, "--topo") == 0) {
+            break;
+        case 't':
             cfg.topo = v;
-        } else if (strcmp(a, "--node") == 0) {
+            break;
+        case 'N':
             if (parse_node(v, &cfg.level, &cfg.index) < 0)
                 return cli_error("switch", "--node '%s': want LEVEL.INDEX, e.g. 1.0", v);
-        } else if (strcmp(a, "--peer") == 0) {
+            break;
+        case 'P': {
             const char *eq = strchr(v, '=');
             char node[32];
             if (!eq || (size_t)(eq - v) >= sizeof node)
@@ -280,7 +299,9 @@ int cmd_switch(int argc, char **argv)
             if (parse_node(node, &cfg.peers[cfg.n_peers].level, &cfg.peers[cfg.n_peers].index) < 0)
                 return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
             cfg.peers[cfg.n_peers++].addr = eq + 1;
-        } else if (strcmp(a, "--job") == 0) {
+            break;
+        }
+        case 'J': {
             const char *colon = strchr(v, ':');
             char idt[16];
             if (!colon || (size_t)(colon - v) >= sizeof idt)
@@ -290,35 +311,47 @@ int cmd_switch(int argc, char **argv)
             if (cli_parse_u64(idt, UINT32_MAX, &x) < 0)
                 return cli_error("switch", "--job '%s': id is not a number 0..%u", v, UINT32_MAX);
             if (add_job(&cfg, x, colon + 1, "--job") != 0) return CLI_EXIT_USAGE;
-        } else if (strcmp(a, "--job-file") == 0) {
+            break;
+        }
+        case 'F':
             if (read_job_file(&cfg, v) != 0) return CLI_EXIT_USAGE;
-        } else if (strcmp(a, "--config") == 0) {
+            break;
+        case 'C':
             if (read_config(&cfg, v) != 0) return CLI_EXIT_USAGE;
-        } else if (strcmp(a, "--slots") == 0) {
+            break;
+        case 'S':
             if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
                 return cli_error("switch", "--slots '%s': want 1..65536", v);
             cfg.slots = (uint32_t)x;
-        } else if (strcmp(a, "--drop") == 0) {
+            break;
+        case 'D':
             cfg.drop = strtod(v, &end);
             if (end == v || *end || !(cfg.drop >= 0 && cfg.drop < 1))
                 return cli_error("switch", "--drop '%s': want a fraction in [0, 1)", v);
-        } else if (strcmp(a, "--seed") == 0) {
+            break;
+        case 'r':
             if (cli_parse_u64(v, UINT64_MAX, &cfg.seed) < 0)
                 return cli_error("switch", "--seed '%s': not a whole number", v);
-        } else if (strcmp(a, "--stats") == 0) {
+            break;
+        case 's':
             stats_every = strtod(v, &end);
             if (end == v || *end || !(stats_every > 0))
                 return cli_error("switch", "--stats '%s': want seconds > 0", v);
-        } else if (strcmp(a, "--for") == 0) {
+            break;
+        case 'T':
             run_for = strtod(v, &end);
             if (end == v || *end || !(run_for > 0))
                 return cli_error("switch", "--for '%s': want seconds > 0", v);
-        } else if (strcmp(a, "--port-file") == 0) {
+            break;
+        case 'f':
             port_file = v;
-        } else {
-            return cli_error("switch", "unknown option '%s'; see arbor switch --help", a);
+            break;
+        default:
+            return cli_bad_option("switch", c, argv);
         }
     }
+    if (optind < argc)
+        return cli_error("switch", "unexpected '%s'; see 'arbor switch --help'", argv[optind]);
     if (cfg.n_jobs == 0)
         return cli_error("switch", "no job admitted: give --job ID:SECRET or --job-file FILE");
     char err[256];
