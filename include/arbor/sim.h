@@ -452,7 +452,8 @@ typedef struct arb_sim_arbor_config {
     const struct arb_plan *plan; /* borrowed; must outlive the simulator */
     uint32_t payload;            /* bytes per offset, whole elements, 1..8192 (8192) */
     int values;                  /* 1: real payloads, checked; 0 (default): header-only */
-    uint32_t window;             /* credits outstanding per channel (default 4) */
+    uint32_t window;             /* credits outstanding per channel; 0 (the
+                                  * default): arb_sim_arbor_window */
     uint32_t slots;              /* slots per aggregating switch (default 1024) */
     /* Recovery (endpoint.h, arb_responder_config): the timers' ceiling
      * (default 50 ms) and floor (0, the default: twice the fabric's loop,
@@ -551,6 +552,19 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint3
  * second time. 0 for a NULL s or plan.
  */
 arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
+
+/*
+ * The window a channel gets when none is set (arb_sim_arbor_config.window
+ * 0): the loop's worth of credits at the channel's share of its host's link
+ * (arb_sim_arbor_cc_loop x (link rate / channels a host takes part in) /
+ * one frame, rounded up), and never below ARB_SIM_ARBOR_WINDOW_MIN, the
+ * window measured best where every host takes part in every channel (an
+ * AllReduce on star-32, where the loop's worth is 2). A collective of one
+ * channel (Reduce, Broadcast) gets the credits its single channel needs to
+ * fill a host link: 12 on star-32. 0 for a NULL s or plan.
+ */
+#define ARB_SIM_ARBOR_WINDOW_MIN 4
+uint32_t arb_sim_arbor_window(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 
 /* Why a run could not finish: an engine gave up (arb_sim_run returned
  * ARB_ETIMEDOUT). */

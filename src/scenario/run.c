@@ -1788,7 +1788,7 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
      * line rate and loop are filled in by the simulator) */
     arb_cc_config cc = ac->cc;
     if (ac->cc_kind == ARB_CC_DISABLED || ac->cc_kind == ARB_CC_FIXED || !cc.window)
-        cc.window = ac->window;
+        cc.window = ac->window ? ac->window : ARB_SIM_ARBOR_WINDOW_MIN; /* 0: at least that */
     cc.base_rtt = ac->cc_base_rtt ? ac->cc_base_rtt : ARB_CC_BASE_RTT_DEFAULT;
     const char *why = arb_cc_check(ac->cc_kind, &cc);
     if (why) {

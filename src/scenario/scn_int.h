@@ -128,8 +128,9 @@
       "headers: header-only (packets stand for their payload); values: real payloads, checked")    \
     X(AR_PAYLOAD, "arbor", "payload", VT_SIZE, "8192", NULL, 1, 8192,                              \
       "payload bytes per packet (whole elements)")                                                 \
-    X(AR_WINDOW, "arbor", "window", VT_U64, "4", NULL, 1, 65535,                                   \
-      "credits outstanding per channel (a fixed window, no rate gate)")                            \
+    X(AR_WINDOW, "arbor", "window", VT_U64, "0", NULL, 0, 65535,                                   \
+      "credits outstanding per channel (a fixed window, no rate gate); 0: the loop's worth at "    \
+      "the channel's share of a host link, at least 4 (docs/arbor-sim.md)")                        \
     X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \

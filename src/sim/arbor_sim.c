@@ -180,7 +180,7 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->payload = ARB_PAYLOAD_MAX;
-    cfg->window = 4;
+    cfg->window = 0; /* arb_sim_arbor_window */
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
     cfg->adaptive_timeout = 1;
@@ -1275,6 +1275,25 @@ arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t 
     return arb_sim_arbor_loop(s, plan, payload) + (arb_time)per_host * arb_time_tx(frame, rate);
 }
 
+uint32_t arb_sim_arbor_window(const arb_sim *s, const arb_plan *plan, uint32_t payload)
+{
+    if (!s || !plan) return 0;
+    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint64_t rate = UINT64_MAX;
+    for (uint32_t h = 0; h < plan->cfg.n_ranks; h++) {
+        uint64_t r = s->ports[s->hosts[plan->ranks[h]].nic_port].rate;
+        if (r && r < rate) rate = r;
+    }
+    if (rate == UINT64_MAX) return ARB_SIM_ARBOR_WINDOW_MIN;
+    uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
+    /* the loop's bits at the channel's share, over a frame's bits */
+    double bits = (double)arb_sim_arbor_cc_loop(s, plan, payload) / (double)ARB_PS_PER_S *
+                  (double)rate / per_host;
+    double w = ceil(bits / (8.0 * frame));
+    if (w > 65535) w = 65535;
+    return w > ARB_SIM_ARBOR_WINDOW_MIN ? (uint32_t)w : ARB_SIM_ARBOR_WINDOW_MIN;
+}
+
 /* Engine e's controller: the job's kind and parameters, with the fabric's
  * line rate (its host's link), a full frame per credit, and its loop. */
 static int channel_cc(arb_sim *s, const struct ajob *j, arb_hep *e)
@@ -1483,6 +1502,7 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->index = a->n_jobs;
     j->ch_base = a->n_chan;
     j->cfg = *cfg;
+    if (!j->cfg.window) j->cfg.window = arb_sim_arbor_window(s, p, cfg->payload);
     j->p = p;
     j->n_trees = p->n_trees;
     j->part = j->index % a->n_parts;
@@ -1638,8 +1658,8 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(p->cfg.dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
-        cfg->window == 0 || cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX ||
-        cfg->timeout < ARB_EP_TIMER_MIN || cfg->retry < ARB_EP_TIMER_MIN ||
+        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || cfg->timeout < ARB_EP_TIMER_MIN ||
+        cfg->retry < ARB_EP_TIMER_MIN ||
         (cfg->timeout_min &&
          (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)) ||
         (cfg->retry_min && (cfg->retry_min < ARB_EP_TIMER_MIN || cfg->retry_min > cfg->retry)))

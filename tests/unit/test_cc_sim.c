@@ -125,7 +125,8 @@ static uint32_t no_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t 
 
 /* The controllers' base loop: the fabric's loop (4 x levels hops of 1 us
  * and one frame) plus one frame per channel a host takes part in. */
-static arb_time cc_loop_of(const char *topo, uint32_t ranks, uint32_t *levels)
+static arb_time cc_loop_coll(const char *topo, arb_coll coll, uint32_t ranks, uint32_t *levels,
+                             uint32_t *window)
 {
     arb_topo *t = NULL;
     arb_plan *p = NULL;
@@ -137,7 +138,7 @@ static arb_time cc_loop_of(const char *topo, uint32_t ranks, uint32_t *levels)
         rk[r] = r;
     arb_plan_config pc;
     arb_plan_config_default(&pc);
-    pc.coll = ARB_COLL_ALLREDUCE;
+    pc.coll = coll;
     pc.ranks = rk;
     pc.n_ranks = ranks;
     pc.bytes = 1 << 20;
@@ -148,11 +149,63 @@ static arb_time cc_loop_of(const char *topo, uint32_t ranks, uint32_t *levels)
         arb_plan_new(&p, t, &pc, err, sizeof err) == 0 && arb_sim_new(&s, t, &cfg) == 0) {
         loop = arb_sim_arbor_cc_loop(s, p, 8192);
         *levels = p->root_level;
+        *window = arb_sim_arbor_window(s, p, 8192);
     }
     arb_sim_free(s);
     arb_plan_free(p);
     arb_topo_free(t);
     return loop;
+}
+
+static arb_time cc_loop_of(const char *topo, uint32_t ranks, uint32_t *levels)
+{
+    uint32_t w;
+    return cc_loop_coll(topo, ARB_COLL_ALLREDUCE, ranks, levels, &w);
+}
+
+/*
+ * The default window: the loop's worth at a channel's share of its host
+ * link, rounded up, at least 4. star-32 AllReduce: 32 channels share a
+ * link, loop 4 (1 us + f) + 32 f = 27.83 us at 3.125 Gb/s is 1.31 frames:
+ * 4. Broadcast and Reduce: one channel, loop 4 (1 us + f) + f = 7.31 us at
+ * 100 Gb/s is 11.04 frames: 12. ReduceScatter and AllGather have a channel
+ * per rank, as AllReduce.
+ */
+TEST(default_window_is_the_loops_worth)
+{
+    arb_time f = arb_time_tx(8274, 100000000000ull);
+    uint32_t levels, w = 0;
+    arb_time loop = cc_loop_coll("star:32", ARB_COLL_BROADCAST, 32, &levels, &w);
+    CHECK_EQ_U(loop, 4 * (1000000 + f) + f);
+    double frames = (double)loop * 100e9 / 1e12 / (8 * 8274.0);
+    CHECK(frames > 11 && frames < 12);
+    CHECK_EQ_U(w, 12);
+    cc_loop_coll("star:32", ARB_COLL_REDUCE, 32, &levels, &w);
+    CHECK_EQ_U(w, 12);
+    cc_loop_coll("star:32", ARB_COLL_ALLREDUCE, 32, &levels, &w);
+    CHECK_EQ_U(w, ARB_SIM_ARBOR_WINDOW_MIN);
+    cc_loop_coll("star:32", ARB_COLL_REDUCESCATTER, 32, &levels, &w);
+    CHECK_EQ_U(w, ARB_SIM_ARBOR_WINDOW_MIN);
+    CHECK_EQ_U(arb_sim_arbor_window(NULL, NULL, 8192), 0);
+}
+
+/* A broadcast at the default window fills the root's link: its goodput is
+ * within 2% of the wire's ceiling for 8192 B in 8274 B frames (99.0 Gb/s);
+ * at a window of 4 it was half of it. */
+TEST(broadcast_default_window_fills_the_link)
+{
+    const char *sets[] = {"fabric.topology=star:32", "workload.size=8MiB",
+                          "arbor.collective=broadcast"};
+    cJSON *j = run(NULL, sets, 3);
+    CHECK(j != NULL);
+    if (j) {
+        double ceiling = 100.0 * 8192 / 8274;
+        double g = jnum(j, "goodput_gbps");
+        if (!(g <= ceiling && g >= 0.9 * ceiling))
+            TESTKIT_REPORT("broadcast goodput %.3f Gb/s, want within [%.2f, %.2f]", g,
+                           0.9 * ceiling, ceiling);
+    }
+    cJSON_Delete(j);
 }
 
 TEST(base_loop_one_frame_per_channel)
@@ -381,6 +434,8 @@ int main(void)
     RUN(ecn_echo);
     RUN(jobs_window_mean);
     RUN(base_loop_one_frame_per_channel);
+    RUN(default_window_is_the_loops_worth);
+    RUN(broadcast_default_window_fills_the_link);
     RUN(experiment_irn_small);
     RUN(experiment_jobs_small);
     RUN(target_met_at_full_size);
