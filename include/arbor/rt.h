@@ -77,6 +77,11 @@ typedef struct arb_rt_config {
     /* ARBOR_GSO=0: no UDP GSO / GRO, plain sendmmsg / recvmmsg (captures on
      * loopback see a GSO send unsegmented, so they need it off). */
     int no_gso;
+    /* ARBOR_SPIN: before a call blocks for its socket, look again without
+     * blocking for up to this long, yielding the core between looks (a
+     * reply due within microseconds then costs no sleep and wake-up).
+     * 0 (default): block at once. At most 10 ms. */
+    arb_time spin;
     arb_logger logger;
 } arb_rt_config;
 
@@ -186,6 +191,8 @@ typedef struct arb_rt_stats {
     uint64_t spurious;       /* of those, losses that were not */
     uint64_t tail_replays;   /* tails replayed to members whose END was late */
     uint64_t repair_credits; /* bypass repair credits */
+    uint64_t waits;          /* times a call blocked for its socket (ppoll) */
+    uint64_t spin_hits;      /* waits that spinning (cfg.spin) found data for */
 } arb_rt_stats;
 
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
@@ -223,6 +230,10 @@ typedef struct arb_rt_switch_config {
     double drop;    /* drop this fraction of sends (tests) */
     uint64_t seed;
     int no_gso; /* 1: no UDP GSO / GRO (--no-gso) */
+    /* Before blocking for its socket, look again without blocking for up
+     * to this long, yielding the core between looks (--spin; 0: block at
+     * once, the default; at most 10 ms). */
+    arb_time spin;
     arb_logger logger;
 } arb_rt_switch_config;
 
@@ -260,7 +271,8 @@ typedef struct arb_rt_switch_stats {
     uint64_t send_errors;
     uint64_t gso_sends; /* sends of several datagrams at once (UDP GSO) */
     uint64_t credits, requests, aggregates, agg_miss, agg_drops, copies;
-    uint64_t jobs; /* jobs known now */
+    uint64_t jobs;  /* jobs known now */
+    uint64_t waits; /* times it blocked for its socket (ppoll) */
 } arb_rt_switch_stats;
 
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out);

@@ -138,7 +138,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
         if (now >= give_up)
             return rt_fail(c, ARB_ETIMEDOUT, "earlier calls could not finish within %.3f s",
                            (double)c->cfg.timeout / ARB_PS_PER_S);
-        rt_wait_readable(c->fd, rt_next_wake(c, NULL, now));
+        rt_comm_wait(c, rt_next_wake(c, NULL, now));
     }
     size_t es = arb_dtype_size(dt);
     uint32_t N = c->cfg.size;

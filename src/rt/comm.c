@@ -93,6 +93,15 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
                             "ARBOR_TIMER_MIN='%s': not a duration of 1us or more", v);
         cfg->timeout_min = t;
     }
+    if ((v = getenv("ARBOR_SPIN"))) {
+        arb_time t;
+        if (strcmp(v, "0") == 0)
+            t = 0;
+        else if (arb_topo_parse_time(v, &t) < 0 || t > RT_SPIN_MAX)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_SPIN='%s': not 0 or a duration up to 10ms such as 50us", v);
+        cfg->spin = t;
+    }
     if ((v = getenv("ARBOR_GSO"))) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
             return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_GSO='%s': want 0 or 1", v);
@@ -183,7 +192,7 @@ static int join_switch(arb_rt_comm *c)
     c->last_join = 0;
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
-        rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join));
+        rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join), 0);
         int n = rt_rx(&c->rx);
         for (int i = 0; i < n; i++) {
             const uint8_t *b = c->rx.dg[i].buf;
@@ -219,10 +228,11 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
     if (cfg->timeout < ARB_PS_PER_MS || cfg->window == 0 || cfg->payload == 0 ||
         cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8 || !(cfg->drop >= 0 && cfg->drop < 1) ||
         cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_max < cfg->timeout_min ||
-        cfg->repair_tries == 0 || cfg->repair_tries > 64)
+        cfg->repair_tries == 0 || cfg->repair_tries > 64 || cfg->spin > RT_SPIN_MAX)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "timeout below 1 ms, window 0, payload not a multiple of 8 in 8..8192, "
-                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64");
+                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64, "
+                        "spin above 10 ms");
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->cfg = *cfg;
@@ -356,6 +366,14 @@ arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_tim
     return t > now ? t - now : 0;
 }
 
+void rt_comm_wait(arb_rt_comm *c, arb_time wait)
+{
+    if (rt_wait_readable(c->fd, wait, c->cfg.spin))
+        c->st.waits++;
+    else if (c->cfg.spin && wait)
+        c->st.spin_hits++;
+}
+
 int arb_rt_progress(arb_rt_comm *c)
 {
     if (!c) return ARB_EINVAL;
@@ -384,7 +402,7 @@ int arb_rt_wait(arb_rt_request *k)
             c->st.rejoins++;
             send_join(c, now);
         }
-        rt_wait_readable(c->fd, rt_next_wake(c, k, now));
+        rt_comm_wait(c, rt_next_wake(c, k, now));
     }
     int rc = k->err;
     k->released = 1;
@@ -416,7 +434,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
                 rc = ARB_ETIMEDOUT;
                 break;
             }
-            rt_wait_readable(c->fd, rt_next_wake(c, NULL, now));
+            rt_comm_wait(c, rt_next_wake(c, NULL, now));
         }
     }
     if (c->fd >= 0 && c->started_any && !c->any_failed) {
@@ -425,7 +443,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
             rt_progress_once(c);
             arb_time now = rt_now();
             if (now - c->last_rx >= LINGER_QUIET || now >= until) break;
-            rt_wait_readable(c->fd, LINGER_QUIET - (now - c->last_rx));
+            rt_wait_readable(c->fd, LINGER_QUIET - (now - c->last_rx), 0);
         }
     }
     while (c->calls) {

@@ -82,6 +82,8 @@ int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...) ARB_PRINTF(3, 4);
 /* comm.c */
 void rt_progress_once(arb_rt_comm *c);
 arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_time now);
+/* Wait for the socket up to `wait` (spinning first for cfg.spin), counted. */
+void rt_comm_wait(arb_rt_comm *c, arb_time wait);
 
 /* call.c */
 int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,

@@ -11,6 +11,7 @@
 #include <netinet/udp.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,13 +311,27 @@ int rt_rx(rt_rxq *q)
     return n;
 }
 
-void rt_wait_readable(int fd, arb_time wait)
+int rt_wait_readable(int fd, arb_time wait, arb_time spin)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (spin > wait) spin = wait;
+    if (spin) {
+        /* a reply due within microseconds: look again, yielding the core
+         * between looks, rather than sleep and pay a wake-up */
+        arb_time t0 = rt_now(), t;
+        do {
+            if (poll(&p, 1, 0) == 1) return 0;
+            sched_yield();
+            t = rt_now();
+        } while (t - t0 < spin);
+        wait -= t - t0 < wait ? t - t0 : wait;
+        if (wait == 0) return 0;
+    }
     if (wait > 5 * ARB_PS_PER_S) wait = 5 * ARB_PS_PER_S;
     struct timespec ts = {.tv_sec = (time_t)(wait / ARB_PS_PER_S),
                           .tv_nsec = (long)((wait % ARB_PS_PER_S) / ARB_PS_PER_NS)};
     (void)ppoll(&p, 1, &ts, NULL);
+    return 1;
 }
 
 arb_time rt_now(void)

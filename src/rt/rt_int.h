@@ -180,8 +180,12 @@ void rt_rxq_free(rt_rxq *q);
 /* Receive without blocking: the datagrams in q->dg[0..n), n returned (0
  * when none). */
 int rt_rx(rt_rxq *q);
-/* Wait until the socket is readable or `wait` ps passed. */
-void rt_wait_readable(int fd, arb_time wait);
+/* Wait until the socket is readable or `wait` ps passed: first look
+ * without blocking for up to `spin` ps (yielding the core between looks),
+ * then block in ppoll. 1 when it blocked, 0 when it did not. */
+int rt_wait_readable(int fd, arb_time wait, arb_time spin);
+/* The largest spin accepted (ARBOR_SPIN, --spin). */
+#define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
 
 /* CLOCK_MONOTONIC in ps. */
 arb_time rt_now(void);

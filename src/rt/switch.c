@@ -165,7 +165,8 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     if (!out) return ARB_EINVAL;
     *out = NULL;
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
-        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1))
+        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
+        cfg->spin > RT_SPIN_MAX)
         return arb_errf(err, errlen, ARB_EINVAL, "switch: a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
@@ -675,6 +676,6 @@ int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
         if (n > 0) continue;
         arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
         if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
-        rt_wait_readable(s->fd, left);
+        if (rt_wait_readable(s->fd, left, s->cfg.spin)) s->st.waits++;
     }
 }

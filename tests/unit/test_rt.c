@@ -46,7 +46,10 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
-static int g_no_gso; /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static int g_no_gso;     /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static arb_time g_spin;  /* the next switches' and ranks' spin before blocking */
+static uint64_t g_waits; /* blocking waits and spin hits of the ranks of the last run */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, uint32_t level,
                    uint32_t index)
@@ -58,6 +61,7 @@ static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, u
     cfg.level = level;
     cfg.index = index;
     cfg.no_gso = g_no_gso;
+    cfg.spin = g_spin;
     cfg.drop = drop;
     cfg.seed = 7;
     for (uint32_t j = 0; j < jobs; j++) {
@@ -123,11 +127,17 @@ static void *rank_main(void *arg)
     cfg.seed = 11;
     cfg.timeout = k->timeout ? k->timeout : 20 * ARB_PS_PER_S;
     cfg.no_gso = g_no_gso;
+    cfg.spin = g_spin;
     arb_rt_comm *c;
     k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
     if (k->rc < 0) return NULL;
     k->body_rc = k->body(k, c);
     if (k->body_rc < 0) snprintf(k->err, sizeof k->err, "%s", arb_rt_errmsg(c));
+    arb_rt_stats st;
+    arb_rt_get_stats(c, &st);
+    pthread_mutex_lock(&g_mu);
+    g_waits += st.waits + st.spin_hits;
+    pthread_mutex_unlock(&g_mu);
     arb_rt_comm_free(c);
     return NULL;
 }
@@ -428,6 +438,68 @@ TEST(without_gso)
     g_no_gso = 0;
 }
 
+/* With a spin before every blocking wait (ranks and switch, 50 us), every
+ * collective at 4 ranks is exact, and the waits were counted: a call that
+ * waited either found data while spinning or blocked. */
+TEST(spin)
+{
+    struct sw w;
+    g_spin = 50 * ARB_PS_PER_US;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 3000;
+    g_waits = 0;
+    CHECK(run_ranks(w.addr, 4, 1, 0, all_collectives) == 0);
+    CHECK(g_waits > 0);
+    sw_stop(&w);
+    g_spin = 0;
+}
+
+/* ARBOR_SPIN: 0 or a duration up to 10 ms; anything else is ARB_EPARSE
+ * naming the variable. A config with a longer spin is refused. */
+TEST(spin_setting)
+{
+    arb_rt_config cfg;
+    char err[200];
+    static const struct {
+        const char *v;
+        int ok;
+        arb_time want;
+    } cases[] = {{"50us", 1, 50 * ARB_PS_PER_US},
+                 {"0", 1, 0},
+                 {"10ms", 1, 10 * ARB_PS_PER_MS},
+                 {"11ms", 0, 0},
+                 {"fast", 0, 0},
+                 {"-5us", 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        arb_rt_config_default(&cfg);
+        cfg.spin = 7;
+        setenv("ARBOR_SPIN", cases[i].v, 1);
+        err[0] = 0;
+        int rc = arb_rt_config_env(&cfg, err, sizeof err);
+        if (cases[i].ok) {
+            CHECK_EQ_I(rc, 0);
+            CHECK_EQ_U(cfg.spin, cases[i].want);
+        } else {
+            CHECK_EQ_I(rc, ARB_EPARSE);
+            CHECK(strstr(err, "ARBOR_SPIN") != NULL);
+        }
+    }
+    unsetenv("ARBOR_SPIN");
+    arb_rt_config_default(&cfg);
+    cfg.secret = SECRET;
+    cfg.spin = 11 * ARB_PS_PER_MS;
+    arb_rt_comm *c = NULL;
+    CHECK_EQ_I(arb_rt_comm_new(&c, &cfg, err, sizeof err), ARB_EINVAL);
+    CHECK(c == NULL);
+    arb_rt_switch_config sc;
+    arb_rt_switch_config_default(&sc);
+    sc.listen = "127.0.0.1:0";
+    sc.spin = 11 * ARB_PS_PER_MS;
+    arb_rt_switch *s = NULL;
+    CHECK_EQ_I(arb_rt_switch_new(&s, &sc, err, sizeof err), ARB_EINVAL);
+    CHECK(s == NULL);
+}
+
 /* Loss on every send of the ranks (2%) and of the switch (2%): every
  * collective still completes with exact results. */
 TEST(loss)
@@ -653,6 +725,8 @@ int main(void)
     RUN(max_min);
     RUN(without_gso);
     RUN(loss);
+    RUN(spin);
+    RUN(spin_setting);
     RUN(multi_tier);
     RUN(float_tolerance);
     RUN(nonblocking_calls);

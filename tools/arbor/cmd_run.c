@@ -23,7 +23,7 @@
 static const char run_usage[] =
     "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID] [--secret S]\n"
     "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] [--no-gso]\n"
-    "                 -- COMMAND [ARGS...]\n"
+    "                 [--spin DURATION] -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
@@ -41,9 +41,21 @@ static const char run_usage[] =
     "  --drop         fraction of each rank's sends dropped (ARBOR_DROP, tests)\n"
     "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
     "  --no-gso       no UDP GSO / GRO in the ranks and switches (ARBOR_GSO=0)\n"
+    "  --spin         ranks and switches look again for up to DURATION (e.g. 50us)\n"
+    "                 before blocking for their socket (ARBOR_SPIN, switch --spin)\n"
     "\n"
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
     "the other ranks are stopped with SIGTERM); 2 bad usage.\n";
+
+/* --spin: 0, or a duration of at most 10 ms. */
+static int parse_spin(const char *v, arb_time *out)
+{
+    arb_time t = 0;
+    if (strcmp(v, "0") != 0 && (arb_topo_parse_time(v, &t) < 0 || t > 10 * ARB_PS_PER_MS))
+        return -1;
+    *out = t;
+    return 0;
+}
 
 struct swt {
     arb_rt_switch *s;
@@ -63,7 +75,8 @@ static void *sw_main(void *arg)
 
 /* The fabric's switches on loopback; 0 or an exit status. */
 static int start_fabric(const char *topo, uint32_t job, const char *secret, double drop,
-                        uint64_t seed, int no_gso, struct swt **out, uint32_t *n_out, arb_topo **tp)
+                        uint64_t seed, int no_gso, arb_time spin, struct swt **out, uint32_t *n_out,
+                        arb_topo **tp)
 {
     char err[256];
     arb_topo *t;
@@ -90,6 +103,7 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret, doub
             cfg.drop = drop;
             cfg.seed = seed + k;
             cfg.no_gso = no_gso;
+            cfg.spin = spin;
             w[k].node = arb_topo_node_id(t, l, i);
             if (arb_rt_switch_new(&w[k].s, &cfg, err, sizeof err) < 0) {
                 fprintf(stderr, "arbor run: switch %u.%u: %s\n", l, i, err);
@@ -130,7 +144,8 @@ int cmd_run(int argc, char **argv)
 {
     uint64_t n = 0, job = 1, seed = 0;
     const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
-    const char *drop = NULL;
+    const char *drop = NULL, *spin_s = NULL;
+    arb_time spin = 0;
     double switch_drop = 0;
     int no_gso = 0;
     static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
@@ -142,6 +157,7 @@ int cmd_run(int argc, char **argv)
                                          {"switch-drop", required_argument, NULL, 'X'},
                                          {"seed", required_argument, NULL, 'r'},
                                          {"no-gso", no_argument, NULL, 'G'},
+                                         {"spin", required_argument, NULL, 'Y'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -156,6 +172,12 @@ int cmd_run(int argc, char **argv)
             return CLI_EXIT_OK;
         case 'G':
             no_gso = 1;
+            break;
+        case 'Y':
+            if (parse_spin(v, &spin) < 0)
+                return cli_error("run", "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us",
+                                 v);
+            spin_s = v;
             break;
         case 'n':
             if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
@@ -219,7 +241,8 @@ int cmd_run(int argc, char **argv)
     arb_topo *t = NULL;
     int rc = 0;
     if (!sw) {
-        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, no_gso, &w, &n_sw, &t);
+        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, no_gso, spin, &w, &n_sw,
+                          &t);
     } else {
         char err[256];
         if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
@@ -254,6 +277,7 @@ int cmd_run(int argc, char **argv)
             if (timeout) setenv("ARBOR_TIMEOUT", timeout, 1);
             if (drop) setenv("ARBOR_DROP", drop, 1);
             if (no_gso) setenv("ARBOR_GSO", "0", 1);
+            if (spin_s) setenv("ARBOR_SPIN", spin_s, 1);
             if (seed) {
                 char seed_s[24];
                 snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);

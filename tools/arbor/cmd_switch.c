@@ -19,7 +19,7 @@ static const char switch_usage[] =
     "                    [--peer LEVEL.INDEX=HOST:PORT]... [--job ID:SECRET]...\n"
     "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
     "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
-    "                    [--config FILE]\n"
+    "                    [--spin DURATION] [--config FILE]\n"
     "\n"
     "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
     "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
@@ -43,9 +43,22 @@ static const char switch_usage[] =
     "  --for         stop after SECONDS (default: until SIGINT or SIGTERM)\n"
     "  --no-gso      plain sendmmsg / recvmmsg, no UDP GSO / GRO (for captures on\n"
     "                loopback, which see a GSO send unsegmented)\n"
+    "  --spin        before blocking for its socket, look again for up to this\n"
+    "                long (e.g. 50us; at most 10ms), yielding the core between\n"
+    "                looks (default 0: block at once)\n"
     "\n"
     "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready.\n"
     "Exit status: 0 stopped, 1 could not run (bind), 2 bad usage.\n";
+
+/* --spin: 0, or a duration of at most 10 ms. */
+static int parse_spin(const char *v, arb_time *out)
+{
+    arb_time t = 0;
+    if (strcmp(v, "0") != 0 && (arb_topo_parse_time(v, &t) < 0 || t > 10 * ARB_PS_PER_MS))
+        return -1;
+    *out = t;
+    return 0;
+}
 
 static volatile int stop_flag;
 static volatile sig_atomic_t want_stats;
@@ -71,7 +84,7 @@ static void print_stats(const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu gso_sends=%llu\n",
+            "send_errors=%llu gso_sends=%llu waits=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -82,7 +95,8 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.requests, (unsigned long long)st.aggregates,
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
-            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends);
+            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
+            (unsigned long long)st.waits);
 }
 
 /* "L.I" into level, index. */
@@ -262,6 +276,7 @@ int cmd_switch(int argc, char **argv)
                                          {"for", required_argument, NULL, 'T'},
                                          {"port-file", required_argument, NULL, 'f'},
                                          {"no-gso", no_argument, NULL, 'G'},
+                                         {"spin", required_argument, NULL, 'Y'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -276,6 +291,11 @@ int cmd_switch(int argc, char **argv)
             return CLI_EXIT_OK;
         case 'G':
             cfg.no_gso = 1;
+            break;
+        case 'Y':
+            if (parse_spin(v, &cfg.spin) < 0)
+                return cli_error("switch",
+                                 "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
             break;
         case 'l':
             cfg.listen = v;
