@@ -9,7 +9,7 @@
  *
  * Each case runs in its own process. Printed per case: simulated time,
  * packet-hops, events, wall seconds of the run, packet-hops and events per
- * wall second, peak RSS; then the Arbor rate over the IRN rate (the issue
+ * wall second, peak RSS; then the Arbor rate over the IRN rate (the target
  * asks for at least 0.8). `--size S` runs another size (e.g. 64MiB);
  * `--only arbor|irn-ring` runs one case (for a profiler) and prints no ratio;
  * `--repeat N` runs the cases in turn N times and takes each case's best

@@ -83,7 +83,7 @@ static double ring_gbps(const struct outcome *o, double bytes)
 
 static int goals_met, goals, g_quick;
 
-/* A goal of the issue, held at 64 MiB (--quick prints the tables only). */
+/* A goal of this benchmark, held at 64 MiB (--quick prints the tables only). */
 static void goal(const char *what, int met)
 {
     if (g_quick) return;

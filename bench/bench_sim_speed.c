@@ -1,7 +1,7 @@
 /*
  * bench_sim_speed: the simulator's fixed speed benchmark (docs/simulator.md).
  *
- *   perm1024-irn   scenarios/bench-perm1024-irn.ini   htsim's 1024-host permutation,
+ *   perm1024-irn   scenarios/bench-perm1024-irn.ini   a 1024-host permutation (bench/data),
  *   perm1024-roce  scenarios/bench-perm1024-roce.ini  IRN + spraying / RoCE + PFC + ECMP
  *   perm128-*      the same work at 128 hosts   (pgft:3;4,4,8;1,4,4;1,1,1, perm:13)
  *   perm16k-*      the same at 16,384 hosts     (pgft:3;16,16,64;1,16,16;1,1,1, perm:13),

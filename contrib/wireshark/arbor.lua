@@ -1,6 +1,6 @@
 -- arbor.lua - Wireshark / tshark dissector for the Arbor wire format.
 --
--- The header is spec section 4 as docs/wire.md describes it: 16 B (ext = 0)
+-- The header is docs/protocol.md section 4 as docs/wire.md describes it: 16 B (ext = 0)
 -- or 20 B (ext = 1), multi-byte fields big-endian, then a payload of
 -- little-endian dtype elements that runs to the end of the UDP datagram.
 -- Every rejection rule of the decoder (src/wire/hdr.c) is an expert item of
@@ -8,6 +8,12 @@
 --
 -- Registers on UDP port 17470 (preference "arbor.udp_port") and in the
 -- "Decode As" list of udp.port. Field names: see contrib/wireshark/README.md.
+--
+-- Datagrams of the UDP runtime (docs/runtime.md) start with a 16 B runtime
+-- header whose first byte is 0x41 (version bits 01, never an Arbor header):
+-- it is shown as "Arbor runtime" (fields arbor_rt.*) and the Arbor packet
+-- after it is dissected as usual; control messages (JOIN and its answers)
+-- show their fields.
 --
 -- Works with Lua 5.1 to 5.4 (no bit library needed: bit fields are
 -- extracted with ProtoField masks and plain arithmetic).
@@ -18,6 +24,9 @@ local HDR_LONG = 20
 local PAYLOAD_MAX = 8192
 
 local arbor = Proto("arbor", "Arbor in-network aggregation")
+local arbor_rt = Proto("arbor_rt", "Arbor runtime")
+local RT_MAGIC = 0x41
+local RT_HDR = 16
 
 -- ------------------------------------------------------------------
 -- Value names
@@ -84,6 +93,36 @@ arbor.fields = {
     f.header_len, f.payload, f.payload_len, f.payload_count, f.v_f16, f.v_bf16, f.v_f32,
     f.v_f64, f.v_i32, f.v_i64,
 }
+
+local RT_KINDS = { [1] = "ARBOR", [2] = "JOIN", [3] = "WELCOME", [4] = "REJECT", [5] = "NOTICE",
+    [6] = "JOBINFO" }
+local RT_DST = { [0] = "responder", [1] = "group", [2] = "member" }
+local RT_REJECT = { [1] = "unknown job", [2] = "bad MAC", [3] = "fields", [4] = "replay" }
+local rf = {
+    kind = ProtoField.uint8("arbor_rt.kind", "Kind", base.DEC, RT_KINDS),
+    flags = ProtoField.uint8("arbor_rt.flags", "Flags", base.HEX),
+    ce = ProtoField.uint8("arbor_rt.ce", "CE", base.DEC, nil, 0x01),
+    from_switch = ProtoField.uint8("arbor_rt.from_switch", "Made by a switch", base.DEC, nil, 0x02),
+    dst_kind = ProtoField.uint8("arbor_rt.dst_kind", "Destination", base.DEC, RT_DST),
+    job = ProtoField.uint32("arbor_rt.job", "Job", base.DEC),
+    channel = ProtoField.uint16("arbor_rt.channel", "Channel (responder rank)", base.DEC),
+    dst = ProtoField.uint16("arbor_rt.dst", "Destination rank", base.DEC),
+    src = ProtoField.uint16("arbor_rt.src", "Source rank (65535: a switch)", base.DEC),
+    sub = ProtoField.uint16("arbor_rt.subchannel", "Subchannel", base.DEC),
+    size = ProtoField.uint32("arbor_rt.size", "Ranks", base.DEC),
+    host_base = ProtoField.uint32("arbor_rt.host_base", "Host of rank 0", base.DEC),
+    counter = ProtoField.uint64("arbor_rt.counter", "Counter", base.DEC),
+    nonce = ProtoField.bytes("arbor_rt.nonce", "Nonce"),
+    mac = ProtoField.bytes("arbor_rt.mac", "MAC (HMAC-SHA-512-256)"),
+    reason = ProtoField.uint8("arbor_rt.reason", "Reason", base.DEC, RT_REJECT),
+}
+arbor_rt.fields = {
+    rf.kind, rf.flags, rf.ce, rf.from_switch, rf.dst_kind, rf.job, rf.channel, rf.dst, rf.src,
+    rf.sub, rf.size, rf.host_base, rf.counter, rf.nonce, rf.mac, rf.reason,
+}
+local rt_short = ProtoExpert.new("arbor_rt.short", "Shorter than the runtime header or its message",
+    expert.group.MALFORMED, expert.severity.ERROR)
+arbor_rt.experts = { rt_short }
 
 -- ------------------------------------------------------------------
 -- Expert info: one item per rejection rule of the decoder
@@ -294,7 +333,7 @@ end
 -- Dissector
 -- ------------------------------------------------------------------
 
-function arbor.dissector(tvb, pinfo, root)
+local function dissect_arbor(tvb, pinfo, root)
     local caplen = tvb:len()
     local replen = tvb:reported_len()
     pinfo.cols.protocol = "Arbor"
@@ -480,6 +519,66 @@ function arbor.dissector(tvb, pinfo, root)
     if malformed then info = info .. " [Malformed]" end
     pinfo.cols.info = info
     return caplen
+end
+
+-- The runtime header, then what it carries.
+local function dissect_rt(tvb, pinfo, root)
+    local len = tvb:len()
+    local t = root:add(arbor_rt, tvb(0, math.min(len, RT_HDR)))
+    if len < RT_HDR then
+        t:add_proto_expert_info(rt_short)
+        pinfo.cols.protocol = "Arbor"
+        pinfo.cols.info = string.format("Arbor runtime [short: %d B] [Malformed]", len)
+        return len
+    end
+    local kind = tvb(1, 1):uint()
+    t:add(rf.kind, tvb(1, 1))
+    local fl = t:add(rf.flags, tvb(2, 1))
+    fl:add(rf.ce, tvb(2, 1))
+    fl:add(rf.from_switch, tvb(2, 1))
+    t:add(rf.dst_kind, tvb(3, 1))
+    t:add(rf.job, tvb(4, 4))
+    t:add(rf.channel, tvb(8, 2))
+    t:add(rf.dst, tvb(10, 2))
+    t:add(rf.src, tvb(12, 2))
+    t:add(rf.sub, tvb(14, 2))
+    local job, src = tvb(4, 4):uint(), tvb(12, 2):uint()
+    local who = src == 65535 and "switch" or ("rank " .. src)
+    local pre = string.format("job %d %s: ", job, who)
+    if kind == 1 then
+        if len > RT_HDR then
+            dissect_arbor(tvb(RT_HDR):tvb(), pinfo, root)
+        else
+            t:add_proto_expert_info(rt_short)
+        end
+        pinfo.cols.info = pre .. tostring(pinfo.cols.info)
+        return len
+    end
+    pinfo.cols.protocol = "Arbor"
+    local name = RT_KINDS[kind] or string.format("kind %d", kind)
+    if kind == 2 and len >= RT_HDR + 64 then
+        t:add(rf.size, tvb(16, 4))
+        t:add(rf.host_base, tvb(20, 4))
+        t:add(rf.counter, tvb(24, 8))
+        t:add(rf.nonce, tvb(32, 16))
+        t:add(rf.mac, tvb(48, 32))
+    elseif kind == 3 and len >= RT_HDR + 56 then
+        t:add(rf.counter, tvb(16, 8))
+        t:add(rf.nonce, tvb(24, 16))
+        t:add(rf.mac, tvb(40, 32))
+    elseif kind == 4 and len >= RT_HDR + 1 then
+        t:add(rf.reason, tvb(16, 1))
+    elseif kind == 6 and len >= RT_HDR + 8 then
+        t:add(rf.size, tvb(16, 4))
+        t:add(rf.host_base, tvb(20, 4))
+    end
+    pinfo.cols.info = pre .. name
+    return len
+end
+
+function arbor.dissector(tvb, pinfo, root)
+    if tvb:len() >= 1 and tvb(0, 1):uint() == RT_MAGIC then return dissect_rt(tvb, pinfo, root) end
+    return dissect_arbor(tvb, pinfo, root)
 end
 
 -- ------------------------------------------------------------------

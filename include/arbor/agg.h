@@ -1,5 +1,5 @@
 /*
- * arbor/agg.h - the aggregator engine of one switch (spec sections 2, 5, 6
+ * arbor/agg.h - the aggregator engine of one switch (docs/protocol.md sections 2, 5, 6
  * and 7): a pool of aggregation slots shared by every port and every job.
  *
  * Sans-IO: the engine reads no clock, touches no socket and holds no

@@ -8,6 +8,7 @@
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
 #include "arbor/route.h"
+#include "arbor/rt.h"
 #include "arbor/scenario.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"

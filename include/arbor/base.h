@@ -82,7 +82,7 @@ enum arb_error {
     ARB_ESTATE = -8,    /* the call is not valid in the object's state */
     ARB_ETIMEDOUT = -9, /* a peer did not answer within every retry */
 
-    /* Arbor header (spec section 4) */
+    /* Arbor header (docs/protocol.md section 4) */
     ARB_EWIRE_SHORT = -100,              /* buffer shorter than its header */
     ARB_EWIRE_VERSION = -101,            /* version is not 2 */
     ARB_EWIRE_TYPE = -102,               /* packet_type 7 */
@@ -134,7 +134,7 @@ const char *arb_errname(int err);
 int arb_errf(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINTF(4, 5);
 
 /* ------------------------------------------------------------------ */
-/* Element types and operators (wire values, spec section 4)             */
+/* Element types and operators (wire values, docs/protocol.md section 4)             */
 /* ------------------------------------------------------------------ */
 
 typedef enum arb_dtype {

@@ -1,5 +1,5 @@
 /*
- * arbor/endpoint.h - the endpoint engines of a channel (spec sections 5, 6,
+ * arbor/endpoint.h - the endpoint engines of a channel (docs/protocol.md sections 5, 6,
  * 8, 9, 10 and 12): the responder, one per channel, and the requester, one
  * per (rank, channel).
  *
@@ -17,7 +17,7 @@
  * of one subchannel (multicast), or one member of the requester set by its
  * index (the planner's bitmap index, 0..R-1). The driver maps these to
  * addresses or simulator nodes. Packets in carry what the driver knows
- * about their sender: a member index where the spec needs one (REGISTER,
+ * about their sender: a member index where the protocol needs one (REGISTER,
  * END and repair requests from outside the requester set are dropped and
  * counted), ARB_EP_FROM_SWITCH for aggregates and AGG_MISS, and for the
  * requester the subchannel a credit came down (the UDP source port).
@@ -40,7 +40,7 @@
 extern "C" {
 #endif
 
-/* A requester set has at most 256 members (spec section 4: fan-ins are bytes). */
+/* A requester set has at most 256 members (docs/protocol.md section 4: fan-ins are bytes). */
 #define ARB_EP_MAX_MEMBERS 256
 /* Subchannels of one channel (they travel in the UDP source port). */
 #define ARB_EP_MAX_SUBCHANNELS 1024
@@ -49,7 +49,8 @@ extern "C" {
 #define ARB_EP_MAX_OFFSETS 0x800000u
 
 /* Defaults (arb_*_config_default). */
-#define ARB_EP_TIMEOUT_DEFAULT (50 * ARB_PS_PER_MS) /* the timers' ceiling (the seed's timeout) */
+#define ARB_EP_TIMEOUT_DEFAULT                                                                     \
+    (50 * ARB_PS_PER_MS) /* the timers' ceiling (the original design's timeout) */
 #define ARB_EP_TIMEOUT_MIN_DEFAULT (1 * ARB_PS_PER_MS) /* the timers' floor */
 #define ARB_EP_ATTEMPTS_DEFAULT 8                      /* credits per offset in the network */
 #define ARB_EP_MISS_LIMIT_DEFAULT 2                    /* AGG_MISS per offset before bypass */
@@ -67,7 +68,7 @@ extern "C" {
 #define ARB_EP_NOT_MEMBER (-1)  /* an address outside the requester set */
 #define ARB_EP_FROM_SWITCH (-2) /* an aggregating switch (aggregates, AGG_MISS) */
 
-/* Collective kinds (spec section 10). */
+/* Collective kinds (docs/protocol.md section 10). */
 typedef enum arb_ep_kind {
     /* Requests carry contributions; credits carry earlier results
      * (AllReduce). */
@@ -156,7 +157,7 @@ typedef struct arb_responder_config {
     uint8_t ext;     /* 1: 20 B headers (multi-tier trees); default 0 */
     int header_only; /* 1: no payload bytes at all; results are COMPLETIONs */
     /* Timers (docs/endpoint.md, "Loss detection"). `timeout` is their
-     * ceiling (default 50 ms, the seed's fixed timeout) and `timeout_min`
+     * ceiling (default 50 ms, the original design's fixed timeout) and `timeout_min`
      * their floor (default 1 ms; a driver that knows its fabric sets it
      * from the fabric's loop). With adaptive_timeout (default 1) a credit
      * is presumed lost when its tree has been silent (no commit, and the
@@ -164,7 +165,7 @@ typedef struct arb_responder_config {
      * within [timeout_min, timeout]; 3 x timeout_min before the first
      * sample; doubled for each earlier timer loss of the same offset. With
      * adaptive_timeout 0 every timer is `timeout`, from the credit's send
-     * time (the seed's behaviour). */
+     * time (the original design's behaviour). */
     arb_time timeout;
     arb_time timeout_min;
     int adaptive_timeout;
@@ -175,7 +176,7 @@ typedef struct arb_responder_config {
     int order_detection;
     /* Credits per offset in the network (attempts 0 .. attempts-1),
      * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the
-     * first loss goes to the bypass repair at once (the seed's recovery). */
+     * first loss goes to the bypass repair at once (the original recovery). */
     uint32_t attempts;
     /* A message of one offset is credited twice at once, as attempts 0 and
      * 1, so that one lost copy costs nothing (default 1; it needs attempts

@@ -1,5 +1,5 @@
 /*
- * arbor/plan.h - the planner (spec sections 10 and 12): a collective over a
+ * arbor/plan.h - the planner (docs/protocol.md sections 10 and 12): a collective over a
  * group of ranks on a topology becomes channels, subchannel trees, the
  * switches that aggregate for each tree, replication sets, fan-in vectors
  * and a header profile.
@@ -8,7 +8,7 @@
  * drivers (the simulator, the runtime) read; it is built once per group
  * and read-only afterwards.
  *
- * Channels (spec 10, N ranks, S bytes, e = element size):
+ * Channels (docs/protocol.md section 10, N ranks, S bytes, e = element size):
  *
  *   AllReduce      N channels; channel c: responder rank c, requesters the
  *                  other N-1 ranks, bytes [c S/N, (c+1) S/N) rounded down
@@ -23,7 +23,7 @@
  *                  S-byte output); PUSH.
  *   Barrier        N channels, each one header-only offset; BARRIER.
  *
- * Trees (spec 12). Subchannel s of channel c is a tree rooted at one switch
+ * Trees (docs/protocol.md section 12). Subchannel s of channel c is a tree rooted at one switch
  * of the lowest level L whose switches each reach every host of the group
  * (a star: the switch; a fat-tree whose group spans several pods: a top
  * switch). The level-L switches above the group are numbered t = 0 ..
@@ -39,13 +39,13 @@
  * contributions of at least two requesters, or when it is the root (which
  * always aggregates: with one requester, fan-in 1, two ranks degrade to
  * point to point). At most 3 tiers aggregate on a path (ARB_MAX_DEPTH).
- * A slot counts one contribution per switch port (spec 7), so a switch
+ * A slot counts one contribution per switch port (docs/protocol.md section 5), so a switch
  * that merges requesters of several branches into its up port must
  * aggregate: a placement that leaves such a switch out is ARB_EINVAL
  * ("... does not aggregate ... add level l to agg_levels"). Levels can be
  * left out only where every switch of the level passes one branch on.
  *
- * Fan-in (spec 10): for requester m on tree (c, s), fanin[i] is the number
+ * Fan-in (docs/protocol.md section 10): for requester m on tree (c, s), fanin[i] is the number
  * of requesters of c whose path crosses the switch of m's i-th aggregating
  * tier, root tier first (the original contributions that tier gathers).
  *
@@ -67,8 +67,10 @@
 extern "C" {
 #endif
 
-/* Ranks in one group (spec 4: fan-ins are bytes). */
+/* Ranks in one group (docs/protocol.md section 4: fan-ins are bytes). */
 #define ARB_PLAN_MAX_RANKS 256
+/* The largest buffer a collective plans: 2^50 bytes (1 PiB). */
+#define ARB_PLAN_MAX_BYTES ((uint64_t)1 << 50)
 #define ARB_PLAN_NONE UINT32_MAX
 
 typedef enum arb_coll {
@@ -93,7 +95,7 @@ typedef struct arb_plan_config {
     const uint32_t *ranks; /* host index of rank r; distinct hosts */
     uint32_t n_ranks;      /* 2 .. ARB_PLAN_MAX_RANKS */
     uint32_t root;         /* Reduce, Broadcast: the root rank (default 0) */
-    uint64_t bytes;        /* S: the buffer (Barrier: ignored) */
+    uint64_t bytes;        /* S: the buffer, <= ARB_PLAN_MAX_BYTES (Barrier: ignored) */
     arb_dtype dtype;       /* default f32 */
     uint32_t subchannels;  /* trees per channel, 1 .. ARB_EP_MAX_SUBCHANNELS (default 1) */
     uint32_t agg_levels;   /* bit l: level-l switches may aggregate; 0 (default): all */
@@ -125,7 +127,7 @@ typedef struct arb_plan_tree {
 } arb_plan_tree;
 
 /*
- * The forwarding state one node keeps for one tree (spec 12): switches of
+ * The forwarding state one node keeps for one tree (docs/protocol.md section 12): switches of
  * the tree, and the hosts of the responder and the requesters (whose entry
  * names the NIC port their packets for the tree leave on).
  */

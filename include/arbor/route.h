@@ -23,7 +23,7 @@
  * Engines (spec strings for arb_route_new; docs/routing.md has each
  * scheme with its source):
  *
- *   dmodk          D-mod-k (pgft.md): up port q_l(d) = floor(d / W_l) mod
+ *   dmodk          D-mod-k (docs/routing.md): up port q_l(d) = floor(d / W_l) mod
  *                  (w_{l+1} p_{l+1}); down on parallel link floor(d / W_l)
  *                  mod p_l. The chosen port failed: no route.
  *   smodk          the same formulas on the source index s.
@@ -332,7 +332,7 @@ const uint32_t *arb_route_load_max_flows(const arb_route_load *l);
 const double *arb_route_load_max_demand(const arb_route_load *l);
 
 /* ------------------------------------------------------------------ */
-/* Balls in bins (fabric.md section 6)                                  */
+/* Balls in bins (docs/routing.md, "Collision figures, reproduced") */
 /* ------------------------------------------------------------------ */
 
 /* prod_{i<flows} (1 - i/links): the chance no two of `flows` uniformly

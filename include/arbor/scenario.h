@@ -160,9 +160,14 @@ typedef struct arb_scenario_host {
     double peak_rss_mb;
 } arb_scenario_host;
 
+/* The "schema" field of arb_scenario_json's object: its layout's name and
+ * major version (docs/schema/arbor-sim.schema.json). */
+#define ARB_SCENARIO_JSON_SCHEMA "arbor-sim/1"
+
 /*
  * The results as one JSON object (docs/simulator.md has the schema),
- * numbers in fixed formats; `host` NULL leaves the host object out.
+ * starting with "schema" (ARB_SCENARIO_JSON_SCHEMA) and "version"
+ * (arb_version()), numbers in fixed formats; `host` NULL leaves the host object out.
  * A malloc'd string, or NULL when out of memory.
  */
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host);
@@ -170,7 +175,11 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
 typedef enum arb_scenario_csv_kind {
     ARB_SCN_CSV_UTIL = 0,  /* time_us, then utilisation per port class per interval */
     ARB_SCN_CSV_QUEUE = 1, /* time_us, then mean and max queue bytes per port class */
-    ARB_SCN_CSV_FLOWS = 2  /* one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us */
+    ARB_SCN_CSV_FLOWS = 2, /* one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us,
+                              src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown */
+    ARB_SCN_CSV_RANKS = 3, /* Arbor: one row per rank: job,rank,host,done_us */
+    ARB_SCN_CSV_SLOTS = 4, /* Arbor: time_us, live_slots (all switches), max_switch_slots */
+    ARB_SCN_CSV_PORTS = 5  /* run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */
 } arb_scenario_csv_kind;
 
 /* CSV text with a header line; malloc'd, NULL when out of memory or for a

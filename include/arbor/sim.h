@@ -277,6 +277,14 @@ int arb_sim_run(arb_sim *s, arb_time until);
 arb_time arb_sim_now(const arb_sim *s);
 
 /*
+ * The simulated time of the last event that did something: arb_sim_now
+ * less any host timer that fired after it and found nothing to do (the
+ * timeout of a flow acknowledged since it was armed). What a run's length
+ * is reported as.
+ */
+arb_time arb_sim_last_activity(const arb_sim *s);
+
+/*
  * From inside an on_flow_done or on_flow_sent callback: make the
  * arb_sim_run under way return once every event due by t has run (t below
  * the current time counts as the current time), so that its caller can act
@@ -297,6 +305,8 @@ typedef struct arb_sim_flow_result {
     uint64_t cnps;               /* DCQCN: CNPs the sender received */
     uint64_t rate_cuts;          /* DCQCN: rate cuts */
     uint64_t min_rate;           /* DCQCN: lowest sending rate, bits/s (line rate if never cut) */
+    uint16_t sport;              /* its UDP source port (arb_sim_add_flow) */
+    uint32_t qp;                 /* its destination QP */
 } arb_sim_flow_result;
 
 /* Errors: ARB_EINVAL for an id out of range. */
@@ -357,15 +367,18 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
 /*
  * A pcap file (nanosecond timestamps, LINKTYPE_ETHERNET) of every packet
  * that starts serialising on chosen ports, written as the RoCEv2 frame it
- * stands for: Ethernet, IPv4 (10.0.0.0 + host index, ECN bits from the
- * packet's flags), UDP to port 4791 from the flow's source port, a BTH
+ * stands for: Ethernet (the captured link's ends: the sending node's MAC,
+ * then its peer's), IPv4 (10.0.0.0 + host index, ECN bits from the
+ * packet's flags, TTL 64 where the frame was made and one less per switch
+ * crossed), UDP to port 4791 from the flow's source port, a BTH
  * (data: RC SEND first/middle/last/only by PSN; ack and NACK: RC
  * Acknowledge with an AETH, syndrome ACK or NAK "PSN sequence error"; CNP:
  * opcode 0x81 with its 16 reserved bytes), the payload as zero bytes, and
  * a 4-byte ICRC field (written as zero, not computed). The timestamp is
  * the simulated time the first bit leaves, truncated to the nanosecond.
  * Arbor packets (arb_sim_arbor_add) are written as Ethernet/IPv4/UDP
- * frames to the channel's UDP port with their header encoded by
+ * frames to the channel's UDP port from arb_subchannel_sport(subchannel)
+ * (wire.h) with their header encoded by
  * arb_hdr_encode and the payload as zero bytes of its length; a packet for
  * a whole tree goes to the group address 239.0.C.S (channel C, subchannel
  * S). docs/transports.md lists every field.
@@ -463,7 +476,7 @@ typedef struct arb_sim_arbor_config {
                                 2 (lag): all start at `start`, and rank r handles every packet
                                 it receives r x skew after its arrival */
     uint64_t seed;           /* the skew's generator (skew_random) */
-    int dynamic_subchannels; /* responders choose trees dynamically (spec 9) */
+    int dynamic_subchannels; /* responders choose trees dynamically (docs/protocol.md section 9) */
     int wire_check;          /* round-trip every header through the codec */
     /* Congestion control: one controller per channel, at its responder
      * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).
@@ -656,6 +669,16 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
  * (every job's packets together). ARB_EINVAL: no such job.
  */
 int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *r);
+
+/* Job `job`'s rank count (0 for no such job), and rank `rank`'s host and
+ * the time it was done (ARB_TIME_NEVER while it is not). ARB_EINVAL: no
+ * such job or rank. */
+uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job);
+int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host, arb_time *done);
+
+/* The aggregation slots live now: summed over the switches, and the most in
+ * one switch. ARB_EINVAL: no Arbor collective. */
+int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live);
 
 /*
  * The decoded Arbor header of the packet with index `index` (a tap's

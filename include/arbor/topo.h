@@ -16,11 +16,11 @@
  *          Every port knows the node and the port at the other end, so a
  *          link is the pair (p, port[p].peer_port).
  *
- * Every generator of this version builds a PGFT (pgft.md, "PGFT:
+ * Every generator of this version builds a PGFT (docs/topology.md, "Numbering and wiring";
  * numbering, wiring and D-mod-k, exactly"); the generic ones (star,
  * leaf-spine, k-ary n-tree, dual-plane, rail) are PGFT parameter choices
  * with their own spec syntax, documented at arb_topo_new. The numbering and
- * wiring follow pgft.md exactly:
+ * wiring follow docs/topology.md exactly:
  *
  *   - a level-l node has label digits a_1..a_h, a_i in [0, w_i) for i <= l
  *     and in [0, m_i) for i > l; its index within the level is the
@@ -36,7 +36,7 @@
  *   - up port q of node n:            n->first_up + q;
  *   - down port of switch n toward host j (j below n): arb_pgft_down_port,
  *     which takes child digit (j / M_{l-1}) mod m_l and parallel link
- *     floor(j / W_l) mod p_l as pgft.md says;
+ *     floor(j / W_l) mod p_l as docs/topology.md says;
  *   - whether host j is below switch n: arb_pgft_below.
  *
  * Failures (arb_topo_fail) mark links failed in both directions and leave
@@ -242,7 +242,7 @@ arb_topo_config arb_topo_config_default(void);
  *       Petrini's k-ary n-tree, K^N hosts, N levels of K^(N-1) switches
  *       = PGFT(N; K,..,K; 1,K,..,K; 1,..,1).
  *   pgft:H;m1,..,mH;w1,..,wH;p1,..,pH
- *       exactly pgft.md. RLFTs (m_l p_l = w_{l+1} p_{l+1}) and slimmed
+ *       exactly docs/topology.md. RLFTs (m_l p_l = w_{l+1} p_{l+1}) and slimmed
  *       trees (w_{l+1} p_{l+1} < m_l p_l) are parameter choices.
  *   dualplane:PAIRS,HOSTS,AGGS[,PODS,CORES]
  *       Alibaba HPN's dual-ToR, dual-plane pod. A host is one NIC with two

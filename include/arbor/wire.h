@@ -1,9 +1,9 @@
 /*
- * arbor/wire.h - the Arbor header (spec section 4) and its Ethernet / IPv4 /
+ * arbor/wire.h - the Arbor header (docs/protocol.md section 4) and its Ethernet / IPv4 /
  * UDP framing.
  *
  * The header codec validates every packet against the per-type table of
- * the spec; each rule has its own error code (see base.h, ARB_EWIRE_*).
+ * docs/protocol.md and docs/wire.md; each rule has its own error code (see base.h, ARB_EWIRE_*).
  * Decoders never read past the buffer they are given and never assert on
  * their input. Multi-byte header fields are big-endian. Payload elements
  * are little-endian (docs/protocol.md, "Payload byte order").
@@ -30,6 +30,24 @@ extern "C" {
 /* The default UDP port of a channel (configurable; not IANA-assigned). */
 #define ARB_UDP_PORT_DEFAULT 17470
 
+/* The UDP source port of a packet of subchannel s is ARB_UDP_SPORT_BASE + s
+ * (docs/protocol.md section 4.4): in the dynamic range, never 0, and above
+ * the channel's port so that a capture tool offers the packet to Arbor's
+ * dissector first. Subchannels 0 .. ARB_UDP_SPORT_SUBCHANNELS - 1. */
+#define ARB_UDP_SPORT_BASE 49152
+#define ARB_UDP_SPORT_SUBCHANNELS 16384
+
+static inline uint16_t arb_subchannel_sport(uint32_t subchannel)
+{
+    return (uint16_t)(ARB_UDP_SPORT_BASE + subchannel % ARB_UDP_SPORT_SUBCHANNELS);
+}
+
+/* The subchannel of a UDP source port, or -1 below ARB_UDP_SPORT_BASE. */
+static inline int arb_sport_subchannel(uint16_t sport)
+{
+    return sport >= ARB_UDP_SPORT_BASE ? sport - ARB_UDP_SPORT_BASE : -1;
+}
+
 typedef enum arb_ptype {
     ARB_PT_REGISTER = 0,
     ARB_PT_DATA_REQUEST = 1,
@@ -45,7 +63,7 @@ typedef enum arb_ptype {
 typedef enum arb_pkind { ARB_PK_DATA = 0, ARB_PK_COMPLETION = 1, ARB_PK_REPLAY = 2 } arb_pkind;
 
 /*
- * A decoded Arbor header. Field names and widths follow spec section 4;
+ * A decoded Arbor header. Field names and widths follow docs/protocol.md section 4;
  * each field holds the value on the wire (no implied scaling).
  */
 typedef struct arb_hdr {
@@ -101,7 +119,7 @@ size_t arb_hdr_len(const arb_hdr *h);
 
 /*
  * Check `h`, followed by `payload_len` payload bytes, against every rule of
- * spec section 4. Fields wider than their wire width give ARB_ERANGE.
+ * docs/protocol.md section 4. Fields wider than their wire width give ARB_ERANGE.
  * Returns 0 or the ARB_EWIRE_* code of the first rule broken, checked in
  * this order: range, version, type, kind, depth vs ext, dtype, the per-type
  * table (repair, credit_valid, payload flags, agg_depth, aggregated,
@@ -148,7 +166,7 @@ typedef struct arb_frame_addr {
     uint8_t eth_src[6];
     uint32_t ip_src;
     uint32_t ip_dst;
-    uint16_t udp_src; /* the subchannel (spec section 12) */
+    uint16_t udp_src; /* arb_subchannel_sport(subchannel), docs/protocol.md section 4.4 */
     uint16_t udp_dst; /* the channel's port */
     uint8_t ip_ttl;   /* 0 is sent as 64 */
     uint8_t ip_tos;   /* DSCP << 2 | ECN; ECN CE = 3 */

@@ -8,7 +8,7 @@
  *              8985, for groups) and by timer (the tree has been silent for
  *              the timeout: the tail, or a dead tree);
  *   recovery   a fresh credit for the offset with the next attempt number,
- *              in the network; the bypass repair of the seed after
+ *              in the network; the original design's bypass repair after
  *              `attempts` credits or `miss_limit` AGG_MISS; the channel
  *              fails after `repair_tries` unanswered repair credits;
  *   trees      suspect after a loss, dead after `dead_after` timer losses

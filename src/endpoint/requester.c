@@ -1,5 +1,5 @@
 /*
- * The requester engine (spec sections 5, 6, 10, 12): REGISTER with retry,
+ * The requester engine (docs/protocol.md sections 5, 6, 10, 12): REGISTER with retry,
  * one normal request per credit context, unconditional repair answers,
  * delivery of results into the output buffer, END with retry.
  *

@@ -135,7 +135,7 @@ struct arb_responder {
     uint32_t probe_sub; /* every tree dead: the one the next credit probes */
 
     /* Loss detection and timers. */
-    uint64_t seq;               /* credits issued (normal, every attempt): the issue order */
+    uint64_t seq;               /* credits issued (normal, every attempt): the order of issue */
     uint64_t rack_seq;          /* the most recently sent credit committed on any tree */
     arb_time rack_rtt;          /* its completion time */
     arb_time srtt, rttvar;      /* 0, 0: no sample yet */

@@ -58,7 +58,7 @@ static int make_responder(arb_host *h, arb_hep *e)
     rc_.members = ch->n_members;
     rc_.payload_size = cfg->payload;
     rc_.dtype = p->cfg.dtype;
-    rc_.op = ch->op;
+    rc_.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     rc_.kind = ch->kind;
     rc_.subchannels = p->cfg.subchannels;
     rc_.dynamic_subchannels = cfg->dynamic_subchannels;
@@ -97,7 +97,7 @@ static int make_requester(arb_host *h, arb_hep *e)
     qc.member = e->member;
     qc.payload_size = cfg->payload;
     qc.dtype = p->cfg.dtype;
-    qc.op = ch->op;
+    qc.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     qc.kind = ch->kind;
     qc.ext = p->ext;
     qc.header_only = cfg->header_only;

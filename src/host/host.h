@@ -12,7 +12,7 @@
  * the plan (kind, op, members, fan-in rows, header profile) and the
  * driver's settings (payload, window, timers, attempts). It counts each
  * engine's results, decides when the rank's condition on each engine is met
- * and when the rank is done (docs/arbor-sim.md section 3, spec 10), notices
+ * and when the rank is done (docs/arbor-sim.md section 3, docs/protocol.md section 10), notices
  * when an engine finishes or gives up, and reports the time the driver must
  * call it back.
  *
@@ -79,6 +79,7 @@ typedef struct arb_host_config {
     int adaptive_timeout, order_detection, dynamic_subchannels;
     uint32_t attempts, miss_limit, dead_after, repair_tries;
     int header_only;
+    arb_op op;          /* pull channels' operator; NOP: the plan's (SUM) */
     uint8_t msg_id;     /* the message every engine runs (first_msg_id) */
     uint32_t first_seq; /* its start_seq on every channel */
     /* The engines' send callback; its ctx is the engine record. */

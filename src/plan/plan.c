@@ -208,7 +208,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
         int n = walk_up(b, host, L, t, path);
         size_t row = ((size_t)(ch->first_member + m) * nsub + s);
         uint8_t *f = &p->fanin[row * 3];
-        /* A slot counts one contribution per port (spec 7's port bitmap), so a
+        /* A slot counts one contribution per port (docs/protocol.md section 5's port bitmap), so a
          * switch that merges contributions of several branches into its up
          * port must aggregate them: otherwise the tier above drops all but
          * one as duplicates. */
@@ -329,10 +329,14 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         return arb_errf(err, errlen, ARB_EINVAL, "plan: root rank %u of %u ranks", cfg->root,
                         cfg->n_ranks);
     size_t es = arb_dtype_size(cfg->dtype);
-    if (cfg->coll != ARB_COLL_BARRIER && (cfg->bytes % es || cfg->bytes > ((uint64_t)1 << 50)))
+    if (cfg->coll != ARB_COLL_BARRIER && cfg->bytes > ARB_PLAN_MAX_BYTES)
         return arb_errf(err, errlen, ARB_EINVAL,
-                        "plan: %llu bytes is not a whole number of %s elements (or above 2^50)",
-                        (unsigned long long)cfg->bytes, arb_dtype_name(cfg->dtype));
+                        "plan: %llu bytes is above the largest message, 2^50 bytes (1 PiB)",
+                        (unsigned long long)cfg->bytes);
+    if (cfg->coll != ARB_COLL_BARRIER && cfg->bytes % es)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "plan: %llu bytes is not a whole number of %s elements (%zu B each)",
+                        (unsigned long long)cfg->bytes, arb_dtype_name(cfg->dtype), es);
     uint32_t H = arb_topo_n_hosts(t);
     const arb_node *nodes = arb_topo_nodes(t);
     for (uint32_t r = 0; r < cfg->n_ranks; r++) {

@@ -36,6 +36,10 @@ struct flowrec {
     uint32_t src, dst;
     uint64_t bytes;
     arb_time start, finish;
+    uint64_t retx_bytes;
+    uint32_t qp;
+    uint16_t sport;
+    arb_time ideal; /* alone on an idle fabric (flow_ideal) */
 };
 
 struct arb_scenario_result {
@@ -44,12 +48,14 @@ struct arb_scenario_result {
     char topo_spec[128], route_spec[96];
     uint32_t hosts, switches, links;
     unsigned height;
+    uint32_t mtu, hdr_bytes; /* the transport's packets, for the flows' ideal times */
     arb_sim_stats st;
     arb_workload_result wr;
     arb_time now;
-    int stopped; /* run.stop came first */
-    int failed;  /* an engine gave up: the run cannot finish (failure says what) */
-    int warned;  /* an engine gave up after every rank was done (failure says what) */
+    arb_time active; /* the last event that did something (sim_time_us) */
+    int stopped;     /* run.stop came first */
+    int failed;      /* an engine gave up: the run cannot finish (failure says what) */
+    int warned;      /* an engine gave up after every rank was done (failure says what) */
     char failure[768];
     int is_arbor;   /* workload.kind = arbor: `ar` holds the collective's figures */
     int iter_arbor; /* an iteration over Arbor (workload.backend): `ar` holds its jobs' whole */
@@ -84,11 +90,25 @@ struct arb_scenario_result {
     double *samp_util;  /* n_rows x n_cls */
     double *samp_qmean; /* n_rows x n_cls */
     uint32_t *samp_qmax;
-    /* the row in progress: sums weighted by each sample's interval */
-    double pend_util[MAX_CLASSES], pend_qmean[MAX_CLASSES], pend_secs;
-    double last_util[MAX_CLASSES], last_qmean[MAX_CLASSES]; /* its last sample's figures */
-    uint32_t pend_qmax[MAX_CLASSES];
-    arb_time pend_t; /* its last sample */
+    uint32_t *samp_slots; /* n_rows x 2: live slots summed over switches, most in one (Arbor) */
+    /* run.sample_ports: the ports with their own series, and per row each
+     * one's utilisation and queue bytes (n_rows x n_sp) */
+    uint32_t *sp_ports, n_sp;
+    char (*sp_name)[48];
+    double *samp_port_util;
+    uint32_t *samp_port_q;
+    /* the row in progress: sums weighted by each sample's interval, the
+     * last sample's figures, maxima */
+    double pend_util[MAX_CLASSES], pend_qmean[MAX_CLASSES], pend_secs, pend_live, last_live;
+    double last_util[MAX_CLASSES], last_qmean[MAX_CLASSES];
+    uint32_t pend_qmax[MAX_CLASSES], pend_most;
+    double *pend_port_util, *last_port_util; /* n_sp each */
+    uint32_t *pend_port_q;                   /* n_sp: the largest */
+    arb_time pend_t;                         /* its last sample */
+    /* Arbor: every job's ranks, job-major: host and done time */
+    uint32_t n_ar_ranks;
+    uint32_t *ar_rank_job, *ar_rank_host;
+    arb_time *ar_rank_done;
 };
 
 #define ROWS_MAX 16384u
@@ -117,6 +137,17 @@ void arb_scenario_result_free(arb_scenario_result *r)
     free(r->samp_util);
     free(r->samp_qmean);
     free(r->samp_qmax);
+    free(r->samp_slots);
+    free(r->sp_ports);
+    free(r->sp_name);
+    free(r->samp_port_util);
+    free(r->samp_port_q);
+    free(r->pend_port_util);
+    free(r->last_port_util);
+    free(r->pend_port_q);
+    free(r->ar_rank_job);
+    free(r->ar_rank_host);
+    free(r->ar_rank_done);
     free(r);
 }
 
@@ -527,10 +558,23 @@ static int watch_end(arb_scenario_result *r, const arb_sim *s)
 struct sampler {
     arb_scenario_result *r;
     const arb_sim *s;
-    uint8_t *cls_of; /* per port; 255: failed */
+    uint8_t *cls_of;       /* per port; 255: failed */
+    int32_t *port_of;      /* per port: its column in run.sample_ports, or -1 */
+    double *cur_port_util; /* run.sample_ports: this sample's figures (n_sp) */
+    uint32_t *cur_port_q;
     uint64_t *prev_tx;
     uint32_t n_ports;
     arb_time prev_t;
+};
+
+/* One sample's figures: per port class, the Arbor slots, and the ports of
+ * run.sample_ports (NULL without). */
+struct sample_figs {
+    const double *util, *qmean;
+    const uint32_t *qmax;
+    uint32_t live, most;
+    const double *port_util;
+    const uint32_t *port_q;
 };
 
 /* Room for one more row. */
@@ -538,6 +582,7 @@ static int grow_rows(arb_scenario_result *r)
 {
     if (r->n_rows < r->cap_rows) return 0;
     unsigned nc = r->n_cls;
+    size_t nsp = r->n_sp ? r->n_sp : 1;
     uint32_t ncap = r->cap_rows ? r->cap_rows * 2 : 256;
     arb_time *nt = realloc(r->samp_t, ncap * sizeof *nt);
     if (nt) r->samp_t = nt;
@@ -547,29 +592,54 @@ static int grow_rows(arb_scenario_result *r)
     if (nq) r->samp_qmean = nq;
     uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
     if (nm) r->samp_qmax = nm;
-    if (!nt || !nu || !nq || !nm) return ARB_ENOMEM;
+    uint32_t *ns = realloc(r->samp_slots, (size_t)ncap * 2 * sizeof *ns);
+    if (ns) r->samp_slots = ns;
+    double *npu = realloc(r->samp_port_util, (size_t)ncap * nsp * sizeof *npu);
+    if (npu) r->samp_port_util = npu;
+    uint32_t *npq = realloc(r->samp_port_q, (size_t)ncap * nsp * sizeof *npq);
+    if (npq) r->samp_port_q = npq;
+    if (!nt || !nu || !nq || !nm || !ns || !npu || !npq) return ARB_ENOMEM;
     r->cap_rows = ncap;
     return 0;
 }
 
-/* Merge adjacent rows: the later time, the larger maximum, and the means
+static double wmean(double x, double wx, double y, double wy)
+{
+    return (x * wx + y * wy) / (wx + wy);
+}
+
+static uint32_t umax(uint32_t x, uint32_t y)
+{
+    return x > y ? x : y;
+}
+
+/* Merge adjacent rows: the later time, the larger maxima, and the means
  * weighted by the rows' intervals (a row ends at its time and starts at
  * the previous row's, the first at 0; slices grow while the fabric idles,
  * so intervals differ). */
 static void halve_rows(arb_scenario_result *r)
 {
     unsigned nc = r->n_cls;
+    size_t np = r->n_sp;
     for (uint32_t i = 0; i < r->n_rows / 2; i++) {
         size_t a = (size_t)2 * i * nc, b = a + nc, o = (size_t)i * nc;
         arb_time t0 = i ? r->samp_t[2 * i - 1] : 0, t1 = r->samp_t[2 * i],
                  t2 = r->samp_t[2 * i + 1];
-        double wa = (double)(t1 - t0), wb = (double)(t2 - t1), w = wa + wb;
-        if (w <= 0) wa = wb = w = 1;
+        double wa = (double)(t1 - t0), wb = (double)(t2 - t1);
+        if (wa + wb <= 0) wa = wb = 1;
         for (unsigned c = 0; c < nc; c++) {
-            r->samp_util[o + c] = (r->samp_util[a + c] * wa + r->samp_util[b + c] * wb) / w;
-            r->samp_qmean[o + c] = (r->samp_qmean[a + c] * wa + r->samp_qmean[b + c] * wb) / w;
-            uint32_t x = r->samp_qmax[a + c], y = r->samp_qmax[b + c];
-            r->samp_qmax[o + c] = x > y ? x : y;
+            r->samp_util[o + c] = wmean(r->samp_util[a + c], wa, r->samp_util[b + c], wb);
+            r->samp_qmean[o + c] = wmean(r->samp_qmean[a + c], wa, r->samp_qmean[b + c], wb);
+            r->samp_qmax[o + c] = umax(r->samp_qmax[a + c], r->samp_qmax[b + c]);
+        }
+        uint32_t *sa = r->samp_slots + 4 * (size_t)i, *so = r->samp_slots + 2 * (size_t)i;
+        uint32_t live = (uint32_t)(wmean(sa[0], wa, sa[2], wb) + 0.5), most = umax(sa[1], sa[3]);
+        so[0] = live;
+        so[1] = most;
+        for (size_t k = 0; k < np; k++) {
+            size_t pa = 2 * i * np + k, pb = pa + np, po = i * np + k;
+            r->samp_port_util[po] = wmean(r->samp_port_util[pa], wa, r->samp_port_util[pb], wb);
+            r->samp_port_q[po] = umax(r->samp_port_q[pa], r->samp_port_q[pb]);
         }
         r->samp_t[i] = t2;
     }
@@ -579,28 +649,55 @@ static void halve_rows(arb_scenario_result *r)
 
 /* The row in progress, as written: a row of one sample keeps its figures
  * as they are; more, their means weighted by the samples' intervals. */
-static void pending_row(const arb_scenario_result *r, double *util, double *qmean)
+static void pending_row(const arb_scenario_result *r, double *util, double *qmean, uint32_t *live,
+                        double *port_util)
 {
+    int one = r->pend_n == 1 || r->pend_secs <= 0;
     for (unsigned c = 0; c < r->n_cls; c++) {
-        int one = r->pend_n == 1 || r->pend_secs <= 0;
         util[c] = one ? r->last_util[c] : r->pend_util[c] / r->pend_secs;
         qmean[c] = one ? r->last_qmean[c] : r->pend_qmean[c] / r->pend_secs;
     }
+    *live = (uint32_t)(one ? r->last_live : r->pend_live / r->pend_secs + 0.5);
+    for (uint32_t k = 0; port_util && k < r->n_sp; k++)
+        port_util[k] = one ? r->last_port_util[k] : r->pend_port_util[k] / r->pend_secs;
+}
+
+static void clear_pending(arb_scenario_result *r)
+{
+    for (unsigned c = 0; c < r->n_cls; c++) {
+        r->pend_util[c] = r->pend_qmean[c] = 0;
+        r->pend_qmax[c] = 0;
+    }
+    for (uint32_t k = 0; k < r->n_sp; k++) {
+        r->pend_port_util[k] = 0;
+        r->pend_port_q[k] = 0;
+    }
+    r->pend_live = 0;
+    r->pend_most = 0;
+    r->pend_n = 0;
+    r->pend_secs = 0;
 }
 
 /* Add one sample's figures (over `secs`) to the row in progress; write the
  * row when it holds row_every samples. */
-static int add_to_row(arb_scenario_result *r, arb_time t, double secs, const double *util,
-                      const double *qmean, const uint32_t *qmax)
+static int add_to_row(arb_scenario_result *r, arb_time t, double secs, const struct sample_figs *f)
 {
     unsigned nc = r->n_cls;
     if (!r->row_every) r->row_every = 1;
     for (unsigned c = 0; c < nc; c++) {
-        r->pend_util[c] += util[c] * secs;
-        r->pend_qmean[c] += qmean[c] * secs;
-        r->last_util[c] = util[c];
-        r->last_qmean[c] = qmean[c];
-        if (qmax[c] > r->pend_qmax[c]) r->pend_qmax[c] = qmax[c];
+        r->pend_util[c] += f->util[c] * secs;
+        r->pend_qmean[c] += f->qmean[c] * secs;
+        r->last_util[c] = f->util[c];
+        r->last_qmean[c] = f->qmean[c];
+        r->pend_qmax[c] = umax(r->pend_qmax[c], f->qmax[c]);
+    }
+    r->pend_live += f->live * secs;
+    r->last_live = f->live;
+    r->pend_most = umax(r->pend_most, f->most);
+    for (uint32_t k = 0; k < r->n_sp; k++) {
+        r->pend_port_util[k] += f->port_util[k] * secs;
+        r->last_port_util[k] = f->port_util[k];
+        r->pend_port_q[k] = umax(r->pend_port_q[k], f->port_q[k]);
     }
     r->pend_secs += secs;
     r->pend_t = t;
@@ -610,16 +707,16 @@ static int add_to_row(arb_scenario_result *r, arb_time t, double secs, const dou
         return 0;
     }
     if (grow_rows(r) != 0) return ARB_ENOMEM;
-    size_t row = (size_t)r->n_rows * nc;
-    pending_row(r, r->samp_util + row, r->samp_qmean + row);
-    for (unsigned c = 0; c < nc; c++) {
+    size_t row = (size_t)r->n_rows * nc, prow = (size_t)r->n_rows * r->n_sp;
+    pending_row(r, r->samp_util + row, r->samp_qmean + row, &r->samp_slots[2 * (size_t)r->n_rows],
+                r->samp_port_util + prow);
+    r->samp_slots[2 * (size_t)r->n_rows + 1] = r->pend_most;
+    for (unsigned c = 0; c < nc; c++)
         r->samp_qmax[row + c] = r->pend_qmax[c];
-        r->pend_util[c] = r->pend_qmean[c] = 0;
-        r->pend_qmax[c] = 0;
-    }
+    for (uint32_t k = 0; k < r->n_sp; k++)
+        r->samp_port_q[prow + k] = r->pend_port_q[k];
     r->samp_t[r->n_rows++] = t;
-    r->pend_n = 0;
-    r->pend_secs = 0;
+    clear_pending(r);
     return 0;
 }
 
@@ -627,6 +724,13 @@ static int sample(struct sampler *sp, arb_time t)
 {
     arb_scenario_result *r = sp->r;
     unsigned nc = r->n_cls;
+    double secs_p = (double)(t - sp->prev_t) / (double)ARB_PS_PER_S;
+    double *port_util = r->n_sp ? sp->cur_port_util : NULL;
+    uint32_t *port_q = r->n_sp ? sp->cur_port_q : NULL;
+    for (uint32_t i = 0; i < r->n_sp; i++) { /* failed ports read 0 */
+        port_util[i] = 0;
+        port_q[i] = 0;
+    }
     double tx[MAX_CLASSES] = {0}, qs[MAX_CLASSES] = {0};
     uint32_t qm[MAX_CLASSES] = {0};
     for (uint32_t p = 0; p < sp->n_ports; p++) {
@@ -636,6 +740,13 @@ static int sample(struct sampler *sp, arb_time t)
         arb_sim_port_stats ps;
         arb_sim_port(sp->s, p, &ps);
         tx[c] += (double)(ps.tx_bytes - sp->prev_tx[p]);
+        if (sp->port_of && sp->port_of[p] >= 0) {
+            const arb_port *pt = arb_topo_port(arb_sim_topo(sp->s), p);
+            double bits = (double)pt->rate * secs_p;
+            port_util[sp->port_of[p]] =
+                bits > 0 ? (double)(ps.tx_bytes - sp->prev_tx[p]) * 8.0 / bits : 0;
+            port_q[sp->port_of[p]] = q;
+        }
         sp->prev_tx[p] = ps.tx_bytes;
         qs[c] += q;
         if (q > qm[c]) qm[c] = q;
@@ -653,11 +764,58 @@ static int sample(struct sampler *sp, arb_time t)
         util[c] = pc->rate_bits > 0 && secs > 0 ? tx[c] * 8.0 / (pc->rate_bits * secs) : 0;
         qmean[c] = pc->ports ? qs[c] / pc->ports : 0;
     }
+    uint32_t live = 0, most = 0;
+    arb_sim_arbor_slots(sp->s, &live, &most); /* stays 0 without Arbor */
     r->n_samp++;
     sp->prev_t = t;
-    int rc = add_to_row(r, t, secs, util, qmean, qm);
+    struct sample_figs f = {util, qmean, qm, live, most, port_util, port_q};
+    int rc = add_to_row(r, t, secs, &f);
     if (rc == 0 && r->watch) rc = scn_watch_sample(r->watch, sp->s, t);
     return rc;
+}
+
+/* run.sample_ports: the ports with their own series and their names
+ * ("NODE:pK->PEER", K the port's number at its node). */
+static int setup_port_series(const arb_scenario *sc, arb_scenario_result *r, const arb_topo *t,
+                             struct sampler *sp, char *err, size_t errlen)
+{
+    const char *list = scn_str(sc, K_RUN_SAMPLEPORTS);
+    if (!*list) return 0;
+    char msg[512];
+    unsigned n = 0;
+    int rc = scn_port_list(t, list, &r->sp_ports, &n, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_RUN_SAMPLEPORTS, err, errlen, rc, msg);
+    if (n == 0) { /* all */
+        n = arb_topo_n_ports(t);
+        free(r->sp_ports);
+        r->sp_ports = malloc((n ? n : 1) * sizeof *r->sp_ports);
+        if (!r->sp_ports) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        for (unsigned i = 0; i < n; i++)
+            r->sp_ports[i] = i;
+    }
+    r->n_sp = n;
+    r->sp_name = malloc((n ? n : 1) * sizeof *r->sp_name);
+    sp->port_of = malloc(arb_topo_n_ports(t) * sizeof *sp->port_of);
+    sp->cur_port_util = calloc(n ? n : 1, sizeof *sp->cur_port_util);
+    sp->cur_port_q = calloc(n ? n : 1, sizeof *sp->cur_port_q);
+    r->pend_port_util = calloc(n ? n : 1, sizeof *r->pend_port_util);
+    r->last_port_util = calloc(n ? n : 1, sizeof *r->last_port_util);
+    r->pend_port_q = calloc(n ? n : 1, sizeof *r->pend_port_q);
+    if (!r->sp_name || !sp->port_of || !sp->cur_port_util || !sp->cur_port_q ||
+        !r->pend_port_util || !r->last_port_util || !r->pend_port_q)
+        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t p = 0; p < arb_topo_n_ports(t); p++)
+        sp->port_of[p] = -1;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t p = r->sp_ports[i], owner = arb_topo_port_owner(t, p);
+        char a[16], b[16];
+        arb_topo_node_name(t, owner, a, sizeof a);
+        arb_topo_node_name(t, arb_topo_port(t, p)->peer, b, sizeof b);
+        snprintf(r->sp_name[i], sizeof r->sp_name[i], "%s:p%u->%s", a,
+                 p - arb_topo_node(t, owner)->first_port, b);
+        sp->port_of[p] = (int32_t)i;
+    }
+    return 0;
 }
 
 static int setup_classes(arb_scenario_result *r, const arb_topo *t, uint64_t queue,
@@ -714,10 +872,66 @@ static arb_time pct(const arb_time *v, uint64_t n, unsigned p)
     return v[k ? k - 1 : 0];
 }
 
+/*
+ * A flow's completion time alone on an idle fabric: its path climbs to the
+ * lowest common ancestor of its hosts (level L) and back, 2L links; the
+ * first packet is stored and forwarded on each (its serialisation and the
+ * link's delay), the rest stream behind it at the slowest rate of the path.
+ * Rates and delays are those of the tiers' first links (fabric.link_rate,
+ * up_rate, delay; per-link settings are not counted). 0 when unknown.
+ */
+static arb_time flow_ideal(const arb_topo *t, const struct flowrec *f, uint32_t mtu, uint32_t hdr)
+{
+    const arb_pgft *g = arb_topo_pgft(t);
+    if (!g || !mtu || f->src == f->dst) return 0;
+    unsigned L = 1;
+    while (L < g->h && f->src / g->M[L] != f->dst / g->M[L])
+        L++;
+    uint64_t pkts = (f->bytes + mtu - 1) / mtu;
+    uint64_t first = (f->bytes < mtu ? f->bytes : mtu) + hdr;
+    uint64_t wire = f->bytes + pkts * hdr;
+    arb_time ideal = 0;
+    uint64_t slowest = UINT64_MAX;
+    for (unsigned l = 0; l < L; l++) {
+        /* tier l: the up ports of the first node of level l */
+        const arb_node *n = arb_topo_node(t, arb_topo_level_first(t, l));
+        if (!n || !n->n_up) return 0;
+        const arb_port *p = arb_topo_port(t, n->first_up);
+        arb_time hop = arb_time_tx(first, p->rate) + p->delay;
+        if (hop == ARB_TIME_NEVER) return 0;
+        ideal += 2 * hop; /* up and down */
+        if (p->rate < slowest) slowest = p->rate;
+    }
+    arb_time rest = arb_time_tx(wire - first, slowest);
+    return rest == ARB_TIME_NEVER ? 0 : ideal + rest;
+}
+
+/* Every Arbor job's ranks: host and done time (none without Arbor). */
+static int collect_ranks(arb_scenario_result *r, const arb_sim *s)
+{
+    uint32_t n = 0;
+    int jobs = arb_sim_arbor_jobs(s);
+    for (int k = 0; k < jobs; k++)
+        n += arb_sim_arbor_job_ranks(s, k);
+    if (!n) return 0;
+    r->ar_rank_job = malloc(n * sizeof *r->ar_rank_job);
+    r->ar_rank_host = malloc(n * sizeof *r->ar_rank_host);
+    r->ar_rank_done = malloc(n * sizeof *r->ar_rank_done);
+    if (!r->ar_rank_job || !r->ar_rank_host || !r->ar_rank_done) return ARB_ENOMEM;
+    for (int k = 0; k < jobs; k++)
+        for (uint32_t i = 0; i < arb_sim_arbor_job_ranks(s, k); i++, r->n_ar_ranks++) {
+            r->ar_rank_job[r->n_ar_ranks] = (uint32_t)k;
+            arb_sim_arbor_rank(s, k, i, &r->ar_rank_host[r->n_ar_ranks],
+                               &r->ar_rank_done[r->n_ar_ranks]);
+        }
+    return 0;
+}
+
 static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
 {
     arb_sim_get_stats(s, &r->st);
     r->now = arb_sim_now(s);
+    r->active = arb_sim_last_activity(s);
     uint32_t n = arb_sim_n_flows(s);
     r->flows = malloc((n ? n : 1) * sizeof *r->flows);
     arb_time *fct = malloc((n ? n : 1) * sizeof *fct);
@@ -735,6 +949,10 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
         r->flows[i].bytes = fr.bytes;
         r->flows[i].start = fr.start;
         r->flows[i].finish = fr.finish;
+        r->flows[i].retx_bytes = fr.retx_bytes;
+        r->flows[i].qp = fr.qp;
+        r->flows[i].sport = fr.sport;
+        r->flows[i].ideal = flow_ideal(t, &r->flows[i], r->mtu, r->hdr_bytes);
         r->timeouts += fr.timeouts;
         if (fr.reorder_peak_bytes > r->reorder_peak) r->reorder_peak = fr.reorder_peak_bytes;
         if (fr.finish != ARB_TIME_NEVER) {
@@ -921,6 +1139,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     cfg.seed = run_seed;
     cfg.mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
     cfg.hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    r->mtu = cfg.mtu;
+    r->hdr_bytes = cfg.hdr_bytes;
     cfg.ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
     cfg.transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
     cfg.rto = scn_u64(sc, K_TR_RTO);
@@ -1008,7 +1228,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             rc = key_fail(sc, K_RUN_PCAPPORTS, err, errlen, rc, msg);
             goto done;
         }
-        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, 0);
+        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
         free(pp);
         free(pcap_path);
         if (rc < 0) {
@@ -1036,6 +1256,8 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         rc = arb_errf(err, errlen, rc, "out of memory");
         goto done;
     }
+    rc = setup_port_series(sc, r, t, &sp, err, errlen);
+    if (rc < 0) goto done;
     sp.r = r;
     sp.s = s;
     if (arbor) {
@@ -1129,6 +1351,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         }
     }
     rc = collect(r, s, t);
+    if (rc == 0) rc = collect_ranks(r, s);
     if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && r->iter_arbor) {
@@ -1169,6 +1392,9 @@ done:
     if (route.destroy) route.destroy(route.ctx);
     arb_topo_free(t);
     free(sp.cls_of);
+    free(sp.port_of);
+    free(sp.cur_port_util);
+    free(sp.cur_port_q);
     free(sp.prev_tx);
     if (rc < 0) {
         arb_scenario_result_free(r);
@@ -1176,6 +1402,31 @@ done:
     }
     *out = r;
     return 0;
+}
+
+/* Too many or too few ranks for a group: blame what the user gave, the
+ * ranks, the host list or else the fabric (the ranks' default is every host). */
+static int arbor_ranks_fail(const arb_scenario *sc, uint64_t ranks, uint32_t avail, char *err,
+                            size_t errlen)
+{
+    char msg[512];
+    if (sc->v[K_WL_RANKS].file) {
+        snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
+                 (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
+        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+    }
+    if (*scn_str(sc, K_WL_HOSTS)) {
+        snprintf(msg, sizeof msg,
+                 "%u hosts listed: an Arbor group has 2..%d ranks (workload.ranks, by default "
+                 "every listed host)",
+                 avail, ARB_PLAN_MAX_RANKS);
+        return key_fail(sc, K_WL_HOSTS, err, errlen, ARB_EINVAL, msg);
+    }
+    snprintf(msg, sizeof msg,
+             "'%s' has %u hosts, and workload.ranks (default 0) puts a rank on every one: an Arbor "
+             "group has 2..%d ranks (set workload.ranks or workload.hosts)",
+             scn_str(sc, K_FAB_TOPO), avail, ARB_PLAN_MAX_RANKS);
+    return key_fail(sc, K_FAB_TOPO, err, errlen, ARB_EINVAL, msg);
 }
 
 /* The hosts of the ranks (workload.ranks, workload.hosts) into *rk. */
@@ -1207,9 +1458,7 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
     }
     if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS * scn_u64(sc, K_AR_JOBS)) {
         free(hosts);
-        snprintf(msg, sizeof msg, "%llu ranks: a group has 2..%d, and %u hosts are available",
-                 (unsigned long long)ranks, ARB_PLAN_MAX_RANKS, avail);
-        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+        return arbor_ranks_fail(sc, ranks, avail, err, errlen);
     }
     *rk = malloc(ranks * sizeof **rk);
     if (!*rk) {
@@ -1334,6 +1583,20 @@ static int arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *
     return 0;
 }
 
+/* The key a planner's message is about: what makes the plan impossible. */
+static enum scn_key arbor_plan_blame(const arb_scenario *sc, const char *msg)
+{
+    if (strstr(msg, "no live path")) return K_FAB_FAIL; /* the failures cut a tree */
+    if (strstr(msg, "on host")) /* the ranks' hosts: listed, or the first N */
+        return *scn_str(sc, K_WL_HOSTS) ? K_WL_HOSTS : K_WL_RANKS;
+    if (strstr(msg, "bytes")) return *scn_str(sc, K_AR_JOBSIZE) ? K_AR_JOBSIZE : K_WL_SIZE;
+    if (strstr(msg, "root rank")) return K_AR_ROOT;
+    if (strstr(msg, "add level")) return K_AR_LEVELS;
+    if (strstr(msg, "tiers")) return K_AR_PROFILE;
+    if (strstr(msg, "subchannels")) return K_AR_SUBCH;
+    return K_AR_COLL;
+}
+
 /* Job k's plan: its ranks of rk, its buffer. The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
                       const uint32_t *rk, uint32_t k, const struct layout *l, arb_plan **plan,
@@ -1348,11 +1611,7 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
     int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
-    enum scn_key blame = K_AR_COLL;
-    if (strstr(msg, "bytes")) blame = *scn_str(sc, K_AR_JOBSIZE) ? K_AR_JOBSIZE : K_WL_SIZE;
-    if (strstr(msg, "root")) blame = K_AR_ROOT;
-    if (strstr(msg, "add level")) blame = K_AR_LEVELS;
-    if (strstr(msg, "tiers")) blame = K_AR_PROFILE;
+    enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)
         snprintf(full, sizeof full, "job %u: %s", k, msg);
     else
@@ -1390,8 +1649,12 @@ static void arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     c->swift.beta = scn_real(sc, K_AR_SW_BETA);
     c->swift.max_mdf = scn_real(sc, K_AR_SW_MAXMDF);
     c->swift.min_cwnd = scn_real(sc, K_AR_SW_MINCWND);
+    c->swift.fs_min_cwnd = scn_real(sc, K_AR_SW_FSMIN);
+    c->swift.fs_max_cwnd = scn_real(sc, K_AR_SW_FSMAX);
+    c->swift.stall_reset = (uint32_t)scn_u64(sc, K_AR_SW_STALL);
     c->dcqcn.cnp_interval = scn_u64(sc, K_AR_DC_CNP);
     c->dcqcn.g = scn_real(sc, K_AR_DC_G);
+    c->dcqcn.alpha_init = scn_real(sc, K_AR_DC_ALPHA0);
     c->dcqcn.alpha_timer = scn_u64(sc, K_AR_DC_ALPHAT);
     c->dcqcn.rate_timer = scn_u64(sc, K_AR_DC_RATET);
     c->dcqcn.byte_counter = scn_u64(sc, K_AR_DC_BYTES);
@@ -1432,8 +1695,12 @@ static enum scn_key cc_key(const char *why)
                {"swift.beta", K_AR_SW_BETA},
                {"swift.max_mdf", K_AR_SW_MAXMDF},
                {"swift.min_cwnd", K_AR_SW_MINCWND},
+               {"swift.fs_min_cwnd", K_AR_SW_FSMIN},
+               {"swift.fs_max_cwnd", K_AR_SW_FSMAX},
+               {"swift.stall_reset", K_AR_SW_STALL},
                {"dcqcn.cnp_interval", K_AR_DC_CNP},
                {"dcqcn.g", K_AR_DC_G},
+               {"dcqcn.alpha_init", K_AR_DC_ALPHA0},
                {"dcqcn.alpha_timer", K_AR_DC_ALPHAT},
                {"dcqcn.rate_timer", K_AR_DC_RATET},
                {"dcqcn.byte_counter", K_AR_DC_BYTES},
@@ -1858,6 +2125,8 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
 {
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
+    cJSON_AddStringToObject(j, "schema", ARB_SCENARIO_JSON_SCHEMA);
+    cJSON_AddStringToObject(j, "version", arb_version());
     cJSON *scn = cJSON_AddObjectToObject(j, "scenario");
     cJSON_AddStringToObject(scn, "file", r->file ? r->file : "(built-in)");
     for (size_t s = 0; s < sizeof sec_names / sizeof sec_names[0]; s++) {
@@ -1875,6 +2144,9 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
             if ((k == K_AR_BACKGROUND || k == K_RUN_WATCH) && !*r->echo[k]) continue;
             /* likewise the keys of several jobs and of Arbor in iterations */
             if (echo_when_set(k) && strcmp(r->echo[k], ki.def) == 0) continue;
+            /* likewise run.pcap_snaplen when it keeps whole frames */
+            if (k == K_RUN_PCAPSNAP && strcmp(r->echo[k], "0") == 0) continue;
+            if (k == K_RUN_SAMPLEPORTS && !*r->echo[k]) continue;
             if (strcmp(ki.section, sec_names[s]) == 0)
                 cJSON_AddStringToObject(o, ki.key, r->echo[k]);
         }
@@ -1885,7 +2157,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     j_u64(tp, "switches", r->switches);
     j_u64(tp, "links", r->links);
     cJSON_AddStringToObject(j, "routing", r->route_spec);
-    j_us(j, "sim_time_us", r->now);
+    j_us(j, "sim_time_us", r->active);
     j_u64(j, "events", r->st.events);
     j_u64(j, "packet_hops", r->st.packet_hops);
     cJSON_AddBoolToObject(j, "completed", r->wr.done);
@@ -2059,7 +2331,8 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
 {
     struct sbuf b = {NULL, 0, 0, 0};
     if (kind == ARB_SCN_CSV_FLOWS) {
-        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us\n");
+        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,"
+                      "dport,qp,retx_bytes,ideal_us,slowdown\n");
         for (uint32_t i = 0; i < r->n_flows; i++) {
             const struct flowrec *f = &r->flows[i];
             sb_printf(&b, "%u,%u,%u,%" PRIu64 ",", i, f->src, f->dst, f->bytes);
@@ -2067,8 +2340,17 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
             sb_printf(&b, ",");
             sb_us(&b, f->finish);
             sb_printf(&b, ",");
-            sb_us(&b, f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start);
-            sb_printf(&b, "\n");
+            arb_time fct = f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start;
+            sb_us(&b, fct);
+            uint32_t a = ARB_ROUTE_HOST_IP_BASE | f->src, d = ARB_ROUTE_HOST_IP_BASE | f->dst;
+            sb_printf(&b, ",%u.%u.%u.%u,%u.%u.%u.%u,udp,%u,%u,%u,%" PRIu64 ",", a >> 24,
+                      (a >> 16) & 255, (a >> 8) & 255, a & 255, d >> 24, (d >> 16) & 255,
+                      (d >> 8) & 255, d & 255, f->sport, ARB_ROCE_UDP_PORT, f->qp, f->retx_bytes);
+            sb_us(&b, f->ideal ? f->ideal : ARB_TIME_NEVER);
+            if (f->ideal && fct != ARB_TIME_NEVER)
+                sb_printf(&b, ",%.6f\n", (double)fct / (double)f->ideal);
+            else
+                sb_printf(&b, ",\n");
         }
     } else if (kind == ARB_SCN_CSV_UTIL || kind == ARB_SCN_CSV_QUEUE) {
         sb_printf(&b, "time_us");
@@ -2084,8 +2366,58 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
                     r->samp_qmean + (size_t)i * r->n_cls, r->samp_qmax + (size_t)i * r->n_cls);
         if (r->pend_n) { /* the last samples, fewer than a row */
             double u[MAX_CLASSES], q[MAX_CLASSES];
-            pending_row(r, u, q);
+            uint32_t live;
+            pending_row(r, u, q, &live, NULL);
             csv_row(&b, kind, r->n_cls, r->pend_t, u, q, r->pend_qmax);
+        }
+    } else if (kind == ARB_SCN_CSV_RANKS) {
+        /* rank i of job j: the job's rank order (workload.hosts, arbor.jobs) */
+        sb_printf(&b, "job,rank,host,done_us\n");
+        for (uint32_t i = 0, first = 0; i < r->n_ar_ranks; i++) {
+            if (i && r->ar_rank_job[i] != r->ar_rank_job[i - 1]) first = i;
+            sb_printf(&b, "%u,%u,%u,", r->ar_rank_job[i], i - first, r->ar_rank_host[i]);
+            sb_us(&b, r->ar_rank_done[i]);
+            sb_printf(&b, "\n");
+        }
+    } else if (kind == ARB_SCN_CSV_PORTS) {
+        sb_printf(&b, "time_us");
+        for (uint32_t i = 0; i < r->n_sp; i++)
+            sb_printf(&b, ",%s_util,%s_queue", r->sp_name[i], r->sp_name[i]);
+        sb_printf(&b, "\n");
+        for (uint32_t i = 0; r->n_sp && i < r->n_rows; i++) {
+            sb_us(&b, r->samp_t[i]);
+            for (uint32_t k = 0; k < r->n_sp; k++)
+                sb_printf(&b, ",%.6f,%u", r->samp_port_util[(size_t)i * r->n_sp + k],
+                          r->samp_port_q[(size_t)i * r->n_sp + k]);
+            sb_printf(&b, "\n");
+        }
+        if (r->n_sp && r->pend_n) { /* the last samples, fewer than a row */
+            double u[MAX_CLASSES], q[MAX_CLASSES], *pu = malloc(r->n_sp * sizeof *pu);
+            uint32_t live;
+            if (!pu) {
+                free(b.p);
+                return NULL;
+            }
+            pending_row(r, u, q, &live, pu);
+            sb_us(&b, r->pend_t);
+            for (uint32_t k = 0; k < r->n_sp; k++)
+                sb_printf(&b, ",%.6f,%u", pu[k], r->pend_port_q[k]);
+            sb_printf(&b, "\n");
+            free(pu);
+        }
+    } else if (kind == ARB_SCN_CSV_SLOTS) {
+        sb_printf(&b, "time_us,live_slots,max_switch_slots\n");
+        for (uint32_t i = 0; r->n_ar_ranks && i < r->n_rows; i++) {
+            sb_us(&b, r->samp_t[i]);
+            sb_printf(&b, ",%u,%u\n", r->samp_slots[2 * (size_t)i],
+                      r->samp_slots[2 * (size_t)i + 1]);
+        }
+        if (r->n_ar_ranks && r->pend_n) { /* the last samples, fewer than a row */
+            double u[MAX_CLASSES], q[MAX_CLASSES];
+            uint32_t live;
+            pending_row(r, u, q, &live, NULL);
+            sb_us(&b, r->pend_t);
+            sb_printf(&b, ",%u,%u\n", live, r->pend_most);
         }
     } else {
         return NULL;

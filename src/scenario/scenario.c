@@ -602,6 +602,9 @@ static char *reader(char *str, int num, void *stream)
     st->cont = (s != str) && *s && *s != '\n' && *s != '\r' && *s != ';' && *s != '#';
     if (*s == '[') {
         const char *e = strchr(s, ']');
+        if (!e)
+            first_error(st, ARB_EPARSE, "%s:%u: a section header without its ']'", st->name,
+                        st->line);
         char sec[64];
         size_t n = e ? (size_t)(e - s - 1) : 0;
         if (e && n < sizeof sec) {

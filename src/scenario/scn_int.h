@@ -121,7 +121,7 @@
       "iteration: the trace's format (auto: Chakra for a name ending .et, else text)")             \
     X(AR_COLL, "arbor", "collective", VT_ENUM, "allreduce",                                        \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier", 0, 0,                          \
-      "the collective (spec 10); its buffer is workload.size")                                     \
+      "the collective (docs/protocol.md section 10); its buffer is workload.size")                 \
     X(AR_DTYPE, "arbor", "dtype", VT_ENUM, "f32", "f16|bf16|f32|f64|i32|i64", 0, 0,                \
       "element type")                                                                              \
     X(AR_MODE, "arbor", "mode", VT_ENUM, "headers", "headers|values", 0, 0,                        \
@@ -133,7 +133,7 @@
     X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
-      "the responder's timers' ceiling (the seed's fixed per-offset timeout)")                     \
+      "the responder's timers' ceiling (the original design's fixed per-offset timeout)")          \
     X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "adaptive", "fixed|adaptive", 0, 0,             \
       "adaptive: a tree silent for srtt + 4 rttvar of the completion times (within timeout_min "   \
       "and timeout) loses its credits; fixed: every timer is arbor.timeout from the send")         \
@@ -202,10 +202,18 @@
       "swift: largest decrease per loop, (0, 1)")                                                  \
     X(AR_SW_MINCWND, "arbor", "cc.swift.min_cwnd", VT_REAL, "0.001", NULL, 0, 1,                   \
       "swift: least window, credits, (0, 1] (below 1: pacing)")                                    \
+    X(AR_SW_FSMIN, "arbor", "cc.swift.fs_min_cwnd", VT_REAL, "0.1", NULL, 0, 1e9,                  \
+      "swift: the window at which flow scaling adds all of fs_range, > 0")                         \
+    X(AR_SW_FSMAX, "arbor", "cc.swift.fs_max_cwnd", VT_REAL, "100", NULL, 0, 1e9,                  \
+      "swift: the window at which flow scaling adds nothing, above fs_min_cwnd")                   \
+    X(AR_SW_STALL, "arbor", "cc.swift.stall_reset", VT_U64, "3", NULL, 1, 1000,                    \
+      "swift: stalls in a row (no completion between) that send the window to min_cwnd")           \
     X(AR_DC_CNP, "arbor", "cc.dcqcn.cnp_interval", VT_TIME, "50us", NULL, 1, 0,                    \
       "dcqcn: at most one rate cut per interval")                                                  \
     X(AR_DC_G, "arbor", "cc.dcqcn.g", VT_REAL, "0.00390625", NULL, 0, 1,                           \
       "dcqcn: alpha gain, (0, 1)")                                                                 \
+    X(AR_DC_ALPHA0, "arbor", "cc.dcqcn.alpha_init", VT_REAL, "1", NULL, 0, 1,                      \
+      "dcqcn: alpha before the first cut, (0, 1]")                                                 \
     X(AR_DC_ALPHAT, "arbor", "cc.dcqcn.alpha_timer", VT_TIME, "55us", NULL, 1, 0,                  \
       "dcqcn: alpha decays once per this without a cut")                                           \
     X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
@@ -247,7 +255,8 @@
       "random: rank starts uniform in [0, skew] (run.seed); lag: rank r handles packets r x skew " \
       "late")                                                                                      \
     X(AR_SUBMODE, "arbor", "subchannel_mode", VT_ENUM, "static", "static|dynamic", 0, 0,           \
-      "static: offset k on tree k mod subchannels; dynamic: spec 9 (best recent completion time)") \
+      "static: offset k on tree k mod subchannels; dynamic: docs/protocol.md section 9 (best "     \
+      "recent completion time)")                                                                   \
     X(AR_FAIL, "arbor", "fail", VT_LIST, "", NULL, 0, 0,                                           \
       "links and switches that fail after the plan is built (as fabric.fail; trees keep them)")    \
     X(AR_JOBS, "arbor", "jobs", VT_U64, "1", NULL, 1, 128,                                         \
@@ -285,6 +294,11 @@
     X(RUN_PCAPPORTS, "run", "pcap_ports", VT_LIST, "all", NULL, 0, 0,                              \
       "links to capture: all, host:hN, switch:NAME, link:A-B[/K], up:NAME:Q, down:NAME:D, "        \
       "port:NAME:P (both directions)")                                                             \
+    X(RUN_SAMPLEPORTS, "run", "sample_ports", VT_LIST, "", NULL, 0, 0,                             \
+      "links whose ports get their own utilisation and queue series (--csv: PREFIX-ports.csv), "   \
+      "as pcap_ports; empty: none")                                                                \
+    X(RUN_PCAPSNAP, "run", "pcap_snaplen", VT_U64, "0", NULL, 0, 65535,                            \
+      "bytes kept of each captured frame; 0: whole frames (a cut frame keeps its length)")         \
     X(RUN_QPORDER, "run", "qp_order", VT_BOOL, "off", NULL, 0, 0,                                  \
       "count data packets reaching their host behind a later packet of the same QP (JSON "         \
       "qp_order)")                                                                                 \

@@ -1702,6 +1702,41 @@ int arb_sim_arbor_jobs(const arb_sim *s)
     return s && s->arb ? (int)s->arb->n_jobs : 0;
 }
 
+int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host, arb_time *done)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return ARB_EINVAL;
+    const struct ajob *j = a->jobs[job];
+    if (rank >= j->p->cfg.n_ranks) return ARB_EINVAL;
+    if (host) *host = j->p->ranks[rank];
+    if (done) *done = j->host->rank_done[rank];
+    return 0;
+}
+
+uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return 0;
+    return a->jobs[job]->p->cfg.n_ranks;
+}
+
+int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a) return ARB_EINVAL;
+    uint32_t sum = 0, mx = 0;
+    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
+        if (!a->agg[n]) continue;
+        arb_agg_stats st;
+        arb_agg_get_stats(a->agg[n], s->now, &st);
+        sum += st.live;
+        if (st.live > mx) mx = st.live;
+    }
+    if (live) *live = sum;
+    if (max_live) *max_live = mx;
+    return 0;
+}
+
 int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks)
 {
     const struct arbor_job *a = s->arb;

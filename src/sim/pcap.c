@@ -41,6 +41,11 @@ enum {
 #define AETH_ACK 0x1F     /* ACK, credit count "invalid" (no credit limit) */
 #define AETH_NAK_SEQ 0x60 /* NAK, PSN sequence error */
 
+struct hop {
+    uint32_t port, src, dst, psn;
+    uint8_t kind, crossed, valid;
+};
+
 struct arb_sim_pcap {
     pcap_t *dead;
     pcap_dumper_t *dump;
@@ -51,6 +56,10 @@ struct arb_sim_pcap {
     int failed;
     arb_sim_tap_fn next; /* a tap installed before the capture */
     void *next_ctx;
+    /* Per packet index: the last port it was sent on, what it was, and
+     * the switches it had crossed then (for its TTL). */
+    struct hop *hop;
+    uint32_t n_hop;
     uint8_t udp[65536];
     uint8_t frame[65536 + ARB_FRAME_OVERHEAD];
 };
@@ -103,16 +112,51 @@ static void put24(uint8_t *p, uint32_t v)
     p[2] = (uint8_t)v;
 }
 
-static void mac_of(uint8_t *mac, uint32_t host)
+/* A node's MAC, locally administered: a host's is 02:00 and its IPv4
+ * address, a switch's 02:01 and its node id, so every link's two ends
+ * differ and a frame's MACs name the link it was captured on. */
+static void mac_of(uint8_t *mac, const arb_topo *t, uint32_t node)
 {
-    /* Locally administered, the host's IPv4 address in the low 4 bytes. */
-    uint32_t ip = ARB_ROUTE_HOST_IP_BASE | host;
+    const arb_node *n = arb_topo_node(t, node);
+    int host = n && n->kind == ARB_NODE_HOST;
+    uint32_t v = host ? ARB_ROUTE_HOST_IP_BASE | node : node;
     mac[0] = 0x02;
-    mac[1] = 0x00;
-    mac[2] = (uint8_t)(ip >> 24);
-    mac[3] = (uint8_t)(ip >> 16);
-    mac[4] = (uint8_t)(ip >> 8);
-    mac[5] = (uint8_t)ip;
+    mac[1] = host ? 0x00 : 0x01;
+    mac[2] = (uint8_t)(v >> 24);
+    mac[3] = (uint8_t)(v >> 16);
+    mac[4] = (uint8_t)(v >> 8);
+    mac[5] = (uint8_t)v;
+}
+
+/*
+ * The switches packet f has crossed when it leaves on `port`: 0 where it
+ * was made (a host, or a switch that aggregates, replicates or answers),
+ * one more than at its last port when that port led to this one's node and
+ * the packet is the same (source, destination, PSN, kind). Packet indices
+ * are reused, hence the comparison. Followed on every port, captured or not.
+ */
+static uint8_t crossed(arb_sim_pcap *c, const arb_topo *t, uint32_t port, const arb_sim_pkt_info *f)
+{
+    if (f->index == UINT32_MAX) return 0;
+    if (f->index >= c->n_hop) {
+        uint32_t n = c->n_hop ? c->n_hop : 1024;
+        while (n <= f->index)
+            n *= 2;
+        struct hop *nh = realloc(c->hop, (size_t)n * sizeof *nh);
+        if (!nh) return 0;
+        memset(nh + c->n_hop, 0, (size_t)(n - c->n_hop) * sizeof *nh);
+        c->hop = nh;
+        c->n_hop = n;
+    }
+    struct hop *h = &c->hop[f->index];
+    uint32_t owner = arb_topo_port_owner(t, port);
+    uint8_t x = 0;
+    if (h->valid && h->src == f->src && h->dst == f->dst && h->psn == f->psn &&
+        h->kind == f->kind && arb_topo_port(t, h->port)->peer == owner &&
+        arb_topo_node(t, owner)->kind == ARB_NODE_SWITCH && h->crossed < 63)
+        x = (uint8_t)(h->crossed + 1);
+    *h = (struct hop){port, f->src, f->dst, f->psn, f->kind, x, 1};
+    return x;
 }
 
 /* The UDP payload of packet f into c->udp; returns its length. */
@@ -174,18 +218,20 @@ static int arbor_payload(const arb_sim *sim, const arb_sim_pkt_info *f, uint8_t 
     return 0;
 }
 
-static void write_frame(arb_sim_pcap *c, const arb_sim_pkt_info *f, const uint8_t *udp, size_t ulen,
-                        uint32_t ip_dst, uint16_t udp_dst, uint8_t tos, arb_time now)
+static void write_frame(arb_sim_pcap *c, const arb_topo *t, uint32_t port,
+                        const arb_sim_pkt_info *f, const uint8_t *udp, size_t ulen, uint32_t ip_dst,
+                        uint16_t udp_src, uint16_t udp_dst, uint8_t tos, uint8_t hops, arb_time now)
 {
     arb_frame_addr a;
     memset(&a, 0, sizeof a);
-    mac_of(a.eth_src, f->src);
-    mac_of(a.eth_dst, f->dst);
+    /* the link's two ends: the node that sends on `port`, and its peer */
+    mac_of(a.eth_src, t, arb_topo_port_owner(t, port));
+    mac_of(a.eth_dst, t, arb_topo_port(t, port)->peer);
     a.ip_src = ARB_ROUTE_HOST_IP_BASE | f->src;
     a.ip_dst = ip_dst;
-    a.udp_src = f->sport;
+    a.udp_src = udp_src;
     a.udp_dst = udp_dst;
-    a.ip_ttl = 64;
+    a.ip_ttl = (uint8_t)(64 - hops);
     a.ip_tos = tos; /* ECN: CE, ECT(0) for RoCE data, not-ECT otherwise */
     a.ip_id = (uint16_t)f->psn;
     size_t flen = 0;
@@ -207,16 +253,19 @@ void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_si
                       arb_time now)
 {
     arb_sim_pcap *c = ctx;
+    const arb_topo *t = arb_sim_topo(sim);
+    uint8_t hops = crossed(c, t, port, f);
     int want = !c->want || (port < c->n_want_bits && (c->want[port >> 3] >> (port & 7)) & 1);
     if (want && !c->failed) {
         size_t ulen = 0;
-        uint16_t udp_dst = ROCE_PORT;
+        uint16_t udp_src = f->sport, udp_dst = ROCE_PORT;
         uint32_t ip_dst = ARB_ROUTE_HOST_IP_BASE | f->dst;
         uint8_t tos = (f->flags & ARB_SIM_CE) ? 3 : (f->flags & ARB_SIM_ECT) ? 2 : 0;
         if (f->kind <= ARB_SIM_CNP) {
             ulen = roce_payload(sim, f, c->udp);
         } else if (arbor_payload(sim, f, c->udp, sizeof c->udp, &ulen) == 0) {
             udp_dst = f->dport;
+            udp_src = arb_subchannel_sport(f->sport); /* the simulator's sport: the subchannel */
             tos = (f->flags & ARB_SIM_CE) ? 3 : 0;
             /* A packet to a whole tree (no single host): the group address
              * 239.0.C.S of channel C's subchannel S stands for G(C, S). */
@@ -225,7 +274,8 @@ void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_si
         } else {
             want = 0; /* an Arbor packet whose header is gone: nothing to write */
         }
-        if (want) write_frame(c, f, c->udp, ulen, ip_dst, udp_dst, tos, now);
+        if (want)
+            write_frame(c, t, port, f, c->udp, ulen, ip_dst, udp_src, udp_dst, tos, hops, now);
     }
     if (c->next) c->next(c->next_ctx, sim, port, f, now);
 }
@@ -255,6 +305,7 @@ int arb_sim_pcap_close(arb_sim_pcap *cap)
     pcap_dump_close(cap->dump);
     pcap_close(cap->dead);
     free(cap->want);
+    free(cap->hop);
     free(cap);
     return rc;
 }

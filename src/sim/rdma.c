@@ -455,6 +455,9 @@ void rdma_on_timer(arb_sim *s, uint32_t h)
             kick = 1;
         }
     }
+    /* A timer armed for a wake time that has since moved (an acknowledged
+     * flow's timeout) finds nothing: the run's activity ended before it. */
+    if (!kick) s->idle = 1;
     /* A pacing release: the pull that left the NIC idle asked for it. */
     if (s->cfg.dcqcn) kick = 1;
     rdma_arm_host(s, h);

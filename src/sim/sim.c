@@ -295,6 +295,11 @@ arb_time arb_sim_now(const arb_sim *s)
     return s->now;
 }
 
+arb_time arb_sim_last_activity(const arb_sim *s)
+{
+    return s->active;
+}
+
 int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
                      uint16_t sport, uint32_t qp, uint32_t *id)
 {
@@ -692,6 +697,10 @@ int arb_sim_run(arb_sim *s, arb_time until)
         s->now = t;
         s->st.events++;
         dispatch(s, target, seq);
+        if (s->idle)
+            s->idle = 0;
+        else
+            s->active = t;
         if (s->n_done) {
             report_done(s);
             until = s->stop_at; /* a callback may have asked to stop sooner */
@@ -729,6 +738,8 @@ int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
     r->cnps = c->cc.cnps;
     r->rate_cuts = c->cc.cuts;
     r->min_rate = (uint64_t)c->cc.min_rc;
+    r->sport = c->sport;
+    r->qp = c->qp;
     return 0;
 }
 

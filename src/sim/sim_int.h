@@ -223,6 +223,8 @@ struct arb_sim {
     struct pool pool;
     arb_rng rng;
     arb_time now;
+    arb_time active; /* the last event that was not an idle host timer */
+    int idle;        /* the event being run found nothing to do */
     arb_sim_stats st;
     uint32_t *done; /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;

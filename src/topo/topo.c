@@ -1,5 +1,5 @@
 /*
- * The topology arrays: building a PGFT by pgft.md's closed-form wiring,
+ * The topology arrays: building a PGFT by the closed-form wiring of docs/topology.md,
  * accessors, names and failures.
  */
 #include "topo_internal.h"

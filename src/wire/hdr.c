@@ -1,9 +1,9 @@
 /*
- * The Arbor header codec (spec section 4): bit layout, the per-type
+ * The Arbor header codec (docs/protocol.md section 4): bit layout, the per-type
  * validation table, and the names of packet types and payload kinds.
  *
  * Validation is one pass over a small table indexed by (packet_type,
- * repair, credit_valid): a missing row is a combination the spec forbids,
+ * repair, credit_valid): a missing row is a combination docs/wire.md forbids,
  * and each column of a row is one rule with its own error code. Encoding
  * and decoding share that single validator, so a packet the decoder
  * accepts is exactly a header the encoder writes.
@@ -78,7 +78,7 @@ static const struct rule row_response_tail = {P1_DATA | P0_COMPLETION, 0, 0, OFF
 static const struct rule row_response_repair = {P1_REPLAY | P0_DATA, 0, 0, OFFB_ANY, 1, 0, 0};
 static const struct rule row_response_tail_replay = {P1_REPLAY, 0, 0, OFFB_ZERO, 1, 0, 0};
 
-/* rules[type][repair][credit_valid]; NULL where the spec has no such row. */
+/* rules[type][repair][credit_valid]; NULL where docs/wire.md has no such row. */
 static const struct rule *const rules[ARB_PT_COUNT][2][2] = {
     [ARB_PT_REGISTER] = {[1] = {[0] = &row_control}},
     [ARB_PT_REGISTER_ACK] = {[1] = {[0] = &row_control}},

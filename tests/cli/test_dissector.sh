@@ -8,7 +8,7 @@
 LUA=$(cd "$(dirname "$0")/../../contrib/wireshark" && pwd)/arbor.lua
 
 if ! command -v tshark >/dev/null 2>&1; then
-    skip_all "tshark not found (install it with scripts/deps.sh)"
+    skip_all "tshark not found (scripts/deps.sh --install installs it)"
 fi
 if ! tshark -v 2>/dev/null | grep -q "with Lua"; then
     skip_all "this tshark is built without Lua"
@@ -94,7 +94,7 @@ expect_lines() {
 tab=$(printf '\t')
 
 # ------------------------------------------------------------------
-# Hand-written vectors (those of test_wire.sh, from the spec's table)
+# Hand-written vectors (those of test_wire.sh, from docs/wire.md's table)
 # ------------------------------------------------------------------
 
 # RESPONSE, SUM, message 7, payload, DATA, credit, depth 1, offset_a 258,

@@ -1,4 +1,5 @@
-# The `arbor plot` command: figures from a run's CSV files, and its errors.
+# The `arbor plot` command: figures from a run's CSV files (flows, Arbor,
+# several runs drawn over each other), and its errors.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/s.ini" <<'INI'
@@ -16,7 +17,7 @@ INI
 expect_err "no prefix" 2 "expected a results prefix" "$ARBOR" plot
 expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" plot --bogus
 expect_err "missing files" 2 "nope-util.csv: cannot open" "$ARBOR" plot "$TMP/nope"
-expect_err "-o without a directory" 2 "needs a directory" "$ARBOR" plot "$TMP/run" -o
+expect_err "-o without a directory" 2 "plot: -o needs a value" "$ARBOR" plot "$TMP/run" -o
 printf 'x,y\n1,2\n' >"$TMP/bad-util.csv"
 expect_err "wrong header" 2 "bad-util.csv:1: expected a header starting with time_us" \
     "$ARBOR" plot "$TMP/bad"
@@ -47,6 +48,35 @@ $TMP/figs/run-fct.png"
     expect_out "beside the CSV by default" "$TMP/run-util.png
 $TMP/run-queue.png
 $TMP/run-fct.png" "$ARBOR" plot "$TMP/run"
+
+    # An Arbor run: no flows, but each rank's completion and the slots live.
+    "$ARBOR" sim -s topology=star:8 -s size=4MiB --quiet --csv "$TMP/ar" >/dev/null 2>&1
+    expect_out "Arbor run: util, queue, ranks, slots" "$TMP/ar-util.png
+$TMP/ar-queue.png
+$TMP/ar-ranks.png
+$TMP/ar-slots.png" "$ARBOR" plot "$TMP/ar" --script "$TMP/ar.gp"
+    ranks=$(awk -F, 'NR > 1' "$TMP/ar-ranks.csv" | wc -l)
+    if [ "$ranks" -eq 8 ] && grep -q "ar-ranks.csv' skip 1 using 0:4" "$TMP/ar.gp"; then
+        pass "ranks.csv has the 8 ranks and the figure reads it"
+    else
+        fail "ranks.csv has the 8 ranks and the figure reads it" "$ranks rows"
+    fi
+
+    # Two runs over each other: ECMP against spraying, one legend entry each.
+    sed 's/^\[fabric\]/[routing]\nscheme = spray\n[fabric]/' "$TMP/s.ini" >"$TMP/spray.ini"
+    "$ARBOR" sim "$TMP/spray.ini" --quiet --csv "$TMP/spray" >/dev/null 2>&1
+    expect_out "two runs: NAME1-vs-NAME2" "$TMP/run-vs-spray-util.png
+$TMP/run-vs-spray-queue.png
+$TMP/run-vs-spray-fct.png" "$ARBOR" plot "$TMP/run" "$TMP/spray" --script "$TMP/two.gp"
+    nf=$(awk 'NR > 1' "$TMP/run-flows.csv" | wc -l)
+    ns=$(awk 'NR > 1' "$TMP/spray-flows.csv" | wc -l)
+    for t in "title \"run: $nf completed flows\"" "title \"spray: $ns completed flows\"" \
+        'title "run: tier1_up"' 'title "spray: tier1_up"'; do
+        if grep -qF "$t" "$TMP/two.gp"; then pass "legend: $t"; else fail "legend: $t"; fi
+    done
+    expect_out "-n names the figures" "$TMP/figs/cmp-util.png
+$TMP/figs/cmp-queue.png
+$TMP/figs/cmp-fct.png" "$ARBOR" plot "$TMP/run" "$TMP/spray" -o "$TMP/figs" -n cmp
 fi
 
 finish

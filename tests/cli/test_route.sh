@@ -1,9 +1,9 @@
-# The `arbor route` command: exact D-mod-k loads, the figures of fabric.md
-# section 6, failures, files and errors (docs/routing.md).
+# The `arbor route` command: exact D-mod-k loads, the published collision
+# figures (docs/routing.md), failures, files and errors (docs/routing.md).
 . "$(dirname "$0")/lib.sh"
 
 # jget KEY < JSON: the number after "KEY": (first match).
-jget() { grep -o "\"$1\":[-0-9.e+]*" | head -1 | cut -d: -f2; }
+jget() { grep -o "\"$1\":[-0-9.e+]*" | head -1 | cut -d: -f2 | awk '{ printf "%.10g\n", $1 }'; }
 # near NAME WANT GOT TOL: |GOT - WANT| <= TOL.
 near() {
     if awk -v w="$2" -v g="$3" -v t="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'; then
@@ -29,7 +29,7 @@ same "slimmed leaf-spine shift:4" 2 "$(echo "$J" | jget max_link_load)"
 # Balls in bins. p_no_collision is the closed form prod_{i<F} (1 - i/L),
 # computed here. The busiest of 16 links: the exact expectation E[M] of the
 # model and its standard deviation (test_route.c's busiest_exact, which
-# also checks them against fabric.md's 1.35, 2.1, 3.1, 4.8, 7.9 and 77);
+# also checks them against the published 1.35, 2.1, 3.1, 4.8, 7.9 and 77);
 # the Monte Carlo mean of 4000 trials must lie within 4 standard errors,
 # 4 sd / sqrt(4000).
 pnc() { awk -v f="$1" -v l="$2" 'BEGIN { p = 1; for (i = 0; i < f; i++) p *= 1 - i / l; if (p < 0) p = 0; print p }'; }
@@ -48,9 +48,9 @@ near "bins 16 on 60" "$(pnc 16 60)" "$(echo "$J" | jget p_no_collision)" 0.0001
 # max(1, busiest demand)). With ECMP like uniform hashing, G x Q flows of
 # 1/Q link each are balls in the U uplinks: busiest demand E[M] / Q, with
 # E[M] and sd as above (test_route.c); tolerances 4 sd / sqrt(trials) / Q.
-# 8 x 4 on 16: E[M] 4.8304 (sd 0.9376) -> 1.2076 (fabric.md: 1.21x)
+# 8 x 4 on 16: E[M] 4.8304 (sd 0.9376) -> 1.2076 (published: 1.21x)
 # 8 x 16 on 16: 13.3569 (1.6277) -> 0.835: no slowdown
-# 16 x 4 on 16: 7.8804 (1.2261) -> 1.9701 (fabric.md: 1.97x)
+# 16 x 4 on 16: 7.8804 (1.2261) -> 1.9701 (published: 1.97x)
 # 16 x 4 on 32: 5.4148 (0.9517) -> 1.3537 (about 1.35x)
 # 16 x 1 on 60: 2.0240 (0.5108); no shared uplink prod (1 - i/60) = 0.111
 up() { echo "$1" | grep -o '"uplinks":{[^}]*}' | jget "$2"; }

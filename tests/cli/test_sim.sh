@@ -160,7 +160,7 @@ expect_err "flaky uplink: loss of 1 refused" 2 "fabric.link: 'loss=1': not a los
 
 # Loss: 0.1% on 4 MiB. By default every loss is found by order or by a
 # timer of a few loops and credited again in the network: exact results
-# within twice the loss-free time. The seed's recovery (a fixed 50 ms timer,
+# within twice the loss-free time. The original recovery (a fixed 50 ms timer,
 # then the bypass repair) waits that timer at least once.
 JL=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB -s loss=0 --json --quiet)
 JD=$("$ARBOR" sim scenarios/arbor-loss.ini -s size=4MiB --json --quiet)
@@ -197,7 +197,7 @@ has "summary: port table" "$S" "^tier0_down"
 same "csv util header" "time_us,tier0_up,tier0_down" "$(head -1 "$TMP/run-util.csv")"
 same "csv queue header" "time_us,tier0_up_mean,tier0_up_max,tier0_down_mean,tier0_down_max" "$(head -1 "$TMP/run-queue.csv")"
 same "csv flows rows: a header and the 24 flows" 25 "$(wc -l <"$TMP/run-flows.csv")"
-expect_status "csv into a missing directory fails" 1 "$ARBOR" sim "$TMP/small.ini" --csv /nonexistent/dir/x
+expect_status "csv into a missing directory: refused before the run" 2 "$ARBOR" sim "$TMP/small.ini" --csv /nonexistent/dir/x
 
 # The built-in default and the example scenarios (not the benchmarks: seconds).
 expect_status "built-in default" 0 "$ARBOR" sim --quiet -s workload.size=256KiB

@@ -28,8 +28,33 @@ expect_err "file not created" 2 "run.pcap: cannot create the file" \
 expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
     "$ARBOR" sim "$TMP/ring.ini" --pcap all
 
+# --snaplen N (run.pcap_snaplen): the file's snap length is N, every record
+# keeps at most N bytes and its frame's whole length (read without tshark).
+"$ARBOR" sim "$TMP/ring.ini" --quiet --pcap host:h0 "$TMP/snap.pcap" --snaplen=64 >/dev/null
+if command -v python3 >/dev/null 2>&1; then
+    got=$(python3 - "$TMP/snap.pcap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+snap = struct.unpack_from('<I', d, 16)[0]
+off, n, cut, over = 24, 0, 0, 0
+while off + 16 <= len(d):
+    caplen, length = struct.unpack_from('<II', d, off + 8)
+    n += 1
+    cut += caplen < length
+    over += caplen > snap
+    off += 16 + caplen
+print(snap, n > 0, cut > 0, over)
+PY
+)
+    expect_out "--snaplen 64: snap length, frames cut, none over" "64 True True 0" echo "$got"
+else
+    skip "--snaplen" "python3 is not installed"
+fi
+expect_err "--snaplen above 65535" 2 "run.pcap_snaplen: '70000' is not in 0..65535" \
+    "$ARBOR" sim "$TMP/ring.ini" --snaplen 70000
+
 if ! command -v tshark >/dev/null 2>&1; then
-    skip_all "tshark not found (install it with scripts/deps.sh): the capture is not read back"
+    skip_all "tshark not found (scripts/deps.sh --install installs it): the capture is not read back"
 fi
 mkdir -p "$TMP/home"
 ts() {
@@ -85,4 +110,17 @@ same "the other channels' credits reach h1 from their trees" "239.0.0.0 239.0.2.
     "$(printf '%s\n' "$A" | awk '$2 != "10.0.0.1" && $1 != "10.0.0.1" && $4 == 2 { print $2 }' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 same "no malformed Arbor frames" "" \
     "$(ts -X lua_script:contrib/wireshark/arbor.lua -r "$TMP/arb.pcap" -Y '_ws.malformed || _ws.expert.severity >= error' | head -1)"
+
+# Every link of an Arbor run on a leaf-spine (--pcap all): source ports are
+# 49152 + the subchannel, never 0; each hop's copy has its link's MACs and
+# one TTL less per switch crossed (64 at the node that made the frame).
+"$ARBOR" sim --quiet -s topology=leafspine:2,2,1 -s size=64KiB --pcap all "$TMP/ls.pcap" >/dev/null
+P=$(ts -r "$TMP/ls.pcap" -Y 'udp.dstport == 17470' -T fields -e udp.srcport -e ip.ttl -e eth.src \
+    -e eth.dst)
+same "Arbor source ports: 49152 + subchannel 0" "49152" "$(printf '%s\n' "$P" | cut -f1 | sort -u)"
+# (a REGISTER from a host on one leaf to one on the other crosses three)
+same "TTLs: 64 where made, one less per switch, down to 61" "61 62 63 64" \
+    "$(printf '%s\n' "$P" | cut -f2 | sort -u | tr '\n' ' ' | sed 's/ $//')"
+same "eth.src: 4 hosts, 2 leaves, 1 spine" "7" "$(printf '%s\n' "$P" | cut -f3 | sort -u | wc -l | tr -d ' ')"
+same "no frame from a node to itself" "" "$(printf '%s\n' "$P" | awk '$3 == $4' | head -1)"
 finish

@@ -68,6 +68,23 @@ if python3 scripts/gen_traces.py "$TMP/gen" && diff -r "$TMP/gen" "$S/traces" >/
 else
     fail "gen_traces.py reproduces scenarios/traces" "$(diff -r "$TMP/gen" "$S/traces" | head -5)"
 fi
+# The speed benchmark's matrix is the generator's output, a derangement of
+# 1024 hosts: every host sends once and receives once, never to itself.
+if ! command -v python3 >/dev/null 2>&1; then
+    skip "gen_perm.py reproduces bench/data/perm1024.cm" "python3 is not installed"
+elif python3 scripts/gen_perm.py >"$TMP/perm.cm" && cmp -s "$TMP/perm.cm" bench/data/perm1024.cm; then
+    pass "gen_perm.py reproduces bench/data/perm1024.cm"
+else
+    fail "gen_perm.py reproduces bench/data/perm1024.cm"
+fi
+if awk -F'->| ' 'NR > 2 { if ($1 == $2) bad = 1; s[$1]++; d[$2]++; n++ }
+    END { for (k in s) if (s[k] != 1) bad = 1; for (k in d) if (d[k] != 1) bad = 1
+          exit bad || n != 1024 || length(s) != 1024 || length(d) != 1024 }' bench/data/perm1024.cm
+then
+    pass "perm1024.cm is a derangement of 1024 hosts"
+else
+    fail "perm1024.cm is a derangement of 1024 hosts"
+fi
 
 # every host collective and algorithm completes on a small fabric
 for ca in allreduce:ring allreduce:tree allreduce:rd reduce:binomial reduce:chain \

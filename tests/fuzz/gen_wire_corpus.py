@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the seed corpus of the wire fuzz target to tests/fuzz/corpus/wire/.
 
-The packets are packed here from the bit layout of spec section 4 (not by
+The packets are packed here from the bit layout of docs/protocol.md section 4 (not by
 the library), so the corpus is also a second, independent encoding of the
 format. Seeds cover every packet type and variant in both header sizes,
 Ethernet/IPv4/UDP frames around them, the 28-byte field-by-field form the

@@ -126,7 +126,7 @@ static arb_hdr mk_credit(uint8_t msg, uint32_t k)
     return h;
 }
 
-/* The seed's recovery: a loss is found only by a fixed 50 ms timer and goes
+/* The original recovery: a loss is found only by a fixed 50 ms timer and goes
  * to the bypass repair at once (the tests of the bypass path use it). */
 static void seed_recovery(arb_responder_config *c)
 {
@@ -451,7 +451,7 @@ typedef struct net_opts {
     uint32_t first_seq;
     uint32_t subchannels;
     uint32_t ring;
-    int seed;          /* the seed's recovery: timers only, fixed 50 ms, bypass repair at once */
+    int seed;          /* the original recovery: timers only, fixed 50 ms, bypass repair at once */
     uint32_t attempts; /* credits per offset in the network (0: the default) */
 } net_opts;
 
@@ -977,7 +977,7 @@ static int drop_first_register_ack(net *n, const net_pkt *p)
 }
 
 /* Run a 10-packet pull-result message on R = 3 with a loss hook, with the
- * default recovery or the seed's (`seed`). */
+ * default recovery or the original design's (`seed`). */
 static net *run_lossy_mode(drop_fn hook, arb_responder_stats *st, int *bad, int seed)
 {
     net_opts o;
@@ -1007,7 +1007,7 @@ static net *run_lossy_seed(drop_fn hook, arb_responder_stats *st, int *bad)
     return run_lossy_mode(hook, st, bad, 1);
 }
 
-/* The seed's recovery: the lost credit waits for the 50 ms timer, then the
+/* The original recovery: the lost credit waits for the 50 ms timer, then the
  * bypass repair (every member answers straight to the responder). */
 TEST(lost_credit_timeout_repair_replay)
 {
@@ -1020,7 +1020,7 @@ TEST(lost_credit_timeout_repair_replay)
     CHECK_EQ_U(st.repair_credits, 1);
     CHECK_EQ_U(st.repair_commits, 1);
     CHECK_EQ_U(st.repair_requests, 3);
-    CHECK(n->t >= 50 * MS); /* the seed's timeout */
+    CHECK(n->t >= 50 * MS); /* the original design's timeout */
     arb_requester_stats qs;
     arb_requester_get_stats(n->q[1], &qs);
     CHECK_EQ_U(qs.repair_requests, 1);
@@ -1084,7 +1084,7 @@ TEST(repair_credit_lost_sent_again)
 
 /* A lost tail shows up as a missing END: replayed to that member alone.
  * By order (the others' ENDs came in after the last tail) it is replayed
- * within a few loops; the seed's END wait takes its 50 ms timer. */
+ * within a few loops; the original design's END wait takes its 50 ms timer. */
 TEST(lost_tail_end_wait_replay)
 {
     for (int seed = 0; seed < 2; seed++) {
@@ -1456,7 +1456,7 @@ static int delay_member2_request_0(net *n, const net_pkt *p)
 /* Member 2's request for offset 0 reaches the switch after the slot was
  * reused (emulated by changing the slot's owner once credit 0 went down):
  * the switch answers AGG_MISS, and the offset is credited again in the
- * network (default) or repaired in bypass (the seed's recovery); no timer
+ * network (default) or repaired in bypass (the original recovery); no timer
  * either way. */
 static void agg_miss_run(int seed)
 {
@@ -1969,7 +1969,7 @@ TEST(registration)
 }
 
 /* Pull-result with R = 2, window 2, 4 packets: the whole table of rides
- * (the seed's recovery: offset 0 committing after 1 is not a loss). */
+ * (the original recovery: offset 0 committing after 1 is not a loss). */
 TEST(responder_commit_rides_tails)
 {
     static capture cap;
@@ -2085,7 +2085,7 @@ TEST(responder_commit_rides_tails)
     arb_responder_free(r);
 }
 
-/* The bypass repair (the seed's recovery: AGG_MISS sends an offset there at
+/* The bypass repair (the original recovery: AGG_MISS sends an offset there at
  * once): the repair credit, repair requests (deduplicated, non-members
  * dropped), the commit by repair; and a late normal master, which commits
  * whichever path completes first. */

@@ -10,6 +10,7 @@
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
@@ -176,11 +177,81 @@ TEST(frames_read_back)
     unlink(path);
 }
 
+/* Every hop's copy of a frame is its own: on leafspine:2,1,1 one packet
+ * from host 0 to host 1 crosses host 0 -> leaf 0 -> spine -> leaf 1 ->
+ * host 1. Each copy carries the MACs of the link it was captured on (the
+ * sender's, then its peer's: host 02:00 + IPv4 address, switch 02:01 +
+ * node id), and the TTL drops by one at each switch: 64, 63, 62, 61. The
+ * ACK goes back the same way with the same TTLs. */
+TEST(every_hop_distinguishable)
+{
+    char path[] = "/tmp/arbor_pcap_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    arb_topo *t = NULL;
+    char err[100];
+    REQUIRE_EQ_I(arb_topo_new(&t, "leafspine:2,1,1", NULL, err, sizeof err), 0);
+    arb_sim_pcap *cap = NULL;
+    REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, NULL, 0, 0), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    n_want = 0;
+    n_recs = 0;
+    cfg.tap = record;
+    arb_sim_pcap_install(cap, &cfg);
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 49153, 7, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    CHECK_EQ_I(arb_sim_pcap_close(cap), 0);
+    REQUIRE_EQ_U(n_recs, 8); /* data and ack, four links each */
+    char eb[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, eb);
+    REQUIRE(p != NULL);
+    struct pcap_pkthdr *h;
+    const u_char *d;
+    unsigned i = 0, k[2] = {0, 0};
+    uint8_t prev_dst[2][6];
+    while (pcap_next_ex(p, &h, &d) == 1 && i < n_recs) {
+        const arb_sim_pkt_info *f = &recs[i].f;
+        arb_frame_addr a;
+        const uint8_t *u;
+        size_t ulen;
+        REQUIRE_EQ_I(arb_frame_parse(d, h->caplen, &a, &u, &ulen), 0);
+        int ack = f->kind != ARB_SIM_DATA;
+        uint32_t owner = arb_topo_port_owner(t, recs[i].port);
+        uint32_t peer = arb_topo_port(t, recs[i].port)->peer;
+        const uint32_t ends[2] = {owner, peer};
+        const uint8_t *mac[2] = {a.eth_src, a.eth_dst};
+        for (int e = 0; e < 2; e++) {
+            int host = arb_topo_node(t, ends[e])->kind == ARB_NODE_HOST;
+            uint32_t v = host ? 0x0A000000u | ends[e] : ends[e];
+            uint8_t want[6] = {
+                2,         host ? 0 : 1, (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+                (uint8_t)v};
+            CHECK(memcmp(mac[e], want, 6) == 0);
+        }
+        CHECK_EQ_U(a.ip_ttl, 64 - k[ack]);
+        if (k[ack]) CHECK(memcmp(a.eth_src, prev_dst[ack], 6) == 0); /* where the last hop went */
+        memcpy(prev_dst[ack], a.eth_dst, 6);
+        k[ack]++;
+        i++;
+    }
+    CHECK_EQ_U(k[0], 4);
+    CHECK_EQ_U(k[1], 4);
+    pcap_close(p);
+    unlink(path);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 /* tshark decodes the file as RoCEv2 and finds what the simulator sent. */
 TEST(tshark_decodes)
 {
     if (system("command -v tshark >/dev/null 2>&1") != 0)
-        SKIP("tshark is not installed (scripts/deps.sh installs it)");
+        SKIP("tshark is not installed (scripts/deps.sh --install installs it)");
     char path[] = "/tmp/arbor_pcap_XXXXXX";
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
@@ -266,6 +337,7 @@ TEST(open_errors)
 int main(void)
 {
     RUN(frames_read_back);
+    RUN(every_hop_distinguishable);
     RUN(tshark_decodes);
     RUN(snaplen_truncates);
     RUN(open_errors);

@@ -219,7 +219,7 @@ TEST(pgft_three_levels)
     CHECK(strstr(err, "16 B") != NULL);
     /* top and leaves only: the pod switches would send the aggregates of
      * two leaves up one port, and the root counts one contribution per
-     * port (spec 7), so the placement is refused */
+     * port (docs/protocol.md section 5), so the placement is refused */
     c.header = 0;
     c.agg_levels = (1u << 1) | (1u << 3);
     CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);

@@ -1,13 +1,13 @@
 /*
- * Reproductions of seed 001's path-skew figures (docs/results.md), at the
- * seed's own scale: 400 Gb/s, 4 KiB packets, 20 us of skew between two
+ * Reproductions of the published path-skew figures (docs/results.md), at the
+ * published scale: 400 Gb/s, 4 KiB packets, 20 us of skew between two
  * paths of leafspine:2,1,2 (host 0 on leaf 0, host 1 on leaf 1, spines 0
  * and 1). Scenario files have no per-link delay, so these experiments
  * build the fabric here and lengthen one link with arb_topo_set_link.
  * Each test prints its figures on a line starting with two spaces; the
  * checks hold the qualitative result, with margins.
  *
- *   reroute_gbn_resends_one_bdp   Panel 8.1: one move onto a path 20 us
+ *   reroute_gbn_resends_one_bdp   One reroute: one move onto a path 20 us
  *                                 faster; go-back-N resends about one
  *                                 bandwidth-delay product, IRN nothing.
  *   spray_gbn_collapses_irn_holds spraying over the two paths: go-back-N's
@@ -62,7 +62,7 @@ static double us(arb_time t)
 }
 
 /* ------------------------------------------------------------------ */
-/* Panel 8.1: one reroute                                               */
+/* One reroute                                               */
 /* ------------------------------------------------------------------ */
 
 /*

@@ -1,4 +1,5 @@
-/* Routing engines and link loads against hand-worked cases and fabric.md section 6. */
+/* Routing engines and link loads against hand-worked cases and docs/routing.md, "Collision figures,
+ * reproduced". */
 #include "arbor/route.h"
 #include "arbor/topo.h"
 #include "arbor/traffic.h"
@@ -580,8 +581,8 @@ static void busiest_exact(unsigned flows, unsigned links, double *mean, double *
     *sd = sqrt(e2 - e * e);
 }
 
-/* The model's figures against fabric.md section 6's, and the Monte Carlo
- * means within 4 standard errors of the exact expectation. */
+/* The model's figures against docs/routing.md, "Collision figures, reproduced"'s, and the Monte
+ * Carlo means within 4 standard errors of the exact expectation. */
 TEST(bins_figures)
 {
     double m, sd;
@@ -677,9 +678,9 @@ static double rack(uint32_t gpus, uint32_t qps, uint32_t up, int trials, double 
  * With ECMP hashing like uniform random choice, the GPUS x QPS flows of
  * leaf 0 are balls in the UP uplinks: the busiest uplink carries M flows of
  * 1/QPS link each, so its mean demand is E[M] / QPS (exact, above). The
- * rack figures of fabric.md section 6 (1.21x, none, 1.97x, about 1.35x,
- * 11% and about 2) are these expectations; the engine's means over the
- * trials must lie within 4 standard errors of them.
+ * rack figures of docs/routing.md, "Collision figures, reproduced" (1.21x, none, 1.97x,
+ * about 1.35x, 11% and about 2) are these expectations; the engine's means over the trials must lie
+ * within 4 standard errors of them.
  */
 static void rack_case(uint32_t gpus, uint32_t qps, uint32_t up, int trials)
 {
@@ -705,7 +706,7 @@ static void rack_case(uint32_t gpus, uint32_t qps, uint32_t up, int trials)
 
 TEST(leafspine_figures)
 {
-    rack_case(8, 4, 16, 2000);  /* fabric.md: 1.21x */
+    rack_case(8, 4, 16, 2000);  /* published: 1.21x */
     rack_case(8, 16, 16, 1000); /* none: below one link */
     rack_case(16, 4, 16, 2000); /* 1.97x */
     rack_case(16, 4, 32, 2000); /* about 1.35x */

@@ -298,7 +298,10 @@ TEST(run_and_determinism)
     char *f = arb_scenario_csv(r, ARB_SCN_CSV_FLOWS);
     CHECK(u && strncmp(u, "time_us,tier0_up,tier0_down\n5.000000,", 37) == 0);
     CHECK(q && strncmp(q, "time_us,tier0_up_mean,tier0_up_max,", 35) == 0);
-    CHECK(f && strncmp(f, "id,src,dst,bytes,start_us,finish_us,fct_us\n0,0,1,", 49) == 0);
+    static const char flows_head[] =
+        "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,"
+        "sport,dport,qp,retx_bytes,ideal_us,slowdown\n0,0,1,";
+    CHECK(f && strncmp(f, flows_head, sizeof flows_head - 1) == 0);
     CHECK(arb_scenario_csv(r, (arb_scenario_csv_kind)7) == NULL);
     arb_scenario_host h = {1.5, 20.25};
     char *hj = arb_scenario_json(r, &h);

@@ -214,6 +214,30 @@ TEST(link_timing_one_packet)
     arb_topo_free(t);
 }
 
+/* A run's activity ends with the last ACK; the host timer armed with the
+ * flow's timeout still fires (run to the end of time) but finds nothing to
+ * do, so it is not what the run's length reports. */
+TEST(stale_timer_is_not_activity)
+{
+    arb_topo *t = topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 5 * ARB_PS_PER_US, 1000, 1, &id), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    /* the ACK: cfg.ctrl_bytes at 100 Gb/s (x 80 ps a byte) and 1 us, twice */
+    arb_time ack = 2 * ((arb_time)cfg.ctrl_bytes * 80 + ARB_PS_PER_US);
+    CHECK_EQ_U(arb_sim_last_activity(s), r.finish + ack);
+    /* the timeout armed at the start fired, idle, cfg.rto later */
+    CHECK(arb_sim_now(s) >= r.start + cfg.rto);
+    CHECK(arb_sim_now(s) > arb_sim_last_activity(s));
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 /* Three packets pipeline: the last leaves the NIC after 3 serialisations,
  * then one switch serialisation and two wires. A partial last packet. */
 /* The simulator reads the links' rates and delays when it is made and when
@@ -658,6 +682,7 @@ int main(void)
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
+    RUN(stale_timer_is_not_activity);
     RUN(link_changes_take_effect_when_told);
     RUN(too_many_kinds_of_link);
     RUN(switch_queue_counts_until_the_start);

@@ -1,6 +1,6 @@
 /*
  * Unit tests: topology generators against hand-counted small fabrics,
- * pgft.md's wiring rule checked digit by digit, D-mod-k over the built
+ * docs/topology.md's wiring rule checked digit by digit, D-mod-k over the built
  * ports, failures, names and every kind of bad spec.
  */
 #include "arbor/topo.h"
@@ -81,7 +81,7 @@ static void check_counts(const arb_topo *t, unsigned h, const uint32_t *sizes, u
 /*
  * Every structural invariant, checked on every port:
  *  - peer/peer_port symmetry, opposite roles, same tier, parallel, rate;
- *  - pgft.md: an up port q of a level-l node reaches the level-(l+1) node
+ *  - docs/topology.md: an up port q of a level-l node reaches the level-(l+1) node
  *    whose digit l+1 is q mod w_{l+1}, on parallel link floor(q / w_{l+1}),
  *    every other digit equal; the down port d reaches digit l = d mod m_l
  *    on parallel link floor(d / m_l);
@@ -422,7 +422,7 @@ static unsigned dmodk_max_load(const arb_topo *t, int wrong_mapping)
 
 TEST(dmodk_shift_rlft)
 {
-    /* pgft.md "What must hold": one flow per link for every shift on RLFTs,
+    /* docs/topology.md: one flow per link for every shift on RLFTs,
      * and the wrong port mapping puts two flows on some link. */
     static const char *const rlft[] = {"pgft:2;4,4;1,2;1,2",
                                        "pgft:3;4,2,2;1,2,2;1,2,2",

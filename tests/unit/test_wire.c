@@ -1,11 +1,11 @@
 /*
  * Unit tests: wire (the Arbor header codec and Ethernet / IPv4 / UDP framing).
  *
- * The golden vectors below were written by hand from the bit layout of spec
- * section 4, not produced by the encoder. The test also carries its own
+ * The golden vectors below were written by hand from the bit layout of
+ * docs/wire.md section 1, not produced by the encoder. The test also carries its own
  * packer (raw_pack) and its own restatement of the validation rules
  * (ref_validate), written as plain if-chains, so that the table-driven
- * library code is checked against a second, independent reading of the spec.
+ * library code is checked against a second, independent reading of docs/wire.md.
  *
  * Every buffer handed to a decoder is malloc'd to its exact length so that
  * the sanitizer build catches any read past the end.
@@ -148,7 +148,7 @@ static int encode_rc(const arb_hdr *h, size_t plen)
     } while (0)
 
 /* ------------------------------------------------------------------ */
-/* A second reading of the spec's rules                                 */
+/* A second reading of docs/wire.md's rules                                 */
 /* ------------------------------------------------------------------ */
 
 static int ref_validate(const arb_hdr *h, size_t plen)
@@ -227,7 +227,7 @@ static uint32_t rnd(arb_rng *r, uint64_t bound)
 }
 
 /*
- * A random header of `type` that the spec allows: pick the variant first
+ * A random header of `type` that docs/wire.md allows: pick the variant first
  * (repair, credit), then draw each field from its legal values. Returns the
  * payload length, at most max_elems elements.
  */

@@ -1,7 +1,12 @@
 /* Helpers shared by the subcommands. */
 #include "cli.h"
 
+#include "arb_cli_version.h"
+
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,60 @@ int cli_error(const char *prefix, const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+void cli_getopt_start(void)
+{
+    optind = 0; /* glibc and musl: start over, options may follow operands */
+    opterr = 0; /* the messages are ours (cli_bad_option) */
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+    /* a missing value: the option as written ends the words read so far;
+     * an unknown short option may sit in a cluster (-jx): name it alone */
+    if (c == ':')
+        return cli_error(cmd, "%s needs a value; see 'arbor %s --help'", argv[optind - 1], cmd);
+    const char *word = argv[optind - 1];
+    if (optopt && strncmp(word, "--", 2) == 0 && strchr(word, '='))
+        return cli_error(cmd, "%.*s takes no value; see 'arbor %s --help'",
+                         (int)(strchr(word, '=') - word), word, cmd);
+    char shortopt[3] = {'-', (char)optopt, '\0'};
+    const char *a = optopt ? shortopt : word;
+    return cli_error(cmd, "unknown option '%s'; see 'arbor %s --help'", a, cmd);
+}
+
+void cli_json_head(cJSON *o, const char *schema)
+{
+    cJSON_AddStringToObject(o, "schema", schema);
+    cJSON_AddStringToObject(o, "version", arb_version());
+}
+
+void cli_fmt_real(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "null");
+    else if (v != 0 && fabs(v) < 1e-3)
+        snprintf(buf, len, "%.6e", v);
+    else
+        snprintf(buf, len, "%.6f", v);
+}
+
+void cli_json_real(cJSON *o, const char *name, double v)
+{
+    char b[64];
+    cli_fmt_real(b, sizeof b, v);
+    cJSON_AddRawToObject(o, name, b);
+}
+
+const char *cli_version(void)
+{
+    static char buf[128];
+    if (ARB_CLI_COMMIT[0])
+        snprintf(buf, sizeof buf, "arbor %s (commit %s)", arb_version(), ARB_CLI_COMMIT);
+    else
+        snprintf(buf, sizeof buf, "arbor %s", arb_version());
+    return buf;
 }
 
 int cli_parse_u64(const char *s, uint64_t max, uint64_t *out)

@@ -23,6 +23,9 @@ int cmd_topo(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_switch(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return
@@ -32,6 +35,55 @@ int cli_error(const char *prefix, const char *fmt, ...) ARB_PRINTF(2, 3);
 
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
+
+/*
+ * Options: every command parses its own with getopt_long (so --opt=value,
+ * --opt value, abbreviations and short options all work), after
+ * cli_getopt_start(). Its option string starts with ':' so that a missing
+ * value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long
+ * returned into one line on stderr ("unknown option", "needs a value") and
+ * CLI_EXIT_USAGE.
+ */
+void cli_getopt_start(void);
+int cli_bad_option(const char *cmd, int c, char **argv);
+
+/*
+ * JSON outputs: every object starts with "schema" (its kind and the major
+ * version of its layout, the file docs/schema/KIND.schema.json describes)
+ * and "version" (arb_version()). A field is renamed or its meaning changed
+ * only with a new major version. Reals print with six decimals, as
+ * `arbor sim` prints them (or, below 0.001, six decimals of an exponent
+ * form, so that small probabilities keep their digits); non-finite: null.
+ */
+#define CLI_SCHEMA_ROUTE "arbor-route/1"
+#define CLI_SCHEMA_ROUTE_BINS "arbor-route-bins/1"
+#define CLI_SCHEMA_TOPO "arbor-topo/1"
+#define CLI_SCHEMA_WIRE "arbor-wire/1"
+#define CLI_SCHEMA_SIM_SEEDS "arbor-sim-seeds/1"
+struct cJSON;
+void cli_json_head(struct cJSON *o, const char *schema);
+void cli_json_real(struct cJSON *o, const char *name, double v);
+/* The same as text, for JSON written with printf. */
+void cli_fmt_real(char *buf, size_t len, double v);
+
+/*
+ * arbor sim --seeds A..B (sim_seeds.c): `one` runs the scenario with
+ * run.seed = seed and hands back its JSON (malloc'd) or returns an exit
+ * status, having printed why. At most CLI_MAX_SEEDS runs.
+ */
+#define CLI_MAX_SEEDS 100000
+struct cli_seeds_run {
+    const char *file;
+    uint64_t first, last;
+    int json, quiet;
+    int (*one)(void *ctx, uint64_t seed, char **json_out);
+    void *ctx;
+};
+int cli_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
+int cli_sim_seeds(const struct cli_seeds_run *run);
+
+/* "arbor VERSION" and, when built from a git checkout, " (commit HASH)". */
+const char *cli_version(void);
 
 /*
  * Parse an unsigned decimal or 0x-hex integer no larger than max.

@@ -1,11 +1,14 @@
 /*
  * arbor plot: turn the CSV files of `arbor sim --csv PREFIX` into PNG
- * figures with gnuplot: link utilisation over time, queue depth over time
- * and the CDF of flow completion times (docs/results.md).
+ * figures with gnuplot: link utilisation per tier over time, queue depth
+ * over time, the CDF of flow completion times, and for Arbor runs each
+ * rank's completion and the slots live over time. Several runs are drawn
+ * over each other, one legend entry per run (docs/simulator.md).
  */
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +16,22 @@
 #include <unistd.h>
 
 static const char plot_usage[] =
-    "usage: arbor plot PREFIX [-o DIR]\n"
+    "usage: arbor plot PREFIX [PREFIX...] [-o DIR] [-n NAME] [--script FILE]\n"
     "\n"
-    "Read PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv (written by\n"
-    "'arbor sim --csv PREFIX') and draw with gnuplot:\n"
-    "  DIR/NAME-util.png    utilisation of every port class over time\n"
+    "Read the CSV files of 'arbor sim --csv PREFIX' and draw with gnuplot, one\n"
+    "PNG per figure, every run given drawn over the others with its name\n"
+    "(the last part of its PREFIX) in the legend:\n"
+    "  DIR/NAME-util.png    utilisation of every port class (tier, up or down) over time\n"
     "  DIR/NAME-queue.png   mean and deepest queue of every port class over time\n"
-    "  DIR/NAME-fct.png     CDF of the completion times of the completed flows\n"
-    "NAME is the last part of PREFIX; DIR defaults to the directory of PREFIX.\n"
-    "Prints the files written, one a line.\n"
+    "  DIR/NAME-fct.png     CDF of flow completion times (runs with completed flows)\n"
+    "  DIR/NAME-ranks.png   each rank's completion time (Arbor runs: PREFIX-ranks.csv)\n"
+    "  DIR/NAME-slots.png   aggregation slots live over time (Arbor runs: PREFIX-slots.csv)\n"
+    "NAME is the run's name, or NAME1-vs-NAME2... for several; DIR defaults to\n"
+    "the directory of the first PREFIX. Prints the files written, one a line.\n"
     "\n"
-    "-o DIR   write the figures into DIR (it must exist)\n"
+    "-o, --output DIR  write the figures into DIR (it must exist)\n"
+    "-n, --name NAME   name the figures NAME-*.png\n"
+    "--script FILE     also write the gnuplot script to FILE\n"
     "\n"
     "Exit status: 0 done, 1 gnuplot missing or failed, 2 bad usage or a\n"
     "missing or malformed CSV file (one line on stderr naming it).\n";
@@ -99,18 +107,38 @@ static void csv_free(struct csv *c)
     free(c->hcopy);
 }
 
-/* Load PREFIX-SUFFIX.csv and check that its first column is `first`. */
-static int csv_load(struct csv *c, const char *prefix, const char *suffix, const char *first)
+/* Load PREFIX-SUFFIX.csv and check that its first column is `first`. An
+ * optional file that does not exist leaves c->text NULL. */
+static int csv_load_opt(struct csv *c, const char *prefix, const char *suffix, const char *first,
+                        int optional)
 {
     memset(c, 0, sizeof *c);
     int w = snprintf(c->path, sizeof c->path, "%s-%s.csv", prefix, suffix);
     if (w < 0 || (size_t)w >= sizeof c->path) return cli_error("plot", "%s: path too long", prefix);
     c->text = slurp(c->path);
+    if (!c->text && optional && errno == ENOENT) return CLI_EXIT_OK;
     if (!c->text) return cli_error("plot", "%s: cannot open: %s", c->path, strerror(errno));
     c->ncols = header(c->text, &c->hcopy, c->cols);
     if (c->ncols < 2 || strcmp(c->cols[0], first) != 0)
         return cli_error("plot", "%s:1: expected a header starting with %s", c->path, first);
     return CLI_EXIT_OK;
+}
+
+static int csv_load(struct csv *c, const char *prefix, const char *suffix, const char *first)
+{
+    return csv_load_opt(c, prefix, suffix, first, 0);
+}
+
+/* Rows after the header line. */
+static size_t csv_rows(const struct csv *c)
+{
+    size_t n = 0;
+    const char *p = c->text ? strchr(c->text, '\n') : NULL;
+    while (p && p[1]) {
+        n++;
+        p = strchr(p + 1, '\n');
+    }
+    return n;
 }
 
 /* gnuplot reads the CSV files itself, inside single quotes. */
@@ -198,6 +226,45 @@ static int have_gnuplot(void)
     return 0;
 }
 
+/* One run: its name and files. */
+struct run {
+    const char *prefix;
+    char name[256];
+    struct csv util, queue, flows, ranks, slots;
+    double *fct;
+    size_t n_fct;
+};
+
+static void run_free(struct run *r)
+{
+    free(r->fct);
+    csv_free(&r->util);
+    csv_free(&r->queue);
+    csv_free(&r->flows);
+    csv_free(&r->ranks);
+    csv_free(&r->slots);
+}
+
+static int run_load(struct run *r, const char *prefix)
+{
+    memset(r, 0, sizeof *r);
+    r->prefix = prefix;
+    if (!quotable(prefix)) return cli_error("plot", "%s: a quote or newline in the path", prefix);
+    const char *slash = strrchr(prefix, '/');
+    const char *name = slash ? slash + 1 : prefix;
+    if (!*name) return cli_error("plot", "%s: the prefix names a directory", prefix);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    int rc = csv_load(&r->util, prefix, "util", "time_us");
+    if (rc == CLI_EXIT_OK) rc = csv_load(&r->queue, prefix, "queue", "time_us");
+    if (rc == CLI_EXIT_OK) rc = csv_load(&r->flows, prefix, "flows", "id");
+    if (rc == CLI_EXIT_OK) rc = fct_values(&r->flows, &r->fct, &r->n_fct);
+    if (rc == CLI_EXIT_OK) rc = csv_load_opt(&r->ranks, prefix, "ranks", "job", 1);
+    if (rc == CLI_EXIT_OK) rc = csv_load_opt(&r->slots, prefix, "slots", "time_us", 1);
+    if (rc == CLI_EXIT_OK && csv_rows(&r->util) == 0)
+        rc = cli_error("plot", "%s: no samples (run with run.sample > 0)", r->util.path);
+    return rc;
+}
+
 static void set_common(FILE *g, const char *png, const char *title)
 {
     fprintf(g, "set terminal pngcairo size 1000,600\nset output '%s'\n", png);
@@ -205,118 +272,216 @@ static void set_common(FILE *g, const char *png, const char *title)
     fprintf(g, "set datafile separator ','\n");
 }
 
-static int run_gnuplot(const struct csv *util, const struct csv *queue, const double *fct,
-                       size_t n_fct, const char *dir, const char *name)
+/* A series' title: the column's, prefixed by the run's name when several. */
+static void series_title(FILE *g, const struct run *r, int several, const char *what)
 {
-    char png[3][4096];
-    const char *suffix[3] = {"util", "queue", "fct"};
-    for (int i = 0; i < 3; i++) {
-        int w = snprintf(png[i], sizeof png[i], "%s/%s-%s.png", dir, name, suffix[i]);
-        if (w < 0 || (size_t)w >= sizeof png[i]) return cli_error("plot", "%s: path too long", dir);
-        if (!quotable(png[i])) return cli_error("plot", "%s: a quote or newline in the path", dir);
+    if (several)
+        fprintf(g, "title \"%s: %s\"", r->name, what);
+    else
+        fprintf(g, "title \"%s\"", what);
+}
+
+enum fig { FIG_UTIL, FIG_QUEUE, FIG_FCT, FIG_RANKS, FIG_SLOTS, N_FIG };
+static const char *const fig_suffix[N_FIG] = {"util", "queue", "fct", "ranks", "slots"};
+
+static int has_fig(const struct run *r, enum fig f)
+{
+    switch (f) {
+    case FIG_UTIL:
+    case FIG_QUEUE:
+        return 1;
+    case FIG_FCT:
+        return r->n_fct > 0;
+    case FIG_RANKS:
+        return r->ranks.text && csv_rows(&r->ranks) > 0;
+    case FIG_SLOTS:
+        return r->slots.text && csv_rows(&r->slots) > 0;
+    default:
+        return 0;
     }
-    FILE *g = popen("gnuplot", "w");
-    if (!g) {
-        fprintf(stderr, "arbor plot: cannot start gnuplot\n");
-        return CLI_EXIT_FAIL;
+}
+
+/* The gnuplot script of figure f over the runs that have it. */
+static void script_fig(FILE *g, enum fig f, const char *png, struct run *runs, int n)
+{
+    int several = n > 1, first = 1;
+    static const char *const titles[N_FIG] = {
+        "link utilisation per port class",
+        "queue depth per port class (solid: deepest, dashed: mean)", "flow completion time CDF",
+        "completion time of every rank", "aggregation slots live"};
+    if (f == FIG_FCT)
+        for (int i = 0; i < n; i++) {
+            if (!has_fig(&runs[i], f)) continue;
+            fprintf(g, "$cdf%d << EOD\n", i);
+            for (size_t k = 0; k < runs[i].n_fct; k++)
+                fprintf(g, "%.6f %.9f\n", runs[i].fct[k], (double)(k + 1) / runs[i].n_fct);
+            fprintf(g, "EOD\n");
+        }
+    set_common(g, png, titles[f]);
+    static const char *const xl[N_FIG] = {"time (us)", "time (us)", "completion time (us)",
+                                          "rank (jobs one after the other)", "time (us)"};
+    static const char *const yl[N_FIG] = {"utilisation (bytes sent x 8 / capacity)", "queue (KB)",
+                                          "fraction of flows", "done (us)", "slots live"};
+    fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset yrange [0:*]\n", xl[f], yl[f]);
+    if (f == FIG_FCT) fprintf(g, "set yrange [0:1.02]\nset datafile separator whitespace\n");
+    fprintf(g, "plot ");
+    for (int i = 0; i < n; i++) {
+        struct run *r = &runs[i];
+        if (!has_fig(r, f)) continue;
+        switch (f) {
+        case FIG_UTIL:
+            for (int c = 1; c < r->util.ncols; c++) {
+                fprintf(g, "%s'%s' skip 1 using 1:%d with lines lw 2 ", first ? "" : ", ",
+                        r->util.path, c + 1);
+                series_title(g, r, several, r->util.cols[c]);
+                first = 0;
+            }
+            break;
+        case FIG_QUEUE:
+            for (int c = 1; c + 1 < r->queue.ncols; c += 2) {
+                fprintf(g, "%s'%s' skip 1 using 1:(column(%d)/1000) with lines lw 2 ",
+                        first ? "" : ", ", r->queue.path, c + 2);
+                series_title(g, r, several, r->queue.cols[c + 1]);
+                fprintf(g, ", '%s' skip 1 using 1:(column(%d)/1000) with lines dt 2 ",
+                        r->queue.path, c + 1);
+                series_title(g, r, several, r->queue.cols[c]);
+                first = 0;
+            }
+            break;
+        case FIG_FCT:
+            fprintf(g, "%s$cdf%d using 1:2 with steps lw 2 ", first ? "" : ", ", i);
+            {
+                char what[64];
+                snprintf(what, sizeof what, "%zu completed flows", r->n_fct);
+                series_title(g, r, several, what);
+            }
+            first = 0;
+            break;
+        case FIG_RANKS:
+            fprintf(g, "%s'%s' skip 1 using 0:4 with linespoints pt 7 ", first ? "" : ", ",
+                    r->ranks.path);
+            series_title(g, r, several, "done_us");
+            first = 0;
+            break;
+        case FIG_SLOTS:
+            fprintf(g, "%s'%s' skip 1 using 1:2 with lines lw 2 ", first ? "" : ", ",
+                    r->slots.path);
+            series_title(g, r, several, "all switches");
+            fprintf(g, ", '%s' skip 1 using 1:3 with lines dt 2 ", r->slots.path);
+            series_title(g, r, several, "most in one switch");
+            first = 0;
+            break;
+        default:
+            break;
+        }
     }
-    set_common(g, png[0], "link utilisation per port class");
-    fprintf(g, "set xlabel 'time (us)'\nset ylabel 'utilisation (bytes sent x 8 / capacity)'\n");
-    fprintf(g, "set yrange [0:*]\n");
-    fprintf(g, "plot for [i=2:%d] '%s' using 1:i with lines lw 2 title columnheader(i)\n",
-            util->ncols, util->path);
-    fprintf(g, "reset\n");
-    set_common(g, png[1], "queue depth per port class (solid: deepest port, dashed: mean)");
-    fprintf(g, "set xlabel 'time (us)'\nset ylabel 'queue (KB)'\nset yrange [0:*]\n");
-    fprintf(g,
-            "plot for [i=3:%d:2] '%s' using 1:(column(i)/1000) with lines lw 2 lc (i-1)/2 "
-            "title columnheader(i), for [i=2:%d:2] '%s' using 1:(column(i)/1000) with lines dt 2 "
-            "lc i/2 title columnheader(i)\n",
-            queue->ncols, queue->path, queue->ncols, queue->path);
-    fprintf(g, "reset\n");
-    fprintf(g, "$cdf << EOD\n");
-    for (size_t i = 0; i < n_fct; i++)
-        fprintf(g, "%.6f %.9f\n", fct[i], (double)(i + 1) / n_fct);
-    fprintf(g, "EOD\n");
-    char title[256];
-    snprintf(title, sizeof title, "flow completion time CDF (%zu completed flows)", n_fct);
-    set_common(g, png[2], title);
-    fprintf(g, "set datafile separator whitespace\n");
-    fprintf(g, "set xlabel 'completion time (us)'\nset ylabel 'fraction of flows'\n");
-    fprintf(g, "set yrange [0:1.02]\nset key off\n");
-    fprintf(g, "plot $cdf using 1:2 with steps lw 2\n");
-    int st = pclose(g);
-    if (st != 0) {
-        fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
-                WIFEXITED(st) ? WEXITSTATUS(st) : st);
-        return CLI_EXIT_FAIL;
-    }
-    for (int i = 0; i < 3; i++)
-        printf("%s\n", png[i]);
-    return CLI_EXIT_OK;
+    fprintf(g, "\nreset\n");
 }
 
 int cmd_plot(int argc, char **argv)
 {
-    const char *prefix = NULL, *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    static const struct option lopts[] = {{"output", required_argument, NULL, 'o'},
+                                          {"name", required_argument, NULL, 'n'},
+                                          {"script", required_argument, NULL, 's'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *dir = NULL, *name = NULL, *script = NULL;
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":o:n:h", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(plot_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (strcmp(argv[i], "-o") == 0) {
-            if (++i == argc) return cli_error("plot", "-o needs a directory");
-            dir = argv[i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_error("plot", "unknown option '%s'", argv[i]);
-        } else if (prefix) {
-            return cli_error("plot", "one results prefix only");
-        } else {
-            prefix = argv[i];
-        }
+        if (c == 'o')
+            dir = optarg;
+        else if (c == 'n')
+            name = optarg;
+        else if (c == 's')
+            script = optarg;
+        else
+            return cli_bad_option("plot", c, argv);
     }
-    if (!prefix) return cli_error("plot", "expected a results prefix (arbor sim --csv PREFIX)");
-    if (!quotable(prefix)) return cli_error("plot", "%s: a quote or newline in the path", prefix);
+    int n = argc - optind;
+    if (n < 1) return cli_error("plot", "expected a results prefix (arbor sim --csv PREFIX)");
+    if (name && (!*name || strpbrk(name, "/'\"\n\r")))
+        return cli_error("plot", "--name: '%s': a name without '/', quotes or newlines", name);
+    struct run *runs = calloc((size_t)n, sizeof *runs);
+    if (!runs) return cli_error("plot", "out of memory");
+    int rc = CLI_EXIT_OK;
+    for (int i = 0; i < n && rc == CLI_EXIT_OK; i++)
+        rc = run_load(&runs[i], argv[optind + i]);
 
-    const char *slash = strrchr(prefix, '/');
-    const char *name = slash ? slash + 1 : prefix;
-    if (!*name) return cli_error("plot", "%s: the prefix names a directory", prefix);
-    char pdir[4096];
-    if (!dir) {
-        size_t n = slash ? (size_t)(slash - prefix) : 1;
-        if (n >= sizeof pdir) return cli_error("plot", "%s: path too long", prefix);
+    /* where and under which name */
+    char pdir[4096], fname[1024], png[N_FIG][4096];
+    if (rc == CLI_EXIT_OK && !dir) {
+        const char *prefix = runs[0].prefix, *slash = strrchr(prefix, '/');
+        size_t len = slash ? (size_t)(slash - prefix) : 1;
+        if (len + 2 >= sizeof pdir) rc = cli_error("plot", "%s: path too long", prefix);
         if (slash)
-            memcpy(pdir, prefix, n);
+            memcpy(pdir, prefix, len);
         else
             pdir[0] = '.';
-        if (slash && n == 0) pdir[n++] = '/';
-        pdir[n] = '\0';
+        if (slash && len == 0) pdir[len++] = '/';
+        pdir[len] = '\0';
         dir = pdir;
     }
-
-    struct csv util, queue, flows;
-    memset(&queue, 0, sizeof queue);
-    memset(&flows, 0, sizeof flows);
-    double *fct = NULL;
-    size_t n_fct = 0;
-    int rc = csv_load(&util, prefix, "util", "time_us");
-    if (rc == CLI_EXIT_OK) rc = csv_load(&queue, prefix, "queue", "time_us");
-    if (rc == CLI_EXIT_OK) rc = csv_load(&flows, prefix, "flows", "id");
-    if (rc == CLI_EXIT_OK) rc = fct_values(&flows, &fct, &n_fct);
-    if (rc == CLI_EXIT_OK &&
-        (util.ncols < 2 || !strchr(util.text, '\n') || !strchr(strchr(util.text, '\n') + 1, ',')))
-        rc = cli_error("plot", "%s: no samples (run with run.sample > 0)", util.path);
-    if (rc == CLI_EXIT_OK && n_fct == 0)
-        rc = cli_error("plot", "%s: no completed flow", flows.path);
+    if (rc == CLI_EXIT_OK) {
+        if (name) {
+            snprintf(fname, sizeof fname, "%s", name);
+        } else {
+            fname[0] = '\0';
+            for (int i = 0; i < n; i++) {
+                size_t used = strlen(fname);
+                snprintf(fname + used, sizeof fname - used, "%s%s", i ? "-vs-" : "", runs[i].name);
+            }
+        }
+        for (int f = 0; f < N_FIG && rc == CLI_EXIT_OK; f++) {
+            int w = snprintf(png[f], sizeof png[f], "%s/%s-%s.png", dir, fname, fig_suffix[f]);
+            if (w < 0 || (size_t)w >= sizeof png[f])
+                rc = cli_error("plot", "%s: path too long", dir);
+            else if (!quotable(png[f]))
+                rc = cli_error("plot", "%s: a quote or newline in the path", dir);
+        }
+    }
+    int want[N_FIG] = {0};
+    for (int f = 0; f < N_FIG; f++)
+        for (int i = 0; i < n; i++)
+            want[f] |= has_fig(&runs[i], f);
     if (rc == CLI_EXIT_OK && !have_gnuplot()) {
         fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
                         "PATH\n");
         rc = CLI_EXIT_FAIL;
     }
-    if (rc == CLI_EXIT_OK) rc = run_gnuplot(&util, &queue, fct, n_fct, dir, name);
-    free(fct);
-    csv_free(&util);
-    csv_free(&queue);
-    csv_free(&flows);
+    FILE *sf = NULL;
+    if (rc == CLI_EXIT_OK && script && !(sf = fopen(script, "w")))
+        rc = cli_error("plot", "--script: cannot write %s: %s", script, strerror(errno));
+    if (rc == CLI_EXIT_OK) {
+        FILE *g = popen("gnuplot", "w");
+        if (!g) {
+            fprintf(stderr, "arbor plot: cannot start gnuplot\n");
+            rc = CLI_EXIT_FAIL;
+        } else {
+            for (int f = 0; f < N_FIG; f++)
+                if (want[f]) {
+                    script_fig(g, (enum fig)f, png[f], runs, n);
+                    if (sf) script_fig(sf, (enum fig)f, png[f], runs, n);
+                }
+            int st = pclose(g);
+            if (st != 0) {
+                fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
+                        WIFEXITED(st) ? WEXITSTATUS(st) : st);
+                rc = CLI_EXIT_FAIL;
+            } else {
+                for (int f = 0; f < N_FIG; f++)
+                    if (want[f]) printf("%s\n", png[f]);
+            }
+        }
+    }
+    if (sf && fclose(sf) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_error("plot", "--script: cannot write %s", script);
+    for (int i = 0; i < n; i++)
+        run_free(&runs[i]);
+    free(runs);
     return rc;
 }

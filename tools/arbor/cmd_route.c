@@ -1,7 +1,7 @@
 /*
  * arbor route: trace every flow of a traffic pattern hop by hop through a
  * routing engine and report the link loads (docs/routing.md); or the
- * balls-in-bins, rack and path-pinning models of fabric.md section 6.
+ * balls-in-bins, rack and path-pinning models of docs/routing.md, "Collision figures, reproduced".
  */
 #include "arbor/base.h"
 #include "arbor/route.h"
@@ -10,9 +10,12 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char route_usage[] =
@@ -24,32 +27,39 @@ static const char route_usage[] =
     "Trace every flow hop by hop through the routing engine and count, per\n"
     "directed link, flows and demand (in links of the host rate).\n"
     "\n"
-    "--topo SPEC      a fabric as for 'arbor topo' (kary:4,3, leafspine:2,8,16, ...)\n"
-    "--routing NAME   dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown,\n"
+    "-t, --topo SPEC     a fabric as for 'arbor topo' (kary:4,3, leafspine:2,8,16, ...)\n"
+    "-r, --routing NAME  dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown,\n"
     "                 dmodc, ecmp[:polarized], eecmp[:polarized]\n"
-    "--traffic SPEC   shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
+    "-T, --traffic SPEC  shift:S, shift:all, perm:SEED, all2all, ring, bisect:SEED,\n"
     "                 file:PATH (CSV src,dst[,demand])\n"
     "--qps N          flows per pair, each 1/N of the demand (default 1)\n"
-    "--trials N       independent draws of switch seeds and source ports (default 1)\n"
+    "-n, --trials N   independent draws of switch seeds and source ports (default 1);\n"
+    "                 a run past a second shows its progress on a terminal\n"
     "--seed N         the run's seed (default 1)\n"
-    "--fail LIST      failed links or switches, as for 'arbor topo' (repeatable)\n"
-    "--json           one JSON object on stdout\n"
-    "--csv FILE       per-link rows: port,node,peer,tier,role,flows,demand\n"
+    "-f, --fail LIST  failed links or switches, as for 'arbor topo' (repeatable)\n"
+    "-j, --json       one JSON object on stdout\n"
+    "-c, --csv FILE   per-link rows: port,node,peer,tier,role,flows,demand\n"
     "--plot FILE.png  per-tier link loads drawn by gnuplot\n"
     "\n"
-    "Models (fabric.md section 6):\n"
+    "Models (docs/routing.md, \"Collision figures, reproduced\"):\n"
     "  bins     F flows on L bins: p_no_collision (closed form) and expected_busiest\n"
-    "           (Monte Carlo, --trials, default 10000)\n"
+    "           (Monte Carlo, --trials, default 10000; refused above 10^9 trials x\n"
+    "           (flows + links), about 10 s)\n"
     "  rack     G hosts on leaf 0 of leafspine:2,G,L each send one link of demand\n"
     "           over Q flows to the host above them on leaf 1 (default ecmp,\n"
     "           --trials default 2000); reports the busiest uplink and the slowdown\n"
     "  pinning  leafspine:9,16,16: 16 GPUs on leaf 0 spread one link each over the\n"
     "           active GPUs of 8 racks, K of them half allocated (default pinning)\n"
     "\n"
+    "-m, --model NAME  one of the models above. Options take '--opt value' or\n"
+    "'--opt=value' and may be abbreviated.\n"
+    "\n"
     "Bad options exit with status 2 and one line naming the field; --plot without\n"
     "gnuplot exits with status 1.\n";
 
 #define MAX_FAILS 64
+/* --model bins: the most trials x (flows + links) it runs (about 10 s). */
+#define BINS_MAX_WORK 1e9
 
 struct opts {
     const char *topo, *routing, *traffic, *model, *csv, *plot;
@@ -71,77 +81,105 @@ static int num_opt(const char *name, const char *val, uint64_t lo, uint64_t hi, 
     return 0;
 }
 
+enum { OPT_PLOT = 256, OPT_QPS, OPT_SEED, OPT_FLOWS, OPT_LINKS, OPT_GPUS, OPT_UPLINKS, OPT_HALF };
+
 static int parse(int argc, char **argv, struct opts *o, int *help)
 {
+    static const struct option lopts[] = {{"topo", required_argument, NULL, 't'},
+                                          {"routing", required_argument, NULL, 'r'},
+                                          {"traffic", required_argument, NULL, 'T'},
+                                          {"model", required_argument, NULL, 'm'},
+                                          {"csv", required_argument, NULL, 'c'},
+                                          {"plot", required_argument, NULL, OPT_PLOT},
+                                          {"fail", required_argument, NULL, 'f'},
+                                          {"qps", required_argument, NULL, OPT_QPS},
+                                          {"trials", required_argument, NULL, 'n'},
+                                          {"seed", required_argument, NULL, OPT_SEED},
+                                          {"flows", required_argument, NULL, OPT_FLOWS},
+                                          {"links", required_argument, NULL, OPT_LINKS},
+                                          {"gpus", required_argument, NULL, OPT_GPUS},
+                                          {"uplinks", required_argument, NULL, OPT_UPLINKS},
+                                          {"half", required_argument, NULL, OPT_HALF},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->qps = 1;
     o->trials = 1;
     o->seed = 1;
     *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    cli_getopt_start();
+    int c, idx;
+    while ((c = getopt_long(argc, argv, ":t:r:T:m:c:f:n:jh", lopts, &idx)) != -1) {
+        const char *v = optarg;
+        int rc = 0;
+        switch (c) {
+        case 'h':
             *help = 1;
             return 0;
-        }
-        if (strcmp(a, "--json") == 0) {
+        case 'j':
             o->json = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) return cli_error("route", "unexpected argument '%s'", a);
-        static const char *const with_val[] = {"--topo",   "--routing", "--traffic", "--model",
-                                               "--csv",    "--plot",    "--fail",    "--qps",
-                                               "--trials", "--seed",    "--flows",   "--links",
-                                               "--gpus",   "--uplinks", "--half"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_val / sizeof with_val[0]; k++)
-            known |= strcmp(a, with_val[k]) == 0;
-        if (!known) return cli_error("route", "unknown option '%s'", a);
-        if (i + 1 >= argc) return cli_error("route", "%s needs a value", a);
-        const char *v = argv[++i];
-        int rc = 0;
-        if (strcmp(a, "--topo") == 0)
+            break;
+        case 't':
             o->topo = v;
-        else if (strcmp(a, "--routing") == 0)
+            break;
+        case 'r':
             o->routing = v;
-        else if (strcmp(a, "--traffic") == 0)
+            break;
+        case 'T':
             o->traffic = v;
-        else if (strcmp(a, "--model") == 0)
+            break;
+        case 'm':
             o->model = v;
-        else if (strcmp(a, "--csv") == 0)
+            break;
+        case 'c':
             o->csv = v;
-        else if (strcmp(a, "--plot") == 0)
+            break;
+        case OPT_PLOT:
             o->plot = v;
-        else if (strcmp(a, "--fail") == 0) {
+            break;
+        case 'f':
             if (o->n_fails >= MAX_FAILS)
                 return cli_error("route", "too many --fail options (join lists with commas)");
             o->fails[o->n_fails++] = v;
-        } else if (strcmp(a, "--qps") == 0) {
-            rc = num_opt(a, v, 1, 255, &o->qps);
+            break;
+        case OPT_QPS:
+            rc = num_opt("--qps", v, 1, 255, &o->qps);
             o->has_qps = 1;
-        } else if (strcmp(a, "--trials") == 0) {
-            rc = num_opt(a, v, 1, 100000000, &o->trials);
+            break;
+        case 'n':
+            rc = num_opt("--trials", v, 1, 100000000, &o->trials);
             o->has_trials = 1;
-        } else if (strcmp(a, "--seed") == 0)
-            rc = num_opt(a, v, 0, UINT64_MAX, &o->seed);
-        else if (strcmp(a, "--flows") == 0) {
-            rc = num_opt(a, v, 0, 1000000000, &o->flows);
+            break;
+        case OPT_SEED:
+            rc = num_opt("--seed", v, 0, UINT64_MAX, &o->seed);
+            break;
+        case OPT_FLOWS:
+            rc = num_opt("--flows", v, 0, 1000000000, &o->flows);
             o->has_flows = 1;
-        } else if (strcmp(a, "--links") == 0) {
-            rc = num_opt(a, v, 1, 1u << 24, &o->links);
+            break;
+        case OPT_LINKS:
+            rc = num_opt("--links", v, 1, 1u << 24, &o->links);
             o->has_links = 1;
-        } else if (strcmp(a, "--gpus") == 0) {
-            rc = num_opt(a, v, 1, 4096, &o->gpus);
+            break;
+        case OPT_GPUS:
+            rc = num_opt("--gpus", v, 1, 4096, &o->gpus);
             o->has_gpus = 1;
-        } else if (strcmp(a, "--uplinks") == 0) {
-            rc = num_opt(a, v, 1, 4096, &o->uplinks);
+            break;
+        case OPT_UPLINKS:
+            rc = num_opt("--uplinks", v, 1, 4096, &o->uplinks);
             o->has_uplinks = 1;
-        } else if (strcmp(a, "--half") == 0) {
-            rc = num_opt(a, v, 0, 8, &o->half);
+            break;
+        case OPT_HALF:
+            rc = num_opt("--half", v, 0, 8, &o->half);
             o->has_half = 1;
+            break;
+        default:
+            return cli_bad_option("route", c, argv);
         }
         if (rc) return rc;
     }
+    if (optind < argc) return cli_error("route", "unexpected argument '%s'", argv[optind]);
     return 0;
 }
 
@@ -238,7 +276,22 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
     arb_rng_seed(&master, o->seed);
     uint32_t phases = source_phases(src);
     const arb_node *leaf = arb_topo_node(t, arb_topo_node_id(t, 1, 0));
+    /* a run longer than a second shows its trials on a terminal's stderr */
+    int tty = isatty(STDERR_FILENO), drawn = 0;
+    double last_draw = 0;
+    struct timespec t0, tn;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (uint64_t tr = 0; tr < trials; tr++) {
+        if (tty && (tr & 63) == 0 && tr) {
+            clock_gettime(CLOCK_MONOTONIC, &tn);
+            double el = (double)(tn.tv_sec - t0.tv_sec) + (double)(tn.tv_nsec - t0.tv_nsec) / 1e9;
+            if (el >= 1.0 && el - last_draw >= 0.25) {
+                last_draw = el;
+                fprintf(stderr, "\rtrial %llu of %llu, about %.0f s left ", (unsigned long long)tr,
+                        (unsigned long long)trials, el * (double)(trials - tr) / (double)tr);
+                drawn = 1;
+            }
+        }
         arb_rng rng;
         arb_rng_split(&master, tr, &rng);
         arb_route_reseed(r, arb_rng_next(&rng));
@@ -294,6 +347,7 @@ static int run(const arb_topo *t, arb_route *r, const struct source *src, const 
             res->up_idle += idle;
         }
     }
+    if (drawn) fprintf(stderr, "\r%*s\r", 60, "");
     /* sums to means once, so a figure every trial shares prints exactly */
     double n = (double)trials;
     for (int i = 0; i < N_FIG; i++)
@@ -324,6 +378,7 @@ static void print_json(const arb_topo *t, const arb_route *r, const char *traffi
                        const char *model)
 {
     cJSON *j = cJSON_CreateObject();
+    cli_json_head(j, CLI_SCHEMA_ROUTE);
     if (model) cJSON_AddStringToObject(j, "model", model);
     cJSON_AddStringToObject(j, "topo", arb_topo_spec(t));
     cJSON_AddNumberToObject(j, "hosts", arb_topo_n_hosts(t));
@@ -331,38 +386,40 @@ static void print_json(const arb_topo *t, const arb_route *r, const char *traffi
     cJSON_AddStringToObject(j, "traffic", traffic);
     cJSON_AddNumberToObject(j, "qps", (double)o->qps);
     cJSON_AddNumberToObject(j, "phases", phases);
-    cJSON_AddNumberToObject(j, "flows", res->flows);
-    cJSON_AddNumberToObject(j, "unroutable", res->unroutable);
-    cJSON_AddNumberToObject(j, "max_link_load", res->mean[0]);
-    cJSON_AddNumberToObject(j, "max_link_demand", res->mean[1]);
-    cJSON_AddNumberToObject(j, "mean_link_load", res->mean_load);
+    cli_json_real(j, "flows", res->flows);
+    cli_json_real(j, "unroutable", res->unroutable);
+    cli_json_real(j, "max_link_load", res->mean[0]);
+    cli_json_real(j, "max_link_demand", res->mean[1]);
+    cli_json_real(j, "mean_link_load", res->mean_load);
     cJSON *f = cJSON_AddObjectToObject(j, "fabric");
-    cJSON_AddNumberToObject(f, "max_link_load", res->mean[2]);
-    cJSON_AddNumberToObject(f, "max_link_demand", res->mean[3]);
+    cli_json_real(f, "max_link_load", res->mean[2]);
+    cli_json_real(f, "max_link_demand", res->mean[3]);
     cJSON *h = cJSON_AddObjectToObject(j, "host");
-    cJSON_AddNumberToObject(h, "max_link_load", res->mean[4]);
-    cJSON_AddNumberToObject(h, "max_link_demand", res->mean[5]);
+    cli_json_real(h, "max_link_load", res->mean[4]);
+    cli_json_real(h, "max_link_demand", res->mean[5]);
     cJSON *hist = cJSON_AddArrayToObject(j, "histogram");
     for (uint32_t k = 0; k < res->hist_len; k++)
         cJSON_AddItemToArray(hist, cJSON_CreateNumber((double)res->hist[k]));
     cJSON *tr = cJSON_AddObjectToObject(j, "trials");
     cJSON_AddNumberToObject(tr, "n", (double)res->trials);
-    cJSON_AddNumberToObject(tr, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(tr, "p_no_collision", res->p_no_collision);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    cJSON_AddRawToObject(tr, "seed", seed);
+    cli_json_real(tr, "p_no_collision", res->p_no_collision);
     cJSON *mn = cJSON_AddObjectToObject(tr, "min");
     cJSON *mx = cJSON_AddObjectToObject(tr, "max");
     for (int i = 0; i < N_FIG; i++) {
-        cJSON_AddNumberToObject(mn, fig_name[i], res->min[i]);
-        cJSON_AddNumberToObject(mx, fig_name[i], res->max[i]);
+        cli_json_real(mn, fig_name[i], res->min[i]);
+        cli_json_real(mx, fig_name[i], res->max[i]);
     }
     if (res->uplinks) {
         cJSON *u = cJSON_AddObjectToObject(j, "uplinks");
         cJSON_AddNumberToObject(u, "n", res->uplinks);
-        cJSON_AddNumberToObject(u, "busiest_flows", res->up_flows);
-        cJSON_AddNumberToObject(u, "busiest_demand", res->up_demand);
-        cJSON_AddNumberToObject(u, "slowdown", slowdown(res));
-        cJSON_AddNumberToObject(u, "p_no_collision", res->up_none);
-        cJSON_AddNumberToObject(u, "idle", res->up_idle);
+        cli_json_real(u, "busiest_flows", res->up_flows);
+        cli_json_real(u, "busiest_demand", res->up_demand);
+        cli_json_real(u, "slowdown", slowdown(res));
+        cli_json_real(u, "p_no_collision", res->up_none);
+        cli_json_real(u, "idle", res->up_idle);
     }
     char *s = cJSON_PrintUnformatted(j);
     if (s) puts(s);
@@ -399,13 +456,9 @@ static void print_text(const arb_topo *t, const arb_route *r, const char *traffi
     }
 }
 
-static int write_csv(const arb_topo *t, const arb_route_load *l, const char *path)
+/* f: the --csv file, opened before the run (main). */
+static int write_csv(const arb_topo *t, const arb_route_load *l, FILE *f, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "arbor route: --csv %s: cannot write\n", path);
-        return CLI_EXIT_FAIL;
-    }
     fprintf(f, "port,node,peer,tier,role,flows,demand\n");
     const uint32_t *mf = arb_route_load_max_flows(l);
     const double *md = arb_route_load_max_demand(l);
@@ -505,6 +558,14 @@ static int model_bins(const struct opts *o)
     if (!o->has_flows) return cli_error("route", "--model bins needs --flows F");
     if (!o->has_links) return cli_error("route", "--model bins needs --links L");
     uint64_t trials = o->has_trials ? o->trials : 10000;
+    /* Each trial draws every flow and clears every bin: refuse what would
+     * run for more than a few seconds (about 10^8 of these a second). */
+    double work = (double)trials * ((double)o->flows + (double)o->links);
+    if (work > BINS_MAX_WORK)
+        return cli_error("route",
+                         "--model bins: %.3g draws and bin clears (trials x (flows + links)), "
+                         "about %.2g s; the limit is %.0g: lower --trials, --flows or --links",
+                         work, work / 1e8, BINS_MAX_WORK);
     arb_rng rng;
     arb_rng_seed(&rng, o->seed);
     double busiest = 0, none = 0;
@@ -514,12 +575,17 @@ static int model_bins(const struct opts *o)
     }
     double p = arb_route_bins_p_no_collision(o->flows, o->links);
     if (o->json) {
-        printf("{\"model\":\"bins\",\"flows\":%llu,\"links\":%llu,\"trials\":%llu,\"seed\":%llu,"
-               "\"p_no_collision\":%.6g,\"p_no_collision_simulated\":%.6g,"
-               "\"expected_busiest\":%.6g,\"mean_load\":%.6g}\n",
-               (unsigned long long)o->flows, (unsigned long long)o->links,
-               (unsigned long long)trials, (unsigned long long)o->seed, p, none, busiest,
-               (double)o->flows / (double)o->links);
+        char fp[64], fn[64], fb[64], fm[64];
+        cli_fmt_real(fp, sizeof fp, p);
+        cli_fmt_real(fn, sizeof fn, none);
+        cli_fmt_real(fb, sizeof fb, busiest);
+        cli_fmt_real(fm, sizeof fm, (double)o->flows / (double)o->links);
+        printf("{\"schema\":\"%s\",\"version\":\"%s\",\"model\":\"bins\",\"flows\":%llu,"
+               "\"links\":%llu,\"trials\":%llu,\"seed\":%llu,\"p_no_collision\":%s,"
+               "\"p_no_collision_simulated\":%s,\"expected_busiest\":%s,\"mean_load\":%s}\n",
+               CLI_SCHEMA_ROUTE_BINS, arb_version(), (unsigned long long)o->flows,
+               (unsigned long long)o->links, (unsigned long long)trials,
+               (unsigned long long)o->seed, fp, fn, fb, fm);
     } else {
         printf("flows             %llu\nlinks             %llu\ntrials            %llu\n",
                (unsigned long long)o->flows, (unsigned long long)o->links,
@@ -642,6 +708,15 @@ int cmd_route(int argc, char **argv)
         arb_topo_free(t);
         return cli_error("route", "--gpus: too few hosts");
     }
+    /* the output file before the work, so that a bad path costs nothing */
+    FILE *csv_f = NULL;
+    if (o.csv && !(csv_f = fopen(o.csv, "w"))) {
+        int e = errno;
+        arb_traffic_free(src.traffic);
+        arb_route_free(r);
+        arb_topo_free(t);
+        return cli_error("route", "--csv: cannot write %s: %s", o.csv, strerror(e));
+    }
     arb_route_load *l = NULL;
     struct result res;
     memset(&res, 0, sizeof res);
@@ -654,9 +729,13 @@ int cmd_route(int argc, char **argv)
             print_json(t, r, traffic_name, &o, source_phases(&src), &res, o.model);
         else
             print_text(t, r, traffic_name, &o, source_phases(&src), &res);
-        if (o.csv) out = write_csv(t, l, o.csv);
+        if (o.csv) {
+            out = write_csv(t, l, csv_f, o.csv);
+            csv_f = NULL;
+        }
         if (out == CLI_EXIT_OK && o.plot) out = write_plot(t, r, traffic_name, l, o.plot);
     }
+    if (csv_f) fclose(csv_f); /* the run failed before writing it */
     free(res.hist);
     arb_route_load_free(l);
     arb_traffic_free(src.traffic);

@@ -8,6 +8,8 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,8 @@
 #include <unistd.h>
 
 static const char sim_usage[] =
-    "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [--json] [--csv PREFIX]\n"
-    "                 [--pcap PORTS FILE] [--wire-check] [--quiet]\n"
+    "usage: arbor sim [FILE] [-s section.key=value ...] [--seed N] [-j|--json] [-c|--csv PREFIX]\n"
+    "                 [-p|--pcap PORTS FILE] [-w|--wire-check] [-q|--quiet] [-k|--keys]\n"
     "\n"
     "Run a scenario through the packet simulator. Without FILE, the built-in\n"
     "default: an Arbor AllReduce of 64 MiB over star-32 (100 Gb/s, 1 us links,\n"
@@ -25,17 +27,24 @@ static const char sim_usage[] =
     "docs/arbor-sim.md. Examples: -s collective=broadcast -s mode=values\n"
     "-s size=1GiB -s topology=leafspine:4,8,4 -s loss=0.001 -s run.seed=7\n"
     "\n"
-    "-s KEY=VALUE   set a scenario key (section.key, or key when only one\n"
+    "-s, --set KEY=VALUE  set a scenario key (section.key, or key when only one\n"
     "               section has it); repeatable, applied after FILE in order\n"
     "--seed N       run.seed (the run's seed)\n"
-    "--wire-check   arbor.wire_check=on: round-trip every Arbor header through the codec\n"
-    "--json         one JSON object on stdout (docs/simulator.md has the schema)\n"
-    "--csv PREFIX   write PREFIX-util.csv, PREFIX-queue.csv and PREFIX-flows.csv\n"
-    "--pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
+    "-w, --wire-check  arbor.wire_check=on: round-trip every Arbor header through the codec\n"
+    "-j, --json     one JSON object on stdout (docs/simulator.md has the schema)\n"
+    "-c, --csv PREFIX  write PREFIX-util.csv, -queue.csv, -flows.csv, and for Arbor\n"
+    "               runs -ranks.csv (each rank's done time) and -slots.csv (slots live);\n"
+    "               -ports.csv: the ports of -s run.sample_ports=LINKS, one by one\n"
+    "-p, --pcap PORTS FILE  write the frames crossing PORTS to FILE (run.pcap_ports and\n"
     "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
-    "--quiet        no progress bar (shown on a terminal after one second)\n"
-    "--keys         list every key with its default and exit\n"
+    "--snaplen N    run.pcap_snaplen: keep N bytes of each captured frame (0: all)\n"
+    "-q, --quiet    no progress bar (shown on a terminal after one second)\n"
+    "-k, --keys     list every key with its default and exit\n"
+    "--seeds A..B   run once per seed A..B (run.seed) and summarise: mean, 95% CI\n"
+    "               of the mean (Student's t), sd, min and max of each figure;\n"
+    "               with --json one object (schema arbor-sim-seeds/1)\n"
+    "Options take '--opt value' or '--opt=value' and may be abbreviated.\n"
     "\n"
     "Exit status: 0 the run finished (a channel that could not close after every\n"
     "rank was done is a warning on stderr), 1 it did not: run.stop came first, or\n"
@@ -82,17 +91,68 @@ static double peak_rss_mb(void)
     return (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
 }
 
-static int write_file(const char *prefix, const char *suffix, const char *text)
+/* The three CSV files of --csv PREFIX, opened before the run so that an
+ * unwritable path is reported before any work. */
+#define N_CSV 6
+static const struct {
+    arb_scenario_csv_kind kind;
+    const char *suffix;
+} csv_files[N_CSV] = {{ARB_SCN_CSV_UTIL, "util"},   {ARB_SCN_CSV_QUEUE, "queue"},
+                      {ARB_SCN_CSV_FLOWS, "flows"}, {ARB_SCN_CSV_RANKS, "ranks"},
+                      {ARB_SCN_CSV_SLOTS, "slots"}, {ARB_SCN_CSV_PORTS, "ports"}};
+
+struct csv_out {
+    FILE *f[N_CSV];
+    char path[N_CSV][4096];
+};
+
+static void csv_close(struct csv_out *c)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s-%s.csv", prefix, suffix);
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
-        if (f) fclose(f);
-        fprintf(stderr, "arbor sim: --csv: cannot write %s\n", path);
-        return CLI_EXIT_FAIL;
+    for (int i = 0; i < N_CSV; i++)
+        if (c->f[i]) {
+            fclose(c->f[i]);
+            c->f[i] = NULL;
+        }
+}
+
+static int csv_open(struct csv_out *c, const char *prefix)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < N_CSV; i++) {
+        int n = snprintf(c->path[i], sizeof c->path[i], "%s-%s.csv", prefix, csv_files[i].suffix);
+        if (n < 0 || (size_t)n >= sizeof c->path[i]) {
+            csv_close(c);
+            return cli_error("sim", "--csv: '%s': path too long", prefix);
+        }
+        c->f[i] = fopen(c->path[i], "w");
+        if (!c->f[i]) {
+            int e = errno;
+            csv_close(c);
+            return cli_error("sim", "--csv: cannot write %s: %s", c->path[i], strerror(e));
+        }
     }
     return 0;
+}
+
+static int csv_write(struct csv_out *c, const arb_scenario_result *res)
+{
+    int status = CLI_EXIT_OK;
+    for (int i = 0; i < N_CSV && status == CLI_EXIT_OK; i++) {
+        char *text = arb_scenario_csv(res, csv_files[i].kind);
+        if (!text) {
+            fprintf(stderr, "arbor sim: out of memory\n");
+            status = CLI_EXIT_FAIL;
+        } else if (fputs(text, c->f[i]) == EOF || fclose(c->f[i]) != 0) {
+            c->f[i] = NULL;
+            fprintf(stderr, "arbor sim: --csv: cannot write %s\n", c->path[i]);
+            status = CLI_EXIT_FAIL;
+        } else {
+            c->f[i] = NULL;
+        }
+        free(text);
+    }
+    csv_close(c);
+    return status;
 }
 
 static double num(const cJSON *o, const char *a, const char *b)
@@ -321,37 +381,58 @@ static int status_of(int rc)
     return rc == ARB_ENOMEM || rc == ARB_ERANGE ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 }
 
-int cmd_sim(int argc, char **argv)
+/* The scenario changes of the command line, applied in their order after
+ * the file: -s, --seed, --pcap, --wire-check. */
+struct sim_action {
+    int opt;
+    const char *a, *b;
+};
+
+static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err, size_t errlen)
 {
-    const char *file = NULL, *csv = NULL;
-    int json = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(sim_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        if (strcmp(a, "--keys") == 0) return list_keys();
-        if (strcmp(a, "--json") == 0)
-            json = 1;
-        else if (strcmp(a, "--wire-check") == 0)
-            ;
-        else if (strcmp(a, "--quiet") == 0)
-            quiet = 1;
-        else if (strcmp(a, "--pcap") == 0) {
-            if (i + 2 >= argc) return cli_error("sim", "--pcap needs PORTS and FILE");
-            i += 2;
-        } else if (strcmp(a, "-s") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--csv") == 0) {
-            if (i + 1 >= argc) return cli_error("sim", "%s needs a value", a);
-            i++;
-            if (strcmp(a, "--csv") == 0) csv = argv[i];
-        } else if (a[0] == '-' && a[1])
-            return cli_error("sim", "unknown option '%s'; see 'arbor sim --help'", a);
-        else if (file)
-            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, a);
-        else
-            file = a;
+    char as[64];
+    switch (x->opt) {
+    case 's':
+        return arb_scenario_set(sc, x->a, err, errlen);
+    case 'S': {
+        uint64_t v;
+        if (cli_parse_u64(x->a, UINT64_MAX, &v) < 0)
+            return arb_errf(err, errlen, ARB_EPARSE, "--seed: '%s' is not a number", x->a);
+        snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
+        return arb_scenario_set(sc, as, err, errlen);
     }
+    case 'w':
+        return arb_scenario_set(sc, "arbor.wire_check=on", err, errlen);
+    case 'L': {
+        size_t n = strlen(x->a) + 32;
+        char *buf = malloc(n);
+        if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        snprintf(buf, n, "run.pcap_snaplen=%s", x->a);
+        int rc = arb_scenario_set(sc, buf, err, errlen);
+        free(buf);
+        return rc;
+    }
+    case 'p': {
+        size_t n = strlen(x->a) + strlen(x->b) + 32;
+        char *buf = malloc(n);
+        if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+        snprintf(buf, n, "run.pcap_ports=%s", x->a);
+        int rc = arb_scenario_set(sc, buf, err, errlen);
+        snprintf(buf, n, "run.pcap=%s", x->b);
+        if (rc == 0) rc = arb_scenario_set(sc, buf, err, errlen);
+        free(buf);
+        return rc;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The scenario of the command line: FILE (or the built-in one), then the
+ * actions in order. Prints its error and returns an exit status. */
+static int build_scenario(const char *file, const struct sim_action *act, int n_act,
+                          arb_scenario **out)
+{
     arb_scenario *sc;
     if (arb_scenario_new(&sc) < 0) {
         fprintf(stderr, "arbor sim: out of memory\n");
@@ -361,43 +442,141 @@ int cmd_sim(int argc, char **argv)
     int rc = file ? arb_scenario_load(sc, file, err, sizeof err)
                   : arb_scenario_load_string(sc, arb_scenario_default_text(), "(built-in)", NULL,
                                              err, sizeof err);
-    /* -s and --seed in command-line order, after the file */
-    for (int i = 1; rc == 0 && i < argc; i++) {
-        if (strcmp(argv[i], "-s") == 0) {
-            rc = arb_scenario_set(sc, argv[++i], err, sizeof err);
-        } else if (strcmp(argv[i], "--seed") == 0) {
-            uint64_t v;
-            if (cli_parse_u64(argv[++i], UINT64_MAX, &v) < 0) {
-                arb_scenario_free(sc);
-                return cli_error("sim", "--seed: '%s' is not a number", argv[i]);
-            }
-            char as[64];
-            snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
-            rc = arb_scenario_set(sc, as, err, sizeof err);
-        } else if (strcmp(argv[i], "--csv") == 0) {
-            i++;
-        } else if (strcmp(argv[i], "--pcap") == 0) {
-            size_t n = strlen(argv[i + 1]) + strlen(argv[i + 2]) + 32;
-            char *as = malloc(n);
-            if (!as) {
-                arb_scenario_free(sc);
-                fprintf(stderr, "arbor sim: out of memory\n");
-                return CLI_EXIT_FAIL;
-            }
-            snprintf(as, n, "run.pcap_ports=%s", argv[i + 1]);
-            rc = arb_scenario_set(sc, as, err, sizeof err);
-            snprintf(as, n, "run.pcap=%s", argv[i + 2]);
-            if (rc == 0) rc = arb_scenario_set(sc, as, err, sizeof err);
-            free(as);
-            i += 2;
-        } else if (strcmp(argv[i], "--wire-check") == 0) {
-            rc = arb_scenario_set(sc, "arbor.wire_check=on", err, sizeof err);
-        }
-    }
+    for (int i = 0; rc == 0 && i < n_act; i++)
+        rc = apply_action(sc, &act[i], err, sizeof err);
     if (rc < 0) {
         arb_scenario_free(sc);
         cli_error("sim", "%s", err);
         return status_of(rc);
+    }
+    *out = sc;
+    return CLI_EXIT_OK;
+}
+
+struct seeds_ctx {
+    const char *file;
+    const struct sim_action *act;
+    int n_act;
+};
+
+/* One run of --seeds: the scenario with run.seed = seed, its JSON. */
+static int seeds_one(void *ctx, uint64_t seed, char **json)
+{
+    const struct seeds_ctx *x = ctx;
+    arb_scenario *sc;
+    int rc = build_scenario(x->file, x->act, x->n_act, &sc);
+    if (rc) return rc;
+    char as[64], err[1024];
+    snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
+    arb_scenario_result *res = NULL;
+    rc = arb_scenario_set(sc, as, err, sizeof err);
+    if (rc == 0) rc = arb_scenario_run(sc, NULL, NULL, &res, err, sizeof err);
+    arb_scenario_free(sc);
+    if (rc < 0) {
+        cli_error("sim", "seed %llu: %s", (unsigned long long)seed, err);
+        return status_of(rc);
+    }
+    *json = arb_scenario_json(res, NULL);
+    arb_scenario_result_free(res);
+    if (!*json) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, 's'},     {"seed", required_argument, NULL, 'S'},
+        {"json", no_argument, NULL, 'j'},          {"csv", required_argument, NULL, 'c'},
+        {"pcap", required_argument, NULL, 'p'},    {"wire-check", no_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},         {"keys", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},          {"seeds", required_argument, NULL, 'E'},
+        {"snaplen", required_argument, NULL, 'L'}, {0, 0, 0, 0}};
+    const char *file = NULL, *csv = NULL, *seeds = NULL;
+    int json = 0, quiet = 0, n_act = 0, c, has_pcap = 0, has_seed = 0;
+    struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
+    if (!act) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":s:S:jc:p:wqkh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            free(act);
+            fputs(sim_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'k':
+            free(act);
+            return list_keys();
+        case 'j':
+            json = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'c':
+            csv = optarg;
+            break;
+        case 'E':
+            seeds = optarg;
+            break;
+        case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
+            if (optind >= argc) {
+                free(act);
+                return cli_error("sim", "--pcap needs PORTS and FILE");
+            }
+            act[n_act++] = (struct sim_action){'p', optarg, argv[optind++]};
+            has_pcap = 1;
+            break;
+        case 's':
+        case 'S':
+        case 'L':
+        case 'w':
+            act[n_act++] = (struct sim_action){c, optarg, NULL};
+            has_seed |= c == 'S';
+            break;
+        default:
+            free(act);
+            return cli_bad_option("sim", c, argv);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (file) {
+            free(act);
+            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, argv[i]);
+        }
+        file = argv[i];
+    }
+    if (seeds) {
+        uint64_t first, last;
+        const char *clash = csv ? "--csv" : has_pcap ? "--pcap" : has_seed ? "--seed" : NULL;
+        int st;
+        if (cli_parse_seeds(seeds, &first, &last) < 0) {
+            st = cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", seeds,
+                           CLI_MAX_SEEDS);
+        } else if (clash) {
+            st = cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
+        } else {
+            struct seeds_ctx x = {file, act, n_act};
+            struct cli_seeds_run run = {file, first, last, json, quiet, seeds_one, &x};
+            st = cli_sim_seeds(&run);
+        }
+        free(act);
+        return st;
+    }
+    arb_scenario *sc;
+    int rc = build_scenario(file, act, n_act, &sc);
+    free(act);
+    if (rc) return rc;
+    char err[1024];
+    struct csv_out csvo;
+    memset(&csvo, 0, sizeof csvo);
+    if (csv && (rc = csv_open(&csvo, csv)) != 0) {
+        arb_scenario_free(sc);
+        return rc;
     }
     struct progress pg;
     memset(&pg, 0, sizeof pg);
@@ -408,6 +587,7 @@ int cmd_sim(int argc, char **argv)
     if (pg.drawn) fprintf(stderr, "\r%*s\r", 78, "");
     arb_scenario_free(sc);
     if (rc < 0) {
+        csv_close(&csvo);
         cli_error("sim", "%s", err);
         return status_of(rc);
     }
@@ -423,23 +603,10 @@ int cmd_sim(int argc, char **argv)
         print_summary(out);
     }
     free(out);
-    if (status == CLI_EXIT_OK && csv) {
-        static const struct {
-            arb_scenario_csv_kind kind;
-            const char *suffix;
-        } files[] = {
-            {ARB_SCN_CSV_UTIL, "util"}, {ARB_SCN_CSV_QUEUE, "queue"}, {ARB_SCN_CSV_FLOWS, "flows"}};
-        for (size_t i = 0; i < 3 && status == CLI_EXIT_OK; i++) {
-            char *text = arb_scenario_csv(res, files[i].kind);
-            if (!text) {
-                fprintf(stderr, "arbor sim: out of memory\n");
-                status = CLI_EXIT_FAIL;
-                break;
-            }
-            status = write_file(csv, files[i].suffix, text);
-            free(text);
-        }
-    }
+    if (status == CLI_EXIT_OK && csv)
+        status = csv_write(&csvo, res);
+    else
+        csv_close(&csvo);
     /* A run that did not finish says so on stderr and exits 1, after the
      * results it did get. */
     const char *why = NULL;

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,13 @@ static const char topo_usage[] =
     "          rail:GROUPS,SERVERS,RAILS,SPINES\n"
     "          (docs/topology.md gives the wiring of each)\n"
     "\n"
-    "OPTIONS   --fail LIST     fail links or switches; LIST is comma-separated\n"
+    "OPTIONS   -f, --fail LIST fail links or switches; LIST is comma-separated\n"
     "                          switch:NAME, link:A-B[/K], up:NAME:Q, down:NAME:D,\n"
     "                          port:NAME:P (repeatable)\n"
-    "          --rate RATE     host links (default 100G)\n"
-    "          --up-rate RATE  switch-to-switch links (default: --rate)\n"
-    "          --delay TIME    every link (default 1us)\n"
+    "          -r, --rate RATE host links (default 100G)\n"
+    "          -u, --up-rate RATE  switch-to-switch links (default: --rate)\n"
+    "          -d, --delay TIME    every link (default 1us)\n"
+    "          -j, --json (describe), -F, --force (dot); '--opt=value' works too\n"
     "\n"
     "Names: hosts h<j>, switches L<level>.<index>. Bad specs or lists exit with\n"
     "status 2 and one line naming the field.\n";
@@ -62,49 +64,59 @@ static int parse_opts(const char *cmd, int argc, char **argv, int want_node, str
     memset(o, 0, sizeof *o);
     o->cfg = arb_topo_config_default();
     *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    static const struct option lopts[] = {
+        {"fail", required_argument, NULL, 'f'},    {"rate", required_argument, NULL, 'r'},
+        {"up-rate", required_argument, NULL, 'u'}, {"delay", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'j'},          {"force", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},          {0, 0, 0, 0}};
+    cli_getopt_start();
+    int c, idx;
+    while ((c = getopt_long(argc, argv, ":f:r:u:d:jFh", lopts, &idx)) != -1) {
+        switch (c) {
+        case 'h':
             *help = 1;
             return 0;
-        }
-        int has_val = strcmp(a, "--fail") == 0 || strcmp(a, "--rate") == 0 ||
-                      strcmp(a, "--up-rate") == 0 || strcmp(a, "--delay") == 0;
-        if (has_val && i + 1 >= argc) return cli_error(cmd, "%s needs a value", a);
-        if (strcmp(a, "--json") == 0) {
+        case 'j':
             o->json = 1;
-        } else if (strcmp(a, "--force") == 0) {
+            break;
+        case 'F':
             o->force = 1;
-        } else if (strcmp(a, "--fail") == 0) {
+            break;
+        case 'f':
             if (o->n_fails >= (int)(sizeof o->fails / sizeof o->fails[0]))
                 return cli_error(cmd, "too many --fail options (join lists with commas)");
-            o->fails[o->n_fails++] = argv[++i];
-        } else if (strcmp(a, "--rate") == 0 || strcmp(a, "--up-rate") == 0) {
+            o->fails[o->n_fails++] = optarg;
+            break;
+        case 'r':
+        case 'u': {
             uint64_t r;
-            if (arb_topo_parse_rate(argv[i + 1], &r) < 0)
-                return cli_error(cmd, "%s: '%s' is not a rate in 1..10T b/s (e.g. 400G)", a,
-                                 argv[i + 1]);
-            if (a[2] == 'r')
+            if (arb_topo_parse_rate(optarg, &r) < 0)
+                return cli_error(cmd, "--%s: '%s' is not a rate in 1..10T b/s (e.g. 400G)",
+                                 c == 'r' ? "rate" : "up-rate", optarg);
+            if (c == 'r')
                 o->cfg.rate = r;
             else
                 o->cfg.up_rate = r;
-            i++;
-        } else if (strcmp(a, "--delay") == 0) {
-            arb_time d;
-            if (arb_topo_parse_time(argv[i + 1], &d) < 0)
-                return cli_error(cmd, "--delay: '%s' is not a duration (e.g. 1us, 500ns)",
-                                 argv[i + 1]);
-            o->cfg.delay = d;
-            i++;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_error(cmd, "unknown option '%s'", a);
-        } else if (!o->spec) {
-            o->spec = a;
-        } else if (want_node && !o->node) {
-            o->node = a;
-        } else {
-            return cli_error(cmd, "unexpected argument '%s'", a);
+            break;
         }
+        case 'd': {
+            arb_time d;
+            if (arb_topo_parse_time(optarg, &d) < 0)
+                return cli_error(cmd, "--delay: '%s' is not a duration (e.g. 1us, 500ns)", optarg);
+            o->cfg.delay = d;
+            break;
+        }
+        default:
+            return cli_bad_option(cmd, c, argv);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!o->spec)
+            o->spec = argv[i];
+        else if (want_node && !o->node)
+            o->node = argv[i];
+        else
+            return cli_error(cmd, "unexpected argument '%s'", argv[i]);
     }
     if (!o->spec) return cli_error(cmd, "missing SPEC (e.g. kary:4,3); see 'arbor topo --help'");
     if (want_node && !o->node) return cli_error(cmd, "missing NODE (e.g. L1.0 or h3)");
@@ -232,6 +244,7 @@ static int describe_json(const arb_topo *t, const struct summary *s)
     const arb_pgft *g = arb_topo_pgft(t);
     cJSON *o = cJSON_CreateObject();
     if (!o) return -1;
+    cli_json_head(o, CLI_SCHEMA_TOPO);
     cJSON_AddStringToObject(o, "spec", arb_topo_spec(t));
     cJSON_AddStringToObject(o, "kind", arb_topo_kind_name(arb_topo_get_kind(t)));
     cJSON *pg = cJSON_AddObjectToObject(o, "pgft");
@@ -282,10 +295,9 @@ static int describe_json(const arb_topo *t, const struct summary *s)
         cJSON_AddNumberToObject(e, "level", l);
         cJSON_AddNumberToObject(e, "down", (double)dn);
         cJSON_AddNumberToObject(e, "up", (double)upn);
-        cJSON_AddNumberToObject(e, "ratio", (double)dn / (double)upn);
-        cJSON_AddNumberToObject(e, "capacity_ratio",
-                                (double)dn * (double)s->rate[l - 1] /
-                                    ((double)upn * (double)s->rate[l]));
+        cli_json_real(e, "ratio", (double)dn / (double)upn);
+        cli_json_real(e, "capacity_ratio",
+                      (double)dn * (double)s->rate[l - 1] / ((double)upn * (double)s->rate[l]));
         cJSON_AddItemToArray(ov, e);
     }
     cJSON_AddStringToObject(o, "shape", s->shape);

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +15,22 @@
 #define FRAME_MAX (ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX)
 
 static const char wire_usage[] =
-    "usage: arbor wire decode [--json] [--frame] HEX|-\n"
-    "       arbor wire encode [--frame] KEY=VALUE ...\n"
+    "usage: arbor wire decode [-j|--json] [-f|--frame] HEX|-\n"
+    "       arbor wire encode [-f|--frame] KEY=VALUE ...\n"
     "       arbor wire examples\n"
     "\n"
     "decode   print every field of one packet. HEX is the UDP payload (Arbor\n"
     "         header then payload) as hex digits; spaces, colons and a leading\n"
     "         0x are ignored; '-' reads it from stdin. --frame: HEX is a whole\n"
     "         Ethernet/IPv4/UDP frame (checksums are verified).\n"
-    "         --json prints one JSON object with the keys version, packet_type,\n"
+    "         --json prints one JSON object with the keys schema (arbor-wire/1),\n"
+    "         arbor_version (the program's), version (the header's), packet_type,\n"
     "         repair, op, message_id, payload_valid, payload_kind, credit_valid,\n"
     "         ext, agg_depth, aggregated, offset_a, offset_b, agg_loc, fanin,\n"
     "         attempt, dtype, header_len, payload_len (and frame, with --frame).\n"
     "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
-    "         is x. Keys are those of decode --json (header_len 16 or 20 sets\n"
+    "         is x. Keys are those of decode --json (schema must be arbor-wire/1,\n"
+    "         arbor_version is ignored; header_len 16 or 20 sets\n"
     "         ext), with names or numbers for packet_type, op, payload_kind and\n"
     "         dtype, and 'a,b,c' for agg_loc and fanin; unset fields are 0,\n"
     "         version is 2. payload=HEX gives payload bytes, payload_len=N that\n"
@@ -195,6 +198,10 @@ static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_fram
     if (!o) return -1;
     unsigned loc[3] = {h->agg_loc[0], h->agg_loc[1], h->agg_loc[2]};
     unsigned fan[3] = {h->fanin[0], h->fanin[1], h->fanin[2]};
+    /* "version" here is the header's own field (the wire format's version,
+     * 2), as `wire encode` takes it; the program's is arbor_version. */
+    cJSON_AddStringToObject(o, "schema", CLI_SCHEMA_WIRE);
+    cJSON_AddStringToObject(o, "arbor_version", arb_version());
     cJSON_AddNumberToObject(o, "version", h->version);
     cJSON_AddStringToObject(o, "packet_type", arb_ptype_name(h->packet_type));
     cJSON_AddNumberToObject(o, "repair", h->repair);
@@ -225,23 +232,28 @@ static int print_json(const arb_hdr *h, size_t hlen, size_t plen, const arb_fram
 
 static int wire_decode(int argc, char **argv)
 {
-    int json = 0, frame = 0;
+    static const struct option lopts[] = {{"json", no_argument, NULL, 'j'},
+                                          {"frame", no_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {0, 0, 0, 0}};
+    int json = 0, frame = 0, c;
     const char *arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":jfh", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(wire_usage, stdout);
             return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (c == 'j') {
             json = 1;
-        } else if (strcmp(argv[i], "--frame") == 0) {
+        } else if (c == 'f') {
             frame = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_error("wire decode", "unknown option '%s'", argv[i]);
-        } else if (arg) {
-            return cli_error("wire decode", "one packet at a time: unexpected '%s'", argv[i]);
         } else {
-            arg = argv[i];
+            return cli_bad_option("wire decode", c, argv);
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (arg) return cli_error("wire decode", "one packet at a time: unexpected '%s'", argv[i]);
+        arg = argv[i];
     }
     if (!arg) return cli_error("wire decode", "missing HEX (or '-' to read stdin); see --help");
 
@@ -604,22 +616,35 @@ static int wire_encode(int argc, char **argv)
     int frame = 0, rc = CLI_EXIT_OK;
     int seen[K_COUNT] = {0};
 
-    for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
+    static const struct option lopts[] = {
+        {"frame", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":fh", lopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(wire_usage, stdout);
-            free(st.payload);
             return CLI_EXIT_OK;
         }
-        if (strcmp(a, "--frame") == 0) {
-            frame = 1;
-            continue;
-        }
+        if (c != 'f') return cli_bad_option(E, c, argv);
+        frame = 1;
+    }
+    for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
+        const char *a = argv[i];
         const char *eq = strchr(a, '=');
         if (!eq) {
             rc = cli_error(E, "expected KEY=VALUE, got '%s'", a);
             break;
         }
+        /* decode --json's own fields: its schema (checked) and the
+         * program's version (ignored), so that its keys are encode's */
+        if (strncmp(a, "schema=", 7) == 0) {
+            if (strcmp(eq + 1, CLI_SCHEMA_WIRE) != 0) {
+                rc = cli_error(E, "schema: '%s' is not %s", eq + 1, CLI_SCHEMA_WIRE);
+                break;
+            }
+            continue;
+        }
+        if (strncmp(a, "arbor_version=", 14) == 0) continue;
         int k = find_key(a, (size_t)(eq - a));
         if (k < 0) {
             rc = cli_error(E, "unknown key '%.*s' (see 'arbor wire --help')", (int)(eq - a), a);
@@ -643,6 +668,15 @@ static int wire_encode(int argc, char **argv)
     }
     if (st.have_payload && !st.have_payload_valid) st.h.payload_valid = 1;
 
+    if (!st.h.ext && (st.h.agg_loc[1] || st.h.agg_loc[2])) {
+        int i = st.h.agg_loc[1] ? 1 : 2;
+        rc = cli_error(E,
+                       "agg_loc: agg_loc[%d] = %u needs the 20 B header (header_len=20 or "
+                       "ext=1); the 16 B header carries agg_loc[0] only",
+                       i, st.h.agg_loc[i]);
+        free(st.payload);
+        return rc;
+    }
     size_t hcap = ARB_HDR_LEN_LONG + st.payload_len;
     uint8_t *pkt = malloc(hcap);
     uint8_t *fbuf = NULL;

@@ -2,6 +2,7 @@
 #include "arbor/base.h"
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,48 +21,75 @@ static const struct subcommand subcommands[] = {
      cmd_sim},
     {"plot", "draw a simulation's CSV results with gnuplot: utilisation, queues, FCT CDF",
      cmd_plot},
+    {"switch", "run a software aggregation switch of the UDP runtime", cmd_switch},
+    {"run", "run a command as N ranks of a job on this machine, with its switches", cmd_run},
+    {"bench", "time a collective over the runtime: the nccl-tests table", cmd_bench},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: arbor [--help] [--version] COMMAND [ARGS...]\n\n"
+    fprintf(f, "usage: arbor [-h|--help] [-V|--version] COMMAND [ARGS...]\n\n"
                "Arbor: in-network aggregation for collective communication; fabric\n"
                "model, simulator and runtime.\n\n"
                "Commands:\n");
     for (size_t i = 0; i < N_SUB; i++)
         fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(f, "\nRun 'arbor COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'arbor COMMAND --help' for a command's options. Options take their\n"
+               "value as '--opt value' or '--opt=value', and may be abbreviated.\n"
                "Exit status: 0 success, 1 a failed run, 2 bad usage or malformed input.\n");
+}
+
+static int run_help(int argc, char **argv)
+{
+    if (argc > 1) {
+        for (size_t i = 0; i < N_SUB; i++)
+            if (strcmp(argv[1], subcommands[i].name) == 0) {
+                char help[] = "--help";
+                char *args[] = {argv[1], help, NULL};
+                return subcommands[i].run(2, args);
+            }
+        return cli_error("help", "unknown command '%s'", argv[1]);
+    }
+    usage(stdout);
+    return CLI_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0, 0, 0, 0}};
+    cli_getopt_start();
+    int c;
+    /* '+': stop at the command; its own options are its own */
+    while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case 'V':
+            printf("%s\n", cli_version());
+            return CLI_EXIT_OK;
+        default:
+            fprintf(stderr, "arbor: unknown option '%s'; run 'arbor --help'\n", argv[optind - 1]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    const char *cmd = argv[1];
-    if (cli_is_help(cmd) || strcmp(cmd, "help") == 0) {
-        if (argc > 2 && strcmp(cmd, "help") == 0) {
-            for (size_t i = 0; i < N_SUB; i++)
-                if (strcmp(argv[2], subcommands[i].name) == 0) {
-                    char help[] = "--help";
-                    char *args[] = {argv[2], help, NULL};
-                    return subcommands[i].run(2, args);
-                }
-            return cli_error("help", "unknown command '%s'", argv[2]);
-        }
-        usage(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("arbor %s\n", arb_version());
+    const char *cmd = argv[optind];
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    if (strcmp(cmd, "help") == 0) return run_help(sub_argc, sub_argv);
+    if (strcmp(cmd, "version") == 0) {
+        printf("%s\n", cli_version());
         return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < N_SUB; i++)
-        if (strcmp(cmd, subcommands[i].name) == 0) return subcommands[i].run(argc - 1, argv + 1);
+        if (strcmp(cmd, subcommands[i].name) == 0) return subcommands[i].run(sub_argc, sub_argv);
     fprintf(stderr, "arbor: unknown command '%s'; run 'arbor --help' for the list\n", cmd);
     return CLI_EXIT_USAGE;
 }

@@ -1,0 +1,137 @@
+/*
+ * bench_switch: the software switch's forwarding and aggregation rate
+ * alone. The switch (star, one job of N ranks) is fed from memory the
+ * datagrams of an AllReduce channel, offset after offset: a credit from
+ * the responder carrying a full result (replicated to the N-1 members), then
+ * the N-1 members' requests (8192 B each) that complete the slot and leave
+ * as one aggregate to the responder. What it sends goes to real sockets that
+ * nobody reads, so the sending system calls are paid and the receiving ones
+ * are not. Prints requests per second, the request payload aggregated in
+ * Gbit/s, and all datagrams (in and out) per second.
+ *
+ * Usage: bench_switch [--seconds S] [--ranks N] [--no-gso]
+ */
+#define _GNU_SOURCE
+#include "arbor/rt.h"
+#include "arbor/wire.h"
+#include "rt/rt_int.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static size_t arbor_packet(uint8_t *b, const rt_hdr *rh, const arb_hdr *h, size_t plen)
+{
+    size_t hl = 0;
+    rt_hdr_put(b, rh);
+    if (arb_hdr_encode(h, plen, b + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) abort();
+    memset(b + RT_HDR_LEN + hl, 1, plen);
+    return RT_HDR_LEN + hl + plen;
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = 2;
+    uint32_t n = 4;
+    int no_gso = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc)
+            n = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-gso") == 0)
+            no_gso = 1;
+    }
+    if (n < 2 || n > 64) n = 4;
+    arb_rt_switch_config cfg;
+    arb_rt_switch_config_default(&cfg);
+    cfg.listen = "127.0.0.1:0";
+    cfg.jobs[0].id = 1;
+    cfg.jobs[0].secret = "bench";
+    cfg.n_jobs = 1;
+    cfg.no_gso = no_gso;
+    arb_rt_switch *s;
+    char err[256];
+    if (arb_rt_switch_new(&s, &cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_switch: %s\n", err);
+        return 1;
+    }
+    uint8_t key[RT_KEY_LEN];
+    rt_key(key, "bench");
+    struct sockaddr_in addr[64];
+    int sink[64];
+    for (uint32_t r = 0; r < n; r++) {
+        /* a sink nobody reads: the switch's sends are paid, then dropped */
+        sink[r] = socket(AF_INET, SOCK_DGRAM, 0);
+        int small = 4096;
+        setsockopt(sink[r], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        memset(&addr[r], 0, sizeof addr[r]);
+        addr[r].sin_family = AF_INET;
+        addr[r].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bind(sink[r], (struct sockaddr *)&addr[r], sizeof addr[r]);
+        socklen_t al = sizeof addr[r];
+        getsockname(sink[r], (struct sockaddr *)&addr[r], &al);
+        rt_join j = {.job = 1, .rank = r, .size = n, .counter = 1};
+        uint8_t b[RT_JOIN_LEN];
+        rt_join_put(b, &j, key);
+        rt_switch_feed(s, &addr[r], b, sizeof b, 1);
+        rt_switch_flush(s);
+    }
+    /* a batch of 16 offsets in flight, as a receive batch brings them: the
+     * switch's sends reference these buffers until the flush */
+    enum { BATCH_OFFSETS = 16 };
+    static uint8_t credit[BATCH_OFFSETS][RT_DGRAM_MAX], req[BATCH_OFFSETS][64][RT_DGRAM_MAX];
+    size_t req_len;
+    uint64_t requests = 0, offsets = 0;
+    arb_time t0 = rt_now(), now = t0, end = t0 + (arb_time)(seconds * 1e12);
+    const uint32_t slots = cfg.slots;
+    while (now < end) {
+        for (int burst = 0; burst < BATCH_OFFSETS; burst++, offsets++) {
+            uint32_t off = (uint32_t)(offsets & ARB_OFFSET_MASK);
+            uint32_t slot = (uint32_t)(offsets % slots); /* the pool's rotation */
+            rt_hdr rc = {.kind = RT_K_ARBOR, .dst_kind = 1, .job = 1, .channel = 0, .src = 0};
+            arb_hdr c;
+            arb_hdr_init(&c, ARB_PT_RESPONSE, 0, ARB_DTYPE_F32, 0);
+            c.op = ARB_OP_SUM;
+            c.credit_valid = 1;
+            c.offset_b = off;
+            c.offset_a = off ? off - 1 : 0;
+            c.payload_valid = 1;
+            size_t cl = arbor_packet(credit[burst], &rc, &c, ARB_PAYLOAD_MAX);
+            rt_switch_feed(s, &addr[0], credit[burst], cl, now);
+            for (uint32_t r = 1; r < n; r++) {
+                rt_hdr rq = {.kind = RT_K_ARBOR, .job = 1, .channel = 0, .src = (uint16_t)r};
+                arb_hdr q;
+                arb_hdr_init(&q, ARB_PT_DATA_REQUEST, 0, ARB_DTYPE_F32, 0);
+                q.op = ARB_OP_SUM;
+                q.payload_valid = 1;
+                q.agg_depth = 1;
+                q.agg_loc[0] = (uint16_t)slot;
+                q.fanin[0] = (uint8_t)(n - 1);
+                q.offset_a = off;
+                q.offset_b = 1;
+                req_len = arbor_packet(req[burst][r], &rq, &q, ARB_PAYLOAD_MAX);
+                rt_switch_feed(s, &addr[r], req[burst][r], req_len, now);
+                requests++;
+            }
+        }
+        rt_switch_flush(s);
+        now = rt_now();
+    }
+    double span = (double)(now - t0) / 1e12;
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(s, &st);
+    printf("# bench_switch: one switch, %u ranks, AllReduce offsets of 8192 B, %.1f s, %s\n", n,
+           span, no_gso ? "sendmmsg" : "GSO where the kernel has it");
+    printf("# %14s %12s %14s %12s %10s\n", "requests/s", "Gbit/s", "datagrams/s", "aggregates",
+           "agg_drops");
+    printf("  %14.0f %12.2f %14.0f %12llu %10llu\n", requests / span,
+           requests * 8192.0 * 8 / span / 1e9, (st.rx_pkts + st.tx_pkts) / span,
+           (unsigned long long)st.aggregates, (unsigned long long)st.agg_drops);
+    arb_rt_switch_free(s);
+    for (uint32_t r = 0; r < n; r++)
+        close(sink[r]);
+    return st.aggregates + 1 >= offsets ? 0 : 1;
+}

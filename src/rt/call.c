@@ -1,0 +1,508 @@
+/*
+ * One collective call of the runtime (comm_int.h): its plan and this rank's
+ * engines (the rank driver, src/host) on the user's buffers, the packets
+ * they send and receive, what the runtime answers for engines that do not
+ * exist (yet, or any more), and the collectives of rt.h.
+ */
+#define _GNU_SOURCE
+#include "rt/comm_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- calls ---------------------------------------------------------- */
+
+void rt_call_free(struct arb_rt_request *k)
+{
+    if (!k) return;
+    for (uint32_t x = 0; k->host && x < k->host->n_eps; x++) {
+        arb_hep *e = arb_host_ep(k->host, x);
+        if (!e->r) continue;
+        arb_responder_stats st;
+        arb_responder_get_stats(e->r, &st);
+        arb_rt_stats *o = &k->c->st;
+        o->credits += st.credits;
+        o->retries += st.retries;
+        o->spurious += st.spurious;
+        o->tail_replays += st.tail_replays;
+        o->repair_credits += st.repair_credits;
+    }
+    arb_host_free(k->host);
+    arb_plan_free(k->plan);
+    free(k->cache);
+    free(k);
+}
+
+/* AllReduce: a committed offset of our shard into the user's buffer. */
+static int on_commit(arb_hep *e, const arb_commit_info *ci)
+{
+    struct arb_rt_request *k = e->h->cfg.ctx;
+    if (k->user_out && ci->result && ci->len)
+        memcpy(k->user_out + (size_t)ci->index * e->h->cfg.payload, ci->result, ci->len);
+    return 0;
+}
+
+/* The engines' send callback: the runtime header, the Arbor header, the
+ * payload, to the switch. */
+static void engine_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
+                        size_t len)
+{
+    arb_hep *e = ctx;
+    struct arb_rt_request *k = e->h->cfg.ctx;
+    arb_rt_comm *c = k->c;
+    rt_hdr rh = {.kind = RT_K_ARBOR,
+                 .job = c->cfg.job,
+                 .channel = (uint16_t)e->c->responder,
+                 .src = (uint16_t)c->cfg.rank,
+                 .sub = (uint16_t)dst->subchannel};
+    if (dst->kind == ARB_EP_DST_GROUP) {
+        rh.dst_kind = 1;
+    } else if (dst->kind == ARB_EP_DST_MEMBER) {
+        rh.dst_kind = 2;
+        rh.dst = (uint16_t)k->plan->members[e->c->first_member + dst->member];
+    }
+    size_t hl = 0;
+    rt_hdr_put(c->head, &rh);
+    if (arb_hdr_encode(h, len, c->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) return;
+    rt_tx(&c->tx, &c->sw, c->head, RT_HDR_LEN + hl, payload, len, 1);
+}
+
+static void on_failure(arb_hep *e)
+{
+    struct arb_rt_request *k = e->h->cfg.ctx;
+    arb_rt_comm *c = k->c;
+    if (k->done || k->err) return; /* a lingering engine: the output is complete */
+    k->err = ARB_ETIMEDOUT;
+    if (e->r) {
+        arb_responder_failure f;
+        arb_responder_get_failure(e->r, &f);
+        char miss[128] = "";
+        size_t w = 0;
+        for (uint32_t m = 0; m < e->c->n_members && w + 8 < sizeof miss; m++)
+            if ((f.missing[m >> 6] >> (m & 63)) & 1)
+                w += (size_t)snprintf(miss + w, sizeof miss - w, "%s%u", w ? "," : "",
+                                      k->plan->members[e->c->first_member + m]);
+        rt_fail(c, ARB_ETIMEDOUT,
+                "%s (message %u) failed: channel of rank %u %s; ranks that never answered: %s",
+                arb_coll_name(k->coll), k->msg, e->c->responder,
+                f.end_wait ? "waited for ENDs" : "could not commit an offset",
+                miss[0] ? miss : "?");
+    } else {
+        arb_requester_progress pr;
+        arb_requester_get_progress(e->q, &pr);
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) failed: rank %u never answered our %s",
+                arb_coll_name(k->coll), k->msg, e->c->responder,
+                pr.phase == ARB_REQ_FAILED && pr.results < pr.offsets ? "REGISTER" : "END");
+    }
+}
+
+/* Replay REGISTERs that came before the call was started. */
+static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
+{
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < c->n_stash; i++) {
+        struct stash *s = &c->stash[i];
+        if (s->msg == k->msg) {
+            int x = k->ep_of[c->cfg.rank];
+            if (x >= 0) {
+                arb_hep *e = arb_host_ep(k->host, (uint32_t)x);
+                int from = s->src < c->cfg.rank ? s->src : s->src - 1;
+                arb_host_deliver(e, &s->h, NULL, 0, from, 0, 0, 0, now);
+            }
+            continue;
+        }
+        /* keep only what is still ahead of the newest call */
+        if ((uint8_t)(s->msg - k->msg) <= MAX_CALLS) c->stash[w++] = *s;
+    }
+    c->n_stash = w;
+}
+
+/* Start call k: plan, engines, buffers. */
+int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
+                  arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
+{
+    if (c->failed) return rt_fail(c, ARB_ESTATE, "the communicator failed earlier: %s", c->err);
+    /* room for one more: released calls whose engines still owe answers are
+     * progressed until one finishes (bounded by the deadline) */
+    arb_time give_up = rt_now() + c->cfg.timeout;
+    while (c->n_calls >= MAX_CALLS) {
+        uint32_t mine = 0;
+        for (struct arb_rt_request *k = c->calls; k; k = k->next)
+            mine += !k->released;
+        if (mine >= MAX_CALLS)
+            return rt_fail(c, ARB_ESTATE, "%d calls in flight: wait for some first", MAX_CALLS);
+        rt_progress_once(c);
+        if (c->n_calls < MAX_CALLS) break;
+        arb_time now = rt_now();
+        if (now >= give_up)
+            return rt_fail(c, ARB_ETIMEDOUT, "earlier calls could not finish within %.3f s",
+                           (double)c->cfg.timeout / ARB_PS_PER_S);
+        rt_wait_readable(c->fd, rt_next_wake(c, NULL, now));
+    }
+    size_t es = arb_dtype_size(dt);
+    uint32_t N = c->cfg.size;
+    uint64_t bytes = (uint64_t)count * es;
+    if (coll == ARB_COLL_REDUCESCATTER || coll == ARB_COLL_ALLGATHER) bytes *= N;
+    struct arb_rt_request *k = calloc(1, sizeof *k);
+    if (!k) return ARB_ENOMEM;
+    k->c = c;
+    k->coll = coll;
+    k->msg = c->next_msg;
+    for (uint32_t r = 0; r < ARB_PLAN_MAX_RANKS; r++)
+        k->ep_of[r] = -1;
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.coll = coll;
+    pc.ranks = c->ranks;
+    pc.n_ranks = N;
+    pc.root = root;
+    pc.bytes = bytes;
+    pc.dtype = dt;
+    /* a rooted collective's one channel takes the trees of its responder's
+     * channel in the switches' plan (channel r rooted at offset r) */
+    if (coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST) pc.root_offset = root;
+    char perr[160];
+    int rc = arb_plan_new(&k->plan, c->topo, &pc, perr, sizeof perr);
+    if (rc < 0) {
+        rt_call_free(k);
+        return rt_fail(c, rc, "%s", perr);
+    }
+    uint8_t local[ARB_PLAN_MAX_RANKS] = {0};
+    local[c->cfg.rank] = 1;
+    arb_host_config hc;
+    arb_host_config_default(&hc);
+    hc.plan = k->plan;
+    hc.local = local;
+    hc.payload = c->cfg.payload;
+    hc.window = c->cfg.window;
+    hc.timeout_min = c->cfg.timeout_min;
+    hc.timeout = c->cfg.timeout_max;
+    hc.repair_tries = c->cfg.repair_tries;
+    hc.retry_min = c->cfg.timeout_min;
+    hc.op = op;
+    hc.msg_id = k->msg;
+    hc.send = engine_send;
+    hc.on_failure = on_failure;
+    hc.on_commit = coll == ARB_COLL_ALLREDUCE ? on_commit : NULL;
+    hc.ctx = k;
+    hc.logger = c->cfg.logger;
+    rc = arb_host_new(&k->host, &hc);
+    if (rc < 0) {
+        rt_call_free(k);
+        return rt_fail(c, rc, "cannot make the engines of %s: %s", arb_coll_name(coll),
+                       arb_strerror(rc));
+    }
+    arb_time now = rt_now();
+    k->deadline = now + c->cfg.timeout;
+    k->started = now;
+    if (coll == ARB_COLL_ALLGATHER && count) {
+        const arb_plan_channel *mine = &k->plan->channels[c->cfg.rank];
+        if ((const uint8_t *)recv + mine->lo != send)
+            memmove((uint8_t *)recv + mine->lo, send, mine->hi - mine->lo);
+    }
+    for (uint32_t x = 0; x < k->host->n_eps && rc == 0; x++) {
+        arb_hep *e = arb_host_ep(k->host, x);
+        const arb_plan_channel *ch = e->c;
+        k->ep_of[ch->responder] = (int16_t)x;
+        const uint8_t *in = NULL;
+        uint8_t *outp = NULL;
+        switch (coll) {
+        case ARB_COLL_ALLREDUCE:
+            in = (const uint8_t *)send + ch->lo;
+            outp = (uint8_t *)recv + ch->lo;
+            if (e->r && ch->hi > ch->lo) {
+                /* the result cache outlives the call: tails lost on their way
+                 * are replayed from it after this rank returned */
+                k->user_out = outp;
+                outp = k->cache = malloc(ch->hi - ch->lo);
+                if (!outp) rc = ARB_ENOMEM;
+            }
+            break;
+        case ARB_COLL_REDUCE:
+            in = send;
+            outp = e->r ? recv : NULL;
+            break;
+        case ARB_COLL_REDUCESCATTER:
+            in = (const uint8_t *)send + ch->lo;
+            outp = e->r ? recv : NULL;
+            break;
+        case ARB_COLL_BROADCAST:
+            in = e->r ? recv : NULL; /* the root pushes buf */
+            outp = e->r ? NULL : recv;
+            break;
+        case ARB_COLL_ALLGATHER:
+            in = e->r ? send : NULL;
+            outp = e->r ? NULL : (uint8_t *)recv + ch->lo;
+            break;
+        default:
+            break;
+        }
+        if (ch->hi == ch->lo) in = outp = NULL;
+        if (rc == 0) rc = arb_host_start(e, in, outp, now);
+        if (rc == 0) arb_host_after(e, now);
+    }
+    if (rc < 0) {
+        rt_call_free(k);
+        return rt_fail(c, rc, "cannot start %s: %s", arb_coll_name(coll), arb_strerror(rc));
+    }
+    c->next_msg++;
+    c->last_msg = k->msg;
+    c->started_any = 1;
+    k->next = c->calls;
+    c->calls = k;
+    c->n_calls++;
+    replay_stash(c, k, now);
+    rt_tx_flush(&c->tx);
+    *out = k;
+    return 0;
+}
+
+/* The call whose message is msg, or NULL. */
+static struct arb_rt_request *call_of(arb_rt_comm *c, uint8_t msg)
+{
+    for (struct arb_rt_request *k = c->calls; k; k = k->next)
+        if (k->msg == msg) return k;
+    return NULL;
+}
+
+/* Answer for an engine that does not exist (yet, or any more): ack a
+ * REGISTER that is early (and keep it for the call) or late, and an END
+ * whose call is gone. */
+static void orphan(arb_rt_comm *c, const rt_hdr *rh, const arb_hdr *h)
+{
+    if (h->packet_type == ARB_PT_RESPONSE && h->repair && h->credit_valid && h->op == ARB_OP_NOP &&
+        rh->channel < c->cfg.size && rh->channel != c->cfg.rank) {
+        /* A repair credit of a push or barrier call this rank finished and
+         * freed: its answer carries no bytes, and another member's lost
+         * acknowledgement may be what the repair waits for (the requester
+         * engine answers it the same way when it still exists). Pull calls
+         * never repair an offset whose results every member holds. */
+        arb_hdr a;
+        arb_hdr_init(&a, ARB_PT_DATA_REQUEST, h->message_id, h->dtype, h->ext);
+        a.repair = 1;
+        a.offset_a = h->offset_b;
+        a.offset_b = 1;
+        rt_hdr ah = {.kind = RT_K_ARBOR,
+                     .job = c->cfg.job,
+                     .channel = rh->channel,
+                     .src = (uint16_t)c->cfg.rank,
+                     .sub = rh->sub};
+        size_t hl;
+        rt_hdr_put(c->head, &ah);
+        if (arb_hdr_encode(&a, 0, c->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) == 0)
+            rt_tx(&c->tx, &c->sw, c->head, RT_HDR_LEN + hl, NULL, 0, 0);
+        c->st.rx_late++;
+        return;
+    }
+    if (rh->channel != c->cfg.rank || rh->src >= c->cfg.size || rh->src == c->cfg.rank ||
+        (h->packet_type != ARB_PT_REGISTER && h->packet_type != ARB_PT_END)) {
+        c->st.rx_late++;
+        return;
+    }
+    uint8_t ahead = (uint8_t)(h->message_id - c->last_msg);
+    if (h->packet_type == ARB_PT_REGISTER &&
+        (!c->started_any || (ahead >= 1 && ahead <= MAX_CALLS))) {
+        if (c->n_stash == STASH_MAX) return;
+        struct stash *s = &c->stash[c->n_stash++];
+        s->msg = h->message_id;
+        s->src = rh->src;
+        s->h = *h;
+    }
+    arb_hdr a;
+    arb_hdr_init(&a, h->packet_type == ARB_PT_REGISTER ? ARB_PT_REGISTER_ACK : ARB_PT_END_ACK,
+                 h->message_id, h->dtype, h->ext);
+    a.repair = h->packet_type == ARB_PT_REGISTER;
+    a.offset_a = h->offset_a;
+    rt_hdr ah = {.kind = RT_K_ARBOR,
+                 .dst_kind = 2,
+                 .job = c->cfg.job,
+                 .channel = (uint16_t)c->cfg.rank,
+                 .dst = rh->src,
+                 .src = (uint16_t)c->cfg.rank,
+                 .sub = rh->sub};
+    size_t hl;
+    rt_hdr_put(c->head, &ah);
+    if (arb_hdr_encode(&a, 0, c->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) == 0)
+        rt_tx(&c->tx, &c->sw, c->head, RT_HDR_LEN + hl, NULL, 0, 0);
+}
+
+void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len, arb_time now)
+{
+    arb_hdr h;
+    size_t off;
+    if (rh->job != c->cfg.job || arb_hdr_decode(&h, b + RT_HDR_LEN, len - RT_HDR_LEN, &off) < 0) {
+        c->st.rx_undecodable++;
+        return;
+    }
+    if (rh->src < c->cfg.size) c->heard[rh->src] = now;
+    struct arb_rt_request *k = call_of(c, h.message_id);
+    if (!k) {
+        orphan(c, rh, &h);
+        return;
+    }
+    if (rh->channel >= c->cfg.size || k->ep_of[rh->channel] < 0) {
+        c->st.rx_unknown++;
+        return;
+    }
+    arb_hep *e = arb_host_ep(k->host, (uint32_t)k->ep_of[rh->channel]);
+    int from = 0;
+    if (e->r) {
+        if (rh->flags & RT_F_SWITCH)
+            from = ARB_EP_FROM_SWITCH;
+        else if (rh->src < c->cfg.size && rh->src != rh->channel)
+            from = rh->src < rh->channel ? rh->src : rh->src - 1;
+        else
+            from = ARB_EP_NOT_MEMBER;
+    }
+    arb_host_deliver(e, &h, b + RT_HDR_LEN + off, len - RT_HDR_LEN - off, from, rh->sub,
+                     rh->flags & RT_F_CE, 0, now);
+}
+
+/* Update a call's state after its engines moved. */
+void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
+{
+    arb_host *h = k->host;
+    if (!k->done && !k->err && h->ranks_done == h->n_local) {
+        k->done = 1;
+        c->st.calls++;
+    }
+    if (!k->finished && (arb_host_done(h) || (k->done && arb_host_error(h) < 0))) k->finished = 1;
+    if (!k->done && !k->err && now >= k->deadline) {
+        k->err = ARB_ETIMEDOUT;
+        arb_responder_progress rp;
+        char what[96] = "";
+        for (uint32_t x = 0; x < h->n_eps; x++) {
+            arb_hep *e = arb_host_ep(h, x);
+            if (e->cond_done) continue;
+            if (e->r) {
+                arb_responder_get_progress(e->r, &rp);
+                snprintf(what, sizeof what,
+                         "our channel has %u of %u members registered, %u of %u offsets committed",
+                         rp.registered, e->c->n_members, rp.committed, rp.offsets);
+            } else if (!what[0]) {
+                snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
+            }
+        }
+        /* the suspects: ranks not heard from since this call started (a
+         * rank that died between calls); else those silent for a second */
+        char quiet[96] = "";
+        size_t w = 0;
+        int since = 0;
+        for (int pass = 0; pass < 2 && !w; pass++)
+            for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++) {
+                arb_time last = c->heard[r];
+                int silent = pass == 0 ? last < k->started : now - last > ARB_PS_PER_S;
+                if (r == c->cfg.rank || !silent) continue;
+                w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
+                since = pass == 0;
+            }
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s: %s",
+                arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what,
+                since ? "nothing since it started from" : "silent for 1 s", w ? quiet : "none");
+    }
+}
+
+/* ---- the collectives --------------------------------------------------- */
+
+static int check_args(arb_rt_comm *c, const void *a, const void *b, size_t count, arb_dtype dt,
+                      int op, uint32_t root, int reduce)
+{
+    if (!c) return ARB_EINVAL;
+    if (arb_dtype_size(dt) == 0)
+        return rt_fail(c, ARB_EINVAL, "dtype %d is not one of the six", dt);
+    if (reduce && (op <= ARB_OP_NOP || op >= ARB_OP_COUNT))
+        return rt_fail(c, ARB_EINVAL, "op %d is not SUM, MAX or MIN", op);
+    if (root >= c->cfg.size)
+        return rt_fail(c, ARB_EINVAL, "root %u is not a rank of %u", root, c->cfg.size);
+    if (count && (!a || !b)) return rt_fail(c, ARB_EINVAL, "a NULL buffer with count %zu", count);
+    if (count > ((uint64_t)1 << 47) / arb_dtype_size(dt) / c->cfg.size)
+        return rt_fail(c, ARB_EINVAL, "count %zu is too large", count);
+    return 0;
+}
+
+static int start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
+                 arb_dtype dt, arb_op op, uint32_t root, arb_rt_request **req)
+{
+    *req = NULL;
+    return rt_call_start(c, coll, send, recv, count, dt, op, root, req);
+}
+
+int arb_rt_iallreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                      arb_op op, arb_rt_request **req)
+{
+    int rc = req ? check_args(c, send, recv, count, dt, op, 0, 1) : ARB_EINVAL;
+    return rc < 0 ? rc : start(c, ARB_COLL_ALLREDUCE, send, recv, count, dt, op, 0, req);
+}
+
+int arb_rt_ireduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                   arb_op op, uint32_t root, arb_rt_request **req)
+{
+    int rc =
+        req ? check_args(c, send, c && c->cfg.rank == root ? recv : send, count, dt, op, root, 1)
+            : ARB_EINVAL;
+    return rc < 0 ? rc : start(c, ARB_COLL_REDUCE, send, recv, count, dt, op, root, req);
+}
+
+int arb_rt_ireducescatter(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                          arb_op op, arb_rt_request **req)
+{
+    int rc = req ? check_args(c, send, recv, count, dt, op, 0, 1) : ARB_EINVAL;
+    return rc < 0 ? rc : start(c, ARB_COLL_REDUCESCATTER, send, recv, count, dt, op, 0, req);
+}
+
+int arb_rt_ibroadcast(arb_rt_comm *c, void *buf, size_t count, arb_dtype dt, uint32_t root,
+                      arb_rt_request **req)
+{
+    int rc = req ? check_args(c, buf, buf, count, dt, ARB_OP_NOP, root, 0) : ARB_EINVAL;
+    return rc < 0 ? rc : start(c, ARB_COLL_BROADCAST, buf, buf, count, dt, ARB_OP_NOP, root, req);
+}
+
+int arb_rt_iallgather(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                      arb_rt_request **req)
+{
+    int rc = req ? check_args(c, send, recv, count, dt, ARB_OP_NOP, 0, 0) : ARB_EINVAL;
+    return rc < 0 ? rc : start(c, ARB_COLL_ALLGATHER, send, recv, count, dt, ARB_OP_NOP, 0, req);
+}
+
+int arb_rt_ibarrier(arb_rt_comm *c, arb_rt_request **req)
+{
+    if (!c || !req) return ARB_EINVAL;
+    return start(c, ARB_COLL_BARRIER, NULL, NULL, 0, ARB_DTYPE_F32, ARB_OP_NOP, 0, req);
+}
+
+/* A blocking call: start and wait; count 0 moves nothing. */
+#define BLOCKING(call)                                                                             \
+    do {                                                                                           \
+        arb_rt_request *r_;                                                                        \
+        int rc_ = (call);                                                                          \
+        return rc_ < 0 ? rc_ : arb_rt_wait(r_);                                                    \
+    } while (0)
+
+int arb_rt_allreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                     arb_op op)
+{
+    BLOCKING(arb_rt_iallreduce(c, send, recv, count, dt, op, &r_));
+}
+int arb_rt_reduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                  arb_op op, uint32_t root)
+{
+    BLOCKING(arb_rt_ireduce(c, send, recv, count, dt, op, root, &r_));
+}
+int arb_rt_reducescatter(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
+                         arb_op op)
+{
+    BLOCKING(arb_rt_ireducescatter(c, send, recv, count, dt, op, &r_));
+}
+int arb_rt_broadcast(arb_rt_comm *c, void *buf, size_t count, arb_dtype dt, uint32_t root)
+{
+    BLOCKING(arb_rt_ibroadcast(c, buf, count, dt, root, &r_));
+}
+int arb_rt_allgather(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt)
+{
+    BLOCKING(arb_rt_iallgather(c, send, recv, count, dt, &r_));
+}
+int arb_rt_barrier(arb_rt_comm *c)
+{
+    BLOCKING(arb_rt_ibarrier(c, &r_));
+}

@@ -1,0 +1,442 @@
+/*
+ * The runtime's communicator (rt.h, docs/runtime.md): one rank of a job on
+ * one UDP socket to its switch: configuration, joining (JOIN, WELCOME),
+ * progress (timers, receiving, the calls' states), waiting and leaving.
+ * The calls themselves are call.c's. Packets travel in the runtime header
+ * (rt_int.h) through the switch, the only address a rank accepts
+ * datagrams from.
+ */
+#define _GNU_SOURCE
+#include "rt/comm_int.h"
+
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    arb_log(&c->cfg.logger, ARB_LOG_ERROR, "rank %u: %s", c->cfg.rank, c->err);
+    return rc;
+}
+
+void arb_rt_config_default(arb_rt_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->rank = 0;
+    cfg->size = 2;
+    cfg->sw = "127.0.0.1:17470";
+    cfg->job = 1;
+    cfg->topo = ARB_RT_TOPO_DEFAULT;
+    cfg->timeout = ARB_RT_TIMEOUT_DEFAULT;
+    cfg->window = 16;
+    cfg->payload = ARB_PAYLOAD_MAX;
+    cfg->timeout_min = 10 * ARB_PS_PER_MS;
+    cfg->timeout_max = 200 * ARB_PS_PER_MS;
+    cfg->repair_tries = 16;
+}
+
+static int env_u32(const char *name, uint32_t *out, uint64_t max, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    uint64_t x;
+    if (!v) return 0;
+    if (arb_parse_u64(v, strlen(v), max, &x) < 0)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not a whole number 0..%llu", name, v,
+                        (unsigned long long)max);
+    *out = (uint32_t)x;
+    return 0;
+}
+
+int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!cfg) return ARB_EINVAL;
+    if (rc == 0) rc = env_u32("ARBOR_RANK", &cfg->rank, 255, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_SIZE", &cfg->size, 256, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, UINT32_MAX, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, ARB_TOPO_MAX_HOSTS, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 4096, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, ARB_PAYLOAD_MAX, err, errlen);
+    if (rc < 0) return rc;
+    const char *v;
+    if ((v = getenv("ARBOR_SWITCH"))) cfg->sw = v;
+    if ((v = getenv("ARBOR_SECRET"))) cfg->secret = v;
+    if ((v = getenv("ARBOR_TOPO"))) cfg->topo = v;
+    if ((v = getenv("ARBOR_BIND"))) cfg->bind = v;
+    if ((v = getenv("ARBOR_TIMEOUT"))) {
+        arb_time t;
+        if (arb_topo_parse_time(v, &t) < 0 || t == 0)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_TIMEOUT='%s': not a duration such as 30s or 500ms", v);
+        cfg->timeout = t;
+    }
+    if ((v = getenv("ARBOR_DROP"))) {
+        char *end;
+        double d = strtod(v, &end);
+        if (end == v || *end || !(d >= 0 && d < 1))
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_DROP='%s': not a fraction in [0, 1)",
+                            v);
+        cfg->drop = d;
+    }
+    if ((v = getenv("ARBOR_TIMER_MIN"))) {
+        arb_time t;
+        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_EP_TIMER_MIN)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_TIMER_MIN='%s': not a duration of 1us or more", v);
+        cfg->timeout_min = t;
+    }
+    if ((v = getenv("ARBOR_GSO"))) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_GSO='%s': want 0 or 1", v);
+        cfg->no_gso = *v == '0';
+    }
+    if ((v = getenv("ARBOR_SEED"))) {
+        uint64_t s;
+        if (arb_parse_u64(v, strlen(v), UINT64_MAX, &s) < 0)
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_SEED='%s': not a whole number", v);
+        cfg->seed = s;
+    }
+    return 0;
+}
+
+uint32_t arb_rt_rank(const arb_rt_comm *c)
+{
+    return c->cfg.rank;
+}
+uint32_t arb_rt_size(const arb_rt_comm *c)
+{
+    return c->cfg.size;
+}
+const char *arb_rt_errmsg(const arb_rt_comm *c)
+{
+    return c ? c->err : "";
+}
+
+void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out)
+{
+    *out = c->st;
+    out->tx_pkts = c->tx.pkts;
+    out->tx_bytes = c->tx.bytes;
+    out->dropped_tx = c->tx.drops;
+    out->send_errors = c->tx.errors;
+    out->gso_sends = c->tx.gso_sends;
+}
+
+double arb_rt_busbw_factor(arb_coll coll, uint32_t n)
+{
+    if (n == 0) return 0;
+    switch (coll) {
+    case ARB_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+/* ---- joining ---------------------------------------------------------- */
+
+static void send_join(arb_rt_comm *c, arb_time now)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ctr = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    c->join.counter = ctr > c->join.counter ? ctr : c->join.counter + 1;
+    randombytes_buf(c->join.nonce, RT_NONCE_LEN);
+    uint8_t b[RT_JOIN_LEN];
+    rt_join_put(b, &c->join, c->key);
+    rt_tx(&c->tx, &c->sw, b, sizeof b, NULL, 0, 1);
+    rt_tx_flush(&c->tx);
+    c->last_join = now;
+}
+
+static const char *reject_reason(uint8_t why)
+{
+    switch (why) {
+    case RT_REJECT_JOB:
+        return "the switch admits no such job";
+    case RT_REJECT_MAC:
+        return "the JOIN's MAC did not verify (wrong secret)";
+    case RT_REJECT_FIELDS:
+        return "rank, size or host base do not fit the switch's fabric";
+    case RT_REJECT_REPLAY:
+        return "the JOIN looked like a replay";
+    default:
+        return "refused";
+    }
+}
+
+/* Join and wait for the WELCOME (at most cfg.timeout). */
+static int join_switch(arb_rt_comm *c)
+{
+    arb_time start = rt_now(), now = start;
+    c->last_join = 0;
+    while (now - start < c->cfg.timeout) {
+        if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
+        rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join));
+        int n = rt_rx(&c->rx);
+        for (int i = 0; i < n; i++) {
+            const uint8_t *b = c->rx.dg[i].buf;
+            size_t len = c->rx.dg[i].len;
+            rt_hdr h;
+            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw) || rt_hdr_get(&h, b, len) < 0) continue;
+            if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0)
+                return 0;
+            if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
+                h.dst == c->cfg.rank)
+                return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw,
+                               c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
+        }
+        now = rt_now();
+    }
+    return rt_fail(c, ARB_ETIMEDOUT,
+                   "switch %s did not answer the JOIN of job %u rank %u within %.3f s", c->cfg.sw,
+                   c->cfg.job, c->cfg.rank, (double)c->cfg.timeout / ARB_PS_PER_S);
+}
+
+int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size_t errlen)
+{
+    if (!out) return ARB_EINVAL;
+    *out = NULL;
+    if (!cfg) return ARB_EINVAL;
+    if (cfg->size < 2 || cfg->size > ARB_PLAN_MAX_RANKS || cfg->rank >= cfg->size)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "rank %u of size %u: want 0 <= rank < size, size 2..%d", cfg->rank,
+                        cfg->size, ARB_PLAN_MAX_RANKS);
+    if (!cfg->secret || !*cfg->secret || strlen(cfg->secret) > ARB_RT_SECRET_MAX)
+        return arb_errf(err, errlen, ARB_EINVAL, "no job secret (ARBOR_SECRET, 1..%d bytes)",
+                        ARB_RT_SECRET_MAX);
+    if (cfg->timeout < ARB_PS_PER_MS || cfg->window == 0 || cfg->payload == 0 ||
+        cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8 || !(cfg->drop >= 0 && cfg->drop < 1) ||
+        cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_max < cfg->timeout_min ||
+        cfg->repair_tries == 0 || cfg->repair_tries > 64)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "timeout below 1 ms, window 0, payload not a multiple of 8 in 8..8192, "
+                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64");
+    arb_rt_comm *c = calloc(1, sizeof *c);
+    if (!c) return ARB_ENOMEM;
+    c->cfg = *cfg;
+    c->fd = -1;
+    if (!c->cfg.topo) c->cfg.topo = ARB_RT_TOPO_DEFAULT;
+    int rc = rt_addr_parse(cfg->sw, ARB_RT_PORT_DEFAULT, &c->sw, err, errlen);
+    if (rc == 0) rc = arb_topo_new(&c->topo, c->cfg.topo, NULL, err, errlen);
+    if (rc == 0 && (cfg->host_base > arb_topo_n_hosts(c->topo) ||
+                    cfg->size > arb_topo_n_hosts(c->topo) - cfg->host_base))
+        rc = arb_errf(err, errlen, ARB_EINVAL, "%u ranks from host %u do not fit %s (%u hosts)",
+                      cfg->size, cfg->host_base, c->cfg.topo, arb_topo_n_hosts(c->topo));
+    struct sockaddr_in bind_to, *bp = NULL;
+    if (rc == 0 && cfg->bind) {
+        rc = rt_addr_parse(cfg->bind, 0, &bind_to, err, errlen);
+        bp = &bind_to;
+    }
+    if (rc == 0) {
+        c->fd = rt_socket(bp, 32 << 20, err, errlen);
+        if (c->fd < 0) rc = c->fd;
+    }
+    if (rc == 0)
+        rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank, !cfg->no_gso);
+    if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd, !cfg->no_gso);
+    if (rc == 0 && rt_key(c->key, cfg->secret) < 0)
+        rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
+    if (rc == 0) {
+        for (uint32_t r = 0; r < cfg->size; r++)
+            c->ranks[r] = cfg->host_base + r;
+        c->join.job = cfg->job;
+        c->join.rank = cfg->rank;
+        c->join.size = cfg->size;
+        c->join.base = cfg->host_base;
+        rc = join_switch(c);
+        if (rc < 0) snprintf(err, errlen, "%s", c->err);
+    }
+    if (rc < 0) {
+        arb_rt_comm_free(c);
+        return rc;
+    }
+    c->last_rx = rt_now();
+    for (uint32_t r = 0; r < cfg->size; r++)
+        c->heard[r] = c->last_rx;
+    *out = c;
+    return 0;
+}
+
+static void on_datagram(arb_rt_comm *c, uint32_t i, arb_time now)
+{
+    const uint8_t *b = c->rx.dg[i].buf;
+    size_t len = c->rx.dg[i].len;
+    rt_hdr rh;
+    c->st.rx_pkts++;
+    c->st.rx_bytes += len;
+    if (!rt_addr_eq(c->rx.dg[i].from, &c->sw)) {
+        c->st.rx_strangers++;
+        return;
+    }
+    if (rt_hdr_get(&rh, b, len) < 0) {
+        c->st.rx_undecodable++;
+        return;
+    }
+    c->last_rx = now;
+    switch (rh.kind) {
+    case RT_K_ARBOR:
+        rt_on_arbor(c, &rh, b, len, now);
+        break;
+    case RT_K_NOTICE: /* the switch forgot us (it restarted): join again */
+        if (rh.job == c->cfg.job && rh.dst == c->cfg.rank && now - c->last_join > ARB_PS_PER_MS) {
+            c->st.rejoins++;
+            send_join(c, now);
+        }
+        break;
+    case RT_K_WELCOME:
+        break;
+    default:
+        c->st.rx_undecodable++;
+        break;
+    }
+}
+
+/* Serve timers, read what arrived, update the calls. */
+void rt_progress_once(arb_rt_comm *c)
+{
+    arb_time now = rt_now();
+    for (struct arb_rt_request *k = c->calls; k; k = k->next) {
+        if (k->finished) continue;
+        for (uint32_t x = 0; x < k->host->n_eps; x++) {
+            arb_hep *e = arb_host_ep(k->host, x);
+            if (arb_host_expiry(e) <= now) {
+                arb_host_expire(e, now);
+                arb_host_after(e, now);
+            }
+        }
+    }
+    rt_tx_flush(&c->tx);
+    for (int round = 0; round < 16; round++) {
+        int n = rt_rx(&c->rx);
+        if (n == 0) break;
+        now = rt_now();
+        for (int i = 0; i < n; i++)
+            on_datagram(c, (uint32_t)i, now);
+        rt_tx_flush(&c->tx);
+    }
+    now = rt_now();
+    for (struct arb_rt_request *k = c->calls; k; k = k->next)
+        rt_call_check(c, k, now);
+    /* free what the user released and the engines finished */
+    for (struct arb_rt_request **pp = &c->calls; *pp;) {
+        struct arb_rt_request *k = *pp;
+        if (k->released && k->finished) {
+            *pp = k->next;
+            rt_call_free(k);
+            c->n_calls--;
+        } else {
+            pp = &k->next;
+        }
+    }
+}
+
+/* How long to sleep: the earliest engine timer, the deadline, the silence
+ * that makes us join again. */
+arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_time now)
+{
+    arb_time t = now + 10 * ARB_PS_PER_MS;
+    if (want && want->deadline < t) t = want->deadline;
+    for (struct arb_rt_request *k = c->calls; k; k = k->next)
+        if (!k->finished) {
+            arb_time x = arb_host_next_expiry(k->host);
+            if (x < t) t = x;
+        }
+    return t > now ? t - now : 0;
+}
+
+int arb_rt_progress(arb_rt_comm *c)
+{
+    if (!c) return ARB_EINVAL;
+    rt_progress_once(c);
+    return 0;
+}
+
+int arb_rt_test(arb_rt_request *k, int *done)
+{
+    if (!k || !done) return ARB_EINVAL;
+    rt_progress_once(k->c);
+    *done = k->done || k->err;
+    return k->err;
+}
+
+int arb_rt_wait(arb_rt_request *k)
+{
+    if (!k) return ARB_EINVAL;
+    arb_rt_comm *c = k->c;
+    for (;;) {
+        rt_progress_once(c);
+        if (k->done || k->err) break;
+        arb_time now = rt_now();
+        /* silence while waiting: the switch may have restarted */
+        if (now - c->last_rx > REJOIN_SILENCE && now - c->last_join > REJOIN_SILENCE) {
+            c->st.rejoins++;
+            send_join(c, now);
+        }
+        rt_wait_readable(c->fd, rt_next_wake(c, k, now));
+    }
+    int rc = k->err;
+    k->released = 1;
+    if (rc < 0) {
+        k->finished = 1; /* a failed call's engines stop here */
+        c->any_failed = 1;
+    }
+    rt_progress_once(c); /* frees it when its engines are done */
+    return rc;
+}
+
+int arb_rt_comm_free(arb_rt_comm *c)
+{
+    if (!c) return 0;
+    int rc = 0;
+    if (c->fd >= 0 && c->calls) {
+        /* drain: let lingering engines finish (their ENDs), bounded */
+        arb_time until = rt_now() + c->cfg.timeout;
+        for (;;) {
+            int busy = 0;
+            for (struct arb_rt_request *k = c->calls; k; k = k->next) {
+                if (!k->released) k->released = 1;
+                busy |= !k->finished;
+            }
+            rt_progress_once(c);
+            if (!busy || !c->calls) break;
+            arb_time now = rt_now();
+            if (now >= until) {
+                rc = ARB_ETIMEDOUT;
+                break;
+            }
+            rt_wait_readable(c->fd, rt_next_wake(c, NULL, now));
+        }
+    }
+    if (c->fd >= 0 && c->started_any && !c->any_failed) {
+        arb_time until = rt_now() + c->cfg.timeout;
+        for (;;) {
+            rt_progress_once(c);
+            arb_time now = rt_now();
+            if (now - c->last_rx >= LINGER_QUIET || now >= until) break;
+            rt_wait_readable(c->fd, LINGER_QUIET - (now - c->last_rx));
+        }
+    }
+    while (c->calls) {
+        struct arb_rt_request *k = c->calls;
+        c->calls = k->next;
+        rt_call_free(k);
+    }
+    if (c->fd >= 0) close(c->fd);
+    rt_txq_free(&c->tx);
+    rt_rxq_free(&c->rx);
+    arb_topo_free(c->topo);
+    free(c);
+    return rc;
+}

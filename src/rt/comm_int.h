@@ -1,0 +1,93 @@
+/*
+ * comm_int.h - the communicator's internals, shared by comm.c (joining,
+ * progress, waiting, leaving) and call.c (one collective call: its plan,
+ * engines, packets in and out, and the collectives of rt.h).
+ */
+#ifndef ARBOR_RT_COMM_INT_H
+#define ARBOR_RT_COMM_INT_H
+
+#include "arbor/plan.h"
+#include "arbor/rt.h"
+#include "arbor/topo.h"
+#include "host/host.h"
+#include "rt/rt_int.h"
+
+#define MAX_CALLS 16  /* calls in flight or lingering */
+#define STASH_MAX 512 /* REGISTERs that came before their call */
+#define REJOIN_SILENCE (50 * ARB_PS_PER_MS)
+#define JOIN_RETRY (100 * ARB_PS_PER_MS)
+/* After the last call a rank keeps answering until its switch has been
+ * quiet this long: a peer whose request or acknowledgement was lost in the
+ * last collective repairs it through this rank (repair credits repeat at
+ * most every timer ceiling, 50 ms). */
+#define LINGER_QUIET (150 * ARB_PS_PER_MS)
+
+/* One collective call: its plan and this rank's engines. */
+struct arb_rt_request {
+    arb_rt_comm *c;
+    struct arb_rt_request *next;
+    uint8_t msg;
+    arb_coll coll;
+    arb_plan *plan;
+    arb_host *host;
+    int16_t ep_of[ARB_PLAN_MAX_RANKS]; /* per responder rank: our engine, or -1 */
+    arb_time deadline;
+    arb_time started;
+    int done;     /* this rank's output is complete */
+    int err;      /* the call failed (before done) */
+    int released; /* the user waited: free once the engines finished */
+    int finished; /* every engine finished */
+    /* AllReduce: this rank's responder commits into `cache` (the result
+     * cache its tails are replayed from, which must outlive the call) and
+     * each commit is copied to the user's buffer at `user_out`. */
+    uint8_t *cache;
+    uint8_t *user_out;
+};
+
+struct stash {
+    uint8_t msg;
+    uint16_t src;
+    arb_hdr h;
+};
+
+struct arb_rt_comm {
+    arb_rt_config cfg;
+    int fd;
+    struct sockaddr_in sw;
+    rt_txq tx;
+    rt_rxq rx;
+    arb_topo *topo;
+    uint8_t key[RT_KEY_LEN];
+    rt_join join;
+    uint32_t ranks[ARB_PLAN_MAX_RANKS];
+    struct arb_rt_request *calls; /* newest first */
+    uint32_t n_calls;
+    uint8_t next_msg;
+    int started_any;
+    uint8_t last_msg; /* the newest call's message id */
+    struct stash stash[STASH_MAX];
+    uint32_t n_stash;
+    arb_time last_rx, last_join;
+    arb_time heard[ARB_PLAN_MAX_RANKS]; /* the last packet from each rank (via the switch) */
+    int failed;
+    int any_failed; /* a call failed: the job cannot finish, no lingering at the end */
+    arb_rt_stats st;
+    uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
+    char err[256];
+};
+
+/* Record the communicator's error message (arb_rt_errmsg), log it, return rc. */
+int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...) ARB_PRINTF(3, 4);
+
+/* comm.c */
+void rt_progress_once(arb_rt_comm *c);
+arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_time now);
+
+/* call.c */
+int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
+                  arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out);
+void rt_call_free(struct arb_rt_request *k);
+void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now);
+void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len, arb_time now);
+
+#endif /* ARBOR_RT_COMM_INT_H */

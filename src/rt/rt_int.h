@@ -1,0 +1,204 @@
+/*
+ * rt_int.h - the runtime's internals: the runtime header that frames every
+ * datagram, the control messages (JOIN and its answers), their MACs, UDP
+ * sockets with batched I/O, and the clock. docs/runtime.md describes the
+ * formats.
+ */
+#ifndef ARBOR_RT_INT_H
+#define ARBOR_RT_INT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "arbor/base.h"
+#include "arbor/rt.h"
+#include "arbor/wire.h"
+
+/* ---- the runtime header ----------------------------------------------- */
+
+/*
+ * Every datagram starts with 16 bytes. Byte 0 is 0x41: its top two bits are
+ * version 1, so no runtime header is ever taken for an Arbor header
+ * (version 2), and an Arbor packet (kind ARBOR) follows it unchanged.
+ *
+ *   0      magic 0x41
+ *   1      kind (RT_K_*)
+ *   2      flags: bit 0 CE (congestion experienced), bit 1 made by a switch
+ *   3      destination kind (ARBOR): 0 responder, 1 group, 2 member
+ *   4-7    job id
+ *   8-9    channel: its responder's rank
+ *   10-11  destination rank (member, or the rank a control message is for)
+ *   12-13  source rank, 0xFFFF for a switch
+ *   14-15  subchannel (the tree)
+ *
+ * Multi-byte fields are big-endian.
+ */
+#define RT_MAGIC 0x41
+#define RT_HDR_LEN 16
+#define RT_SWITCH_RANK 0xFFFFu
+#define RT_DGRAM_MAX (RT_HDR_LEN + ARB_HDR_LEN_LONG + ARB_PAYLOAD_MAX)
+
+enum rt_kind {
+    RT_K_ARBOR = 1,   /* an Arbor packet follows */
+    RT_K_JOIN = 2,    /* rank -> switch: admission request (MAC) */
+    RT_K_WELCOME = 3, /* switch -> rank: admitted (MAC) */
+    RT_K_REJECT = 4,  /* switch -> rank: refused (reason byte) */
+    RT_K_NOTICE = 5,  /* switch -> address: unknown to me, join again */
+    RT_K_JOBINFO = 6  /* switch -> switch: a job's size and host base */
+};
+
+enum { RT_F_CE = 1, RT_F_SWITCH = 2 };
+
+typedef struct rt_hdr {
+    uint8_t kind, flags, dst_kind;
+    uint32_t job;
+    uint16_t channel, dst, src, sub;
+} rt_hdr;
+
+void rt_hdr_put(uint8_t *b, const rt_hdr *h);
+/* 0, or -1 when len < RT_HDR_LEN or the magic is wrong. */
+int rt_hdr_get(rt_hdr *h, const uint8_t *b, size_t len);
+
+/* ---- control messages ------------------------------------------------- */
+
+#define RT_KEY_LEN 32
+#define RT_MAC_LEN 32
+#define RT_NONCE_LEN 16
+/* JOIN: header, size(4), host_base(4), counter(8), nonce(16), mac(32). */
+#define RT_JOIN_LEN (RT_HDR_LEN + 32 + RT_MAC_LEN)
+/* WELCOME: header, counter(8), nonce(16), mac(32). */
+#define RT_WELCOME_LEN (RT_HDR_LEN + 24 + RT_MAC_LEN)
+/* JOBINFO: header, size(4), host_base(4). */
+#define RT_JOBINFO_LEN (RT_HDR_LEN + 8)
+
+enum { RT_REJECT_JOB = 1, RT_REJECT_MAC = 2, RT_REJECT_FIELDS = 3, RT_REJECT_REPLAY = 4 };
+
+typedef struct rt_join {
+    uint32_t job, rank, size, base;
+    uint64_t counter;
+    uint8_t nonce[RT_NONCE_LEN];
+} rt_join;
+
+/* The job key: a keyed hash of the secret text. -1 when libsodium fails. */
+int rt_key(uint8_t key[RT_KEY_LEN], const char *secret);
+/* Write a JOIN (RT_JOIN_LEN bytes) with its MAC. */
+void rt_join_put(uint8_t *b, const rt_join *j, const uint8_t key[RT_KEY_LEN]);
+/* Parse a JOIN's fields (no MAC check): 0, or -1 when malformed. */
+int rt_join_get(rt_join *j, const uint8_t *b, size_t len);
+/* 0 when the JOIN's MAC verifies under key, else -1. */
+int rt_join_verify(const uint8_t *b, size_t len, const uint8_t key[RT_KEY_LEN]);
+/* WELCOME for j (RT_WELCOME_LEN bytes), and its check by the rank. */
+void rt_welcome_put(uint8_t *b, const rt_join *j, const uint8_t key[RT_KEY_LEN]);
+int rt_welcome_verify(const uint8_t *b, size_t len, const rt_join *j,
+                      const uint8_t key[RT_KEY_LEN]);
+
+/* ---- addresses, sockets, batches ----------------------------------------- */
+
+/* "HOST[:PORT]" (HOST dotted IPv4 or a name): 0, or ARB_EPARSE. */
+int rt_addr_parse(const char *s, uint16_t def_port, struct sockaddr_in *out, char *err,
+                  size_t errlen);
+/* "a.b.c.d:port" into buf (>= 24 bytes). */
+const char *rt_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
+static inline int rt_addr_eq(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+    return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/* A non-blocking UDP socket bound to `bind` (NULL: any), with `buf` bytes
+ * of socket buffers where the kernel allows. fd, or ARB_EIO. */
+int rt_socket(const struct sockaddr_in *bind, int buf, char *err, size_t errlen);
+
+#define RT_BATCH 64
+#define RT_HEAD_MAX 128 /* the header part of an outgoing datagram */
+
+/* Outgoing datagrams: each a header part (copied) and a payload part,
+ * copied or referenced (then valid until rt_tx_flush). With GSO on, a flush
+ * sends each run of equal-sized datagrams to one destination (the last may
+ * be shorter) as one UDP_SEGMENT send of up to RT_GSO_SEGS; the order of
+ * the datagrams to each destination is kept. */
+#define RT_GSO_SEGS 7 /* 7 x 8228 B stays under the 64 KiB of one send */
+typedef struct rt_txq {
+    struct mmsghdr msg[RT_BATCH];
+    struct iovec iov[RT_BATCH][2];
+    struct sockaddr_in to[RT_BATCH];
+    uint8_t (*head)[RT_HEAD_MAX];
+    uint8_t (*data)[ARB_PAYLOAD_MAX];
+    uint32_t n;
+    int fd;
+    int gso; /* 1: coalesce with UDP_SEGMENT (turned off if the kernel refuses) */
+    struct mmsghdr gmsg[RT_BATCH];
+    struct iovec giov[RT_BATCH * 2];
+    uint8_t gctl[RT_BATCH][64];
+    uint64_t pkts, bytes, errors, drops, gso_sends;
+    double drop; /* fraction dropped on purpose */
+    arb_rng rng;
+} rt_txq;
+
+_Static_assert(RT_JOIN_LEN <= RT_HEAD_MAX && RT_WELCOME_LEN <= RT_HEAD_MAX &&
+                   RT_HDR_LEN + ARB_HDR_LEN_LONG <= RT_HEAD_MAX,
+               "every header part fits a batch slot");
+
+/* gso: try UDP GSO (falls back to one datagram a message if refused). */
+int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed, int gso);
+void rt_txq_free(rt_txq *q);
+/* Queue one datagram: head[0..hlen) copied, payload copied (copy = 1) or
+ * referenced. Flushes first when the batch is full. */
+void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t hlen,
+           const uint8_t *payload, size_t plen, int copy);
+/* Send what is queued (sendmmsg; a full socket buffer drops the rest,
+ * counted as errors: the protocol recovers losses). */
+void rt_tx_flush(rt_txq *q);
+
+/* One datagram received: where it starts, its length, its sender. */
+typedef struct rt_dgram {
+    uint8_t *buf;
+    size_t len;
+    const struct sockaddr_in *from;
+} rt_dgram;
+
+#define RT_GRO_BUF 65536
+
+/* Incoming datagrams. With GRO on (UDP_GRO accepted by the kernel), one
+ * receive may hold several datagrams of one sender; rt_rx splits them. */
+typedef struct rt_rxq {
+    struct mmsghdr msg[RT_BATCH];
+    struct iovec iov[RT_BATCH];
+    struct sockaddr_in from[RT_BATCH];
+    uint8_t ctl[RT_BATCH][64];
+    uint8_t *arena; /* RT_BATCH buffers of bufsz bytes */
+    size_t bufsz;
+    rt_dgram dg[RT_BATCH * 64]; /* a GRO receive holds up to 64 segments */
+    int fd;
+    int gro;
+} rt_rxq;
+
+/* gro: ask for UDP GRO (off where the kernel refuses). */
+int rt_rxq_init(rt_rxq *q, int fd, int gro);
+void rt_rxq_free(rt_rxq *q);
+/* Receive without blocking: the datagrams in q->dg[0..n), n returned (0
+ * when none). */
+int rt_rx(rt_rxq *q);
+/* Wait until the socket is readable or `wait` ps passed. */
+void rt_wait_readable(int fd, arb_time wait);
+
+/* CLOCK_MONOTONIC in ps. */
+arb_time rt_now(void);
+
+/* ---- the switch without its socket (tests/fuzz/fuzz_switch.c) ---------- */
+
+struct arb_agg;
+/* Hand the switch one datagram from `from` at `now`, as its receive loop
+ * does; what it sends is queued (and may reference b) until rt_switch_flush,
+ * as after each receive batch (nothing leaves once muted). */
+void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
+                    arb_time now);
+void rt_switch_flush(arb_rt_switch *s);
+/* Close the switch's socket: everything it sends from now on fails and is
+ * counted as a send error. */
+void rt_switch_mute(arb_rt_switch *s);
+/* Its aggregator (for arb_agg_check). */
+const struct arb_agg *rt_switch_agg(const arb_rt_switch *s);
+
+#endif /* ARBOR_RT_INT_H */

@@ -1,0 +1,680 @@
+/*
+ * The software aggregation switch (rt.h, docs/runtime.md): one node of a
+ * PGFT fabric. It admits ranks whose JOIN verifies under their job's
+ * secret, holds one aggregator engine (one slot pool for every job) and,
+ * per job, the planner's tree entries for its node; it replicates credits
+ * down the trees, aggregates requests on their way up, and forwards
+ * everything else toward its destination host. Packets from anyone who is
+ * neither an admitted rank nor a peer switch, packets that do not decode,
+ * and packets for unknown jobs or channels are dropped and counted.
+ */
+#define _GNU_SOURCE
+#include "arbor/agg.h"
+#include "arbor/plan.h"
+#include "arbor/topo.h"
+#include "rt/rt_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NONE UINT32_MAX
+#define ANNOUNCE_EVERY (50 * ARB_PS_PER_MS)
+#define NOTICES_PER_S 200
+
+struct sjob {
+    uint32_t id;
+    uint8_t key[RT_KEY_LEN];
+    uint32_t size, base;      /* 0: not known yet (no JOIN, no JOBINFO) */
+    arb_plan *plan;           /* AllReduce over the job's hosts: channel r's trees */
+    uint32_t *entry;          /* per tree: index of this node's entry, or NONE */
+    struct sockaddr_in *addr; /* per rank: its address (joined ranks below this node) */
+    uint8_t *joined;
+    uint64_t *counter; /* per rank: the last JOIN counter accepted */
+};
+
+struct arb_rt_switch {
+    arb_rt_switch_config cfg;
+    int fd;
+    uint16_t port;
+    rt_txq tx;
+    rt_rxq rx;
+    arb_topo *t;
+    const arb_pgft *g;
+    const arb_node *nodes;
+    const arb_port *ports;
+    uint32_t node;
+    const arb_node *nd;
+    uint32_t radix;
+    uint32_t n_peers;
+    uint32_t peer_node[ARB_RT_SWITCH_MAX_PEERS];
+    struct sockaddr_in peer_addr[ARB_RT_SWITCH_MAX_PEERS];
+    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS]; /* my port toward it, or NONE */
+    int32_t *port_peer; /* per local port: peer index of a switch there, or -1 */
+    arb_agg *agg;
+    struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
+    uint32_t n_jobs;
+    arb_rt_switch_stats st;
+    arb_time last_announce, notice_window;
+    uint32_t notices;
+    uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
+};
+
+void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->listen = "127.0.0.1:17470";
+    cfg->topo = ARB_RT_TOPO_DEFAULT;
+    cfg->level = 1;
+    cfg->index = 0;
+    cfg->slots = 4096;
+}
+
+static void job_reset(struct sjob *j)
+{
+    arb_plan_free(j->plan);
+    free(j->entry);
+    free(j->addr);
+    free(j->joined);
+    free(j->counter);
+    j->plan = NULL;
+    j->entry = NULL;
+    j->addr = NULL;
+    j->joined = NULL;
+    j->counter = NULL;
+    j->size = j->base = 0;
+}
+
+void arb_rt_switch_free(arb_rt_switch *s)
+{
+    if (!s) return;
+    for (uint32_t i = 0; i < s->n_jobs; i++)
+        job_reset(&s->jobs[i]);
+    if (s->fd >= 0) close(s->fd);
+    rt_txq_free(&s->tx);
+    rt_rxq_free(&s->rx);
+    arb_agg_free(s->agg);
+    arb_topo_free(s->t);
+    free(s->port_peer);
+    free(s);
+}
+
+static int add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr, char *err,
+                    size_t errlen)
+{
+    const arb_rt_switch_config *cfg = &s->cfg;
+    uint32_t n = arb_topo_node_id(s->t, level, index);
+    if (n == ARB_TOPO_NONE || level == 0 || n == s->node)
+        return arb_errf(err, errlen, ARB_EPARSE, "switch: peer %u.%u is not another switch of %s",
+                        level, index, cfg->topo);
+    if (s->n_peers == ARB_RT_SWITCH_MAX_PEERS)
+        return arb_errf(err, errlen, ARB_EINVAL, "switch: more than %d peers",
+                        ARB_RT_SWITCH_MAX_PEERS);
+    uint32_t i = s->n_peers;
+    int rc = rt_addr_parse(addr, ARB_RT_PORT_DEFAULT, &s->peer_addr[i], err, errlen);
+    if (rc < 0) return rc;
+    s->peer_node[i] = n;
+    s->peer_port[i] = NONE;
+    for (uint32_t p = 0; p < s->radix; p++)
+        if (s->ports[s->nd->first_port + p].peer == n) {
+            if (s->peer_port[i] == NONE) s->peer_port[i] = p;
+            s->port_peer[p] = (int32_t)i;
+        }
+    s->n_peers++;
+    return 0;
+}
+
+int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr,
+                           char *err, size_t errlen)
+{
+    if (!s || !addr) return ARB_EINVAL;
+    return add_peer(s, level, index, addr, err, errlen);
+}
+
+static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
+{
+    const arb_rt_switch_config *cfg = &s->cfg;
+    int rc = arb_topo_new(&s->t, cfg->topo, NULL, err, errlen);
+    if (rc < 0) return rc;
+    s->g = arb_topo_pgft(s->t);
+    s->nodes = arb_topo_nodes(s->t);
+    s->ports = arb_topo_ports(s->t);
+    s->node = arb_topo_node_id(s->t, cfg->level, cfg->index);
+    if (!s->g || cfg->level == 0 || s->node == ARB_TOPO_NONE)
+        return arb_errf(err, errlen, ARB_EPARSE, "switch: node %u.%u is not a switch of %s",
+                        cfg->level, cfg->index, cfg->topo);
+    s->nd = &s->nodes[s->node];
+    s->radix = (uint32_t)s->nd->n_down + s->nd->n_up;
+    if (s->radix > ARB_AGG_PORTS_MAX)
+        return arb_errf(err, errlen, ARB_EINVAL, "switch: %u ports, above the aggregator's %u",
+                        s->radix, ARB_AGG_PORTS_MAX);
+    s->port_peer = malloc(s->radix * sizeof *s->port_peer);
+    if (!s->port_peer) return ARB_ENOMEM;
+    for (uint32_t p = 0; p < s->radix; p++)
+        s->port_peer[p] = -1;
+    for (uint32_t i = 0; i < cfg->n_peers; i++) {
+        rc = add_peer(s, cfg->peers[i].level, cfg->peers[i].index, cfg->peers[i].addr, err, errlen);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char *err,
+                      size_t errlen)
+{
+    if (!out) return ARB_EINVAL;
+    *out = NULL;
+    if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
+        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1))
+        return arb_errf(err, errlen, ARB_EINVAL, "switch: a setting is out of range");
+    arb_rt_switch *s = calloc(1, sizeof *s);
+    if (!s) return ARB_ENOMEM;
+    s->fd = -1;
+    s->cfg = *cfg;
+    int rc = setup_fabric(s, err, errlen);
+    for (uint32_t i = 0; rc == 0 && i < cfg->n_jobs; i++) {
+        if (!cfg->jobs[i].secret || !*cfg->jobs[i].secret ||
+            strlen(cfg->jobs[i].secret) > ARB_RT_SECRET_MAX) {
+            rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u has no secret (1..%d bytes)",
+                          cfg->jobs[i].id, ARB_RT_SECRET_MAX);
+            break;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (cfg->jobs[k].id == cfg->jobs[i].id)
+                rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u given twice",
+                              cfg->jobs[i].id);
+        s->jobs[i].id = cfg->jobs[i].id;
+        if (rc == 0 && rt_key(s->jobs[i].key, cfg->jobs[i].secret) < 0)
+            rc = arb_errf(err, errlen, ARB_EIO, "switch: libsodium failed to initialise");
+        s->n_jobs = i + 1;
+    }
+    struct sockaddr_in la;
+    if (rc == 0) rc = rt_addr_parse(cfg->listen, ARB_RT_PORT_DEFAULT, &la, err, errlen);
+    if (rc == 0) {
+        s->fd = rt_socket(&la, 64 << 20, err, errlen);
+        if (s->fd < 0) rc = s->fd;
+    }
+    if (rc == 0) {
+        struct sockaddr_in got;
+        socklen_t gl = sizeof got;
+        getsockname(s->fd, (struct sockaddr *)&got, &gl);
+        s->port = ntohs(got.sin_port);
+        rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed, !cfg->no_gso);
+    }
+    if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd, !cfg->no_gso);
+    if (rc == 0) {
+        arb_agg_config ac;
+        arb_agg_config_default(&ac);
+        ac.slots = cfg->slots;
+        ac.ports = s->radix;
+        ac.logger = cfg->logger;
+        rc = arb_agg_new(&s->agg, &ac);
+    }
+    if (rc < 0) {
+        arb_rt_switch_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+uint16_t arb_rt_switch_port(const arb_rt_switch *s)
+{
+    return s ? s->port : 0;
+}
+
+void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out)
+{
+    *out = s->st;
+    out->tx_pkts = s->tx.pkts;
+    out->tx_bytes = s->tx.bytes;
+    out->send_errors = s->tx.errors;
+    out->gso_sends = s->tx.gso_sends;
+    out->dropped_tx = s->tx.drops;
+    out->jobs = 0;
+    for (uint32_t i = 0; i < s->n_jobs; i++)
+        out->jobs += s->jobs[i].size != 0;
+}
+
+static struct sjob *find_job(arb_rt_switch *s, uint32_t id)
+{
+    for (uint32_t i = 0; i < s->n_jobs; i++)
+        if (s->jobs[i].id == id) return &s->jobs[i];
+    return NULL;
+}
+
+/* The job's hosts and plan (size ranks on hosts base ..). 0 or -1. */
+static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t base)
+{
+    if (j->size == size && j->base == base) return 0;
+    if (size < 2 || size > ARB_PLAN_MAX_RANKS || base > arb_topo_n_hosts(s->t) ||
+        size > arb_topo_n_hosts(s->t) - base)
+        return -1;
+    job_reset(j);
+    uint32_t ranks[ARB_PLAN_MAX_RANKS];
+    for (uint32_t r = 0; r < size; r++)
+        ranks[r] = base + r;
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.coll = ARB_COLL_ALLREDUCE;
+    pc.ranks = ranks;
+    pc.n_ranks = size;
+    pc.bytes = (uint64_t)size * 4;
+    if (arb_plan_new(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
+    j->entry = malloc(j->plan->n_trees * sizeof *j->entry);
+    j->addr = calloc(size, sizeof *j->addr);
+    j->joined = calloc(size, 1);
+    j->counter = calloc(size, sizeof *j->counter);
+    if (!j->entry || !j->addr || !j->joined || !j->counter) {
+        job_reset(j);
+        return -1;
+    }
+    for (uint32_t t = 0; t < j->plan->n_trees; t++) {
+        const arb_plan_entry *e = arb_plan_find(j->plan, t, s->node);
+        j->entry[t] = e ? (uint32_t)(e - j->plan->entries) : NONE;
+    }
+    j->size = size;
+    j->base = base;
+    return 0;
+}
+
+/* JOBINFO for job j to every peer. */
+static void announce(arb_rt_switch *s, const struct sjob *j)
+{
+    uint8_t b[RT_JOBINFO_LEN];
+    rt_hdr h = {.kind = RT_K_JOBINFO, .job = j->id, .src = RT_SWITCH_RANK};
+    rt_hdr_put(b, &h);
+    for (int k = 0; k < 4; k++) {
+        b[16 + k] = (uint8_t)(j->size >> (24 - 8 * k));
+        b[20 + k] = (uint8_t)(j->base >> (24 - 8 * k));
+    }
+    for (uint32_t i = 0; i < s->n_peers; i++)
+        rt_tx(&s->tx, &s->peer_addr[i], b, sizeof b, NULL, 0, 0);
+}
+
+static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why)
+{
+    uint8_t b[RT_HDR_LEN + 1];
+    rt_hdr h = {
+        .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
+    rt_hdr_put(b, &h);
+    b[RT_HDR_LEN] = why;
+    s->st.join_rejected++;
+    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+}
+
+static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len)
+{
+    rt_join jn;
+    if (rt_join_get(&jn, b, len) < 0) {
+        s->st.undecodable++;
+        return;
+    }
+    struct sjob *j = find_job(s, jn.job);
+    if (!j) {
+        reject(s, from, &jn, RT_REJECT_JOB);
+        return;
+    }
+    if (rt_join_verify(b, len, j->key) < 0) {
+        reject(s, from, &jn, RT_REJECT_MAC);
+        return;
+    }
+    uint32_t host = jn.base + jn.rank;
+    if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
+        host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
+        job_learn(s, j, jn.size, jn.base) < 0) {
+        reject(s, from, &jn, RT_REJECT_FIELDS);
+        return;
+    }
+    /* a counter below the last one accepted is a replay; the same counter
+     * from the same address is a retransmission */
+    if (j->joined[jn.rank] &&
+        (jn.counter < j->counter[jn.rank] ||
+         (jn.counter == j->counter[jn.rank] && !rt_addr_eq(from, &j->addr[jn.rank])))) {
+        reject(s, from, &jn, RT_REJECT_REPLAY);
+        return;
+    }
+    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) s->st.rejoins++;
+    if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) s->st.joins++;
+    j->joined[jn.rank] = 1;
+    j->counter[jn.rank] = jn.counter;
+    j->addr[jn.rank] = *from;
+    uint8_t w[RT_WELCOME_LEN];
+    rt_welcome_put(w, &jn, j->key);
+    rt_tx(&s->tx, from, w, sizeof w, NULL, 0, 0);
+    announce(s, j);
+}
+
+/* The peer index of address a, or -1. */
+static int peer_of(const arb_rt_switch *s, const struct sockaddr_in *a)
+{
+    for (uint32_t i = 0; i < s->n_peers; i++)
+        if (rt_addr_eq(&s->peer_addr[i], a)) return (int)i;
+    return -1;
+}
+
+static void on_jobinfo(arb_rt_switch *s, const struct sockaddr_in *from, const rt_hdr *h,
+                       const uint8_t *b, size_t len)
+{
+    if (peer_of(s, from) < 0) {
+        s->st.strangers++;
+        return;
+    }
+    struct sjob *j = find_job(s, h->job);
+    if (len != RT_JOBINFO_LEN || !j) {
+        if (!j)
+            s->st.unknown_job++;
+        else
+            s->st.undecodable++;
+        return;
+    }
+    uint32_t size = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    uint32_t base = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    if (job_learn(s, j, size, base) < 0) s->st.undecodable++;
+}
+
+/* A NOTICE to an address the switch does not know (it restarted, or the
+ * rank never joined): join again. Rate-limited. */
+static void notice(arb_rt_switch *s, const struct sockaddr_in *to, const rt_hdr *h, arb_time now)
+{
+    if (now - s->notice_window > ARB_PS_PER_S) {
+        s->notice_window = now;
+        s->notices = 0;
+    }
+    if (s->notices++ >= NOTICES_PER_S) return;
+    uint8_t b[RT_HDR_LEN];
+    rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
+    rt_hdr_put(b, &n);
+    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+}
+
+/* One Arbor packet in flight through the switch. */
+struct fwd {
+    struct sjob *j;
+    rt_hdr rh;
+    arb_hdr h;
+    const uint8_t *payload;
+    size_t plen;
+    int copy; /* payload must be copied (an aggregate) */
+};
+
+/* Send f out of local port p: to the rank or switch at its far end. */
+static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
+{
+    const struct sockaddr_in *to = NULL;
+    if (p < s->radix) {
+        uint32_t peer = s->ports[s->nd->first_port + p].peer;
+        if (peer < arb_topo_n_hosts(s->t)) {
+            uint32_t r = peer - f->j->base;
+            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) to = &f->j->addr[r];
+        } else if (s->port_peer[p] >= 0) {
+            to = &s->peer_addr[s->port_peer[p]];
+        }
+    }
+    if (!to) {
+        s->st.unroutable++;
+        return;
+    }
+    size_t hl = 0;
+    rt_hdr_put(s->head, &f->rh);
+    if (arb_hdr_encode(&f->h, f->plen, s->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) {
+        s->st.undecodable++;
+        return;
+    }
+    rt_tx(&s->tx, to, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
+}
+
+/* Unicast toward host `host`: down toward it when it is below, else up. */
+static void unicast(arb_rt_switch *s, const struct fwd *f, uint32_t host)
+{
+    if (arb_pgft_below(s->g, s->nd, host)) {
+        send_port(s, f, arb_pgft_down_port(s->g, s->nd, host) - s->nd->first_port);
+        return;
+    }
+    if (s->nd->n_up == 0) {
+        s->st.unroutable++;
+        return;
+    }
+    send_port(s, f, s->nd->n_down); /* up port 0 */
+}
+
+static uint64_t chan_id(const struct fwd *f)
+{
+    return (uint64_t)f->j->id << 32 | (uint64_t)f->rh.channel << 8 | f->h.message_id;
+}
+
+static const arb_plan_entry *entry_of(const arb_rt_switch *s, const struct fwd *f)
+{
+    (void)s;
+    const arb_plan *p = f->j->plan;
+    if (f->rh.channel >= p->n_channels || f->rh.sub >= p->cfg.subchannels) return NULL;
+    uint32_t e = f->j->entry[p->channels[f->rh.channel].first_tree + f->rh.sub];
+    return e == NONE ? NULL : &p->entries[e];
+}
+
+static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
+{
+    return global_port == ARB_PLAN_NONE ? NONE : global_port - s->nd->first_port;
+}
+
+/* A RESPONSE for a tree: up toward the root, or down through the
+ * aggregator (a normal credit where this switch aggregates) to every
+ * child. */
+static void on_group(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e, uint32_t in,
+                     arb_time now)
+{
+    uint32_t up = local(s, e->up_port);
+    if (up != NONE && in != up) {
+        send_port(s, f, up);
+        return;
+    }
+    if (e->aggregate && f->h.packet_type == ARB_PT_RESPONSE && f->h.credit_valid && !f->h.repair) {
+        arb_agg_result r;
+        s->st.credits++;
+        if (arb_agg_recv(s->agg, &f->h, f->payload, f->plen, chan_id(f), in, f->rh.flags & RT_F_CE,
+                         now, &r) < 0 ||
+            r.action != ARB_AGG_FORWARD) {
+            s->st.agg_drops++;
+            return;
+        }
+    }
+    const uint32_t *cp = f->j->plan->child_ports + e->first_child;
+    for (uint32_t c = 0; c < e->n_children; c++)
+        send_port(s, f, local(s, cp[c]));
+    if (e->n_children > 1) s->st.copies += e->n_children - 1;
+}
+
+/* A normal request climbing its tree. */
+static void on_request(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e, uint32_t in,
+                       uint32_t resp_host, arb_time now)
+{
+    uint32_t up = local(s, e->up_port);
+    s->st.requests++;
+    if (!e->aggregate) {
+        if (up == NONE)
+            unicast(s, f, resp_host);
+        else
+            send_port(s, f, up);
+        return;
+    }
+    arb_agg_result r;
+    if (arb_agg_recv(s->agg, &f->h, f->payload, f->plen, chan_id(f), in, f->rh.flags & RT_F_CE, now,
+                     &r) < 0) {
+        s->st.agg_drops++;
+        return;
+    }
+    switch (r.action) {
+    case ARB_AGG_CONSUMED:
+        return;
+    case ARB_AGG_DROP:
+        s->st.agg_drops++;
+        return;
+    case ARB_AGG_EMIT_MISS:
+        s->st.agg_miss++;
+        f->h = r.hdr;
+        f->payload = NULL;
+        f->plen = 0;
+        f->rh.flags = (uint8_t)(RT_F_SWITCH | (r.ce ? RT_F_CE : 0));
+        f->rh.src = RT_SWITCH_RANK;
+        unicast(s, f, resp_host);
+        return;
+    case ARB_AGG_EMIT_AGGREGATE:
+        s->st.aggregates++;
+        f->h = r.hdr;
+        f->payload = r.payload;
+        f->plen = r.payload_len;
+        f->copy = 1;
+        f->rh.flags = (uint8_t)(RT_F_SWITCH | (r.ce ? RT_F_CE : 0));
+        f->rh.src = RT_SWITCH_RANK;
+        break;
+    default: /* FORWARD: a fan-in-1 pop */
+        f->rh.flags |= RT_F_SWITCH;
+        break;
+    }
+    if (up == NONE || f->h.agg_depth == 0)
+        unicast(s, f, resp_host);
+    else
+        send_port(s, f, up);
+}
+
+static void on_arbor(arb_rt_switch *s, const struct sockaddr_in *from, const rt_hdr *rh, uint8_t *b,
+                     size_t len, arb_time now)
+{
+    struct fwd f;
+    memset(&f, 0, sizeof f);
+    f.rh = *rh;
+    f.j = find_job(s, rh->job);
+    if (!f.j || !f.j->size) {
+        s->st.unknown_job++;
+        if (f.j && peer_of(s, from) < 0) notice(s, from, rh, now);
+        return;
+    }
+    /* the arrival port: a peer switch's, or the port of an admitted rank */
+    uint32_t in;
+    int peer = peer_of(s, from);
+    if (peer >= 0) {
+        in = s->peer_port[peer];
+    } else {
+        uint32_t r = rh->src;
+        if (r >= f.j->size || !f.j->joined[r] || !rt_addr_eq(from, &f.j->addr[r])) {
+            s->st.strangers++;
+            notice(s, from, rh, now);
+            return;
+        }
+        in = arb_pgft_down_port(s->g, s->nd, f.j->base + r) - s->nd->first_port;
+    }
+    size_t off;
+    if (in == NONE || arb_hdr_decode(&f.h, b + RT_HDR_LEN, len - RT_HDR_LEN, &off) < 0) {
+        s->st.undecodable++;
+        return;
+    }
+    f.payload = b + RT_HDR_LEN + off;
+    f.plen = len - RT_HDR_LEN - off;
+    if (rh->channel >= f.j->size) {
+        s->st.unknown_channel++;
+        return;
+    }
+    uint32_t resp_host = f.j->base + rh->channel;
+    if (rh->dst_kind == 1) { /* group */
+        const arb_plan_entry *e = entry_of(s, &f);
+        if (!e || f.h.packet_type != ARB_PT_RESPONSE) {
+            s->st.unknown_channel++;
+            return;
+        }
+        on_group(s, &f, e, in, now);
+    } else if (rh->dst_kind == 0) { /* responder */
+        if (f.h.packet_type == ARB_PT_DATA_REQUEST && !f.h.repair && f.h.agg_depth > 0) {
+            const arb_plan_entry *e = entry_of(s, &f);
+            if (!e) {
+                s->st.unknown_channel++;
+                return;
+            }
+            on_request(s, &f, e, in, resp_host, now);
+        } else {
+            unicast(s, &f, resp_host);
+        }
+    } else if (rh->dst_kind == 2 && rh->dst < f.j->size) { /* member */
+        unicast(s, &f, f.j->base + rh->dst);
+    } else {
+        s->st.unknown_channel++;
+    }
+}
+
+static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
+                        arb_time now)
+{
+    rt_hdr h;
+    s->st.rx_pkts++;
+    s->st.rx_bytes += len;
+    if (rt_hdr_get(&h, b, len) < 0) {
+        s->st.undecodable++;
+        return;
+    }
+    switch (h.kind) {
+    case RT_K_ARBOR:
+        on_arbor(s, from, &h, b, len, now);
+        break;
+    case RT_K_JOIN:
+        on_join(s, from, b, len);
+        break;
+    case RT_K_JOBINFO:
+        on_jobinfo(s, from, &h, b, len);
+        break;
+    default:
+        s->st.undecodable++;
+        break;
+    }
+}
+
+void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
+                    arb_time now)
+{
+    on_datagram(s, from, b, len, now);
+}
+
+void rt_switch_flush(arb_rt_switch *s)
+{
+    rt_tx_flush(&s->tx);
+}
+
+void rt_switch_mute(arb_rt_switch *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+    s->tx.fd = -1;
+    s->rx.fd = -1;
+}
+
+const struct arb_agg *rt_switch_agg(const arb_rt_switch *s)
+{
+    return s->agg;
+}
+
+static void periodic(arb_rt_switch *s, arb_time now)
+{
+    if (now - s->last_announce < ANNOUNCE_EVERY) return;
+    s->last_announce = now;
+    for (uint32_t i = 0; i < s->n_jobs; i++)
+        if (s->jobs[i].size) announce(s, &s->jobs[i]);
+    rt_tx_flush(&s->tx);
+}
+
+int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
+{
+    if (!s) return ARB_EINVAL;
+    arb_time start = rt_now();
+    for (;;) {
+        int n = rt_rx(&s->rx);
+        arb_time now = rt_now();
+        for (int i = 0; i < n; i++)
+            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].buf, s->rx.dg[i].len, now);
+        rt_tx_flush(&s->tx);
+        periodic(s, now);
+        if (stop && *stop) return 0;
+        if (wait != ARB_TIME_NEVER && now - start >= wait) return 0;
+        if (n > 0) continue;
+        arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
+        if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
+        rt_wait_readable(s->fd, left);
+    }
+}

@@ -1,0 +1,92 @@
+# Real runtime traffic captured on loopback with tshark and dissected with the
+# project's dissector (contrib/wireshark/arbor.lua): a switch and three
+# ranks run one AllReduce and one Broadcast; every captured datagram must
+# dissect without a malformed mark, with the JOINs, WELCOMEs and the Arbor
+# packet types the protocol sends. Skipped (exit 77) where tshark (with
+# Lua) is absent or cannot capture on the loopback interface.
+. "$(dirname "$0")/lib.sh"
+
+LUA=$(cd "$(dirname "$0")/../../contrib/wireshark" && pwd)/arbor.lua
+command -v tshark >/dev/null 2>&1 || skip_all "tshark not found (install it with scripts/deps.sh)"
+tshark -v 2>/dev/null | grep -q "with Lua" || skip_all "this tshark is built without Lua"
+mkdir -p "$TMP/home"
+ts() {
+    HOME=$TMP/home XDG_CONFIG_HOME=$TMP/home/.config WIRESHARK_CONFIG_DIR=$TMP/home/ws \
+        tshark -n -X "lua_script:$LUA" "$@" 2>>"$TMP/tshark.err"
+}
+
+# A capture on loopback sees a GSO send as one unsegmented super-datagram:
+# plain sends here (--no-gso, ARBOR_GSO=0), one datagram per packet.
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port" --job 3:capture-secret --for 20 --no-gso \
+    2>"$TMP/sw.err" &
+SW=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$TMP/port" ] && break; sleep 0.1; done
+P=$(cat "$TMP/port")
+
+# Capture: can this user open the loopback interface?
+: >"$TMP/cap.err"
+tshark -i lo -f "udp port $P" -w "$TMP/cap.pcapng" -q >"$TMP/cap.out" 2>"$TMP/cap.err" &
+TS=$!
+ready=0
+for _ in $(seq 1 50); do
+    if grep -q "Capturing on" "$TMP/cap.err"; then ready=1; break; fi
+    kill -0 $TS 2>/dev/null || break
+    sleep 0.1
+done
+if [ $ready -eq 0 ]; then
+    kill $TS $SW 2>/dev/null
+    wait 2>/dev/null
+    skip_all "tshark cannot capture on lo here: $(grep -v 'Running as user' "$TMP/cap.err" | head -1)"
+fi
+sleep 0.3
+run() {
+    "$ARBOR" run -n 3 --no-gso --switch "127.0.0.1:$P" --job 3 --secret capture-secret -- "$ARBOR" bench "$@" \
+        >>"$TMP/bench.out" 2>>"$TMP/bench.err"
+}
+if run allreduce -b 12K -e 12K -n 1 -w 0 -c && run broadcast -b 20K -e 20K -n 1 -w 0 -c -r 1; then
+    pass "two collectives through the switch"
+else
+    fail "collectives" "$(cat "$TMP/bench.err")"
+fi
+sleep 0.5
+kill -INT $TS 2>/dev/null
+wait $TS 2>/dev/null
+kill $SW 2>/dev/null
+wait $SW 2>/dev/null
+
+ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -T fields -e frame.protocols -e arbor_rt.kind \
+    -e arbor.packet_type -e _ws.malformed -e _ws.expert.message >"$TMP/fields"
+n=$(grep -c . "$TMP/fields")
+if [ "$n" -ge 50 ]; then pass "captured $n datagrams"; else fail "capture" "$n frames" "$(cat "$TMP/cap.err")"; fi
+if [ "$(cut -f1 "$TMP/fields" | sort -u)" = "eth:ethertype:ip:udp:arbor" ] ||
+    [ "$(cut -f1 "$TMP/fields" | sort -u | grep -cv 'udp:arbor')" -eq 0 ]; then
+    pass "every datagram is dissected as Arbor"
+else
+    fail "protocols" "$(cut -f1 "$TMP/fields" | sort | uniq -c)"
+fi
+bad=$(awk -F'\t' '$4 != "" || $5 != ""' "$TMP/fields" | head -3)
+if [ -z "$bad" ]; then pass "no datagram is malformed"; else fail "malformed datagrams" "$bad"; fi
+# two runs of three ranks: six JOINs, six WELCOMEs
+joins=$(awk -F'\t' '$2 == 2' "$TMP/fields" | wc -l)
+welcomes=$(awk -F'\t' '$2 == 3' "$TMP/fields" | wc -l)
+if [ "$joins" -ge 6 ] && [ "$welcomes" -ge 6 ]; then
+    pass "JOIN and WELCOME dissected ($joins, $welcomes)"
+else
+    fail "join" "$joins joins, $welcomes welcomes"
+fi
+# REGISTER 0, DATA_REQUEST 1, RESPONSE 2, END 3, END_ACK 4, REGISTER_ACK 5
+types=$(awk -F'\t' '$2 == 1 { print $3 }' "$TMP/fields" | sort -un | tr '\n' ' ')
+if [ "$types" = "0 1 2 3 4 5 " ]; then
+    pass "the Arbor packets inside: types $types"
+else
+    fail "arbor types" "got: $types"
+fi
+# a request's payload decodes: 12 KiB over 3 channels is 4 KiB of f32 each
+# (and bench's own one-element f64 AllReduces of its timings)
+cnt=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -Y "arbor.packet_type == 1 && arbor.payload_valid == 1" \
+    -T fields -e arbor.payload.count | sort -u | tr '\n' ' ')
+if [ "$cnt" = "1 1024 " ]; then pass "AllReduce requests carry 1024 f32 each"; else fail "payload count" "$cnt"; fi
+has_job=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -T fields -e arbor_rt.job | sort -u | tr '\n' ' ')
+if [ "$has_job" = "3 " ]; then pass "runtime header: job 3"; else fail "job field" "$has_job"; fi
+
+finish

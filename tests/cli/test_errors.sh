@@ -1,0 +1,53 @@
+# Errors blame what the user gave: the key, value and rule, or the default
+# that conflicts with it, saying it is one; outputs are checked before a run
+# and work too large to finish is refused up front.
+. "$(dirname "$0")/lib.sh"
+
+# A failed spine leaves no tree: the failure is to blame, not arbor.root.
+expect_err "fail cuts the tree: fabric.fail" 2 \
+    "^arbor sim: -s fabric.fail: no live path from host 0 to the root" \
+    "$ARBOR" sim -s fabric.fail=switch:L1.0
+# Two ranks on one host: the host list.
+expect_err "a host twice: workload.hosts" 2 \
+    "^arbor sim: -s workload.hosts: .*ranks 0 and 1 are both on host 5" \
+    "$ARBOR" sim -s workload.hosts=5,5
+# Too many hosts for a group: the topology the user gave, ranks named as a default ...
+expect_err "too many hosts: fabric.topology, ranks as the default" 2 \
+    "^arbor sim: -s fabric.topology: 'star:300' has 300 hosts, and workload.ranks \\(default 0\\)" \
+    "$ARBOR" sim -s topology=star:300
+# ... and workload.ranks when the user set it.
+expect_err "too many ranks given: workload.ranks" 2 \
+    "^arbor sim: -s workload.ranks: 300 ranks: a group has 2..256" \
+    "$ARBOR" sim -s topology=star:300 -s workload.ranks=300
+# A size past the planner's limit says so; a ragged one says that.
+expect_err "size above 2^50" 2 \
+    "^arbor sim: -s workload.size: .*9223372036854775808 bytes is above the largest message, 2\\^50 bytes" \
+    "$ARBOR" sim -s size=9223372036854775808
+expect_err "size not whole elements" 2 \
+    "^arbor sim: -s workload.size: .*10 bytes is not a whole number of f32 elements \\(4 B each\\)" \
+    "$ARBOR" sim -s size=10
+# The 16 B header carries one slot: the field and the 20 B form are named.
+expect_err "agg_loc on the 16 B header" 2 \
+    "^arbor wire encode: agg_loc: agg_loc\\[1\\] = 2 needs the 20 B header \\(header_len=20" \
+    "$ARBOR" wire encode agg_loc=1,2
+expect_status "agg_loc with header_len=20" 0 "$ARBOR" wire encode packet_type=DATA_REQUEST \
+    offset_b=1 agg_depth=2 fanin=1,1 agg_loc=1,2 payload_len=4 header_len=20
+# A header without ']' on line 1 is reported on line 1.
+printf '[fabric\ntopology = star:4\n' >"$TMP/bad.ini"
+expect_err "broken section header" 2 "^arbor sim: $TMP/bad.ini:1: a section header without its '\\]'" \
+    "$ARBOR" sim "$TMP/bad.ini"
+# --csv to a directory that does not exist: refused before the run (nothing
+# on stdout, status 2), not after it.
+expect_err "--csv unwritable: before the run" 2 \
+    "^arbor sim: --csv: cannot write $TMP/none/x-util.csv" \
+    "$ARBOR" sim -s size=64MiB --csv "$TMP/none/x"
+expect_err "route --csv unwritable: before the run" 2 \
+    "^arbor route: --csv: cannot write $TMP/none/l.csv" \
+    "$ARBOR" route --topo kary:2,2 --routing dmodk --traffic ring --csv "$TMP/none/l.csv"
+# balls in bins past 10^9 trials x (flows + links) is refused with its size
+expect_err "bins: astronomically large refused" 2 \
+    "^arbor route: --model bins: 1.02e\\+17 draws .*the limit is 1e\\+09" \
+    "$ARBOR" route --model bins --flows 1000000000 --links 16777216 --trials 100000000
+expect_status "bins: below the limit runs" 0 \
+    "$ARBOR" route --model bins --flows 1000 --links 16 --trials 1000
+finish

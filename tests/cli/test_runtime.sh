@@ -1,0 +1,244 @@
+# The UDP runtime as processes: `arbor run`, `arbor bench`, `arbor switch`.
+# Results are checked by `arbor bench -c` (each rank compares its output with
+# a reference computed from the inputs every rank derives); failures are
+# provoked on purpose: a wrong secret, a rank killed mid-collective (the
+# others fail within their deadline, the switch keeps serving another job),
+# the switch killed and restarted mid-collective (the collective completes).
+# Everything runs on loopback and takes seconds.
+. "$(dirname "$0")/lib.sh"
+
+has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no '$3' in: $(printf '%s' "$2" | head -c 400)"; fi; }
+# rows OUT: the table rows of a bench output (lines not starting with #).
+rows() { printf '%s\n' "$1" | grep -v '^#' | grep -c .; }
+# wrong OUT: the sum of the #wrong column.
+wrong() { printf '%s\n' "$1" | grep -v '^#' | awk '{ s += $9 } END { print s + 0 }'; }
+# A free port: the switch writes the one it got.
+port_of() { for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; done; cat "$1"; }
+
+# ---- usage -------------------------------------------------------------------
+expect_err "run without -n" 2 "arbor run: give the number of ranks" "$ARBOR" run -- true
+expect_err "run -n 1" 2 "arbor run: -n '1': want 2..256 ranks" "$ARBOR" run -n 1 -- true
+expect_err "run without a command" 2 "arbor run: no COMMAND to run" "$ARBOR" run -n 2 --
+expect_err "run: unknown option" 2 "arbor run: unknown option '--bogus'" "$ARBOR" run -n 2 --bogus -- true
+expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" bench allreduce -b
+expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
+expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
+expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': not a valid value" "$ARBOR" bench allreduce -d f8
+expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
+expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
+expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
+    "$ARBOR" switch --node 2.0 --job 1:s --listen 127.0.0.1:0
+expect_err "bench without a secret" 2 "no job secret" env -u ARBOR_SECRET "$ARBOR" bench barrier
+ARBOR_SIZE=x expect_err "bench with a bad ARBOR_SIZE" 2 "ARBOR_SIZE='x': not a whole number" \
+    env ARBOR_SIZE=x "$ARBOR" bench barrier
+
+# ---- a configuration file ----------------------------------------------------
+printf '[switch]\nlisen = 127.0.0.1:0\n' >"$TMP/bad.ini"
+expect_err "config: an unknown key names file and line" 2 "bad.ini:2: unknown key 'lisen'" \
+    "$ARBOR" switch --config "$TMP/bad.ini"
+printf '[switch]\nlisten = 127.0.0.1:0\ntopo = star:8\nslots = 512\n[jobs]\n4 = from-a-file\n' \
+    >"$TMP/sw.ini"
+"$ARBOR" switch --config "$TMP/sw.ini" --port-file "$TMP/portc" --for 20 2>"$TMP/swc.err" &
+SWC=$!
+PC=$(port_of "$TMP/portc")
+out=$("$ARBOR" run -n 3 --switch "127.0.0.1:$PC" --topo star:8 --job 4 --secret from-a-file -- \
+    "$ARBOR" bench allgather -b 3K -e 3K -n 2 -w 1 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ]; then
+    pass "a switch configured from a file serves its job"
+else
+    fail "config file" "$out" "$(cat "$TMP/err" "$TMP/swc.err")"
+fi
+kill $SWC 2>/dev/null
+wait $SWC 2>/dev/null
+
+# ---- a rank that fails stops the job at once ------------------------------------
+t0=$(date +%s)
+expect_err "run: a failing rank is named, the others stopped" 1 "arbor run: rank 1 exited with status 3" \
+    "$ARBOR" run -n 3 --timeout 30s -- sh -c '[ "$ARBOR_RANK" = 1 ] && exit 3; exec "$0" bench barrier -n 1000 -w 0 >/dev/null 2>&1' "$ARBOR"
+t1=$(date +%s)
+if [ $((t1 - t0)) -le 5 ]; then pass "... within $((t1 - t0)) s, not the 30 s deadline"; else fail "run stop" "$((t1 - t0)) s"; fi
+
+# ---- every collective, checked, at 3 ranks; one at 8 -------------------------
+for c in allreduce reduce reducescatter broadcast allgather; do
+    out=$("$ARBOR" run -n 3 -- "$ARBOR" bench $c -b 1K -e 256K -f 4 -n 3 -w 1 -c -r 2 2>"$TMP/err")
+    rc=$?
+    if [ $rc -eq 0 ] && [ "$(rows "$out")" -eq 5 ] && [ "$(wrong "$out")" -eq 0 ]; then
+        pass "bench $c at 3 ranks: 5 sizes, #wrong 0"
+    else
+        fail "bench $c at 3 ranks" "status $rc" "$out" "$(cat "$TMP/err")"
+    fi
+done
+out=$("$ARBOR" run -n 8 -- "$ARBOR" bench allreduce -b 64K -e 64K -n 2 -w 1 -c -d bf16 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 1 ]; then
+    pass "bench allreduce bf16 at 8 ranks: #wrong 0"
+else
+    fail "allreduce at 8 ranks" "$out" "$(cat "$TMP/err")"
+fi
+out=$("$ARBOR" run -n 4 -- "$ARBOR" bench barrier -n 5 -w 1 2>"$TMP/err")
+has "bench barrier prints one row" "$out" "none    -1"
+
+# nccl-tests' columns: busbw = algbw x 2(n-1)/n for allreduce at 4 ranks.
+out=$("$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -b 1M -e 1M -n 3 -w 1 2>"$TMP/err")
+if printf '%s\n' "$out" | grep -v '^#' | awk '{ if ($1 != 1048576 || $2 != 262144 || $3 != "float" ||
+        $4 != "sum" || $5 != -1 || $9 != "N/A") exit 1
+        a = 1048576 / $6 / 1e3; d = $8 - 1.5 * $7; if (d < 0) d = -d
+        exit !($7 > a - 0.0006 && $7 < a + 0.0006 && d <= 0.0016) }'; then
+    pass "bench columns: size, count, type, redop, root, algbw = size / time, busbw = 1.5 algbw"
+else
+    fail "bench columns" "$out"
+fi
+
+# ---- loss on every send of ranks and switch -----------------------------------
+out=$("$ARBOR" run -n 4 --drop 0.02 --switch-drop 0.02 --seed 3 -- \
+    "$ARBOR" bench allreduce -b 4K -e 1M -f 4 -n 3 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 5 ]; then
+    pass "2% loss on ranks and switch: every allreduce exact"
+else
+    fail "loss" "$out" "$(cat "$TMP/err")"
+fi
+
+# ---- a multi-tier fabric -----------------------------------------------------
+out=$("$ARBOR" run -n 4 --topo leafspine:2,2,1 -- "$ARBOR" bench reducescatter -b 4K -e 64K -f 4 -n 2 -w 1 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ]; then
+    pass "three switches (leafspine:2,2,1): reducescatter exact"
+else
+    fail "leafspine" "$out" "$(cat "$TMP/err")"
+fi
+
+# ---- three switch processes forming a tree ------------------------------------
+# Each must know the others' addresses when it starts: ports from this shell's
+# pid, away from the ephemeral range.
+B=$((20000 + $$ % 20000))
+LS="--topo leafspine:2,2,1 --job 6:tree --for 30"
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 1.0 --listen 127.0.0.1:$B --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l0.err" &
+T0=$!
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 1.1 --listen 127.0.0.1:$((B + 1)) --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l1.err" &
+T1=$!
+# shellcheck disable=SC2086
+"$ARBOR" switch $LS --node 2.0 --listen 127.0.0.1:$((B + 2)) --peer 1.0=127.0.0.1:$B \
+    --peer 1.1=127.0.0.1:$((B + 1)) 2>"$TMP/sp.err" &
+T2=$!
+sleep 0.3
+for r in 0 1 2 3; do
+    env ARBOR_RANK=$r ARBOR_SIZE=4 ARBOR_SWITCH=127.0.0.1:$((B + r / 2)) ARBOR_JOB=6 ARBOR_SECRET=tree \
+        ARBOR_TOPO=leafspine:2,2,1 ARBOR_TIMEOUT=20s "$ARBOR" bench allreduce -b 64K -e 1M -f 4 \
+        -n 3 -w 1 -c >"$TMP/t$r.out" 2>"$TMP/t$r.err" &
+    eval "TR$r=\$!"
+done
+ok=0
+for r in 0 1 2 3; do eval "wait \$TR$r" && ok=$((ok + 1)); done
+kill $T0 $T1 $T2 2>/dev/null
+wait $T0 $T1 $T2 2>/dev/null
+if [ $ok -eq 4 ] && [ "$(wrong "$(cat "$TMP/t0.out")")" -eq 0 ] && [ "$(rows "$(cat "$TMP/t0.out")")" -eq 3 ] &&
+    grep -q "aggregates=[1-9]" "$TMP/sp.err" && grep -q "aggregates=[1-9]" "$TMP/l1.err"; then
+    pass "three switch processes (two leaves, a spine): allreduce exact, spine and leaf aggregate"
+else
+    fail "switch processes" "$ok ranks exited 0" "$(cat "$TMP/t0.out" "$TMP/t0.err" "$TMP/sp.err")"
+fi
+
+# ---- admission: a wrong secret -------------------------------------------------
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port1" --job 1:right --job 2:other \
+    --for 30 2>"$TMP/sw1.err" &
+SW1=$!
+P1=$(port_of "$TMP/port1")
+env ARBOR_RANK=0 ARBOR_SIZE=2 ARBOR_SWITCH=127.0.0.1:$P1 ARBOR_JOB=1 ARBOR_SECRET=wrong \
+    ARBOR_TIMEOUT=3s "$ARBOR" bench barrier >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "MAC did not verify (wrong secret)" "$TMP/err"; then
+    pass "a wrong secret is refused with a clear error"
+else
+    fail "wrong secret" "status $rc" "$(cat "$TMP/err")"
+fi
+env ARBOR_RANK=0 ARBOR_SIZE=2 ARBOR_SWITCH=127.0.0.1:$P1 ARBOR_JOB=9 ARBOR_SECRET=right \
+    ARBOR_TIMEOUT=3s "$ARBOR" bench barrier >"$TMP/out" 2>"$TMP/err"
+if [ $? -eq 1 ] && grep -q "admits no such job" "$TMP/err"; then
+    pass "an unknown job is refused"
+else
+    fail "unknown job" "$(cat "$TMP/err")"
+fi
+
+# ---- a rank killed mid-collective; another job on the same switch -------------
+rank() { # JOB RANK SIZE SECRET ARGS...: a rank of a job on switch 1, in the background
+    j=$1 r=$2 n=$3 s=$4
+    shift 4
+    env ARBOR_RANK=$r ARBOR_SIZE=$n ARBOR_SWITCH=127.0.0.1:$P1 ARBOR_JOB=$j ARBOR_SECRET=$s \
+        ARBOR_TIMEOUT=3s "$ARBOR" bench "$@" >"$TMP/j$j.r$r.out" 2>"$TMP/j$j.r$r.err" &
+}
+rank 1 0 3 right allreduce -b 8M -e 8M -n 500 -w 0
+R0=$!
+rank 1 1 3 right allreduce -b 8M -e 8M -n 500 -w 0
+R1=$!
+rank 1 2 3 right allreduce -b 8M -e 8M -n 500 -w 0
+R2=$!
+sleep 1
+kill -9 $R2 2>/dev/null
+t0=$(date +%s)
+wait $R0
+rc0=$?
+wait $R1
+rc1=$?
+t1=$(date +%s)
+# the deadline is 3 s: a failed call, then the process exits (no lingering after a failure)
+if [ $rc0 -eq 1 ] && [ $rc1 -eq 1 ] && [ $((t1 - t0)) -le 8 ]; then
+    pass "rank 2 killed: ranks 0 and 1 exit 1 within the deadline ($((t1 - t0)) s)"
+else
+    fail "killed rank" "status $rc0 $rc1 after $((t1 - t0)) s" "$(cat "$TMP/j1.r0.err")"
+fi
+# rank 2 among those named (a rank waiting on rank 2 may go silent on our channel too)
+if grep -Eq "never answered: ([0-9]+,)*2(,[0-9]+)*\$|rank 2 never answered|(since it started from|silent for 1 s): ([0-9]+,)*2(,[0-9]+)*\$" "$TMP/j1.r0.err" &&
+    grep -Eq "allreduce \(message [0-9]+\) (failed|timed out)" "$TMP/j1.r0.err"; then
+    pass "the error names what was lost: $(head -c 160 "$TMP/j1.r0.err")"
+else
+    fail "killed rank message" "$(cat "$TMP/j1.r0.err")"
+fi
+rank 2 0 2 other allreduce -b 4K -e 256K -f 4 -n 2 -w 1 -c
+Q0=$!
+rank 2 1 2 other allreduce -b 4K -e 256K -f 4 -n 2 -w 1 -c
+Q1=$!
+wait $Q0
+q0=$?
+wait $Q1
+q1=$?
+if [ $q0 -eq 0 ] && [ $q1 -eq 0 ] && [ "$(wrong "$(cat "$TMP/j2.r0.out")")" -eq 0 ]; then
+    pass "the switch keeps serving another job"
+else
+    fail "other job" "status $q0 $q1" "$(cat "$TMP/j2.r0.out" "$TMP/j2.r0.err")"
+fi
+kill $SW1 2>/dev/null
+wait $SW1 2>/dev/null
+has "switch prints its counters at exit" "$(cat "$TMP/sw1.err")" "join_rejected=2"
+
+# ---- the switch killed and restarted mid-collective -----------------------------
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port2" --job 5:s --for 30 2>"$TMP/sw2.err" &
+SW2=$!
+P2=$(port_of "$TMP/port2")
+for r in 0 1 2; do
+    env ARBOR_RANK=$r ARBOR_SIZE=3 ARBOR_SWITCH=127.0.0.1:$P2 ARBOR_JOB=5 ARBOR_SECRET=s \
+        ARBOR_TIMEOUT=20s "$ARBOR" bench allreduce -b 16M -e 16M -n 20 -w 0 -c \
+        >"$TMP/k$r.out" 2>"$TMP/k$r.err" &
+    eval "K$r=\$!"
+done
+sleep 0.5
+kill -9 $SW2
+wait $SW2 2>/dev/null
+sleep 0.2
+"$ARBOR" switch --listen 127.0.0.1:$P2 --job 5:s --for 30 2>"$TMP/sw3.err" &
+SW3=$!
+ok=0
+for r in 0 1 2; do
+    eval "wait \$K$r" && ok=$((ok + 1))
+done
+kill $SW3 2>/dev/null
+wait $SW3 2>/dev/null
+# the restarted switch knows nothing: it served the ranks only because they
+# joined it again (3 or more joins), and it aggregated
+if [ $ok -eq 3 ] && [ "$(wrong "$(cat "$TMP/k0.out")")" -eq 0 ] && grep -Eq " joins=([3-9]|[1-9][0-9]+) " "$TMP/sw3.err" &&
+    grep -q "aggregates=[1-9]" "$TMP/sw3.err"; then
+    pass "switch restarted mid-collective: the ranks joined again and finished exactly ($(grep -o ' joins=[0-9]*' "$TMP/sw3.err"))"
+else
+    fail "switch restart" "$ok ranks exited 0" "$(cat "$TMP/k0.out" "$TMP/k0.err" "$TMP/sw3.err")"
+fi
+
+finish

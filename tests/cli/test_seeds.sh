@@ -1,0 +1,39 @@
+# arbor sim --seeds A..B: the runs are those of --seed A, ..., --seed B, and
+# the summary is their mean, sample standard deviation and the 95% CI of the
+# mean with Student's t, computed here from the single runs.
+. "$(dirname "$0")/lib.sh"
+
+set -- -s topology=star:4 -s workload.kind=incast -s senders=3 -s receiver=0 -s size=200KB \
+    -s transport.rto=30us -s loss=0.01
+fig() { grep -o "\"$1\":[-0-9.e+]*" | head -1 | cut -d: -f2; }
+for s in 1 2 3 4; do
+    "$ARBOR" sim "$@" --seed $s --json --quiet | fig sim_time_us >>"$TMP/single"
+done
+"$ARBOR" sim "$@" --seeds 1..4 --json --quiet >"$TMP/seeds.json"
+rc=$?
+if [ $rc -eq 0 ]; then pass "--seeds 1..4 runs"; else fail "--seeds 1..4 runs" "status $rc"; fi
+runs=$(grep -o '"sim_time_us":[-0-9.e+]*' "$TMP/seeds.json" | head -4 | cut -d: -f2)
+if [ "$(echo "$runs" | awk '{printf "%.6f\n", $1}')" = "$(awk '{printf "%.6f\n", $1}' "$TMP/single")" ]
+then
+    pass "run k is the run of --seed k"
+else
+    fail "run k is the run of --seed k" "$runs" "$(cat "$TMP/single")"
+fi
+# mean, sd (n - 1), ci95 = t(0.975, 3) x sd / sqrt(4), t = 3.182
+want=$(awk '{ x[NR] = $1; s += $1 } END { m = s / NR; for (i = 1; i <= NR; i++) v += (x[i] - m) ^ 2
+    sd = sqrt(v / (NR - 1)); printf "%.6f %.6f %.6f", m, sd, 3.182 * sd / sqrt(NR) }' "$TMP/single")
+got=$(grep -o '"summary":{.*' "$TMP/seeds.json" | grep -o '"sim_time_us":{[^}]*}' |
+    sed 's/.*"mean":\([^,]*\),"sd":\([^,]*\),"ci95":\([^,]*\),.*/\1 \2 \3/')
+if awk -v w="$want" -v g="$got" 'BEGIN { split(w, a, " "); split(g, b, " ")
+        for (i = 1; i <= 3; i++) { d = a[i] - b[i]; if (d < 0) d = -d; if (d > 1e-5 * (1 + a[i])) exit 1 }
+        exit 0 }'; then
+    pass "mean, sd and 95% CI of sim_time_us: $got"
+else
+    fail "mean, sd and 95% CI of sim_time_us" "want $want" "got  $got"
+fi
+"$ARBOR" sim "$@" --seeds 1..4 --quiet >"$TMP/text"
+if grep -q "^4 runs of (built-in), seeds 1..4" "$TMP/text" && grep -q "^sim_time_us " "$TMP/text"
+then pass "text summary"; else fail "text summary" "$(cat "$TMP/text")"; fi
+expect_err "--seeds B below A" 2 "sim: --seeds: .4..1. is not A..B" "$ARBOR" sim --seeds 4..1
+expect_err "--seeds with --csv" 2 "not with --csv" "$ARBOR" sim --seeds 1..2 --csv "$TMP/x"
+finish

@@ -1,0 +1,661 @@
+/*
+ * The runtime on loopback: a software switch and N ranks, each in its own
+ * thread of this process with its own socket (a communicator is used by
+ * one thread; distinct ones are independent). Every collective and dtype
+ * at 2, 3, 4 and 8 ranks is compared with a reference computed here; loss
+ * is injected on the ranks' and the switch's sends; admission is checked
+ * with wrong secrets and strangers.
+ *
+ * Inputs: rank r's element i of dtype d is a small integer v(r, i) in
+ * [-8, 8] (exact in every dtype, so every order of summation gives the
+ * same result for up to 8 ranks: 8 x 8 = 64 < 2^8, bf16's significand),
+ * and, for the float tolerance test, fractions in (-1, 1).
+ */
+#include "arbor/reduce.h"
+#include "arbor/rt.h"
+#include "arbor/topo.h"
+#include "testkit.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECRET "test secret"
+
+/* ---- the switch in a thread ------------------------------------------ */
+
+struct sw {
+    arb_rt_switch *s;
+    volatile int stop;
+    pthread_t t;
+    char addr[32];
+};
+
+static void *sw_main(void *arg)
+{
+    struct sw *w = arg;
+    arb_rt_switch_run(w->s, ARB_TIME_NEVER, &w->stop);
+    return NULL;
+}
+
+static int g_no_gso; /* plain sendmmsg / recvmmsg in the next switches and ranks */
+
+static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, uint32_t level,
+                   uint32_t index)
+{
+    arb_rt_switch_config cfg;
+    arb_rt_switch_config_default(&cfg);
+    cfg.listen = "127.0.0.1:0";
+    if (topo) cfg.topo = topo;
+    cfg.level = level;
+    cfg.index = index;
+    cfg.no_gso = g_no_gso;
+    cfg.drop = drop;
+    cfg.seed = 7;
+    for (uint32_t j = 0; j < jobs; j++) {
+        cfg.jobs[j].id = 1 + j;
+        cfg.jobs[j].secret = SECRET;
+    }
+    cfg.n_jobs = jobs;
+    char err[200];
+    memset(w, 0, sizeof *w);
+    if (arb_rt_switch_new(&w->s, &cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "switch: %s\n", err);
+        return -1;
+    }
+    snprintf(w->addr, sizeof w->addr, "127.0.0.1:%u", arb_rt_switch_port(w->s));
+    return 0;
+}
+
+static int sw_start(struct sw *w, double drop, uint32_t jobs)
+{
+    if (sw_make(w, drop, jobs, NULL, 1, 0) < 0) return -1;
+    return pthread_create(&w->t, NULL, sw_main, w) == 0 ? 0 : -1;
+}
+
+static void sw_stop(struct sw *w)
+{
+    w->stop = 1;
+    pthread_join(w->t, NULL);
+    arb_rt_switch_free(w->s);
+}
+
+/* ---- ranks in threads -------------------------------------------------- */
+
+struct rank;
+typedef int (*body_fn)(struct rank *k, arb_rt_comm *c);
+
+struct rank {
+    uint32_t rank, size, job;
+    const char *sw;
+    const char *topo;
+    const char *secret;
+    double drop;
+    arb_time timeout;
+    body_fn body;
+    int rc;      /* comm_new's */
+    int body_rc; /* the body's: 0 or the number of wrong elements, or an error */
+    char err[256];
+    pthread_t t;
+};
+
+static void *rank_main(void *arg)
+{
+    struct rank *k = arg;
+    arb_rt_config cfg;
+    arb_rt_config_default(&cfg);
+    cfg.rank = k->rank;
+    cfg.size = k->size;
+    cfg.sw = k->sw;
+    if (k->topo) cfg.topo = k->topo;
+    cfg.job = k->job ? k->job : 1;
+    cfg.secret = k->secret ? k->secret : SECRET;
+    cfg.bind = "127.0.0.1:0";
+    cfg.drop = k->drop;
+    cfg.seed = 11;
+    cfg.timeout = k->timeout ? k->timeout : 20 * ARB_PS_PER_S;
+    cfg.no_gso = g_no_gso;
+    arb_rt_comm *c;
+    k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
+    if (k->rc < 0) return NULL;
+    k->body_rc = k->body(k, c);
+    if (k->body_rc < 0) snprintf(k->err, sizeof k->err, "%s", arb_rt_errmsg(c));
+    arb_rt_comm_free(c);
+    return NULL;
+}
+
+/* Run body on n ranks of job `job`, rank r through switch address swv[r]
+ * on fabric topo (NULL: star); 0 when every rank joined and its body
+ * returned 0. */
+static int run_ranks_on(const char *const *swv, const char *topo, uint32_t n, uint32_t job,
+                        double drop, body_fn body)
+{
+    struct rank k[16];
+    memset(k, 0, sizeof k);
+    for (uint32_t r = 0; r < n; r++) {
+        k[r].rank = r;
+        k[r].size = n;
+        k[r].job = job;
+        k[r].sw = swv[r];
+        k[r].topo = topo;
+        k[r].drop = drop;
+        k[r].body = body;
+        pthread_create(&k[r].t, NULL, rank_main, &k[r]);
+    }
+    int bad = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        pthread_join(k[r].t, NULL);
+        if (k[r].rc < 0 || k[r].body_rc != 0) {
+            fprintf(stderr, "  rank %u of %u: join %d, body %d: %s\n", r, n, k[r].rc, k[r].body_rc,
+                    k[r].err);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static int run_ranks(const char *sw, uint32_t n, uint32_t job, double drop, body_fn body)
+{
+    const char *swv[16];
+    for (uint32_t r = 0; r < n; r++)
+        swv[r] = sw;
+    return run_ranks_on(swv, NULL, n, job, drop, body);
+}
+
+/* ---- a fabric of switches ---------------------------------------------- */
+
+struct fabric {
+    arb_topo *t;
+    struct sw sw[16];
+    uint32_t node[16];
+    uint32_t n;
+};
+
+/* One switch thread per switch of topo, each knowing every other. */
+static int fabric_start(struct fabric *f, const char *topo, double drop)
+{
+    memset(f, 0, sizeof *f);
+    char err[200];
+    if (arb_topo_new(&f->t, topo, NULL, err, sizeof err) < 0) return -1;
+    unsigned h = arb_topo_height(f->t);
+    uint32_t lv[16], ix[16];
+    for (unsigned l = 1; l <= h; l++)
+        for (uint32_t i = 0; i < arb_topo_level_size(f->t, l) && f->n < 16; i++) {
+            lv[f->n] = l;
+            ix[f->n] = i;
+            f->node[f->n] = arb_topo_node_id(f->t, l, i);
+            if (sw_make(&f->sw[f->n], drop, 1, topo, l, i) < 0) return -1;
+            f->n++;
+        }
+    for (uint32_t a = 0; a < f->n; a++)
+        for (uint32_t b = 0; b < f->n; b++)
+            if (a != b && arb_rt_switch_add_peer(f->sw[a].s, lv[b], ix[b], f->sw[b].addr, err,
+                                                 sizeof err) < 0)
+                return -1;
+    for (uint32_t a = 0; a < f->n; a++)
+        pthread_create(&f->sw[a].t, NULL, sw_main, &f->sw[a]);
+    return 0;
+}
+
+/* The address of the leaf switch of host j. */
+static const char *fabric_leaf(const struct fabric *f, uint32_t j)
+{
+    const arb_node *h = arb_topo_node(f->t, j);
+    uint32_t leaf = arb_topo_port(f->t, h->first_up)->peer;
+    for (uint32_t a = 0; a < f->n; a++)
+        if (f->node[a] == leaf) return f->sw[a].addr;
+    return "?";
+}
+
+static void fabric_stop(struct fabric *f)
+{
+    for (uint32_t a = 0; a < f->n; a++)
+        sw_stop(&f->sw[a]);
+    arb_topo_free(f->t);
+}
+
+/* ---- values and references ------------------------------------------- */
+
+static int32_t v(uint32_t r, uint64_t i)
+{
+    return (int32_t)((7u * r + 13u * (uint32_t)(i % 17u)) % 17u) - 8;
+}
+
+static void put(uint8_t *d, arb_dtype dt, double x)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h = arb_f32_to_f16((float)x);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h = arb_f32_to_bf16((float)x);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_F32: {
+        float f = (float)x;
+        memcpy(d, &f, 4);
+        break;
+    }
+    case ARB_DTYPE_F64:
+        memcpy(d, &x, 8);
+        break;
+    case ARB_DTYPE_I32: {
+        int32_t y = (int32_t)x;
+        memcpy(d, &y, 4);
+        break;
+    }
+    default: {
+        int64_t y = (int64_t)x;
+        memcpy(d, &y, 8);
+        break;
+    }
+    }
+}
+
+static double get(const uint8_t *d, arb_dtype dt)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_f16_to_f32(h);
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_bf16_to_f32(h);
+    }
+    case ARB_DTYPE_F32: {
+        float f;
+        memcpy(&f, d, 4);
+        return f;
+    }
+    case ARB_DTYPE_F64: {
+        double x;
+        memcpy(&x, d, 8);
+        return x;
+    }
+    case ARB_DTYPE_I32: {
+        int32_t x;
+        memcpy(&x, d, 4);
+        return x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, d, 8);
+        return (double)x;
+    }
+    }
+}
+
+/* op over ranks 0..n-1 of v(r, i). */
+static double ref(arb_op op, uint32_t n, uint64_t i)
+{
+    double acc = v(0, i);
+    for (uint32_t r = 1; r < n; r++) {
+        double x = v(r, i);
+        acc = op == ARB_OP_SUM   ? acc + x
+              : op == ARB_OP_MAX ? (x > acc ? x : acc)
+                                 : (x < acc ? x : acc);
+    }
+    return acc;
+}
+
+static void fill(uint8_t *b, arb_dtype dt, uint32_t r, uint64_t first, size_t count)
+{
+    size_t es = arb_dtype_size(dt);
+    for (size_t i = 0; i < count; i++)
+        put(b + i * es, dt, v(r, first + i));
+}
+
+/* ---- one rank's work: every collective, every dtype ------------------- */
+
+static size_t g_count = 3000; /* elements: several packets for the wide types */
+static arb_op g_op = ARB_OP_SUM;
+
+static int all_collectives(struct rank *k, arb_rt_comm *c)
+{
+    uint32_t n = k->size, me = k->rank;
+    size_t count = g_count;
+    int wrong = 0;
+    for (int dt = 0; dt < ARB_DTYPE_COUNT; dt++) {
+        size_t es = arb_dtype_size(dt);
+        uint8_t *send = malloc(count * n * es), *recv = malloc(count * n * es);
+        if (!send || !recv) return ARB_ENOMEM;
+        /* allreduce */
+        fill(send, dt, me, 0, count);
+        memset(recv, 0x55, count * es);
+        int rc = arb_rt_allreduce(c, send, recv, count, dt, g_op);
+        if (rc < 0) return rc;
+        for (size_t i = 0; i < count; i++)
+            wrong += get(recv + i * es, dt) != ref(g_op, n, i);
+        /* reduce to the last rank */
+        memset(recv, 0x55, count * es);
+        rc = arb_rt_reduce(c, send, recv, count, dt, g_op, n - 1);
+        if (rc < 0) return rc;
+        if (me == n - 1)
+            for (size_t i = 0; i < count; i++)
+                wrong += get(recv + i * es, dt) != ref(g_op, n, i);
+        /* reducescatter: block b of rank r's input is v(r, b count + i) */
+        fill(send, dt, me, 0, count * n);
+        memset(recv, 0x55, count * es);
+        rc = arb_rt_reducescatter(c, send, recv, count, dt, g_op);
+        if (rc < 0) return rc;
+        for (size_t i = 0; i < count; i++)
+            wrong += get(recv + i * es, dt) != ref(g_op, n, (uint64_t)me * count + i);
+        /* broadcast from rank 1 */
+        if (me == 1)
+            fill(recv, dt, 1, 0, count);
+        else
+            memset(recv, 0x55, count * es);
+        rc = arb_rt_broadcast(c, recv, count, dt, 1);
+        if (rc < 0) return rc;
+        for (size_t i = 0; i < count; i++)
+            wrong += get(recv + i * es, dt) != v(1, i);
+        /* allgather: block r = rank r's input */
+        fill(send, dt, me, 0, count);
+        memset(recv, 0x55, count * n * es);
+        rc = arb_rt_allgather(c, send, recv, count, dt);
+        if (rc < 0) return rc;
+        for (uint32_t r = 0; r < n; r++)
+            for (size_t i = 0; i < count; i++)
+                wrong += get(recv + (r * count + i) * es, dt) != v(r, i);
+        rc = arb_rt_barrier(c);
+        if (rc < 0) return rc;
+        free(send);
+        free(recv);
+    }
+    return wrong;
+}
+
+/* Every collective and dtype, SUM, at 2, 3, 4 and 8 ranks on one switch. */
+TEST(collectives_2_3_4_8)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 3000;
+    g_op = ARB_OP_SUM;
+    static const uint32_t sizes[] = {2, 3, 4, 8};
+    for (int i = 0; i < 4; i++) {
+        int bad = run_ranks(w.addr, sizes[i], 1, 0, all_collectives);
+        if (bad) fprintf(stderr, "  %u ranks: %d ranks wrong\n", sizes[i], bad);
+        CHECK(bad == 0);
+    }
+    sw_stop(&w);
+}
+
+/* MAX and MIN at 3 ranks; a count that is not a multiple of the ranks. */
+TEST(max_min)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 2049;
+    g_op = ARB_OP_MAX;
+    CHECK(run_ranks(w.addr, 3, 1, 0, all_collectives) == 0);
+    g_op = ARB_OP_MIN;
+    CHECK(run_ranks(w.addr, 3, 1, 0, all_collectives) == 0);
+    g_op = ARB_OP_SUM;
+    sw_stop(&w);
+}
+
+/* Without UDP GSO and GRO (plain sendmmsg / recvmmsg), every collective at
+ * 3 ranks; with them, the switch coalesced some sends (where the kernel has
+ * UDP GSO: it is counted, not required). */
+TEST(without_gso)
+{
+    struct sw w;
+    g_no_gso = 1;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 3000;
+    CHECK(run_ranks(w.addr, 3, 1, 0, all_collectives) == 0);
+    w.stop = 1;
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    CHECK_EQ_U(st.gso_sends, 0);
+    arb_rt_switch_free(w.s);
+    g_no_gso = 0;
+}
+
+/* Loss on every send of the ranks (2%) and of the switch (2%): every
+ * collective still completes with exact results. */
+TEST(loss)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0.02, 1) == 0);
+    g_count = 5000;
+    CHECK(run_ranks(w.addr, 4, 1, 0.02, all_collectives) == 0);
+    sw_stop(&w);
+}
+
+/* ---- non-blocking ---------------------------------------------------- */
+
+/* Three calls in flight at once (AllReduce i64, Broadcast f16 from rank 2,
+ * AllGather i32), completed by arb_rt_test polling and by arb_rt_wait in
+ * another order than they were started; an AllReduce in place; then 8
+ * barriers posted at once. */
+static int nonblocking(struct rank *k, arb_rt_comm *c)
+{
+    uint32_t n = k->size, me = k->rank;
+    size_t count = 4000;
+    int64_t *ar_in = malloc(count * 8), *ar_out = malloc(count * 8);
+    uint16_t *bc = malloc(count * 2);
+    int32_t *ag_in = malloc(count * 4), *ag_out = malloc(count * n * 4);
+    if (!ar_in || !ar_out || !bc || !ag_in || !ag_out) return ARB_ENOMEM;
+    fill((uint8_t *)ar_in, ARB_DTYPE_I64, me, 0, count);
+    if (me == 2)
+        fill((uint8_t *)bc, ARB_DTYPE_F16, 2, 0, count);
+    else
+        memset(bc, 0, count * 2);
+    fill((uint8_t *)ag_in, ARB_DTYPE_I32, me, 0, count);
+    arb_rt_request *r[3], *b[8];
+    int rc = arb_rt_iallreduce(c, ar_in, ar_out, count, ARB_DTYPE_I64, ARB_OP_SUM, &r[0]);
+    if (rc == 0) rc = arb_rt_ibroadcast(c, bc, count, ARB_DTYPE_F16, 2, &r[1]);
+    if (rc == 0) rc = arb_rt_iallgather(c, ag_in, ag_out, count, ARB_DTYPE_I32, &r[2]);
+    if (rc < 0) return rc;
+    int done = 0;
+    for (int spins = 0; !done && spins < 200000; spins++)
+        if ((rc = arb_rt_test(r[2], &done)) < 0) return rc;
+    if (!done) return -100; /* never completed by polling */
+    if ((rc = arb_rt_wait(r[2])) < 0 || (rc = arb_rt_wait(r[1])) < 0 ||
+        (rc = arb_rt_wait(r[0])) < 0)
+        return rc;
+    int wrong = 0;
+    for (size_t i = 0; i < count; i++) {
+        wrong += get((uint8_t *)&ar_out[i], ARB_DTYPE_I64) != ref(ARB_OP_SUM, n, i);
+        wrong += get((uint8_t *)&bc[i], ARB_DTYPE_F16) != v(2, i);
+        for (uint32_t q = 0; q < n; q++)
+            wrong += get((uint8_t *)&ag_out[q * count + i], ARB_DTYPE_I32) != v(q, i);
+    }
+    /* in place: send == recv */
+    fill((uint8_t *)ag_in, ARB_DTYPE_I32, me, 0, count);
+    if (rc == 0) rc = arb_rt_allreduce(c, ag_in, ag_in, count, ARB_DTYPE_I32, ARB_OP_MAX);
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        wrong += get((uint8_t *)&ag_in[i], ARB_DTYPE_I32) != ref(ARB_OP_MAX, n, i);
+    for (int i = 0; i < 8 && rc == 0; i++)
+        rc = arb_rt_ibarrier(c, &b[i]);
+    for (int i = 7; i >= 0 && rc == 0; i--)
+        rc = arb_rt_wait(b[i]);
+    free(ar_in);
+    free(ar_out);
+    free(bc);
+    free(ag_in);
+    free(ag_out);
+    return rc < 0 ? rc : wrong;
+}
+
+TEST(nonblocking_calls)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 4, 1, 0, nonblocking) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0.02, nonblocking) == 0);
+    sw_stop(&w);
+}
+
+/* ---- fractions: the documented float tolerance -------------------------- */
+
+/* Rank r's fraction i in (-1, 1), the same on every rank (a hash). */
+static double frac(uint32_t r, uint64_t i)
+{
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(r + 1) * 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 31;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 29;
+    return (double)(x >> 11) / (double)(1ull << 53) * 2 - 1;
+}
+
+/* Every rank's fractions rounded to dt, as they go on the wire. */
+static double rounded(arb_dtype dt, uint32_t r, uint64_t i)
+{
+    uint8_t b[8];
+    put(b, dt, frac(r, i));
+    return get(b, dt);
+}
+
+static int float_sums(struct rank *k, arb_rt_comm *c)
+{
+    static const int bits[4] = {11, 8, 24, 53}; /* significand bits: f16 bf16 f32 f64 */
+    uint32_t n = k->size;
+    size_t count = 5000;
+    int wrong = 0;
+    for (int dt = ARB_DTYPE_F16; dt <= ARB_DTYPE_F64; dt++) {
+        size_t es = arb_dtype_size(dt);
+        uint8_t *send = malloc(count * es), *recv = malloc(count * es);
+        if (!send || !recv) return ARB_ENOMEM;
+        for (size_t i = 0; i < count; i++)
+            put(send + i * es, dt, frac(k->rank, i));
+        int rc = arb_rt_allreduce(c, send, recv, count, dt, ARB_OP_SUM);
+        if (rc < 0) return rc;
+        double u = ldexp(1.0, -bits[dt]);
+        for (size_t i = 0; i < count; i++) {
+            double sum = 0, mag = 0;
+            for (uint32_t r = 0; r < n; r++) {
+                double x = rounded(dt, r, i);
+                sum += x;
+                mag += fabs(x);
+            }
+            /* n - 1 additions in some order, each rounded to the format
+             * (docs/reduce.md): |error| <= (n - 1) u sum|x|; one u more for
+             * the reference's own double sum */
+            double tol = ((double)(n - 1) * u + ldexp(1.0, -52)) * mag;
+            wrong += !(fabs(get(recv + i * es, dt) - sum) <= tol);
+        }
+        free(send);
+        free(recv);
+    }
+    return wrong;
+}
+
+/* Fractions in (-1, 1): sums within (n - 1) u sum|x| of the exact one, for
+ * each float format (u = 2^-p, p its significand bits), at 3 and 8 ranks. */
+TEST(float_tolerance)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0, float_sums) == 0);
+    CHECK(run_ranks(w.addr, 8, 1, 0, float_sums) == 0);
+    sw_stop(&w);
+}
+
+/* ---- admission: strangers, bad secrets --------------------------------- */
+
+static int one_barrier(struct rank *k, arb_rt_comm *c)
+{
+    (void)k;
+    return arb_rt_barrier(c);
+}
+
+/* A rank with the wrong secret is refused; a job of two ranks runs; then a
+ * socket that never joined sends the switch junk and Arbor packets that
+ * would be valid from a member: the switch drops and counts each. */
+TEST(strangers)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    struct rank bad;
+    memset(&bad, 0, sizeof bad);
+    bad.rank = 0;
+    bad.size = 2;
+    bad.sw = w.addr;
+    bad.secret = "not the secret";
+    bad.timeout = 2 * ARB_PS_PER_S;
+    bad.body = one_barrier;
+    rank_main(&bad);
+    CHECK(bad.rc == ARB_ESTATE);
+    CHECK(strstr(bad.err, "wrong secret") != NULL);
+    CHECK(run_ranks(w.addr, 2, 1, 0, one_barrier) == 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(0x7F000001);
+    to.sin_port = htons(arb_rt_switch_port(w.s));
+    /* a REGISTER from "rank 1" of job 1, but from an address that never joined */
+    static const uint8_t reg[] = {0x41, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0,
+                                  0x84, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    static const uint8_t junk[] = {0x41, 1, 2};
+    static const uint8_t notrt[] = {0x84, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    for (int i = 0; i < 5; i++) {
+        sendto(fd, reg, sizeof reg, 0, (struct sockaddr *)&to, sizeof to);
+        sendto(fd, junk, sizeof junk, 0, (struct sockaddr *)&to, sizeof to);
+        sendto(fd, notrt, sizeof notrt, 0, (struct sockaddr *)&to, sizeof to);
+    }
+    close(fd);
+    nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL); /* the switch reads them */
+    w.stop = 1; /* stop serving, then read its counters */
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    CHECK_EQ_U(st.strangers, 5);
+    CHECK_EQ_U(st.undecodable, 10);
+    CHECK(st.join_rejected >= 1);
+    CHECK_EQ_U(st.joins, 2);
+    arb_rt_switch_free(w.s);
+}
+
+/* Several switches: a leaf-spine (two leaves of two hosts, one spine) and
+ * a three-level tree whose paths aggregate at up to three tiers (20 B
+ * headers). */
+TEST(multi_tier)
+{
+    static const char *const topos[] = {"leafspine:2,2,1", "pgft:3;2,2,2;1,1,1;1,1,1"};
+    static const uint32_t ranks[] = {4, 8};
+    for (int t = 0; t < 2; t++) {
+        struct fabric f;
+        REQUIRE(fabric_start(&f, topos[t], 0) == 0);
+        const char *swv[16];
+        for (uint32_t r = 0; r < ranks[t]; r++)
+            swv[r] = fabric_leaf(&f, r);
+        g_count = 2500;
+        int bad = run_ranks_on(swv, topos[t], ranks[t], 1, 0, all_collectives);
+        if (bad) fprintf(stderr, "  %s: %d ranks wrong\n", topos[t], bad);
+        CHECK(bad == 0);
+        fabric_stop(&f);
+    }
+}
+
+int main(void)
+{
+    RUN(collectives_2_3_4_8);
+    RUN(max_min);
+    RUN(without_gso);
+    RUN(loss);
+    RUN(multi_tier);
+    RUN(float_tolerance);
+    RUN(nonblocking_calls);
+    RUN(strangers);
+    return testkit_done();
+}

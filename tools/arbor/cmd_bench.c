@@ -1,0 +1,401 @@
+/*
+ * arbor bench COLLECTIVE: the nccl-tests table over the runtime, run as
+ * every rank of a job (arbor run -n N -- arbor bench allreduce). Rank 0
+ * prints.
+ */
+#define _GNU_SOURCE
+#include "arbor/plan.h"
+#include "arbor/reduce.h"
+#include "arbor/rt.h"
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char bench_usage[] =
+    "usage: arbor bench COLLECTIVE [-b BYTES] [-e BYTES] [-f FACTOR] [-n ITERS]\n"
+    "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c]\n"
+    "\n"
+    "Run as every rank of a job (arbor run -n 4 -- arbor bench allreduce): time\n"
+    "COLLECTIVE (allreduce, reduce, reducescatter, broadcast, allgather, barrier)\n"
+    "over sizes from -b to -e bytes (default 1K to 64M, x2), and print on rank 0\n"
+    "the nccl-tests table: size, count, type, redop, root, time (us, the slowest\n"
+    "rank's mean), algbw = size / time, busbw = algbw x nccl-tests' factor\n"
+    "(allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; others 1), #wrong.\n"
+    "size is the whole buffer, as in nccl-tests (allgather: the output).\n"
+    "\n"
+    "  -n ITERS   timed iterations per size (default 20); -w WARMUP untimed (5)\n"
+    "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64\n"
+    "  -o OP      sum (default), max, min\n"
+    "  -r ROOT    root of reduce and broadcast (default 0)\n"
+    "  -c         check every result against a reference (#wrong; else N/A)\n"
+    "  -s         print each rank's packet counters on stderr at the end\n"
+    "\n"
+    "The communicator comes from ARBOR_* variables (docs/runtime.md).\n"
+    "Exit status: 0 done, 1 a collective failed or a result was wrong, 2 bad usage.\n";
+
+static const char *const nccl_type[ARB_DTYPE_COUNT] = {"half",   "bfloat16", "float",
+                                                       "double", "int32",    "int64"};
+
+static uint64_t parse_size(const char *s, int *bad)
+{
+    char *end;
+    double v = strtod(s, &end);
+    uint64_t m = 1;
+    if (*end == 'K' || *end == 'k')
+        m = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        m = 1024 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        m = 1024 * 1024 * 1024, end++;
+    if (end == s || *end || !(v >= 0) || v * m > 4e9) *bad = 1;
+    return (uint64_t)(v * m);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Rank r's element i: a small integer, exact in every dtype. */
+static double val(uint32_t r, uint64_t i)
+{
+    return (double)((7u * r + 13u * (uint32_t)(i % 17u)) % 17u) - 8;
+}
+
+static void put(uint8_t *d, arb_dtype dt, double x)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h = arb_f32_to_f16((float)x);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h = arb_f32_to_bf16((float)x);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_F32: {
+        float f = (float)x;
+        memcpy(d, &f, 4);
+        break;
+    }
+    case ARB_DTYPE_F64:
+        memcpy(d, &x, 8);
+        break;
+    case ARB_DTYPE_I32: {
+        int32_t y = (int32_t)x;
+        memcpy(d, &y, 4);
+        break;
+    }
+    default: {
+        int64_t y = (int64_t)x;
+        memcpy(d, &y, 8);
+        break;
+    }
+    }
+}
+
+static double get(const uint8_t *d, arb_dtype dt)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_f16_to_f32(h);
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_bf16_to_f32(h);
+    }
+    case ARB_DTYPE_F32: {
+        float f;
+        memcpy(&f, d, 4);
+        return f;
+    }
+    case ARB_DTYPE_F64: {
+        double x;
+        memcpy(&x, d, 8);
+        return x;
+    }
+    case ARB_DTYPE_I32: {
+        int32_t x;
+        memcpy(&x, d, 4);
+        return x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, d, 8);
+        return (double)x;
+    }
+    }
+}
+
+static double ref(arb_op op, uint32_t n, uint64_t i)
+{
+    double acc = val(0, i);
+    for (uint32_t r = 1; r < n; r++) {
+        double x = val(r, i);
+        acc = op == ARB_OP_SUM   ? acc + x
+              : op == ARB_OP_MAX ? (x > acc ? x : acc)
+                                 : (x < acc ? x : acc);
+    }
+    return acc;
+}
+
+struct bench {
+    arb_rt_comm *c;
+    arb_coll coll;
+    arb_dtype dt;
+    arb_op op;
+    uint32_t root, n, me;
+    uint8_t *send, *recv;
+};
+
+/* One call of `count` total elements (allgather, reducescatter: the whole
+ * buffer; the per-rank block is count / n). */
+static int one(struct bench *b, size_t count)
+{
+    size_t blk = count / b->n;
+    switch (b->coll) {
+    case ARB_COLL_ALLREDUCE:
+        return arb_rt_allreduce(b->c, b->send, b->recv, count, b->dt, b->op);
+    case ARB_COLL_REDUCE:
+        return arb_rt_reduce(b->c, b->send, b->recv, count, b->dt, b->op, b->root);
+    case ARB_COLL_REDUCESCATTER:
+        return arb_rt_reducescatter(b->c, b->send, b->recv, blk, b->dt, b->op);
+    case ARB_COLL_BROADCAST:
+        return arb_rt_broadcast(b->c, b->me == b->root ? b->send : b->recv, count, b->dt, b->root);
+    case ARB_COLL_ALLGATHER:
+        return arb_rt_allgather(b->c, b->send, b->recv, blk, b->dt);
+    default:
+        return arb_rt_barrier(b->c);
+    }
+}
+
+static void fill_inputs(struct bench *b, size_t count)
+{
+    size_t es = arb_dtype_size(b->dt);
+    size_t blk = count / b->n;
+    size_t n_in = b->coll == ARB_COLL_ALLGATHER ? blk : count;
+    for (size_t i = 0; i < n_in; i++)
+        put(b->send + i * es, b->dt, val(b->me, i));
+    memset(b->recv, 0x55, count * es);
+}
+
+/* Wrong elements of this rank's output after one call. */
+static uint64_t check(const struct bench *b, size_t count)
+{
+    size_t es = arb_dtype_size(b->dt);
+    size_t blk = count / b->n;
+    uint64_t wrong = 0;
+    switch (b->coll) {
+    case ARB_COLL_ALLREDUCE:
+        for (size_t i = 0; i < count; i++)
+            wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
+        break;
+    case ARB_COLL_REDUCE:
+        if (b->me == b->root)
+            for (size_t i = 0; i < count; i++)
+                wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
+        break;
+    case ARB_COLL_REDUCESCATTER:
+        for (size_t i = 0; i < blk; i++)
+            wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, b->me * blk + i);
+        break;
+    case ARB_COLL_BROADCAST: {
+        const uint8_t *out = b->me == b->root ? b->send : b->recv;
+        for (size_t i = 0; i < count; i++)
+            wrong += get(out + i * es, b->dt) != val(b->root, i);
+        break;
+    }
+    case ARB_COLL_ALLGATHER:
+        for (uint32_t r = 0; r < b->n; r++)
+            for (size_t i = 0; i < blk; i++)
+                wrong += get(b->recv + (r * blk + i) * es, b->dt) != val(r, i);
+        break;
+    default:
+        break;
+    }
+    return wrong;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
+    double factor = 2;
+    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, c;
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
+        const char *v = optarg;
+        char *end;
+        switch (c) {
+        case 'h':
+            fputs(bench_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'c':
+            checkr = 1;
+            break;
+        case 's':
+            stats = 1;
+            break;
+        case 'b':
+            minb = parse_size(v, &bad);
+            break;
+        case 'e':
+            maxb = parse_size(v, &bad);
+            break;
+        case 'f':
+            factor = strtod(v, &end);
+            if (end == v || *end || !(factor > 1)) bad = 1;
+            break;
+        case 'n':
+            if (cli_parse_u64(v, 1000000, &iters) < 0 || iters == 0) bad = 1;
+            break;
+        case 'w':
+            if (cli_parse_u64(v, 1000000, &warm) < 0) bad = 1;
+            break;
+        case 'd':
+            if ((dt = arb_dtype_parse(v)) < 0) bad = 1;
+            break;
+        case 'o':
+            op = arb_op_parse(v);
+            if (op <= ARB_OP_NOP) bad = 1;
+            break;
+        case 'r':
+            if (cli_parse_u64(v, 255, &root) < 0) bad = 1;
+            break;
+        default:
+            return cli_bad_option("bench", c, argv);
+        }
+        if (bad) return cli_error("bench", "-%c '%s': not a valid value", c, v);
+    }
+    if (optind >= argc) return cli_error("bench", "give a collective; see 'arbor bench --help'");
+    if (optind + 1 < argc)
+        return cli_error("bench", "one collective only ('%s' and '%s')", argv[optind],
+                         argv[optind + 1]);
+    int coll = arb_coll_parse(argv[optind]);
+    if (coll < 0)
+        return cli_error("bench",
+                         "'%s' is not allreduce, reduce, reducescatter, broadcast, "
+                         "allgather or barrier",
+                         argv[optind]);
+    if (minb > maxb)
+        return cli_error("bench", "-b %llu is above -e %llu", (unsigned long long)minb,
+                         (unsigned long long)maxb);
+    arb_rt_config cfg;
+    arb_rt_config_default(&cfg);
+    char err[256];
+    if (arb_rt_config_env(&cfg, err, sizeof err) < 0) return cli_error("bench", "%s", err);
+    if (root >= cfg.size)
+        return cli_error("bench", "-r %llu is not a rank of %u", (unsigned long long)root,
+                         cfg.size);
+    struct bench b = {.coll = (arb_coll)coll,
+                      .dt = (arb_dtype)dt,
+                      .op = (arb_op)op,
+                      .root = (uint32_t)root,
+                      .n = cfg.size,
+                      .me = cfg.rank};
+    int rc = arb_rt_comm_new(&b.c, &cfg, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "arbor bench: rank %u: %s\n", cfg.rank, err);
+        return rc == ARB_EINVAL || rc == ARB_EPARSE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    size_t es = arb_dtype_size(dt);
+    size_t unit = es * (coll == ARB_COLL_ALLGATHER || coll == ARB_COLL_REDUCESCATTER ? b.n : 1);
+    b.send = malloc(maxb + unit);
+    b.recv = malloc(maxb + unit);
+    if (!b.send || !b.recv) {
+        fprintf(stderr, "arbor bench: out of memory for %llu bytes\n", (unsigned long long)maxb);
+        return CLI_EXIT_FAIL;
+    }
+    int rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
+    if (b.me == 0) {
+        printf("# arbor bench %s: %u ranks, %s %s, %llu iterations (%llu warm-up), switch %s, "
+               "fabric %s\n#\n",
+               arb_coll_name(coll), b.n, arb_dtype_name(dt), arb_op_name(op),
+               (unsigned long long)iters, (unsigned long long)warm, cfg.sw, cfg.topo);
+        printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong");
+        printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "");
+        fflush(stdout);
+    }
+    int status = CLI_EXIT_OK;
+    double total_wrong = 0;
+    for (uint64_t size = minb;;
+         size = (uint64_t)(size * factor) > size ? (uint64_t)(size * factor) : size + 1) {
+        if (size > maxb) break;
+        size_t count = coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
+        fill_inputs(&b, count);
+        double t = 0;
+        uint64_t wrong = 0;
+        for (uint64_t it = 0; it < warm + iters && rc == 0; it++) {
+            double t0 = now_s();
+            rc = one(&b, count);
+            if (it >= warm) t += now_s() - t0;
+            if (rc == 0 && checkr && it == 0) wrong = check(&b, count);
+        }
+        if (rc < 0) break;
+        /* the slowest rank's mean, and the wrong elements of all */
+        double mine[2] = {t / iters, (double)wrong}, all[2];
+        rc = arb_rt_allreduce(b.c, mine, all, 1, ARB_DTYPE_F64, ARB_OP_MAX);
+        if (rc == 0) rc = arb_rt_allreduce(b.c, mine + 1, all + 1, 1, ARB_DTYPE_F64, ARB_OP_SUM);
+        if (rc < 0) break;
+        total_wrong += all[1];
+        double bytes = (double)count * es;
+        double algbw = all[0] > 0 ? bytes / all[0] / 1e9 : 0;
+        if (b.me == 0) {
+            char wr[24];
+            if (checkr)
+                snprintf(wr, sizeof wr, "%.0f", all[1]);
+            else
+                snprintf(wr, sizeof wr, "N/A");
+            static const char *const ops[] = {"none", "sum", "max", "min"};
+            int reduces = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE ||
+                          coll == ARB_COLL_REDUCESCATTER;
+            printf("  %12.0f %12zu %8s %6s %5d %10.1f %8.3f %8.3f %7s\n", bytes, count,
+                   nccl_type[dt], ops[reduces ? op : 0], rooted ? (int)root : -1, all[0] * 1e6,
+                   algbw, algbw * arb_rt_busbw_factor((arb_coll)coll, b.n), wr);
+            fflush(stdout);
+        }
+        if (coll == ARB_COLL_BARRIER) break;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "arbor bench: rank %u: %s\n", b.me, arb_rt_errmsg(b.c));
+        status = CLI_EXIT_FAIL;
+    } else if (total_wrong > 0) {
+        if (b.me == 0) fprintf(stderr, "arbor bench: %.0f wrong elements\n", total_wrong);
+        status = CLI_EXIT_FAIL;
+    }
+    if (stats) {
+        arb_rt_stats st;
+        arb_rt_get_stats(b.c, &st);
+        fprintf(stderr,
+                "arbor bench: rank %u: calls=%llu tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu "
+                "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
+                "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
+                "spurious=%llu tail_replays=%llu repair_credits=%llu\n",
+                b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
+                (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
+                (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
+                (unsigned long long)st.send_errors, (unsigned long long)st.rx_undecodable,
+                (unsigned long long)st.rx_strangers, (unsigned long long)st.rx_unknown,
+                (unsigned long long)st.rx_late, (unsigned long long)st.rejoins,
+                (unsigned long long)st.gso_sends, (unsigned long long)st.credits,
+                (unsigned long long)st.retries, (unsigned long long)st.spurious,
+                (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits);
+    }
+    arb_rt_comm_free(b.c);
+    free(b.send);
+    free(b.recv);
+    return status;
+}

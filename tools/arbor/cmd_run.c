@@ -1,0 +1,300 @@
+/*
+ * arbor run: a job on this machine -- the switches of its fabric (threads
+ * of this process, unless --switch names one that runs elsewhere) and N
+ * ranks, each COMMAND with the ARBOR_* environment set (docs/runtime.md).
+ */
+#define _GNU_SOURCE
+#include "arbor/rt.h"
+#include "arbor/topo.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char run_usage[] =
+    "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID] [--secret S]\n"
+    "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] [--no-gso]\n"
+    "                 -- COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
+    "starts the fabric's switches (one for the default star:256, one per switch of\n"
+    "--topo, e.g. leafspine:2,2,1) on loopback, in this process. Each rank gets:\n"
+    "  ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH (its leaf switch), ARBOR_JOB,\n"
+    "  ARBOR_SECRET (random unless --secret), ARBOR_TOPO, ARBOR_HOST_BASE=0,\n"
+    "  and ARBOR_TIMEOUT, ARBOR_DROP, ARBOR_SEED when given.\n"
+    "\n"
+    "  -n N           ranks, 2..256\n"
+    "  --switch       an arbor switch already running (star fabric only)\n"
+    "  --topo         the fabric (default star:256)\n"
+    "  --job          the job id (default 1)\n"
+    "  --secret       the job's secret (default: 32 random bytes, hex)\n"
+    "  --timeout      a call's deadline, e.g. 30s (ARBOR_TIMEOUT)\n"
+    "  --drop         fraction of each rank's sends dropped (ARBOR_DROP, tests)\n"
+    "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
+    "  --no-gso       no UDP GSO / GRO in the ranks and switches (ARBOR_GSO=0)\n"
+    "\n"
+    "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
+    "the other ranks are stopped with SIGTERM); 2 bad usage.\n";
+
+struct swt {
+    arb_rt_switch *s;
+    pthread_t t;
+    char addr[40];
+    uint32_t node;
+};
+
+static volatile int sw_stop;
+
+static void *sw_main(void *arg)
+{
+    struct swt *w = arg;
+    arb_rt_switch_run(w->s, ARB_TIME_NEVER, &sw_stop);
+    return NULL;
+}
+
+/* The fabric's switches on loopback; 0 or an exit status. */
+static int start_fabric(const char *topo, uint32_t job, const char *secret, double drop,
+                        uint64_t seed, int no_gso, struct swt **out, uint32_t *n_out, arb_topo **tp)
+{
+    char err[256];
+    arb_topo *t;
+    if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
+        return cli_error("run", "--topo: %s", err);
+    *tp = t;
+    uint32_t n = arb_topo_n_nodes(t) - arb_topo_n_hosts(t);
+    if (n > 64) return cli_error("run", "--topo %s has %u switches; at most 64 here", topo, n);
+    struct swt *w = calloc(n, sizeof *w);
+    if (!w) return cli_error("run", "out of memory");
+    *out = w;
+    uint32_t k = 0;
+    for (unsigned l = 1; l <= arb_topo_height(t); l++)
+        for (uint32_t i = 0; i < arb_topo_level_size(t, l); i++, k++) {
+            arb_rt_switch_config cfg;
+            arb_rt_switch_config_default(&cfg);
+            cfg.listen = "127.0.0.1:0";
+            cfg.topo = topo;
+            cfg.level = l;
+            cfg.index = i;
+            cfg.jobs[0].id = job;
+            cfg.jobs[0].secret = secret;
+            cfg.n_jobs = 1;
+            cfg.drop = drop;
+            cfg.seed = seed + k;
+            cfg.no_gso = no_gso;
+            w[k].node = arb_topo_node_id(t, l, i);
+            if (arb_rt_switch_new(&w[k].s, &cfg, err, sizeof err) < 0) {
+                fprintf(stderr, "arbor run: switch %u.%u: %s\n", l, i, err);
+                *n_out = k;
+                return CLI_EXIT_FAIL;
+            }
+            snprintf(w[k].addr, sizeof w[k].addr, "127.0.0.1:%u", arb_rt_switch_port(w[k].s));
+        }
+    *n_out = n;
+    for (uint32_t a = 0; a < n; a++) {
+        const arb_node *na = arb_topo_node(t, w[a].node);
+        for (uint32_t b = 0; b < n; b++) {
+            if (a == b) continue;
+            const arb_node *nb = arb_topo_node(t, w[b].node);
+            if (arb_rt_switch_add_peer(w[a].s, nb->level, nb->index, w[b].addr, err, sizeof err) <
+                0) {
+                fprintf(stderr, "arbor run: switch %u.%u: %s\n", na->level, na->index, err);
+                return CLI_EXIT_FAIL;
+            }
+        }
+    }
+    for (uint32_t a = 0; a < n; a++)
+        pthread_create(&w[a].t, NULL, sw_main, &w[a]);
+    return 0;
+}
+
+/* The address of host j's leaf switch. */
+static const char *leaf_of(const arb_topo *t, const struct swt *w, uint32_t n, uint32_t j)
+{
+    const arb_node *h = arb_topo_node(t, j);
+    uint32_t leaf = arb_topo_port(t, h->first_up)->peer;
+    for (uint32_t a = 0; a < n; a++)
+        if (w[a].node == leaf) return w[a].addr;
+    return NULL;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    uint64_t n = 0, job = 1, seed = 0;
+    const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
+    const char *drop = NULL;
+    double switch_drop = 0;
+    int no_gso = 0;
+    static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
+                                         {"topo", required_argument, NULL, 't'},
+                                         {"job", required_argument, NULL, 'J'},
+                                         {"secret", required_argument, NULL, 'K'},
+                                         {"timeout", required_argument, NULL, 'T'},
+                                         {"drop", required_argument, NULL, 'D'},
+                                         {"switch-drop", required_argument, NULL, 'X'},
+                                         {"seed", required_argument, NULL, 'r'},
+                                         {"no-gso", no_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    /* '+': options end at COMMAND (its own options are its own), or at -- */
+    while ((c = getopt_long(argc, argv, "+:n:h", opts, NULL)) != -1) {
+        const char *v = optarg;
+        char *end;
+        switch (c) {
+        case 'h':
+            fputs(run_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'G':
+            no_gso = 1;
+            break;
+        case 'n':
+            if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
+                return cli_error("run", "-n '%s': want 2..256 ranks", v);
+            break;
+        case 'W':
+            sw = v;
+            break;
+        case 't':
+            topo = v;
+            break;
+        case 'J':
+            if (cli_parse_u64(v, UINT32_MAX, &job) < 0)
+                return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
+            break;
+        case 'K':
+            if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
+                return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
+            secret = v;
+            break;
+        case 'T': {
+            arb_time t;
+            if (arb_topo_parse_time(v, &t) < 0 || t == 0)
+                return cli_error("run", "--timeout '%s': want a duration such as 30s", v);
+            timeout = v;
+            break;
+        }
+        case 'D': {
+            double d = strtod(v, &end);
+            if (end == v || *end || !(d >= 0 && d < 1))
+                return cli_error("run", "--drop '%s': want a fraction in [0, 1)", v);
+            drop = v;
+            break;
+        }
+        case 'X':
+            switch_drop = strtod(v, &end);
+            if (end == v || *end || !(switch_drop >= 0 && switch_drop < 1))
+                return cli_error("run", "--switch-drop '%s': want a fraction in [0, 1)", v);
+            break;
+        case 'r':
+            if (cli_parse_u64(v, UINT64_MAX, &seed) < 0)
+                return cli_error("run", "--seed '%s': not a whole number", v);
+            break;
+        default:
+            return cli_bad_option("run", c, argv);
+        }
+    }
+    int i = optind;
+    if (n == 0) return cli_error("run", "give the number of ranks with -n N");
+    if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    char secret_buf[2 * 32 + 1];
+    if (!secret) {
+        uint8_t raw[32];
+        if (sodium_init() < 0) return cli_error("run", "libsodium failed to initialise");
+        randombytes_buf(raw, sizeof raw);
+        sodium_bin2hex(secret_buf, sizeof secret_buf, raw, sizeof raw);
+        secret = secret_buf;
+    }
+    struct swt *w = NULL;
+    uint32_t n_sw = 0;
+    arb_topo *t = NULL;
+    int rc = 0;
+    if (!sw) {
+        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, no_gso, &w, &n_sw, &t);
+    } else {
+        char err[256];
+        if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
+            rc = cli_error("run", "--topo: %s", err);
+        else if (arb_topo_height(t) != 1)
+            rc = cli_error("run", "--switch needs a one-switch fabric (star); %s has more", topo);
+    }
+    if (rc == 0 && n > arb_topo_n_hosts(t))
+        rc = cli_error("run", "%llu ranks do not fit %s (%u hosts)", (unsigned long long)n, topo,
+                       arb_topo_n_hosts(t));
+    pid_t pids[256];
+    uint32_t started = 0;
+    for (uint32_t r = 0; rc == 0 && r < n; r++) {
+        char rank_s[16], size_s[16], job_s[16];
+        snprintf(rank_s, sizeof rank_s, "%u", r);
+        snprintf(size_s, sizeof size_s, "%llu", (unsigned long long)n);
+        snprintf(job_s, sizeof job_s, "%llu", (unsigned long long)job);
+        const char *swa = sw ? sw : leaf_of(t, w, n_sw, r);
+        pid_t p = fork();
+        if (p < 0) {
+            rc = cli_error("run", "fork: %s", strerror(errno));
+            break;
+        }
+        if (p == 0) {
+            setenv("ARBOR_RANK", rank_s, 1);
+            setenv("ARBOR_SIZE", size_s, 1);
+            setenv("ARBOR_SWITCH", swa ? swa : "", 1);
+            setenv("ARBOR_JOB", job_s, 1);
+            setenv("ARBOR_SECRET", secret, 1);
+            setenv("ARBOR_TOPO", topo, 1);
+            setenv("ARBOR_HOST_BASE", "0", 1);
+            if (timeout) setenv("ARBOR_TIMEOUT", timeout, 1);
+            if (drop) setenv("ARBOR_DROP", drop, 1);
+            if (no_gso) setenv("ARBOR_GSO", "0", 1);
+            if (seed) {
+                char seed_s[24];
+                snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
+                setenv("ARBOR_SEED", seed_s, 1);
+            }
+            execvp(argv[i], argv + i);
+            fprintf(stderr, "arbor run: rank %u: cannot run %s: %s\n", r, argv[i], strerror(errno));
+            _exit(127);
+        }
+        pids[started++] = p;
+    }
+    int failed = 0;
+    for (uint32_t k = 0; k < started; k++) {
+        int st = 0;
+        pid_t p;
+        while ((p = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
+            ;
+        uint32_t r = 0;
+        while (r < started && pids[r] != p)
+            r++;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+        if (!failed) {
+            if (WIFEXITED(st))
+                fprintf(stderr, "arbor run: rank %u exited with status %d\n", r, WEXITSTATUS(st));
+            else
+                fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
+                        WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+            /* the job cannot finish: the other ranks need not wait for
+             * their deadlines */
+            for (uint32_t q = 0; q < started; q++)
+                if (pids[q] != p) kill(pids[q], SIGTERM);
+        }
+        failed = 1;
+    }
+    sw_stop = 1;
+    for (uint32_t a = 0; a < n_sw; a++) {
+        if (w[a].t) pthread_join(w[a].t, NULL);
+        arb_rt_switch_free(w[a].s);
+    }
+    free(w);
+    arb_topo_free(t);
+    if (rc) return rc;
+    return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

@@ -1,0 +1,403 @@
+/*
+ * arbor switch: the software aggregation switch of the runtime
+ * (docs/runtime.md).
+ */
+#define _GNU_SOURCE
+#include "arbor/rt.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char switch_usage[] =
+    "usage: arbor switch [--listen HOST:PORT] [--topo SPEC] [--node LEVEL.INDEX]\n"
+    "                    [--peer LEVEL.INDEX=HOST:PORT]... [--job ID:SECRET]...\n"
+    "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
+    "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
+    "                    [--config FILE]\n"
+    "\n"
+    "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
+    "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
+    "slot pool shared by every job, replicate credits down the planner's trees,\n"
+    "forward the rest. Everything else is dropped and counted.\n"
+    "\n"
+    "  --listen      address to bind (default 127.0.0.1:17470; port 0 picks one)\n"
+    "  --topo        the fabric the jobs run on (default star:256, one switch)\n"
+    "  --node        this switch in it: level (1 = leaves) and index (default 1.0)\n"
+    "  --peer        another switch of the fabric and its address (repeatable)\n"
+    "  --job         a job this switch admits, with its secret (repeatable)\n"
+    "  --job-file    lines 'ID SECRET' ('#' starts a comment): keeps secrets\n"
+    "                out of the process list\n"
+    "  --config      an INI file: [switch] listen, topo, node, slots, peer (one\n"
+    "                line each, LEVEL.INDEX=HOST:PORT); [jobs] ID = SECRET. Options\n"
+    "                after it override it\n"
+    "  --slots       aggregation slots (default 4096)\n"
+    "  --drop        drop this fraction of the packets it sends (tests)\n"
+    "  --stats       print the counters every SECONDS (also on SIGUSR1, and at exit)\n"
+    "  --port-file   write the port it listens on to FILE once it listens\n"
+    "  --for         stop after SECONDS (default: until SIGINT or SIGTERM)\n"
+    "  --no-gso      plain sendmmsg / recvmmsg, no UDP GSO / GRO (for captures on\n"
+    "                loopback, which see a GSO send unsegmented)\n"
+    "\n"
+    "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready.\n"
+    "Exit status: 0 stopped, 1 could not run (bind), 2 bad usage.\n";
+
+static volatile int stop_flag;
+static volatile sig_atomic_t want_stats;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    want_stats = 1;
+}
+
+static void print_stats(const arb_rt_switch *s)
+{
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(s, &st);
+    fprintf(stderr,
+            "arbor switch: rx_pkts=%llu tx_pkts=%llu rx_bytes=%llu tx_bytes=%llu jobs=%llu "
+            "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
+            "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
+            "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
+            "send_errors=%llu gso_sends=%llu\n",
+            (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
+            (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
+            (unsigned long long)st.jobs, (unsigned long long)st.joins,
+            (unsigned long long)st.rejoins, (unsigned long long)st.join_rejected,
+            (unsigned long long)st.undecodable, (unsigned long long)st.strangers,
+            (unsigned long long)st.unknown_job, (unsigned long long)st.unknown_channel,
+            (unsigned long long)st.unroutable, (unsigned long long)st.credits,
+            (unsigned long long)st.requests, (unsigned long long)st.aggregates,
+            (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
+            (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
+            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends);
+}
+
+/* "L.I" into level, index. */
+static int parse_node(const char *s, uint32_t *level, uint32_t *index)
+{
+    const char *dot = strchr(s, '.');
+    uint64_t l, i;
+    if (!dot || arb_parse_u64(s, (size_t)(dot - s), 64, &l) < 0 ||
+        arb_parse_u64(dot + 1, strlen(dot + 1), UINT32_MAX, &i) < 0)
+        return -1;
+    *level = (uint32_t)l;
+    *index = (uint32_t)i;
+    return 0;
+}
+
+/* Secrets read from --job-file live until exit. */
+static char *file_secrets[ARB_RT_SWITCH_MAX_JOBS];
+
+static int add_job(arb_rt_switch_config *cfg, uint64_t id, const char *secret, const char *where)
+{
+    if (cfg->n_jobs == ARB_RT_SWITCH_MAX_JOBS)
+        return cli_error("switch", "%s: more than %d jobs", where, ARB_RT_SWITCH_MAX_JOBS);
+    if (!*secret || strlen(secret) > ARB_RT_SECRET_MAX)
+        return cli_error("switch", "%s: job %llu needs a secret of 1..%d bytes", where,
+                         (unsigned long long)id, ARB_RT_SECRET_MAX);
+    cfg->jobs[cfg->n_jobs].id = (uint32_t)id;
+    cfg->jobs[cfg->n_jobs].secret = secret;
+    cfg->n_jobs++;
+    return 0;
+}
+
+static int read_job_file(arb_rt_switch_config *cfg, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return cli_error("switch", "--job-file %s: %s", path, strerror(errno));
+    char line[512];
+    int n = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        n++;
+        char *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\n' || !*p) continue;
+        p[strcspn(p, "\r\n")] = 0;
+        char *sp = p + strcspn(p, " \t");
+        if (!*sp) {
+            rc = cli_error("switch", "%s:%d: want 'ID SECRET'", path, n);
+            break;
+        }
+        *sp++ = 0;
+        sp += strspn(sp, " \t");
+        uint64_t id;
+        if (cli_parse_u64(p, UINT32_MAX, &id) < 0) {
+            rc = cli_error("switch", "%s:%d: job id '%s' is not a number 0..%u", path, n, p,
+                           UINT32_MAX);
+            break;
+        }
+        char where[300];
+        snprintf(where, sizeof where, "%s:%d", path, n);
+        char *sec = strdup(sp);
+        if (!sec) {
+            rc = cli_error("switch", "out of memory");
+            break;
+        }
+        file_secrets[cfg->n_jobs < ARB_RT_SWITCH_MAX_JOBS ? cfg->n_jobs : 0] = sec;
+        rc = add_job(cfg, id, sec, where);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Strings read from --config live until exit. */
+static char *config_strings[2 * ARB_RT_SWITCH_MAX_PEERS + ARB_RT_SWITCH_MAX_JOBS + 8];
+static size_t n_config_strings;
+
+static const char *keep(const char *v)
+{
+    if (n_config_strings == sizeof config_strings / sizeof config_strings[0]) return NULL;
+    char *c = strdup(v);
+    if (c) config_strings[n_config_strings++] = c;
+    return c;
+}
+
+struct config_ctx {
+    arb_rt_switch_config *cfg;
+    char why[200];
+};
+
+static int config_line(void *user, const char *section, const char *name, const char *value)
+{
+    struct config_ctx *x = user;
+    arb_rt_switch_config *cfg = x->cfg;
+    uint64_t v;
+    if (strcmp(section, "jobs") == 0) {
+        if (cli_parse_u64(name, UINT32_MAX, &v) < 0) {
+            snprintf(x->why, sizeof x->why, "job id '%s' is not a number 0..%u", name, UINT32_MAX);
+            return 0;
+        }
+        if (cfg->n_jobs == ARB_RT_SWITCH_MAX_JOBS || !*value || strlen(value) > ARB_RT_SECRET_MAX) {
+            snprintf(x->why, sizeof x->why, "job %s: more than %d jobs or a secret not 1..%d bytes",
+                     name, ARB_RT_SWITCH_MAX_JOBS, ARB_RT_SECRET_MAX);
+            return 0;
+        }
+        cfg->jobs[cfg->n_jobs].id = (uint32_t)v;
+        cfg->jobs[cfg->n_jobs++].secret = keep(value);
+        return 1;
+    }
+    if (strcmp(section, "switch") != 0) {
+        snprintf(x->why, sizeof x->why, "unknown section [%s] (want [switch] or [jobs])", section);
+        return 0;
+    }
+    if (strcmp(name, "listen") == 0) {
+        cfg->listen = keep(value);
+    } else if (strcmp(name, "topo") == 0) {
+        cfg->topo = keep(value);
+    } else if (strcmp(name, "node") == 0) {
+        if (parse_node(value, &cfg->level, &cfg->index) < 0) {
+            snprintf(x->why, sizeof x->why, "node '%s': want LEVEL.INDEX", value);
+            return 0;
+        }
+    } else if (strcmp(name, "slots") == 0) {
+        if (cli_parse_u64(value, 65536, &v) < 0 || v == 0) {
+            snprintf(x->why, sizeof x->why, "slots '%s': want 1..65536", value);
+            return 0;
+        }
+        cfg->slots = (uint32_t)v;
+    } else if (strcmp(name, "peer") == 0) {
+        const char *eq = strchr(value, '=');
+        char node[32];
+        if (!eq || (size_t)(eq - value) >= sizeof node || cfg->n_peers == ARB_RT_SWITCH_MAX_PEERS) {
+            snprintf(x->why, sizeof x->why, "peer '%s': want LEVEL.INDEX=HOST:PORT", value);
+            return 0;
+        }
+        memcpy(node, value, (size_t)(eq - value));
+        node[eq - value] = 0;
+        if (parse_node(node, &cfg->peers[cfg->n_peers].level, &cfg->peers[cfg->n_peers].index) <
+            0) {
+            snprintf(x->why, sizeof x->why, "peer '%s': want LEVEL.INDEX=HOST:PORT", value);
+            return 0;
+        }
+        cfg->peers[cfg->n_peers++].addr = keep(eq + 1);
+    } else {
+        snprintf(x->why, sizeof x->why, "unknown key '%s' (want listen, topo, node, slots or peer)",
+                 name);
+        return 0;
+    }
+    return 1;
+}
+
+static int read_config(arb_rt_switch_config *cfg, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return cli_error("switch", "--config %s: %s", path, strerror(errno));
+    struct config_ctx x = {.cfg = cfg};
+    int line = ini_parse_file(f, config_line, &x);
+    fclose(f);
+    if (line > 0) return cli_error("switch", "%s:%d: %s", path, line, x.why[0] ? x.why : "not INI");
+    if (line < 0) return cli_error("switch", "--config %s: cannot read it", path);
+    return 0;
+}
+
+int cmd_switch(int argc, char **argv)
+{
+    arb_rt_switch_config cfg;
+    arb_rt_switch_config_default(&cfg);
+    double stats_every = 0, run_for = 0;
+    const char *port_file = NULL;
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"topo", required_argument, NULL, 't'},
+                                         {"node", required_argument, NULL, 'N'},
+                                         {"peer", required_argument, NULL, 'P'},
+                                         {"job", required_argument, NULL, 'J'},
+                                         {"job-file", required_argument, NULL, 'F'},
+                                         {"config", required_argument, NULL, 'C'},
+                                         {"slots", required_argument, NULL, 'S'},
+                                         {"drop", required_argument, NULL, 'D'},
+                                         {"seed", required_argument, NULL, 'r'},
+                                         {"stats", required_argument, NULL, 's'},
+                                         {"for", required_argument, NULL, 'T'},
+                                         {"port-file", required_argument, NULL, 'f'},
+                                         {"no-gso", no_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *v = optarg;
+        uint64_t x;
+        char *end;
+        switch (c) {
+        case 'h':
+            fputs(switch_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'G':
+            cfg.no_gso = 1;
+            break;
+        case 'l':
+            cfg.listen = v;
+            break;
+        case 't':
+            cfg.topo = v;
+            break;
+        case 'N':
+            if (parse_node(v, &cfg.level, &cfg.index) < 0)
+                return cli_error("switch", "--node '%s': want LEVEL.INDEX, e.g. 1.0", v);
+            break;
+        case 'P': {
+            const char *eq = strchr(v, '=');
+            char node[32];
+            if (!eq || (size_t)(eq - v) >= sizeof node)
+                return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
+            memcpy(node, v, (size_t)(eq - v));
+            node[eq - v] = 0;
+            if (cfg.n_peers == ARB_RT_SWITCH_MAX_PEERS)
+                return cli_error("switch", "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
+            if (parse_node(node, &cfg.peers[cfg.n_peers].level, &cfg.peers[cfg.n_peers].index) < 0)
+                return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
+            cfg.peers[cfg.n_peers++].addr = eq + 1;
+            break;
+        }
+        case 'J': {
+            const char *colon = strchr(v, ':');
+            char idt[16];
+            if (!colon || (size_t)(colon - v) >= sizeof idt)
+                return cli_error("switch", "--job '%s': want ID:SECRET", v);
+            memcpy(idt, v, (size_t)(colon - v));
+            idt[colon - v] = 0;
+            if (cli_parse_u64(idt, UINT32_MAX, &x) < 0)
+                return cli_error("switch", "--job '%s': id is not a number 0..%u", v, UINT32_MAX);
+            if (add_job(&cfg, x, colon + 1, "--job") != 0) return CLI_EXIT_USAGE;
+            break;
+        }
+        case 'F':
+            if (read_job_file(&cfg, v) != 0) return CLI_EXIT_USAGE;
+            break;
+        case 'C':
+            if (read_config(&cfg, v) != 0) return CLI_EXIT_USAGE;
+            break;
+        case 'S':
+            if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
+                return cli_error("switch", "--slots '%s': want 1..65536", v);
+            cfg.slots = (uint32_t)x;
+            break;
+        case 'D':
+            cfg.drop = strtod(v, &end);
+            if (end == v || *end || !(cfg.drop >= 0 && cfg.drop < 1))
+                return cli_error("switch", "--drop '%s': want a fraction in [0, 1)", v);
+            break;
+        case 'r':
+            if (cli_parse_u64(v, UINT64_MAX, &cfg.seed) < 0)
+                return cli_error("switch", "--seed '%s': not a whole number", v);
+            break;
+        case 's':
+            stats_every = strtod(v, &end);
+            if (end == v || *end || !(stats_every > 0))
+                return cli_error("switch", "--stats '%s': want seconds > 0", v);
+            break;
+        case 'T':
+            run_for = strtod(v, &end);
+            if (end == v || *end || !(run_for > 0))
+                return cli_error("switch", "--for '%s': want seconds > 0", v);
+            break;
+        case 'f':
+            port_file = v;
+            break;
+        default:
+            return cli_bad_option("switch", c, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_error("switch", "unexpected '%s'; see 'arbor switch --help'", argv[optind]);
+    if (cfg.n_jobs == 0)
+        return cli_error("switch", "no job admitted: give --job ID:SECRET or --job-file FILE");
+    char err[256];
+    arb_rt_switch *s;
+    int rc = arb_rt_switch_new(&s, &cfg, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "arbor switch: %s\n", err);
+        return rc == ARB_EIO ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (!f || fprintf(f, "%u\n", arb_rt_switch_port(s)) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "arbor switch: cannot write --port-file %s\n", port_file);
+            arb_rt_switch_free(s);
+            return CLI_EXIT_FAIL;
+        }
+    }
+    const char *colon = strrchr(cfg.listen, ':');
+    fprintf(stderr, "arbor switch: listening on %.*s:%u\n",
+            (int)(colon ? colon - cfg.listen : (long)strlen(cfg.listen)), cfg.listen,
+            arb_rt_switch_port(s));
+    double since = 0, total = 0;
+    const double slice = 0.1;
+    while (!stop_flag) {
+        arb_rt_switch_run(s, (arb_time)(slice * ARB_PS_PER_S), &stop_flag);
+        since += slice;
+        total += slice;
+        if (want_stats || (stats_every > 0 && since >= stats_every)) {
+            want_stats = 0;
+            since = 0;
+            print_stats(s);
+        }
+        if (run_for > 0 && total >= run_for) break;
+    }
+    print_stats(s);
+    arb_rt_switch_free(s);
+    for (int i = 0; i < ARB_RT_SWITCH_MAX_JOBS; i++)
+        free(file_secrets[i]);
+    for (size_t i = 0; i < n_config_strings; i++)
+        free(config_strings[i]);
+    return CLI_EXIT_OK;
+}

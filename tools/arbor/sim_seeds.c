@@ -1,0 +1,190 @@
+/*
+ * arbor sim --seeds A..B: one scenario run once per seed (run.seed = A, A+1,
+ * ..., B), and the figures of the runs summarised: mean, sample standard
+ * deviation, the half-width of the 95% confidence interval of the mean
+ * (Student's t with n - 1 degrees of freedom), min and max
+ * (docs/simulator.md, "Several seeds").
+ */
+#include "arbor/scenario.h"
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The figures summarised, as paths into a run's JSON; those that are a
+ * number in every run. */
+static const char *const metrics[] = {"sim_time_us",
+                                      "cct_us",
+                                      "goodput_gbps",
+                                      "flows.done",
+                                      "flows.fct_us.mean",
+                                      "flows.fct_us.p99",
+                                      "flows.fct_us.max",
+                                      "collective.cct_us",
+                                      "collective.busbw_gbps",
+                                      "iteration.iter_time_us",
+                                      "retx_bytes",
+                                      "drops",
+                                      "timeouts",
+                                      "ecn_marks",
+                                      "pfc.pauses",
+                                      "arbor.recovery.retries"};
+#define N_METRICS (sizeof metrics / sizeof metrics[0])
+
+int cli_parse_seeds(const char *s, uint64_t *a, uint64_t *b)
+{
+    const char *dots = strstr(s, "..");
+    if (!dots) return -1;
+    char first[32];
+    size_t n = (size_t)(dots - s);
+    if (n == 0 || n >= sizeof first) return -1;
+    memcpy(first, s, n);
+    first[n] = '\0';
+    if (cli_parse_u64(first, UINT64_MAX, a) < 0 || cli_parse_u64(dots + 2, UINT64_MAX, b) < 0)
+        return -1;
+    return *a <= *b && *b - *a < CLI_MAX_SEEDS ? 0 : -1;
+}
+
+static const cJSON *at(const cJSON *j, const char *path)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", path);
+    const cJSON *x = j;
+    for (char *p = strtok(buf, "."); p && x; p = strtok(NULL, "."))
+        x = cJSON_GetObjectItemCaseSensitive(x, p);
+    return x;
+}
+
+/* Two-sided 95% quantile of Student's t with df degrees of freedom: the
+ * table to 30, then z + (z^3 + z) / (4 df), within 0.01% of it beyond. */
+static double t95(unsigned df)
+{
+    static const double t[31] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                 2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                 2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df <= 30) return t[df];
+    const double z = 1.959964;
+    return z + (z * z * z + z) / (4.0 * df);
+}
+
+int cli_sim_seeds(const struct cli_seeds_run *run)
+{
+    uint64_t n = run->last - run->first + 1;
+    double *v = calloc(N_METRICS * n, sizeof *v);
+    int *have = calloc(N_METRICS, sizeof *have);
+    uint64_t *seeds = calloc(n, sizeof *seeds);
+    char **status = calloc(n, sizeof *status);
+    if (!v || !have || !seeds || !status) {
+        free(v), free(have), free(seeds), free(status);
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t m = 0; m < N_METRICS; m++)
+        have[m] = 1;
+    int rc = CLI_EXIT_OK, tty = !run->quiet && isatty(STDERR_FILENO);
+    for (uint64_t k = 0; k < n && rc == CLI_EXIT_OK; k++) {
+        seeds[k] = run->first + k;
+        if (tty)
+            fprintf(stderr, "\rseed %llu (%llu of %llu) ", (unsigned long long)seeds[k],
+                    (unsigned long long)(k + 1), (unsigned long long)n);
+        char *out = NULL;
+        rc = run->one(run->ctx, seeds[k], &out);
+        if (rc != CLI_EXIT_OK) break;
+        cJSON *j = cJSON_Parse(out);
+        free(out);
+        if (!j) {
+            fprintf(stderr, "arbor sim: out of memory\n");
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+        status[k] = strdup(cJSON_IsString(st) ? st->valuestring : "?");
+        const cJSON *nf = at(j, "flows.count");
+        int no_flows = !cJSON_IsNumber(nf) || nf->valuedouble == 0; /* an Arbor run */
+        for (size_t m = 0; m < N_METRICS; m++) {
+            const cJSON *x = at(j, metrics[m]);
+            if (no_flows && strncmp(metrics[m], "flows.", 6) == 0)
+                have[m] = 0;
+            else if (cJSON_IsNumber(x))
+                v[m * n + k] = x->valuedouble;
+            else
+                have[m] = 0;
+        }
+        cJSON_Delete(j);
+    }
+    if (tty) fprintf(stderr, "\r%*s\r", 40, "");
+    if (rc == CLI_EXIT_OK) {
+        cJSON *o = cJSON_CreateObject();
+        cli_json_head(o, CLI_SCHEMA_SIM_SEEDS);
+        cJSON_AddStringToObject(o, "file", run->file ? run->file : "(built-in)");
+        cJSON *sd = cJSON_AddObjectToObject(o, "seeds");
+        cJSON_AddNumberToObject(sd, "first", (double)run->first);
+        cJSON_AddNumberToObject(sd, "last", (double)run->last);
+        cJSON_AddNumberToObject(sd, "n", (double)n);
+        cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+        for (uint64_t k = 0; k < n; k++) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "seed", (double)seeds[k]);
+            cJSON_AddStringToObject(r, "status", status[k] ? status[k] : "?");
+            for (size_t m = 0; m < N_METRICS; m++)
+                if (have[m]) cli_json_real(r, metrics[m], v[m * n + k]);
+            cJSON_AddItemToArray(runs, r);
+        }
+        cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+        if (!run->json)
+            printf("%llu runs of %s, seeds %llu..%llu; 95%% CI of the mean (Student's t)\n"
+                   "%-24s %14s %14s %14s %14s %14s\n",
+                   (unsigned long long)n, run->file ? run->file : "(built-in)",
+                   (unsigned long long)run->first, (unsigned long long)run->last, "figure", "mean",
+                   "+- ci95", "sd", "min", "max");
+        for (size_t m = 0; m < N_METRICS; m++) {
+            if (!have[m]) continue;
+            const double *x = v + m * n;
+            double mean = 0, var = 0, lo = x[0], hi = x[0];
+            for (uint64_t k = 0; k < n; k++) {
+                mean += x[k];
+                if (x[k] < lo) lo = x[k];
+                if (x[k] > hi) hi = x[k];
+            }
+            mean /= (double)n;
+            for (uint64_t k = 0; k < n; k++)
+                var += (x[k] - mean) * (x[k] - mean);
+            double sdv = n > 1 ? sqrt(var / (double)(n - 1)) : 0;
+            double ci = n > 1 ? t95((unsigned)(n - 1)) * sdv / sqrt((double)n) : 0;
+            cJSON *e = cJSON_AddObjectToObject(sum, metrics[m]);
+            cli_json_real(e, "mean", mean);
+            cli_json_real(e, "sd", sdv);
+            cli_json_real(e, "ci95", ci);
+            cli_json_real(e, "min", lo);
+            cli_json_real(e, "max", hi);
+            if (!run->json)
+                printf("%-24s %14.6f %14.6f %14.6f %14.6f %14.6f\n", metrics[m], mean, ci, sdv, lo,
+                       hi);
+        }
+        if (run->json) {
+            char *s = cJSON_PrintUnformatted(o);
+            if (s) puts(s);
+            free(s);
+        }
+        cJSON_Delete(o);
+        for (uint64_t k = 0; k < n; k++)
+            if (status[k] && strcmp(status[k], "done") != 0) {
+                fprintf(stderr, "arbor sim: seed %llu: %s\n", (unsigned long long)seeds[k],
+                        status[k]);
+                rc = CLI_EXIT_FAIL;
+                break;
+            }
+    }
+    for (uint64_t k = 0; k < n; k++)
+        free(status[k]);
+    free(status);
+    free(seeds);
+    free(have);
+    free(v);
+    return rc;
+}
