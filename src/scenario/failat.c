@@ -96,8 +96,7 @@ static int parse_tokens(struct scn_failat *fa, const arb_topo *t, char *copy, in
             if (fa->n > first && !fa->e[fa->n - 1].items)
                 return arb_errf(msg, len, ARB_EPARSE, "no link or switch after %s",
                                 fa->e[fa->n - 1].text);
-            if (add_entry(fa, at, kind) < 0)
-                return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
+            if (add_entry(fa, at, kind) < 0) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
             snprintf(fa->e[fa->n - 1].text, sizeof fa->e[fa->n - 1].text, "%s", w);
             continue;
         }

@@ -210,8 +210,7 @@ static double ahead(const struct scn_recovery *rc, arb_time t)
  * goodput from the event to there (none when that is the event itself);
  * after: the window ahead of there.
  */
-static void event_figures(const struct scn_recovery *rc, const struct fevent *e,
-                          struct figures *fg)
+static void event_figures(const struct scn_recovery *rc, const struct fevent *e, struct figures *fg)
 {
     memset(fg, 0, sizeof *fg);
     fg->before = fg->during = fg->after = -1;

@@ -64,9 +64,9 @@ struct arb_scenario_result {
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
     uint32_t n_ar_jobs;
     uint32_t arb_hdr_len;
-    int has_bg;              /* arbor.background: transport flows beside the collective */
-    arb_workload_result bg;  /* their workload's figures */
-    struct scn_watch *watch; /* run.watch, or NULL */
+    int has_bg;               /* arbor.background: transport flows beside the collective */
+    arb_workload_result bg;   /* their workload's figures */
+    struct scn_watch *watch;  /* run.watch, or NULL */
     struct scn_recovery *rec; /* fault events' recovery (fail_at, restore_at, reboot_at), or NULL */
     struct flowrec *flows;
     uint32_t n_flows;

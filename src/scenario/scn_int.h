@@ -21,7 +21,7 @@
       "failures during the run: TIME ITEMS; ... (items as fabric.fail; what is queued there is "   \
       "dropped, what is on their wires lost)")                                                     \
     X(FAB_RESTOREAT, "fabric", "restore_at", VT_LIST, "", NULL, 0, 0,                              \
-      "recoveries during the run: TIME ITEMS; ... (items as fabric.fail; each link or switch "    \
+      "recoveries during the run: TIME ITEMS; ... (items as fabric.fail; each link or switch "     \
       "carries packets again)")                                                                    \
     X(FAB_REBOOTAT, "fabric", "reboot_at", VT_LIST, "", NULL, 0, 0,                                \
       "switch reboots during the run: TIME switch:NAME... [down=T]; ... (slot pools emptied; "     \
@@ -311,7 +311,7 @@
     X(RUN_WATCH, "run", "watch", VT_LIST, "", NULL, 0, 0,                                          \
       "links whose queues and bytes per party (Arbor jobs, transport flows) are reported, both "   \
       "directions, as pcap_ports (JSON watch; empty: none)")                                       \
-    X(RUN_FAULTWIN, "run", "fault_window", VT_TIME, "1ms", NULL, 1, 0,                           \
+    X(RUN_FAULTWIN, "run", "fault_window", VT_TIME, "1ms", NULL, 1, 0,                             \
       "fault events (fail_at, restore_at, reboot_at): the goodput window before each and after "   \
       "its recovery (JSON faults)")
 

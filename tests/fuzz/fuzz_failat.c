@@ -34,7 +34,8 @@ static void check_list(arb_topo *t, struct scn_failat *fa, int kind)
             int found = 0;
             for (unsigned k = 0; k < fa->n; k++)
                 found |= fa->e[k].kind == SCN_EV_REBOOT && fa->e[k].event == f->event &&
-                         fa->e[k].t + fa->e[k].down == f->t && strcmp(fa->e[k].items, f->items) == 0;
+                         fa->e[k].t + fa->e[k].down == f->t &&
+                         strcmp(fa->e[k].items, f->items) == 0;
             fuzz_require(found);
         } else {
             fuzz_require(f->kind == kind && f->event == ev++);

@@ -199,9 +199,8 @@ static void print_faults(const cJSON *faults)
             snprintf(det, sizeof det, "detected after %s us", fig(e, "detect_us", d, sizeof d));
         printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; goodput "
                "%s / %s / %s Gb/s before / during / after; %s%s%s\n",
-               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost,
-               det, num(e, "bytes_repaired", NULL),
-               fig(e, "goodput_before_gbps", b, sizeof b),
+               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
+               num(e, "bytes_repaired", NULL), fig(e, "goodput_before_gbps", b, sizeof b),
                fig(e, "goodput_during_gbps", du, sizeof du),
                fig(e, "goodput_after_gbps", a, sizeof a),
                cJSON_IsTrue(rec)    ? "recovered in "
