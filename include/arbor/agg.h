@@ -166,6 +166,8 @@ typedef struct arb_agg_stats {
     uint64_t protocol_error; /* of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
     uint64_t stale;          /* of which dropped as STALE (another attempt's slot) */
     uint64_t aggregates;     /* slots completed (aggregates emitted) */
+    uint64_t resets;         /* arb_agg_reset calls (the switch lost its state) */
+    uint64_t reset_live;     /* slots live when a reset emptied the pool */
     uint32_t live;           /* slots live now */
     uint32_t peak_live;      /* most slots live at once */
     /* Time slots spent live (allocation to completion or reclaim), and
@@ -227,6 +229,25 @@ int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len
 arb_time arb_agg_next_expiry(const arb_agg *a);
 int arb_agg_on_expiry(arb_agg *a, arb_time now);
 
+/*
+ * Empty the pool, as a switch that reboots loses its aggregation state:
+ * every slot is freed (owner, count, contributors, first-contribution
+ * fields; the accumulator is not cleared, the first contribution
+ * overwrites it) and the rotation starts again at slot 0. A request
+ * naming a slot of a context from before the reset then finds it free, or
+ * owned by a context allocated since, and becomes an AGG_MISS (OWNER); a
+ * request of another attempt of the same offset is STALE as ever: the
+ * responder credits the lost offsets again (docs/protocol.md). No context
+ * is ever mixed with another, because owners are only ever written by an
+ * allocation. The counters are kept: the slots live at the reset close
+ * their slot times at `now` and are counted in `reset_live`; `resets`
+ * counts the calls; `peak_live` keeps its maximum.
+ *
+ * Returns the number of slots that were live (>= 0), or ARB_EINVAL for a
+ * NULL engine. O(A).
+ */
+int arb_agg_reset(arb_agg *a, arb_time now);
+
 /* Counters, with slot times closed at `now` for slots still live. */
 void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
 
@@ -241,7 +262,8 @@ void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
  *     slot completed; a free slot holds nothing;
  *   - the live count matches the slots, and the counters add up
  *     (packets = malformed + bypass + credits + requests, and requests and
- *     credits split exactly into their outcomes, STALE included).
+ *     credits split exactly into their outcomes, STALE included; slots
+ *     lost to resets are among the allocations).
  * Returns 0, or ARB_ESTATE on the first broken invariant (named through the
  * logger at ARB_LOG_ERROR); ARB_EINVAL for NULL.
  */

@@ -411,8 +411,9 @@ uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
 int arb_sim_pcap_close(arb_sim_pcap *cap);
 
 /*
- * Tell the simulator that links or switches failed during the run (the
- * caller failed them in the topology with arb_topo_fail and refreshed its
+ * Tell the simulator that links or switches failed or came back during the
+ * run (the caller changed them in the topology with arb_topo_fail or
+ * arb_topo_restore and refreshed its
  * routing, e.g. arb_lb_refresh). Packets queued at a port that is now
  * failed are dropped and counted (drops); packets on its wire are lost and
  * counted when they would have arrived (lost), and so are those a switch
@@ -420,6 +421,8 @@ int arb_sim_pcap_close(arb_sim_pcap *cap);
  * sends nothing: switches route around it (or count the packet unroutable),
  * a host whose NIC link failed keeps its packets until its transport gives
  * up or the run ends, and packets handed to a failed port are dropped.
+ * Links brought back (arb_topo_restore) carry packets again from now on,
+ * a host NIC starting on what it kept; what was lost stays lost.
  * Links whose rate or delay changed (arb_topo_set_link) serialise and
  * propagate at the new values from now on. A fabric of more than 65,536
  * different (rate, delay) pairs makes the next arb_sim_run fail with
@@ -689,6 +692,41 @@ int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *r)
  * such job or rank. */
 uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job);
 int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host, arb_time *done);
+
+/*
+ * Switch `node` reboots now (between runs, or from a callback): every
+ * aggregator pool of it is emptied (arb_agg_reset: slots, owners and
+ * contributions gone) and no job holds a slot there any more. What is in
+ * flight goes on; a request for a slot of before finds it free or taken
+ * by a newer credit, and the responders credit those offsets again. The
+ * switch forwards as before: a reboot that also takes it off the fabric
+ * for a while is a failure of the switch (arb_topo_fail_node) and its
+ * restore, with arb_sim_fabric_changed. Returns the slots that were live
+ * (0 where no job aggregates), or ARB_EINVAL: no Arbor collective, or not
+ * a switch.
+ */
+int arb_sim_arbor_reboot(arb_sim *s, uint32_t node);
+
+/* Cumulative figures over every job, cheap enough to read between runs.
+ * Payload bytes count what values mode carries (header-only mode: what it
+ * would). */
+typedef struct arb_sim_arbor_counters {
+    uint64_t committed_bytes; /* payload of the offsets the responders committed (once each) */
+    uint64_t resent_bytes;    /* payload hosts sent again: packets of a retry (attempt >= 1)
+                                 or of the bypass repair */
+    uint64_t resends;         /* of those, credits: retries and repair credits, each a
+                                 responder's answer to a loss it found (by order, timer,
+                                 AGG_MISS, or a tree found dead) */
+    arb_time resend_at;       /* the first of those credits at or after the watch's
+                                 time (arb_sim_arbor_watch); ARB_TIME_NEVER: none yet */
+} arb_sim_arbor_counters;
+
+/* Watch for the first retry or repair credit sent at or after `from`
+ * (from now on: arb_sim_arbor_counters.resend_at; a new watch replaces
+ * the last). ARB_EINVAL: no Arbor collective. */
+int arb_sim_arbor_watch(arb_sim *s, arb_time from);
+/* ARB_EINVAL: no Arbor collective, or a NULL out. */
+int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out);
 
 /* The aggregation slots live now: summed over the switches, and the most in
  * one switch. ARB_EINVAL: no Arbor collective. */

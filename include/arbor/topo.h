@@ -40,7 +40,8 @@
  *   - whether host j is below switch n: arb_pgft_below.
  *
  * Failures (arb_topo_fail) mark links failed in both directions and leave
- * every array and index unchanged; routers skip failed ports.
+ * every array and index unchanged; routers skip failed ports. A failed
+ * link or switch can be brought back (arb_topo_restore).
  *
  * The module is pure: no clock, no I/O, no randomness, no printing. A
  * built topology is read-only except for failures and arb_topo_set_link,
@@ -374,7 +375,9 @@ int arb_topo_find(const arb_topo *t, const char *name, uint32_t *node);
 /* Failures and link changes                                            */
 /* ------------------------------------------------------------------ */
 
-/* Mark the link of `port` failed in both directions. ARB_EINVAL: bad id. */
+/* Mark the link of `port` failed in both directions. ARB_EINVAL: bad id;
+ * ARB_ENOMEM: no room for the record of links failed as links (made the
+ * first time one fails). */
 int arb_topo_fail_link(arb_topo *t, uint32_t port);
 
 /* Mark switch `node` failed and every link of it. ARB_EINVAL: bad id or a
@@ -401,7 +404,25 @@ int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen);
  * (for lists applied later, such as failures at a time during a run). */
 int arb_topo_fail_check(const arb_topo *t, const char *list, char *err, size_t errlen);
 
-/* Clear every failure. */
+/*
+ * Recovery: bring back what failed. A link is up when it was not failed as
+ * a link (arb_topo_fail_link, or a link:/up:/down:/port: item) and neither
+ * of its ends is a failed switch; so restoring a switch brings back every
+ * link of it except those failed by themselves, and restoring a link of a
+ * failed switch clears its own failure only (it comes up with the
+ * switch). Restoring what is up changes nothing. Every call changes
+ * arb_topo_failure_gen.
+ *
+ * arb_topo_restore_link: the link of `port`, both directions. ARB_EINVAL:
+ * bad id. arb_topo_restore_node: switch `node`. ARB_EINVAL: bad id or a
+ * host. arb_topo_restore: a list as arb_topo_fail takes it, each item
+ * restored; all or nothing, with arb_topo_fail's errors.
+ */
+int arb_topo_restore_link(arb_topo *t, uint32_t port);
+int arb_topo_restore_node(arb_topo *t, uint32_t node);
+int arb_topo_restore(arb_topo *t, const char *list, char *err, size_t errlen);
+
+/* Clear every failure (links and switches all up). */
 void arb_topo_clear_failures(arb_topo *t);
 
 /*

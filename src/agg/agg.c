@@ -414,6 +414,27 @@ int arb_agg_recv_trusted(arb_agg *a, arb_hdr *h, const void *payload, size_t pay
     return forward(res, h, payload, payload_len, ARB_AGG_R_BYPASS);
 }
 
+int arb_agg_reset(arb_agg *a, arb_time now)
+{
+    if (!a) return ARB_EINVAL;
+    uint32_t lost = 0;
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        slot *s = &a->slots[i];
+        if (s->state == SLOT_LIVE) {
+            close_live(a, s, now);
+            lost++;
+        }
+    }
+    memset(a->slots, 0, (size_t)a->nslots * sizeof *a->slots);
+    memset(a->bitmap, 0, (size_t)a->nslots * a->words * sizeof *a->bitmap);
+    a->next = 0;
+    a->st.live = 0;
+    a->st.resets++;
+    a->st.reset_live += lost;
+    arb_log(&a->cfg.logger, ARB_LOG_DEBUG, "agg: reset: %u live slots lost", (unsigned)lost);
+    return (int)lost;
+}
+
 arb_time arb_agg_next_expiry(const arb_agg *a)
 {
     (void)a;
@@ -495,7 +516,7 @@ int arb_agg_check(const arb_agg *a)
     if (st->requests != st->passthrough + st->miss + st->contributions + st->duplicate + st->late +
                             st->protocol_error + st->stale)
         return broken(a, "requests do not add up", -1);
-    if (st->allocations != a->gen || st->reclaimed_live > st->allocations)
+    if (st->allocations != a->gen || st->reclaimed_live + st->reset_live > st->allocations)
         return broken(a, "allocations", -1);
     if (st->aggregates < done || st->aggregates > st->contributions)
         return broken(a, "aggregates", -1);

@@ -64,9 +64,10 @@ struct arb_scenario_result {
     arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
     uint32_t n_ar_jobs;
     uint32_t arb_hdr_len;
-    int has_bg;              /* arbor.background: transport flows beside the collective */
-    arb_workload_result bg;  /* their workload's figures */
-    struct scn_watch *watch; /* run.watch, or NULL */
+    int has_bg;               /* arbor.background: transport flows beside the collective */
+    arb_workload_result bg;   /* their workload's figures */
+    struct scn_watch *watch;  /* run.watch, or NULL */
+    struct scn_recovery *rec; /* fault events' recovery (fail_at, restore_at, reboot_at), or NULL */
     struct flowrec *flows;
     uint32_t n_flows;
     arb_iter_rank *iter; /* workload.kind = iteration: per rank */
@@ -131,6 +132,7 @@ void arb_scenario_result_free(arb_scenario_result *r)
     free(r->iter);
     free(r->ar_jobs);
     scn_watch_free(r->watch);
+    scn_recovery_free(r->rec);
     for (unsigned c = 0; c < MAX_CLASSES; c++)
         free(r->cls[c].hist);
     free(r->samp_t);
@@ -250,8 +252,9 @@ static void failure_context(const arb_scenario *sc, const struct scn_failat *fa,
         CTX("%sarbor.fail %s", sep, scn_str(sc, K_AR_FAIL));
         sep = ", ";
     }
+    static const char *const verb[] = {"failed", "restored", "rebooted", "back after a reboot"};
     for (unsigned i = 0; fa && i < fa->next; i++) {
-        CTX("%s%s failed at %s", sep, fa->e[i].items, fa->e[i].text);
+        CTX("%s%s %s at %s", sep, fa->e[i].items, verb[fa->e[i].kind], fa->e[i].text);
         sep = ", ";
     }
     char cut[160] = "";
@@ -1094,11 +1097,16 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
             goto done;
         }
     }
-    if (*scn_str(sc, K_FAB_FAILAT)) {
-        rc = scn_failat_parse(&failat, t, scn_str(sc, K_FAB_FAILAT), msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_FAB_FAILAT, err, errlen, rc, msg);
-            goto done;
+    {
+        static const enum scn_key at_keys[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT};
+        static const int at_kinds[] = {SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT};
+        for (int k = 0; k < 3; k++) {
+            if (!*scn_str(sc, at_keys[k])) continue;
+            rc = scn_failat_add(&failat, t, scn_str(sc, at_keys[k]), at_kinds[k], msg, sizeof msg);
+            if (rc < 0) {
+                rc = key_fail(sc, at_keys[k], err, errlen, rc, msg);
+                goto done;
+            }
         }
     }
     if (*scn_str(sc, K_FAB_LINK)) {
@@ -1260,6 +1268,14 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     if (rc < 0) goto done;
     sp.r = r;
     sp.s = s;
+    if (failat.n_events) {
+        rc = scn_recovery_new(&r->rec, &failat, scn_u64(sc, K_RUN_FAULTWIN), arbor);
+        if (rc < 0) {
+            rc = arb_errf(err, errlen, rc, "out of memory");
+            goto done;
+        }
+        failat.rec = r->rec;
+    }
     if (arbor) {
         rc = arbor_setup(sc, r, t, s, &plans, &n_plans, err, errlen);
         if (rc < 0) goto done;
@@ -1295,6 +1311,7 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
         rc = run_to(&failat, t, route.ctx, s, w, next);
+        if (rc == 0 && r->rec) scn_recovery_read(r->rec, s, next);
         if (rc == 0 && w) rc = arb_workload_error(w);
         if (rc == ARB_ETIMEDOUT && (arbor || r->iter_arbor)) {
             /* not bad input: what the run got is reported, with what was lost */
@@ -1371,6 +1388,14 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
     }
     if (rc == 0 && r->watch && (rc = watch_end(r, s)) < 0)
         rc = arb_errf(err, errlen, rc, "run.watch: out of memory");
+    if (rc == 0 && r->rec) {
+        if (arbor)
+            scn_recovery_finish(r->rec, s, r->ar.start, r->ar.done ? r->ar.finish : ARB_TIME_NEVER);
+        else
+            scn_recovery_finish(r->rec, s, scn_u64(sc, K_WL_START),
+                                r->wr.done ? r->wr.finish : ARB_TIME_NEVER);
+        if (scn_recovery_failed(r->rec)) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    }
 done:
     if (pcap) {
         int prc = arb_sim_pcap_close(pcap);
@@ -2118,7 +2143,8 @@ static const char *const sec_names[] = {"fabric",   "routing", "transport", "swi
 static int echo_when_set(size_t k)
 {
     return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
-           k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND;
+           k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND || k == K_FAB_RESTOREAT ||
+           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN;
 }
 
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
@@ -2258,6 +2284,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     }
     j_u64(j, "samples", r->n_samp);
     if (r->watch) scn_watch_json(r->watch, j);
+    if (r->rec) scn_recovery_json(r->rec, j);
     if (host) {
         cJSON *h = cJSON_AddObjectToObject(j, "host");
         j_real(h, "wall_s", host->wall_s, 3);

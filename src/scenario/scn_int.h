@@ -20,6 +20,12 @@
     X(FAB_FAILAT, "fabric", "fail_at", VT_LIST, "", NULL, 0, 0,                                    \
       "failures during the run: TIME ITEMS; ... (items as fabric.fail; what is queued there is "   \
       "dropped, what is on their wires lost)")                                                     \
+    X(FAB_RESTOREAT, "fabric", "restore_at", VT_LIST, "", NULL, 0, 0,                              \
+      "recoveries during the run: TIME ITEMS; ... (items as fabric.fail; each link or switch "     \
+      "carries packets again)")                                                                    \
+    X(FAB_REBOOTAT, "fabric", "reboot_at", VT_LIST, "", NULL, 0, 0,                                \
+      "switch reboots during the run: TIME switch:NAME... [down=T]; ... (slot pools emptied; "     \
+      "down=T: off the fabric for T, then back empty)")                                            \
     X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
     X(FAB_DUP, "fabric", "dup", VT_REAL, "0", NULL, 0, 1,                                          \
@@ -305,7 +311,10 @@
       "qp_order)")                                                                                 \
     X(RUN_WATCH, "run", "watch", VT_LIST, "", NULL, 0, 0,                                          \
       "links whose queues and bytes per party (Arbor jobs, transport flows) are reported, both "   \
-      "directions, as pcap_ports (JSON watch; empty: none)")
+      "directions, as pcap_ports (JSON watch; empty: none)")                                       \
+    X(RUN_FAULTWIN, "run", "fault_window", VT_TIME, "1ms", NULL, 1, 0,                             \
+      "fault events (fail_at, restore_at, reboot_at): the goodput window before each and after "   \
+      "its recovery (JSON faults)")
 
 enum scn_vt {
     VT_STR,
@@ -386,22 +395,51 @@ void scn_steer_free(struct scn_steer *st);
  * checks every item against the topology (ARB_EPARSE, ARB_ENOENT,
  * ARB_ENOMEM with msg); apply fails, in the topology, every entry due by
  * `now`, refreshes the load balancer's router and tells the simulator. */
+enum scn_ev_kind { SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT, SCN_EV_REBOOT_UP };
 struct scn_failure {
     arb_time t;
     char *items;    /* comma-separated, as fabric.fail */
-    unsigned order; /* as written (ties keep it) */
+    unsigned order; /* as written (ties keep it; fail_at's first, then restore_at's, reboot_at's) */
     char text[32];  /* the time as written, for messages */
+    uint8_t kind;   /* enum scn_ev_kind; REBOOT_UP: the end of a reboot's down time */
+    arb_time down;  /* REBOOT: down= (0: the switch stays on the fabric) */
+    unsigned event; /* its fault event (scn_recovery): REBOOT_UP its reboot's */
+    unsigned up_of; /* REBOOT_UP: its reboot's order */
 };
+struct scn_recovery;
 struct scn_failat {
     struct scn_failure *e;
     unsigned n, cap, next;
+    unsigned n_events;        /* fault events: entries but REBOOT_UP */
+    struct scn_recovery *rec; /* told of each event as it is applied (NULL: none) */
 };
-int scn_failat_parse(struct scn_failat *fa, const arb_topo *t, const char *text, char *msg,
-                     size_t len);
+/* Add the entries of fabric.fail_at (SCN_EV_FAIL), restore_at (SCN_EV_RESTORE)
+ * or reboot_at (SCN_EV_REBOOT, and a REBOOT_UP for each down=) from `text`,
+ * in time order with those added before; fa starts zeroed. Errors
+ * (ARB_EPARSE, ARB_ENOENT, ARB_ENOMEM with msg) leave the entries as they
+ * were. */
+int scn_failat_add(struct scn_failat *fa, const arb_topo *t, const char *text, int kind, char *msg,
+                   size_t len);
 arb_time scn_failat_next(const struct scn_failat *fa); /* ARB_TIME_NEVER when none is left */
 int scn_failat_apply(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, arb_time now,
                      char *msg, size_t len);
 void scn_failat_free(struct scn_failat *fa);
+
+/* recovery.c: what each fault event did to the run (JSON faults, docs/scenarios.md,
+ * "Faults and recovery"). Readings of the goodput counters are taken at each
+ * event and at the end of each slice of the run. */
+struct scn_recovery;
+int scn_recovery_new(struct scn_recovery **out, const struct scn_failat *fa, arb_time window,
+                     int arbor);
+void scn_recovery_event(struct scn_recovery *rc, const struct scn_failure *f, arb_sim *s,
+                        int slots_lost);
+void scn_recovery_read(struct scn_recovery *rc, arb_sim *s, arb_time now);
+/* The run is over: start, finish (ARB_TIME_NEVER: not done) of the collective. */
+void scn_recovery_finish(struct scn_recovery *rc, arb_sim *s, arb_time start, arb_time finish);
+int scn_recovery_failed(const struct scn_recovery *rc); /* 1: out of memory on the way */
+struct cJSON;
+void scn_recovery_json(const struct scn_recovery *rc, struct cJSON *j);
+void scn_recovery_free(struct scn_recovery *rc);
 struct scn_order;
 int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cfg);
 /* Packets overtaken (or retransmitted) and packets counted; ARB_ENOMEM if

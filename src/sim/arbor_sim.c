@@ -153,6 +153,12 @@ struct arbor_job {
     uint32_t slots, payload;
     int values;
     arb_sim_arbor_failure failure; /* the first engine that gave up */
+    /* arb_sim_arbor_counters_get: payload bytes committed and sent again,
+     * retry and repair credits sent, and the watch for the first of those
+     * at or after watch_from (arb_sim_arbor_watch) */
+    uint64_t committed_bytes, resent_bytes, resends;
+    arb_time watch_from, watch_hit;
+    int watching;
 };
 
 /* The job of engine e. */
@@ -373,6 +379,8 @@ static struct cwin *e_committed(const arb_hep *e)
     return e->committed;
 }
 
+static uint32_t len_of(const struct ajob *j, const arb_plan_channel *c, uint32_t index);
+
 /* The rank driver counts the commit unless this returns -1. */
 static int on_commit_cb(arb_hep *e, const arb_commit_info *c)
 {
@@ -390,6 +398,7 @@ static int on_commit_cb(arb_hep *e, const arb_commit_info *c)
     }
     if (c->count != j->p->channels[e->ch].n_members) j->res.inv_count++;
     if (j->cfg.values && c->result && c->len) check(j, e->ch, index, c->result, c->len);
+    j->a->committed_bytes += len_of(j, e->c, index);
     return 0;
 }
 
@@ -621,6 +630,20 @@ static uint8_t echo_ce(const arb_sim *s, const arb_hdr *h)
     return s->arb->echo_ce && h->packet_type == ARB_PT_DATA_REQUEST && !h->repair ? PF_CE : 0;
 }
 
+/* A packet of a retry (attempt >= 1) or of the bypass repair leaves a
+ * host: its payload is sent again; a credit among them is a responder's
+ * answer to a loss it found (arb_sim_arbor_counters). */
+static SIM_COLD void resent(struct arbor_job *a, const arb_hdr *h, uint32_t plen, arb_time now)
+{
+    a->resent_bytes += plen;
+    if (h->packet_type != ARB_PT_RESPONSE || !h->credit_valid) return;
+    a->resends++;
+    if (a->watching && now >= a->watch_from) {
+        a->watch_hit = now;
+        a->watching = 0;
+    }
+}
+
 /* The engines' send callback. */
 static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                     size_t len)
@@ -643,6 +666,7 @@ static void ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
         }
     }
     if (j->cfg.wire_check) wire_check(s, j->ch_base + e->ch, h, len);
+    if (h->repair || h->attempt) resent(s->arb, h, plen, s->now);
     uint32_t port, dst_host;
     uint32_t route = send_route(e, dst, h, &port, &dst_host);
     *pool_get(&s->pool, i) = (struct pkt){.next = PKT_NONE,
@@ -1400,6 +1424,7 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->slots = cfg->slots;
     a->values = cfg->values;
     a->spare = NONE;
+    a->watch_hit = ARB_TIME_NEVER;
     a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
@@ -1754,6 +1779,46 @@ int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
     }
     if (live) *live = sum;
     if (max_live) *max_live = mx;
+    return 0;
+}
+
+int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
+{
+    struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || node >= arb_topo_n_nodes(s->topo) || s->nodes[node].kind != ARB_NODE_SWITCH)
+        return ARB_EINVAL;
+    int lost = 0;
+    for (uint32_t k = 0; k < a->n_parts; k++) {
+        size_t g = (size_t)node * a->n_parts + k;
+        if (!a->agg[g]) continue;
+        int n = arb_agg_reset(a->agg[g], s->now);
+        if (n < 0) return n;
+        lost += n;
+        /* the owners go with the slots: each job holds none there now */
+        for (uint32_t slot = 0; slot < a->slots / a->n_parts; slot++)
+            slot_freed(a, node, a->owner[g], slot);
+    }
+    return lost;
+}
+
+int arb_sim_arbor_watch(arb_sim *s, arb_time from)
+{
+    struct arbor_job *a = s ? s->arb : NULL;
+    if (!a) return ARB_EINVAL;
+    a->watch_from = from;
+    a->watch_hit = ARB_TIME_NEVER;
+    a->watching = 1;
+    return 0;
+}
+
+int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || !out) return ARB_EINVAL;
+    out->committed_bytes = a->committed_bytes;
+    out->resent_bytes = a->resent_bytes;
+    out->resends = a->resends;
+    out->resend_at = a->watch_hit;
     return 0;
 }
 

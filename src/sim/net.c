@@ -546,8 +546,22 @@ static void flush_failed_port(arb_sim *s, uint32_t port)
 void arb_sim_fabric_changed(arb_sim *s)
 {
     sim_forget_guesses(s);
+    /* host NICs whose link comes back: what they kept goes out again */
+    uint32_t n_up = 0, *up = NULL;
+    for (uint32_t p = 0; p < s->n_ports; p++)
+        n_up += s->sp[p].kind >= NIC_HOST && s->sp[p].failed && !s->ports[p].failed;
+    if (n_up && !(up = malloc(n_up * sizeof *up))) {
+        if (!s->error) s->error = ARB_ENOMEM;
+        return;
+    }
+    n_up = 0;
+    for (uint32_t p = 0; up && p < s->n_ports; p++)
+        if (s->sp[p].kind >= NIC_HOST && s->sp[p].failed && !s->ports[p].failed) up[n_up++] = p;
     int rc = sim_links(s); /* failures, rates and delays */
     if (rc < 0 && !s->error) s->error = rc;
     for (uint32_t p = 0; p < s->n_ports; p++)
         if (s->ports[p].failed) flush_failed_port(s, p);
+    for (uint32_t k = 0; rc == 0 && k < n_up; k++)
+        if (!s->sp[up[k]].paused) net_kick_nic(s, up[k]);
+    free(up);
 }

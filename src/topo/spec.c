@@ -585,29 +585,59 @@ int arb_topo_fail_check(const arb_topo *t, const char *list, char *err, size_t e
     return rc;
 }
 
-int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
+/* Fail or restore (`up`) one parsed item: a switch, the ports of a link
+ * between two nodes, or one port. */
+static void apply_item(arb_topo *t, const struct fail_item *fi, int up)
+{
+    if (fi->is_switch) {
+        if (up)
+            arb_topo_restore_node(t, fi->node);
+        else
+            arb_topo_fail_node(t, fi->node);
+        return;
+    }
+    if (fi->peer == ARB_TOPO_NONE) {
+        if (up)
+            arb_topo_restore_link(t, fi->first);
+        else
+            arb_topo_fail_link(t, fi->first);
+        return;
+    }
+    const arb_node *na = &t->nodes[fi->node];
+    for (uint32_t q = 0; q < na->n_up; q++) {
+        const arb_port *p = &t->ports[na->first_up + q];
+        if (p->peer != fi->peer || (fi->parallel != UINT32_MAX && p->parallel != fi->parallel))
+            continue;
+        if (up)
+            arb_topo_restore_link(t, na->first_up + q);
+        else
+            arb_topo_fail_link(t, na->first_up + q);
+    }
+}
+
+/* Parse `list` and fail (or restore) every item: all or nothing. */
+static int apply_list(arb_topo *t, const char *list, int up, char *err, size_t errlen)
 {
     struct fail_item *items;
     size_t n;
     int rc = fail_parse(t, list, &items, &n, err, errlen);
-    if (rc == 0) {
-        for (size_t i = 0; i < n; i++) {
-            const struct fail_item *fi = &items[i];
-            if (fi->is_switch) {
-                arb_topo_fail_node(t, fi->node);
-            } else if (fi->peer != ARB_TOPO_NONE) {
-                const arb_node *na = &t->nodes[fi->node];
-                for (uint32_t q = 0; q < na->n_up; q++) {
-                    const arb_port *p = &t->ports[na->first_up + q];
-                    if (p->peer == fi->peer &&
-                        (fi->parallel == UINT32_MAX || p->parallel == fi->parallel))
-                        arb_topo_fail_link(t, na->first_up + q);
-                }
-            } else {
-                arb_topo_fail_link(t, fi->first);
-            }
-        }
-    }
+    int links = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        links |= !items[i].is_switch;
+    if (rc == 0 && links && !up && topo_cut_room(t) < 0)
+        rc = arb_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        apply_item(t, &items[i], up);
     free(items);
     return rc;
+}
+
+int arb_topo_fail(arb_topo *t, const char *list, char *err, size_t errlen)
+{
+    return apply_list(t, list, 0, err, errlen);
+}
+
+int arb_topo_restore(arb_topo *t, const char *list, char *err, size_t errlen)
+{
+    return apply_list(t, list, 1, err, errlen);
 }

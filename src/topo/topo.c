@@ -221,6 +221,7 @@ void arb_topo_free(arb_topo *t)
     free(t->loss);
     free(t->dup);
     free(t->reorder);
+    free(t->cut);
     free(t);
 }
 
@@ -406,11 +407,32 @@ int arb_topo_find(const arb_topo *t, const char *name, uint32_t *node)
 /* Failures                                                             */
 /* ------------------------------------------------------------------ */
 
+int topo_cut_room(arb_topo *t)
+{
+    if (!t->cut) t->cut = calloc(t->n_ports ? t->n_ports : 1, 1);
+    return t->cut ? 0 : ARB_ENOMEM;
+}
+
+/* Set the failed flag of both directions of port's link. */
+static void mark_link(arb_topo *t, uint32_t port, uint8_t failed)
+{
+    t->ports[port].failed = failed;
+    t->ports[t->ports[port].peer_port].failed = failed;
+}
+
+/* Whether a switch at either end of port's link is failed. */
+static int end_failed(const arb_topo *t, uint32_t port)
+{
+    const arb_port *p = &t->ports[port];
+    return t->nodes[p->peer].failed || t->nodes[t->ports[p->peer_port].peer].failed;
+}
+
 int arb_topo_fail_link(arb_topo *t, uint32_t port)
 {
     if (port >= t->n_ports) return ARB_EINVAL;
-    t->ports[port].failed = 1;
-    t->ports[t->ports[port].peer_port].failed = 1;
+    if (topo_cut_room(t) < 0) return ARB_ENOMEM;
+    t->cut[port] = t->cut[t->ports[port].peer_port] = 1;
+    mark_link(t, port, 1);
     t->failure_gen++;
     return 0;
 }
@@ -422,7 +444,29 @@ int arb_topo_fail_node(arb_topo *t, uint32_t node)
     n->failed = 1;
     uint32_t end = n->first_port + n->n_down + n->n_up;
     for (uint32_t p = n->first_port; p < end; p++)
-        arb_topo_fail_link(t, p);
+        mark_link(t, p, 1);
+    t->failure_gen++;
+    return 0;
+}
+
+int arb_topo_restore_link(arb_topo *t, uint32_t port)
+{
+    if (!t || port >= t->n_ports) return ARB_EINVAL;
+    if (t->cut) t->cut[port] = t->cut[t->ports[port].peer_port] = 0;
+    mark_link(t, port, (uint8_t)end_failed(t, port));
+    t->failure_gen++;
+    return 0;
+}
+
+int arb_topo_restore_node(arb_topo *t, uint32_t node)
+{
+    if (!t || node >= t->n_nodes || t->nodes[node].kind != ARB_NODE_SWITCH) return ARB_EINVAL;
+    arb_node *n = &t->nodes[node];
+    n->failed = 0;
+    uint32_t end = n->first_port + n->n_down + n->n_up;
+    for (uint32_t p = n->first_port; p < end; p++)
+        mark_link(t, p, (uint8_t)((t->cut && t->cut[p]) || end_failed(t, p)));
+    t->failure_gen++;
     return 0;
 }
 
@@ -432,6 +476,7 @@ void arb_topo_clear_failures(arb_topo *t)
         t->nodes[i].failed = 0;
     for (uint32_t p = 0; p < t->n_ports; p++)
         t->ports[p].failed = 0;
+    if (t->cut) memset(t->cut, 0, t->n_ports);
     t->failure_gen++;
 }
 

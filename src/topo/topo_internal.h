@@ -21,7 +21,12 @@ struct arb_topo {
     double *loss;         /* per port: its own loss probability, or -1; NULL: none set */
     double *dup;          /* the same for duplication */
     double *reorder;      /* and for reordering */
+    uint8_t *cut;         /* per port: failed as a link (not only with a switch of it);
+                           * NULL until a link first fails */
 };
+
+/* Room for the per-port cut flags (made on first use). ARB_ENOMEM. */
+int topo_cut_room(arb_topo *t);
 
 /* Rates and delay the builder gives each tier. */
 struct topo_rates {

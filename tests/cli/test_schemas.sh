@@ -36,6 +36,9 @@ out "sim: trace" "$A" sim --json scenarios/trace.ini
 out "sim: ring allreduce" "$A" sim --json -s workload.kind=ring_allreduce -s size=1MiB
 out "sim: host collective" "$A" sim --json scenarios/hc-allreduce-tree.ini
 out "sim: iteration" "$A" sim --json scenarios/iteration-dp.ini
+out "sim: fault events" "$A" sim --json -s size=1MiB -s topology=leafspine:2,2,2 \
+    -s fail_at="20us up:L1.0:0" -s restore_at="40us up:L1.0:0; 1s up:L1.1:0" \
+    -s reboot_at="30us switch:L2.1 down=5us"
 out "sim --seeds" "$A" sim --json --seeds 1..3 -s topology=star:4 -s size=1MiB -s loss=0.001
 out "route" "$A" route --topo kary:4,2 --routing ecmp --traffic perm:1 --trials 10 --json
 out "route --model rack" "$A" route --model rack --gpus 8 --qps 4 --uplinks 16 --trials 100 --json

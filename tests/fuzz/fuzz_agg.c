@@ -16,7 +16,8 @@
  *   2 raw       a header built field by field from the input (mostly
  *               invalid: exercises the MALFORMED and BYPASS paths)
  *   3 feedback  the last aggregate, sent back in as a lower tier's output
- *   4 time      the clock moves on
+ *   4 time      the clock moves on; 249 and 254 also reset the engine (a
+ *               switch that reboots: every slot free, the rotation at 0)
  *
  * After every call: the call succeeds, every header the engine asks to send
  * passes arb_hdr_validate, an aggregate's payload is readable to its length,
@@ -322,6 +323,24 @@ static void op_feedback(state *s, reader *r)
     feed(s, &h, p, s->last_len, s->last_ch, pc >> 1, pc & 1);
 }
 
+/* The switch reboots: the engine and the model forget every slot. */
+static void op_reset(state *s)
+{
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        live += s->ref[i].used && !s->ref[i].done;
+    arb_agg_stats before;
+    arb_agg_get_stats(s->a, s->now, &before);
+    require(arb_agg_reset(s->a, s->now) == (int)live);
+    memset(s->ref, 0, sizeof s->ref);
+    s->next = 0;
+    arb_agg_stats st;
+    arb_agg_get_stats(s->a, s->now, &st);
+    require(st.live == 0 && st.resets == before.resets + 1 &&
+            st.reset_live == before.reset_live + live);
+    require(arb_agg_check(s->a) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     reader r = {data, size};
@@ -356,6 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         default:
             s.now += (arb_time)(op >> 3) * 1000;
+            if (op >= 249) op_reset(&s);
         }
     }
     arb_agg_stats st;

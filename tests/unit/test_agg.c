@@ -655,6 +655,84 @@ TEST(reclaim_live_then_old_context_misses)
     arb_agg_free(a);
 }
 
+/* A reset (a switch that reboots) empties the pool: every request of a
+ * context from before it misses, the rotation starts again at slot 0, a
+ * later attempt of a lost offset gets a fresh slot that counts only its own
+ * inputs, and the counters say what was lost. */
+TEST(reset_empties_the_pool)
+{
+    arb_agg *a = make(4, 4, 0);
+    uint8_t fi = 2;
+    int32_t v[2] = {10, 20}, w[2] = {1, 2};
+    t = 1000;
+    arb_hdr c0 = credit(10, 0, 0), c1 = credit(11, 0, 0), c2 = credit(12, 0, 0);
+    CHECK_EQ_I(feed(a, &c0, NULL, 0, CH1, 0, 0).slot, 0); /* live from 1000 */
+    CHECK_EQ_I(feed(a, &c1, NULL, 0, CH1, 0, 0).slot, 1); /* live from 1000 */
+    CHECK_EQ_I(feed(a, &c2, NULL, 0, CH1, 0, 0).slot, 2);
+    arb_hdr q0 = request(&c0, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    arb_hdr q1 = request(&c1, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    arb_hdr q2 = request(&c2, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    t = 1100;
+    CHECK_EQ_I(feed(a, &q0, v, sizeof v, CH1, 0, 0).action, ARB_AGG_CONSUMED); /* partial */
+    feed(a, &q2, v, sizeof v, CH1, 0, 0);
+    CHECK_EQ_I(feed(a, &q2, v, sizeof v, CH1, 1, 0).action, ARB_AGG_EMIT_AGGREGATE);
+    arb_agg_stats before = stats(a);
+    CHECK_EQ_U(before.live, 2);
+
+    t = 1500;
+    CHECK_EQ_I(arb_agg_reset(a, t), 2); /* slots 0 and 1 were live, slot 2 complete */
+    CHECK_EQ_I(arb_agg_check(a), 0);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.live, 0);
+    CHECK_EQ_U(st.resets, 1);
+    CHECK_EQ_U(st.reset_live, 2);
+    CHECK_EQ_U(st.peak_live, before.peak_live);
+    CHECK_EQ_U(st.allocations, 3);
+    /* slots 0 and 1 live 1000..1500; slot 2 1000..1100; slot 0 partial 1100..1500 */
+    CHECK_EQ_U(st.slot_time, 500 + 500 + 100);
+    CHECK_EQ_U(st.partial_slot_time, 400);
+
+    /* every old context misses, the completed one included (no longer LATE) */
+    arb_agg_result r = feed(a, &q0, v, sizeof v, CH1, 1, 0);
+    check_miss(&r, 10, 0);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_OWNER);
+    r = feed(a, &q1, v, sizeof v, CH1, 0, 0);
+    check_miss(&r, 11, 0);
+    r = feed(a, &q2, v, sizeof v, CH1, 2, 0);
+    check_miss(&r, 12, 0);
+
+    /* the rotation starts again at 0; a new owner there turns an old
+     * request into a miss, and a later attempt of a lost offset makes the
+     * old attempt's input stale */
+    arb_hdr c3 = credit(13, 0, 0), c1b = credit(11, 0, 0);
+    c1b.attempt = 1;
+    CHECK_EQ_I(feed(a, &c3, NULL, 0, CH1, 0, 0).slot, 0);
+    CHECK_EQ_I(feed(a, &c1b, NULL, 0, CH1, 0, 0).slot, 1);
+    r = feed(a, &q0, v, sizeof v, CH1, 1, 0);
+    check_miss(&r, 10, 0);
+    r = feed(a, &q1, v, sizeof v, CH1, 1, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_DROP);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_STALE);
+    /* the new attempt's slot holds its own inputs only */
+    arb_hdr q1b = request(&c1b, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    CHECK_EQ_I(feed(a, &q1b, w, sizeof w, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    r = feed(a, &q1b, w, sizeof w, CH1, 1, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_I(((const int32_t *)r.payload)[0], 2);
+    CHECK_EQ_I(((const int32_t *)r.payload)[1], 4);
+    CHECK_EQ_U(r.hdr.attempt, 1);
+
+    /* an empty pool resets to nothing; NULL is refused */
+    CHECK_EQ_I(arb_agg_reset(a, t), 1); /* slot 0 (offset 13) was live */
+    CHECK_EQ_I(arb_agg_reset(a, t), 0);
+    st = stats(a);
+    CHECK_EQ_U(st.resets, 3);
+    CHECK_EQ_U(st.reset_live, 3);
+    CHECK_EQ_I(arb_agg_check(a), 0);
+    CHECK_EQ_I(arb_agg_reset(NULL, t), ARB_EINVAL);
+    arb_agg_free(a);
+}
+
 TEST(offset_wrap)
 {
     arb_agg *a = make(3, 4, 1);
@@ -981,6 +1059,10 @@ TEST(random_sequences)
         int32_t v[4] = {1, 2, 3, 4};
         for (int step = 0; step < 2000 && !TEST_FAILING(); step++) {
             t += arb_rng_below(&rng, 3000);
+            if (step == 1000) { /* halfway, the switch reboots */
+                CHECK(arb_agg_reset(a, t) >= 0);
+                CHECK_EQ_I(arb_agg_check(a), 0);
+            }
             if (n == 0 || arb_rng_below(&rng, 4) == 0) {
                 arb_hdr c = credit((uint32_t)arb_rng_below(&rng, 8) | 0xFFFFF8u * (step & 1), 1,
                                    (int)arb_rng_below(&rng, 3));
@@ -1030,6 +1112,7 @@ int main(void)
     RUN(duplicate_from_same_port);
     RUN(late_after_completion);
     RUN(reclaim_live_then_old_context_misses);
+    RUN(reset_empties_the_pool);
     RUN(offset_wrap);
     RUN(ce_is_ored);
     RUN(bypass_types);

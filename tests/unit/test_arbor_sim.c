@@ -802,6 +802,77 @@ TEST(static_partition_caps_each_job)
 
 /* Read mid-run, with packets on the wires: every hop started counts as a
  * packet sent (those on a wire included), and every node's balance holds. */
+/* Switches reboot mid-run (arb_sim_arbor_reboot): every switch's pools
+ * emptied at once, then one spine again and again; what they held is
+ * credited again and the results stay exact. The counters: no slot live
+ * right after, resends only at or after a watch's time, every byte of the
+ * buffer committed once by the end. */
+TEST(reboots_lose_slots_results_exact)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    CHECK_EQ_I(arb_topo_new(&t, "leafspine:2,4,2", NULL, err, sizeof err), 0);
+    uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    arb_plan_config pc;
+    arb_plan_config_default(&pc);
+    pc.ranks = ranks;
+    pc.n_ranks = 8;
+    pc.bytes = 1 << 20;
+    pc.dtype = ARB_DTYPE_I32;
+    arb_plan *p = NULL;
+    CHECK_EQ_I(arb_plan_new(&p, t, &pc, err, sizeof err), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    arb_sim_arbor_counters c;
+    CHECK_EQ_I(arb_sim_arbor_reboot(s, 8), ARB_EINVAL); /* no collective yet */
+    CHECK_EQ_I(arb_sim_arbor_counters_get(s, &c), ARB_EINVAL);
+    arb_sim_arbor_config ac;
+    arb_sim_arbor_config_default(&ac);
+    ac.plan = p;
+    ac.values = 1;
+    CHECK_EQ_I(s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL, 0);
+    uint32_t first_sw = arb_topo_n_hosts(t), n_nodes = arb_topo_n_nodes(t), spine;
+    REQUIRE_EQ_I(arb_topo_find(t, "L2.0", &spine), 0);
+    CHECK_EQ_I(arb_sim_arbor_reboot(s, 0), ARB_EINVAL); /* a host */
+    CHECK_EQ_I(arb_sim_arbor_reboot(s, n_nodes), ARB_EINVAL);
+    CHECK_EQ_I(arb_sim_run(s, 20 * ARB_PS_PER_US), 0);
+    uint32_t live, most;
+    CHECK_EQ_I(arb_sim_arbor_slots(s, &live, &most), 0);
+    CHECK(live > 0);
+    int lost = 0;
+    for (uint32_t n = first_sw; n < n_nodes; n++) {
+        int k = arb_sim_arbor_reboot(s, n);
+        CHECK(k >= 0);
+        lost += k;
+    }
+    CHECK_EQ_I(lost, (int)live); /* every live slot was in some pool */
+    CHECK_EQ_I(arb_sim_arbor_slots(s, &live, &most), 0);
+    CHECK_EQ_U(live, 0);
+    CHECK_EQ_I(arb_sim_arbor_watch(s, 20 * ARB_PS_PER_US), 0);
+    for (arb_time at = 30 * ARB_PS_PER_US; !arb_sim_arbor_done(s) && at < ARB_PS_PER_S;
+         at += 25 * ARB_PS_PER_US) {
+        CHECK_EQ_I(arb_sim_run(s, at), 0);
+        CHECK(arb_sim_arbor_reboot(s, spine) >= 0);
+        if (TEST_FAILING()) break;
+    }
+    CHECK(arb_sim_arbor_done(s));
+    arb_sim_arbor_result r;
+    CHECK_EQ_I(arb_sim_arbor_result_get(s, &r), 0);
+    CHECK_EQ_I(r.correct, 1);
+    CHECK_EQ_U(r.invariant_errors, 0);
+    CHECK(r.retries > 0);
+    CHECK_EQ_I(arb_sim_arbor_counters_get(s, &c), 0);
+    CHECK_EQ_U(c.committed_bytes, pc.bytes); /* each offset once */
+    CHECK(c.resends > 0 && c.resent_bytes > 0);
+    CHECK(c.resend_at != ARB_TIME_NEVER && c.resend_at >= 20 * ARB_PS_PER_US);
+    arb_sim_free(s);
+    arb_plan_free(p);
+    arb_topo_free(t);
+}
+
 TEST(counts_hold_mid_run)
 {
     arb_topo *t = NULL;
@@ -878,5 +949,6 @@ int main(void)
     RUN(deferred_jobs_enter_and_report);
     RUN(static_partition_caps_each_job);
     RUN(counts_hold_mid_run);
+    RUN(reboots_lose_slots_results_exact);
     return testkit_done();
 }

@@ -221,6 +221,12 @@ TEST(hand_updown_dmodc)
     arb_route_refresh(c);
     CHECK_STR(path_str(u, key(2, 1)), "none");
     CHECK_STR(path_str(c, key(2, 1)), "none");
+    /* host 1 back: its paths are those it had */
+    CHECK_EQ_I(arb_topo_restore(t, "link:h1-L1.0", NULL, 0), 0);
+    arb_route_refresh(u);
+    arb_route_refresh(c);
+    CHECK_STR(path_str(u, key(2, 1)), "2,14,24,9");
+    CHECK_STR(path_str(c, key(2, 1)), "2,14,24,9");
     arb_route_free(u);
     arb_route_free(c);
     arb_route_free(d);

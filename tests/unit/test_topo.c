@@ -612,6 +612,91 @@ TEST(failures)
     arb_topo_free(t);
 }
 
+/* Every port's failed flag from first principles: a link is down when it
+ * failed as a link or a switch at either end is down. */
+static void check_up_rule(const arb_topo *t, const uint8_t *cut)
+{
+    for (uint32_t p = 0; p < arb_topo_n_ports(t); p++) {
+        const arb_port *pp = arb_topo_port(t, p);
+        int want = cut[p] || arb_topo_node(t, pp->peer)->failed ||
+                   arb_topo_node(t, arb_topo_port_owner(t, p))->failed;
+        CHECK_EQ_U(pp->failed, (unsigned)want);
+    }
+}
+
+TEST(restore)
+{
+    arb_topo *t = build("leafspine:4,2,2");
+    REQUIRE(t != NULL);
+    char err[256];
+    uint8_t cut[32] = {0};
+    REQUIRE_EQ_U(arb_topo_n_ports(t), 32);
+    /* the links failed as links, in both directions (the test's own record) */
+    const arb_port *l0 = up(t, "L1.0", 0), *l1 = up(t, "L1.1", 1), *h3 = up(t, "h3", 0);
+    uint32_t pl0 = (uint32_t)(l0 - arb_topo_port(t, 0)), pl1 = (uint32_t)(l1 - arb_topo_port(t, 0)),
+             ph3 = (uint32_t)(h3 - arb_topo_port(t, 0));
+    cut[pl0] = cut[l0->peer_port] = cut[pl1] = cut[l1->peer_port] = cut[ph3] = cut[h3->peer_port] =
+        1;
+    CHECK_EQ_I(arb_topo_fail(t,
+                             "switch:L2.0,link:L1.0-L2.0,link:L1.1-L2.1,link:h3-L1.1,switch:L1.1",
+                             err, sizeof err),
+               0);
+    check_up_rule(t, cut);
+    uint32_t links, switches;
+    arb_topo_count_failed(t, &links, &switches);
+    /* L2.0's 4 links; L1.1's two host links and its link to L2.1 (the one to
+     * L2.0 counted with L2.0's); the links failed by themselves are among them */
+    CHECK_EQ_U(links, 7);
+    CHECK_EQ_U(switches, 2);
+
+    /* the spine comes back with every link but the one failed by itself */
+    uint64_t gen = arb_topo_failure_gen(t);
+    CHECK_EQ_I(arb_topo_restore(t, "switch:L2.0", err, sizeof err), 0);
+    CHECK(arb_topo_failure_gen(t) != gen);
+    CHECK(!named(t, "L2.0")->failed);
+    CHECK(l0->failed);
+    CHECK(!down(t, "L2.0", 2)->failed); /* to L1.2 */
+    CHECK(down(t, "L2.0", 1)->failed);  /* to L1.1, still down */
+    check_up_rule(t, cut);
+    /* a link of a failed switch: its own failure clears, it stays down */
+    CHECK_EQ_I(arb_topo_restore(t, "link:L1.1-L2.1", err, sizeof err), 0);
+    cut[pl1] = cut[l1->peer_port] = 0;
+    CHECK(l1->failed);
+    check_up_rule(t, cut);
+    /* the leaf comes back: its links up but the host link failed by itself */
+    CHECK_EQ_I(arb_topo_restore_node(t, id(t, "L1.1")), 0);
+    CHECK(!l1->failed);
+    CHECK(!down(t, "L2.0", 1)->failed);
+    CHECK(h3->failed);
+    CHECK(!up(t, "h2", 0)->failed);
+    check_up_rule(t, cut);
+    CHECK_EQ_I(arb_topo_restore(t, "link:L1.0-L2.0,link:h3-L1.1", err, sizeof err), 0);
+    arb_topo_count_failed(t, &links, &switches);
+    CHECK_EQ_U(links + switches, 0);
+    /* restoring what is up changes nothing */
+    CHECK_EQ_I(arb_topo_restore(t, "switch:L2.1,up:L1.2:1", err, sizeof err), 0);
+    arb_topo_count_failed(t, &links, &switches);
+    CHECK_EQ_U(links + switches, 0);
+
+    /* all or nothing; errors as arb_topo_fail's */
+    CHECK_EQ_I(arb_topo_fail(t, "switch:L2.1", err, sizeof err), 0);
+    CHECK_EQ_I(arb_topo_restore(t, "switch:L2.1,switch:L9.0", err, sizeof err), ARB_ENOENT);
+    CHECK(strstr(err, "L9.0") != NULL);
+    CHECK(named(t, "L2.1")->failed);
+    CHECK_EQ_I(arb_topo_restore(t, "frob:L2.1", err, sizeof err), ARB_EPARSE);
+    CHECK_EQ_I(arb_topo_restore_node(t, 0), ARB_EINVAL); /* a host */
+    CHECK_EQ_I(arb_topo_restore_node(t, 99), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_restore_link(t, 32), ARB_EINVAL);
+    /* a cleared fabric forgets which links failed by themselves */
+    CHECK_EQ_I(arb_topo_fail(t, "link:L1.2-L2.0", err, sizeof err), 0);
+    arb_topo_clear_failures(t);
+    CHECK_EQ_I(arb_topo_fail(t, "switch:L2.0", err, sizeof err), 0);
+    CHECK_EQ_I(arb_topo_restore(t, "switch:L2.0", err, sizeof err), 0);
+    arb_topo_count_failed(t, &links, &switches);
+    CHECK_EQ_U(links + switches, 0);
+    arb_topo_free(t);
+}
+
 TEST(set_link)
 {
     arb_topo *t = build("star:2");
@@ -806,6 +891,7 @@ int main(void)
     RUN(dualplane);
     RUN(rail);
     RUN(failures);
+    RUN(restore);
     RUN(set_link);
     RUN(names);
     RUN(bad_specs);

@@ -169,6 +169,48 @@ static const char *str(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
+/* A figure of a fault event, or "n/a" when the JSON has null. */
+static const char *fig(const cJSON *o, const char *a, char *buf, size_t len)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (!cJSON_IsNumber(x)) return "n/a";
+    snprintf(buf, len, "%.3f", x->valuedouble);
+    return buf;
+}
+
+/* Fault events (fabric.fail_at, restore_at, reboot_at): a line each. */
+static void print_faults(const cJSON *faults)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(faults, "events"))
+    {
+        char lost[48] = "", d[32], b[32], du[32], a[32], r[32];
+        if (strcmp(str(e, "kind", NULL), "reboot") == 0)
+            snprintf(lost, sizeof lost, " (%.0f slots lost, down %.3f us)",
+                     num(e, "slots_lost", NULL), num(e, "down_us", NULL));
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "applied"))) {
+            printf("fault         %s %s at %.3f us%s: after the run\n", str(e, "kind", NULL),
+                   str(e, "items", NULL), num(e, "at_us", NULL), lost);
+            continue;
+        }
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "recovered");
+        char det[64] = "nothing resent after it";
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "detect_us")))
+            snprintf(det, sizeof det, "detected after %s us", fig(e, "detect_us", d, sizeof d));
+        printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; goodput "
+               "%s / %s / %s Gb/s before / during / after; %s%s%s\n",
+               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
+               num(e, "bytes_repaired", NULL), fig(e, "goodput_before_gbps", b, sizeof b),
+               fig(e, "goodput_during_gbps", du, sizeof du),
+               fig(e, "goodput_after_gbps", a, sizeof a),
+               cJSON_IsTrue(rec)    ? "recovered in "
+               : cJSON_IsFalse(rec) ? "not recovered by the end"
+                                    : "recovery n/a (outside the collective)",
+               cJSON_IsTrue(rec) ? fig(e, "recover_us", r, sizeof r) : "",
+               cJSON_IsTrue(rec) ? " us" : "");
+    }
+}
+
 /* run.watch: per port its queue and, where its parties overlapped, their rates. */
 static void print_watch(const cJSON *watch)
 {
@@ -360,6 +402,7 @@ static void print_summary(const char *json)
                num(ui, "max", NULL));
     }
     print_watch(cJSON_GetObjectItemCaseSensitive(j, "watch"));
+    print_faults(cJSON_GetObjectItemCaseSensitive(j, "faults"));
     printf("host          %.3f s wall, %.1f MB peak memory\n", num(j, "host", "wall_s"),
            num(j, "host", "peak_rss_mb"));
     cJSON_Delete(j);

@@ -1,0 +1,97 @@
+# Fault events during a run: fabric.restore_at and fabric.reboot_at (bad input
+# refused naming the key and the rule), and the JSON `faults` figures, each
+# bounded by what the event must have done. Small runs: seconds in all.
+. "$(dirname "$0")/lib.sh"
+
+same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
+has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
+hasnt() { if printf '%s' "$2" | grep -q -- "$3"; then fail "$1" "$3 in the output"; else pass "$1"; fi; }
+
+# Errors: exit 2, one line naming the key and the rule.
+expect_err "restore_at: item checked against the fabric" 2 \
+    "sim: -s fabric.restore_at: fail: 'switch:L9.0': no node L9.0" \
+    "$ARBOR" sim -s 'fabric.restore_at=10us switch:L9.0'
+expect_err "restore_at: a time first" 2 "fabric.restore_at: 'up:L1.0:0': expected a time \\(such as 200us\\) before the recoveries" \
+    "$ARBOR" sim -s topology=leafspine:2,2,2 -s 'fabric.restore_at=up:L1.0:0'
+expect_err "reboot_at: switches only" 2 "fabric.reboot_at: 'up:L1.0:0': only switches reboot \\(switch:NAME\\)" \
+    "$ARBOR" sim -s topology=leafspine:2,2,2 -s 'fabric.reboot_at=10us up:L1.0:0'
+expect_err "reboot_at: down= once" 2 "fabric.reboot_at: down= given twice for the entry at 10us" \
+    "$ARBOR" sim -s topology=leafspine:2,2,2 -s 'fabric.reboot_at=10us switch:L2.0 down=1us down=2us'
+expect_err "reboot_at: down= a time above 0" 2 "fabric.reboot_at: down=0: expected a time above 0" \
+    "$ARBOR" sim -s topology=leafspine:2,2,2 -s 'fabric.reboot_at=10us switch:L2.0 down=0'
+expect_err "reboot_at: a time needs switches" 2 "fabric.reboot_at: no switch after 10us" \
+    "$ARBOR" sim -s topology=leafspine:2,2,2 -s 'fabric.reboot_at=10us down=1us'
+printf '[fabric]\ntopology = leafspine:2,4,2\nreboot_at = 10us switch:L2.0\n    20us switch:L2.7\n' >"$TMP/rb.ini"
+expect_err "reboot_at: continuation line named" 2 "rb.ini:4: fabric.reboot_at: .*no node L2.7" \
+    "$ARBOR" sim "$TMP/rb.ini"
+expect_err "fault_window: above 0" 2 "run.fault_window" "$ARBOR" sim -s run.fault_window=0
+
+# No fault event: no `faults`, and the new keys are not echoed.
+SMALL="-s size=1MiB -s mode=values -s topology=leafspine:2,2,2 --json --quiet"
+J=$("$ARBOR" sim $SMALL)
+hasnt "no event: no faults" "$J" '"faults"'
+hasnt "no event: restore_at not echoed" "$J" '"restore_at"'
+hasnt "no event: reboot_at not echoed" "$J" '"reboot_at"'
+hasnt "no event: fault_window not echoed" "$J" '"fault_window"'
+
+# jq-free checks of one run's JSON with python3.
+command -v python3 >/dev/null 2>&1 || {
+    skip "faults figures" "python3 is not installed"
+    finish
+}
+# verdict FILE PYTHON_EXPR: "yes" when the expression holds for d (the JSON),
+# a = d["arbor"], e = d["faults"]["events"].
+verdict() {
+    python3 -c 'import json,sys
+d=json.load(open(sys.argv[1])); a=d.get("arbor",{}); e=d.get("faults",{}).get("events",[])
+print("yes" if eval(sys.argv[2]) else "no: " + json.dumps(e))' "$1" "$2" 2>&1
+}
+
+# A spine reboot 30 us into a 1 MiB AllReduce of 4 ranks on leafspine:2,2,2,
+# every tree through a spine: its live slots are lost, each offset that held
+# one is credited again, and every member of the channel sends its 8192 B
+# again, so at least slots_lost x 8192 B are repaired; the hosts react after
+# the event (an AGG_MISS comes back within a loop); the results stay exact.
+"$ARBOR" sim $SMALL -s 'reboot_at=30us switch:L2.0' -s run.fault_window=20us >"$TMP/rb.json"
+same "reboot: exit 0" 0 $?
+same "reboot: done, exact, no invariant error" yes \
+    "$(verdict "$TMP/rb.json" 'd["completed"] and d["correct"] is True and a["invariants"]["errors"] == 0')"
+same "reboot: one event, applied, live slots lost" yes \
+    "$(verdict "$TMP/rb.json" 'len(e) == 1 and e[0]["kind"] == "reboot" and e[0]["applied"] and e[0]["at_us"] == 30 and e[0]["down_us"] == 0 and e[0]["slots_lost"] > 0')"
+same "reboot: detected at or after the event" yes \
+    "$(verdict "$TMP/rb.json" 'e[0]["detect_us"] is not None and 0 <= e[0]["detect_us"] <= d["cct_us"]')"
+same "reboot: bytes repaired >= slots lost x payload" yes \
+    "$(verdict "$TMP/rb.json" 'e[0]["bytes_repaired"] >= e[0]["slots_lost"] * 8192 and a["recovery"]["retries"] >= 1')"
+same "reboot: recovered means the window after carries 90% of the one before" yes \
+    "$(verdict "$TMP/rb.json" 'e[0]["recovered"] is not True or e[0]["goodput_after_gbps"] >= 0.9 * e[0]["goodput_before_gbps"] - 1e-6')"
+
+# The same spine down for 10 us: it drops what reaches it, comes back empty;
+# still exact, and the summary has the event's line.
+"$ARBOR" sim $SMALL -s 'reboot_at=30us switch:L2.0 down=10us' >"$TMP/rbd.json"
+same "reboot down: done, exact" yes \
+    "$(verdict "$TMP/rbd.json" 'd["completed"] and d["correct"] is True and a["invariants"]["errors"] == 0 and e[0]["down_us"] == 10')"
+same "reboot down: packets lost while down" yes \
+    "$(verdict "$TMP/rbd.json" 'd["drops"] + d["unroutable"] > 0')"
+T=$("$ARBOR" sim -s size=1MiB -s topology=leafspine:2,2,2 -s 'reboot_at=30us switch:L2.0 down=10us')
+has "summary: a line per event" "$T" "^fault         reboot switch:L2.0 at 30.000 us ([0-9]* slots lost, down 10.000 us): "
+
+# A host's link failing for good cuts it off: exit 1 and a line naming what
+# was lost; restored 40 us later, the host's NIC sends what it kept and the
+# run completes exactly, both events reported in order.
+"$ARBOR" sim $SMALL -s 'fail_at=20us link:h0-L1.0' >"$TMP/cut.json" 2>"$TMP/cut.err"
+same "link cut for good: exit 1" 1 $?
+if grep -q "lost on tree .*the fabric: link:h0-L1.0 failed at 20us; no path is left between h0 and" "$TMP/cut.err"; then
+    pass "link cut for good: the line names the offset lost and the cut"
+else
+    fail "link cut for good: the line names the offset lost and the cut" "$(cat "$TMP/cut.err")"
+fi
+"$ARBOR" sim $SMALL -s 'fail_at=20us link:h0-L1.0' -s 'restore_at=60us link:h0-L1.0; 1s link:h1-L1.0' \
+    >"$TMP/flap.json"
+same "link flap: exit 0" 0 $?
+same "link flap: done, exact" yes \
+    "$(verdict "$TMP/flap.json" 'd["completed"] and d["correct"] is True and a["invariants"]["errors"] == 0')"
+same "link flap: fail, restore, and one after the end" yes \
+    "$(verdict "$TMP/flap.json" '[x["kind"] for x in e] == ["fail", "restore", "restore"] and [x["applied"] for x in e] == [True, True, False] and e[2]["detect_us"] is None and e[2]["recovered"] is None')"
+same "link flap: the loss found after the failure, resent after it" yes \
+    "$(verdict "$TMP/flap.json" 'e[0]["detect_us"] >= 0 and e[0]["bytes_repaired"] + e[1]["bytes_repaired"] > 0')"
+finish
