@@ -83,7 +83,8 @@ typedef enum arb_sim_pkt_kind {
     ARB_SIM_DATA = 0, /* transport data */
     ARB_SIM_ACK = 1,  /* cumulative ack (psn = next expected) */
     ARB_SIM_NACK = 2, /* psn = next expected; aux = PSN received (IRN) */
-    ARB_SIM_CNP = 3   /* congestion notification */
+    ARB_SIM_CNP = 3,  /* congestion notification */
+    ARB_SIM_ARBOR = 4 /* an Arbor packet (header: arb_sim_arbor_header); the rest are RoCE's */
 } arb_sim_pkt_kind;
 
 /* Packet flags. */
