@@ -6,20 +6,12 @@
 #include "arbor/topo.h"
 #include "sim/sim_int.h"
 #include "order_tap.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static arb_topo *topo(const char *spec)
-{
-    arb_topo *t = NULL;
-    char err[200];
-    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
-    REQUIRE(t != NULL);
-    return t;
-}
 
 /* A load balancer and an idle simulator to read queues from. */
 struct rig {
@@ -33,7 +25,7 @@ static int rig_open(struct rig *g, const char *topo_spec, const char *scheme)
 {
     char err[256];
     memset(g, 0, sizeof *g);
-    g->t = topo(topo_spec);
+    g->t = simkit_topo(topo_spec);
     if (!g->t) return -1;
     arb_sim_config_default(&g->cfg);
     g->cfg.seed = 7;
@@ -98,7 +90,7 @@ static uint32_t route(struct rig *g, uint32_t node, uint32_t in_port, const arb_
 
 TEST(names_and_errors)
 {
-    arb_topo *t = topo("leafspine:2,2,4");
+    arb_topo *t = simkit_topo("leafspine:2,2,4");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
@@ -406,7 +398,7 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
                          const char *fail, int on, arb_sim_stats *st, arb_sim_flow_result *fl,
                          uint64_t *staged, arb_lb_stats *ls)
 {
-    arb_topo *t = topo("pgft:3;4,4,8;1,4,4;1,1,1");
+    arb_topo *t = simkit_topo("pgft:3;4,4,8;1,4,4;1,1,1");
     char ferr[200];
     int mid = fail && fail[0] == '@'; /* "@ITEM": fails 20 us into the run */
     if (fail && !mid) CHECK_EQ_I(arb_topo_fail(t, fail, ferr, sizeof ferr), 0);
@@ -676,7 +668,7 @@ TEST(conga_moves_after_feedback)
 /* The DRE: bytes on transmit, decayed by (1 - alpha) per period. */
 TEST(dre_counts_and_decays)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
@@ -708,7 +700,7 @@ TEST(dre_counts_and_decays)
 /* leafspine:2,1,2 with the link leaf 0 - spine 1 delay 1 us + skew. */
 static arb_topo *skewed(const char *spec, arb_time skew)
 {
-    arb_topo *t = topo(spec);
+    arb_topo *t = simkit_topo(spec);
     uint32_t L0 = leaf_id(t, 0);
     const arb_port *p = arb_topo_port(t, up(t, L0, 1));
     CHECK_EQ_I(arb_topo_set_link(t, up(t, L0, 1), p->rate, p->delay + skew), 0);
@@ -836,7 +828,7 @@ TEST(deterministic_runs)
         arb_sim_stats st[2];
         arb_lb_stats ls[2];
         for (int k = 0; k < 2; k++) {
-            arb_topo *t = topo("leafspine:2,4,4");
+            arb_topo *t = simkit_topo("leafspine:2,4,4");
             arb_sim_config cfg;
             arb_sim_config_default(&cfg);
             cfg.seed = 99;
