@@ -80,7 +80,8 @@ typedef struct arb_agg_config {
     /* Switch ports the driver names, 1..ARB_AGG_PORTS_MAX (default 64):
      * every port given to arb_agg_recv must be below it. */
     uint32_t ports;
-    arb_logger logger; /* DEBUG: one line per dropped or missed request */
+    arb_logger logger;  /* DEBUG: one line per dropped or missed request */
+    const arb_mem *mem; /* allocator (base.h); NULL: the C library's */
 } arb_agg_config;
 
 /* What the driver does with the packet it passed in. */

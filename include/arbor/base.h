@@ -250,6 +250,36 @@ void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...) AR
 /* "error", "warn", "info", "debug"; NULL outside the enum. */
 const char *arb_log_level_name(int level);
 
+/* ------------------------------------------------------------------ */
+/* Memory                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An allocator. The objects whose config holds `const arb_mem *mem` make
+ * every allocation of theirs through it (NULL: the C library's malloc,
+ * calloc, realloc and free); the allocator is borrowed and must outlive
+ * them. The functions have the C library's contracts: NULL is a failed
+ * allocation (the call that asked then fails with ARB_ENOMEM, leaving
+ * nothing allocated behind), free(NULL) does nothing. An object calls its
+ * allocator from the thread that calls the object.
+ */
+typedef struct arb_mem {
+    void *user;
+    void *(*malloc)(size_t size, void *user);
+    void *(*calloc)(size_t n, size_t size, void *user);
+    void *(*realloc)(void *ptr, size_t size, void *user);
+    void (*free)(void *ptr, void *user);
+} arb_mem;
+
+/* The C library's allocator, as an arb_mem (never NULL). */
+const arb_mem *arb_mem_default(void);
+
+/* Allocate and free through `mem` (NULL: arb_mem_default()). */
+void *arb_mem_malloc(const arb_mem *mem, size_t size);
+void *arb_mem_calloc(const arb_mem *mem, size_t n, size_t size);
+void *arb_mem_realloc(const arb_mem *mem, void *ptr, size_t size);
+void arb_mem_free(const arb_mem *mem, void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

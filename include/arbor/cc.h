@@ -190,6 +190,7 @@ typedef struct arb_cc_config {
      * other kinds ignore it. */
     arb_time spacing;
     arb_logger logger;
+    const arb_mem *mem; /* allocator (base.h); NULL: the C library's */
 
     /* Common to TIMELY, SWIFT, DCQCN, OSCAR (DISABLED and FIXED ignore
      * them). */

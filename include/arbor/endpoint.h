@@ -212,6 +212,7 @@ typedef struct arb_responder_config {
     void (*on_commit)(void *ctx, const arb_commit_info *c);
     void *commit_ctx;
     arb_logger logger;
+    const arb_mem *mem; /* allocator (base.h); NULL: the C library's */
 } arb_responder_config;
 
 typedef struct arb_responder_stats {
@@ -402,6 +403,7 @@ typedef struct arb_requester_config {
                       const uint8_t *data, size_t len);
     void *result_ctx;
     arb_logger logger;
+    const arb_mem *mem; /* allocator (base.h); NULL: the C library's */
 } arb_requester_config;
 
 typedef struct arb_requester_stats {

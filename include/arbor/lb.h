@@ -1,6 +1,10 @@
 /*
- * arbor/lb.h - load balancing in the simulated switches: every routing
- * engine of route.h and the adaptive choosers, behind one route callback.
+ * arbor/lb.h - load balancing in the simulated switches: the dynamic
+ * choosers (they read the simulator's queues, keep per-switch state, draw
+ * random numbers), and every routing engine of route.h, behind one route
+ * callback. The static routing functions are route.h's; this module
+ * decides per packet in a running simulation. Code: src/lb/, one file per
+ * scheme (docs/load-balancing.md).
  *
  * One call turns a scheme name into what the simulator needs:
  *
@@ -9,8 +13,9 @@
  *   cfg.seed = seed;                        (read by arb_lb_new)
  *   arb_lb *lb;
  *   if (arb_lb_new(&lb, topo, NULL, "flowlet:gap=256us", &cfg, err, sizeof err) < 0) ...
- *   arb_sim_new(&sim, topo, &cfg);          (cfg.route, route_ctx set, and
- *                                            for conga the in-band hook and DRE)
+ *   arb_sim_new(&sim, topo, &cfg);          (cfg.route, route_ctx, route_peek,
+ *                                            route_fast set, and for conga the
+ *                                            in-band hook and DRE)
  *   ... run ...
  *   arb_sim_free(sim);
  *   arb_lb_free(lb);
@@ -56,8 +61,9 @@
  * port) while q(c) <= q(best) x bias + thresh. bias=1 and thresh=0 (the
  * defaults) are plain argmin.
  *
- * Queue cost of a port: its queued bytes, plus the queue capacity when the
- * port is paused by PFC (a paused port looks empty but carries nothing).
+ * Queue cost of a port: arb_sim_port_load (its queued bytes, plus the queue
+ * capacity when the port is paused by PFC: a paused port looks empty but
+ * carries nothing).
  *
  * Candidates are arb_route_candidates of the base router: the live minimal
  * ports (updown and dmodc: only those that still reach the destination at
@@ -102,16 +108,18 @@ typedef struct arb_lb arb_lb;
 
 /*
  * Make the load balancer `scheme` (see above) for topology t and install
- * it in the simulator configuration: cfg->route and cfg->route_ctx, and
- * for conga cfg->inband, cfg->inband_ctx, cfg->dre_period and
- * cfg->dre_alpha. cfg->seed must already hold the run's seed. `base`
- * (may be NULL) is a router on t that supplies candidate sets and the
- * hash (and is the whole decision for scheme "route"); it must outlive
- * the load balancer. t must outlive it too.
- * Errors: ARB_EPARSE (unknown scheme or a bad option; err names it),
- * ARB_EINVAL (NULL argument; "route" without base; a plain engine with a
- * base; t not a PGFT; conga on leaves of more than 255 uplinks), ARB_EIO (table file), ARB_ENOMEM.
- * On error *out is NULL, cfg is unchanged and err holds one line.
+ * it in the simulator configuration: cfg->route and cfg->route_ctx (the
+ * scheme's own route callback: the decision arb_lb_route makes),
+ * cfg->route_peek and cfg->peek_ctx (likewise arb_lb_route_peek's),
+ * cfg->route_fast (the round robin or ECMP rule the simulator may guess
+ * inline; owned by the load balancer), and for conga cfg->inband,
+ * cfg->inband_ctx, cfg->dre_period and cfg->dre_alpha. cfg->seed must already hold the run's seed.
+ * `base` (may be NULL) is a router on t that supplies candidate sets and the hash (and is the whole
+ * decision for scheme "route"); it must outlive the load balancer. t must outlive it too. Errors:
+ * ARB_EPARSE (unknown scheme or a bad option; err names it), ARB_EINVAL (NULL argument; "route"
+ * without base; a plain engine with a base; t not a PGFT; conga on leaves of more than 255
+ * uplinks), ARB_EIO (table file), ARB_ENOMEM. On error *out is NULL, cfg is unchanged and err holds
+ * one line.
  */
 int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const char *scheme,
                arb_sim_config *cfg, char *err, size_t errlen);
@@ -129,8 +137,9 @@ int arb_lb_refresh(arb_lb *lb);
 void arb_lb_reset(arb_lb *lb);
 
 /*
- * The route callback (an arb_sim_route_fn; ctx is the arb_lb). Returns
- * ARB_TOPO_NONE when no candidate survives.
+ * The route callback (an arb_sim_route_fn; ctx is the arb_lb): the
+ * decision of the callback arb_lb_new installed. Returns ARB_TOPO_NONE
+ * when no candidate survives.
  */
 uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                       const arb_sim_pkt_info *f, arb_time now);

@@ -103,6 +103,7 @@ typedef struct arb_plan_config {
     uint32_t root_offset;  /* trees rooted at (c + s + root_offset) mod W_L (default 0):
                               groups sharing a fabric pass different offsets so that
                               their trees take different top switches */
+    const arb_mem *mem;    /* allocator (base.h); NULL: the C library's */
 } arb_plan_config;
 
 /* One channel. Members are indices into the plan's `members` array. */

@@ -1,7 +1,9 @@
 /*
  * arbor/route.h - routing engines: which output port a switch (or a host's
  * NIC) gives a packet, and the link loads a traffic pattern puts on a
- * fabric under a routing scheme.
+ * fabric under a routing scheme. These are the static routing functions
+ * (a packet's port is a function of the packet, the topology and the
+ * seed); the dynamic choosers of a running simulation are lb.h's.
  *
  * One object, arb_route, binds an engine to a built topology (topo.h).
  * The simulator calls arb_route_next per packet per hop; `arbor route`

@@ -83,7 +83,8 @@ typedef enum arb_sim_pkt_kind {
     ARB_SIM_DATA = 0, /* transport data */
     ARB_SIM_ACK = 1,  /* cumulative ack (psn = next expected) */
     ARB_SIM_NACK = 2, /* psn = next expected; aux = PSN received (IRN) */
-    ARB_SIM_CNP = 3   /* congestion notification */
+    ARB_SIM_CNP = 3,  /* congestion notification */
+    ARB_SIM_ARBOR = 4 /* an Arbor packet (header: arb_sim_arbor_header); the rest are RoCE's */
 } arb_sim_pkt_kind;
 
 /* Packet flags. */
@@ -129,6 +130,48 @@ typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t nod
  * decided. */
 typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                                     const arb_sim_pkt_info *f, uint32_t before, uint64_t *token);
+
+/* The tokens of a guess whose check every router shares (others are the
+ * router's own): ARB_SIM_TOKEN_PURE, a decision that reads no state of the
+ * router (a routing engine that does not adapt, a lone candidate);
+ * ARB_SIM_TOKEN_RR | c, round robin when the node's counter reads c. */
+#define ARB_SIM_TOKEN_PURE UINT64_C(1)
+#define ARB_SIM_TOKEN_RR (UINT64_C(1) << 32)
+
+struct arb_route; /* route.h */
+
+/*
+ * Optional (cfg.route_fast): decisions the event loop may guess inline,
+ * without calling route_peek, because the router makes them by a rule the
+ * simulator knows. On a fabric whose failure generation
+ * (arb_topo_failure_gen) is plain_gen, with m minimal next hops
+ * first, first + stride, ... at a switch (arb_pgft_next_range):
+ *   rr:   the router sprays round robin: port first + stride x (rr[node] % m),
+ *         then rr[node] advances (m > 1); token ARB_SIM_TOKEN_RR | counter;
+ *   ecmp: the router picks first + stride x (arb_route_hash(ecmp, node, key) % m);
+ *         token ARB_SIM_TOKEN_PURE.
+ * At most one of rr and ecmp is set. The router owns the structure and
+ * keeps it current (plain_gen UINT64_MAX: the rule does not hold now); it
+ * must take back the guesses it describes as route_peek's. A wrapper around
+ * `route` that does not pass f on unchanged must clear it with route_peek.
+ */
+typedef struct arb_sim_route_fast {
+    const uint32_t *rr;           /* round robin: the counter of every node; else NULL */
+    const struct arb_route *ecmp; /* ECMP: the router whose hash decides; else NULL */
+    uint64_t plain_gen;           /* where the rule holds; UINT64_MAX: nowhere */
+} arb_sim_route_fast;
+
+/* Round robin over m > 1 ports first, first + stride, ... at `node`,
+ * `before` decisions on: the port, and its token (the rule of
+ * arb_sim_route_fast.rr, for routers that implement it). */
+static inline uint32_t arb_sim_rr_pick(const uint32_t *rr, uint32_t node, uint32_t first,
+                                       uint32_t stride, unsigned m, uint32_t before,
+                                       uint64_t *token)
+{
+    uint32_t c = rr[node] + before;
+    *token = ARB_SIM_TOKEN_RR | c;
+    return first + stride * (c % m);
+}
 
 /* Called when flow `flow` has received its last byte (in order), after
  * the event that finished it. New flows may be added from inside the call
@@ -201,6 +244,9 @@ typedef struct arb_sim_config {
      * `route` that does not pass f on unchanged must clear route_peek). */
     arb_sim_peek_fn route_peek;
     void *peek_ctx;
+    /* Optional: the rule the event loop may apply in route_peek's place
+     * (arb_sim_route_fast; borrowed, read live). lb.h sets it. */
+    const arb_sim_route_fast *route_fast;
     arb_sim_done_fn on_flow_done; /* optional */
     void *done_ctx;
     arb_sim_done_fn on_flow_sent; /* optional: all data sent once (ctx: sent_ctx) */
@@ -251,6 +297,11 @@ const arb_topo *arb_sim_topo(const arb_sim *s);
 
 /* Bytes queued at a port (for adaptive routing). */
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port);
+
+/* What an adaptive chooser weighs a port by: its queued bytes, plus the
+ * queue capacity (cfg.queue_bytes) while PFC has paused it (a paused port
+ * looks empty but carries nothing). `port` must be a port of the fabric. */
+uint64_t arb_sim_port_load(const arb_sim *s, uint32_t port);
 
 /* The DRE estimate of a port at the current time, in bytes (0 when the DRE
  * is off or the port is out of range). At a steady rate R it approaches

@@ -64,6 +64,7 @@ void arb_agg_config_default(arb_agg_config *cfg)
     cfg->logger.fn = NULL;
     cfg->logger.user = NULL;
     cfg->logger.max_level = ARB_LOG_WARN;
+    cfg->mem = NULL;
 }
 
 int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
@@ -80,14 +81,14 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
     if (c.ports == 0 || c.ports > ARB_AGG_PORTS_MAX) return ARB_EINVAL;
     c.header_only = c.header_only != 0;
 
-    arb_agg *a = calloc(1, sizeof *a);
+    arb_agg *a = arb_mem_calloc(c.mem, 1, sizeof *a);
     if (!a) return ARB_ENOMEM;
     a->cfg = c;
     a->nslots = c.slots;
     a->words = (c.ports + 63) / 64;
-    a->slots = calloc(c.slots, sizeof *a->slots);
-    a->bitmap = calloc((size_t)c.slots * a->words, sizeof *a->bitmap);
-    if (!c.header_only) a->acc = malloc((size_t)c.slots * c.max_payload);
+    a->slots = arb_mem_calloc(c.mem, c.slots, sizeof *a->slots);
+    a->bitmap = arb_mem_calloc(c.mem, (size_t)c.slots * a->words, sizeof *a->bitmap);
+    if (!c.header_only) a->acc = arb_mem_malloc(c.mem, (size_t)c.slots * c.max_payload);
     if (!a->slots || !a->bitmap || (!c.header_only && !a->acc)) {
         arb_agg_free(a);
         return ARB_ENOMEM;
@@ -101,10 +102,11 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
 void arb_agg_free(arb_agg *a)
 {
     if (!a) return;
-    free(a->slots);
-    free(a->bitmap);
-    free(a->acc);
-    free(a);
+    const arb_mem *mem = a->cfg.mem;
+    arb_mem_free(mem, a->slots);
+    arb_mem_free(mem, a->bitmap);
+    arb_mem_free(mem, a->acc);
+    arb_mem_free(mem, a);
 }
 
 /* ---- helpers ------------------------------------------------------------ */

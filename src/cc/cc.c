@@ -48,6 +48,7 @@ void arb_cc_config_default(arb_cc_config *cfg)
     cfg->logger.fn = NULL;
     cfg->logger.user = NULL;
     cfg->logger.max_level = ARB_LOG_WARN;
+    cfg->mem = NULL;
     cfg->line_rate = ARB_CC_LINE_RATE_DEFAULT;
     cfg->credit_bytes = ARB_CC_CREDIT_BYTES_DEFAULT;
     cfg->base_rtt = ARB_CC_BASE_RTT_DEFAULT;
@@ -119,7 +120,7 @@ int arb_cc_new(arb_cc **out, arb_cc_kind kind, const arb_cc_config *cfg)
     if (arb_cc_check(kind, &c)) return ARB_EINVAL;
     if (adaptive((int)kind)) ops->derive(&c);
 
-    arb_cc *cc = calloc(1, sizeof *cc);
+    arb_cc *cc = arb_mem_calloc(c.mem, 1, sizeof *cc);
     if (!cc) return ARB_ENOMEM;
     cc->kind = kind;
     cc->ops = ops;
@@ -141,7 +142,7 @@ int arb_cc_new(arb_cc **out, arb_cc_kind kind, const arb_cc_config *cfg)
 
 void arb_cc_free(arb_cc *cc)
 {
-    free(cc);
+    if (cc) arb_mem_free(cc->cfg.mem, cc);
 }
 
 /* Run the timer events due at now, so every entry point sees them. */

@@ -73,6 +73,7 @@ struct arb_requester {
     uint32_t next_seq;
     int failed;
     uint8_t *scratch; /* contributions from cfg.fill; values mode only */
+    void *block;      /* the allocation q lies in (q is its first aligned line) */
 };
 
 static struct qrest *rest_of(arb_requester *q, const struct qmsg *m)
@@ -153,7 +154,7 @@ static int make_room(arb_requester *q, struct qmsg *m, uint32_t i)
         size_t all = (size_t)EP_WORDS(m->n);
         if (cap > all) cap = all;
         if (cap > x->groups) {
-            uint64_t *b = realloc(m->bits, cap * 2 * sizeof *b);
+            uint64_t *b = arb_mem_realloc(q->cfg.mem, m->bits, cap * 2 * sizeof *b);
             if (!b) return ARB_ENOMEM;
             m->bits = b;
             x->groups = cap;
@@ -196,14 +197,15 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
         for (uint32_t i = 0; i < cfg->subchannels * 3u; i++)
             if (cfg->fanin[i] == 0) return ARB_EINVAL;
     /* cache-line aligned: the per-packet fields are the first two lines */
-    size_t size = (sizeof(arb_requester) + 63) / 64 * 64;
-    arb_requester *q = aligned_alloc(64, size);
-    if (!q) return ARB_ENOMEM;
-    memset(q, 0, size);
+    void *block = arb_mem_malloc(cfg->mem, sizeof(arb_requester) + 63);
+    if (!block) return ARB_ENOMEM;
+    arb_requester *q = (arb_requester *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    memset(q, 0, sizeof *q);
+    q->block = block;
     if (!cfg->header_only) {
-        q->scratch = malloc(cfg->payload_size);
+        q->scratch = arb_mem_malloc(cfg->mem, cfg->payload_size);
         if (!q->scratch) {
-            free(q);
+            arb_mem_free(cfg->mem, block);
             return ARB_ENOMEM;
         }
     }
@@ -230,10 +232,11 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
 void arb_requester_free(arb_requester *q)
 {
     if (!q) return;
-    free(q->cur.bits);
-    free(q->prev.bits);
-    free(q->scratch);
-    free(q);
+    const arb_mem *mem = q->cfg.mem;
+    arb_mem_free(mem, q->cur.bits);
+    arb_mem_free(mem, q->prev.bits);
+    arb_mem_free(mem, q->scratch);
+    arb_mem_free(mem, q->block);
 }
 
 static void emit(arb_requester *q, uint32_t sub, const arb_hdr *h, const uint8_t *payload,
@@ -359,12 +362,12 @@ static void check_complete(arb_requester *q, struct qmsg *m, arb_time now)
  * path rarely allocates. */
 #define GROUPS_INITIAL 16u
 
-static int start_window(struct qmsg *m, struct qrest *x)
+static int start_window(const arb_mem *mem, struct qmsg *m, struct qrest *x)
 {
     size_t want = (size_t)EP_WORDS(m->n);
     if (want > GROUPS_INITIAL) want = GROUPS_INITIAL;
     if (x->groups < want) {
-        uint64_t *b = realloc(m->bits, want * 2 * sizeof *b);
+        uint64_t *b = arb_mem_realloc(mem, m->bits, want * 2 * sizeof *b);
         if (!b) return ARB_ENOMEM;
         m->bits = b;
         x->groups = want;
@@ -401,7 +404,7 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     struct qmsg *m = &q->cur;
     struct qrest *x = &q->cur_rest;
     m->n = (uint32_t)n;
-    if (start_window(m, x) != 0) {
+    if (start_window(q->cfg.mem, m, x) != 0) {
         m->phase = ARB_REQ_IDLE;
         return ARB_ENOMEM;
     }

@@ -80,13 +80,13 @@ static void grow_ring(arb_responder *r, uint32_t want)
     uint32_t cap = r->ring_cap;
     while (cap < want)
         cap = cap > r->ring_max / 2 ? r->ring_max : cap * 2;
-    struct rentry *ring = calloc(cap, sizeof *ring);
-    uint32_t *pending = malloc((size_t)cap * sizeof *pending);
-    uint32_t *tails = malloc((size_t)cap * sizeof *tails);
+    struct rentry *ring = arb_mem_calloc(r->cfg.mem, cap, sizeof *ring);
+    uint32_t *pending = arb_mem_malloc(r->cfg.mem, (size_t)cap * sizeof *pending);
+    uint32_t *tails = arb_mem_malloc(r->cfg.mem, (size_t)cap * sizeof *tails);
     if (!ring || !pending || !tails) {
-        free(ring);
-        free(pending);
-        free(tails);
+        arb_mem_free(r->cfg.mem, ring);
+        arb_mem_free(r->cfg.mem, pending);
+        arb_mem_free(r->cfg.mem, tails);
         r->ring_max = r->ring_cap;
         return;
     }
@@ -95,9 +95,9 @@ static void grow_ring(arb_responder *r, uint32_t want)
     for (uint32_t k = 0; k < r->pend_len; k++)
         pending[k] = r->pending[(r->pend_head + k) % r->ring_cap];
     memcpy(tails, r->tails, (size_t)r->ntails * sizeof *tails);
-    free(r->ring);
-    free(r->pending);
-    free(r->tails);
+    arb_mem_free(r->cfg.mem, r->ring);
+    arb_mem_free(r->cfg.mem, r->pending);
+    arb_mem_free(r->cfg.mem, r->tails);
     r->ring = ring;
     r->pending = pending;
     r->tails = tails;
@@ -587,7 +587,7 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     *out = NULL;
     if (!config_ok(cfg)) return ARB_EINVAL;
 
-    arb_responder *r = calloc(1, sizeof *r);
+    arb_responder *r = arb_mem_calloc(cfg->mem, 1, sizeof *r);
     if (!r) return ARB_ENOMEM;
     r->cfg = *cfg;
     uint32_t cap = cfg->ring;
@@ -606,15 +606,16 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     if (c0 > RING_START) c0 = RING_START;
     r->ring_cap = c0 < cap ? (uint32_t)c0 : cap;
     cap = r->ring_cap;
-    r->ring = calloc(cap, sizeof *r->ring);
-    r->pending = calloc(cap, sizeof *r->pending);
-    r->tails = calloc(cap, sizeof *r->tails);
-    r->rep = calloc(cfg->repair_budget, sizeof *r->rep);
-    r->scratch = malloc(cfg->payload_size);
-    r->sub = calloc(cfg->subchannels, sizeof *r->sub);
+    const arb_mem *mem = cfg->mem;
+    r->ring = arb_mem_calloc(mem, cap, sizeof *r->ring);
+    r->pending = arb_mem_calloc(mem, cap, sizeof *r->pending);
+    r->tails = arb_mem_calloc(mem, cap, sizeof *r->tails);
+    r->rep = arb_mem_calloc(mem, cfg->repair_budget, sizeof *r->rep);
+    r->scratch = arb_mem_malloc(mem, cfg->payload_size);
+    r->sub = arb_mem_calloc(mem, cfg->subchannels, sizeof *r->sub);
     int bad = !r->ring || !r->pending || !r->tails || !r->rep || !r->scratch || !r->sub;
     for (uint32_t s = 0; !bad && !cfg->header_only && s < cfg->repair_budget; s++) {
-        r->rep[s].acc = malloc(cfg->payload_size);
+        r->rep[s].acc = arb_mem_malloc(mem, cfg->payload_size);
         if (!r->rep[s].acc) bad = 1;
     }
     if (bad) {
@@ -637,16 +638,17 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
 void arb_responder_free(arb_responder *r)
 {
     if (!r) return;
+    const arb_mem *mem = r->cfg.mem;
     if (r->rep)
         for (uint32_t s = 0; s < r->cfg.repair_budget; s++)
-            free(r->rep[s].acc);
-    free(r->rep);
-    free(r->ring);
-    free(r->pending);
-    free(r->tails);
-    free(r->scratch);
-    free(r->sub);
-    free(r);
+            arb_mem_free(mem, r->rep[s].acc);
+    arb_mem_free(mem, r->rep);
+    arb_mem_free(mem, r->ring);
+    arb_mem_free(mem, r->pending);
+    arb_mem_free(mem, r->tails);
+    arb_mem_free(mem, r->scratch);
+    arb_mem_free(mem, r->sub);
+    arb_mem_free(mem, r);
 }
 
 int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t length,

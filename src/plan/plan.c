@@ -37,25 +37,26 @@ void arb_plan_config_default(arb_plan_config *cfg)
 void arb_plan_free(arb_plan *p)
 {
     if (!p) return;
-    free(p->ranks);
-    free(p->channels);
-    free(p->members);
-    free(p->trees);
-    free(p->entries);
-    free(p->child_ports);
-    free(p->fanin);
-    free(p->depth);
-    free(p);
+    const arb_mem *mem = p->cfg.mem;
+    arb_mem_free(mem, p->ranks);
+    arb_mem_free(mem, p->channels);
+    arb_mem_free(mem, p->members);
+    arb_mem_free(mem, p->trees);
+    arb_mem_free(mem, p->entries);
+    arb_mem_free(mem, p->child_ports);
+    arb_mem_free(mem, p->fanin);
+    arb_mem_free(mem, p->depth);
+    arb_mem_free(mem, p);
 }
 
 /* Growable arrays. */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+static int grow(const arb_mem *mem, void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     uint32_t ncap = *cap ? *cap : 16;
     while (ncap < need)
         ncap *= 2;
-    void *n = realloc(*arr, (size_t)ncap * elem);
+    void *n = arb_mem_realloc(mem, *arr, (size_t)ncap * elem);
     if (!n) return ARB_ENOMEM;
     *arr = n;
     *cap = ncap;
@@ -113,7 +114,8 @@ static uint32_t entry_for(struct build *b, uint32_t node, int *rc)
 {
     arb_plan *p = b->p;
     if (b->entry_of[node] != ARB_PLAN_NONE) return b->entry_of[node];
-    if (grow((void **)&p->entries, &b->cap_entries, p->n_entries + 1, sizeof *p->entries) < 0) {
+    if (grow(b->p->cfg.mem, (void **)&p->entries, &b->cap_entries, p->n_entries + 1,
+             sizeof *p->entries) < 0) {
         *rc = ARB_ENOMEM;
         return ARB_PLAN_NONE;
     }
@@ -167,7 +169,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
             if (k > 0) {
                 if (e->gathers < 255) e->gathers++;
                 if (prev != ARB_PLAN_NONE) {
-                    if (grow((void **)&b->pairs, &b->cap_pairs, 2 * (b->n_pairs + 1),
+                    if (grow(b->p->cfg.mem, (void **)&b->pairs, &b->cap_pairs, 2 * (b->n_pairs + 1),
                              sizeof *b->pairs) < 0)
                         return ARB_ENOMEM;
                     b->pairs[2 * b->n_pairs] = prev;
@@ -187,7 +189,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
             continue;
         arb_plan_entry *e = &p->entries[b->pairs[2 * i]];
         if (e->n_children == 0) e->first_child = p->n_child_ports;
-        if (grow((void **)&p->child_ports, &b->cap_children, p->n_child_ports + 1,
+        if (grow(b->p->cfg.mem, (void **)&p->child_ports, &b->cap_children, p->n_child_ports + 1,
                  sizeof *p->child_ports) < 0)
             return ARB_ENOMEM;
         p->child_ports[p->n_child_ports++] = b->pairs[2 * i + 1];
@@ -254,8 +256,8 @@ static int make_channels(arb_plan *p, char *err, size_t errlen)
     int one = c->coll == ARB_COLL_REDUCE || c->coll == ARB_COLL_BROADCAST;
     p->n_channels = one ? 1 : N;
     p->n_members = p->n_channels * (N - 1);
-    p->channels = calloc(p->n_channels, sizeof *p->channels);
-    p->members = calloc(p->n_members, sizeof *p->members);
+    p->channels = arb_mem_calloc(c->mem, p->n_channels, sizeof *p->channels);
+    p->members = arb_mem_calloc(c->mem, p->n_members, sizeof *p->members);
     if (!p->channels || !p->members) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     size_t es = arb_dtype_size(c->dtype);
     uint64_t E = c->coll == ARB_COLL_BARRIER ? 0 : c->bytes / es;
@@ -360,10 +362,11 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
     }
     uint32_t group_key = cfg->ranks[0] / g->M[L];
 
-    arb_plan *p = calloc(1, sizeof *p);
+    const arb_mem *mem = cfg->mem;
+    arb_plan *p = arb_mem_calloc(mem, 1, sizeof *p);
     if (!p) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     p->cfg = *cfg;
-    p->ranks = malloc(cfg->n_ranks * sizeof *p->ranks);
+    p->ranks = arb_mem_malloc(mem, cfg->n_ranks * sizeof *p->ranks);
     if (!p->ranks) {
         arb_plan_free(p);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -376,11 +379,11 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
     memset(&b, 0, sizeof b);
     if (rc == 0) {
         p->n_trees = p->n_channels * cfg->subchannels;
-        p->trees = calloc(p->n_trees, sizeof *p->trees);
+        p->trees = arb_mem_calloc(mem, p->n_trees, sizeof *p->trees);
         size_t rows = (size_t)p->n_members * cfg->subchannels;
-        p->fanin = calloc(rows * 3 + 3, 1);
-        p->depth = calloc(rows + 1, 1);
-        b.entry_of = malloc(arb_topo_n_nodes(t) * sizeof *b.entry_of);
+        p->fanin = arb_mem_calloc(mem, rows * 3 + 3, 1);
+        p->depth = arb_mem_calloc(mem, rows + 1, 1);
+        b.entry_of = arb_mem_malloc(mem, arb_topo_n_nodes(t) * sizeof *b.entry_of);
         if (!p->trees || !p->fanin || !p->depth || !b.entry_of)
             rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
@@ -397,9 +400,11 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         for (uint32_t c = 0; c < p->n_channels && rc == 0; c++)
             for (uint32_t s = 0; s < cfg->subchannels && rc == 0; s++)
                 rc = build_tree(&b, c * cfg->subchannels + s, c, s, L, group_key);
+        if (rc == ARB_ENOMEM) /* a table that could not grow says nothing itself */
+            rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
-    free(b.entry_of);
-    free(b.pairs);
+    arb_mem_free(mem, b.entry_of);
+    arb_mem_free(mem, b.pairs);
     if (rc == 0) {
         unsigned maxd = 0;
         for (uint32_t i = 0; i < p->n_trees; i++)

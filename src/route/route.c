@@ -1,6 +1,11 @@
 /*
  * Routing engines: spec parsing, precomputed tables and the per-hop
- * decision (route.h). The decision is a switch over the engine kind
+ * decision (route.h). route/ holds the static routing functions: pure
+ * arithmetic over the topology and the engine's tables, the same answer
+ * for the same packet whenever asked. The dynamic choosers, which read a
+ * running simulator's queues and keep state per switch, are lb/'s (lb.h);
+ * they reach this module through arb_route_candidates and the `adaptive`
+ * engine's hook. The decision is a switch over the engine kind
  * rather than a function pointer so that the static engines inline into
  * the tracing loop of load.c.
  */

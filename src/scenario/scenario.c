@@ -7,6 +7,8 @@
  */
 #include "scn_int.h"
 
+#include "base/file.h"
+
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -692,34 +694,17 @@ int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *nam
     return 0;
 }
 
+/* A scenario file is text of a few kilobytes: anything past this is not one. */
+#define SCENARIO_MAX_BYTES ((size_t)16 << 20)
+
 int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return arb_errf(err, errlen, buf ? ARB_EIO : ARB_ENOMEM, "%s: cannot read", path);
-    }
-    buf[len] = '\0';
+    char *buf;
+    size_t len;
+    int rd = arb_file_read(path, SCENARIO_MAX_BYTES, &buf, &len);
+    if (rd == ARB_ENOENT)
+        return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (rd < 0) return arb_errf(err, errlen, rd, "%s: cannot read", path);
     if (memchr(buf, '\0', len)) {
         free(buf);
         return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);

@@ -58,7 +58,7 @@ static uint32_t parties(const struct scn_watch *w)
 static uint32_t party_of(const struct scn_watch *w, const arb_sim_pkt_info *f)
 {
     /* transport packets (RoCE kinds); an Arbor job's port need not be the default one */
-    if (f->kind <= ARB_SIM_CNP) return w->jobs;
+    if (f->kind != ARB_SIM_ARBOR) return w->jobs;
     for (uint32_t k = 0; k < w->jobs; k++)
         if (f->conn < w->ch_end[k]) return k;
     return w->jobs; /* not a channel of any job: cannot happen */

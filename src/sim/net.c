@@ -268,6 +268,11 @@ uint32_t net_queue_bytes(const arb_sim *s, uint32_t port)
     return sp->q_bytes;
 }
 
+uint64_t arb_sim_port_load(const arb_sim *s, uint32_t port)
+{
+    return net_queue_bytes(s, port) + (s->sp[port].paused ? s->cfg.queue_bytes : 0);
+}
+
 void net_sent(const arb_sim *s, uint32_t port, uint64_t *bytes, uint64_t *pkts)
 {
     struct sport *sp = &s->sp[port];

@@ -261,7 +261,7 @@ void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_si
         uint16_t udp_src = f->sport, udp_dst = ROCE_PORT;
         uint32_t ip_dst = ARB_ROUTE_HOST_IP_BASE | f->dst;
         uint8_t tos = (f->flags & ARB_SIM_CE) ? 3 : (f->flags & ARB_SIM_ECT) ? 2 : 0;
-        if (f->kind <= ARB_SIM_CNP) {
+        if (f->kind != ARB_SIM_ARBOR) {
             ulen = roce_payload(sim, f, c->udp);
         } else if (arbor_payload(sim, f, c->udp, sizeof c->udp, &ulen) == 0) {
             udp_dst = f->dport;

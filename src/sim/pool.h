@@ -34,6 +34,13 @@ enum pkt_kind {
     PK_ARBOR = 4, /* an Arbor packet; the header is in the job's side table (arbor_sim.c) */
 };
 
+/* pkt_info (sim_int.h) hands the kind to routing and taps as it is: the
+ * public enum names the same values. */
+_Static_assert((int)PK_DATA == (int)ARB_SIM_DATA && (int)PK_ACK == (int)ARB_SIM_ACK &&
+                   (int)PK_NACK == (int)ARB_SIM_NACK && (int)PK_CNP == (int)ARB_SIM_CNP &&
+                   (int)PK_ARBOR == (int)ARB_SIM_ARBOR,
+               "enum pkt_kind and arb_sim_pkt_kind must agree");
+
 /* Packet flags. */
 #define PF_ECT 0x01    /* ECN-capable */
 #define PF_CE 0x02     /* congestion experienced */
@@ -43,6 +50,8 @@ enum pkt_kind {
 #define PF_SWITCH 0x20 /* Arbor: emitted or rewritten by an aggregator */
 #define PF_DUP 0x40    /* delivered twice by the link it is on (cfg.dup) */
 #define PF_LATE 0x80   /* held back where it arrives (cfg.reorder) */
+_Static_assert(PF_ECT == ARB_SIM_ECT && PF_CE == ARB_SIM_CE && PF_RETX == ARB_SIM_RETX,
+               "the flags taps see are the packet's own");
 
 /*
  * One packet in the simulator: the decoded fields the fabric and the

@@ -1,6 +1,7 @@
 /* The simulator's public API and event loop. */
-#include "lb_fast.h"
 #include "sim_int.h"
+
+#include "arbor/route.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -202,7 +203,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         s->pf.count[i] = 0;
     }
     s->pf_pend = calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
-    if (cfg->route_peek == arb_lb_route_peek) s->lbf = lb_fast_of(cfg->peek_ctx);
+    s->pgft = arb_topo_pgft(topo);
     s->sp = sport_array(n_ports);
     s->spc = calloc(n_ports, sizeof *s->spc);
     s->hosts = aligned_alloc(64, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
@@ -523,6 +524,32 @@ static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t byt
         SIM_PREFETCH(c + off);
 }
 
+/* cfg.route_fast's round robin (the caller checked rr and plain_gen):
+ * switch `node` routing toward host dst after `before` other decisions. */
+static inline uint32_t fast_rr(const arb_sim *s, const arb_sim_route_fast *rf, uint32_t node,
+                               uint32_t dst, uint32_t before, uint64_t *token)
+{
+    uint32_t first, stride;
+    unsigned m = arb_pgft_next_range(s->pgft, &s->nodes[node], dst, &first, &stride);
+    if (m == 1) {
+        *token = ARB_SIM_TOKEN_PURE;
+        return first;
+    }
+    return m ? arb_sim_rr_pick(rf->rr, node, first, stride, m, before, token) : ARB_TOPO_NONE;
+}
+
+/* cfg.route_fast's ECMP (the caller checked ecmp and plain_gen): the hash
+ * of key picks among the minimal next hops of switch `node`. */
+static inline uint32_t fast_ecmp(const arb_sim *s, const arb_sim_route_fast *rf, uint32_t node,
+                                 const arb_route_key *key, uint64_t *token)
+{
+    uint32_t first, stride;
+    unsigned m = arb_pgft_next_range(s->pgft, &s->nodes[node], key->dst, &first, &stride);
+    if (m == 0) return ARB_TOPO_NONE;
+    *token = ARB_SIM_TOKEN_PURE;
+    return m == 1 ? first : first + stride * (uint32_t)(arb_route_hash(rf->ecmp, node, key) % m);
+}
+
 /* PF_ROUTE for event a, whose slot e is clear: fills it. */
 static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_events, uint32_t e)
 {
@@ -557,12 +584,12 @@ static SIM_ALWAYS_INLINE void pf_route(arb_sim *s, uint32_t a, uint32_t port_eve
      * (the slots hold events not yet handled only) */
     uint32_t out, before = s->pf_pend[node];
     uint64_t tok = 0;
-    const struct lb_fast *lf = s->lbf;
-    if (lf && lf->rr && lf->plain_gen == s->pf_gen) { /* the built-in round robin */
-        out = lb_fast_spray(lf, &s->nodes[node], node, k->dst, before, &tok);
-    } else if (lf && lf->ecmp && lf->plain_gen == s->pf_gen) { /* the built-in ECMP */
+    const arb_sim_route_fast *rf = s->cfg.route_fast;
+    if (rf && rf->rr && rf->plain_gen == s->pf_gen) { /* round robin, inline */
+        out = fast_rr(s, rf, node, k->dst, before, &tok);
+    } else if (rf && rf->ecmp && rf->plain_gen == s->pf_gen) { /* ECMP, inline */
         arb_route_key key = {k->src, k->dst, k->sport, SIM_ROCE_DPORT, k->qp, 17}; /* pkt_info's */
-        out = lb_fast_ecmp(lf, &s->nodes[node], node, &key, &tok);
+        out = fast_ecmp(s, rf, node, &key, &tok);
     } else {
         arb_sim_pkt_info f = pkt_info(k);
         out = s->cfg.route_peek(s->cfg.peek_ctx, s, node, in_port, &f, before, &tok);

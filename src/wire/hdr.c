@@ -11,6 +11,7 @@
 #include "arbor/wire.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
@@ -182,6 +183,13 @@ void arb_hdr_init(arb_hdr *h, arb_ptype type, uint8_t message_id, uint8_t dtype,
     h->dtype = dtype;
     h->ext = ext ? 1 : 0;
 }
+
+/* The layout arb_hdr_equal below (and test_wire.c's hdr_equal_every_field)
+ * was written for: a field added to arb_hdr moves one of these, and then
+ * belongs in both. */
+_Static_assert(sizeof(arb_hdr) == 32 && offsetof(arb_hdr, offset_a) == 12 &&
+                   offsetof(arb_hdr, agg_loc) == 20 && offsetof(arb_hdr, dtype) == 30,
+               "arb_hdr changed: compare the new field in arb_hdr_equal and its test");
 
 int arb_hdr_equal(const arb_hdr *a, const arb_hdr *b)
 {

@@ -14,6 +14,8 @@
  */
 #include "tr_int.h"
 
+#include "base/file.h"
+
 #include "arbor/topo.h"
 
 #include <errno.h>
@@ -811,40 +813,12 @@ int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const ch
 
 /* ---- files ------------------------------------------------------------------ */
 
+/* A whole file; ARB_EIO also when it cannot be opened (a rank's file that
+ * is not there ends the ranks). */
 static int read_file(const char *path, char **data, size_t *len)
 {
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ARB_EIO;
-    size_t cap = 0;
-    char *b = NULL;
-    int rc = 0;
-    for (;;) {
-        if (*len + 65536 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(b, cap);
-            if (!nb) {
-                rc = ARB_ENOMEM;
-                break;
-            }
-            b = nb;
-        }
-        size_t k = fread(b + *len, 1, cap - *len, f);
-        *len += k;
-        if (k == 0) {
-            if (ferror(f)) rc = ARB_EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (rc < 0) {
-        free(b);
-        *len = 0;
-        return rc;
-    }
-    *data = b;
-    return 0;
+    int rc = arb_file_read(path, 0, data, len);
+    return rc == ARB_ENOENT ? ARB_EIO : rc;
 }
 
 static int ends_with(const char *s, const char *suf)

@@ -5,6 +5,8 @@
  */
 #include "wl_int.h"
 
+#include "base/file.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,36 +335,13 @@ int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char
                           size_t errlen)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (!buf)
-        rc = arb_errf(err, errlen, ARB_ENOMEM, "%s: out of memory", path);
-    else if (ferror(f))
-        rc = arb_errf(err, errlen, ARB_EIO, "%s: read error", path);
-    fclose(f);
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    buf[len] = '\0';
+    char *buf;
+    size_t len;
+    int rc = arb_file_read(path, 0, &buf, &len);
+    if (rc == ARB_ENOENT)
+        return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (rc == ARB_ENOMEM) return arb_errf(err, errlen, rc, "%s: out of memory", path);
+    if (rc < 0) return arb_errf(err, errlen, rc, "%s: read error", path);
     if (memchr(buf, '\0', len)) {
         free(buf);
         return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a text file", path);

@@ -16,6 +16,7 @@
  * than the message has. A breach calls abort().
  */
 #include "arbor/endpoint.h"
+#include "fuzzkit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,23 +24,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAXN 64
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint8_t take(reader *r)
-{
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static void require(int cond)
-{
-    if (!cond) abort();
-}
 
 typedef struct msgrec {
     int started;
@@ -159,28 +143,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 2: { /* a header from raw bytes */
-            uint8_t l = take(&rd) % 64;
             uint8_t buf[64];
-            size_t got = 0;
-            while (got < l && rd.n)
-                buf[got++] = take(&rd);
             arb_hdr h;
-            size_t off = 0;
-            if (arb_hdr_decode(&h, buf, got, &off) == 0)
-                arb_requester_recv(hs->q, &h, got > off ? buf + off : NULL, got - off,
-                                   take(&rd) % 5, now);
+            const uint8_t *p;
+            size_t len;
+            if (fuzz_raw_header(&rd, buf, &h, &p, &len))
+                arb_requester_recv(hs->q, &h, p, len, take(&rd) % 5, now);
             break;
         }
         default: { /* a plausible packet */
             arb_requester_progress qp;
             arb_requester_get_progress(hs->q, &qp);
             uint8_t x = take(&rd), y = take(&rd);
-            arb_hdr h;
-            memset(&h, 0, sizeof h);
-            h.version = ARB_WIRE_VERSION;
-            h.dtype = ARB_DTYPE_I32;
+            arb_hdr h; /* the type set below */
+            arb_hdr_init(&h, ARB_PT_REGISTER, (uint8_t)(qp.msg_id - ((y >> 6) == 3 ? 1 : 0)),
+                         ARB_DTYPE_I32, 0);
             h.op = (uint8_t)c->op;
-            h.message_id = (uint8_t)(qp.msg_id - ((y >> 6) == 3 ? 1 : 0));
             uint32_t k = (qp.start_seq + (x & 31u)) & ARB_OFFSET_MASK;
             uint32_t p = (qp.start_seq + (y & 31u)) & ARB_OFFSET_MASK;
             size_t len = 0;

@@ -21,6 +21,7 @@
  * a failed channel sends nothing more. A breach calls abort().
  */
 #include "arbor/endpoint.h"
+#include "fuzzkit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,23 +29,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAXN 64 /* packets per message in this target */
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint8_t take(reader *r)
-{
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static void require(int cond)
-{
-    if (!cond) abort();
-}
 
 typedef struct msgrec {
     int started;
@@ -182,16 +166,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 2: { /* a header from raw bytes */
-            uint8_t l = take(&rd) % 64;
             uint8_t buf[64];
-            size_t got = 0;
-            while (got < l && rd.n)
-                buf[got++] = take(&rd);
             arb_hdr h;
-            size_t off = 0;
-            if (arb_hdr_decode(&h, buf, got, &off) == 0) {
+            const uint8_t *p;
+            size_t len;
+            if (fuzz_raw_header(&rd, buf, &h, &p, &len)) {
                 int from = (int)(take(&rd) % 10) - 2;
-                arb_responder_recv(hs->r, &h, got > off ? buf + off : NULL, got - off, from, now);
+                arb_responder_recv(hs->r, &h, p, len, from, now);
             }
             break;
         }
@@ -200,11 +181,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             arb_responder_get_progress(hs->r, &pr);
             cur_start = pr.start_seq;
             uint8_t x = take(&rd), y = take(&rd);
-            arb_hdr h;
-            memset(&h, 0, sizeof h);
-            h.version = ARB_WIRE_VERSION;
-            h.dtype = (uint8_t)c.dtype;
-            h.message_id = (uint8_t)(pr.msg_id + (y >> 6 == 3 ? 1 : y >> 6 == 2 ? 255 : 0));
+            arb_hdr h; /* the type set below */
+            arb_hdr_init(&h, ARB_PT_REGISTER,
+                         (uint8_t)(pr.msg_id + (y >> 6 == 3   ? 1
+                                                : y >> 6 == 2 ? 255
+                                                              : 0)),
+                         (uint8_t)c.dtype, 0);
             uint32_t k = (cur_start + (x & 63u)) & ARB_OFFSET_MASK;
             int from = (y & 0x20) ? (int)(y & 7u) % (int)(c.members + 1) : ARB_EP_FROM_SWITCH;
             if ((y & 0x38) == 0x38) from = ARB_EP_NOT_MEMBER;

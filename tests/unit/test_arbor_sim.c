@@ -50,6 +50,26 @@ static int g_dynamic;
 static uint32_t g_fail_node;
 static int g_fail_rc; /* arb_sim_run may fail with this (0: must not fail) */
 
+/* What a tap saw: packets by kind, and those whose Arbor header the
+ * simulator gave back. */
+struct kinds {
+    uint64_t by_kind[ARB_SIM_ARBOR + 2]; /* the last: any other value */
+    uint64_t headers, header_mismatch;
+};
+static struct kinds *g_kinds; /* non-NULL: the next runs tap every packet */
+
+static void kind_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_sim_pkt_info *f,
+                     arb_time now)
+{
+    (void)port, (void)now;
+    struct kinds *k = ctx;
+    k->by_kind[f->kind <= ARB_SIM_ARBOR ? f->kind : ARB_SIM_ARBOR + 1]++;
+    arb_hdr h;
+    int found = arb_sim_arbor_header(sim, f->index, &h) == 0;
+    k->headers += (uint64_t)found;
+    if (found != (f->kind == ARB_SIM_ARBOR)) k->header_mismatch++;
+}
+
 static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st)
 {
     arb_topo *t = NULL;
@@ -77,6 +97,7 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     cfg.route = test_route;
     cfg.loss = x->loss;
     cfg.seed = x->seed ? x->seed : 1;
+    if (g_kinds) cfg.tap = kind_tap, cfg.tap_ctx = g_kinds;
     arb_sim *s = NULL;
     if (g_fail_node && p) CHECK_EQ_I(arb_topo_fail_node(t, g_fail_node), 0);
     REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
@@ -174,6 +195,26 @@ TEST(star4_allreduce_headers)
     CHECK_EQ_U(r.agg_allocations, 32);
     CHECK_EQ_U(r.agg_reclaimed, 0);
     CHECK(r.partial_slot_time > 0 && r.partial_slot_time <= r.slot_time);
+}
+
+/* A tap sees every Arbor packet as ARB_SIM_ARBOR, with its header, and
+ * nothing else: a collective alone on the fabric sends no RoCE packet. */
+TEST(taps_see_arbor_packets_as_their_kind)
+{
+    struct run x = {"star:4", ARB_COLL_ALLREDUCE, 4, 64 * 1024, ARB_DTYPE_F32, 0, 0, 0, 0, 0, 0};
+    arb_sim_arbor_result r;
+    arb_sim_stats st;
+    struct kinds k;
+    memset(&k, 0, sizeof k);
+    g_kinds = &k;
+    int rc = run(&x, &r, &st);
+    g_kinds = NULL;
+    if (rc < 0) return;
+    CHECK(k.by_kind[ARB_SIM_ARBOR] > 0);
+    CHECK_EQ_U(k.headers, k.by_kind[ARB_SIM_ARBOR]);
+    CHECK_EQ_U(k.header_mismatch, 0);
+    for (int kind = 0; kind <= ARB_SIM_ARBOR + 1; kind++)
+        if (kind != ARB_SIM_ARBOR) CHECK_EQ_U(k.by_kind[kind], 0);
 }
 
 TEST(rank_skew)
@@ -932,6 +973,7 @@ TEST(counts_hold_mid_run)
 int main(void)
 {
     RUN(star4_allreduce_headers);
+    RUN(taps_see_arbor_packets_as_their_kind);
     RUN(every_collective_both_modes);
     RUN(dtypes_and_two_ranks);
     RUN(deterministic);

@@ -2,31 +2,10 @@
  * pacing) on small stars. */
 #include "arbor/sim.h"
 #include "arbor/topo.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <stdlib.h>
-
-/* D-mod-k on a PGFT, as in test_sim.c. */
-static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
-                           const arb_sim_pkt_info *f, arb_time now)
-{
-    (void)ctx, (void)in_port, (void)now;
-    const arb_topo *t = arb_sim_topo(sim);
-    const arb_pgft *g = arb_topo_pgft(t);
-    const arb_node *n = arb_topo_node(t, node);
-    if (arb_pgft_below(g, n, f->dst)) return arb_pgft_down_port(g, n, f->dst);
-    unsigned l = n->level;
-    return n->first_up + (f->dst / g->W[l]) % (g->w[l + 1] * g->p[l + 1]);
-}
-
-static arb_topo *topo(const char *spec)
-{
-    arb_topo *t = NULL;
-    char err[200];
-    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
-    REQUIRE(t != NULL);
-    return t;
-}
 
 /* What a tap saw: data bytes per flow per 1 ms slot on one port, data
  * send times on another, CNP times per flow. */
@@ -69,7 +48,7 @@ static double gbps(const struct seen *w, int f, int a, int b)
  * down port 0 leads to host 0; host h's NIC is its port 0). */
 static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *w)
 {
-    cfg->route = test_route;
+    cfg->route = simkit_dmodk;
     cfg->tap = tap;
     cfg->tap_ctx = w;
     memset(w, 0, sizeof *w);
@@ -97,7 +76,7 @@ static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *
  */
 TEST(incast_dcqcn_bounds_queue_and_shares)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w, w0;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -153,7 +132,7 @@ TEST(incast_dcqcn_bounds_queue_and_shares)
  * (measured 49.4 and 50.6 Gb/s over 40..60 ms); within 5% of each other. */
 TEST(incast_dcqcn_symmetric_is_fair)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -175,11 +154,11 @@ TEST(incast_dcqcn_symmetric_is_fair)
  * 334240 ps, a last one of 918 + 82 B = 80000 ps, two 1 us wires). */
 TEST(no_congestion_keeps_line_rate_timing)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.dcqcn = 1;
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     arb_sim *s = NULL;
     REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 2 * 4096 + 918, 0, 1000, 1, NULL), 0);
@@ -215,7 +194,7 @@ TEST(no_congestion_keeps_line_rate_timing)
  */
 TEST(cnp_spacing)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -268,7 +247,7 @@ TEST(cnp_spacing)
  */
 TEST(pacing_exact_after_cut)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -314,7 +293,7 @@ TEST(pacing_exact_after_cut)
  * back to line rate; the last slots run at 100 Gb/s again. */
 TEST(recovers_line_rate_after_congestion)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w;
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
@@ -334,7 +313,7 @@ TEST(recovers_line_rate_after_congestion)
 /* Same inputs, same run. */
 TEST(deterministic)
 {
-    arb_topo *t = topo("star:3");
+    arb_topo *t = simkit_topo("star:3");
     static struct seen w;
     arb_sim_stats a, b;
     for (int k = 0; k < 2; k++) {
@@ -359,10 +338,10 @@ TEST(deterministic)
 
 TEST(bad_config)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     cfg.dcqcn = 1;
     arb_sim *s = NULL;
     cfg.dcqcn_g = 0;

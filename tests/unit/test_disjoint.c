@@ -1,18 +1,10 @@
 /* Unit tests: HPN's disjoint source ports (arb_route_disjoint_sports). */
 #include "arbor/route.h"
 #include "arbor/topo.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <stdlib.h>
-
-static arb_topo *topo(const char *spec)
-{
-    arb_topo *t = NULL;
-    char err[200];
-    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
-    REQUIRE(t != NULL);
-    return t;
-}
 
 static arb_route *router(const arb_topo *t, const char *spec)
 {
@@ -63,7 +55,7 @@ static int collide(const arb_topo *t, const arb_route *r, uint32_t src, uint32_t
  */
 TEST(leafspine_ecmp_disjoint)
 {
-    arb_topo *t = topo("leafspine:4,4,4");
+    arb_topo *t = simkit_topo("leafspine:4,4,4");
     arb_route *r = router(t, "ecmp");
     unsigned pairs = 0, naive_coll = 0;
     for (uint32_t s = 0; s < 16; s++)
@@ -91,7 +83,7 @@ TEST(leafspine_ecmp_disjoint)
  * other 4 so that no uplink carries more than 2; deterministic. */
 TEST(more_than_uplinks_falls_back)
 {
-    arb_topo *t = topo("leafspine:4,4,4");
+    arb_topo *t = simkit_topo("leafspine:4,4,4");
     arb_route *r = router(t, "ecmp");
     uint16_t out[8], again[8];
     CHECK_EQ_I(arb_route_disjoint_sports(r, 1, 9, 8, 49152, 65535, out), 4);
@@ -118,7 +110,7 @@ TEST(more_than_uplinks_falls_back)
 /* Under one leaf no fabric link is used: the first n ports. */
 TEST(same_leaf_takes_first_ports)
 {
-    arb_topo *t = topo("leafspine:4,4,4");
+    arb_topo *t = simkit_topo("leafspine:4,4,4");
     arb_route *r = router(t, "ecmp");
     uint16_t out[3];
     CHECK_EQ_I(arb_route_disjoint_sports(r, 0, 3, 3, 1000, 2000, out), 3);
@@ -137,7 +129,7 @@ TEST(same_leaf_takes_first_ports)
 /* A three-tier fat-tree: disjoint up to the number of distinct paths. */
 TEST(kary_three_tiers)
 {
-    arb_topo *t = topo("kary:4,3");
+    arb_topo *t = simkit_topo("kary:4,3");
     arb_route *r = router(t, "ecmp");
     uint16_t out[4];
     /* Hosts in different subtrees of the top: each leaf and each

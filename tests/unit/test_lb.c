@@ -4,23 +4,14 @@
 #include "arbor/route.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
-#include "sim/lb_fast.h"
 #include "sim/sim_int.h"
 #include "order_tap.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static arb_topo *topo(const char *spec)
-{
-    arb_topo *t = NULL;
-    char err[200];
-    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
-    REQUIRE(t != NULL);
-    return t;
-}
 
 /* A load balancer and an idle simulator to read queues from. */
 struct rig {
@@ -34,7 +25,7 @@ static int rig_open(struct rig *g, const char *topo_spec, const char *scheme)
 {
     char err[256];
     memset(g, 0, sizeof *g);
-    g->t = topo(topo_spec);
+    g->t = simkit_topo(topo_spec);
     if (!g->t) return -1;
     arb_sim_config_default(&g->cfg);
     g->cfg.seed = 7;
@@ -99,14 +90,14 @@ static uint32_t route(struct rig *g, uint32_t node, uint32_t in_port, const arb_
 
 TEST(names_and_errors)
 {
-    arb_topo *t = topo("leafspine:2,2,4");
+    arb_topo *t = simkit_topo("leafspine:2,2,4");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
     char err[256];
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "ecmp", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb), "ecmp");
-    CHECK(cfg.route == arb_lb_route && cfg.route_ctx == lb);
+    CHECK(cfg.route != NULL && cfg.route_ctx == lb); /* the scheme's own callback */
     CHECK(cfg.inband == NULL);
     CHECK_EQ_I(arb_lb_get_kind(lb), ARB_LB_ROUTE);
     arb_lb_free(lb);
@@ -355,7 +346,7 @@ TEST(route_peek_guesses_without_deciding)
     for (unsigned e = 0; e < sizeof exact / sizeof exact[0]; e++) {
         struct rig g;
         REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,3", exact[e]), 0);
-        CHECK(g.cfg.route_peek == arb_lb_route_peek && g.cfg.peek_ctx == g.lb);
+        CHECK(g.cfg.route_peek != NULL && g.cfg.peek_ctx == g.lb);
         uint32_t L0 = leaf_id(g.t, 0), in = from_host(g.t, 0);
         arb_sim_pkt_info f = pkt(0, 2, 1000), back = pkt(2, 0, 7);
         arb_lb_stats st0, st1;
@@ -363,9 +354,14 @@ TEST(route_peek_guesses_without_deciding)
             arb_lb_get_stats(g.lb, &st0);
             uint32_t guess = peek(&g, L0, in, &f, 0), again = peek(&g, L0, in, &f, 0);
             arb_lb_get_stats(g.lb, &st1);
+            uint64_t token = 0; /* the public entry points are the installed callbacks */
+            CHECK_EQ_U(arb_lb_route_peek(g.lb, g.s, L0, in, &f, 0, &token), guess);
             CHECK_EQ_U(guess, again); /* peeking moved nothing */
             CHECK(memcmp(&st0, &st1, sizeof st0) == 0);
-            CHECK_EQ_U(route(&g, L0, in, &f, i), guess);
+            if (i % 2)
+                CHECK_EQ_U(arb_lb_route(g.lb, g.s, L0, in, &f, i), guess);
+            else
+                CHECK_EQ_U(route(&g, L0, in, &f, i), guess);
         }
         /* down to a host: one candidate, whatever the scheme */
         uint32_t down = peek(&g, L0, up(g.t, L0, 0), &back, 0);
@@ -402,7 +398,7 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
                          const char *fail, int on, arb_sim_stats *st, arb_sim_flow_result *fl,
                          uint64_t *staged, arb_lb_stats *ls)
 {
-    arb_topo *t = topo("pgft:3;4,4,8;1,4,4;1,1,1");
+    arb_topo *t = simkit_topo("pgft:3;4,4,8;1,4,4;1,1,1");
     char ferr[200];
     int mid = fail && fail[0] == '@'; /* "@ITEM": fails 20 us into the run */
     if (fail && !mid) CHECK_EQ_I(arb_topo_fail(t, fail, ferr, sizeof ferr), 0);
@@ -419,11 +415,13 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     arb_sim *s = NULL;
     REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     s->pf_min_bytes = on ? 0 : SIZE_MAX;
-    /* the event loop guesses round-robin spraying inline on an intact fabric */
-    CHECK(s->lbf == lb_fast_of(lb));
-    CHECK((s->lbf->rr != NULL) == (strcmp(scheme, "spray") == 0));
-    CHECK((s->lbf->ecmp != NULL) == (strcmp(scheme, "ecmp") == 0 || strcmp(scheme, "eecmp") == 0));
-    CHECK(s->lbf->plain_gen == (fail && !mid ? UINT64_MAX : arb_topo_failure_gen(t)));
+    /* the event loop guesses round-robin spraying and ECMP inline on an
+     * intact fabric, as the load balancer asks through cfg.route_fast */
+    const arb_sim_route_fast *rf = s->cfg.route_fast;
+    REQUIRE(rf != NULL);
+    CHECK((rf->rr != NULL) == (strcmp(scheme, "spray") == 0));
+    CHECK((rf->ecmp != NULL) == (strcmp(scheme, "ecmp") == 0 || strcmp(scheme, "eecmp") == 0));
+    CHECK(rf->plain_gen == (fail && !mid ? UINT64_MAX : arb_topo_failure_gen(t)));
     for (uint32_t h = 0; h < 128; h++)
         CHECK_EQ_I(arb_sim_add_flow(s, h, (h + 37) % 128, 300000, 0, 0, 1, NULL), 0);
     if (mid) {
@@ -431,7 +429,7 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
         CHECK_EQ_I(arb_topo_fail(t, fail + 1, ferr, sizeof ferr), 0);
         CHECK_EQ_I(arb_lb_refresh(lb), 0);
         arb_sim_fabric_changed(s);
-        CHECK(s->lbf->plain_gen == UINT64_MAX);
+        CHECK(rf->plain_gen == UINT64_MAX);
     }
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_get_stats(s, st);
@@ -670,7 +668,7 @@ TEST(conga_moves_after_feedback)
 /* The DRE: bytes on transmit, decayed by (1 - alpha) per period. */
 TEST(dre_counts_and_decays)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_lb *lb = NULL;
@@ -702,7 +700,7 @@ TEST(dre_counts_and_decays)
 /* leafspine:2,1,2 with the link leaf 0 - spine 1 delay 1 us + skew. */
 static arb_topo *skewed(const char *spec, arb_time skew)
 {
-    arb_topo *t = topo(spec);
+    arb_topo *t = simkit_topo(spec);
     uint32_t L0 = leaf_id(t, 0);
     const arb_port *p = arb_topo_port(t, up(t, L0, 1));
     CHECK_EQ_I(arb_topo_set_link(t, up(t, L0, 1), p->rate, p->delay + skew), 0);
@@ -830,7 +828,7 @@ TEST(deterministic_runs)
         arb_sim_stats st[2];
         arb_lb_stats ls[2];
         for (int k = 0; k < 2; k++) {
-            arb_topo *t = topo("leafspine:2,4,4");
+            arb_topo *t = simkit_topo("leafspine:2,4,4");
             arb_sim_config cfg;
             arb_sim_config_default(&cfg);
             cfg.seed = 99;

@@ -5,6 +5,7 @@
 #include "arbor/sim.h"
 #include "arbor/topo.h"
 #include "arbor/wire.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <pcap/pcap.h>
@@ -12,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
-                           const arb_sim_pkt_info *f, arb_time now)
-{
-    (void)ctx, (void)in_port, (void)now;
-    const arb_topo *t = arb_sim_topo(sim);
-    const arb_pgft *g = arb_topo_pgft(t);
-    const arb_node *n = arb_topo_node(t, node);
-    if (arb_pgft_below(g, n, f->dst)) return arb_pgft_down_port(g, n, f->dst);
-    unsigned l = n->level;
-    return n->first_up + (f->dst / g->W[l]) % (g->w[l + 1] * g->p[l + 1]);
-}
 
 /* What the simulator sent on the captured ports, in order (a second tap,
  * chained behind the capture). */
@@ -86,7 +75,7 @@ static void run_capture(const char *path, uint32_t snaplen, arb_sim_pcap **capp,
     REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, want_ports, n_want, snaplen), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     cfg.queue_bytes = 20000;
     cfg.ecn_kmin = 0;
     cfg.ecn_kmax = 1;
@@ -196,7 +185,7 @@ TEST(every_hop_distinguishable)
     REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, NULL, 0, 0), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     n_want = 0;
     n_recs = 0;
     cfg.tap = record;

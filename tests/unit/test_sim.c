@@ -5,6 +5,7 @@
 #include "arbor/topo.h"
 #include "sim/evq.h"
 #include "sim/pool.h"
+#include "simkit.h"
 #include "testkit.h"
 
 #include <stdlib.h>
@@ -12,30 +13,9 @@
 /* D-mod-k on a PGFT, written here so the test does not lean on the
  * routing module: down toward the destination when it is below, else up
  * port floor(dst / W_l) mod (w_{l+1} p_{l+1}). */
-static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
-                           const arb_sim_pkt_info *f, arb_time now)
-{
-    (void)ctx, (void)in_port, (void)now;
-    const arb_topo *t = arb_sim_topo(sim);
-    const arb_pgft *g = arb_topo_pgft(t);
-    const arb_node *n = arb_topo_node(t, node);
-    if (arb_pgft_below(g, n, f->dst)) return arb_pgft_down_port(g, n, f->dst);
-    unsigned l = n->level;
-    return n->first_up + (f->dst / g->W[l]) % (g->w[l + 1] * g->p[l + 1]);
-}
-
-static arb_topo *topo(const char *spec)
-{
-    arb_topo *t = NULL;
-    char err[200];
-    if (arb_topo_new(&t, spec, NULL, err, sizeof err) < 0) printf("  topo %s: %s\n", spec, err);
-    REQUIRE(t != NULL);
-    return t;
-}
-
 static arb_sim *sim_on(const arb_topo *t, arb_sim_config *cfg)
 {
-    cfg->route = test_route;
+    cfg->route = simkit_dmodk;
     arb_sim *s = NULL;
     REQUIRE_EQ_I(arb_sim_new(&s, t, cfg), 0);
     return s;
@@ -192,7 +172,7 @@ TEST(pool_recycles)
  * serialisation, wire; to the picosecond. */
 TEST(link_timing_one_packet)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = sim_on(t, &cfg);
@@ -219,7 +199,7 @@ TEST(link_timing_one_packet)
  * do, so it is not what the run's length reports. */
 TEST(stale_timer_is_not_activity)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = sim_on(t, &cfg);
@@ -244,7 +224,7 @@ TEST(stale_timer_is_not_activity)
  * told the fabric changed: host 0's link at 25 Gb/s and 3 us from then on. */
 TEST(link_changes_take_effect_when_told)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = sim_on(t, &cfg);
@@ -266,12 +246,12 @@ TEST(link_changes_take_effect_when_told)
  * refuses the fabric (ARB_ERANGE), at creation or when told of a change. */
 TEST(too_many_kinds_of_link)
 {
-    arb_topo *t = topo("pgft:3;32,32,32;1,32,32;1,1,1"); /* 98,304 links */
+    arb_topo *t = simkit_topo("pgft:3;32,32,32;1,32,32;1,1,1"); /* 98,304 links */
     uint32_t n = arb_topo_n_ports(t), kinds = 1;
     CHECK(n / 2 > 65536);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     arb_sim *s = NULL;
     for (uint32_t p = 0; p < n && kinds < 65536; p++)
         if (arb_topo_port(t, p)->peer_port > p)
@@ -293,7 +273,7 @@ TEST(too_many_kinds_of_link)
 
 TEST(link_timing_pipelined)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = sim_on(t, &cfg);
@@ -318,7 +298,7 @@ TEST(link_timing_pipelined)
 TEST(switch_queue_counts_until_the_start)
 {
     const arb_time T = 334240, us = ARB_PS_PER_US;
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = sim_on(t, &cfg);
@@ -367,7 +347,7 @@ TEST(slices_and_reads_change_nothing)
     arb_sim_stats st[2];
     arb_time fin[2][8];
     for (int sliced = 0; sliced < 2; sliced++) {
-        arb_topo *t = topo("star:9");
+        arb_topo *t = simkit_topo("star:9");
         arb_sim_config cfg;
         arb_sim_config_default(&cfg);
         cfg.transport = ARB_TRANSPORT_IRN;
@@ -416,7 +396,7 @@ TEST(a_flaky_link_loses_alone)
     arb_sim_stats st[2];
     uint64_t retx[2][8];
     for (int run = 0; run < 2; run++) {
-        arb_topo *t = topo("star:9");
+        arb_topo *t = simkit_topo("star:9");
         if (!t) return;
         uint32_t host3 = arb_topo_node(t, 3)->first_up; /* host 3's link, its direction up */
         uint32_t back = arb_topo_port(t, host3)->peer_port;
@@ -458,7 +438,7 @@ TEST(a_flaky_link_loses_alone)
 static void run_incast(arb_transport tr, int pfc, uint64_t queue, arb_sim_stats *st, int *all_done,
                        uint64_t *retx)
 {
-    arb_topo *t = topo("star:9");
+    arb_topo *t = simkit_topo("star:9");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = tr;
@@ -537,7 +517,7 @@ TEST(deterministic)
 
 TEST(leafspine_permutation_completes)
 {
-    arb_topo *t = topo("leafspine:4,4,4");
+    arb_topo *t = simkit_topo("leafspine:4,4,4");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.ack_every = 1000; /* only the final ack: acks would share the data links */
@@ -572,7 +552,7 @@ TEST(leafspine_permutation_completes)
  * packet count still balances. */
 TEST(spine_fails_during_the_run)
 {
-    arb_topo *t = topo("leafspine:2,4,2");
+    arb_topo *t = simkit_topo("leafspine:2,4,2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.transport = ARB_TRANSPORT_IRN;
@@ -631,7 +611,7 @@ static void next_step(void *ctx, arb_sim *s, uint32_t flow, arb_time now)
 
 TEST(flow_done_callback_chains_flows)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     struct chain ch = {0, {0}};
@@ -653,12 +633,12 @@ TEST(flow_done_callback_chains_flows)
 
 TEST(bad_config)
 {
-    arb_topo *t = topo("star:2");
+    arb_topo *t = simkit_topo("star:2");
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     arb_sim *s = NULL;
     CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL); /* no route function */
-    cfg.route = test_route;
+    cfg.route = simkit_dmodk;
     cfg.mtu = 0;
     CHECK_EQ_I(arb_sim_new(&s, t, &cfg), ARB_EINVAL);
     cfg.mtu = 4096;

@@ -1,0 +1,265 @@
+/*
+ * Unit tests: the allocator hook (base.h, arb_mem). Every engine and the
+ * planner are made under an allocator that fails its Nth allocation, for
+ * N = 1, 2, ... until the set-up succeeds: each failure must be a clean
+ * ARB_ENOMEM (no object, nothing left allocated: the allocator counts
+ * what is live; ASan sees the rest), and the object made once every
+ * allocation succeeds must work and free everything it took.
+ */
+#include "arbor/agg.h"
+#include "arbor/cc.h"
+#include "arbor/endpoint.h"
+#include "arbor/plan.h"
+#include "arbor/topo.h"
+#include "simkit.h"
+#include "testkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An allocator that fails the fail_at-th allocation (0: none) and counts
+ * the blocks live. */
+struct failing {
+    unsigned calls, fail_at;
+    long live;
+};
+
+static int fails_now(struct failing *f)
+{
+    return ++f->calls == f->fail_at;
+}
+
+static void *f_malloc(size_t size, void *user)
+{
+    struct failing *f = user;
+    if (fails_now(f)) return NULL;
+    void *p = malloc(size ? size : 1);
+    f->live += p != NULL;
+    return p;
+}
+
+static void *f_calloc(size_t n, size_t size, void *user)
+{
+    struct failing *f = user;
+    if (fails_now(f)) return NULL;
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    f->live += p != NULL;
+    return p;
+}
+
+static void *f_realloc(void *ptr, size_t size, void *user)
+{
+    struct failing *f = user;
+    if (fails_now(f)) return NULL;
+    void *p = realloc(ptr, size ? size : 1);
+    f->live += p != NULL && ptr == NULL;
+    return p;
+}
+
+static void f_free(void *ptr, void *user)
+{
+    struct failing *f = user;
+    f->live -= ptr != NULL;
+    free(ptr);
+}
+
+/* Set-up under an allocator failing at `fail_at`: 0 or the call's error,
+ * the object (if made) freed by the same function. */
+typedef int (*setup_fn)(const arb_mem *mem, void *ctx);
+
+/* Run `setup` failing the 1st, 2nd, ... allocation until it succeeds:
+ * every failure ARB_ENOMEM with nothing left live. The number of
+ * allocations the set-up makes. */
+static unsigned every_failure(const char *what, setup_fn setup, void *ctx)
+{
+    for (unsigned n = 1; n < 10000; n++) {
+        struct failing f = {0, n, 0};
+        arb_mem mem = {&f, f_malloc, f_calloc, f_realloc, f_free};
+        int rc = setup(&mem, ctx);
+        if (f.live != 0) TESTKIT_REPORT("%s: %ld blocks left live failing at %u", what, f.live, n);
+        if (rc == 0) {
+            CHECK(f.calls < n); /* it succeeded because no call was the failing one */
+            printf("  %s: %u allocations, each failed in turn\n", what, n - 1);
+            return n - 1;
+        }
+        if (rc != ARB_ENOMEM) TESTKIT_REPORT("%s: failing at %u gave %d", what, n, rc);
+    }
+    TESTKIT_REPORT("%s: never succeeded", what);
+    return 0;
+}
+
+/* ---- the engines -------------------------------------------------------- */
+
+static int agg_setup(const arb_mem *mem, void *ctx)
+{
+    const int *header_only = ctx;
+    arb_agg_config c;
+    arb_agg_config_default(&c);
+    c.slots = 64;
+    c.header_only = *header_only;
+    c.mem = mem;
+    arb_agg *a = (arb_agg *)(uintptr_t)1; /* must come back NULL on failure */
+    int rc = arb_agg_new(&a, &c);
+    if (rc < 0) CHECK(a == NULL);
+    arb_agg_free(a);
+    return rc;
+}
+
+TEST(agg_fails_cleanly)
+{
+    int values = 0, header_only = 1;
+    CHECK_EQ_U(every_failure("agg (values)", agg_setup, &values), 4);
+    CHECK_EQ_U(every_failure("agg (header-only)", agg_setup, &header_only), 3);
+}
+
+static int cc_setup(const arb_mem *mem, void *ctx)
+{
+    arb_cc_kind kind = *(const arb_cc_kind *)ctx;
+    arb_cc_config c;
+    arb_cc_config_default(&c);
+    c.mem = mem;
+    arb_cc *cc = NULL;
+    int rc = arb_cc_new(&cc, kind, &c);
+    if (rc < 0) CHECK(cc == NULL);
+    arb_cc_free(cc);
+    return rc;
+}
+
+TEST(cc_fails_cleanly)
+{
+    for (int k = 0; k < ARB_CC_KIND_COUNT; k++) {
+        arb_cc_kind kind = (arb_cc_kind)k;
+        CHECK_EQ_U(every_failure(arb_cc_kind_name(k), cc_setup, &kind), 1);
+    }
+}
+
+static void ep_send_nothing(void *ctx, const arb_ep_dst *dst, const arb_hdr *h,
+                            const uint8_t *payload, size_t len)
+{
+    (void)ctx, (void)dst, (void)h, (void)payload, (void)len;
+}
+
+/* A responder (values or header-only) and its first message. */
+static int responder_setup(const arb_mem *mem, void *ctx)
+{
+    const int *header_only = ctx;
+    static uint8_t own[4096], result[4096];
+    arb_responder_config c;
+    arb_responder_config_default(&c);
+    c.members = 3;
+    c.payload_size = 256;
+    c.dtype = ARB_DTYPE_I32;
+    c.op = ARB_OP_SUM;
+    c.kind = ARB_EP_PULL_RESULT;
+    c.header_only = *header_only;
+    c.subchannels = 2;
+    c.send = ep_send_nothing;
+    c.mem = mem;
+    arb_responder *r = NULL;
+    int rc = arb_responder_new(&r, &c);
+    if (rc < 0) CHECK(r == NULL);
+    if (rc == 0) {
+        rc = arb_responder_start_message(r, 0, sizeof own, own, result, 0);
+        CHECK(rc == 0); /* the first message allocates nothing more */
+    }
+    arb_responder_free(r);
+    return rc;
+}
+
+/* A requester and a message of more offsets than its first window holds:
+ * the bitmap window is allocated at the start. */
+static int requester_setup(const arb_mem *mem, void *ctx)
+{
+    const int *header_only = ctx;
+    static uint8_t in[64 * 1024], out[64 * 1024];
+    arb_requester_config c;
+    arb_requester_config_default(&c);
+    c.payload_size = 16;
+    c.dtype = ARB_DTYPE_I32;
+    c.op = ARB_OP_SUM;
+    c.kind = ARB_EP_PULL_RESULT;
+    c.header_only = *header_only;
+    c.send = NULL;
+    c.mem = mem;
+    arb_requester *q = NULL;
+    int rc = arb_requester_new(&q, &c);
+    CHECK_EQ_I(rc, ARB_EINVAL); /* no send callback: refused before any allocation */
+    c.send = ep_send_nothing;
+    rc = arb_requester_new(&q, &c);
+    if (rc < 0) CHECK(q == NULL);
+    if (rc == 0) {
+        rc = arb_requester_start_message(q, 0, sizeof in, in, out, 0);
+        if (rc == ARB_ENOMEM) { /* the requester is as before: a second try works */
+            struct failing *f = mem->user;
+            f->fail_at = 0;
+            CHECK_EQ_I(arb_requester_start_message(q, 0, sizeof in, in, out, 0), 0);
+        }
+    }
+    arb_requester_free(q);
+    return rc;
+}
+
+TEST(endpoints_fail_cleanly)
+{
+    int values = 0, header_only = 1;
+    CHECK(every_failure("responder (values)", responder_setup, &values) >= 7);
+    CHECK(every_failure("responder (header-only)", responder_setup, &header_only) >= 6);
+    CHECK(every_failure("requester (values)", requester_setup, &values) >= 3);
+    CHECK(every_failure("requester (header-only)", requester_setup, &header_only) >= 2);
+}
+
+/* ---- the planner -------------------------------------------------------- */
+
+static int plan_setup(const arb_mem *mem, void *ctx)
+{
+    const arb_topo *t = ctx;
+    static const uint32_t ranks[6] = {0, 1, 5, 9, 12, 15};
+    arb_plan_config c;
+    arb_plan_config_default(&c);
+    c.ranks = ranks;
+    c.n_ranks = 6;
+    c.bytes = 1 << 20;
+    c.subchannels = 2;
+    c.mem = mem;
+    arb_plan *p = NULL;
+    char err[256];
+    int rc = arb_plan_new(&p, t, &c, err, sizeof err);
+    if (rc < 0) CHECK(p == NULL);
+    if (rc == ARB_ENOMEM && !strstr(err, "out of memory"))
+        TESTKIT_REPORT("plan: ENOMEM, but \"%s\"", err);
+    if (rc == 0) CHECK_EQ_U(p->n_channels, 6);
+    arb_plan_free(p);
+    return rc;
+}
+
+TEST(plan_fails_cleanly)
+{
+    arb_topo *t = simkit_topo("pgft:2;4,4;1,4;1,1");
+    CHECK(every_failure("plan (allreduce, 6 ranks, 2 trees each)", plan_setup, t) > 8);
+    arb_topo_free(t);
+}
+
+/* The default allocator is the C library's, and NULL means it. */
+TEST(default_allocator)
+{
+    const arb_mem *d = arb_mem_default();
+    REQUIRE(d != NULL);
+    void *p = arb_mem_malloc(d, 16), *q = arb_mem_calloc(NULL, 4, 4);
+    CHECK(p != NULL && q != NULL);
+    CHECK(memcmp(q, (uint8_t[16]){0}, 16) == 0);
+    p = arb_mem_realloc(NULL, p, 4096);
+    CHECK(p != NULL);
+    arb_mem_free(NULL, p);
+    arb_mem_free(d, q);
+    arb_mem_free(d, NULL);
+}
+
+int main(void)
+{
+    RUN(agg_fails_cleanly);
+    RUN(cc_fails_cleanly);
+    RUN(endpoints_fail_cleanly);
+    RUN(plan_fails_cleanly);
+    RUN(default_allocator);
+    return testkit_done();
+}
