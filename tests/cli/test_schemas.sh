@@ -37,6 +37,9 @@ out "sim: ring allreduce" "$A" sim --json -s workload.kind=ring_allreduce -s siz
 out "sim: host collective" "$A" sim --json scenarios/hc-allreduce-tree.ini
 out "sim: iteration" "$A" sim --json scenarios/iteration-dp.ini
 out "sim --seeds" "$A" sim --json --seeds 1..3 -s topology=star:4 -s size=1MiB -s loss=0.001
+out "sweep" "$A" sweep --json - -q scenarios/sweep-arbor-loss.ini
+printf '[workload]\nkind = ring_allreduce\nsize = ${64,128}KiB\n' >"$TMP/one-rep.ini"
+out "sweep, one replication" "$A" sweep --json - -q "$TMP/one-rep.ini"
 out "route" "$A" route --topo kary:4,2 --routing ecmp --traffic perm:1 --trials 10 --json
 out "route --model rack" "$A" route --model rack --gpus 8 --qps 4 --uplinks 16 --trials 100 --json
 out "route --model pinning" "$A" route --model pinning --half 4 --json
