@@ -342,7 +342,6 @@ static int out_close(struct out_file *o, const char *what, int ok)
 {
     if (!o->f) return ok;
     int bad = ferror(o->f) || (o->f == stdout ? fflush(o->f) != 0 : fclose(o->f) != 0);
-    if (o->f == stdout && bad) bad = 1;
     o->f = NULL;
     if (bad) {
         fprintf(stderr, "arbor sweep: %s: cannot write %s\n", what, o->path);
@@ -477,8 +476,26 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
             fprintf(stderr, "arbor sweep: rank %d: %s\n", rank, err);
     }
     if (st == 0) st = check_points(sw, o->sets, o->n_sets, rank == 0);
+    struct collector c;
+    memset(&c, 0, sizeof c);
+    if (st == 0) {
+        c.sw = sw;
+        c.n_points = arb_sweep_n_points(sw);
+        c.reps = arb_sweep_n_reps(sw);
+        c.n_tasks = c.n_points * c.reps;
+        if (c.n_tasks > UINT32_MAX)
+            st = rank == 0 ? cli_error("sweep", "%zu runs: at most %u", c.n_tasks, UINT32_MAX)
+                           : CLI_EXIT_USAGE;
+    }
     if (st == 0 && rank == 0 && !o->list) {
-        st = out_open(&o->csv, "--csv");
+        /* rank 0 keeps every run's record until the table is made */
+        c.runs = calloc(c.n_tasks, sizeof *c.runs);
+        c.point_done = calloc(c.n_points, sizeof *c.point_done);
+        if (!c.runs || !c.point_done) {
+            fprintf(stderr, "arbor sweep: out of memory (%zu runs)\n", c.n_tasks);
+            st = CLI_EXIT_FAIL;
+        }
+        if (st == 0) st = out_open(&o->csv, "--csv");
         if (st == 0) st = out_open(&o->json, "--json");
     }
     if (use_mpi && !sweep_mpi_all_ok(st == 0)) {
@@ -492,35 +509,14 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
     if (st) {
         out_close(&o->csv, "--csv", 1);
         out_close(&o->json, "--json", 1);
+        free(c.runs);
+        free(c.point_done);
         arb_sweep_free(sw);
         return st;
     }
-    struct collector c;
-    memset(&c, 0, sizeof c);
-    c.sw = sw;
-    c.n_points = arb_sweep_n_points(sw);
-    c.reps = arb_sweep_n_reps(sw);
-    c.n_tasks = c.n_points * c.reps;
     c.tty = rank == 0 && !o->quiet && isatty(STDERR_FILENO);
     c.lines = rank == 0 && !o->quiet && o->progress && !c.tty;
     clock_gettime(CLOCK_MONOTONIC, &c.t0);
-    if (c.n_tasks > UINT32_MAX) {
-        arb_sweep_free(sw);
-        return cli_error("sweep", "%zu runs: at most %u", c.n_tasks, UINT32_MAX);
-    }
-    if (rank == 0) {
-        c.runs = calloc(c.n_tasks, sizeof *c.runs);
-        c.point_done = calloc(c.n_points, sizeof *c.point_done);
-        if (!c.runs || !c.point_done) {
-            /* out of memory before any run: under MPI the others wait on
-             * rank 0, so end them too */
-            fprintf(stderr, "arbor sweep: out of memory\n");
-            free(c.runs), free(c.point_done);
-            arb_sweep_free(sw);
-            if (use_mpi) sweep_mpi_finalize();
-            exit(CLI_EXIT_FAIL);
-        }
-    }
     struct sweep_job job = {sw, o->sets, o->n_sets, c.n_tasks};
     unsigned procs = o->procs ? o->procs : cores();
     char how[64];
