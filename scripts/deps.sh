@@ -4,7 +4,8 @@
 #
 #   sh scripts/deps.sh              say what is missing (exit 1 if the build needs it)
 #   sh scripts/deps.sh --install    also install what is missing (Debian, as root):
-#                                   the build's libraries and tools and the test tools
+#                                   the build's libraries and tools, the test tools
+#                                   and Open MPI (optional: arbor sweep over MPI)
 #   sh scripts/deps.sh --fuzz       check (with --install: install) clang for `make fuzz`
 #
 # The build itself (CMake) finds the libraries wherever they are and names the
@@ -17,7 +18,7 @@ for a in "$@"; do
     --install) install=1 ;;
     --fuzz) fuzz=1 ;;
     -h | --help)
-        sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -68,6 +69,10 @@ have_cmd protoc-c || need opt "protoc-c (Chakra traces)" protobuf-c-compiler
 have_cmd tshark || need opt "tshark (capture and dissector tests)" tshark
 have_cmd gnuplot || need opt "gnuplot (arbor plot, route --plot)" gnuplot-nox
 have_py_jsonschema || need opt "python3 jsonschema (JSON Schema tests)" python3-jsonschema
+# optional: Open MPI, for `mpirun -np K arbor sweep` and the tests that run it
+have_lib ompi-c mpi.h || have_lib ompi-c openmpi/mpi.h ||
+    need opt "Open MPI headers (arbor sweep over MPI ranks)" libopenmpi-dev
+have_cmd mpirun || need opt "mpirun (the MPI sweep tests)" openmpi-bin
 if [ $fuzz -eq 1 ]; then
     have_cmd clang || need req "clang (make fuzz)" clang
     # libFuzzer's runtime comes with Debian's libclang-rt-dev

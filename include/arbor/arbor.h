@@ -10,6 +10,7 @@
 #include "arbor/route.h"
 #include "arbor/rt.h"
 #include "arbor/scenario.h"
+#include "arbor/sweep.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
 #include "arbor/traffic.h"

@@ -40,6 +40,9 @@ out "sim: fault events" "$A" sim --json -s size=1MiB -s topology=leafspine:2,2,2
     -s fail_at="20us up:L1.0:0" -s restore_at="40us up:L1.0:0; 1s up:L1.1:0" \
     -s reboot_at="30us switch:L2.1 down=5us"
 out "sim --seeds" "$A" sim --json --seeds 1..3 -s topology=star:4 -s size=1MiB -s loss=0.001
+out "sweep" "$A" sweep --json - -q scenarios/sweep-arbor-loss.ini
+printf '[workload]\nkind = ring_allreduce\nsize = ${64,128}KiB\n' >"$TMP/one-rep.ini"
+out "sweep, one replication" "$A" sweep --json - -q "$TMP/one-rep.ini"
 out "route" "$A" route --topo kary:4,2 --routing ecmp --traffic perm:1 --trials 10 --json
 out "route --model rack" "$A" route --model rack --gpus 8 --qps 4 --uplinks 16 --trials 100 --json
 out "route --model pinning" "$A" route --model pinning --half 4 --json

@@ -26,6 +26,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_switch(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return
@@ -60,6 +61,7 @@ int cli_bad_option(const char *cmd, int c, char **argv);
 #define CLI_SCHEMA_TOPO "arbor-topo/1"
 #define CLI_SCHEMA_WIRE "arbor-wire/1"
 #define CLI_SCHEMA_SIM_SEEDS "arbor-sim-seeds/1"
+#define CLI_SCHEMA_SWEEP "arbor-sweep/1"
 struct cJSON;
 void cli_json_head(struct cJSON *o, const char *schema);
 void cli_json_real(struct cJSON *o, const char *name, double v);
@@ -79,8 +81,28 @@ struct cli_seeds_run {
     int (*one)(void *ctx, uint64_t seed, char **json_out);
     void *ctx;
 };
+/*
+ * The figures `arbor sim --seeds` and `arbor sweep` summarise: paths into
+ * a run's JSON (sim_seeds.c). cli_figures_of reads them from one run's
+ * JSON object: v[m] for each, and bit m of the mask when it is a number
+ * (the flows' figures only for runs with transport flows).
+ */
+#define CLI_N_FIGURES 16
+extern const char *const cli_figures[CLI_N_FIGURES];
+uint32_t cli_figures_of(const struct cJSON *run, double v[CLI_N_FIGURES]);
+/* The two-sided 95% quantile of Student's t with df degrees of freedom. */
+double cli_t95(unsigned df);
+
 int cli_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
 int cli_sim_seeds(const struct cli_seeds_run *run);
+
+/* A whole file as a NUL-terminated malloc'd string; NULL with errno set. */
+char *cli_slurp(const char *path);
+/* gnuplot is on PATH (arbor plot). */
+int cli_have_gnuplot(void);
+/* arbor plot --sweep (plot_sweep.c). */
+int cli_plot_sweep(const char *table, const char *xvar, const char *yfig, const char *dir,
+                   const char *name, const char *script);
 
 /* "arbor VERSION" and, when built from a git checkout, " (commit HASH)". */
 const char *cli_version(void);

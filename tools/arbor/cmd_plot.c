@@ -17,6 +17,7 @@
 
 static const char plot_usage[] =
     "usage: arbor plot PREFIX [PREFIX...] [-o DIR] [-n NAME] [--script FILE]\n"
+    "       arbor plot --sweep TABLE -x VARIABLE -y FIGURE [-o DIR] [-n NAME] [--script FILE]\n"
     "\n"
     "Read the CSV files of 'arbor sim --csv PREFIX' and draw with gnuplot, one\n"
     "PNG per figure, every run given drawn over the others with its name\n"
@@ -29,9 +30,15 @@ static const char plot_usage[] =
     "NAME is the run's name, or NAME1-vs-NAME2... for several; DIR defaults to\n"
     "the directory of the first PREFIX. Prints the files written, one a line.\n"
     "\n"
+    "With --sweep, read the table of 'arbor sweep --csv TABLE' and draw FIGURE (a\n"
+    "column, as cct_us) against the swept VARIABLE, the mean with its 95% confidence\n"
+    "interval as error bars, one line per combination of the other variables:\n"
+    "DIR/NAME-FIGURE-vs-VARIABLE.png (NAME: the table's name without .csv).\n"
+    "\n"
     "-o, --output DIR  write the figures into DIR (it must exist)\n"
     "-n, --name NAME   name the figures NAME-*.png\n"
     "--script FILE     also write the gnuplot script to FILE\n"
+    "--sweep TABLE     a sweep's table; -x, --x VARIABLE and -y, --y FIGURE say what to draw\n"
     "\n"
     "Exit status: 0 done, 1 gnuplot missing or failed, 2 bad usage or a\n"
     "missing or malformed CSV file (one line on stderr naming it).\n";
@@ -39,7 +46,7 @@ static const char plot_usage[] =
 #define MAX_COLS 64
 
 /* Read a whole file; NULL with errno set on failure. */
-static char *slurp(const char *path)
+char *cli_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -115,7 +122,7 @@ static int csv_load_opt(struct csv *c, const char *prefix, const char *suffix, c
     memset(c, 0, sizeof *c);
     int w = snprintf(c->path, sizeof c->path, "%s-%s.csv", prefix, suffix);
     if (w < 0 || (size_t)w >= sizeof c->path) return cli_error("plot", "%s: path too long", prefix);
-    c->text = slurp(c->path);
+    c->text = cli_slurp(c->path);
     if (!c->text && optional && errno == ENOENT) return CLI_EXIT_OK;
     if (!c->text) return cli_error("plot", "%s: cannot open: %s", c->path, strerror(errno));
     c->ncols = header(c->text, &c->hcopy, c->cols);
@@ -208,7 +215,7 @@ static int fct_values(const struct csv *c, double **out, size_t *n_out)
 }
 
 /* gnuplot on PATH, found the way execvp would. */
-static int have_gnuplot(void)
+int cli_have_gnuplot(void)
 {
     const char *path = getenv("PATH");
     if (!path) return 0;
@@ -380,15 +387,15 @@ static void script_fig(FILE *g, enum fig f, const char *png, struct run *runs, i
 
 int cmd_plot(int argc, char **argv)
 {
-    static const struct option lopts[] = {{"output", required_argument, NULL, 'o'},
-                                          {"name", required_argument, NULL, 'n'},
-                                          {"script", required_argument, NULL, 's'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {0, 0, 0, 0}};
-    const char *dir = NULL, *name = NULL, *script = NULL;
+    static const struct option lopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"name", required_argument, NULL, 'n'},
+        {"script", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"sweep", required_argument, NULL, 'S'},  {"x", required_argument, NULL, 'x'},
+        {"y", required_argument, NULL, 'y'},      {0, 0, 0, 0}};
+    const char *dir = NULL, *name = NULL, *script = NULL, *sweep = NULL, *xv = NULL, *yf = NULL;
     int c;
     cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":o:n:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:n:x:y:h", lopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(plot_usage, stdout);
             return CLI_EXIT_OK;
@@ -399,13 +406,23 @@ int cmd_plot(int argc, char **argv)
             name = optarg;
         else if (c == 's')
             script = optarg;
+        else if (c == 'S')
+            sweep = optarg;
+        else if (c == 'x')
+            xv = optarg;
+        else if (c == 'y')
+            yf = optarg;
         else
             return cli_bad_option("plot", c, argv);
     }
     int n = argc - optind;
-    if (n < 1) return cli_error("plot", "expected a results prefix (arbor sim --csv PREFIX)");
     if (name && (!*name || strpbrk(name, "/'\"\n\r")))
         return cli_error("plot", "--name: '%s': a name without '/', quotes or newlines", name);
+    if (sweep && n > 0)
+        return cli_error("plot", "--sweep draws one table: not with a PREFIX ('%s')", argv[optind]);
+    if (sweep) return cli_plot_sweep(sweep, xv, yf, dir, name, script);
+    if (xv || yf) return cli_error("plot", "-x and -y go with --sweep TABLE");
+    if (n < 1) return cli_error("plot", "expected a results prefix (arbor sim --csv PREFIX)");
     struct run *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) return cli_error("plot", "out of memory");
     int rc = CLI_EXIT_OK;
@@ -448,7 +465,7 @@ int cmd_plot(int argc, char **argv)
     for (int f = 0; f < N_FIG; f++)
         for (int i = 0; i < n; i++)
             want[f] |= has_fig(&runs[i], f);
-    if (rc == CLI_EXIT_OK && !have_gnuplot()) {
+    if (rc == CLI_EXIT_OK && !cli_have_gnuplot()) {
         fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
                         "PATH\n");
         rc = CLI_EXIT_FAIL;

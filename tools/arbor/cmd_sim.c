@@ -489,7 +489,10 @@ static int build_scenario(const char *file, const struct sim_action *act, int n_
         rc = apply_action(sc, &act[i], err, sizeof err);
     if (rc < 0) {
         arb_scenario_free(sc);
-        cli_error("sim", "%s", err);
+        char *text = file && rc == ARB_EPARSE ? cli_slurp(file) : NULL;
+        int sweep = text && (strstr(text, "${") || strstr(text, "[sweep]"));
+        free(text);
+        cli_error("sim", "%s%s", err, sweep ? " (a sweep: run it with 'arbor sweep FILE')" : "");
         return status_of(rc);
     }
     *out = sc;

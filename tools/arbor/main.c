@@ -19,6 +19,8 @@ static const struct subcommand subcommands[] = {
     {"route", "link loads of a routing engine on a fabric under a traffic pattern", cmd_route},
     {"sim", "run a scenario through the packet simulator: completion times, queues, losses",
      cmd_sim},
+    {"sweep", "run every point of a scenario's parameter ranges, on all cores or MPI ranks",
+     cmd_sweep},
     {"plot", "draw a simulation's CSV results with gnuplot: utilisation, queues, FCT CDF",
      cmd_plot},
     {"switch", "run a software aggregation switch of the UDP runtime", cmd_switch},

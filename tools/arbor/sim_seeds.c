@@ -17,23 +17,22 @@
 
 /* The figures summarised, as paths into a run's JSON; those that are a
  * number in every run. */
-static const char *const metrics[] = {"sim_time_us",
-                                      "cct_us",
-                                      "goodput_gbps",
-                                      "flows.done",
-                                      "flows.fct_us.mean",
-                                      "flows.fct_us.p99",
-                                      "flows.fct_us.max",
-                                      "collective.cct_us",
-                                      "collective.busbw_gbps",
-                                      "iteration.iter_time_us",
-                                      "retx_bytes",
-                                      "drops",
-                                      "timeouts",
-                                      "ecn_marks",
-                                      "pfc.pauses",
-                                      "arbor.recovery.retries"};
-#define N_METRICS (sizeof metrics / sizeof metrics[0])
+const char *const cli_figures[CLI_N_FIGURES] = {"sim_time_us",
+                                                "cct_us",
+                                                "goodput_gbps",
+                                                "flows.done",
+                                                "flows.fct_us.mean",
+                                                "flows.fct_us.p99",
+                                                "flows.fct_us.max",
+                                                "collective.cct_us",
+                                                "collective.busbw_gbps",
+                                                "iteration.iter_time_us",
+                                                "retx_bytes",
+                                                "drops",
+                                                "timeouts",
+                                                "ecn_marks",
+                                                "pfc.pauses",
+                                                "arbor.recovery.retries"};
 
 int cli_parse_seeds(const char *s, uint64_t *a, uint64_t *b)
 {
@@ -54,14 +53,31 @@ static const cJSON *at(const cJSON *j, const char *path)
     char buf[64];
     snprintf(buf, sizeof buf, "%s", path);
     const cJSON *x = j;
-    for (char *p = strtok(buf, "."); p && x; p = strtok(NULL, "."))
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ".", &save); p && x; p = strtok_r(NULL, ".", &save))
         x = cJSON_GetObjectItemCaseSensitive(x, p);
     return x;
 }
 
+uint32_t cli_figures_of(const cJSON *run, double v[CLI_N_FIGURES])
+{
+    uint32_t have = 0;
+    const cJSON *nf = at(run, "flows.count");
+    int no_flows = !cJSON_IsNumber(nf) || nf->valuedouble == 0; /* an Arbor run */
+    for (size_t m = 0; m < CLI_N_FIGURES; m++) {
+        const cJSON *x = at(run, cli_figures[m]);
+        v[m] = 0;
+        if (no_flows && strncmp(cli_figures[m], "flows.", 6) == 0) continue;
+        if (!cJSON_IsNumber(x)) continue;
+        v[m] = x->valuedouble;
+        have |= 1u << m;
+    }
+    return have;
+}
+
 /* Two-sided 95% quantile of Student's t with df degrees of freedom: the
  * table to 30, then z + (z^3 + z) / (4 df), within 0.01% of it beyond. */
-static double t95(unsigned df)
+double cli_t95(unsigned df)
 {
     static const double t[31] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
                                  2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -75,8 +91,8 @@ static double t95(unsigned df)
 int cli_sim_seeds(const struct cli_seeds_run *run)
 {
     uint64_t n = run->last - run->first + 1;
-    double *v = calloc(N_METRICS * n, sizeof *v);
-    int *have = calloc(N_METRICS, sizeof *have);
+    double *v = calloc(CLI_N_FIGURES * n, sizeof *v);
+    int *have = calloc(CLI_N_FIGURES, sizeof *have);
     uint64_t *seeds = calloc(n, sizeof *seeds);
     char **status = calloc(n, sizeof *status);
     if (!v || !have || !seeds || !status) {
@@ -84,7 +100,7 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
         fprintf(stderr, "arbor sim: out of memory\n");
         return CLI_EXIT_FAIL;
     }
-    for (size_t m = 0; m < N_METRICS; m++)
+    for (size_t m = 0; m < CLI_N_FIGURES; m++)
         have[m] = 1;
     int rc = CLI_EXIT_OK, tty = !run->quiet && isatty(STDERR_FILENO);
     for (uint64_t k = 0; k < n && rc == CLI_EXIT_OK; k++) {
@@ -104,14 +120,11 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
         }
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
         status[k] = strdup(cJSON_IsString(st) ? st->valuestring : "?");
-        const cJSON *nf = at(j, "flows.count");
-        int no_flows = !cJSON_IsNumber(nf) || nf->valuedouble == 0; /* an Arbor run */
-        for (size_t m = 0; m < N_METRICS; m++) {
-            const cJSON *x = at(j, metrics[m]);
-            if (no_flows && strncmp(metrics[m], "flows.", 6) == 0)
-                have[m] = 0;
-            else if (cJSON_IsNumber(x))
-                v[m * n + k] = x->valuedouble;
+        double fig[CLI_N_FIGURES];
+        uint32_t got = cli_figures_of(j, fig);
+        for (size_t m = 0; m < CLI_N_FIGURES; m++) {
+            if (got & (1u << m))
+                v[m * n + k] = fig[m];
             else
                 have[m] = 0;
         }
@@ -131,8 +144,8 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
             cJSON *r = cJSON_CreateObject();
             cJSON_AddNumberToObject(r, "seed", (double)seeds[k]);
             cJSON_AddStringToObject(r, "status", status[k] ? status[k] : "?");
-            for (size_t m = 0; m < N_METRICS; m++)
-                if (have[m]) cli_json_real(r, metrics[m], v[m * n + k]);
+            for (size_t m = 0; m < CLI_N_FIGURES; m++)
+                if (have[m]) cli_json_real(r, cli_figures[m], v[m * n + k]);
             cJSON_AddItemToArray(runs, r);
         }
         cJSON *sum = cJSON_AddObjectToObject(o, "summary");
@@ -142,7 +155,7 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
                    (unsigned long long)n, run->file ? run->file : "(built-in)",
                    (unsigned long long)run->first, (unsigned long long)run->last, "figure", "mean",
                    "+- ci95", "sd", "min", "max");
-        for (size_t m = 0; m < N_METRICS; m++) {
+        for (size_t m = 0; m < CLI_N_FIGURES; m++) {
             if (!have[m]) continue;
             const double *x = v + m * n;
             double mean = 0, var = 0, lo = x[0], hi = x[0];
@@ -155,16 +168,16 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
             for (uint64_t k = 0; k < n; k++)
                 var += (x[k] - mean) * (x[k] - mean);
             double sdv = n > 1 ? sqrt(var / (double)(n - 1)) : 0;
-            double ci = n > 1 ? t95((unsigned)(n - 1)) * sdv / sqrt((double)n) : 0;
-            cJSON *e = cJSON_AddObjectToObject(sum, metrics[m]);
+            double ci = n > 1 ? cli_t95((unsigned)(n - 1)) * sdv / sqrt((double)n) : 0;
+            cJSON *e = cJSON_AddObjectToObject(sum, cli_figures[m]);
             cli_json_real(e, "mean", mean);
             cli_json_real(e, "sd", sdv);
             cli_json_real(e, "ci95", ci);
             cli_json_real(e, "min", lo);
             cli_json_real(e, "max", hi);
             if (!run->json)
-                printf("%-24s %14.6f %14.6f %14.6f %14.6f %14.6f\n", metrics[m], mean, ci, sdv, lo,
-                       hi);
+                printf("%-24s %14.6f %14.6f %14.6f %14.6f %14.6f\n", cli_figures[m], mean, ci, sdv,
+                       lo, hi);
         }
         if (run->json) {
             char *s = cJSON_PrintUnformatted(o);
