@@ -12,13 +12,15 @@
  *
  * - **Errors.** A function returning `int` returns 0 on success (or the
  *   non-negative value its comment names) and a negative `ARB_E*` code of
- *   base.h on failure (arb_strerror, arb_errname); its comment lists the
- *   codes after "Errors:". ARB_EINVAL is an argument outside its documented
- *   range, a NULL where an object or output is needed included; ARB_ENOMEM
- *   a failed allocation, after which nothing the call allocated is left
- *   behind. A function that takes `char *err, size_t errlen` also writes
- *   one line naming the problem there (nothing when err is NULL or errlen
- *   0). Malformed input is an error code, never an assert or a crash.
+ *   base.h on failure (arb_strerror, arb_errname); its comment names the
+ *   codes, after "Errors:" or where it says what it returns, or says
+ *   "Never fails". ARB_EINVAL is an argument outside its documented range,
+ *   a NULL where an object or output is needed included; ARB_ENOMEM a
+ *   failed allocation (an object that allocates through an arb_mem then
+ *   leaves nothing allocated behind). A function that takes `char *err,
+ *   size_t errlen` also writes one line naming the problem there (nothing
+ *   when err is NULL or errlen 0). Malformed input is an error code, never
+ *   an assert or a crash.
  *   Functions that cannot fail say what they return for out-of-range input.
  * - **Ownership.** Pointer arguments are borrowed: the function reads (or,
  *   when not const, writes) them during the call and keeps nothing, unless
@@ -45,6 +47,16 @@
  *   sockets, the clock or the environment (the simulator's captures,
  *   scenario and trace files, the runtime).
  * - **Time** is arb_time, picoseconds; ARB_TIME_NEVER is "never".
+ */
+/**
+ * @mainpage Arbor API reference
+ *
+ * libarbor's public headers, one per module (docs/design.md has the
+ * modules); arbor.h includes them all and states the conventions every
+ * function follows: errors, ownership, memory, thread safety, I/O. Start
+ * there, then the module you use: base.h, wire.h, reduce.h, topo.h,
+ * route.h, traffic.h, sim.h, lb.h, workload.h, scenario.h, plan.h, agg.h,
+ * endpoint.h, cc.h, rt.h.
  */
 #ifndef ARBOR_ARBOR_H
 #define ARBOR_ARBOR_H
