@@ -3,6 +3,7 @@
 #   make test     unit tests + sanitizer build + fuzz corpus replay + install test
 #   make demo     build the command only and run the main job on its built-in default
 #   make bench    build and run the benchmarks (not part of test)
+#   make docs     build the API reference with Doxygen (build/docs/html/index.html)
 #   make fuzz     build the libFuzzer targets with clang (build-fuzz/)
 #   make deps     install what the build and tests need (Debian, as root: scripts/deps.sh)
 #   make format   clang-format every source file
@@ -25,7 +26,7 @@ BUILD_FLAGS = -- VERBOSE=1
 RULE_MESSAGES = -DCMAKE_RULE_MESSAGES=ON -DCMAKE_TARGET_MESSAGES=ON
 endif
 
-.PHONY: all deps configure build asan test test-release test-asan demo bench fuzz format clean
+.PHONY: all deps configure build asan test test-release test-asan demo bench docs fuzz format clean
 
 all: build
 
@@ -57,6 +58,9 @@ demo: configure
 
 bench: build
 	@sh scripts/bench.sh build
+
+docs: configure
+	@$(CMAKE) --build build --target docs $(BUILD_FLAGS)
 
 fuzz:
 	@sh scripts/deps.sh --fuzz

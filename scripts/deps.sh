@@ -68,6 +68,7 @@ have_lib libprotobuf-c protobuf-c/protobuf-c.h || need opt "protobuf-c (Chakra t
 have_cmd protoc-c || need opt "protoc-c (Chakra traces)" protobuf-c-compiler
 have_cmd tshark || need opt "tshark (capture and dissector tests)" tshark
 have_cmd gnuplot || need opt "gnuplot (arbor plot, route --plot)" gnuplot-nox
+have_cmd doxygen || need opt "doxygen (the API reference, make docs)" doxygen
 have_py_jsonschema || need opt "python3 jsonschema (JSON Schema tests)" python3-jsonschema
 # optional: Open MPI, for `mpirun -np K arbor sweep` and the tests that run it
 have_lib ompi-c mpi.h || have_lib ompi-c openmpi/mpi.h ||

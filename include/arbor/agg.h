@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/agg.h - the aggregator engine of one switch (docs/protocol.md sections 2, 5, 6
  * and 7): a pool of aggregation slots shared by every port and every job.
  *
@@ -57,134 +57,138 @@
 extern "C" {
 #endif
 
-/* Slot ids travel in 16-bit agg_loc entries. */
+/** Slot ids travel in 16-bit agg_loc entries. */
 #define ARB_AGG_SLOTS_MAX 65536
-/* Ports per switch the contributor bitmap covers (ports 0..255). */
+/** Ports per switch the contributor bitmap covers (ports 0..255). */
 #define ARB_AGG_PORTS_MAX 256
 
 /* Defaults of arb_agg_config_default(). */
-#define ARB_AGG_SLOTS_DEFAULT 1024
-#define ARB_AGG_PORTS_DEFAULT 64
+#define ARB_AGG_SLOTS_DEFAULT 1024 /**< slots, by default */
+#define ARB_AGG_PORTS_DEFAULT 64   /**< ports, by default */
 
+/** An engine's configuration (arb_agg_config_default). */
 typedef struct arb_agg_config {
-    /* A: slots in the pool, 1..ARB_AGG_SLOTS_MAX (default 1024). Size it as
+    /** A: slots in the pool, 1..ARB_AGG_SLOTS_MAX (default 1024). Size it as
      * A >= ceil(lambda x R): credits per second through this switch times
      * the longest credit-to-aggregate round trip (docs/aggregator.md). */
     uint32_t slots;
-    /* Accumulator bytes per slot, 1..ARB_PAYLOAD_MAX (default 8192). A
+    /** Accumulator bytes per slot, 1..ARB_PAYLOAD_MAX (default 8192). A
      * contribution with a longer payload is a protocol error. */
     uint32_t max_payload;
-    /* 1: header-only mode. No accumulator is allocated and payload bytes
+    /** 1: header-only mode. No accumulator is allocated and payload bytes
      * are never read; counting, owner checks and fan-in work as usual. */
     int header_only;
-    /* Switch ports the driver names, 1..ARB_AGG_PORTS_MAX (default 64):
+    /** Switch ports the driver names, 1..ARB_AGG_PORTS_MAX (default 64):
      * every port given to arb_agg_recv must be below it. */
     uint32_t ports;
-    arb_logger logger;  /* DEBUG: one line per dropped or missed request */
-    const arb_mem *mem; /* allocator (base.h); NULL: the C library's */
+    arb_logger logger;  /**< DEBUG: one line per dropped or missed request */
+    const arb_mem *mem; /**< allocator (base.h); NULL: the C library's */
 } arb_agg_config;
 
-/* What the driver does with the packet it passed in. */
+/** What the driver does with the packet it passed in. */
 typedef enum arb_agg_action {
-    /* Absorbed into a slot: send nothing, free the packet. */
+    /** Absorbed into a slot: send nothing, free the packet. */
     ARB_AGG_CONSUMED = 0,
-    /* Send the packet on: res.hdr (equal to the updated *h) with the
+    /** Send the packet on: res.hdr (equal to the updated *h) with the
      * packet's own payload. Credits go to the tree's child ports,
      * everything else toward the responder. */
     ARB_AGG_FORWARD = 1,
-    /* The packet completed a slot: free it and send res.hdr with the
+    /** The packet completed a slot: free it and send res.hdr with the
      * aggregate res.payload / res.payload_len up the tree, CE = res.ce. */
     ARB_AGG_EMIT_AGGREGATE = 2,
-    /* Owner mismatch: free the packet and send the header-only AGG_MISS
+    /** Owner mismatch: free the packet and send the header-only AGG_MISS
      * res.hdr straight to the responder (IP dst = the request's). */
     ARB_AGG_EMIT_MISS = 3,
-    /* Free the packet and send nothing; res.reason says why. */
+    /** Free the packet and send nothing; res.reason says why. */
     ARB_AGG_DROP = 4
 } arb_agg_action;
 
-#define ARB_AGG_ACTION_COUNT 5
+#define ARB_AGG_ACTION_COUNT 5 /**< the number of arb_agg_action values */
 
+/** Why the engine chose its action. */
 typedef enum arb_agg_reason {
-    ARB_AGG_R_BYPASS = 0,      /* FORWARD: not for a slot, unchanged */
-    ARB_AGG_R_PUSH = 1,        /* FORWARD: a credit allocated a slot and pushed it */
-    ARB_AGG_R_FANIN1 = 2,      /* FORWARD: fan-in 1, popped without a slot */
-    ARB_AGG_R_COUNTED = 3,     /* CONSUMED: counted, the slot waits for more */
-    ARB_AGG_R_COMPLETE = 4,    /* EMIT_AGGREGATE: the count reached the fan-in */
-    ARB_AGG_R_OWNER = 5,       /* EMIT_MISS: the slot belongs to another context */
-    ARB_AGG_R_BAD_SLOT = 6,    /* EMIT_MISS: slot id >= A */
-    ARB_AGG_R_DUPLICATE = 7,   /* DROP: this port already contributed */
-    ARB_AGG_R_LATE = 8,        /* DROP: the slot already completed */
-    ARB_AGG_R_OVERCOUNT = 9,   /* DROP: count would pass the fan-in */
-    ARB_AGG_R_MISMATCH = 10,   /* DROP: dtype, op, fan-in, payload flag or length
+    ARB_AGG_R_BYPASS = 0,      /**< FORWARD: not for a slot, unchanged */
+    ARB_AGG_R_PUSH = 1,        /**< FORWARD: a credit allocated a slot and pushed it */
+    ARB_AGG_R_FANIN1 = 2,      /**< FORWARD: fan-in 1, popped without a slot */
+    ARB_AGG_R_COUNTED = 3,     /**< CONSUMED: counted, the slot waits for more */
+    ARB_AGG_R_COMPLETE = 4,    /**< EMIT_AGGREGATE: the count reached the fan-in */
+    ARB_AGG_R_OWNER = 5,       /**< EMIT_MISS: the slot belongs to another context */
+    ARB_AGG_R_BAD_SLOT = 6,    /**< EMIT_MISS: slot id >= A */
+    ARB_AGG_R_DUPLICATE = 7,   /**< DROP: this port already contributed */
+    ARB_AGG_R_LATE = 8,        /**< DROP: the slot already completed */
+    ARB_AGG_R_OVERCOUNT = 9,   /**< DROP: count would pass the fan-in */
+    ARB_AGG_R_MISMATCH = 10,   /**< DROP: dtype, op, fan-in, payload flag or length
                                   differ from the slot's first contribution */
-    ARB_AGG_R_TOO_LONG = 11,   /* DROP: payload longer than max_payload */
-    ARB_AGG_R_STACK_FULL = 12, /* DROP: credit with agg_depth 3 */
-    ARB_AGG_R_STACK_EXT = 13,  /* DROP: credit in a 16 B header would need depth 2 */
-    ARB_AGG_R_MALFORMED = 14,  /* DROP: the header fails arb_hdr_validate */
-    ARB_AGG_R_STALE = 15       /* DROP: the slot's owner is another attempt of the offset */
+    ARB_AGG_R_TOO_LONG = 11,   /**< DROP: payload longer than max_payload */
+    ARB_AGG_R_STACK_FULL = 12, /**< DROP: credit with agg_depth 3 */
+    ARB_AGG_R_STACK_EXT = 13,  /**< DROP: credit in a 16 B header would need depth 2 */
+    ARB_AGG_R_MALFORMED = 14,  /**< DROP: the header fails arb_hdr_validate */
+    ARB_AGG_R_STALE = 15       /**< DROP: the slot's owner is another attempt of the offset */
 } arb_agg_reason;
 
-#define ARB_AGG_REASON_COUNT 16
+#define ARB_AGG_REASON_COUNT 16 /**< the number of arb_agg_reason values */
 
-/*
+/**
  * The engine's answer to one packet. Nothing in it is allocated; `payload`
  * points into the engine (an aggregate) or at the caller's payload
  * (FORWARD) and is valid until the next call on the engine.
  */
 typedef struct arb_agg_result {
-    arb_agg_action action;
-    arb_agg_reason reason;
-    /* FORWARD, EMIT_*: the header to send. */
+    arb_agg_action action; /**< what to do with the packet */
+    arb_agg_reason reason; /**< why */
+    /** FORWARD, EMIT_*: the header to send. */
     arb_hdr hdr;
-    /* FORWARD: the caller's payload. EMIT_AGGREGATE: the accumulator, or
+    /** FORWARD: the caller's payload. EMIT_AGGREGATE: the accumulator, or
      * NULL in header-only mode (payload_len is then the length the inputs
      * declared, so a driver can size the packet). EMIT_MISS, DROP,
      * CONSUMED: NULL and 0. */
     const void *payload;
-    size_t payload_len;
-    /* The CE bit to send with: the caller's for FORWARD and EMIT_MISS, the
+    size_t payload_len; /**< bytes at payload */
+    /** The CE bit to send with: the caller's for FORWARD and EMIT_MISS, the
      * OR over every input for EMIT_AGGREGATE. */
     uint8_t ce;
-    /* The slot allocated or read (PUSH, COUNTED, COMPLETE, OWNER,
+    /** The slot allocated or read (PUSH, COUNTED, COMPLETE, OWNER,
      * DUPLICATE, LATE, OVERCOUNT, MISMATCH, TOO_LONG); -1 when none. */
     int32_t slot;
 } arb_agg_result;
 
+/** An engine's counters (arb_agg_get_stats). */
 typedef struct arb_agg_stats {
-    uint64_t packets;        /* arb_agg_recv calls that returned 0 */
-    uint64_t malformed;      /* dropped: failed arb_hdr_validate */
-    uint64_t bypass;         /* forwarded unchanged */
-    uint64_t credits;        /* credits going down */
-    uint64_t allocations;    /* slots allocated (= credits - stack_overflow) */
-    uint64_t stack_overflow; /* credits dropped: STACK_FULL or STACK_EXT */
-    uint64_t reclaimed_live; /* allocations that took a slot still live */
-    uint64_t requests;       /* normal requests with agg_depth > 0 */
-    uint64_t passthrough;    /* of which fan-in 1, popped */
-    uint64_t miss;           /* of which AGG_MISS (OWNER and BAD_SLOT) */
-    uint64_t contributions;  /* of which counted into a slot */
-    uint64_t duplicate;      /* of which dropped as duplicates */
-    uint64_t late;           /* of which dropped as late */
-    uint64_t protocol_error; /* of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
-    uint64_t stale;          /* of which dropped as STALE (another attempt's slot) */
-    uint64_t aggregates;     /* slots completed (aggregates emitted) */
-    uint64_t resets;         /* arb_agg_reset calls (the switch lost its state) */
-    uint64_t reset_live;     /* slots live when a reset emptied the pool */
-    uint32_t live;           /* slots live now */
-    uint32_t peak_live;      /* most slots live at once */
-    /* Time slots spent live (allocation to completion or reclaim), and
+    uint64_t packets;        /**< arb_agg_recv calls that returned 0 */
+    uint64_t malformed;      /**< dropped: failed arb_hdr_validate */
+    uint64_t bypass;         /**< forwarded unchanged */
+    uint64_t credits;        /**< credits going down */
+    uint64_t allocations;    /**< slots allocated (= credits - stack_overflow) */
+    uint64_t stack_overflow; /**< credits dropped: STACK_FULL or STACK_EXT */
+    uint64_t reclaimed_live; /**< allocations that took a slot still live */
+    uint64_t requests;       /**< normal requests with agg_depth > 0 */
+    uint64_t passthrough;    /**< of which fan-in 1, popped */
+    uint64_t miss;           /**< of which AGG_MISS (OWNER and BAD_SLOT) */
+    uint64_t contributions;  /**< of which counted into a slot */
+    uint64_t duplicate;      /**< of which dropped as duplicates */
+    uint64_t late;           /**< of which dropped as late */
+    uint64_t protocol_error; /**< of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
+    uint64_t stale;          /**< of which dropped as STALE (another attempt's slot) */
+    uint64_t aggregates;     /**< slots completed (aggregates emitted) */
+    uint64_t resets;         /**< arb_agg_reset calls (the switch lost its state) */
+    uint64_t reset_live;     /**< slots live when a reset emptied the pool */
+    uint32_t live;           /**< slots live now */
+    uint32_t peak_live;      /**< most slots live at once */
+    /** Time slots spent live (allocation to completion or reclaim), and
      * partially filled (first contribution to completion or reclaim), in
      * ps; arb_agg_get_stats adds the open intervals of live slots up to
      * `now`. Saturating. */
     arb_time slot_time;
-    arb_time partial_slot_time;
+    arb_time partial_slot_time; /**< see slot_time */
 } arb_agg_stats;
 
+/** An aggregator engine: one switch's slot pool (opaque). */
 typedef struct arb_agg arb_agg;
 
-/* 1024 slots of 8192 B, 64 ports, values mode, no logger. */
+/** 1024 slots of 8192 B, 64 ports, values mode, no logger. */
 void arb_agg_config_default(arb_agg_config *cfg);
 
-/*
+/**
  * Make an engine (cfg NULL: the defaults). Accumulators (slots x
  * max_payload bytes) are allocated here unless header_only.
  * Errors: ARB_EINVAL for a NULL out or a config field out of its range;
@@ -192,10 +196,10 @@ void arb_agg_config_default(arb_agg_config *cfg);
  */
 int arb_agg_new(arb_agg **out, const arb_agg_config *cfg);
 
-/* Free an engine; NULL is allowed. */
+/** Free an engine; NULL is allowed. */
 void arb_agg_free(arb_agg *a);
 
-/*
+/**
  * Process one packet that arrived on switch port `port` at time `now`.
  *
  *   h            the decoded header; on FORWARD it is updated in place (a
@@ -220,17 +224,17 @@ void arb_agg_free(arb_agg *a);
 int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
                  uint32_t port, int ce, arb_time now, arb_agg_result *res);
 
-/*
+/**
  * The aggregator keeps no timers: a slot that never completes is simply
  * reallocated when the rotation comes back to it, and recovery is the
  * responder's job (timeout, AGG_MISS, repair). These exist so a driver
- * treats every engine alike: arb_agg_next_expiry returns ARB_TIME_NEVER and
- * arb_agg_on_expiry does nothing and returns 0 (ARB_EINVAL for NULL).
+ * treats every engine alike: arb_agg_next_expiry returns ARB_TIME_NEVER.
  */
 arb_time arb_agg_next_expiry(const arb_agg *a);
+/** Does nothing (see arb_agg_next_expiry). Errors: ARB_EINVAL for a NULL a. */
 int arb_agg_on_expiry(arb_agg *a, arb_time now);
 
-/*
+/**
  * Empty the pool, as a switch that reboots loses its aggregation state:
  * every slot is freed (owner, count, contributors, first-contribution
  * fields; the accumulator is not cleared, the first contribution
@@ -249,10 +253,10 @@ int arb_agg_on_expiry(arb_agg *a, arb_time now);
  */
 int arb_agg_reset(arb_agg *a, arb_time now);
 
-/* Counters, with slot times closed at `now` for slots still live. */
+/** Counters, with slot times closed at `now` for slots still live. */
 void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
 
-/*
+/**
  * Self-check of every slot and of the counters, O(A) (for tests and the
  * simulator's invariant checks):
  *   - no slot aggregated two contexts (attempts included): every contribution a slot holds was
@@ -270,9 +274,9 @@ void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out);
  */
 int arb_agg_check(const arb_agg *a);
 
-/* "CONSUMED", "FORWARD", ...; NULL outside the enum. */
+/** "CONSUMED", "FORWARD", ...; NULL outside the enum. */
 const char *arb_agg_action_name(int action);
-/* "BYPASS", "PUSH", ...; NULL outside the enum. */
+/** "BYPASS", "PUSH", ...; NULL outside the enum. */
 const char *arb_agg_reason_name(int reason);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/base.h - what every Arbor module stands on: time, error codes, the
  * element types and reduction operators of the wire, the seeded random
  * generator, and the logging callback.
@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-/* Lets the compiler check printf-style arguments where it can. */
+/** Lets the compiler check printf-style arguments where it can. */
 #if defined(__GNUC__)
 #define ARB_PRINTF(fmt_arg, first_arg) __attribute__((format(printf, fmt_arg, first_arg)))
 #else
@@ -26,34 +26,34 @@ extern "C" {
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
 
-#define ARB_VERSION_MAJOR 0
-#define ARB_VERSION_MINOR 1
-#define ARB_VERSION_PATCH 0
-#define ARB_VERSION_STRING "0.1.0"
+#define ARB_VERSION_MAJOR 0        /**< the headers' version: major */
+#define ARB_VERSION_MINOR 1        /**< minor */
+#define ARB_VERSION_PATCH 0        /**< patch */
+#define ARB_VERSION_STRING "0.1.0" /**< the three, as arb_version prints them */
 
-/* The library's version string, e.g. "0.1.0". */
+/** The library's version string, e.g. "0.1.0". */
 const char *arb_version(void);
 
 /* ------------------------------------------------------------------ */
 /* Time                                                                 */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * Time and durations in picoseconds. Serialising one byte at 800 Gb/s
  * takes 10 ps, so nanoseconds are too coarse; 2^64 ps is 213 days.
  */
 typedef uint64_t arb_time;
 
-#define ARB_TIME_NEVER UINT64_MAX
-#define ARB_PS_PER_NS ((arb_time)1000)
-#define ARB_PS_PER_US ((arb_time)1000000)
-#define ARB_PS_PER_MS ((arb_time)1000000000)
-#define ARB_PS_PER_S ((arb_time)1000000000000)
+#define ARB_TIME_NEVER UINT64_MAX              /**< no time: a deadline never reached */
+#define ARB_PS_PER_NS ((arb_time)1000)         /**< picoseconds per nanosecond */
+#define ARB_PS_PER_US ((arb_time)1000000)      /**< picoseconds per microsecond */
+#define ARB_PS_PER_MS ((arb_time)1000000000)   /**< picoseconds per millisecond */
+#define ARB_PS_PER_S ((arb_time)1000000000000) /**< picoseconds per second */
 
-/* The fastest link rate the time arithmetic handles: 10 Tb/s. */
+/** The fastest link rate the time arithmetic handles: 10 Tb/s. */
 #define ARB_RATE_MAX ((uint64_t)10000000000000)
 
-/*
+/**
  * Serialisation time of `bytes` at `bits_per_s`, rounded up to the next
  * picosecond (so a link is never faster than its rate). Returns
  * ARB_TIME_NEVER when bits_per_s is 0 or above ARB_RATE_MAX, or when the
@@ -65,67 +65,67 @@ arb_time arb_time_tx(uint64_t bytes, uint64_t bits_per_s);
 /* Errors                                                               */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * Every fallible function returns 0 on success or one of these negative
  * codes. Each rejection rule of the wire format has its own code so that a
  * counter or a message can name the exact rule a packet broke.
  */
 enum arb_error {
     ARB_OK = 0,
-    ARB_EINVAL = -1,    /* an argument is out of its documented range */
-    ARB_ENOMEM = -2,    /* an allocation failed */
-    ARB_ENOSPC = -3,    /* an output buffer is too small */
-    ARB_ERANGE = -4,    /* a value does not fit its field */
-    ARB_EPARSE = -5,    /* text input is not in the documented syntax */
-    ARB_ENOENT = -6,    /* a named thing does not exist */
-    ARB_EIO = -7,       /* a read or write failed */
-    ARB_ESTATE = -8,    /* the call is not valid in the object's state */
-    ARB_ETIMEDOUT = -9, /* a peer did not answer within every retry */
+    ARB_EINVAL = -1,    /**< an argument is out of its documented range */
+    ARB_ENOMEM = -2,    /**< an allocation failed */
+    ARB_ENOSPC = -3,    /**< an output buffer is too small */
+    ARB_ERANGE = -4,    /**< a value does not fit its field */
+    ARB_EPARSE = -5,    /**< text input is not in the documented syntax */
+    ARB_ENOENT = -6,    /**< a named thing does not exist */
+    ARB_EIO = -7,       /**< a read or write failed */
+    ARB_ESTATE = -8,    /**< the call is not valid in the object's state */
+    ARB_ETIMEDOUT = -9, /**< a peer did not answer within every retry */
 
     /* Arbor header (docs/protocol.md section 4) */
-    ARB_EWIRE_SHORT = -100,              /* buffer shorter than its header */
-    ARB_EWIRE_VERSION = -101,            /* version is not 2 */
-    ARB_EWIRE_TYPE = -102,               /* packet_type 7 */
-    ARB_EWIRE_KIND = -103,               /* payload_kind 3 */
-    ARB_EWIRE_DEPTH_EXT = -104,          /* agg_depth > 1 in a 16 B header */
-    ARB_EWIRE_DTYPE = -105,              /* dtype not 0..5 */
-    ARB_EWIRE_OP = -106,                 /* op other than NOP where the table forbids it */
-    ARB_EWIRE_REPAIR = -107,             /* repair bit not allowed for this packet type */
-    ARB_EWIRE_CREDIT = -108,             /* credit_valid not allowed for this packet type */
-    ARB_EWIRE_PAYLOAD_FLAG = -109,       /* payload_valid / payload_kind pair not allowed */
-    ARB_EWIRE_DEPTH = -110,              /* agg_depth not allowed for this packet type */
-    ARB_EWIRE_AGGREGATED = -111,         /* aggregated bit not allowed for this packet type */
-    ARB_EWIRE_OFFSET_B = -112,           /* offset_b not the value the type requires */
-    ARB_EWIRE_FANIN = -113,              /* a fanin byte below agg_depth is 0 */
-    ARB_EWIRE_PAYLOAD_MISSING = -114,    /* payload_valid = 1 but no payload bytes */
-    ARB_EWIRE_PAYLOAD_ALIGN = -115,      /* payload not a whole number of elements */
-    ARB_EWIRE_PAYLOAD_UNEXPECTED = -116, /* payload_valid = 0 but bytes follow */
-    ARB_EWIRE_PAYLOAD_TOO_LONG = -117,   /* payload longer than ARB_PAYLOAD_MAX */
-    ARB_EWIRE_ATTEMPT = -118,            /* attempt nonzero where the type has none */
+    ARB_EWIRE_SHORT = -100,              /**< buffer shorter than its header */
+    ARB_EWIRE_VERSION = -101,            /**< version is not 2 */
+    ARB_EWIRE_TYPE = -102,               /**< packet_type 7 */
+    ARB_EWIRE_KIND = -103,               /**< payload_kind 3 */
+    ARB_EWIRE_DEPTH_EXT = -104,          /**< agg_depth > 1 in a 16 B header */
+    ARB_EWIRE_DTYPE = -105,              /**< dtype not 0..5 */
+    ARB_EWIRE_OP = -106,                 /**< op other than NOP where the table forbids it */
+    ARB_EWIRE_REPAIR = -107,             /**< repair bit not allowed for this packet type */
+    ARB_EWIRE_CREDIT = -108,             /**< credit_valid not allowed for this packet type */
+    ARB_EWIRE_PAYLOAD_FLAG = -109,       /**< payload_valid / payload_kind pair not allowed */
+    ARB_EWIRE_DEPTH = -110,              /**< agg_depth not allowed for this packet type */
+    ARB_EWIRE_AGGREGATED = -111,         /**< aggregated bit not allowed for this packet type */
+    ARB_EWIRE_OFFSET_B = -112,           /**< offset_b not the value the type requires */
+    ARB_EWIRE_FANIN = -113,              /**< a fanin byte below agg_depth is 0 */
+    ARB_EWIRE_PAYLOAD_MISSING = -114,    /**< payload_valid = 1 but no payload bytes */
+    ARB_EWIRE_PAYLOAD_ALIGN = -115,      /**< payload not a whole number of elements */
+    ARB_EWIRE_PAYLOAD_UNEXPECTED = -116, /**< payload_valid = 0 but bytes follow */
+    ARB_EWIRE_PAYLOAD_TOO_LONG = -117,   /**< payload longer than ARB_PAYLOAD_MAX */
+    ARB_EWIRE_ATTEMPT = -118,            /**< attempt nonzero where the type has none */
 
     /* Ethernet / IPv4 / UDP framing */
-    ARB_EFRAME_SHORT = -200,     /* frame shorter than its headers or lengths */
-    ARB_EFRAME_ETHERTYPE = -201, /* not IPv4 */
+    ARB_EFRAME_SHORT = -200,     /**< frame shorter than its headers or lengths */
+    ARB_EFRAME_ETHERTYPE = -201, /**< not IPv4 */
     ARB_EFRAME_IP_VERSION = -202,
-    ARB_EFRAME_IP_IHL = -203,      /* IPv4 header length other than 20 B */
-    ARB_EFRAME_IP_LENGTH = -204,   /* IPv4 total length inconsistent with the frame */
-    ARB_EFRAME_IP_FRAGMENT = -205, /* fragmented datagram */
+    ARB_EFRAME_IP_IHL = -203,      /**< IPv4 header length other than 20 B */
+    ARB_EFRAME_IP_LENGTH = -204,   /**< IPv4 total length inconsistent with the frame */
+    ARB_EFRAME_IP_FRAGMENT = -205, /**< fragmented datagram */
     ARB_EFRAME_IP_CHECKSUM = -206,
-    ARB_EFRAME_IP_PROTO = -207, /* not UDP */
+    ARB_EFRAME_IP_PROTO = -207, /**< not UDP */
     ARB_EFRAME_UDP_LENGTH = -208,
     ARB_EFRAME_UDP_CHECKSUM = -209
 };
 
-/*
+/**
  * A short English description of `err` ("ok" for 0). Never NULL; unknown
  * codes give "unknown error".
  */
 const char *arb_strerror(int err);
 
-/* The enum constant's name without the prefix, e.g. "EWIRE_SHORT". */
+/** The enum constant's name without the prefix, e.g. "EWIRE_SHORT". */
 const char *arb_errname(int err);
 
-/*
+/**
  * Write one printf-formatted line into err[0..errlen) (nothing when err is
  * NULL or errlen is 0) and return `code`: every function that returns an
  * error code with a message uses it, as `return arb_errf(err, len,
@@ -137,6 +137,7 @@ int arb_errf(char *err, size_t errlen, int code, const char *fmt, ...) ARB_PRINT
 /* Element types and operators (wire values, docs/protocol.md section 4)             */
 /* ------------------------------------------------------------------ */
 
+/** The element types of a payload (wire values). */
 typedef enum arb_dtype {
     ARB_DTYPE_F16 = 0,
     ARB_DTYPE_BF16 = 1,
@@ -146,36 +147,38 @@ typedef enum arb_dtype {
     ARB_DTYPE_I64 = 5
 } arb_dtype;
 
-#define ARB_DTYPE_COUNT 6
+#define ARB_DTYPE_COUNT 6 /**< the number of arb_dtype values */
 
+/** The reduction operators (wire values). */
 typedef enum arb_op { ARB_OP_NOP = 0, ARB_OP_SUM = 1, ARB_OP_MAX = 2, ARB_OP_MIN = 3 } arb_op;
 
-#define ARB_OP_COUNT 4
+#define ARB_OP_COUNT 4 /**< the number of arb_op values */
 
-/* Bytes per element of `dt`; 0 for a value outside the enum. */
+/** Bytes per element of `dt`; 0 for a value outside the enum. */
 size_t arb_dtype_size(int dt);
 
-/* "f16", "bf16", "f32", "f64", "i32", "i64"; NULL outside the enum. */
+/** "f16", "bf16", "f32", "f64", "i32", "i64"; NULL outside the enum. */
 const char *arb_dtype_name(int dt);
 
-/* "NOP", "SUM", "MAX", "MIN"; NULL outside the enum. */
+/** "NOP", "SUM", "MAX", "MIN"; NULL outside the enum. */
 const char *arb_op_name(int op);
 
-/*
- * Parse a name as printed by arb_dtype_name / arb_op_name (case-insensitive).
- * Return the value, or ARB_ENOENT for an unknown name.
+/**
+ * Parse a name as printed by arb_dtype_name (case-insensitive).
+ * Returns the value. Errors: ARB_ENOENT for an unknown name.
  */
 int arb_dtype_parse(const char *name);
+/** Parse a name as printed by arb_op_name (case-insensitive). Errors: ARB_ENOENT. */
 int arb_op_parse(const char *name);
 
-/*
+/**
  * Parse s[0..len) as a whole unsigned decimal (digits only) no larger than
  * max into *out. Returns 0, or ARB_EPARSE for anything else (empty, a sign,
  * a non-digit, overflow, above max).
  */
 int arb_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
 
-/* The index of `name` in names[0..n), compared case-insensitively, or
+/** The index of `name` in names[0..n), compared case-insensitively, or
  * ARB_ENOENT (also for a NULL name). */
 int arb_name_index(const char *const *names, int n, const char *name);
 
@@ -183,7 +186,7 @@ int arb_name_index(const char *const *names, int n, const char *name);
 /* Random numbers                                                       */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * xoshiro256** (Blackman and Vigna, 2018) seeded through SplitMix64.
  *
  * - arb_rng_seed(r, s): the four state words are the first four outputs of
@@ -199,31 +202,34 @@ int arb_name_index(const char *const *names, int n, const char *name);
  * machine and compiler. A run owns its generators; nothing is global.
  */
 typedef struct arb_rng {
-    uint64_t s[4];
+    uint64_t s[4]; /**< the state; set it with arb_rng_seed or arb_rng_split */
 } arb_rng;
 
+/** Seed `r` from `seed` (any value) as described at arb_rng. */
 void arb_rng_seed(arb_rng *r, uint64_t seed);
+/** Seed `child` from one draw of `parent` and `stream`, as described at arb_rng. */
 void arb_rng_split(arb_rng *parent, uint64_t stream, arb_rng *child);
 
-/* The next 64 uniformly distributed bits. */
+/** The next 64 uniformly distributed bits. */
 uint64_t arb_rng_next(arb_rng *r);
 
-/*
+/**
  * A uniform integer in [0, bound), without modulo bias (Lemire's
  * multiply-and-reject). Returns 0 when bound is 0.
  */
 uint64_t arb_rng_below(arb_rng *r, uint64_t bound);
 
-/* A uniform double in [0, 1) with 53 random bits. */
+/** A uniform double in [0, 1) with 53 random bits. */
 double arb_rng_double(arb_rng *r);
 
-/* The SplitMix64 output function: a good 64-bit mixer on its own. */
+/** The SplitMix64 output function: a good 64-bit mixer on its own. */
 uint64_t arb_mix64(uint64_t x);
 
 /* ------------------------------------------------------------------ */
 /* Logging                                                              */
 /* ------------------------------------------------------------------ */
 
+/** How much a message matters; a logger takes those up to its max_level. */
 typedef enum arb_log_level {
     ARB_LOG_ERROR = 0,
     ARB_LOG_WARN = 1,
@@ -231,30 +237,31 @@ typedef enum arb_log_level {
     ARB_LOG_DEBUG = 3
 } arb_log_level;
 
-/*
+/**
  * The library never prints. Objects whose config holds a logging callback
  * report through it; `msg` is one line without a trailing newline and is
  * valid only during the call. A NULL callback discards messages.
  */
 typedef void (*arb_log_fn)(void *user, arb_log_level level, const char *msg);
 
+/** A logging callback and what it wants; zeroed: discard every message. */
 typedef struct arb_logger {
-    arb_log_fn fn;
-    void *user;
-    arb_log_level max_level; /* messages above this level are not formatted */
+    arb_log_fn fn;           /**< NULL: discard */
+    void *user;              /**< passed to fn; borrowed */
+    arb_log_level max_level; /**< messages above this level are not formatted */
 } arb_logger;
 
-/* Format and deliver one message if `lg` wants messages of `level`. */
+/** Format and deliver one message if `lg` wants messages of `level`. */
 void arb_log(const arb_logger *lg, arb_log_level level, const char *fmt, ...) ARB_PRINTF(3, 4);
 
-/* "error", "warn", "info", "debug"; NULL outside the enum. */
+/** "error", "warn", "info", "debug"; NULL outside the enum. */
 const char *arb_log_level_name(int level);
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                               */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * An allocator. The objects whose config holds `const arb_mem *mem` make
  * every allocation of theirs through it (NULL: the C library's malloc,
  * calloc, realloc and free); the allocator is borrowed and must outlive
@@ -264,20 +271,23 @@ const char *arb_log_level_name(int level);
  * allocator from the thread that calls the object.
  */
 typedef struct arb_mem {
-    void *user;
-    void *(*malloc)(size_t size, void *user);
-    void *(*calloc)(size_t n, size_t size, void *user);
-    void *(*realloc)(void *ptr, size_t size, void *user);
-    void (*free)(void *ptr, void *user);
+    void *user;                                           /**< passed to every function */
+    void *(*malloc)(size_t size, void *user);             /**< as malloc */
+    void *(*calloc)(size_t n, size_t size, void *user);   /**< as calloc */
+    void *(*realloc)(void *ptr, size_t size, void *user); /**< as realloc */
+    void (*free)(void *ptr, void *user);                  /**< as free */
 } arb_mem;
 
-/* The C library's allocator, as an arb_mem (never NULL). */
+/** The C library's allocator, as an arb_mem (never NULL). */
 const arb_mem *arb_mem_default(void);
 
-/* Allocate and free through `mem` (NULL: arb_mem_default()). */
+/** malloc through `mem` (NULL: arb_mem_default()); NULL when it fails. */
 void *arb_mem_malloc(const arb_mem *mem, size_t size);
+/** calloc through `mem` (NULL: arb_mem_default()); NULL when it fails. */
 void *arb_mem_calloc(const arb_mem *mem, size_t n, size_t size);
+/** realloc through `mem` (NULL: arb_mem_default()); NULL when it fails, ptr kept. */
 void *arb_mem_realloc(const arb_mem *mem, void *ptr, size_t size);
+/** free through `mem` (NULL: arb_mem_default()); ptr may be NULL. */
 void arb_mem_free(const arb_mem *mem, void *ptr);
 
 #ifdef __cplusplus

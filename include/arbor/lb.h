@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/lb.h - load balancing in the simulated switches: the dynamic
  * choosers (they read the simulator's queues, keep per-switch state, draw
  * random numbers), and every routing engine of route.h, behind one route
@@ -8,6 +8,7 @@
  *
  * One call turns a scheme name into what the simulator needs:
  *
+ * @code
  *   arb_sim_config cfg;
  *   arb_sim_config_default(&cfg);
  *   cfg.seed = seed;                        (read by arb_lb_new)
@@ -19,6 +20,7 @@
  *   ... run ...
  *   arb_sim_free(sim);
  *   arb_lb_free(lb);
+ * @endcode
  *
  * One arb_lb serves one simulator at a time (it keeps per-switch state:
  * flowlet tables, counters, CONGA tables); arb_lb_reset forgets that state
@@ -27,6 +29,7 @@
  * Schemes (NAME or NAME:OPTIONS; options are comma-separated key=value
  * pairs, times as arb_topo_parse_time reads them: "256us", "0.5ms"):
  *
+ * @verbatim
  *   dmodk smodk rnca[:SEED] pinning table[:PATH] updown dmodc
  *   ecmp[:polarized] eecmp[:polarized]
  *                the route.h engines, unchanged (arb_route_next per hop).
@@ -55,6 +58,7 @@
  *   spray        packet spraying, round robin: one counter per switch,
  *                advanced at every decision with more than one candidate.
  *   spray:random packet spraying, a uniformly random candidate per packet.
+   @endverbatim
  *
  * Bias (UGAL style, ar, ar_ftree and flowlet): a decision keeps the
  * current port c (flowlet: the flowlet's last port; ar: the static ECMP
@@ -88,25 +92,27 @@
 extern "C" {
 #endif
 
+/** The family of a scheme (arb_lb_get_kind). */
 typedef enum arb_lb_kind {
-    ARB_LB_ROUTE = 0,    /* a route.h engine */
-    ARB_LB_AR = 1,       /* per-packet adaptive */
-    ARB_LB_AR_FTREE = 2, /* D-mod-k down, adaptive up */
-    ARB_LB_FLOWLET = 3,  /* per-flowlet adaptive */
-    ARB_LB_LETFLOW = 4,  /* random at flowlet boundaries */
-    ARB_LB_CONGA = 5,    /* leaf-to-leaf congestion feedback */
-    ARB_LB_SPRAY = 6     /* per-packet round robin or random */
+    ARB_LB_ROUTE = 0,    /**< a route.h engine */
+    ARB_LB_AR = 1,       /**< per-packet adaptive */
+    ARB_LB_AR_FTREE = 2, /**< D-mod-k down, adaptive up */
+    ARB_LB_FLOWLET = 3,  /**< per-flowlet adaptive */
+    ARB_LB_LETFLOW = 4,  /**< random at flowlet boundaries */
+    ARB_LB_CONGA = 5,    /**< leaf-to-leaf congestion feedback */
+    ARB_LB_SPRAY = 6     /**< per-packet round robin or random */
 } arb_lb_kind;
 
-#define ARB_LB_KIND_COUNT 7
+#define ARB_LB_KIND_COUNT 7 /**< the number of arb_lb_kind values */
 
-/* "route", "ar", "ar_ftree", "flowlet", "letflow", "conga", "spray"; NULL
+/** "route", "ar", "ar_ftree", "flowlet", "letflow", "conga", "spray"; NULL
  * outside the enum. */
 const char *arb_lb_kind_name(int kind);
 
+/** A load balancer: one scheme's state for one simulator (opaque). */
 typedef struct arb_lb arb_lb;
 
-/*
+/**
  * Make the load balancer `scheme` (see above) for topology t and install
  * it in the simulator configuration: cfg->route and cfg->route_ctx (the
  * scheme's own route callback: the decision arb_lb_route makes),
@@ -119,24 +125,25 @@ typedef struct arb_lb arb_lb;
  * ARB_EPARSE (unknown scheme or a bad option; err names it), ARB_EINVAL (NULL argument; "route"
  * without base; a plain engine with a base; t not a PGFT; conga on leaves of more than 255
  * uplinks), ARB_EIO (table file), ARB_ENOMEM. On error *out is NULL, cfg is unchanged and err holds
- * one line.
+ * one line. The callbacks installed in cfg borrow the load balancer: free
+ * the simulator made from cfg before it.
  */
 int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const char *scheme,
                arb_sim_config *cfg, char *err, size_t errlen);
 
-/* NULL is ignored. */
+/** Free the load balancer (NULL is ignored). */
 void arb_lb_free(arb_lb *lb);
 
-/* After the topology's failures changed: rebuild what the load balancer's
+/** After the topology's failures changed: rebuild what the load balancer's
  * own router derived from them (arb_route_refresh). A `base` router passed
- * to arb_lb_new is the caller's to refresh. 0, or ARB_ENOMEM. */
+ * to arb_lb_new is the caller's to refresh. Errors: ARB_ENOMEM. */
 int arb_lb_refresh(arb_lb *lb);
 
-/* Forget the per-switch state (flowlet tables, counters, generators
+/** Forget the per-switch state (flowlet tables, counters, generators
  * reseeded, CONGA tables, statistics), as if just made. */
 void arb_lb_reset(arb_lb *lb);
 
-/*
+/**
  * The route callback (an arb_sim_route_fn; ctx is the arb_lb): the
  * decision of the callback arb_lb_new installed. Returns ARB_TOPO_NONE
  * when no candidate survives.
@@ -144,7 +151,7 @@ void arb_lb_reset(arb_lb *lb);
 uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                       const arb_sim_pkt_info *f, arb_time now);
 
-/*
+/**
  * The route_peek callback (an arb_sim_peek_fn; ctx, peek_ctx, is the
  * arb_lb): the port arb_lb_route would return for this packet after
  * `before` other decisions at the node, with no state changed (no counter
@@ -160,7 +167,7 @@ uint32_t arb_lb_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_
 uint32_t arb_lb_route_peek(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                            const arb_sim_pkt_info *f, uint32_t before, uint64_t *token);
 
-/*
+/**
  * CONGA's in-band hook (an arb_sim_inband_fn; ctx is the arb_lb): reads
  * and rewrites the packet's load-balancing word at every switch hop.
  * Installed by arb_lb_new for conga; a no-op for the other schemes.
@@ -168,33 +175,35 @@ uint32_t arb_lb_route_peek(void *ctx, const arb_sim *sim, uint32_t node, uint32_
 uint32_t arb_lb_inband(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                        uint32_t out_port, const arb_sim_pkt_info *f, arb_time now);
 
+/** The family of the scheme the load balancer runs. */
 arb_lb_kind arb_lb_get_kind(const arb_lb *lb);
 
-/* The scheme with every option spelled out ("flowlet:gap=256us,table=65536,
+/** The scheme with every option spelled out ("flowlet:gap=256us,table=65536,
  * bias=1,thresh=0"); plain engines as arb_route_spec. */
 const char *arb_lb_spec(const arb_lb *lb);
 
-/* The router supplying candidates and the hash (base or the one made). */
+/** The router supplying candidates and the hash (base or the one made). */
 const arb_route *arb_lb_router(const arb_lb *lb);
 
-/* What the choosers did (all zero for plain engines but `decisions`). */
+/** What the choosers did (all zero for plain engines but `decisions`). */
 typedef struct arb_lb_stats {
-    uint64_t decisions;   /* route calls */
-    uint64_t choices;     /* decisions among two or more candidates */
-    uint64_t flowlets;    /* flowlet schemes: new flowlets (table misses or gaps) */
-    uint64_t moves;       /* flowlet schemes: new flowlets that changed port */
-    uint64_t unroutable;  /* decisions with no candidate */
-    uint64_t fb_sent;     /* conga: feedback metrics piggybacked */
-    uint64_t fb_received; /* conga: feedback metrics stored at a source leaf */
-    uint64_t guessed;     /* decisions taken back from route_peek's guess (a run that
+    uint64_t decisions;   /**< route calls */
+    uint64_t choices;     /**< decisions among two or more candidates */
+    uint64_t flowlets;    /**< flowlet schemes: new flowlets (table misses or gaps) */
+    uint64_t moves;       /**< flowlet schemes: new flowlets that changed port */
+    uint64_t unroutable;  /**< decisions with no candidate */
+    uint64_t fb_sent;     /**< conga: feedback metrics piggybacked */
+    uint64_t fb_received; /**< conga: feedback metrics stored at a source leaf */
+    uint64_t guessed;     /**< decisions taken back from route_peek's guess (a run that
                            * prefetches; the rest of the counts are the same without) */
 } arb_lb_stats;
 
+/** Copy the counts since arb_lb_new or arb_lb_reset into *st. */
 void arb_lb_get_stats(const arb_lb *lb, arb_lb_stats *st);
 
-/*
+/**
  * CONGA's congestion-to-leaf metric (0..7) held by leaf switch `leaf`
- * (a node id) for destination host group `group` (hosts group x m_1 ..
+ * (a node id) for destination host group `group` (hosts group x m_1 to
  * group x m_1 + m_1 - 1) on up port q, aged at time now; 0 for other
  * schemes or arguments out of range. For tests and reports.
  */

@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/reduce.h - element-wise reduction of a payload into an accumulator:
  * acc[i] = acc[i] OP in[i] for i < n.
  *
@@ -32,14 +32,14 @@
 extern "C" {
 #endif
 
-/*
+/**
  * acc[i] = acc[i] OP in[i] for n elements of type dt.
  * Errors: ARB_EINVAL for an op or dtype outside its enum, a NULL buffer
  * with n > 0, or n elements whose size overflows size_t.
  */
 int arb_reduce(arb_op op, arb_dtype dt, void *acc, const void *in, size_t n);
 
-/*
+/**
  * The same over `bytes` bytes (a payload as received).
  * Errors: ARB_EINVAL as above, or when bytes is not a multiple of the
  * element size.
@@ -47,10 +47,15 @@ int arb_reduce(arb_op op, arb_dtype dt, void *acc, const void *in, size_t n);
 int arb_reduce_bytes(arb_op op, arb_dtype dt, void *acc, const void *in, size_t bytes);
 
 /* Conversions used by the kernels, exposed for tests and tools. */
+
+/** IEEE 754 binary16 to binary32 (exact). */
 float arb_f16_to_f32(uint16_t h);
-uint16_t arb_f32_to_f16(float f); /* round to nearest even; NaN stays NaN */
+/** binary32 to IEEE 754 binary16, rounded to nearest even; NaN stays NaN. */
+uint16_t arb_f32_to_f16(float f);
+/** bfloat16 to binary32 (exact). */
 float arb_bf16_to_f32(uint16_t h);
-uint16_t arb_f32_to_bf16(float f); /* round to nearest even; NaN stays NaN */
+/** binary32 to bfloat16, rounded to nearest even; NaN stays NaN. */
+uint16_t arb_f32_to_bf16(float f);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/route.h - routing engines: which output port a switch (or a host's
  * NIC) gives a packet, and the link loads a traffic pattern puts on a
  * fabric under a routing scheme. These are the static routing functions
@@ -25,6 +25,7 @@
  * Engines (spec strings for arb_route_new; docs/routing.md has each
  * scheme with its source):
  *
+ * @verbatim
  *   dmodk          D-mod-k (docs/routing.md): up port q_l(d) = floor(d / W_l) mod
  *                  (w_{l+1} p_{l+1}); down on parallel link floor(d / W_l)
  *                  mod p_l. The chosen port failed: no route.
@@ -67,6 +68,7 @@
  *   adaptive       every decision is made by cfg->choose (the simulator's
  *                  hook for per-packet AR, flowlets, LetFlow, CONGA,
  *                  spraying, ar_ftree): see arb_route_choose_fn.
+   @endverbatim
  *
  * Addresses: host j has IPv4 address 10.0.0.0 + j (0x0A000000 | j; hosts
  * are below 2^24), so the hash sees the addresses a real fabric would.
@@ -88,29 +90,30 @@
 extern "C" {
 #endif
 
-/* "No port": the packet cannot be routed from here (failures). */
+/** "No port": the packet cannot be routed from here (failures). */
 #define ARB_ROUTE_NONE UINT32_MAX
 
-/* Longest path a flow may take: up to the top and down again, plus the NIC. */
+/** Longest path a flow may take: up to the top and down again, plus the NIC. */
 #define ARB_ROUTE_MAX_HOPS (2 * ARB_TOPO_MAX_HEIGHT + 2)
 
-/* The adaptive chooser is offered at most this many candidates (the
+/** The adaptive chooser is offered at most this many candidates (the
  * lowest-numbered ones; real radices are far smaller). */
 #define ARB_ROUTE_MAX_CANDS 1024
 
-/* The base of host addresses: host j is 10.0.0.0 + j. */
+/** The base of host addresses: host j is 10.0.0.0 + j. */
 #define ARB_ROUTE_HOST_IP_BASE 0x0A000000u
 
-/* The fields of a packet a switch looks at. */
+/** The fields of a packet a switch looks at. */
 typedef struct arb_route_key {
-    uint32_t src, dst; /* host indices */
-    uint16_t sport;    /* UDP source port */
-    uint16_t dport;    /* UDP destination port */
-    uint32_t qp;       /* destination QP (24 bits) */
-    uint8_t proto;     /* IP protocol */
+    uint32_t src;   /**< source host index */
+    uint32_t dst;   /**< destination host index */
+    uint16_t sport; /**< UDP source port */
+    uint16_t dport; /**< UDP destination port */
+    uint32_t qp;    /**< destination QP (24 bits) */
+    uint8_t proto;  /**< IP protocol */
 } arb_route_key;
 
-/* The key of a traffic flow. */
+/** The key of a traffic flow. */
 static inline arb_route_key arb_route_key_of(const arb_flow *f)
 {
     arb_route_key k;
@@ -123,6 +126,7 @@ static inline arb_route_key arb_route_key_of(const arb_flow *f)
     return k;
 }
 
+/** The routing engines (spec names as arb_route_kind_name gives them). */
 typedef enum arb_route_kind {
     ARB_ROUTE_DMODK = 0,
     ARB_ROUTE_SMODK = 1,
@@ -136,9 +140,9 @@ typedef enum arb_route_kind {
     ARB_ROUTE_ADAPTIVE = 9
 } arb_route_kind;
 
-#define ARB_ROUTE_KIND_COUNT 10
+#define ARB_ROUTE_KIND_COUNT 10 /**< the number of arb_route_kind values */
 
-/*
+/**
  * The chooser hook. At node `node` for packet `key`, arrived on global
  * port `in_port` (ARB_TOPO_NONE at the source host), pick one of the n
  * candidate global ports cands[0..n-1] (n >= 1; the live minimal ports in
@@ -151,18 +155,20 @@ typedef enum arb_route_kind {
 typedef uint32_t (*arb_route_choose_fn)(void *ctx, uint32_t node, const arb_route_key *key,
                                         uint32_t in_port, const uint32_t *cands, unsigned n);
 
+/** A router's configuration (arb_route_config_default). */
 typedef struct arb_route_config {
-    uint64_t seed;              /* hashed engines: switch seeds derive from it (default 1) */
-    arb_route_choose_fn choose; /* adaptive: the decision; other engines ignore it */
-    void *choose_ctx;
+    uint64_t seed;              /**< hashed engines: switch seeds derive from it (default 1) */
+    arb_route_choose_fn choose; /**< adaptive: the decision; other engines ignore it */
+    void *choose_ctx;           /**< passed to choose; borrowed */
 } arb_route_config;
 
-/* seed 1, no chooser. */
+/** seed 1, no chooser. */
 arb_route_config arb_route_config_default(void);
 
+/** A routing engine bound to a topology (opaque; shareable, see above). */
 typedef struct arb_route arb_route;
 
-/*
+/**
  * Bind engine `spec` (see the list above) to topology t, which must
  * outlive the router. Tables depending on failures are computed now;
  * after changing failures call arb_route_refresh. cfg may be NULL.
@@ -174,18 +180,20 @@ typedef struct arb_route arb_route;
 int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const arb_route_config *cfg,
                   char *err, size_t errlen);
 
-/* NULL is ignored. */
+/** Free the router (NULL is ignored). */
 void arb_route_free(arb_route *r);
 
-/* The engine, its canonical spec ("ecmp:polarized", "rnca:7"), and whether it hashes. */
+/** The engine. */
 arb_route_kind arb_route_get_kind(const arb_route *r);
+/** The canonical spec ("ecmp:polarized", "rnca:7"). */
 const char *arb_route_spec(const arb_route *r);
+/** 1 when the engine hashes (ecmp, eecmp), else 0. Never fails. */
 int arb_route_is_hashed(const arb_route *r);
 
-/* "dmodk", ..., "adaptive"; NULL outside the enum. */
+/** "dmodk", ..., "adaptive"; NULL outside the enum. */
 const char *arb_route_kind_name(int kind);
 
-/*
+/**
  * Draw new switch seeds for the hashed engines (one trial of a Monte Carlo
  * study): switch n's seed becomes arb_mix64(seed + 0x9E3779B97F4A7C15 *
  * (n + 1)), or `seed` itself for every switch when polarized. No effect on
@@ -193,13 +201,14 @@ const char *arb_route_kind_name(int kind);
  */
 void arb_route_reseed(arb_route *r, uint64_t seed);
 
-/*
+/**
  * Recompute what depends on failures (the up/down distance tables of
- * updown and dmodc, Dmodc's dividers) after arb_topo_fail. ARB_ENOMEM.
+ * updown and dmodc, Dmodc's dividers) after arb_topo_fail.
+ * Errors: ARB_ENOMEM.
  */
 int arb_route_refresh(arb_route *r);
 
-/*
+/**
  * The ECMP hash of key at node (the per-switch seed of the last reseed):
  *   a = (src_ip << 32) | dst_ip
  *   b = (proto << 32) | (sport << 16) | dport
@@ -211,7 +220,7 @@ int arb_route_refresh(arb_route *r);
  */
 uint64_t arb_route_hash(const arb_route *r, uint32_t node, const arb_route_key *key);
 
-/*
+/**
  * The output port (global index) at `node` for `key`, which arrived on
  * global port in_port (ARB_TOPO_NONE at the source host; only the table
  * and adaptive engines read it). ARB_ROUTE_NONE when the packet cannot
@@ -222,26 +231,27 @@ uint64_t arb_route_hash(const arb_route *r, uint32_t node, const arb_route_key *
 uint32_t arb_route_next(const arb_route *r, uint32_t node, const arb_route_key *key,
                         uint32_t in_port);
 
-/*
+/**
  * The candidate set of `node` for `key` when it is a plain arithmetic range,
  * as on a node with no failed port under an engine without cost tables:
  * ports first, first + stride, ... (the return value, > 0, counts them).
  * 0 when the set has to be listed by arb_route_candidates (failures, cost
  * tables, or a bad argument). O(1); the set is the same either way.
+ * Never fails.
  */
 int arb_route_candidate_range(const arb_route *r, uint32_t node, const arb_route_key *key,
                               uint32_t *first, uint32_t *stride);
 
-/*
+/**
  * Write the candidate set of `node` for `key` (see "Candidate ports") into
- * cands[0..cap) in ascending order and return its size (0: none survive),
- * or ARB_ENOSPC when cap is too small (a node's radix always suffices),
+ * cands[0..cap) in ascending order and return its size (0: none survive).
+ * Errors: ARB_ENOSPC when cap is too small (a node's radix always suffices),
  * ARB_EINVAL for a bad node or a node that is the destination.
  */
 int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key *key,
                          uint32_t *cands, unsigned cap);
 
-/*
+/**
  * Trace a flow from its source host to its destination: ports[0..] are
  * the global ports it leaves on, the source NIC's first. Returns the hop
  * count, ARB_ENOENT when it cannot be routed (a failure on every path the
@@ -251,7 +261,7 @@ int arb_route_candidates(const arb_route *r, uint32_t node, const arb_route_key 
  */
 int arb_route_path(const arb_route *r, const arb_route_key *key, uint32_t *ports, unsigned cap);
 
-/*
+/**
  * HPN's host-side choice of paths: n UDP source ports in [lo, hi] for
  * RoCEv2 flows (dport 4791, proto UDP, qp 0) from host src to host dst
  * whose paths, traced with r's own hash (arb_route_path), share no
@@ -274,7 +284,7 @@ int arb_route_disjoint_sports(const arb_route *r, uint32_t src, uint32_t dst, un
 /* Link loads                                                           */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * Per-link counts of routed flows. A flow adds 1 to the flow count of
  * every directed link (port) on its path and its demand there: demand x
  * (rate of the source host's link / rate of the link), i.e. the share of
@@ -288,32 +298,35 @@ int arb_route_disjoint_sports(const arb_route *r, uint32_t src, uint32_t dst, un
  */
 typedef struct arb_route_load arb_route_load;
 
+/** Link-load statistics (arb_route_load_stats). */
 typedef struct arb_route_stats {
-    uint64_t phases;          /* phases accumulated */
-    uint64_t flows;           /* flows offered */
-    uint64_t unroutable;      /* flows that could not be routed (not counted on links) */
-    uint64_t hops;            /* sum of path lengths of routed flows */
-    uint32_t max_load;        /* most flows on any directed link, worst phase */
-    double max_demand;        /* highest demand on any directed link, worst phase */
-    uint32_t fabric_max_load; /* the same over switch-to-switch links */
-    double fabric_max_demand;
-    uint32_t host_max_load; /* the same over host links (both directions) */
-    double host_max_demand;
-    double mean_load;     /* flows per live directed link, averaged over phases */
-    uint32_t worst_phase; /* first phase reaching max_load */
-    uint32_t live_links;  /* live directed links */
-    uint32_t hist_len;    /* entries of the histogram */
-    const uint64_t *hist; /* hist[k]: (live link, phase) pairs carrying k flows */
+    uint64_t phases;          /**< phases accumulated */
+    uint64_t flows;           /**< flows offered */
+    uint64_t unroutable;      /**< flows that could not be routed (not counted on links) */
+    uint64_t hops;            /**< sum of path lengths of routed flows */
+    uint32_t max_load;        /**< most flows on any directed link, worst phase */
+    double max_demand;        /**< highest demand on any directed link, worst phase */
+    uint32_t fabric_max_load; /**< the same over switch-to-switch links */
+    double fabric_max_demand; /**< the same over switch-to-switch links */
+    uint32_t host_max_load;   /**< the same over host links (both directions) */
+    double host_max_demand;   /**< the same over host links (both directions) */
+    double mean_load;         /**< flows per live directed link, averaged over phases */
+    uint32_t worst_phase;     /**< first phase reaching max_load */
+    uint32_t live_links;      /**< live directed links */
+    uint32_t hist_len;        /**< entries of the histogram */
+    const uint64_t *hist;     /**< hist[k]: (live link, phase) pairs carrying k flows */
 } arb_route_stats;
 
-/* Counters for topology t (memory: 28 bytes per port). ARB_EINVAL, ARB_ENOMEM. */
+/** Counters for topology t (memory: 28 bytes per port), which must outlive
+ * them. Errors: ARB_EINVAL, ARB_ENOMEM. */
 int arb_route_load_new(arb_route_load **out, const arb_topo *t);
+/** Free the counters (NULL is ignored). */
 void arb_route_load_free(arb_route_load *l);
 
-/* Forget every phase (keeps the memory). */
+/** Forget every phase (keeps the memory). */
 void arb_route_load_reset(arb_route_load *l);
 
-/*
+/**
  * Route flows[0..n) through r as one phase and add them to the counts.
  * Returns the number of unroutable flows of the phase (>= 0), or
  * ARB_EINVAL (r bound to another topology). ARB_ENOMEM if the histogram
@@ -321,30 +334,34 @@ void arb_route_load_reset(arb_route_load *l);
  */
 long arb_route_load_phase(arb_route_load *l, const arb_route *r, const arb_flow *flows, size_t n);
 
-/* Statistics since the last reset; hist stays valid until the next call on l. */
+/** Statistics since the last reset; hist stays valid until the next call on l. */
 void arb_route_load_stats(const arb_route_load *l, arb_route_stats *out);
 
-/*
- * Per-port arrays (n_ports entries): flows and demand of the last phase,
- * and the maximum flows and demand each port saw over all phases.
- */
+/* Per-port arrays (n_ports entries), owned by l and valid until its next
+ * call: flows and demand of the last phase, and the maximum flows and
+ * demand each port saw over all phases. */
+
+/** Flows per port in the last phase (n_ports entries, owned by l). */
 const uint32_t *arb_route_load_flows(const arb_route_load *l);
+/** Demand per port in the last phase (n_ports entries, owned by l). */
 const double *arb_route_load_demand(const arb_route_load *l);
+/** Most flows each port carried in one phase (n_ports entries, owned by l). */
 const uint32_t *arb_route_load_max_flows(const arb_route_load *l);
+/** Highest demand each port carried in one phase (n_ports entries, owned by l). */
 const double *arb_route_load_max_demand(const arb_route_load *l);
 
 /* ------------------------------------------------------------------ */
 /* Balls in bins (docs/routing.md, "Collision figures, reproduced") */
 /* ------------------------------------------------------------------ */
 
-/* prod_{i<flows} (1 - i/links): the chance no two of `flows` uniformly
+/** prod_{i<flows} (1 - i/links): the chance no two of `flows` uniformly
  * hashed flows share one of `links` links. 0 when links is 0. */
 double arb_route_bins_p_no_collision(uint64_t flows, uint64_t links);
 
-/*
+/**
  * Monte Carlo: the mean over `trials` draws of the most flows in any of
  * `links` bins when `flows` flows each pick a uniform bin; *p_none (if
- * not NULL) gets the fraction of trials with no shared bin. ARB_EINVAL
+ * not NULL) gets the fraction of trials with no shared bin. Errors: ARB_EINVAL
  * for zero links or trials, or links above 2^24; ARB_ENOMEM.
  */
 int arb_route_bins_busiest(uint64_t flows, uint64_t links, uint64_t trials, arb_rng *rng,

@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/rt.h - the real runtime: collectives over UDP through software
  * aggregation switches (docs/runtime.md).
  *
@@ -39,66 +39,71 @@
 extern "C" {
 #endif
 
-/* The switch's default UDP port (the Arbor channel port). */
+/** The switch's default UDP port (the Arbor channel port). */
 #define ARB_RT_PORT_DEFAULT ARB_UDP_PORT_DEFAULT
-/* The default fabric: one switch with up to 256 hosts. */
+/** The default fabric: one switch with up to 256 hosts. */
 #define ARB_RT_TOPO_DEFAULT "star:256"
-/* A call's default deadline (ARBOR_TIMEOUT). */
+/** A call's default deadline (ARBOR_TIMEOUT). */
 #define ARB_RT_TIMEOUT_DEFAULT (30 * ARB_PS_PER_S)
-/* Secrets are 1..256 bytes of text. */
+/** Secrets are 1..256 bytes of text. */
 #define ARB_RT_SECRET_MAX 256
 
+/** A rank's configuration (arb_rt_config_default, arb_rt_config_env). */
 typedef struct arb_rt_config {
-    uint32_t rank, size; /* ARBOR_RANK, ARBOR_SIZE: 0 <= rank < size, 2 <= size <= 256 */
-    /* ARBOR_SWITCH: "HOST:PORT" (or "HOST": port 17470) of the switch this
+    uint32_t rank; /**< ARBOR_RANK: 0 <= rank < size */
+    uint32_t size; /**< ARBOR_SIZE: 2 <= size <= 256 */
+    /** ARBOR_SWITCH: "HOST:PORT" (or "HOST": port 17470) of the switch this
      * rank's host hangs from; HOST is a dotted IPv4 address or a name. */
     const char *sw;
-    uint32_t job;       /* ARBOR_JOB: the job id */
-    const char *secret; /* ARBOR_SECRET: the job's secret, text */
-    const char *topo;   /* ARBOR_TOPO: the fabric (topo.h spec); NULL: star:256 */
-    uint32_t host_base; /* ARBOR_HOST_BASE: rank r is host base + r (default 0) */
-    const char *bind;   /* ARBOR_BIND: local "HOST[:PORT]"; NULL: any */
-    arb_time timeout;   /* ARBOR_TIMEOUT: a call's deadline (default 30 s) */
-    uint32_t window;    /* ARBOR_WINDOW: credits per channel (default 16) */
-    uint32_t payload;   /* ARBOR_PAYLOAD: bytes per packet (default 8192) */
-    /* ARBOR_TIMER_MIN: the engines' timer floor (default 10 ms: every call
+    uint32_t job;       /**< ARBOR_JOB: the job id */
+    const char *secret; /**< ARBOR_SECRET: the job's secret, text */
+    const char *topo;   /**< ARBOR_TOPO: the fabric (topo.h spec); NULL: star:256 */
+    uint32_t host_base; /**< ARBOR_HOST_BASE: rank r is host base + r (default 0) */
+    const char *bind;   /**< ARBOR_BIND: local "HOST[:PORT]"; NULL: any */
+    arb_time timeout;   /**< ARBOR_TIMEOUT: a call's deadline (default 30 s) */
+    uint32_t window;    /**< ARBOR_WINDOW: credits per channel (default 16) */
+    uint32_t payload;   /**< ARBOR_PAYLOAD: bytes per packet (default 8192) */
+    /** ARBOR_TIMER_MIN: the engines' timer floor (default 10 ms: every call
      * has fresh engines whose first timers know no round trip, and ranks
      * that share cores stall for milliseconds; a lower floor turns those
      * stalls into spurious losses and retries) */
     arb_time timeout_min;
-    /* The engines' timer ceiling and their bypass-repair rounds (default
+    /** The engines' timer ceiling and their bypass-repair rounds (default
      * 200 ms and 16): together they set the outage a collective survives
      * (a switch restarting: about repair_tries x timeout_max), and how
      * long a dead peer takes to be named when the deadline is longer. */
     arb_time timeout_max;
-    uint32_t repair_tries;
-    double drop;   /* ARBOR_DROP: drop this fraction of sends (tests) */
-    uint64_t seed; /* ARBOR_SEED: the drop generator's seed */
-    /* ARBOR_GSO=0: no UDP GSO / GRO, plain sendmmsg / recvmmsg (captures on
+    uint32_t repair_tries; /**< see timeout_max */
+    double drop;           /**< ARBOR_DROP: drop this fraction of sends (tests) */
+    uint64_t seed;         /**< ARBOR_SEED: the drop generator's seed */
+    /** ARBOR_GSO=0: no UDP GSO / GRO, plain sendmmsg / recvmmsg (captures on
      * loopback see a GSO send unsegmented, so they need it off). */
     int no_gso;
-    /* ARBOR_SPIN: before a call blocks for its socket, look again without
+    /** ARBOR_SPIN: before a call blocks for its socket, look again without
      * blocking for up to this long, yielding the core between looks (a
      * reply due within microseconds then costs no sleep and wake-up).
      * 0 (default): block at once. At most 10 ms. */
     arb_time spin;
-    arb_logger logger;
+    arb_logger logger; /**< where the communicator reports (none by default) */
 } arb_rt_config;
 
-/* Defaults: rank 0 of 2, switch 127.0.0.1:17470, job 1, no secret, 30 s. */
+/** Defaults: rank 0 of 2, switch 127.0.0.1:17470, job 1, no secret, 30 s. */
 void arb_rt_config_default(arb_rt_config *cfg);
 
-/*
+/**
  * Read the ARBOR_* variables above into cfg (those unset keep cfg's
- * values; the strings point into the environment). Errors: ARB_EPARSE
+ * values; the strings point into the environment, which must not change
+ * while cfg is used). Errors: ARB_EPARSE
  * naming the variable and its rule in err.
  */
 int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen);
 
+/** A communicator: one rank of a job (opaque). */
 typedef struct arb_rt_comm arb_rt_comm;
+/** A non-blocking call in flight, freed by arb_rt_wait (opaque). */
 typedef struct arb_rt_request arb_rt_request;
 
-/*
+/**
  * Open the socket, join the switch (JOIN, answered by an authenticated
  * WELCOME) and return the communicator. Blocks up to cfg.timeout.
  * Errors: ARB_EINVAL (a field out of range, no secret), ARB_EPARSE (an
@@ -108,18 +113,21 @@ typedef struct arb_rt_request arb_rt_request;
  */
 int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size_t errlen);
 
-/* Finish lingering engines (bounded by the timeout), leave, free. NULL
+/** Finish lingering engines (bounded by the timeout), leave, free. NULL
  * is allowed. Returns 0, or ARB_ETIMEDOUT when some engine could not
  * finish (the communicator is freed anyway). */
 int arb_rt_comm_free(arb_rt_comm *c);
 
+/** This rank. */
 uint32_t arb_rt_rank(const arb_rt_comm *c);
+/** The job's ranks. */
 uint32_t arb_rt_size(const arb_rt_comm *c);
 
-/* The last error of the communicator in words ("" when none). */
+/** The last error of the communicator in words ("" when none), owned by c
+ * and valid until its next call. */
 const char *arb_rt_errmsg(const arb_rt_comm *c);
 
-/*
+/**
  * Collectives (MPI's semantics; counts in elements, every rank passes the
  * same count, dtype, op and root). Buffers must stay valid until the call
  * completes. In-place: send == recv is allowed for AllReduce and Reduce.
@@ -140,64 +148,81 @@ const char *arb_rt_errmsg(const arb_rt_comm *c);
  */
 int arb_rt_allreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                      arb_op op);
+/** Reduce to `root` (see arb_rt_allreduce). Errors: as arb_rt_allreduce. */
 int arb_rt_reduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                   arb_op op, uint32_t root);
+/** ReduceScatter (see arb_rt_allreduce). Errors: as arb_rt_allreduce. */
 int arb_rt_reducescatter(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                          arb_op op);
+/** Broadcast from `root` (see arb_rt_allreduce). Errors: as arb_rt_allreduce. */
 int arb_rt_broadcast(arb_rt_comm *c, void *buf, size_t count, arb_dtype dt, uint32_t root);
+/** AllGather (see arb_rt_allreduce). Errors: as arb_rt_allreduce. */
 int arb_rt_allgather(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt);
+/** Barrier (see arb_rt_allreduce). Errors: as arb_rt_allreduce. */
 int arb_rt_barrier(arb_rt_comm *c);
 
-/* Non-blocking forms: start the call and return its request (*req). At
+/** Non-blocking forms: start the call and return its request (*req). At
  * most 16 calls in flight per communicator (ARB_ESTATE beyond); calls
  * already waited for whose engines still owe answers count too, and a new
  * call progresses them until one finishes (ARB_ETIMEDOUT if none does
- * within the deadline). */
+ * within the deadline). The request belongs to the caller until
+ * arb_rt_wait frees it; the buffers stay in use until then. Errors: those
+ * of arb_rt_allreduce, ARB_ESTATE as above. */
 int arb_rt_iallreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                       arb_op op, arb_rt_request **req);
+/** Non-blocking arb_rt_reduce. Errors: as arb_rt_iallreduce. */
 int arb_rt_ireduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                    arb_op op, uint32_t root, arb_rt_request **req);
+/** Non-blocking arb_rt_reducescatter. Errors: as arb_rt_iallreduce. */
 int arb_rt_ireducescatter(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                           arb_op op, arb_rt_request **req);
+/** Non-blocking arb_rt_broadcast. Errors: as arb_rt_iallreduce. */
 int arb_rt_ibroadcast(arb_rt_comm *c, void *buf, size_t count, arb_dtype dt, uint32_t root,
                       arb_rt_request **req);
+/** Non-blocking arb_rt_allgather. Errors: as arb_rt_iallreduce. */
 int arb_rt_iallgather(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                       arb_rt_request **req);
+/** Non-blocking arb_rt_barrier. Errors: as arb_rt_iallreduce. */
 int arb_rt_ibarrier(arb_rt_comm *c, arb_rt_request **req);
 
-/* Wait for the request and free it: 0, or the call's error. */
+/** Wait for the request and free it. Errors: the call's (as arb_rt_allreduce). */
 int arb_rt_wait(arb_rt_request *req);
-/* Progress; *done = 1 when the request completed (then wait returns at
- * once). Returns 0 or the call's error. */
+/** Progress; *done = 1 when the request completed (then wait returns at
+ * once). Errors: the call's (as arb_rt_allreduce). */
 int arb_rt_test(arb_rt_request *req, int *done);
-/* Progress every call of c without waiting. */
+/** Progress every call of c without waiting. Errors: ARB_EINVAL for a NULL c
+ * (a call's own error is its request's). */
 int arb_rt_progress(arb_rt_comm *c);
 
+/** A communicator's counters (arb_rt_get_stats). */
 typedef struct arb_rt_stats {
-    uint64_t calls; /* collectives completed */
-    uint64_t tx_pkts, rx_pkts;
-    uint64_t tx_bytes, rx_bytes;
-    uint64_t dropped_tx;     /* sends dropped on purpose (cfg.drop) */
-    uint64_t rx_undecodable; /* datagrams that failed to decode */
-    uint64_t rx_strangers;   /* datagrams from anyone but the switch */
-    uint64_t rx_unknown;     /* packets for no call or channel of this rank */
-    uint64_t rx_late;        /* packets for a call already freed */
-    uint64_t rejoins;        /* JOINs sent again (the switch restarted) */
-    uint64_t send_errors;    /* sendmmsg failures (EAGAIN, ENOBUFS) */
-    uint64_t gso_sends;      /* sends of several datagrams at once (UDP GSO) */
+    uint64_t calls;          /**< collectives completed */
+    uint64_t tx_pkts;        /**< datagrams sent */
+    uint64_t rx_pkts;        /**< datagrams received */
+    uint64_t tx_bytes;       /**< bytes sent */
+    uint64_t rx_bytes;       /**< bytes received */
+    uint64_t dropped_tx;     /**< sends dropped on purpose (cfg.drop) */
+    uint64_t rx_undecodable; /**< datagrams that failed to decode */
+    uint64_t rx_strangers;   /**< datagrams from anyone but the switch */
+    uint64_t rx_unknown;     /**< packets for no call or channel of this rank */
+    uint64_t rx_late;        /**< packets for a call already freed */
+    uint64_t rejoins;        /**< JOINs sent again (the switch restarted) */
+    uint64_t send_errors;    /**< sendmmsg failures (EAGAIN, ENOBUFS) */
+    uint64_t gso_sends;      /**< sends of several datagrams at once (UDP GSO) */
     /* This rank's responders, over the calls freed so far (endpoint.h): */
-    uint64_t credits;        /* normal credits sent */
-    uint64_t retries;        /* credits of an offset given up as lost */
-    uint64_t spurious;       /* of those, losses that were not */
-    uint64_t tail_replays;   /* tails replayed to members whose END was late */
-    uint64_t repair_credits; /* bypass repair credits */
-    uint64_t waits;          /* times a call blocked for its socket (ppoll) */
-    uint64_t spin_hits;      /* waits that spinning (cfg.spin) found data for */
+    uint64_t credits;        /**< normal credits sent */
+    uint64_t retries;        /**< credits of an offset given up as lost */
+    uint64_t spurious;       /**< of those, losses that were not */
+    uint64_t tail_replays;   /**< tails replayed to members whose END was late */
+    uint64_t repair_credits; /**< bypass repair credits */
+    uint64_t waits;          /**< times a call blocked for its socket (ppoll) */
+    uint64_t spin_hits;      /**< waits that spinning (cfg.spin) found data for */
 } arb_rt_stats;
 
+/** Copy the communicator's counters into *out. */
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
 
-/* The busbw factor of nccl-tests for a collective over n ranks:
+/** The busbw factor of nccl-tests for a collective over n ranks:
  * allreduce 2(n-1)/n, reducescatter and allgather (n-1)/n, others 1. */
 double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
 
@@ -205,76 +230,95 @@ double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
 /* The software switch                                                  */
 /* ------------------------------------------------------------------ */
 
-#define ARB_RT_SWITCH_MAX_JOBS 64
-#define ARB_RT_SWITCH_MAX_PEERS 64
+#define ARB_RT_SWITCH_MAX_JOBS 64  /**< jobs one switch admits */
+#define ARB_RT_SWITCH_MAX_PEERS 64 /**< peer switches one switch knows */
 
+/** A software switch's configuration (arb_rt_switch_config_default). */
 typedef struct arb_rt_switch_config {
-    const char *listen; /* "HOST:PORT" (default 127.0.0.1:17470) */
-    const char *topo;   /* the fabric (default star:256) */
-    /* This switch's node: level (1 = leaves) and index within the level
+    const char *listen; /**< "HOST:PORT" (default 127.0.0.1:17470) */
+    const char *topo;   /**< the fabric (default star:256) */
+    /** This switch's node: level (1 = leaves) and index within the level
      * (default 1, 0). */
-    uint32_t level, index;
-    /* Other switches of the fabric: node (level, index) and address. */
+    uint32_t level;
+    uint32_t index; /**< see level */
+    /** Other switches of the fabric: node (level, index) and address. */
     uint32_t n_peers;
     struct {
         uint32_t level, index;
         const char *addr;
-    } peers[ARB_RT_SWITCH_MAX_PEERS];
-    /* Jobs admitted: id and secret. */
+    } peers[ARB_RT_SWITCH_MAX_PEERS]; /**< n_peers of them */
+    /** Jobs admitted: id and secret. */
     uint32_t n_jobs;
     struct {
         uint32_t id;
         const char *secret;
-    } jobs[ARB_RT_SWITCH_MAX_JOBS];
-    uint32_t slots; /* aggregator slots (default 4096) */
-    double drop;    /* drop this fraction of sends (tests) */
-    uint64_t seed;
-    int no_gso; /* 1: no UDP GSO / GRO (--no-gso) */
-    /* Before blocking for its socket, look again without blocking for up
+    } jobs[ARB_RT_SWITCH_MAX_JOBS]; /**< n_jobs of them */
+    uint32_t slots;                 /**< aggregator slots (default 4096) */
+    double drop;                    /**< drop this fraction of sends (tests) */
+    uint64_t seed;                  /**< the drop generator's seed */
+    int no_gso;                     /**< 1: no UDP GSO / GRO (--no-gso) */
+    /** Before blocking for its socket, look again without blocking for up
      * to this long, yielding the core between looks (--spin; 0: block at
      * once, the default; at most 10 ms). */
     arb_time spin;
-    arb_logger logger;
+    arb_logger logger; /**< where the switch reports (none by default) */
 } arb_rt_switch_config;
 
+/** Fill *cfg with the defaults its fields name (no job, no peer). */
 void arb_rt_switch_config_default(arb_rt_switch_config *cfg);
 
+/** A software aggregation switch (opaque). */
 typedef struct arb_rt_switch arb_rt_switch;
 
-/* Bind and build. Errors: ARB_EINVAL, ARB_EPARSE (addresses, topology,
+/** Bind and build. Errors: ARB_EINVAL, ARB_EPARSE (addresses, topology,
  * a node not in it), ARB_EIO (bind), ARB_ENOMEM; err names it. */
 int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char *err,
                       size_t errlen);
+/** Close the socket and free the switch (NULL is ignored). */
 void arb_rt_switch_free(arb_rt_switch *s);
 
-/* Add a peer switch after creation (when its address is known only then,
- * as with port 0). Errors as arb_rt_switch_new's for cfg.peers. */
+/** Add a peer switch after creation (when its address is known only then,
+ * as with port 0). Errors: as arb_rt_switch_new's for cfg.peers. */
 int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr,
                            char *err, size_t errlen);
 
-/* Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
- * until *stop becomes nonzero, checked at least every 100 ms). */
+/** Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
+ * until *stop becomes nonzero, checked at least every 100 ms; `stop` may be
+ * set from a signal handler). Errors: ARB_EINVAL for a NULL s; what goes
+ * wrong with a packet is counted, never an error. */
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop);
 
-/* The UDP port the switch listens on (useful with port 0). */
+/** The UDP port the switch listens on (useful with port 0). */
 uint16_t arb_rt_switch_port(const arb_rt_switch *s);
 
+/** A switch's counters (arb_rt_switch_get_stats). */
 typedef struct arb_rt_switch_stats {
-    uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
-    uint64_t joins, join_rejected, rejoins;
-    uint64_t undecodable;     /* failed the runtime or Arbor decoder */
-    uint64_t strangers;       /* from an address that is no member or peer */
-    uint64_t unknown_job;     /* a job not admitted here */
-    uint64_t unknown_channel; /* a channel or tree not in the job's plan */
-    uint64_t unroutable;      /* a destination whose address is unknown */
-    uint64_t dropped_tx;      /* sends dropped on purpose (cfg.drop) */
-    uint64_t send_errors;
-    uint64_t gso_sends; /* sends of several datagrams at once (UDP GSO) */
-    uint64_t credits, requests, aggregates, agg_miss, agg_drops, copies;
-    uint64_t jobs;  /* jobs known now */
-    uint64_t waits; /* times it blocked for its socket (ppoll) */
+    uint64_t rx_pkts;         /**< datagrams received */
+    uint64_t tx_pkts;         /**< datagrams sent */
+    uint64_t rx_bytes;        /**< bytes received */
+    uint64_t tx_bytes;        /**< bytes sent */
+    uint64_t joins;           /**< JOINs accepted (retransmissions not counted) */
+    uint64_t join_rejected;   /**< JOINs refused (unknown job, bad MAC or fields, replay) */
+    uint64_t rejoins;         /**< of the accepted, JOINs of a rank already joined */
+    uint64_t undecodable;     /**< failed the runtime or Arbor decoder */
+    uint64_t strangers;       /**< from an address that is no member or peer */
+    uint64_t unknown_job;     /**< a job not admitted here */
+    uint64_t unknown_channel; /**< a channel or tree not in the job's plan */
+    uint64_t unroutable;      /**< a destination whose address is unknown */
+    uint64_t dropped_tx;      /**< sends dropped on purpose (cfg.drop) */
+    uint64_t send_errors;     /**< sendmmsg failures */
+    uint64_t gso_sends;       /**< sends of several datagrams at once (UDP GSO) */
+    uint64_t credits;         /**< credits this switch aggregates for */
+    uint64_t requests;        /**< normal requests climbing a tree through it */
+    uint64_t aggregates;      /**< aggregates emitted */
+    uint64_t agg_miss;        /**< AGG_MISS sent */
+    uint64_t agg_drops;       /**< credits and requests the aggregator dropped */
+    uint64_t copies;          /**< extra copies made by replication */
+    uint64_t jobs;            /**< jobs known now */
+    uint64_t waits;           /**< times it blocked for its socket (ppoll) */
 } arb_rt_switch_stats;
 
+/** Copy the switch's counters into *out. */
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out);
 
 #ifdef __cplusplus

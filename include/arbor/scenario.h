@@ -1,9 +1,10 @@
-/*
+/** @file
  * arbor/scenario.h - simulation scenarios: an INI-like file of sections
  * and keys (as OMNeT++ users know them) that names a fabric, a routing
  * scheme, a transport, switch queues and a workload; running it through
  * the simulator; and the results as JSON and CSV text.
  *
+ * @verbatim
  *   [fabric]     topology, link_rate, up_rate, delay, fail, loss, link
  *   [routing]    scheme, seed, steer
  *   [transport]  kind, mtu, header, ctrl, rto, window, ack_every, irn_reorder
@@ -20,6 +21,7 @@
  *                inner_pieces (workload.backend = arbor: an iteration's
  *                collectives over Arbor)
  *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order, watch
+   @endverbatim
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
  * them. Values: sizes in bytes with an optional unit B, KB, MB, GB, TB
@@ -54,13 +56,15 @@
 extern "C" {
 #endif
 
+/** A scenario: every key's current value and where it came from (opaque). */
 typedef struct arb_scenario arb_scenario;
 
-/* A scenario holding every default (the built-in scenario). ARB_ENOMEM. */
+/** A scenario holding every default (the built-in scenario). Errors: ARB_ENOMEM. */
 int arb_scenario_new(arb_scenario **out);
+/** Free the scenario (NULL is ignored). */
 void arb_scenario_free(arb_scenario *sc);
 
-/*
+/**
  * Read a scenario file on top of the current values (later keys win).
  * Errors: ARB_EIO (unreadable; err names the file), ARB_EPARSE (an unknown
  * section or key, a malformed line, a bad value: err is
@@ -69,36 +73,40 @@ void arb_scenario_free(arb_scenario *sc);
  */
 int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen);
 
-/* The same for text in memory; `name` stands for the file in messages,
- * relative paths resolve against `dir` (NULL: the working directory). */
+/** The same for text in memory; `name` stands for the file in messages,
+ * relative paths resolve against `dir` (NULL: the working directory).
+ * Errors: as arb_scenario_load (ARB_EPARSE, ARB_ENOMEM). */
 int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *name, const char *dir,
                              char *err, size_t errlen);
 
-/*
+/**
  * Set one value: "section.key=value", or "key=value" when only one section
- * has that key. ARB_EPARSE (no '=', an unknown or ambiguous key, a bad
+ * has that key. Errors: ARB_EPARSE (no '=', an unknown or ambiguous key, a bad
  * value; err is "-s section.key: what"), ARB_ENOMEM.
  */
 int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t errlen);
 
-/* The current text of section.key, or NULL for an unknown key. */
+/** The current text of section.key, or NULL for an unknown key. */
 const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key);
 
-/* The file loaded last, or NULL (built-in). */
+/** The file loaded last, or NULL (built-in). */
 const char *arb_scenario_file(const arb_scenario *sc);
 
-/* The key table: entry i (0 <= i < arb_scenario_n_keys()). */
+/** The key table: entry i (0 <= i < arb_scenario_n_keys()). */
 typedef struct arb_scenario_key_info {
-    const char *section, *key;
-    const char *def;     /* default text */
-    const char *doc;     /* one line */
-    const char *choices; /* "a|b|c" for a key that takes one of a set of names, else NULL */
+    const char *section; /**< "fabric", "routing", ... */
+    const char *key;     /**< the key within its section */
+    const char *def;     /**< default text */
+    const char *doc;     /**< one line */
+    const char *choices; /**< "a|b|c" for a key that takes one of a set of names, else NULL */
 } arb_scenario_key_info;
 
+/** The number of scenario keys. */
 size_t arb_scenario_n_keys(void);
+/** Fill *info with key i (static strings). Errors: ARB_EINVAL for i out of range. */
 int arb_scenario_key(size_t i, arb_scenario_key_info *info);
 
-/*
+/**
  * Called between slices of the run (about every run.sample of simulated
  * time, at least every 100 us): the simulated time, the stop time (0: none)
  * and the workload's flows done / planned.
@@ -106,9 +114,10 @@ int arb_scenario_key(size_t i, arb_scenario_key_info *info);
 typedef void (*arb_scenario_progress_fn)(void *ctx, arb_time now, arb_time stop,
                                          uint64_t flows_done, uint64_t flows_planned);
 
+/** The results of one run (opaque). */
 typedef struct arb_scenario_result arb_scenario_result;
 
-/*
+/**
  * Build the fabric, routing, simulator and workload the scenario names and
  * run until the workload is done and the fabric is idle, or until
  * run.stop. progress may be NULL. On success *out holds the results: a run
@@ -122,15 +131,17 @@ typedef struct arb_scenario_result arb_scenario_result;
 int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
                      arb_scenario_result **out, char *err, size_t errlen);
 
+/** Free the results (NULL is ignored). */
 void arb_scenario_result_free(arb_scenario_result *r);
 
-/* The simulator's and the workload's figures. */
+/** The simulator's figures. */
 const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
+/** The workload's figures. */
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
-/* The simulated time of the last event. */
+/** The simulated time of the last event. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
 
-/* How a run ended: done (the workload finished), incomplete (run.stop came
+/** How a run ended: done (the workload finished), incomplete (run.stop came
  * first) or failed (an Arbor engine gave up: *why, if not NULL, names what
  * was lost; valid as long as r). A run whose engine gave up only after
  * every rank was done (a channel could not close: the outputs are final)
@@ -141,49 +152,51 @@ typedef enum arb_scenario_status {
     ARB_SCN_FAILED = 2
 } arb_scenario_status;
 
+/** How the run ended; *why (when why is not NULL) as arb_scenario_status says. */
 arb_scenario_status arb_scenario_result_status(const arb_scenario_result *r, const char **why);
 
-/* The Arbor collective's figures (workload.kind = arbor), else NULL. */
+/** The Arbor collective's figures (workload.kind = arbor), else NULL. */
 const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r);
 
-/*
+/**
  * The scenario `arbor sim` runs without a file, as scenario text loaded on
  * top of arb_scenario_new's defaults: an Arbor AllReduce of 64 MiB over
  * star-32 ([arbor] defaults: header-only, f32, 8192 B payloads).
  */
 const char *arb_scenario_default_text(void);
 
-/* What the caller measured of the run on its machine (the only part of the
+/** What the caller measured of the run on its machine (the only part of the
  * JSON that is not a function of the scenario). */
 typedef struct arb_scenario_host {
-    double wall_s;
-    double peak_rss_mb;
+    double wall_s;      /**< wall-clock seconds the run took */
+    double peak_rss_mb; /**< the process's peak resident memory, MB */
 } arb_scenario_host;
 
-/* The "schema" field of arb_scenario_json's object: its layout's name and
+/** The "schema" field of arb_scenario_json's object: its layout's name and
  * major version (docs/schema/arbor-sim.schema.json). */
 #define ARB_SCENARIO_JSON_SCHEMA "arbor-sim/1"
 
-/*
+/**
  * The results as one JSON object (docs/simulator.md has the schema),
  * starting with "schema" (ARB_SCENARIO_JSON_SCHEMA) and "version"
  * (arb_version()), numbers in fixed formats; `host` NULL leaves the host object out.
- * A malloc'd string, or NULL when out of memory.
+ * A malloc'd string the caller frees with free(), or NULL when out of memory.
  */
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host);
 
+/** The CSV tables arb_scenario_csv writes. */
 typedef enum arb_scenario_csv_kind {
-    ARB_SCN_CSV_UTIL = 0,  /* time_us, then utilisation per port class per interval */
-    ARB_SCN_CSV_QUEUE = 1, /* time_us, then mean and max queue bytes per port class */
-    ARB_SCN_CSV_FLOWS = 2, /* one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us,
+    ARB_SCN_CSV_UTIL = 0,  /**< time_us, then utilisation per port class per interval */
+    ARB_SCN_CSV_QUEUE = 1, /**< time_us, then mean and max queue bytes per port class */
+    ARB_SCN_CSV_FLOWS = 2, /**< one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us,
                               src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown */
-    ARB_SCN_CSV_RANKS = 3, /* Arbor: one row per rank: job,rank,host,done_us */
-    ARB_SCN_CSV_SLOTS = 4, /* Arbor: time_us, live_slots (all switches), max_switch_slots */
-    ARB_SCN_CSV_PORTS = 5  /* run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */
+    ARB_SCN_CSV_RANKS = 3, /**< Arbor: one row per rank: job,rank,host,done_us */
+    ARB_SCN_CSV_SLOTS = 4, /**< Arbor: time_us, live_slots (all switches), max_switch_slots */
+    ARB_SCN_CSV_PORTS = 5  /**< run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */
 } arb_scenario_csv_kind;
 
-/* CSV text with a header line; malloc'd, NULL when out of memory or for a
- * bad kind. */
+/** CSV text with a header line; malloc'd (the caller frees it with free()),
+ * NULL when out of memory or for a bad kind. */
 char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind);
 
 #ifdef __cplusplus

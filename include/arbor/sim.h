@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/sim.h - the packet-level fabric simulator.
  *
  * A simulation is a topology (topo.h), a routing choice made per packet per
@@ -64,63 +64,67 @@
 extern "C" {
 #endif
 
+/** The RoCE transports the hosts run. */
 typedef enum arb_transport { ARB_TRANSPORT_GBN = 0, ARB_TRANSPORT_IRN = 1 } arb_transport;
 
-/* "gbn", "irn"; NULL outside the enum. */
+/** "gbn", "irn"; NULL outside the enum. */
 const char *arb_transport_name(int t);
-/* Parse "gbn" (also "roce", "go-back-n") or "irn"; ARB_ENOENT otherwise. */
+/** Parse "gbn" (also "roce", "go-back-n") or "irn"; ARB_ENOENT otherwise. */
 int arb_transport_parse(const char *name);
 
-/*
- * The routing decision the simulator asks for at every switch hop: the
- * output port (a global port index of `node`) for packet fields `f`
- * arriving on `in_port`. Return ARB_TOPO_NONE when no port can reach the
- * destination (the packet is dropped and counted as unroutable).
- * `port_bytes(ctx_sim, port)` gives a port's queued bytes for adaptive
- * choosers.
- */
+/** The kinds of packet the simulator carries. */
 typedef enum arb_sim_pkt_kind {
-    ARB_SIM_DATA = 0, /* transport data */
-    ARB_SIM_ACK = 1,  /* cumulative ack (psn = next expected) */
-    ARB_SIM_NACK = 2, /* psn = next expected; aux = PSN received (IRN) */
-    ARB_SIM_CNP = 3,  /* congestion notification */
-    ARB_SIM_ARBOR = 4 /* an Arbor packet (header: arb_sim_arbor_header); the rest are RoCE's */
+    ARB_SIM_DATA = 0, /**< transport data */
+    ARB_SIM_ACK = 1,  /**< cumulative ack (psn = next expected) */
+    ARB_SIM_NACK = 2, /**< psn = next expected; aux = PSN received (IRN) */
+    ARB_SIM_CNP = 3,  /**< congestion notification */
+    ARB_SIM_ARBOR = 4 /**< an Arbor packet (header: arb_sim_arbor_header); the rest are RoCE's */
 } arb_sim_pkt_kind;
 
-/* Packet flags. */
-#define ARB_SIM_ECT 0x01  /* ECN-capable transport */
-#define ARB_SIM_CE 0x02   /* congestion experienced */
-#define ARB_SIM_RETX 0x04 /* a retransmission */
+/** Packet flags. */
+#define ARB_SIM_ECT 0x01  /**< ECN-capable transport */
+#define ARB_SIM_CE 0x02   /**< congestion experienced */
+#define ARB_SIM_RETX 0x04 /**< a retransmission */
 
-/* What routing and taps see of a packet. */
+/** What routing and taps see of a packet. */
 typedef struct arb_sim_pkt_info {
-    uint32_t src, dst; /* host indices */
-    uint16_t sport, dport;
-    uint32_t qp;      /* destination QP */
-    uint32_t conn;    /* sender connection (flow) index */
-    uint32_t psn;     /* packet sequence number (data) or acked / expected PSN */
-    uint32_t aux;     /* NACK: the PSN received */
-    uint16_t bytes;   /* bytes on the wire */
-    uint16_t payload; /* payload bytes */
-    uint8_t proto;
-    uint8_t kind;   /* arb_sim_pkt_kind */
-    uint8_t flags;  /* ARB_SIM_* */
-    uint32_t lb;    /* the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
-    uint32_t index; /* taps: the packet's index (arb_sim_arbor_header); routing: UINT32_MAX */
-    /* Routing: a guess cfg.route_peek made for this very packet at this
+    uint32_t src;     /**< source host index */
+    uint32_t dst;     /**< destination host index */
+    uint16_t sport;   /**< UDP source port */
+    uint16_t dport;   /**< UDP destination port */
+    uint32_t qp;      /**< destination QP */
+    uint32_t conn;    /**< sender connection (flow) index */
+    uint32_t psn;     /**< packet sequence number (data) or acked / expected PSN */
+    uint32_t aux;     /**< NACK: the PSN received */
+    uint16_t bytes;   /**< bytes on the wire */
+    uint16_t payload; /**< payload bytes */
+    uint8_t proto;    /**< IP protocol */
+    uint8_t kind;     /**< arb_sim_pkt_kind */
+    uint8_t flags;    /**< ARB_SIM_* */
+    uint32_t lb; /**< the load balancer's in-band word (CONGA's overlay fields); 0 at the source */
+    uint32_t index; /**< taps: the packet's index (arb_sim_arbor_header); routing: UINT32_MAX */
+    /** Routing: a guess cfg.route_peek made for this very packet at this
      * very node a few events earlier, in the same failure generation of
      * the topology (arb_topo_failure_gen), and the token it set with it;
      * token 0: no guess (always so for taps and for a view built by hand). */
     uint32_t guess;
-    uint64_t token;
+    uint64_t token; /**< see guess */
 } arb_sim_pkt_info;
 
+/** A packet-level simulator over one topology (opaque). */
 typedef struct arb_sim arb_sim;
 
+/**
+ * The routing decision the simulator asks for at every switch hop: the
+ * output port (a global port index of `node`) for packet fields `f`
+ * arriving on `in_port`. Return ARB_TOPO_NONE when no port can reach the
+ * destination (the packet is dropped and counted as unroutable).
+ * arb_sim_port_load gives a port's weight for adaptive choosers.
+ */
 typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                                      const arb_sim_pkt_info *f, arb_time now);
 
-/* The port `route` would pick for this packet, computed without changing
+/** The port `route` would pick for this packet, computed without changing
  * any state, if `before` other packets are routed at this node first (their
  * decisions may move a counter); ARB_TOPO_NONE when it cannot tell. It may
  * set *token (left 0 otherwise) to what `route` needs to check the guess
@@ -131,16 +135,16 @@ typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t nod
 typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
                                     const arb_sim_pkt_info *f, uint32_t before, uint64_t *token);
 
-/* The tokens of a guess whose check every router shares (others are the
+/** The tokens of a guess whose check every router shares (others are the
  * router's own): ARB_SIM_TOKEN_PURE, a decision that reads no state of the
  * router (a routing engine that does not adapt, a lone candidate);
  * ARB_SIM_TOKEN_RR | c, round robin when the node's counter reads c. */
 #define ARB_SIM_TOKEN_PURE UINT64_C(1)
-#define ARB_SIM_TOKEN_RR (UINT64_C(1) << 32)
+#define ARB_SIM_TOKEN_RR (UINT64_C(1) << 32) /**< see ARB_SIM_TOKEN_PURE */
 
-struct arb_route; /* route.h */
+struct arb_route; /**< route.h */
 
-/*
+/**
  * Optional (cfg.route_fast): decisions the event loop may guess inline,
  * without calling route_peek, because the router makes them by a rule the
  * simulator knows. On a fabric whose failure generation
@@ -156,12 +160,12 @@ struct arb_route; /* route.h */
  * `route` that does not pass f on unchanged must clear it with route_peek.
  */
 typedef struct arb_sim_route_fast {
-    const uint32_t *rr;           /* round robin: the counter of every node; else NULL */
-    const struct arb_route *ecmp; /* ECMP: the router whose hash decides; else NULL */
-    uint64_t plain_gen;           /* where the rule holds; UINT64_MAX: nowhere */
+    const uint32_t *rr;           /**< round robin: the counter of every node; else NULL */
+    const struct arb_route *ecmp; /**< ECMP: the router whose hash decides; else NULL */
+    uint64_t plain_gen;           /**< where the rule holds; UINT64_MAX: nowhere */
 } arb_sim_route_fast;
 
-/* Round robin over m > 1 ports first, first + stride, ... at `node`,
+/** Round robin over m > 1 ports first, first + stride, ... at `node`,
  * `before` decisions on: the port, and its token (the rule of
  * arb_sim_route_fast.rr, for routers that implement it). */
 static inline uint32_t arb_sim_rr_pick(const uint32_t *rr, uint32_t node, uint32_t first,
@@ -173,7 +177,7 @@ static inline uint32_t arb_sim_rr_pick(const uint32_t *rr, uint32_t node, uint32
     return first + stride * (c % m);
 }
 
-/* Called when flow `flow` has received its last byte (in order), after
+/** Called when flow `flow` has received its last byte (in order), after
  * the event that finished it. New flows may be added from inside the call
  * (a workload's next step). */
 typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time now);
@@ -184,103 +188,106 @@ typedef void (*arb_sim_done_fn)(void *ctx, arb_sim *sim, uint32_t flow, arb_time
  * completions of that event, so a sender that keeps a queue pair's
  * messages in order can post the next one back to back. */
 
-/* Called for every packet that starts serialising on `port` (taps,
+/** Called for every packet that starts serialising on `port` (taps,
  * captures), with `now` the time its first bit leaves. A switch port
  * without PFC reports a packet when it accepts it (its start is then
  * known), so calls come in time order per port but not across ports. */
 typedef void (*arb_sim_tap_fn)(void *ctx, const arb_sim *sim, uint32_t port,
                                const arb_sim_pkt_info *f, arb_time now);
 
-/* Called at every switch hop after the routing decision (out_port is the
+/** Called at every switch hop after the routing decision (out_port is the
  * chosen port) when set: returns the packet's new in-band word `lb`, as an
  * overlay header a load balancer rewrites hop by hop (CONGA, lb.h). */
 typedef uint32_t (*arb_sim_inband_fn)(void *ctx, const arb_sim *sim, uint32_t node,
                                       uint32_t in_port, uint32_t out_port,
                                       const arb_sim_pkt_info *f, arb_time now);
 
+/** A simulator's configuration (arb_sim_config_default). */
 typedef struct arb_sim_config {
-    uint64_t seed;           /* the run's seed (default 1) */
-    uint32_t mtu;            /* payload bytes per data packet (default 4096) */
-    uint32_t hdr_bytes;      /* wire bytes a data packet adds to its payload:
+    uint64_t seed;           /**< the run's seed (default 1) */
+    uint32_t mtu;            /**< payload bytes per data packet (default 4096) */
+    uint32_t hdr_bytes;      /**< wire bytes a data packet adds to its payload:
                                 Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and
                                 inter-frame gap (default 82) */
-    uint32_t ctrl_bytes;     /* wire bytes of an ack / NACK / CNP (default 86) */
-    uint64_t queue_bytes;    /* output queue capacity per port (default 2 MiB) */
-    int ecn;                 /* mark ECN (default 1) */
-    uint32_t ecn_kmin;       /* bytes (default 100 KB) */
-    uint32_t ecn_kmax;       /* bytes (default 400 KB) */
-    double ecn_pmax;         /* mark probability at kmax (default 0.2) */
-    int pfc;                 /* lossless mode (default 0) */
-    uint32_t pfc_xoff;       /* bytes held per ingress port that trigger PAUSE (default 512 KB) */
-    uint32_t pfc_xon;        /* bytes below which RESUME is sent (default 256 KB) */
-    arb_transport transport; /* default go-back-N */
-    arb_time rto;            /* retransmission timeout (default 1 ms) */
-    uint32_t window;         /* packets in flight per connection; 0 = no limit (default 0) */
-    uint32_t ack_every;      /* the receiver acks every N-th in-order packet (default 1) */
-    arb_time irn_reorder;    /* IRN: a hole is lost once a packet sent this much
+    uint32_t ctrl_bytes;     /**< wire bytes of an ack / NACK / CNP (default 86) */
+    uint64_t queue_bytes;    /**< output queue capacity per port (default 2 MiB) */
+    int ecn;                 /**< mark ECN (default 1) */
+    uint32_t ecn_kmin;       /**< bytes (default 100 KB) */
+    uint32_t ecn_kmax;       /**< bytes (default 400 KB) */
+    double ecn_pmax;         /**< mark probability at kmax (default 0.2) */
+    int pfc;                 /**< lossless mode (default 0) */
+    uint32_t pfc_xoff;       /**< bytes held per ingress port that trigger PAUSE (default 512 KB) */
+    uint32_t pfc_xon;        /**< bytes below which RESUME is sent (default 256 KB) */
+    arb_transport transport; /**< default go-back-N */
+    arb_time rto;            /**< retransmission timeout (default 1 ms) */
+    uint32_t window;         /**< packets in flight per connection; 0 = no limit (default 0) */
+    uint32_t ack_every;      /**< the receiver acks every N-th in-order packet (default 1) */
+    arb_time irn_reorder;    /**< IRN: a hole is lost once a packet sent this much
                                 later has arrived (default 0: any later packet,
                                 as the IRN paper's NACK-driven recovery) */
-    /* DCQCN (docs/transports.md has the algorithm and the sources of the
+    /** DCQCN (docs/transports.md has the algorithm and the sources of the
      * defaults): receivers send a CNP for CE-marked data, senders pace
      * each connection at a rate they cut on CNPs and raise by timer and
      * byte counter. Off by default. */
     int dcqcn;
-    arb_time dcqcn_cnp_interval; /* NP: at most one CNP per flow per interval (50 us) */
-    double dcqcn_g;              /* alpha gain g (1/256) */
-    arb_time dcqcn_alpha_timer;  /* K: alpha decays once per K without a CNP (55 us) */
-    arb_time dcqcn_rate_timer;   /* T: rate-increase timer (55 us) */
-    uint64_t dcqcn_byte_counter; /* B: rate-increase byte counter, wire bytes (10 MB) */
-    uint32_t dcqcn_f;            /* F: fast-recovery steps before additive increase (5) */
-    uint64_t dcqcn_rai;          /* R_AI: additive increase, bits/s (40 Mb/s) */
-    uint64_t dcqcn_rhai;         /* R_HAI: hyper increase, bits/s (400 Mb/s) */
-    uint64_t dcqcn_min_rate;     /* the lowest rate a cut reaches, bits/s (100 Mb/s) */
-    arb_sim_route_fn route;      /* required */
-    void *route_ctx;
-    /* Optional: a guess at the port `route` will pick (arb_sim_peek_fn).
+    arb_time dcqcn_cnp_interval; /**< NP: at most one CNP per flow per interval (50 us) */
+    double dcqcn_g;              /**< alpha gain g (1/256) */
+    arb_time dcqcn_alpha_timer;  /**< K: alpha decays once per K without a CNP (55 us) */
+    arb_time dcqcn_rate_timer;   /**< T: rate-increase timer (55 us) */
+    uint64_t dcqcn_byte_counter; /**< B: rate-increase byte counter, wire bytes (10 MB) */
+    uint32_t dcqcn_f;            /**< F: fast-recovery steps before additive increase (5) */
+    uint64_t dcqcn_rai;          /**< R_AI: additive increase, bits/s (40 Mb/s) */
+    uint64_t dcqcn_rhai;         /**< R_HAI: hyper increase, bits/s (400 Mb/s) */
+    uint64_t dcqcn_min_rate;     /**< the lowest rate a cut reaches, bits/s (100 Mb/s) */
+    arb_sim_route_fn route;      /**< required */
+    void *route_ctx;             /**< passed to route; borrowed */
+    /** Optional: a guess at the port `route` will pick (arb_sim_peek_fn).
      * Only a hint, never a decision: the event loop fetches that port's
      * state into the cache a few events before the packet is routed, so a
      * wrong answer costs time, not correctness, and hands the guess back
      * to `route` with the packet when it set a token (a wrapper around
      * `route` that does not pass f on unchanged must clear route_peek). */
     arb_sim_peek_fn route_peek;
-    void *peek_ctx;
-    /* Optional: the rule the event loop may apply in route_peek's place
+    void *peek_ctx; /**< passed to route_peek; borrowed */
+    /** Optional: the rule the event loop may apply in route_peek's place
      * (arb_sim_route_fast; borrowed, read live). lb.h sets it. */
     const arb_sim_route_fast *route_fast;
-    arb_sim_done_fn on_flow_done; /* optional */
-    void *done_ctx;
-    arb_sim_done_fn on_flow_sent; /* optional: all data sent once (ctx: sent_ctx) */
-    void *sent_ctx;
-    arb_sim_tap_fn tap; /* optional */
-    void *tap_ctx;
-    arb_sim_inband_fn inband; /* optional (lb.h sets it for CONGA) */
-    void *inband_ctx;
-    arb_time dre_period; /* DRE (CONGA's link-utilisation estimator): every port
-                            counts the bytes it transmits (a switch port without
-                            PFC when it accepts them) and multiplies the count
-                            by (1 - dre_alpha) every dre_period; 0 = off (default) */
-    double dre_alpha;    /* in (0, 1] (default 0.1) */
-    arb_logger log;
-    /* Random loss: every packet is lost on each link it crosses with this
+    arb_sim_done_fn on_flow_done; /**< optional */
+    void *done_ctx;               /**< passed to on_flow_done; borrowed */
+    arb_sim_done_fn on_flow_sent; /**< optional: all data sent once (ctx: sent_ctx) */
+    void *sent_ctx;               /**< passed to on_flow_sent; borrowed */
+    arb_sim_tap_fn tap;           /**< optional */
+    void *tap_ctx;                /**< passed to tap; borrowed */
+    arb_sim_inband_fn inband;     /**< optional (lb.h sets it for CONGA) */
+    void *inband_ctx;             /**< passed to inband; borrowed */
+    arb_time dre_period;          /**< DRE (CONGA's link-utilisation estimator): every port
+                                     counts the bytes it transmits (a switch port without
+                                     PFC when it accepts them) and multiplies the count
+                                     by (1 - dre_alpha) every dre_period; 0 = off (default) */
+    double dre_alpha;             /**< in (0, 1] (default 0.1) */
+    arb_logger log;               /**< where the simulator reports (none by default) */
+    /** Random loss: every packet is lost on each link it crosses with this
      * probability (0 = none, the default). Whether the n-th packet a port
      * sends is lost is a hash of (seed, port, n), so the other draws of a
      * run do not move and the losses do not depend on the order in which
      * ports are handled. A lost packet occupies the link and is dropped
      * where it arrives (counted in drops and lost). */
     double loss;
-    /* Duplication and reordering, drawn like loss (a hash of seed, port and
+    /** Duplication and reordering, drawn like loss (a hash of seed, port and
      * packet number, each with its own salt): a packet is delivered twice
      * (the copy right after it) with probability `dup`, and held
      * `reorder_delay` where it arrives, so that the packets behind it
      * overtake it, with probability `reorder`; both in [0, 1), 0 = none
      * (the default). arb_topo_set_link_dup / _reorder give a link its own. */
-    double dup, reorder;
-    arb_time reorder_delay; /* default 10 us */
+    double dup;
+    double reorder;         /**< see dup */
+    arb_time reorder_delay; /**< default 10 us */
 } arb_sim_config;
 
+/** Fill *cfg with the defaults its fields name (no route function). */
 void arb_sim_config_default(arb_sim_config *cfg);
 
-/*
+/**
  * Make a simulator over `topo` (borrowed; it must outlive the simulator;
  * failures marked in it are honoured: a failed port carries nothing). The
  * links' rates, delays and failures are read now and by
@@ -291,24 +298,26 @@ void arb_sim_config_default(arb_sim_config *cfg);
  * ports), ARB_ENOMEM.
  */
 int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg);
+/** Free the simulator, its flows and Arbor jobs (NULL is ignored). */
 void arb_sim_free(arb_sim *s);
 
+/** The topology the simulator was made over. */
 const arb_topo *arb_sim_topo(const arb_sim *s);
 
-/* Bytes queued at a port (for adaptive routing). */
+/** Bytes queued at a port (for adaptive routing). */
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port);
 
-/* What an adaptive chooser weighs a port by: its queued bytes, plus the
+/** What an adaptive chooser weighs a port by: its queued bytes, plus the
  * queue capacity (cfg.queue_bytes) while PFC has paused it (a paused port
  * looks empty but carries nothing). `port` must be a port of the fabric. */
 uint64_t arb_sim_port_load(const arb_sim *s, uint32_t port);
 
-/* The DRE estimate of a port at the current time, in bytes (0 when the DRE
+/** The DRE estimate of a port at the current time, in bytes (0 when the DRE
  * is off or the port is out of range). At a steady rate R it approaches
  * R x dre_period / dre_alpha. */
 uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
 
-/*
+/**
  * Add a flow: `bytes` (> 0) from host src to host dst, starting at `start`,
  * on UDP source port sport with destination QP qp. *id (may be NULL)
  * receives its index (flows are numbered from 0 in the order added).
@@ -318,16 +327,16 @@ uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
 int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
                      uint16_t sport, uint32_t qp, uint32_t *id);
 
-/*
+/**
  * Run until no event is left or the next one is later than `until`.
  * Returns 0, or ARB_ENOMEM / ARB_ERANGE when the run cannot go on.
  */
 int arb_sim_run(arb_sim *s, arb_time until);
 
-/* The simulated time of the last event run. */
+/** The simulated time of the last event run. */
 arb_time arb_sim_now(const arb_sim *s);
 
-/*
+/**
  * The simulated time of the last event that did something: arb_sim_now
  * less any host timer that fired after it and found nothing to do (the
  * timeout of a flow acknowledged since it was armed). What a run's length
@@ -335,7 +344,7 @@ arb_time arb_sim_now(const arb_sim *s);
  */
 arb_time arb_sim_last_activity(const arb_sim *s);
 
-/*
+/**
  * From inside an on_flow_done or on_flow_sent callback: make the
  * arb_sim_run under way return once every event due by t has run (t below
  * the current time counts as the current time), so that its caller can act
@@ -344,78 +353,81 @@ arb_time arb_sim_last_activity(const arb_sim *s);
  */
 void arb_sim_stop_at(arb_sim *s, arb_time t);
 
+/** One flow's outcome (arb_sim_flow). */
 typedef struct arb_sim_flow_result {
-    uint32_t src, dst;
-    uint64_t bytes;
-    arb_time start;
-    arb_time finish;     /* last byte received in order; ARB_TIME_NEVER if not yet */
-    uint64_t retx_bytes; /* payload bytes sent more than once */
-    uint64_t ooo_pkts;   /* packets that arrived above the expected PSN */
-    uint64_t timeouts;
-    uint32_t reorder_peak_bytes; /* IRN: most out-of-order payload held */
-    uint64_t cnps;               /* DCQCN: CNPs the sender received */
-    uint64_t rate_cuts;          /* DCQCN: rate cuts */
-    uint64_t min_rate;           /* DCQCN: lowest sending rate, bits/s (line rate if never cut) */
-    uint16_t sport;              /* its UDP source port (arb_sim_add_flow) */
-    uint32_t qp;                 /* its destination QP */
+    uint32_t src;                /**< source host */
+    uint32_t dst;                /**< destination host */
+    uint64_t bytes;              /**< payload bytes */
+    arb_time start;              /**< when it started */
+    arb_time finish;             /**< last byte received in order; ARB_TIME_NEVER if not yet */
+    uint64_t retx_bytes;         /**< payload bytes sent more than once */
+    uint64_t ooo_pkts;           /**< packets that arrived above the expected PSN */
+    uint64_t timeouts;           /**< retransmission timeouts */
+    uint32_t reorder_peak_bytes; /**< IRN: most out-of-order payload held */
+    uint64_t cnps;               /**< DCQCN: CNPs the sender received */
+    uint64_t rate_cuts;          /**< DCQCN: rate cuts */
+    uint64_t min_rate;           /**< DCQCN: lowest sending rate, bits/s (line rate if never cut) */
+    uint16_t sport;              /**< its UDP source port (arb_sim_add_flow) */
+    uint32_t qp;                 /**< its destination QP */
 } arb_sim_flow_result;
 
-/* Errors: ARB_EINVAL for an id out of range. */
+/** Flow `id`'s outcome into *r. Errors: ARB_EINVAL for an id out of range. */
 int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r);
+/** The flows added so far. */
 uint32_t arb_sim_n_flows(const arb_sim *s);
 
+/** A run's counters (arb_sim_get_stats). */
 typedef struct arb_sim_stats {
-    uint64_t events;         /* events run */
-    uint64_t packet_hops;    /* packets that crossed one link */
-    uint64_t pkts_sent;      /* packets hosts put on the wire (data + control) */
-    uint64_t pkts_delivered; /* packets that reached their destination host */
-    uint64_t data_pkts_sent;
-    uint64_t bytes_sent;        /* wire bytes hosts sent */
-    uint64_t payload_sent;      /* data payload bytes sent, retransmissions included */
-    uint64_t payload_delivered; /* data payload bytes accepted in order by receivers */
-    uint64_t retx_bytes;
-    uint64_t drops; /* queue overflows and random losses */
-    uint64_t lost;  /* of which lost on links (cfg.loss; a link that failed under them) */
-    uint64_t drop_bytes;
-    uint64_t duplicated; /* packets a link delivered twice (cfg.dup) */
-    uint64_t reordered;  /* packets a link held back (cfg.reorder) */
-    uint64_t unroutable; /* packets no port could carry */
-    uint64_t ecn_marks;
-    uint64_t pfc_pauses;    /* PAUSE frames sent */
-    arb_time pfc_paused_ps; /* summed over ports: time spent paused */
-    uint64_t ooo_pkts;
-    uint64_t timeouts;
-    uint64_t cnps_sent;     /* DCQCN: CNPs receivers sent */
-    uint64_t cnps_received; /* DCQCN: CNPs that reached their sender */
-    uint64_t rate_cuts;     /* DCQCN: rate cuts (one per CNP received) */
-    uint32_t flows_done;
-    uint32_t in_flight;       /* packets alive at the end (queued or on a wire) */
-    uint32_t pool_peak;       /* most packets alive at once */
-    uint32_t pool_size;       /* packets the pool holds */
-    uint32_t max_queue_bytes; /* deepest output queue seen */
+    uint64_t events;            /**< events run */
+    uint64_t packet_hops;       /**< packets that crossed one link */
+    uint64_t pkts_sent;         /**< packets hosts put on the wire (data + control) */
+    uint64_t pkts_delivered;    /**< packets that reached their destination host */
+    uint64_t data_pkts_sent;    /**< data packets hosts sent */
+    uint64_t bytes_sent;        /**< wire bytes hosts sent */
+    uint64_t payload_sent;      /**< data payload bytes sent, retransmissions included */
+    uint64_t payload_delivered; /**< data payload bytes accepted in order by receivers */
+    uint64_t retx_bytes;        /**< payload bytes sent more than once */
+    uint64_t drops;             /**< queue overflows and random losses */
+    uint64_t lost;          /**< of which lost on links (cfg.loss; a link that failed under them) */
+    uint64_t drop_bytes;    /**< wire bytes of the drops */
+    uint64_t duplicated;    /**< packets a link delivered twice (cfg.dup) */
+    uint64_t reordered;     /**< packets a link held back (cfg.reorder) */
+    uint64_t unroutable;    /**< packets no port could carry */
+    uint64_t ecn_marks;     /**< packets marked CE */
+    uint64_t pfc_pauses;    /**< PAUSE frames sent */
+    arb_time pfc_paused_ps; /**< summed over ports: time spent paused */
+    uint64_t ooo_pkts;      /**< packets that arrived above the expected PSN */
+    uint64_t timeouts;      /**< retransmission timeouts */
+    uint64_t cnps_sent;     /**< DCQCN: CNPs receivers sent */
+    uint64_t cnps_received; /**< DCQCN: CNPs that reached their sender */
+    uint64_t rate_cuts;     /**< DCQCN: rate cuts (one per CNP received) */
+    uint32_t flows_done;    /**< flows finished */
+    uint32_t in_flight;     /**< packets alive at the end (queued or on a wire) */
+    uint32_t pool_peak;     /**< most packets alive at once */
+    uint32_t pool_size;     /**< packets the pool holds */
+    uint32_t max_queue_bytes; /**< deepest output queue seen */
 } arb_sim_stats;
 
+/** Copy the run's counters into *st. */
 void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st);
 
-/*
- * Per-port counters for reports: bytes transmitted, drops, deepest queue.
- * Errors: ARB_EINVAL for a bad port.
- */
+/** Per-port counters for reports (arb_sim_port). */
 typedef struct arb_sim_port_stats {
-    uint64_t tx_bytes;
-    uint64_t tx_pkts;
-    uint64_t drops;
-    uint32_t max_queue;
-    arb_time paused_ps;
+    uint64_t tx_bytes;  /**< wire bytes transmitted */
+    uint64_t tx_pkts;   /**< packets transmitted */
+    uint64_t drops;     /**< packets dropped at the port */
+    uint32_t max_queue; /**< deepest queue, bytes */
+    arb_time paused_ps; /**< time spent paused by PFC */
 } arb_sim_port_stats;
 
+/** Port `port`'s counters into *ps. Errors: ARB_EINVAL for a bad port. */
 int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
 
 /* ------------------------------------------------------------------ */
 /* Packet capture                                                       */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * A pcap file (nanosecond timestamps, LINKTYPE_ETHERNET) of every packet
  * that starts serialising on chosen ports, written as the RoCEv2 frame it
  * stands for: Ethernet (the captured link's ends: the sending node's MAC,
@@ -436,7 +448,7 @@ int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
  */
 typedef struct arb_sim_pcap arb_sim_pcap;
 
-/*
+/**
  * Create `path` for the ports ports[0..n_ports) (global port indices;
  * n_ports 0: every port). Frames longer than `snaplen` bytes (0: 65535)
  * are cut to it in the file and keep their full length in the record.
@@ -446,22 +458,22 @@ typedef struct arb_sim_pcap arb_sim_pcap;
 int arb_sim_pcap_open(arb_sim_pcap **out, const char *path, const uint32_t *ports, unsigned n_ports,
                       uint32_t snaplen);
 
-/* The tap (arb_sim_tap_fn) with ctx = the capture. */
+/** The tap (arb_sim_tap_fn) with ctx = the capture. */
 void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_sim_pkt_info *f,
                       arb_time now);
 
-/* Set cfg->tap to the capture; a tap already in cfg keeps being called
+/** Set cfg->tap to the capture; a tap already in cfg keeps being called
  * (after the capture writes its frame). Call before arb_sim_new. */
 void arb_sim_pcap_install(arb_sim_pcap *cap, arb_sim_config *cfg);
 
-/* Frames written so far. */
+/** Frames written so far. */
 uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
 
-/* Flush and close the file and free the capture; NULL is ignored.
+/** Flush and close the file and free the capture; NULL is ignored.
  * Returns 0, or ARB_EIO when a write failed at any point. */
 int arb_sim_pcap_close(arb_sim_pcap *cap);
 
-/*
+/**
  * Tell the simulator that links or switches failed or came back during the
  * run (the caller changed them in the topology with arb_topo_fail or
  * arb_topo_restore and refreshed its
@@ -487,12 +499,12 @@ void arb_sim_fabric_changed(arb_sim *s);
 
 struct arb_plan;
 
-/* Rank `rank` of job `job` is done (its condition on every engine met),
+/** Rank `rank` of job `job` is done (its condition on every engine met),
  * reported after the event that did it, as a flow's completion is: the
  * callback may add flows and jobs, enter ranks and call arb_sim_stop_at. */
 typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now);
 
-/*
+/**
  * One Arbor collective on the simulated fabric: the plan's channels run
  * their responder and requester engines (endpoint.h) on the hosts, the
  * switches the plan marks aggregate with an arb_agg each, and tree tables
@@ -503,62 +515,64 @@ typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t r
  * in values mode.
  */
 typedef struct arb_sim_arbor_config {
-    const struct arb_plan *plan; /* borrowed; must outlive the simulator */
-    uint32_t payload;            /* bytes per offset, whole elements, 1..8192 (8192) */
-    int values;                  /* 1: real payloads, checked; 0 (default): header-only */
-    uint32_t window;             /* credits outstanding per channel; 0 (the
+    const struct arb_plan *plan; /**< borrowed; must outlive the simulator */
+    uint32_t payload;            /**< bytes per offset, whole elements, 1..8192 (8192) */
+    int values;                  /**< 1: real payloads, checked; 0 (default): header-only */
+    uint32_t window;             /**< credits outstanding per channel; 0 (the
                                   * default): arb_sim_arbor_window */
-    uint32_t slots;              /* slots per aggregating switch (default 1024) */
-    /* Recovery (endpoint.h, arb_responder_config): the timers' ceiling
+    uint32_t slots;              /**< slots per aggregating switch (default 1024) */
+    /** Recovery (endpoint.h, arb_responder_config): the timers' ceiling
      * (default 50 ms) and floor (0, the default: twice the fabric's loop,
      * arb_sim_arbor_loop), adaptive timers (default 1), order-based loss
      * detection (default 1), credits per offset in the network (default 8),
      * AGG_MISS before the bypass repair (2), silences that kill a tree (3),
      * bypass repair and END-wait rounds before a channel fails (8). */
     arb_time timeout;
-    arb_time timeout_min;
-    int adaptive_timeout;
-    int order_detection;
-    uint32_t attempts;
-    uint32_t miss_limit;
-    uint32_t dead_after;
-    uint32_t repair_tries;
-    arb_time retry;          /* requester REGISTER / END retry interval cap (default 10 ms) */
-    arb_time retry_min;      /* its first interval (0, the default: the timers' floor) */
-    arb_time start;          /* every rank calls the collective at this time (0) */
-    arb_time skew;           /* rank r calls it at start + r x skew (0: all at start) */
-    int skew_random;         /* 1: at start + a uniform time in [0, skew], drawn from seed;
+    arb_time timeout_min;    /**< see timeout */
+    int adaptive_timeout;    /**< see timeout */
+    int order_detection;     /**< see timeout */
+    uint32_t attempts;       /**< see timeout */
+    uint32_t miss_limit;     /**< see timeout */
+    uint32_t dead_after;     /**< see timeout */
+    uint32_t repair_tries;   /**< see timeout */
+    arb_time retry;          /**< requester REGISTER / END retry interval cap (default 10 ms) */
+    arb_time retry_min;      /**< its first interval (0, the default: the timers' floor) */
+    arb_time start;          /**< every rank calls the collective at this time (0) */
+    arb_time skew;           /**< rank r calls it at start + r x skew (0: all at start) */
+    int skew_random;         /**< 1: at start + a uniform time in [0, skew], drawn from seed;
                                 2 (lag): all start at `start`, and rank r handles every packet
                                 it receives r x skew after its arrival */
-    uint64_t seed;           /* the skew's generator (skew_random) */
-    int dynamic_subchannels; /* responders choose trees dynamically (docs/protocol.md section 9) */
-    int wire_check;          /* round-trip every header through the codec */
-    /* Congestion control: one controller per channel, at its responder
+    uint64_t seed;           /**< the skew's generator (skew_random) */
+    int dynamic_subchannels; /**< responders choose trees dynamically (docs/protocol.md section 9)
+                              */
+    int wire_check;          /**< round-trip every header through the codec */
+    /** Congestion control: one controller per channel, at its responder
      * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).
      * line_rate and credit_bytes are the fabric's (the channel's share of
      * its host's link, a full frame); base_rtt too when cc_base_rtt is 0
      * (arb_sim_arbor_cc_loop); oscar.headroom is a host link's, each of
      * its channels keeping its share; SWIFT and OSCAR start from `window`. */
     arb_cc_kind cc_kind;
-    arb_cc_config cc;
-    arb_time cc_base_rtt;
-    /* The slot pools: 0 or 1 (default), every switch's pool of `slots` is
+    arb_cc_config cc;     /**< see cc_kind */
+    arb_time cc_base_rtt; /**< see cc_kind */
+    /** The slot pools: 0 or 1 (default), every switch's pool of `slots` is
      * shared by every job; P > 1, it is cut into P static parts of
      * slots / P each, job k using part k mod P only (never another's
      * idle slots). The first job's, as `slots`. */
     uint32_t partitions;
-    /* 1: no rank starts at `start`; each starts when arb_sim_arbor_enter
+    /** 1: no rank starts at `start`; each starts when arb_sim_arbor_enter
      * says (a collective called on demand); the job's start is the first
      * entry. Not with skew_random 2 (lag). */
     int deferred;
-    /* Optional: each rank's completion (ctx: rank_ctx). */
+    /** Optional: each rank's completion (ctx: rank_ctx). */
     arb_sim_arbor_rank_fn on_rank_done;
-    void *rank_ctx;
+    void *rank_ctx; /**< passed to on_rank_done; borrowed */
 } arb_sim_arbor_config;
 
+/** Fill *cfg with the defaults its fields name (no plan). */
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
 
-/*
+/**
  * Add a collective (a job); call again for more jobs on the same fabric,
  * before or during a run (from a callback). Returns the job's index (0 for
  * the first, then 1, 2, ...). Every switch where some job aggregates has
@@ -578,7 +592,7 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
 
-/*
+/**
  * Rank `rank` of a deferred job calls the collective at `at` (the current
  * time when earlier): its engines start then. Call before or during a run
  * (from a callback). Errors: ARB_EINVAL (no such job, a job that is not
@@ -586,7 +600,7 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
  */
 int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at);
 
-/*
+/**
  * The unloaded loop of a plan's trees on this fabric: a credit up to the
  * root and down to a requester, the request up and the aggregate down (4 x
  * the root's level hops), each hop the slowest link's propagation and one
@@ -595,7 +609,7 @@ int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at);
  */
 arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 
-/*
+/**
  * The unloaded loop of a collective, which the controllers scale from (their
  * base_rtt): the fabric's loop (above) plus one full frame from every
  * channel a host takes part in, serialised on its link: the loop when every
@@ -607,7 +621,10 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const struct arb_plan *plan, uint3
  */
 arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 
-/*
+/** The least window arb_sim_arbor_window gives (see there). */
+#define ARB_SIM_ARBOR_WINDOW_MIN 4
+
+/**
  * The window a channel gets when none is set (arb_sim_arbor_config.window
  * 0): the loop's worth of credits at the channel's share of its host's link
  * (arb_sim_arbor_cc_loop x (link rate / channels a host takes part in) /
@@ -617,107 +634,123 @@ arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const struct arb_plan *plan, ui
  * channel (Reduce, Broadcast) gets the credits its single channel needs to
  * fill a host link: 12 on star-32. 0 for a NULL s or plan.
  */
-#define ARB_SIM_ARBOR_WINDOW_MIN 4
 uint32_t arb_sim_arbor_window(const arb_sim *s, const struct arb_plan *plan, uint32_t payload);
 
-/* Why a run could not finish: an engine gave up (arb_sim_run returned
+/** Why a run could not finish: an engine gave up (arb_sim_run returned
  * ARB_ETIMEDOUT). */
 typedef struct arb_sim_arbor_failure {
-    int failed;          /* 1: an engine gave up */
-    uint32_t job;        /* its job */
-    uint32_t channel;    /* its channel (within the job) */
-    int requester;       /* 1: a requester (REGISTER or END unanswered); 0: the responder */
-    int end_wait;        /* responder: every offset committed, ENDs missing */
-    uint32_t offset;     /* responder: the offset that could not commit */
-    uint32_t subchannel; /* its last tree */
-    uint32_t attempts;   /* its credits in the network */
-    uint32_t tries;      /* repair credits (or END-wait rounds) unanswered */
-    arb_time waited;     /* how long the last of them waited */
-    uint32_t responder_host;
-    uint32_t n_missing;         /* hosts that never answered (requester: 1, itself) */
-    uint32_t missing_hosts[16]; /* the first 16 of them */
+    int failed;              /**< 1: an engine gave up */
+    uint32_t job;            /**< its job */
+    uint32_t channel;        /**< its channel (within the job) */
+    int requester;           /**< 1: a requester (REGISTER or END unanswered); 0: the responder */
+    int end_wait;            /**< responder: every offset committed, ENDs missing */
+    uint32_t offset;         /**< responder: the offset that could not commit */
+    uint32_t subchannel;     /**< its last tree */
+    uint32_t attempts;       /**< its credits in the network */
+    uint32_t tries;          /**< repair credits (or END-wait rounds) unanswered */
+    arb_time waited;         /**< how long the last of them waited */
+    uint32_t responder_host; /**< the channel's responder */
+    uint32_t n_missing;      /**< hosts that never answered (requester: 1, itself) */
+    uint32_t missing_hosts[16]; /**< the first 16 of them */
 } arb_sim_arbor_failure;
 
-/* The first engine failure of the run (failed 0 when none). ARB_EINVAL: no
+/** The first engine failure of the run (failed 0 when none). ARB_EINVAL: no
  * collective added, or a NULL argument. */
 int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out);
 
-/* 1 when every engine of every job is finished (all ENDs acknowledged,
- * every rank done). */
+/** 1 when every engine of every job is finished (all ENDs acknowledged,
+ * every rank done), else 0. Never fails. */
 int arb_sim_arbor_done(const arb_sim *s);
 
-/* Jobs added (0: none). */
+/** Jobs added (0: none). Never fails. */
 int arb_sim_arbor_jobs(const arb_sim *s);
 
-/* Ranks done so far and ranks in all, over every job, cheaply (for
+/** Ranks done so far and ranks in all, over every job, cheaply (for
  * progress reports; the full figures, invariants included, are
  * arb_sim_arbor_result_get's). ARB_EINVAL: no collective added. */
 int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ranks);
 
+/** The Arbor collectives' figures (arb_sim_arbor_result_get, arb_sim_arbor_job_result). */
 typedef struct arb_sim_arbor_result {
-    int done;       /* every engine finished */
-    uint32_t ranks; /* ranks of the group */
-    uint32_t ranks_done;
-    arb_time start;      /* when the ranks called the collective */
-    arb_time finish;     /* when the last rank was done (ARB_TIME_NEVER if not) */
-    arb_time cct;        /* finish - start */
-    uint64_t bytes;      /* message bytes per rank (the buffer S) */
-    double goodput_gbps; /* bytes x 8 / cct */
-    /* engines */
-    uint64_t commits, repair_commits;
-    uint64_t repair_credits; /* repair credits sent (repeats included) */
-    uint64_t timeouts, agg_miss, late_masters, tail_replays;
-    /* recovery (arb_responder_stats): credits of attempt >= 1, attempts
-     * presumed lost by order and by timer, of those found spurious,
-     * offsets sent to the bypass repair, trees declared dead, probes of
-     * dead trees, trees revived */
-    uint64_t retries, losses_order, losses_timer, spurious, bypass, deaths, probes, revivals;
-    /* congestion control, over the responders' controllers: updates that
-     * raised and lowered the gates, samples with CE, stalls reacted to, and
-     * the mean window gate at the end */
-    uint64_t cc_increases, cc_decreases, cc_ce_samples, cc_stalls;
-    double cc_window_mean;
-    uint64_t credits, requests, results;
-    uint64_t registers, ends; /* sent, retries included */
+    int done;            /**< every engine finished */
+    uint32_t ranks;      /**< ranks of the group */
+    uint32_t ranks_done; /**< of which done */
+    arb_time start;      /**< when the ranks called the collective */
+    arb_time finish;     /**< when the last rank was done (ARB_TIME_NEVER if not) */
+    arb_time cct;        /**< finish - start */
+    uint64_t bytes;      /**< message bytes per rank (the buffer S) */
+    double goodput_gbps; /**< bytes x 8 / cct */
+    /* engines (arb_responder_stats, arb_requester_stats, summed) */
+    uint64_t commits;        /**< offsets committed */
+    uint64_t repair_commits; /**< of which by the repair path */
+    uint64_t repair_credits; /**< repair credits sent (repeats included) */
+    uint64_t timeouts;       /**< attempts presumed lost by a timer */
+    uint64_t agg_miss;       /**< AGG_MISS for the attempt in flight */
+    uint64_t late_masters;   /**< complete masters of an earlier attempt that committed */
+    uint64_t tail_replays;   /**< tail results replayed after the END wait */
+    /* recovery (arb_responder_stats) */
+    uint64_t retries;      /**< credits of attempt >= 1 */
+    uint64_t losses_order; /**< attempts presumed lost by order */
+    uint64_t losses_timer; /**< attempts presumed lost by timer */
+    uint64_t spurious;     /**< of those, found spurious */
+    uint64_t bypass;       /**< offsets sent to the bypass repair */
+    uint64_t deaths;       /**< trees declared dead */
+    uint64_t probes;       /**< probes of dead trees */
+    uint64_t revivals;     /**< trees revived */
+    /* congestion control, over the responders' controllers */
+    uint64_t cc_increases;  /**< updates that raised the gates */
+    uint64_t cc_decreases;  /**< updates that lowered them */
+    uint64_t cc_ce_samples; /**< samples with CE */
+    uint64_t cc_stalls;     /**< stalls reacted to */
+    double cc_window_mean;  /**< the mean window gate at the end */
+    uint64_t credits;       /**< normal credits sent */
+    uint64_t requests;      /**< normal DATA_REQUESTs sent */
+    uint64_t results;       /**< results delivered to requesters */
+    uint64_t registers;     /**< REGISTERs sent, retries included */
+    uint64_t ends;          /**< ENDs sent, retries included */
     /* switches */
-    uint64_t agg_inputs;        /* contributions counted into slots */
-    uint64_t agg_aggregates;    /* aggregates emitted */
-    uint64_t agg_drops;         /* requests the aggregators dropped */
-    uint64_t agg_passthrough;   /* fan-in 1 */
-    uint32_t peak_live_slots;   /* the most any switch held */
-    uint32_t peak_job_slots;    /* the most slots this job held live at one switch at once
+    uint64_t agg_inputs;        /**< contributions counted into slots */
+    uint64_t agg_aggregates;    /**< aggregates emitted */
+    uint64_t agg_drops;         /**< requests the aggregators dropped */
+    uint64_t agg_passthrough;   /**< fan-in 1 */
+    uint32_t peak_live_slots;   /**< the most any switch held */
+    uint32_t peak_job_slots;    /**< the most slots this job held live at one switch at once
                                    (the whole: the most of any job) */
-    uint32_t port;              /* a job's channels' UDP port (the whole: 0) */
-    uint64_t agg_allocations;   /* slots allocated by credits */
-    uint64_t agg_reclaimed;     /* of which took a slot still live (pool too small) */
-    arb_time slot_time;         /* summed over switches: slots live (allocation to completion) */
-    arb_time partial_slot_time; /* summed: slots partially filled (first input to completion) */
-    /* normal credit sent -> offset committed, at the responders (the loop R) */
-    arb_time rtt_mean, rtt_max;
-    /* wire bytes of Arbor packets sent on links of tier t (0: host links, t: level t <->
-     * t+1; tiers above 3 are added to 3), upward and downward */
-    uint64_t tier_up_bytes[4], tier_down_bytes[4];
-    uint64_t copies; /* extra copies made by replication */
-    /* values mode: elements checked and wrong; correct = -1 in header-only mode */
-    uint64_t checked, wrong;
-    int correct;
-    /* wire check */
-    uint64_t wire_checks, wire_errors;
+    uint32_t port;              /**< a job's channels' UDP port (the whole: 0) */
+    uint64_t agg_allocations;   /**< slots allocated by credits */
+    uint64_t agg_reclaimed;     /**< of which took a slot still live (pool too small) */
+    arb_time slot_time;         /**< summed over switches: slots live (allocation to completion) */
+    arb_time partial_slot_time; /**< summed: slots partially filled (first input to completion) */
+    /** normal credit sent -> offset committed, at the responders (the loop R): mean */
+    arb_time rtt_mean;
+    arb_time rtt_max; /**< and maximum */
+    /** wire bytes of Arbor packets sent upward on links of tier t (0: host links, t: level
+     * t <-> t+1; tiers above 3 are added to 3) */
+    uint64_t tier_up_bytes[4];
+    uint64_t tier_down_bytes[4]; /**< the same, downward */
+    uint64_t copies;             /**< extra copies made by replication */
+    uint64_t checked;            /**< values mode: elements checked */
+    uint64_t wrong;              /**< values mode: of which wrong */
+    int correct;          /**< values mode: 1 when every rank is done with every element right
+                             (some checked unless there is no data); -1 in header-only mode */
+    uint64_t wire_checks; /**< wire check: headers round-tripped through the codec */
+    uint64_t wire_errors; /**< wire check: of which failed to round-trip or came back different */
     /* invariants (0 in a good run) */
-    uint64_t inv_dup_commit;   /* an offset committed twice */
-    uint64_t inv_count;        /* a commit whose count is not R */
-    uint64_t inv_agg_check;    /* arb_agg_check failures */
-    uint64_t inv_missing;      /* results a requester lacks at the end (when done) */
-    uint64_t inv_early;        /* a rank done before all of its output was in */
-    uint64_t inv_conservation; /* nodes whose packet balance does not hold */
-    uint64_t dead_subchannels; /* dynamic selection: trees the responders stopped using */
-    uint64_t invariant_errors; /* the sum of the six */
+    uint64_t inv_dup_commit;   /**< an offset committed twice */
+    uint64_t inv_count;        /**< a commit whose count is not R */
+    uint64_t inv_agg_check;    /**< arb_agg_check failures */
+    uint64_t inv_missing;      /**< results a requester lacks at the end (when done) */
+    uint64_t inv_early;        /**< a rank done before all of its output was in */
+    uint64_t inv_conservation; /**< nodes whose packet balance does not hold */
+    uint64_t dead_subchannels; /**< dynamic selection: trees the responders stopped using */
+    uint64_t invariant_errors; /**< the sum of the six */
     /* fabric: Arbor packets */
-    uint64_t pkts, wire_bytes; /* sent by hosts and switches (emissions and copies) */
-    uint32_t bytes_per_packet; /* simulator memory per in-flight packet */
+    uint64_t pkts;             /**< sent by hosts and switches (emissions and copies) */
+    uint64_t wire_bytes;       /**< their wire bytes */
+    uint32_t bytes_per_packet; /**< simulator memory per in-flight packet */
 } arb_sim_arbor_result;
 
-/*
+/**
  * The figures so far (invariants are evaluated now). ARB_EINVAL: no job.
  * One job: its figures (arb_sim_arbor_job_result). Several: the whole --
  * counts summed over the jobs (ranks, bytes, engines, packets, invariants),
@@ -729,7 +762,7 @@ typedef struct arb_sim_arbor_result {
  */
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
 
-/*
+/**
  * Job `job`'s figures: its engines, its packets (pkts, wire and tier
  * bytes), its invariants. The switch counters are those of the switches
  * where it aggregates -- their pools are shared, so they include other
@@ -738,13 +771,13 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
  */
 int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *r);
 
-/* Job `job`'s rank count (0 for no such job), and rank `rank`'s host and
- * the time it was done (ARB_TIME_NEVER while it is not). ARB_EINVAL: no
- * such job or rank. */
+/** Job `job`'s rank count (0 for no such job). */
 uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job);
+/** Rank `rank`'s host and the time it was done (ARB_TIME_NEVER while it is
+ * not). Errors: ARB_EINVAL: no such job or rank. */
 int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host, arb_time *done);
 
-/*
+/**
  * Switch `node` reboots now (between runs, or from a callback): every
  * aggregator pool of it is emptied (arb_agg_reset: slots, owners and
  * contributions gone) and no job holds a slot there any more. What is in
@@ -758,32 +791,32 @@ int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host,
  */
 int arb_sim_arbor_reboot(arb_sim *s, uint32_t node);
 
-/* Cumulative figures over every job, cheap enough to read between runs.
+/** Cumulative figures over every job, cheap enough to read between runs.
  * Payload bytes count what values mode carries (header-only mode: what it
  * would). */
 typedef struct arb_sim_arbor_counters {
-    uint64_t committed_bytes; /* payload of the offsets the responders committed (once each) */
-    uint64_t resent_bytes;    /* payload hosts sent again: packets of a retry (attempt >= 1)
+    uint64_t committed_bytes; /**< payload of the offsets the responders committed (once each) */
+    uint64_t resent_bytes;    /**< payload hosts sent again: packets of a retry (attempt >= 1)
                                  or of the bypass repair */
-    uint64_t resends;         /* of those, credits: retries and repair credits, each a
+    uint64_t resends;         /**< of those, credits: retries and repair credits, each a
                                  responder's answer to a loss it found (by order, timer,
                                  AGG_MISS, or a tree found dead) */
-    arb_time resend_at;       /* the first of those credits at or after the watch's
+    arb_time resend_at;       /**< the first of those credits at or after the watch's
                                  time (arb_sim_arbor_watch); ARB_TIME_NEVER: none yet */
 } arb_sim_arbor_counters;
 
-/* Watch for the first retry or repair credit sent at or after `from`
+/** Watch for the first retry or repair credit sent at or after `from`
  * (from now on: arb_sim_arbor_counters.resend_at; a new watch replaces
  * the last). ARB_EINVAL: no Arbor collective. */
 int arb_sim_arbor_watch(arb_sim *s, arb_time from);
-/* ARB_EINVAL: no Arbor collective, or a NULL out. */
+/** ARB_EINVAL: no Arbor collective, or a NULL out. */
 int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out);
 
-/* The aggregation slots live now: summed over the switches, and the most in
+/** The aggregation slots live now: summed over the switches, and the most in
  * one switch. ARB_EINVAL: no Arbor collective. */
 int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live);
 
-/*
+/**
  * The decoded Arbor header of the packet with index `index` (a tap's
  * arb_sim_pkt_info.index) while it is alive, for captures and checks.
  * Errors: ARB_ENOENT when no Arbor collective runs or the packet is not an

@@ -1,4 +1,4 @@
-/*
+/** @file
  * arbor/workload.h - what the simulated hosts send: flows from a traffic
  * pattern, incast, traces with start times (our CSV and htsim's connection
  * matrix), ring AllReduce as NCCL runs it, the other host-based collectives
@@ -76,53 +76,59 @@
 extern "C" {
 #endif
 
+/** How a ring AllReduce spreads a connection over its QPs (docs/workloads.md). */
 typedef enum arb_qp_mode { ARB_QP_SPLIT = 0, ARB_QP_RR = 1, ARB_QP_HPN = 2 } arb_qp_mode;
 
-/* "split", "rr", "hpn"; NULL outside the enum. */
+/** "split", "rr", "hpn"; NULL outside the enum. */
 const char *arb_qp_mode_name(int m);
-/* Parse "split", "rr" or "hpn"; ARB_ENOENT otherwise. */
+/** Parse "split", "rr" or "hpn"; ARB_ENOENT otherwise. */
 int arb_qp_mode_parse(const char *name);
 
+/** The kinds of workload. */
 typedef enum arb_workload_kind {
-    ARB_WL_FLOWS = 0,     /* a given list of flows */
-    ARB_WL_PATTERN = 1,   /* a traffic.h pattern */
-    ARB_WL_INCAST = 2,    /* many senders to one receiver */
-    ARB_WL_TRACE = 3,     /* CSV trace */
-    ARB_WL_HTSIM = 4,     /* htsim connection matrix */
-    ARB_WL_ALLREDUCE = 5, /* ring AllReduce */
-    ARB_WL_HCOLL = 6,     /* one host-based collective (docs/workloads.md) */
-    ARB_WL_ITERATION = 7  /* a training iteration replayed from a trace */
+    ARB_WL_FLOWS = 0,     /**< a given list of flows */
+    ARB_WL_PATTERN = 1,   /**< a traffic.h pattern */
+    ARB_WL_INCAST = 2,    /**< many senders to one receiver */
+    ARB_WL_TRACE = 3,     /**< CSV trace */
+    ARB_WL_HTSIM = 4,     /**< htsim connection matrix */
+    ARB_WL_ALLREDUCE = 5, /**< ring AllReduce */
+    ARB_WL_HCOLL = 6,     /**< one host-based collective (docs/workloads.md) */
+    ARB_WL_ITERATION = 7  /**< a training iteration replayed from a trace */
 } arb_workload_kind;
 
-/* "flows", "pattern", "incast", "trace", "htsim", "ring_allreduce",
+/** "flows", "pattern", "incast", "trace", "htsim", "ring_allreduce",
  * "host_collective", "iteration". */
 const char *arb_workload_kind_name(int k);
 
+/** What every kind of workload shares (arb_workload_config_default). */
 typedef struct arb_workload_config {
-    uint64_t seed;       /* source ports and QP numbers (default 1) */
-    uint32_t qps;        /* QPs per connection (default 1) */
-    arb_qp_mode qp_mode; /* ring AllReduce only (default split) */
-    uint16_t sport_lo;   /* source ports are drawn from [sport_lo, sport_hi] */
-    uint16_t sport_hi;   /* (default 49152..65535) */
-    int shared_sport;    /* 1: the QPs of a connection share its first QP's source
+    uint64_t seed;       /**< source ports and QP numbers (default 1) */
+    uint32_t qps;        /**< QPs per connection (default 1) */
+    arb_qp_mode qp_mode; /**< ring AllReduce only (default split) */
+    uint16_t sport_lo;   /**< source ports are drawn from [sport_lo, sport_hi] */
+    uint16_t sport_hi;   /**< (default 49152..65535) */
+    int shared_sport;    /**< 1: the QPs of a connection share its first QP's source
                             port and differ only in the QP number (NICs that do so;
                             E-ECMP tells them apart, ECMP cannot). Not with hpn. */
 } arb_workload_config;
 
+/** Fill *cfg with the defaults its fields name. */
 void arb_workload_config_default(arb_workload_config *cfg);
 
-/* One flow of a static workload; sport 0 and qp 0 mean "draw one". */
+/** One flow of a static workload; sport 0 and qp 0 mean "draw one". */
 typedef struct arb_wl_flow {
-    uint32_t src, dst;
-    uint64_t bytes;
-    arb_time start;
-    uint16_t sport;
-    uint32_t qp; /* destination QP number (24 bits) */
+    uint32_t src;   /**< source host */
+    uint32_t dst;   /**< destination host */
+    uint64_t bytes; /**< payload bytes */
+    arb_time start; /**< when it starts */
+    uint16_t sport; /**< UDP source port; 0: drawn */
+    uint32_t qp;    /**< destination QP number (24 bits) */
 } arb_wl_flow;
 
+/** A workload: the flows it adds to a simulator and what it measured (opaque). */
 typedef struct arb_workload arb_workload;
 
-/*
+/**
  * Constructors. n_hosts is the fabric's host count: every host index must
  * be below it. cfg may be NULL for the defaults. On error *out is NULL and
  * err (when not NULL) holds one line. Errors: ARB_EINVAL (a host out of
@@ -134,54 +140,63 @@ typedef struct arb_workload arb_workload;
 int arb_workload_new_flows(arb_workload **out, const arb_wl_flow *flows, size_t n, uint32_t n_hosts,
                            const arb_workload_config *cfg, char *err, size_t errlen);
 
-/* Every pair of traffic.h `spec` sends `bytes` from `start`. */
+/** Every pair of traffic.h `spec` sends `bytes` from `start`. Errors: as
+ * arb_workload_new_flows. */
 int arb_workload_new_pattern(arb_workload **out, const char *spec, uint32_t n_hosts, uint64_t bytes,
                              arb_time start, const arb_workload_config *cfg, char *err,
                              size_t errlen);
 
-/* `senders` hosts (receiver+1, receiver+2, ... mod n_hosts) each send
- * `bytes` to `receiver` from `start`. */
+/** `senders` hosts (receiver+1, receiver+2, ... mod n_hosts) each send
+ * `bytes` to `receiver` from `start`. Errors: as arb_workload_new_flows. */
 int arb_workload_new_incast(arb_workload **out, uint32_t n_hosts, uint32_t receiver,
                             uint32_t senders, uint64_t bytes, arb_time start,
                             const arb_workload_config *cfg, char *err, size_t errlen);
 
-/* A trace file (ARB_WL_TRACE: CSV, ARB_WL_HTSIM: connection matrix). */
+/** A trace file (ARB_WL_TRACE: CSV, ARB_WL_HTSIM: connection matrix).
+ * Errors: as arb_workload_new_flows. */
 int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char *path,
                           uint32_t n_hosts, const arb_workload_config *cfg, char *err,
                           size_t errlen);
 
-/* The same from text in memory; `name` stands for the path in messages. */
+/** The same from text in memory; `name` stands for the path in messages.
+ * Errors: as arb_workload_new_flows. */
 int arb_workload_parse(arb_workload **out, arb_workload_kind kind, const char *text,
                        const char *name, uint32_t n_hosts, const arb_workload_config *cfg,
                        char *err, size_t errlen);
 
+/** A ring AllReduce (arb_workload_new_allreduce). */
 typedef struct arb_allreduce_config {
-    const uint32_t *hosts; /* host of rank r; NULL: rank r on host r */
-    uint32_t ranks;        /* N >= 2 */
-    uint64_t bytes;        /* S, the buffer each rank reduces */
-    uint64_t chunk;        /* pipeline slice bytes; 0: one message per step */
-    arb_time start;
+    const uint32_t *hosts; /**< host of rank r; NULL: rank r on host r */
+    uint32_t ranks;        /**< N >= 2 */
+    uint64_t bytes;        /**< S, the buffer each rank reduces */
+    uint64_t chunk;        /**< pipeline slice bytes; 0: one message per step */
+    arb_time start;        /**< every rank starts at this time */
 } arb_allreduce_config;
 
+/** A ring AllReduce of `ar` (hosts borrowed during the call). Errors: as
+ * arb_workload_new_flows. */
 int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *ar, uint32_t n_hosts,
                                const arb_workload_config *cfg, char *err, size_t errlen);
 
-/* NULL is ignored. */
+/** Free the workload (NULL is ignored). */
 void arb_workload_free(arb_workload *w);
 
+/** The workload's kind. */
 arb_workload_kind arb_workload_get_kind(const arb_workload *w);
 
-/*
+/**
  * Add the first flows to s (made with this workload's callback). Call once.
  * Errors: those of arb_sim_add_flow; ARB_ESTATE when called twice.
  */
 int arb_workload_start(arb_workload *w, arb_sim *s);
 
-/* The simulator's arb_sim_done_fn; ctx is the workload. An error inside
+/** The simulator's arb_sim_done_fn; ctx is the workload. An error inside
  * (no memory) is kept for arb_workload_error. */
 void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time now);
 
-/*
+struct arb_route;
+
+/**
  * HPN (qp_mode hpn, ring AllReduce): give every rank's qps connections the
  * source ports arb_route_disjoint_sports finds for its pair over `r`, the
  * switches' router (arb_lb_router), in [sport_lo, sport_hi]; paths are
@@ -191,52 +206,61 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
  * disjoint. Errors: ARB_EINVAL (another kind or mode), ARB_ESTATE
  * (started), those of arb_route_disjoint_sports.
  */
-struct arb_route;
 int arb_workload_route_sports(arb_workload *w, const struct arb_route *r, uint32_t *n_disjoint);
 
-/* The simulator's on_flow_sent (ctx: the workload). Optional: with it, a
+/** The simulator's on_flow_sent (ctx: the workload). Optional: with it, a
  * ring AllReduce QP launches its next message as soon as the previous one
  * has sent its last packet (back to back, as a NIC runs a QP's send
  * queue); without it, only once the previous one has been delivered. */
 void arb_workload_on_flow_sent(void *ctx, arb_sim *s, uint32_t flow, arb_time now);
 
-/* The first error met while driving the simulator, or 0. */
+/** The first error met while driving the simulator (an ARB_E* code such as
+ * ARB_ENOMEM), or 0. */
 int arb_workload_error(const arb_workload *w);
 
+/** What a workload measured (arb_workload_get_result). */
 typedef struct arb_workload_result {
-    arb_workload_kind kind;
-    uint64_t flows_planned; /* simulator flows the workload will add in all */
-    uint64_t flows_added;   /* added so far */
-    uint64_t flows_done;
-    uint64_t bytes_planned; /* payload bytes of all its flows */
-    arb_time start;         /* earliest start */
-    arb_time finish;        /* last flow done; ARB_TIME_NEVER while not all are */
-    int done;               /* every flow (every rank) is done */
-    uint32_t phases;        /* pattern phases (1 otherwise) */
+    arb_workload_kind kind; /**< the workload's kind */
+    uint64_t flows_planned; /**< simulator flows the workload will add in all */
+    uint64_t flows_added;   /**< added so far */
+    uint64_t flows_done;    /**< done so far */
+    uint64_t bytes_planned; /**< payload bytes of all its flows */
+    arb_time start;         /**< earliest start */
+    arb_time finish;        /**< last flow done; ARB_TIME_NEVER while not all are */
+    int done;               /**< every flow (every rank) is done */
+    uint32_t phases;        /**< pattern phases (1 otherwise) */
     /* ring AllReduce */
-    uint32_t ranks, qps, slices, steps; /* steps = 2(N-1) */
-    uint64_t messages;                  /* per rank: steps x slices */
-    uint64_t buffer_bytes;              /* S */
-    arb_time cct;                       /* last rank done - start; NEVER while not done */
-    double algbw_gbps, busbw_gbps;      /* 0 while not done */
+    uint32_t ranks;        /**< N */
+    uint32_t qps;          /**< QPs per connection */
+    uint32_t slices;       /**< pipeline slices per step */
+    uint32_t steps;        /**< steps = 2(N-1) */
+    uint64_t messages;     /**< per rank: steps x slices */
+    uint64_t buffer_bytes; /**< S */
+    arb_time cct;          /**< last rank done - start; NEVER while not done */
+    double algbw_gbps;     /**< S / CCT, Gb/s; 0 while not done */
+    double busbw_gbps;     /**< algbw x the bus factor; 0 while not done */
     /* host collective (ring AllReduce too: coll allreduce, algo ring) */
-    int coll, algo;          /* arb_hc_coll, arb_hc_algo (resolved) */
-    uint64_t messages_total; /* messages of all ranks */
-    double busbw_factor;     /* nccl-tests' factor (arb_hc_busbw_factor) */
+    int coll;                /**< arb_hc_coll */
+    int algo;                /**< arb_hc_algo (resolved) */
+    uint64_t messages_total; /**< messages of all ranks */
+    double busbw_factor;     /**< nccl-tests' factor (arb_hc_busbw_factor) */
     /* iteration */
-    arb_time iter_time;               /* last rank's last node done - start; NEVER while not done */
-    arb_time exposed_max;             /* the most exposed communication of a rank */
-    arb_time exposed_mean;            /* mean over ranks (rounded down) */
-    arb_time compute_max;             /* the most compute time of a rank */
-    uint64_t nodes, collectives, p2p; /* trace nodes; collective calls and sends (each once) */
+    arb_time iter_time;    /**< last rank's last node done - start; NEVER while not done */
+    arb_time exposed_max;  /**< the most exposed communication of a rank */
+    arb_time exposed_mean; /**< mean over ranks (rounded down) */
+    arb_time compute_max;  /**< the most compute time of a rank */
+    uint64_t nodes;        /**< trace nodes */
+    uint64_t collectives;  /**< collective calls (each once) */
+    uint64_t p2p;          /**< sends (each once) */
 } arb_workload_result;
 
+/** Copy what the workload measured so far into *r. */
 void arb_workload_get_result(const arb_workload *w, arb_workload_result *r);
 
-/*
+/**
  * Ring AllReduce and host collectives: rank r's host, the time it was
  * done (ARB_TIME_NEVER if not yet), the payload bytes it sent and the
- * messages it received. ARB_EINVAL for another kind or a rank out of
+ * messages it received. Errors: ARB_EINVAL for another kind or a rank out of
  * range.
  */
 int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_time *done,
@@ -246,7 +270,7 @@ int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_
 /* Host-based collectives (docs/workloads.md)                           */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * The collectives NCCL and MPI run on the hosts, over the simulator's
  * RoCE transports: every collective is a static plan of messages between
  * ranks, each message a simulator flow that may start once the data it
@@ -256,6 +280,7 @@ int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_
  * in order: the next one enters the simulator when the previous one has
  * sent its last packet. Header-only: bytes move, values do not.
  *
+ * @verbatim
  *   collective     algorithms (auto picks the first unless noted)
  *   allreduce      ring (NCCL's ring: reduce-scatter then all-gather,
  *                  2(n-1) steps), tree (NCCL's double binary tree: two
@@ -274,6 +299,7 @@ int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_
  *                  simulator carries no empty flow)
  *   alltoall       direct (every rank sends its S/n block to every
  *                  other rank at once, one connection each)
+   @endverbatim
  *
  * S (bytes) is nccl-tests' size: the buffer each rank reduces (allreduce,
  * reduce), broadcasts (broadcast), the whole buffer of which every rank
@@ -297,6 +323,7 @@ typedef enum arb_hc_coll {
     ARB_HC_ALLTOALL = 6
 } arb_hc_coll;
 
+/** The host algorithms (see arb_hc_coll). */
 typedef enum arb_hc_algo {
     ARB_HC_AUTO = 0,
     ARB_HC_RING = 1,
@@ -307,57 +334,64 @@ typedef enum arb_hc_algo {
     ARB_HC_BINOMIAL = 6
 } arb_hc_algo;
 
-/* Names as the scenario keys spell them; NULL / ARB_ENOENT outside. */
+/** The collective's name as the scenario keys spell it; NULL outside the enum. */
 const char *arb_hc_coll_name(int c);
+/** Parse a collective's name (case-insensitive). Errors: ARB_ENOENT. */
 int arb_hc_coll_parse(const char *name);
+/** The algorithm's name as the scenario keys spell it; NULL outside the enum. */
 const char *arb_hc_algo_name(int a);
+/** Parse an algorithm's name (case-insensitive). Errors: ARB_ENOENT. */
 int arb_hc_algo_parse(const char *name);
 
-/* The algorithm that runs `c` with `a` (auto resolved; ring for reduce
+/** The algorithm that runs `c` with `a` (auto resolved; ring for reduce
  * and broadcast is chain), or ARB_EINVAL when `c` has no such algorithm. */
 int arb_hc_algo_resolve(arb_hc_coll c, arb_hc_algo a, uint64_t bytes);
 
-/* nccl-tests' bus bandwidth factor for n ranks (0 for barrier). */
+/** nccl-tests' bus bandwidth factor for n ranks (0 for barrier). */
 double arb_hc_busbw_factor(arb_hc_coll c, uint32_t ranks);
 
+/** A host collective (arb_workload_new_hcoll). */
 typedef struct arb_hcoll_config {
-    arb_hc_coll coll;
-    arb_hc_algo algo;
-    const uint32_t *hosts; /* host of rank r; NULL: rank r on host r */
-    uint32_t ranks;        /* n >= 2 */
-    uint64_t bytes;        /* S (ignored by barrier) */
-    uint64_t chunk;        /* pipeline slice bytes; 0: one slice */
-    uint32_t root;         /* reduce, broadcast */
-    arb_time start;        /* every rank enters at this time */
+    arb_hc_coll coll;      /**< the collective */
+    arb_hc_algo algo;      /**< its algorithm (AUTO: see arb_hc_coll) */
+    const uint32_t *hosts; /**< host of rank r; NULL: rank r on host r */
+    uint32_t ranks;        /**< n >= 2 */
+    uint64_t bytes;        /**< S (ignored by barrier) */
+    uint64_t chunk;        /**< pipeline slice bytes; 0: one slice */
+    uint32_t root;         /**< reduce, broadcast */
+    arb_time start;        /**< every rank enters at this time */
 } arb_hcoll_config;
 
-/* Errors as arb_workload_new_allreduce, the message naming the field
+/** A host collective. Errors: as arb_workload_new_allreduce, the message naming the field
  * first ("size:", "chunk:", "root:", "ranks:", "hosts:", "algorithm:"). */
 int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint32_t n_hosts,
                            const arb_workload_config *cfg, char *err, size_t errlen);
 
-/* One message of a host collective: ranks, payload bytes, the messages
+/** One message of a host collective: ranks, payload bytes, the messages
  * it waits for (indices; borrowed from the workload), when its first flow
  * entered the simulator and when its last part was delivered
  * (ARB_TIME_NEVER if not yet). */
 typedef struct arb_hc_msg {
-    uint32_t src, dst;
-    uint64_t bytes;
-    uint32_t n_deps;
-    const uint32_t *deps;
-    arb_time posted, delivered;
+    uint32_t src;         /**< sending rank */
+    uint32_t dst;         /**< receiving rank */
+    uint64_t bytes;       /**< payload bytes */
+    uint32_t n_deps;      /**< entries of deps */
+    const uint32_t *deps; /**< the messages it waits for */
+    arb_time posted;      /**< its first flow entered the simulator */
+    arb_time delivered;   /**< its last part was delivered */
 } arb_hc_msg;
 
-/* Messages of a host collective (0 for another kind) and message i.
- * ARB_EINVAL for another kind or i out of range. */
+/** Messages of a host collective (0 for another kind). */
 uint64_t arb_workload_hc_messages(const arb_workload *w);
+/** Message i of a host collective into *m. Errors: ARB_EINVAL for another
+ * kind or i out of range. */
 int arb_workload_hc_msg(const arb_workload *w, uint64_t i, arb_hc_msg *m);
 
 /* ------------------------------------------------------------------ */
 /* Training-iteration traces (docs/workloads.md)                        */
 /* ------------------------------------------------------------------ */
 
-/*
+/**
  * A trace is, per rank, a DAG of nodes: compute (a duration), a
  * collective (kind, bytes, group of ranks), a point-to-point send or
  * receive (bytes, peer, tag), or a no-op (Chakra's other node types).
@@ -374,54 +408,60 @@ int arb_workload_hc_msg(const arb_workload *w, uint64_t i, arb_hc_msg *m);
  */
 typedef struct arb_trace arb_trace;
 
+/** The format of a trace file. */
 typedef enum arb_trace_format {
-    ARB_TRACE_AUTO = 0, /* by the file name: *.et is Chakra, else text */
-    ARB_TRACE_TEXT = 1,
-    ARB_TRACE_CHAKRA = 2
+    ARB_TRACE_AUTO = 0,  /**< by the file name: *.et is Chakra, else text */
+    ARB_TRACE_TEXT = 1,  /**< the text format (docs/workloads.md) */
+    ARB_TRACE_CHAKRA = 2 /**< MLCommons Chakra execution traces */
 } arb_trace_format;
 
-/* Text trace from memory; `name` stands for the file in messages. */
+/** Text trace from memory; `name` stands for the file in messages.
+ * Errors: ARB_EPARSE (see above), ARB_ENOMEM. */
 int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const char *name, char *err,
                          size_t errlen);
-/* Chakra trace from memory: bufs[r] is rank r's file. ARB_EINVAL
+/** Chakra trace from memory: bufs[r] is rank r's file. Errors: ARB_EINVAL
  * (without protobuf-c: "built without protobuf-c"), ARB_EPARSE. */
 int arb_trace_parse_chakra(arb_trace **out, const uint8_t *const *bufs, const size_t *lens,
                            uint32_t n_ranks, const char *name, char *err, size_t errlen);
-/* From a file: text, or Chakra where `path` names rank 0's file
+/** From a file: text, or Chakra where `path` names rank 0's file
  * PREFIX.0.et and the ranks' files PREFIX.R.et follow while they exist.
  * ARB_EIO for a file that cannot be read. */
 int arb_trace_load(arb_trace **out, const char *path, arb_trace_format fmt, char *err,
                    size_t errlen);
+/** Free a trace (NULL is ignored). */
 void arb_trace_free(arb_trace *t);
+/** The trace's ranks. */
 uint32_t arb_trace_ranks(const arb_trace *t);
+/** The trace's nodes, over every rank. */
 uint64_t arb_trace_nodes(const arb_trace *t);
-/* 1 when this build reads Chakra traces. */
+/** 1 when this build reads Chakra traces, else 0. Never fails. */
 int arb_trace_chakra_available(void);
 
 struct arb_plan_config;
 
+/** A training iteration replayed from a trace (arb_workload_new_iteration). */
 typedef struct arb_iteration_config {
-    const uint32_t *hosts; /* host of trace rank r; NULL: rank r on host r */
-    uint32_t n_map;        /* entries of hosts (at least the trace's ranks) */
-    arb_hc_algo algo;      /* collectives' algorithm: auto, or one every kind has */
-    uint64_t chunk;        /* pipeline slice bytes of the collectives */
-    arb_time start;        /* the iteration starts here */
-    /* The collectives' backend. 0 (default): the host algorithms. 1: Arbor
+    const uint32_t *hosts; /**< host of trace rank r; NULL: rank r on host r */
+    uint32_t n_map;        /**< entries of hosts (at least the trace's ranks) */
+    arb_hc_algo algo;      /**< collectives' algorithm: auto, or one every kind has */
+    uint64_t chunk;        /**< pipeline slice bytes of the collectives */
+    arb_time start;        /**< the iteration starts here */
+    /** The collectives' backend. 0 (default): the host algorithms. 1: Arbor
      * (below); AllToAll and sends stay on the host transport. */
     int arbor;
-    const arb_topo *topo;                   /* Arbor: the fabric to plan on (borrowed) */
-    const arb_sim_arbor_config *arbor_cfg;  /* Arbor: every collective's engine settings;
+    const arb_topo *topo;                   /**< Arbor: the fabric to plan on (borrowed) */
+    const arb_sim_arbor_config *arbor_cfg;  /**< Arbor: every collective's engine settings;
                                                plan, start, deferred and the callback
                                                are the workload's */
-    const struct arb_plan_config *plan_cfg; /* Arbor: dtype, subchannels, agg_levels,
+    const struct arb_plan_config *plan_cfg; /**< Arbor: dtype, subchannels, agg_levels,
                                                header; the rest per collective */
-    uint32_t inner_ranks;  /* Arbor: an AllReduce over more than 256 ranks runs in inner groups
+    uint32_t inner_ranks;  /**< Arbor: an AllReduce over more than 256 ranks runs in inner groups
                               of this many (0: the divisor of its ranks nearest their root) */
-    uint32_t inner_pieces; /* Arbor: ... its buffer cut into this many pieces, pipelined
+    uint32_t inner_pieces; /**< Arbor: ... its buffer cut into this many pieces, pipelined
                               through the phases (0: 1) */
 } arb_iteration_config;
 
-/*
+/**
  * Replay a trace (the workload takes it, also on error). Every rank runs
  * its DAG: a node starts when all its dependencies are done; compute nodes
  * of a rank run one at a time (one compute stream, in the order they
@@ -446,22 +486,26 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
                                uint32_t n_hosts, const arb_workload_config *cfg, char *err,
                                size_t errlen);
 
-/* The next time the workload must be woken (ARB_TIME_NEVER: none; always
+/** The next time the workload must be woken (ARB_TIME_NEVER: none; always
  * so for the other kinds). Run the simulator up to it, then call
  * arb_workload_timer with that time. */
 arb_time arb_workload_next_timer(const arb_workload *w);
+/** Run what is due at `now` (arb_workload_next_timer), adding flows to s. */
 void arb_workload_timer(arb_workload *w, arb_sim *s, arb_time now);
 
+/** One rank of an iteration (arb_workload_iter_rank). */
 typedef struct arb_iter_rank {
-    uint32_t host;
-    uint64_t nodes, nodes_done;
-    arb_time finish;  /* its last node done (ARB_TIME_NEVER if not yet) */
-    arb_time compute; /* time its compute stream was busy */
-    arb_time comm;    /* time some communication node of it was running */
-    arb_time exposed; /* of which with the compute stream idle */
+    uint32_t host;       /**< its host */
+    uint64_t nodes;      /**< its trace nodes */
+    uint64_t nodes_done; /**< of which done */
+    arb_time finish;     /**< its last node done (ARB_TIME_NEVER if not yet) */
+    arb_time compute;    /**< time its compute stream was busy */
+    arb_time comm;       /**< time some communication node of it was running */
+    arb_time exposed;    /**< of which with the compute stream idle */
 } arb_iter_rank;
 
-/* ARB_EINVAL for another kind or a rank out of range. */
+/** Rank `rank` of an iteration into *out. Errors: ARB_EINVAL for another
+ * kind or a rank out of range. */
 int arb_workload_iter_rank(const arb_workload *w, uint32_t rank, arb_iter_rank *out);
 
 #ifdef __cplusplus
