@@ -58,6 +58,50 @@ expect_err "run: a failing rank is named, the others stopped" 1 "arbor run: rank
 t1=$(date +%s)
 if [ $((t1 - t0)) -le 5 ]; then pass "... within $((t1 - t0)) s, not the 30 s deadline"; else fail "run stop" "$((t1 - t0)) s"; fi
 
+# ---- a signal to arbor run stops its ranks ---------------------------------------
+# alive PID: the process exists and is no zombie.
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# long_job DIR: arbor run with 3 ranks that would run for minutes, each writing
+# its pid to DIR/pid.RANK; waits until all three wrote.
+long_job() {
+    mkdir -p "$1"
+    "$ARBOR" run -n 3 --timeout 30s -- sh -c 'echo $$ >"$0/pid.$ARBOR_RANK"; exec "$1" bench barrier -n 1000000 -w 0 >/dev/null 2>&1' "$1" "$ARBOR" 2>"$1/run.err" &
+    RUN=$!
+    for _ in $(seq 50); do [ -s "$1/pid.0" ] && [ -s "$1/pid.1" ] && [ -s "$1/pid.2" ] && break; sleep 0.1; done
+    sleep 0.5
+}
+# ranks_gone DIR SECONDS: every rank of DIR has exited within SECONDS.
+ranks_gone() {
+    for _ in $(seq $(($2 * 10))); do
+        n=0
+        for r in 0 1 2; do alive "$(cat "$1/pid.$r")" && n=$((n + 1)); done
+        [ $n -eq 0 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+long_job "$TMP/stop"
+t0=$(date +%s)
+kill -TERM $RUN
+wait $RUN
+rc=$?
+t1=$(date +%s)
+if [ $rc -eq 143 ] && ranks_gone "$TMP/stop" 1 && [ $((t1 - t0)) -le 6 ] &&
+    grep -q "arbor run: stopped by Terminated" "$TMP/stop/run.err"; then
+    pass "SIGTERM to arbor run stops its ranks and exits 128+15 within $((t1 - t0)) s"
+else
+    fail "SIGTERM to arbor run" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/stop/run.err")"
+fi
+long_job "$TMP/kill"
+kill -KILL $RUN
+wait $RUN 2>/dev/null
+if ranks_gone "$TMP/kill" 3; then
+    pass "arbor run killed by SIGKILL: its ranks die with it"
+else
+    fail "SIGKILL to arbor run" "ranks still running 3 s later"
+    for r in 0 1 2; do kill "$(cat "$TMP/kill/pid.$r")" 2>/dev/null; done
+fi
+
 # ---- every collective, checked, at 3 ranks; one at 8 -------------------------
 for c in allreduce reduce reducescatter broadcast allgather; do
     out=$("$ARBOR" run -n 3 -- "$ARBOR" bench $c -b 1K -e 256K -f 4 -n 3 -w 1 -c -r 2 2>"$TMP/err")

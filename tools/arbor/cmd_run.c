@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,8 +45,20 @@ static const char run_usage[] =
     "  --spin         ranks and switches look again for up to DURATION (e.g. 50us)\n"
     "                 before blocking for their socket (ARBOR_SPIN, switch --spin)\n"
     "\n"
+    "SIGINT, SIGTERM or SIGHUP to arbor run is passed on to every rank, and the\n"
+    "switches stop; ranks still running 5 s later are killed (SIGKILL). A rank\n"
+    "gets SIGTERM if arbor run dies (even by SIGKILL).\n"
+    "\n"
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
-    "the other ranks are stopped with SIGTERM); 2 bad usage.\n";
+    "the other ranks are stopped with SIGTERM); 2 bad usage; 128 + the signal\n"
+    "when stopped by one.\n";
+
+/* The signals arbor run passes on to its ranks. */
+static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_FWD (sizeof fwd_signals / sizeof fwd_signals[0])
+/* After a stop (a signal, or a rank that failed), how long the others get
+ * to exit before SIGKILL. */
+#define STOP_GRACE_MS 5000
 
 /* --spin: 0, or a duration of at most 10 ms. */
 static int parse_spin(const char *v, arb_time *out)
@@ -138,6 +151,75 @@ static const char *leaf_of(const arb_topo *t, const struct swt *w, uint32_t n, u
     for (uint32_t a = 0; a < n; a++)
         if (w[a].node == leaf) return w[a].addr;
     return NULL;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Send sig to every rank still running. */
+static void signal_ranks(const pid_t *pids, const uint8_t *alive, uint32_t n, int sig)
+{
+    for (uint32_t q = 0; q < n; q++)
+        if (alive[q]) kill(pids[q], sig);
+}
+
+/* Wait for every rank. The first that fails is named and the others get
+ * SIGTERM; a stop signal to arbor run goes to every rank (*stop_sig).
+ * After either, ranks still running STOP_GRACE_MS later get SIGKILL. */
+static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, const sigset_t *sigs)
+{
+    uint8_t alive[256];
+    uint32_t left = n;
+    memset(alive, 1, n);
+    struct timespec stopping = {0, 0};
+    int killed = 0;
+    while (left > 0) {
+        int st = 0;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) {
+            uint32_t r = 0;
+            while (r < n && pids[r] != p)
+                r++;
+            if (r == n) continue;
+            alive[r] = 0;
+            left--;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+            if (!*failed && !*stop_sig) {
+                if (WIFEXITED(st))
+                    fprintf(stderr, "arbor run: rank %u exited with status %d\n", r,
+                            WEXITSTATUS(st));
+                else
+                    fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
+                            WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+                /* the job cannot finish: the other ranks need not wait for
+                 * their deadlines */
+                signal_ranks(pids, alive, n, SIGTERM);
+                clock_gettime(CLOCK_MONOTONIC, &stopping);
+            }
+            *failed = 1;
+            continue;
+        }
+        if (p < 0 && errno != EINTR) break; /* no children left */
+        if ((*failed || *stop_sig) && !killed && ms_since(&stopping) >= STOP_GRACE_MS) {
+            fprintf(stderr, "arbor run: %u rank(s) still running %d s after the stop: killed\n",
+                    left, STOP_GRACE_MS / 1000);
+            signal_ranks(pids, alive, n, SIGKILL);
+            killed = 1;
+        }
+        struct timespec tick = {0, 100 * 1000 * 1000};
+        int sig = sigtimedwait(sigs, NULL, &tick);
+        if (sig > 0 && sig != SIGCHLD && !*stop_sig) {
+            *stop_sig = sig;
+            fprintf(stderr, "arbor run: stopped by %s: passing it on to %u rank(s)\n",
+                    strsignal(sig), left);
+            signal_ranks(pids, alive, n, sig);
+            clock_gettime(CLOCK_MONOTONIC, &stopping);
+        }
+    }
 }
 
 int cmd_run(int argc, char **argv)
@@ -236,6 +318,16 @@ int cmd_run(int argc, char **argv)
         sodium_bin2hex(secret_buf, sizeof secret_buf, raw, sizeof raw);
         secret = secret_buf;
     }
+    /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
+     * none is lost between a look and a wait; blocked before the switch
+     * threads start, which inherit the mask (the ranks get the old one) */
+    sigset_t sigs, old_mask;
+    sigemptyset(&sigs);
+    for (size_t q = 0; q < N_FWD; q++)
+        sigaddset(&sigs, fwd_signals[q]);
+    sigaddset(&sigs, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
+    pid_t parent = getpid();
     struct swt *w = NULL;
     uint32_t n_sw = 0;
     arb_topo *t = NULL;
@@ -255,6 +347,7 @@ int cmd_run(int argc, char **argv)
                        arb_topo_n_hosts(t));
     pid_t pids[256];
     uint32_t started = 0;
+
     for (uint32_t r = 0; rc == 0 && r < n; r++) {
         char rank_s[16], size_s[16], job_s[16];
         snprintf(rank_s, sizeof rank_s, "%u", r);
@@ -267,6 +360,9 @@ int cmd_run(int argc, char **argv)
             break;
         }
         if (p == 0) {
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            /* die with arbor run, even when it is killed by SIGKILL */
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
             setenv("ARBOR_RANK", rank_s, 1);
             setenv("ARBOR_SIZE", size_s, 1);
             setenv("ARBOR_SWITCH", swa ? swa : "", 1);
@@ -289,29 +385,8 @@ int cmd_run(int argc, char **argv)
         }
         pids[started++] = p;
     }
-    int failed = 0;
-    for (uint32_t k = 0; k < started; k++) {
-        int st = 0;
-        pid_t p;
-        while ((p = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
-            ;
-        uint32_t r = 0;
-        while (r < started && pids[r] != p)
-            r++;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
-        if (!failed) {
-            if (WIFEXITED(st))
-                fprintf(stderr, "arbor run: rank %u exited with status %d\n", r, WEXITSTATUS(st));
-            else
-                fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
-                        WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-            /* the job cannot finish: the other ranks need not wait for
-             * their deadlines */
-            for (uint32_t q = 0; q < started; q++)
-                if (pids[q] != p) kill(pids[q], SIGTERM);
-        }
-        failed = 1;
-    }
+    int failed = 0, stop_sig = 0;
+    reap(pids, started, &failed, &stop_sig, &sigs);
     sw_stop = 1;
     for (uint32_t a = 0; a < n_sw; a++) {
         if (w[a].t) pthread_join(w[a].t, NULL);
@@ -320,5 +395,6 @@ int cmd_run(int argc, char **argv)
     free(w);
     arb_topo_free(t);
     if (rc) return rc;
+    if (stop_sig) return 128 + stop_sig;
     return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
