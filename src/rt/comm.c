@@ -190,6 +190,10 @@ static int join_switch(arb_rt_comm *c)
 {
     arb_time start = rt_now(), now = start;
     c->last_join = 0;
+    /* answers to this rank's JOIN from another address than the one it
+     * dialled (dropped: a rank hears only its switch's address) */
+    uint32_t elsewhere = 0;
+    struct sockaddr_in other;
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
         rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join), 0);
@@ -198,7 +202,13 @@ static int join_switch(arb_rt_comm *c)
             const uint8_t *b = c->rx.dg[i].buf;
             size_t len = c->rx.dg[i].len;
             rt_hdr h;
-            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw) || rt_hdr_get(&h, b, len) < 0) continue;
+            if (rt_hdr_get(&h, b, len) < 0) continue;
+            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw)) {
+                if ((h.kind == RT_K_WELCOME || h.kind == RT_K_REJECT) && h.job == c->cfg.job &&
+                    h.dst == c->cfg.rank && elsewhere++ == 0)
+                    other = *c->rx.dg[i].from;
+                continue;
+            }
             if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0)
                 return 0;
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
@@ -207,6 +217,16 @@ static int join_switch(arb_rt_comm *c)
                                c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
         }
         now = rt_now();
+    }
+    if (elsewhere) {
+        char a[32];
+        return rt_fail(c, ARB_ETIMEDOUT,
+                       "switch %s: no answer to the JOIN of job %u rank %u from that address "
+                       "within %.3f s, but %u from %s (dropped: a rank accepts only the address "
+                       "it dialled; a switch that does not answer from the address it was sent "
+                       "to, or NAT?)",
+                       c->cfg.sw, c->cfg.job, c->cfg.rank, (double)c->cfg.timeout / ARB_PS_PER_S,
+                       elsewhere, rt_addr_str(&other, a, sizeof a));
     }
     return rt_fail(c, ARB_ETIMEDOUT,
                    "switch %s did not answer the JOIN of job %u rank %u within %.3f s", c->cfg.sw,

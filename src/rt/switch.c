@@ -14,6 +14,8 @@
 #include "arbor/topo.h"
 #include "rt/rt_int.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@ struct sjob {
     arb_plan *plan;           /* AllReduce over the job's hosts: channel r's trees */
     uint32_t *entry;          /* per tree: index of this node's entry, or NONE */
     struct sockaddr_in *addr; /* per rank: its address (joined ranks below this node) */
+    uint32_t *local;          /* per rank: the address of ours it dialled (0: unknown) */
     uint8_t *joined;
     uint64_t *counter; /* per rank: the last JOIN counter accepted */
 };
@@ -49,7 +52,12 @@ struct arb_rt_switch {
     uint32_t n_peers;
     uint32_t peer_node[ARB_RT_SWITCH_MAX_PEERS];
     struct sockaddr_in peer_addr[ARB_RT_SWITCH_MAX_PEERS];
-    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS]; /* my port toward it, or NONE */
+    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS];  /* my port toward it, or NONE */
+    uint32_t peer_local[ARB_RT_SWITCH_MAX_PEERS]; /* our address it sends to (0: unknown) */
+    /* the local address the datagram being handled was sent to (0:
+     * unknown): answers leave from it, so a switch listening on 0.0.0.0
+     * answers from the address its rank or peer dialled */
+    uint32_t cur_local;
     int32_t *port_peer; /* per local port: peer index of a switch there, or -1 */
     arb_agg *agg;
     struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
@@ -75,11 +83,13 @@ static void job_reset(struct sjob *j)
     arb_plan_free(j->plan);
     free(j->entry);
     free(j->addr);
+    free(j->local);
     free(j->joined);
     free(j->counter);
     j->plan = NULL;
     j->entry = NULL;
     j->addr = NULL;
+    j->local = NULL;
     j->joined = NULL;
     j->counter = NULL;
     j->size = j->base = 0;
@@ -203,6 +213,10 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed, !cfg->no_gso);
     }
     if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd, !cfg->no_gso);
+    /* answers leave from the address they were sent to (a switch bound to
+     * 0.0.0.0 has several) */
+    if (rc == 0 && rt_rxq_pktinfo(&s->rx) < 0)
+        rc = arb_errf(err, errlen, ARB_EIO, "switch: IP_PKTINFO: %s", strerror(errno));
     if (rc == 0) {
         arb_agg_config ac;
         arb_agg_config_default(&ac);
@@ -264,9 +278,10 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     if (arb_plan_new(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
     j->entry = malloc(j->plan->n_trees * sizeof *j->entry);
     j->addr = calloc(size, sizeof *j->addr);
+    j->local = calloc(size, sizeof *j->local);
     j->joined = calloc(size, 1);
     j->counter = calloc(size, sizeof *j->counter);
-    if (!j->entry || !j->addr || !j->joined || !j->counter) {
+    if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter) {
         job_reset(j);
         return -1;
     }
@@ -290,7 +305,7 @@ static void announce(arb_rt_switch *s, const struct sjob *j)
         b[20 + k] = (uint8_t)(j->base >> (24 - 8 * k));
     }
     for (uint32_t i = 0; i < s->n_peers; i++)
-        rt_tx(&s->tx, &s->peer_addr[i], b, sizeof b, NULL, 0, 0);
+        rt_tx_src(&s->tx, &s->peer_addr[i], s->peer_local[i], b, sizeof b, NULL, 0, 0);
 }
 
 static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why)
@@ -301,7 +316,7 @@ static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join
     rt_hdr_put(b, &h);
     b[RT_HDR_LEN] = why;
     s->st.join_rejected++;
-    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
 static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len)
@@ -340,9 +355,10 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     j->joined[jn.rank] = 1;
     j->counter[jn.rank] = jn.counter;
     j->addr[jn.rank] = *from;
+    j->local[jn.rank] = s->cur_local;
     uint8_t w[RT_WELCOME_LEN];
     rt_welcome_put(w, &jn, j->key);
-    rt_tx(&s->tx, from, w, sizeof w, NULL, 0, 0);
+    rt_tx_src(&s->tx, from, s->cur_local, w, sizeof w, NULL, 0, 0);
     announce(s, j);
 }
 
@@ -386,7 +402,7 @@ static void notice(arb_rt_switch *s, const struct sockaddr_in *to, const rt_hdr 
     uint8_t b[RT_HDR_LEN];
     rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &n);
-    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
 /* One Arbor packet in flight through the switch. */
@@ -403,13 +419,18 @@ struct fwd {
 static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
 {
     const struct sockaddr_in *to = NULL;
+    uint32_t src = 0;
     if (p < s->radix) {
         uint32_t peer = s->ports[s->nd->first_port + p].peer;
         if (peer < arb_topo_n_hosts(s->t)) {
             uint32_t r = peer - f->j->base;
-            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) to = &f->j->addr[r];
+            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) {
+                to = &f->j->addr[r];
+                src = f->j->local[r];
+            }
         } else if (s->port_peer[p] >= 0) {
             to = &s->peer_addr[s->port_peer[p]];
+            src = s->peer_local[s->port_peer[p]];
         }
     }
     if (!to) {
@@ -422,7 +443,7 @@ static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
         s->st.undecodable++;
         return;
     }
-    rt_tx(&s->tx, to, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
+    rt_tx_src(&s->tx, to, src, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
 }
 
 /* Unicast toward host `host`: down toward it when it is below, else up. */
@@ -601,12 +622,17 @@ static void on_arbor(arb_rt_switch *s, const struct sockaddr_in *from, const rt_
     }
 }
 
-static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
-                        arb_time now)
+static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint32_t local,
+                        uint8_t *b, size_t len, arb_time now)
 {
     rt_hdr h;
     s->st.rx_pkts++;
     s->st.rx_bytes += len;
+    s->cur_local = local;
+    if (local) {
+        int peer = peer_of(s, from);
+        if (peer >= 0) s->peer_local[peer] = local;
+    }
     if (rt_hdr_get(&h, b, len) < 0) {
         s->st.undecodable++;
         return;
@@ -630,7 +656,7 @@ static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now)
 {
-    on_datagram(s, from, b, len, now);
+    on_datagram(s, from, 0, b, len, now);
 }
 
 void rt_switch_flush(arb_rt_switch *s)
@@ -668,7 +694,8 @@ int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
         int n = rt_rx(&s->rx);
         arb_time now = rt_now();
         for (int i = 0; i < n; i++)
-            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].buf, s->rx.dg[i].len, now);
+            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].local, s->rx.dg[i].buf, s->rx.dg[i].len,
+                        now);
         rt_tx_flush(&s->tx);
         periodic(s, now);
         if (stop && *stop) return 0;

@@ -182,6 +182,25 @@ else
     fail "switch processes" "$ok ranks exited 0" "$(cat "$TMP/t0.out" "$TMP/t0.err" "$TMP/sp.err")"
 fi
 
+# ---- a switch listening on 0.0.0.0 answers from the address a rank dialled --------
+# Loopback takes all of 127/8: ranks dial 127.0.0.2 and send from 127.0.0.1, so
+# an answer from the kernel's choice of source (127.0.0.1) would be dropped.
+"$ARBOR" switch --listen 0.0.0.0:0 --port-file "$TMP/porta" --job 7:any --for 30 2>"$TMP/swa.err" &
+SWA=$!
+PA=$(port_of "$TMP/porta")
+for g in "" --no-gso; do
+    # shellcheck disable=SC2086
+    out=$("$ARBOR" run -n 3 --switch "127.0.0.2:$PA" --job 7 --secret any --timeout 5s $g -- \
+        "$ARBOR" bench allreduce -b 4K -e 256K -f 8 -n 2 -w 1 -c 2>"$TMP/err")
+    if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ]; then
+        pass "switch on 0.0.0.0, ranks dialling 127.0.0.2 ${g:-(GSO)}: allreduce exact"
+    else
+        fail "switch on 0.0.0.0 ${g:-(GSO)}" "$out" "$(cat "$TMP/err")"
+    fi
+done
+kill $SWA 2>/dev/null
+wait $SWA 2>/dev/null
+
 # ---- admission: a wrong secret -------------------------------------------------
 "$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port1" --job 1:right --job 2:other \
     --for 30 2>"$TMP/sw1.err" &

@@ -698,6 +698,78 @@ TEST(strangers)
     arb_rt_switch_free(w.s);
 }
 
+/* A "switch" that answers JOINs from another address than the one the rank
+ * dialled (a REJECT from a second socket): the rank drops the answers, and
+ * its error says it heard them from elsewhere rather than "did not
+ * answer". */
+struct misanswer {
+    int in, out;
+    volatile int stop;
+};
+
+static void *misanswer_main(void *arg)
+{
+    struct misanswer *m = arg;
+    while (!m->stop) {
+        uint8_t b[256];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(m->in, b, sizeof b, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 16) {
+            nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+            continue;
+        }
+        /* the JOIN's header as a REJECT (kind 4) from a switch (0xFFFF),
+         * reason 1 */
+        b[1] = 4;
+        b[12] = b[13] = 0xFF;
+        b[16] = 1;
+        sendto(m->out, b, 17, 0, (struct sockaddr *)&from, sizeof from);
+    }
+    return NULL;
+}
+
+static int udp_on(uint32_t ip)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(ip);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+TEST(answers_from_elsewhere)
+{
+    struct misanswer m = {.in = udp_on(0x7F000001), .out = udp_on(0x7F000001)};
+    REQUIRE(m.in >= 0 && m.out >= 0);
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    getsockname(m.in, (struct sockaddr *)&a, &al);
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", ntohs(a.sin_port));
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, misanswer_main, &m) == 0);
+    struct rank k;
+    memset(&k, 0, sizeof k);
+    k.size = 2;
+    k.sw = addr;
+    k.timeout = 300 * ARB_PS_PER_MS;
+    k.body = one_barrier;
+    rank_main(&k);
+    m.stop = 1;
+    pthread_join(t, NULL);
+    close(m.in);
+    close(m.out);
+    CHECK(k.rc == ARB_ETIMEDOUT);
+    CHECK(strstr(k.err, "no answer to the JOIN") != NULL);
+    CHECK(strstr(k.err, "but ") != NULL && strstr(k.err, " from 127.0.0.1:") != NULL);
+}
+
 /* Several switches: a leaf-spine (two leaves of two hosts, one spine) and
  * a three-level tree whose paths aggregate at up to three tiers (20 B
  * headers). */
@@ -731,5 +803,6 @@ int main(void)
     RUN(float_tolerance);
     RUN(nonblocking_calls);
     RUN(strangers);
+    RUN(answers_from_elsewhere);
     return testkit_done();
 }
