@@ -66,6 +66,39 @@ static void engine_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, cons
     rt_hdr_put(c->head, &rh);
     if (arb_hdr_encode(h, len, c->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) return;
     rt_tx(&c->tx, &c->sw, c->head, RT_HDR_LEN + hl, payload, len, 1);
+    /* packets that ask one rank for an answer: a REGISTER or END to a
+     * channel's responder, a repair credit to a member */
+    uint32_t asked = UINT32_MAX;
+    if (dst->kind == ARB_EP_DST_RESPONDER &&
+        (h->packet_type == ARB_PT_REGISTER || h->packet_type == ARB_PT_END))
+        asked = e->c->responder;
+    else if (dst->kind == ARB_EP_DST_MEMBER && h->packet_type == ARB_PT_RESPONSE && h->repair)
+        asked = rh.dst;
+    if (asked < c->cfg.size && asked != c->cfg.rank && !c->awaiting[asked])
+        c->awaiting[asked] = rt_now();
+}
+
+void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, char *buf,
+                 size_t len)
+{
+    if (now - c->last_rx >= RT_SILENT) {
+        snprintf(buf, len, "no packet at all from the switch %s for %.1f s", c->cfg.sw,
+                 (double)(now - c->last_rx) / ARB_PS_PER_S);
+        return;
+    }
+    char quiet[96] = "", wait[96] = "";
+    size_t w = 0;
+    for (uint32_t r = 0; r < c->cfg.size && w + 8 < sizeof quiet; r++)
+        if (r != c->cfg.rank && c->awaiting[r] && now - c->awaiting[r] >= RT_SILENT)
+            w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
+    size_t v = 0;
+    for (uint32_t x = 0; k && x < k->host->n_eps && v + 8 < sizeof wait; x++) {
+        arb_hep *e = arb_host_ep(k->host, x);
+        if (!e->cond_done && e->c->responder != c->cfg.rank)
+            v += (size_t)snprintf(wait + v, sizeof wait - v, "%s%u", v ? "," : "", e->c->responder);
+    }
+    snprintf(buf, len, "unanswered for 1 s: %s; waiting for the channels of: %s",
+             w ? quiet : "none", v ? wait : "none");
 }
 
 static void on_failure(arb_hep *e)
@@ -74,6 +107,14 @@ static void on_failure(arb_hep *e)
     arb_rt_comm *c = k->c;
     if (k->done || k->err) return; /* a lingering engine: the output is complete */
     k->err = ARB_ETIMEDOUT;
+    arb_time now = rt_now();
+    if (now - c->last_rx >= RT_SILENT) {
+        char why[160];
+        rt_suspects(c, k, now, why, sizeof why);
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) failed: %s (the channel of rank %u gave up)",
+                arb_coll_name(k->coll), k->msg, why, e->c->responder);
+        return;
+    }
     if (e->r) {
         arb_responder_failure f;
         arb_responder_get_failure(e->r, &f);
@@ -335,7 +376,10 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
         c->st.rx_undecodable++;
         return;
     }
-    if (rh->src < c->cfg.size) c->heard[rh->src] = now;
+    if (rh->src < c->cfg.size) {
+        c->heard[rh->src] = now;
+        c->awaiting[rh->src] = 0;
+    }
     struct arb_rt_request *k = call_of(c, h.message_id);
     if (!k) {
         orphan(c, rh, &h);
@@ -384,22 +428,10 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
                 snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
             }
         }
-        /* the suspects: ranks not heard from since this call started (a
-         * rank that died between calls); else those silent for a second */
-        char quiet[96] = "";
-        size_t w = 0;
-        int since = 0;
-        for (int pass = 0; pass < 2 && !w; pass++)
-            for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++) {
-                arb_time last = c->heard[r];
-                int silent = pass == 0 ? last < k->started : now - last > ARB_PS_PER_S;
-                if (r == c->cfg.rank || !silent) continue;
-                w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
-                since = pass == 0;
-            }
-        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s: %s",
-                arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what,
-                since ? "nothing since it started from" : "silent for 1 s", w ? quiet : "none");
+        char who[200];
+        rt_suspects(c, k, now, who, sizeof who);
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s",
+                arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what, who);
     }
 }
 

@@ -21,6 +21,11 @@
  * last collective repairs it through this rank (repair credits repeat at
  * most every timer ceiling, 50 ms). */
 #define LINGER_QUIET (150 * ARB_PS_PER_MS)
+/* A failure names a rank as unanswering when a packet that asks it for an
+ * answer (a REGISTER or END to its channel, a repair credit to it) has had
+ * none, nor anything else from it, for this long; and the switch as silent
+ * when nothing at all came from it for this long. */
+#define RT_SILENT ARB_PS_PER_S
 
 /* One collective call: its plan and this rank's engines. */
 struct arb_rt_request {
@@ -69,6 +74,9 @@ struct arb_rt_comm {
     uint32_t n_stash;
     arb_time last_rx, last_join;
     arb_time heard[ARB_PLAN_MAX_RANKS]; /* the last packet from each rank (via the switch) */
+    /* per rank: when the oldest packet asking it for an answer left, since
+     * the last packet from it (0: none waiting) */
+    arb_time awaiting[ARB_PLAN_MAX_RANKS];
     int failed;
     int any_failed; /* a call failed: the job cannot finish, no lingering at the end */
     arb_rt_stats st;
@@ -78,6 +86,12 @@ struct arb_rt_comm {
 
 /* Record the communicator's error message (arb_rt_errmsg), log it, return rc. */
 int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...) ARB_PRINTF(3, 4);
+
+/* The failure's suspects in words, into buf: the switch when it has been
+ * silent for RT_SILENT, else the ranks asked for an answer and silent that
+ * long ("unanswered for 1 s: 2"), then the channels still waited for. */
+void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, char *buf,
+                 size_t len);
 
 /* comm.c */
 void rt_progress_once(arb_rt_comm *c);
