@@ -67,9 +67,12 @@ typedef struct arb_rt_config {
      * stalls into spurious losses and retries) */
     arb_time timeout_min;
     /* The engines' timer ceiling and their bypass-repair rounds (default
-     * 200 ms and 16): together they set the outage a collective survives
-     * (a switch restarting: about repair_tries x timeout_max), and how
-     * long a dead peer takes to be named when the deadline is longer. */
+     * 200 ms and 64, at most 64). No backed-off wait passes the ceiling,
+     * so together they set the outage a collective survives (a switch
+     * restarting: about repair_tries x timeout_max, 12.8 s), the loss it
+     * survives (a repair round per ceiling until every member's answer got
+     * through: docs/runtime.md section 5), and how long a dead peer takes
+     * to be named when the deadline is longer. */
     arb_time timeout_max;
     uint32_t repair_tries;
     double drop;   /* ARBOR_DROP: drop this fraction of sends (tests) */

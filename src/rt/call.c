@@ -220,6 +220,12 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     hc.timeout_min = c->cfg.timeout_min;
     hc.timeout = c->cfg.timeout_max;
     hc.repair_tries = c->cfg.repair_tries;
+    /* backed-off waits never pass the ceiling: a repair round then comes at
+     * least every ceiling, so under heavy loss the rounds keep coming
+     * until the last member's answer gets through (the engines' default,
+     * doubling to 64 ceilings, spaced the rounds of one offset seconds
+     * apart after a few unlucky ones, and the call reached its deadline) */
+    hc.backoff_max = 1;
     hc.retry_min = c->cfg.timeout_min;
     hc.op = op;
     hc.msg_id = k->msg;

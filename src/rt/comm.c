@@ -40,7 +40,7 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->payload = ARB_PAYLOAD_MAX;
     cfg->timeout_min = 10 * ARB_PS_PER_MS;
     cfg->timeout_max = 200 * ARB_PS_PER_MS;
-    cfg->repair_tries = 16;
+    cfg->repair_tries = 64;
 }
 
 static int env_u32(const char *name, uint32_t *out, uint64_t max, char *err, size_t errlen)
@@ -458,12 +458,12 @@ int arb_rt_comm_free(arb_rt_comm *c)
         }
     }
     if (c->fd >= 0 && c->started_any && !c->any_failed) {
-        arb_time until = rt_now() + c->cfg.timeout;
+        arb_time until = rt_now() + c->cfg.timeout, quiet = 2 * c->cfg.timeout_max + LINGER_SLACK;
         for (;;) {
             rt_progress_once(c);
             arb_time now = rt_now();
-            if (now - c->last_rx >= LINGER_QUIET || now >= until) break;
-            rt_wait_readable(c->fd, LINGER_QUIET - (now - c->last_rx), 0);
+            if (now - c->last_rx >= quiet || now >= until) break;
+            rt_wait_readable(c->fd, quiet - (now - c->last_rx), 0);
         }
     }
     while (c->calls) {

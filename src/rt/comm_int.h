@@ -17,10 +17,12 @@
 #define REJOIN_SILENCE (50 * ARB_PS_PER_MS)
 #define JOIN_RETRY (100 * ARB_PS_PER_MS)
 /* After the last call a rank keeps answering until its switch has been
- * quiet this long: a peer whose request or acknowledgement was lost in the
- * last collective repairs it through this rank (repair credits repeat at
- * most every timer ceiling, 50 ms). */
-#define LINGER_QUIET (150 * ARB_PS_PER_MS)
+ * quiet for two timer ceilings (cfg.timeout_max) and this much: a peer
+ * whose request or acknowledgement was lost in the last collective repairs
+ * it through this rank, and its repair rounds repeat at most a ceiling
+ * apart (no backed-off wait passes the ceiling in the runtime), so a rank
+ * leaves only after two rounds it would have had to answer did not come. */
+#define LINGER_SLACK (50 * ARB_PS_PER_MS)
 /* A failure names a rank as unanswering when a packet that asks it for an
  * answer (a REGISTER or END to its channel, a repair credit to it) has had
  * none, nor anything else from it, for this long; and the switch as silent

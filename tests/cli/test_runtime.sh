@@ -141,6 +141,21 @@ else
     fail "loss" "$out" "$(cat "$TMP/err")"
 fi
 
+# Heavy loss: a quarter of every send dropped. Each offset ends in rounds of
+# the bypass repair, which must keep coming (at least every 200 ms) until
+# every member's answer got through; the deadline is far above what the
+# rounds need (docs/runtime.md section 5).
+t0=$(date +%s)
+out=$("$ARBOR" run -n 4 --drop 0.25 --switch-drop 0.25 --seed 5 --timeout 20s -- \
+    "$ARBOR" bench allreduce -b 256K -e 256K -n 2 -w 0 -c 2>"$TMP/err")
+rc=$?
+t1=$(date +%s)
+if [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 1 ]; then
+    pass "25% loss on ranks and switch: 256 KiB allreduces exact ($((t1 - t0)) s)"
+else
+    fail "heavy loss" "status $rc after $((t1 - t0)) s" "$out" "$(cat "$TMP/err")"
+fi
+
 # ---- a multi-tier fabric -----------------------------------------------------
 out=$("$ARBOR" run -n 4 --topo leafspine:2,2,1 -- "$ARBOR" bench reducescatter -b 4K -e 64K -f 4 -n 2 -w 1 -c 2>"$TMP/err")
 if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ]; then

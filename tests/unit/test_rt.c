@@ -536,8 +536,12 @@ static int nonblocking(struct rank *k, arb_rt_comm *c)
     if (rc == 0) rc = arb_rt_ibroadcast(c, bc, count, ARB_DTYPE_F16, 2, &r[1]);
     if (rc == 0) rc = arb_rt_iallgather(c, ag_in, ag_out, count, ARB_DTYPE_I32, &r[2]);
     if (rc < 0) return rc;
+    /* poll for up to 15 s (a count of polls would depend on the machine's
+     * speed and load; the ranks' deadline is 20 s) */
     int done = 0;
-    for (int spins = 0; !done && spins < 200000; spins++)
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (t1 = t0; !done && t1.tv_sec - t0.tv_sec < 15; clock_gettime(CLOCK_MONOTONIC, &t1))
         if ((rc = arb_rt_test(r[2], &done)) < 0) return rc;
     if (!done) return -100; /* never completed by polling */
     if ((rc = arb_rt_wait(r[2])) < 0 || (rc = arb_rt_wait(r[1])) < 0 ||
