@@ -20,6 +20,10 @@ expect_err "run without -n" 2 "arbor run: give the number of ranks" "$ARBOR" run
 expect_err "run -n 1" 2 "arbor run: -n '1': want 2..256 ranks" "$ARBOR" run -n 1 -- true
 expect_err "run without a command" 2 "arbor run: no COMMAND to run" "$ARBOR" run -n 2 --
 expect_err "run: unknown option" 2 "arbor run: unknown option '--bogus'" "$ARBOR" run -n 2 --bogus -- true
+expect_err "run --switch without a secret" 2 "arbor run: --switch needs the job's secret" \
+    env -u ARBOR_SECRET "$ARBOR" run -n 2 --switch 127.0.0.1:9 -- true
+expect_err "run --secret-file of nothing" 2 "arbor run: --secret-file /dev/null: want a first line" \
+    "$ARBOR" run -n 2 --secret-file /dev/null -- true
 expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" bench allreduce -b
 expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
@@ -41,7 +45,8 @@ printf '[switch]\nlisten = 127.0.0.1:0\ntopo = star:8\nslots = 512\n[jobs]\n4 = 
 "$ARBOR" switch --config "$TMP/sw.ini" --port-file "$TMP/portc" --for 20 2>"$TMP/swc.err" &
 SWC=$!
 PC=$(port_of "$TMP/portc")
-out=$("$ARBOR" run -n 3 --switch "127.0.0.1:$PC" --topo star:8 --job 4 --secret from-a-file -- \
+printf 'from-a-file\n' >"$TMP/secret"
+out=$("$ARBOR" run -n 3 --switch "127.0.0.1:$PC" --topo star:8 --job 4 --secret-file "$TMP/secret" -- \
     "$ARBOR" bench allgather -b 3K -e 3K -n 2 -w 1 -c 2>"$TMP/err")
 if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ]; then
     pass "a switch configured from a file serves its job"

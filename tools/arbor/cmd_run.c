@@ -22,22 +22,30 @@
 #include <unistd.h>
 
 static const char run_usage[] =
-    "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID] [--secret S]\n"
-    "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] [--no-gso]\n"
-    "                 [--spin DURATION] -- COMMAND [ARGS...]\n"
+    "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID]\n"
+    "                 [--secret S | --secret-file FILE] [--timeout T] [--drop P]\n"
+    "                 [--switch-drop P] [--seed N] [--no-gso] [--spin DURATION]\n"
+    "                 -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
     "--topo, e.g. leafspine:2,2,1) on loopback, in this process. Each rank gets:\n"
     "  ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH (its leaf switch), ARBOR_JOB,\n"
-    "  ARBOR_SECRET (random unless --secret), ARBOR_TOPO, ARBOR_HOST_BASE=0,\n"
+    "  ARBOR_SECRET (random for its own switches unless given), ARBOR_TOPO,\n"
+    "  ARBOR_HOST_BASE=0,\n"
     "  and ARBOR_TIMEOUT, ARBOR_DROP, ARBOR_SEED when given.\n"
     "\n"
     "  -n N           ranks, 2..256\n"
-    "  --switch       an arbor switch already running (star fabric only)\n"
+    "  --switch       an arbor switch already running (star fabric only); it\n"
+    "                admits the job only with its secret, so one is required:\n"
+    "                --secret, --secret-file or ARBOR_SECRET (and the job id:\n"
+    "                --job, else ARBOR_JOB, else 1)\n"
     "  --topo         the fabric (default star:256)\n"
     "  --job          the job id (default 1)\n"
-    "  --secret       the job's secret (default: 32 random bytes, hex)\n"
+    "  --secret       the job's secret (default: 32 random bytes, hex, for the\n"
+    "                switches arbor run starts)\n"
+    "  --secret-file  read the secret from the first line of FILE (keeps it out\n"
+    "                of the process list)\n"
     "  --timeout      a call's deadline, e.g. 30s (ARBOR_TIMEOUT)\n"
     "  --drop         fraction of each rank's sends dropped (ARBOR_DROP, tests)\n"
     "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
@@ -50,8 +58,8 @@ static const char run_usage[] =
     "gets SIGTERM if arbor run dies (even by SIGKILL).\n"
     "\n"
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
-    "the other ranks are stopped with SIGTERM); 2 bad usage; 128 + the signal\n"
-    "when stopped by one.\n";
+    "the other ranks are stopped with SIGTERM, 1 s later if it exited with 2,\n"
+    "bad usage); 2 bad usage; 128 + the signal when stopped by one.\n";
 
 /* The signals arbor run passes on to its ranks. */
 static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -59,6 +67,23 @@ static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP};
 /* After a stop (a signal, or a rank that failed), how long the others get
  * to exit before SIGKILL. */
 #define STOP_GRACE_MS 5000
+/* A rank that exits with status 2 (bad usage): the others get this long to
+ * exit by themselves (they most likely had the same usage) before SIGTERM. */
+#define USAGE_GRACE_MS 1000
+
+/* The secret: the first line of path, 1..ARB_RT_SECRET_MAX bytes. */
+static int read_secret_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return cli_error("run", "--secret-file %s: %s", path, strerror(errno));
+    if (!fgets(buf, (int)len, f)) buf[0] = 0;
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = 0;
+    if (!*buf || strlen(buf) > ARB_RT_SECRET_MAX)
+        return cli_error("run", "--secret-file %s: want a first line of 1..%d bytes", path,
+                         ARB_RT_SECRET_MAX);
+    return 0;
+}
 
 /* --spin: 0, or a duration of at most 10 ms. */
 static int parse_spin(const char *v, arb_time *out)
@@ -175,8 +200,8 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
     uint8_t alive[256];
     uint32_t left = n;
     memset(alive, 1, n);
-    struct timespec stopping = {0, 0};
-    int killed = 0;
+    struct timespec stopping = {0, 0}, failed_at = {0, 0};
+    int killed = 0, term_pending = 0;
     while (left > 0) {
         int st = 0;
         pid_t p = waitpid(-1, &st, WNOHANG);
@@ -196,14 +221,25 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
                     fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
                             WIFSIGNALED(st) ? WTERMSIG(st) : 0);
                 /* the job cannot finish: the other ranks need not wait for
-                 * their deadlines */
-                signal_ranks(pids, alive, n, SIGTERM);
-                clock_gettime(CLOCK_MONOTONIC, &stopping);
+                 * their deadlines. Bad usage (status 2) is most often every
+                 * rank's: give them a moment to say so themselves */
+                clock_gettime(CLOCK_MONOTONIC, &failed_at);
+                term_pending = 1;
+                if (!(WIFEXITED(st) && WEXITSTATUS(st) == CLI_EXIT_USAGE)) {
+                    signal_ranks(pids, alive, n, SIGTERM);
+                    term_pending = 0;
+                }
+                stopping = failed_at;
             }
             *failed = 1;
             continue;
         }
         if (p < 0 && errno != EINTR) break; /* no children left */
+        if (term_pending && ms_since(&failed_at) >= USAGE_GRACE_MS) {
+            signal_ranks(pids, alive, n, SIGTERM);
+            term_pending = 0;
+            clock_gettime(CLOCK_MONOTONIC, &stopping);
+        }
         if ((*failed || *stop_sig) && !killed && ms_since(&stopping) >= STOP_GRACE_MS) {
             fprintf(stderr, "arbor run: %u rank(s) still running %d s after the stop: killed\n",
                     left, STOP_GRACE_MS / 1000);
@@ -225,6 +261,8 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
 int cmd_run(int argc, char **argv)
 {
     uint64_t n = 0, job = 1, seed = 0;
+    int job_given = 0;
+    static char file_secret[ARB_RT_SECRET_MAX + 2];
     const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
     const char *drop = NULL, *spin_s = NULL;
     arb_time spin = 0;
@@ -234,6 +272,7 @@ int cmd_run(int argc, char **argv)
                                          {"topo", required_argument, NULL, 't'},
                                          {"job", required_argument, NULL, 'J'},
                                          {"secret", required_argument, NULL, 'K'},
+                                         {"secret-file", required_argument, NULL, 'k'},
                                          {"timeout", required_argument, NULL, 'T'},
                                          {"drop", required_argument, NULL, 'D'},
                                          {"switch-drop", required_argument, NULL, 'X'},
@@ -274,11 +313,16 @@ int cmd_run(int argc, char **argv)
         case 'J':
             if (cli_parse_u64(v, UINT32_MAX, &job) < 0)
                 return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
+            job_given = 1;
             break;
         case 'K':
             if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
                 return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
             secret = v;
+            break;
+        case 'k':
+            if (read_secret_file(v, file_secret, sizeof file_secret) != 0) return CLI_EXIT_USAGE;
+            secret = file_secret;
             break;
         case 'T': {
             arb_time t;
@@ -310,6 +354,21 @@ int cmd_run(int argc, char **argv)
     int i = optind;
     if (n == 0) return cli_error("run", "give the number of ranks with -n N");
     if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    if (sw && !secret) {
+        /* a switch that runs already admits the job only with its secret:
+         * a random one could never match */
+        const char *e = getenv("ARBOR_SECRET");
+        if (!e || !*e || strlen(e) > ARB_RT_SECRET_MAX)
+            return cli_error("run",
+                             "--switch needs the job's secret: give --secret-file FILE, --secret S "
+                             "or ARBOR_SECRET");
+        secret = e;
+    }
+    if (sw && !job_given && getenv("ARBOR_JOB")) {
+        const char *e = getenv("ARBOR_JOB");
+        if (cli_parse_u64(e, UINT32_MAX, &job) < 0)
+            return cli_error("run", "ARBOR_JOB='%s': want 0..%u", e, UINT32_MAX);
+    }
     char secret_buf[2 * 32 + 1];
     if (!secret) {
         uint8_t raw[32];
