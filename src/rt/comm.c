@@ -43,14 +43,19 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->repair_tries = 64;
 }
 
-static int env_u32(const char *name, uint32_t *out, uint64_t max, char *err, size_t errlen)
+/* A whole number min..max; `rule` says more when the range is not all
+ * (NULL: "a whole number min..max"). */
+static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, const char *rule,
+                   char *err, size_t errlen)
 {
     const char *v = getenv(name);
     uint64_t x;
     if (!v) return 0;
-    if (arb_parse_u64(v, strlen(v), max, &x) < 0)
-        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not a whole number 0..%llu", name, v,
-                        (unsigned long long)max);
+    if (arb_parse_u64(v, strlen(v), max, &x) < 0 || x < min) {
+        if (rule) return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': want %s", name, v, rule);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not a whole number %llu..%llu", name, v,
+                        (unsigned long long)min, (unsigned long long)max);
+    }
     *out = (uint32_t)x;
     return 0;
 }
@@ -59,23 +64,39 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
 {
     int rc = 0;
     if (!cfg) return ARB_EINVAL;
-    if (rc == 0) rc = env_u32("ARBOR_RANK", &cfg->rank, 255, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_SIZE", &cfg->size, 256, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, UINT32_MAX, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, ARB_TOPO_MAX_HOSTS, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 4096, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, ARB_PAYLOAD_MAX, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_RANK", &cfg->rank, 0, 255, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_SIZE", &cfg->size, 2, 256, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, 0, UINT32_MAX, NULL, err, errlen);
+    if (rc == 0)
+        rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, 0, ARB_TOPO_MAX_HOSTS, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 1, 4096, NULL, err, errlen);
+    if (rc == 0)
+        rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, 8, ARB_PAYLOAD_MAX,
+                     "a multiple of 8 in 8..8192 (bytes per packet)", err, errlen);
     if (rc < 0) return rc;
+    const char *pv = getenv("ARBOR_PAYLOAD");
+    if (pv && cfg->payload % 8)
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "ARBOR_PAYLOAD='%s': want a multiple of 8 in 8..8192 (bytes per packet)",
+                        pv);
+    if ((getenv("ARBOR_RANK") || getenv("ARBOR_SIZE")) && cfg->rank >= cfg->size)
+        return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_RANK=%u: want a rank below ARBOR_SIZE=%u",
+                        cfg->rank, cfg->size);
     const char *v;
     if ((v = getenv("ARBOR_SWITCH"))) cfg->sw = v;
-    if ((v = getenv("ARBOR_SECRET"))) cfg->secret = v;
+    if ((v = getenv("ARBOR_SECRET"))) {
+        if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_SECRET: want 1..%d bytes of text",
+                            ARB_RT_SECRET_MAX);
+        cfg->secret = v;
+    }
     if ((v = getenv("ARBOR_TOPO"))) cfg->topo = v;
     if ((v = getenv("ARBOR_BIND"))) cfg->bind = v;
     if ((v = getenv("ARBOR_TIMEOUT"))) {
         arb_time t;
-        if (arb_topo_parse_time(v, &t) < 0 || t == 0)
+        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_PS_PER_MS)
             return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_TIMEOUT='%s': not a duration such as 30s or 500ms", v);
+                            "ARBOR_TIMEOUT='%s': not a duration of 1ms or more, such as 30s", v);
         cfg->timeout = t;
     }
     if ((v = getenv("ARBOR_DROP"))) {
@@ -245,14 +266,17 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
     if (!cfg->secret || !*cfg->secret || strlen(cfg->secret) > ARB_RT_SECRET_MAX)
         return arb_errf(err, errlen, ARB_EINVAL, "no job secret (ARBOR_SECRET, 1..%d bytes)",
                         ARB_RT_SECRET_MAX);
-    if (cfg->timeout < ARB_PS_PER_MS || cfg->window == 0 || cfg->payload == 0 ||
-        cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8 || !(cfg->drop >= 0 && cfg->drop < 1) ||
-        cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_max < cfg->timeout_min ||
-        cfg->repair_tries == 0 || cfg->repair_tries > 64 || cfg->spin > RT_SPIN_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL,
-                        "timeout below 1 ms, window 0, payload not a multiple of 8 in 8..8192, "
-                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64, "
-                        "spin above 10 ms");
+    const char *bad = cfg->timeout < ARB_PS_PER_MS ? "timeout below 1 ms"
+                      : cfg->window == 0           ? "window 0"
+                      : cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8
+                          ? "payload not a multiple of 8 in 8..8192"
+                      : !(cfg->drop >= 0 && cfg->drop < 1)  ? "drop outside [0, 1)"
+                      : cfg->timeout_min < ARB_EP_TIMER_MIN ? "timer floor below 1 us"
+                      : cfg->timeout_max < cfg->timeout_min ? "timer floor above the ceiling"
+                      : cfg->repair_tries == 0 || cfg->repair_tries > 64 ? "repair tries not 1..64"
+                      : cfg->spin > RT_SPIN_MAX                          ? "spin above 10 ms"
+                                                                         : NULL;
+    if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->cfg = *cfg;

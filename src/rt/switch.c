@@ -115,11 +115,10 @@ static int add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char
     const arb_rt_switch_config *cfg = &s->cfg;
     uint32_t n = arb_topo_node_id(s->t, level, index);
     if (n == ARB_TOPO_NONE || level == 0 || n == s->node)
-        return arb_errf(err, errlen, ARB_EPARSE, "switch: peer %u.%u is not another switch of %s",
-                        level, index, cfg->topo);
+        return arb_errf(err, errlen, ARB_EPARSE, "peer %u.%u is not another switch of %s", level,
+                        index, cfg->topo);
     if (s->n_peers == ARB_RT_SWITCH_MAX_PEERS)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: more than %d peers",
-                        ARB_RT_SWITCH_MAX_PEERS);
+        return arb_errf(err, errlen, ARB_EINVAL, "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
     uint32_t i = s->n_peers;
     int rc = rt_addr_parse(addr, ARB_RT_PORT_DEFAULT, &s->peer_addr[i], err, errlen);
     if (rc < 0) return rc;
@@ -151,13 +150,13 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
     s->ports = arb_topo_ports(s->t);
     s->node = arb_topo_node_id(s->t, cfg->level, cfg->index);
     if (!s->g || cfg->level == 0 || s->node == ARB_TOPO_NONE)
-        return arb_errf(err, errlen, ARB_EPARSE, "switch: node %u.%u is not a switch of %s",
-                        cfg->level, cfg->index, cfg->topo);
+        return arb_errf(err, errlen, ARB_EPARSE, "node %u.%u is not a switch of %s", cfg->level,
+                        cfg->index, cfg->topo);
     s->nd = &s->nodes[s->node];
     s->radix = (uint32_t)s->nd->n_down + s->nd->n_up;
     if (s->radix > ARB_AGG_PORTS_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: %u ports, above the aggregator's %u",
-                        s->radix, ARB_AGG_PORTS_MAX);
+        return arb_errf(err, errlen, ARB_EINVAL, "%u ports, above the aggregator's %u", s->radix,
+                        ARB_AGG_PORTS_MAX);
     s->port_peer = malloc(s->radix * sizeof *s->port_peer);
     if (!s->port_peer) return ARB_ENOMEM;
     for (uint32_t p = 0; p < s->radix; p++)
@@ -177,7 +176,7 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
         cfg->spin > RT_SPIN_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: a setting is out of range");
+        return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->fd = -1;
@@ -186,17 +185,16 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     for (uint32_t i = 0; rc == 0 && i < cfg->n_jobs; i++) {
         if (!cfg->jobs[i].secret || !*cfg->jobs[i].secret ||
             strlen(cfg->jobs[i].secret) > ARB_RT_SECRET_MAX) {
-            rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u has no secret (1..%d bytes)",
+            rc = arb_errf(err, errlen, ARB_EINVAL, "job %u has no secret (1..%d bytes)",
                           cfg->jobs[i].id, ARB_RT_SECRET_MAX);
             break;
         }
         for (uint32_t k = 0; k < i; k++)
             if (cfg->jobs[k].id == cfg->jobs[i].id)
-                rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u given twice",
-                              cfg->jobs[i].id);
+                rc = arb_errf(err, errlen, ARB_EINVAL, "job %u given twice", cfg->jobs[i].id);
         s->jobs[i].id = cfg->jobs[i].id;
         if (rc == 0 && rt_key(s->jobs[i].key, cfg->jobs[i].secret) < 0)
-            rc = arb_errf(err, errlen, ARB_EIO, "switch: libsodium failed to initialise");
+            rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
         s->n_jobs = i + 1;
     }
     struct sockaddr_in la;
@@ -216,7 +214,7 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     /* answers leave from the address they were sent to (a switch bound to
      * 0.0.0.0 has several) */
     if (rc == 0 && rt_rxq_pktinfo(&s->rx) < 0)
-        rc = arb_errf(err, errlen, ARB_EIO, "switch: IP_PKTINFO: %s", strerror(errno));
+        rc = arb_errf(err, errlen, ARB_EIO, "IP_PKTINFO: %s", strerror(errno));
     if (rc == 0) {
         arb_agg_config ac;
         arb_agg_config_default(&ac);

@@ -27,7 +27,27 @@ expect_err "run --secret-file of nothing" 2 "arbor run: --secret-file /dev/null:
 expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" bench allreduce -b
 expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
-expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': not a valid value" "$ARBOR" bench allreduce -d f8
+expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64" "$ARBOR" bench allreduce -d f8
+expect_err "bench bad op" 2 "arbor bench: -o 'prod': want sum, max or min" "$ARBOR" bench allreduce -o prod
+expect_err "bench bad factor" 2 "arbor bench: -f '1': want a factor above 1" "$ARBOR" bench allreduce -f 1
+expect_err "bench bad iterations" 2 "arbor bench: -n '0': want 1..1000000 iterations" "$ARBOR" bench allreduce -n 0
+expect_err "ARBOR_PAYLOAD not a multiple of 8" 2 \
+    "arbor bench: ARBOR_PAYLOAD='100': want a multiple of 8 in 8..8192" \
+    env ARBOR_PAYLOAD=100 ARBOR_SECRET=s "$ARBOR" bench barrier
+expect_err "ARBOR_WINDOW 0" 2 "arbor bench: ARBOR_WINDOW='0': not a whole number 1..4096" \
+    env ARBOR_WINDOW=0 ARBOR_SECRET=s "$ARBOR" bench barrier
+expect_err "switch: a job given twice, one prefix" 2 "^arbor switch: job 1 given twice\$" \
+    "$ARBOR" switch --job 1:a --job 1:b --listen 127.0.0.1:0
+# under arbor run a usage error of the ranks' command prints once (rank 0's),
+# then arbor run names the rank that exited
+"$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -d f8 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -c "arbor bench: -d 'f8'" "$TMP/err")" -eq 1 ] &&
+    [ "$(wc -l <"$TMP/err")" -eq 2 ] && grep -q "^arbor run: rank [0-3] exited with status 2\$" "$TMP/err"; then
+    pass "a usage error under arbor run prints once"
+else
+    fail "usage error under arbor run" "status $rc" "$(cat "$TMP/err")"
+fi
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
@@ -125,6 +145,16 @@ else
 fi
 out=$("$ARBOR" run -n 4 -- "$ARBOR" bench barrier -n 5 -w 1 2>"$TMP/err")
 has "bench barrier prints one row" "$out" "none    -1"
+has "bench barrier's header names no dtype or op" "$out" "^# arbor bench barrier: 4 ranks, 5 iterations"
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench broadcast -b 1K -e 1K -n 1 -w 0 2>"$TMP/err")
+has "bench broadcast's header names the dtype, no op" "$out" "^# arbor bench broadcast: 2 ranks, f32, 1 iterations"
+expect_err "bench -o for broadcast is refused" 2 "arbor bench: -o: broadcast has no operator" \
+    "$ARBOR" bench broadcast -o max
+expect_err "bench: a size below one element is refused" 2 \
+    "arbor bench: -b 3: below one f32 element \(4 B\); want -b 4 or more" \
+    env ARBOR_SECRET=s "$ARBOR" bench allreduce -b 3 -e 3
+expect_err "bench: allgather's size is per rank" 2 "arbor bench: -b 8: below one f32 element per rank \(12 B\)" \
+    env ARBOR_SECRET=s ARBOR_SIZE=3 "$ARBOR" bench allgather -b 8 -e 8
 
 # nccl-tests' columns: busbw = algbw x 2(n-1)/n for allreduce at 4 ranks.
 out=$("$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -b 1M -e 1M -n 3 -w 1 2>"$TMP/err")
