@@ -3,8 +3,9 @@
  * aggregation switches (docs/runtime.md).
  *
  * A communicator is one rank of a job: (rank, size, switch address, job id,
- * secret). It joins its switch with a MAC over (job, rank, nonce) keyed by
- * the job's secret, then runs the six collectives on user buffers of the
+ * secret). It joins its switch with a JOIN whose MAC covers (job, rank,
+ * size, host base, counter, nonce) under a key derived from the job's
+ * secret (docs/runtime.md section 4), then runs the six collectives on user buffers of the
  * six dtypes, blocking or not. The protocol is the library's: every call
  * plans the collective (plan.h), and the rank driver (src/host) runs this
  * rank's responders and requesters; packets go over one UDP socket to the
@@ -137,9 +138,11 @@ const char *arb_rt_errmsg(const arb_rt_comm *c);
  *   barrier        returns once every rank has entered
  *
  * Errors: ARB_EINVAL (NULL buffer with count > 0, dtype, op or root out of
- * range, op NOP for a reduction), ARB_ETIMEDOUT (the deadline passed or a
- * peer never answered; arb_rt_errmsg says which), ARB_ESTATE (the
- * communicator failed earlier), ARB_ENOMEM.
+ * range, op NOP for a reduction; or another rank's packets of this call
+ * carry another dtype or op), ARB_ETIMEDOUT (the deadline passed or a peer
+ * never answered; arb_rt_errmsg says which), ARB_ESTATE (16 calls already
+ * in flight), ARB_ENOMEM. A failed call does not poison the communicator:
+ * the next call starts afresh (the job may not finish it, if a peer died).
  */
 int arb_rt_allreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                      arb_op op);

@@ -106,6 +106,11 @@ static void on_failure(arb_hep *e)
     struct arb_rt_request *k = e->h->cfg.ctx;
     arb_rt_comm *c = k->c;
     if (k->done || k->err) return; /* a lingering engine: the output is complete */
+    if (k->mismatch[0]) {
+        k->err = ARB_EINVAL;
+        rt_fail(c, ARB_EINVAL, "%s", k->mismatch);
+        return;
+    }
     k->err = ARB_ETIMEDOUT;
     arb_time now = rt_now();
     if (now - c->last_rx >= RT_SILENT) {
@@ -138,6 +143,40 @@ static void on_failure(arb_hep *e)
     }
 }
 
+/* Every rank must call with the same dtype and op (MPI's rule): the
+ * header of each packet carries the sender's dtype, and credits and
+ * requests its op. A packet of call k that disagrees is noted, and the call
+ * fails with ARB_EINVAL when it ends (a mismatch would otherwise reduce
+ * with two operators, or mix formats, and return wrong data silently); the
+ * packet is still handled, so that the protocol runs on and the other
+ * ranks see this one's packets and find the same. */
+static void note_mismatch(struct arb_rt_request *k, const rt_hdr *rh, const arb_hdr *h)
+{
+    arb_rt_comm *c = k->c;
+    int carries_op = h->packet_type == ARB_PT_DATA_REQUEST ||
+                     (h->packet_type == ARB_PT_RESPONSE && h->credit_valid);
+    int bad_dt = h->dtype != (uint8_t)k->dt;
+    int bad_op = carries_op && h->op != (uint8_t)k->op;
+    if ((!bad_dt && !bad_op) || k->mismatch[0]) return;
+    char who[24];
+    if (rh->src < c->cfg.size)
+        snprintf(who, sizeof who, "rank %u", rh->src);
+    else
+        snprintf(who, sizeof who, "another rank");
+    if (bad_dt)
+        snprintf(k->mismatch, sizeof k->mismatch,
+                 "%s (message %u): %s calls with dtype %s, this rank with %s (every rank must pass "
+                 "the same dtype)",
+                 arb_coll_name(k->coll), k->msg, who, arb_dtype_name((arb_dtype)h->dtype),
+                 arb_dtype_name(k->dt));
+    else
+        snprintf(k->mismatch, sizeof k->mismatch,
+                 "%s (message %u): %s reduces with %s, this rank with %s (every rank must pass the "
+                 "same op, and call the same collective)",
+                 arb_coll_name(k->coll), k->msg, who, arb_op_name((arb_op)h->op),
+                 arb_op_name(k->op));
+}
+
 /* Replay REGISTERs that came before the call was started. */
 static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 {
@@ -145,6 +184,8 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
     for (uint32_t i = 0; i < c->n_stash; i++) {
         struct stash *s = &c->stash[i];
         if (s->msg == k->msg) {
+            rt_hdr rh = {.kind = RT_K_ARBOR, .src = s->src};
+            note_mismatch(k, &rh, &s->h);
             int x = k->ep_of[c->cfg.rank];
             if (x >= 0) {
                 arb_hep *e = arb_host_ep(k->host, (uint32_t)x);
@@ -163,7 +204,6 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
                   arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
 {
-    if (c->failed) return rt_fail(c, ARB_ESTATE, "the communicator failed earlier: %s", c->err);
     /* room for one more: released calls whose engines still owe answers are
      * progressed until one finishes (bounded by the deadline) */
     arb_time give_up = rt_now() + c->cfg.timeout;
@@ -189,6 +229,10 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     if (!k) return ARB_ENOMEM;
     k->c = c;
     k->coll = coll;
+    k->dt = dt;
+    k->op = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER
+                ? op
+                : ARB_OP_NOP;
     k->msg = c->next_msg;
     for (uint32_t r = 0; r < ARB_PLAN_MAX_RANKS; r++)
         k->ep_of[r] = -1;
@@ -395,6 +439,7 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
         c->st.rx_unknown++;
         return;
     }
+    note_mismatch(k, rh, &h);
     arb_hep *e = arb_host_ep(k->host, (uint32_t)k->ep_of[rh->channel]);
     int from = 0;
     if (e->r) {
@@ -415,10 +460,15 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
     arb_host *h = k->host;
     if (!k->done && !k->err && h->ranks_done == h->n_local) {
         k->done = 1;
-        c->st.calls++;
+        if (k->mismatch[0])
+            k->err = rt_fail(c, ARB_EINVAL, "%s", k->mismatch); /* engines linger on */
+        else
+            c->st.calls++;
     }
     if (!k->finished && (arb_host_done(h) || (k->done && arb_host_error(h) < 0))) k->finished = 1;
-    if (!k->done && !k->err && now >= k->deadline) {
+    if (!k->done && !k->err && now >= k->deadline && k->mismatch[0]) {
+        k->err = rt_fail(c, ARB_EINVAL, "%s", k->mismatch);
+    } else if (!k->done && !k->err && now >= k->deadline) {
         k->err = ARB_ETIMEDOUT;
         arb_responder_progress rp;
         char what[96] = "";

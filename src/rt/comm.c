@@ -451,7 +451,7 @@ int arb_rt_wait(arb_rt_request *k)
     int rc = k->err;
     k->released = 1;
     if (rc < 0) {
-        k->finished = 1; /* a failed call's engines stop here */
+        if (!k->done) k->finished = 1; /* a failed call's engines stop here */
         c->any_failed = 1;
     }
     rt_progress_once(c); /* frees it when its engines are done */

@@ -35,6 +35,12 @@ struct arb_rt_request {
     struct arb_rt_request *next;
     uint8_t msg;
     arb_coll coll;
+    arb_dtype dt; /* the call's dtype and op (NOP: no reduction), which */
+    arb_op op;    /* every packet of the call from another rank must carry */
+    /* Another rank's packets carried another dtype or op: why, in words.
+     * The call runs on (so that the others see this rank's packets and
+     * find the same), and fails with ARB_EINVAL when it ends. */
+    char mismatch[200];
     arb_plan *plan;
     arb_host *host;
     int16_t ep_of[ARB_PLAN_MAX_RANKS]; /* per responder rank: our engine, or -1 */
@@ -79,7 +85,6 @@ struct arb_rt_comm {
     /* per rank: when the oldest packet asking it for an answer left, since
      * the last packet from it (0: none waiting) */
     arb_time awaiting[ARB_PLAN_MAX_RANKS];
-    int failed;
     int any_failed; /* a call failed: the job cannot finish, no lingering at the end */
     arb_rt_stats st;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];

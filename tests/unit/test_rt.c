@@ -645,6 +645,42 @@ TEST(float_tolerance)
     sw_stop(&w);
 }
 
+/* ---- ranks that disagree on the op or the dtype -------------------------- */
+
+/* Rank 0 reduces with MAX, the others with SUM: every rank's call fails
+ * with ARB_EINVAL naming the disagreement, rather than returning wrong
+ * data. Then the same with dtypes (i32 against f32, the same bytes). */
+static int mixed_ops(struct rank *k, arb_rt_comm *c)
+{
+    int32_t in[512], out[512];
+    fill((uint8_t *)in, ARB_DTYPE_I32, k->rank, 0, 512);
+    int rc =
+        arb_rt_allreduce(c, in, out, 512, ARB_DTYPE_I32, k->rank == 0 ? ARB_OP_MAX : ARB_OP_SUM);
+    if (rc != ARB_EINVAL || !strstr(arb_rt_errmsg(c), "every rank must pass the same op"))
+        return rc < 0 ? rc : 1;
+    return 0;
+}
+
+static int mixed_dtypes(struct rank *k, arb_rt_comm *c)
+{
+    int32_t in[512], out[512];
+    arb_dtype dt = k->rank == 0 ? ARB_DTYPE_I32 : ARB_DTYPE_F32;
+    fill((uint8_t *)in, dt, k->rank, 0, 512);
+    int rc = arb_rt_allreduce(c, in, out, 512, dt, ARB_OP_SUM);
+    if (rc != ARB_EINVAL || !strstr(arb_rt_errmsg(c), "every rank must pass the same dtype"))
+        return rc < 0 ? rc : 1;
+    return 0;
+}
+
+TEST(mismatched_calls)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 2, 1, 0, mixed_ops) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0, mixed_dtypes) == 0);
+    sw_stop(&w);
+}
+
 /* ---- admission: strangers, bad secrets --------------------------------- */
 
 static int one_barrier(struct rank *k, arb_rt_comm *c)
@@ -808,5 +844,6 @@ int main(void)
     RUN(nonblocking_calls);
     RUN(strangers);
     RUN(answers_from_elsewhere);
+    RUN(mismatched_calls);
     return testkit_done();
 }
