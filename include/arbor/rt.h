@@ -259,7 +259,9 @@ int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, con
                            char *err, size_t errlen);
 
 /* Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
- * until *stop becomes nonzero, checked at least every 100 ms). */
+ * until *stop becomes nonzero, checked at least every 100 ms). The first
+ * call warns (cfg.logger, ARB_LOG_WARN) of every switch linked to this one
+ * in the fabric that is no peer: what must cross that link is dropped. */
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop);
 
 /* The UDP port the switch listens on (useful with port 0). */

@@ -65,6 +65,7 @@ struct arb_rt_switch {
     arb_rt_switch_stats st;
     arb_time last_announce, notice_window;
     uint32_t notices;
+    int peers_checked;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
 };
 
@@ -684,9 +685,33 @@ static void periodic(arb_rt_switch *s, arb_time now)
     rt_tx_flush(&s->tx);
 }
 
+/* Once, when it starts serving: every switch linked to this one must be a
+ * peer, or what must cross that link is dropped (unroutable). Warned
+ * through the logger, naming each. */
+static void check_peers(arb_rt_switch *s)
+{
+    s->peers_checked = 1;
+    for (uint32_t p = 0; p < s->radix; p++) {
+        uint32_t other = s->ports[s->nd->first_port + p].peer;
+        if (other < arb_topo_n_hosts(s->t) || s->port_peer[p] >= 0) continue;
+        int seen = 0; /* name each switch once (parallel links) */
+        for (uint32_t q = 0; q < p && !seen; q++)
+            seen = s->ports[s->nd->first_port + q].peer == other;
+        if (seen) continue;
+        const arb_node *o = &s->nodes[other];
+        arb_log(&s->cfg.logger, ARB_LOG_WARN,
+                "node %u.%u of %s is linked to switch %u.%u (%s), which is no peer: what must "
+                "cross that link is dropped as unroutable (give its address as a peer, "
+                "%u.%u=HOST:PORT)",
+                s->nd->level, s->nd->index, s->cfg.topo, o->level, o->index,
+                o->level > s->nd->level ? "above" : "below", o->level, o->index);
+    }
+}
+
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
 {
     if (!s) return ARB_EINVAL;
+    if (!s->peers_checked) check_peers(s);
     arb_time start = rt_now();
     for (;;) {
         int n = rt_rx(&s->rx);

@@ -75,6 +75,26 @@ else
 fi
 kill $SWC 2>/dev/null
 wait $SWC 2>/dev/null
+# the rest of the options: for, stats, drop, seed, no-gso, spin
+printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\n[jobs]\n4 = s\n' \
+    >"$TMP/sw2.ini"
+t0=$(date +%s)
+"$ARBOR" switch --config "$TMP/sw2.ini" 2>"$TMP/swc2.err"
+rc=$?
+t1=$(date +%s)
+if [ $rc -eq 0 ] && [ $((t1 - t0)) -le 3 ] && [ "$(grep -c 'rx_pkts=' "$TMP/swc2.err")" -ge 2 ]; then
+    pass "a configuration file takes for, stats, drop, seed, no-gso, spin"
+else
+    fail "config file keys" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/swc2.err")"
+fi
+printf '[switch]\nno-gso = yes\n' >"$TMP/bad2.ini"
+expect_err "config: a bad value names file, line, key and rule" 2 "bad2.ini:2: no-gso 'yes': want 0 or 1" \
+    "$ARBOR" switch --config "$TMP/bad2.ini"
+# a leaf of a two-tier fabric without its spine as a peer (here a leaf instead): warned
+"$ARBOR" switch --topo leafspine:2,2,1 --node 1.0 --listen 127.0.0.1:0 --peer 1.1=127.0.0.1:9 \
+    --job 1:s --for 0.2 2>"$TMP/leaf.err"
+has "a leaf without its spine as a peer is warned about" "$(cat "$TMP/leaf.err")" \
+    "arbor switch: warning: node 1.0 of leafspine:2,2,1 is linked to switch 2.0 (above), which is no peer"
 
 # ---- a rank that fails stops the job at once ------------------------------------
 t0=$(date +%s)
