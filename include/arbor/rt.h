@@ -188,7 +188,8 @@ typedef struct arb_rt_stats {
     uint64_t rx_strangers;   /* datagrams from anyone but the switch */
     uint64_t rx_unknown;     /* packets for no call or channel of this rank */
     uint64_t rx_late;        /* packets for a call already freed */
-    uint64_t rejoins;        /* JOINs sent again (the switch restarted) */
+    uint64_t rejoins;        /* JOINs sent again because the switch did not know us
+                              * (its NOTICE: it restarted) */
     uint64_t send_errors;    /* sendmmsg failures (EAGAIN, ENOBUFS) */
     uint64_t gso_sends;      /* sends of several datagrams at once (UDP GSO) */
     /* This rank's responders, over the calls freed so far (endpoint.h): */
@@ -199,6 +200,9 @@ typedef struct arb_rt_stats {
     uint64_t repair_credits; /* bypass repair credits */
     uint64_t waits;          /* times a call blocked for its socket (ppoll) */
     uint64_t spin_hits;      /* waits that spinning (cfg.spin) found data for */
+    /* JOINs sent again after 50 ms with nothing from the switch inside a
+     * call (it may have restarted, or the peers are merely slow) */
+    uint64_t keepalive_joins;
 } arb_rt_stats;
 
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
@@ -269,10 +273,11 @@ uint16_t arb_rt_switch_port(const arb_rt_switch *s);
 
 typedef struct arb_rt_switch_stats {
     uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
-    uint64_t joins, join_rejected, rejoins;
-    uint64_t undecodable;     /* failed the runtime or Arbor decoder */
-    uint64_t strangers;       /* from an address that is no member or peer */
-    uint64_t unknown_job;     /* a job not admitted here */
+    uint64_t joins, join_rejected;
+    uint64_t rejoins;     /* JOINs of a rank already joined, from a new address (it restarted) */
+    uint64_t undecodable; /* failed the runtime or Arbor decoder */
+    uint64_t strangers;   /* from an address that is no member or peer */
+    uint64_t unknown_job; /* a job not admitted here */
     uint64_t unknown_channel; /* a channel or tree not in the job's plan */
     uint64_t unroutable;      /* a destination whose address is unknown */
     uint64_t dropped_tx;      /* sends dropped on purpose (cfg.drop) */
@@ -281,6 +286,9 @@ typedef struct arb_rt_switch_stats {
     uint64_t credits, requests, aggregates, agg_miss, agg_drops, copies;
     uint64_t jobs;  /* jobs known now */
     uint64_t waits; /* times it blocked for its socket (ppoll) */
+    /* JOINs of a rank already joined, from its address, with a newer
+     * counter (a rank that heard nothing for 50 ms inside a call) */
+    uint64_t keepalive_joins;
 } arb_rt_switch_stats;
 
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out);

@@ -443,7 +443,7 @@ int arb_rt_wait(arb_rt_request *k)
         arb_time now = rt_now();
         /* silence while waiting: the switch may have restarted */
         if (now - c->last_rx > REJOIN_SILENCE && now - c->last_join > REJOIN_SILENCE) {
-            c->st.rejoins++;
+            c->st.keepalive_joins++;
             send_join(c, now);
         }
         rt_comm_wait(c, rt_next_wake(c, k, now));

@@ -307,18 +307,33 @@ static void announce(arb_rt_switch *s, const struct sjob *j)
         rt_tx_src(&s->tx, &s->peer_addr[i], s->peer_local[i], b, sizeof b, NULL, 0, 0);
 }
 
-static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why)
+/* Answers to anyone (NOTICE, REJECT) share a budget of NOTICES_PER_S a
+ * second: a stranger spoofing a victim's address cannot make the switch
+ * send the victim more than that. 1 when one may go now. */
+static int answer_allowed(arb_rt_switch *s, arb_time now)
 {
+    if (now - s->notice_window > ARB_PS_PER_S) {
+        s->notice_window = now;
+        s->notices = 0;
+    }
+    return s->notices++ < NOTICES_PER_S;
+}
+
+static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why,
+                   arb_time now)
+{
+    s->st.join_rejected++;
+    if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN + 1];
     rt_hdr h = {
         .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &h);
     b[RT_HDR_LEN] = why;
-    s->st.join_rejected++;
     rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
-static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len)
+static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len,
+                    arb_time now)
 {
     rt_join jn;
     if (rt_join_get(&jn, b, len) < 0) {
@@ -327,18 +342,18 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     }
     struct sjob *j = find_job(s, jn.job);
     if (!j) {
-        reject(s, from, &jn, RT_REJECT_JOB);
+        reject(s, from, &jn, RT_REJECT_JOB, now);
         return;
     }
     if (rt_join_verify(b, len, j->key) < 0) {
-        reject(s, from, &jn, RT_REJECT_MAC);
+        reject(s, from, &jn, RT_REJECT_MAC, now);
         return;
     }
     uint32_t host = jn.base + jn.rank;
     if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
         host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
         job_learn(s, j, jn.size, jn.base) < 0) {
-        reject(s, from, &jn, RT_REJECT_FIELDS);
+        reject(s, from, &jn, RT_REJECT_FIELDS, now);
         return;
     }
     /* a counter below the last one accepted is a replay; the same counter
@@ -346,10 +361,15 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     if (j->joined[jn.rank] &&
         (jn.counter < j->counter[jn.rank] ||
          (jn.counter == j->counter[jn.rank] && !rt_addr_eq(from, &j->addr[jn.rank])))) {
-        reject(s, from, &jn, RT_REJECT_REPLAY);
+        reject(s, from, &jn, RT_REJECT_REPLAY, now);
         return;
     }
-    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) s->st.rejoins++;
+    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) {
+        if (rt_addr_eq(from, &j->addr[jn.rank]))
+            s->st.keepalive_joins++;
+        else
+            s->st.rejoins++;
+    }
     if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) s->st.joins++;
     j->joined[jn.rank] = 1;
     j->counter[jn.rank] = jn.counter;
@@ -393,11 +413,7 @@ static void on_jobinfo(arb_rt_switch *s, const struct sockaddr_in *from, const r
  * rank never joined): join again. Rate-limited. */
 static void notice(arb_rt_switch *s, const struct sockaddr_in *to, const rt_hdr *h, arb_time now)
 {
-    if (now - s->notice_window > ARB_PS_PER_S) {
-        s->notice_window = now;
-        s->notices = 0;
-    }
-    if (s->notices++ >= NOTICES_PER_S) return;
+    if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN];
     rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &n);
@@ -641,7 +657,7 @@ static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint32
         on_arbor(s, from, &h, b, len, now);
         break;
     case RT_K_JOIN:
-        on_join(s, from, b, len);
+        on_join(s, from, b, len, now);
         break;
     case RT_K_JOBINFO:
         on_jobinfo(s, from, &h, b, len);

@@ -271,6 +271,28 @@ done
 kill $SWA 2>/dev/null
 wait $SWA 2>/dev/null
 
+# ---- two jobs at once on the same host slots of one switch ------------------------
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/portj" --job 11:a --job 12:b --for 30 \
+    2>"$TMP/swj.err" &
+SWJ=$!
+PJ=$(port_of "$TMP/portj")
+"$ARBOR" run -n 3 --switch "127.0.0.1:$PJ" --job 11 --secret a -- "$ARBOR" bench allreduce \
+    -b 64K -e 1M -f 4 -n 3 -w 1 -c >"$TMP/ja.out" 2>"$TMP/ja.err" &
+JA=$!
+"$ARBOR" run -n 3 --switch "127.0.0.1:$PJ" --job 12 --secret b -- "$ARBOR" bench allgather \
+    -b 64K -e 1M -f 4 -n 3 -w 1 -c >"$TMP/jb.out" 2>"$TMP/jb.err"
+rb=$?
+wait $JA
+ra=$?
+kill $SWJ 2>/dev/null
+wait $SWJ 2>/dev/null
+if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ "$(wrong "$(cat "$TMP/ja.out")")" -eq 0 ] &&
+    [ "$(wrong "$(cat "$TMP/jb.out")")" -eq 0 ] && grep -q " jobs=2 " "$TMP/swj.err"; then
+    pass "two jobs at once on the same host slots: both exact"
+else
+    fail "two jobs on the same slots" "status $ra $rb" "$(cat "$TMP/ja.err" "$TMP/jb.err")"
+fi
+
 # ---- admission: a wrong secret -------------------------------------------------
 "$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port1" --job 1:right --job 2:other \
     --for 30 2>"$TMP/sw1.err" &

@@ -681,6 +681,41 @@ TEST(mismatched_calls)
     sw_stop(&w);
 }
 
+/* ---- joining again: a restart or a quiet wait ---------------------------- */
+
+/* Rank 1 calls 300 ms after rank 0: rank 0 waits with nothing from its
+ * switch for more than 50 ms and joins again, which is a keepalive, not a
+ * rejoin (the switch never lost it): its rejoins stay 0, and so do the
+ * switch's. */
+static int late_barrier(struct rank *k, arb_rt_comm *c)
+{
+    if (k->rank == 1) nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    int rc = arb_rt_barrier(c);
+    if (rc < 0) return rc;
+    arb_rt_stats st;
+    arb_rt_get_stats(c, &st);
+    if (k->rank == 0 && (st.rejoins != 0 || st.keepalive_joins == 0)) {
+        fprintf(stderr, "  rank 0: rejoins %llu, keepalive joins %llu\n",
+                (unsigned long long)st.rejoins, (unsigned long long)st.keepalive_joins);
+        return 1;
+    }
+    return 0;
+}
+
+TEST(keepalive_joins)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 2, 1, 0, late_barrier) == 0);
+    w.stop = 1;
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    CHECK_EQ_U(st.rejoins, 0);
+    CHECK(st.keepalive_joins >= 1);
+    arb_rt_switch_free(w.s);
+}
+
 /* ---- admission: strangers, bad secrets --------------------------------- */
 
 static int one_barrier(struct rank *k, arb_rt_comm *c)
@@ -810,6 +845,43 @@ TEST(answers_from_elsewhere)
     CHECK(strstr(k.err, "but ") != NULL && strstr(k.err, " from 127.0.0.1:") != NULL);
 }
 
+/* A stranger floods the switch with JOINs of a job it does not admit, as
+ * one spoofing a victim's address would: the REJECTs share the NOTICEs'
+ * budget (200 a second), so the victim gets at most that many. */
+TEST(reject_rate_capped)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(0x7F000001);
+    to.sin_port = htons(arb_rt_switch_port(w.s));
+    uint8_t join[80] = {0x41, 2, 0, 0, 0, 0, 0, 99}; /* JOIN of job 99, rank 0 */
+    join[19] = 2;                                    /* size 2 */
+    int sent = 0;
+    for (int i = 0; i < 500; i++)
+        sent += sendto(fd, join, sizeof join, 0, (struct sockaddr *)&to, sizeof to) ==
+                (ssize_t)sizeof join;
+    nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    int got = 0;
+    uint8_t b[64];
+    while (recv(fd, b, sizeof b, MSG_DONTWAIT) > 0)
+        got++;
+    close(fd);
+    w.stop = 1;
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    arb_rt_switch_free(w.s);
+    CHECK_EQ_I(sent, 500);
+    CHECK(st.join_rejected > 200); /* counted, every one */
+    CHECK(got >= 1 && got <= 200);
+    if (got > 200) fprintf(stderr, "  %d REJECTs for %d JOINs\n", got, sent);
+}
+
 /* Several switches: a leaf-spine (two leaves of two hosts, one spine) and
  * a three-level tree whose paths aggregate at up to three tiers (20 B
  * headers). */
@@ -845,5 +917,7 @@ int main(void)
     RUN(strangers);
     RUN(answers_from_elsewhere);
     RUN(mismatched_calls);
+    RUN(keepalive_joins);
+    RUN(reject_rate_capped);
     return testkit_done();
 }

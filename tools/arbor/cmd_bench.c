@@ -432,7 +432,8 @@ int cmd_bench(int argc, char **argv)
                 "arbor bench: rank %u: calls=%llu tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu "
                 "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
                 "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
-                "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu\n",
+                "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
+                "keepalive_joins=%llu\n",
                 b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
                 (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
                 (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -442,7 +443,8 @@ int cmd_bench(int argc, char **argv)
                 (unsigned long long)st.gso_sends, (unsigned long long)st.credits,
                 (unsigned long long)st.retries, (unsigned long long)st.spurious,
                 (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits,
-                (unsigned long long)st.waits, (unsigned long long)st.spin_hits);
+                (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
+                (unsigned long long)st.keepalive_joins);
     }
     arb_rt_comm_free(b.c);
     free(b.send);

@@ -92,7 +92,7 @@ static void print_stats(const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu gso_sends=%llu waits=%llu\n",
+            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -104,7 +104,7 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
             (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
-            (unsigned long long)st.waits);
+            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins);
 }
 
 /* "L.I" into level, index. */
