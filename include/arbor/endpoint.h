@@ -56,11 +56,12 @@ extern "C" {
 #define ARB_EP_MISS_LIMIT_DEFAULT 2                    /**< AGG_MISS per offset before bypass */
 #define ARB_EP_DEAD_AFTER_DEFAULT 3                    /**< silences that make a tree dead */
 #define ARB_EP_REPAIR_TRIES_DEFAULT 8                  /**< bypass repair / END-wait rounds */
-#define ARB_EP_REPAIR_BUDGET_DEFAULT 16                /**< repair credits outstanding */
-#define ARB_EP_RING_FACTOR_DEFAULT 4                   /**< ring spans 4 x the window */
-#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)      /**< REGISTER / END retry interval cap */
-#define ARB_EP_RETRY_MIN_DEFAULT (1 * ARB_PS_PER_MS)   /**< first REGISTER / END retry */
-#define ARB_EP_RETRY_TRIES_DEFAULT 8                   /**< sets the give-up time (see retry) */
+#define ARB_EP_BACKOFF_MAX_DEFAULT 64   /**< backed-off waits: at most this many ceilings */
+#define ARB_EP_REPAIR_BUDGET_DEFAULT 16 /**< repair credits outstanding */
+#define ARB_EP_RING_FACTOR_DEFAULT 4    /**< ring spans 4 x the window */
+#define ARB_EP_RETRY_DEFAULT (10 * ARB_PS_PER_MS)    /**< REGISTER / END retry interval cap */
+#define ARB_EP_RETRY_MIN_DEFAULT (1 * ARB_PS_PER_MS) /**< first REGISTER / END retry */
+#define ARB_EP_RETRY_TRIES_DEFAULT 8                 /**< sets the give-up time (see retry) */
 /** Timers below this are refused: no fabric loop is shorter. */
 #define ARB_EP_TIMER_MIN (1 * ARB_PS_PER_US)
 
@@ -194,6 +195,13 @@ typedef struct arb_responder_config {
     /** Bypass repair credits sent for one offset, and END-wait replay
      * rounds, before the channel fails with ARB_ETIMEDOUT (default 8). */
     uint32_t repair_tries;
+    /** Backed-off waits (an offset lost again, repair tries, END rounds,
+     * probes of a dead tree) double from the timer up to this many timer
+     * ceilings (`timeout`), 1..64 (default 64: a ceiling below the loaded
+     * loop then slows a run instead of failing it). 1: never past the
+     * ceiling, so that repair_tries rounds take at most repair_tries
+     * ceilings (the UDP runtime's choice). */
+    uint32_t backoff_max;
     uint32_t repair_budget; /**< repair credits outstanding, 1..256 (default 16) */
     uint32_t ring_factor;   /**< ring limit = ring_factor x window (default 4) */
     /** Ring capacity in offsets; 0 (default): ring_factor x the window the

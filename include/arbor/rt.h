@@ -3,8 +3,9 @@
  * aggregation switches (docs/runtime.md).
  *
  * A communicator is one rank of a job: (rank, size, switch address, job id,
- * secret). It joins its switch with a MAC over (job, rank, nonce) keyed by
- * the job's secret, then runs the six collectives on user buffers of the
+ * secret). It joins its switch with a JOIN whose MAC covers (job, rank,
+ * size, host base, counter, nonce) under a key derived from the job's
+ * secret (docs/runtime.md section 4), then runs the six collectives on user buffers of the
  * six dtypes, blocking or not. The protocol is the library's: every call
  * plans the collective (plan.h), and the rank driver (src/host) runs this
  * rank's responders and requesters; packets go over one UDP socket to the
@@ -69,9 +70,12 @@ typedef struct arb_rt_config {
      * stalls into spurious losses and retries) */
     arb_time timeout_min;
     /** The engines' timer ceiling and their bypass-repair rounds (default
-     * 200 ms and 16): together they set the outage a collective survives
-     * (a switch restarting: about repair_tries x timeout_max), and how
-     * long a dead peer takes to be named when the deadline is longer. */
+     * 200 ms and 64, at most 64). No backed-off wait passes the ceiling,
+     * so together they set the outage a collective survives (a switch
+     * restarting: about repair_tries x timeout_max, 12.8 s), the loss it
+     * survives (a repair round per ceiling until every member's answer got
+     * through: docs/runtime.md section 5), and how long a dead peer takes
+     * to be named when the deadline is longer. */
     arb_time timeout_max;
     uint32_t repair_tries; /**< see timeout_max */
     double drop;           /**< ARBOR_DROP: drop this fraction of sends (tests) */
@@ -142,9 +146,11 @@ const char *arb_rt_errmsg(const arb_rt_comm *c);
  *   barrier        returns once every rank has entered
  *
  * Errors: ARB_EINVAL (NULL buffer with count > 0, dtype, op or root out of
- * range, op NOP for a reduction), ARB_ETIMEDOUT (the deadline passed or a
- * peer never answered; arb_rt_errmsg says which), ARB_ESTATE (the
- * communicator failed earlier), ARB_ENOMEM.
+ * range, op NOP for a reduction; or another rank's packets of this call
+ * carry another dtype or op), ARB_ETIMEDOUT (the deadline passed or a peer
+ * never answered; arb_rt_errmsg says which), ARB_ESTATE (16 calls already
+ * in flight), ARB_ENOMEM. A failed call does not poison the communicator:
+ * the next call starts afresh (the job may not finish it, if a peer died).
  */
 int arb_rt_allreduce(arb_rt_comm *c, const void *send, void *recv, size_t count, arb_dtype dt,
                      arb_op op);
@@ -206,9 +212,11 @@ typedef struct arb_rt_stats {
     uint64_t rx_strangers;   /**< datagrams from anyone but the switch */
     uint64_t rx_unknown;     /**< packets for no call or channel of this rank */
     uint64_t rx_late;        /**< packets for a call already freed */
-    uint64_t rejoins;        /**< JOINs sent again (the switch restarted) */
-    uint64_t send_errors;    /**< sendmmsg failures (EAGAIN, ENOBUFS) */
-    uint64_t gso_sends;      /**< sends of several datagrams at once (UDP GSO) */
+    /** JOINs sent again because the switch did not know us (its NOTICE:
+     * it restarted) */
+    uint64_t rejoins;
+    uint64_t send_errors; /**< sendmmsg failures (EAGAIN, ENOBUFS) */
+    uint64_t gso_sends;   /**< sends of several datagrams at once (UDP GSO) */
     /* This rank's responders, over the calls freed so far (endpoint.h): */
     uint64_t credits;        /**< normal credits sent */
     uint64_t retries;        /**< credits of an offset given up as lost */
@@ -217,6 +225,9 @@ typedef struct arb_rt_stats {
     uint64_t repair_credits; /**< bypass repair credits */
     uint64_t waits;          /**< times a call blocked for its socket (ppoll) */
     uint64_t spin_hits;      /**< waits that spinning (cfg.spin) found data for */
+    /** JOINs sent again after 50 ms with nothing from the switch inside a
+     * call (it may have restarted, or the peers are merely slow) */
+    uint64_t keepalive_joins;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */
@@ -284,8 +295,10 @@ int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, con
 
 /** Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
  * until *stop becomes nonzero, checked at least every 100 ms; `stop` may be
- * set from a signal handler). Errors: ARB_EINVAL for a NULL s; what goes
- * wrong with a packet is counted, never an error. */
+ * set from a signal handler). The first call warns (cfg.logger,
+ * ARB_LOG_WARN) of every switch linked to this one in the fabric that is
+ * no peer: what must cross that link is dropped. Errors: ARB_EINVAL for a
+ * NULL s; what goes wrong with a packet is counted, never an error. */
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop);
 
 /** The UDP port the switch listens on (useful with port 0). */
@@ -293,13 +306,15 @@ uint16_t arb_rt_switch_port(const arb_rt_switch *s);
 
 /** A switch's counters (arb_rt_switch_get_stats). */
 typedef struct arb_rt_switch_stats {
-    uint64_t rx_pkts;         /**< datagrams received */
-    uint64_t tx_pkts;         /**< datagrams sent */
-    uint64_t rx_bytes;        /**< bytes received */
-    uint64_t tx_bytes;        /**< bytes sent */
-    uint64_t joins;           /**< JOINs accepted (retransmissions not counted) */
-    uint64_t join_rejected;   /**< JOINs refused (unknown job, bad MAC or fields, replay) */
-    uint64_t rejoins;         /**< of the accepted, JOINs of a rank already joined */
+    uint64_t rx_pkts;       /**< datagrams received */
+    uint64_t tx_pkts;       /**< datagrams sent */
+    uint64_t rx_bytes;      /**< bytes received */
+    uint64_t tx_bytes;      /**< bytes sent */
+    uint64_t joins;         /**< JOINs accepted (retransmissions not counted) */
+    uint64_t join_rejected; /**< JOINs refused (unknown job, bad MAC or fields, replay) */
+    /** of the accepted, JOINs of a rank already joined, from a new address
+     * (it restarted) */
+    uint64_t rejoins;
     uint64_t undecodable;     /**< failed the runtime or Arbor decoder */
     uint64_t strangers;       /**< from an address that is no member or peer */
     uint64_t unknown_job;     /**< a job not admitted here */
@@ -316,6 +331,9 @@ typedef struct arb_rt_switch_stats {
     uint64_t copies;          /**< extra copies made by replication */
     uint64_t jobs;            /**< jobs known now */
     uint64_t waits;           /**< times it blocked for its socket (ppoll) */
+    /** JOINs of a rank already joined, from its address, with a newer
+     * counter (a rank that heard nothing for 50 ms inside a call) */
+    uint64_t keepalive_joins;
 } arb_rt_switch_stats;
 
 /** Copy the switch's counters into *out. */

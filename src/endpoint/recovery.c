@@ -34,10 +34,6 @@
 /* The recent maximum is over the last one to two windows of this many
  * samples. */
 #define MAX_WINDOW 64u
-/* Backed-off waits (an offset lost again, repair tries, END rounds, probes
- * of a dead tree) double from the timer up to this many ceilings: a
- * ceiling below the loaded loop then slows a run instead of failing it. */
-#define BACKOFF_MAX 64u
 /* Before the first warm sample the timer is RTO_INITIAL (or 3 floors when
  * that is more). A sample is cold when its credit left before the
  * responder's first commit: the first window goes into an idle network,
@@ -108,10 +104,14 @@ static uint32_t rto_mult_max(const arb_responder *r)
 }
 
 /* The bound of every backed-off wait. */
+/* Backed-off waits (an offset lost again, repair tries, END rounds, probes
+ * of a dead tree) double from the timer up to cfg.backoff_max ceilings (64
+ * by default: a ceiling below the loaded loop then slows a run instead of
+ * failing it). */
 static arb_time backoff_cap(const arb_responder *r)
 {
-    arb_time c = r->cfg.timeout;
-    return c > ARB_TIME_NEVER / BACKOFF_MAX ? ARB_TIME_NEVER : c * BACKOFF_MAX;
+    arb_time c = r->cfg.timeout, m = r->cfg.backoff_max;
+    return c > ARB_TIME_NEVER / m ? ARB_TIME_NEVER : c * m;
 }
 
 /* The reordering window: the larger of a quarter of the smallest

@@ -46,6 +46,7 @@ void arb_responder_config_default(arb_responder_config *cfg)
     cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
     cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
     cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
+    cfg->backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT;
     cfg->repair_budget = ARB_EP_REPAIR_BUDGET_DEFAULT;
     cfg->ring_factor = ARB_EP_RING_FACTOR_DEFAULT;
     cfg->window = ARB_CC_WINDOW_DEFAULT;
@@ -572,7 +573,8 @@ static int config_ok(const arb_responder_config *cfg)
          (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)))
         return 0;
     if (cfg->attempts == 0 || cfg->attempts > ARB_ATTEMPT_MAX + 1u || cfg->miss_limit == 0 ||
-        cfg->dead_after == 0 || cfg->repair_tries == 0 || cfg->repair_tries > 64)
+        cfg->dead_after == 0 || cfg->repair_tries == 0 || cfg->repair_tries > 64 ||
+        cfg->backoff_max == 0 || cfg->backoff_max > ARB_EP_BACKOFF_MAX_DEFAULT)
         return 0;
     if (cfg->repair_budget == 0 || cfg->repair_budget > ARB_EP_MAX_MEMBERS ||
         cfg->ring_factor == 0 || (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX ||

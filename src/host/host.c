@@ -72,6 +72,7 @@ static int make_responder(arb_host *h, arb_hep *e)
     rc_.miss_limit = cfg->miss_limit;
     rc_.dead_after = cfg->dead_after;
     rc_.repair_tries = cfg->repair_tries;
+    if (cfg->backoff_max) rc_.backoff_max = cfg->backoff_max;
     rc_.window = cfg->window;
     rc_.cc = e->cc;
     rc_.first_msg_id = cfg->msg_id;

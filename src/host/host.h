@@ -78,6 +78,7 @@ typedef struct arb_host_config {
     arb_time timeout, timeout_min, retry, retry_min;
     int adaptive_timeout, order_detection, dynamic_subchannels;
     uint32_t attempts, miss_limit, dead_after, repair_tries;
+    uint32_t backoff_max; /* the responders' (endpoint.h); 0: the engine's default */
     int header_only;
     arb_op op;          /* pull channels' operator; NOP: the plan's (SUM) */
     uint8_t msg_id;     /* the message every engine runs (first_msg_id) */

@@ -66,6 +66,39 @@ static void engine_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, cons
     rt_hdr_put(c->head, &rh);
     if (arb_hdr_encode(h, len, c->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) return;
     rt_tx(&c->tx, &c->sw, c->head, RT_HDR_LEN + hl, payload, len, 1);
+    /* packets that ask one rank for an answer: a REGISTER or END to a
+     * channel's responder, a repair credit to a member */
+    uint32_t asked = UINT32_MAX;
+    if (dst->kind == ARB_EP_DST_RESPONDER &&
+        (h->packet_type == ARB_PT_REGISTER || h->packet_type == ARB_PT_END))
+        asked = e->c->responder;
+    else if (dst->kind == ARB_EP_DST_MEMBER && h->packet_type == ARB_PT_RESPONSE && h->repair)
+        asked = rh.dst;
+    if (asked < c->cfg.size && asked != c->cfg.rank && !c->awaiting[asked])
+        c->awaiting[asked] = rt_now();
+}
+
+void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, char *buf,
+                 size_t len)
+{
+    if (now - c->last_rx >= RT_SILENT) {
+        snprintf(buf, len, "no packet at all from the switch %s for %.1f s", c->cfg.sw,
+                 (double)(now - c->last_rx) / ARB_PS_PER_S);
+        return;
+    }
+    char quiet[96] = "", wait[96] = "";
+    size_t w = 0;
+    for (uint32_t r = 0; r < c->cfg.size && w + 8 < sizeof quiet; r++)
+        if (r != c->cfg.rank && c->awaiting[r] && now - c->awaiting[r] >= RT_SILENT)
+            w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
+    size_t v = 0;
+    for (uint32_t x = 0; k && x < k->host->n_eps && v + 8 < sizeof wait; x++) {
+        arb_hep *e = arb_host_ep(k->host, x);
+        if (!e->cond_done && e->c->responder != c->cfg.rank)
+            v += (size_t)snprintf(wait + v, sizeof wait - v, "%s%u", v ? "," : "", e->c->responder);
+    }
+    snprintf(buf, len, "unanswered for 1 s: %s; waiting for the channels of: %s",
+             w ? quiet : "none", v ? wait : "none");
 }
 
 static void on_failure(arb_hep *e)
@@ -73,7 +106,20 @@ static void on_failure(arb_hep *e)
     struct arb_rt_request *k = e->h->cfg.ctx;
     arb_rt_comm *c = k->c;
     if (k->done || k->err) return; /* a lingering engine: the output is complete */
+    if (k->mismatch[0]) {
+        k->err = ARB_EINVAL;
+        rt_fail(c, ARB_EINVAL, "%s", k->mismatch);
+        return;
+    }
     k->err = ARB_ETIMEDOUT;
+    arb_time now = rt_now();
+    if (now - c->last_rx >= RT_SILENT) {
+        char why[160];
+        rt_suspects(c, k, now, why, sizeof why);
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) failed: %s (the channel of rank %u gave up)",
+                arb_coll_name(k->coll), k->msg, why, e->c->responder);
+        return;
+    }
     if (e->r) {
         arb_responder_failure f;
         arb_responder_get_failure(e->r, &f);
@@ -97,6 +143,40 @@ static void on_failure(arb_hep *e)
     }
 }
 
+/* Every rank must call with the same dtype and op (MPI's rule): the
+ * header of each packet carries the sender's dtype, and credits and
+ * requests its op. A packet of call k that disagrees is noted, and the call
+ * fails with ARB_EINVAL when it ends (a mismatch would otherwise reduce
+ * with two operators, or mix formats, and return wrong data silently); the
+ * packet is still handled, so that the protocol runs on and the other
+ * ranks see this one's packets and find the same. */
+static void note_mismatch(struct arb_rt_request *k, const rt_hdr *rh, const arb_hdr *h)
+{
+    arb_rt_comm *c = k->c;
+    int carries_op = h->packet_type == ARB_PT_DATA_REQUEST ||
+                     (h->packet_type == ARB_PT_RESPONSE && h->credit_valid);
+    int bad_dt = h->dtype != (uint8_t)k->dt;
+    int bad_op = carries_op && h->op != (uint8_t)k->op;
+    if ((!bad_dt && !bad_op) || k->mismatch[0]) return;
+    char who[24];
+    if (rh->src < c->cfg.size)
+        snprintf(who, sizeof who, "rank %u", rh->src);
+    else
+        snprintf(who, sizeof who, "another rank");
+    if (bad_dt)
+        snprintf(k->mismatch, sizeof k->mismatch,
+                 "%s (message %u): %s calls with dtype %s, this rank with %s (every rank must pass "
+                 "the same dtype)",
+                 arb_coll_name(k->coll), k->msg, who, arb_dtype_name((arb_dtype)h->dtype),
+                 arb_dtype_name(k->dt));
+    else
+        snprintf(k->mismatch, sizeof k->mismatch,
+                 "%s (message %u): %s reduces with %s, this rank with %s (every rank must pass the "
+                 "same op, and call the same collective)",
+                 arb_coll_name(k->coll), k->msg, who, arb_op_name((arb_op)h->op),
+                 arb_op_name(k->op));
+}
+
 /* Replay REGISTERs that came before the call was started. */
 static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 {
@@ -104,6 +184,8 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
     for (uint32_t i = 0; i < c->n_stash; i++) {
         struct stash *s = &c->stash[i];
         if (s->msg == k->msg) {
+            rt_hdr rh = {.kind = RT_K_ARBOR, .src = s->src};
+            note_mismatch(k, &rh, &s->h);
             int x = k->ep_of[c->cfg.rank];
             if (x >= 0) {
                 arb_hep *e = arb_host_ep(k->host, (uint32_t)x);
@@ -122,7 +204,6 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
                   arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
 {
-    if (c->failed) return rt_fail(c, ARB_ESTATE, "the communicator failed earlier: %s", c->err);
     /* room for one more: released calls whose engines still owe answers are
      * progressed until one finishes (bounded by the deadline) */
     arb_time give_up = rt_now() + c->cfg.timeout;
@@ -148,6 +229,10 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     if (!k) return ARB_ENOMEM;
     k->c = c;
     k->coll = coll;
+    k->dt = dt;
+    k->op = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER
+                ? op
+                : ARB_OP_NOP;
     k->msg = c->next_msg;
     for (uint32_t r = 0; r < ARB_PLAN_MAX_RANKS; r++)
         k->ep_of[r] = -1;
@@ -179,6 +264,12 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     hc.timeout_min = c->cfg.timeout_min;
     hc.timeout = c->cfg.timeout_max;
     hc.repair_tries = c->cfg.repair_tries;
+    /* backed-off waits never pass the ceiling: a repair round then comes at
+     * least every ceiling, so under heavy loss the rounds keep coming
+     * until the last member's answer gets through (the engines' default,
+     * doubling to 64 ceilings, spaced the rounds of one offset seconds
+     * apart after a few unlucky ones, and the call reached its deadline) */
+    hc.backoff_max = 1;
     hc.retry_min = c->cfg.timeout_min;
     hc.op = op;
     hc.msg_id = k->msg;
@@ -335,7 +426,10 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
         c->st.rx_undecodable++;
         return;
     }
-    if (rh->src < c->cfg.size) c->heard[rh->src] = now;
+    if (rh->src < c->cfg.size) {
+        c->heard[rh->src] = now;
+        c->awaiting[rh->src] = 0;
+    }
     struct arb_rt_request *k = call_of(c, h.message_id);
     if (!k) {
         orphan(c, rh, &h);
@@ -345,6 +439,7 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
         c->st.rx_unknown++;
         return;
     }
+    note_mismatch(k, rh, &h);
     arb_hep *e = arb_host_ep(k->host, (uint32_t)k->ep_of[rh->channel]);
     int from = 0;
     if (e->r) {
@@ -365,10 +460,15 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
     arb_host *h = k->host;
     if (!k->done && !k->err && h->ranks_done == h->n_local) {
         k->done = 1;
-        c->st.calls++;
+        if (k->mismatch[0])
+            k->err = rt_fail(c, ARB_EINVAL, "%s", k->mismatch); /* engines linger on */
+        else
+            c->st.calls++;
     }
     if (!k->finished && (arb_host_done(h) || (k->done && arb_host_error(h) < 0))) k->finished = 1;
-    if (!k->done && !k->err && now >= k->deadline) {
+    if (!k->done && !k->err && now >= k->deadline && k->mismatch[0]) {
+        k->err = rt_fail(c, ARB_EINVAL, "%s", k->mismatch);
+    } else if (!k->done && !k->err && now >= k->deadline) {
         k->err = ARB_ETIMEDOUT;
         arb_responder_progress rp;
         char what[96] = "";
@@ -384,22 +484,10 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
                 snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
             }
         }
-        /* the suspects: ranks not heard from since this call started (a
-         * rank that died between calls); else those silent for a second */
-        char quiet[96] = "";
-        size_t w = 0;
-        int since = 0;
-        for (int pass = 0; pass < 2 && !w; pass++)
-            for (uint32_t r = 0; r < c->cfg.size && w + 24 < sizeof quiet; r++) {
-                arb_time last = c->heard[r];
-                int silent = pass == 0 ? last < k->started : now - last > ARB_PS_PER_S;
-                if (r == c->cfg.rank || !silent) continue;
-                w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
-                since = pass == 0;
-            }
-        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s: %s",
-                arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what,
-                since ? "nothing since it started from" : "silent for 1 s", w ? quiet : "none");
+        char who[200];
+        rt_suspects(c, k, now, who, sizeof who);
+        rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s",
+                arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what, who);
     }
 }
 

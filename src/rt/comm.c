@@ -40,17 +40,22 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->payload = ARB_PAYLOAD_MAX;
     cfg->timeout_min = 10 * ARB_PS_PER_MS;
     cfg->timeout_max = 200 * ARB_PS_PER_MS;
-    cfg->repair_tries = 16;
+    cfg->repair_tries = 64;
 }
 
-static int env_u32(const char *name, uint32_t *out, uint64_t max, char *err, size_t errlen)
+/* A whole number min..max; `rule` says more when the range is not all
+ * (NULL: "a whole number min..max"). */
+static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, const char *rule,
+                   char *err, size_t errlen)
 {
     const char *v = getenv(name);
     uint64_t x;
     if (!v) return 0;
-    if (arb_parse_u64(v, strlen(v), max, &x) < 0)
-        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not a whole number 0..%llu", name, v,
-                        (unsigned long long)max);
+    if (arb_parse_u64(v, strlen(v), max, &x) < 0 || x < min) {
+        if (rule) return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': want %s", name, v, rule);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not a whole number %llu..%llu", name, v,
+                        (unsigned long long)min, (unsigned long long)max);
+    }
     *out = (uint32_t)x;
     return 0;
 }
@@ -59,23 +64,39 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
 {
     int rc = 0;
     if (!cfg) return ARB_EINVAL;
-    if (rc == 0) rc = env_u32("ARBOR_RANK", &cfg->rank, 255, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_SIZE", &cfg->size, 256, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, UINT32_MAX, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, ARB_TOPO_MAX_HOSTS, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 4096, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, ARB_PAYLOAD_MAX, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_RANK", &cfg->rank, 0, 255, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_SIZE", &cfg->size, 2, 256, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, 0, UINT32_MAX, NULL, err, errlen);
+    if (rc == 0)
+        rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, 0, ARB_TOPO_MAX_HOSTS, NULL, err, errlen);
+    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 1, 4096, NULL, err, errlen);
+    if (rc == 0)
+        rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, 8, ARB_PAYLOAD_MAX,
+                     "a multiple of 8 in 8..8192 (bytes per packet)", err, errlen);
     if (rc < 0) return rc;
+    const char *pv = getenv("ARBOR_PAYLOAD");
+    if (pv && cfg->payload % 8)
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "ARBOR_PAYLOAD='%s': want a multiple of 8 in 8..8192 (bytes per packet)",
+                        pv);
+    if ((getenv("ARBOR_RANK") || getenv("ARBOR_SIZE")) && cfg->rank >= cfg->size)
+        return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_RANK=%u: want a rank below ARBOR_SIZE=%u",
+                        cfg->rank, cfg->size);
     const char *v;
     if ((v = getenv("ARBOR_SWITCH"))) cfg->sw = v;
-    if ((v = getenv("ARBOR_SECRET"))) cfg->secret = v;
+    if ((v = getenv("ARBOR_SECRET"))) {
+        if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
+            return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_SECRET: want 1..%d bytes of text",
+                            ARB_RT_SECRET_MAX);
+        cfg->secret = v;
+    }
     if ((v = getenv("ARBOR_TOPO"))) cfg->topo = v;
     if ((v = getenv("ARBOR_BIND"))) cfg->bind = v;
     if ((v = getenv("ARBOR_TIMEOUT"))) {
         arb_time t;
-        if (arb_topo_parse_time(v, &t) < 0 || t == 0)
+        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_PS_PER_MS)
             return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_TIMEOUT='%s': not a duration such as 30s or 500ms", v);
+                            "ARBOR_TIMEOUT='%s': not a duration of 1ms or more, such as 30s", v);
         cfg->timeout = t;
     }
     if ((v = getenv("ARBOR_DROP"))) {
@@ -190,6 +211,10 @@ static int join_switch(arb_rt_comm *c)
 {
     arb_time start = rt_now(), now = start;
     c->last_join = 0;
+    /* answers to this rank's JOIN from another address than the one it
+     * dialled (dropped: a rank hears only its switch's address) */
+    uint32_t elsewhere = 0;
+    struct sockaddr_in other;
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
         rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join), 0);
@@ -198,7 +223,13 @@ static int join_switch(arb_rt_comm *c)
             const uint8_t *b = c->rx.dg[i].buf;
             size_t len = c->rx.dg[i].len;
             rt_hdr h;
-            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw) || rt_hdr_get(&h, b, len) < 0) continue;
+            if (rt_hdr_get(&h, b, len) < 0) continue;
+            if (!rt_addr_eq(c->rx.dg[i].from, &c->sw)) {
+                if ((h.kind == RT_K_WELCOME || h.kind == RT_K_REJECT) && h.job == c->cfg.job &&
+                    h.dst == c->cfg.rank && elsewhere++ == 0)
+                    other = *c->rx.dg[i].from;
+                continue;
+            }
             if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0)
                 return 0;
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
@@ -207,6 +238,16 @@ static int join_switch(arb_rt_comm *c)
                                c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
         }
         now = rt_now();
+    }
+    if (elsewhere) {
+        char a[32];
+        return rt_fail(c, ARB_ETIMEDOUT,
+                       "switch %s: no answer to the JOIN of job %u rank %u from that address "
+                       "within %.3f s, but %u from %s (dropped: a rank accepts only the address "
+                       "it dialled; a switch that does not answer from the address it was sent "
+                       "to, or NAT?)",
+                       c->cfg.sw, c->cfg.job, c->cfg.rank, (double)c->cfg.timeout / ARB_PS_PER_S,
+                       elsewhere, rt_addr_str(&other, a, sizeof a));
     }
     return rt_fail(c, ARB_ETIMEDOUT,
                    "switch %s did not answer the JOIN of job %u rank %u within %.3f s", c->cfg.sw,
@@ -225,14 +266,17 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
     if (!cfg->secret || !*cfg->secret || strlen(cfg->secret) > ARB_RT_SECRET_MAX)
         return arb_errf(err, errlen, ARB_EINVAL, "no job secret (ARBOR_SECRET, 1..%d bytes)",
                         ARB_RT_SECRET_MAX);
-    if (cfg->timeout < ARB_PS_PER_MS || cfg->window == 0 || cfg->payload == 0 ||
-        cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8 || !(cfg->drop >= 0 && cfg->drop < 1) ||
-        cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_max < cfg->timeout_min ||
-        cfg->repair_tries == 0 || cfg->repair_tries > 64 || cfg->spin > RT_SPIN_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL,
-                        "timeout below 1 ms, window 0, payload not a multiple of 8 in 8..8192, "
-                        "drop outside [0, 1), timer floor above ceiling, repair tries not 1..64, "
-                        "spin above 10 ms");
+    const char *bad = cfg->timeout < ARB_PS_PER_MS ? "timeout below 1 ms"
+                      : cfg->window == 0           ? "window 0"
+                      : cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8
+                          ? "payload not a multiple of 8 in 8..8192"
+                      : !(cfg->drop >= 0 && cfg->drop < 1)  ? "drop outside [0, 1)"
+                      : cfg->timeout_min < ARB_EP_TIMER_MIN ? "timer floor below 1 us"
+                      : cfg->timeout_max < cfg->timeout_min ? "timer floor above the ceiling"
+                      : cfg->repair_tries == 0 || cfg->repair_tries > 64 ? "repair tries not 1..64"
+                      : cfg->spin > RT_SPIN_MAX                          ? "spin above 10 ms"
+                                                                         : NULL;
+    if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->cfg = *cfg;
@@ -399,7 +443,7 @@ int arb_rt_wait(arb_rt_request *k)
         arb_time now = rt_now();
         /* silence while waiting: the switch may have restarted */
         if (now - c->last_rx > REJOIN_SILENCE && now - c->last_join > REJOIN_SILENCE) {
-            c->st.rejoins++;
+            c->st.keepalive_joins++;
             send_join(c, now);
         }
         rt_comm_wait(c, rt_next_wake(c, k, now));
@@ -407,7 +451,7 @@ int arb_rt_wait(arb_rt_request *k)
     int rc = k->err;
     k->released = 1;
     if (rc < 0) {
-        k->finished = 1; /* a failed call's engines stop here */
+        if (!k->done) k->finished = 1; /* a failed call's engines stop here */
         c->any_failed = 1;
     }
     rt_progress_once(c); /* frees it when its engines are done */
@@ -438,12 +482,12 @@ int arb_rt_comm_free(arb_rt_comm *c)
         }
     }
     if (c->fd >= 0 && c->started_any && !c->any_failed) {
-        arb_time until = rt_now() + c->cfg.timeout;
+        arb_time until = rt_now() + c->cfg.timeout, quiet = 2 * c->cfg.timeout_max + LINGER_SLACK;
         for (;;) {
             rt_progress_once(c);
             arb_time now = rt_now();
-            if (now - c->last_rx >= LINGER_QUIET || now >= until) break;
-            rt_wait_readable(c->fd, LINGER_QUIET - (now - c->last_rx), 0);
+            if (now - c->last_rx >= quiet || now >= until) break;
+            rt_wait_readable(c->fd, quiet - (now - c->last_rx), 0);
         }
     }
     while (c->calls) {

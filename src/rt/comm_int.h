@@ -17,10 +17,17 @@
 #define REJOIN_SILENCE (50 * ARB_PS_PER_MS)
 #define JOIN_RETRY (100 * ARB_PS_PER_MS)
 /* After the last call a rank keeps answering until its switch has been
- * quiet this long: a peer whose request or acknowledgement was lost in the
- * last collective repairs it through this rank (repair credits repeat at
- * most every timer ceiling, 50 ms). */
-#define LINGER_QUIET (150 * ARB_PS_PER_MS)
+ * quiet for two timer ceilings (cfg.timeout_max) and this much: a peer
+ * whose request or acknowledgement was lost in the last collective repairs
+ * it through this rank, and its repair rounds repeat at most a ceiling
+ * apart (no backed-off wait passes the ceiling in the runtime), so a rank
+ * leaves only after two rounds it would have had to answer did not come. */
+#define LINGER_SLACK (50 * ARB_PS_PER_MS)
+/* A failure names a rank as unanswering when a packet that asks it for an
+ * answer (a REGISTER or END to its channel, a repair credit to it) has had
+ * none, nor anything else from it, for this long; and the switch as silent
+ * when nothing at all came from it for this long. */
+#define RT_SILENT ARB_PS_PER_S
 
 /* One collective call: its plan and this rank's engines. */
 struct arb_rt_request {
@@ -28,6 +35,12 @@ struct arb_rt_request {
     struct arb_rt_request *next;
     uint8_t msg;
     arb_coll coll;
+    arb_dtype dt; /* the call's dtype and op (NOP: no reduction), which */
+    arb_op op;    /* every packet of the call from another rank must carry */
+    /* Another rank's packets carried another dtype or op: why, in words.
+     * The call runs on (so that the others see this rank's packets and
+     * find the same), and fails with ARB_EINVAL when it ends. */
+    char mismatch[200];
     arb_plan *plan;
     arb_host *host;
     int16_t ep_of[ARB_PLAN_MAX_RANKS]; /* per responder rank: our engine, or -1 */
@@ -69,7 +82,9 @@ struct arb_rt_comm {
     uint32_t n_stash;
     arb_time last_rx, last_join;
     arb_time heard[ARB_PLAN_MAX_RANKS]; /* the last packet from each rank (via the switch) */
-    int failed;
+    /* per rank: when the oldest packet asking it for an answer left, since
+     * the last packet from it (0: none waiting) */
+    arb_time awaiting[ARB_PLAN_MAX_RANKS];
     int any_failed; /* a call failed: the job cannot finish, no lingering at the end */
     arb_rt_stats st;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
@@ -78,6 +93,12 @@ struct arb_rt_comm {
 
 /* Record the communicator's error message (arb_rt_errmsg), log it, return rc. */
 int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...) ARB_PRINTF(3, 4);
+
+/* The failure's suspects in words, into buf: the switch when it has been
+ * silent for RT_SILENT, else the ranks asked for an answer and silent that
+ * long ("unanswered for 1 s: 2"), then the channels still waited for. */
+void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, char *buf,
+                 size_t len);
 
 /* comm.c */
 void rt_progress_once(arb_rt_comm *c);

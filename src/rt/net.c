@@ -118,8 +118,26 @@ void rt_txq_free(rt_txq *q)
     q->data = NULL;
 }
 
+/* An IP_PKTINFO control message asking to send from src, at c. */
+static void put_pktinfo(struct cmsghdr *c, uint32_t src)
+{
+    struct in_pktinfo pi;
+    memset(&pi, 0, sizeof pi);
+    pi.ipi_spec_dst.s_addr = src;
+    c->cmsg_level = IPPROTO_IP;
+    c->cmsg_type = IP_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof pi);
+    memcpy(CMSG_DATA(c), &pi, sizeof pi);
+}
+
 void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t hlen,
            const uint8_t *payload, size_t plen, int copy)
+{
+    rt_tx_src(q, to, 0, head, hlen, payload, plen, copy);
+}
+
+void rt_tx_src(rt_txq *q, const struct sockaddr_in *to, uint32_t src, const uint8_t *head,
+               size_t hlen, const uint8_t *payload, size_t plen, int copy)
 {
     if (q->drop > 0 && arb_rng_double(&q->rng) < q->drop) {
         q->drops++;
@@ -130,6 +148,7 @@ void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t 
     uint32_t i = q->n++;
     memcpy(q->head[i], head, hlen);
     q->to[i] = *to;
+    q->src[i] = src;
     q->iov[i][0].iov_base = q->head[i];
     q->iov[i][0].iov_len = hlen;
     if (plen && copy) {
@@ -144,13 +163,19 @@ void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t 
     m->msg_namelen = sizeof q->to[i];
     m->msg_iov = q->iov[i];
     m->msg_iovlen = plen ? 2 : 1;
+    if (src) {
+        _Static_assert(CMSG_SPACE(sizeof(struct in_pktinfo)) <= sizeof q->ctl[0], "room");
+        m->msg_control = q->ctl[i];
+        m->msg_controllen = CMSG_SPACE(sizeof(struct in_pktinfo));
+        put_pktinfo(CMSG_FIRSTHDR(m), src);
+    }
 }
 
 /* sendmmsg of msg[0..n), every one tried once: a full socket buffer waits
  * a moment once, then the rest is dropped and counted (the protocol
- * recovers it). Returns the messages sent; *bad: a GSO send the kernel
- * refused (EINVAL, EIO: no UDP GSO here), its index. */
-static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int *bad)
+ * recovers it). Returns the messages sent; *bad (GSO sends only): a send
+ * the kernel refused (EINVAL, EIO: no UDP GSO here), its index. */
+static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int gso, int *bad)
 {
     uint32_t off = 0, sent = 0;
     *bad = -1;
@@ -162,7 +187,7 @@ static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int *bad)
             if (poll(&p, 1, 1) == 1) k = sendmmsg(q->fd, msg + off, n - off, 0);
         }
         if (k < 0) {
-            if ((errno == EINVAL || errno == EIO) && msg[off].msg_hdr.msg_controllen) {
+            if (gso && (errno == EINVAL || errno == EIO) && msg[off].msg_hdr.msg_controllen) {
                 *bad = (int)off;
                 return sent;
             }
@@ -200,7 +225,7 @@ static uint32_t gso_groups(rt_txq *q, uint8_t *seg)
         m->msg_iov = &q->giov[v];
         uint32_t segs = 0;
         for (uint32_t j = i; j < q->n && segs < RT_GSO_SEGS; j++) {
-            if (used[j] || !rt_addr_eq(&q->to[j], &q->to[i])) continue;
+            if (used[j] || !rt_addr_eq(&q->to[j], &q->to[i]) || q->src[j] != q->src[i]) continue;
             size_t len = dgram_len(q, j);
             if (j != i && (len > size || total + len > 65000)) break;
             used[j] = 1;
@@ -211,16 +236,26 @@ static uint32_t gso_groups(rt_txq *q, uint8_t *seg)
             if (len < size) break; /* a shorter one ends the run */
         }
         m->msg_iovlen = (size_t)(&q->giov[v] - m->msg_iov);
-        if (segs > 1) {
+        _Static_assert(CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(struct in_pktinfo)) <=
+                           sizeof q->gctl[0],
+                       "room for both control messages");
+        size_t cl = (segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0) +
+                    (q->src[i] ? CMSG_SPACE(sizeof(struct in_pktinfo)) : 0);
+        if (cl) {
+            memset(q->gctl[g], 0, sizeof q->gctl[g]);
             m->msg_control = q->gctl[g];
-            m->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+            m->msg_controllen = cl;
             struct cmsghdr *c = CMSG_FIRSTHDR(m);
-            c->cmsg_level = SOL_UDP;
-            c->cmsg_type = UDP_SEGMENT;
-            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-            uint16_t gs = (uint16_t)size;
-            memcpy(CMSG_DATA(c), &gs, sizeof gs);
-            q->gso_sends++;
+            if (segs > 1) {
+                c->cmsg_level = SOL_UDP;
+                c->cmsg_type = UDP_SEGMENT;
+                c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+                uint16_t gs = (uint16_t)size;
+                memcpy(CMSG_DATA(c), &gs, sizeof gs);
+                q->gso_sends++;
+                c = CMSG_NXTHDR(m, c);
+            }
+            if (q->src[i]) put_pktinfo(c, q->src[i]);
         }
         seg[g++] = (uint8_t)segs;
     }
@@ -234,7 +269,7 @@ void rt_tx_flush(rt_txq *q)
     if (q->gso) {
         uint8_t seg[RT_BATCH];
         uint32_t g = gso_groups(q, seg);
-        uint32_t done = send_all(q, q->gmsg, g, &bad);
+        uint32_t done = send_all(q, q->gmsg, g, 1, &bad);
         for (uint32_t i = 0; i < done; i++)
             q->pkts += seg[i];
         if (bad < 0) {
@@ -245,7 +280,7 @@ void rt_tx_flush(rt_txq *q)
          * (what went out is sent again: a duplicate the protocol drops) */
         q->gso = 0;
     }
-    q->pkts += send_all(q, q->msg, q->n, &bad);
+    q->pkts += send_all(q, q->msg, q->n, 0, &bad);
     q->n = 0;
 }
 
@@ -265,6 +300,14 @@ int rt_rxq_init(rt_rxq *q, int fd, int gro)
     return 0;
 }
 
+int rt_rxq_pktinfo(rt_rxq *q)
+{
+    int one = 1;
+    if (setsockopt(q->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one) < 0) return ARB_EIO;
+    q->pktinfo = 1;
+    return 0;
+}
+
 void rt_rxq_free(rt_rxq *q)
 {
     free(q->arena);
@@ -280,7 +323,7 @@ int rt_rx(rt_rxq *q)
         m->msg_namelen = sizeof q->from[i];
         m->msg_iov = &q->iov[i];
         m->msg_iovlen = 1;
-        if (q->gro) {
+        if (q->gro || q->pktinfo) {
             m->msg_control = q->ctl[i];
             m->msg_controllen = sizeof q->ctl[i];
         }
@@ -293,18 +336,26 @@ int rt_rx(rt_rxq *q)
     for (int i = 0; i < k; i++) {
         struct msghdr *m = &q->msg[i].msg_hdr;
         size_t len = q->msg[i].msg_len, seg = len;
-        if (q->gro)
-            for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+        q->local[i] = 0;
+        if (q->gro || q->pktinfo) {
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
                 if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
                     int v;
                     memcpy(&v, CMSG_DATA(c), sizeof v);
                     if (v > 0) seg = (size_t)v;
+                } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+                    struct in_pktinfo pi;
+                    memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                    q->local[i] = pi.ipi_addr.s_addr;
                 }
+            }
+        }
         uint8_t *b = q->iov[i].iov_base;
         for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
             q->dg[n].buf = b + off;
             q->dg[n].len = len - off < seg ? len - off : seg;
             q->dg[n].from = &q->from[i];
+            q->dg[n].local = q->local[i];
             n++;
         }
     }

@@ -114,6 +114,7 @@ int rt_socket(const struct sockaddr_in *bind, int buf, char *err, size_t errlen)
 #define RT_HEAD_MAX 128 /* the header part of an outgoing datagram */
 
 /* Outgoing datagrams: each a header part (copied) and a payload part,
+ * from a given local address (IP_PKTINFO) or the kernel's choice,
  * copied or referenced (then valid until rt_tx_flush). With GSO on, a flush
  * sends each run of equal-sized datagrams to one destination (the last may
  * be shorter) as one UDP_SEGMENT send of up to RT_GSO_SEGS; the order of
@@ -123,6 +124,8 @@ typedef struct rt_txq {
     struct mmsghdr msg[RT_BATCH];
     struct iovec iov[RT_BATCH][2];
     struct sockaddr_in to[RT_BATCH];
+    uint32_t src[RT_BATCH]; /* the local address to send from (network order), 0: any */
+    _Alignas(struct cmsghdr) uint8_t ctl[RT_BATCH][32];
     uint8_t (*head)[RT_HEAD_MAX];
     uint8_t (*data)[ARB_PAYLOAD_MAX];
     uint32_t n;
@@ -130,7 +133,7 @@ typedef struct rt_txq {
     int gso; /* 1: coalesce with UDP_SEGMENT (turned off if the kernel refuses) */
     struct mmsghdr gmsg[RT_BATCH];
     struct iovec giov[RT_BATCH * 2];
-    uint8_t gctl[RT_BATCH][64];
+    _Alignas(struct cmsghdr) uint8_t gctl[RT_BATCH][64];
     uint64_t pkts, bytes, errors, drops, gso_sends;
     double drop; /* fraction dropped on purpose */
     arb_rng rng;
@@ -147,15 +150,21 @@ void rt_txq_free(rt_txq *q);
  * referenced. Flushes first when the batch is full. */
 void rt_tx(rt_txq *q, const struct sockaddr_in *to, const uint8_t *head, size_t hlen,
            const uint8_t *payload, size_t plen, int copy);
+/* The same from local address src (network order; 0: the kernel's choice):
+ * a socket bound to 0.0.0.0 answers from the address it was sent to. */
+void rt_tx_src(rt_txq *q, const struct sockaddr_in *to, uint32_t src, const uint8_t *head,
+               size_t hlen, const uint8_t *payload, size_t plen, int copy);
 /* Send what is queued (sendmmsg; a full socket buffer drops the rest,
  * counted as errors: the protocol recovers losses). */
 void rt_tx_flush(rt_txq *q);
 
-/* One datagram received: where it starts, its length, its sender. */
+/* One datagram received: where it starts, its length, its sender, and the
+ * local address it was sent to (network order; 0 unless asked for). */
 typedef struct rt_dgram {
     uint8_t *buf;
     size_t len;
     const struct sockaddr_in *from;
+    uint32_t local;
 } rt_dgram;
 
 #define RT_GRO_BUF 65536
@@ -166,16 +175,20 @@ typedef struct rt_rxq {
     struct mmsghdr msg[RT_BATCH];
     struct iovec iov[RT_BATCH];
     struct sockaddr_in from[RT_BATCH];
-    uint8_t ctl[RT_BATCH][64];
+    uint32_t local[RT_BATCH];
+    _Alignas(struct cmsghdr) uint8_t ctl[RT_BATCH][64];
     uint8_t *arena; /* RT_BATCH buffers of bufsz bytes */
     size_t bufsz;
     rt_dgram dg[RT_BATCH * 64]; /* a GRO receive holds up to 64 segments */
     int fd;
     int gro;
+    int pktinfo; /* IP_PKTINFO: each datagram's local address */
 } rt_rxq;
 
 /* gro: ask for UDP GRO (off where the kernel refuses). */
 int rt_rxq_init(rt_rxq *q, int fd, int gro);
+/* Ask for each datagram's local address (IP_PKTINFO): 0, or ARB_EIO. */
+int rt_rxq_pktinfo(rt_rxq *q);
 void rt_rxq_free(rt_rxq *q);
 /* Receive without blocking: the datagrams in q->dg[0..n), n returned (0
  * when none). */

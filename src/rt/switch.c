@@ -14,6 +14,8 @@
 #include "arbor/topo.h"
 #include "rt/rt_int.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@ struct sjob {
     arb_plan *plan;           /* AllReduce over the job's hosts: channel r's trees */
     uint32_t *entry;          /* per tree: index of this node's entry, or NONE */
     struct sockaddr_in *addr; /* per rank: its address (joined ranks below this node) */
+    uint32_t *local;          /* per rank: the address of ours it dialled (0: unknown) */
     uint8_t *joined;
     uint64_t *counter; /* per rank: the last JOIN counter accepted */
 };
@@ -49,7 +52,12 @@ struct arb_rt_switch {
     uint32_t n_peers;
     uint32_t peer_node[ARB_RT_SWITCH_MAX_PEERS];
     struct sockaddr_in peer_addr[ARB_RT_SWITCH_MAX_PEERS];
-    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS]; /* my port toward it, or NONE */
+    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS];  /* my port toward it, or NONE */
+    uint32_t peer_local[ARB_RT_SWITCH_MAX_PEERS]; /* our address it sends to (0: unknown) */
+    /* the local address the datagram being handled was sent to (0:
+     * unknown): answers leave from it, so a switch listening on 0.0.0.0
+     * answers from the address its rank or peer dialled */
+    uint32_t cur_local;
     int32_t *port_peer; /* per local port: peer index of a switch there, or -1 */
     arb_agg *agg;
     struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
@@ -57,6 +65,7 @@ struct arb_rt_switch {
     arb_rt_switch_stats st;
     arb_time last_announce, notice_window;
     uint32_t notices;
+    int peers_checked;
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
 };
 
@@ -75,11 +84,13 @@ static void job_reset(struct sjob *j)
     arb_plan_free(j->plan);
     free(j->entry);
     free(j->addr);
+    free(j->local);
     free(j->joined);
     free(j->counter);
     j->plan = NULL;
     j->entry = NULL;
     j->addr = NULL;
+    j->local = NULL;
     j->joined = NULL;
     j->counter = NULL;
     j->size = j->base = 0;
@@ -105,11 +116,10 @@ static int add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char
     const arb_rt_switch_config *cfg = &s->cfg;
     uint32_t n = arb_topo_node_id(s->t, level, index);
     if (n == ARB_TOPO_NONE || level == 0 || n == s->node)
-        return arb_errf(err, errlen, ARB_EPARSE, "switch: peer %u.%u is not another switch of %s",
-                        level, index, cfg->topo);
+        return arb_errf(err, errlen, ARB_EPARSE, "peer %u.%u is not another switch of %s", level,
+                        index, cfg->topo);
     if (s->n_peers == ARB_RT_SWITCH_MAX_PEERS)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: more than %d peers",
-                        ARB_RT_SWITCH_MAX_PEERS);
+        return arb_errf(err, errlen, ARB_EINVAL, "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
     uint32_t i = s->n_peers;
     int rc = rt_addr_parse(addr, ARB_RT_PORT_DEFAULT, &s->peer_addr[i], err, errlen);
     if (rc < 0) return rc;
@@ -141,13 +151,13 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
     s->ports = arb_topo_ports(s->t);
     s->node = arb_topo_node_id(s->t, cfg->level, cfg->index);
     if (!s->g || cfg->level == 0 || s->node == ARB_TOPO_NONE)
-        return arb_errf(err, errlen, ARB_EPARSE, "switch: node %u.%u is not a switch of %s",
-                        cfg->level, cfg->index, cfg->topo);
+        return arb_errf(err, errlen, ARB_EPARSE, "node %u.%u is not a switch of %s", cfg->level,
+                        cfg->index, cfg->topo);
     s->nd = &s->nodes[s->node];
     s->radix = (uint32_t)s->nd->n_down + s->nd->n_up;
     if (s->radix > ARB_AGG_PORTS_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: %u ports, above the aggregator's %u",
-                        s->radix, ARB_AGG_PORTS_MAX);
+        return arb_errf(err, errlen, ARB_EINVAL, "%u ports, above the aggregator's %u", s->radix,
+                        ARB_AGG_PORTS_MAX);
     s->port_peer = malloc(s->radix * sizeof *s->port_peer);
     if (!s->port_peer) return ARB_ENOMEM;
     for (uint32_t p = 0; p < s->radix; p++)
@@ -167,7 +177,7 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
         cfg->spin > RT_SPIN_MAX)
-        return arb_errf(err, errlen, ARB_EINVAL, "switch: a setting is out of range");
+        return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->fd = -1;
@@ -176,17 +186,16 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     for (uint32_t i = 0; rc == 0 && i < cfg->n_jobs; i++) {
         if (!cfg->jobs[i].secret || !*cfg->jobs[i].secret ||
             strlen(cfg->jobs[i].secret) > ARB_RT_SECRET_MAX) {
-            rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u has no secret (1..%d bytes)",
+            rc = arb_errf(err, errlen, ARB_EINVAL, "job %u has no secret (1..%d bytes)",
                           cfg->jobs[i].id, ARB_RT_SECRET_MAX);
             break;
         }
         for (uint32_t k = 0; k < i; k++)
             if (cfg->jobs[k].id == cfg->jobs[i].id)
-                rc = arb_errf(err, errlen, ARB_EINVAL, "switch: job %u given twice",
-                              cfg->jobs[i].id);
+                rc = arb_errf(err, errlen, ARB_EINVAL, "job %u given twice", cfg->jobs[i].id);
         s->jobs[i].id = cfg->jobs[i].id;
         if (rc == 0 && rt_key(s->jobs[i].key, cfg->jobs[i].secret) < 0)
-            rc = arb_errf(err, errlen, ARB_EIO, "switch: libsodium failed to initialise");
+            rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
         s->n_jobs = i + 1;
     }
     struct sockaddr_in la;
@@ -203,6 +212,10 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed, !cfg->no_gso);
     }
     if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd, !cfg->no_gso);
+    /* answers leave from the address they were sent to (a switch bound to
+     * 0.0.0.0 has several) */
+    if (rc == 0 && rt_rxq_pktinfo(&s->rx) < 0)
+        rc = arb_errf(err, errlen, ARB_EIO, "IP_PKTINFO: %s", strerror(errno));
     if (rc == 0) {
         arb_agg_config ac;
         arb_agg_config_default(&ac);
@@ -264,9 +277,10 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     if (arb_plan_new(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
     j->entry = malloc(j->plan->n_trees * sizeof *j->entry);
     j->addr = calloc(size, sizeof *j->addr);
+    j->local = calloc(size, sizeof *j->local);
     j->joined = calloc(size, 1);
     j->counter = calloc(size, sizeof *j->counter);
-    if (!j->entry || !j->addr || !j->joined || !j->counter) {
+    if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter) {
         job_reset(j);
         return -1;
     }
@@ -290,21 +304,36 @@ static void announce(arb_rt_switch *s, const struct sjob *j)
         b[20 + k] = (uint8_t)(j->base >> (24 - 8 * k));
     }
     for (uint32_t i = 0; i < s->n_peers; i++)
-        rt_tx(&s->tx, &s->peer_addr[i], b, sizeof b, NULL, 0, 0);
+        rt_tx_src(&s->tx, &s->peer_addr[i], s->peer_local[i], b, sizeof b, NULL, 0, 0);
 }
 
-static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why)
+/* Answers to anyone (NOTICE, REJECT) share a budget of NOTICES_PER_S a
+ * second: a stranger spoofing a victim's address cannot make the switch
+ * send the victim more than that. 1 when one may go now. */
+static int answer_allowed(arb_rt_switch *s, arb_time now)
 {
+    if (now - s->notice_window > ARB_PS_PER_S) {
+        s->notice_window = now;
+        s->notices = 0;
+    }
+    return s->notices++ < NOTICES_PER_S;
+}
+
+static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why,
+                   arb_time now)
+{
+    s->st.join_rejected++;
+    if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN + 1];
     rt_hdr h = {
         .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &h);
     b[RT_HDR_LEN] = why;
-    s->st.join_rejected++;
-    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
-static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len)
+static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len,
+                    arb_time now)
 {
     rt_join jn;
     if (rt_join_get(&jn, b, len) < 0) {
@@ -313,18 +342,18 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     }
     struct sjob *j = find_job(s, jn.job);
     if (!j) {
-        reject(s, from, &jn, RT_REJECT_JOB);
+        reject(s, from, &jn, RT_REJECT_JOB, now);
         return;
     }
     if (rt_join_verify(b, len, j->key) < 0) {
-        reject(s, from, &jn, RT_REJECT_MAC);
+        reject(s, from, &jn, RT_REJECT_MAC, now);
         return;
     }
     uint32_t host = jn.base + jn.rank;
     if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
         host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
         job_learn(s, j, jn.size, jn.base) < 0) {
-        reject(s, from, &jn, RT_REJECT_FIELDS);
+        reject(s, from, &jn, RT_REJECT_FIELDS, now);
         return;
     }
     /* a counter below the last one accepted is a replay; the same counter
@@ -332,17 +361,23 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     if (j->joined[jn.rank] &&
         (jn.counter < j->counter[jn.rank] ||
          (jn.counter == j->counter[jn.rank] && !rt_addr_eq(from, &j->addr[jn.rank])))) {
-        reject(s, from, &jn, RT_REJECT_REPLAY);
+        reject(s, from, &jn, RT_REJECT_REPLAY, now);
         return;
     }
-    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) s->st.rejoins++;
+    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) {
+        if (rt_addr_eq(from, &j->addr[jn.rank]))
+            s->st.keepalive_joins++;
+        else
+            s->st.rejoins++;
+    }
     if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) s->st.joins++;
     j->joined[jn.rank] = 1;
     j->counter[jn.rank] = jn.counter;
     j->addr[jn.rank] = *from;
+    j->local[jn.rank] = s->cur_local;
     uint8_t w[RT_WELCOME_LEN];
     rt_welcome_put(w, &jn, j->key);
-    rt_tx(&s->tx, from, w, sizeof w, NULL, 0, 0);
+    rt_tx_src(&s->tx, from, s->cur_local, w, sizeof w, NULL, 0, 0);
     announce(s, j);
 }
 
@@ -378,15 +413,11 @@ static void on_jobinfo(arb_rt_switch *s, const struct sockaddr_in *from, const r
  * rank never joined): join again. Rate-limited. */
 static void notice(arb_rt_switch *s, const struct sockaddr_in *to, const rt_hdr *h, arb_time now)
 {
-    if (now - s->notice_window > ARB_PS_PER_S) {
-        s->notice_window = now;
-        s->notices = 0;
-    }
-    if (s->notices++ >= NOTICES_PER_S) return;
+    if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN];
     rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &n);
-    rt_tx(&s->tx, to, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
 /* One Arbor packet in flight through the switch. */
@@ -403,13 +434,18 @@ struct fwd {
 static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
 {
     const struct sockaddr_in *to = NULL;
+    uint32_t src = 0;
     if (p < s->radix) {
         uint32_t peer = s->ports[s->nd->first_port + p].peer;
         if (peer < arb_topo_n_hosts(s->t)) {
             uint32_t r = peer - f->j->base;
-            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) to = &f->j->addr[r];
+            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) {
+                to = &f->j->addr[r];
+                src = f->j->local[r];
+            }
         } else if (s->port_peer[p] >= 0) {
             to = &s->peer_addr[s->port_peer[p]];
+            src = s->peer_local[s->port_peer[p]];
         }
     }
     if (!to) {
@@ -422,7 +458,7 @@ static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
         s->st.undecodable++;
         return;
     }
-    rt_tx(&s->tx, to, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
+    rt_tx_src(&s->tx, to, src, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
 }
 
 /* Unicast toward host `host`: down toward it when it is below, else up. */
@@ -601,12 +637,17 @@ static void on_arbor(arb_rt_switch *s, const struct sockaddr_in *from, const rt_
     }
 }
 
-static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
-                        arb_time now)
+static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint32_t local,
+                        uint8_t *b, size_t len, arb_time now)
 {
     rt_hdr h;
     s->st.rx_pkts++;
     s->st.rx_bytes += len;
+    s->cur_local = local;
+    if (local) {
+        int peer = peer_of(s, from);
+        if (peer >= 0) s->peer_local[peer] = local;
+    }
     if (rt_hdr_get(&h, b, len) < 0) {
         s->st.undecodable++;
         return;
@@ -616,7 +657,7 @@ static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_
         on_arbor(s, from, &h, b, len, now);
         break;
     case RT_K_JOIN:
-        on_join(s, from, b, len);
+        on_join(s, from, b, len, now);
         break;
     case RT_K_JOBINFO:
         on_jobinfo(s, from, &h, b, len);
@@ -630,7 +671,7 @@ static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint8_
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now)
 {
-    on_datagram(s, from, b, len, now);
+    on_datagram(s, from, 0, b, len, now);
 }
 
 void rt_switch_flush(arb_rt_switch *s)
@@ -660,15 +701,40 @@ static void periodic(arb_rt_switch *s, arb_time now)
     rt_tx_flush(&s->tx);
 }
 
+/* Once, when it starts serving: every switch linked to this one must be a
+ * peer, or what must cross that link is dropped (unroutable). Warned
+ * through the logger, naming each. */
+static void check_peers(arb_rt_switch *s)
+{
+    s->peers_checked = 1;
+    for (uint32_t p = 0; p < s->radix; p++) {
+        uint32_t other = s->ports[s->nd->first_port + p].peer;
+        if (other < arb_topo_n_hosts(s->t) || s->port_peer[p] >= 0) continue;
+        int seen = 0; /* name each switch once (parallel links) */
+        for (uint32_t q = 0; q < p && !seen; q++)
+            seen = s->ports[s->nd->first_port + q].peer == other;
+        if (seen) continue;
+        const arb_node *o = &s->nodes[other];
+        arb_log(&s->cfg.logger, ARB_LOG_WARN,
+                "node %u.%u of %s is linked to switch %u.%u (%s), which is no peer: what must "
+                "cross that link is dropped as unroutable (give its address as a peer, "
+                "%u.%u=HOST:PORT)",
+                s->nd->level, s->nd->index, s->cfg.topo, o->level, o->index,
+                o->level > s->nd->level ? "above" : "below", o->level, o->index);
+    }
+}
+
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
 {
     if (!s) return ARB_EINVAL;
+    if (!s->peers_checked) check_peers(s);
     arb_time start = rt_now();
     for (;;) {
         int n = rt_rx(&s->rx);
         arb_time now = rt_now();
         for (int i = 0; i < n; i++)
-            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].buf, s->rx.dg[i].len, now);
+            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].local, s->rx.dg[i].buf, s->rx.dg[i].len,
+                        now);
         rt_tx_flush(&s->tx);
         periodic(s, now);
         if (stop && *stop) return 0;

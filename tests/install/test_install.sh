@@ -88,6 +88,17 @@ else
     fail "Requires.private, Libs.private: link libarbor.a" "$(cat "$TMP/cc.err")"
 fi
 static_libs=" $(pkg-config --static --libs arbor) "
+# ... and linked as a user would: every flag pkg-config --static gives, with
+# the archive for -larbor (a flag naming a library this system lacks, such
+# as libpcap's -lsystemd where no libsystemd.so is installed, fails here)
+# shellcheck disable=SC2086
+if $CC -o "$TMP/c_pcstatic" "$HERE/consumer.c" $(pkg-config --cflags arbor) \
+    $(printf '%s' "$static_libs" | sed "s| -larbor | $LIBDIR/libarbor.a |") 2>"$TMP/cc.err"; then
+    pass "pkg-config --static --libs arbor: links libarbor.a"
+    check_run "pkg-config --static: runs" "$TMP/c_pcstatic"
+else
+    fail "pkg-config --static --libs arbor: links libarbor.a" "$static_libs" "$(cat "$TMP/cc.err")"
+fi
 for l in -lcjson -linih -lpcap -lm; do
     case $static_libs in
     *" $l "*) pass "pkg-config --static --libs arbor has $l" ;;

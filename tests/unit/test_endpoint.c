@@ -1337,6 +1337,15 @@ TEST(timer_estimate)
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     c.attempts = ARB_ATTEMPT_MAX + 2;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    /* backed-off waits: 1..64 ceilings */
+    c.backoff_max = 0;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT + 1;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
+    c.backoff_max = 1;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    arb_responder_free(r);
 }
 
 /* A ceiling below the loaded loop: the estimate is cut to the ceiling,

@@ -647,6 +647,77 @@ TEST(float_tolerance)
     sw_stop(&w);
 }
 
+/* ---- ranks that disagree on the op or the dtype -------------------------- */
+
+/* Rank 0 reduces with MAX, the others with SUM: every rank's call fails
+ * with ARB_EINVAL naming the disagreement, rather than returning wrong
+ * data. Then the same with dtypes (i32 against f32, the same bytes). */
+static int mixed_ops(struct rank *k, arb_rt_comm *c)
+{
+    int32_t in[512], out[512];
+    fill((uint8_t *)in, ARB_DTYPE_I32, k->rank, 0, 512);
+    int rc =
+        arb_rt_allreduce(c, in, out, 512, ARB_DTYPE_I32, k->rank == 0 ? ARB_OP_MAX : ARB_OP_SUM);
+    if (rc != ARB_EINVAL || !strstr(arb_rt_errmsg(c), "every rank must pass the same op"))
+        return rc < 0 ? rc : 1;
+    return 0;
+}
+
+static int mixed_dtypes(struct rank *k, arb_rt_comm *c)
+{
+    int32_t in[512], out[512];
+    arb_dtype dt = k->rank == 0 ? ARB_DTYPE_I32 : ARB_DTYPE_F32;
+    fill((uint8_t *)in, dt, k->rank, 0, 512);
+    int rc = arb_rt_allreduce(c, in, out, 512, dt, ARB_OP_SUM);
+    if (rc != ARB_EINVAL || !strstr(arb_rt_errmsg(c), "every rank must pass the same dtype"))
+        return rc < 0 ? rc : 1;
+    return 0;
+}
+
+TEST(mismatched_calls)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 2, 1, 0, mixed_ops) == 0);
+    CHECK(run_ranks(w.addr, 3, 1, 0, mixed_dtypes) == 0);
+    sw_stop(&w);
+}
+
+/* ---- joining again: a restart or a quiet wait ---------------------------- */
+
+/* Rank 1 calls 300 ms after rank 0: rank 0 waits with nothing from its
+ * switch for more than 50 ms and joins again, which is a keepalive, not a
+ * rejoin (the switch never lost it): its rejoins stay 0, and so do the
+ * switch's. */
+static int late_barrier(struct rank *k, arb_rt_comm *c)
+{
+    if (k->rank == 1) nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    int rc = arb_rt_barrier(c);
+    if (rc < 0) return rc;
+    arb_rt_stats st;
+    arb_rt_get_stats(c, &st);
+    if (k->rank == 0 && (st.rejoins != 0 || st.keepalive_joins == 0)) {
+        fprintf(stderr, "  rank 0: rejoins %llu, keepalive joins %llu\n",
+                (unsigned long long)st.rejoins, (unsigned long long)st.keepalive_joins);
+        return 1;
+    }
+    return 0;
+}
+
+TEST(keepalive_joins)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 2, 1, 0, late_barrier) == 0);
+    w.stop = 1;
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    CHECK_EQ_U(st.rejoins, 0);
+    CHECK(st.keepalive_joins >= 1);
+    arb_rt_switch_free(w.s);
+}
+
 /* ---- admission: strangers, bad secrets --------------------------------- */
 
 static int one_barrier(struct rank *k, arb_rt_comm *c)
@@ -704,6 +775,115 @@ TEST(strangers)
     arb_rt_switch_free(w.s);
 }
 
+/* A "switch" that answers JOINs from another address than the one the rank
+ * dialled (a REJECT from a second socket): the rank drops the answers, and
+ * its error says it heard them from elsewhere rather than "did not
+ * answer". */
+struct misanswer {
+    int in, out;
+    volatile int stop;
+};
+
+static void *misanswer_main(void *arg)
+{
+    struct misanswer *m = arg;
+    while (!m->stop) {
+        uint8_t b[256];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(m->in, b, sizeof b, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 16) {
+            nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+            continue;
+        }
+        /* the JOIN's header as a REJECT (kind 4) from a switch (0xFFFF),
+         * reason 1 */
+        b[1] = 4;
+        b[12] = b[13] = 0xFF;
+        b[16] = 1;
+        sendto(m->out, b, 17, 0, (struct sockaddr *)&from, sizeof from);
+    }
+    return NULL;
+}
+
+static int udp_on(uint32_t ip)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(ip);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+TEST(answers_from_elsewhere)
+{
+    struct misanswer m = {.in = udp_on(0x7F000001), .out = udp_on(0x7F000001)};
+    REQUIRE(m.in >= 0 && m.out >= 0);
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    getsockname(m.in, (struct sockaddr *)&a, &al);
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", ntohs(a.sin_port));
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, misanswer_main, &m) == 0);
+    struct rank k;
+    memset(&k, 0, sizeof k);
+    k.size = 2;
+    k.sw = addr;
+    k.timeout = 300 * ARB_PS_PER_MS;
+    k.body = one_barrier;
+    rank_main(&k);
+    m.stop = 1;
+    pthread_join(t, NULL);
+    close(m.in);
+    close(m.out);
+    CHECK(k.rc == ARB_ETIMEDOUT);
+    CHECK(strstr(k.err, "no answer to the JOIN") != NULL);
+    CHECK(strstr(k.err, "but ") != NULL && strstr(k.err, " from 127.0.0.1:") != NULL);
+}
+
+/* A stranger floods the switch with JOINs of a job it does not admit, as
+ * one spoofing a victim's address would: the REJECTs share the NOTICEs'
+ * budget (200 a second), so the victim gets at most that many. */
+TEST(reject_rate_capped)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(0x7F000001);
+    to.sin_port = htons(arb_rt_switch_port(w.s));
+    uint8_t join[80] = {0x41, 2, 0, 0, 0, 0, 0, 99}; /* JOIN of job 99, rank 0 */
+    join[19] = 2;                                    /* size 2 */
+    int sent = 0;
+    for (int i = 0; i < 500; i++)
+        sent += sendto(fd, join, sizeof join, 0, (struct sockaddr *)&to, sizeof to) ==
+                (ssize_t)sizeof join;
+    nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
+    int got = 0;
+    uint8_t b[64];
+    while (recv(fd, b, sizeof b, MSG_DONTWAIT) > 0)
+        got++;
+    close(fd);
+    w.stop = 1;
+    pthread_join(w.t, NULL);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    arb_rt_switch_free(w.s);
+    CHECK_EQ_I(sent, 500);
+    CHECK(st.join_rejected > 200); /* counted, every one */
+    CHECK(got >= 1 && got <= 200);
+    if (got > 200) fprintf(stderr, "  %d REJECTs for %d JOINs\n", got, sent);
+}
+
 /* Several switches: a leaf-spine (two leaves of two hosts, one spine) and
  * a three-level tree whose paths aggregate at up to three tiers (20 B
  * headers). */
@@ -737,5 +917,9 @@ int main(void)
     RUN(float_tolerance);
     RUN(nonblocking_calls);
     RUN(strangers);
+    RUN(answers_from_elsewhere);
+    RUN(mismatched_calls);
+    RUN(keepalive_joins);
+    RUN(reject_rate_capped);
     return testkit_done();
 }

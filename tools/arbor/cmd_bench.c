@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 
 static const char bench_usage[] =
     "usage: arbor bench COLLECTIVE [-b BYTES] [-e BYTES] [-f FACTOR] [-n ITERS]\n"
-    "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c]\n"
+    "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c] [-s]\n"
     "\n"
     "Run as every rank of a job (arbor run -n 4 -- arbor bench allreduce): time\n"
     "COLLECTIVE (allreduce, reduce, reducescatter, broadcast, allgather, barrier)\n"
@@ -25,13 +26,16 @@ static const char bench_usage[] =
     "the nccl-tests table: size, count, type, redop, root, time (us, the slowest\n"
     "rank's mean), algbw = size / time, busbw = algbw x nccl-tests' factor\n"
     "(allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; others 1), #wrong.\n"
-    "size is the whole buffer, as in nccl-tests (allgather: the output).\n"
+    "size is the whole buffer, as in nccl-tests (allgather: the output), rounded\n"
+    "down to whole elements (allgather, reducescatter: whole elements per rank);\n"
+    "a size below one element (per rank) is refused.\n"
     "\n"
     "  -n ITERS   timed iterations per size (default 20); -w WARMUP untimed (5)\n"
     "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64\n"
-    "  -o OP      sum (default), max, min\n"
+    "  -o OP      sum (default), max, min: allreduce, reduce, reducescatter only\n"
     "  -r ROOT    root of reduce and broadcast (default 0)\n"
-    "  -c         check every result against a reference (#wrong; else N/A)\n"
+    "  -c         check every call's result, warm-up and timed, against a\n"
+    "             reference (#wrong: wrong elements over calls and ranks; else N/A)\n"
     "  -s         print each rank's packet counters on stderr at the end\n"
     "\n"
     "The communicator comes from ARBOR_* variables (docs/runtime.md).\n"
@@ -39,6 +43,21 @@ static const char bench_usage[] =
 
 static const char *const nccl_type[ARB_DTYPE_COUNT] = {"half",   "bfloat16", "float",
                                                        "double", "int32",    "int64"};
+
+/* A usage error (the same on every rank): printed by rank 0 only, so that
+ * `arbor run -n 8 -- arbor bench ...` shows it once; every rank exits 2. */
+static int usage_error(const char *fmt, ...) ARB_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+    const char *r = getenv("ARBOR_RANK");
+    if (r && strcmp(r, "0") != 0) return CLI_EXIT_USAGE;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return cli_error("bench", "%s", msg);
+}
 
 static uint64_t parse_size(const char *s, int *bad)
 {
@@ -231,7 +250,9 @@ int cmd_bench(int argc, char **argv)
 {
     uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
     double factor = 2;
-    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, c;
+    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, op_given = 0, c;
+    /* each line in one write: ranks of one job share the terminal */
+    setvbuf(stderr, NULL, _IOLBF, 0);
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     cli_getopt_start();
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
@@ -269,35 +290,59 @@ int cmd_bench(int argc, char **argv)
         case 'o':
             op = arb_op_parse(v);
             if (op <= ARB_OP_NOP) bad = 1;
+            op_given = 1;
             break;
         case 'r':
             if (cli_parse_u64(v, 255, &root) < 0) bad = 1;
             break;
-        default:
+        default: {
+            const char *r = getenv("ARBOR_RANK");
+            if (r && strcmp(r, "0") != 0) return CLI_EXIT_USAGE; /* rank 0 says it */
             return cli_bad_option("bench", c, argv);
         }
-        if (bad) return cli_error("bench", "-%c '%s': not a valid value", c, v);
+        }
+        if (bad) {
+            static const char *const rule[128] = {
+                ['b'] = "want a size in bytes such as 1024, 1K or 4M (at most 4G)",
+                ['e'] = "want a size in bytes such as 1024, 1K or 4M (at most 4G)",
+                ['f'] = "want a factor above 1, such as 2",
+                ['n'] = "want 1..1000000 iterations",
+                ['w'] = "want 0..1000000 iterations",
+                ['d'] = "want f16, bf16, f32, f64, i32 or i64",
+                ['o'] = "want sum, max or min",
+                ['r'] = "want a rank 0..255"};
+            return usage_error("-%c '%s': %s", c, v, c > 0 && c < 128 && rule[c] ? rule[c] : "");
+        }
     }
-    if (optind >= argc) return cli_error("bench", "give a collective; see 'arbor bench --help'");
+    if (optind >= argc) return usage_error("give a collective; see 'arbor bench --help'");
     if (optind + 1 < argc)
-        return cli_error("bench", "one collective only ('%s' and '%s')", argv[optind],
-                         argv[optind + 1]);
+        return usage_error("one collective only ('%s' and '%s')", argv[optind], argv[optind + 1]);
     int coll = arb_coll_parse(argv[optind]);
     if (coll < 0)
-        return cli_error("bench",
-                         "'%s' is not allreduce, reduce, reducescatter, broadcast, "
-                         "allgather or barrier",
-                         argv[optind]);
+        return usage_error("'%s' is not allreduce, reduce, reducescatter, broadcast, "
+                           "allgather or barrier",
+                           argv[optind]);
+    int reduces =
+        coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER;
+    if (op_given && !reduces)
+        return usage_error("-o: %s has no operator (-o is for allreduce, reduce, reducescatter)",
+                           arb_coll_name(coll));
     if (minb > maxb)
-        return cli_error("bench", "-b %llu is above -e %llu", (unsigned long long)minb,
-                         (unsigned long long)maxb);
+        return usage_error("-b %llu is above -e %llu", (unsigned long long)minb,
+                           (unsigned long long)maxb);
     arb_rt_config cfg;
     arb_rt_config_default(&cfg);
     char err[256];
     if (arb_rt_config_env(&cfg, err, sizeof err) < 0) return cli_error("bench", "%s", err);
     if (root >= cfg.size)
-        return cli_error("bench", "-r %llu is not a rank of %u", (unsigned long long)root,
-                         cfg.size);
+        return usage_error("-r %llu is not a rank of %u", (unsigned long long)root, cfg.size);
+    size_t es = arb_dtype_size(dt);
+    size_t unit =
+        es * (coll == ARB_COLL_ALLGATHER || coll == ARB_COLL_REDUCESCATTER ? cfg.size : 1);
+    if (coll != ARB_COLL_BARRIER && minb < unit)
+        return usage_error("-b %llu: below one %s element%s (%zu B); want -b %zu or more",
+                           (unsigned long long)minb, arb_dtype_name(dt),
+                           unit > es ? " per rank" : "", unit, unit);
     struct bench b = {.coll = (arb_coll)coll,
                       .dt = (arb_dtype)dt,
                       .op = (arb_op)op,
@@ -309,8 +354,6 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "arbor bench: rank %u: %s\n", cfg.rank, err);
         return rc == ARB_EINVAL || rc == ARB_EPARSE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
-    size_t es = arb_dtype_size(dt);
-    size_t unit = es * (coll == ARB_COLL_ALLGATHER || coll == ARB_COLL_REDUCESCATTER ? b.n : 1);
     b.send = malloc(maxb + unit);
     b.recv = malloc(maxb + unit);
     if (!b.send || !b.recv) {
@@ -319,10 +362,15 @@ int cmd_bench(int argc, char **argv)
     }
     int rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
     if (b.me == 0) {
-        printf("# arbor bench %s: %u ranks, %s %s, %llu iterations (%llu warm-up), switch %s, "
+        char what[48] = "";
+        if (reduces)
+            snprintf(what, sizeof what, "%s %s, ", arb_dtype_name(dt), arb_op_name(op));
+        else if (coll != ARB_COLL_BARRIER)
+            snprintf(what, sizeof what, "%s, ", arb_dtype_name(dt));
+        printf("# arbor bench %s: %u ranks, %s%llu iterations (%llu warm-up), switch %s, "
                "fabric %s\n#\n",
-               arb_coll_name(coll), b.n, arb_dtype_name(dt), arb_op_name(op),
-               (unsigned long long)iters, (unsigned long long)warm, cfg.sw, cfg.topo);
+               arb_coll_name(coll), b.n, what, (unsigned long long)iters, (unsigned long long)warm,
+               cfg.sw, cfg.topo);
         printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
                "root", "time", "algbw", "busbw", "#wrong");
         printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
@@ -339,10 +387,13 @@ int cmd_bench(int argc, char **argv)
         double t = 0;
         uint64_t wrong = 0;
         for (uint64_t it = 0; it < warm + iters && rc == 0; it++) {
+            /* checked: every call's output starts as garbage, so a call
+             * that wrote nothing cannot pass on the last one's result */
+            if (checkr) memset(b.recv, 0x55, count * es);
             double t0 = now_s();
             rc = one(&b, count);
             if (it >= warm) t += now_s() - t0;
-            if (rc == 0 && checkr && it == 0) wrong = check(&b, count);
+            if (rc == 0 && checkr) wrong += check(&b, count);
         }
         if (rc < 0) break;
         /* the slowest rank's mean, and the wrong elements of all */
@@ -360,8 +411,6 @@ int cmd_bench(int argc, char **argv)
             else
                 snprintf(wr, sizeof wr, "N/A");
             static const char *const ops[] = {"none", "sum", "max", "min"};
-            int reduces = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE ||
-                          coll == ARB_COLL_REDUCESCATTER;
             printf("  %12.0f %12zu %8s %6s %5d %10.1f %8.3f %8.3f %7s\n", bytes, count,
                    nccl_type[dt], ops[reduces ? op : 0], rooted ? (int)root : -1, all[0] * 1e6,
                    algbw, algbw * arb_rt_busbw_factor((arb_coll)coll, b.n), wr);
@@ -383,7 +432,8 @@ int cmd_bench(int argc, char **argv)
                 "arbor bench: rank %u: calls=%llu tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu "
                 "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
                 "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
-                "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu\n",
+                "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
+                "keepalive_joins=%llu\n",
                 b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
                 (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
                 (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -393,7 +443,8 @@ int cmd_bench(int argc, char **argv)
                 (unsigned long long)st.gso_sends, (unsigned long long)st.credits,
                 (unsigned long long)st.retries, (unsigned long long)st.spurious,
                 (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits,
-                (unsigned long long)st.waits, (unsigned long long)st.spin_hits);
+                (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
+                (unsigned long long)st.keepalive_joins);
     }
     arb_rt_comm_free(b.c);
     free(b.send);

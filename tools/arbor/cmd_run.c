@@ -16,27 +16,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char run_usage[] =
-    "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID] [--secret S]\n"
-    "                 [--timeout T] [--drop P] [--switch-drop P] [--seed N] [--no-gso]\n"
-    "                 [--spin DURATION] -- COMMAND [ARGS...]\n"
+    "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID]\n"
+    "                 [--secret S | --secret-file FILE] [--timeout T] [--drop P]\n"
+    "                 [--switch-drop P] [--seed N] [--no-gso] [--spin DURATION]\n"
+    "                 -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
     "--topo, e.g. leafspine:2,2,1) on loopback, in this process. Each rank gets:\n"
     "  ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH (its leaf switch), ARBOR_JOB,\n"
-    "  ARBOR_SECRET (random unless --secret), ARBOR_TOPO, ARBOR_HOST_BASE=0,\n"
+    "  ARBOR_SECRET (random for its own switches unless given), ARBOR_TOPO,\n"
+    "  ARBOR_HOST_BASE=0,\n"
     "  and ARBOR_TIMEOUT, ARBOR_DROP, ARBOR_SEED when given.\n"
     "\n"
     "  -n N           ranks, 2..256\n"
-    "  --switch       an arbor switch already running (star fabric only)\n"
+    "  --switch       an arbor switch already running (star fabric only); it\n"
+    "                admits the job only with its secret, so one is required:\n"
+    "                --secret, --secret-file or ARBOR_SECRET (and the job id:\n"
+    "                --job, else ARBOR_JOB, else 1)\n"
     "  --topo         the fabric (default star:256)\n"
     "  --job          the job id (default 1)\n"
-    "  --secret       the job's secret (default: 32 random bytes, hex)\n"
+    "  --secret       the job's secret (default: 32 random bytes, hex, for the\n"
+    "                switches arbor run starts)\n"
+    "  --secret-file  read the secret from the first line of FILE (keeps it out\n"
+    "                of the process list)\n"
     "  --timeout      a call's deadline, e.g. 30s (ARBOR_TIMEOUT)\n"
     "  --drop         fraction of each rank's sends dropped (ARBOR_DROP, tests)\n"
     "  --switch-drop  fraction of the switches' sends dropped (tests)\n"
@@ -44,8 +53,37 @@ static const char run_usage[] =
     "  --spin         ranks and switches look again for up to DURATION (e.g. 50us)\n"
     "                 before blocking for their socket (ARBOR_SPIN, switch --spin)\n"
     "\n"
+    "SIGINT, SIGTERM or SIGHUP to arbor run is passed on to every rank, and the\n"
+    "switches stop; ranks still running 5 s later are killed (SIGKILL). A rank\n"
+    "gets SIGTERM if arbor run dies (even by SIGKILL).\n"
+    "\n"
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
-    "the other ranks are stopped with SIGTERM); 2 bad usage.\n";
+    "the other ranks are stopped with SIGTERM, 1 s later if it exited with 2,\n"
+    "bad usage); 2 bad usage; 128 + the signal when stopped by one.\n";
+
+/* The signals arbor run passes on to its ranks. */
+static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_FWD (sizeof fwd_signals / sizeof fwd_signals[0])
+/* After a stop (a signal, or a rank that failed), how long the others get
+ * to exit before SIGKILL. */
+#define STOP_GRACE_MS 5000
+/* A rank that exits with status 2 (bad usage): the others get this long to
+ * exit by themselves (they most likely had the same usage) before SIGTERM. */
+#define USAGE_GRACE_MS 1000
+
+/* The secret: the first line of path, 1..ARB_RT_SECRET_MAX bytes. */
+static int read_secret_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return cli_error("run", "--secret-file %s: %s", path, strerror(errno));
+    if (!fgets(buf, (int)len, f)) buf[0] = 0;
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = 0;
+    if (!*buf || strlen(buf) > ARB_RT_SECRET_MAX)
+        return cli_error("run", "--secret-file %s: want a first line of 1..%d bytes", path,
+                         ARB_RT_SECRET_MAX);
+    return 0;
+}
 
 /* --spin: 0, or a duration of at most 10 ms. */
 static int parse_spin(const char *v, arb_time *out)
@@ -140,9 +178,91 @@ static const char *leaf_of(const arb_topo *t, const struct swt *w, uint32_t n, u
     return NULL;
 }
 
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Send sig to every rank still running. */
+static void signal_ranks(const pid_t *pids, const uint8_t *alive, uint32_t n, int sig)
+{
+    for (uint32_t q = 0; q < n; q++)
+        if (alive[q]) kill(pids[q], sig);
+}
+
+/* Wait for every rank. The first that fails is named and the others get
+ * SIGTERM; a stop signal to arbor run goes to every rank (*stop_sig).
+ * After either, ranks still running STOP_GRACE_MS later get SIGKILL. */
+static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, const sigset_t *sigs)
+{
+    uint8_t alive[256];
+    uint32_t left = n;
+    memset(alive, 1, n);
+    struct timespec stopping = {0, 0}, failed_at = {0, 0};
+    int killed = 0, term_pending = 0;
+    while (left > 0) {
+        int st = 0;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) {
+            uint32_t r = 0;
+            while (r < n && pids[r] != p)
+                r++;
+            if (r == n) continue;
+            alive[r] = 0;
+            left--;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+            if (!*failed && !*stop_sig) {
+                if (WIFEXITED(st))
+                    fprintf(stderr, "arbor run: rank %u exited with status %d\n", r,
+                            WEXITSTATUS(st));
+                else
+                    fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
+                            WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+                /* the job cannot finish: the other ranks need not wait for
+                 * their deadlines. Bad usage (status 2) is most often every
+                 * rank's: give them a moment to say so themselves */
+                clock_gettime(CLOCK_MONOTONIC, &failed_at);
+                term_pending = 1;
+                if (!(WIFEXITED(st) && WEXITSTATUS(st) == CLI_EXIT_USAGE)) {
+                    signal_ranks(pids, alive, n, SIGTERM);
+                    term_pending = 0;
+                }
+                stopping = failed_at;
+            }
+            *failed = 1;
+            continue;
+        }
+        if (p < 0 && errno != EINTR) break; /* no children left */
+        if (term_pending && ms_since(&failed_at) >= USAGE_GRACE_MS) {
+            signal_ranks(pids, alive, n, SIGTERM);
+            term_pending = 0;
+            clock_gettime(CLOCK_MONOTONIC, &stopping);
+        }
+        if ((*failed || *stop_sig) && !killed && ms_since(&stopping) >= STOP_GRACE_MS) {
+            fprintf(stderr, "arbor run: %u rank(s) still running %d s after the stop: killed\n",
+                    left, STOP_GRACE_MS / 1000);
+            signal_ranks(pids, alive, n, SIGKILL);
+            killed = 1;
+        }
+        struct timespec tick = {0, 100 * 1000 * 1000};
+        int sig = sigtimedwait(sigs, NULL, &tick);
+        if (sig > 0 && sig != SIGCHLD && !*stop_sig) {
+            *stop_sig = sig;
+            fprintf(stderr, "arbor run: stopped by %s: passing it on to %u rank(s)\n",
+                    strsignal(sig), left);
+            signal_ranks(pids, alive, n, sig);
+            clock_gettime(CLOCK_MONOTONIC, &stopping);
+        }
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     uint64_t n = 0, job = 1, seed = 0;
+    int job_given = 0;
+    static char file_secret[ARB_RT_SECRET_MAX + 2];
     const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
     const char *drop = NULL, *spin_s = NULL;
     arb_time spin = 0;
@@ -152,6 +272,7 @@ int cmd_run(int argc, char **argv)
                                          {"topo", required_argument, NULL, 't'},
                                          {"job", required_argument, NULL, 'J'},
                                          {"secret", required_argument, NULL, 'K'},
+                                         {"secret-file", required_argument, NULL, 'k'},
                                          {"timeout", required_argument, NULL, 'T'},
                                          {"drop", required_argument, NULL, 'D'},
                                          {"switch-drop", required_argument, NULL, 'X'},
@@ -192,11 +313,16 @@ int cmd_run(int argc, char **argv)
         case 'J':
             if (cli_parse_u64(v, UINT32_MAX, &job) < 0)
                 return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
+            job_given = 1;
             break;
         case 'K':
             if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
                 return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
             secret = v;
+            break;
+        case 'k':
+            if (read_secret_file(v, file_secret, sizeof file_secret) != 0) return CLI_EXIT_USAGE;
+            secret = file_secret;
             break;
         case 'T': {
             arb_time t;
@@ -228,6 +354,21 @@ int cmd_run(int argc, char **argv)
     int i = optind;
     if (n == 0) return cli_error("run", "give the number of ranks with -n N");
     if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    if (sw && !secret) {
+        /* a switch that runs already admits the job only with its secret:
+         * a random one could never match */
+        const char *e = getenv("ARBOR_SECRET");
+        if (!e || !*e || strlen(e) > ARB_RT_SECRET_MAX)
+            return cli_error("run",
+                             "--switch needs the job's secret: give --secret-file FILE, --secret S "
+                             "or ARBOR_SECRET");
+        secret = e;
+    }
+    if (sw && !job_given && getenv("ARBOR_JOB")) {
+        const char *e = getenv("ARBOR_JOB");
+        if (cli_parse_u64(e, UINT32_MAX, &job) < 0)
+            return cli_error("run", "ARBOR_JOB='%s': want 0..%u", e, UINT32_MAX);
+    }
     char secret_buf[2 * 32 + 1];
     if (!secret) {
         uint8_t raw[32];
@@ -236,6 +377,16 @@ int cmd_run(int argc, char **argv)
         sodium_bin2hex(secret_buf, sizeof secret_buf, raw, sizeof raw);
         secret = secret_buf;
     }
+    /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
+     * none is lost between a look and a wait; blocked before the switch
+     * threads start, which inherit the mask (the ranks get the old one) */
+    sigset_t sigs, old_mask;
+    sigemptyset(&sigs);
+    for (size_t q = 0; q < N_FWD; q++)
+        sigaddset(&sigs, fwd_signals[q]);
+    sigaddset(&sigs, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
+    pid_t parent = getpid();
     struct swt *w = NULL;
     uint32_t n_sw = 0;
     arb_topo *t = NULL;
@@ -255,6 +406,7 @@ int cmd_run(int argc, char **argv)
                        arb_topo_n_hosts(t));
     pid_t pids[256];
     uint32_t started = 0;
+
     for (uint32_t r = 0; rc == 0 && r < n; r++) {
         char rank_s[16], size_s[16], job_s[16];
         snprintf(rank_s, sizeof rank_s, "%u", r);
@@ -267,6 +419,9 @@ int cmd_run(int argc, char **argv)
             break;
         }
         if (p == 0) {
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            /* die with arbor run, even when it is killed by SIGKILL */
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
             setenv("ARBOR_RANK", rank_s, 1);
             setenv("ARBOR_SIZE", size_s, 1);
             setenv("ARBOR_SWITCH", swa ? swa : "", 1);
@@ -289,29 +444,8 @@ int cmd_run(int argc, char **argv)
         }
         pids[started++] = p;
     }
-    int failed = 0;
-    for (uint32_t k = 0; k < started; k++) {
-        int st = 0;
-        pid_t p;
-        while ((p = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
-            ;
-        uint32_t r = 0;
-        while (r < started && pids[r] != p)
-            r++;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
-        if (!failed) {
-            if (WIFEXITED(st))
-                fprintf(stderr, "arbor run: rank %u exited with status %d\n", r, WEXITSTATUS(st));
-            else
-                fprintf(stderr, "arbor run: rank %u was killed by signal %d\n", r,
-                        WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-            /* the job cannot finish: the other ranks need not wait for
-             * their deadlines */
-            for (uint32_t q = 0; q < started; q++)
-                if (pids[q] != p) kill(pids[q], SIGTERM);
-        }
-        failed = 1;
-    }
+    int failed = 0, stop_sig = 0;
+    reap(pids, started, &failed, &stop_sig, &sigs);
     sw_stop = 1;
     for (uint32_t a = 0; a < n_sw; a++) {
         if (w[a].t) pthread_join(w[a].t, NULL);
@@ -320,5 +454,6 @@ int cmd_run(int argc, char **argv)
     free(w);
     arb_topo_free(t);
     if (rc) return rc;
+    if (stop_sig) return 128 + stop_sig;
     return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -34,8 +34,9 @@ static const char switch_usage[] =
     "  --job-file    lines 'ID SECRET' ('#' starts a comment): keeps secrets\n"
     "                out of the process list\n"
     "  --config      an INI file: [switch] listen, topo, node, slots, peer (one\n"
-    "                line each, LEVEL.INDEX=HOST:PORT); [jobs] ID = SECRET. Options\n"
-    "                after it override it\n"
+    "                line each, LEVEL.INDEX=HOST:PORT), stats, for, drop, seed,\n"
+    "                no-gso (0 or 1), spin; [jobs] ID = SECRET. Options after it\n"
+    "                override it\n"
     "  --slots       aggregation slots (default 4096)\n"
     "  --drop        drop this fraction of the packets it sends (tests)\n"
     "  --stats       print the counters every SECONDS (also on SIGUSR1, and at exit)\n"
@@ -47,7 +48,8 @@ static const char switch_usage[] =
     "                long (e.g. 50us; at most 10ms), yielding the core between\n"
     "                looks (default 0: block at once)\n"
     "\n"
-    "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready.\n"
+    "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready, and a\n"
+    "warning for each switch linked to this one in the fabric that is no --peer.\n"
     "Exit status: 0 stopped, 1 could not run (bind), 2 bad usage.\n";
 
 /* --spin: 0, or a duration of at most 10 ms. */
@@ -75,6 +77,12 @@ static void on_usr1(int sig)
     want_stats = 1;
 }
 
+static void log_line(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "arbor switch: %s%s\n", level == ARB_LOG_WARN ? "warning: " : "", msg);
+}
+
 static void print_stats(const arb_rt_switch *s)
 {
     arb_rt_switch_stats st;
@@ -84,7 +92,7 @@ static void print_stats(const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu gso_sends=%llu waits=%llu\n",
+            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -96,7 +104,7 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
             (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
-            (unsigned long long)st.waits);
+            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins);
 }
 
 /* "L.I" into level, index. */
@@ -180,6 +188,7 @@ static const char *keep(const char *v)
 
 struct config_ctx {
     arb_rt_switch_config *cfg;
+    double *stats_every, *run_for;
     char why[200];
 };
 
@@ -236,19 +245,54 @@ static int config_line(void *user, const char *section, const char *name, const 
             return 0;
         }
         cfg->peers[cfg->n_peers++].addr = keep(eq + 1);
+    } else if (strcmp(name, "stats") == 0 || strcmp(name, "for") == 0) {
+        char *end;
+        double d = strtod(value, &end);
+        if (end == value || *end || !(d > 0)) {
+            snprintf(x->why, sizeof x->why, "%s '%s': want seconds > 0", name, value);
+            return 0;
+        }
+        *(strcmp(name, "stats") == 0 ? x->stats_every : x->run_for) = d;
+    } else if (strcmp(name, "drop") == 0) {
+        char *end;
+        double d = strtod(value, &end);
+        if (end == value || *end || !(d >= 0 && d < 1)) {
+            snprintf(x->why, sizeof x->why, "drop '%s': want a fraction in [0, 1)", value);
+            return 0;
+        }
+        cfg->drop = d;
+    } else if (strcmp(name, "seed") == 0) {
+        if (cli_parse_u64(value, UINT64_MAX, &cfg->seed) < 0) {
+            snprintf(x->why, sizeof x->why, "seed '%s': not a whole number", value);
+            return 0;
+        }
+    } else if (strcmp(name, "no-gso") == 0) {
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+            snprintf(x->why, sizeof x->why, "no-gso '%s': want 0 or 1", value);
+            return 0;
+        }
+        cfg->no_gso = *value == '1';
+    } else if (strcmp(name, "spin") == 0) {
+        if (parse_spin(value, &cfg->spin) < 0) {
+            snprintf(x->why, sizeof x->why, "spin '%s': want 0 or a duration up to 10ms", value);
+            return 0;
+        }
     } else {
-        snprintf(x->why, sizeof x->why, "unknown key '%s' (want listen, topo, node, slots or peer)",
+        snprintf(x->why, sizeof x->why,
+                 "unknown key '%s' (want listen, topo, node, slots, peer, stats, for, drop, seed, "
+                 "no-gso or spin)",
                  name);
         return 0;
     }
     return 1;
 }
 
-static int read_config(arb_rt_switch_config *cfg, const char *path)
+static int read_config(arb_rt_switch_config *cfg, const char *path, double *stats_every,
+                       double *run_for)
 {
     FILE *f = fopen(path, "r");
     if (!f) return cli_error("switch", "--config %s: %s", path, strerror(errno));
-    struct config_ctx x = {.cfg = cfg};
+    struct config_ctx x = {.cfg = cfg, .stats_every = stats_every, .run_for = run_for};
     int line = ini_parse_file(f, config_line, &x);
     fclose(f);
     if (line > 0) return cli_error("switch", "%s:%d: %s", path, line, x.why[0] ? x.why : "not INI");
@@ -337,7 +381,7 @@ int cmd_switch(int argc, char **argv)
             if (read_job_file(&cfg, v) != 0) return CLI_EXIT_USAGE;
             break;
         case 'C':
-            if (read_config(&cfg, v) != 0) return CLI_EXIT_USAGE;
+            if (read_config(&cfg, v, &stats_every, &run_for) != 0) return CLI_EXIT_USAGE;
             break;
         case 'S':
             if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
@@ -376,6 +420,8 @@ int cmd_switch(int argc, char **argv)
         return cli_error("switch", "no job admitted: give --job ID:SECRET or --job-file FILE");
     char err[256];
     arb_rt_switch *s;
+    cfg.logger.fn = log_line;
+    cfg.logger.max_level = ARB_LOG_WARN;
     int rc = arb_rt_switch_new(&s, &cfg, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "arbor switch: %s\n", err);
