@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "arb_cli_version.h"
+#include "arbor/topo.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -122,4 +123,13 @@ char *cli_read_stdin(size_t limit)
     }
     buf[len] = '\0';
     return buf;
+}
+
+int cli_parse_spin(const char *v, arb_time *out)
+{
+    arb_time t = 0;
+    if (strcmp(v, "0") != 0 && (arb_topo_parse_time(v, &t) < 0 || t > 10 * ARB_PS_PER_MS))
+        return -1;
+    *out = t;
+    return 0;
 }

@@ -113,6 +113,10 @@ const char *cli_version(void);
  */
 int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/* --spin of arbor run and arbor switch: 0, or a duration of at most 10 ms.
+ * 0 and *out set, or -1. */
+int cli_parse_spin(const char *v, arb_time *out);
+
 /*
  * Read all of stdin into a NUL-terminated malloc'd string. Returns NULL on
  * a read error or when it exceeds limit bytes.

@@ -85,16 +85,6 @@ static int read_secret_file(const char *path, char *buf, size_t len)
     return 0;
 }
 
-/* --spin: 0, or a duration of at most 10 ms. */
-static int parse_spin(const char *v, arb_time *out)
-{
-    arb_time t = 0;
-    if (strcmp(v, "0") != 0 && (arb_topo_parse_time(v, &t) < 0 || t > 10 * ARB_PS_PER_MS))
-        return -1;
-    *out = t;
-    return 0;
-}
-
 struct swt {
     arb_rt_switch *s;
     pthread_t t;
@@ -295,7 +285,7 @@ int cmd_run(int argc, char **argv)
             no_gso = 1;
             break;
         case 'Y':
-            if (parse_spin(v, &spin) < 0)
+            if (cli_parse_spin(v, &spin) < 0)
                 return cli_error("run", "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us",
                                  v);
             spin_s = v;

@@ -52,16 +52,6 @@ static const char switch_usage[] =
     "warning for each switch linked to this one in the fabric that is no --peer.\n"
     "Exit status: 0 stopped, 1 could not run (bind), 2 bad usage.\n";
 
-/* --spin: 0, or a duration of at most 10 ms. */
-static int parse_spin(const char *v, arb_time *out)
-{
-    arb_time t = 0;
-    if (strcmp(v, "0") != 0 && (arb_topo_parse_time(v, &t) < 0 || t > 10 * ARB_PS_PER_MS))
-        return -1;
-    *out = t;
-    return 0;
-}
-
 static volatile int stop_flag;
 static volatile sig_atomic_t want_stats;
 
@@ -273,7 +263,7 @@ static int config_line(void *user, const char *section, const char *name, const 
         }
         cfg->no_gso = *value == '1';
     } else if (strcmp(name, "spin") == 0) {
-        if (parse_spin(value, &cfg->spin) < 0) {
+        if (cli_parse_spin(value, &cfg->spin) < 0) {
             snprintf(x->why, sizeof x->why, "spin '%s': want 0 or a duration up to 10ms", value);
             return 0;
         }
@@ -337,7 +327,7 @@ int cmd_switch(int argc, char **argv)
             cfg.no_gso = 1;
             break;
         case 'Y':
-            if (parse_spin(v, &cfg.spin) < 0)
+            if (cli_parse_spin(v, &cfg.spin) < 0)
                 return cli_error("switch",
                                  "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
             break;
