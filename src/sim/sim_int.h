@@ -1,7 +1,8 @@
 /*
  * sim_int.h - the simulator's internal state, shared by its files:
  * net.c (ports, links, queues, switches, PFC, ECN), rdma.c (hosts and the
- * RoCE-style transports) and sim.c (the public API and the event loop).
+ * RoCE-style transports), sim.c (the public API and the event loop) and
+ * prefetch.c (the event loop's prefetch staging, prefetch.h).
  */
 #ifndef ARBOR_SIM_INT_H
 #define ARBOR_SIM_INT_H
@@ -201,8 +202,8 @@ struct tx_memo {
     arb_time ps;
 };
 
-#define PF_SLOTS 32             /* a power of two above the prefetch distances (sim.c) */
-#define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (sim.c) */
+#define PF_SLOTS 32             /* a power of two above the prefetch distances (prefetch.h) */
+#define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (prefetch.c) */
 
 struct arb_sim {
     arb_sim_config cfg;
@@ -234,7 +235,7 @@ struct arb_sim {
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
     struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
     /* What the prefetching stages found about the events a few places
-     * ahead, by position in the bucket (sim.c, prefetch_ahead): hints only. */
+     * ahead, by position in the bucket (prefetch.h, prefetch_ahead): hints only. */
     struct {
         uint32_t node[PF_SLOTS + 1]; /* the switch that routes its packet */
         uint32_t port[PF_SLOTS + 1]; /* the output port route_peek guessed there */
@@ -296,7 +297,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
  * pairs, ARB_ENOMEM. */
 int sim_links(arb_sim *s);
 
-/* sim.c: drop every route guess (the fabric changed). */
+/* prefetch.c: drop every route guess (the fabric changed). */
 void sim_forget_guesses(arb_sim *s);
 
 /* sim.c: queue a completion for the callback, run after the event, so
