@@ -940,264 +940,321 @@ static int run_to(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, ar
     return rc;
 }
 
-int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
-                     arb_scenario_result **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    arb_scenario_result *r = calloc(1, sizeof *r);
-    if (!r) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    for (int k = 0; k < K_COUNT; k++) {
-        r->echo[k] = dup_str(sc->v[k].text);
-        if (!r->echo[k]) {
-            arb_scenario_result_free(r);
-            return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-        }
-    }
-    if (sc->file && !(r->file = dup_str(sc->file))) {
-        arb_scenario_result_free(r);
-        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    }
-    uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
-    int arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
-    arb_plan **plans = NULL;
-    uint32_t n_plans = 0;
-    arb_topo *t = NULL;
+/* One run of a scenario: its inputs, what it has built so far (NULL or
+ * empty until built; run_end releases it all) and its result. Each step
+ * below takes it one stage further and returns 0 or a negative ARB_E*
+ * code with err written. */
+struct scn_run {
+    const arb_scenario *sc;
+    arb_scenario_progress_fn progress;
+    void *ctx;
+    char *err;
+    size_t errlen;
+    arb_scenario_result *r;
+    uint64_t seed; /* run.seed */
+    int arbor;     /* workload.kind = arbor */
+    arb_topo *t;
+    struct scn_failat failat; /* fabric.fail_at, restore_at, reboot_at */
+    arb_workload *w;          /* the flows (with Arbor: the background's, if any) */
+    arb_sim_config cfg;
     struct scn_route route;
-    memset(&route, 0, sizeof route);
-    arb_workload *w = NULL;
-    arb_sim *s = NULL;
-    arb_sim_pcap *pcap = NULL;
-    struct scn_steer *steer = NULL;
-    struct scn_order *order = NULL;
-    struct scn_failat failat;
-    memset(&failat, 0, sizeof failat);
+    struct scn_steer *steer;
+    struct scn_order *order;
+    arb_sim_pcap *pcap;
+    arb_sim *s;
     struct sampler sp;
-    memset(&sp, 0, sizeof sp);
-    char msg[512];
-    int rc;
+    arb_plan **plans; /* Arbor: one per job */
+    uint32_t n_plans;
+};
 
-    /* fabric */
+/* The result, echoing every key's value and the file. */
+static int run_result(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = calloc(1, sizeof *r);
+    run->r = r;
+    if (!r) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    for (int k = 0; k < K_COUNT; k++)
+        if (!(r->echo[k] = dup_str(sc->v[k].text)))
+            return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    if (sc->file && !(r->file = dup_str(sc->file)))
+        return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    run->seed = scn_u64(sc, K_RUN_SEED);
+    run->arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
+    return 0;
+}
+
+/* [fabric]: the topology, what has failed, what fails during the run, and
+ * the links set apart. */
+static int run_fabric(struct scn_run *run)
+{
+    static const enum scn_key at_keys[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT};
+    static const int at_kinds[] = {SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT};
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    char msg[512];
     arb_topo_config tc = arb_topo_config_default();
     tc.rate = scn_u64(sc, K_FAB_RATE);
     tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
     tc.delay = scn_u64(sc, K_FAB_DELAY);
-    rc = arb_topo_new(&t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
-    if (rc < 0) {
-        rc = key_fail(sc, K_FAB_TOPO, err, errlen, rc, msg);
-        goto done;
-    }
+    int rc = arb_topo_new(&run->t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_FAB_TOPO, run->err, run->errlen, rc, msg);
     if (*scn_str(sc, K_FAB_FAIL)) {
-        rc = arb_topo_fail(t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = arb_topo_fail(run->t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_FAB_FAIL, run->err, run->errlen, rc, msg);
     }
-    {
-        static const enum scn_key at_keys[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT};
-        static const int at_kinds[] = {SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT};
-        for (int k = 0; k < 3; k++) {
-            if (!*scn_str(sc, at_keys[k])) continue;
-            rc = scn_failat_add(&failat, t, scn_str(sc, at_keys[k]), at_kinds[k], msg, sizeof msg);
-            if (rc < 0) {
-                rc = key_fail(sc, at_keys[k], err, errlen, rc, msg);
-                goto done;
-            }
-        }
+    for (int k = 0; k < 3; k++) {
+        if (!*scn_str(sc, at_keys[k])) continue;
+        rc = scn_failat_add(&run->failat, run->t, scn_str(sc, at_keys[k]), at_kinds[k], msg,
+                            sizeof msg);
+        if (rc < 0) return key_fail(sc, at_keys[k], run->err, run->errlen, rc, msg);
     }
     if (*scn_str(sc, K_FAB_LINK)) {
-        rc = scn_links_apply(t, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_FAB_LINK, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = scn_links_apply(run->t, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_FAB_LINK, run->err, run->errlen, rc, msg);
     }
-    snprintf(r->topo_spec, sizeof r->topo_spec, "%s", arb_topo_spec(t));
-    r->hosts = arb_topo_n_hosts(t);
-    r->switches = arb_topo_n_nodes(t) - r->hosts;
-    r->links = arb_topo_n_ports(t) / 2;
+    snprintf(r->topo_spec, sizeof r->topo_spec, "%s", arb_topo_spec(run->t));
+    r->hosts = arb_topo_n_hosts(run->t);
+    r->switches = arb_topo_n_nodes(run->t) - r->hosts;
+    r->links = arb_topo_n_ports(run->t) / 2;
+    return 0;
+}
 
-    /* workload */
-    r->is_arbor = arbor;
+/* [workload]: the flows (with Arbor, only its background's). */
+static int run_workload(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    r->is_arbor = run->arbor;
     r->iter_arbor = scn_enum(sc, K_WL_BACKEND) == 1;
-    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0) {
-        rc = key_fail(sc, K_WL_BACKEND, err, errlen, ARB_EINVAL,
-                      "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
-        goto done;
-    }
+    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0)
+        return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
+                        "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
     r->has_bg = *scn_str(sc, K_AR_BACKGROUND) != '\0';
-    if (r->has_bg && !arbor) {
-        rc = key_fail(sc, K_AR_BACKGROUND, err, errlen, ARB_EINVAL,
-                      "only beside an Arbor collective (workload.kind = arbor)");
-        goto done;
-    }
-    if (!arbor || r->has_bg) {
-        rc = arbor ? make_background(sc, r->hosts, run_seed, &w, err, errlen)
-                   : make_workload(sc, t, run_seed, &w, err, errlen);
-        if (rc < 0) goto done;
-    }
+    if (r->has_bg && !run->arbor)
+        return key_fail(sc, K_AR_BACKGROUND, run->err, run->errlen, ARB_EINVAL,
+                        "only beside an Arbor collective (workload.kind = arbor)");
+    if (run->arbor && !r->has_bg) return 0;
+    int rc = run->arbor ? make_background(sc, r->hosts, run->seed, &run->w, run->err, run->errlen)
+                        : make_workload(sc, run->t, run->seed, &run->w, run->err, run->errlen);
+    return rc < 0 ? rc : 0;
+}
 
-    /* simulator */
-    arb_sim_config cfg;
-    arb_sim_config_default(&cfg);
-    cfg.seed = run_seed;
-    cfg.mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
-    cfg.hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
-    r->mtu = cfg.mtu;
-    r->hdr_bytes = cfg.hdr_bytes;
-    cfg.ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
-    cfg.transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
-    cfg.rto = scn_u64(sc, K_TR_RTO);
-    cfg.window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
-    cfg.ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
-    cfg.irn_reorder = scn_u64(sc, K_TR_REORDER);
-    cfg.queue_bytes = scn_u64(sc, K_SW_QUEUE);
-    cfg.ecn = (int)scn_u64(sc, K_SW_ECN);
-    cfg.ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
-    cfg.ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
-    cfg.ecn_pmax = scn_real(sc, K_SW_PMAX);
-    cfg.pfc = (int)scn_u64(sc, K_SW_PFC);
-    cfg.pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
-    cfg.pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
-    cfg.dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
-    if (w) {
-        cfg.on_flow_done = arb_workload_on_flow_done;
-        cfg.done_ctx = w;
-        cfg.on_flow_sent = arb_workload_on_flow_sent;
-        cfg.sent_ctx = w;
+/* [transport], [switch] and the fabric's faults: the simulator's configuration. */
+static int run_sim_config(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_sim_config *cfg = &run->cfg;
+    arb_sim_config_default(cfg);
+    cfg->seed = run->seed;
+    cfg->mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
+    cfg->hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    run->r->mtu = cfg->mtu;
+    run->r->hdr_bytes = cfg->hdr_bytes;
+    cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
+    cfg->transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
+    cfg->rto = scn_u64(sc, K_TR_RTO);
+    cfg->window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
+    cfg->ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
+    cfg->irn_reorder = scn_u64(sc, K_TR_REORDER);
+    cfg->queue_bytes = scn_u64(sc, K_SW_QUEUE);
+    cfg->ecn = (int)scn_u64(sc, K_SW_ECN);
+    cfg->ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
+    cfg->ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
+    cfg->ecn_pmax = scn_real(sc, K_SW_PMAX);
+    cfg->pfc = (int)scn_u64(sc, K_SW_PFC);
+    cfg->pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
+    cfg->pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
+    cfg->dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
+    if (run->w) {
+        cfg->on_flow_done = arb_workload_on_flow_done;
+        cfg->done_ctx = run->w;
+        cfg->on_flow_sent = arb_workload_on_flow_sent;
+        cfg->sent_ctx = run->w;
     }
-    cfg.loss = scn_real(sc, K_FAB_LOSS);
-    cfg.dup = scn_real(sc, K_FAB_DUP);
-    cfg.reorder = scn_real(sc, K_FAB_REORDER);
-    cfg.reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
-    {
-        enum scn_key bad = cfg.loss >= 1      ? K_FAB_LOSS
-                           : cfg.dup >= 1     ? K_FAB_DUP
-                           : cfg.reorder >= 1 ? K_FAB_REORDER
-                                              : K_COUNT;
-        if (bad != K_COUNT) {
-            rc = key_fail(sc, bad, err, errlen, ARB_EINVAL, "must be below 1");
-            goto done;
-        }
-        if (cfg.reorder > 0 && cfg.reorder_delay == 0) {
-            rc = key_fail(sc, K_FAB_REORDER_DELAY, err, errlen, ARB_EINVAL,
-                          "must be above 0 when fabric.reorder is");
-            goto done;
-        }
-    }
-    rc = check_sim_config(sc, &cfg, err, errlen);
-    if (rc < 0) goto done;
-    /* routing */
+    cfg->loss = scn_real(sc, K_FAB_LOSS);
+    cfg->dup = scn_real(sc, K_FAB_DUP);
+    cfg->reorder = scn_real(sc, K_FAB_REORDER);
+    cfg->reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
+    enum scn_key bad = cfg->loss >= 1      ? K_FAB_LOSS
+                       : cfg->dup >= 1     ? K_FAB_DUP
+                       : cfg->reorder >= 1 ? K_FAB_REORDER
+                                           : K_COUNT;
+    if (bad != K_COUNT)
+        return key_fail(sc, bad, run->err, run->errlen, ARB_EINVAL, "must be below 1");
+    if (cfg->reorder > 0 && cfg->reorder_delay == 0)
+        return key_fail(sc, K_FAB_REORDER_DELAY, run->err, run->errlen, ARB_EINVAL,
+                        "must be above 0 when fabric.reorder is");
+    int rc = check_sim_config(sc, cfg, run->err, run->errlen);
+    return rc < 0 ? rc : 0;
+}
+
+/* [routing]: the scheme, HPN's source ports, steering, and the order check
+ * (run.qp_order). */
+static int run_routing(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    char msg[512];
     uint64_t rseed = scn_u64(sc, K_RT_SEED);
-    rc = scn_route_make(&route, t, scn_str(sc, K_RT_SCHEME), rseed ? rseed : run_seed, &cfg, msg,
-                        sizeof msg);
-    if (rc < 0) {
-        rc = key_fail(sc, K_RT_SCHEME, err, errlen, rc, msg);
-        goto done;
-    }
-    snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
-    if (w && arb_workload_get_kind(w) == ARB_WL_ALLREDUCE &&
+    int rc = scn_route_make(&run->route, run->t, scn_str(sc, K_RT_SCHEME),
+                            rseed ? rseed : run->seed, &run->cfg, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_RT_SCHEME, run->err, run->errlen, rc, msg);
+    snprintf(run->r->route_spec, sizeof run->r->route_spec, "%s", run->route.spec);
+    if (run->w && arb_workload_get_kind(run->w) == ARB_WL_ALLREDUCE &&
         scn_enum(sc, K_WL_QPMODE) == ARB_QP_HPN) {
         /* HPN's host side: ports whose paths the switches' hash keeps apart */
-        rc = arb_workload_route_sports(w, arb_lb_router(route.ctx), NULL);
-        if (rc < 0) {
-            rc = key_fail(sc, K_WL_QPMODE, err, errlen, rc,
-                          rc == ARB_EINVAL ? "hpn: the ranks' source port range is smaller than qps"
-                                           : "hpn: no source ports with routable paths");
-            goto done;
-        }
+        rc = arb_workload_route_sports(run->w, arb_lb_router(run->route.ctx), NULL);
+        if (rc < 0)
+            return key_fail(sc, K_WL_QPMODE, run->err, run->errlen, rc,
+                            rc == ARB_EINVAL
+                                ? "hpn: the ranks' source port range is smaller than qps"
+                                : "hpn: no source ports with routable paths");
     }
     if (*scn_str(sc, K_RT_STEER)) {
-        rc = scn_steer_make(&steer, t, scn_str(sc, K_RT_STEER), &cfg, msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RT_STEER, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = scn_steer_make(&run->steer, run->t, scn_str(sc, K_RT_STEER), &run->cfg, msg,
+                            sizeof msg);
+        if (rc < 0) return key_fail(sc, K_RT_STEER, run->err, run->errlen, rc, msg);
     }
     if (scn_u64(sc, K_RUN_QPORDER)) {
-        rc = scn_order_make(&order, t, &cfg);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
+        rc = scn_order_make(&run->order, run->t, &run->cfg);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
     }
-    /* capture (run.pcap): after the routing, whose tap it chains to */
+    return 0;
+}
+
+/* run.pcap (after the routing, whose tap it chains to) and run.watch. */
+static int run_taps(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    char msg[512];
     char *pcap_path = scn_path(sc, K_RUN_PCAP);
     if (pcap_path) {
         uint32_t *pp = NULL;
         unsigned npp = 0;
-        rc = scn_port_list(t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
+        int rc = scn_port_list(run->t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
         if (rc < 0) {
             free(pcap_path);
-            rc = key_fail(sc, K_RUN_PCAPPORTS, err, errlen, rc, msg);
-            goto done;
+            return key_fail(sc, K_RUN_PCAPPORTS, run->err, run->errlen, rc, msg);
         }
-        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
+        rc = arb_sim_pcap_open(&run->pcap, pcap_path, pp, npp,
+                               (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
         free(pp);
         free(pcap_path);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RUN_PCAP, err, errlen, rc,
-                          rc == ARB_EIO ? "cannot create the file" : "out of memory");
-            goto done;
-        }
-        arb_sim_pcap_install(pcap, &cfg);
+        if (rc < 0)
+            return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, rc,
+                            rc == ARB_EIO ? "cannot create the file" : "out of memory");
+        arb_sim_pcap_install(run->pcap, &run->cfg);
     }
     if (*scn_str(sc, K_RUN_WATCH)) {
-        rc = scn_watch_make(&r->watch, t, scn_str(sc, K_RUN_WATCH), scn_u64(sc, K_RUN_SAMPLE), &cfg,
-                            msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RUN_WATCH, err, errlen, rc, msg);
-            goto done;
-        }
+        int rc = scn_watch_make(&run->r->watch, run->t, scn_str(sc, K_RUN_WATCH),
+                                scn_u64(sc, K_RUN_SAMPLE), &run->cfg, msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_RUN_WATCH, run->err, run->errlen, rc, msg);
     }
-    rc = arb_sim_new(&s, t, &cfg);
-    if (rc < 0) {
-        rc = arb_errf(err, errlen, rc, "simulator: %s", arb_strerror(rc));
-        goto done;
-    }
-    rc = setup_classes(r, t, cfg.queue_bytes, &sp);
-    if (rc < 0) {
-        rc = arb_errf(err, errlen, rc, "out of memory");
-        goto done;
-    }
-    rc = setup_port_series(sc, r, t, &sp, err, errlen);
-    if (rc < 0) goto done;
-    sp.r = r;
-    sp.s = s;
-    if (failat.n_events) {
-        rc = scn_recovery_new(&r->rec, &failat, scn_u64(sc, K_RUN_FAULTWIN), arbor);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
-        failat.rec = r->rec;
-    }
-    if (arbor) {
-        rc = arbor_setup(sc, r, t, s, &plans, &n_plans, err, errlen);
-        if (rc < 0) goto done;
-    }
-    if (r->watch && n_plans) {
-        uint32_t *ch_end = malloc(n_plans * sizeof *ch_end);
-        for (uint32_t k = 0; ch_end && k < n_plans; k++)
-            ch_end[k] = (k ? ch_end[k - 1] : 0) + plans[k]->n_channels;
-        rc = ch_end ? scn_watch_jobs(r->watch, ch_end, n_plans) : ARB_ENOMEM;
-        free(ch_end);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
-    }
-    if (w) {
-        rc = arb_workload_start(w, s);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "workload: %s", arb_strerror(rc));
-            goto done;
-        }
-    }
+    return 0;
+}
 
-    /* run in slices of run.sample (10 us without samples) until the workload is
-     * done and no packet is left in flight, checked at slice ends; idle
-     * stretches are skipped with growing slices */
+/* The simulator, its sampler and the fault events' recovery figures. */
+static int run_simulator(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    int rc = arb_sim_new(&run->s, run->t, &run->cfg);
+    if (rc < 0) return arb_errf(run->err, run->errlen, rc, "simulator: %s", arb_strerror(rc));
+    rc = setup_classes(r, run->t, run->cfg.queue_bytes, &run->sp);
+    if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+    rc = setup_port_series(run->sc, r, run->t, &run->sp, run->err, run->errlen);
+    if (rc < 0) return rc;
+    run->sp.r = r;
+    run->sp.s = run->s;
+    if (run->failat.n_events) {
+        rc = scn_recovery_new(&r->rec, &run->failat, scn_u64(run->sc, K_RUN_FAULTWIN), run->arbor);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+        run->failat.rec = r->rec;
+    }
+    return 0;
+}
+
+/* The Arbor jobs (workload.kind = arbor), the watch's view of their
+ * channels, and the workload's start. */
+static int run_start(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    int rc;
+    if (run->arbor) {
+        rc = arbor_setup(run->sc, r, run->t, run->s, &run->plans, &run->n_plans, run->err,
+                         run->errlen);
+        if (rc < 0) return rc;
+    }
+    if (r->watch && run->n_plans) {
+        uint32_t *ch_end = malloc(run->n_plans * sizeof *ch_end);
+        for (uint32_t k = 0; ch_end && k < run->n_plans; k++)
+            ch_end[k] = (k ? ch_end[k - 1] : 0) + run->plans[k]->n_channels;
+        rc = ch_end ? scn_watch_jobs(r->watch, ch_end, run->n_plans) : ARB_ENOMEM;
+        free(ch_end);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+    }
+    if (run->w) {
+        rc = arb_workload_start(run->w, run->s);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "workload: %s", arb_strerror(rc));
+    }
+    return 0;
+}
+
+/* After a slice: the figures so far (with Arbor, the ranks done until
+ * every one is, then the full figures). */
+static void slice_figures(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    arb_sim_get_stats(run->s, &r->st);
+    if (!run->arbor) {
+        arb_workload_get_result(run->w, &r->wr);
+    } else if (!arb_sim_arbor_done(run->s)) {
+        /* the full figures (invariants) only when needed */
+        uint32_t ranks_done, ranks;
+        arb_sim_arbor_progress(run->s, &ranks_done, &ranks);
+        r->wr.done = 0;
+        r->wr.flows_done = ranks_done;
+        r->wr.flows_planned = ranks;
+    } else {
+        arb_sim_arbor_result_get(run->s, &r->ar);
+        r->wr.done = r->ar.done;
+        r->wr.flows_done = r->ar.ranks_done;
+        r->wr.flows_planned = r->ar.ranks;
+        r->wr.finish = r->ar.finish;
+    }
+    if (r->has_bg) { /* the run goes on until the background is done too */
+        arb_workload_get_result(run->w, &r->bg);
+        if (!r->bg.done) r->wr.done = 0;
+    }
+}
+
+/* The simulator up to `next`: 0, 1 when an Arbor engine gave up (the run
+ * ends there, reporting what it got and what was lost), or an error. */
+static int run_slice(struct scn_run *run, arb_time next)
+{
+    arb_scenario_result *r = run->r;
+    int rc = run_to(&run->failat, run->t, run->route.ctx, run->s, run->w, next);
+    if (rc == 0 && r->rec) scn_recovery_read(r->rec, run->s, next);
+    if (rc == 0 && run->w) rc = arb_workload_error(run->w);
+    if (rc == ARB_ETIMEDOUT && (run->arbor || r->iter_arbor)) {
+        /* not bad input: what the run got is reported, with what was lost */
+        describe_failure(run->sc, &run->failat, run->t, run->s, r);
+        arb_sim_get_stats(run->s, &r->st);
+        return 1;
+    }
+    if (rc < 0)
+        return arb_errf(run->err, run->errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
+                        arb_sim_now(run->s), arb_strerror(rc));
+    slice_figures(run);
+    return 0;
+}
+
+/* Run in slices of run.sample (10 us without samples) until the workload is
+ * done and no packet is left in flight, checked at slice ends; idle
+ * stretches are skipped with growing slices. */
+static int run_slices(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
     arb_time stop = scn_u64(sc, K_RUN_STOP), every = scn_u64(sc, K_RUN_SAMPLE);
     arb_time base = every ? every : 10 * ARB_PS_PER_US;
     arb_time slice = base, now = 0;
@@ -1206,122 +1263,131 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (next < now) next = ARB_TIME_NEVER - 1;
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
-        rc = run_to(&failat, t, route.ctx, s, w, next);
-        if (rc == 0 && r->rec) scn_recovery_read(r->rec, s, next);
-        if (rc == 0 && w) rc = arb_workload_error(w);
-        if (rc == ARB_ETIMEDOUT && (arbor || r->iter_arbor)) {
-            /* not bad input: what the run got is reported, with what was lost */
-            describe_failure(sc, &failat, t, s, r);
-            rc = 0;
-            arb_sim_get_stats(s, &r->st);
-            now = arb_sim_now(s);
-            break;
-        }
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
-                          arb_sim_now(s), arb_strerror(rc));
-            goto done;
-        }
-        arb_sim_get_stats(s, &r->st);
-        if (!arbor) {
-            arb_workload_get_result(w, &r->wr);
-        } else if (!arb_sim_arbor_done(s)) {
-            /* the full figures (invariants) only when needed */
-            uint32_t ranks_done, ranks;
-            arb_sim_arbor_progress(s, &ranks_done, &ranks);
-            r->wr.done = 0;
-            r->wr.flows_done = ranks_done;
-            r->wr.flows_planned = ranks;
-        } else {
-            arb_sim_arbor_result_get(s, &r->ar);
-            r->wr.done = r->ar.done;
-            r->wr.flows_done = r->ar.ranks_done;
-            r->wr.flows_planned = r->ar.ranks;
-            r->wr.finish = r->ar.finish;
-        }
-        if (r->has_bg) { /* the run goes on until the background is done too */
-            arb_workload_get_result(w, &r->bg);
-            if (!r->bg.done) r->wr.done = 0;
-        }
+        int rc = run_slice(run, next);
+        if (rc != 0) return rc < 0 ? rc : 0;
         int idle = r->st.events == ev0;
-        if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
-            rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-            goto done;
-        }
+        if (every && (!idle || !r->wr.done) && sample(&run->sp, next) < 0)
+            return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
         now = next;
-        if (progress) progress(ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);
+        if (run->progress)
+            run->progress(run->ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);
         if (stop && now >= stop) {
             r->stopped = !r->wr.done;
-            break;
+            return 0;
         }
         /* done and nothing on the wires: what is left are stale timers */
-        if (r->wr.done && (idle || r->st.in_flight == 0)) break;
+        if (r->wr.done && (idle || r->st.in_flight == 0)) return 0;
         if (idle) {
-            if (slice > ARB_TIME_NEVER / 4) break; /* nothing will ever happen */
+            if (slice > ARB_TIME_NEVER / 4) return 0; /* nothing will ever happen */
             slice *= 2;
         } else {
             slice = base;
         }
     }
-    rc = collect(r, s, t);
+}
+
+/* The run's figures once it is over: ports, flows, ranks, jobs, the
+ * background, the watch and the recovery. */
+static int run_figures(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    arb_sim *s = run->s;
+    char *err = run->err;
+    size_t errlen = run->errlen;
+    int rc = collect(r, s, run->t);
     if (rc == 0) rc = collect_ranks(r, s);
-    if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
+    if (rc == 0 && run->w) rc = scn_host_ranks(run->w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && r->iter_arbor) {
         int n = arb_sim_arbor_jobs(s);
         r->iter_jobs = n > 0 ? (uint32_t)n : 0;
         if (n > 0) arb_sim_arbor_result_get(s, &r->ar);
     }
-    if (rc == 0 && arbor) {
+    if (rc == 0 && run->arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
         rc = arbor_jobs_get(r, s);
         if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     }
     if (rc == 0 && r->has_bg) {
-        arb_workload_get_result(w, &r->bg);
+        arb_workload_get_result(run->w, &r->bg);
         if (!r->bg.done) r->wr.done = 0;
     }
     if (rc == 0 && r->watch && (rc = watch_end(r, s)) < 0)
         rc = arb_errf(err, errlen, rc, "run.watch: out of memory");
     if (rc == 0 && r->rec) {
-        if (arbor)
+        if (run->arbor)
             scn_recovery_finish(r->rec, s, r->ar.start, r->ar.done ? r->ar.finish : ARB_TIME_NEVER);
         else
             scn_recovery_finish(r->rec, s, scn_u64(sc, K_WL_START),
                                 r->wr.done ? r->wr.finish : ARB_TIME_NEVER);
         if (scn_recovery_failed(r->rec)) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
-done:
-    if (pcap) {
-        int prc = arb_sim_pcap_close(pcap);
-        if (prc < 0 && rc == 0) rc = key_fail(sc, K_RUN_PCAP, err, errlen, prc, "a write failed");
+    return rc;
+}
+
+/* Release what the run built, in order: the capture's file closed (a write
+ * that failed fails the run), the simulator, and what it used; run.qp_order's
+ * figures are read on the way when the run went well. rc: the run's status
+ * so far; returns it, or the first error met here. */
+static int run_end(struct scn_run *run, int rc)
+{
+    if (run->pcap) {
+        int prc = arb_sim_pcap_close(run->pcap);
+        if (prc < 0 && rc == 0)
+            rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc, "a write failed");
     }
-    arb_sim_free(s);
-    scn_steer_free(steer);
-    if (order && rc == 0) {
-        r->has_order = 1;
-        rc = scn_order_get(order, &r->order_ooo, &r->order_pkts);
-        if (rc < 0) rc = arb_errf(err, errlen, rc, "run.qp_order: out of memory");
+    arb_sim_free(run->s);
+    scn_steer_free(run->steer);
+    if (run->order && rc == 0) {
+        run->r->has_order = 1;
+        rc = scn_order_get(run->order, &run->r->order_ooo, &run->r->order_pkts);
+        if (rc < 0) rc = arb_errf(run->err, run->errlen, rc, "run.qp_order: out of memory");
     }
-    scn_order_free(order);
-    scn_failat_free(&failat);
-    for (uint32_t k = 0; k < n_plans; k++)
-        arb_plan_free(plans[k]);
-    free(plans);
-    arb_workload_free(w);
-    if (route.destroy) route.destroy(route.ctx);
-    arb_topo_free(t);
-    free(sp.cls_of);
-    free(sp.port_of);
-    free(sp.cur_port_util);
-    free(sp.cur_port_q);
-    free(sp.prev_tx);
+    scn_order_free(run->order);
+    scn_failat_free(&run->failat);
+    for (uint32_t k = 0; k < run->n_plans; k++)
+        arb_plan_free(run->plans[k]);
+    free(run->plans);
+    arb_workload_free(run->w);
+    if (run->route.destroy) run->route.destroy(run->route.ctx);
+    arb_topo_free(run->t);
+    free(run->sp.cls_of);
+    free(run->sp.port_of);
+    free(run->sp.cur_port_util);
+    free(run->sp.cur_port_q);
+    free(run->sp.prev_tx);
+    return rc;
+}
+
+int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
+                     arb_scenario_result **out, char *err, size_t errlen)
+{
+    struct scn_run run;
+    memset(&run, 0, sizeof run);
+    run.sc = sc;
+    run.progress = progress;
+    run.ctx = ctx;
+    run.err = err;
+    run.errlen = errlen;
+    *out = NULL;
+    int rc = run_result(&run);
+    if (rc == 0) rc = run_fabric(&run);
+    if (rc == 0) rc = run_workload(&run);
+    if (rc == 0) rc = run_sim_config(&run);
+    if (rc == 0) rc = run_routing(&run);
+    if (rc == 0) rc = run_taps(&run);
+    if (rc == 0) rc = run_simulator(&run);
+    if (rc == 0) rc = run_start(&run);
+    if (rc == 0) rc = run_slices(&run);
+    if (rc == 0) rc = run_figures(&run);
+    rc = run_end(&run, rc);
     if (rc < 0) {
-        arb_scenario_result_free(r);
+        arb_scenario_result_free(run.r);
         return rc;
     }
-    *out = r;
+    *out = run.r;
     return 0;
 }
 
