@@ -1,7 +1,7 @@
 /*
  * host/host.h - the rank driver: the engines that ranks run for one
  * collective, and the collective's done conditions. The simulator (every
- * rank of a job, src/sim/arbor_sim.c) and the runtime (its own rank,
+ * rank of a job, src/sim/arbor_host.c) and the runtime (its own rank,
  * src/rt/) both drive ranks through it; neither reimplements what a rank
  * does with its engines.
  *

@@ -151,7 +151,7 @@ int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n)
     return 0;
 }
 
-/* ---- JSON (the formats of run.c) ------------------------------------------ */
+/* ---- JSON (the formats of report.c) --------------------------------------- */
 
 static void j_u64(cJSON *o, const char *name, uint64_t v)
 {

@@ -2,115 +2,17 @@
  * Running a scenario: build the fabric, routing, simulator and workload it
  * names, run the simulator in slices of run.sample (sampling every port's
  * queue and transmitted bytes between slices; slicing changes nothing in
- * the run), then summarise as JSON and CSV text with fixed number formats.
+ * the run), and gather its figures into the result (report.c writes them
+ * out as JSON and CSV).
  */
-#include "scn_int.h"
+#include "scn_result.h"
 
 #include "arbor/plan.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_CLASSES (2 * ARB_TOPO_MAX_HEIGHT)
-
-/* Port classes: per tier, up (toward the top) and down. */
-struct pclass {
-    char name[24];    /* "tier0_up" */
-    char label[40];   /* "host->leaf" */
-    uint32_t ports;   /* live ports */
-    double rate_bits; /* summed rates of the live ports */
-    uint32_t max_q;
-    double sum_q;
-    uint64_t n_q;
-    uint64_t *hist; /* queue samples: bucket 0 empty, b: ((b-1)w, bw] */
-    uint32_t n_hist;
-    double util_mean, util_max;
-};
-
-struct flowrec {
-    uint32_t src, dst;
-    uint64_t bytes;
-    arb_time start, finish;
-    uint64_t retx_bytes;
-    uint32_t qp;
-    uint16_t sport;
-    arb_time ideal; /* alone on an idle fabric (flow_ideal) */
-};
-
-struct arb_scenario_result {
-    char *echo[K_COUNT];
-    char *file;
-    char topo_spec[128], route_spec[96];
-    uint32_t hosts, switches, links;
-    unsigned height;
-    uint32_t mtu, hdr_bytes; /* the transport's packets, for the flows' ideal times */
-    arb_sim_stats st;
-    arb_workload_result wr;
-    arb_time now;
-    arb_time active; /* the last event that did something (sim_time_us) */
-    int stopped;     /* run.stop came first */
-    int failed;      /* an engine gave up: the run cannot finish (failure says what) */
-    int warned;      /* an engine gave up after every rank was done (failure says what) */
-    char failure[768];
-    int is_arbor;   /* workload.kind = arbor: `ar` holds the collective's figures */
-    int iter_arbor; /* an iteration over Arbor (workload.backend): `ar` holds its jobs' whole */
-    uint32_t iter_jobs;
-    arb_sim_arbor_result ar;
-    arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
-    uint32_t n_ar_jobs;
-    uint32_t arb_hdr_len;
-    int has_bg;               /* arbor.background: transport flows beside the collective */
-    arb_workload_result bg;   /* their workload's figures */
-    struct scn_watch *watch;  /* run.watch, or NULL */
-    struct scn_recovery *rec; /* fault events' recovery (fail_at, restore_at, reboot_at), or NULL */
-    struct flowrec *flows;
-    uint32_t n_flows;
-    arb_iter_rank *iter; /* workload.kind = iteration: per rank */
-    uint32_t n_iter;
-    uint64_t fct_n;
-    double fct_mean;
-    arb_time fct_p50, fct_p99, fct_max;
-    uint64_t timeouts;
-    uint32_t reorder_peak;
-    int has_order; /* run.qp_order */
-    uint64_t order_ooo, order_pkts;
-    unsigned n_cls;
-    struct pclass cls[MAX_CLASSES];
-    uint32_t bucket; /* queue histogram bucket width */
-    /* time series: a row per row_every samples (1 until the rows reach
-     * ROWS_MAX; then adjacent rows merge and row_every doubles), so its
-     * memory does not grow with the run's length */
-    uint64_t n_samp; /* samples taken */
-    uint32_t n_rows, cap_rows, row_every, pend_n;
-    arb_time *samp_t;
-    double *samp_util;  /* n_rows x n_cls */
-    double *samp_qmean; /* n_rows x n_cls */
-    uint32_t *samp_qmax;
-    uint32_t *samp_slots; /* n_rows x 2: live slots summed over switches, most in one (Arbor) */
-    /* run.sample_ports: the ports with their own series, and per row each
-     * one's utilisation and queue bytes (n_rows x n_sp) */
-    uint32_t *sp_ports, n_sp;
-    char (*sp_name)[48];
-    double *samp_port_util;
-    uint32_t *samp_port_q;
-    /* the row in progress: sums weighted by each sample's interval, the
-     * last sample's figures, maxima */
-    double pend_util[MAX_CLASSES], pend_qmean[MAX_CLASSES], pend_secs, pend_live, last_live;
-    double last_util[MAX_CLASSES], last_qmean[MAX_CLASSES];
-    uint32_t pend_qmax[MAX_CLASSES], pend_most;
-    double *pend_port_util, *last_port_util; /* n_sp each */
-    uint32_t *pend_port_q;                   /* n_sp: the largest */
-    arb_time pend_t;                         /* its last sample */
-    /* Arbor: every job's ranks, job-major: host and done time */
-    uint32_t n_ar_ranks;
-    uint32_t *ar_rank_job, *ar_rank_host;
-    arb_time *ar_rank_done;
-};
 
 #define ROWS_MAX 16384u
 
@@ -184,12 +86,6 @@ arb_scenario_status arb_scenario_result_status(const arb_scenario_result *r, con
     if (r->warned && why) *why = r->failure;
     if (r->stopped) return ARB_SCN_INCOMPLETE;
     return ARB_SCN_DONE;
-}
-
-static const char *status_name(const arb_scenario_result *r)
-{
-    static const char *const names[] = {"done", "incomplete", "failed"};
-    return names[arb_scenario_result_status(r, NULL)];
 }
 
 /* Nodes reachable from `from` over links that have not failed, marked in
@@ -652,8 +548,8 @@ static void halve_rows(arb_scenario_result *r)
 
 /* The row in progress, as written: a row of one sample keeps its figures
  * as they are; more, their means weighted by the samples' intervals. */
-static void pending_row(const arb_scenario_result *r, double *util, double *qmean, uint32_t *live,
-                        double *port_util)
+void scn_pending_row(const arb_scenario_result *r, double *util, double *qmean, uint32_t *live,
+                     double *port_util)
 {
     int one = r->pend_n == 1 || r->pend_secs <= 0;
     for (unsigned c = 0; c < r->n_cls; c++) {
@@ -711,8 +607,8 @@ static int add_to_row(arb_scenario_result *r, arb_time t, double secs, const str
     }
     if (grow_rows(r) != 0) return ARB_ENOMEM;
     size_t row = (size_t)r->n_rows * nc, prow = (size_t)r->n_rows * r->n_sp;
-    pending_row(r, r->samp_util + row, r->samp_qmean + row, &r->samp_slots[2 * (size_t)r->n_rows],
-                r->samp_port_util + prow);
+    scn_pending_row(r, r->samp_util + row, r->samp_qmean + row,
+                    &r->samp_slots[2 * (size_t)r->n_rows], r->samp_port_util + prow);
     r->samp_slots[2 * (size_t)r->n_rows + 1] = r->pend_most;
     for (unsigned c = 0; c < nc; c++)
         r->samp_qmax[row + c] = r->pend_qmax[c];
@@ -1044,264 +940,321 @@ static int run_to(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s, ar
     return rc;
 }
 
-int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
-                     arb_scenario_result **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    arb_scenario_result *r = calloc(1, sizeof *r);
-    if (!r) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    for (int k = 0; k < K_COUNT; k++) {
-        r->echo[k] = dup_str(sc->v[k].text);
-        if (!r->echo[k]) {
-            arb_scenario_result_free(r);
-            return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-        }
-    }
-    if (sc->file && !(r->file = dup_str(sc->file))) {
-        arb_scenario_result_free(r);
-        return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    }
-    uint64_t run_seed = scn_u64(sc, K_RUN_SEED);
-    int arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
-    arb_plan **plans = NULL;
-    uint32_t n_plans = 0;
-    arb_topo *t = NULL;
+/* One run of a scenario: its inputs, what it has built so far (NULL or
+ * empty until built; run_end releases it all) and its result. Each step
+ * below takes it one stage further and returns 0 or a negative ARB_E*
+ * code with err written. */
+struct scn_run {
+    const arb_scenario *sc;
+    arb_scenario_progress_fn progress;
+    void *ctx;
+    char *err;
+    size_t errlen;
+    arb_scenario_result *r;
+    uint64_t seed; /* run.seed */
+    int arbor;     /* workload.kind = arbor */
+    arb_topo *t;
+    struct scn_failat failat; /* fabric.fail_at, restore_at, reboot_at */
+    arb_workload *w;          /* the flows (with Arbor: the background's, if any) */
+    arb_sim_config cfg;
     struct scn_route route;
-    memset(&route, 0, sizeof route);
-    arb_workload *w = NULL;
-    arb_sim *s = NULL;
-    arb_sim_pcap *pcap = NULL;
-    struct scn_steer *steer = NULL;
-    struct scn_order *order = NULL;
-    struct scn_failat failat;
-    memset(&failat, 0, sizeof failat);
+    struct scn_steer *steer;
+    struct scn_order *order;
+    arb_sim_pcap *pcap;
+    arb_sim *s;
     struct sampler sp;
-    memset(&sp, 0, sizeof sp);
-    char msg[512];
-    int rc;
+    arb_plan **plans; /* Arbor: one per job */
+    uint32_t n_plans;
+};
 
-    /* fabric */
+/* The result, echoing every key's value and the file. */
+static int run_result(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = calloc(1, sizeof *r);
+    run->r = r;
+    if (!r) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    for (int k = 0; k < K_COUNT; k++)
+        if (!(r->echo[k] = dup_str(sc->v[k].text)))
+            return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    if (sc->file && !(r->file = dup_str(sc->file)))
+        return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    run->seed = scn_u64(sc, K_RUN_SEED);
+    run->arbor = strcmp(scn_str(sc, K_WL_KIND), "arbor") == 0;
+    return 0;
+}
+
+/* [fabric]: the topology, what has failed, what fails during the run, and
+ * the links set apart. */
+static int run_fabric(struct scn_run *run)
+{
+    static const enum scn_key at_keys[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT};
+    static const int at_kinds[] = {SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT};
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    char msg[512];
     arb_topo_config tc = arb_topo_config_default();
     tc.rate = scn_u64(sc, K_FAB_RATE);
     tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
     tc.delay = scn_u64(sc, K_FAB_DELAY);
-    rc = arb_topo_new(&t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
-    if (rc < 0) {
-        rc = key_fail(sc, K_FAB_TOPO, err, errlen, rc, msg);
-        goto done;
-    }
+    int rc = arb_topo_new(&run->t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_FAB_TOPO, run->err, run->errlen, rc, msg);
     if (*scn_str(sc, K_FAB_FAIL)) {
-        rc = arb_topo_fail(t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = arb_topo_fail(run->t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_FAB_FAIL, run->err, run->errlen, rc, msg);
     }
-    {
-        static const enum scn_key at_keys[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT};
-        static const int at_kinds[] = {SCN_EV_FAIL, SCN_EV_RESTORE, SCN_EV_REBOOT};
-        for (int k = 0; k < 3; k++) {
-            if (!*scn_str(sc, at_keys[k])) continue;
-            rc = scn_failat_add(&failat, t, scn_str(sc, at_keys[k]), at_kinds[k], msg, sizeof msg);
-            if (rc < 0) {
-                rc = key_fail(sc, at_keys[k], err, errlen, rc, msg);
-                goto done;
-            }
-        }
+    for (int k = 0; k < 3; k++) {
+        if (!*scn_str(sc, at_keys[k])) continue;
+        rc = scn_failat_add(&run->failat, run->t, scn_str(sc, at_keys[k]), at_kinds[k], msg,
+                            sizeof msg);
+        if (rc < 0) return key_fail(sc, at_keys[k], run->err, run->errlen, rc, msg);
     }
     if (*scn_str(sc, K_FAB_LINK)) {
-        rc = scn_links_apply(t, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_FAB_LINK, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = scn_links_apply(run->t, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_FAB_LINK, run->err, run->errlen, rc, msg);
     }
-    snprintf(r->topo_spec, sizeof r->topo_spec, "%s", arb_topo_spec(t));
-    r->hosts = arb_topo_n_hosts(t);
-    r->switches = arb_topo_n_nodes(t) - r->hosts;
-    r->links = arb_topo_n_ports(t) / 2;
+    snprintf(r->topo_spec, sizeof r->topo_spec, "%s", arb_topo_spec(run->t));
+    r->hosts = arb_topo_n_hosts(run->t);
+    r->switches = arb_topo_n_nodes(run->t) - r->hosts;
+    r->links = arb_topo_n_ports(run->t) / 2;
+    return 0;
+}
 
-    /* workload */
-    r->is_arbor = arbor;
+/* [workload]: the flows (with Arbor, only its background's). */
+static int run_workload(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    r->is_arbor = run->arbor;
     r->iter_arbor = scn_enum(sc, K_WL_BACKEND) == 1;
-    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0) {
-        rc = key_fail(sc, K_WL_BACKEND, err, errlen, ARB_EINVAL,
-                      "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
-        goto done;
-    }
+    if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0)
+        return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
+                        "arbor only for workload.kind = iteration (kind arbor runs Arbor itself)");
     r->has_bg = *scn_str(sc, K_AR_BACKGROUND) != '\0';
-    if (r->has_bg && !arbor) {
-        rc = key_fail(sc, K_AR_BACKGROUND, err, errlen, ARB_EINVAL,
-                      "only beside an Arbor collective (workload.kind = arbor)");
-        goto done;
-    }
-    if (!arbor || r->has_bg) {
-        rc = arbor ? make_background(sc, r->hosts, run_seed, &w, err, errlen)
-                   : make_workload(sc, t, run_seed, &w, err, errlen);
-        if (rc < 0) goto done;
-    }
+    if (r->has_bg && !run->arbor)
+        return key_fail(sc, K_AR_BACKGROUND, run->err, run->errlen, ARB_EINVAL,
+                        "only beside an Arbor collective (workload.kind = arbor)");
+    if (run->arbor && !r->has_bg) return 0;
+    int rc = run->arbor ? make_background(sc, r->hosts, run->seed, &run->w, run->err, run->errlen)
+                        : make_workload(sc, run->t, run->seed, &run->w, run->err, run->errlen);
+    return rc < 0 ? rc : 0;
+}
 
-    /* simulator */
-    arb_sim_config cfg;
-    arb_sim_config_default(&cfg);
-    cfg.seed = run_seed;
-    cfg.mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
-    cfg.hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
-    r->mtu = cfg.mtu;
-    r->hdr_bytes = cfg.hdr_bytes;
-    cfg.ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
-    cfg.transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
-    cfg.rto = scn_u64(sc, K_TR_RTO);
-    cfg.window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
-    cfg.ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
-    cfg.irn_reorder = scn_u64(sc, K_TR_REORDER);
-    cfg.queue_bytes = scn_u64(sc, K_SW_QUEUE);
-    cfg.ecn = (int)scn_u64(sc, K_SW_ECN);
-    cfg.ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
-    cfg.ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
-    cfg.ecn_pmax = scn_real(sc, K_SW_PMAX);
-    cfg.pfc = (int)scn_u64(sc, K_SW_PFC);
-    cfg.pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
-    cfg.pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
-    cfg.dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
-    if (w) {
-        cfg.on_flow_done = arb_workload_on_flow_done;
-        cfg.done_ctx = w;
-        cfg.on_flow_sent = arb_workload_on_flow_sent;
-        cfg.sent_ctx = w;
+/* [transport], [switch] and the fabric's faults: the simulator's configuration. */
+static int run_sim_config(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_sim_config *cfg = &run->cfg;
+    arb_sim_config_default(cfg);
+    cfg->seed = run->seed;
+    cfg->mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
+    cfg->hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    run->r->mtu = cfg->mtu;
+    run->r->hdr_bytes = cfg->hdr_bytes;
+    cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
+    cfg->transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
+    cfg->rto = scn_u64(sc, K_TR_RTO);
+    cfg->window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
+    cfg->ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
+    cfg->irn_reorder = scn_u64(sc, K_TR_REORDER);
+    cfg->queue_bytes = scn_u64(sc, K_SW_QUEUE);
+    cfg->ecn = (int)scn_u64(sc, K_SW_ECN);
+    cfg->ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
+    cfg->ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
+    cfg->ecn_pmax = scn_real(sc, K_SW_PMAX);
+    cfg->pfc = (int)scn_u64(sc, K_SW_PFC);
+    cfg->pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
+    cfg->pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
+    cfg->dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
+    if (run->w) {
+        cfg->on_flow_done = arb_workload_on_flow_done;
+        cfg->done_ctx = run->w;
+        cfg->on_flow_sent = arb_workload_on_flow_sent;
+        cfg->sent_ctx = run->w;
     }
-    cfg.loss = scn_real(sc, K_FAB_LOSS);
-    cfg.dup = scn_real(sc, K_FAB_DUP);
-    cfg.reorder = scn_real(sc, K_FAB_REORDER);
-    cfg.reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
-    {
-        enum scn_key bad = cfg.loss >= 1      ? K_FAB_LOSS
-                           : cfg.dup >= 1     ? K_FAB_DUP
-                           : cfg.reorder >= 1 ? K_FAB_REORDER
-                                              : K_COUNT;
-        if (bad != K_COUNT) {
-            rc = key_fail(sc, bad, err, errlen, ARB_EINVAL, "must be below 1");
-            goto done;
-        }
-        if (cfg.reorder > 0 && cfg.reorder_delay == 0) {
-            rc = key_fail(sc, K_FAB_REORDER_DELAY, err, errlen, ARB_EINVAL,
-                          "must be above 0 when fabric.reorder is");
-            goto done;
-        }
-    }
-    rc = check_sim_config(sc, &cfg, err, errlen);
-    if (rc < 0) goto done;
-    /* routing */
+    cfg->loss = scn_real(sc, K_FAB_LOSS);
+    cfg->dup = scn_real(sc, K_FAB_DUP);
+    cfg->reorder = scn_real(sc, K_FAB_REORDER);
+    cfg->reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
+    enum scn_key bad = cfg->loss >= 1      ? K_FAB_LOSS
+                       : cfg->dup >= 1     ? K_FAB_DUP
+                       : cfg->reorder >= 1 ? K_FAB_REORDER
+                                           : K_COUNT;
+    if (bad != K_COUNT)
+        return key_fail(sc, bad, run->err, run->errlen, ARB_EINVAL, "must be below 1");
+    if (cfg->reorder > 0 && cfg->reorder_delay == 0)
+        return key_fail(sc, K_FAB_REORDER_DELAY, run->err, run->errlen, ARB_EINVAL,
+                        "must be above 0 when fabric.reorder is");
+    int rc = check_sim_config(sc, cfg, run->err, run->errlen);
+    return rc < 0 ? rc : 0;
+}
+
+/* [routing]: the scheme, HPN's source ports, steering, and the order check
+ * (run.qp_order). */
+static int run_routing(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    char msg[512];
     uint64_t rseed = scn_u64(sc, K_RT_SEED);
-    rc = scn_route_make(&route, t, scn_str(sc, K_RT_SCHEME), rseed ? rseed : run_seed, &cfg, msg,
-                        sizeof msg);
-    if (rc < 0) {
-        rc = key_fail(sc, K_RT_SCHEME, err, errlen, rc, msg);
-        goto done;
-    }
-    snprintf(r->route_spec, sizeof r->route_spec, "%s", route.spec);
-    if (w && arb_workload_get_kind(w) == ARB_WL_ALLREDUCE &&
+    int rc = scn_route_make(&run->route, run->t, scn_str(sc, K_RT_SCHEME),
+                            rseed ? rseed : run->seed, &run->cfg, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_RT_SCHEME, run->err, run->errlen, rc, msg);
+    snprintf(run->r->route_spec, sizeof run->r->route_spec, "%s", run->route.spec);
+    if (run->w && arb_workload_get_kind(run->w) == ARB_WL_ALLREDUCE &&
         scn_enum(sc, K_WL_QPMODE) == ARB_QP_HPN) {
         /* HPN's host side: ports whose paths the switches' hash keeps apart */
-        rc = arb_workload_route_sports(w, arb_lb_router(route.ctx), NULL);
-        if (rc < 0) {
-            rc = key_fail(sc, K_WL_QPMODE, err, errlen, rc,
-                          rc == ARB_EINVAL ? "hpn: the ranks' source port range is smaller than qps"
-                                           : "hpn: no source ports with routable paths");
-            goto done;
-        }
+        rc = arb_workload_route_sports(run->w, arb_lb_router(run->route.ctx), NULL);
+        if (rc < 0)
+            return key_fail(sc, K_WL_QPMODE, run->err, run->errlen, rc,
+                            rc == ARB_EINVAL
+                                ? "hpn: the ranks' source port range is smaller than qps"
+                                : "hpn: no source ports with routable paths");
     }
     if (*scn_str(sc, K_RT_STEER)) {
-        rc = scn_steer_make(&steer, t, scn_str(sc, K_RT_STEER), &cfg, msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RT_STEER, err, errlen, rc, msg);
-            goto done;
-        }
+        rc = scn_steer_make(&run->steer, run->t, scn_str(sc, K_RT_STEER), &run->cfg, msg,
+                            sizeof msg);
+        if (rc < 0) return key_fail(sc, K_RT_STEER, run->err, run->errlen, rc, msg);
     }
     if (scn_u64(sc, K_RUN_QPORDER)) {
-        rc = scn_order_make(&order, t, &cfg);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
+        rc = scn_order_make(&run->order, run->t, &run->cfg);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
     }
-    /* capture (run.pcap): after the routing, whose tap it chains to */
+    return 0;
+}
+
+/* run.pcap (after the routing, whose tap it chains to) and run.watch. */
+static int run_taps(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    char msg[512];
     char *pcap_path = scn_path(sc, K_RUN_PCAP);
     if (pcap_path) {
         uint32_t *pp = NULL;
         unsigned npp = 0;
-        rc = scn_port_list(t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
+        int rc = scn_port_list(run->t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
         if (rc < 0) {
             free(pcap_path);
-            rc = key_fail(sc, K_RUN_PCAPPORTS, err, errlen, rc, msg);
-            goto done;
+            return key_fail(sc, K_RUN_PCAPPORTS, run->err, run->errlen, rc, msg);
         }
-        rc = arb_sim_pcap_open(&pcap, pcap_path, pp, npp, (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
+        rc = arb_sim_pcap_open(&run->pcap, pcap_path, pp, npp,
+                               (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
         free(pp);
         free(pcap_path);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RUN_PCAP, err, errlen, rc,
-                          rc == ARB_EIO ? "cannot create the file" : "out of memory");
-            goto done;
-        }
-        arb_sim_pcap_install(pcap, &cfg);
+        if (rc < 0)
+            return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, rc,
+                            rc == ARB_EIO ? "cannot create the file" : "out of memory");
+        arb_sim_pcap_install(run->pcap, &run->cfg);
     }
     if (*scn_str(sc, K_RUN_WATCH)) {
-        rc = scn_watch_make(&r->watch, t, scn_str(sc, K_RUN_WATCH), scn_u64(sc, K_RUN_SAMPLE), &cfg,
-                            msg, sizeof msg);
-        if (rc < 0) {
-            rc = key_fail(sc, K_RUN_WATCH, err, errlen, rc, msg);
-            goto done;
-        }
+        int rc = scn_watch_make(&run->r->watch, run->t, scn_str(sc, K_RUN_WATCH),
+                                scn_u64(sc, K_RUN_SAMPLE), &run->cfg, msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_RUN_WATCH, run->err, run->errlen, rc, msg);
     }
-    rc = arb_sim_new(&s, t, &cfg);
-    if (rc < 0) {
-        rc = arb_errf(err, errlen, rc, "simulator: %s", arb_strerror(rc));
-        goto done;
-    }
-    rc = setup_classes(r, t, cfg.queue_bytes, &sp);
-    if (rc < 0) {
-        rc = arb_errf(err, errlen, rc, "out of memory");
-        goto done;
-    }
-    rc = setup_port_series(sc, r, t, &sp, err, errlen);
-    if (rc < 0) goto done;
-    sp.r = r;
-    sp.s = s;
-    if (failat.n_events) {
-        rc = scn_recovery_new(&r->rec, &failat, scn_u64(sc, K_RUN_FAULTWIN), arbor);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
-        failat.rec = r->rec;
-    }
-    if (arbor) {
-        rc = arbor_setup(sc, r, t, s, &plans, &n_plans, err, errlen);
-        if (rc < 0) goto done;
-    }
-    if (r->watch && n_plans) {
-        uint32_t *ch_end = malloc(n_plans * sizeof *ch_end);
-        for (uint32_t k = 0; ch_end && k < n_plans; k++)
-            ch_end[k] = (k ? ch_end[k - 1] : 0) + plans[k]->n_channels;
-        rc = ch_end ? scn_watch_jobs(r->watch, ch_end, n_plans) : ARB_ENOMEM;
-        free(ch_end);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "out of memory");
-            goto done;
-        }
-    }
-    if (w) {
-        rc = arb_workload_start(w, s);
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "workload: %s", arb_strerror(rc));
-            goto done;
-        }
-    }
+    return 0;
+}
 
-    /* run in slices of run.sample (10 us without samples) until the workload is
-     * done and no packet is left in flight, checked at slice ends; idle
-     * stretches are skipped with growing slices */
+/* The simulator, its sampler and the fault events' recovery figures. */
+static int run_simulator(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    int rc = arb_sim_new(&run->s, run->t, &run->cfg);
+    if (rc < 0) return arb_errf(run->err, run->errlen, rc, "simulator: %s", arb_strerror(rc));
+    rc = setup_classes(r, run->t, run->cfg.queue_bytes, &run->sp);
+    if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+    rc = setup_port_series(run->sc, r, run->t, &run->sp, run->err, run->errlen);
+    if (rc < 0) return rc;
+    run->sp.r = r;
+    run->sp.s = run->s;
+    if (run->failat.n_events) {
+        rc = scn_recovery_new(&r->rec, &run->failat, scn_u64(run->sc, K_RUN_FAULTWIN), run->arbor);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+        run->failat.rec = r->rec;
+    }
+    return 0;
+}
+
+/* The Arbor jobs (workload.kind = arbor), the watch's view of their
+ * channels, and the workload's start. */
+static int run_start(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    int rc;
+    if (run->arbor) {
+        rc = arbor_setup(run->sc, r, run->t, run->s, &run->plans, &run->n_plans, run->err,
+                         run->errlen);
+        if (rc < 0) return rc;
+    }
+    if (r->watch && run->n_plans) {
+        uint32_t *ch_end = malloc(run->n_plans * sizeof *ch_end);
+        for (uint32_t k = 0; ch_end && k < run->n_plans; k++)
+            ch_end[k] = (k ? ch_end[k - 1] : 0) + run->plans[k]->n_channels;
+        rc = ch_end ? scn_watch_jobs(r->watch, ch_end, run->n_plans) : ARB_ENOMEM;
+        free(ch_end);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
+    }
+    if (run->w) {
+        rc = arb_workload_start(run->w, run->s);
+        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "workload: %s", arb_strerror(rc));
+    }
+    return 0;
+}
+
+/* After a slice: the figures so far (with Arbor, the ranks done until
+ * every one is, then the full figures). */
+static void slice_figures(struct scn_run *run)
+{
+    arb_scenario_result *r = run->r;
+    arb_sim_get_stats(run->s, &r->st);
+    if (!run->arbor) {
+        arb_workload_get_result(run->w, &r->wr);
+    } else if (!arb_sim_arbor_done(run->s)) {
+        /* the full figures (invariants) only when needed */
+        uint32_t ranks_done, ranks;
+        arb_sim_arbor_progress(run->s, &ranks_done, &ranks);
+        r->wr.done = 0;
+        r->wr.flows_done = ranks_done;
+        r->wr.flows_planned = ranks;
+    } else {
+        arb_sim_arbor_result_get(run->s, &r->ar);
+        r->wr.done = r->ar.done;
+        r->wr.flows_done = r->ar.ranks_done;
+        r->wr.flows_planned = r->ar.ranks;
+        r->wr.finish = r->ar.finish;
+    }
+    if (r->has_bg) { /* the run goes on until the background is done too */
+        arb_workload_get_result(run->w, &r->bg);
+        if (!r->bg.done) r->wr.done = 0;
+    }
+}
+
+/* The simulator up to `next`: 0, 1 when an Arbor engine gave up (the run
+ * ends there, reporting what it got and what was lost), or an error. */
+static int run_slice(struct scn_run *run, arb_time next)
+{
+    arb_scenario_result *r = run->r;
+    int rc = run_to(&run->failat, run->t, run->route.ctx, run->s, run->w, next);
+    if (rc == 0 && r->rec) scn_recovery_read(r->rec, run->s, next);
+    if (rc == 0 && run->w) rc = arb_workload_error(run->w);
+    if (rc == ARB_ETIMEDOUT && (run->arbor || r->iter_arbor)) {
+        /* not bad input: what the run got is reported, with what was lost */
+        describe_failure(run->sc, &run->failat, run->t, run->s, r);
+        arb_sim_get_stats(run->s, &r->st);
+        return 1;
+    }
+    if (rc < 0)
+        return arb_errf(run->err, run->errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
+                        arb_sim_now(run->s), arb_strerror(rc));
+    slice_figures(run);
+    return 0;
+}
+
+/* Run in slices of run.sample (10 us without samples) until the workload is
+ * done and no packet is left in flight, checked at slice ends; idle
+ * stretches are skipped with growing slices. */
+static int run_slices(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
     arb_time stop = scn_u64(sc, K_RUN_STOP), every = scn_u64(sc, K_RUN_SAMPLE);
     arb_time base = every ? every : 10 * ARB_PS_PER_US;
     arb_time slice = base, now = 0;
@@ -1310,122 +1263,131 @@ int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, 
         if (next < now) next = ARB_TIME_NEVER - 1;
         if (stop && next > stop) next = stop;
         uint64_t ev0 = r->st.events;
-        rc = run_to(&failat, t, route.ctx, s, w, next);
-        if (rc == 0 && r->rec) scn_recovery_read(r->rec, s, next);
-        if (rc == 0 && w) rc = arb_workload_error(w);
-        if (rc == ARB_ETIMEDOUT && (arbor || r->iter_arbor)) {
-            /* not bad input: what the run got is reported, with what was lost */
-            describe_failure(sc, &failat, t, s, r);
-            rc = 0;
-            arb_sim_get_stats(s, &r->st);
-            now = arb_sim_now(s);
-            break;
-        }
-        if (rc < 0) {
-            rc = arb_errf(err, errlen, rc, "simulation stopped at %" PRIu64 " ps: %s",
-                          arb_sim_now(s), arb_strerror(rc));
-            goto done;
-        }
-        arb_sim_get_stats(s, &r->st);
-        if (!arbor) {
-            arb_workload_get_result(w, &r->wr);
-        } else if (!arb_sim_arbor_done(s)) {
-            /* the full figures (invariants) only when needed */
-            uint32_t ranks_done, ranks;
-            arb_sim_arbor_progress(s, &ranks_done, &ranks);
-            r->wr.done = 0;
-            r->wr.flows_done = ranks_done;
-            r->wr.flows_planned = ranks;
-        } else {
-            arb_sim_arbor_result_get(s, &r->ar);
-            r->wr.done = r->ar.done;
-            r->wr.flows_done = r->ar.ranks_done;
-            r->wr.flows_planned = r->ar.ranks;
-            r->wr.finish = r->ar.finish;
-        }
-        if (r->has_bg) { /* the run goes on until the background is done too */
-            arb_workload_get_result(w, &r->bg);
-            if (!r->bg.done) r->wr.done = 0;
-        }
+        int rc = run_slice(run, next);
+        if (rc != 0) return rc < 0 ? rc : 0;
         int idle = r->st.events == ev0;
-        if (every && (!idle || !r->wr.done) && sample(&sp, next) < 0) {
-            rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-            goto done;
-        }
+        if (every && (!idle || !r->wr.done) && sample(&run->sp, next) < 0)
+            return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
         now = next;
-        if (progress) progress(ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);
+        if (run->progress)
+            run->progress(run->ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);
         if (stop && now >= stop) {
             r->stopped = !r->wr.done;
-            break;
+            return 0;
         }
         /* done and nothing on the wires: what is left are stale timers */
-        if (r->wr.done && (idle || r->st.in_flight == 0)) break;
+        if (r->wr.done && (idle || r->st.in_flight == 0)) return 0;
         if (idle) {
-            if (slice > ARB_TIME_NEVER / 4) break; /* nothing will ever happen */
+            if (slice > ARB_TIME_NEVER / 4) return 0; /* nothing will ever happen */
             slice *= 2;
         } else {
             slice = base;
         }
     }
-    rc = collect(r, s, t);
+}
+
+/* The run's figures once it is over: ports, flows, ranks, jobs, the
+ * background, the watch and the recovery. */
+static int run_figures(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    arb_scenario_result *r = run->r;
+    arb_sim *s = run->s;
+    char *err = run->err;
+    size_t errlen = run->errlen;
+    int rc = collect(r, s, run->t);
     if (rc == 0) rc = collect_ranks(r, s);
-    if (rc == 0 && w) rc = scn_host_ranks(w, &r->iter, &r->n_iter);
+    if (rc == 0 && run->w) rc = scn_host_ranks(run->w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     if (rc == 0 && r->iter_arbor) {
         int n = arb_sim_arbor_jobs(s);
         r->iter_jobs = n > 0 ? (uint32_t)n : 0;
         if (n > 0) arb_sim_arbor_result_get(s, &r->ar);
     }
-    if (rc == 0 && arbor) {
+    if (rc == 0 && run->arbor) {
         arb_sim_arbor_result_get(s, &r->ar);
         r->wr.done = r->ar.done;
         rc = arbor_jobs_get(r, s);
         if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
     }
     if (rc == 0 && r->has_bg) {
-        arb_workload_get_result(w, &r->bg);
+        arb_workload_get_result(run->w, &r->bg);
         if (!r->bg.done) r->wr.done = 0;
     }
     if (rc == 0 && r->watch && (rc = watch_end(r, s)) < 0)
         rc = arb_errf(err, errlen, rc, "run.watch: out of memory");
     if (rc == 0 && r->rec) {
-        if (arbor)
+        if (run->arbor)
             scn_recovery_finish(r->rec, s, r->ar.start, r->ar.done ? r->ar.finish : ARB_TIME_NEVER);
         else
             scn_recovery_finish(r->rec, s, scn_u64(sc, K_WL_START),
                                 r->wr.done ? r->wr.finish : ARB_TIME_NEVER);
         if (scn_recovery_failed(r->rec)) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
-done:
-    if (pcap) {
-        int prc = arb_sim_pcap_close(pcap);
-        if (prc < 0 && rc == 0) rc = key_fail(sc, K_RUN_PCAP, err, errlen, prc, "a write failed");
+    return rc;
+}
+
+/* Release what the run built, in order: the capture's file closed (a write
+ * that failed fails the run), the simulator, and what it used; run.qp_order's
+ * figures are read on the way when the run went well. rc: the run's status
+ * so far; returns it, or the first error met here. */
+static int run_end(struct scn_run *run, int rc)
+{
+    if (run->pcap) {
+        int prc = arb_sim_pcap_close(run->pcap);
+        if (prc < 0 && rc == 0)
+            rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc, "a write failed");
     }
-    arb_sim_free(s);
-    scn_steer_free(steer);
-    if (order && rc == 0) {
-        r->has_order = 1;
-        rc = scn_order_get(order, &r->order_ooo, &r->order_pkts);
-        if (rc < 0) rc = arb_errf(err, errlen, rc, "run.qp_order: out of memory");
+    arb_sim_free(run->s);
+    scn_steer_free(run->steer);
+    if (run->order && rc == 0) {
+        run->r->has_order = 1;
+        rc = scn_order_get(run->order, &run->r->order_ooo, &run->r->order_pkts);
+        if (rc < 0) rc = arb_errf(run->err, run->errlen, rc, "run.qp_order: out of memory");
     }
-    scn_order_free(order);
-    scn_failat_free(&failat);
-    for (uint32_t k = 0; k < n_plans; k++)
-        arb_plan_free(plans[k]);
-    free(plans);
-    arb_workload_free(w);
-    if (route.destroy) route.destroy(route.ctx);
-    arb_topo_free(t);
-    free(sp.cls_of);
-    free(sp.port_of);
-    free(sp.cur_port_util);
-    free(sp.cur_port_q);
-    free(sp.prev_tx);
+    scn_order_free(run->order);
+    scn_failat_free(&run->failat);
+    for (uint32_t k = 0; k < run->n_plans; k++)
+        arb_plan_free(run->plans[k]);
+    free(run->plans);
+    arb_workload_free(run->w);
+    if (run->route.destroy) run->route.destroy(run->route.ctx);
+    arb_topo_free(run->t);
+    free(run->sp.cls_of);
+    free(run->sp.port_of);
+    free(run->sp.cur_port_util);
+    free(run->sp.cur_port_q);
+    free(run->sp.prev_tx);
+    return rc;
+}
+
+int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
+                     arb_scenario_result **out, char *err, size_t errlen)
+{
+    struct scn_run run;
+    memset(&run, 0, sizeof run);
+    run.sc = sc;
+    run.progress = progress;
+    run.ctx = ctx;
+    run.err = err;
+    run.errlen = errlen;
+    *out = NULL;
+    int rc = run_result(&run);
+    if (rc == 0) rc = run_fabric(&run);
+    if (rc == 0) rc = run_workload(&run);
+    if (rc == 0) rc = run_sim_config(&run);
+    if (rc == 0) rc = run_routing(&run);
+    if (rc == 0) rc = run_taps(&run);
+    if (rc == 0) rc = run_simulator(&run);
+    if (rc == 0) rc = run_start(&run);
+    if (rc == 0) rc = run_slices(&run);
+    if (rc == 0) rc = run_figures(&run);
+    rc = run_end(&run, rc);
     if (rc < 0) {
-        arb_scenario_result_free(r);
+        arb_scenario_result_free(run.r);
         return rc;
     }
-    *out = r;
+    *out = run.r;
     return 0;
 }
 
@@ -1882,576 +1844,4 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     }
     layout_free(&l);
     return rc;
-}
-
-/* ---- JSON -------------------------------------------------------------- */
-
-static void j_u64(cJSON *o, const char *name, uint64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-static void j_real(cJSON *o, const char *name, double v, int decimals)
-{
-    char b[64];
-    if (v != v || v > 1e300 || v < -1e300)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%.*f", decimals, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-/* Picoseconds as microseconds with six exact decimals. */
-static void j_us(cJSON *o, const char *name, arb_time ps)
-{
-    char b[48];
-    if (ps == ARB_TIME_NEVER)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-/* Jain's fairness index of x[0..n): (sum x)^2 / (n sum x^2), in [1/n, 1];
- * 1 when every x is the same, 1/n when one has everything. */
-static double jain_index(const double *x, uint32_t n)
-{
-    double sum = 0, sq = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        sum += x[i];
-        sq += x[i] * x[i];
-    }
-    return n && sq > 0 ? sum * sum / ((double)n * sq) : NAN;
-}
-
-/* Several jobs: how they fared together ("fairness"): Jain's index of
- * their goodputs, their completion times (a job's JCT is its cct: from its
- * start to its last rank done), and every job's bytes over the span from
- * the first start to the last finish. null while a job is not done. */
-static void fairness_json(cJSON *o, const arb_scenario_result *r)
-{
-    cJSON *f = cJSON_AddObjectToObject(o, "fairness");
-    double *g = malloc(r->n_ar_jobs * sizeof *g);
-    if (!f || !g) {
-        free(g);
-        return;
-    }
-    int all = 1;
-    double gmin = INFINITY, gmax = 0, jct_sum = 0;
-    arb_time jct_max = 0, first = ARB_TIME_NEVER, last = 0;
-    uint64_t bytes = 0;
-    for (uint32_t k = 0; k < r->n_ar_jobs; k++) {
-        const arb_sim_arbor_result *a = &r->ar_jobs[k];
-        if (a->finish == ARB_TIME_NEVER) {
-            all = 0;
-            break;
-        }
-        g[k] = a->goodput_gbps;
-        if (g[k] < gmin) gmin = g[k];
-        if (g[k] > gmax) gmax = g[k];
-        jct_sum += (double)a->cct;
-        if (a->cct > jct_max) jct_max = a->cct;
-        if (a->start < first) first = a->start;
-        if (a->finish > last) last = a->finish;
-        bytes += a->bytes;
-    }
-    double n = r->n_ar_jobs;
-    j_real(f, "jain", all ? jain_index(g, r->n_ar_jobs) : NAN, 6);
-    j_real(f, "goodput_min_gbps", all ? gmin : NAN, 3);
-    j_real(f, "goodput_max_gbps", all ? gmax : NAN, 3);
-    j_real(f, "jct_mean_us", all ? jct_sum / n / (double)ARB_PS_PER_US : NAN, 3);
-    j_us(f, "jct_max_us", all ? jct_max : ARB_TIME_NEVER);
-    j_us(f, "makespan_us", all ? last - first : ARB_TIME_NEVER);
-    j_real(f, "makespan_gbps",
-           all && last > first ? (double)bytes * 8e3 / (double)(last - first) : NAN, 3);
-    free(g);
-}
-
-/* arbor.jobs > 1: "jobs", one object per job beside the whole's figures. */
-static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
-{
-    cJSON *arr = cJSON_AddArrayToObject(o, "jobs");
-    for (uint32_t k = 0; arr && k < r->n_ar_jobs; k++) {
-        const arb_sim_arbor_result *a = &r->ar_jobs[k];
-        cJSON *e = cJSON_CreateObject();
-        if (!e) break;
-        j_u64(e, "job", k);
-        j_u64(e, "ranks", a->ranks);
-        j_u64(e, "ranks_done", a->ranks_done);
-        j_u64(e, "bytes", a->bytes);
-        cJSON_AddBoolToObject(e, "done", a->done);
-        j_real(e, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
-        j_us(e, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
-        j_us(e, "start_us", a->start);
-        j_us(e, "finish_us", a->finish);
-        j_u64(e, "commits", a->commits);
-        j_u64(e, "repairs", a->repair_commits);
-        j_u64(e, "agg_miss", a->agg_miss);
-        j_u64(e, "timeouts", a->timeouts);
-        j_us(e, "rtt_mean_us", a->rtt_mean);
-        j_u64(e, "peak_slots", a->peak_job_slots);
-        j_u64(e, "invariant_errors", a->invariant_errors);
-        cJSON_AddItemToArray(arr, e);
-    }
-    fairness_json(o, r);
-}
-
-static void arbor_json(cJSON *j, const arb_scenario_result *r)
-{
-    const arb_sim_arbor_result *a = &r->ar;
-    j_real(j, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
-    j_us(j, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
-    j_u64(j, "commits", a->commits);
-    j_u64(j, "repairs", a->repair_commits);
-    j_u64(j, "agg_miss", a->agg_miss);
-    if (a->correct < 0 || a->ranks_done < a->ranks) /* header-only, or outputs not final */
-        cJSON_AddNullToObject(j, "correct");
-    else
-        cJSON_AddBoolToObject(j, "correct", a->correct == 1);
-    cJSON *o = cJSON_AddObjectToObject(j, "arbor");
-    cJSON_AddStringToObject(o, "collective", r->echo[K_AR_COLL]);
-    cJSON_AddStringToObject(o, "mode", r->echo[K_AR_MODE]);
-    j_u64(o, "ranks", a->ranks);
-    j_u64(o, "ranks_done", a->ranks_done);
-    j_u64(o, "bytes", a->bytes);
-    j_u64(o, "header_bytes", r->arb_hdr_len);
-    j_us(o, "start_us", a->start);
-    j_us(o, "finish_us", a->finish);
-    j_u64(o, "credits", a->credits);
-    j_u64(o, "requests", a->requests);
-    j_u64(o, "results", a->results);
-    j_u64(o, "repair_credits", a->repair_credits);
-    j_u64(o, "repair_commits", a->repair_commits);
-    j_u64(o, "timeouts", a->timeouts);
-    j_u64(o, "late_masters", a->late_masters);
-    j_u64(o, "tail_replays", a->tail_replays);
-    j_u64(o, "registers", a->registers);
-    j_u64(o, "ends", a->ends);
-    j_u64(o, "agg_inputs", a->agg_inputs);
-    j_u64(o, "agg_aggregates", a->agg_aggregates);
-    j_u64(o, "agg_passthrough", a->agg_passthrough);
-    j_u64(o, "agg_drops", a->agg_drops);
-    j_u64(o, "peak_live_slots", a->peak_live_slots);
-    j_u64(o, "agg_allocations", a->agg_allocations);
-    j_u64(o, "agg_reclaimed", a->agg_reclaimed);
-    j_us(o, "slot_time_us", a->slot_time);
-    j_us(o, "partial_slot_time_us", a->partial_slot_time);
-    j_us(o, "rtt_mean_us", a->rtt_mean);
-    j_us(o, "rtt_max_us", a->rtt_max);
-    cJSON *tb = cJSON_AddArrayToObject(o, "tier_bytes");
-    for (int t = 0; tb && t < 4; t++) {
-        cJSON *e = cJSON_CreateObject();
-        if (!e) break;
-        j_u64(e, "up", a->tier_up_bytes[t]);
-        j_u64(e, "down", a->tier_down_bytes[t]);
-        cJSON_AddItemToArray(tb, e);
-    }
-    j_u64(o, "copies", a->copies);
-    j_u64(o, "packets", a->pkts);
-    j_u64(o, "wire_bytes", a->wire_bytes);
-    j_u64(o, "bytes_per_packet", a->bytes_per_packet);
-    j_u64(o, "checked", a->checked);
-    j_u64(o, "wrong", a->wrong);
-    j_u64(o, "wire_checks", a->wire_checks);
-    j_u64(o, "wire_errors", a->wire_errors);
-    cJSON *inv = cJSON_AddObjectToObject(o, "invariants");
-    j_u64(inv, "errors", a->invariant_errors);
-    j_u64(inv, "dup_commit", a->inv_dup_commit);
-    j_u64(inv, "count", a->inv_count);
-    j_u64(inv, "agg_check", a->inv_agg_check);
-    j_u64(inv, "missing_results", a->inv_missing);
-    j_u64(inv, "early_done", a->inv_early);
-    j_u64(inv, "conservation", a->inv_conservation);
-    j_u64(o, "dead_subchannels", a->dead_subchannels);
-    cJSON *rec = cJSON_AddObjectToObject(o, "recovery");
-    j_u64(rec, "retries", a->retries);
-    j_u64(rec, "losses_order", a->losses_order);
-    j_u64(rec, "losses_timer", a->losses_timer);
-    j_u64(rec, "spurious", a->spurious);
-    j_u64(rec, "bypass", a->bypass);
-    j_u64(rec, "tree_deaths", a->deaths);
-    j_u64(rec, "probes", a->probes);
-    j_u64(rec, "revivals", a->revivals);
-    cJSON *cc = cJSON_AddObjectToObject(o, "cc");
-    cJSON_AddStringToObject(cc, "kind", r->echo[K_AR_CC]);
-    j_u64(cc, "increases", a->cc_increases);
-    j_u64(cc, "decreases", a->cc_decreases);
-    j_u64(cc, "ce_samples", a->cc_ce_samples);
-    j_u64(cc, "stalls", a->cc_stalls);
-    j_real(cc, "window_mean", a->cc_window_mean, 3);
-    if (r->n_ar_jobs) arbor_jobs_json(o, r);
-}
-
-/* arbor.background: the transport flows beside the collective, as one
- * party: their bytes from the first start to the last finish. */
-static void background_json(cJSON *j, const arb_scenario_result *r)
-{
-    cJSON *o = cJSON_AddObjectToObject(j, "background");
-    if (!o) return;
-    uint64_t bytes = 0;
-    arb_time first = r->n_flows ? ARB_TIME_NEVER : 0, last = 0;
-    for (uint32_t i = 0; i < r->n_flows; i++) {
-        bytes += r->flows[i].bytes;
-        if (r->flows[i].start < first) first = r->flows[i].start;
-        if (r->flows[i].finish > last) last = r->flows[i].finish;
-    }
-    j_u64(o, "flows", r->n_flows);
-    j_u64(o, "done", r->fct_n);
-    j_u64(o, "bytes", bytes);
-    j_us(o, "start_us", first);
-    j_us(o, "finish_us", last);
-    j_real(o, "goodput_gbps",
-           last == ARB_TIME_NEVER || last <= first ? NAN
-                                                   : (double)bytes * 8e3 / (double)(last - first),
-           3);
-}
-
-/* An iteration over Arbor: its collectives' jobs, as one whole. */
-static void iter_arbor_json(cJSON *j, const arb_scenario_result *r)
-{
-    cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "iteration");
-    if (!it) return;
-    cJSON_AddStringToObject(it, "backend", "arbor");
-    cJSON *o = cJSON_AddObjectToObject(it, "arbor");
-    if (!o) return;
-    const arb_sim_arbor_result *a = &r->ar;
-    j_u64(o, "jobs", r->iter_jobs);
-    j_u64(o, "ranks_done", a->ranks_done);
-    j_u64(o, "ranks", a->ranks);
-    j_u64(o, "commits", a->commits);
-    j_u64(o, "repairs", a->repair_commits);
-    j_u64(o, "agg_miss", a->agg_miss);
-    j_u64(o, "timeouts", a->timeouts);
-    j_u64(o, "peak_live_slots", a->peak_live_slots);
-    j_u64(o, "packets", a->pkts);
-    j_u64(o, "wire_bytes", a->wire_bytes);
-    if (a->correct < 0 || !a->done || !r->iter_jobs)
-        cJSON_AddNullToObject(o, "correct");
-    else
-        cJSON_AddBoolToObject(o, "correct", a->correct == 1);
-    j_u64(o, "invariant_errors", a->invariant_errors);
-}
-
-static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
-                                        "workload", "host",    "arbor",     "run"};
-
-/* Keys the report's `scenario` echoes only when they differ from their
- * default, so that the reports of scenarios that do not use them stay as
- * they were before the keys existed. */
-static int echo_when_set(size_t k)
-{
-    return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
-           k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND || k == K_FAB_RESTOREAT ||
-           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN;
-}
-
-char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host)
-{
-    cJSON *j = cJSON_CreateObject();
-    if (!j) return NULL;
-    cJSON_AddStringToObject(j, "schema", ARB_SCENARIO_JSON_SCHEMA);
-    cJSON_AddStringToObject(j, "version", arb_version());
-    cJSON *scn = cJSON_AddObjectToObject(j, "scenario");
-    cJSON_AddStringToObject(scn, "file", r->file ? r->file : "(built-in)");
-    for (size_t s = 0; s < sizeof sec_names / sizeof sec_names[0]; s++) {
-        /* [host] only for the kinds that read it: the others' reports stay as they were */
-        if (strcmp(sec_names[s], "host") == 0 && r->wr.kind != ARB_WL_HCOLL &&
-            r->wr.kind != ARB_WL_ITERATION)
-            continue;
-        cJSON *o = cJSON_AddObjectToObject(scn, sec_names[s]);
-        for (size_t k = 0; k < K_COUNT; k++) {
-            arb_scenario_key_info ki;
-            arb_scenario_key(k, &ki);
-            /* arbor.jobs only when there are several, so that a one-job
-             * run's report is what it was before the key existed */
-            if (k == K_AR_JOBS && strcmp(r->echo[k], "1") == 0) continue;
-            if ((k == K_AR_BACKGROUND || k == K_RUN_WATCH) && !*r->echo[k]) continue;
-            /* likewise the keys of several jobs and of Arbor in iterations */
-            if (echo_when_set(k) && strcmp(r->echo[k], ki.def) == 0) continue;
-            /* likewise run.pcap_snaplen when it keeps whole frames */
-            if (k == K_RUN_PCAPSNAP && strcmp(r->echo[k], "0") == 0) continue;
-            if (k == K_RUN_SAMPLEPORTS && !*r->echo[k]) continue;
-            if (strcmp(ki.section, sec_names[s]) == 0)
-                cJSON_AddStringToObject(o, ki.key, r->echo[k]);
-        }
-    }
-    cJSON *tp = cJSON_AddObjectToObject(j, "topology");
-    cJSON_AddStringToObject(tp, "spec", r->topo_spec);
-    j_u64(tp, "hosts", r->hosts);
-    j_u64(tp, "switches", r->switches);
-    j_u64(tp, "links", r->links);
-    cJSON_AddStringToObject(j, "routing", r->route_spec);
-    j_us(j, "sim_time_us", r->active);
-    j_u64(j, "events", r->st.events);
-    j_u64(j, "packet_hops", r->st.packet_hops);
-    cJSON_AddBoolToObject(j, "completed", r->wr.done);
-    cJSON_AddBoolToObject(j, "stopped", r->stopped);
-    cJSON_AddStringToObject(j, "status", status_name(r));
-    if (r->failed) cJSON_AddStringToObject(j, "failure", r->failure);
-    if (r->warned) cJSON_AddStringToObject(j, "warning", r->failure);
-
-    if (r->is_arbor) arbor_json(j, r);
-    if (r->has_bg) background_json(j, r);
-    cJSON *wl = cJSON_AddObjectToObject(j, "workload");
-    cJSON_AddStringToObject(wl, "kind", r->is_arbor ? "arbor" : arb_workload_kind_name(r->wr.kind));
-    j_u64(wl, "flows_planned", r->wr.flows_planned);
-    j_u64(wl, "bytes_planned", r->wr.bytes_planned);
-    j_u64(wl, "phases", r->wr.phases);
-    j_us(wl, "finish_us", r->wr.finish);
-
-    cJSON *fl = cJSON_AddObjectToObject(j, "flows");
-    j_u64(fl, "count", r->n_flows);
-    j_u64(fl, "done", r->fct_n);
-    cJSON *fct = cJSON_AddObjectToObject(fl, "fct_us");
-    j_real(fct, "mean", r->fct_mean / (double)ARB_PS_PER_US, 6);
-    j_us(fct, "p50", r->fct_p50);
-    j_us(fct, "p99", r->fct_p99);
-    j_us(fct, "max", r->fct_max);
-
-    if (r->wr.kind == ARB_WL_ALLREDUCE) {
-        cJSON *c = cJSON_AddObjectToObject(j, "collective");
-        cJSON_AddStringToObject(c, "kind", "ring_allreduce");
-        j_u64(c, "ranks", r->wr.ranks);
-        j_u64(c, "bytes", r->wr.buffer_bytes);
-        j_u64(c, "steps", r->wr.steps);
-        j_u64(c, "slices", r->wr.slices);
-        j_u64(c, "qps", r->wr.qps);
-        j_us(c, "cct_us", r->wr.cct);
-        j_real(c, "algbw_gbps", r->wr.algbw_gbps, 6);
-        j_real(c, "busbw_gbps", r->wr.busbw_gbps, 6);
-    }
-    if (r->wr.kind == ARB_WL_HCOLL || r->wr.kind == ARB_WL_ITERATION)
-        scn_host_json(j, &r->wr, r->iter, r->n_iter);
-    if (r->iter_arbor) iter_arbor_json(j, r);
-
-    const arb_sim_stats *st = &r->st;
-    cJSON *pk = cJSON_AddObjectToObject(j, "packets");
-    j_u64(pk, "sent", st->pkts_sent);
-    j_u64(pk, "delivered", st->pkts_delivered);
-    j_u64(pk, "data_sent", st->data_pkts_sent);
-    j_u64(pk, "in_flight", st->in_flight);
-    j_u64(pk, "pool_size", st->pool_size);
-    j_u64(pk, "pool_peak", st->pool_peak);
-    cJSON *by = cJSON_AddObjectToObject(j, "bytes");
-    j_u64(by, "wire_sent", st->bytes_sent);
-    j_u64(by, "payload_sent", st->payload_sent);
-    j_u64(by, "payload_delivered", st->payload_delivered);
-    j_u64(j, "drops", st->drops);
-    j_u64(j, "drop_bytes", st->drop_bytes);
-    j_u64(j, "duplicated", st->duplicated);
-    j_u64(j, "reordered", st->reordered);
-    j_u64(j, "unroutable", st->unroutable);
-    j_u64(j, "ecn_marks", st->ecn_marks);
-    cJSON *pfc = cJSON_AddObjectToObject(j, "pfc");
-    j_u64(pfc, "pauses", st->pfc_pauses);
-    j_us(pfc, "paused_us", st->pfc_paused_ps);
-    j_u64(j, "ooo_pkts", st->ooo_pkts);
-    j_u64(j, "retx_bytes", st->retx_bytes);
-    j_u64(j, "timeouts", st->timeouts);
-    j_u64(j, "reorder_peak_bytes", r->reorder_peak);
-    if (r->has_order) {
-        cJSON *qo = cJSON_AddObjectToObject(j, "qp_order");
-        j_u64(qo, "ooo_pkts", r->order_ooo);
-        j_u64(qo, "pkts", r->order_pkts);
-    }
-
-    cJSON *q = cJSON_AddObjectToObject(j, "queues");
-    cJSON *u = cJSON_AddObjectToObject(j, "utilisation");
-    for (unsigned c = 0; c < r->n_cls; c++) {
-        const struct pclass *pc = &r->cls[c];
-        cJSON *qo = cJSON_AddObjectToObject(q, pc->name);
-        cJSON_AddStringToObject(qo, "ports_of", pc->label);
-        j_u64(qo, "ports", pc->ports);
-        j_u64(qo, "max_bytes", pc->max_q);
-        j_real(qo, "mean_bytes", pc->n_q ? pc->sum_q / (double)pc->n_q : 0, 1);
-        uint64_t need = (pc->n_q * 99 + 99) / 100, seen = 0, p99 = 0;
-        for (uint32_t b = 0; b < pc->n_hist && pc->n_q; b++) {
-            seen += pc->hist[b];
-            if (seen >= need) {
-                p99 = (uint64_t)b * r->bucket;
-                break;
-            }
-        }
-        if (p99 > pc->max_q) p99 = pc->max_q;
-        j_u64(qo, "p99_bytes", p99);
-        j_u64(qo, "samples", pc->n_q);
-        cJSON *uo = cJSON_AddObjectToObject(u, pc->name);
-        cJSON_AddStringToObject(uo, "ports_of", pc->label);
-        j_real(uo, "mean", pc->util_mean, 6);
-        j_real(uo, "max", pc->util_max, 6);
-    }
-    j_u64(j, "samples", r->n_samp);
-    if (r->watch) scn_watch_json(r->watch, j);
-    if (r->rec) scn_recovery_json(r->rec, j);
-    if (host) {
-        cJSON *h = cJSON_AddObjectToObject(j, "host");
-        j_real(h, "wall_s", host->wall_s, 3);
-        j_real(h, "peak_rss_mb", host->peak_rss_mb, 1);
-    }
-    char *s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return s;
-}
-
-/* ---- CSV --------------------------------------------------------------- */
-
-struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) ARB_PRINTF(2, 3);
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        while (ncap < b->n + (size_t)k + 1)
-            ncap *= 2;
-        char *np = realloc(b->p, ncap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = ncap;
-    }
-}
-
-static void sb_us(struct sbuf *b, arb_time ps)
-{
-    if (ps != ARB_TIME_NEVER)
-        sb_printf(b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
-}
-
-/* One row of the util or queue series. */
-static void csv_row(struct sbuf *b, arb_scenario_csv_kind kind, unsigned nc, arb_time t,
-                    const double *util, const double *qmean, const uint32_t *qmax)
-{
-    sb_us(b, t);
-    for (unsigned c = 0; c < nc; c++) {
-        if (kind == ARB_SCN_CSV_UTIL)
-            sb_printf(b, ",%.6f", util[c]);
-        else
-            sb_printf(b, ",%.1f,%u", qmean[c], qmax[c]);
-    }
-    sb_printf(b, "\n");
-}
-
-char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
-{
-    struct sbuf b = {NULL, 0, 0, 0};
-    if (kind == ARB_SCN_CSV_FLOWS) {
-        sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,"
-                      "dport,qp,retx_bytes,ideal_us,slowdown\n");
-        for (uint32_t i = 0; i < r->n_flows; i++) {
-            const struct flowrec *f = &r->flows[i];
-            sb_printf(&b, "%u,%u,%u,%" PRIu64 ",", i, f->src, f->dst, f->bytes);
-            sb_us(&b, f->start);
-            sb_printf(&b, ",");
-            sb_us(&b, f->finish);
-            sb_printf(&b, ",");
-            arb_time fct = f->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : f->finish - f->start;
-            sb_us(&b, fct);
-            uint32_t a = ARB_ROUTE_HOST_IP_BASE | f->src, d = ARB_ROUTE_HOST_IP_BASE | f->dst;
-            sb_printf(&b, ",%u.%u.%u.%u,%u.%u.%u.%u,udp,%u,%u,%u,%" PRIu64 ",", a >> 24,
-                      (a >> 16) & 255, (a >> 8) & 255, a & 255, d >> 24, (d >> 16) & 255,
-                      (d >> 8) & 255, d & 255, f->sport, ARB_ROCE_UDP_PORT, f->qp, f->retx_bytes);
-            sb_us(&b, f->ideal ? f->ideal : ARB_TIME_NEVER);
-            if (f->ideal && fct != ARB_TIME_NEVER)
-                sb_printf(&b, ",%.6f\n", (double)fct / (double)f->ideal);
-            else
-                sb_printf(&b, ",\n");
-        }
-    } else if (kind == ARB_SCN_CSV_UTIL || kind == ARB_SCN_CSV_QUEUE) {
-        sb_printf(&b, "time_us");
-        for (unsigned c = 0; c < r->n_cls; c++) {
-            if (kind == ARB_SCN_CSV_UTIL)
-                sb_printf(&b, ",%s", r->cls[c].name);
-            else
-                sb_printf(&b, ",%s_mean,%s_max", r->cls[c].name, r->cls[c].name);
-        }
-        sb_printf(&b, "\n");
-        for (uint32_t i = 0; i < r->n_rows; i++)
-            csv_row(&b, kind, r->n_cls, r->samp_t[i], r->samp_util + (size_t)i * r->n_cls,
-                    r->samp_qmean + (size_t)i * r->n_cls, r->samp_qmax + (size_t)i * r->n_cls);
-        if (r->pend_n) { /* the last samples, fewer than a row */
-            double u[MAX_CLASSES], q[MAX_CLASSES];
-            uint32_t live;
-            pending_row(r, u, q, &live, NULL);
-            csv_row(&b, kind, r->n_cls, r->pend_t, u, q, r->pend_qmax);
-        }
-    } else if (kind == ARB_SCN_CSV_RANKS) {
-        /* rank i of job j: the job's rank order (workload.hosts, arbor.jobs) */
-        sb_printf(&b, "job,rank,host,done_us\n");
-        for (uint32_t i = 0, first = 0; i < r->n_ar_ranks; i++) {
-            if (i && r->ar_rank_job[i] != r->ar_rank_job[i - 1]) first = i;
-            sb_printf(&b, "%u,%u,%u,", r->ar_rank_job[i], i - first, r->ar_rank_host[i]);
-            sb_us(&b, r->ar_rank_done[i]);
-            sb_printf(&b, "\n");
-        }
-    } else if (kind == ARB_SCN_CSV_PORTS) {
-        sb_printf(&b, "time_us");
-        for (uint32_t i = 0; i < r->n_sp; i++)
-            sb_printf(&b, ",%s_util,%s_queue", r->sp_name[i], r->sp_name[i]);
-        sb_printf(&b, "\n");
-        for (uint32_t i = 0; r->n_sp && i < r->n_rows; i++) {
-            sb_us(&b, r->samp_t[i]);
-            for (uint32_t k = 0; k < r->n_sp; k++)
-                sb_printf(&b, ",%.6f,%u", r->samp_port_util[(size_t)i * r->n_sp + k],
-                          r->samp_port_q[(size_t)i * r->n_sp + k]);
-            sb_printf(&b, "\n");
-        }
-        if (r->n_sp && r->pend_n) { /* the last samples, fewer than a row */
-            double u[MAX_CLASSES], q[MAX_CLASSES], *pu = malloc(r->n_sp * sizeof *pu);
-            uint32_t live;
-            if (!pu) {
-                free(b.p);
-                return NULL;
-            }
-            pending_row(r, u, q, &live, pu);
-            sb_us(&b, r->pend_t);
-            for (uint32_t k = 0; k < r->n_sp; k++)
-                sb_printf(&b, ",%.6f,%u", pu[k], r->pend_port_q[k]);
-            sb_printf(&b, "\n");
-            free(pu);
-        }
-    } else if (kind == ARB_SCN_CSV_SLOTS) {
-        sb_printf(&b, "time_us,live_slots,max_switch_slots\n");
-        for (uint32_t i = 0; r->n_ar_ranks && i < r->n_rows; i++) {
-            sb_us(&b, r->samp_t[i]);
-            sb_printf(&b, ",%u,%u\n", r->samp_slots[2 * (size_t)i],
-                      r->samp_slots[2 * (size_t)i + 1]);
-        }
-        if (r->n_ar_ranks && r->pend_n) { /* the last samples, fewer than a row */
-            double u[MAX_CLASSES], q[MAX_CLASSES];
-            uint32_t live;
-            pending_row(r, u, q, &live, NULL);
-            sb_us(&b, r->pend_t);
-            sb_printf(&b, ",%u,%u\n", live, r->pend_most);
-        }
-    } else {
-        return NULL;
-    }
-    if (b.oom || !b.p) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
 }

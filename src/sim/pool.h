@@ -31,7 +31,7 @@ enum pkt_kind {
     PK_ACK = 1,   /* cumulative ack */
     PK_NACK = 2,  /* go-back-N / IRN negative ack */
     PK_CNP = 3,   /* DCQCN congestion notification */
-    PK_ARBOR = 4, /* an Arbor packet; the header is in the job's side table (arbor_sim.c) */
+    PK_ARBOR = 4, /* an Arbor packet; the header is in the job's side table (arbor_pool.c) */
 };
 
 /* pkt_info (sim_int.h) hands the kind to routing and taps as it is: the

@@ -1,7 +1,8 @@
 /*
  * sim_int.h - the simulator's internal state, shared by its files:
  * net.c (ports, links, queues, switches, PFC, ECN), rdma.c (hosts and the
- * RoCE-style transports) and sim.c (the public API and the event loop).
+ * RoCE-style transports), sim.c (the public API and the event loop) and
+ * prefetch.c (the event loop's prefetch staging, prefetch.h).
  */
 #ifndef ARBOR_SIM_INT_H
 #define ARBOR_SIM_INT_H
@@ -61,7 +62,7 @@ struct sport {
     struct plist q;    /* output queue (not PORT_SCHED) */
     struct plist wire; /* on the wire, in arrival order; PORT_SCHED: those not yet started last */
     union {
-        struct plist arb_tx; /* NICs: Arbor packets the host's engines emitted (arbor_sim.c) */
+        struct plist arb_tx; /* NICs: Arbor packets the host's engines emitted (arbor_host.c) */
         struct {
             uint32_t head, pkts; /* PORT_SCHED: the first packet of the wire not yet started
                                   * (PKT_NONE: none), and how many there are */
@@ -201,8 +202,8 @@ struct tx_memo {
     arb_time ps;
 };
 
-#define PF_SLOTS 32             /* a power of two above the prefetch distances (sim.c) */
-#define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (sim.c) */
+#define PF_SLOTS 32             /* a power of two above the prefetch distances (prefetch.h) */
+#define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (prefetch.c) */
 
 struct arb_sim {
     arb_sim_config cfg;
@@ -229,12 +230,12 @@ struct arb_sim {
     uint32_t *done; /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;
     int error;             /* first fatal error met inside an event */
-    struct arbor_job *arb; /* the Arbor collective (arbor_sim.c), NULL if none */
+    struct arbor_job *arb; /* the Arbor collective (arbor_int.h), NULL if none */
     struct dre *dre;       /* per port when cfg.dre_period > 0, else NULL */
     uint32_t dre_keep;     /* 1 - dre_alpha, in 1/65536 */
     struct tx_memo *txm;   /* TX_MEMO entries (a cache: written through a const arb_sim) */
     /* What the prefetching stages found about the events a few places
-     * ahead, by position in the bucket (sim.c, prefetch_ahead): hints only. */
+     * ahead, by position in the bucket (prefetch.h, prefetch_ahead): hints only. */
     struct {
         uint32_t node[PF_SLOTS + 1]; /* the switch that routes its packet */
         uint32_t port[PF_SLOTS + 1]; /* the output port route_peek guessed there */
@@ -296,7 +297,7 @@ static inline arb_sim_pkt_info pkt_info(const struct pkt *k)
  * pairs, ARB_ENOMEM. */
 int sim_links(arb_sim *s);
 
-/* sim.c: drop every route guess (the fabric changed). */
+/* prefetch.c: drop every route guess (the fabric changed). */
 void sim_forget_guesses(arb_sim *s);
 
 /* sim.c: queue a completion for the callback, run after the event, so
@@ -329,7 +330,10 @@ uint32_t net_queue_bytes(const arb_sim *s, uint32_t port);
 /* Bytes and packets `port` has started sending (a reader between runs). */
 void net_sent(const arb_sim *s, uint32_t port, uint64_t *bytes, uint64_t *pkts);
 
-/* arbor_sim.c */
+/* The Arbor transport (arbor_int.h): arbor_steer.c (arbor_switch), arbor_host.c
+ * (arbor_host_recv, arbor_on_timer, arbor_report), arbor_pool.c (arbor_pkt_drop,
+ * arbor_pkt_dup), arbor_check.c (arbor_queue_drop, arbor_pkt_lost), arbor_sim.c
+ * (arbor_free). */
 /* Arrivals off the wire of `port`: a packet a node sent is counted as sent
  * (per job and port) when it reaches the far end; what is still on a wire is
  * counted when a result is read. */

@@ -1,8 +1,8 @@
 # The event loop's prefetches are in the binary. A static function that
 # does nothing but prefetch looks pure to GCC, which then deletes the call
 # instead of inlining it (silently: the simulation is the same, only
-# slower). sim.c forces its prefetching helpers inline; this counts the
-# prefetch instructions left in arb_sim_run. Skipped (exit 77) where objdump
+# slower). src/sim/prefetch.h forces its prefetching helpers inline; this
+# counts the prefetch instructions left in arb_sim_run. Skipped (exit 77) where objdump
 # is missing or the machine has no prefetch instruction it knows.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,7 +26,7 @@ else
         pass "arb_sim_run holds $n prefetch instructions"
     else
         fail "arb_sim_run holds $n prefetch instructions, want at least 16" \
-            "a prefetching helper in src/sim/sim.c was dropped: is it SIM_ALWAYS_INLINE?"
+            "a prefetching helper in src/sim/prefetch.h was dropped: is it SIM_ALWAYS_INLINE?"
     fi
 fi
 finish

@@ -1,0 +1,136 @@
+/* Arbor in the simulator: packets, their header side table and payload
+ * buffers, and the switches' slot pools (arbor_int.h). */
+#include "arbor_int.h"
+
+#include <string.h>
+
+/* A payload buffer holding one reference, or NONE (out of memory). */
+uint32_t arbor_buf_get(arb_sim *s)
+{
+    struct bufpool *b = &s->arb->bp;
+    if (b->n_free) {
+        uint32_t id = b->free_ids[--b->n_free];
+        b->ref[id] = 1;
+        return id;
+    }
+    if (b->n == b->cap) {
+        uint32_t ncap = b->cap ? b->cap * 2 : 256;
+        uint8_t **nb = realloc(b->buf, ncap * sizeof *nb);
+        if (nb) b->buf = nb;
+        uint32_t *nr = realloc(b->ref, ncap * sizeof *nr);
+        if (nr) b->ref = nr;
+        uint32_t *nf = realloc(b->free_ids, ncap * sizeof *nf);
+        if (nf) b->free_ids = nf;
+        if (!nb || !nr || !nf) return NONE;
+        b->cap = ncap;
+    }
+    b->buf[b->n] = malloc(b->size);
+    if (!b->buf[b->n]) return NONE;
+    b->ref[b->n] = 1;
+    return b->n++;
+}
+
+void arbor_pkt_drop(arb_sim *s, uint32_t node, uint32_t i)
+{
+    if (s->arb) s->arb->acct[node].drops++;
+    pkt_free(s, i);
+}
+
+/* Values mode: a payload buffer holding `len` bytes of `payload`, or NONE. */
+uint32_t arbor_put_payload(arb_sim *s, const uint8_t *payload, size_t len)
+{
+    uint32_t b = arbor_buf_get(s);
+    if (b != NONE) memcpy(s->arb->bp.buf[b], payload, len);
+    return b;
+}
+
+/* A copy of packet i (header, payload reference), or PKT_NONE. */
+uint32_t arbor_pkt_copy(arb_sim *s, uint32_t i)
+{
+    struct arbor_job *a = s->arb;
+    uint32_t c = pkt_new(s);
+    if (c == PKT_NONE) return PKT_NONE;
+    *pool_get(&s->pool, c) = *pool_get(&s->pool, i);
+    a->hdr[c] = a->hdr[i];
+    uint32_t b = pool_get(&s->pool, c)->aux;
+    if (b != NONE) a->bp.ref[b]++;
+    return c;
+}
+
+uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t i)
+{
+    uint32_t c = arbor_pkt_copy(s, i);
+    if (c != PKT_NONE) s->arb->acct[s->owner[port]].copies++;
+    return c;
+}
+
+int arb_sim_arbor_header(const arb_sim *s, uint32_t index, arb_hdr *h)
+{
+    const struct arbor_job *a = s->arb;
+    if (!a || index >= a->cap_hdr || index >= s->pool.made ||
+        !s->pool.chunks[index >> POOL_CHUNK_BITS] || pool_get(&s->pool, index)->kind != PK_ARBOR)
+        return ARB_ENOENT;
+    *h = a->hdr[index];
+    return 0;
+}
+
+/* The engine of part `part` of switch `node`'s pool, made if it has none
+ * yet: the whole pool (slots), shared by every job, or with a partitioned
+ * pool (n_parts > 1) an equal share of it, used by the jobs of that part
+ * only: a static partition is disjoint pools. ARB_EINVAL: a switch of more
+ * than 256 ports. */
+int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part)
+{
+    struct arbor_job *a = s->arb;
+    size_t g = (size_t)node * a->n_parts + part;
+    if (a->agg[g]) return 0;
+    const arb_node *nd = &s->nodes[node];
+    uint32_t radix = (uint32_t)nd->n_down + nd->n_up;
+    if (radix > ARB_AGG_PORTS_MAX) return ARB_EINVAL;
+    arb_agg_config ac;
+    arb_agg_config_default(&ac);
+    ac.slots = a->slots / a->n_parts;
+    ac.max_payload = a->payload;
+    ac.header_only = !a->values;
+    ac.ports = radix;
+    ac.logger = s->cfg.log;
+    a->owner[g] = calloc(ac.slots, sizeof *a->owner[g]);
+    if (!a->owner[g]) return ARB_ENOMEM;
+    return arb_agg_new(&a->agg[g], &ac);
+}
+
+int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a) return ARB_EINVAL;
+    uint32_t sum = 0, mx = 0;
+    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
+        if (!a->agg[n]) continue;
+        arb_agg_stats st;
+        arb_agg_get_stats(a->agg[n], s->now, &st);
+        sum += st.live;
+        if (st.live > mx) mx = st.live;
+    }
+    if (live) *live = sum;
+    if (max_live) *max_live = mx;
+    return 0;
+}
+
+int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
+{
+    struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || node >= arb_topo_n_nodes(s->topo) || s->nodes[node].kind != ARB_NODE_SWITCH)
+        return ARB_EINVAL;
+    int lost = 0;
+    for (uint32_t k = 0; k < a->n_parts; k++) {
+        size_t g = (size_t)node * a->n_parts + k;
+        if (!a->agg[g]) continue;
+        int n = arb_agg_reset(a->agg[g], s->now);
+        if (n < 0) return n;
+        lost += n;
+        /* the owners go with the slots: each job holds none there now */
+        for (uint32_t slot = 0; slot < a->slots / a->n_parts; slot++)
+            slot_freed(a, node, a->owner[g], slot);
+    }
+    return lost;
+}
