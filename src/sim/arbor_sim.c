@@ -49,15 +49,22 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const arb_plan *plan, uint32_t pay
     return 4 * (arb_time)levels * hop;
 }
 
-arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
+/* The slowest host link of the plan's ranks (UINT64_MAX: none has a rate). */
+static uint64_t slowest_nic(const arb_sim *s, const arb_plan *plan)
 {
-    if (!s || !plan) return 0;
-    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
     uint64_t rate = UINT64_MAX;
     for (uint32_t h = 0; h < plan->cfg.n_ranks; h++) {
         uint64_t r = s->ports[s->hosts[plan->ranks[h]].nic_port].rate;
         if (r && r < rate) rate = r;
     }
+    return rate;
+}
+
+arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
+{
+    if (!s || !plan) return 0;
+    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint64_t rate = slowest_nic(s, plan);
     if (rate == UINT64_MAX) return arb_sim_arbor_loop(s, plan, payload);
     /* a host takes part in every channel (a sharded collective) or one: a
      * credit of each can meet at its downlink; the requests they trigger
@@ -70,11 +77,7 @@ uint32_t arb_sim_arbor_window(const arb_sim *s, const arb_plan *plan, uint32_t p
 {
     if (!s || !plan) return 0;
     uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
-    uint64_t rate = UINT64_MAX;
-    for (uint32_t h = 0; h < plan->cfg.n_ranks; h++) {
-        uint64_t r = s->ports[s->hosts[plan->ranks[h]].nic_port].rate;
-        if (r && r < rate) rate = r;
-    }
+    uint64_t rate = slowest_nic(s, plan);
     if (rate == UINT64_MAX) return ARB_SIM_ARBOR_WINDOW_MIN;
     uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
     /* the loop's bits at the channel's share, over a frame's bits */
