@@ -104,12 +104,19 @@ int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a) return ARB_EINVAL;
     uint32_t sum = 0, mx = 0;
+    /* a switch's pool may be cut into n_parts parts (a static partition):
+     * its slots are those of every part */
     for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
-        if (!a->agg[n]) continue;
-        arb_agg_stats st;
-        arb_agg_get_stats(a->agg[n], s->now, &st);
-        sum += st.live;
-        if (st.live > mx) mx = st.live;
+        uint32_t here = 0;
+        for (uint32_t k = 0; k < a->n_parts; k++) {
+            const arb_agg *g = a->agg[(size_t)n * a->n_parts + k];
+            if (!g) continue;
+            arb_agg_stats st;
+            arb_agg_get_stats(g, s->now, &st);
+            here += st.live;
+        }
+        sum += here;
+        if (here > mx) mx = here;
     }
     if (live) *live = sum;
     if (max_live) *max_live = mx;

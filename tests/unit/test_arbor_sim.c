@@ -841,6 +841,52 @@ TEST(static_partition_caps_each_job)
     CHECK(b[0].agg_reclaimed > 0 && b[0].repair_commits > 0);
 }
 
+/* With the pools cut in parts (two jobs, partitions 2: job k in part k),
+ * arb_sim_arbor_slots counts every part of every switch: mid-run, its
+ * live slots are what rebooting every switch then loses (the reboot
+ * empties every part), and the most at one switch is at most the sum. It
+ * read one part per node, by the wrong index, and said 0 before. */
+TEST(slots_count_every_part)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:8", NULL, err, sizeof err), 0);
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    arb_plan *p[2] = {NULL, NULL};
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t ranks[4];
+        for (uint32_t r = 0; r < 4; r++)
+            ranks[r] = 4 * k + r;
+        arb_plan_config pc;
+        arb_plan_config_default(&pc);
+        pc.ranks = ranks;
+        pc.n_ranks = 4;
+        pc.bytes = 1 << 20;
+        CHECK_EQ_I(arb_plan_new(&p[k], t, &pc, err, sizeof err), 0);
+        arb_sim_arbor_config ac;
+        arb_sim_arbor_config_default(&ac);
+        ac.plan = p[k];
+        ac.partitions = 2;
+        CHECK_EQ_I(p[k] ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL, (int)k);
+    }
+    CHECK_EQ_I(arb_sim_run(s, 20 * ARB_PS_PER_US), 0);
+    uint32_t live = 0, most = 0, sw = arb_topo_n_hosts(t);
+    CHECK_EQ_I(arb_sim_arbor_slots(s, &live, &most), 0);
+    CHECK(live > 0);
+    CHECK(most <= live);
+    int lost = arb_sim_arbor_reboot(s, sw); /* star: the one switch */
+    CHECK_EQ_I(lost, (int)live);
+    CHECK_EQ_U(most, live); /* one switch holds them all */
+    arb_sim_free(s);
+    arb_plan_free(p[0]);
+    arb_plan_free(p[1]);
+    arb_topo_free(t);
+}
+
 /* Read mid-run, with packets on the wires: every hop started counts as a
  * packet sent (those on a wire included), and every node's balance holds. */
 /* Switches reboot mid-run (arb_sim_arbor_reboot): every switch's pools
@@ -992,5 +1038,6 @@ int main(void)
     RUN(static_partition_caps_each_job);
     RUN(counts_hold_mid_run);
     RUN(reboots_lose_slots_results_exact);
+    RUN(slots_count_every_part);
     return testkit_done();
 }
