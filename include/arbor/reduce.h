@@ -57,6 +57,14 @@ float arb_bf16_to_f32(uint16_t h);
 /** binary32 to bfloat16, rounded to nearest even; NaN stays NaN. */
 uint16_t arb_f32_to_bf16(float f);
 
+/** Store v as one element of type dt at d (unaligned; f16 and bf16
+ * through binary32, rounded to nearest even; integers truncated toward
+ * zero, as C converts). Never fails: dt must be a valid dtype. */
+void arb_elem_put(void *d, arb_dtype dt, double v);
+/** The element of type dt at d (unaligned), as a double (int64 beyond
+ * 2^53 rounded). Never fails: dt must be a valid dtype. */
+double arb_elem_get(const void *d, arb_dtype dt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -443,3 +443,73 @@ int arb_reduce_bytes(arb_op op, arb_dtype dt, void *acc, const void *in, size_t 
     if (bytes % size != 0) return ARB_EINVAL;
     return arb_reduce(op, dt, acc, in, bytes / size);
 }
+
+void arb_elem_put(void *d, arb_dtype dt, double v)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h = arb_f32_to_f16((float)v);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h = arb_f32_to_bf16((float)v);
+        memcpy(d, &h, 2);
+        break;
+    }
+    case ARB_DTYPE_F32: {
+        float f = (float)v;
+        memcpy(d, &f, 4);
+        break;
+    }
+    case ARB_DTYPE_F64:
+        memcpy(d, &v, 8);
+        break;
+    case ARB_DTYPE_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(d, &x, 4);
+        break;
+    }
+    default: {
+        int64_t x = (int64_t)v;
+        memcpy(d, &x, 8);
+        break;
+    }
+    }
+}
+
+double arb_elem_get(const void *d, arb_dtype dt)
+{
+    switch (dt) {
+    case ARB_DTYPE_F16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_f16_to_f32(h);
+    }
+    case ARB_DTYPE_BF16: {
+        uint16_t h;
+        memcpy(&h, d, 2);
+        return arb_bf16_to_f32(h);
+    }
+    case ARB_DTYPE_F32: {
+        float f;
+        memcpy(&f, d, 4);
+        return f;
+    }
+    case ARB_DTYPE_F64: {
+        double v;
+        memcpy(&v, d, 8);
+        return v;
+    }
+    case ARB_DTYPE_I32: {
+        int32_t x;
+        memcpy(&x, d, 4);
+        return x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, d, 8);
+        return (double)x;
+    }
+    }
+}

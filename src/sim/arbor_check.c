@@ -12,76 +12,6 @@ static int32_t val(uint32_t r, uint64_t e)
     return (int32_t)((7u * r + (uint32_t)((13u * (e % 17u)) % 17u)) % 17u) - 8;
 }
 
-static void put_elem(uint8_t *d, arb_dtype dt, double v)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h = arb_f32_to_f16((float)v);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h = arb_f32_to_bf16((float)v);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_F32: {
-        float f = (float)v;
-        memcpy(d, &f, 4);
-        break;
-    }
-    case ARB_DTYPE_F64:
-        memcpy(d, &v, 8);
-        break;
-    case ARB_DTYPE_I32: {
-        int32_t x = (int32_t)v;
-        memcpy(d, &x, 4);
-        break;
-    }
-    default: {
-        int64_t x = (int64_t)v;
-        memcpy(d, &x, 8);
-        break;
-    }
-    }
-}
-
-static double get_elem(const uint8_t *d, arb_dtype dt)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_f16_to_f32(h);
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_bf16_to_f32(h);
-    }
-    case ARB_DTYPE_F32: {
-        float f;
-        memcpy(&f, d, 4);
-        return f;
-    }
-    case ARB_DTYPE_F64: {
-        double v;
-        memcpy(&v, d, 8);
-        return v;
-    }
-    case ARB_DTYPE_I32: {
-        int32_t x;
-        memcpy(&x, d, 4);
-        return x;
-    }
-    default: {
-        int64_t x;
-        memcpy(&x, d, 8);
-        return (double)x;
-    }
-    }
-}
-
 /* First element of packet `index` of channel ch. */
 static uint64_t elem0(const struct ajob *j, uint32_t ch, uint32_t index)
 {
@@ -98,7 +28,7 @@ void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t 
     uint64_t e0 = elem0(j, e->ch, index);
     (void)msg_id;
     for (size_t k = 0; k < len / es; k++)
-        put_elem(dst + k * es, dt, val(e->rank, e0 + k));
+        arb_elem_put(dst + k * es, dt, val(e->rank, e0 + k));
 }
 
 /* Check `len` bytes of packet `index` of channel ch against the result. */
@@ -113,7 +43,7 @@ static void check(struct ajob *j, uint32_t ch, uint32_t index, const uint8_t *d,
     for (size_t k = 0; k < len / es; k++) {
         uint64_t e = e0 + k;
         double want = push ? val(c->responder, e) : j->sum17[(13u * (e % 17u)) % 17u] + base;
-        double got = get_elem(d + k * es, dt);
+        double got = arb_elem_get(d + k * es, dt);
         j->res.checked++;
         if (!(fabs(got - want) <= j->tol)) j->res.wrong++;
     }

@@ -239,76 +239,6 @@ static int32_t v(uint32_t r, uint64_t i)
     return (int32_t)((7u * r + 13u * (uint32_t)(i % 17u)) % 17u) - 8;
 }
 
-static void put(uint8_t *d, arb_dtype dt, double x)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h = arb_f32_to_f16((float)x);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h = arb_f32_to_bf16((float)x);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_F32: {
-        float f = (float)x;
-        memcpy(d, &f, 4);
-        break;
-    }
-    case ARB_DTYPE_F64:
-        memcpy(d, &x, 8);
-        break;
-    case ARB_DTYPE_I32: {
-        int32_t y = (int32_t)x;
-        memcpy(d, &y, 4);
-        break;
-    }
-    default: {
-        int64_t y = (int64_t)x;
-        memcpy(d, &y, 8);
-        break;
-    }
-    }
-}
-
-static double get(const uint8_t *d, arb_dtype dt)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_f16_to_f32(h);
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_bf16_to_f32(h);
-    }
-    case ARB_DTYPE_F32: {
-        float f;
-        memcpy(&f, d, 4);
-        return f;
-    }
-    case ARB_DTYPE_F64: {
-        double x;
-        memcpy(&x, d, 8);
-        return x;
-    }
-    case ARB_DTYPE_I32: {
-        int32_t x;
-        memcpy(&x, d, 4);
-        return x;
-    }
-    default: {
-        int64_t x;
-        memcpy(&x, d, 8);
-        return (double)x;
-    }
-    }
-}
-
 /* op over ranks 0..n-1 of v(r, i). */
 static double ref(arb_op op, uint32_t n, uint64_t i)
 {
@@ -326,7 +256,7 @@ static void fill(uint8_t *b, arb_dtype dt, uint32_t r, uint64_t first, size_t co
 {
     size_t es = arb_dtype_size(dt);
     for (size_t i = 0; i < count; i++)
-        put(b + i * es, dt, v(r, first + i));
+        arb_elem_put(b + i * es, dt, v(r, first + i));
 }
 
 /* ---- one rank's work: every collective, every dtype ------------------- */
@@ -349,21 +279,21 @@ static int all_collectives(struct rank *k, arb_rt_comm *c)
         int rc = arb_rt_allreduce(c, send, recv, count, dt, g_op);
         if (rc < 0) return rc;
         for (size_t i = 0; i < count; i++)
-            wrong += get(recv + i * es, dt) != ref(g_op, n, i);
+            wrong += arb_elem_get(recv + i * es, dt) != ref(g_op, n, i);
         /* reduce to the last rank */
         memset(recv, 0x55, count * es);
         rc = arb_rt_reduce(c, send, recv, count, dt, g_op, n - 1);
         if (rc < 0) return rc;
         if (me == n - 1)
             for (size_t i = 0; i < count; i++)
-                wrong += get(recv + i * es, dt) != ref(g_op, n, i);
+                wrong += arb_elem_get(recv + i * es, dt) != ref(g_op, n, i);
         /* reducescatter: block b of rank r's input is v(r, b count + i) */
         fill(send, dt, me, 0, count * n);
         memset(recv, 0x55, count * es);
         rc = arb_rt_reducescatter(c, send, recv, count, dt, g_op);
         if (rc < 0) return rc;
         for (size_t i = 0; i < count; i++)
-            wrong += get(recv + i * es, dt) != ref(g_op, n, (uint64_t)me * count + i);
+            wrong += arb_elem_get(recv + i * es, dt) != ref(g_op, n, (uint64_t)me * count + i);
         /* broadcast from rank 1 */
         if (me == 1)
             fill(recv, dt, 1, 0, count);
@@ -372,7 +302,7 @@ static int all_collectives(struct rank *k, arb_rt_comm *c)
         rc = arb_rt_broadcast(c, recv, count, dt, 1);
         if (rc < 0) return rc;
         for (size_t i = 0; i < count; i++)
-            wrong += get(recv + i * es, dt) != v(1, i);
+            wrong += arb_elem_get(recv + i * es, dt) != v(1, i);
         /* allgather: block r = rank r's input */
         fill(send, dt, me, 0, count);
         memset(recv, 0x55, count * n * es);
@@ -380,7 +310,7 @@ static int all_collectives(struct rank *k, arb_rt_comm *c)
         if (rc < 0) return rc;
         for (uint32_t r = 0; r < n; r++)
             for (size_t i = 0; i < count; i++)
-                wrong += get(recv + (r * count + i) * es, dt) != v(r, i);
+                wrong += arb_elem_get(recv + (r * count + i) * es, dt) != v(r, i);
         rc = arb_rt_barrier(c);
         if (rc < 0) return rc;
         free(send);
@@ -551,16 +481,16 @@ static int nonblocking(struct rank *k, arb_rt_comm *c)
         return rc;
     int wrong = 0;
     for (size_t i = 0; i < count; i++) {
-        wrong += get((uint8_t *)&ar_out[i], ARB_DTYPE_I64) != ref(ARB_OP_SUM, n, i);
-        wrong += get((uint8_t *)&bc[i], ARB_DTYPE_F16) != v(2, i);
+        wrong += arb_elem_get((uint8_t *)&ar_out[i], ARB_DTYPE_I64) != ref(ARB_OP_SUM, n, i);
+        wrong += arb_elem_get((uint8_t *)&bc[i], ARB_DTYPE_F16) != v(2, i);
         for (uint32_t q = 0; q < n; q++)
-            wrong += get((uint8_t *)&ag_out[q * count + i], ARB_DTYPE_I32) != v(q, i);
+            wrong += arb_elem_get((uint8_t *)&ag_out[q * count + i], ARB_DTYPE_I32) != v(q, i);
     }
     /* in place: send == recv */
     fill((uint8_t *)ag_in, ARB_DTYPE_I32, me, 0, count);
     if (rc == 0) rc = arb_rt_allreduce(c, ag_in, ag_in, count, ARB_DTYPE_I32, ARB_OP_MAX);
     for (size_t i = 0; rc == 0 && i < count; i++)
-        wrong += get((uint8_t *)&ag_in[i], ARB_DTYPE_I32) != ref(ARB_OP_MAX, n, i);
+        wrong += arb_elem_get((uint8_t *)&ag_in[i], ARB_DTYPE_I32) != ref(ARB_OP_MAX, n, i);
     for (int i = 0; i < 8 && rc == 0; i++)
         rc = arb_rt_ibarrier(c, &b[i]);
     for (int i = 7; i >= 0 && rc == 0; i--)
@@ -598,8 +528,8 @@ static double frac(uint32_t r, uint64_t i)
 static double rounded(arb_dtype dt, uint32_t r, uint64_t i)
 {
     uint8_t b[8];
-    put(b, dt, frac(r, i));
-    return get(b, dt);
+    arb_elem_put(b, dt, frac(r, i));
+    return arb_elem_get(b, dt);
 }
 
 static int float_sums(struct rank *k, arb_rt_comm *c)
@@ -613,7 +543,7 @@ static int float_sums(struct rank *k, arb_rt_comm *c)
         uint8_t *send = malloc(count * es), *recv = malloc(count * es);
         if (!send || !recv) return ARB_ENOMEM;
         for (size_t i = 0; i < count; i++)
-            put(send + i * es, dt, frac(k->rank, i));
+            arb_elem_put(send + i * es, dt, frac(k->rank, i));
         int rc = arb_rt_allreduce(c, send, recv, count, dt, ARB_OP_SUM);
         if (rc < 0) return rc;
         double u = ldexp(1.0, -bits[dt]);
@@ -628,7 +558,7 @@ static int float_sums(struct rank *k, arb_rt_comm *c)
              * (docs/reduce.md): |error| <= (n - 1) u sum|x|; one u more for
              * the reference's own double sum */
             double tol = ((double)(n - 1) * u + ldexp(1.0, -52)) * mag;
-            wrong += !(fabs(get(recv + i * es, dt) - sum) <= tol);
+            wrong += !(fabs(arb_elem_get(recv + i * es, dt) - sum) <= tol);
         }
         free(send);
         free(recv);

@@ -87,76 +87,6 @@ static double val(uint32_t r, uint64_t i)
     return (double)((7u * r + 13u * (uint32_t)(i % 17u)) % 17u) - 8;
 }
 
-static void put(uint8_t *d, arb_dtype dt, double x)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h = arb_f32_to_f16((float)x);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h = arb_f32_to_bf16((float)x);
-        memcpy(d, &h, 2);
-        break;
-    }
-    case ARB_DTYPE_F32: {
-        float f = (float)x;
-        memcpy(d, &f, 4);
-        break;
-    }
-    case ARB_DTYPE_F64:
-        memcpy(d, &x, 8);
-        break;
-    case ARB_DTYPE_I32: {
-        int32_t y = (int32_t)x;
-        memcpy(d, &y, 4);
-        break;
-    }
-    default: {
-        int64_t y = (int64_t)x;
-        memcpy(d, &y, 8);
-        break;
-    }
-    }
-}
-
-static double get(const uint8_t *d, arb_dtype dt)
-{
-    switch (dt) {
-    case ARB_DTYPE_F16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_f16_to_f32(h);
-    }
-    case ARB_DTYPE_BF16: {
-        uint16_t h;
-        memcpy(&h, d, 2);
-        return arb_bf16_to_f32(h);
-    }
-    case ARB_DTYPE_F32: {
-        float f;
-        memcpy(&f, d, 4);
-        return f;
-    }
-    case ARB_DTYPE_F64: {
-        double x;
-        memcpy(&x, d, 8);
-        return x;
-    }
-    case ARB_DTYPE_I32: {
-        int32_t x;
-        memcpy(&x, d, 4);
-        return x;
-    }
-    default: {
-        int64_t x;
-        memcpy(&x, d, 8);
-        return (double)x;
-    }
-    }
-}
-
 static double ref(arb_op op, uint32_t n, uint64_t i)
 {
     double acc = val(0, i);
@@ -205,7 +135,7 @@ static void fill_inputs(struct bench *b, size_t count)
     size_t blk = count / b->n;
     size_t n_in = b->coll == ARB_COLL_ALLGATHER ? blk : count;
     for (size_t i = 0; i < n_in; i++)
-        put(b->send + i * es, b->dt, val(b->me, i));
+        arb_elem_put(b->send + i * es, b->dt, val(b->me, i));
     memset(b->recv, 0x55, count * es);
 }
 
@@ -218,27 +148,27 @@ static uint64_t check(const struct bench *b, size_t count)
     switch (b->coll) {
     case ARB_COLL_ALLREDUCE:
         for (size_t i = 0; i < count; i++)
-            wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
+            wrong += arb_elem_get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
         break;
     case ARB_COLL_REDUCE:
         if (b->me == b->root)
             for (size_t i = 0; i < count; i++)
-                wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
+                wrong += arb_elem_get(b->recv + i * es, b->dt) != ref(b->op, b->n, i);
         break;
     case ARB_COLL_REDUCESCATTER:
         for (size_t i = 0; i < blk; i++)
-            wrong += get(b->recv + i * es, b->dt) != ref(b->op, b->n, b->me * blk + i);
+            wrong += arb_elem_get(b->recv + i * es, b->dt) != ref(b->op, b->n, b->me * blk + i);
         break;
     case ARB_COLL_BROADCAST: {
         const uint8_t *out = b->me == b->root ? b->send : b->recv;
         for (size_t i = 0; i < count; i++)
-            wrong += get(out + i * es, b->dt) != val(b->root, i);
+            wrong += arb_elem_get(out + i * es, b->dt) != val(b->root, i);
         break;
     }
     case ARB_COLL_ALLGATHER:
         for (uint32_t r = 0; r < b->n; r++)
             for (size_t i = 0; i < blk; i++)
-                wrong += get(b->recv + (r * blk + i) * es, b->dt) != val(r, i);
+                wrong += arb_elem_get(b->recv + (r * blk + i) * es, b->dt) != val(r, i);
         break;
     default:
         break;
