@@ -164,8 +164,9 @@ typedef struct arb_cc_dcqcn_config {
     uint64_t byte_counter; /**< B: a rate increase per B wire bytes sent after a cut (0: 2 ms at
                             * line rate, line_rate / 4000 [25 MB]) */
     uint32_t f;            /**< F: fast-recovery steps before additive increase, >= 1 (5) */
-    uint64_t rai;          /**< additive increase (0: line_rate / 1000 [100 Mb/s]) */
-    uint64_t rhai;         /**< hyper increase (0: line_rate / 100 [1 Gb/s]) */
+    uint64_t rai;          /**< additive increase (0: host_rate / 1000 [100 Mb/s], at most
+                            * line_rate) */
+    uint64_t rhai;         /**< hyper increase (0: host_rate / 100 [1 Gb/s], at most line_rate) */
     uint64_t min_rate;     /**< the rate never goes below (0: line_rate / 1000 [100 Mb/s]);
                             * <= line_rate */
 } arb_cc_dcqcn_config;
@@ -198,6 +199,11 @@ typedef struct arb_cc_config {
      * them). */
     uint64_t line_rate;    /**< the responder's bottleneck link, bit/s, 1..ARB_RATE_MAX
                             * (ARB_CC_LINE_RATE_DEFAULT); the rate never exceeds it */
+    uint64_t host_rate;    /**< the rate of the host's link, of which line_rate is this
+                            * controller's share, bit/s: 0 (the same as line_rate), or from
+                            * line_rate to ARB_RATE_MAX. DCQCN's increase steps (rai, rhai)
+                            * scale from it: the paper's are constants of each reaction
+                            * point, however many share a NIC (docs/cc.md) */
     uint32_t credit_bytes; /**< wire bytes a credit moves per link, >= 1
                             * (ARB_CC_CREDIT_BYTES_DEFAULT) */
     arb_time base_rtt;     /**< the fabric's unloaded loop, 1 ps..1 s (ARB_CC_BASE_RTT_DEFAULT) */

@@ -50,6 +50,7 @@ void arb_cc_config_default(arb_cc_config *cfg)
     cfg->logger.max_level = ARB_LOG_WARN;
     cfg->mem = NULL;
     cfg->line_rate = ARB_CC_LINE_RATE_DEFAULT;
+    cfg->host_rate = 0;
     cfg->credit_bytes = ARB_CC_CREDIT_BYTES_DEFAULT;
     cfg->base_rtt = ARB_CC_BASE_RTT_DEFAULT;
     cfg->window_min = 1;
@@ -71,6 +72,8 @@ static const char *check_common(const arb_cc_config *c, int kind)
 {
     if (c->line_rate == 0 || c->line_rate > ARB_RATE_MAX)
         return "line_rate: must be 1 bit/s .. ARB_RATE_MAX";
+    if (c->host_rate && (c->host_rate < c->line_rate || c->host_rate > ARB_RATE_MAX))
+        return "host_rate: must be 0 or line_rate .. ARB_RATE_MAX";
     if (c->credit_bytes == 0) return "credit_bytes: must be at least 1";
     if (c->base_rtt == 0 || c->base_rtt > ARB_PS_PER_S) return "base_rtt: must be 1 ps .. 1 s";
     if (c->window_min == 0) return "window_min: must be at least 1";

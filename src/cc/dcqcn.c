@@ -62,11 +62,20 @@ static uint64_t at_least_1(uint64_t x)
     return x ? x : 1;
 }
 
+static uint64_t at_most(uint64_t x, uint64_t hi)
+{
+    return x < hi ? x : hi;
+}
+
+/* The increase steps are the paper's per reaction point (40 Mb/s of a
+ * 40 Gb/s NIC for each QP, however many share it): a thousandth and a
+ * hundredth of the host's link, not of this channel's share of it. */
 static void dcqcn_derive(arb_cc_config *c)
 {
     arb_cc_dcqcn_config *d = &c->dcqcn;
-    if (!d->rai) d->rai = at_least_1(c->line_rate / 1000);
-    if (!d->rhai) d->rhai = at_least_1(c->line_rate / 100);
+    uint64_t host = c->host_rate ? c->host_rate : c->line_rate;
+    if (!d->rai) d->rai = at_least_1(at_most(host / 1000, c->line_rate));
+    if (!d->rhai) d->rhai = at_least_1(at_most(host / 100, c->line_rate));
     if (!d->min_rate) d->min_rate = at_least_1(c->line_rate / 1000);
     /* the paper's 10 MB on 40 Gb/s NICs: 2 ms at line rate */
     if (!d->byte_counter) d->byte_counter = at_least_1(c->line_rate / 4000);

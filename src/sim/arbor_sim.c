@@ -186,6 +186,7 @@ static int channel_cc(arb_sim *s, const struct ajob *j, arb_hep *e)
      * part in moves a frame per credit across it */
     uint32_t per_host = j->p->n_channels > 1 ? j->p->n_channels : 1;
     c.line_rate = nic->rate / per_host ? nic->rate / per_host : 1;
+    c.host_rate = nic->rate > c.line_rate ? nic->rate : c.line_rate;
     /* and its share of the link's headroom: Oscar's costs a link the sum
      * over the channels on it (docs/cc.md) */
     c.oscar.headroom /= per_host;

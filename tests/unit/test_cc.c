@@ -134,6 +134,25 @@ TEST(derived_defaults)
     /* the paper's B, 10 MB at 40 Gb/s, is 2 ms at line rate: 100 MB at 400 Gb/s */
     CHECK_EQ_U(got.dcqcn.byte_counter, 100000000);
     arb_cc_free(cc);
+    /* a channel's share of a host link: the increase steps follow the host's
+     * link (the paper's are per reaction point), the floor and B the share */
+    c.host_rate = 8 * c.line_rate;
+    cc = make(ARB_CC_DCQCN, &c);
+    arb_cc_get_config(cc, &got);
+    CHECK_EQ_U(got.dcqcn.rai, c.host_rate / 1000);
+    CHECK_EQ_U(got.dcqcn.rhai, c.host_rate / 100);
+    CHECK_EQ_U(got.dcqcn.min_rate, c.line_rate / 1000);
+    CHECK_EQ_U(got.dcqcn.byte_counter, 100000000);
+    arb_cc_free(cc);
+    /* a share below a hundredth of the host's link: the steps stop at it */
+    c.line_rate = 1000000000ull;
+    c.host_rate = 200 * c.line_rate;
+    cc = make(ARB_CC_DCQCN, &c);
+    arb_cc_get_config(cc, &got);
+    CHECK_EQ_U(got.dcqcn.rai, c.host_rate / 1000);
+    CHECK_EQ_U(got.dcqcn.rhai, c.line_rate);
+    arb_cc_free(cc);
+    c.host_rate = 0;
     cc = make(ARB_CC_OSCAR, &c);
     arb_cc_get_config(cc, &got);
     CHECK_EQ_U(got.oscar.target, 12 * US);
@@ -238,6 +257,14 @@ static void bad_line_max(arb_cc_config *c)
 {
     c->line_rate = ARB_RATE_MAX + 1;
 }
+static void bad_host_below(arb_cc_config *c)
+{
+    c->host_rate = c->line_rate - 1;
+}
+static void bad_host_max(arb_cc_config *c)
+{
+    c->host_rate = ARB_RATE_MAX + 1;
+}
 static void bad_credit(arb_cc_config *c)
 {
     c->credit_bytes = 0;
@@ -271,8 +298,9 @@ static void bad_w_above(arb_cc_config *c)
     c->window = c->window_max + 1;
 }
 
-static const breaker common_breaks[] = {bad_line_0,   bad_line_max, bad_credit,      bad_base_0,
-                                        bad_base_max, bad_wmin_0,   bad_wmin_gt_max, bad_wmax};
+static const breaker common_breaks[] = {bad_line_0,      bad_line_max, bad_host_below, bad_host_max,
+                                        bad_credit,      bad_base_0,   bad_base_max,   bad_wmin_0,
+                                        bad_wmin_gt_max, bad_wmax};
 /* only for the kinds that start from cfg.window */
 static const breaker window_breaks[] = {bad_w_below, bad_w_above};
 

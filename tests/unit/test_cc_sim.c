@@ -390,8 +390,9 @@ static void pair_and_p99(const cJSON *j, const char *down, const char *up, doubl
  * The project's target in both experiments of docs/results.md, at their
  * full size (the scenario files as they are): a p99 queue at the shared
  * port at most half of Fixed's, at 90% or more of Fixed's pair goodput.
- * Checked for the controllers docs/cc.md says meet it; DCQCN does not in
- * experiment 2 (docs/results.md says why) and is left to the small runs.
+ * Checked for every adaptive controller; the scenarios' switches mark as
+ * DCQCN's paper deploys (Kmin 5 KB, Kmax 200 KB, Pmax 1%), which only DCQCN
+ * reads.
  */
 TEST(target_met_at_full_size)
 {
@@ -400,7 +401,10 @@ TEST(target_met_at_full_size)
         const char *kinds[5];
     } exps[] = {
         {"scenarios/arbor-cc-irn.ini", "L1.0->h0", NULL, {"timely", "swift", "dcqcn", "oscar"}},
-        {"scenarios/arbor-cc-jobs.ini", "L2.0->L1.1", "L1.1->L2.0", {"timely", "swift", "oscar"}},
+        {"scenarios/arbor-cc-jobs.ini",
+         "L2.0->L1.1",
+         "L1.1->L2.0",
+         {"timely", "swift", "dcqcn", "oscar"}},
     };
     for (size_t x = 0; x < sizeof exps / sizeof exps[0]; x++) {
         char set[64];
