@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "arbor/base.h"
+#include "arbor/cc.h"
 #include "arbor/plan.h"
 
 #ifdef __cplusplus
@@ -88,6 +89,22 @@ typedef struct arb_rt_config {
      * reply due within microseconds then costs no sleep and wake-up).
      * 0 (default): block at once. At most 10 ms. */
     arb_time spin;
+    /** ARBOR_CC: the responders' congestion controller (cc.h), one per
+     * channel and call. ARB_CC_FIXED (default) keeps ARBOR_WINDOW credits a
+     * channel, no rate gate; ARB_CC_DISABLED the same; ARB_CC_TIMELY,
+     * ARB_CC_SWIFT, ARB_CC_DCQCN, ARB_CC_OSCAR adapt to the loop they
+     * measure (docs/runtime.md section 5.1). */
+    arb_cc_kind cc;
+    /** ARBOR_LINE_RATE: the rank's link in bit/s, shared by the channels it
+     * takes part in as the adaptive kinds' line rate (default 100 Gbit/s;
+     * 1 Mbit/s .. ARB_RATE_MAX) */
+    uint64_t line_rate;
+    /** ARBOR_BASE_RTT: the unloaded loop the adaptive kinds scale from;
+     * 0 (default): measured, twice the round trip of the JOIN that got the
+     * WELCOME (a credit's loop passes the switch twice) until a call's
+     * controllers have sampled a shorter loop, then the shortest sampled;
+     * at least 1 us */
+    arb_time base_rtt;
     arb_logger logger; /**< where the communicator reports (none by default) */
 } arb_rt_config;
 
@@ -228,6 +245,11 @@ typedef struct arb_rt_stats {
     /** JOINs sent again after 50 ms with nothing from the switch inside a
      * call (it may have restarted, or the peers are merely slow) */
     uint64_t keepalive_joins;
+    /** The controllers' updates that lowered a window or rate, over the
+     * calls freed so far (cfg.cc; 0 for FIXED and DISABLED) */
+    uint64_t cc_decreases;
+    uint64_t cc_increases; /**< and those that raised one */
+    arb_time base_rtt;     /**< the loop the adaptive kinds scale from (cfg.base_rtt) */
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */

@@ -27,6 +27,12 @@ void rt_call_free(struct arb_rt_request *k)
         o->spurious += st.spurious;
         o->tail_replays += st.tail_replays;
         o->repair_credits += st.repair_credits;
+        if (e->cc) {
+            arb_cc_stats cs;
+            arb_cc_get_stats(e->cc, &cs);
+            o->cc_decreases += cs.decreases;
+            o->cc_increases += cs.increases;
+        }
     }
     arb_host_free(k->host);
     arb_plan_free(k->plan);
@@ -41,6 +47,41 @@ static int on_commit(arb_hep *e, const arb_commit_info *ci)
     if (k->user_out && ci->result && ci->len)
         memcpy(k->user_out + (size_t)ci->index * e->h->cfg.payload, ci->result, ci->len);
     return 0;
+}
+
+/* The host driver's make_cc: cfg.cc for each channel this rank answers,
+ * with the rank's link shared by every channel it takes part in (each
+ * moves a frame per credit across it, as in the simulator), a frame per
+ * credit, and the communicator's base loop. FIXED and DISABLED make none:
+ * the window is then ARBOR_WINDOW. Every adaptive kind keeps at least a
+ * credit per base loop: a host's loop holds scheduling stalls of
+ * milliseconds, which a delay controller reads as queueing, and at the
+ * papers' floors (Swift: 0.001 credit) a channel would pace a credit per
+ * thousand loops and a call would reach its deadline. */
+static int make_cc(void *ctx, arb_hep *e, arb_cc **out)
+{
+    struct arb_rt_request *k = ctx;
+    const arb_rt_config *rc = &k->c->cfg;
+    (void)out; /* e->cc is written */
+    if (rc->cc == ARB_CC_FIXED || rc->cc == ARB_CC_DISABLED) return 0;
+    arb_cc_config cc;
+    arb_cc_config_default(&cc);
+    uint32_t share = e->h->n_eps ? e->h->n_eps : 1; /* set before any engine */
+    cc.line_rate = rc->line_rate / share ? rc->line_rate / share : 1;
+    cc.host_rate = rc->line_rate;
+    cc.credit_bytes = ARB_FRAME_OVERHEAD + RT_HDR_LEN + ARB_HDR_LEN_LONG + rc->payload;
+    cc.base_rtt = k->c->st.base_rtt;
+    cc.window = rc->window;
+    if (cc.window < cc.window_min) cc.window = cc.window_min;
+    if (cc.window > cc.window_max) cc.window = cc.window_max;
+    double floor = (double)cc.credit_bytes * 8 * ARB_PS_PER_S / (double)cc.base_rtt;
+    uint64_t min_rate = floor < (double)cc.line_rate ? (uint64_t)floor : cc.line_rate;
+    cc.swift.min_cwnd = 1;
+    cc.oscar.min_cwnd = 1;
+    cc.timely.min_rate = min_rate;
+    cc.dcqcn.min_rate = min_rate;
+    cc.logger = rc->logger;
+    return arb_cc_new(&e->cc, rc->cc, &cc);
 }
 
 /* The engines' send callback: the runtime header, the Arbor header, the
@@ -276,6 +317,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     hc.send = engine_send;
     hc.on_failure = on_failure;
     hc.on_commit = coll == ARB_COLL_ALLREDUCE ? on_commit : NULL;
+    hc.make_cc = make_cc;
     hc.ctx = k;
     hc.logger = c->cfg.logger;
     rc = arb_host_new(&k->host, &hc);
@@ -455,11 +497,26 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
 }
 
 /* Update a call's state after its engines moved. */
+/* The next calls' base loop, unless configured: the shortest loop this
+ * call's controllers sampled, when shorter than the one they started from. */
+static void learn_base_rtt(arb_rt_comm *c, const arb_host *h)
+{
+    if (c->cfg.base_rtt) return;
+    for (uint32_t x = 0; x < h->n_eps; x++) {
+        arb_hep *e = arb_host_ep(h, x);
+        if (!e->cc) continue;
+        arb_cc_stats cs;
+        arb_cc_get_stats(e->cc, &cs);
+        if (cs.min >= ARB_PS_PER_US && cs.min < c->st.base_rtt) c->st.base_rtt = cs.min;
+    }
+}
+
 void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 {
     arb_host *h = k->host;
     if (!k->done && !k->err && h->ranks_done == h->n_local) {
         k->done = 1;
+        learn_base_rtt(c, h);
         if (k->mismatch[0])
             k->err = rt_fail(c, ARB_EINVAL, "%s", k->mismatch); /* engines linger on */
         else

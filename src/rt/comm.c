@@ -41,6 +41,8 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->timeout_min = 10 * ARB_PS_PER_MS;
     cfg->timeout_max = 200 * ARB_PS_PER_MS;
     cfg->repair_tries = 64;
+    cfg->cc = ARB_CC_FIXED;
+    cfg->line_rate = UINT64_C(100000000000);
 }
 
 /* A whole number min..max; `rule` says more when the range is not all
@@ -57,6 +59,38 @@ static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, 
                         (unsigned long long)min, (unsigned long long)max);
     }
     *out = (uint32_t)x;
+    return 0;
+}
+
+/* ARBOR_CC, ARBOR_LINE_RATE, ARBOR_BASE_RTT. */
+static int env_cc(arb_rt_config *cfg, char *err, size_t errlen)
+{
+    const char *v;
+    if ((v = getenv("ARBOR_CC"))) {
+        int k = arb_cc_kind_parse(v);
+        if (k < 0)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_CC='%s': want fixed, disabled, timely, swift, dcqcn or oscar",
+                            v);
+        cfg->cc = (arb_cc_kind)k;
+    }
+    if ((v = getenv("ARBOR_LINE_RATE"))) {
+        uint64_t r;
+        if (arb_topo_parse_rate(v, &r) < 0 || r < RT_LINE_RATE_MIN || r > ARB_RATE_MAX)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_LINE_RATE='%s': not a rate of 1M to 10T bit/s, such as 25G", v);
+        cfg->line_rate = r;
+    }
+    if ((v = getenv("ARBOR_BASE_RTT"))) {
+        arb_time t;
+        if (strcmp(v, "0") == 0)
+            t = 0;
+        else if (arb_topo_parse_time(v, &t) < 0 || t < ARB_PS_PER_US || t > ARB_PS_PER_S)
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_BASE_RTT='%s': not 0 or a duration of 1us to 1s, such as 50us",
+                            v);
+        cfg->base_rtt = t;
+    }
     return 0;
 }
 
@@ -134,7 +168,7 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
             return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_SEED='%s': not a whole number", v);
         cfg->seed = s;
     }
-    return 0;
+    return env_cc(cfg, err, errlen);
 }
 
 uint32_t arb_rt_rank(const arb_rt_comm *c)
@@ -206,6 +240,17 @@ static const char *reject_reason(uint8_t why)
     }
 }
 
+/* The adaptive controllers' base loop: the configured one, or twice the
+ * round trip of the JOIN the WELCOME answered (a credit's loop passes the
+ * switch twice: the credit down, the requests up), at least 1 us. */
+static void set_base_rtt(arb_rt_comm *c, arb_time join_rtt)
+{
+    arb_time t = c->cfg.base_rtt ? c->cfg.base_rtt : 2 * join_rtt;
+    if (t < ARB_PS_PER_US) t = ARB_PS_PER_US;
+    if (t > ARB_PS_PER_S) t = ARB_PS_PER_S;
+    c->st.base_rtt = t;
+}
+
 /* Join and wait for the WELCOME (at most cfg.timeout). */
 static int join_switch(arb_rt_comm *c)
 {
@@ -230,8 +275,10 @@ static int join_switch(arb_rt_comm *c)
                     other = *c->rx.dg[i].from;
                 continue;
             }
-            if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0)
+            if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0) {
+                set_base_rtt(c, rt_now() - c->last_join);
                 return 0;
+            }
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
                 h.dst == c->cfg.rank)
                 return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw,
@@ -275,7 +322,11 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
                       : cfg->timeout_max < cfg->timeout_min ? "timer floor above the ceiling"
                       : cfg->repair_tries == 0 || cfg->repair_tries > 64 ? "repair tries not 1..64"
                       : cfg->spin > RT_SPIN_MAX                          ? "spin above 10 ms"
-                                                                         : NULL;
+                      : !arb_cc_kind_name(cfg->cc)                       ? "unknown controller"
+                      : cfg->line_rate < RT_LINE_RATE_MIN || cfg->line_rate > ARB_RATE_MAX
+                          ? "line rate not 1 Mbit/s .. 10 Tbit/s"
+                      : cfg->base_rtt > ARB_PS_PER_S ? "base loop above 1 s"
+                                                     : NULL;
     if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;

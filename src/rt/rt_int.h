@@ -199,6 +199,7 @@ int rt_rx(rt_rxq *q);
 int rt_wait_readable(int fd, arb_time wait, arb_time spin);
 /* The largest spin accepted (ARBOR_SPIN, --spin). */
 #define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
+#define RT_LINE_RATE_MIN UINT64_C(1000000) /* 1 Mbit/s */
 
 /* CLOCK_MONOTONIC in ps. */
 arb_time rt_now(void);

@@ -211,6 +211,41 @@ else
     fail "heavy loss" "status $rc after $((t1 - t0)) s" "$out" "$(cat "$TMP/err")"
 fi
 
+# ---- congestion controllers (ARBOR_CC) -----------------------------------------
+# Each of cc.h's kinds drives the responders; with loss on every send every
+# collective still completes exactly, and the delay-based kinds act on every
+# rank (DCQCN reads CE marks, which nothing marks on a host's sockets: it cuts
+# only on a stalled loop, docs/runtime.md section 5.1).
+for k in timely swift dcqcn oscar; do
+    out=$(ARBOR_CC=$k "$ARBOR" run -n 4 --drop 0.02 --switch-drop 0.02 --seed 7 -- \
+        "$ARBOR" bench allreduce -b 64K -e 1M -f 16 -n 2 -w 0 -c -s 2>"$TMP/err")
+    rc=$?
+    acted=1
+    [ $k != dcqcn ] && grep -q "cc_decreases=0 cc_increases=0 " "$TMP/err" && acted=0
+    if [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 2 ] &&
+        [ "$(grep -c "cc=$k " "$TMP/err")" -eq 4 ] && [ $acted -eq 1 ]; then
+        pass "ARBOR_CC=$k at 2% loss: allreduces exact, the controllers update"
+    else
+        fail "ARBOR_CC=$k" "status $rc" "$out" "$(cat "$TMP/err")"
+    fi
+done
+out=$(ARBOR_CC=oscar ARBOR_BASE_RTT=40us ARBOR_LINE_RATE=10G "$ARBOR" run -n 2 -- \
+    "$ARBOR" bench reducescatter -b 64K -e 64K -n 1 -w 0 -c -s 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && grep -q "cc=oscar .*base_rtt_us=40.0" "$TMP/err"; then
+    pass "ARBOR_BASE_RTT sets the base loop, reported by bench -s"
+else
+    fail "ARBOR_BASE_RTT" "$out" "$(cat "$TMP/err")"
+fi
+expect_err "ARBOR_CC names its choices" 2 \
+    "ARBOR_CC='cubic': want fixed, disabled, timely, swift, dcqcn or oscar" \
+    env ARBOR_SECRET=s ARBOR_CC=cubic "$ARBOR" bench allreduce
+expect_err "ARBOR_LINE_RATE names its rule" 2 \
+    "ARBOR_LINE_RATE='fast': not a rate of 1M to 10T bit/s, such as 25G" \
+    env ARBOR_SECRET=s ARBOR_LINE_RATE=fast "$ARBOR" bench allreduce
+expect_err "ARBOR_BASE_RTT names its rule" 2 \
+    "ARBOR_BASE_RTT='2s': not 0 or a duration of 1us to 1s, such as 50us" \
+    env ARBOR_SECRET=s ARBOR_BASE_RTT=2s "$ARBOR" bench allreduce
+
 # ---- a multi-tier fabric -----------------------------------------------------
 out=$("$ARBOR" run -n 4 --topo leafspine:2,2,1 -- "$ARBOR" bench reducescatter -b 4K -e 64K -f 4 -n 2 -w 1 -c 2>"$TMP/err")
 if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ]; then

@@ -363,7 +363,7 @@ int cmd_bench(int argc, char **argv)
                 "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
                 "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
                 "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
-                "keepalive_joins=%llu\n",
+                "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f\n",
                 b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
                 (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
                 (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -374,7 +374,9 @@ int cmd_bench(int argc, char **argv)
                 (unsigned long long)st.retries, (unsigned long long)st.spurious,
                 (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits,
                 (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
-                (unsigned long long)st.keepalive_joins);
+                (unsigned long long)st.keepalive_joins, arb_cc_kind_name(cfg.cc),
+                (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
+                (double)st.base_rtt / ARB_PS_PER_US);
     }
     arb_rt_comm_free(b.c);
     free(b.send);
