@@ -175,11 +175,11 @@ int arb_host_new(arb_host **out, const arb_host_config *cfg)
     h->eps = aligned_alloc(_Alignof(arb_hep), bytes);
     h->need = calloc(N, sizeof *h->need);
     h->rank_done = malloc(N * sizeof *h->rank_done);
+    if (h->eps) memset(h->eps, 0, bytes); /* arb_host_free reads the records */
     if (!h->eps || !h->need || !h->rank_done) {
         arb_host_free(h);
         return ARB_ENOMEM;
     }
-    memset(h->eps, 0, bytes);
     for (uint32_t r = 0; r < N; r++)
         h->rank_done[r] = ARB_TIME_NEVER;
     uint32_t x = 0;

@@ -94,7 +94,12 @@ int arbor_on_commit(arb_hep *e, const arb_commit_info *c)
 {
     struct ajob *j = ej(e);
     uint32_t index = c->index;
-    if (index >= e->offsets || cwin_add(e_committed(e), index) != 1) {
+    int added = index < e->offsets ? cwin_add(e_committed(e), index) : 0;
+    if (added < 0) { /* the window could not grow: the run ends, out of memory */
+        fatal(j->s, ARB_ENOMEM);
+        return -1;
+    }
+    if (added != 1) {
         j->res.inv_dup_commit++;
         return -1;
     }
@@ -199,8 +204,8 @@ static uint64_t conservation_errors(const arb_sim *s)
 {
     const struct arbor_job *a = s->arb;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    uint64_t *left = calloc(n_nodes, sizeof *left); /* out + queued */
-    if (!left) return 0;
+    uint64_t *left = a->left; /* out + queued */
+    memset(left, 0, (size_t)n_nodes * sizeof *left);
     for (uint32_t port = 0; port < s->n_ports; port++) {
         uint32_t owner = s->owner[port];
         for (uint32_t x = 0; x < a->n_jobs; x++)
@@ -216,7 +221,6 @@ static uint64_t conservation_errors(const arb_sim *s)
         const struct nacct *c = &a->acct[n];
         if (c->in + c->copies != c->consumed + c->drops + c->delivered + left[n]) bad++;
     }
-    free(left);
     return bad;
 }
 

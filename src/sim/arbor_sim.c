@@ -135,6 +135,7 @@ void arbor_free(arb_sim *s)
     free(a->agg);
     free(a->owner);
     free(a->acct);
+    free(a->left);
     free(a->timer_at);
     free(a->timer_seq);
     free(a->lag);
@@ -287,11 +288,12 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
     a->acct = calloc(n_nodes, sizeof *a->acct);
+    a->left = calloc(n_nodes, sizeof *a->left);
     a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
     a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
     a->hj = calloc(s->n_hosts, sizeof *a->hj);
     a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
-    if (!a->agg || !a->owner || !a->acct || !a->timer_at || !a->timer_seq || !a->hj ||
+    if (!a->agg || !a->owner || !a->acct || !a->left || !a->timer_at || !a->timer_seq || !a->hj ||
         !a->next_port) {
         arbor_free(s);
         return ARB_ENOMEM;
