@@ -263,10 +263,13 @@ const char *arb_log_level_name(int level);
 
 /**
  * An allocator. The objects whose config holds `const arb_mem *mem` make
- * every allocation of theirs through it (NULL: the C library's malloc,
- * calloc, realloc and free); the allocator is borrowed and must outlive
- * them. The functions have the C library's contracts: NULL is a failed
- * allocation (the call that asked then fails with ARB_ENOMEM, leaving
+ * every allocation of theirs through it; with NULL, and for everything
+ * else the library allocates (topologies, the simulator, scenarios,
+ * workloads, results), the process allocator (arb_mem_set_default; at
+ * first the C library's malloc, calloc, realloc and free). The allocator
+ * is borrowed and must outlive what it allocated. The functions have the
+ * C library's contracts: NULL is a failed allocation (the call that asked
+ * then fails with ARB_ENOMEM, or ends its run with that error, leaving
  * nothing allocated behind), free(NULL) does nothing. An object calls its
  * allocator from the thread that calls the object.
  */
@@ -276,19 +279,46 @@ typedef struct arb_mem {
     void *(*calloc)(size_t n, size_t size, void *user);   /**< as calloc */
     void *(*realloc)(void *ptr, size_t size, void *user); /**< as realloc */
     void (*free)(void *ptr, void *user);                  /**< as free */
+    /** as C11 aligned_alloc, the block freed by `free`; may be NULL for an
+     * object's allocator (the engines ask for no alignment), required of
+     * the process allocator (the simulator's per-port and per-packet
+     * arrays are cache-line aligned) */
+    void *(*aligned)(size_t align, size_t size, void *user);
 } arb_mem;
 
-/** The C library's allocator, as an arb_mem (never NULL). */
+/** The process allocator (arb_mem_set_default): the C library's unless
+ * one was set. Never NULL. */
 const arb_mem *arb_mem_default(void);
 
-/** malloc through `mem` (NULL: arb_mem_default()); NULL when it fails. */
+/**
+ * Make `mem` the process allocator: every allocation of the library that
+ * names no object allocator goes through it from now on (NULL: the C
+ * library's again). Allocations made inside the libraries Arbor uses
+ * (cJSON, inih, libpcap, libsodium, protobuf-c) and inside the C library
+ * do not (docs/design.md, "Allocation"). A block is freed through the
+ * process allocator current at the time, so set it while the library
+ * holds nothing allocated (no topology, simulator, scenario, plan or
+ * result live), from one thread, with no other thread in the library.
+ * Errors: ARB_EINVAL (a function of `mem` missing, `aligned` included).
+ */
+int arb_mem_set_default(const arb_mem *mem);
+
+/** malloc through `mem` (NULL: the process allocator); NULL when it fails. */
 void *arb_mem_malloc(const arb_mem *mem, size_t size);
-/** calloc through `mem` (NULL: arb_mem_default()); NULL when it fails. */
+/** calloc through `mem` (NULL: the process allocator); NULL when it fails. */
 void *arb_mem_calloc(const arb_mem *mem, size_t n, size_t size);
-/** realloc through `mem` (NULL: arb_mem_default()); NULL when it fails, ptr kept. */
+/** realloc through `mem` (NULL: the process allocator); NULL when it fails, ptr kept. */
 void *arb_mem_realloc(const arb_mem *mem, void *ptr, size_t size);
-/** free through `mem` (NULL: arb_mem_default()); ptr may be NULL. */
+/** free through `mem` (NULL: the process allocator); ptr may be NULL. */
 void arb_mem_free(const arb_mem *mem, void *ptr);
+/** aligned_alloc through `mem` (NULL: the process allocator): `size`
+ * rounded up to a multiple of `align` (a power of two); NULL when it fails
+ * or `mem` has no `aligned`. Freed by arb_mem_free. */
+void *arb_mem_aligned_alloc(const arb_mem *mem, size_t align, size_t size);
+/** strdup through `mem` (NULL: the process allocator); NULL when it fails. */
+char *arb_mem_strdup(const arb_mem *mem, const char *s);
+/** strndup through `mem` (NULL: the process allocator); NULL when it fails. */
+char *arb_mem_strndup(const arb_mem *mem, const char *s, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,22 @@
 /** @file
  * arbor/plan.h - the planner (docs/protocol.md sections 10 and 12): a collective over a
- * group of ranks on a topology becomes channels, subchannel trees, the
+ * group of ranks on a fabric becomes channels, subchannel trees, the
  * switches that aggregate for each tree, replication sets, fan-in vectors
  * and a header profile.
  *
- * Pure: no clock, no I/O, no randomness. A plan is plain arrays the
- * drivers (the simulator, the runtime) read; it is built once per group
- * and read-only afterwards.
+ * The planner does not read a topology. It sees the fabric through an
+ * arb_plan_fabric: how many nodes, how many candidate roots, and the path
+ * of a host up to a root, hop by hop (node, up port, level). The fabric
+ * layer fills one from its topology: arb_topo_plan (topo.h) plans a group
+ * on a PGFT, and any other fabric can supply its own paths. From the
+ * paths the planner makes the trees (their union), the replication sets,
+ * the aggregating switches and the fan-in rows.
+ *
+ * Pure: no clock, no I/O, no randomness. A plan is opaque: the drivers
+ * (the simulator, the runtime) read its channels, trees, entries and fan-in
+ * rows through the accessors below, which return plain read-only records.
+ * It is built once per group and read-only afterwards, so any number of
+ * threads may read one plan.
  *
  * Channels (docs/protocol.md section 10, N ranks, S bytes, e = element size):
  *
@@ -25,16 +35,17 @@
  *   Barrier        N channels, each one header-only offset; BARRIER.
    @endverbatim
  *
- * Trees (docs/protocol.md section 12). Subchannel s of channel c is a tree rooted at one switch
- * of the lowest level L whose switches each reach every host of the group
- * (a star: the switch; a fat-tree whose group spans several pods: a top
- * switch). The level-L switches above the group are numbered t = 0 ..
- * W_L - 1 by their upward digits; the tree of (c, s) is rooted at
- * t = (c + s + root_offset) mod W_L, so subchannels of one channel use different roots
- * (up to W_L of them) and channels spread over the roots. Every rank's path
- * to the root goes up on the first live parallel link toward the root's
- * digit at every level, so the tree is the union of these paths (the
- * responder's included: its credits climb it).
+ * Trees (docs/protocol.md section 12). Subchannel s of channel c is a tree rooted at one of
+ * the fabric's n_roots candidate roots: root (c + s + root_offset) mod
+ * n_roots, so subchannels of one channel use different roots (up to
+ * n_roots of them) and channels spread over the roots. The tree is the
+ * union of the fabric's paths from every rank of the channel up to that
+ * root (the responder's included: its credits climb it). On a PGFT
+ * (arb_topo_plan) the candidates are the switches of the lowest level L
+ * that each reach every host of the group (a star: the switch; a fat-tree
+ * whose group spans several pods: a top switch), numbered t = 0 .. W_L - 1
+ * by their upward digits, and a rank climbs on the first live parallel
+ * link toward the root's digit at every level.
  *
  * Aggregation placement: a switch of the tree aggregates when its level is
  * in `agg_levels` (bit l for level l; 0 = every level) and it gathers the
@@ -63,7 +74,6 @@
 
 #include "arbor/base.h"
 #include "arbor/endpoint.h"
-#include "arbor/topo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,7 +83,9 @@ extern "C" {
 #define ARB_PLAN_MAX_RANKS 256
 /** The largest buffer a collective plans: 2^50 bytes (1 PiB). */
 #define ARB_PLAN_MAX_BYTES ((uint64_t)1 << 50)
-#define ARB_PLAN_NONE UINT32_MAX /**< "none": no up port (at a tree's root) */
+#define ARB_PLAN_NONE UINT32_MAX /**< "none": no up port (at a tree's root), no such rank */
+/** Hops of one path: a host and up to 16 switch levels above it. */
+#define ARB_PLAN_MAX_HOPS 17
 
 /** The collectives. */
 typedef enum arb_coll {
@@ -110,17 +122,19 @@ typedef struct arb_plan_config {
     const arb_mem *mem;    /**< allocator (base.h); NULL: the C library's */
 } arb_plan_config;
 
-/** One channel. Members are indices into the plan's `members` array. */
+/** One channel. Its members (requesters) are ranks m = 0 .. n_members - 1 of
+ * the channel, read with arb_plan_member. */
 typedef struct arb_plan_channel {
     uint32_t responder;      /**< rank */
     uint32_t responder_host; /**< its host */
-    uint32_t first_member;   /**< members[first_member .. + n_members): ranks, bitmap order */
+    uint32_t first_member;   /**< the channel's members start at the plan's member
+                                  first_member (bitmap order; read with arb_plan_member) */
     uint32_t n_members;      /**< R */
     uint64_t lo;             /**< the channel's bytes [lo, hi) of the S-byte buffer */
     uint64_t hi;             /**< see lo */
     arb_ep_kind kind;        /**< the engines' kind for the collective */
     arb_op op;               /**< SUM for pull kinds, NOP for push and barrier */
-    uint32_t first_tree;     /**< trees[first_tree + s] is subchannel s */
+    uint32_t first_tree;     /**< tree first_tree + s is subchannel s */
 } arb_plan_channel;
 
 /** One tree: channel, subchannel, root, and its entries. */
@@ -128,7 +142,7 @@ typedef struct arb_plan_tree {
     uint32_t channel;     /**< the channel of the tree */
     uint32_t subchannel;  /**< its subchannel */
     uint32_t root;        /**< the root switch (node id) */
-    uint32_t first_entry; /**< entries[first_entry .. + n_entries) */
+    uint32_t first_entry; /**< its entries are first_entry .. first_entry + n_entries - 1 */
     uint32_t n_entries;   /**< see first_entry */
     uint8_t max_depth;    /**< most aggregating tiers on one path */
 } arb_plan_tree;
@@ -141,62 +155,114 @@ typedef struct arb_plan_tree {
 typedef struct arb_plan_entry {
     uint32_t node;        /**< the node (switch or host) */
     uint32_t up_port;     /**< global port toward the root; ARB_PLAN_NONE at the root */
-    uint32_t first_child; /**< child_ports[first_child .. + n_children): down ports */
+    uint32_t first_child; /**< where its replication set starts (arb_plan_children) */
     uint32_t n_children;  /**< replication set: ports leading to requesters */
     uint8_t aggregate;    /**< 1: this switch aggregates for the tree */
     uint8_t gathers;      /**< requesters below it (255 max; hosts: 1 or 0) */
+    uint8_t level;        /**< the node's level: 0 a host, 1 and up a switch */
 } arb_plan_entry;
 
-/** A plan: plain arrays owned by the plan, freed by arb_plan_free. */
-typedef struct arb_plan {
-    arb_plan_config cfg;        /**< as given, ranks copied */
-    uint32_t *ranks;            /**< the copy of cfg.ranks (cfg.ranks points here) */
-    uint32_t n_channels;        /**< entries of channels */
-    arb_plan_channel *channels; /**< the channels */
-    uint32_t n_members;         /**< entries of members */
-    uint32_t *members;          /**< ranks */
-    uint32_t n_trees;           /**< entries of trees */
-    arb_plan_tree *trees;       /**< the trees, channel by channel */
-    uint32_t n_entries;         /**< entries of entries */
-    arb_plan_entry *entries;    /**< the trees' forwarding state */
-    uint32_t n_child_ports;     /**< entries of child_ports */
-    uint32_t *child_ports;      /**< replication sets (global ports) */
-    /** fanin[((first_member + m) * subchannels + s) * 3 + i]: member m of
-     * its channel on subchannel s, tier i (root first); 1 above its depth.
-     * So the rows of one member start at fanin + (first_member + m) *
-     * subchannels * 3, the table arb_requester_config.fanin takes. */
-    uint8_t *fanin;
-    uint8_t *depth;      /**< depth[(first_member + m) * subchannels + s] */
-    uint32_t root_level; /**< L: the level of the trees' roots */
-    uint8_t ext;         /**< 1: 20 B headers */
-    uint32_t hdr_len;    /**< 16 or 20 */
-} arb_plan;
+/** A plan: opaque, built by arb_plan_new (or arb_topo_plan), read through
+ * the accessors below, freed by arb_plan_free. */
+typedef struct arb_plan arb_plan;
+
+/**
+ * One hop of a host's path up to a tree's root: the node, and the link it
+ * leaves on toward the root, seen from both ends.
+ */
+typedef struct arb_plan_hop {
+    uint32_t node;    /**< node id, < arb_plan_fabric.n_nodes (hosts: their host index) */
+    uint32_t up_port; /**< port of `node` toward the root; ARB_PLAN_NONE at the root */
+    uint32_t up_peer; /**< the same link's port at the next node up (its down port toward
+                           `node`); ARB_PLAN_NONE at the root */
+    uint8_t level;    /**< 0: a host; 1 and up: a switch of that level */
+} arb_plan_hop;
+
+/**
+ * The fabric as one group sees it: what the planner needs of a topology.
+ * The fabric layer fills it for the group's hosts (arb_topo_plan does for a
+ * PGFT). Tree (c, s) is rooted at candidate root (c + s + root_offset) mod
+ * n_roots; `path` gives a host's way up to a candidate root.
+ */
+typedef struct arb_plan_fabric {
+    uint32_t n_hosts;    /**< hosts are nodes 0 .. n_hosts - 1 */
+    uint32_t n_nodes;    /**< node ids are below n_nodes */
+    uint32_t n_roots;    /**< candidate roots (switches that reach every host of the group), >= 1 */
+    uint32_t root_level; /**< the level of the candidate roots (reported by arb_plan_root_level) */
+    /** Fill hops[0 .. n) with host's path up to candidate root `root`: hops[0]
+     * the host, hops[n - 1] the root (up_port ARB_PLAN_NONE), at most
+     * ARB_PLAN_MAX_HOPS; the planner calls it only for hosts below n_hosts
+     * and roots below n_roots. Returns n, or ARB_ENOENT when no live path
+     * leads there. */
+    int (*path)(const void *ctx, uint32_t host, uint32_t root, arb_plan_hop *hops);
+    const void *ctx; /**< passed to path */
+} arb_plan_fabric;
 
 /** Fill *cfg with the defaults its fields name (no ranks). */
 void arb_plan_config_default(arb_plan_config *cfg);
 
 /**
- * Build the plan of `cfg` on topology t (failures honoured). On failure
- * *out is NULL and err (when not NULL) holds one line naming the problem.
- * Errors: ARB_EINVAL (NULL argument, fewer than 2 or more than 256 ranks,
- * a rank's host out of range or repeated, a root out of range, a
- * collective, dtype or subchannel count out of range, bytes not whole
- * elements, a header other than 0, 16 or 20, a topology that is not a
- * PGFT), ARB_ERANGE (a path with more than 3 aggregating tiers, or two
- * with a 16 B header; a tier gathering more than 255), ARB_ENOENT (no live
- * path from a rank to a root), ARB_ENOMEM.
+ * Build the plan of `cfg` on fabric f (arb_topo_plan builds one from a
+ * topology). On failure *out is NULL and err (when not NULL) holds one line
+ * naming the problem. Errors: ARB_EINVAL (NULL argument, a fabric without
+ * a path function or roots, fewer than 2 or more than 256 ranks, a rank's
+ * host out of range or repeated, a root out of range, a collective, dtype
+ * or subchannel count out of range, bytes not whole elements, a header
+ * other than 0, 16 or 20, a path from the fabric that is empty, too long
+ * or names a node out of range), ARB_ERANGE (a path with more than 3
+ * aggregating tiers, or two with a 16 B header; a tier gathering more than
+ * 255), ARB_ENOENT (no live path from a rank to a root), ARB_ENOMEM.
  */
-int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, char *err,
+int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config *cfg, char *err,
                  size_t errlen);
 /** Free a plan and its arrays (NULL is ignored). */
 void arb_plan_free(arb_plan *p);
 
+/** The configuration the plan was built from; its `ranks` point at the
+ * plan's own copy. */
+const arb_plan_config *arb_plan_get_config(const arb_plan *p);
+/** The host of rank r; ARB_PLAN_NONE when r is out of range. */
+uint32_t arb_plan_host(const arb_plan *p, uint32_t r);
+
+/** How many channels the plan has (N, or 1 for Reduce and Broadcast). */
+uint32_t arb_plan_n_channels(const arb_plan *p);
+/** Channel c; NULL when out of range. */
+const arb_plan_channel *arb_plan_get_channel(const arb_plan *p, uint32_t c);
+/** The rank of member m (0 .. n_members - 1, bitmap order) of channel c;
+ * ARB_PLAN_NONE when out of range. */
+uint32_t arb_plan_member(const arb_plan *p, uint32_t c, uint32_t m);
+
+/** How many trees: channels x subchannels. */
+uint32_t arb_plan_n_trees(const arb_plan *p);
+/** Tree t (channel by channel, subchannel by subchannel); NULL when out of range. */
+const arb_plan_tree *arb_plan_get_tree(const arb_plan *p, uint32_t t);
+
+/** How many entries, over every tree. */
+uint32_t arb_plan_n_entries(const arb_plan *p);
+/** Entry i (tree by tree: a tree's entries are its first_entry .. +
+ * n_entries - 1, contiguous, so arb_plan_get_entry(p, i) equals
+ * arb_plan_get_entry(p, 0) + i); NULL when out of range. */
+const arb_plan_entry *arb_plan_get_entry(const arb_plan *p, uint32_t i);
+/** The replication set of entry e (an entry of p): its n_children down
+ * ports; NULL when it has none. */
+const uint32_t *arb_plan_children(const arb_plan *p, const arb_plan_entry *e);
+
 /** The entry of node in tree `tree`, or NULL when the node is not in it. */
 const arb_plan_entry *arb_plan_find(const arb_plan *p, uint32_t tree, uint32_t node);
 
-/** The fan-in row (3 bytes, root first) of member m (0 .. R-1) of channel c
- * on subchannel s; NULL when out of range. */
+/** The fan-in row (3 bytes, root first; 1 above the member's depth) of
+ * member m (0 .. R-1) of channel c on subchannel s, the table
+ * arb_requester_config.fanin takes (the member's rows for its subchannels
+ * follow one another); NULL when out of range. */
 const uint8_t *arb_plan_fanin(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s);
+/** The aggregating tiers (0 .. 3) on the path of member m of channel c on
+ * subchannel s; 0 when out of range. */
+unsigned arb_plan_depth(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s);
+
+/** The header length the trees need: 16, or 20 (ext = 1). */
+uint32_t arb_plan_hdr_len(const arb_plan *p);
+/** L: the level of the trees' roots (arb_plan_fabric.root_level). */
+uint32_t arb_plan_root_level(const arb_plan *p);
 
 #ifdef __cplusplus
 }

@@ -180,7 +180,9 @@ typedef struct arb_scenario_host {
  * The results as one JSON object (docs/simulator.md has the schema),
  * starting with "schema" (ARB_SCENARIO_JSON_SCHEMA) and "version"
  * (arb_version()), numbers in fixed formats; `host` NULL leaves the host object out.
- * A malloc'd string the caller frees with free(), or NULL when out of memory.
+ * A string the caller frees with free() (cJSON's text, made by the C
+ * library's allocator whatever arb_mem_set_default says), or NULL when out
+ * of memory.
  */
 char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *host);
 
@@ -195,8 +197,9 @@ typedef enum arb_scenario_csv_kind {
     ARB_SCN_CSV_PORTS = 5  /**< run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */
 } arb_scenario_csv_kind;
 
-/** CSV text with a header line; malloc'd (the caller frees it with free()),
- * NULL when out of memory or for a bad kind. */
+/** CSV text with a header line, from the process allocator (the caller
+ * frees it with arb_mem_free(NULL, text), or free() when no other was set
+ * with arb_mem_set_default), NULL when out of memory or for a bad kind. */
 char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind);
 
 #ifdef __cplusplus

@@ -85,8 +85,10 @@ size_t arb_sweep_var_n_values(const arb_sweep *sw, size_t var);
 const char *arb_sweep_value(const arb_sweep *sw, size_t point, size_t var);
 
 /**
- * The scenario text of a point (malloc'd, the caller frees it; NULL when
- * out of memory or point is out of range).
+ * The scenario text of a point, from the process allocator (the caller
+ * frees it with arb_mem_free(NULL, text), or free() when no other was set
+ * with arb_mem_set_default); NULL when out of memory or point is out of
+ * range.
  */
 char *arb_sweep_point_text(const arb_sweep *sw, size_t point);
 

@@ -489,6 +489,27 @@ int arb_topo_set_link_reorder(arb_topo *t, uint32_t port, double reorder);
 double arb_topo_link_reorder(const arb_topo *t, uint32_t port);
 
 /* ------------------------------------------------------------------ */
+/* Planning a group on the fabric (the planner is plan.h)                */
+/* ------------------------------------------------------------------ */
+
+struct arb_plan;
+struct arb_plan_config;
+
+/**
+ * Plan `cfg` (plan.h) on topology t, failures honoured: the fabric's part
+ * of planning. The candidate roots are the switches of the lowest level L
+ * whose switches each reach every host of cfg->ranks, numbered by their
+ * upward digits; a host's path to root t climbs, at each level, the first
+ * live parallel link toward t's digit. arb_plan_new makes the plan from
+ * these paths. On failure *out is NULL and err (when not NULL) holds one
+ * line naming the problem. Errors: ARB_EINVAL (t NULL, or as
+ * arb_plan_new), ARB_ERANGE, ARB_ENOENT (no live path from a rank to a
+ * root), ARB_ENOMEM, as arb_plan_new.
+ */
+int arb_topo_plan(struct arb_plan **out, const arb_topo *t, const struct arb_plan_config *cfg,
+                  char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
 /* Value parsing shared with the command line                            */
 /* ------------------------------------------------------------------ */
 

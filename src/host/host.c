@@ -57,12 +57,12 @@ static int make_responder(arb_host *h, arb_hep *e)
     rc_.channel = e->ch;
     rc_.members = ch->n_members;
     rc_.payload_size = cfg->payload;
-    rc_.dtype = p->cfg.dtype;
+    rc_.dtype = arb_plan_get_config(p)->dtype;
     rc_.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     rc_.kind = ch->kind;
-    rc_.subchannels = p->cfg.subchannels;
+    rc_.subchannels = arb_plan_get_config(p)->subchannels;
     rc_.dynamic_subchannels = cfg->dynamic_subchannels;
-    rc_.ext = p->ext;
+    rc_.ext = arb_plan_hdr_len(p) == 20;
     rc_.header_only = cfg->header_only;
     rc_.timeout = cfg->timeout;
     rc_.adaptive_timeout = cfg->adaptive_timeout;
@@ -97,13 +97,13 @@ static int make_requester(arb_host *h, arb_hep *e)
     qc.channel = e->ch;
     qc.member = e->member;
     qc.payload_size = cfg->payload;
-    qc.dtype = p->cfg.dtype;
+    qc.dtype = arb_plan_get_config(p)->dtype;
     qc.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     qc.kind = ch->kind;
-    qc.ext = p->ext;
+    qc.ext = arb_plan_hdr_len(p) == 20;
     qc.header_only = cfg->header_only;
     qc.fanin = arb_plan_fanin(p, e->ch, e->member, 0);
-    qc.subchannels = p->cfg.subchannels;
+    qc.subchannels = arb_plan_get_config(p)->subchannels;
     qc.retry = cfg->retry;
     qc.retry_min = cfg->retry_min;
     qc.first_msg_id = cfg->msg_id;
@@ -122,12 +122,12 @@ static int make_requester(arb_host *h, arb_hep *e)
 static int make_channel(arb_host *h, uint32_t c, uint32_t *x)
 {
     const arb_plan *p = h->p;
-    const arb_plan_channel *ch = &p->channels[c];
+    const arb_plan_channel *ch = arb_plan_get_channel(p, c);
     uint64_t bytes = ch->hi - ch->lo;
     uint32_t pay = h->cfg.payload;
     uint32_t offsets = bytes ? (uint32_t)((bytes + pay - 1) / pay) : 1;
     for (uint32_t m = 0; m <= ch->n_members; m++) {
-        uint32_t rank = m == 0 ? ch->responder : p->members[ch->first_member + m - 1];
+        uint32_t rank = m == 0 ? ch->responder : arb_plan_member(p, c, m - 1);
         if (h->cfg.local && !h->cfg.local[rank]) continue;
         arb_hep *e = arb_host_ep(h, (*x)++);
         e->h = h;
@@ -135,9 +135,10 @@ static int make_channel(arb_host *h, uint32_t c, uint32_t *x)
         e->c = ch;
         e->offsets = offsets;
         e->rank = rank;
-        e->host = p->ranks[rank];
+        e->host = arb_plan_host(p, rank);
         e->member = m == 0 ? ARB_HOST_NONE : m - 1;
-        e->by_results = m == 0 || (p->cfg.coll != ARB_COLL_REDUCE && ch->kind != ARB_EP_BARRIER);
+        e->by_results = m == 0 || (arb_plan_get_config(p)->coll != ARB_COLL_REDUCE &&
+                                   ch->kind != ARB_EP_BARRIER);
         h->need[rank]++;
         int rc = m == 0 ? make_responder(h, e) : make_requester(h, e);
         if (rc < 0) return rc;
@@ -161,29 +162,29 @@ int arb_host_new(arb_host **out, const arb_host_config *cfg)
     h->cfg.ep_size =
         (h->cfg.ep_size + _Alignof(arb_hep) - 1) / _Alignof(arb_hep) * _Alignof(arb_hep);
     h->p = p;
-    uint32_t N = p->cfg.n_ranks;
+    uint32_t N = arb_plan_get_config(p)->n_ranks;
     for (uint32_t r = 0; r < N; r++)
         h->n_local += !cfg->local || cfg->local[r];
-    for (uint32_t c = 0; c < p->n_channels; c++) {
-        const arb_plan_channel *ch = &p->channels[c];
+    for (uint32_t c = 0; c < arb_plan_n_channels(p); c++) {
+        const arb_plan_channel *ch = arb_plan_get_channel(p, c);
         h->n_eps += !cfg->local || cfg->local[ch->responder];
         for (uint32_t m = 0; m < ch->n_members; m++)
-            h->n_eps += !cfg->local || cfg->local[p->members[ch->first_member + m]];
+            h->n_eps += !cfg->local || cfg->local[arb_plan_member(p, c, m)];
     }
     size_t bytes = (size_t)(h->n_eps ? h->n_eps : 1) * h->cfg.ep_size;
     h->eps = aligned_alloc(_Alignof(arb_hep), bytes);
     h->need = calloc(N, sizeof *h->need);
     h->rank_done = malloc(N * sizeof *h->rank_done);
+    if (h->eps) memset(h->eps, 0, bytes); /* arb_host_free reads the records */
     if (!h->eps || !h->need || !h->rank_done) {
         arb_host_free(h);
         return ARB_ENOMEM;
     }
-    memset(h->eps, 0, bytes);
     for (uint32_t r = 0; r < N; r++)
         h->rank_done[r] = ARB_TIME_NEVER;
     uint32_t x = 0;
     int rc = 0;
-    for (uint32_t c = 0; c < p->n_channels && rc == 0; c++)
+    for (uint32_t c = 0; c < arb_plan_n_channels(p) && rc == 0; c++)
         rc = make_channel(h, c, &x);
     if (rc < 0) {
         arb_host_free(h);

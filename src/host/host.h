@@ -56,7 +56,7 @@ typedef struct arb_hep {
     arb_cc *cc;                /* responder: its channel's controller (owned) */
     const uint32_t *tree_port; /* driver's: per subchannel, the port up its tree */
     const arb_plan_channel *c; /* its channel */
-    uint32_t ch, host;         /* host: the rank's host in the plan (plan->ranks[rank]) */
+    uint32_t ch, host;         /* host: the rank's host in the plan (arb_plan_host(plan, rank)) */
     uint32_t nic_port;         /* driver's: the host's NIC port */
     uint32_t offsets;          /* packets of the channel's message */
     uint32_t results;          /* requester: results delivered; responder: commits */
@@ -70,7 +70,7 @@ typedef struct arb_hep {
 
 typedef struct arb_host_config {
     const arb_plan *plan;
-    /* plan->cfg.n_ranks flags: 1 for the ranks this driver runs; NULL: all. */
+    /* arb_plan_get_config(plan)->n_ranks flags: 1 for the ranks this driver runs; NULL: all. */
     const uint8_t *local;
     size_t ep_size; /* bytes per engine record, >= sizeof(arb_hep); 0: sizeof(arb_hep) */
     uint32_t payload;
@@ -193,7 +193,7 @@ static inline void arb_host_cond(arb_hep *e, arb_time now)
     int met;
     if (e->r)
         met = e->results >= e->offsets;
-    else if (h->p->cfg.coll == ARB_COLL_REDUCE)
+    else if (arb_plan_get_config(h->p)->coll == ARB_COLL_REDUCE)
         met = arb_requester_done(e->q);
     else if (e->c->kind == ARB_EP_BARRIER)
         met = 1;

@@ -1,7 +1,8 @@
 /*
  * The planner (plan.h): channels per collective, one tree per (channel,
- * subchannel) as the union of the ranks' up paths to its root, the
- * aggregating switches, replication sets and fan-in vectors.
+ * subchannel) as the union of the ranks' up paths to its root (the
+ * fabric's, arb_plan_fabric), the aggregating switches, replication sets
+ * and fan-in vectors.
  */
 #include "arbor/plan.h"
 
@@ -9,6 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* A plan: plain arrays owned by the plan. */
+struct arb_plan {
+    arb_plan_config cfg;        /* as given, ranks copied */
+    uint32_t *ranks;            /* the copy of cfg.ranks (cfg.ranks points here) */
+    uint32_t n_channels;        /* entries of channels */
+    arb_plan_channel *channels; /* the channels */
+    uint32_t n_members;         /* entries of members */
+    uint32_t *members;          /* ranks */
+    uint32_t n_trees;           /* entries of trees */
+    arb_plan_tree *trees;       /* the trees, channel by channel */
+    uint32_t n_entries;         /* entries of entries */
+    arb_plan_entry *entries;    /* the trees' forwarding state */
+    uint32_t n_child_ports;     /* entries of child_ports */
+    uint32_t *child_ports;      /* replication sets (global ports) */
+    /* fanin[((first_member + m) * subchannels + s) * 3 + i]: member m of
+     * its channel on subchannel s, tier i (root first); 1 above its depth.
+     * So the rows of one member start at fanin + (first_member + m) *
+     * subchannels * 3, the table arb_requester_config.fanin takes. */
+    uint8_t *fanin;
+    uint8_t *depth;      /* depth[(first_member + m) * subchannels + s] */
+    uint32_t root_level; /* L: the level of the trees' roots */
+    uint32_t hdr_len;    /* 16 or 20 */
+};
 
 static const char *const coll_names[ARB_COLL_COUNT] = {"allreduce", "reduce",    "reducescatter",
                                                        "broadcast", "allgather", "barrier"};
@@ -63,16 +88,8 @@ static int grow(const arb_mem *mem, void **arr, uint32_t *cap, uint32_t need, si
     return 0;
 }
 
-/* Per-tree scratch: the path of one host up to the root. */
-struct step {
-    uint32_t node, up; /* node, and the port it leaves on toward the root */
-};
-
 struct build {
-    const arb_topo *t;
-    const arb_pgft *g;
-    const arb_node *nodes;
-    const arb_port *ports;
+    const arb_plan_fabric *f;
     arb_plan *p;
     uint32_t cap_entries, cap_children, cap_pairs;
     uint32_t *entry_of; /* node -> entry index in this tree, ARB_PLAN_NONE */
@@ -82,37 +99,33 @@ struct build {
     size_t errlen;
 };
 
-/* Walk host h up to level L toward root digits t. Returns the step count,
- * or ARB_ENOENT. */
-static int walk_up(struct build *b, uint32_t h, unsigned L, uint32_t t, struct step *path)
+/* The fabric's path of host h up to candidate root r, checked. Returns the
+ * hop count, ARB_ENOENT, or ARB_EINVAL for a path the planner cannot use. */
+static int walk_up(struct build *b, uint32_t h, uint32_t r, arb_plan_hop *path, uint32_t c,
+                   uint32_t s)
 {
-    uint32_t n = h;
-    for (unsigned l = 0; l < L; l++) {
-        const arb_node *nd = &b->nodes[n];
-        uint32_t w = b->g->w[l + 1], par = b->g->p[l + 1];
-        uint32_t td = (t / b->g->W[l]) % w;
-        uint32_t port = ARB_PLAN_NONE;
-        for (uint32_t k = 0; k < par; k++) {
-            uint32_t q = td + w * k;
-            if (q >= nd->n_up) break;
-            if (!b->ports[nd->first_up + q].failed) {
-                port = nd->first_up + q;
-                break;
-            }
-        }
-        if (port == ARB_PLAN_NONE) return ARB_ENOENT;
-        path[l].node = n;
-        path[l].up = port;
-        n = b->ports[port].peer;
-    }
-    path[L].node = n;
-    path[L].up = ARB_PLAN_NONE;
-    return (int)L + 1;
+    int n = b->f->path(b->f->ctx, h, r, path);
+    if (n == ARB_ENOENT)
+        return arb_errf(b->err, b->errlen, ARB_ENOENT,
+                        "no live path from host %u to the root of channel %u subchannel %u", h, c,
+                        s);
+    if (n < 1 || n > ARB_PLAN_MAX_HOPS)
+        return arb_errf(b->err, b->errlen, ARB_EINVAL,
+                        "plan: the fabric's path from host %u has %d hops; 1..%d", h, n,
+                        ARB_PLAN_MAX_HOPS);
+    for (int i = 0; i < n; i++)
+        if (path[i].node >= b->f->n_nodes || (i < n - 1) != (path[i].up_port != ARB_PLAN_NONE))
+            return arb_errf(b->err, b->errlen, ARB_EINVAL,
+                            "plan: the fabric's path from host %u: hop %d names node %u of %u or "
+                            "leaves the root",
+                            h, i, path[i].node, b->f->n_nodes);
+    return n;
 }
 
-static uint32_t entry_for(struct build *b, uint32_t node, int *rc)
+static uint32_t entry_for(struct build *b, const arb_plan_hop *hop, int *rc)
 {
     arb_plan *p = b->p;
+    uint32_t node = hop->node;
     if (b->entry_of[node] != ARB_PLAN_NONE) return b->entry_of[node];
     if (grow(b->p->cfg.mem, (void **)&p->entries, &b->cap_entries, p->n_entries + 1,
              sizeof *p->entries) < 0) {
@@ -123,6 +136,7 @@ static uint32_t entry_for(struct build *b, uint32_t node, int *rc)
     memset(e, 0, sizeof *e);
     e->node = node;
     e->up_port = ARB_PLAN_NONE;
+    e->level = hop->level;
     b->entry_of[node] = p->n_entries;
     return p->n_entries++;
 }
@@ -135,37 +149,39 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 /* Build tree `ti` (channel c, subchannel s). */
-static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsigned L,
-                      uint32_t group_key)
+static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s)
 {
     arb_plan *p = b->p;
     const arb_plan_channel *ch = &p->channels[c];
     arb_plan_tree *tr = &p->trees[ti];
     uint32_t nsub = p->cfg.subchannels;
-    uint32_t t = (uint32_t)(((uint64_t)c + s + p->cfg.root_offset) % b->g->W[L]);
+    uint32_t t = (uint32_t)(((uint64_t)c + s + p->cfg.root_offset) % b->f->n_roots);
     tr->channel = c;
     tr->subchannel = s;
-    tr->root = arb_topo_node_id(b->t, L, t + b->g->W[L] * group_key);
+    tr->root = ARB_PLAN_NONE;
     tr->first_entry = p->n_entries;
     tr->max_depth = 0;
     b->n_pairs = 0;
-    struct step path[ARB_TOPO_MAX_HEIGHT + 1];
+    arb_plan_hop path[ARB_PLAN_MAX_HOPS];
     int rc = 0;
     /* the responder's path first (up ports only), then the members' */
     for (uint32_t k = 0; k <= ch->n_members; k++) {
         uint32_t host =
             k == 0 ? ch->responder_host : p->ranks[p->members[ch->first_member + k - 1]];
-        int n = walk_up(b, host, L, t, path);
-        if (n < 0)
-            return arb_errf(b->err, b->errlen, ARB_ENOENT,
-                            "no live path from host %u to the root of channel %u subchannel %u",
-                            host, c, s);
+        int n = walk_up(b, host, t, path, c, s);
+        if (n < 0) return n;
+        if (k == 0) tr->root = path[n - 1].node;
+        if (path[n - 1].node != tr->root)
+            return arb_errf(b->err, b->errlen, ARB_EINVAL,
+                            "plan: the fabric's paths of channel %u subchannel %u end at nodes %u "
+                            "and %u",
+                            c, s, tr->root, path[n - 1].node);
         uint32_t prev = ARB_PLAN_NONE;
         for (int i = n - 1; i >= 0; i--) { /* root first */
-            uint32_t ei = entry_for(b, path[i].node, &rc);
+            uint32_t ei = entry_for(b, &path[i], &rc);
             if (rc < 0) return rc;
             arb_plan_entry *e = &p->entries[ei];
-            e->up_port = path[i].up;
+            e->up_port = path[i].up_port;
             if (k > 0) {
                 if (e->gathers < 255) e->gathers++;
                 if (prev != ARB_PLAN_NONE) {
@@ -173,7 +189,7 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
                              sizeof *b->pairs) < 0)
                         return ARB_ENOMEM;
                     b->pairs[2 * b->n_pairs] = prev;
-                    b->pairs[2 * b->n_pairs + 1] = b->ports[path[i].up].peer_port;
+                    b->pairs[2 * b->n_pairs + 1] = path[i].up_peer;
                     b->n_pairs++;
                 }
             }
@@ -199,15 +215,16 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
     uint32_t mask = p->cfg.agg_levels;
     for (uint32_t i = tr->first_entry; i < p->n_entries; i++) {
         arb_plan_entry *e = &p->entries[i];
-        unsigned lvl = b->nodes[e->node].level;
-        if (b->nodes[e->node].kind != ARB_NODE_SWITCH) continue;
+        unsigned lvl = e->level;
+        if (lvl == 0) continue; /* a host */
         int in_mask = mask == 0 || (lvl < 32 && (mask >> lvl) & 1);
         e->aggregate = e->node == tr->root || (in_mask && e->gathers >= 2);
     }
     /* fan-in vectors: each member's aggregating tiers, root first */
     for (uint32_t m = 0; m < ch->n_members; m++) {
         uint32_t host = p->ranks[p->members[ch->first_member + m]];
-        int n = walk_up(b, host, L, t, path);
+        int n = walk_up(b, host, t, path, c, s);
+        if (n < 0) return n;
         size_t row = ((size_t)(ch->first_member + m) * nsub + s);
         uint8_t *f = &p->fanin[row * 3];
         /* A slot counts one contribution per port (docs/protocol.md section 5's port bitmap), so a
@@ -224,8 +241,8 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s, unsi
                                 "channel %u subchannel %u: level-%u switch %u gathers %u "
                                 "requesters but does not aggregate, and the tier above counts one "
                                 "contribution per port (add level %u to agg_levels)",
-                                c, s, (unsigned)b->nodes[path[i].node].level, path[i].node,
-                                e->gathers, (unsigned)b->nodes[path[i].node].level);
+                                c, s, (unsigned)e->level, path[i].node, e->gathers,
+                                (unsigned)e->level);
             }
         }
         unsigned d = 0;
@@ -302,15 +319,16 @@ static int make_channels(arb_plan *p, char *err, size_t errlen)
     return 0;
 }
 
-int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, char *err,
+int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config *cfg, char *err,
                  size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
     if (!out) return arb_errf(err, errlen, ARB_EINVAL, "plan: no output");
     *out = NULL;
-    if (!t || !cfg || !cfg->ranks) return arb_errf(err, errlen, ARB_EINVAL, "plan: NULL argument");
-    const arb_pgft *g = arb_topo_pgft(t);
-    if (!g) return arb_errf(err, errlen, ARB_EINVAL, "plan: the topology is not a PGFT");
+    if (!f || !cfg || !cfg->ranks) return arb_errf(err, errlen, ARB_EINVAL, "plan: NULL argument");
+    if (!f->path || f->n_roots == 0 || f->n_hosts > f->n_nodes)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "plan: the fabric has no path function, no roots or more hosts than nodes");
     if ((unsigned)cfg->coll >= ARB_COLL_COUNT)
         return arb_errf(err, errlen, ARB_EINVAL, "plan: collective %d is not one of the six",
                         (int)cfg->coll);
@@ -339,8 +357,7 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         return arb_errf(err, errlen, ARB_EINVAL,
                         "plan: %llu bytes is not a whole number of %s elements (%zu B each)",
                         (unsigned long long)cfg->bytes, arb_dtype_name(cfg->dtype), es);
-    uint32_t H = arb_topo_n_hosts(t);
-    const arb_node *nodes = arb_topo_nodes(t);
+    uint32_t H = f->n_hosts;
     for (uint32_t r = 0; r < cfg->n_ranks; r++) {
         if (cfg->ranks[r] >= H)
             return arb_errf(err, errlen, ARB_EINVAL,
@@ -350,18 +367,6 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
                 return arb_errf(err, errlen, ARB_EINVAL,
                                 "plan: ranks %u and %u are both on host %u", q, r, cfg->ranks[r]);
     }
-    /* the root level: the lowest switch level above every host of the group */
-    unsigned L = 1;
-    while (L < g->h) {
-        uint32_t k0 = cfg->ranks[0] / g->M[L];
-        int same = 1;
-        for (uint32_t r = 1; r < cfg->n_ranks && same; r++)
-            same = cfg->ranks[r] / g->M[L] == k0;
-        if (same) break;
-        L++;
-    }
-    uint32_t group_key = cfg->ranks[0] / g->M[L];
-
     const arb_mem *mem = cfg->mem;
     arb_plan *p = arb_mem_calloc(mem, 1, sizeof *p);
     if (!p) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -373,7 +378,7 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
     }
     memcpy(p->ranks, cfg->ranks, cfg->n_ranks * sizeof *p->ranks);
     p->cfg.ranks = p->ranks;
-    p->root_level = L;
+    p->root_level = f->root_level;
     int rc = make_channels(p, err, errlen);
     struct build b;
     memset(&b, 0, sizeof b);
@@ -383,23 +388,20 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
         size_t rows = (size_t)p->n_members * cfg->subchannels;
         p->fanin = arb_mem_calloc(mem, rows * 3 + 3, 1);
         p->depth = arb_mem_calloc(mem, rows + 1, 1);
-        b.entry_of = arb_mem_malloc(mem, arb_topo_n_nodes(t) * sizeof *b.entry_of);
+        b.entry_of = arb_mem_malloc(mem, (size_t)f->n_nodes * sizeof *b.entry_of);
         if (!p->trees || !p->fanin || !p->depth || !b.entry_of)
             rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     if (rc == 0) {
-        for (uint32_t i = 0; i < arb_topo_n_nodes(t); i++)
+        for (uint32_t i = 0; i < f->n_nodes; i++)
             b.entry_of[i] = ARB_PLAN_NONE;
-        b.t = t;
-        b.g = g;
-        b.nodes = nodes;
-        b.ports = arb_topo_ports(t);
+        b.f = f;
         b.p = p;
         b.err = err;
         b.errlen = errlen;
         for (uint32_t c = 0; c < p->n_channels && rc == 0; c++)
             for (uint32_t s = 0; s < cfg->subchannels && rc == 0; s++)
-                rc = build_tree(&b, c * cfg->subchannels + s, c, s, L, group_key);
+                rc = build_tree(&b, c * cfg->subchannels + s, c, s);
         if (rc == ARB_ENOMEM) /* a table that could not grow says nothing itself */
             rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
@@ -415,8 +417,7 @@ int arb_plan_new(arb_plan **out, const arb_topo *t, const arb_plan_config *cfg, 
                 "plan: a path has %u aggregating tiers; a 16 B header carries 1 (use 20 or "
                 "restrict agg_levels)",
                 maxd);
-        p->ext = cfg->header == 20 || maxd > 1;
-        p->hdr_len = p->ext ? 20 : 16;
+        p->hdr_len = cfg->header == 20 || maxd > 1 ? 20 : 16;
     }
     if (rc < 0) {
         arb_plan_free(p);
@@ -440,4 +441,73 @@ const uint8_t *arb_plan_fanin(const arb_plan *p, uint32_t c, uint32_t m, uint32_
     if (!p || c >= p->n_channels || m >= p->channels[c].n_members || s >= p->cfg.subchannels)
         return NULL;
     return &p->fanin[((size_t)(p->channels[c].first_member + m) * p->cfg.subchannels + s) * 3];
+}
+
+unsigned arb_plan_depth(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s)
+{
+    if (!p || c >= p->n_channels || m >= p->channels[c].n_members || s >= p->cfg.subchannels)
+        return 0;
+    return p->depth[(size_t)(p->channels[c].first_member + m) * p->cfg.subchannels + s];
+}
+
+const arb_plan_config *arb_plan_get_config(const arb_plan *p)
+{
+    return p ? &p->cfg : NULL;
+}
+
+uint32_t arb_plan_host(const arb_plan *p, uint32_t r)
+{
+    return p && r < p->cfg.n_ranks ? p->ranks[r] : ARB_PLAN_NONE;
+}
+
+uint32_t arb_plan_n_channels(const arb_plan *p)
+{
+    return p ? p->n_channels : 0;
+}
+
+const arb_plan_channel *arb_plan_get_channel(const arb_plan *p, uint32_t c)
+{
+    return p && c < p->n_channels ? &p->channels[c] : NULL;
+}
+
+uint32_t arb_plan_member(const arb_plan *p, uint32_t c, uint32_t m)
+{
+    if (!p || c >= p->n_channels || m >= p->channels[c].n_members) return ARB_PLAN_NONE;
+    return p->members[p->channels[c].first_member + m];
+}
+
+uint32_t arb_plan_n_trees(const arb_plan *p)
+{
+    return p ? p->n_trees : 0;
+}
+
+const arb_plan_tree *arb_plan_get_tree(const arb_plan *p, uint32_t t)
+{
+    return p && t < p->n_trees ? &p->trees[t] : NULL;
+}
+
+uint32_t arb_plan_n_entries(const arb_plan *p)
+{
+    return p ? p->n_entries : 0;
+}
+
+const arb_plan_entry *arb_plan_get_entry(const arb_plan *p, uint32_t i)
+{
+    return p && i < p->n_entries ? &p->entries[i] : NULL;
+}
+
+const uint32_t *arb_plan_children(const arb_plan *p, const arb_plan_entry *e)
+{
+    if (!p || !e || e->n_children == 0) return NULL;
+    return &p->child_ports[e->first_child];
+}
+
+uint32_t arb_plan_hdr_len(const arb_plan *p)
+{
+    return p ? p->hdr_len : 0;
+}
+
+uint32_t arb_plan_root_level(const arb_plan *p)
+{
+    return p ? p->root_level : 0;
 }

@@ -101,7 +101,7 @@ static void engine_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, cons
         rh.dst_kind = 1;
     } else if (dst->kind == ARB_EP_DST_MEMBER) {
         rh.dst_kind = 2;
-        rh.dst = (uint16_t)k->plan->members[e->c->first_member + dst->member];
+        rh.dst = (uint16_t)arb_plan_member(k->plan, e->ch, dst->member);
     }
     size_t hl = 0;
     rt_hdr_put(c->head, &rh);
@@ -169,7 +169,7 @@ static void on_failure(arb_hep *e)
         for (uint32_t m = 0; m < e->c->n_members && w + 8 < sizeof miss; m++)
             if ((f.missing[m >> 6] >> (m & 63)) & 1)
                 w += (size_t)snprintf(miss + w, sizeof miss - w, "%s%u", w ? "," : "",
-                                      k->plan->members[e->c->first_member + m]);
+                                      arb_plan_member(k->plan, e->ch, m));
         rt_fail(c, ARB_ETIMEDOUT,
                 "%s (message %u) failed: channel of rank %u %s; ranks that never answered: %s",
                 arb_coll_name(k->coll), k->msg, e->c->responder,
@@ -289,7 +289,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
      * channel in the switches' plan (channel r rooted at offset r) */
     if (coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST) pc.root_offset = root;
     char perr[160];
-    int rc = arb_plan_new(&k->plan, c->topo, &pc, perr, sizeof perr);
+    int rc = arb_topo_plan(&k->plan, c->topo, &pc, perr, sizeof perr);
     if (rc < 0) {
         rt_call_free(k);
         return rt_fail(c, rc, "%s", perr);
@@ -330,7 +330,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     k->deadline = now + c->cfg.timeout;
     k->started = now;
     if (coll == ARB_COLL_ALLGATHER && count) {
-        const arb_plan_channel *mine = &k->plan->channels[c->cfg.rank];
+        const arb_plan_channel *mine = arb_plan_get_channel(k->plan, c->cfg.rank);
         if ((const uint8_t *)recv + mine->lo != send)
             memmove((uint8_t *)recv + mine->lo, send, mine->hi - mine->lo);
     }

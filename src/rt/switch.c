@@ -274,8 +274,8 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     pc.ranks = ranks;
     pc.n_ranks = size;
     pc.bytes = (uint64_t)size * 4;
-    if (arb_plan_new(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
-    j->entry = malloc(j->plan->n_trees * sizeof *j->entry);
+    if (arb_topo_plan(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
+    j->entry = malloc(arb_plan_n_trees(j->plan) * sizeof *j->entry);
     j->addr = calloc(size, sizeof *j->addr);
     j->local = calloc(size, sizeof *j->local);
     j->joined = calloc(size, 1);
@@ -284,9 +284,9 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
         job_reset(j);
         return -1;
     }
-    for (uint32_t t = 0; t < j->plan->n_trees; t++) {
+    for (uint32_t t = 0; t < arb_plan_n_trees(j->plan); t++) {
         const arb_plan_entry *e = arb_plan_find(j->plan, t, s->node);
-        j->entry[t] = e ? (uint32_t)(e - j->plan->entries) : NONE;
+        j->entry[t] = e ? (uint32_t)(e - arb_plan_get_entry(j->plan, 0)) : NONE;
     }
     j->size = size;
     j->base = base;
@@ -484,9 +484,10 @@ static const arb_plan_entry *entry_of(const arb_rt_switch *s, const struct fwd *
 {
     (void)s;
     const arb_plan *p = f->j->plan;
-    if (f->rh.channel >= p->n_channels || f->rh.sub >= p->cfg.subchannels) return NULL;
-    uint32_t e = f->j->entry[p->channels[f->rh.channel].first_tree + f->rh.sub];
-    return e == NONE ? NULL : &p->entries[e];
+    if (f->rh.channel >= arb_plan_n_channels(p) || f->rh.sub >= arb_plan_get_config(p)->subchannels)
+        return NULL;
+    uint32_t e = f->j->entry[arb_plan_get_channel(p, f->rh.channel)->first_tree + f->rh.sub];
+    return e == NONE ? NULL : arb_plan_get_entry(p, e);
 }
 
 static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
@@ -515,7 +516,7 @@ static void on_group(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e, u
             return;
         }
     }
-    const uint32_t *cp = f->j->plan->child_ports + e->first_child;
+    const uint32_t *cp = arb_plan_children(f->j->plan, e);
     for (uint32_t c = 0; c < e->n_children; c++)
         send_port(s, f, local(s, cp[c]));
     if (e->n_children > 1) s->st.copies += e->n_children - 1;

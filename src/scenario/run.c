@@ -1187,7 +1187,7 @@ static int run_start(struct scn_run *run)
     if (r->watch && run->n_plans) {
         uint32_t *ch_end = malloc(run->n_plans * sizeof *ch_end);
         for (uint32_t k = 0; ch_end && k < run->n_plans; k++)
-            ch_end[k] = (k ? ch_end[k - 1] : 0) + run->plans[k]->n_channels;
+            ch_end[k] = (k ? ch_end[k - 1] : 0) + arb_plan_n_channels(run->plans[k]);
         rc = ch_end ? scn_watch_jobs(r->watch, ch_end, run->n_plans) : ARB_ENOMEM;
         free(ch_end);
         if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
@@ -1596,7 +1596,7 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.n_ranks = l->count[k];
     pc.bytes = l->bytes[k];
     pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
-    int rc = arb_plan_new(plan, t, &pc, msg, sizeof msg);
+    int rc = arb_topo_plan(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
     enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)
@@ -1833,7 +1833,8 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
         if (rc < 0) rc = key_fail(sc, K_AR_FAIL, err, errlen, rc, msg);
     }
     for (uint32_t k = 0; rc == 0 && k < l.jobs; k++)
-        if ((*plans)[k]->hdr_len > r->arb_hdr_len) r->arb_hdr_len = (*plans)[k]->hdr_len;
+        if (arb_plan_hdr_len((*plans)[k]) > r->arb_hdr_len)
+            r->arb_hdr_len = arb_plan_hdr_len((*plans)[k]);
     for (uint32_t k = 0; rc == 0 && k < l.jobs; k++) {
         ac.plan = (*plans)[k];
         ac.start = l.start[k];

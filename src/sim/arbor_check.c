@@ -15,15 +15,15 @@ static int32_t val(uint32_t r, uint64_t e)
 /* First element of packet `index` of channel ch. */
 static uint64_t elem0(const struct ajob *j, uint32_t ch, uint32_t index)
 {
-    size_t es = arb_dtype_size(j->p->cfg.dtype);
-    return (j->p->channels[ch].lo + (uint64_t)index * j->cfg.payload) / es;
+    size_t es = arb_dtype_size(arb_plan_get_config(j->p)->dtype);
+    return (arb_plan_get_channel(j->p, ch)->lo + (uint64_t)index * j->cfg.payload) / es;
 }
 
 void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len)
 {
     arb_hep *e = ctx;
     const struct ajob *j = ej(e);
-    arb_dtype dt = j->p->cfg.dtype;
+    arb_dtype dt = arb_plan_get_config(j->p)->dtype;
     size_t es = arb_dtype_size(dt);
     uint64_t e0 = elem0(j, e->ch, index);
     (void)msg_id;
@@ -34,12 +34,12 @@ void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t 
 /* Check `len` bytes of packet `index` of channel ch against the result. */
 static void check(struct ajob *j, uint32_t ch, uint32_t index, const uint8_t *d, size_t len)
 {
-    const arb_plan_channel *c = &j->p->channels[ch];
-    arb_dtype dt = j->p->cfg.dtype;
+    const arb_plan_channel *c = arb_plan_get_channel(j->p, ch);
+    arb_dtype dt = arb_plan_get_config(j->p)->dtype;
     size_t es = arb_dtype_size(dt);
     uint64_t e0 = elem0(j, ch, index);
     int push = c->kind == ARB_EP_PUSH;
-    int32_t base = -8 * (int32_t)j->p->cfg.n_ranks;
+    int32_t base = -8 * (int32_t)arb_plan_get_config(j->p)->n_ranks;
     for (size_t k = 0; k < len / es; k++) {
         uint64_t e = e0 + k;
         double want = push ? val(c->responder, e) : j->sum17[(13u * (e % 17u)) % 17u] + base;
@@ -94,7 +94,12 @@ int arbor_on_commit(arb_hep *e, const arb_commit_info *c)
 {
     struct ajob *j = ej(e);
     uint32_t index = c->index;
-    if (index >= e->offsets || cwin_add(e_committed(e), index) != 1) {
+    int added = index < e->offsets ? cwin_add(e_committed(e), index) : 0;
+    if (added < 0) { /* the window could not grow: the run ends, out of memory */
+        fatal(j->s, ARB_ENOMEM);
+        return -1;
+    }
+    if (added != 1) {
         j->res.inv_dup_commit++;
         return -1;
     }
@@ -104,7 +109,7 @@ int arbor_on_commit(arb_hep *e, const arb_commit_info *c)
         j->rtt_n++;
         if (rtt > j->res.rtt_max) j->res.rtt_max = rtt;
     }
-    if (c->count != j->p->channels[e->ch].n_members) j->res.inv_count++;
+    if (c->count != arb_plan_get_channel(j->p, e->ch)->n_members) j->res.inv_count++;
     if (j->cfg.values && c->result && c->len) check(j, e->ch, index, c->result, c->len);
     j->a->committed_bytes += len_of(j, e->c, index);
     return 0;
@@ -199,8 +204,8 @@ static uint64_t conservation_errors(const arb_sim *s)
 {
     const struct arbor_job *a = s->arb;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    uint64_t *left = calloc(n_nodes, sizeof *left); /* out + queued */
-    if (!left) return 0;
+    uint64_t *left = a->left; /* out + queued */
+    memset(left, 0, (size_t)n_nodes * sizeof *left);
     for (uint32_t port = 0; port < s->n_ports; port++) {
         uint32_t owner = s->owner[port];
         for (uint32_t x = 0; x < a->n_jobs; x++)
@@ -216,7 +221,6 @@ static uint64_t conservation_errors(const arb_sim *s)
         const struct nacct *c = &a->acct[n];
         if (c->in + c->copies != c->consumed + c->drops + c->delivered + left[n]) bad++;
     }
-    free(left);
     return bad;
 }
 
@@ -289,13 +293,13 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
             r->registers += st.registers;
             r->ends += st.ends;
             /* every requester receives every result (pull-result, push) */
-            arb_ep_kind kind = p->channels[e->ch].kind;
+            arb_ep_kind kind = arb_plan_get_channel(p, e->ch)->kind;
             /* header-only: results held (one message per engine: its stats' count) */
             uint64_t got = j->cfg.values ? e->results : st.results;
             if (r->done && kind != ARB_EP_BARRIER && got < e->offsets)
                 r->inv_missing += e->offsets - got;
-            if (e->cond_done && p->cfg.coll != ARB_COLL_REDUCE && kind != ARB_EP_BARRIER &&
-                got < e->offsets)
+            if (e->cond_done && arb_plan_get_config(p)->coll != ARB_COLL_REDUCE &&
+                kind != ARB_EP_BARRIER && got < e->offsets)
                 r->inv_early++;
         }
         if (e->r && e->cond_done && e->results < e->offsets) r->inv_early++;
@@ -323,15 +327,15 @@ static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conserva
 {
     arb_sim_arbor_result r = j->res;
     const arb_plan *p = j->p;
-    r.ranks = p->cfg.n_ranks;
+    r.ranks = arb_plan_get_config(p)->n_ranks;
     r.ranks_done = j->host->ranks_done;
     r.port = SIM_ARBOR_DPORT + j->port;
     r.done = job_done(j);
-    r.bytes = p->cfg.coll == ARB_COLL_BARRIER ? 0 : p->cfg.bytes;
+    r.bytes = arb_plan_get_config(p)->coll == ARB_COLL_BARRIER ? 0 : arb_plan_get_config(p)->bytes;
     r.finish = ARB_TIME_NEVER;
-    if (j->host->ranks_done == p->cfg.n_ranks) {
+    if (j->host->ranks_done == arb_plan_get_config(p)->n_ranks) {
         r.finish = 0;
-        for (uint32_t k = 0; k < p->cfg.n_ranks; k++)
+        for (uint32_t k = 0; k < arb_plan_get_config(p)->n_ranks; k++)
             if (j->host->rank_done[k] > r.finish) r.finish = j->host->rank_done[k];
         r.cct = r.finish - r.start;
         r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
@@ -408,8 +412,8 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
         rtt_sum += a->jobs[x]->rtt_sum;
         rtt_n += a->jobs[x]->rtt_n;
         /* the mean over every channel: each job's mean weighted by its channels */
-        window_sum += r.cc_window_mean * a->jobs[x]->p->n_channels;
-        n_cc += a->jobs[x]->p->n_channels;
+        window_sum += r.cc_window_mean * arb_plan_n_channels(a->jobs[x]->p);
+        n_cc += arb_plan_n_channels(a->jobs[x]->p);
     }
     w.cc_window_mean = n_cc ? window_sum / (double)n_cc : 0;
     if (w.finish != ARB_TIME_NEVER)

@@ -28,8 +28,9 @@ static uint32_t send_route(const arb_hep *e, const arb_ep_dst *dst, const arb_hd
         return ROUTE_TREE;
     }
     const arb_plan *p = ej(e)->p;
-    *dst_host = dst->kind == ARB_EP_DST_MEMBER ? p->ranks[p->members[c->first_member + dst->member]]
-                                               : c->responder_host;
+    *dst_host = dst->kind == ARB_EP_DST_MEMBER
+                    ? arb_plan_host(p, arb_plan_member(p, e->ch, dst->member))
+                    : c->responder_host;
     *port = e->nic_port;
     return ROUTE_UNICAST;
 }
@@ -162,7 +163,7 @@ static void note_failure(arb_sim *s, const arb_hep *e)
     uint32_t k = 0;
     for (uint32_t m = 0; m < c->n_members && k < 16; m++)
         if ((rf.missing[m >> 6] >> (m & 63)) & 1)
-            f->missing_hosts[k++] = p->ranks[p->members[c->first_member + m]];
+            f->missing_hosts[k++] = arb_plan_host(p, arb_plan_member(p, e->ch, m));
 }
 
 /* The rank driver's on_failure: engine e gave up, the run fails. */
@@ -236,7 +237,7 @@ void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t i)
  * not a member. */
 static int sender_of(const struct ajob *j, const struct pkt *k)
 {
-    const arb_plan_channel *c = &j->p->channels[k->conn - j->ch_base];
+    const arb_plan_channel *c = arb_plan_get_channel(j->p, k->conn - j->ch_base);
     if (k->flags & PF_SWITCH) return ARB_EP_FROM_SWITCH;
     uint32_t r = j->rank_of_host[k->src];
     if (r == NONE || k->src == c->responder_host) return ARB_EP_NOT_MEMBER;
@@ -321,7 +322,7 @@ static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_t
 {
     for (uint32_t x = j->host_first[h]; x < j->host_first[h + 1]; x++) {
         arb_hep *e = &j->eps[j->host_eps[x]];
-        const arb_plan_channel *c = &j->p->channels[e->ch];
+        const arb_plan_channel *c = arb_plan_get_channel(j->p, e->ch);
         if (start) {
             uint64_t len = c->hi - c->lo;
             int rc = 0;

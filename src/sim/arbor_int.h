@@ -142,6 +142,7 @@ struct arbor_job {
     uint32_t **owner;
     uint32_t n_parts;
     struct nacct *acct; /* per node, every job's packets */
+    uint64_t *left;     /* per node: conservation_errors' scratch, made at set-up */
     uint32_t spare;     /* a received packet its engine may reuse for a reply, or NONE */
     uint8_t echo_ce;    /* a requester is answering a credit that arrived with CE */
     arb_time *timer_at; /* per host (a host belongs to one job) */

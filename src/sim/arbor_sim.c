@@ -40,12 +40,12 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const arb_plan *plan, uint32_t pay
 {
     if (!s || !plan) return 0;
     arb_time hop = 0;
-    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint32_t frame = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(plan) + payload + ARB_WIRE_EXTRA;
     for (uint32_t p = 0; p < s->n_ports; p++) {
         arb_time t = s->ports[p].delay + arb_time_tx(frame, s->ports[p].rate);
         if (s->ports[p].rate && t > hop) hop = t;
     }
-    uint32_t levels = plan->root_level ? plan->root_level : 1;
+    uint32_t levels = arb_plan_root_level(plan) ? arb_plan_root_level(plan) : 1;
     return 4 * (arb_time)levels * hop;
 }
 
@@ -53,8 +53,8 @@ arb_time arb_sim_arbor_loop(const arb_sim *s, const arb_plan *plan, uint32_t pay
 static uint64_t slowest_nic(const arb_sim *s, const arb_plan *plan)
 {
     uint64_t rate = UINT64_MAX;
-    for (uint32_t h = 0; h < plan->cfg.n_ranks; h++) {
-        uint64_t r = s->ports[s->hosts[plan->ranks[h]].nic_port].rate;
+    for (uint32_t h = 0; h < arb_plan_get_config(plan)->n_ranks; h++) {
+        uint64_t r = s->ports[s->hosts[arb_plan_host(plan, h)].nic_port].rate;
         if (r && r < rate) rate = r;
     }
     return rate;
@@ -63,23 +63,23 @@ static uint64_t slowest_nic(const arb_sim *s, const arb_plan *plan)
 arb_time arb_sim_arbor_cc_loop(const arb_sim *s, const arb_plan *plan, uint32_t payload)
 {
     if (!s || !plan) return 0;
-    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint32_t frame = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(plan) + payload + ARB_WIRE_EXTRA;
     uint64_t rate = slowest_nic(s, plan);
     if (rate == UINT64_MAX) return arb_sim_arbor_loop(s, plan, payload);
     /* a host takes part in every channel (a sharded collective) or one: a
      * credit of each can meet at its downlink; the requests they trigger
      * leave at the pace the credits arrived, so they do not queue again */
-    uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
+    uint32_t per_host = arb_plan_n_channels(plan) > 1 ? arb_plan_n_channels(plan) : 1;
     return arb_sim_arbor_loop(s, plan, payload) + (arb_time)per_host * arb_time_tx(frame, rate);
 }
 
 uint32_t arb_sim_arbor_window(const arb_sim *s, const arb_plan *plan, uint32_t payload)
 {
     if (!s || !plan) return 0;
-    uint32_t frame = ARB_FRAME_OVERHEAD + plan->hdr_len + payload + ARB_WIRE_EXTRA;
+    uint32_t frame = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(plan) + payload + ARB_WIRE_EXTRA;
     uint64_t rate = slowest_nic(s, plan);
     if (rate == UINT64_MAX) return ARB_SIM_ARBOR_WINDOW_MIN;
-    uint32_t per_host = plan->n_channels > 1 ? plan->n_channels : 1;
+    uint32_t per_host = arb_plan_n_channels(plan) > 1 ? arb_plan_n_channels(plan) : 1;
     /* the loop's bits at the channel's share, over a frame's bits */
     double bits = (double)arb_sim_arbor_cc_loop(s, plan, payload) / (double)ARB_PS_PER_S *
                   (double)rate / per_host;
@@ -135,6 +135,7 @@ void arbor_free(arb_sim *s)
     free(a->agg);
     free(a->owner);
     free(a->acct);
+    free(a->left);
     free(a->timer_at);
     free(a->timer_seq);
     free(a->lag);
@@ -154,12 +155,12 @@ void arbor_free(arb_sim *s)
 static int route_engines(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
-    uint32_t subs = p->cfg.subchannels;
-    j->n_channels = p->n_channels;
-    j->ep_of = malloc((size_t)s->n_hosts * p->n_channels * sizeof *j->ep_of);
+    uint32_t subs = arb_plan_get_config(p)->subchannels;
+    j->n_channels = arb_plan_n_channels(p);
+    j->ep_of = malloc((size_t)s->n_hosts * arb_plan_n_channels(p) * sizeof *j->ep_of);
     j->tree_ports = malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
     if (!j->ep_of || !j->tree_ports) return ARB_ENOMEM;
-    for (size_t i = 0; i < (size_t)s->n_hosts * p->n_channels; i++)
+    for (size_t i = 0; i < (size_t)s->n_hosts * arb_plan_n_channels(p); i++)
         j->ep_of[i] = NONE;
     for (uint32_t x = 0; x < j->n_eps; x++) {
         arb_hep *e = &j->eps[x];
@@ -167,10 +168,10 @@ static int route_engines(arb_sim *s, struct ajob *j)
         e->nic_port = s->hosts[e->host].nic_port;
         e->tree_port = tp;
         for (uint32_t u = 0; u < subs; u++) {
-            uint32_t ei = entry_of(j, e->host, p->channels[e->ch].first_tree + u);
-            tp[u] = ei != NONE ? p->entries[ei].up_port : e->nic_port;
+            uint32_t ei = entry_of(j, e->host, arb_plan_get_channel(p, e->ch)->first_tree + u);
+            tp[u] = ei != NONE ? arb_plan_get_entry(p, ei)->up_port : e->nic_port;
         }
-        j->ep_of[(size_t)e->host * p->n_channels + e->ch] = x;
+        j->ep_of[(size_t)e->host * arb_plan_n_channels(p) + e->ch] = x;
     }
     return 0;
 }
@@ -184,13 +185,13 @@ static int channel_cc(arb_sim *s, const struct ajob *j, arb_hep *e)
     const arb_port *nic = &s->ports[s->hosts[e->host].nic_port];
     /* a channel's share of its host's link: every channel a host takes
      * part in moves a frame per credit across it */
-    uint32_t per_host = j->p->n_channels > 1 ? j->p->n_channels : 1;
+    uint32_t per_host = arb_plan_n_channels(j->p) > 1 ? arb_plan_n_channels(j->p) : 1;
     c.line_rate = nic->rate / per_host ? nic->rate / per_host : 1;
     c.host_rate = nic->rate > c.line_rate ? nic->rate : c.line_rate;
     /* and its share of the link's headroom: Oscar's costs a link the sum
      * over the channels on it (docs/cc.md) */
     c.oscar.headroom /= per_host;
-    c.credit_bytes = ARB_FRAME_OVERHEAD + j->p->hdr_len + cfg->payload + ARB_WIRE_EXTRA;
+    c.credit_bytes = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(j->p) + cfg->payload + ARB_WIRE_EXTRA;
     c.base_rtt = cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->payload);
     if (cfg->cc_kind == ARB_CC_DISABLED || cfg->cc_kind == ARB_CC_FIXED || !c.window)
         c.window = cfg->window;
@@ -244,13 +245,14 @@ static int make_engines(arb_sim *s, struct ajob *j)
     j->n_eps = j->host->n_eps;
     j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
     j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
-    j->ep_at = malloc((size_t)p->cfg.n_ranks * p->n_channels * sizeof *j->ep_at);
+    j->ep_at =
+        malloc((size_t)arb_plan_get_config(p)->n_ranks * arb_plan_n_channels(p) * sizeof *j->ep_at);
     if (!j->host_first || !j->host_eps || !j->ep_at) return ARB_ENOMEM;
-    for (size_t i = 0; i < (size_t)p->cfg.n_ranks * p->n_channels; i++)
+    for (size_t i = 0; i < (size_t)arb_plan_get_config(p)->n_ranks * arb_plan_n_channels(p); i++)
         j->ep_at[i] = NONE;
     for (uint32_t x = 0; x < j->n_eps; x++) {
         arb_hep *e = &j->eps[x];
-        j->ep_at[(size_t)e->rank * p->n_channels + e->ch] = x;
+        j->ep_at[(size_t)e->rank * arb_plan_n_channels(p) + e->ch] = x;
         j->host_first[e->host + 1]++;
         if (e->r) {
             e->committed = calloc(1, sizeof(struct cwin));
@@ -287,11 +289,12 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
     a->acct = calloc(n_nodes, sizeof *a->acct);
+    a->left = calloc(n_nodes, sizeof *a->left);
     a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
     a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
     a->hj = calloc(s->n_hosts, sizeof *a->hj);
     a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
-    if (!a->agg || !a->owner || !a->acct || !a->timer_at || !a->timer_seq || !a->hj ||
+    if (!a->agg || !a->owner || !a->acct || !a->left || !a->timer_at || !a->timer_seq || !a->hj ||
         !a->next_port) {
         arbor_free(s);
         return ARB_ENOMEM;
@@ -311,11 +314,11 @@ static int job_trees(arb_sim *s, struct ajob *j)
     uint8_t *mark = calloc(n_nodes, 1);
     if (!mark) return ARB_ENOMEM;
     int rc = 0;
-    for (uint32_t t = 0; t < p->n_trees && rc == 0; t++) {
-        const arb_plan_tree *tr = &p->trees[t];
+    for (uint32_t t = 0; t < arb_plan_n_trees(p) && rc == 0; t++) {
+        const arb_plan_tree *tr = arb_plan_get_tree(p, t);
         for (uint32_t x = 0; x < tr->n_entries && rc == 0; x++) {
-            const arb_plan_entry *e = &p->entries[tr->first_entry + x];
-            j->entry[(size_t)e->node * p->n_trees + t] = tr->first_entry + x;
+            const arb_plan_entry *e = arb_plan_get_entry(p, tr->first_entry + x);
+            j->entry[(size_t)e->node * arb_plan_n_trees(p) + t] = tr->first_entry + x;
             if (!e->aggregate) continue;
             if (!mark[e->node]) j->n_agg_nodes++;
             mark[e->node] = 1;
@@ -334,7 +337,7 @@ static int job_trees(arb_sim *s, struct ajob *j)
 static void job_values(struct ajob *j)
 {
     const arb_plan *p = j->p;
-    uint32_t N = p->cfg.n_ranks;
+    uint32_t N = arb_plan_get_config(p)->n_ranks;
     for (uint32_t x = 0; x < 17; x++) {
         j->sum17[x] = 0;
         for (uint32_t r = 0; r < N; r++)
@@ -342,8 +345,9 @@ static void job_values(struct ajob *j)
     }
     static const int mant[ARB_DTYPE_COUNT] = {11, 8, 24, 53, 63, 63};
     double bound = 8.0 * N;
-    j->tol =
-        bound <= ldexp(1.0, mant[p->cfg.dtype]) ? 0 : N * bound * ldexp(1.0, -mant[p->cfg.dtype]);
+    j->tol = bound <= ldexp(1.0, mant[arb_plan_get_config(p)->dtype])
+                 ? 0
+                 : N * bound * ldexp(1.0, -mant[arb_plan_get_config(p)->dtype]);
 }
 
 /* A job with its tables, aggregators and engines, not yet registered. */
@@ -362,13 +366,13 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->cfg = *cfg;
     if (!j->cfg.window) j->cfg.window = arb_sim_arbor_window(s, p, cfg->payload);
     j->p = p;
-    j->n_trees = p->n_trees;
+    j->n_trees = arb_plan_n_trees(p);
     j->part = j->index % a->n_parts;
     j->res.correct = cfg->values ? 1 : -1;
-    j->entry = malloc((size_t)n_nodes * p->n_trees * sizeof *j->entry);
+    j->entry = malloc((size_t)n_nodes * arb_plan_n_trees(p) * sizeof *j->entry);
     j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
     j->pacct = calloc(s->n_ports, sizeof *j->pacct);
-    uint32_t R = p->cfg.n_ranks;
+    uint32_t R = arb_plan_get_config(p)->n_ranks;
     j->start_at = malloc(R * sizeof *j->start_at);
     j->started = calloc(R, 1);
     j->idle = calloc(R, 1);
@@ -379,12 +383,12 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
         return ARB_ENOMEM;
     for (uint32_t r = 0; r < R; r++)
         j->start_at[r] = ARB_TIME_NEVER;
-    for (size_t i = 0; i < (size_t)n_nodes * p->n_trees; i++)
+    for (size_t i = 0; i < (size_t)n_nodes * arb_plan_n_trees(p); i++)
         j->entry[i] = NONE;
     for (uint32_t h = 0; h < s->n_hosts; h++)
         j->rank_of_host[h] = NONE;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
-        j->rank_of_host[p->ranks[r]] = r;
+    for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)
+        j->rank_of_host[arb_plan_host(p, r)] = r;
     j->floor = cfg->timeout_min ? cfg->timeout_min : 2 * arb_sim_arbor_loop(s, p, cfg->payload);
     if (j->floor < ARB_EP_TIMER_MIN) j->floor = ARB_EP_TIMER_MIN;
     if (j->floor > cfg->timeout) j->floor = cfg->timeout;
@@ -415,13 +419,13 @@ static int job_register(arb_sim *s, struct ajob *j)
     struct arbor_job *a = s->arb;
     const arb_plan *p = j->p;
     uint32_t port = 0;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
-        uint32_t h = p->ranks[r];
+    for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++) {
+        uint32_t h = arb_plan_host(p, r);
         if (a->next_port[h] > port) port = a->next_port[h];
         if (hjobs_room(&a->hj[h]) < 0) return ARB_ENOMEM;
     }
     if (port > 65535u - SIM_ARBOR_DPORT) return ARB_ERANGE;
-    uint32_t n_chan = a->n_chan + p->n_channels;
+    uint32_t n_chan = a->n_chan + arb_plan_n_channels(p);
     if (n_chan > a->cap_chan) {
         uint32_t cap = a->cap_chan ? a->cap_chan : 64;
         while (cap < n_chan)
@@ -439,8 +443,8 @@ static int job_register(arb_sim *s, struct ajob *j)
         a->chan_job[c] = j;
     a->n_chan = n_chan;
     j->port = port;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
-        uint32_t h = p->ranks[r];
+    for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++) {
+        uint32_t h = arb_plan_host(p, r);
         a->next_port[h] = port + 1;
         a->hj[h].v[a->hj[h].n++] = j;
     }
@@ -458,8 +462,8 @@ static int job_lag(arb_sim *s, const struct ajob *j)
         for (uint32_t h = 0; h < s->n_hosts; h++)
             a->held[h].head = a->held[h].tail = PKT_NONE;
     }
-    for (uint32_t r = 0; r < j->p->cfg.n_ranks; r++)
-        a->lag[j->p->ranks[r]] = (arb_time)r * j->cfg.skew;
+    for (uint32_t r = 0; r < arb_plan_get_config(j->p)->n_ranks; r++)
+        a->lag[arb_plan_host(j->p, r)] = (arb_time)r * j->cfg.skew;
     return 0;
 }
 
@@ -475,8 +479,8 @@ static int job_start(arb_sim *s, struct ajob *j)
     j->res.start = cfg->start < s->now ? s->now : cfg->start;
     uint64_t g = cfg->seed;
     if (cfg->skew && cfg->skew_random == 2 && job_lag(s, j) < 0) return ARB_ENOMEM;
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++) {
-        uint32_t h = p->ranks[r];
+    for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++) {
+        uint32_t h = arb_plan_host(p, r);
         arb_time at = j->res.start;
         if (cfg->skew && cfg->skew_random == 1)
             at += splitmix(&g) % (cfg->skew + 1);
@@ -503,8 +507,8 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
         parts != a->n_parts)
         return ARB_EINVAL;
     int lag = cfg->skew && cfg->skew_random == 2;
-    for (uint32_t r = 0; r < cfg->plan->cfg.n_ranks; r++) {
-        uint32_t h = cfg->plan->ranks[r];
+    for (uint32_t r = 0; r < arb_plan_get_config(cfg->plan)->n_ranks; r++) {
+        uint32_t h = arb_plan_host(cfg->plan, r);
         if ((lag && a->hj[h].n) || (a->lag && a->lag[h])) return ARB_EINVAL;
     }
     return 0;
@@ -514,7 +518,7 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
-    size_t es = arb_dtype_size(p->cfg.dtype);
+    size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || cfg->timeout < ARB_EP_TIMER_MIN ||
         cfg->retry < ARB_EP_TIMER_MIN ||
@@ -523,10 +527,10 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
         (cfg->retry_min && (cfg->retry_min < ARB_EP_TIMER_MIN || cfg->retry_min > cfg->retry)))
         return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    for (uint32_t r = 0; r < p->cfg.n_ranks; r++)
-        if (p->ranks[r] >= s->n_hosts) return ARB_EINVAL;
-    for (uint32_t i = 0; i < p->n_entries; i++)
-        if (p->entries[i].node >= n_nodes) return ARB_EINVAL;
+    for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)
+        if (arb_plan_host(p, r) >= s->n_hosts) return ARB_EINVAL;
+    for (uint32_t i = 0; i < arb_plan_n_entries(p); i++)
+        if (arb_plan_get_entry(p, i)->node >= n_nodes) return ARB_EINVAL;
     if (job_fits(s, cfg) < 0) return ARB_EINVAL;
     int first = s->arb == NULL;
     int rc = first ? arbor_state(s, cfg) : 0;
@@ -552,12 +556,13 @@ int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at)
     struct arbor_job *a = s ? s->arb : NULL;
     if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return ARB_EINVAL;
     struct ajob *j = a->jobs[job];
-    if (!j->cfg.deferred || rank >= j->p->cfg.n_ranks || j->start_at[rank] != ARB_TIME_NEVER)
+    if (!j->cfg.deferred || rank >= arb_plan_get_config(j->p)->n_ranks ||
+        j->start_at[rank] != ARB_TIME_NEVER)
         return ARB_EINVAL;
     if (at < s->now) at = s->now;
     j->start_at[rank] = at;
     if (at < j->res.start) j->res.start = at;
-    arbor_arm(s, j->p->ranks[rank], at);
+    arbor_arm(s, arb_plan_host(j->p, rank), at);
     return s->error;
 }
 
@@ -580,8 +585,8 @@ int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host,
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return ARB_EINVAL;
     const struct ajob *j = a->jobs[job];
-    if (rank >= j->p->cfg.n_ranks) return ARB_EINVAL;
-    if (host) *host = j->p->ranks[rank];
+    if (rank >= arb_plan_get_config(j->p)->n_ranks) return ARB_EINVAL;
+    if (host) *host = arb_plan_host(j->p, rank);
     if (done) *done = j->host->rank_done[rank];
     return 0;
 }
@@ -590,7 +595,7 @@ uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job)
 {
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return 0;
-    return a->jobs[job]->p->cfg.n_ranks;
+    return arb_plan_get_config(a->jobs[job]->p)->n_ranks;
 }
 
 int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out)
@@ -629,7 +634,7 @@ int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ran
     *ranks = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
         *ranks_done += a->jobs[x]->host->ranks_done;
-        *ranks += a->jobs[x]->p->cfg.n_ranks;
+        *ranks += arb_plan_get_config(a->jobs[x]->p)->n_ranks;
     }
     return 0;
 }

@@ -40,7 +40,7 @@ static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_por
         arbor_pkt_drop(s, node, i);
         return;
     }
-    const uint32_t *ports = j->p->child_ports + e->first_child;
+    const uint32_t *ports = arb_plan_children(j->p, e);
     pool_get(&s->pool, i)->in_port = in_port; /* the copies inherit it */
     uint32_t made = 0;
     for (uint32_t c = 1; c < n; c++) {
@@ -202,7 +202,7 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
         arbor_pkt_drop(s, node, i);
         return;
     }
-    const arb_plan_entry *e = &j->p->entries[ei];
+    const arb_plan_entry *e = arb_plan_get_entry(j->p, ei);
     const arb_hdr *h = &a->hdr[i];
     if (h->packet_type == ARB_PT_RESPONSE)
         sw_response(s, j, node, in_port, i, e);

@@ -344,6 +344,7 @@ int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
 
 int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
 {
-    if (current(q) <= 0) return 0;
+    int rc = current(q);
+    if (rc <= 0) return rc; /* empty, or ARB_ENOMEM: the next bucket could not be sorted */
     return evq_pop_until(q, until, t, target, seq);
 }

@@ -104,7 +104,8 @@ static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
 }
 
 /* Remove the earliest event if it is at or before `until`: 1 if one was
- * removed, 0 otherwise (none so early, or the queue is empty). */
+ * removed, 0 otherwise (none so early, or the queue is empty), ARB_ENOMEM
+ * when the next bucket could not be gathered (the queue is unchanged). */
 static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target,
                                 uint64_t *seq)
 {
@@ -130,7 +131,7 @@ static inline uint32_t evq_ahead(const struct evq *q, size_t d)
  * or advance the wheel, hence not const.) */
 arb_time evq_peek_time(struct evq *q);
 
-/* Remove the earliest event; 0 when empty, 1 otherwise. */
+/* Remove the earliest event; 0 when empty, 1 otherwise, or ARB_ENOMEM. */
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq);
 
 #endif

@@ -46,6 +46,19 @@ static int grow(struct pool *p)
 }
 
 #ifdef ARB_NO_POOLS
+/* Room on the side stack for every index made so far and one more, so that
+ * pool_release never has to grow it. */
+static int reserve_free(struct pool *p)
+{
+    if (p->n_chunks < p->cap_free) return 0;
+    uint32_t ncap = p->cap_free ? p->cap_free * 2 : 64;
+    uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
+    if (!nf) return ARB_ENOMEM;
+    p->free_ids = nf;
+    p->cap_free = ncap;
+    return 0;
+}
+
 /* One malloc per packet (a chunk of one), freed on release, so that the
  * sanitizers see every packet; free indices wait on a side stack. */
 uint32_t pool_alloc(struct pool *p)
@@ -59,7 +72,7 @@ uint32_t pool_alloc(struct pool *p)
             return PKT_NONE;
         }
     } else {
-        if (grow(p) < 0) return PKT_NONE;
+        if (reserve_free(p) < 0 || grow(p) < 0) return PKT_NONE;
         i = p->n_chunks - 1;
         p->free_head = PKT_NONE;
     }
@@ -74,14 +87,7 @@ void pool_release(struct pool *p, uint32_t i)
 {
     free(p->chunks[i]);
     p->chunks[i] = NULL;
-    if (p->n_free == p->cap_free) {
-        uint32_t ncap = p->cap_free ? p->cap_free * 2 : 64;
-        uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
-        if (!nf) abort(); /* cannot keep the index: out of memory in a debug build */
-        p->free_ids = nf;
-        p->cap_free = ncap;
-    }
-    p->free_ids[p->n_free++] = i;
+    p->free_ids[p->n_free++] = i; /* room: pool_alloc reserved it (reserve_free) */
     p->live--;
 }
 

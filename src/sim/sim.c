@@ -415,7 +415,8 @@ int arb_sim_run(arb_sim *s, arb_time until)
     sim_pf_decide(s);
     sim_forget_guesses(s); /* the fabric may have changed between runs */
     s->stop_at = until;
-    while (!s->error && evq_pop_until(&s->q, until, &t, &target, &seq)) {
+    int popped = 0;
+    while (!s->error && (popped = evq_pop_until(&s->q, until, &t, &target, &seq)) > 0) {
         if (s->pool.made != s->pf_made) sim_pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
@@ -430,6 +431,7 @@ int arb_sim_run(arb_sim *s, arb_time until)
             until = s->stop_at; /* a callback may have asked to stop sooner */
         }
     }
+    if (!s->error && popped < 0) s->error = popped; /* the event queue could not grow */
     s->in_run = 0;
     if (!s->error && until > s->horizon) s->horizon = until;
     return s->error;

@@ -125,7 +125,7 @@ static int plan_one(struct iter_arb *x, arb_plan **out, arb_coll coll, const uin
     pc.root = root;
     pc.root_offset = offset;
     char msg[400];
-    int rc = arb_plan_new(out, x->topo, &pc, msg, sizeof msg);
+    int rc = arb_topo_plan(out, x->topo, &pc, msg, sizeof msg);
     return rc < 0 ? arb_errf(err, errlen, rc, "%s", msg) : 0; /* "plan: ..." */
 }
 
@@ -148,7 +148,7 @@ static int plan_piece(struct iter_arb *x, struct acoll *c, const uint32_t *hosts
     }
     for (uint32_t i = 0; rc == 0 && i < g; i++) {
         /* shard i: the bytes of the inner plans' channel i (the same in each) */
-        const arb_plan_channel *ch = &pl[0]->channels[i];
+        const arb_plan_channel *ch = arb_plan_get_channel(pl[0], i);
         if (ch->hi == ch->lo) {
             rc = arb_errf(err, errlen, ARB_EINVAL,
                           "bytes: a piece of %llu bytes does not cut into %u shards of whole "

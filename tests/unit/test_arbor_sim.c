@@ -89,7 +89,7 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     pc.root = x->ranks - 1;
     pc.subchannels = x->subchannels ? x->subchannels : 1;
     arb_plan *p = NULL;
-    rc = arb_plan_new(&p, t, &pc, err, sizeof err);
+    rc = arb_topo_plan(&p, t, &pc, err, sizeof err);
     if (rc < 0) printf("  plan: %s\n", err);
     CHECK_EQ_I(rc, 0);
     arb_sim_config cfg;
@@ -462,7 +462,7 @@ static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arb
         pc.n_ranks = nr;
         pc.bytes = x->job_bytes ? x->job_bytes[k] : x->bytes;
         pc.dtype = ARB_DTYPE_I32;
-        rc = arb_plan_new(&p[k], t, &pc, err, sizeof err);
+        rc = arb_topo_plan(&p[k], t, &pc, err, sizeof err);
         CHECK_EQ_I(rc, 0);
         arb_sim_arbor_config ac;
         arb_sim_arbor_config_default(&ac);
@@ -625,7 +625,7 @@ TEST(jobs_deterministic_and_refused)
         pc.ranks = rk[k];
         pc.n_ranks = 4;
         pc.bytes = 64 * 1024;
-        CHECK_EQ_I(arb_plan_new(&p[k], t, &pc, err, sizeof err), 0);
+        CHECK_EQ_I(arb_topo_plan(&p[k], t, &pc, err, sizeof err), 0);
     }
     arb_sim_arbor_config ac;
     arb_sim_arbor_config_default(&ac);
@@ -767,9 +767,9 @@ TEST(deferred_jobs_enter_and_report)
     static struct deferred d;
     memset(&d, 0, sizeof d);
     d.second_job = -1;
-    REQUIRE_EQ_I(arb_plan_new(&p, t, &pc, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&p, t, &pc, err, sizeof err), 0);
     pc.coll = ARB_COLL_BROADCAST;
-    REQUIRE_EQ_I(arb_plan_new(&d.second, t, &pc, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&d.second, t, &pc, err, sizeof err), 0);
     arb_sim_arbor_config_default(&d.ac);
     d.ac.plan = p;
     d.ac.values = 1;
@@ -866,7 +866,7 @@ TEST(slots_count_every_part)
         pc.ranks = ranks;
         pc.n_ranks = 4;
         pc.bytes = 1 << 20;
-        CHECK_EQ_I(arb_plan_new(&p[k], t, &pc, err, sizeof err), 0);
+        CHECK_EQ_I(arb_topo_plan(&p[k], t, &pc, err, sizeof err), 0);
         arb_sim_arbor_config ac;
         arb_sim_arbor_config_default(&ac);
         ac.plan = p[k];
@@ -907,7 +907,7 @@ TEST(reboots_lose_slots_results_exact)
     pc.bytes = 1 << 20;
     pc.dtype = ARB_DTYPE_I32;
     arb_plan *p = NULL;
-    CHECK_EQ_I(arb_plan_new(&p, t, &pc, err, sizeof err), 0);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &pc, err, sizeof err), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.route = test_route;
@@ -972,7 +972,7 @@ TEST(counts_hold_mid_run)
     pc.n_ranks = 8;
     pc.bytes = 1 << 20;
     arb_plan *p = NULL;
-    CHECK_EQ_I(arb_plan_new(&p, t, &pc, err, sizeof err), 0);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &pc, err, sizeof err), 0);
     arb_sim_config cfg;
     arb_sim_config_default(&cfg);
     cfg.route = test_route;

@@ -146,9 +146,9 @@ static arb_time cc_loop_coll(const char *topo, arb_coll coll, uint32_t ranks, ui
     arb_sim_config_default(&cfg);
     cfg.route = no_route;
     if (arb_topo_new(&t, topo, NULL, err, sizeof err) == 0 &&
-        arb_plan_new(&p, t, &pc, err, sizeof err) == 0 && arb_sim_new(&s, t, &cfg) == 0) {
+        arb_topo_plan(&p, t, &pc, err, sizeof err) == 0 && arb_sim_new(&s, t, &cfg) == 0) {
         loop = arb_sim_arbor_cc_loop(s, p, 8192);
-        *levels = p->root_level;
+        *levels = arb_plan_root_level(p);
         *window = arb_sim_arbor_window(s, p, 8192);
     }
     arb_sim_free(s);

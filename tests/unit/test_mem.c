@@ -4,12 +4,18 @@
  * N = 1, 2, ... until the set-up succeeds: each failure must be a clean
  * ARB_ENOMEM (no object, nothing left allocated: the allocator counts
  * what is live; ASan sees the rest), and the object made once every
- * allocation succeeds must work and free everything it took.
+ * allocation succeeds must work and free everything it took. The same
+ * for two whole scenario runs with the failing allocator as the process
+ * allocator (arb_mem_set_default): every allocation of the set-up (the
+ * scenario, topology, routing, simulator, plans, pools), of the run (its
+ * queues and tables growing as packets flow; in the ASan build, one
+ * allocation per packet) and of the results fails in turn.
  */
 #include "arbor/agg.h"
 #include "arbor/cc.h"
 #include "arbor/endpoint.h"
 #include "arbor/plan.h"
+#include "arbor/scenario.h"
 #include "arbor/topo.h"
 #include "simkit.h"
 #include "testkit.h"
@@ -63,6 +69,15 @@ static void f_free(void *ptr, void *user)
     free(ptr);
 }
 
+static void *f_aligned(size_t align, size_t size, void *user)
+{
+    struct failing *f = user;
+    if (fails_now(f)) return NULL;
+    void *p = aligned_alloc(align, size);
+    f->live += p != NULL;
+    return p;
+}
+
 /* Set-up under an allocator failing at `fail_at`: 0 or the call's error,
  * the object (if made) freed by the same function. */
 typedef int (*setup_fn)(const arb_mem *mem, void *ctx);
@@ -74,7 +89,7 @@ static unsigned every_failure(const char *what, setup_fn setup, void *ctx)
 {
     for (unsigned n = 1; n < 10000; n++) {
         struct failing f = {0, n, 0};
-        arb_mem mem = {&f, f_malloc, f_calloc, f_realloc, f_free};
+        arb_mem mem = {&f, f_malloc, f_calloc, f_realloc, f_free, f_aligned};
         int rc = setup(&mem, ctx);
         if (f.live != 0) TESTKIT_REPORT("%s: %ld blocks left live failing at %u", what, f.live, n);
         if (rc == 0) {
@@ -223,11 +238,11 @@ static int plan_setup(const arb_mem *mem, void *ctx)
     c.mem = mem;
     arb_plan *p = NULL;
     char err[256];
-    int rc = arb_plan_new(&p, t, &c, err, sizeof err);
+    int rc = arb_topo_plan(&p, t, &c, err, sizeof err);
     if (rc < 0) CHECK(p == NULL);
     if (rc == ARB_ENOMEM && !strstr(err, "out of memory"))
         TESTKIT_REPORT("plan: ENOMEM, but \"%s\"", err);
-    if (rc == 0) CHECK_EQ_U(p->n_channels, 6);
+    if (rc == 0) CHECK_EQ_U(arb_plan_n_channels(p), 6);
     arb_plan_free(p);
     return rc;
 }
@@ -237,6 +252,78 @@ TEST(plan_fails_cleanly)
     arb_topo *t = simkit_topo("pgft:2;4,4;1,4;1,1");
     CHECK(every_failure("plan (allreduce, 6 ranks, 2 trees each)", plan_setup, t) > 8);
     arb_topo_free(t);
+}
+
+/* ---- the simulator: set-up and a whole run ------------------------------ */
+
+/* A scenario run with `mem` as the process allocator: scenario, topology,
+ * routing, simulator, plans, pools, workload, the run and its results (the
+ * JSON and CSV texts included). A run that fails must say why. */
+struct scn_case {
+    const char *name, *text;
+    arb_scenario_csv_kind csv;
+    unsigned codes[4]; /* runs: ENOMEM, another error, (unused), success */
+};
+
+static int scenario_setup(const arb_mem *mem, void *ctx)
+{
+    struct scn_case *k = ctx;
+    if (arb_mem_set_default(mem) < 0) return ARB_EINVAL;
+    arb_scenario *sc = NULL;
+    arb_scenario_result *r = NULL;
+    char err[512] = "";
+    int rc = arb_scenario_new(&sc);
+    if (rc == 0) rc = arb_scenario_load_string(sc, k->text, k->name, NULL, err, sizeof err);
+    if (rc == 0) rc = arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err);
+    if (rc < 0 && err[0] == '\0' && rc != ARB_ENOMEM)
+        TESTKIT_REPORT("%s: error %d without a message", k->name, rc);
+    if (rc == 0) {
+        const char *why = NULL;
+        arb_scenario_status st = arb_scenario_result_status(r, &why);
+        if (st != ARB_SCN_DONE) {
+            /* an allocation that failed mid-run ends the run with an error, not a
+             * run that looks done or a silent failure */
+            TESTKIT_REPORT("%s: run ended %d (%s) with no error", k->name, (int)st, why ? why : "");
+            rc = ARB_EINVAL;
+        }
+    }
+    if (rc == 0) {
+        char *json = arb_scenario_json(r, NULL);
+        char *csv = arb_scenario_csv(r, k->csv);
+        if (!json || !csv) rc = ARB_ENOMEM; /* both say so by NULL */
+        free(json);                         /* cJSON's text: the C library's */
+        arb_mem_free(NULL, csv);            /* ours: the process allocator's */
+    }
+    k->codes[rc == 0 ? 3 : rc == ARB_ENOMEM ? 0 : 1]++;
+    arb_scenario_result_free(r);
+    arb_scenario_free(sc);
+    arb_mem_set_default(NULL);
+    return rc == 0 || rc == ARB_ENOMEM ? rc : (printf("  %s: %s\n", k->name, err), rc);
+}
+
+static struct scn_case arbor8 = {"arbor8.ini",
+                                 "[fabric]\ntopology = leafspine:4,2,2\n"
+                                 "[workload]\nkind = arbor\nsize = 64KiB\n"
+                                 "[arbor]\nmode = values\npayload = 1024\nwindow = 4\n",
+                                 ARB_SCN_CSV_RANKS,
+                                 {0}};
+static struct scn_case perm4 = {"perm4.ini",
+                                "[fabric]\ntopology = leafspine:2,2,2\n"
+                                "[routing]\nscheme = ecmp\n[transport]\nkind = irn\n"
+                                "[workload]\nkind = perm\nseed = 7\nsize = 64KB\n",
+                                ARB_SCN_CSV_FLOWS,
+                                {0}};
+
+TEST(scenario_fails_cleanly)
+{
+    struct scn_case *cases[] = {&arbor8, &perm4};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct scn_case *k = cases[i];
+        unsigned n = every_failure(k->name, scenario_setup, k);
+        printf("  %s: %u failures ENOMEM, %u another error\n", k->name, k->codes[0], k->codes[1]);
+        CHECK(n > 50);
+        CHECK_EQ_U(k->codes[1], 0);
+    }
 }
 
 /* The default allocator is the C library's, and NULL means it. */
@@ -254,12 +341,48 @@ TEST(default_allocator)
     arb_mem_free(d, NULL);
 }
 
+/* The process allocator: set, used by NULL, refused without `aligned`,
+ * restored by NULL; aligned and string allocations through it. */
+TEST(process_allocator)
+{
+    struct failing f = {0, 0, 0};
+    arb_mem mem = {&f, f_malloc, f_calloc, f_realloc, f_free, f_aligned};
+    arb_mem half = mem;
+    half.aligned = NULL;
+    CHECK_EQ_I(arb_mem_set_default(&half), ARB_EINVAL);
+    CHECK(arb_mem_default() != &half);
+    REQUIRE_EQ_I(arb_mem_set_default(&mem), 0);
+    CHECK(arb_mem_default() == &mem);
+    void *p = arb_mem_malloc(NULL, 10);
+    char *d = arb_mem_strdup(NULL, "arbor"), *e = arb_mem_strndup(NULL, "arbor", 3);
+    uint8_t *a = arb_mem_aligned_alloc(NULL, 64, 100); /* rounded up to 128 */
+    CHECK_EQ_U(f.calls, 4);
+    CHECK_EQ_I(f.live, 4);
+    CHECK(d && strcmp(d, "arbor") == 0);
+    CHECK(e && strcmp(e, "arb") == 0);
+    CHECK(a && ((uintptr_t)a & 63) == 0);
+    CHECK(arb_mem_aligned_alloc(NULL, 48, 96) == NULL); /* not a power of two */
+    arb_mem_free(NULL, p);
+    arb_mem_free(NULL, d);
+    arb_mem_free(NULL, e);
+    arb_mem_free(NULL, a);
+    CHECK_EQ_I(f.live, 0);
+    CHECK_EQ_I(arb_mem_set_default(NULL), 0);
+    CHECK(arb_mem_default() != &mem);
+    p = arb_mem_malloc(NULL, 10); /* the C library's again: not counted */
+    CHECK_EQ_U(f.calls, 4);
+    arb_mem_free(NULL, p);
+    CHECK(arb_mem_aligned_alloc(&half, 64, 64) == NULL); /* no aligned: refused */
+}
+
 int main(void)
 {
     RUN(agg_fails_cleanly);
     RUN(cc_fails_cleanly);
     RUN(endpoints_fail_cleanly);
     RUN(plan_fails_cleanly);
+    RUN(scenario_fails_cleanly);
     RUN(default_allocator);
+    RUN(process_allocator);
     return testkit_done();
 }

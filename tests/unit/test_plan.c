@@ -2,9 +2,11 @@
  * Unit tests of the planner (plan.h): trees, aggregating switches,
  * replication sets and fan-in vectors computed by hand on star:4,
  * leafspine:4,2,2 and a 3-level PGFT; every collective's channels; the
- * error of every invalid input.
+ * error of every invalid input; the planner on a hand-made fabric that is
+ * no PGFT (paths of different lengths), through arb_plan_fabric alone.
  */
 #include "arbor/plan.h"
+#include "arbor/topo.h"
 
 #include <stdlib.h>
 
@@ -33,7 +35,7 @@ static arb_plan *plan(const arb_topo *t, arb_coll coll, uint32_t n, uint64_t byt
     c.agg_levels = levels;
     arb_plan *p = NULL;
     char err[256];
-    int rc = arb_plan_new(&p, t, &c, err, sizeof err);
+    int rc = arb_topo_plan(&p, t, &c, err, sizeof err);
     if (rc < 0) printf("  plan: %s\n", err);
     CHECK_EQ_I(rc, 0);
     return p;
@@ -43,14 +45,14 @@ static int fan_is(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s, unsigne
                   int f2)
 {
     const uint8_t *f = arb_plan_fanin(p, c, m, s);
-    unsigned dep = p->depth[(p->channels[c].first_member + m) * p->cfg.subchannels + s];
+    unsigned dep = arb_plan_depth(p, c, m, s);
     return f && dep == d && f[0] == f0 && f[1] == f1 && f[2] == f2;
 }
 
 static int has_child(const arb_plan *p, const arb_plan_entry *e, uint32_t port)
 {
     for (uint32_t i = 0; i < e->n_children; i++)
-        if (p->child_ports[e->first_child + i] == port) return 1;
+        if (arb_plan_children(p, e)[i] == port) return 1;
     return 0;
 }
 
@@ -59,18 +61,18 @@ TEST(star4_allreduce)
     arb_topo *t = topo("star:4");
     arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 4, 4096, 1, 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->n_channels, 4);
-    CHECK_EQ_U(p->ext, 0);
-    CHECK_EQ_U(p->hdr_len, 16);
-    CHECK_EQ_U(p->root_level, 1);
+    CHECK_EQ_U(arb_plan_n_channels(p), 4);
+    CHECK_EQ_U(arb_plan_hdr_len(p) == 20, 0);
+    CHECK_EQ_U(arb_plan_hdr_len(p), 16);
+    CHECK_EQ_U(arb_plan_root_level(p), 1);
     for (uint32_t c = 0; c < 4; c++) {
-        const arb_plan_channel *ch = &p->channels[c];
+        const arb_plan_channel *ch = arb_plan_get_channel(p, c);
         CHECK_EQ_U(ch->responder, c);
         CHECK_EQ_U(ch->n_members, 3);
         CHECK_EQ_U(ch->lo, c * 1024);
         CHECK_EQ_U(ch->hi, (c + 1) * 1024);
         CHECK_EQ_U(ch->kind, ARB_EP_PULL_RESULT);
-        const arb_plan_tree *tr = &p->trees[ch->first_tree];
+        const arb_plan_tree *tr = arb_plan_get_tree(p, ch->first_tree);
         CHECK_EQ_U(tr->root, 4);
         CHECK_EQ_U(tr->max_depth, 1);
         CHECK_EQ_U(tr->n_entries, 5); /* 4 hosts and the switch */
@@ -84,7 +86,7 @@ TEST(star4_allreduce)
         CHECK(rh && rh->up_port == arb_topo_node(t, c)->first_up && rh->n_children == 0);
         for (uint32_t m = 0; m < 3; m++) {
             CHECK(fan_is(p, c, m, 0, 1, 3, 1, 1));
-            CHECK(p->members[ch->first_member + m] != c);
+            CHECK(arb_plan_member(p, c, m) != c);
         }
     }
     CHECK(arb_plan_fanin(p, 4, 0, 0) == NULL);
@@ -104,15 +106,15 @@ TEST(two_ranks_point_to_point)
     c.n_ranks = 2;
     c.bytes = 8192;
     arb_plan *p = NULL;
-    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&p, t, &c, NULL, 0), 0);
     if (p) {
-        CHECK_EQ_U(p->n_channels, 2);
+        CHECK_EQ_U(arb_plan_n_channels(p), 2);
         CHECK(fan_is(p, 0, 0, 0, 1, 1, 1, 1));
         CHECK(fan_is(p, 1, 0, 0, 1, 1, 1, 1));
-        CHECK_EQ_U(p->members[p->channels[1].first_member], 0);
-        CHECK_EQ_U(p->channels[1].responder_host, 3);
-        CHECK_EQ_U(p->channels[0].hi, 4096);
-        CHECK_EQ_U(p->ext, 0);
+        CHECK_EQ_U(arb_plan_member(p, 1, 0), 0);
+        CHECK_EQ_U(arb_plan_get_channel(p, 1)->responder_host, 3);
+        CHECK_EQ_U(arb_plan_get_channel(p, 0)->hi, 4096);
+        CHECK_EQ_U(arb_plan_hdr_len(p) == 20, 0);
     }
     arb_plan_free(p);
     arb_topo_free(t);
@@ -124,14 +126,14 @@ TEST(leafspine_two_tiers)
     arb_topo *t = topo("leafspine:4,2,2");
     arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 8192, 2, 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->root_level, 2);
-    CHECK_EQ_U(p->ext, 1);
-    CHECK_EQ_U(p->hdr_len, 20);
+    CHECK_EQ_U(arb_plan_root_level(p), 2);
+    CHECK_EQ_U(arb_plan_hdr_len(p) == 20, 1);
+    CHECK_EQ_U(arb_plan_hdr_len(p), 20);
     /* channel 0: subchannel 0 on spine 12, 1 on spine 13; channel 1: 13, 12 */
-    CHECK_EQ_U(p->trees[0].root, 12);
-    CHECK_EQ_U(p->trees[1].root, 13);
-    CHECK_EQ_U(p->trees[2].root, 13);
-    CHECK_EQ_U(p->trees[3].root, 12);
+    CHECK_EQ_U(arb_plan_get_tree(p, 0)->root, 12);
+    CHECK_EQ_U(arb_plan_get_tree(p, 1)->root, 13);
+    CHECK_EQ_U(arb_plan_get_tree(p, 2)->root, 13);
+    CHECK_EQ_U(arb_plan_get_tree(p, 3)->root, 12);
     /* channel 0, members 1..7: leaf 8 holds host 1 only: it does not aggregate */
     const arb_plan_entry *l8 = arb_plan_find(p, 0, 8), *l9 = arb_plan_find(p, 0, 9);
     const arb_plan_entry *sp = arb_plan_find(p, 0, 12);
@@ -153,38 +155,38 @@ TEST(leafspine_two_tiers)
     CHECK(fan_is(p, 3, 2, 0, 1, 7, 1, 1)); /* host 2 */
     /* spine only: leaf 9 would send hosts 2 and 3 up one port, and the
      * spine counts one contribution per port: refused */
-    arb_plan_config c = p->cfg;
+    arb_plan_config c = *arb_plan_get_config(p);
     c.ranks = seq8; /* p's copy goes with p */
     c.subchannels = 1;
     c.agg_levels = 1u << 2;
     arb_plan_free(p);
     p = NULL;
     char err[256];
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), ARB_EINVAL);
     CHECK(strstr(err, "level-1 switch") != NULL && strstr(err, "add level 1") != NULL);
     /* one rank per leaf: spine only is valid, 16 B headers */
     uint32_t per_leaf[4] = {0, 2, 4, 6};
     c.ranks = per_leaf;
     c.n_ranks = 4;
     c.bytes = 4 * 8192;
-    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->ext, 0);
+    CHECK_EQ_U(arb_plan_hdr_len(p) == 20, 0);
     CHECK(fan_is(p, 0, 0, 0, 1, 3, 1, 1));
     CHECK(!arb_plan_find(p, 0, 9)->aggregate);
     arb_plan_free(p);
     /* four ranks on two leaves */
     p = plan(t, ARB_COLL_ALLREDUCE, 4, 4 * 4, 1, 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->root_level, 2);
+    CHECK_EQ_U(arb_plan_root_level(p), 2);
     CHECK(fan_is(p, 0, 0, 0, 1, 3, 1, 1)); /* host 1 alone under leaf 8 */
     CHECK(fan_is(p, 0, 1, 0, 2, 3, 2, 1)); /* host 2 */
     arb_plan_free(p);
     /* two ranks under one leaf: the leaf is the root */
     p = plan(t, ARB_COLL_ALLREDUCE, 2, 8, 1, 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->root_level, 1);
-    CHECK_EQ_U(p->trees[0].root, 8);
+    CHECK_EQ_U(arb_plan_root_level(p), 1);
+    CHECK_EQ_U(arb_plan_get_tree(p, 0)->root, 8);
     CHECK(fan_is(p, 0, 0, 0, 1, 1, 1, 1));
 out:
     arb_plan_free(p);
@@ -198,36 +200,36 @@ TEST(pgft_three_levels)
     arb_topo *t = topo("pgft:3;2,2,2;1,2,2;1,1,1");
     arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, 8, 8 * 4096, 1, 0);
     if (!p) goto out;
-    CHECK_EQ_U(p->root_level, 3);
-    CHECK_EQ_U(p->ext, 1);
-    CHECK_EQ_U(arb_topo_node(t, p->trees[0].root)->level, 3);
-    CHECK_EQ_U(arb_topo_node(t, p->trees[0].root)->index, 0);
-    CHECK_EQ_U(arb_topo_node(t, p->trees[1].root)->index, 1);
-    CHECK_EQ_U(arb_topo_node(t, p->trees[5].root)->index, 1);
+    CHECK_EQ_U(arb_plan_root_level(p), 3);
+    CHECK_EQ_U(arb_plan_hdr_len(p) == 20, 1);
+    CHECK_EQ_U(arb_topo_node(t, arb_plan_get_tree(p, 0)->root)->level, 3);
+    CHECK_EQ_U(arb_topo_node(t, arb_plan_get_tree(p, 0)->root)->index, 0);
+    CHECK_EQ_U(arb_topo_node(t, arb_plan_get_tree(p, 1)->root)->index, 1);
+    CHECK_EQ_U(arb_topo_node(t, arb_plan_get_tree(p, 5)->root)->index, 1);
     /* channel 0, members 1..7 */
     CHECK(fan_is(p, 0, 0, 0, 2, 7, 3, 1)); /* host 1: its leaf gathers it alone */
     CHECK(fan_is(p, 0, 1, 0, 3, 7, 3, 2)); /* host 2 */
     CHECK(fan_is(p, 0, 3, 0, 3, 7, 4, 2)); /* host 4 */
     CHECK(fan_is(p, 0, 6, 0, 3, 7, 4, 2)); /* host 7 */
-    CHECK_EQ_U(p->trees[0].max_depth, 3);
+    CHECK_EQ_U(arb_plan_get_tree(p, 0)->max_depth, 3);
     /* 16 B headers cannot carry it */
-    arb_plan_config c = p->cfg;
+    arb_plan_config c = *arb_plan_get_config(p);
     c.header = 16;
     arb_plan *q = NULL;
     char err[256];
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_ERANGE);
+    CHECK_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), ARB_ERANGE);
     CHECK(strstr(err, "16 B") != NULL);
     /* top and leaves only: the pod switches would send the aggregates of
      * two leaves up one port, and the root counts one contribution per
      * port (docs/protocol.md section 5), so the placement is refused */
     c.header = 0;
     c.agg_levels = (1u << 1) | (1u << 3);
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), ARB_EINVAL);
     CHECK(q == NULL);
     CHECK(strstr(err, "add level 2") != NULL);
     /* the root alone: the leaves merge two requesters */
     c.agg_levels = 1u << 3;
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), ARB_EINVAL);
     CHECK(strstr(err, "does not aggregate") != NULL);
     /* one rank per pod (hosts 0 and 4): the leaves and pod switches pass a
      * single requester each, so the root alone is a valid placement */
@@ -235,7 +237,7 @@ TEST(pgft_three_levels)
     c.ranks = two;
     c.n_ranks = 2;
     c.bytes = 2 * 4096;
-    REQUIRE_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), 0);
     if (q) CHECK(fan_is(q, 0, 0, 0, 1, 1, 1, 1));
     arb_plan_free(q);
     q = NULL;
@@ -245,12 +247,12 @@ TEST(pgft_three_levels)
     c.n_ranks = 4;
     c.bytes = 4 * 4096;
     c.agg_levels = (1u << 2) | (1u << 3);
-    REQUIRE_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), 0);
     if (q) CHECK(fan_is(q, 0, 0, 0, 1, 3, 1, 1)); /* host 2: only the root gathers (3) */
     arb_plan_free(q);
     q = NULL;
     c.agg_levels = 1u << 3;
-    CHECK_EQ_I(arb_plan_new(&q, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&q, t, &c, err, sizeof err), ARB_EINVAL);
 out:
     arb_plan_free(p);
     arb_topo_free(t);
@@ -279,22 +281,22 @@ TEST(collectives)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         c.coll = want[i].coll;
         arb_plan *p = NULL;
-        REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        REQUIRE_EQ_I(arb_topo_plan(&p, t, &c, NULL, 0), 0);
         if (!p) continue;
-        CHECK_EQ_U(p->n_channels, want[i].channels);
-        CHECK_EQ_U(p->channels[0].kind, want[i].kind);
-        CHECK_EQ_U(p->channels[0].op, want[i].op);
+        CHECK_EQ_U(arb_plan_n_channels(p), want[i].channels);
+        CHECK_EQ_U(arb_plan_get_channel(p, 0)->kind, want[i].kind);
+        CHECK_EQ_U(arb_plan_get_channel(p, 0)->op, want[i].op);
         if (want[i].channels == 1) {
-            CHECK_EQ_U(p->channels[0].responder, 2);
-            CHECK_EQ_U(p->channels[0].hi, 4000);
-            CHECK_EQ_U(p->members[0], 0);
-            CHECK_EQ_U(p->members[2], 3);
+            CHECK_EQ_U(arb_plan_get_channel(p, 0)->responder, 2);
+            CHECK_EQ_U(arb_plan_get_channel(p, 0)->hi, 4000);
+            CHECK_EQ_U(arb_plan_member(p, 0, 0), 0);
+            CHECK_EQ_U(arb_plan_member(p, 0, 2), 3);
         } else if (want[i].coll != ARB_COLL_BARRIER) {
             /* 1000 elements over 4: 250 each */
-            CHECK_EQ_U(p->channels[1].lo, 1000);
-            CHECK_EQ_U(p->channels[3].hi, 4000);
+            CHECK_EQ_U(arb_plan_get_channel(p, 1)->lo, 1000);
+            CHECK_EQ_U(arb_plan_get_channel(p, 3)->hi, 4000);
         } else {
-            CHECK_EQ_U(p->channels[3].hi, 0);
+            CHECK_EQ_U(arb_plan_get_channel(p, 3)->hi, 0);
         }
         arb_plan_free(p);
     }
@@ -306,12 +308,12 @@ TEST(collectives)
     c.coll = ARB_COLL_ALLREDUCE;
     c.bytes = 40;
     arb_plan *p = NULL;
-    REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+    REQUIRE_EQ_I(arb_topo_plan(&p, t, &c, NULL, 0), 0);
     if (p) {
-        CHECK_EQ_U(p->channels[0].hi, 8);
-        CHECK_EQ_U(p->channels[1].hi, 20);
-        CHECK_EQ_U(p->channels[2].hi, 28);
-        CHECK_EQ_U(p->channels[3].hi, 40);
+        CHECK_EQ_U(arb_plan_get_channel(p, 0)->hi, 8);
+        CHECK_EQ_U(arb_plan_get_channel(p, 1)->hi, 20);
+        CHECK_EQ_U(arb_plan_get_channel(p, 2)->hi, 28);
+        CHECK_EQ_U(arb_plan_get_channel(p, 3)->hi, 40);
     }
     arb_plan_free(p);
     arb_topo_free(t);
@@ -333,11 +335,11 @@ TEST(root_offset_moves_the_roots)
         c.bytes = 1 << 20;
         c.root_offset = offsets[o];
         arb_plan *p = NULL;
-        REQUIRE_EQ_I(arb_plan_new(&p, t, &c, NULL, 0), 0);
+        REQUIRE_EQ_I(arb_topo_plan(&p, t, &c, NULL, 0), 0);
         if (!p) continue;
-        CHECK_EQ_U(p->n_trees, 4);
-        for (uint32_t k = 0; k < p->n_trees; k++) {
-            const arb_plan_tree *tr = &p->trees[k];
+        CHECK_EQ_U(arb_plan_n_trees(p), 4);
+        for (uint32_t k = 0; k < arb_plan_n_trees(p); k++) {
+            const arb_plan_tree *tr = arb_plan_get_tree(p, k);
             CHECK_EQ_U(tr->root, arb_topo_node_id(t, 2, (tr->channel + offsets[o]) % 8));
         }
         arb_plan_free(p);
@@ -361,7 +363,7 @@ TEST(invalid_inputs)
         c.n_ranks = 4;                                                                             \
         c.bytes = 4096;                                                                            \
         c.field = value;                                                                           \
-        CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), code);                                \
+        CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), code);                               \
         CHECK(p == NULL);                                                                          \
         if (!strstr(err, text)) TESTKIT_REPORT("error '%s' lacks '%s'", err, text);                \
     } while (0)
@@ -376,25 +378,112 @@ TEST(invalid_inputs)
     arb_plan_config_default(&c);
     c.ranks = many;
     c.n_ranks = 257;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), ARB_EINVAL);
     uint32_t dup[3] = {1, 2, 1};
     c.ranks = dup;
     c.n_ranks = 3;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), ARB_EINVAL);
     CHECK(strstr(err, "both on host 1") != NULL);
     c.ranks = seq8;
     c.coll = ARB_COLL_BROADCAST;
     c.root = 3;
     c.n_ranks = 3;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), ARB_EINVAL);
     CHECK(strstr(err, "root rank 3") != NULL);
-    CHECK_EQ_I(arb_plan_new(&p, NULL, &c, err, sizeof err), ARB_EINVAL);
+    CHECK_EQ_I(arb_topo_plan(&p, NULL, &c, err, sizeof err), ARB_EINVAL);
     /* a failed host link: no path */
     arb_topo_fail(t, "link:h1-L1.0", NULL, 0);
     c.coll = ARB_COLL_ALLREDUCE;
-    CHECK_EQ_I(arb_plan_new(&p, t, &c, err, sizeof err), ARB_ENOENT);
+    CHECK_EQ_I(arb_topo_plan(&p, t, &c, err, sizeof err), ARB_ENOENT);
     CHECK(strstr(err, "no live path from host 1") != NULL);
     arb_topo_free(t);
+}
+
+/* A fabric that is no PGFT, described by hand: hosts 0 and 1 under switch A
+ * (node 3, level 1), host 2 straight under the root R (node 4, level 2), A
+ * under R. Ports: h0 up 0 (A's side 1), h1 up 2 (3), h2 up 4 (R's side 5),
+ * A up 6 (R's side 7). `broken` hosts have no path. */
+struct hand {
+    uint32_t broken;   /* host without a path, or ARB_PLAN_NONE */
+    uint32_t bad_node; /* 1: host 0's path names a node out of range */
+};
+
+static int hand_path(const void *ctx, uint32_t host, uint32_t root, arb_plan_hop *hops)
+{
+    const struct hand *x = ctx;
+    (void)root;
+    if (host == x->broken) return ARB_ENOENT;
+    static const uint32_t up[3] = {0, 2, 4}, peer[3] = {1, 3, 5};
+    hops[0] = (arb_plan_hop){host, up[host], peer[host], 0};
+    if (host == 2) {
+        hops[1] = (arb_plan_hop){4, ARB_PLAN_NONE, ARB_PLAN_NONE, 2};
+        return 2;
+    }
+    hops[1] = (arb_plan_hop){3, 6, 7, 1};
+    hops[2] = (arb_plan_hop){x->bad_node && host == 0 ? 9 : 4, ARB_PLAN_NONE, ARB_PLAN_NONE, 2};
+    return 3;
+}
+
+TEST(hand_made_fabric)
+{
+    struct hand x = {ARB_PLAN_NONE, 0};
+    arb_plan_fabric f = {
+        .n_hosts = 3, .n_nodes = 5, .n_roots = 1, .root_level = 2, .path = hand_path, .ctx = &x};
+    arb_plan_config c;
+    arb_plan_config_default(&c);
+    c.ranks = seq8;
+    c.n_ranks = 3;
+    c.bytes = 3 * 64;
+    arb_plan *p = NULL;
+    char err[256];
+    REQUIRE_EQ_I(arb_plan_new(&p, &f, &c, err, sizeof err), 0);
+    if (!p) return;
+    CHECK_EQ_U(arb_plan_n_channels(p), 3);
+    CHECK_EQ_U(arb_plan_n_trees(p), 3);
+    CHECK_EQ_U(arb_plan_root_level(p), 2);
+    /* channel 2 (responder host 2): ranks 0 and 1 meet at A, which gathers
+     * two and so aggregates; R is the root. Two tiers: 20 B headers. */
+    CHECK(fan_is(p, 2, 0, 0, 2, 2, 2, 1));
+    CHECK(fan_is(p, 2, 1, 0, 2, 2, 2, 1));
+    CHECK_EQ_U(arb_plan_hdr_len(p), 20);
+    const arb_plan_entry *a = arb_plan_find(p, 2, 3), *r = arb_plan_find(p, 2, 4);
+    CHECK(a && a->aggregate && a->level == 1 && a->up_port == 6 && a->n_children == 2);
+    CHECK(a && has_child(p, a, 1) && has_child(p, a, 3));
+    CHECK(r && r->aggregate && r->up_port == ARB_PLAN_NONE && r->n_children == 1);
+    CHECK(r && has_child(p, r, 7));
+    CHECK_EQ_U(arb_plan_get_tree(p, 2)->root, 4);
+    CHECK_EQ_U(arb_plan_get_tree(p, 2)->max_depth, 2);
+    /* channel 0 (responder host 0): A passes host 1 on alone, so it does not
+     * aggregate; R gathers hosts 1 and 2 */
+    const arb_plan_entry *a0 = arb_plan_find(p, 0, 3), *r0 = arb_plan_find(p, 0, 4);
+    CHECK(a0 && !a0->aggregate && a0->n_children == 1 && has_child(p, a0, 3));
+    CHECK(r0 && r0->aggregate && r0->n_children == 2 && has_child(p, r0, 7) && has_child(p, r0, 5));
+    CHECK(fan_is(p, 0, 0, 0, 1, 2, 1, 1));
+    CHECK(fan_is(p, 0, 1, 0, 1, 2, 1, 1));
+    CHECK_EQ_U(arb_plan_host(p, 2), 2);
+    CHECK_EQ_U(arb_plan_host(p, 3), ARB_PLAN_NONE);
+    CHECK_EQ_U(arb_plan_member(p, 0, 1), 2);
+    CHECK_EQ_U(arb_plan_member(p, 0, 2), ARB_PLAN_NONE);
+    CHECK(arb_plan_get_channel(p, 3) == NULL && arb_plan_get_tree(p, 3) == NULL);
+    CHECK(arb_plan_get_entry(p, arb_plan_n_entries(p)) == NULL);
+    CHECK(arb_plan_get_entry(p, 1) == arb_plan_get_entry(p, 0) + 1);
+    arb_plan_free(p);
+    p = NULL;
+    /* the fabric's errors: a host with no path, a node out of range, no roots */
+    x.broken = 1;
+    CHECK_EQ_I(arb_plan_new(&p, &f, &c, err, sizeof err), ARB_ENOENT);
+    CHECK(strstr(err, "no live path from host 1") != NULL);
+    x.broken = ARB_PLAN_NONE;
+    x.bad_node = 1;
+    CHECK_EQ_I(arb_plan_new(&p, &f, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(strstr(err, "names node 9 of 5") != NULL);
+    x.bad_node = 0;
+    f.n_roots = 0;
+    CHECK_EQ_I(arb_plan_new(&p, &f, &c, err, sizeof err), ARB_EINVAL);
+    f.n_roots = 1;
+    c.n_ranks = 4; /* rank 3 on host 3: the fabric has 3 */
+    CHECK_EQ_I(arb_plan_new(&p, &f, &c, err, sizeof err), ARB_EINVAL);
+    CHECK(p == NULL);
 }
 
 int main(void)
@@ -406,5 +495,6 @@ int main(void)
     RUN(collectives);
     RUN(invalid_inputs);
     RUN(root_offset_moves_the_roots);
+    RUN(hand_made_fabric);
     return testkit_done();
 }
