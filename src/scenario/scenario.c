@@ -292,10 +292,12 @@ static int each_item(enum scn_vt type, const char *s, uint64_t *vals, uint32_t *
 
 static int check_items(enum scn_vt type, const char *s, char *msg, size_t len)
 {
-    static const char *const what[] = {"times (a number with ps, ns, us, ms or s)",
-                                       "sizes (bytes, or a number with B, KB, MB, GB, KiB, "
-                                       "MiB, GiB)",
-                                       "whole numbers"};
+    static const char *const what[] = {
+        "times (a number with ps, ns, us, ms or s)",
+        ("sizes (bytes, or a number with B, KB, MB, GB, KiB, "
+         "MiB, GiB)"),
+        "whole numbers",
+    };
     char bad[64];
     if (each_item(type, s, NULL, NULL, bad, sizeof bad) == 0) return 0;
     return arb_errf(msg, len, ARB_EPARSE, "'%s' in '%s': expected a list of %s", bad, s,
