@@ -241,8 +241,9 @@ double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
 /* The software switch                                                  */
 /* ------------------------------------------------------------------ */
 
-#define ARB_RT_SWITCH_MAX_JOBS 64  /**< jobs one switch admits */
-#define ARB_RT_SWITCH_MAX_PEERS 64 /**< peer switches one switch knows */
+#define ARB_RT_SWITCH_MAX_JOBS 64    /**< jobs one switch admits */
+#define ARB_RT_SWITCH_MAX_PEERS 64   /**< peer switches one switch knows */
+#define ARB_RT_SWITCH_MAX_THREADS 64 /**< threads one switch serves with */
 
 /** A software switch's configuration (arb_rt_switch_config_default). */
 typedef struct arb_rt_switch_config {
@@ -272,6 +273,15 @@ typedef struct arb_rt_switch_config {
      * to this long, yielding the core between looks (--spin; 0: block at
      * once, the default; at most 10 ms). */
     arb_time spin;
+    /** Threads serving the switch (--threads; 0 or 1: one, the default; at
+     * most ARB_RT_SWITCH_MAX_THREADS). With n > 1 each thread has its own
+     * socket, bound to the same address with SO_REUSEPORT, and its own
+     * aggregator of `slots` slots, and owns the channels whose (job +
+     * channel) mod n is its index; a classic BPF program on the socket
+     * group makes the kernel hand each datagram to its channel's owner
+     * (docs/runtime.md, section 7). arb_rt_switch_run runs the other n - 1
+     * threads while it serves. */
+    uint32_t threads;
     arb_logger logger; /**< where the switch reports (none by default) */
 } arb_rt_switch_config;
 
@@ -295,10 +305,17 @@ int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, con
 
 /** Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
  * until *stop becomes nonzero, checked at least every 100 ms; `stop` may be
- * set from a signal handler). The first call warns (cfg.logger,
+ * set from a signal handler or, with an atomic store, from another thread;
+ * the calling thread alone reads it, atomically). With
+ * cfg.threads n > 1 the call starts n - 1 threads, serves with them, and
+ * joins them before it returns (with wait 0 it serves every socket once
+ * in the calling thread). The first call warns (cfg.logger,
  * ARB_LOG_WARN) of every switch linked to this one in the fabric that is
  * no peer: what must cross that link is dropped. Errors: ARB_EINVAL for a
- * NULL s; what goes wrong with a packet is counted, never an error. */
+ * NULL s, ARB_ENOMEM when a thread could not start (those started are
+ * stopped first); what goes wrong with a packet is counted, never an
+ * error. Not thread-safe: one thread runs a switch at a time, and reads
+ * its counters (arb_rt_switch_get_stats) only between runs. */
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop);
 
 /** The UDP port the switch listens on (useful with port 0). */
@@ -334,9 +351,13 @@ typedef struct arb_rt_switch_stats {
     /** JOINs of a rank already joined, from its address, with a newer
      * counter (a rank that heard nothing for 50 ms inside a call) */
     uint64_t keepalive_joins;
+    /** Arbor datagrams a thread handled for a channel another thread owns
+     * (cfg.threads > 1: a GSO or GRO train that mixed channels, or no
+     * steering program); always 0 with one thread */
+    uint64_t foreign;
 } arb_rt_switch_stats;
 
-/** Copy the switch's counters into *out. */
+/** Copy the switch's counters, summed over its threads, into *out. */
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out);
 
 #ifdef __cplusplus

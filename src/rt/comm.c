@@ -299,6 +299,7 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
     }
     if (rc == 0)
         rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank, !cfg->no_gso);
+    if (rc == 0) c->tx.by_channel = 1; /* everything goes to the switch */
     if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd, !cfg->no_gso);
     if (rc == 0 && rt_key(c->key, cfg->secret) < 0)
         rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");

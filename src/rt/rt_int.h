@@ -109,6 +109,10 @@ static inline int rt_addr_eq(const struct sockaddr_in *a, const struct sockaddr_
 /* A non-blocking UDP socket bound to `bind` (NULL: any), with `buf` bytes
  * of socket buffers where the kernel allows. fd, or ARB_EIO. */
 int rt_socket(const struct sockaddr_in *bind, int buf, char *err, size_t errlen);
+/* The same, with SO_REUSEPORT set before binding when reuseport is 1 (the
+ * sockets of a switch's threads share one address). */
+int rt_socket_reuse(const struct sockaddr_in *bind, int buf, int reuseport, char *err,
+                    size_t errlen);
 
 #define RT_BATCH 64
 #define RT_HEAD_MAX 128 /* the header part of an outgoing datagram */
@@ -134,6 +138,11 @@ typedef struct rt_txq {
     struct mmsghdr gmsg[RT_BATCH];
     struct iovec giov[RT_BATCH * 2];
     _Alignas(struct cmsghdr) uint8_t gctl[RT_BATCH][64];
+    /* 1: datagrams queued from now on go to a switch, which may steer each
+     * by its channel among its threads: a GSO send holds one channel's
+     * (ranks: always; a switch: toward a peer switch) */
+    int by_channel;
+    uint8_t keyed[RT_BATCH]; /* by_channel when each was queued */
     uint64_t pkts, bytes, errors, drops, gso_sends;
     double drop; /* fraction dropped on purpose */
     arb_rng rng;
@@ -197,6 +206,9 @@ int rt_rx(rt_rxq *q);
  * without blocking for up to `spin` ps (yielding the core between looks),
  * then block in ppoll. 1 when it blocked, 0 when it did not. */
 int rt_wait_readable(int fd, arb_time wait, arb_time spin);
+/* The same, also returning when `wake` (an eventfd; -1: none) is
+ * readable. */
+int rt_wait_readable2(int fd, int wake, arb_time wait, arb_time spin);
 /* The largest spin accepted (ARBOR_SPIN, --spin). */
 #define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
 
@@ -212,7 +224,15 @@ struct arb_agg;
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now);
 void rt_switch_flush(arb_rt_switch *s);
-/* Close the switch's socket: everything it sends from now on fails and is
+/* The same for thread k's state (bench/bench_switch.c feeds each thread
+ * from its own thread; k >= the switch's threads means 0). */
+void rt_switch_feed_on(arb_rt_switch *s, uint32_t k, const struct sockaddr_in *from, uint8_t *b,
+                       size_t len, arb_time now);
+void rt_switch_flush_on(arb_rt_switch *s, uint32_t k);
+/* Its threads, and 1 when the kernel steers datagrams among them. */
+uint32_t rt_switch_threads(const arb_rt_switch *s);
+int rt_switch_steered(const arb_rt_switch *s);
+/* Close the switch's sockets: everything it sends from now on fails and is
  * counted as a send error. */
 void rt_switch_mute(arb_rt_switch *s);
 /* Its aggregator (for arb_agg_check). */
