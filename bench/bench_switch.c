@@ -16,7 +16,9 @@
  * kernel's steering would: the rate of the threads together, each paying
  * its sends.
  *
- * Usage: bench_switch [--seconds S] [--ranks N] [--threads T] [--no-gso]
+ * --io uring sends through io_uring (where built and allowed).
+ *
+ * Usage: bench_switch [--seconds S] [--ranks N] [--threads T] [--no-gso] [--io mmsg|uring]
  */
 #define _GNU_SOURCE
 #include "arbor/rt.h"
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
     uint32_t n = 4;
     int no_gso = 0;
     uint32_t threads = 1;
+    int uring = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
             seconds = atof(argv[++i]);
@@ -129,6 +132,8 @@ int main(int argc, char **argv)
             threads = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-gso") == 0)
             no_gso = 1;
+        else if (strcmp(argv[i], "--io") == 0 && i + 1 < argc)
+            uring = strcmp(argv[++i], "uring") == 0;
     }
     if (n < 2 || n > 64) n = 4;
     if (threads < 1 || threads > n) threads = 1; /* a channel per thread at least */
@@ -140,6 +145,7 @@ int main(int argc, char **argv)
     cfg.n_jobs = 1;
     cfg.no_gso = no_gso;
     cfg.threads = threads;
+    cfg.io = uring ? ARB_RT_IO_URING : ARB_RT_IO_MMSG;
     arb_rt_switch *s;
     char err[256];
     if (arb_rt_switch_new(&s, &cfg, err, sizeof err) < 0) {
@@ -197,7 +203,10 @@ int main(int argc, char **argv)
     printf("# bench_switch: one switch, %u thread(s)%s, %u ranks, AllReduce offsets of 8192 B, "
            "%.1f s, %s\n",
            threads, threads > 1 ? " (a feeder and a channel each)" : "", n, span,
-           no_gso ? "sendmmsg" : "GSO where the kernel has it");
+           no_gso ? "no GSO" : "GSO where the kernel has it");
+    arb_rt_switch_stats st0;
+    arb_rt_switch_get_stats(s, &st0);
+    printf("# sends by %s\n", st0.io_uring ? "io_uring" : "sendmmsg");
     printf("# %14s %12s %14s %12s %10s %6s %14s\n", "requests/s", "Gbit/s", "datagrams/s",
            "aggregates", "agg_drops", "cores", "requests/cpu-s");
     printf("  %14.0f %12.2f %14.0f %12llu %10llu %6.2f %14.0f\n", requests / span,

@@ -88,8 +88,26 @@ typedef struct arb_rt_config {
      * reply due within microseconds then costs no sleep and wake-up).
      * 0 (default): block at once. At most 10 ms. */
     arb_time spin;
+    /** ARBOR_IO: the socket's I/O, ARB_RT_IO_MMSG (default) or
+     * ARB_RT_IO_URING. io_uring where this library was built without
+     * liburing is an error (ARB_EINVAL, "not built"); where the kernel
+     * refuses a ring the communicator warns (logger) and uses sendmmsg
+     * (arb_rt_stats.io_uring says which). */
+    int io;
     arb_logger logger; /**< where the communicator reports (none by default) */
 } arb_rt_config;
+
+/** The sockets' I/O (arb_rt_config.io, arb_rt_switch_config.io). */
+typedef enum arb_rt_io {
+    ARB_RT_IO_MMSG = 0, /**< sendmmsg / recvmmsg, ppoll (default) */
+    ARB_RT_IO_URING = 1 /**< io_uring (liburing), where built and allowed */
+} arb_rt_io;
+
+/** 1 when io_uring can be used here (built with liburing, and the kernel
+ * gives this process a ring); else 0 with why in `why` ("not built ...",
+ * or the kernel's refusal and kernel.io_uring_disabled; `why` may be NULL).
+ * Never fails: the answer is 1 or 0. */
+int arb_rt_io_uring_available(char *why, size_t len);
 
 /** Defaults: rank 0 of 2, switch 127.0.0.1:17470, job 1, no secret, 30 s. */
 void arb_rt_config_default(arb_rt_config *cfg);
@@ -228,6 +246,9 @@ typedef struct arb_rt_stats {
     /** JOINs sent again after 50 ms with nothing from the switch inside a
      * call (it may have restarted, or the peers are merely slow) */
     uint64_t keepalive_joins;
+    /** 1 when the socket's I/O goes through io_uring (ARBOR_IO=uring and
+     * the kernel allowed it) */
+    uint64_t io_uring;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */
@@ -282,6 +303,10 @@ typedef struct arb_rt_switch_config {
      * (docs/runtime.md, section 7). arb_rt_switch_run runs the other n - 1
      * threads while it serves. */
     uint32_t threads;
+    /** The sockets' I/O (--io): ARB_RT_IO_MMSG (default) or ARB_RT_IO_URING,
+     * as arb_rt_config.io (not built: ARB_EINVAL; the kernel refuses: a
+     * warning, and sendmmsg). */
+    int io;
     arb_logger logger; /**< where the switch reports (none by default) */
 } arb_rt_switch_config;
 
@@ -299,7 +324,8 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
 void arb_rt_switch_free(arb_rt_switch *s);
 
 /** Add a peer switch after creation (when its address is known only then,
- * as with port 0). Errors: as arb_rt_switch_new's for cfg.peers. */
+ * as with port 0), not while arb_rt_switch_run runs. Errors: as
+ * arb_rt_switch_new's for cfg.peers. */
 int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr,
                            char *err, size_t errlen);
 
@@ -355,6 +381,8 @@ typedef struct arb_rt_switch_stats {
      * (cfg.threads > 1: a GSO or GRO train that mixed channels, or no
      * steering program); always 0 with one thread */
     uint64_t foreign;
+    /** threads whose socket's I/O goes through io_uring */
+    uint64_t io_uring;
 } arb_rt_switch_stats;
 
 /** Copy the switch's counters, summed over its threads, into *out. */

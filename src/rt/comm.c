@@ -60,6 +60,14 @@ static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, 
     return 0;
 }
 
+int arb_rt_io_uring_available(char *why, size_t len)
+{
+    char buf[200];
+    int ok = rt_uring_probe(buf, sizeof buf);
+    if (why && len) snprintf(why, len, "%s", ok ? "" : buf);
+    return ok;
+}
+
 int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
 {
     int rc = 0;
@@ -122,6 +130,16 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
             return arb_errf(err, errlen, ARB_EPARSE,
                             "ARBOR_SPIN='%s': not 0 or a duration up to 10ms such as 50us", v);
         cfg->spin = t;
+    }
+    if ((v = getenv("ARBOR_IO"))) {
+        if (strcmp(v, "uring") == 0)
+            cfg->io = ARB_RT_IO_URING;
+        else if (strcmp(v, "mmsg") == 0)
+            cfg->io = ARB_RT_IO_MMSG;
+        else
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_IO='%s': want mmsg (sendmmsg / recvmmsg) or uring (io_uring)",
+                            v);
     }
     if ((v = getenv("ARBOR_GSO"))) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
@@ -217,7 +235,7 @@ static int join_switch(arb_rt_comm *c)
     struct sockaddr_in other;
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
-        rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join), 0);
+        rt_rxq_wait(&c->rx, -1, JOIN_RETRY - (now - c->last_join), 0);
         int n = rt_rx(&c->rx);
         for (int i = 0; i < n; i++) {
             const uint8_t *b = c->rx.dg[i].buf;
@@ -275,7 +293,9 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
                       : cfg->timeout_max < cfg->timeout_min ? "timer floor above the ceiling"
                       : cfg->repair_tries == 0 || cfg->repair_tries > 64 ? "repair tries not 1..64"
                       : cfg->spin > RT_SPIN_MAX                          ? "spin above 10 ms"
-                                                                         : NULL;
+                      : cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING
+                          ? "io not mmsg or uring"
+                          : NULL;
     if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
@@ -301,6 +321,17 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
         rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank, !cfg->no_gso);
     if (rc == 0) c->tx.by_channel = 1; /* everything goes to the switch */
     if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd, !cfg->no_gso);
+    if (rc == 0 && cfg->io == ARB_RT_IO_URING) {
+        char why[200];
+        int u = rt_uring_attach(&c->rx, &c->tx, why, sizeof why);
+        if (u == 0)
+            c->st.io_uring = 1;
+        else if (u == ARB_EIO) /* the kernel refuses: the plain path */
+            arb_log(&c->cfg.logger, ARB_LOG_WARN, "rank %u: ARBOR_IO=uring: %s; using sendmmsg",
+                    cfg->rank, why);
+        else
+            rc = arb_errf(err, errlen, u, "ARBOR_IO=uring: %s", why);
+    }
     if (rc == 0 && rt_key(c->key, cfg->secret) < 0)
         rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
     if (rc == 0) {
@@ -413,7 +444,7 @@ arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_tim
 
 void rt_comm_wait(arb_rt_comm *c, arb_time wait)
 {
-    if (rt_wait_readable(c->fd, wait, c->cfg.spin))
+    if (rt_rxq_wait(&c->rx, -1, wait, c->cfg.spin))
         c->st.waits++;
     else if (c->cfg.spin && wait)
         c->st.spin_hits++;
@@ -488,7 +519,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
             rt_progress_once(c);
             arb_time now = rt_now();
             if (now - c->last_rx >= quiet || now >= until) break;
-            rt_wait_readable(c->fd, quiet - (now - c->last_rx), 0);
+            rt_rxq_wait(&c->rx, -1, quiet - (now - c->last_rx), 0);
         }
     }
     while (c->calls) {

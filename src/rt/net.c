@@ -190,6 +190,7 @@ void rt_tx_src(rt_txq *q, const struct sockaddr_in *to, uint32_t src, const uint
  * the kernel refused (EINVAL, EIO: no UDP GSO here), its index. */
 static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int gso, int *bad)
 {
+    if (q->ring) return rt_uring_send(q, msg, n, gso, bad);
     uint32_t off = 0, sent = 0;
     *bad = -1;
     while (off < n) {
@@ -336,56 +337,73 @@ int rt_rxq_pktinfo(rt_rxq *q)
 
 void rt_rxq_free(rt_rxq *q)
 {
+    rt_uring_detach(q);
     free(q->arena);
     q->arena = NULL;
 }
 
-int rt_rx(rt_rxq *q)
+void rt_rx_prepare(rt_rxq *q, uint32_t i)
 {
-    for (int i = 0; i < RT_BATCH; i++) {
-        struct msghdr *m = &q->msg[i].msg_hdr;
-        memset(m, 0, sizeof *m);
-        m->msg_name = &q->from[i];
-        m->msg_namelen = sizeof q->from[i];
-        m->msg_iov = &q->iov[i];
-        m->msg_iovlen = 1;
-        if (q->gro || q->pktinfo) {
-            m->msg_control = q->ctl[i];
-            m->msg_controllen = sizeof q->ctl[i];
+    struct msghdr *m = &q->msg[i].msg_hdr;
+    memset(m, 0, sizeof *m);
+    m->msg_name = &q->from[i];
+    m->msg_namelen = sizeof q->from[i];
+    m->msg_iov = &q->iov[i];
+    m->msg_iovlen = 1;
+    if (q->gro || q->pktinfo) {
+        m->msg_control = q->ctl[i];
+        m->msg_controllen = sizeof q->ctl[i];
+    }
+}
+
+int rt_rx_take(rt_rxq *q, uint32_t i, size_t len, int n)
+{
+    struct msghdr *m = &q->msg[i].msg_hdr;
+    size_t seg = len;
+    q->local[i] = 0;
+    if (q->gro || q->pktinfo) {
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+            if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+                int v;
+                memcpy(&v, CMSG_DATA(c), sizeof v);
+                if (v > 0) seg = (size_t)v;
+            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+                struct in_pktinfo pi;
+                memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                q->local[i] = pi.ipi_addr.s_addr;
+            }
         }
     }
+    uint8_t *b = q->iov[i].iov_base;
+    for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
+        q->dg[n].buf = b + off;
+        q->dg[n].len = len - off < seg ? len - off : seg;
+        q->dg[n].from = &q->from[i];
+        q->dg[n].local = q->local[i];
+        n++;
+    }
+    return n;
+}
+
+int rt_rx(rt_rxq *q)
+{
+    if (q->ring) return rt_uring_rx(q);
+    for (uint32_t i = 0; i < RT_BATCH; i++)
+        rt_rx_prepare(q, i);
     int k;
     do
         k = recvmmsg(q->fd, q->msg, RT_BATCH, MSG_DONTWAIT, NULL);
     while (k < 0 && errno == EINTR);
     int n = 0;
-    for (int i = 0; i < k; i++) {
-        struct msghdr *m = &q->msg[i].msg_hdr;
-        size_t len = q->msg[i].msg_len, seg = len;
-        q->local[i] = 0;
-        if (q->gro || q->pktinfo) {
-            for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-                if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-                    int v;
-                    memcpy(&v, CMSG_DATA(c), sizeof v);
-                    if (v > 0) seg = (size_t)v;
-                } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-                    struct in_pktinfo pi;
-                    memcpy(&pi, CMSG_DATA(c), sizeof pi);
-                    q->local[i] = pi.ipi_addr.s_addr;
-                }
-            }
-        }
-        uint8_t *b = q->iov[i].iov_base;
-        for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
-            q->dg[n].buf = b + off;
-            q->dg[n].len = len - off < seg ? len - off : seg;
-            q->dg[n].from = &q->from[i];
-            q->dg[n].local = q->local[i];
-            n++;
-        }
-    }
+    for (int i = 0; i < k; i++)
+        n = rt_rx_take(q, (uint32_t)i, q->msg[i].msg_len, n);
     return n;
+}
+
+int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin)
+{
+    if (q->ring) return rt_uring_wait(q, wake, wait, spin);
+    return rt_wait_readable2(q->fd, wake, wait, spin);
 }
 
 int rt_wait_readable(int fd, arb_time wait, arb_time spin)

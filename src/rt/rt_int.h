@@ -16,6 +16,8 @@
 #include "arbor/rt.h"
 #include "arbor/wire.h"
 
+struct rt_ring; /* a socket's io_uring (uring.c) */
+
 /* ---- the runtime header ----------------------------------------------- */
 
 /*
@@ -143,6 +145,7 @@ typedef struct rt_txq {
      * (ranks: always; a switch: toward a peer switch) */
     int by_channel;
     uint8_t keyed[RT_BATCH]; /* by_channel when each was queued */
+    struct rt_ring *ring;    /* sends through io_uring (the rt_rxq's ring), or NULL */
     uint64_t pkts, bytes, errors, drops, gso_sends;
     double drop; /* fraction dropped on purpose */
     arb_rng rng;
@@ -191,7 +194,8 @@ typedef struct rt_rxq {
     rt_dgram dg[RT_BATCH * 64]; /* a GRO receive holds up to 64 segments */
     int fd;
     int gro;
-    int pktinfo; /* IP_PKTINFO: each datagram's local address */
+    int pktinfo;          /* IP_PKTINFO: each datagram's local address */
+    struct rt_ring *ring; /* receives through io_uring (rt_uring_attach), or NULL */
 } rt_rxq;
 
 /* gro: ask for UDP GRO (off where the kernel refuses). */
@@ -211,6 +215,33 @@ int rt_wait_readable(int fd, arb_time wait, arb_time spin);
 int rt_wait_readable2(int fd, int wake, arb_time wait, arb_time spin);
 /* The largest spin accepted (ARBOR_SPIN, --spin). */
 #define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
+
+/* Wait as rt_wait_readable2 for q's socket, or for q's ring. */
+int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin);
+/* rt_rx's parts: reset slot i's msghdr; append the datagrams of slot i's
+ * receive of len bytes (split when GRO coalesced them) to q->dg from
+ * index n, returning the new count. */
+void rt_rx_prepare(rt_rxq *q, uint32_t i);
+int rt_rx_take(rt_rxq *q, uint32_t i, size_t len, int n);
+
+/* ---- io_uring (uring.c; built with liburing only) ---------------------- */
+
+/* 1 when this library was built with liburing. */
+int rt_uring_built(void);
+/* 1 when a ring can be made here; else 0 and why ("not built ...", or
+ * the kernel's refusal with kernel.io_uring_disabled). */
+int rt_uring_probe(char *why, size_t len);
+/* Move the socket's I/O (rx's receives, tx's sends; one socket) onto a
+ * ring: the socket becomes blocking (the ring waits), receives stay
+ * posted. 0; ARB_EINVAL when not built; ARB_EIO when the kernel refuses
+ * (err says why, with kernel.io_uring_disabled when set). Afterwards wait
+ * with rt_rxq_wait, never on the socket. rt_rxq_free detaches. */
+int rt_uring_attach(rt_rxq *rx, rt_txq *tx, char *err, size_t errlen);
+/* Cancel the posted receives, wait for them, free the ring. */
+void rt_uring_detach(rt_rxq *rx);
+int rt_uring_rx(rt_rxq *q);
+uint32_t rt_uring_send(rt_txq *q, struct mmsghdr *msg, uint32_t n, int gso, int *bad);
+int rt_uring_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin);
 
 /* CLOCK_MONOTONIC in ps. */
 arb_time rt_now(void);

@@ -301,6 +301,16 @@ static int open_sockets(arb_rt_switch *s, struct sockaddr_in *la, char *err, siz
          * to 0.0.0.0 has several) */
         if (rt_rxq_pktinfo(&wk->rx) < 0)
             return arb_errf(err, errlen, ARB_EIO, "IP_PKTINFO: %s", strerror(errno));
+        if (cfg->io == ARB_RT_IO_URING) {
+            char why[200];
+            rc = rt_uring_attach(&wk->rx, &wk->tx, why, sizeof why);
+            if (rc == 0)
+                wk->st.io_uring = 1;
+            else if (rc == ARB_EIO && k == 0) /* the kernel refuses: the plain path */
+                arb_log(&s->cfg.logger, ARB_LOG_WARN, "--io uring: %s; using sendmmsg", why);
+            else if (rc != ARB_EIO)
+                return arb_errf(err, errlen, rc, "--io uring: %s", why);
+        }
     }
     if (many) {
         s->steered = steer(s) == 0;
@@ -321,7 +331,8 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     *out = NULL;
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
-        cfg->spin > RT_SPIN_MAX || cfg->threads > ARB_RT_SWITCH_MAX_THREADS)
+        cfg->spin > RT_SPIN_MAX || cfg->threads > ARB_RT_SWITCH_MAX_THREADS ||
+        (cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING))
         return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
@@ -992,7 +1003,7 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
         if (n > 0) continue;
         arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
         if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
-        if (rt_wait_readable2(wk->fd, wk->id ? s->wake_fd : -1, left, s->cfg.spin)) wk->st.waits++;
+        if (rt_rxq_wait(&wk->rx, wk->id ? s->wake_fd : -1, left, s->cfg.spin)) wk->st.waits++;
     }
 }
 

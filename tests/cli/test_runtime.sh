@@ -235,6 +235,23 @@ else
     fail "switch threads" "$out $out2" "$(cat "$TMP/err")"
 fi
 
+# ---- io_uring: ranks and switch threads on rings, or shown as skipped --------------
+expect_err "run --io epoll" 2 "arbor run: --io 'epoll': want mmsg or uring" "$ARBOR" run -n 2 --io epoll -- true
+expect_err "switch --io epoll" 2 "arbor switch: --io 'epoll': want mmsg or uring" "$ARBOR" switch --io epoll --job 1:s
+out=$("$ARBOR" run -n 3 --io uring --switch-threads 2 --drop 0.02 -- "$ARBOR" bench allreduce -b 4K -e 1M \
+    -f 16 -n 3 -w 1 -c -s 2>"$TMP/err")
+rc=$?
+if grep -q "not built" "$TMP/err"; then
+    skip "io_uring" "not built (no liburing): $(grep -m1 'not built' "$TMP/err")"
+elif grep -q "refused" "$TMP/err"; then
+    skip "io_uring" "the kernel refuses rings here: $(grep -m1 'refused' "$TMP/err")"
+elif [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ] &&
+    [ "$(grep -c 'io_uring=1' "$TMP/err")" -eq 3 ]; then
+    pass "io_uring: 3 ranks on rings, a switch of 2 threads on rings, 2% loss: allreduce exact"
+else
+    fail "io_uring" "status $rc" "$out" "$(cat "$TMP/err")"
+fi
+
 # ---- three switch processes forming a tree ------------------------------------
 # Each must know the others' addresses when it starts: ports from this shell's
 # pid, away from the ephemeral range.

@@ -48,6 +48,8 @@ static void *sw_main(void *arg)
 
 static int g_no_gso;       /* plain sendmmsg / recvmmsg in the next switches and ranks */
 static uint32_t g_threads; /* threads of the next switches (0: one) */
+static int g_io;           /* the next switches' and ranks' socket I/O (arb_rt_io) */
+static uint64_t g_uring;   /* ranks of the last runs whose I/O went through io_uring */
 static int g_unsteered;    /* warnings that the kernel refused the steering program */
 static arb_time g_spin;    /* the next switches' and ranks' spin before blocking */
 static uint64_t g_waits;   /* blocking waits and spin hits of the ranks of the last run */
@@ -76,6 +78,7 @@ static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, u
     cfg.no_gso = g_no_gso;
     cfg.spin = g_spin;
     cfg.threads = g_threads;
+    cfg.io = g_io;
     cfg.logger.fn = sw_log;
     cfg.logger.max_level = ARB_LOG_WARN;
     cfg.drop = drop;
@@ -144,6 +147,7 @@ static void *rank_main(void *arg)
     cfg.timeout = k->timeout ? k->timeout : 20 * ARB_PS_PER_S;
     cfg.no_gso = g_no_gso;
     cfg.spin = g_spin;
+    cfg.io = g_io;
     arb_rt_comm *c;
     k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
     if (k->rc < 0) return NULL;
@@ -153,6 +157,7 @@ static void *rank_main(void *arg)
     arb_rt_get_stats(c, &st);
     pthread_mutex_lock(&g_mu);
     g_waits += st.waits + st.spin_hits;
+    g_uring += st.io_uring;
     pthread_mutex_unlock(&g_mu);
     arb_rt_comm_free(c);
     return NULL;
@@ -933,6 +938,71 @@ TEST(switch_threads_multi_tier)
     g_threads = 0;
 }
 
+/* ---- io_uring ------------------------------------------------------------ */
+
+/* Ranks and switches on io_uring (ARBOR_IO=uring): every collective and
+ * dtype at 2, 3 and 4 ranks exact, every rank and the switch on a ring;
+ * then a switch of 2 threads on rings with 2% loss. Skipped where the
+ * library was built without liburing (after checking that asking for it
+ * then fails, saying "not built") or the kernel refuses rings. */
+TEST(io_uring)
+{
+    char why[200];
+    if (!arb_rt_io_uring_available(why, sizeof why)) {
+        if (strstr(why, "not built")) {
+            arb_rt_config cfg;
+            arb_rt_config_default(&cfg);
+            cfg.secret = SECRET;
+            cfg.io = ARB_RT_IO_URING;
+            char err[256] = "";
+            arb_rt_comm *c = NULL;
+            CHECK_EQ_I(arb_rt_comm_new(&c, &cfg, err, sizeof err), ARB_EINVAL);
+            CHECK(strstr(err, "not built") != NULL);
+        }
+        SKIP("io_uring: %s", why);
+    }
+    g_io = ARB_RT_IO_URING;
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 3000;
+    g_op = ARB_OP_SUM;
+    g_uring = 0;
+    static const uint32_t sizes[] = {2, 3, 4};
+    for (int i = 0; i < 3; i++)
+        CHECK(run_ranks(w.addr, sizes[i], 1, 0, all_collectives) == 0);
+    CHECK_EQ_U(g_uring, 2 + 3 + 4);
+    arb_rt_switch_stats st;
+    sw_stop_stats(&w, &st);
+    CHECK_EQ_U(st.io_uring, 1);
+    CHECK(st.aggregates > 0);
+    g_threads = 2;
+    REQUIRE(sw_start(&w, 0.02, 1) == 0);
+    g_count = 5000;
+    CHECK(run_ranks(w.addr, 4, 1, 0.02, all_collectives) == 0);
+    sw_stop_stats(&w, &st);
+    CHECK_EQ_U(st.io_uring, 2);
+    g_threads = 0;
+    g_io = 0;
+}
+
+/* ARBOR_IO: mmsg or uring; anything else is ARB_EPARSE naming it. */
+TEST(io_setting)
+{
+    arb_rt_config cfg;
+    char err[200];
+    arb_rt_config_default(&cfg);
+    setenv("ARBOR_IO", "uring", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), 0);
+    CHECK_EQ_I(cfg.io, ARB_RT_IO_URING);
+    setenv("ARBOR_IO", "mmsg", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), 0);
+    CHECK_EQ_I(cfg.io, ARB_RT_IO_MMSG);
+    setenv("ARBOR_IO", "epoll", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), ARB_EPARSE);
+    CHECK(strstr(err, "ARBOR_IO='epoll'") != NULL);
+    unsetenv("ARBOR_IO");
+}
+
 int main(void)
 {
     RUN(collectives_2_3_4_8);
@@ -945,6 +1015,8 @@ int main(void)
     RUN(switch_threads);
     RUN(switch_threads_loss);
     RUN(switch_threads_multi_tier);
+    RUN(io_uring);
+    RUN(io_setting);
     RUN(float_tolerance);
     RUN(nonblocking_calls);
     RUN(strangers);
