@@ -25,20 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Why io_uring cannot be used here, for an error message: the sysctl
- * that disables it, when set. */
-static void disabled_note(char *buf, size_t len)
-{
-    buf[0] = 0;
-    FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
-    if (!f) return;
-    int v = 0;
-    if (fscanf(f, "%d", &v) == 1 && v != 0)
-        snprintf(buf, len, "; kernel.io_uring_disabled is %d (%s)", v,
-                 v == 1 ? "only for the io_uring_group" : "disabled for everyone");
-    fclose(f);
-}
-
 #ifndef ARB_HAVE_URING
 
 int rt_uring_built(void)
@@ -93,6 +79,20 @@ int rt_uring_probe(char *why, size_t len)
 #else
 
 #include <liburing.h>
+
+/* Why io_uring cannot be used here, for an error message: the sysctl
+ * that disables it, when set. */
+static void disabled_note(char *buf, size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+    if (!f) return;
+    int v = 0;
+    if (fscanf(f, "%d", &v) == 1 && v != 0)
+        snprintf(buf, len, "; kernel.io_uring_disabled is %d (%s)", v,
+                 v == 1 ? "only for the io_uring_group" : "disabled for everyone");
+    fclose(f);
+}
 
 #define RING_ENTRIES 256
 #ifndef RING_FLAGS
