@@ -283,6 +283,15 @@ static int open_sockets(arb_rt_switch *s, struct sockaddr_in *la, char *err, siz
 {
     const arb_rt_switch_config *cfg = &s->cfg;
     int many = s->n_workers > 1;
+    if (many && la->sin_port != 0) {
+        /* sockets with SO_REUSEPORT would join another process's group on
+         * this address (of the same user) and share its datagrams: bind
+         * once without it first, so that a switch already there is refused
+         * as with one thread */
+        int probe = rt_socket(la, 0, err, errlen);
+        if (probe < 0) return probe;
+        close(probe);
+    }
     for (uint32_t k = 0; k < s->n_workers; k++) {
         struct sw_worker *wk = &s->workers[k];
         wk->fd = rt_socket_reuse(la, 64 << 20, many, err, errlen);

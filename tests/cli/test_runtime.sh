@@ -235,6 +235,16 @@ else
     fail "switch threads" "$out $out2" "$(cat "$TMP/err")"
 fi
 
+# a second switch of several threads on an address in use is refused, as with one
+"$ARBOR" switch --threads 2 --listen 127.0.0.1:0 --port-file "$TMP/port6" --job 1:s --for 5 \
+    2>/dev/null &
+SW6=$!
+P6=$(port_of "$TMP/port6")
+expect_err "a 2-thread switch on the port of another is refused" 1 "Address already in use" \
+    "$ARBOR" switch --threads 2 --listen 127.0.0.1:$P6 --job 1:s --for 1
+kill $SW6 2>/dev/null
+wait $SW6 2>/dev/null
+
 # ---- io_uring: ranks and switch threads on rings, or shown as skipped --------------
 expect_err "run --io epoll" 2 "arbor run: --io 'epoll': want mmsg or uring" "$ARBOR" run -n 2 --io epoll -- true
 expect_err "switch --io epoll" 2 "arbor switch: --io 'epoll': want mmsg or uring" "$ARBOR" switch --io epoll --job 1:s
