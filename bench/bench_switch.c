@@ -3,7 +3,7 @@
  * alone. The switch (star, one job of N ranks) is fed from memory the
  * datagrams of an AllReduce channel, offset after offset: a credit from
  * the responder carrying a full result (replicated to the N-1 members), then
- * the N-1 members' requests (8192 B each) that complete the slot and leave
+ * the N-1 members' requests (8192 B each, --payload) that complete the slot and leave
  * as one aggregate to the responder. What it sends goes to real sockets that
  * nobody reads, so the sending system calls are paid and the receiving ones
  * are not. Prints requests per second, the request payload aggregated in
@@ -18,7 +18,12 @@
  *
  * --io uring sends through io_uring (where built and allowed).
  *
+ * --payload B (a multiple of 8 up to 8192) sends smaller packets: how the
+ * rate in packets and in bytes follows their size shows what a datagram
+ * costs beside its bytes.
+ *
  * Usage: bench_switch [--seconds S] [--ranks N] [--threads T] [--no-gso] [--io mmsg|uring]
+ *                     [--payload B]
  */
 #define _GNU_SOURCE
 #include "arbor/rt.h"
@@ -54,6 +59,7 @@ static double cpu_seconds(void)
 struct feeder {
     arb_rt_switch *s;
     uint32_t k, n, threads, slots;
+    size_t payload;
     const struct sockaddr_in *addr;
     arb_time end;
     uint64_t requests, offsets;
@@ -88,7 +94,7 @@ static void *feed_main(void *arg)
             h.offset_b = off;
             h.offset_a = off ? off - 1 : 0;
             h.payload_valid = 1;
-            size_t cl = arbor_packet(credit[burst], &rc, &h, ARB_PAYLOAD_MAX);
+            size_t cl = arbor_packet(credit[burst], &rc, &h, fd->payload);
             rt_switch_feed_on(fd->s, fd->k, &fd->addr[c], credit[burst], cl, now);
             for (uint32_t r = 0; r < n; r++) {
                 if (r == c) continue;
@@ -103,7 +109,7 @@ static void *feed_main(void *arg)
                 q.fanin[0] = (uint8_t)(n - 1);
                 q.offset_a = off;
                 q.offset_b = 1;
-                size_t ql = arbor_packet(req[burst][r], &rq, &q, ARB_PAYLOAD_MAX);
+                size_t ql = arbor_packet(req[burst][r], &rq, &q, fd->payload);
                 rt_switch_feed_on(fd->s, fd->k, &fd->addr[r], req[burst][r], ql, now);
                 fd->requests++;
             }
@@ -122,12 +128,15 @@ int main(int argc, char **argv)
     uint32_t n = 4;
     int no_gso = 0;
     uint32_t threads = 1;
+    size_t payload = ARB_PAYLOAD_MAX;
     int uring = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
             seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc)
             n = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--payload") == 0 && i + 1 < argc)
+            payload = (size_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-gso") == 0)
@@ -136,6 +145,7 @@ int main(int argc, char **argv)
             uring = strcmp(argv[++i], "uring") == 0;
     }
     if (n < 2 || n > 64) n = 4;
+    if (payload < 8 || payload > ARB_PAYLOAD_MAX || payload % 8) payload = ARB_PAYLOAD_MAX;
     if (threads < 1 || threads > n) threads = 1; /* a channel per thread at least */
     arb_rt_switch_config cfg;
     arb_rt_switch_config_default(&cfg);
@@ -186,6 +196,7 @@ int main(int argc, char **argv)
                                 .threads = threads,
                                 .addr = addr,
                                 .slots = cfg.slots,
+                                .payload = payload,
                                 .end = t0 + (arb_time)(seconds * 1e12)};
         if (k > 0) pthread_create(&th[k], NULL, feed_main, &fd[k]);
     }
@@ -200,9 +211,9 @@ int main(int argc, char **argv)
     double span = (double)(now - t0) / 1e12, cpu = cpu_seconds() - cpu0;
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(s, &st);
-    printf("# bench_switch: one switch, %u thread(s)%s, %u ranks, AllReduce offsets of 8192 B, "
+    printf("# bench_switch: one switch, %u thread(s)%s, %u ranks, AllReduce offsets of %zu B, "
            "%.1f s, %s\n",
-           threads, threads > 1 ? " (a feeder and a channel each)" : "", n, span,
+           threads, threads > 1 ? " (a feeder and a channel each)" : "", n, payload, span,
            no_gso ? "no GSO" : "GSO where the kernel has it");
     arb_rt_switch_stats st0;
     arb_rt_switch_get_stats(s, &st0);
@@ -210,7 +221,7 @@ int main(int argc, char **argv)
     printf("# %14s %12s %14s %12s %10s %6s %14s\n", "requests/s", "Gbit/s", "datagrams/s",
            "aggregates", "agg_drops", "cores", "requests/cpu-s");
     printf("  %14.0f %12.2f %14.0f %12llu %10llu %6.2f %14.0f\n", requests / span,
-           requests * 8192.0 * 8 / span / 1e9, (st.rx_pkts + st.tx_pkts) / span,
+           requests * (double)payload * 8 / span / 1e9, (st.rx_pkts + st.tx_pkts) / span,
            (unsigned long long)st.aggregates, (unsigned long long)st.agg_drops, cpu / span,
            cpu > 0 ? requests / cpu : 0);
     arb_rt_switch_free(s);
