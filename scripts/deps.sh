@@ -61,6 +61,8 @@ have_lib libcjson cjson/cJSON.h || need req cJSON libcjson-dev
 have_lib inih ini.h || need req inih libinih-dev
 have_lib libpcap pcap.h || need req libpcap libpcap-dev
 have_lib libsodium sodium.h || need req libsodium libsodium-dev
+# optional: liburing (the runtime's io_uring option, ARBOR_IO=uring; "not built" without)
+have_lib liburing liburing.h || need opt "liburing (the runtime's io_uring option)" liburing-dev
 # optional: nftables (the runtime's namespace test drops packets with it; skipped without)
 have_cmd nft || need opt "nftables (runtime loss test)" nftables
 # optional: Chakra traces (protobuf-c); the tests that use a tool skip without it

@@ -105,8 +105,26 @@ typedef struct arb_rt_config {
      * controllers have sampled a shorter loop, then the shortest sampled;
      * at least 1 us */
     arb_time base_rtt;
+    /** ARBOR_IO: the socket's I/O, ARB_RT_IO_MMSG (default) or
+     * ARB_RT_IO_URING. io_uring where this library was built without
+     * liburing is an error (ARB_EINVAL, "not built"); where the kernel
+     * refuses a ring the communicator warns (logger) and uses sendmmsg
+     * (arb_rt_stats.io_uring says which). */
+    int io;
     arb_logger logger; /**< where the communicator reports (none by default) */
 } arb_rt_config;
+
+/** The sockets' I/O (arb_rt_config.io, arb_rt_switch_config.io). */
+typedef enum arb_rt_io {
+    ARB_RT_IO_MMSG = 0, /**< sendmmsg / recvmmsg, ppoll (default) */
+    ARB_RT_IO_URING = 1 /**< io_uring (liburing), where built and allowed */
+} arb_rt_io;
+
+/** 1 when io_uring can be used here (built with liburing, and the kernel
+ * gives this process a ring); else 0 with why in `why` ("not built ...",
+ * or the kernel's refusal and kernel.io_uring_disabled; `why` may be NULL).
+ * Never fails: the answer is 1 or 0. */
+int arb_rt_io_uring_available(char *why, size_t len);
 
 /** Defaults: rank 0 of 2, switch 127.0.0.1:17470, job 1, no secret, 30 s. */
 void arb_rt_config_default(arb_rt_config *cfg);
@@ -250,6 +268,9 @@ typedef struct arb_rt_stats {
     uint64_t cc_decreases;
     uint64_t cc_increases; /**< and those that raised one */
     arb_time base_rtt;     /**< the loop the adaptive kinds scale from (cfg.base_rtt) */
+    /** 1 when the socket's I/O goes through io_uring (ARBOR_IO=uring and
+     * the kernel allowed it) */
+    uint64_t io_uring;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */
@@ -263,8 +284,9 @@ double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
 /* The software switch                                                  */
 /* ------------------------------------------------------------------ */
 
-#define ARB_RT_SWITCH_MAX_JOBS 64  /**< jobs one switch admits */
-#define ARB_RT_SWITCH_MAX_PEERS 64 /**< peer switches one switch knows */
+#define ARB_RT_SWITCH_MAX_JOBS 64    /**< jobs one switch admits */
+#define ARB_RT_SWITCH_MAX_PEERS 64   /**< peer switches one switch knows */
+#define ARB_RT_SWITCH_MAX_THREADS 64 /**< threads one switch serves with */
 
 /** A software switch's configuration (arb_rt_switch_config_default). */
 typedef struct arb_rt_switch_config {
@@ -294,6 +316,19 @@ typedef struct arb_rt_switch_config {
      * to this long, yielding the core between looks (--spin; 0: block at
      * once, the default; at most 10 ms). */
     arb_time spin;
+    /** Threads serving the switch (--threads; 0 or 1: one, the default; at
+     * most ARB_RT_SWITCH_MAX_THREADS). With n > 1 each thread has its own
+     * socket, bound to the same address with SO_REUSEPORT, and its own
+     * aggregator of `slots` slots, and owns the channels whose (job +
+     * channel) mod n is its index; a classic BPF program on the socket
+     * group makes the kernel hand each datagram to its channel's owner
+     * (docs/runtime.md, section 7). arb_rt_switch_run runs the other n - 1
+     * threads while it serves. */
+    uint32_t threads;
+    /** The sockets' I/O (--io): ARB_RT_IO_MMSG (default) or ARB_RT_IO_URING,
+     * as arb_rt_config.io (not built: ARB_EINVAL; the kernel refuses: a
+     * warning, and sendmmsg). */
+    int io;
     arb_logger logger; /**< where the switch reports (none by default) */
 } arb_rt_switch_config;
 
@@ -311,16 +346,24 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
 void arb_rt_switch_free(arb_rt_switch *s);
 
 /** Add a peer switch after creation (when its address is known only then,
- * as with port 0). Errors: as arb_rt_switch_new's for cfg.peers. */
+ * as with port 0), not while arb_rt_switch_run runs. Errors: as
+ * arb_rt_switch_new's for cfg.peers. */
 int arb_rt_switch_add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr,
                            char *err, size_t errlen);
 
 /** Serve packets for up to `wait` (0: what is queued now; ARB_TIME_NEVER:
  * until *stop becomes nonzero, checked at least every 100 ms; `stop` may be
- * set from a signal handler). The first call warns (cfg.logger,
+ * set from a signal handler or, with an atomic store, from another thread;
+ * the calling thread alone reads it, atomically). With
+ * cfg.threads n > 1 the call starts n - 1 threads, serves with them, and
+ * joins them before it returns (with wait 0 it serves every socket once
+ * in the calling thread). The first call warns (cfg.logger,
  * ARB_LOG_WARN) of every switch linked to this one in the fabric that is
  * no peer: what must cross that link is dropped. Errors: ARB_EINVAL for a
- * NULL s; what goes wrong with a packet is counted, never an error. */
+ * NULL s, ARB_ENOMEM when a thread could not start (those started are
+ * stopped first); what goes wrong with a packet is counted, never an
+ * error. Not thread-safe: one thread runs a switch at a time, and reads
+ * its counters (arb_rt_switch_get_stats) only between runs. */
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop);
 
 /** The UDP port the switch listens on (useful with port 0). */
@@ -356,9 +399,15 @@ typedef struct arb_rt_switch_stats {
     /** JOINs of a rank already joined, from its address, with a newer
      * counter (a rank that heard nothing for 50 ms inside a call) */
     uint64_t keepalive_joins;
+    /** Arbor datagrams a thread handled for a channel another thread owns
+     * (cfg.threads > 1: a GSO or GRO train that mixed channels, or no
+     * steering program); always 0 with one thread */
+    uint64_t foreign;
+    /** threads whose socket's I/O goes through io_uring */
+    uint64_t io_uring;
 } arb_rt_switch_stats;
 
-/** Copy the switch's counters into *out. */
+/** Copy the switch's counters, summed over its threads, into *out. */
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out);
 
 #ifdef __cplusplus

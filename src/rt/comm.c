@@ -94,6 +94,14 @@ static int env_cc(arb_rt_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+int arb_rt_io_uring_available(char *why, size_t len)
+{
+    char buf[200];
+    int ok = rt_uring_probe(buf, sizeof buf);
+    if (why && len) snprintf(why, len, "%s", ok ? "" : buf);
+    return ok;
+}
+
 int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
 {
     int rc = 0;
@@ -156,6 +164,16 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
             return arb_errf(err, errlen, ARB_EPARSE,
                             "ARBOR_SPIN='%s': not 0 or a duration up to 10ms such as 50us", v);
         cfg->spin = t;
+    }
+    if ((v = getenv("ARBOR_IO"))) {
+        if (strcmp(v, "uring") == 0)
+            cfg->io = ARB_RT_IO_URING;
+        else if (strcmp(v, "mmsg") == 0)
+            cfg->io = ARB_RT_IO_MMSG;
+        else
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "ARBOR_IO='%s': want mmsg (sendmmsg / recvmmsg) or uring (io_uring)",
+                            v);
     }
     if ((v = getenv("ARBOR_GSO"))) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
@@ -262,7 +280,7 @@ static int join_switch(arb_rt_comm *c)
     struct sockaddr_in other;
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
-        rt_wait_readable(c->fd, JOIN_RETRY - (now - c->last_join), 0);
+        rt_rxq_wait(&c->rx, -1, JOIN_RETRY - (now - c->last_join), 0);
         int n = rt_rx(&c->rx);
         for (int i = 0; i < n; i++) {
             const uint8_t *b = c->rx.dg[i].buf;
@@ -326,7 +344,9 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
                       : cfg->line_rate < RT_LINE_RATE_MIN || cfg->line_rate > ARB_RATE_MAX
                           ? "line rate not 1 Mbit/s .. 10 Tbit/s"
                       : cfg->base_rtt > ARB_PS_PER_S ? "base loop above 1 s"
-                                                     : NULL;
+                      : cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING
+                          ? "io not mmsg or uring"
+                          : NULL;
     if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
     arb_rt_comm *c = calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
@@ -350,7 +370,19 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
     }
     if (rc == 0)
         rc = rt_txq_init(&c->tx, c->fd, cfg->drop, cfg->seed * 257 + cfg->rank, !cfg->no_gso);
+    if (rc == 0) c->tx.by_channel = 1; /* everything goes to the switch */
     if (rc == 0) rc = rt_rxq_init(&c->rx, c->fd, !cfg->no_gso);
+    if (rc == 0 && cfg->io == ARB_RT_IO_URING) {
+        char why[200];
+        int u = rt_uring_attach(&c->rx, &c->tx, why, sizeof why);
+        if (u == 0)
+            c->st.io_uring = 1;
+        else if (u == ARB_EIO) /* the kernel refuses: the plain path */
+            arb_log(&c->cfg.logger, ARB_LOG_WARN, "rank %u: ARBOR_IO=uring: %s; using sendmmsg",
+                    cfg->rank, why);
+        else
+            rc = arb_errf(err, errlen, u, "ARBOR_IO=uring: %s", why);
+    }
     if (rc == 0 && rt_key(c->key, cfg->secret) < 0)
         rc = arb_errf(err, errlen, ARB_EIO, "libsodium failed to initialise");
     if (rc == 0) {
@@ -463,7 +495,7 @@ arb_time rt_next_wake(arb_rt_comm *c, const struct arb_rt_request *want, arb_tim
 
 void rt_comm_wait(arb_rt_comm *c, arb_time wait)
 {
-    if (rt_wait_readable(c->fd, wait, c->cfg.spin))
+    if (rt_rxq_wait(&c->rx, -1, wait, c->cfg.spin))
         c->st.waits++;
     else if (c->cfg.spin && wait)
         c->st.spin_hits++;
@@ -538,7 +570,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
             rt_progress_once(c);
             arb_time now = rt_now();
             if (now - c->last_rx >= quiet || now >= until) break;
-            rt_wait_readable(c->fd, quiet - (now - c->last_rx), 0);
+            rt_rxq_wait(&c->rx, -1, quiet - (now - c->last_rx), 0);
         }
     }
     while (c->calls) {

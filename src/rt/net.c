@@ -72,8 +72,20 @@ static void set_buf(int fd, int opt, int force, int bytes)
 
 int rt_socket(const struct sockaddr_in *bind_to, int buf, char *err, size_t errlen)
 {
+    return rt_socket_reuse(bind_to, buf, 0, err, errlen);
+}
+
+int rt_socket_reuse(const struct sockaddr_in *bind_to, int buf, int reuseport, char *err,
+                    size_t errlen)
+{
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return arb_errf(err, errlen, ARB_EIO, "socket: %s", strerror(errno));
+    int one = 1;
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
+        int e = errno;
+        close(fd);
+        return arb_errf(err, errlen, ARB_EIO, "SO_REUSEPORT: %s", strerror(e));
+    }
     if (buf > 0) {
         set_buf(fd, SO_RCVBUF, SO_RCVBUFFORCE, buf);
         set_buf(fd, SO_SNDBUF, SO_SNDBUFFORCE, buf);
@@ -147,6 +159,7 @@ void rt_tx_src(rt_txq *q, const struct sockaddr_in *to, uint32_t src, const uint
     if (q->n == RT_BATCH) rt_tx_flush(q);
     uint32_t i = q->n++;
     memcpy(q->head[i], head, hlen);
+    q->keyed[i] = (uint8_t)q->by_channel;
     q->to[i] = *to;
     q->src[i] = src;
     q->iov[i][0].iov_base = q->head[i];
@@ -177,6 +190,7 @@ void rt_tx_src(rt_txq *q, const struct sockaddr_in *to, uint32_t src, const uint
  * the kernel refused (EINVAL, EIO: no UDP GSO here), its index. */
 static uint32_t send_all(rt_txq *q, struct mmsghdr *msg, uint32_t n, int gso, int *bad)
 {
+    if (q->ring) return rt_uring_send(q, msg, n, gso, bad);
     uint32_t off = 0, sent = 0;
     *bad = -1;
     while (off < n) {
@@ -208,9 +222,22 @@ static size_t dgram_len(const rt_txq *q, uint32_t i)
     return q->iov[i][0].iov_len + q->iov[i][1].iov_len;
 }
 
-/* Group the queue into GSO sends: runs of equal-sized datagrams to one
- * destination, in each destination's order; the last of a run may be
- * shorter. Fills gmsg; returns how many; seg[g]: datagrams in send g. */
+/* 0 when datagrams i and j, queued for a switch, name another job or
+ * channel (bytes 4-9 of the runtime header). A GSO send to a switch holds
+ * one channel's datagrams only: a switch with several threads steers each
+ * datagram by its channel, and the kernel steers a GSO send (which it may
+ * deliver whole, as one GRO receive) by its first. */
+static int same_channel(const rt_txq *q, uint32_t i, uint32_t j)
+{
+    if (!q->keyed[i] || q->iov[i][0].iov_len < RT_HDR_LEN || q->iov[j][0].iov_len < RT_HDR_LEN)
+        return 1;
+    return memcmp(q->head[i] + 4, q->head[j] + 4, 6) == 0;
+}
+
+/* Group the queue into GSO sends: runs of equal-sized datagrams of one
+ * channel to one destination, in each destination's order; the last of a
+ * run may be shorter. Fills gmsg; returns how many; seg[g]: datagrams in
+ * send g. */
 static uint32_t gso_groups(rt_txq *q, uint8_t *seg)
 {
     uint8_t used[RT_BATCH] = {0};
@@ -227,7 +254,7 @@ static uint32_t gso_groups(rt_txq *q, uint8_t *seg)
         for (uint32_t j = i; j < q->n && segs < RT_GSO_SEGS; j++) {
             if (used[j] || !rt_addr_eq(&q->to[j], &q->to[i]) || q->src[j] != q->src[i]) continue;
             size_t len = dgram_len(q, j);
-            if (j != i && (len > size || total + len > 65000)) break;
+            if (j != i && (len > size || total + len > 65000 || !same_channel(q, i, j))) break;
             used[j] = 1;
             segs++;
             total += j != i ? len : 0;
@@ -310,68 +337,91 @@ int rt_rxq_pktinfo(rt_rxq *q)
 
 void rt_rxq_free(rt_rxq *q)
 {
+    rt_uring_detach(q);
     free(q->arena);
     q->arena = NULL;
 }
 
-int rt_rx(rt_rxq *q)
+void rt_rx_prepare(rt_rxq *q, uint32_t i)
 {
-    for (int i = 0; i < RT_BATCH; i++) {
-        struct msghdr *m = &q->msg[i].msg_hdr;
-        memset(m, 0, sizeof *m);
-        m->msg_name = &q->from[i];
-        m->msg_namelen = sizeof q->from[i];
-        m->msg_iov = &q->iov[i];
-        m->msg_iovlen = 1;
-        if (q->gro || q->pktinfo) {
-            m->msg_control = q->ctl[i];
-            m->msg_controllen = sizeof q->ctl[i];
+    struct msghdr *m = &q->msg[i].msg_hdr;
+    memset(m, 0, sizeof *m);
+    m->msg_name = &q->from[i];
+    m->msg_namelen = sizeof q->from[i];
+    m->msg_iov = &q->iov[i];
+    m->msg_iovlen = 1;
+    if (q->gro || q->pktinfo) {
+        m->msg_control = q->ctl[i];
+        m->msg_controllen = sizeof q->ctl[i];
+    }
+}
+
+int rt_rx_take(rt_rxq *q, uint32_t i, size_t len, int n)
+{
+    struct msghdr *m = &q->msg[i].msg_hdr;
+    size_t seg = len;
+    q->local[i] = 0;
+    if (q->gro || q->pktinfo) {
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+            if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+                int v;
+                memcpy(&v, CMSG_DATA(c), sizeof v);
+                if (v > 0) seg = (size_t)v;
+            } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+                struct in_pktinfo pi;
+                memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                q->local[i] = pi.ipi_addr.s_addr;
+            }
         }
     }
+    uint8_t *b = q->iov[i].iov_base;
+    for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
+        q->dg[n].buf = b + off;
+        q->dg[n].len = len - off < seg ? len - off : seg;
+        q->dg[n].from = &q->from[i];
+        q->dg[n].local = q->local[i];
+        n++;
+    }
+    return n;
+}
+
+int rt_rx(rt_rxq *q)
+{
+    if (q->ring) return rt_uring_rx(q);
+    for (uint32_t i = 0; i < RT_BATCH; i++)
+        rt_rx_prepare(q, i);
     int k;
     do
         k = recvmmsg(q->fd, q->msg, RT_BATCH, MSG_DONTWAIT, NULL);
     while (k < 0 && errno == EINTR);
     int n = 0;
-    for (int i = 0; i < k; i++) {
-        struct msghdr *m = &q->msg[i].msg_hdr;
-        size_t len = q->msg[i].msg_len, seg = len;
-        q->local[i] = 0;
-        if (q->gro || q->pktinfo) {
-            for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-                if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-                    int v;
-                    memcpy(&v, CMSG_DATA(c), sizeof v);
-                    if (v > 0) seg = (size_t)v;
-                } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-                    struct in_pktinfo pi;
-                    memcpy(&pi, CMSG_DATA(c), sizeof pi);
-                    q->local[i] = pi.ipi_addr.s_addr;
-                }
-            }
-        }
-        uint8_t *b = q->iov[i].iov_base;
-        for (size_t off = 0; off < len && n < (int)(sizeof q->dg / sizeof q->dg[0]); off += seg) {
-            q->dg[n].buf = b + off;
-            q->dg[n].len = len - off < seg ? len - off : seg;
-            q->dg[n].from = &q->from[i];
-            q->dg[n].local = q->local[i];
-            n++;
-        }
-    }
+    for (int i = 0; i < k; i++)
+        n = rt_rx_take(q, (uint32_t)i, q->msg[i].msg_len, n);
     return n;
+}
+
+int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin)
+{
+    if (q->ring) return rt_uring_wait(q, wake, wait, spin);
+    return rt_wait_readable2(q->fd, wake, wait, spin);
 }
 
 int rt_wait_readable(int fd, arb_time wait, arb_time spin)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return rt_wait_readable2(fd, -1, wait, spin);
+}
+
+int rt_wait_readable2(int fd, int wake, arb_time wait, arb_time spin)
+{
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
+    nfds_t np = wake >= 0 ? 2 : 1;
     if (spin > wait) spin = wait;
     if (spin) {
         /* a reply due within microseconds: look again, yielding the core
          * between looks, rather than sleep and pay a wake-up */
         arb_time t0 = rt_now(), t;
         do {
-            if (poll(&p, 1, 0) == 1) return 0;
+            if (poll(p, np, 0) > 0) return 0;
             sched_yield();
             t = rt_now();
         } while (t - t0 < spin);
@@ -381,7 +431,7 @@ int rt_wait_readable(int fd, arb_time wait, arb_time spin)
     if (wait > 5 * ARB_PS_PER_S) wait = 5 * ARB_PS_PER_S;
     struct timespec ts = {.tv_sec = (time_t)(wait / ARB_PS_PER_S),
                           .tv_nsec = (long)((wait % ARB_PS_PER_S) / ARB_PS_PER_NS)};
-    (void)ppoll(&p, 1, &ts, NULL);
+    (void)ppoll(p, np, &ts, NULL);
     return 1;
 }
 

@@ -16,6 +16,8 @@
 #include "arbor/rt.h"
 #include "arbor/wire.h"
 
+struct rt_ring; /* a socket's io_uring (uring.c) */
+
 /* ---- the runtime header ----------------------------------------------- */
 
 /*
@@ -109,6 +111,10 @@ static inline int rt_addr_eq(const struct sockaddr_in *a, const struct sockaddr_
 /* A non-blocking UDP socket bound to `bind` (NULL: any), with `buf` bytes
  * of socket buffers where the kernel allows. fd, or ARB_EIO. */
 int rt_socket(const struct sockaddr_in *bind, int buf, char *err, size_t errlen);
+/* The same, with SO_REUSEPORT set before binding when reuseport is 1 (the
+ * sockets of a switch's threads share one address). */
+int rt_socket_reuse(const struct sockaddr_in *bind, int buf, int reuseport, char *err,
+                    size_t errlen);
 
 #define RT_BATCH 64
 #define RT_HEAD_MAX 128 /* the header part of an outgoing datagram */
@@ -134,6 +140,12 @@ typedef struct rt_txq {
     struct mmsghdr gmsg[RT_BATCH];
     struct iovec giov[RT_BATCH * 2];
     _Alignas(struct cmsghdr) uint8_t gctl[RT_BATCH][64];
+    /* 1: datagrams queued from now on go to a switch, which may steer each
+     * by its channel among its threads: a GSO send holds one channel's
+     * (ranks: always; a switch: toward a peer switch) */
+    int by_channel;
+    uint8_t keyed[RT_BATCH]; /* by_channel when each was queued */
+    struct rt_ring *ring;    /* sends through io_uring (the rt_rxq's ring), or NULL */
     uint64_t pkts, bytes, errors, drops, gso_sends;
     double drop; /* fraction dropped on purpose */
     arb_rng rng;
@@ -182,7 +194,8 @@ typedef struct rt_rxq {
     rt_dgram dg[RT_BATCH * 64]; /* a GRO receive holds up to 64 segments */
     int fd;
     int gro;
-    int pktinfo; /* IP_PKTINFO: each datagram's local address */
+    int pktinfo;          /* IP_PKTINFO: each datagram's local address */
+    struct rt_ring *ring; /* receives through io_uring (rt_uring_attach), or NULL */
 } rt_rxq;
 
 /* gro: ask for UDP GRO (off where the kernel refuses). */
@@ -197,9 +210,39 @@ int rt_rx(rt_rxq *q);
  * without blocking for up to `spin` ps (yielding the core between looks),
  * then block in ppoll. 1 when it blocked, 0 when it did not. */
 int rt_wait_readable(int fd, arb_time wait, arb_time spin);
+/* The same, also returning when `wake` (an eventfd; -1: none) is
+ * readable. */
+int rt_wait_readable2(int fd, int wake, arb_time wait, arb_time spin);
 /* The largest spin accepted (ARBOR_SPIN, --spin). */
 #define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
 #define RT_LINE_RATE_MIN UINT64_C(1000000) /* 1 Mbit/s */
+
+/* Wait as rt_wait_readable2 for q's socket, or for q's ring. */
+int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin);
+/* rt_rx's parts: reset slot i's msghdr; append the datagrams of slot i's
+ * receive of len bytes (split when GRO coalesced them) to q->dg from
+ * index n, returning the new count. */
+void rt_rx_prepare(rt_rxq *q, uint32_t i);
+int rt_rx_take(rt_rxq *q, uint32_t i, size_t len, int n);
+
+/* ---- io_uring (uring.c; built with liburing only) ---------------------- */
+
+/* 1 when this library was built with liburing. */
+int rt_uring_built(void);
+/* 1 when a ring can be made here; else 0 and why ("not built ...", or
+ * the kernel's refusal with kernel.io_uring_disabled). */
+int rt_uring_probe(char *why, size_t len);
+/* Move the socket's I/O (rx's receives, tx's sends; one socket) onto a
+ * ring: the socket becomes blocking (the ring waits), receives stay
+ * posted. 0; ARB_EINVAL when not built; ARB_EIO when the kernel refuses
+ * (err says why, with kernel.io_uring_disabled when set). Afterwards wait
+ * with rt_rxq_wait, never on the socket. rt_rxq_free detaches. */
+int rt_uring_attach(rt_rxq *rx, rt_txq *tx, char *err, size_t errlen);
+/* Cancel the posted receives, wait for them, free the ring. */
+void rt_uring_detach(rt_rxq *rx);
+int rt_uring_rx(rt_rxq *q);
+uint32_t rt_uring_send(rt_txq *q, struct mmsghdr *msg, uint32_t n, int gso, int *bad);
+int rt_uring_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin);
 
 /* CLOCK_MONOTONIC in ps. */
 arb_time rt_now(void);
@@ -213,7 +256,15 @@ struct arb_agg;
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now);
 void rt_switch_flush(arb_rt_switch *s);
-/* Close the switch's socket: everything it sends from now on fails and is
+/* The same for thread k's state (bench/bench_switch.c feeds each thread
+ * from its own thread; k >= the switch's threads means 0). */
+void rt_switch_feed_on(arb_rt_switch *s, uint32_t k, const struct sockaddr_in *from, uint8_t *b,
+                       size_t len, arb_time now);
+void rt_switch_flush_on(arb_rt_switch *s, uint32_t k);
+/* Its threads, and 1 when the kernel steers datagrams among them. */
+uint32_t rt_switch_threads(const arb_rt_switch *s);
+int rt_switch_steered(const arb_rt_switch *s);
+/* Close the switch's sockets: everything it sends from now on fails and is
  * counted as a send error. */
 void rt_switch_mute(arb_rt_switch *s);
 /* Its aggregator (for arb_agg_check). */

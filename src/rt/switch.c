@@ -15,9 +15,13 @@
 #include "rt/rt_int.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define NONE UINT32_MAX
@@ -36,12 +40,39 @@ struct sjob {
     uint64_t *counter; /* per rank: the last JOIN counter accepted */
 };
 
-struct arb_rt_switch {
-    arb_rt_switch_config cfg;
+/* One thread of the switch: its socket (one of a SO_REUSEPORT group when
+ * there are several), its batches, its counters and the datagram it is
+ * handling. */
+struct sw_worker {
+    arb_rt_switch *s;
+    uint32_t id;
     int fd;
-    uint16_t port;
     rt_txq tx;
     rt_rxq rx;
+    arb_rt_switch_stats st;
+    /* the local address the datagram being handled was sent to (0:
+     * unknown): answers leave from it, so a switch listening on 0.0.0.0
+     * answers from the address its rank or peer dialled */
+    uint32_t cur_local;
+    uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
+    pthread_t thread;
+    arb_time wait; /* serve for this long (worker 0: the caller's) */
+};
+
+/*
+ * Threads. Worker k owns the channels whose (job + channel) mod n_workers
+ * is k: their aggregator slots are in aggs[k]. The kernel steers each
+ * datagram to the socket of its channel's owner (a classic BPF program on
+ * the SO_REUSEPORT group reads the runtime header), so each aggregator is
+ * used by one thread; a datagram that reaches another thread all the same
+ * (one GSO or GRO train of several channels, or no steering program) is
+ * handled there under the owner's agg_lock, and counted as `foreign`.
+ * The job table (addresses, plans) is read under jobs_lock by every
+ * thread and written only by JOIN and JOBINFO, under its write side.
+ */
+struct arb_rt_switch {
+    arb_rt_switch_config cfg;
+    uint16_t port;
     arb_topo *t;
     const arb_pgft *g;
     const arb_node *nodes;
@@ -53,20 +84,23 @@ struct arb_rt_switch {
     uint32_t peer_node[ARB_RT_SWITCH_MAX_PEERS];
     struct sockaddr_in peer_addr[ARB_RT_SWITCH_MAX_PEERS];
     uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS];  /* my port toward it, or NONE */
-    uint32_t peer_local[ARB_RT_SWITCH_MAX_PEERS]; /* our address it sends to (0: unknown) */
-    /* the local address the datagram being handled was sent to (0:
-     * unknown): answers leave from it, so a switch listening on 0.0.0.0
-     * answers from the address its rank or peer dialled */
-    uint32_t cur_local;
+    uint32_t peer_local[ARB_RT_SWITCH_MAX_PEERS]; /* our address it sends to (0: unknown; atomic) */
     int32_t *port_peer; /* per local port: peer index of a switch there, or -1 */
-    arb_agg *agg;
+    uint32_t n_workers;
+    struct sw_worker *workers;
+    arb_agg **aggs;            /* per worker: the slot pool of the channels it owns */
+    pthread_mutex_t *agg_lock; /* per aggregator (n_workers > 1 only) */
+    pthread_rwlock_t jobs_lock;
+    pthread_mutex_t answer_lock; /* the NOTICE / REJECT budget */
+    int locks_made;
+    int steered; /* 1: the kernel steers datagrams by channel (BPF) */
+    int wake_fd; /* an eventfd: stop serving (n_workers > 1) */
+    int quit;    /* atomic: the helper workers return */
     struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
     uint32_t n_jobs;
-    arb_rt_switch_stats st;
     arb_time last_announce, notice_window;
     uint32_t notices;
     int peers_checked;
-    uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
 };
 
 void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
@@ -101,10 +135,24 @@ void arb_rt_switch_free(arb_rt_switch *s)
     if (!s) return;
     for (uint32_t i = 0; i < s->n_jobs; i++)
         job_reset(&s->jobs[i]);
-    if (s->fd >= 0) close(s->fd);
-    rt_txq_free(&s->tx);
-    rt_rxq_free(&s->rx);
-    arb_agg_free(s->agg);
+    for (uint32_t k = 0; s->workers && k < s->n_workers; k++) {
+        struct sw_worker *wk = &s->workers[k];
+        if (wk->fd >= 0) close(wk->fd);
+        rt_txq_free(&wk->tx);
+        rt_rxq_free(&wk->rx);
+    }
+    for (uint32_t k = 0; s->aggs && k < s->n_workers; k++)
+        arb_agg_free(s->aggs[k]);
+    if (s->locks_made) {
+        for (uint32_t k = 0; k < s->n_workers; k++)
+            pthread_mutex_destroy(&s->agg_lock[k]);
+        pthread_rwlock_destroy(&s->jobs_lock);
+        pthread_mutex_destroy(&s->answer_lock);
+    }
+    if (s->wake_fd >= 0) close(s->wake_fd);
+    free(s->workers);
+    free(s->aggs);
+    free(s->agg_lock);
     arb_topo_free(s->t);
     free(s->port_peer);
     free(s);
@@ -169,6 +217,122 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The workers, their aggregators' places and the locks. */
+static int make_threads(arb_rt_switch *s, char *err, size_t errlen)
+{
+    uint32_t n = s->cfg.threads ? s->cfg.threads : 1;
+    s->workers = calloc(n, sizeof *s->workers);
+    s->aggs = calloc(n, sizeof *s->aggs);
+    s->agg_lock = calloc(n, sizeof *s->agg_lock);
+    if (!s->workers || !s->aggs || !s->agg_lock) return ARB_ENOMEM;
+    s->n_workers = n;
+    for (uint32_t k = 0; k < n; k++) {
+        s->workers[k].s = s;
+        s->workers[k].id = k;
+        s->workers[k].fd = -1;
+    }
+    /* a JOIN waiting for the job table must not wait behind a stream of
+     * readers */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    int bad = pthread_rwlock_init(&s->jobs_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    if (bad) return arb_errf(err, errlen, ARB_ENOMEM, "pthread_rwlock_init: %s", strerror(bad));
+    pthread_mutex_init(&s->answer_lock, NULL);
+    for (uint32_t k = 0; k < n; k++)
+        pthread_mutex_init(&s->agg_lock[k], NULL);
+    s->locks_made = 1;
+    if (n > 1) {
+        s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->wake_fd < 0) return arb_errf(err, errlen, ARB_EIO, "eventfd: %s", strerror(errno));
+    }
+    return 0;
+}
+
+/* The worker that owns a job's channel (the steering program computes the
+ * same). */
+static uint32_t owner_of(const arb_rt_switch *s, uint32_t job, uint32_t channel)
+{
+    return (uint32_t)(job + channel) % s->n_workers;
+}
+
+/* Ask the kernel to hand each datagram to the socket of its channel's
+ * owner: a classic BPF program on the SO_REUSEPORT group returns the
+ * index of the socket (their order of binding), (job + channel) mod n,
+ * read from bytes 4-7 and 8-9 of the runtime header (offset 0 is the UDP
+ * payload). A datagram too short to hold them makes the program fail,
+ * and the kernel picks a socket by its hash. 0, or -1 (errno). */
+static int steer(arb_rt_switch *s)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4), /* A = job */
+        BPF_STMT(BPF_MISC | BPF_TAX, 0),       /* X = A */
+        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 8), /* A = channel */
+        BPF_STMT(BPF_ALU | BPF_ADD | BPF_X, 0), BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, s->n_workers),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+    return setsockopt(s->workers[0].fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog);
+}
+
+/* A socket per worker, all bound to the listening address (SO_REUSEPORT
+ * when there are several: the port the first got, for port 0), their
+ * batches, and the steering program. */
+static int open_sockets(arb_rt_switch *s, struct sockaddr_in *la, char *err, size_t errlen)
+{
+    const arb_rt_switch_config *cfg = &s->cfg;
+    int many = s->n_workers > 1;
+    if (many && la->sin_port != 0) {
+        /* sockets with SO_REUSEPORT would join another process's group on
+         * this address (of the same user) and share its datagrams: bind
+         * once without it first, so that a switch already there is refused
+         * as with one thread */
+        int probe = rt_socket(la, 0, err, errlen);
+        if (probe < 0) return probe;
+        close(probe);
+    }
+    for (uint32_t k = 0; k < s->n_workers; k++) {
+        struct sw_worker *wk = &s->workers[k];
+        wk->fd = rt_socket_reuse(la, 64 << 20, many, err, errlen);
+        if (wk->fd < 0) return wk->fd;
+        if (k == 0) {
+            struct sockaddr_in got;
+            socklen_t gl = sizeof got;
+            getsockname(wk->fd, (struct sockaddr *)&got, &gl);
+            s->port = ntohs(got.sin_port);
+            la->sin_port = got.sin_port;
+        }
+        int rc = rt_txq_init(&wk->tx, wk->fd, cfg->drop, cfg->seed + k, !cfg->no_gso);
+        if (rc == 0) rc = rt_rxq_init(&wk->rx, wk->fd, !cfg->no_gso);
+        if (rc < 0) return rc;
+        /* answers leave from the address they were sent to (a switch bound
+         * to 0.0.0.0 has several) */
+        if (rt_rxq_pktinfo(&wk->rx) < 0)
+            return arb_errf(err, errlen, ARB_EIO, "IP_PKTINFO: %s", strerror(errno));
+        if (cfg->io == ARB_RT_IO_URING) {
+            char why[200];
+            rc = rt_uring_attach(&wk->rx, &wk->tx, why, sizeof why);
+            if (rc == 0)
+                wk->st.io_uring = 1;
+            else if (rc == ARB_EIO && k == 0) /* the kernel refuses: the plain path */
+                arb_log(&s->cfg.logger, ARB_LOG_WARN, "--io uring: %s; using sendmmsg", why);
+            else if (rc != ARB_EIO)
+                return arb_errf(err, errlen, rc, "--io uring: %s", why);
+        }
+    }
+    if (many) {
+        s->steered = steer(s) == 0;
+        if (!s->steered)
+            arb_log(&s->cfg.logger, ARB_LOG_WARN,
+                    "the kernel refused the steering program (SO_ATTACH_REUSEPORT_CBPF: %s): "
+                    "datagrams reach the %u threads by the kernel's hash, and a thread handles "
+                    "another's channels under its lock (counted as foreign)",
+                    strerror(errno), s->n_workers);
+    }
+    return 0;
+}
+
 int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char *err,
                       size_t errlen)
 {
@@ -176,11 +340,12 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     *out = NULL;
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
-        cfg->spin > RT_SPIN_MAX)
+        cfg->spin > RT_SPIN_MAX || cfg->threads > ARB_RT_SWITCH_MAX_THREADS ||
+        (cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING))
         return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
-    s->fd = -1;
+    s->wake_fd = -1;
     s->cfg = *cfg;
     int rc = setup_fabric(s, err, errlen);
     for (uint32_t i = 0; rc == 0 && i < cfg->n_jobs; i++) {
@@ -200,29 +365,15 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     }
     struct sockaddr_in la;
     if (rc == 0) rc = rt_addr_parse(cfg->listen, ARB_RT_PORT_DEFAULT, &la, err, errlen);
-    if (rc == 0) {
-        s->fd = rt_socket(&la, 64 << 20, err, errlen);
-        if (s->fd < 0) rc = s->fd;
-    }
-    if (rc == 0) {
-        struct sockaddr_in got;
-        socklen_t gl = sizeof got;
-        getsockname(s->fd, (struct sockaddr *)&got, &gl);
-        s->port = ntohs(got.sin_port);
-        rc = rt_txq_init(&s->tx, s->fd, cfg->drop, cfg->seed, !cfg->no_gso);
-    }
-    if (rc == 0) rc = rt_rxq_init(&s->rx, s->fd, !cfg->no_gso);
-    /* answers leave from the address they were sent to (a switch bound to
-     * 0.0.0.0 has several) */
-    if (rc == 0 && rt_rxq_pktinfo(&s->rx) < 0)
-        rc = arb_errf(err, errlen, ARB_EIO, "IP_PKTINFO: %s", strerror(errno));
-    if (rc == 0) {
+    if (rc == 0) rc = make_threads(s, err, errlen);
+    if (rc == 0) rc = open_sockets(s, &la, err, errlen);
+    for (uint32_t k = 0; rc == 0 && k < s->n_workers; k++) {
         arb_agg_config ac;
         arb_agg_config_default(&ac);
         ac.slots = cfg->slots;
         ac.ports = s->radix;
         ac.logger = cfg->logger;
-        rc = arb_agg_new(&s->agg, &ac);
+        rc = arb_agg_new(&s->aggs[k], &ac);
     }
     if (rc < 0) {
         arb_rt_switch_free(s);
@@ -237,14 +388,24 @@ uint16_t arb_rt_switch_port(const arb_rt_switch *s)
     return s ? s->port : 0;
 }
 
+_Static_assert(sizeof(arb_rt_switch_stats) % sizeof(uint64_t) == 0,
+               "every counter is a uint64_t: the threads' counters are summed as an array");
+
 void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out)
 {
-    *out = s->st;
-    out->tx_pkts = s->tx.pkts;
-    out->tx_bytes = s->tx.bytes;
-    out->send_errors = s->tx.errors;
-    out->gso_sends = s->tx.gso_sends;
-    out->dropped_tx = s->tx.drops;
+    memset(out, 0, sizeof *out);
+    for (uint32_t k = 0; k < s->n_workers; k++) {
+        const struct sw_worker *wk = &s->workers[k];
+        const uint64_t *in = (const uint64_t *)(const void *)&wk->st;
+        uint64_t *sum = (uint64_t *)(void *)out;
+        for (size_t i = 0; i < sizeof *out / sizeof(uint64_t); i++)
+            sum[i] += in[i];
+        out->tx_pkts += wk->tx.pkts;
+        out->tx_bytes += wk->tx.bytes;
+        out->send_errors += wk->tx.errors;
+        out->gso_sends += wk->tx.gso_sends;
+        out->dropped_tx += wk->tx.drops;
+    }
     out->jobs = 0;
     for (uint32_t i = 0; i < s->n_jobs; i++)
         out->jobs += s->jobs[i].size != 0;
@@ -293,9 +454,17 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     return 0;
 }
 
-/* JOBINFO for job j to every peer. */
-static void announce(arb_rt_switch *s, const struct sjob *j)
+/* The address of ours peer i sends to (0: unknown); any thread may learn
+ * it. */
+static uint32_t peer_local(const arb_rt_switch *s, uint32_t i)
 {
+    return __atomic_load_n(&s->peer_local[i], __ATOMIC_RELAXED);
+}
+
+/* JOBINFO for job j to every peer. */
+static void announce(struct sw_worker *wk, const struct sjob *j)
+{
+    arb_rt_switch *s = wk->s;
     uint8_t b[RT_JOBINFO_LEN];
     rt_hdr h = {.kind = RT_K_JOBINFO, .job = j->id, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &h);
@@ -304,7 +473,7 @@ static void announce(arb_rt_switch *s, const struct sjob *j)
         b[20 + k] = (uint8_t)(j->base >> (24 - 8 * k));
     }
     for (uint32_t i = 0; i < s->n_peers; i++)
-        rt_tx_src(&s->tx, &s->peer_addr[i], s->peer_local[i], b, sizeof b, NULL, 0, 0);
+        rt_tx_src(&wk->tx, &s->peer_addr[i], peer_local(s, i), b, sizeof b, NULL, 0, 0);
 }
 
 /* Answers to anyone (NOTICE, REJECT) share a budget of NOTICES_PER_S a
@@ -312,48 +481,53 @@ static void announce(arb_rt_switch *s, const struct sjob *j)
  * send the victim more than that. 1 when one may go now. */
 static int answer_allowed(arb_rt_switch *s, arb_time now)
 {
+    pthread_mutex_lock(&s->answer_lock);
     if (now - s->notice_window > ARB_PS_PER_S) {
         s->notice_window = now;
         s->notices = 0;
     }
-    return s->notices++ < NOTICES_PER_S;
+    int ok = s->notices++ < NOTICES_PER_S;
+    pthread_mutex_unlock(&s->answer_lock);
+    return ok;
 }
 
-static void reject(arb_rt_switch *s, const struct sockaddr_in *to, const rt_join *jn, uint8_t why,
-                   arb_time now)
+static void reject(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
+                   uint8_t why, arb_time now)
 {
-    s->st.join_rejected++;
+    arb_rt_switch *s = wk->s;
+    wk->st.join_rejected++;
     if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN + 1];
     rt_hdr h = {
         .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &h);
     b[RT_HDR_LEN] = why;
-    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&wk->tx, to, wk->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
-static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint8_t *b, size_t len,
-                    arb_time now)
+static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const uint8_t *b,
+                    size_t len, arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     rt_join jn;
     if (rt_join_get(&jn, b, len) < 0) {
-        s->st.undecodable++;
+        wk->st.undecodable++;
         return;
     }
     struct sjob *j = find_job(s, jn.job);
     if (!j) {
-        reject(s, from, &jn, RT_REJECT_JOB, now);
+        reject(wk, from, &jn, RT_REJECT_JOB, now);
         return;
     }
     if (rt_join_verify(b, len, j->key) < 0) {
-        reject(s, from, &jn, RT_REJECT_MAC, now);
+        reject(wk, from, &jn, RT_REJECT_MAC, now);
         return;
     }
     uint32_t host = jn.base + jn.rank;
     if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
         host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
         job_learn(s, j, jn.size, jn.base) < 0) {
-        reject(s, from, &jn, RT_REJECT_FIELDS, now);
+        reject(wk, from, &jn, RT_REJECT_FIELDS, now);
         return;
     }
     /* a counter below the last one accepted is a replay; the same counter
@@ -361,24 +535,24 @@ static void on_join(arb_rt_switch *s, const struct sockaddr_in *from, const uint
     if (j->joined[jn.rank] &&
         (jn.counter < j->counter[jn.rank] ||
          (jn.counter == j->counter[jn.rank] && !rt_addr_eq(from, &j->addr[jn.rank])))) {
-        reject(s, from, &jn, RT_REJECT_REPLAY, now);
+        reject(wk, from, &jn, RT_REJECT_REPLAY, now);
         return;
     }
     if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) {
         if (rt_addr_eq(from, &j->addr[jn.rank]))
-            s->st.keepalive_joins++;
+            wk->st.keepalive_joins++;
         else
-            s->st.rejoins++;
+            wk->st.rejoins++;
     }
-    if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) s->st.joins++;
+    if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) wk->st.joins++;
     j->joined[jn.rank] = 1;
     j->counter[jn.rank] = jn.counter;
     j->addr[jn.rank] = *from;
-    j->local[jn.rank] = s->cur_local;
+    j->local[jn.rank] = wk->cur_local;
     uint8_t w[RT_WELCOME_LEN];
     rt_welcome_put(w, &jn, j->key);
-    rt_tx_src(&s->tx, from, s->cur_local, w, sizeof w, NULL, 0, 0);
-    announce(s, j);
+    rt_tx_src(&wk->tx, from, wk->cur_local, w, sizeof w, NULL, 0, 0);
+    announce(wk, j);
 }
 
 /* The peer index of address a, or -1. */
@@ -389,35 +563,38 @@ static int peer_of(const arb_rt_switch *s, const struct sockaddr_in *a)
     return -1;
 }
 
-static void on_jobinfo(arb_rt_switch *s, const struct sockaddr_in *from, const rt_hdr *h,
+static void on_jobinfo(struct sw_worker *wk, const struct sockaddr_in *from, const rt_hdr *h,
                        const uint8_t *b, size_t len)
 {
+    arb_rt_switch *s = wk->s;
     if (peer_of(s, from) < 0) {
-        s->st.strangers++;
+        wk->st.strangers++;
         return;
     }
     struct sjob *j = find_job(s, h->job);
     if (len != RT_JOBINFO_LEN || !j) {
         if (!j)
-            s->st.unknown_job++;
+            wk->st.unknown_job++;
         else
-            s->st.undecodable++;
+            wk->st.undecodable++;
         return;
     }
     uint32_t size = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
     uint32_t base = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
-    if (job_learn(s, j, size, base) < 0) s->st.undecodable++;
+    if (job_learn(s, j, size, base) < 0) wk->st.undecodable++;
 }
 
 /* A NOTICE to an address the switch does not know (it restarted, or the
  * rank never joined): join again. Rate-limited. */
-static void notice(arb_rt_switch *s, const struct sockaddr_in *to, const rt_hdr *h, arb_time now)
+static void notice(struct sw_worker *wk, const struct sockaddr_in *to, const rt_hdr *h,
+                   arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     if (!answer_allowed(s, now)) return;
     uint8_t b[RT_HDR_LEN];
     rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &n);
-    rt_tx_src(&s->tx, to, s->cur_local, b, sizeof b, NULL, 0, 0);
+    rt_tx_src(&wk->tx, to, wk->cur_local, b, sizeof b, NULL, 0, 0);
 }
 
 /* One Arbor packet in flight through the switch. */
@@ -427,14 +604,17 @@ struct fwd {
     arb_hdr h;
     const uint8_t *payload;
     size_t plen;
-    int copy; /* payload must be copied (an aggregate) */
+    int copy;     /* payload must be copied (an aggregate) */
+    uint32_t agg; /* the aggregator of its channel (its owner's) */
 };
 
 /* Send f out of local port p: to the rank or switch at its far end. */
-static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
+static void send_port(struct sw_worker *wk, const struct fwd *f, uint32_t p)
 {
+    arb_rt_switch *s = wk->s;
     const struct sockaddr_in *to = NULL;
     uint32_t src = 0;
+    int to_switch = 0;
     if (p < s->radix) {
         uint32_t peer = s->ports[s->nd->first_port + p].peer;
         if (peer < arb_topo_n_hosts(s->t)) {
@@ -445,34 +625,37 @@ static void send_port(arb_rt_switch *s, const struct fwd *f, uint32_t p)
             }
         } else if (s->port_peer[p] >= 0) {
             to = &s->peer_addr[s->port_peer[p]];
-            src = s->peer_local[s->port_peer[p]];
+            to_switch = 1;
+            src = peer_local(s, (uint32_t)s->port_peer[p]);
         }
     }
     if (!to) {
-        s->st.unroutable++;
+        wk->st.unroutable++;
         return;
     }
     size_t hl = 0;
-    rt_hdr_put(s->head, &f->rh);
-    if (arb_hdr_encode(&f->h, f->plen, s->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) {
-        s->st.undecodable++;
+    rt_hdr_put(wk->head, &f->rh);
+    if (arb_hdr_encode(&f->h, f->plen, wk->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) {
+        wk->st.undecodable++;
         return;
     }
-    rt_tx_src(&s->tx, to, src, s->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
+    wk->tx.by_channel = to_switch; /* a peer switch may steer by channel */
+    rt_tx_src(&wk->tx, to, src, wk->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
 }
 
 /* Unicast toward host `host`: down toward it when it is below, else up. */
-static void unicast(arb_rt_switch *s, const struct fwd *f, uint32_t host)
+static void unicast(struct sw_worker *wk, const struct fwd *f, uint32_t host)
 {
+    arb_rt_switch *s = wk->s;
     if (arb_pgft_below(s->g, s->nd, host)) {
-        send_port(s, f, arb_pgft_down_port(s->g, s->nd, host) - s->nd->first_port);
+        send_port(wk, f, arb_pgft_down_port(s->g, s->nd, host) - s->nd->first_port);
         return;
     }
     if (s->nd->n_up == 0) {
-        s->st.unroutable++;
+        wk->st.unroutable++;
         return;
     }
-    send_port(s, f, s->nd->n_down); /* up port 0 */
+    send_port(wk, f, s->nd->n_down); /* up port 0 */
 }
 
 static uint64_t chan_id(const struct fwd *f)
@@ -498,66 +681,68 @@ static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
 /* A RESPONSE for a tree: up toward the root, or down through the
  * aggregator (a normal credit where this switch aggregates) to every
  * child. */
-static void on_group(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e, uint32_t in,
+static void on_group(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
                      arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     uint32_t up = local(s, e->up_port);
     if (up != NONE && in != up) {
-        send_port(s, f, up);
+        send_port(wk, f, up);
         return;
     }
     if (e->aggregate && f->h.packet_type == ARB_PT_RESPONSE && f->h.credit_valid && !f->h.repair) {
         arb_agg_result r;
-        s->st.credits++;
-        if (arb_agg_recv(s->agg, &f->h, f->payload, f->plen, chan_id(f), in, f->rh.flags & RT_F_CE,
-                         now, &r) < 0 ||
+        wk->st.credits++;
+        if (arb_agg_recv(s->aggs[f->agg], &f->h, f->payload, f->plen, chan_id(f), in,
+                         f->rh.flags & RT_F_CE, now, &r) < 0 ||
             r.action != ARB_AGG_FORWARD) {
-            s->st.agg_drops++;
+            wk->st.agg_drops++;
             return;
         }
     }
     const uint32_t *cp = arb_plan_children(f->j->plan, e);
     for (uint32_t c = 0; c < e->n_children; c++)
-        send_port(s, f, local(s, cp[c]));
-    if (e->n_children > 1) s->st.copies += e->n_children - 1;
+        send_port(wk, f, local(s, cp[c]));
+    if (e->n_children > 1) wk->st.copies += e->n_children - 1;
 }
 
 /* A normal request climbing its tree. */
-static void on_request(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e, uint32_t in,
+static void on_request(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
                        uint32_t resp_host, arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     uint32_t up = local(s, e->up_port);
-    s->st.requests++;
+    wk->st.requests++;
     if (!e->aggregate) {
         if (up == NONE)
-            unicast(s, f, resp_host);
+            unicast(wk, f, resp_host);
         else
-            send_port(s, f, up);
+            send_port(wk, f, up);
         return;
     }
     arb_agg_result r;
-    if (arb_agg_recv(s->agg, &f->h, f->payload, f->plen, chan_id(f), in, f->rh.flags & RT_F_CE, now,
-                     &r) < 0) {
-        s->st.agg_drops++;
+    if (arb_agg_recv(s->aggs[f->agg], &f->h, f->payload, f->plen, chan_id(f), in,
+                     f->rh.flags & RT_F_CE, now, &r) < 0) {
+        wk->st.agg_drops++;
         return;
     }
     switch (r.action) {
     case ARB_AGG_CONSUMED:
         return;
     case ARB_AGG_DROP:
-        s->st.agg_drops++;
+        wk->st.agg_drops++;
         return;
     case ARB_AGG_EMIT_MISS:
-        s->st.agg_miss++;
+        wk->st.agg_miss++;
         f->h = r.hdr;
         f->payload = NULL;
         f->plen = 0;
         f->rh.flags = (uint8_t)(RT_F_SWITCH | (r.ce ? RT_F_CE : 0));
         f->rh.src = RT_SWITCH_RANK;
-        unicast(s, f, resp_host);
+        unicast(wk, f, resp_host);
         return;
     case ARB_AGG_EMIT_AGGREGATE:
-        s->st.aggregates++;
+        wk->st.aggregates++;
         f->h = r.hdr;
         f->payload = r.payload;
         f->plen = r.payload_len;
@@ -570,21 +755,35 @@ static void on_request(arb_rt_switch *s, struct fwd *f, const arb_plan_entry *e,
         break;
     }
     if (up == NONE || f->h.agg_depth == 0)
-        unicast(s, f, resp_host);
+        unicast(wk, f, resp_host);
     else
-        send_port(s, f, up);
+        send_port(wk, f, up);
 }
 
-static void on_arbor(arb_rt_switch *s, const struct sockaddr_in *from, const rt_hdr *rh, uint8_t *b,
-                     size_t len, arb_time now)
+/* With several threads, the aggregator of f's channel is locked while an
+ * entry that aggregates handles f (uncontended unless f reached another
+ * thread than its channel's owner). */
+static void agg_lock(arb_rt_switch *s, const struct fwd *f, const arb_plan_entry *e)
 {
+    if (s->n_workers > 1 && e->aggregate) pthread_mutex_lock(&s->agg_lock[f->agg]);
+}
+
+static void agg_unlock(arb_rt_switch *s, const struct fwd *f, const arb_plan_entry *e)
+{
+    if (s->n_workers > 1 && e->aggregate) pthread_mutex_unlock(&s->agg_lock[f->agg]);
+}
+
+static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const rt_hdr *rh,
+                     uint8_t *b, size_t len, arb_time now)
+{
+    arb_rt_switch *s = wk->s;
     struct fwd f;
     memset(&f, 0, sizeof f);
     f.rh = *rh;
     f.j = find_job(s, rh->job);
     if (!f.j || !f.j->size) {
-        s->st.unknown_job++;
-        if (f.j && peer_of(s, from) < 0) notice(s, from, rh, now);
+        wk->st.unknown_job++;
+        if (f.j && peer_of(s, from) < 0) notice(wk, from, rh, now);
         return;
     }
     /* the arrival port: a peer switch's, or the port of an admitted rank */
@@ -595,111 +794,174 @@ static void on_arbor(arb_rt_switch *s, const struct sockaddr_in *from, const rt_
     } else {
         uint32_t r = rh->src;
         if (r >= f.j->size || !f.j->joined[r] || !rt_addr_eq(from, &f.j->addr[r])) {
-            s->st.strangers++;
-            notice(s, from, rh, now);
+            wk->st.strangers++;
+            notice(wk, from, rh, now);
             return;
         }
         in = arb_pgft_down_port(s->g, s->nd, f.j->base + r) - s->nd->first_port;
     }
     size_t off;
     if (in == NONE || arb_hdr_decode(&f.h, b + RT_HDR_LEN, len - RT_HDR_LEN, &off) < 0) {
-        s->st.undecodable++;
+        wk->st.undecodable++;
         return;
     }
     f.payload = b + RT_HDR_LEN + off;
     f.plen = len - RT_HDR_LEN - off;
     if (rh->channel >= f.j->size) {
-        s->st.unknown_channel++;
+        wk->st.unknown_channel++;
         return;
     }
     uint32_t resp_host = f.j->base + rh->channel;
+    f.agg = owner_of(s, f.j->id, rh->channel);
+    if (f.agg != wk->id) wk->st.foreign++;
     if (rh->dst_kind == 1) { /* group */
         const arb_plan_entry *e = entry_of(s, &f);
         if (!e || f.h.packet_type != ARB_PT_RESPONSE) {
-            s->st.unknown_channel++;
+            wk->st.unknown_channel++;
             return;
         }
-        on_group(s, &f, e, in, now);
+        agg_lock(s, &f, e);
+        on_group(wk, &f, e, in, now);
+        agg_unlock(s, &f, e);
     } else if (rh->dst_kind == 0) { /* responder */
         if (f.h.packet_type == ARB_PT_DATA_REQUEST && !f.h.repair && f.h.agg_depth > 0) {
             const arb_plan_entry *e = entry_of(s, &f);
             if (!e) {
-                s->st.unknown_channel++;
+                wk->st.unknown_channel++;
                 return;
             }
-            on_request(s, &f, e, in, resp_host, now);
+            /* held until what it emits is queued: an aggregate's payload
+             * is in the aggregator's slot until then */
+            agg_lock(s, &f, e);
+            on_request(wk, &f, e, in, resp_host, now);
+            agg_unlock(s, &f, e);
         } else {
-            unicast(s, &f, resp_host);
+            unicast(wk, &f, resp_host);
         }
     } else if (rh->dst_kind == 2 && rh->dst < f.j->size) { /* member */
-        unicast(s, &f, f.j->base + rh->dst);
+        unicast(wk, &f, f.j->base + rh->dst);
     } else {
-        s->st.unknown_channel++;
+        wk->st.unknown_channel++;
     }
 }
 
-static void on_datagram(arb_rt_switch *s, const struct sockaddr_in *from, uint32_t local,
+static void on_datagram(struct sw_worker *wk, const struct sockaddr_in *from, uint32_t local,
                         uint8_t *b, size_t len, arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     rt_hdr h;
-    s->st.rx_pkts++;
-    s->st.rx_bytes += len;
-    s->cur_local = local;
+    wk->st.rx_pkts++;
+    wk->st.rx_bytes += len;
+    wk->cur_local = local;
     if (local) {
         int peer = peer_of(s, from);
-        if (peer >= 0) s->peer_local[peer] = local;
+        if (peer >= 0 && peer_local(s, (uint32_t)peer) != local)
+            __atomic_store_n(&s->peer_local[peer], local, __ATOMIC_RELAXED);
     }
     if (rt_hdr_get(&h, b, len) < 0) {
-        s->st.undecodable++;
+        wk->st.undecodable++;
         return;
     }
     switch (h.kind) {
     case RT_K_ARBOR:
-        on_arbor(s, from, &h, b, len, now);
+        on_arbor(wk, from, &h, b, len, now);
         break;
     case RT_K_JOIN:
-        on_join(s, from, b, len, now);
+        on_join(wk, from, b, len, now);
         break;
     case RT_K_JOBINFO:
-        on_jobinfo(s, from, &h, b, len);
+        on_jobinfo(wk, from, &h, b, len);
         break;
     default:
-        s->st.undecodable++;
+        wk->st.undecodable++;
         break;
     }
+}
+
+/* JOIN and JOBINFO may change the job table: they take its write side. */
+static int writes_jobs(const uint8_t *b, size_t len)
+{
+    return len >= RT_HDR_LEN && b[0] == RT_MAGIC && (b[1] == RT_K_JOIN || b[1] == RT_K_JOBINFO);
+}
+
+/* Handle one datagram; the caller holds the job table's read side, which
+ * a JOIN or JOBINFO trades for the write side while it is handled. */
+static void handle(struct sw_worker *wk, const struct sockaddr_in *from, uint32_t local, uint8_t *b,
+                   size_t len, arb_time now)
+{
+    if (!writes_jobs(b, len)) {
+        on_datagram(wk, from, local, b, len, now);
+        return;
+    }
+    pthread_rwlock_unlock(&wk->s->jobs_lock);
+    pthread_rwlock_wrlock(&wk->s->jobs_lock);
+    on_datagram(wk, from, local, b, len, now);
+    pthread_rwlock_unlock(&wk->s->jobs_lock);
+    pthread_rwlock_rdlock(&wk->s->jobs_lock);
+}
+
+void rt_switch_feed_on(arb_rt_switch *s, uint32_t k, const struct sockaddr_in *from, uint8_t *b,
+                       size_t len, arb_time now)
+{
+    struct sw_worker *wk = &s->workers[k < s->n_workers ? k : 0];
+    pthread_rwlock_rdlock(&s->jobs_lock);
+    handle(wk, from, 0, b, len, now);
+    pthread_rwlock_unlock(&s->jobs_lock);
+}
+
+void rt_switch_flush_on(arb_rt_switch *s, uint32_t k)
+{
+    rt_tx_flush(&s->workers[k < s->n_workers ? k : 0].tx);
 }
 
 void rt_switch_feed(arb_rt_switch *s, const struct sockaddr_in *from, uint8_t *b, size_t len,
                     arb_time now)
 {
-    on_datagram(s, from, 0, b, len, now);
+    rt_switch_feed_on(s, 0, from, b, len, now);
 }
 
 void rt_switch_flush(arb_rt_switch *s)
 {
-    rt_tx_flush(&s->tx);
+    rt_switch_flush_on(s, 0);
+}
+
+uint32_t rt_switch_threads(const arb_rt_switch *s)
+{
+    return s->n_workers;
+}
+
+int rt_switch_steered(const arb_rt_switch *s)
+{
+    return s->steered;
 }
 
 void rt_switch_mute(arb_rt_switch *s)
 {
-    if (s->fd >= 0) close(s->fd);
-    s->fd = -1;
-    s->tx.fd = -1;
-    s->rx.fd = -1;
+    for (uint32_t k = 0; k < s->n_workers; k++) {
+        struct sw_worker *wk = &s->workers[k];
+        if (wk->fd >= 0) close(wk->fd);
+        wk->fd = -1;
+        wk->tx.fd = -1;
+        wk->rx.fd = -1;
+    }
 }
 
 const struct arb_agg *rt_switch_agg(const arb_rt_switch *s)
 {
-    return s->agg;
+    return s->aggs[0];
 }
 
-static void periodic(arb_rt_switch *s, arb_time now)
+/* Worker 0 repeats every job it knows to its peers (JOBINFO). */
+static void periodic(struct sw_worker *wk, arb_time now)
 {
+    arb_rt_switch *s = wk->s;
     if (now - s->last_announce < ANNOUNCE_EVERY) return;
     s->last_announce = now;
+    pthread_rwlock_rdlock(&s->jobs_lock);
     for (uint32_t i = 0; i < s->n_jobs; i++)
-        if (s->jobs[i].size) announce(s, &s->jobs[i]);
-    rt_tx_flush(&s->tx);
+        if (s->jobs[i].size) announce(wk, &s->jobs[i]);
+    pthread_rwlock_unlock(&s->jobs_lock);
+    rt_tx_flush(&wk->tx);
 }
 
 /* Once, when it starts serving: every switch linked to this one must be a
@@ -725,24 +987,79 @@ static void check_peers(arb_rt_switch *s)
     }
 }
 
+/* One worker's loop: receive a batch, handle it, send what it made; until
+ * `wait` passed, *stop (worker 0, the caller's thread) or the switch's
+ * quit (the others, woken through wake_fd). */
+static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
+{
+    arb_rt_switch *s = wk->s;
+    arb_time start = rt_now();
+    for (;;) {
+        int n = rt_rx(&wk->rx);
+        arb_time now = rt_now();
+        pthread_rwlock_rdlock(&s->jobs_lock);
+        for (int i = 0; i < n; i++)
+            handle(wk, wk->rx.dg[i].from, wk->rx.dg[i].local, wk->rx.dg[i].buf, wk->rx.dg[i].len,
+                   now);
+        pthread_rwlock_unlock(&s->jobs_lock);
+        rt_tx_flush(&wk->tx);
+        if (wk->id == 0) {
+            periodic(wk, now);
+            if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return;
+        } else if (__atomic_load_n(&s->quit, __ATOMIC_ACQUIRE)) {
+            return;
+        }
+        if (wait != ARB_TIME_NEVER && now - start >= wait) return;
+        if (n > 0) continue;
+        arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
+        if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
+        if (rt_rxq_wait(&wk->rx, wk->id ? s->wake_fd : -1, left, s->cfg.spin)) wk->st.waits++;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct sw_worker *wk = arg;
+    serve(wk, wk->wait, NULL);
+    return NULL;
+}
+
 int arb_rt_switch_run(arb_rt_switch *s, arb_time wait, volatile int *stop)
 {
     if (!s) return ARB_EINVAL;
     if (!s->peers_checked) check_peers(s);
-    arb_time start = rt_now();
-    for (;;) {
-        int n = rt_rx(&s->rx);
-        arb_time now = rt_now();
-        for (int i = 0; i < n; i++)
-            on_datagram(s, s->rx.dg[i].from, s->rx.dg[i].local, s->rx.dg[i].buf, s->rx.dg[i].len,
-                        now);
-        rt_tx_flush(&s->tx);
-        periodic(s, now);
-        if (stop && *stop) return 0;
-        if (wait != ARB_TIME_NEVER && now - start >= wait) return 0;
-        if (n > 0) continue;
-        arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
-        if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
-        if (rt_wait_readable(s->fd, left, s->cfg.spin)) s->st.waits++;
+    if (s->n_workers == 1 || wait == 0) {
+        /* what is queued now: every socket in turn, in this thread */
+        for (uint32_t k = 0; k < s->n_workers; k++)
+            serve(&s->workers[k], wait, stop);
+        return 0;
     }
+    __atomic_store_n(&s->quit, 0, __ATOMIC_RELEASE);
+    /* the helpers block every signal: a SIGINT or SIGTERM reaches the
+     * caller's thread, which reads *stop */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    uint32_t started = 1;
+    int rc = 0;
+    for (; started < s->n_workers; started++) {
+        struct sw_worker *wk = &s->workers[started];
+        wk->wait = wait;
+        if (pthread_create(&wk->thread, NULL, worker_main, wk) != 0) {
+            rc = ARB_ENOMEM;
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) serve(&s->workers[0], wait, stop);
+    __atomic_store_n(&s->quit, 1, __ATOMIC_RELEASE);
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof one) < 0) { /* a full counter wakes them too */
+    }
+    for (uint32_t k = 1; k < started; k++)
+        pthread_join(s->workers[k].thread, NULL);
+    uint64_t drain;
+    if (read(s->wake_fd, &drain, sizeof drain) < 0) { /* nothing was written */
+    }
+    return rc;
 }

@@ -48,6 +48,9 @@ if [ $rc -eq 1 ] && [ "$(grep -c "arbor bench: -d 'f8'" "$TMP/err")" -eq 1 ] &&
 else
     fail "usage error under arbor run" "status $rc" "$(cat "$TMP/err")"
 fi
+expect_err "switch --threads 0" 2 "arbor switch: --threads '0': want 1..64" "$ARBOR" switch --threads 0 --job 1:s
+expect_err "run --switch-threads 65" 2 "arbor run: --switch-threads '65': want 1..64" \
+    "$ARBOR" run -n 2 --switch-threads 65 -- true
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
@@ -75,18 +78,21 @@ else
 fi
 kill $SWC 2>/dev/null
 wait $SWC 2>/dev/null
-# the rest of the options: for, stats, drop, seed, no-gso, spin
-printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\n[jobs]\n4 = s\n' \
+# the rest of the options: for, stats, drop, seed, no-gso, spin, threads
+printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\nthreads = 2\n[jobs]\n4 = s\n' \
     >"$TMP/sw2.ini"
 t0=$(date +%s)
 "$ARBOR" switch --config "$TMP/sw2.ini" 2>"$TMP/swc2.err"
 rc=$?
 t1=$(date +%s)
 if [ $rc -eq 0 ] && [ $((t1 - t0)) -le 3 ] && [ "$(grep -c 'rx_pkts=' "$TMP/swc2.err")" -ge 2 ]; then
-    pass "a configuration file takes for, stats, drop, seed, no-gso, spin"
+    pass "a configuration file takes for, stats, drop, seed, no-gso, spin, threads"
 else
     fail "config file keys" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/swc2.err")"
 fi
+printf '[switch]\nthreads = 65\n' >"$TMP/bad3.ini"
+expect_err "config: threads out of range" 2 "bad3.ini:2: threads '65': want 1..64" \
+    "$ARBOR" switch --config "$TMP/bad3.ini"
 printf '[switch]\nno-gso = yes\n' >"$TMP/bad2.ini"
 expect_err "config: a bad value names file, line, key and rule" 2 "bad2.ini:2: no-gso 'yes': want 0 or 1" \
     "$ARBOR" switch --config "$TMP/bad2.ini"
@@ -254,6 +260,43 @@ else
     fail "leafspine" "$out" "$(cat "$TMP/err")"
 fi
 
+# ---- a switch of several threads ------------------------------------------------
+out=$("$ARBOR" run -n 4 --switch-threads 2 -- "$ARBOR" bench allreduce -b 4K -e 1M -f 16 -n 3 -w 1 -c -d bf16 2>"$TMP/err") &&
+    out2=$("$ARBOR" run -n 3 --switch-threads 3 --drop 0.02 --switch-drop 0.02 -- "$ARBOR" bench allgather \
+        -b 3K -e 768K -f 16 -n 3 -w 1 -c 2>>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ] && [ "$(wrong "$out2")" -eq 0 ]; then
+    pass "switches of 2 and 3 threads: allreduce bf16 at 4 ranks, allgather at 3 with 2% loss, exact"
+else
+    fail "switch threads" "$out $out2" "$(cat "$TMP/err")"
+fi
+
+# a second switch of several threads on an address in use is refused, as with one
+"$ARBOR" switch --threads 2 --listen 127.0.0.1:0 --port-file "$TMP/port6" --job 1:s --for 5 \
+    2>/dev/null &
+SW6=$!
+P6=$(port_of "$TMP/port6")
+expect_err "a 2-thread switch on the port of another is refused" 1 "Address already in use" \
+    "$ARBOR" switch --threads 2 --listen 127.0.0.1:$P6 --job 1:s --for 1
+kill $SW6 2>/dev/null
+wait $SW6 2>/dev/null
+
+# ---- io_uring: ranks and switch threads on rings, or shown as skipped --------------
+expect_err "run --io epoll" 2 "arbor run: --io 'epoll': want mmsg or uring" "$ARBOR" run -n 2 --io epoll -- true
+expect_err "switch --io epoll" 2 "arbor switch: --io 'epoll': want mmsg or uring" "$ARBOR" switch --io epoll --job 1:s
+out=$("$ARBOR" run -n 3 --io uring --switch-threads 2 --drop 0.02 -- "$ARBOR" bench allreduce -b 4K -e 1M \
+    -f 16 -n 3 -w 1 -c -s 2>"$TMP/err")
+rc=$?
+if grep -q "not built" "$TMP/err"; then
+    skip "io_uring" "not built (no liburing): $(grep -m1 'not built' "$TMP/err")"
+elif grep -q "refused" "$TMP/err"; then
+    skip "io_uring" "the kernel refuses rings here: $(grep -m1 'refused' "$TMP/err")"
+elif [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ] &&
+    [ "$(grep -c 'io_uring=1' "$TMP/err")" -eq 3 ]; then
+    pass "io_uring: 3 ranks on rings, a switch of 2 threads on rings, 2% loss: allreduce exact"
+else
+    fail "io_uring" "status $rc" "$out" "$(cat "$TMP/err")"
+fi
+
 # ---- three switch processes forming a tree ------------------------------------
 # Each must know the others' addresses when it starts: ports from this shell's
 # pid, away from the ephemeral range.
@@ -263,10 +306,10 @@ LS="--topo leafspine:2,2,1 --job 6:tree --for 30"
 "$ARBOR" switch $LS --node 1.0 --listen 127.0.0.1:$B --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l0.err" &
 T0=$!
 # shellcheck disable=SC2086
-"$ARBOR" switch $LS --node 1.1 --listen 127.0.0.1:$((B + 1)) --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l1.err" &
+"$ARBOR" switch $LS --node 1.1 --threads 2 --listen 127.0.0.1:$((B + 1)) --peer 2.0=127.0.0.1:$((B + 2)) 2>"$TMP/l1.err" &
 T1=$!
 # shellcheck disable=SC2086
-"$ARBOR" switch $LS --node 2.0 --listen 127.0.0.1:$((B + 2)) --peer 1.0=127.0.0.1:$B \
+"$ARBOR" switch $LS --node 2.0 --threads 3 --listen 127.0.0.1:$((B + 2)) --peer 1.0=127.0.0.1:$B \
     --peer 1.1=127.0.0.1:$((B + 1)) 2>"$TMP/sp.err" &
 T2=$!
 sleep 0.3
@@ -282,7 +325,7 @@ kill $T0 $T1 $T2 2>/dev/null
 wait $T0 $T1 $T2 2>/dev/null
 if [ $ok -eq 4 ] && [ "$(wrong "$(cat "$TMP/t0.out")")" -eq 0 ] && [ "$(rows "$(cat "$TMP/t0.out")")" -eq 3 ] &&
     grep -q "aggregates=[1-9]" "$TMP/sp.err" && grep -q "aggregates=[1-9]" "$TMP/l1.err"; then
-    pass "three switch processes (two leaves, a spine): allreduce exact, spine and leaf aggregate"
+    pass "three switch processes (two leaves, a spine; 1, 2 and 3 threads): allreduce exact, spine and leaf aggregate"
 else
     fail "switch processes" "$ok ranks exited 0" "$(cat "$TMP/t0.out" "$TMP/t0.err" "$TMP/sp.err")"
 fi
@@ -455,6 +498,36 @@ if [ $ok -eq 3 ] && [ "$(wrong "$(cat "$TMP/k0.out")")" -eq 0 ] && grep -Eq " jo
     pass "switch restarted mid-collective: the ranks joined again and finished exactly ($(grep -o ' joins=[0-9]*' "$TMP/sw3.err"))"
 else
     fail "switch restart" "$ok ranks exited 0" "$(cat "$TMP/k0.out" "$TMP/k0.err" "$TMP/sw3.err")"
+fi
+
+# ---- the same with switches of 2 threads: the slots are lost all the same --------
+"$ARBOR" switch --threads 2 --listen 127.0.0.1:0 --port-file "$TMP/port4" --job 9:s --for 30 \
+    2>"$TMP/sw4.err" &
+SW4=$!
+P4=$(port_of "$TMP/port4")
+for r in 0 1 2; do
+    env ARBOR_RANK=$r ARBOR_SIZE=3 ARBOR_SWITCH=127.0.0.1:$P4 ARBOR_JOB=9 ARBOR_SECRET=s \
+        ARBOR_TIMEOUT=20s "$ARBOR" bench allreduce -b 16M -e 16M -n 10 -w 0 -c \
+        >"$TMP/m$r.out" 2>"$TMP/m$r.err" &
+    eval "M$r=\$!"
+done
+sleep 0.5
+kill -9 $SW4
+wait $SW4 2>/dev/null
+sleep 0.2
+"$ARBOR" switch --threads 2 --listen 127.0.0.1:$P4 --job 9:s --for 30 2>"$TMP/sw5.err" &
+SW5=$!
+ok=0
+for r in 0 1 2; do
+    eval "wait \$M$r" && ok=$((ok + 1))
+done
+kill $SW5 2>/dev/null
+wait $SW5 2>/dev/null
+if [ $ok -eq 3 ] && [ "$(wrong "$(cat "$TMP/m0.out")")" -eq 0 ] && grep -Eq " joins=([3-9]|[1-9][0-9]+) " "$TMP/sw5.err" &&
+    grep -q "aggregates=[1-9]" "$TMP/sw5.err"; then
+    pass "a switch of 2 threads restarted mid-collective: the ranks joined again and finished exactly"
+else
+    fail "threaded switch restart" "$ok ranks exited 0" "$(cat "$TMP/m0.out" "$TMP/m0.err" "$TMP/sw5.err")"
 fi
 
 finish

@@ -46,10 +46,25 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
-static int g_no_gso;     /* plain sendmmsg / recvmmsg in the next switches and ranks */
-static arb_time g_spin;  /* the next switches' and ranks' spin before blocking */
-static uint64_t g_waits; /* blocking waits and spin hits of the ranks of the last run */
+static int g_no_gso;       /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static uint32_t g_threads; /* threads of the next switches (0: one) */
+static int g_io;           /* the next switches' and ranks' socket I/O (arb_rt_io) */
+static uint64_t g_uring;   /* ranks of the last runs whose I/O went through io_uring */
+static int g_unsteered;    /* warnings that the kernel refused the steering program */
+static arb_time g_spin;    /* the next switches' and ranks' spin before blocking */
+static uint64_t g_waits;   /* blocking waits and spin hits of the ranks of the last run */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void sw_log(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    if (strstr(msg, "steering")) {
+        pthread_mutex_lock(&g_mu);
+        g_unsteered++;
+        pthread_mutex_unlock(&g_mu);
+    }
+}
 
 static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, uint32_t level,
                    uint32_t index)
@@ -62,6 +77,10 @@ static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, u
     cfg.index = index;
     cfg.no_gso = g_no_gso;
     cfg.spin = g_spin;
+    cfg.threads = g_threads;
+    cfg.io = g_io;
+    cfg.logger.fn = sw_log;
+    cfg.logger.max_level = ARB_LOG_WARN;
     cfg.drop = drop;
     cfg.seed = 7;
     for (uint32_t j = 0; j < jobs; j++) {
@@ -87,7 +106,7 @@ static int sw_start(struct sw *w, double drop, uint32_t jobs)
 
 static void sw_stop(struct sw *w)
 {
-    w->stop = 1;
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     pthread_join(w->t, NULL);
     arb_rt_switch_free(w->s);
 }
@@ -128,6 +147,7 @@ static void *rank_main(void *arg)
     cfg.timeout = k->timeout ? k->timeout : 20 * ARB_PS_PER_S;
     cfg.no_gso = g_no_gso;
     cfg.spin = g_spin;
+    cfg.io = g_io;
     arb_rt_comm *c;
     k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
     if (k->rc < 0) return NULL;
@@ -137,6 +157,7 @@ static void *rank_main(void *arg)
     arb_rt_get_stats(c, &st);
     pthread_mutex_lock(&g_mu);
     g_waits += st.waits + st.spin_hits;
+    g_uring += st.io_uring;
     pthread_mutex_unlock(&g_mu);
     arb_rt_comm_free(c);
     return NULL;
@@ -359,7 +380,7 @@ TEST(without_gso)
     REQUIRE(sw_start(&w, 0, 1) == 0);
     g_count = 3000;
     CHECK(run_ranks(w.addr, 3, 1, 0, all_collectives) == 0);
-    w.stop = 1;
+    __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
     pthread_join(w.t, NULL);
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(w.s, &st);
@@ -426,6 +447,10 @@ TEST(spin_setting)
     sc.listen = "127.0.0.1:0";
     sc.spin = 11 * ARB_PS_PER_MS;
     arb_rt_switch *s = NULL;
+    CHECK_EQ_I(arb_rt_switch_new(&s, &sc, err, sizeof err), ARB_EINVAL);
+    CHECK(s == NULL);
+    sc.spin = 0;
+    sc.threads = ARB_RT_SWITCH_MAX_THREADS + 1;
     CHECK_EQ_I(arb_rt_switch_new(&s, &sc, err, sizeof err), ARB_EINVAL);
     CHECK(s == NULL);
 }
@@ -639,7 +664,7 @@ TEST(keepalive_joins)
     struct sw w;
     REQUIRE(sw_start(&w, 0, 1) == 0);
     CHECK(run_ranks(w.addr, 2, 1, 0, late_barrier) == 0);
-    w.stop = 1;
+    __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
     pthread_join(w.t, NULL);
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(w.s, &st);
@@ -694,7 +719,7 @@ TEST(strangers)
     }
     close(fd);
     nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL); /* the switch reads them */
-    w.stop = 1; /* stop serving, then read its counters */
+    __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE); /* stop serving, then read its counters */
     pthread_join(w.t, NULL);
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(w.s, &st);
@@ -717,7 +742,7 @@ struct misanswer {
 static void *misanswer_main(void *arg)
 {
     struct misanswer *m = arg;
-    while (!m->stop) {
+    while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
         uint8_t b[256];
         struct sockaddr_in from;
         socklen_t fl = sizeof from;
@@ -768,7 +793,7 @@ TEST(answers_from_elsewhere)
     k.timeout = 300 * ARB_PS_PER_MS;
     k.body = one_barrier;
     rank_main(&k);
-    m.stop = 1;
+    __atomic_store_n(&m.stop, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
     close(m.in);
     close(m.out);
@@ -803,7 +828,7 @@ TEST(reject_rate_capped)
     while (recv(fd, b, sizeof b, MSG_DONTWAIT) > 0)
         got++;
     close(fd);
-    w.stop = 1;
+    __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
     pthread_join(w.t, NULL);
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(w.s, &st);
@@ -835,6 +860,149 @@ TEST(multi_tier)
     }
 }
 
+/* ---- a switch of several threads ------------------------------------- */
+
+/* Stop switch w's thread and read its counters (summed over its threads). */
+static void sw_stop_stats(struct sw *w, arb_rt_switch_stats *st)
+{
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(w->t, NULL);
+    arb_rt_switch_get_stats(w->s, st);
+    arb_rt_switch_free(w->s);
+}
+
+/* A switch of 2 and of 3 threads (one socket each, SO_REUSEPORT): every
+ * collective and dtype at 2, 3 and 4 ranks is exact. The kernel steers
+ * each datagram to its channel's thread, and every sender keeps a GSO
+ * send to one channel, so no thread handles another's channel (foreign 0)
+ * unless the kernel refused the steering program (warned). The counters
+ * are the threads' sums: everything the ranks sent was received. */
+TEST(switch_threads)
+{
+    static const uint32_t threads[] = {2, 3};
+    static const uint32_t sizes[] = {2, 3, 4};
+    for (int t = 0; t < 2; t++) {
+        struct sw w;
+        g_threads = threads[t];
+        g_unsteered = 0;
+        REQUIRE(sw_start(&w, 0, 1) == 0);
+        g_count = 3000;
+        g_op = ARB_OP_SUM;
+        for (int i = 0; i < 3; i++) {
+            int bad = run_ranks(w.addr, sizes[i], 1, 0, all_collectives);
+            if (bad)
+                fprintf(stderr, "  %u threads, %u ranks: %d wrong\n", threads[t], sizes[i], bad);
+            CHECK(bad == 0);
+        }
+        arb_rt_switch_stats st;
+        sw_stop_stats(&w, &st);
+        CHECK(st.aggregates > 0);
+        CHECK(st.rx_pkts > st.aggregates);
+        if (g_unsteered == 0) CHECK_EQ_U(st.foreign, 0);
+    }
+    g_threads = 0;
+}
+
+/* 2% loss on every rank's and switch thread's sends, 3 threads: exact. */
+TEST(switch_threads_loss)
+{
+    struct sw w;
+    g_threads = 3;
+    REQUIRE(sw_start(&w, 0.02, 1) == 0);
+    g_count = 5000;
+    CHECK(run_ranks(w.addr, 4, 1, 0.02, all_collectives) == 0);
+    sw_stop(&w);
+    g_threads = 0;
+}
+
+/* A leaf-spine fabric whose three switches have 2 threads each. */
+TEST(switch_threads_multi_tier)
+{
+    struct fabric f;
+    g_threads = 2;
+    g_unsteered = 0;
+    REQUIRE(fabric_start(&f, "leafspine:2,2,1", 0) == 0);
+    const char *swv[16];
+    for (uint32_t r = 0; r < 4; r++)
+        swv[r] = fabric_leaf(&f, r);
+    g_count = 2500;
+    CHECK(run_ranks_on(swv, "leafspine:2,2,1", 4, 1, 0, all_collectives) == 0);
+    uint64_t foreign = 0;
+    for (uint32_t a = 0; a < f.n; a++) {
+        arb_rt_switch_stats st;
+        sw_stop_stats(&f.sw[a], &st);
+        foreign += st.foreign;
+    }
+    arb_topo_free(f.t);
+    if (g_unsteered == 0) CHECK_EQ_U(foreign, 0);
+    g_threads = 0;
+}
+
+/* ---- io_uring ------------------------------------------------------------ */
+
+/* Ranks and switches on io_uring (ARBOR_IO=uring): every collective and
+ * dtype at 2, 3 and 4 ranks exact, every rank and the switch on a ring;
+ * then a switch of 2 threads on rings with 2% loss. Skipped where the
+ * library was built without liburing (after checking that asking for it
+ * then fails, saying "not built") or the kernel refuses rings. */
+TEST(io_uring)
+{
+    char why[200];
+    if (!arb_rt_io_uring_available(why, sizeof why)) {
+        if (strstr(why, "not built")) {
+            arb_rt_config cfg;
+            arb_rt_config_default(&cfg);
+            cfg.secret = SECRET;
+            cfg.io = ARB_RT_IO_URING;
+            char err[256] = "";
+            arb_rt_comm *c = NULL;
+            CHECK_EQ_I(arb_rt_comm_new(&c, &cfg, err, sizeof err), ARB_EINVAL);
+            CHECK(strstr(err, "not built") != NULL);
+        }
+        SKIP("io_uring: %s", why);
+    }
+    g_io = ARB_RT_IO_URING;
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    g_count = 3000;
+    g_op = ARB_OP_SUM;
+    g_uring = 0;
+    static const uint32_t sizes[] = {2, 3, 4};
+    for (int i = 0; i < 3; i++)
+        CHECK(run_ranks(w.addr, sizes[i], 1, 0, all_collectives) == 0);
+    CHECK_EQ_U(g_uring, 2 + 3 + 4);
+    arb_rt_switch_stats st;
+    sw_stop_stats(&w, &st);
+    CHECK_EQ_U(st.io_uring, 1);
+    CHECK(st.aggregates > 0);
+    g_threads = 2;
+    REQUIRE(sw_start(&w, 0.02, 1) == 0);
+    g_count = 5000;
+    CHECK(run_ranks(w.addr, 4, 1, 0.02, all_collectives) == 0);
+    sw_stop_stats(&w, &st);
+    CHECK_EQ_U(st.io_uring, 2);
+    g_threads = 0;
+    g_io = 0;
+}
+
+/* ARBOR_IO: mmsg or uring; anything else is ARB_EPARSE naming it. */
+TEST(io_setting)
+{
+    arb_rt_config cfg;
+    char err[200];
+    arb_rt_config_default(&cfg);
+    setenv("ARBOR_IO", "uring", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), 0);
+    CHECK_EQ_I(cfg.io, ARB_RT_IO_URING);
+    setenv("ARBOR_IO", "mmsg", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), 0);
+    CHECK_EQ_I(cfg.io, ARB_RT_IO_MMSG);
+    setenv("ARBOR_IO", "epoll", 1);
+    CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), ARB_EPARSE);
+    CHECK(strstr(err, "ARBOR_IO='epoll'") != NULL);
+    unsetenv("ARBOR_IO");
+}
+
 int main(void)
 {
     RUN(collectives_2_3_4_8);
@@ -844,6 +1012,11 @@ int main(void)
     RUN(spin);
     RUN(spin_setting);
     RUN(multi_tier);
+    RUN(switch_threads);
+    RUN(switch_threads_loss);
+    RUN(switch_threads_multi_tier);
+    RUN(io_uring);
+    RUN(io_setting);
     RUN(float_tolerance);
     RUN(nonblocking_calls);
     RUN(strangers);

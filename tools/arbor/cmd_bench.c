@@ -129,6 +129,14 @@ static int one(struct bench *b, size_t count)
     }
 }
 
+/* The communicator's warnings (ARBOR_IO=uring refused by the kernel),
+ * one line each on stderr. */
+static void warn_line(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    if (level == ARB_LOG_WARN) fprintf(stderr, "arbor bench: warning: %s\n", msg);
+}
+
 static void fill_inputs(struct bench *b, size_t count)
 {
     size_t es = arb_dtype_size(b->dt);
@@ -264,6 +272,8 @@ int cmd_bench(int argc, char **argv)
     arb_rt_config_default(&cfg);
     char err[256];
     if (arb_rt_config_env(&cfg, err, sizeof err) < 0) return cli_error("bench", "%s", err);
+    cfg.logger.fn = warn_line; /* warnings only: errors are this command's to print */
+    cfg.logger.max_level = ARB_LOG_WARN;
     if (root >= cfg.size)
         return usage_error("-r %llu is not a rank of %u", (unsigned long long)root, cfg.size);
     size_t es = arb_dtype_size(dt);
@@ -363,7 +373,8 @@ int cmd_bench(int argc, char **argv)
                 "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
                 "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
                 "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
-                "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f\n",
+                "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f "
+                "io_uring=%llu\n",
                 b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
                 (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
                 (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -376,7 +387,7 @@ int cmd_bench(int argc, char **argv)
                 (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
                 (unsigned long long)st.keepalive_joins, arb_cc_kind_name(cfg.cc),
                 (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
-                (double)st.base_rtt / ARB_PS_PER_US);
+                (double)st.base_rtt / ARB_PS_PER_US, (unsigned long long)st.io_uring);
     }
     arb_rt_comm_free(b.c);
     free(b.send);

@@ -25,7 +25,7 @@ static const char run_usage[] =
     "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID]\n"
     "                 [--secret S | --secret-file FILE] [--timeout T] [--drop P]\n"
     "                 [--switch-drop P] [--seed N] [--no-gso] [--spin DURATION]\n"
-    "                 -- COMMAND [ARGS...]\n"
+    "                 [--switch-threads K] [--io mmsg|uring] -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
@@ -53,6 +53,10 @@ static const char run_usage[] =
     "  --no-gso       no UDP GSO / GRO in the ranks and switches (ARBOR_GSO=0)\n"
     "  --spin         ranks and switches look again for up to DURATION (e.g. 50us)\n"
     "                 before blocking for their socket (ARBOR_SPIN, switch --spin)\n"
+    "  --switch-threads  threads of each switch it starts (1..64, default 1;\n"
+    "                 switch --threads)\n"
+    "  --io           the ranks' and switches' socket I/O: mmsg (default) or\n"
+    "                 uring (io_uring; ARBOR_IO, switch --io)\n"
     "\n"
     "SIGINT, SIGTERM or SIGHUP to arbor run is passed on to every rank, and the\n"
     "switches stop; ranks still running 5 s later are killed (SIGKILL). A rank\n"
@@ -102,10 +106,17 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
+/* A switch's warnings (--io uring refused by the kernel), one line each. */
+static void switch_warning(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    if (level == ARB_LOG_WARN) fprintf(stderr, "arbor run: switch: warning: %s\n", msg);
+}
+
 /* The fabric's switches on loopback; 0 or an exit status. */
 static int start_fabric(const char *topo, uint32_t job, const char *secret, double drop,
-                        uint64_t seed, int no_gso, arb_time spin, struct swt **out, uint32_t *n_out,
-                        arb_topo **tp)
+                        uint64_t seed, int no_gso, arb_time spin, uint32_t threads, int io,
+                        struct swt **out, uint32_t *n_out, arb_topo **tp)
 {
     char err[256];
     arb_topo *t;
@@ -133,6 +144,10 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret, doub
             cfg.seed = seed + k;
             cfg.no_gso = no_gso;
             cfg.spin = spin;
+            cfg.threads = threads;
+            cfg.io = io;
+            cfg.logger.fn = switch_warning;
+            cfg.logger.max_level = ARB_LOG_WARN;
             w[k].node = arb_topo_node_id(t, l, i);
             if (arb_rt_switch_new(&w[k].s, &cfg, err, sizeof err) < 0) {
                 fprintf(stderr, "arbor run: switch %u.%u: %s\n", l, i, err);
@@ -259,6 +274,8 @@ int cmd_run(int argc, char **argv)
     arb_time spin = 0;
     double switch_drop = 0;
     int no_gso = 0;
+    uint64_t sw_threads = 1;
+    const char *io_s = NULL;
     static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
                                          {"topo", required_argument, NULL, 't'},
                                          {"job", required_argument, NULL, 'J'},
@@ -270,6 +287,8 @@ int cmd_run(int argc, char **argv)
                                          {"seed", required_argument, NULL, 'r'},
                                          {"no-gso", no_argument, NULL, 'G'},
                                          {"spin", required_argument, NULL, 'Y'},
+                                         {"switch-threads", required_argument, NULL, 'H'},
+                                         {"io", required_argument, NULL, 'I'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -290,6 +309,16 @@ int cmd_run(int argc, char **argv)
                 return cli_error("run", "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us",
                                  v);
             spin_s = v;
+            break;
+        case 'I':
+            if (strcmp(v, "mmsg") != 0 && strcmp(v, "uring") != 0)
+                return cli_error("run", "--io '%s': want mmsg or uring", v);
+            io_s = v;
+            break;
+        case 'H':
+            if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &sw_threads) < 0 || sw_threads == 0)
+                return cli_error("run", "--switch-threads '%s': want 1..%d", v,
+                                 ARB_RT_SWITCH_MAX_THREADS);
             break;
         case 'n':
             if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
@@ -383,8 +412,9 @@ int cmd_run(int argc, char **argv)
     arb_topo *t = NULL;
     int rc = 0;
     if (!sw) {
-        rc = start_fabric(topo, (uint32_t)job, secret, switch_drop, seed, no_gso, spin, &w, &n_sw,
-                          &t);
+        rc = start_fabric(
+            topo, (uint32_t)job, secret, switch_drop, seed, no_gso, spin, (uint32_t)sw_threads,
+            io_s && strcmp(io_s, "uring") == 0 ? ARB_RT_IO_URING : ARB_RT_IO_MMSG, &w, &n_sw, &t);
     } else {
         char err[256];
         if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
@@ -424,6 +454,7 @@ int cmd_run(int argc, char **argv)
             if (drop) setenv("ARBOR_DROP", drop, 1);
             if (no_gso) setenv("ARBOR_GSO", "0", 1);
             if (spin_s) setenv("ARBOR_SPIN", spin_s, 1);
+            if (io_s) setenv("ARBOR_IO", io_s, 1);
             if (seed) {
                 char seed_s[24];
                 snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
@@ -437,7 +468,7 @@ int cmd_run(int argc, char **argv)
     }
     int failed = 0, stop_sig = 0;
     reap(pids, started, &failed, &stop_sig, &sigs);
-    sw_stop = 1;
+    __atomic_store_n(&sw_stop, 1, __ATOMIC_RELEASE);
     for (uint32_t a = 0; a < n_sw; a++) {
         if (w[a].t) pthread_join(w[a].t, NULL);
         arb_rt_switch_free(w[a].s);

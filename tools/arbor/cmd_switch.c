@@ -19,7 +19,8 @@ static const char switch_usage[] =
     "                    [--peer LEVEL.INDEX=HOST:PORT]... [--job ID:SECRET]...\n"
     "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
     "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
-    "                    [--spin DURATION] [--config FILE]\n"
+    "                    [--spin DURATION] [--threads N] [--io mmsg|uring]\n"
+    "                    [--config FILE]\n"
     "\n"
     "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
     "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
@@ -35,7 +36,8 @@ static const char switch_usage[] =
     "                out of the process list\n"
     "  --config      an INI file: [switch] listen, topo, node, slots, peer (one\n"
     "                line each, LEVEL.INDEX=HOST:PORT), stats, for, drop, seed,\n"
-    "                no-gso (0 or 1), spin; [jobs] ID = SECRET. Options after it\n"
+    "                no-gso (0 or 1), spin, threads, io; [jobs] ID = SECRET. Options\n"
+    "                after it\n"
     "                override it\n"
     "  --slots       aggregation slots (default 4096)\n"
     "  --drop        drop this fraction of the packets it sends (tests)\n"
@@ -47,6 +49,13 @@ static const char switch_usage[] =
     "  --spin        before blocking for its socket, look again for up to this\n"
     "                long (e.g. 50us; at most 10ms), yielding the core between\n"
     "                looks (default 0: block at once)\n"
+    "  --threads     serve with N threads (1..64, default 1), each with its own\n"
+    "                socket on the same address (SO_REUSEPORT) and its own slot\n"
+    "                pool of --slots slots; the kernel steers each job's channel\n"
+    "                to one of them\n"
+    "  --io          the sockets' I/O: mmsg (sendmmsg / recvmmsg, default) or\n"
+    "                uring (io_uring; 'not built' without liburing; where the\n"
+    "                kernel refuses a ring: a warning, and mmsg)\n"
     "\n"
     "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready, and a\n"
     "warning for each switch linked to this one in the fabric that is no --peer.\n"
@@ -82,7 +91,8 @@ static void print_stats(const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu\n",
+            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
+            "io_uring=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -94,7 +104,20 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
             (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
-            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins);
+            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins,
+            (unsigned long long)st.foreign, (unsigned long long)st.io_uring);
+}
+
+/* "mmsg" or "uring" into *io: 0, or -1. */
+static int parse_io(const char *v, int *io)
+{
+    if (strcmp(v, "mmsg") == 0)
+        *io = ARB_RT_IO_MMSG;
+    else if (strcmp(v, "uring") == 0)
+        *io = ARB_RT_IO_URING;
+    else
+        return -1;
+    return 0;
 }
 
 /* "L.I" into level, index. */
@@ -267,10 +290,22 @@ static int config_line(void *user, const char *section, const char *name, const 
             snprintf(x->why, sizeof x->why, "spin '%s': want 0 or a duration up to 10ms", value);
             return 0;
         }
+    } else if (strcmp(name, "io") == 0) {
+        if (parse_io(value, &cfg->io) < 0) {
+            snprintf(x->why, sizeof x->why, "io '%s': want mmsg or uring", value);
+            return 0;
+        }
+    } else if (strcmp(name, "threads") == 0) {
+        if (cli_parse_u64(value, ARB_RT_SWITCH_MAX_THREADS, &v) < 0 || v == 0) {
+            snprintf(x->why, sizeof x->why, "threads '%s': want 1..%d", value,
+                     ARB_RT_SWITCH_MAX_THREADS);
+            return 0;
+        }
+        cfg->threads = (uint32_t)v;
     } else {
         snprintf(x->why, sizeof x->why,
                  "unknown key '%s' (want listen, topo, node, slots, peer, stats, for, drop, seed, "
-                 "no-gso or spin)",
+                 "no-gso, spin, threads or io)",
                  name);
         return 0;
     }
@@ -311,6 +346,8 @@ int cmd_switch(int argc, char **argv)
                                          {"port-file", required_argument, NULL, 'f'},
                                          {"no-gso", no_argument, NULL, 'G'},
                                          {"spin", required_argument, NULL, 'Y'},
+                                         {"threads", required_argument, NULL, 'n'},
+                                         {"io", required_argument, NULL, 'I'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -330,6 +367,16 @@ int cmd_switch(int argc, char **argv)
             if (cli_parse_spin(v, &cfg.spin) < 0)
                 return cli_error("switch",
                                  "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
+            break;
+        case 'I':
+            if (parse_io(v, &cfg.io) < 0)
+                return cli_error("switch", "--io '%s': want mmsg or uring", v);
+            break;
+        case 'n':
+            if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &x) < 0 || x == 0)
+                return cli_error("switch", "--threads '%s': want 1..%d", v,
+                                 ARB_RT_SWITCH_MAX_THREADS);
+            cfg.threads = (uint32_t)x;
             break;
         case 'l':
             cfg.listen = v;
