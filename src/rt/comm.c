@@ -62,6 +62,22 @@ static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, 
     return 0;
 }
 
+/* A duration min..max (or "0" when zero_ok); `rule` is the error's wording
+ * after "not". */
+static int env_time(const char *name, arb_time *out, arb_time min, arb_time max, int zero_ok,
+                    const char *rule, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    arb_time t;
+    if (!v) return 0;
+    if (zero_ok && strcmp(v, "0") == 0)
+        t = 0;
+    else if (arb_topo_parse_time(v, &t) < 0 || t < min || t > max)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s='%s': not %s", name, v, rule);
+    *out = t;
+    return 0;
+}
+
 /* ARBOR_CC, ARBOR_LINE_RATE, ARBOR_BASE_RTT. */
 static int env_cc(arb_rt_config *cfg, char *err, size_t errlen)
 {
@@ -81,17 +97,8 @@ static int env_cc(arb_rt_config *cfg, char *err, size_t errlen)
                             "ARBOR_LINE_RATE='%s': not a rate of 1M to 10T bit/s, such as 25G", v);
         cfg->line_rate = r;
     }
-    if ((v = getenv("ARBOR_BASE_RTT"))) {
-        arb_time t;
-        if (strcmp(v, "0") == 0)
-            t = 0;
-        else if (arb_topo_parse_time(v, &t) < 0 || t < ARB_PS_PER_US || t > ARB_PS_PER_S)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_BASE_RTT='%s': not 0 or a duration of 1us to 1s, such as 50us",
-                            v);
-        cfg->base_rtt = t;
-    }
-    return 0;
+    return env_time("ARBOR_BASE_RTT", &cfg->base_rtt, ARB_PS_PER_US, ARB_PS_PER_S, 1,
+                    "0 or a duration of 1us to 1s, such as 50us", err, errlen);
 }
 
 int arb_rt_io_uring_available(char *why, size_t len)
@@ -134,13 +141,9 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("ARBOR_TOPO"))) cfg->topo = v;
     if ((v = getenv("ARBOR_BIND"))) cfg->bind = v;
-    if ((v = getenv("ARBOR_TIMEOUT"))) {
-        arb_time t;
-        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_PS_PER_MS)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_TIMEOUT='%s': not a duration of 1ms or more, such as 30s", v);
-        cfg->timeout = t;
-    }
+    rc = env_time("ARBOR_TIMEOUT", &cfg->timeout, ARB_PS_PER_MS, ARB_TIME_NEVER, 0,
+                  "a duration of 1ms or more, such as 30s", err, errlen);
+    if (rc < 0) return rc;
     if ((v = getenv("ARBOR_DROP"))) {
         char *end;
         double d = strtod(v, &end);
@@ -149,22 +152,12 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
                             v);
         cfg->drop = d;
     }
-    if ((v = getenv("ARBOR_TIMER_MIN"))) {
-        arb_time t;
-        if (arb_topo_parse_time(v, &t) < 0 || t < ARB_EP_TIMER_MIN)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_TIMER_MIN='%s': not a duration of 1us or more", v);
-        cfg->timeout_min = t;
-    }
-    if ((v = getenv("ARBOR_SPIN"))) {
-        arb_time t;
-        if (strcmp(v, "0") == 0)
-            t = 0;
-        else if (arb_topo_parse_time(v, &t) < 0 || t > RT_SPIN_MAX)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_SPIN='%s': not 0 or a duration up to 10ms such as 50us", v);
-        cfg->spin = t;
-    }
+    rc = env_time("ARBOR_TIMER_MIN", &cfg->timeout_min, ARB_EP_TIMER_MIN, ARB_TIME_NEVER, 0,
+                  "a duration of 1us or more", err, errlen);
+    if (rc < 0) return rc;
+    rc = env_time("ARBOR_SPIN", &cfg->spin, 0, RT_SPIN_MAX, 1,
+                  "0 or a duration up to 10ms such as 50us", err, errlen);
+    if (rc < 0) return rc;
     if ((v = getenv("ARBOR_IO"))) {
         if (strcmp(v, "uring") == 0)
             cfg->io = ARB_RT_IO_URING;
