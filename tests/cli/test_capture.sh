@@ -17,10 +17,24 @@ ts() {
 
 # A capture on loopback sees a GSO send as one unsegmented super-datagram:
 # plain sends here (--no-gso, ARBOR_GSO=0), one datagram per packet.
-"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/port" --job 3:capture-secret --for 20 --no-gso \
-    2>"$TMP/sw.err" &
-SW=$!
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$TMP/port" ] && break; sleep 0.1; done
+# Wireshark tries the dissector of a datagram's lower port first, and the
+# ranks' ports are ephemeral (32768 and up here): one that happens to be a
+# registered port (TZSP's 37008, say) would win over Arbor. The switch
+# listens below the ephemeral range, so its port, Arbor's, is the lower.
+lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+SW=
+for try in 1 2 3 4 5; do
+    P=$((20000 + ($$ * 7 + try * 1031) % (lo > 21000 ? lo - 21000 : 1000)))
+    rm -f "$TMP/port"
+    "$ARBOR" switch --listen 127.0.0.1:$P --port-file "$TMP/port" --job 3:capture-secret --for 20 \
+        --no-gso 2>"$TMP/sw.err" &
+    SW=$!
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$TMP/port" ] && break; sleep 0.1; done
+    [ -s "$TMP/port" ] && break
+    kill $SW 2>/dev/null
+    wait $SW 2>/dev/null
+done
+[ -s "$TMP/port" ] || skip_all "no free port below the ephemeral range for the switch: $(cat "$TMP/sw.err")"
 P=$(cat "$TMP/port")
 
 # Capture: can this user open the loopback interface?
