@@ -10,9 +10,13 @@
 #define BUCKET_PS (1u << EVQ_BUCKET_SHIFT)
 #define NO_CHUNK UINT32_MAX
 
-static int less(const struct evq_entry *a, const struct evq_entry *b)
+/* (time, key), or in the local order (time, target, sequence). */
+static int less(const struct evq *q, const struct evq_entry *a, const struct evq_entry *b)
 {
-    return a->t < b->t || (a->t == b->t && a->key < b->key);
+    if (a->t != b->t) return a->t < b->t;
+    if (q->local && (a->key & EVQ_TARGET_MAX) != (b->key & EVQ_TARGET_MAX))
+        return (a->key & EVQ_TARGET_MAX) < (b->key & EVQ_TARGET_MAX);
+    return a->key < b->key;
 }
 
 int evq_init(struct evq *q, size_t cap)
@@ -29,6 +33,11 @@ int evq_init(struct evq *q, size_t cap)
         return ARB_ENOMEM;
     }
     return 0;
+}
+
+void evq_set_local(struct evq *q)
+{
+    q->local = 1;
 }
 
 void evq_free(struct evq *q)
@@ -57,7 +66,7 @@ static int heap_push(struct evq *q, struct evq_entry e)
     size_t i = q->hn++;
     while (i > 0) {
         size_t parent = (i - 1) / 4;
-        if (!less(&e, &q->h[parent])) break;
+        if (!less(q, &e, &q->h[parent])) break;
         q->h[i] = q->h[parent];
         i = parent;
     }
@@ -75,8 +84,8 @@ static struct evq_entry heap_pop(struct evq *q)
         if (c >= n) break;
         size_t best = c, end = c + 4 < n ? c + 4 : n;
         for (size_t k = c + 1; k < end; k++)
-            if (less(&q->h[k], &q->h[best])) best = k;
-        if (!less(&q->h[best], &last)) break;
+            if (less(q, &q->h[k], &q->h[best])) best = k;
+        if (!less(q, &q->h[best], &last)) break;
         q->h[i] = q->h[best];
         i = best;
     }
@@ -138,7 +147,7 @@ static int run_insert(struct evq *q, struct evq_entry e)
 {
     if (grow(&q->run, &q->rcap, q->rn + 1) < 0) return ARB_ENOMEM;
     size_t i = q->rn++;
-    while (i > q->pos && less(&e, &q->run[i - 1])) {
+    while (i > q->pos && less(q, &e, &q->run[i - 1])) {
         q->run[i] = q->run[i - 1];
         i--;
     }
@@ -146,12 +155,12 @@ static int run_insert(struct evq *q, struct evq_entry e)
     return 0;
 }
 
-static void insertion_sort(struct evq_entry *a, size_t n)
+static void insertion_sort(const struct evq *q, struct evq_entry *a, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         struct evq_entry x = a[i];
         size_t j = i;
-        while (j > 0 && less(&x, &a[j - 1])) {
+        while (j > 0 && less(q, &x, &a[j - 1])) {
             a[j] = a[j - 1];
             j--;
         }
@@ -180,7 +189,7 @@ static void radix_pass(uint32_t *count, const struct evq_entry *src, struct evq_
 }
 
 /* Stable sort of a gathered bucket, scratch[0..n), into run by the time
- * within the bucket: entries of one time keep their (sequence) order. One
+ * within the bucket: entries of one time keep their (insertion) order. One
  * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets, two passes of
  * half the bits otherwise. */
 static void bucket_sort(struct evq *q, size_t n, arb_time base)
@@ -195,17 +204,35 @@ static void bucket_sort(struct evq *q, size_t n, arb_time base)
     memcpy(q->run, q->scratch, n * sizeof *q->run);
 }
 
-/* Already in (time, sequence) order? Buckets often are: events pushed in
+/* The local order: runs of one time in a[0..n), in insertion order, put
+ * in target order (insertion sort, stable: such runs are short). */
+static void sort_ties(struct evq_entry *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x_target = (uint32_t)(a[i].key & EVQ_TARGET_MAX);
+        if (a[i].t != a[i - 1].t || (a[i - 1].key & EVQ_TARGET_MAX) <= x_target) continue;
+        struct evq_entry x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1].t == x.t && (a[j - 1].key & EVQ_TARGET_MAX) > x_target) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+/* Already in (time, key) order? Buckets often are: events pushed in
  * time order with equal delays, such as the copies of one packet. */
-static int in_order(const struct evq_entry *a, size_t n)
+static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
 {
     for (size_t i = 1; i < n; i++)
-        if (less(&a[i], &a[i - 1])) return 0;
+        if (less(q, &a[i], &a[i - 1])) return 0;
     return 1;
 }
 
 /* Make bucket q->cur the current run: gather its chunks (returning them to
- * the free list) and sort. Its entries were appended in sequence order. */
+ * the free list) and sort. Its entries were appended in sequence order
+ * (sort_ties relies on it for entries of one time and one target). */
 static int load_run(struct evq *q)
 {
     struct evq_bucket *b = &q->wheel[q->cur & MASK];
@@ -230,8 +257,8 @@ static int load_run(struct evq *q)
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
     if (n <= SMALL_SORT) {
-        insertion_sort(q->run, n);
-    } else if (!in_order(q->run, n)) {
+        insertion_sort(q, q->run, n);
+    } else if (!in_order(q, q->run, n)) {
         /* the gathered entries become the sort's input, run its output */
         struct evq_entry *t = q->run;
         size_t cap = q->rcap;
@@ -240,6 +267,7 @@ static int load_run(struct evq *q)
         q->scratch = t;
         q->scratch_cap = cap;
         bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
+        if (q->local) sort_ties(q->run, n);
     }
     q->pos = 0;
     q->rn = n;
@@ -304,7 +332,8 @@ int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target)
 }
 
 /* Move overflow entries that are now within the horizon into the wheel.
- * They precede (in sequence) whatever the wheel's buckets get later. */
+ * They precede (in sequence) whatever the wheel's buckets get later, so a
+ * bucket's entries of one time and target stay in insertion order. */
 static int migrate(struct evq *q)
 {
     while (q->hn && (q->h[0].t >> EVQ_BUCKET_SHIFT) - q->cur < NB) {
