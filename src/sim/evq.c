@@ -38,6 +38,7 @@ int evq_init(struct evq *q, size_t cap)
 void evq_set_local(struct evq *q)
 {
     q->local = 1;
+    q->tcount = malloc((1u << 14) * sizeof *q->tcount); /* NULL: long runs by qsort */
 }
 
 void evq_free(struct evq *q)
@@ -49,6 +50,7 @@ void evq_free(struct evq *q)
     free(q->h);
     free(q->scratch);
     free(q->count);
+    free(q->tcount);
     memset(q, 0, sizeof *q);
 }
 
@@ -146,6 +148,10 @@ static int grow(struct evq_entry **a, size_t *cap, size_t n)
 static int run_insert(struct evq *q, struct evq_entry e)
 {
     if (grow(&q->run, &q->rcap, q->rn + 1) < 0) return ARB_ENOMEM;
+    if (q->batch) { /* sorted in at evq_batch_end */
+        q->run[q->rn++] = e;
+        return 0;
+    }
     size_t i = q->rn++;
     while (i > q->pos && less(q, &e, &q->run[i - 1])) {
         q->run[i] = q->run[i - 1];
@@ -204,20 +210,106 @@ static void bucket_sort(struct evq *q, size_t n, arb_time base)
     memcpy(q->run, q->scratch, n * sizeof *q->run);
 }
 
-/* The local order: runs of one time in a[0..n), in insertion order, put
- * in target order (insertion sort, stable: such runs are short). */
-static void sort_ties(struct evq_entry *a, size_t n)
+/* (time, key) and (time, target, sequence), for qsort. */
+static int cmp_global(const void *pa, const void *pb)
 {
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x_target = (uint32_t)(a[i].key & EVQ_TARGET_MAX);
-        if (a[i].t != a[i - 1].t || (a[i - 1].key & EVQ_TARGET_MAX) <= x_target) continue;
-        struct evq_entry x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1].t == x.t && (a[j - 1].key & EVQ_TARGET_MAX) > x_target) {
-            a[j] = a[j - 1];
-            j--;
+    const struct evq_entry *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int cmp_local(const void *pa, const void *pb)
+{
+    const struct evq_entry *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    uint64_t x = (a->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | a->key >> EVQ_TARGET_BITS;
+    uint64_t y = (b->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | b->key >> EVQ_TARGET_BITS;
+    return x < y ? -1 : x > y;
+}
+
+void evq_batch_begin(struct evq *q)
+{
+    q->batch = 1;
+    q->batch_from = q->rn;
+}
+
+int evq_batch_end(struct evq *q)
+{
+    q->batch = 0;
+    size_t a = q->pos, m = q->batch_from, n = q->rn;
+    if (m == n) return 0;
+    /* the run's entries not yet popped, sorted, and the batch: sort the
+     * batch, then merge the two through the scratch array */
+    qsort(q->run + m, n - m, sizeof *q->run, q->local ? cmp_local : cmp_global);
+    if (m == a || !less(q, &q->run[m], &q->run[m - 1])) return 0;
+    if (grow(&q->scratch, &q->scratch_cap, n - a) < 0) return ARB_ENOMEM;
+    size_t i = a, j = m, k = 0;
+    while (i < m && j < n)
+        q->scratch[k++] = less(q, &q->run[j], &q->run[i]) ? q->run[j++] : q->run[i++];
+    while (i < m)
+        q->scratch[k++] = q->run[i++];
+    while (j < n)
+        q->scratch[k++] = q->run[j++];
+    memcpy(q->run + a, q->scratch, (n - a) * sizeof *q->run);
+    return 0;
+}
+
+/* (target, sequence): the local order within one time. */
+static int cmp_target(const void *pa, const void *pb)
+{
+    const struct evq_entry *a = pa, *b = pb;
+    uint64_t x = (a->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | a->key >> EVQ_TARGET_BITS;
+    uint64_t y = (b->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | b->key >> EVQ_TARGET_BITS;
+    return x < y ? -1 : x > y;
+}
+
+/* One stable counting pass of src[0..n) into dst on 14 bits of the target
+ * from `shift` on. */
+static void target_pass(uint32_t *count, const struct evq_entry *src, struct evq_entry *dst,
+                        size_t n, unsigned shift)
+{
+    memset(count, 0, (1u << 14) * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(src[i].key & EVQ_TARGET_MAX) >> shift & 0x3FFF]++;
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < 1u << 14; k++) {
+        uint32_t c = count[k];
+        count[k] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 0x3FFF]++] = src[i];
+}
+
+/* The local order: each run of one time in a[0..n), in insertion order,
+ * put in target order (entries of one target keep their insertion order):
+ * short runs by insertion, long ones (a fabric in lockstep: thousands of
+ * events at one picosecond) by a stable radix sort on the target, through
+ * tmp (room for n). */
+static void sort_ties(struct evq *q, struct evq_entry *a, size_t n, struct evq_entry *tmp)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && a[j].t == a[i].t)
+            j++;
+        if (j - i > 256 && q->tcount) {
+            target_pass(q->tcount, a + i, tmp, j - i, 0);
+            target_pass(q->tcount, tmp, a + i, j - i, 14);
+        } else if (j - i > 16) {
+            qsort(a + i, j - i, sizeof *a, cmp_target);
+        } else {
+            for (size_t k = i + 1; k < j; k++) {
+                struct evq_entry x = a[k];
+                uint64_t xt = x.key & EVQ_TARGET_MAX;
+                size_t m = k;
+                while (m > i && (a[m - 1].key & EVQ_TARGET_MAX) > xt) {
+                    a[m] = a[m - 1];
+                    m--;
+                }
+                a[m] = x;
+            }
         }
-        a[j] = x;
+        i = j;
     }
 }
 
@@ -267,7 +359,7 @@ static int load_run(struct evq *q)
         q->scratch = t;
         q->scratch_cap = cap;
         bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
-        if (q->local) sort_ties(q->run, n);
+        if (q->local) sort_ties(q, q->run, n, q->scratch);
     }
     q->pos = 0;
     q->rn = n;

@@ -80,10 +80,13 @@ struct evq {
     size_t hn, hcap;
     struct evq_entry *scratch; /* the gathered bucket before sorting */
     size_t scratch_cap;
-    uint32_t *count; /* counting sort: one counter per ps of a bucket */
-    size_t n;        /* entries in all */
-    uint64_t seq;    /* next insertion sequence number */
-    int local;       /* the local order: events of one time by target (evq_set_local) */
+    uint32_t *count;   /* counting sort: one counter per ps of a bucket */
+    size_t n;          /* entries in all */
+    uint64_t seq;      /* next insertion sequence number */
+    int local;         /* the local order: events of one time by target (evq_set_local) */
+    uint32_t *tcount;  /* the local order: counters of a radix pass on targets */
+    int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
+    size_t batch_from; /* where they start */
 };
 
 /* The target of an entry. */
@@ -95,6 +98,14 @@ static inline uint32_t evq_target(const struct evq_entry *e)
 /* Order events of one time by target (the local order), before the
  * first push. */
 void evq_set_local(struct evq *q);
+
+/* Many pushes at once (a partitioned run's arrivals from other parts):
+ * between these two, those that fall in the bucket being drained are
+ * appended unsorted, then sorted in together (one sort and a merge rather
+ * than an insertion each). No pop between them. evq_batch_end: 0 or
+ * ARB_ENOMEM. */
+void evq_batch_begin(struct evq *q);
+int evq_batch_end(struct evq *q);
 
 int evq_init(struct evq *q, size_t cap);
 void evq_free(struct evq *q);

@@ -401,10 +401,12 @@ static int exchange(arb_sim *s)
     for (uint32_t r = 0; r < R; r++)
         P->out[r].n = 0;
     size_t o = 0;
+    evq_batch_begin(&s->q);
     for (uint32_t r = 0; rc == 0 && r < R; r++) {
         if (r != me) take(s, r, recv + o, rlen[r]);
         o += rlen[r];
     }
+    fail(s, evq_batch_end(&s->q));
     free(recv);
     free(send);
     free(len);
