@@ -38,7 +38,6 @@ int evq_init(struct evq *q, size_t cap)
 void evq_set_local(struct evq *q)
 {
     q->local = 1;
-    q->tcount = malloc((1u << 14) * sizeof *q->tcount); /* NULL: long runs by qsort */
 }
 
 void evq_free(struct evq *q)
@@ -50,7 +49,6 @@ void evq_free(struct evq *q)
     free(q->h);
     free(q->scratch);
     free(q->count);
-    free(q->tcount);
     memset(q, 0, sizeof *q);
 }
 
@@ -254,49 +252,40 @@ int evq_batch_end(struct evq *q)
     return 0;
 }
 
-/* (target, sequence): the local order within one time. */
-static int cmp_target(const void *pa, const void *pb)
-{
-    const struct evq_entry *a = pa, *b = pb;
-    uint64_t x = (a->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | a->key >> EVQ_TARGET_BITS;
-    uint64_t y = (b->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | b->key >> EVQ_TARGET_BITS;
-    return x < y ? -1 : x > y;
-}
-
-/* One stable counting pass of src[0..n) into dst on 14 bits of the target
+/* One stable counting pass of src[0..n) into dst on 7 bits of the target
  * from `shift` on. */
-static void target_pass(uint32_t *count, const struct evq_entry *src, struct evq_entry *dst,
-                        size_t n, unsigned shift)
+static void target_pass(const struct evq_entry *src, struct evq_entry *dst, size_t n,
+                        unsigned shift)
 {
-    memset(count, 0, (1u << 14) * sizeof *count);
+    uint32_t count[128] = {0};
     for (size_t i = 0; i < n; i++)
-        count[(src[i].key & EVQ_TARGET_MAX) >> shift & 0x3FFF]++;
+        count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++;
     uint32_t sum = 0;
-    for (uint32_t k = 0; k < 1u << 14; k++) {
+    for (uint32_t k = 0; k < 128; k++) {
         uint32_t c = count[k];
         count[k] = sum;
         sum += c;
     }
     for (size_t i = 0; i < n; i++)
-        dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 0x3FFF]++] = src[i];
+        dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++] = src[i];
 }
 
 /* The local order: each run of one time in a[0..n), in insertion order,
  * put in target order (entries of one target keep their insertion order):
- * short runs by insertion, long ones (a fabric in lockstep: thousands of
- * events at one picosecond) by a stable radix sort on the target, through
- * tmp (room for n). */
-static void sort_ties(struct evq *q, struct evq_entry *a, size_t n, struct evq_entry *tmp)
+ * short runs by insertion, longer ones (a fabric in lockstep: thousands of
+ * events at one picosecond) by a stable radix sort on the target's 28 bits,
+ * four passes of 7 through tmp (room for n). */
+static void sort_ties(struct evq_entry *a, size_t n, struct evq_entry *tmp)
 {
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && a[j].t == a[i].t)
             j++;
-        if (j - i > 256 && q->tcount) {
-            target_pass(q->tcount, a + i, tmp, j - i, 0);
-            target_pass(q->tcount, tmp, a + i, j - i, 14);
-        } else if (j - i > 16) {
-            qsort(a + i, j - i, sizeof *a, cmp_target);
+        if (j - i > 24) {
+            target_pass(a + i, tmp, j - i, 0);
+            target_pass(tmp, a + i, j - i, 7);
+            target_pass(a + i, tmp, j - i, 14);
+            target_pass(tmp, a + i, j - i, 21);
         } else {
             for (size_t k = i + 1; k < j; k++) {
                 struct evq_entry x = a[k];
@@ -359,7 +348,7 @@ static int load_run(struct evq *q)
         q->scratch = t;
         q->scratch_cap = cap;
         bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
-        if (q->local) sort_ties(q, q->run, n, q->scratch);
+        if (q->local) sort_ties(q->run, n, q->scratch);
     }
     q->pos = 0;
     q->rn = n;

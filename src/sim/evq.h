@@ -84,7 +84,6 @@ struct evq {
     size_t n;          /* entries in all */
     uint64_t seq;      /* next insertion sequence number */
     int local;         /* the local order: events of one time by target (evq_set_local) */
-    uint32_t *tcount;  /* the local order: counters of a radix pass on targets */
     int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
     size_t batch_from; /* where they start */
 };

@@ -455,7 +455,7 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     if (s->pcut[port] == PCUT_IN) {
         s->pool.live++; /* counted from its arrival here (part.c, receive_pkt) */
         if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
-        part_xfer(s, 1);
+        s->part_xfer = 1;
         land(s, port, i);
         return;
     }
@@ -471,7 +471,7 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     }
     s->st.events--;
     pool_release(&s->pool, i);
-    part_xfer(s, -1);
+    s->part_xfer = -1;
 }
 
 void net_on_arrive(arb_sim *s, uint32_t port)

@@ -67,11 +67,16 @@ struct sim_part {
     size_t n_done, cap_done;
     struct note *live; /* part 0: the window's changes of live packets, from every part */
     size_t n_live, cap_live;
-    uint32_t seq;   /* order of this part's notes */
-    int64_t glive;  /* live packets, whole fabric, after the last window (every part) */
-    uint64_t gpeak; /* the most at once so far (every part) */
-    int64_t wcur;   /* this part's change of live packets in the window so far */
-    int64_t wup;    /* its highest point in the window, above the window's start */
+    struct note *tmp; /* merging: room for cap_live */
+    size_t cap_tmp;
+    size_t *seg; /* where each part's notes start in live (each part's are in order) */
+    size_t n_seg, cap_seg;
+    uint32_t seg_rank; /* the part whose notes were taken last */
+    uint32_t seq;      /* order of this part's notes */
+    int64_t glive;     /* live packets, whole fabric, after the last window (every part) */
+    uint64_t gpeak;    /* the most at once so far (every part) */
+    int64_t wcur;      /* this part's change of live packets in the window so far */
+    int64_t wup;       /* its highest point in the window, above the window's start */
     /* this part's ports as last sent to part 0 (sync_end sends what changed) */
     arb_sim_port_stats *sps;
     uint32_t *sq;
@@ -83,7 +88,6 @@ struct sim_part {
     arb_sim_stats gst;
     arb_time gnow, gactive;
     arb_sim_part_info info;
-    int xfer; /* transfers of the event being run: +1 landed here */
 };
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -144,6 +148,8 @@ void part_free(arb_sim *s)
     free(P->node_part);
     free(P->done);
     free(P->live);
+    free(P->tmp);
+    free(P->seg);
     free(P->mq);
     free(P->mps);
     free(P->mhave);
@@ -317,10 +323,64 @@ static void replay_done(arb_sim *s)
 
 /* The window's changes of live packets of every part, merged in the
  * sequential order, give the whole fabric's peak. */
+static int seg_push(struct sim_part *P, size_t at)
+{
+    if (P->n_seg == P->cap_seg) {
+        size_t ncap = P->cap_seg ? P->cap_seg * 2 : 16;
+        size_t *ns = realloc(P->seg, ncap * sizeof *ns);
+        if (!ns) return ARB_ENOMEM;
+        P->seg = ns;
+        P->cap_seg = ncap;
+    }
+    P->seg[P->n_seg++] = at;
+    return 0;
+}
+
+/* live[0 .. n_live): runs (seg) each in order, merged pairwise into one. */
+static int merge_runs(struct sim_part *P)
+{
+    if (P->n_seg <= 2) return 0;
+    if (P->cap_tmp < P->n_live) {
+        struct note *nt = realloc(P->tmp, P->n_live * sizeof *nt);
+        if (!nt) return ARB_ENOMEM;
+        P->tmp = nt;
+        P->cap_tmp = P->n_live;
+    }
+    while (P->n_seg > 2) { /* seg holds n_seg - 1 runs and the end */
+        size_t out = 0, k = 0, o = 0;
+        for (; k + 2 < P->n_seg; k += 2) {
+            size_t i = P->seg[k], m = P->seg[k + 1], j = m, e = P->seg[k + 2];
+            P->seg[out++] = o;
+            while (i < m && j < e)
+                P->tmp[o++] = note_cmp(&P->live[j], &P->live[i]) < 0 ? P->live[j++] : P->live[i++];
+            while (i < m)
+                P->tmp[o++] = P->live[i++];
+            while (j < e)
+                P->tmp[o++] = P->live[j++];
+        }
+        if (k + 1 < P->n_seg) { /* an odd run left */
+            size_t i = P->seg[k], e = P->seg[k + 1];
+            P->seg[out++] = o;
+            memcpy(P->tmp + o, P->live + i, (e - i) * sizeof *P->tmp);
+            o += e - i;
+        }
+        P->seg[out++] = o;
+        P->n_seg = out;
+        struct note *t = P->live;
+        size_t c = P->cap_live;
+        P->live = P->tmp;
+        P->cap_live = P->cap_tmp;
+        P->tmp = t;
+        P->cap_tmp = c;
+    }
+    return 0;
+}
+
 static void merge_live(arb_sim *s)
 {
     struct sim_part *P = s->part;
-    if (P->n_live) qsort(P->live, P->n_live, sizeof *P->live, note_cmp);
+    fail(s, seg_push(P, P->n_live));
+    fail(s, merge_runs(P));
     for (size_t k = 0; k < P->n_live; k++) {
         const struct note *x = &P->live[k];
         uint64_t top = (uint64_t)(P->glive + (int64_t)x->up);
@@ -351,6 +411,10 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
         } else if (r.type == REC_LIVE) {
             struct note x = {r.t, r.a, from, r.c, 0, (int64_t)(int32_t)r.b, r.d};
+            if (from != P->seg_rank) { /* the first of this part's notes */
+                fail(s, seg_push(P, P->n_live));
+                P->seg_rank = from;
+            }
             fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
         } else if (r.type == REC_PORT && o + sizeof(arb_sim_port_stats) <= n) {
             if (P->mps && r.a < s->n_ports) {
@@ -446,6 +510,9 @@ static int live_window(arb_sim *s)
     int64_t up = (int64_t)v[0], delta = (int64_t)v[1];
     if (P->glive + up > (int64_t)P->gpeak) {
         size_t mine = P->n_live;
+        P->n_seg = 0;
+        fail(s, seg_push(P, 0));
+        P->seg_rank = me;
         for (size_t k = 0; k < mine; k++) {
             const struct note *x = &P->live[k];
             struct rec r = {REC_LIVE, x->target, x->t, (uint32_t)(int32_t)x->delta, x->idx, x->up};
@@ -465,39 +532,13 @@ static int live_window(arb_sim *s)
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* Called around each event (sim.c, sim_run_window) through these two:
- * the change the event made to live packets, less what only moved between
- * parts, noted with its time and target. */
-void part_event_begin(arb_sim *s, uint32_t *live0, uint32_t *peak0)
-{
-    *live0 = s->pool.live;
-    *peak0 = s->pool.peak;
-    s->pool.peak = s->pool.live;
-    s->part->xfer = 0;
-}
-
-void part_event_end(arb_sim *s, uint32_t target, uint32_t live0, uint32_t peak0)
+void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up)
 {
     struct sim_part *P = s->part;
-    int64_t delta = (int64_t)s->pool.live - live0;
-    uint64_t up = s->pool.peak - live0;
-    if (s->pool.peak < peak0) s->pool.peak = peak0;
-    if (P->xfer > 0) { /* landed first thing: every prefix one higher */
-        delta -= P->xfer;
-        up -= (uint64_t)P->xfer;
-    } else if (P->xfer < 0) { /* let go last thing, at the sending part */
-        delta -= P->xfer;
-    }
-    if (delta == 0 && up == 0) return;
     if (P->wcur + (int64_t)up > P->wup) P->wup = P->wcur + (int64_t)up;
     P->wcur += delta;
     struct note x = {s->now, target, P->ops.rank, P->seq++, 0, delta, up};
     fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
-}
-
-void part_xfer(arb_sim *s, int d)
-{
-    s->part->xfer += d;
 }
 
 /* Every part's counters summed (or their extremes) into P->gst; part 0

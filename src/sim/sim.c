@@ -424,9 +424,19 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
-        if (part) part_event_begin(s, &live0, &peak0);
+        if (part) { /* the event's change of live packets, for the pool's peak (part.c) */
+            live0 = s->pool.live;
+            peak0 = s->pool.peak;
+            s->pool.peak = live0;
+            s->part_xfer = 0;
+        }
         dispatch(s, target, seq);
-        if (part) part_event_end(s, target, live0, peak0);
+        if (part) {
+            int64_t delta = (int64_t)s->pool.live - live0 - s->part_xfer;
+            int64_t up = (int64_t)s->pool.peak - live0 - (s->part_xfer > 0 ? s->part_xfer : 0);
+            if (s->pool.peak < peak0) s->pool.peak = peak0;
+            if (delta != 0 || up != 0) part_note_live(s, target, delta, (uint64_t)up);
+        }
         if (s->idle)
             s->idle = 0;
         else

@@ -264,6 +264,7 @@ struct arb_sim {
     /* A partitioned run (part.c): NULL when the simulator runs whole. */
     struct sim_part *part;
     uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
+    int part_xfer; /* packets the event under way moved between parts: +1 landed, -1 let go */
 };
 
 /* sport's place in a partitioned run (arb_sim.pcut): both ends here (or
@@ -377,11 +378,9 @@ void part_free(arb_sim *s);
 /* After an event of `target` that finished flows: they wait in part.c for
  * the window's end (s->done emptied). */
 void part_take_done(arb_sim *s, uint32_t target);
-/* Around each event of a window (sim.c): its change of live packets. */
-void part_event_begin(arb_sim *s, uint32_t *live0, uint32_t *peak0);
-void part_event_end(arb_sim *s, uint32_t target, uint32_t live0, uint32_t peak0);
-/* A packet moved between parts in this event: +1 landed here, -1 let go. */
-void part_xfer(arb_sim *s, int d);
+/* An event of a window changed the live packets by delta, at most up
+ * above where it started (sim.c; what only moved between parts left out). */
+void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up);
 /* The whole fabric's counters after a partitioned run (NULL: whole, or
  * inside a run), its last event's time (active: the last that did
  * something). */
