@@ -131,6 +131,20 @@ typedef struct arb_scenario_result arb_scenario_result;
 int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
                      arb_scenario_result **out, char *err, size_t errlen);
 
+/**
+ * arb_scenario_run as one part of a partitioned run (arb_sim_partition):
+ * every process calls it with the same scenario and its own ops (NULL: the
+ * whole fabric, as arb_scenario_run). The fabric is cut by subtree
+ * (arb_sim_part_subtrees, ops->n_ranks parts); *out holds, in part 0, the
+ * figures of the whole run, equal to arb_scenario_run's (in the other parts
+ * they are not to be reported). Errors as arb_scenario_run's, and
+ * ARB_EINVAL naming the key of a feature a partitioned run does not
+ * support (docs/partition.md).
+ */
+int arb_scenario_run_part(const arb_scenario *sc, const arb_sim_part_ops *ops,
+                          arb_scenario_progress_fn progress, void *ctx, arb_scenario_result **out,
+                          char *err, size_t errlen);
+
 /** Free the results (NULL is ignored). */
 void arb_scenario_result_free(arb_scenario_result *r);
 
@@ -140,6 +154,10 @@ const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
 /** The simulated time of the last event. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
+
+/** A partitioned run's figures of this part (arb_sim_part_figures);
+ * ARB_EINVAL for a run of the whole fabric. */
+int arb_scenario_result_part(const arb_scenario_result *r, arb_sim_part_info *out);
 
 /** How a run ended: done (the workload finished), incomplete (run.stop came
  * first) or failed (an Arbor engine gave up: *why, if not NULL, names what

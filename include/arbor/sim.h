@@ -282,6 +282,16 @@ typedef struct arb_sim_config {
     double dup;
     double reorder;         /**< see dup */
     arb_time reorder_delay; /**< default 10 us */
+    /**
+     * 0 (default): events of one time run in the order they were scheduled,
+     * and ECN marks draw from one stream for the run. 1, the local order:
+     * events of one time run in the order of what they happen to (a port,
+     * a host's timer), and each port draws its marks from its own stream;
+     * every part of a partitioned run can compute that order alone
+     * (arb_sim_partition needs it), and a run in it gives figures that
+     * differ from the default's as another seed's would (docs/partition.md).
+     */
+    int local_order;
 } arb_sim_config;
 
 /** Fill *cfg with the defaults its fields name (no route function). */
@@ -422,6 +432,98 @@ typedef struct arb_sim_port_stats {
 
 /** Port `port`'s counters into *ps. Errors: ARB_EINVAL for a bad port. */
 int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps);
+
+/* ------------------------------------------------------------------ */
+/* Partitioned runs                                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * How the parts of a partitioned run talk to each other: every process
+ * builds the same simulator (same topology, configuration and flows) and
+ * runs the events of its own part; these collective operations, which the
+ * caller implements (the `arbor` command over MPI), carry what crosses the
+ * cut. Every process calls them in the same order. The library neither
+ * prints nor reads a clock through them; the caller may time them (the
+ * time spent waiting for the other parts).
+ */
+typedef struct arb_sim_part_ops {
+    void *ctx;        /**< handed to each operation */
+    uint32_t rank;    /**< this process's part, 0 .. n_ranks - 1 */
+    uint32_t n_ranks; /**< parts in all, >= 1 */
+    /**
+     * All-to-all: send[r][0 .. send_len[r]) goes to part r (send[rank]
+     * included, ignored); on return *recv holds, one after the other in
+     * part order, what every part sent to this one, recv_len[r] bytes from
+     * part r, in a block of malloc'd memory the caller of the operation
+     * frees. Returns 0 or a negative ARB_E* code (the run stops with it).
+     */
+    int (*alltoall)(void *ctx, const uint8_t *const *send, const size_t *send_len, uint8_t **recv,
+                    size_t *recv_len);
+    /** v[0 .. n) replaced by its element-wise minimum over every part. 0 or ARB_E*. */
+    int (*allmin)(void *ctx, uint64_t *v, size_t n);
+    /** v[0 .. n) replaced by its element-wise sum over every part. 0 or ARB_E*. */
+    int (*allsum)(void *ctx, uint64_t *v, size_t n);
+} arb_sim_part_ops;
+
+/**
+ * Split the fabric: node v (host or switch) belongs to part node_part[v]
+ * (copied). Call right after arb_sim_new, before flows are added, with the
+ * same arguments in every process. From then on arb_sim_run is collective:
+ * it runs in windows of the smallest propagation delay of a link whose
+ * ends are in different parts (the lookahead: nothing one part does can
+ * reach another sooner), exchanging the packets that cross the cut between
+ * windows, and returns, in every part, the whole fabric's counters
+ * (arb_sim_get_stats, arb_sim_now, arb_sim_last_activity) and, in part 0,
+ * every port's (arb_sim_port, arb_sim_port_queue). Completions
+ * (on_flow_done, on_flow_sent) are reported in every part, at the end of
+ * the window they fall in, with their own times, in the order the
+ * sequential run reports them; the callbacks must only count (add no flow,
+ * stop no run). arb_sim_part_collect gives part 0 every flow's figures.
+ * The figures equal those of the same simulator run whole. Not supported
+ * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
+ * 1: the figures are those of the whole simulator in that order), taps
+ * (cfg.tap); nor, later, the Arbor
+ * transport (arb_sim_arbor_add) or failures (arb_sim_fabric_changed: the
+ * run stops with ARB_EINVAL). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
+ * with zero delay), ARB_ESTATE (flows added already, or partitioned
+ * already), ARB_ENOMEM; err gets a line naming the problem.
+ */
+int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *node_part, char *err,
+                      size_t errlen);
+
+/**
+ * Cut a fabric into n_parts by subtree: host h goes to part
+ * h * n_parts / hosts (contiguous blocks, so pods and leaves stay whole
+ * where the blocks allow), a switch to the part of every host below it
+ * when they share one, and the switches whose hosts span parts (spines,
+ * cores) round robin per level. node_part holds one entry per node.
+ * Errors: ARB_EINVAL (no parts, more parts than hosts).
+ */
+int arb_sim_part_subtrees(const arb_topo *topo, uint32_t n_parts, uint32_t *node_part);
+
+/**
+ * Collective, for a partitioned simulator: part 0 gets every flow's figures
+ * (arb_sim_flow) from the parts holding its sender and its receiver. Call
+ * after the last arb_sim_run. 0 (also unpartitioned) or an ARB_E* code
+ * from the operations, or ARB_ENOMEM.
+ */
+int arb_sim_part_collect(arb_sim *s);
+
+/** What a partitioned run did (arb_sim_part_figures). */
+typedef struct arb_sim_part_info {
+    uint32_t rank;      /**< this part */
+    uint32_t n_ranks;   /**< parts in all */
+    arb_time lookahead; /**< the window: smallest delay of a cut link (ARB_TIME_NEVER: no cut) */
+    uint64_t windows;   /**< windows run */
+    uint64_t cut_links; /**< directed links from this part to another */
+    uint64_t sent;      /**< packets this part sent across the cut */
+    uint64_t received;  /**< packets it received across the cut */
+    uint64_t events;    /**< events this part ran */
+    uint64_t nodes;     /**< nodes it holds */
+} arb_sim_part_info;
+
+/** This part's figures; ARB_EINVAL when the simulator is not partitioned. */
+int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out);
 
 /* ------------------------------------------------------------------ */
 /* Packet capture                                                       */

@@ -276,7 +276,7 @@ static int echo_when_set(size_t k)
 {
     return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
            k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND || k == K_FAB_RESTOREAT ||
-           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN;
+           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN || k == K_RUN_ORDER;
 }
 
 /* "scenario": the keys it ran with, by section. */

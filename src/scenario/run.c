@@ -70,6 +70,13 @@ arb_time arb_scenario_result_time(const arb_scenario_result *r)
     return r->now;
 }
 
+int arb_scenario_result_part(const arb_scenario_result *r, arb_sim_part_info *out)
+{
+    if (!r->has_part) return ARB_EINVAL;
+    *out = r->part;
+    return 0;
+}
+
 const arb_sim_arbor_result *arb_scenario_result_arbor(const arb_scenario_result *r)
 {
     return r->is_arbor ? &r->ar : NULL;
@@ -965,6 +972,7 @@ struct scn_run {
     struct sampler sp;
     arb_plan **plans; /* Arbor: one per job */
     uint32_t n_plans;
+    const arb_sim_part_ops *part; /* a partitioned run's part (NULL: whole) */
 };
 
 /* The result, echoing every key's value and the file. */
@@ -1066,6 +1074,7 @@ static int run_sim_config(struct scn_run *run)
     cfg->pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
     cfg->pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
     cfg->dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
+    cfg->local_order = scn_enum(sc, K_RUN_ORDER) == 1;
     if (run->w) {
         cfg->on_flow_done = arb_workload_on_flow_done;
         cfg->done_ctx = run->w;
@@ -1153,12 +1162,57 @@ static int run_taps(struct scn_run *run)
     return 0;
 }
 
+/* A partitioned run: what it does not support, by the key that asks for
+ * it (docs/partition.md); then the fabric cut by subtree. */
+static int run_partition(struct scn_run *run)
+{
+    static const enum scn_key off[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT,
+                                       K_RUN_PCAP,   K_RUN_WATCH,     K_RUN_QPORDER};
+    const arb_scenario *sc = run->sc;
+    char msg[512];
+    if (!run->cfg.local_order)
+        return key_fail(sc, K_RUN_ORDER, run->err, run->errlen, ARB_EINVAL,
+                        "a partitioned run (--partition) needs local: the global order has no "
+                        "parts");
+    if (run->arbor || run->r->iter_arbor)
+        return key_fail(sc, run->arbor ? K_WL_KIND : K_WL_BACKEND, run->err, run->errlen,
+                        ARB_EINVAL, "not supported by a partitioned run (--partition): Arbor");
+    for (size_t k = 0; k < sizeof off / sizeof *off; k++) {
+        int set = off[k] == K_RUN_QPORDER ? scn_u64(sc, off[k]) != 0 : *scn_str(sc, off[k]) != '\0';
+        if (set)
+            return key_fail(sc, off[k], run->err, run->errlen, ARB_EINVAL,
+                            "not supported by a partitioned run (--partition)");
+    }
+    arb_workload_kind wk = run->w ? arb_workload_get_kind(run->w) : ARB_WL_FLOWS;
+    arb_workload_result wr;
+    if (run->w) arb_workload_get_result(run->w, &wr);
+    if (wk == ARB_WL_ALLREDUCE || wk == ARB_WL_HCOLL || wk == ARB_WL_ITERATION ||
+        (wk == ARB_WL_PATTERN && wr.phases > 1))
+        return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition): a workload whose "
+                        "flows start on others' completions");
+    uint32_t n = arb_topo_n_nodes(run->t);
+    uint32_t *np = malloc((n ? n : 1) * sizeof *np);
+    if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+    int rc = arb_sim_part_subtrees(run->t, run->part->n_ranks, np);
+    if (rc < 0) {
+        free(np);
+        return arb_errf(run->err, run->errlen, rc, "--partition %u: %s", run->part->n_ranks,
+                        rc == ARB_EINVAL ? "more parts than the fabric has hosts"
+                                         : "out of memory");
+    }
+    rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
+    free(np);
+    return rc < 0 ? arb_errf(run->err, run->errlen, rc, "%s", msg) : 0;
+}
+
 /* The simulator, its sampler and the fault events' recovery figures. */
 static int run_simulator(struct scn_run *run)
 {
     arb_scenario_result *r = run->r;
     int rc = arb_sim_new(&run->s, run->t, &run->cfg);
     if (rc < 0) return arb_errf(run->err, run->errlen, rc, "simulator: %s", arb_strerror(rc));
+    if (run->part && (rc = run_partition(run)) < 0) return rc;
     rc = setup_classes(r, run->t, run->cfg.queue_bytes, &run->sp);
     if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
     rc = setup_port_series(run->sc, r, run->t, &run->sp, run->err, run->errlen);
@@ -1295,7 +1349,9 @@ static int run_figures(struct scn_run *run)
     arb_sim *s = run->s;
     char *err = run->err;
     size_t errlen = run->errlen;
-    int rc = collect(r, s, run->t);
+    int rc = arb_sim_part_collect(s); /* a partitioned run: every flow's figures to part 0 */
+    if (rc < 0) return arb_errf(err, errlen, rc, "partition: %s", arb_strerror(rc));
+    rc = collect(r, s, run->t);
     if (rc == 0) rc = collect_ranks(r, s);
     if (rc == 0 && run->w) rc = scn_host_ranks(run->w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");
@@ -1338,6 +1394,7 @@ static int run_end(struct scn_run *run, int rc)
         if (prc < 0 && rc == 0)
             rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc, "a write failed");
     }
+    if (run->s && run->r && arb_sim_part_figures(run->s, &run->r->part) == 0) run->r->has_part = 1;
     arb_sim_free(run->s);
     scn_steer_free(run->steer);
     if (run->order && rc == 0) {
@@ -1364,8 +1421,16 @@ static int run_end(struct scn_run *run, int rc)
 int arb_scenario_run(const arb_scenario *sc, arb_scenario_progress_fn progress, void *ctx,
                      arb_scenario_result **out, char *err, size_t errlen)
 {
+    return arb_scenario_run_part(sc, NULL, progress, ctx, out, err, errlen);
+}
+
+int arb_scenario_run_part(const arb_scenario *sc, const arb_sim_part_ops *ops,
+                          arb_scenario_progress_fn progress, void *ctx, arb_scenario_result **out,
+                          char *err, size_t errlen)
+{
     struct scn_run run;
     memset(&run, 0, sizeof run);
+    run.part = ops;
     run.sc = sc;
     run.progress = progress;
     run.ctx = ctx;

@@ -314,7 +314,11 @@
       "directions, as pcap_ports (JSON watch; empty: none)")                                       \
     X(RUN_FAULTWIN, "run", "fault_window", VT_TIME, "1ms", NULL, 1, 0,                             \
       "fault events (fail_at, restore_at, reboot_at): the goodput window before each and after "   \
-      "its recovery (JSON faults)")
+      "its recovery (JSON faults)")                                                                \
+    X(RUN_ORDER, "run", "order", VT_ENUM, "global", "global|local", 0, 0,                          \
+      "events of one time: global, in the order they were scheduled; local, in the order of "      \
+      "what they happen to, with ECN draws per port (what a partitioned run computes, "            \
+      "--partition: docs/partition.md)")
 
 enum scn_vt {
     VT_STR,

@@ -101,6 +101,9 @@ struct arb_scenario_result {
     uint32_t n_ar_ranks;
     uint32_t *ar_rank_job, *ar_rank_host;
     arb_time *ar_rank_done;
+    /* a partitioned run: this part's figures */
+    int has_part;
+    arb_sim_part_info part;
 };
 
 /* run.c: the time series' row in progress, as it will be written. */

@@ -517,6 +517,7 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
+    if (s->part) return ARB_EINVAL; /* not across parts (yet): docs/partition.md */
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||

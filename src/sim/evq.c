@@ -10,9 +10,13 @@
 #define BUCKET_PS (1u << EVQ_BUCKET_SHIFT)
 #define NO_CHUNK UINT32_MAX
 
-static int less(const struct evq_entry *a, const struct evq_entry *b)
+/* (time, key), or in the local order (time, target, sequence). */
+static int less(const struct evq *q, const struct evq_entry *a, const struct evq_entry *b)
 {
-    return a->t < b->t || (a->t == b->t && a->key < b->key);
+    if (a->t != b->t) return a->t < b->t;
+    if (q->local && (a->key & EVQ_TARGET_MAX) != (b->key & EVQ_TARGET_MAX))
+        return (a->key & EVQ_TARGET_MAX) < (b->key & EVQ_TARGET_MAX);
+    return a->key < b->key;
 }
 
 int evq_init(struct evq *q, size_t cap)
@@ -29,6 +33,11 @@ int evq_init(struct evq *q, size_t cap)
         return ARB_ENOMEM;
     }
     return 0;
+}
+
+void evq_set_local(struct evq *q)
+{
+    q->local = 1;
 }
 
 void evq_free(struct evq *q)
@@ -57,7 +66,7 @@ static int heap_push(struct evq *q, struct evq_entry e)
     size_t i = q->hn++;
     while (i > 0) {
         size_t parent = (i - 1) / 4;
-        if (!less(&e, &q->h[parent])) break;
+        if (!less(q, &e, &q->h[parent])) break;
         q->h[i] = q->h[parent];
         i = parent;
     }
@@ -75,8 +84,8 @@ static struct evq_entry heap_pop(struct evq *q)
         if (c >= n) break;
         size_t best = c, end = c + 4 < n ? c + 4 : n;
         for (size_t k = c + 1; k < end; k++)
-            if (less(&q->h[k], &q->h[best])) best = k;
-        if (!less(&q->h[best], &last)) break;
+            if (less(q, &q->h[k], &q->h[best])) best = k;
+        if (!less(q, &q->h[best], &last)) break;
         q->h[i] = q->h[best];
         i = best;
     }
@@ -137,8 +146,12 @@ static int grow(struct evq_entry **a, size_t *cap, size_t n)
 static int run_insert(struct evq *q, struct evq_entry e)
 {
     if (grow(&q->run, &q->rcap, q->rn + 1) < 0) return ARB_ENOMEM;
+    if (q->batch) { /* sorted in at evq_batch_end */
+        q->run[q->rn++] = e;
+        return 0;
+    }
     size_t i = q->rn++;
-    while (i > q->pos && less(&e, &q->run[i - 1])) {
+    while (i > q->pos && less(q, &e, &q->run[i - 1])) {
         q->run[i] = q->run[i - 1];
         i--;
     }
@@ -146,12 +159,12 @@ static int run_insert(struct evq *q, struct evq_entry e)
     return 0;
 }
 
-static void insertion_sort(struct evq_entry *a, size_t n)
+static void insertion_sort(const struct evq *q, struct evq_entry *a, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         struct evq_entry x = a[i];
         size_t j = i;
-        while (j > 0 && less(&x, &a[j - 1])) {
+        while (j > 0 && less(q, &x, &a[j - 1])) {
             a[j] = a[j - 1];
             j--;
         }
@@ -180,7 +193,7 @@ static void radix_pass(uint32_t *count, const struct evq_entry *src, struct evq_
 }
 
 /* Stable sort of a gathered bucket, scratch[0..n), into run by the time
- * within the bucket: entries of one time keep their (sequence) order. One
+ * within the bucket: entries of one time keep their (insertion) order. One
  * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets, two passes of
  * half the bits otherwise. */
 static void bucket_sort(struct evq *q, size_t n, arb_time base)
@@ -195,17 +208,112 @@ static void bucket_sort(struct evq *q, size_t n, arb_time base)
     memcpy(q->run, q->scratch, n * sizeof *q->run);
 }
 
-/* Already in (time, sequence) order? Buckets often are: events pushed in
+/* (time, key) and (time, target, sequence), for qsort. */
+static int cmp_global(const void *pa, const void *pb)
+{
+    const struct evq_entry *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int cmp_local(const void *pa, const void *pb)
+{
+    const struct evq_entry *a = pa, *b = pb;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    uint64_t x = (a->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | a->key >> EVQ_TARGET_BITS;
+    uint64_t y = (b->key & EVQ_TARGET_MAX) << EVQ_SEQ_BITS | b->key >> EVQ_TARGET_BITS;
+    return x < y ? -1 : x > y;
+}
+
+void evq_batch_begin(struct evq *q)
+{
+    q->batch = 1;
+    q->batch_from = q->rn;
+}
+
+int evq_batch_end(struct evq *q)
+{
+    q->batch = 0;
+    size_t a = q->pos, m = q->batch_from, n = q->rn;
+    if (m == n) return 0;
+    /* the run's entries not yet popped, sorted, and the batch: sort the
+     * batch, then merge the two through the scratch array */
+    qsort(q->run + m, n - m, sizeof *q->run, q->local ? cmp_local : cmp_global);
+    if (m == a || !less(q, &q->run[m], &q->run[m - 1])) return 0;
+    if (grow(&q->scratch, &q->scratch_cap, n - a) < 0) return ARB_ENOMEM;
+    size_t i = a, j = m, k = 0;
+    while (i < m && j < n)
+        q->scratch[k++] = less(q, &q->run[j], &q->run[i]) ? q->run[j++] : q->run[i++];
+    while (i < m)
+        q->scratch[k++] = q->run[i++];
+    while (j < n)
+        q->scratch[k++] = q->run[j++];
+    memcpy(q->run + a, q->scratch, (n - a) * sizeof *q->run);
+    return 0;
+}
+
+/* One stable counting pass of src[0..n) into dst on 7 bits of the target
+ * from `shift` on. */
+static void target_pass(const struct evq_entry *src, struct evq_entry *dst, size_t n,
+                        unsigned shift)
+{
+    uint32_t count[128] = {0};
+    for (size_t i = 0; i < n; i++)
+        count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++;
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < 128; k++) {
+        uint32_t c = count[k];
+        count[k] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++] = src[i];
+}
+
+/* The local order: each run of one time in a[0..n), in insertion order,
+ * put in target order (entries of one target keep their insertion order):
+ * short runs by insertion, longer ones (a fabric in lockstep: thousands of
+ * events at one picosecond) by a stable radix sort on the target's 28 bits,
+ * four passes of 7 through tmp (room for n). */
+static void sort_ties(struct evq_entry *a, size_t n, struct evq_entry *tmp)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && a[j].t == a[i].t)
+            j++;
+        if (j - i > 24) {
+            target_pass(a + i, tmp, j - i, 0);
+            target_pass(tmp, a + i, j - i, 7);
+            target_pass(a + i, tmp, j - i, 14);
+            target_pass(tmp, a + i, j - i, 21);
+        } else {
+            for (size_t k = i + 1; k < j; k++) {
+                struct evq_entry x = a[k];
+                uint64_t xt = x.key & EVQ_TARGET_MAX;
+                size_t m = k;
+                while (m > i && (a[m - 1].key & EVQ_TARGET_MAX) > xt) {
+                    a[m] = a[m - 1];
+                    m--;
+                }
+                a[m] = x;
+            }
+        }
+        i = j;
+    }
+}
+
+/* Already in (time, key) order? Buckets often are: events pushed in
  * time order with equal delays, such as the copies of one packet. */
-static int in_order(const struct evq_entry *a, size_t n)
+static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
 {
     for (size_t i = 1; i < n; i++)
-        if (less(&a[i], &a[i - 1])) return 0;
+        if (less(q, &a[i], &a[i - 1])) return 0;
     return 1;
 }
 
 /* Make bucket q->cur the current run: gather its chunks (returning them to
- * the free list) and sort. Its entries were appended in sequence order. */
+ * the free list) and sort. Its entries were appended in sequence order
+ * (sort_ties relies on it for entries of one time and one target). */
 static int load_run(struct evq *q)
 {
     struct evq_bucket *b = &q->wheel[q->cur & MASK];
@@ -230,8 +338,8 @@ static int load_run(struct evq *q)
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
     if (n <= SMALL_SORT) {
-        insertion_sort(q->run, n);
-    } else if (!in_order(q->run, n)) {
+        insertion_sort(q, q->run, n);
+    } else if (!in_order(q, q->run, n)) {
         /* the gathered entries become the sort's input, run its output */
         struct evq_entry *t = q->run;
         size_t cap = q->rcap;
@@ -240,6 +348,7 @@ static int load_run(struct evq *q)
         q->scratch = t;
         q->scratch_cap = cap;
         bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
+        if (q->local) sort_ties(q->run, n, q->scratch);
     }
     q->pos = 0;
     q->rn = n;
@@ -304,7 +413,8 @@ int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target)
 }
 
 /* Move overflow entries that are now within the horizon into the wheel.
- * They precede (in sequence) whatever the wheel's buckets get later. */
+ * They precede (in sequence) whatever the wheel's buckets get later, so a
+ * bucket's entries of one time and target stay in insertion order. */
 static int migrate(struct evq *q)
 {
     while (q->hn && (q->h[0].t >> EVQ_BUCKET_SHIFT) - q->cur < NB) {

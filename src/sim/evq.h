@@ -1,7 +1,16 @@
 /*
  * evq.h - the simulator's event queue: events ordered by (time, insertion
  * sequence), so that equal times pop in insertion order and a run is a pure
- * function of its inputs.
+ * function of its inputs; or, in the local order (evq_set_local), by (time,
+ * target, insertion sequence).
+ *
+ * In the local order events of one time pop in the order of their targets
+ * (a port's event slot, a host's timer: small integers the simulator
+ * assigns), and only events of one target and one time in insertion order.
+ * That order is one every part of a partitioned fabric can compute alone: a
+ * target belongs to one part, which alone inserts its events, whereas a
+ * global insertion counter would need every part's history
+ * (docs/partition.md).
  *
  * Almost every event a packet simulator schedules lands a link delay or a
  * serialisation time ahead, so the queue is a timing wheel: 2^EVQ_WHEEL_BITS
@@ -12,14 +21,16 @@
  * reaches a bucket its chunks are gathered into one array (the current
  * run) and sorted there: a bucket's entries were appended in sequence
  * order, so a stable counting sort on the time within the bucket gives
- * (time, sequence) order in linear time however many share the bucket.
+ * (time, sequence) order in linear time however many share the bucket (in
+ * the local order, the short runs of one time are then sorted by target).
  * Events beyond the horizon (timeouts) wait in a 4-ary heap and move into
  * the wheel as it turns. The order is exactly that of a heap keyed by
- * (time, sequence); only the cost differs.
+ * (time, key); only the cost differs. An event inserted at the time being
+ * drained takes its place among those of that time not yet popped.
  *
- * An entry is 16 bytes: the time, and the insertion sequence number in the
- * high 36 bits of a second word whose low 28 bits name the target (a port
- * event slot or a host timer). Targets are small integers the simulator
+ * An entry is 16 bytes: the time, and a key: the insertion sequence number
+ * in the high 36 bits and the target (a port event slot or a host timer) in
+ * the low 28 (the local order compares the target first). Targets are small integers the simulator
  * assigns; the queue does not interpret them.
  */
 #ifndef ARBOR_SIM_EVQ_H
@@ -32,7 +43,8 @@
 
 #define EVQ_TARGET_BITS 28
 #define EVQ_TARGET_MAX ((1u << EVQ_TARGET_BITS) - 1)
-#define EVQ_SEQ_MAX ((UINT64_C(1) << (64 - EVQ_TARGET_BITS)) - 1)
+#define EVQ_SEQ_BITS (64 - EVQ_TARGET_BITS)
+#define EVQ_SEQ_MAX ((UINT64_C(1) << EVQ_SEQ_BITS) - 1)
 
 #define EVQ_BUCKET_SHIFT 12 /* 4.096 ns per bucket */
 #define EVQ_WHEEL_BITS 14   /* 16384 buckets: a horizon of 67.1 us */
@@ -68,10 +80,31 @@ struct evq {
     size_t hn, hcap;
     struct evq_entry *scratch; /* the gathered bucket before sorting */
     size_t scratch_cap;
-    uint32_t *count; /* counting sort: one counter per ps of a bucket */
-    size_t n;        /* entries in all */
-    uint64_t seq;    /* next insertion sequence number */
+    uint32_t *count;   /* counting sort: one counter per ps of a bucket */
+    size_t n;          /* entries in all */
+    uint64_t seq;      /* next insertion sequence number */
+    int local;         /* the local order: events of one time by target (evq_set_local) */
+    int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
+    size_t batch_from; /* where they start */
 };
+
+/* The target of an entry. */
+static inline uint32_t evq_target(const struct evq_entry *e)
+{
+    return (uint32_t)(e->key & EVQ_TARGET_MAX);
+}
+
+/* Order events of one time by target (the local order), before the
+ * first push. */
+void evq_set_local(struct evq *q);
+
+/* Many pushes at once (a partitioned run's arrivals from other parts):
+ * between these two, those that fall in the bucket being drained are
+ * appended unsorted, then sorted in together (one sort and a merge rather
+ * than an insertion each). No pop between them. evq_batch_end: 0 or
+ * ARB_ENOMEM. */
+void evq_batch_begin(struct evq *q);
+int evq_batch_end(struct evq *q);
 
 int evq_init(struct evq *q, size_t cap);
 void evq_free(struct evq *q);
@@ -115,7 +148,7 @@ static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint
     q->pos++;
     q->n--;
     *t = e->t;
-    *target = (uint32_t)(e->key & EVQ_TARGET_MAX);
+    *target = evq_target(e);
     if (seq) *seq = e->key >> EVQ_TARGET_BITS;
     return 1;
 }
@@ -124,7 +157,7 @@ static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint
  * the bucket being drained (a hint for prefetching), else UINT32_MAX. */
 static inline uint32_t evq_ahead(const struct evq *q, size_t d)
 {
-    return q->pos + d < q->rn ? (uint32_t)(q->run[q->pos + d].key & EVQ_TARGET_MAX) : UINT32_MAX;
+    return q->pos + d < q->rn ? evq_target(&q->run[q->pos + d]) : UINT32_MAX;
 }
 
 /* The earliest event's time, or ARB_TIME_NEVER when empty. (It may sort

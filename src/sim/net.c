@@ -63,6 +63,16 @@ void net_push_event(arb_sim *s, arb_time t, uint32_t target)
     if (r < 0 && s->error == 0) s->error = (int)r;
 }
 
+/* PFC's event for the port at the far end of a link: the other part's
+ * when that port is across the cut. */
+static void port_event(arb_sim *s, arb_time t, uint32_t port, uint32_t kind)
+{
+    if (s->pcut && s->pcut[port] == PCUT_IN)
+        part_send_event(s, t, EV_PORT(port, kind));
+    else
+        net_push_event(s, t, EV_PORT(port, kind));
+}
+
 static int port_idle(const struct sport *sp, arb_time now)
 {
     return !sp->txdone_armed && sp->busy_until <= now && !sp->paused;
@@ -77,8 +87,7 @@ static void release_held(arb_sim *s, uint32_t in_port, uint32_t bytes)
     in->pfc.held_bytes -= bytes;
     if (in->pfc.pause_sent && in->pfc.held_bytes <= s->cfg.pfc_xon) {
         in->pfc.pause_sent = 0;
-        net_push_event(s, s->now + s->ports[in_port].delay,
-                       EV_PORT(s->ports[in_port].peer_port, EV_RESUME));
+        port_event(s, s->now + s->ports[in_port].delay, s->ports[in_port].peer_port, EV_RESUME);
     }
 }
 
@@ -144,6 +153,7 @@ static int link_draw(const arb_sim *s, uint64_t salt, uint32_t port, uint64_t n,
 #define SALT_LOSS UINT64_C(0x6C6F73735F726E67)    /* "loss_rng" */
 #define SALT_DUP UINT64_C(0x6475705F5F726E67)     /* "dup__rng" */
 #define SALT_REORDER UINT64_C(0x72656F72645F726E) /* "reord_rn" */
+#define SALT_ECN UINT64_C(0x65636E5F6D61726B)     /* "ecn_mark" */
 
 /* The link's loss, duplication and reordering for the n-th packet of port. */
 static SIM_ALWAYS_INLINE void link_fate(const arb_sim *s, uint32_t port, uint64_t n,
@@ -183,6 +193,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
     }
     plist_push(&s->pool, &sp->wire, i);
+    if (s->pcut && s->pcut[port] == PCUT_OUT) part_send_pkt(s, port, i);
     /* Something to send after this one? */
     if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
@@ -327,8 +338,10 @@ static SIM_COLD void drop(arb_sim *s, uint32_t port, uint32_t i)
         pool_release(&s->pool, i);
 }
 
-/* RED-style marking on the queue depth found on arrival. */
-static void ecn_mark(arb_sim *s, struct sport *sp, struct pkt *k)
+/* RED-style marking on the queue depth found on arrival. In the local
+ * order the draw is the port's own (link_draw on its count of draws), so
+ * that it depends on nothing another part of a partitioned fabric does. */
+static void ecn_mark(arb_sim *s, uint32_t port, struct sport *sp, struct pkt *k)
 {
     uint32_t q = sp->q_bytes;
     if (!(k->flags & PF_ECT) || q <= s->cfg.ecn_kmin) return;
@@ -336,7 +349,8 @@ static void ecn_mark(arb_sim *s, struct sport *sp, struct pkt *k)
     if (!mark) {
         double p = s->cfg.ecn_pmax * (double)(q - s->cfg.ecn_kmin) /
                    (double)(s->cfg.ecn_kmax - s->cfg.ecn_kmin);
-        mark = arb_rng_double(&s->rng) < p;
+        mark = s->cfg.local_order ? link_draw(s, SALT_ECN, port, s->spc[port].ecn_draws++, p)
+                                  : arb_rng_double(&s->rng) < p;
     }
     if (mark && !(k->flags & PF_CE)) {
         k->flags |= PF_CE;
@@ -356,7 +370,7 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
         drop(s, port, i);
         return;
     }
-    if (s->cfg.ecn) ecn_mark(s, sp, k);
+    if (s->cfg.ecn) ecn_mark(s, port, sp, k);
     if (sp->kind == PORT_SCHED) {
         sched_send(s, sp, port, i, k->bytes, 1);
         return;
@@ -370,8 +384,8 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
         if (!in->pfc.pause_sent && in->pfc.held_bytes > s->cfg.pfc_xoff) {
             in->pfc.pause_sent = 1;
             s->st.pfc_pauses++;
-            net_push_event(s, s->now + s->ports[k->in_port].delay,
-                           EV_PORT(s->ports[k->in_port].peer_port, EV_PAUSE));
+            port_event(s, s->now + s->ports[k->in_port].delay, s->ports[k->in_port].peer_port,
+                       EV_PAUSE);
         }
     }
     if (port_idle(sp, s->now))
@@ -426,8 +440,46 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
 static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
 
+static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
+
+/* A partitioned run's arrival off a wire across the cut: at the sending
+ * part, the wire's own bookkeeping alone (the packet went to the
+ * receiving part when it started, and is let go here; the receiving part
+ * counts the event); at the receiving part, the packet lands (each has its
+ * own event there). */
+static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
+{
+    struct sport *sp = &s->sp[port];
+    uint32_t i = plist_pop(&s->pool, &sp->wire);
+    if (i == PKT_NONE) return;
+    if (s->pcut[port] == PCUT_IN) {
+        s->pool.live++; /* counted from its arrival here (part.c, receive_pkt) */
+        if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
+        s->part_xfer = 1;
+        land(s, port, i);
+        return;
+    }
+    struct pkt *k = pool_get(&s->pool, i);
+    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
+        sp->q_bytes -= k->bytes;
+        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
+    }
+    if (sp->wire.head != PKT_NONE) {
+        arb_time next =
+            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
+        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
+    }
+    s->st.events--;
+    pool_release(&s->pool, i);
+    s->part_xfer = -1;
+}
+
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
+    if (s->pcut && s->pcut[port]) {
+        arrive_cut(s, port);
+        return;
+    }
     struct sport *sp = &s->sp[port];
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
@@ -443,6 +495,13 @@ void net_on_arrive(arb_sim *s, uint32_t port)
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
         net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
     }
+    land(s, port, i);
+}
+
+/* Packet i, off the wire of `port`, reaches the far end. */
+static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct pkt *k = pool_get(&s->pool, i);
     uint32_t in_port = s->far[port].in, node = s->far[port].node;
     k->in_port = in_port; /* the port of `node` it came in by */
     if (k->flags & PF_LOST) {
@@ -550,6 +609,10 @@ static void flush_failed_port(arb_sim *s, uint32_t port)
 
 void arb_sim_fabric_changed(arb_sim *s)
 {
+    if (s->part) { /* not in a partitioned run (docs/partition.md) */
+        if (!s->error) s->error = ARB_EINVAL;
+        return;
+    }
     sim_forget_guesses(s);
     /* host NICs whose link comes back: what they kept goes out again */
     uint32_t n_up = 0, *up = NULL;

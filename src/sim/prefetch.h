@@ -266,7 +266,7 @@ static SIM_ALWAYS_INLINE void prefetch_ahead(arb_sim *s, uint32_t port_events)
     size_t left = q->rn - q->pos; /* events after this one in the bucket */
     const struct evq_entry *run = q->run + q->pos;
     uint32_t at = (uint32_t)q->pos;
-#define PF_TARGET(d) ((uint32_t)(run[d].key & EVQ_TARGET_MAX))
+#define PF_TARGET(d) evq_target(&run[d])
     if (left > PF_PORT) {
         uint32_t a = PF_TARGET(PF_PORT);
         if (a < port_events) {

@@ -67,7 +67,8 @@ void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
 {
     struct host *ho = &s->hosts[h];
     if (t == ARB_TIME_NEVER || ho->timer_at <= t)
-        return; /* an earlier timer will fire and look again */
+        return;                                   /* an earlier timer will fire and look again */
+    if (s->part && !part_owns_host(s, h)) return; /* another part runs it */
     if (t < s->now) t = s->now;
     int64_t seq = evq_push(&s->q, t, (s->n_ports << 2) + h);
     if (seq < 0) {

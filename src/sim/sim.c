@@ -222,6 +222,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     }
     pool_init(&s->pool);
     arb_rng_seed(&s->rng, cfg->seed);
+    if (cfg->local_order) evq_set_local(&s->q);
     for (uint32_t p = 0; p < n_ports; p++) {
         struct sport *sp = &s->sp[p];
         sp->q.head = sp->q.tail = PKT_NONE;
@@ -256,6 +257,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
 void arb_sim_free(arb_sim *s)
 {
     if (!s) return;
+    part_free(s);
     arbor_free(s);
     for (uint32_t c = 0; c < s->n_conns; c++)
         rdma_conn_free(&s->conns[c]);
@@ -287,17 +289,20 @@ const arb_topo *arb_sim_topo(const arb_sim *s)
 
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port)
 {
-    return port < s->n_ports ? net_queue_bytes(s, port) : 0;
+    uint32_t q;
+    if (port >= s->n_ports) return 0;
+    if (s->part && part_port_mirror(s, port, &q, NULL)) return q;
+    return net_queue_bytes(s, port);
 }
 
 arb_time arb_sim_now(const arb_sim *s)
 {
-    return s->now;
+    return s->part && !s->in_run ? part_now(s, 0) : s->now;
 }
 
 arb_time arb_sim_last_activity(const arb_sim *s)
 {
-    return s->active;
+    return s->part && !s->in_run ? part_now(s, 1) : s->active;
 }
 
 int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
@@ -405,33 +410,67 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     }
 }
 
-int arb_sim_run(arb_sim *s, arb_time until)
+/* The event loop: every event due by `until`. `part`: this is one part of
+ * a partitioned run's window, whose completions wait for the window's end
+ * (part.c) and whose changes of live packets are noted (the pool's peak). */
+static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
 {
     arb_time t;
     uint32_t target;
     uint64_t seq;
-    s->in_run = 1;
-    uint32_t port_events = s->n_ports << 2;
-    sim_pf_decide(s);
-    sim_forget_guesses(s); /* the fabric may have changed between runs */
-    s->stop_at = until;
+    uint32_t port_events = s->n_ports << 2, live0 = 0, peak0 = 0;
     int popped = 0;
     while (!s->error && (popped = evq_pop_until(&s->q, until, &t, &target, &seq)) > 0) {
         if (s->pool.made != s->pf_made) sim_pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
+        if (part) { /* the event's change of live packets, for the pool's peak (part.c) */
+            live0 = s->pool.live;
+            peak0 = s->pool.peak;
+            s->pool.peak = live0;
+            s->part_xfer = 0;
+        }
         dispatch(s, target, seq);
+        if (part) {
+            int64_t delta = (int64_t)s->pool.live - live0 - s->part_xfer;
+            int64_t up = (int64_t)s->pool.peak - live0 - (s->part_xfer > 0 ? s->part_xfer : 0);
+            if (s->pool.peak < peak0) s->pool.peak = peak0;
+            if (delta != 0 || up != 0) part_note_live(s, target, delta, (uint64_t)up);
+        }
         if (s->idle)
             s->idle = 0;
         else
             s->active = t;
         if (s->n_done) {
-            report_done(s);
-            until = s->stop_at; /* a callback may have asked to stop sooner */
+            if (part) {
+                part_take_done(s, target);
+            } else {
+                report_done(s);
+                until = s->stop_at; /* a callback may have asked to stop sooner */
+            }
         }
     }
     if (!s->error && popped < 0) s->error = popped; /* the event queue could not grow */
+}
+
+void sim_run_window(arb_sim *s, arb_time until)
+{
+    s->in_run = 1;
+    sim_pf_decide(s);
+    s->stop_at = until;
+    event_loop(s, until, 1);
+    s->in_run = 0;
+}
+
+int arb_sim_run(arb_sim *s, arb_time until)
+{
+    sim_forget_guesses(s); /* the fabric may have changed between runs */
+    if (s->part) return part_run(s, until);
+    s->in_run = 1;
+    sim_pf_decide(s);
+    s->stop_at = until;
+    event_loop(s, until, 0);
     s->in_run = 0;
     if (!s->error && until > s->horizon) s->horizon = until;
     return s->error;
@@ -471,6 +510,15 @@ int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
 
 void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st)
 {
+    const arb_sim_stats *g = part_stats(s);
+    if (g)
+        *st = *g;
+    else
+        sim_local_stats(s, st);
+}
+
+void sim_local_stats(const arb_sim *s, arb_sim_stats *st)
+{
     *st = s->st;
     st->in_flight = s->pool.live;
     st->pool_peak = s->pool.peak;
@@ -490,6 +538,7 @@ void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st)
 int arb_sim_port(const arb_sim *s, uint32_t port, arb_sim_port_stats *ps)
 {
     if (port >= s->n_ports) return ARB_EINVAL;
+    if (s->part && part_port_mirror(s, port, NULL, ps)) return 0;
     const struct sport *sp = &s->sp[port];
     net_sent(s, port, &ps->tx_bytes, &ps->tx_pkts);
     const struct sport_cold *c = &s->spc[port];

@@ -107,6 +107,7 @@ struct sport_cold {
     arb_time paused_at;
     arb_time paused_ps;
     uint64_t drops;
+    uint64_t ecn_draws; /* ECN marking draws made at this port (net.c, ecn_mark) */
 };
 
 /* DRE of one port (net.c): bytes sent, in 1/256 byte, decayed by
@@ -222,7 +223,7 @@ struct arb_sim {
     uint32_t n_conns, cap_conns;
     struct evq q;
     struct pool pool;
-    arb_rng rng;
+    arb_rng rng; /* ECN marks, unless cfg.local_order (then per port: net.c, ecn_mark) */
     arb_time now;
     arb_time active; /* the last event that was not an idle host timer */
     int idle;        /* the event being run found nothing to do */
@@ -260,7 +261,16 @@ struct arb_sim {
     uint8_t in_run;       /* arb_sim_run is handling events */
     arb_time horizon;     /* the `until` of the last run: every event up to it is done */
     arb_time stop_at;     /* arb_sim_stop_at: the run under way ends after this time */
+    /* A partitioned run (part.c): NULL when the simulator runs whole. */
+    struct sim_part *part;
+    uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
+    int part_xfer; /* packets the event under way moved between parts: +1 landed, -1 let go */
 };
+
+/* sport's place in a partitioned run (arb_sim.pcut): both ends here (or
+ * run whole); this part sends on it, another receives; another part
+ * sends, this one receives; neither end here. */
+enum { PCUT_LOCAL = 0, PCUT_OUT = 1, PCUT_IN = 2, PCUT_FOREIGN = 3 };
 
 /* The UDP destination ports packets carry: RoCE's, and Arbor's (as
  * ARB_UDP_PORT_DEFAULT). */
@@ -350,6 +360,37 @@ uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t pkt);
 void arbor_free(arb_sim *s);
 /* After the event: the ranks done in it (arb_sim_arbor_config.on_rank_done). */
 void arbor_report(arb_sim *s);
+
+/* part.c: the partitioned run (arb_sim_run's, when s->part is set). */
+int part_run(arb_sim *s, arb_time until);
+/* Packet i starts across the cut on `port` (PCUT_OUT): its copy goes to the
+ * part that receives it. */
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i);
+/* An event for a port another part sends on (PCUT_IN: PFC's pause and
+ * resume), to that part. */
+void part_send_event(arb_sim *s, arb_time t, uint32_t target);
+/* Does this part run host h's events? */
+int part_owns_host(const arb_sim *s, uint32_t h);
+/* Port counters as part 0 last received them, for a port another part
+ * owns: 1 and *q, *ps set, or 0 (whole, or a port of this part). */
+int part_port_mirror(const arb_sim *s, uint32_t port, uint32_t *q, arb_sim_port_stats *ps);
+void part_free(arb_sim *s);
+/* After an event of `target` that finished flows: they wait in part.c for
+ * the window's end (s->done emptied). */
+void part_take_done(arb_sim *s, uint32_t target);
+/* An event of a window changed the live packets by delta, at most up
+ * above where it started (sim.c; what only moved between parts left out). */
+void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up);
+/* The whole fabric's counters after a partitioned run (NULL: whole, or
+ * inside a run), its last event's time (active: the last that did
+ * something). */
+const arb_sim_stats *part_stats(const arb_sim *s);
+arb_time part_now(const arb_sim *s, int active);
+/* sim.c: this process's own counters (arb_sim_get_stats of a whole run). */
+void sim_local_stats(const arb_sim *s, arb_sim_stats *st);
+/* sim.c: run this part's events up to `until` (one window); the
+ * completions of the window are left in s->done for part.c. */
+void sim_run_window(arb_sim *s, arb_time until);
 
 /* rdma.c */
 void rdma_on_packet(arb_sim *s, uint32_t host, uint32_t pkt);

@@ -6,6 +6,7 @@
  */
 #include "arbor/scenario.h"
 #include "cli.h"
+#include "sim_part.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -39,6 +40,10 @@ static const char sim_usage[] =
     "               run.pcap): all, or links as for --fail (up:L1.0:0,down:L2.1:3,\n"
     "               link:A-B, switch:NAME) and host:hN; both directions of each\n"
     "--snaplen N    run.pcap_snaplen: keep N bytes of each captured frame (0: all)\n"
+    "--partition K  one fabric split across K MPI ranks by subtree (mpirun -np K arbor sim\n"
+    "               FILE --partition K): the same figures as one process; rank 0 prints,\n"
+    "               and (without -q) each rank's time synchronising on stderr;\n"
+    "               docs/partition.md\n"
     "-q, --quiet    no progress bar (shown on a terminal after one second)\n"
     "-k, --keys     list every key with its default and exit\n"
     "--seeds A..B   run once per seed A..B (run.seed) and summarise: mean, 95% CI\n"
@@ -531,16 +536,127 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
     return CLI_EXIT_OK;
 }
 
+/* The status lines of a run that did not finish (stderr), as status. */
+static int run_status(const arb_scenario_result *res, int status)
+{
+    const char *why = NULL;
+    arb_scenario_status st = arb_scenario_result_status(res, &why);
+    if (st == ARB_SCN_FAILED) {
+        fprintf(stderr, "arbor sim: failed at %.3f us: %s\n",
+                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
+        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
+    } else if (st == ARB_SCN_DONE && why) {
+        fprintf(stderr, "arbor sim: warning at %.3f us: %s\n",
+                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
+    } else if (st == ARB_SCN_INCOMPLETE) {
+        const arb_workload_result *w = arb_scenario_result_workload(res);
+        fprintf(stderr,
+                "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
+                "event at %.3f us)\n",
+                (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned,
+                (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
+        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
+    }
+    return status;
+}
+
+/* arbor sim --partition K: this process's part of the run; rank 0 reports. */
+static int sim_partitioned(const char *file, const struct sim_action *act, int n_act,
+                           const char *k_text, int json, int quiet, const char *csv, int seeds)
+{
+    uint64_t k;
+    char err[1024];
+    if (cli_parse_u64(k_text, 65536, &k) < 0 || k == 0)
+        return cli_error("sim", "--partition: '%s' is not a number of ranks (1 .. 65536)", k_text);
+    if (seeds)
+        return cli_error("sim", "--seeds runs the scenario many times: not with --partition");
+    struct sim_part_cli p;
+    memset(&p, 0, sizeof p);
+    if (sim_part_init(&p, (uint32_t)k, err, sizeof err) < 0) {
+        int r0 = p.ops.rank == 0;
+        sim_part_finalize(&p);
+        return r0 ? cli_error("sim", "%s", err) : CLI_EXIT_USAGE;
+    }
+    int rank0 = p.ops.rank == 0;
+    arb_scenario *sc;
+    /* run.order = local first: what the file says, the -s that follow may change */
+    struct sim_action *all = calloc((size_t)n_act + 1, sizeof *all);
+    if (!all) {
+        sim_part_finalize(&p);
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    all[0] = (struct sim_action){'s', "run.order=local", NULL};
+    if (n_act) memcpy(all + 1, act, (size_t)n_act * sizeof *act);
+    int rc = build_scenario(file, all, n_act + 1, &sc); /* the same in every rank */
+    free(all);
+    struct csv_out csvo;
+    memset(&csvo, 0, sizeof csvo);
+    if (rc == 0 && rank0 && csv) rc = csv_open(&csvo, csv);
+    if (!sim_part_all_ok(&p, rc == 0)) {
+        if (rc == 0) arb_scenario_free(sc);
+        csv_close(&csvo);
+        sim_part_finalize(&p);
+        return rc ? rc : CLI_EXIT_USAGE;
+    }
+    struct progress pg;
+    memset(&pg, 0, sizeof pg);
+    pg.on = rank0 && !quiet && isatty(STDERR_FILENO);
+    clock_gettime(CLOCK_MONOTONIC, &pg.t0);
+    arb_scenario_result *res = NULL;
+    rc = arb_scenario_run_part(sc, &p.ops, on_progress, &pg, &res, err, sizeof err);
+    double run_s = since(&pg.t0);
+    if (pg.drawn) fprintf(stderr, "\r%*s\r", 78, "");
+    arb_scenario_free(sc);
+    int status = CLI_EXIT_OK;
+    if (rc < 0) {
+        csv_close(&csvo);
+        status = rank0 ? cli_error("sim", "%s", err) : status_of(rc);
+        sim_part_finalize(&p);
+        return status;
+    }
+    arb_sim_part_info info;
+    if (!quiet && arb_scenario_result_part(res, &info) == 0) sim_part_report(&p, &info, run_s);
+    if (rank0) {
+        arb_scenario_host host = {run_s, peak_rss_mb()};
+        char *out = arb_scenario_json(res, &host);
+        if (!out) {
+            fprintf(stderr, "arbor sim: out of memory\n");
+            status = CLI_EXIT_FAIL;
+        } else if (json) {
+            puts(out);
+        } else {
+            print_summary(out);
+        }
+        free(out);
+        if (status == CLI_EXIT_OK && csv)
+            status = csv_write(&csvo, res);
+        else
+            csv_close(&csvo);
+        status = run_status(res, status);
+    }
+    arb_scenario_result_free(res);
+    fflush(stdout);
+    sim_part_finalize(&p);
+    return status;
+}
+
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"set", required_argument, NULL, 's'},     {"seed", required_argument, NULL, 'S'},
-        {"json", no_argument, NULL, 'j'},          {"csv", required_argument, NULL, 'c'},
-        {"pcap", required_argument, NULL, 'p'},    {"wire-check", no_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},         {"keys", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},          {"seeds", required_argument, NULL, 'E'},
-        {"snaplen", required_argument, NULL, 'L'}, {0, 0, 0, 0}};
-    const char *file = NULL, *csv = NULL, *seeds = NULL;
+    static const struct option opts[] = {{"set", required_argument, NULL, 's'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"csv", required_argument, NULL, 'c'},
+                                         {"pcap", required_argument, NULL, 'p'},
+                                         {"wire-check", no_argument, NULL, 'w'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"keys", no_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"seeds", required_argument, NULL, 'E'},
+                                         {"snaplen", required_argument, NULL, 'L'},
+                                         {"partition", required_argument, NULL, 'P'},
+                                         {0, 0, 0, 0}};
+    const char *file = NULL, *csv = NULL, *seeds = NULL, *partition = NULL;
     int json = 0, quiet = 0, n_act = 0, c, has_pcap = 0, has_seed = 0;
     struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
     if (!act) {
@@ -568,6 +684,9 @@ int cmd_sim(int argc, char **argv)
             break;
         case 'E':
             seeds = optarg;
+            break;
+        case 'P':
+            partition = optarg;
             break;
         case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
             if (optind >= argc) {
@@ -598,7 +717,11 @@ int cmd_sim(int argc, char **argv)
     }
     if (seeds) {
         uint64_t first, last;
-        const char *clash = csv ? "--csv" : has_pcap ? "--pcap" : has_seed ? "--seed" : NULL;
+        const char *clash = csv         ? "--csv"
+                            : has_pcap  ? "--pcap"
+                            : has_seed  ? "--seed"
+                            : partition ? "--partition"
+                                        : NULL;
         int st;
         if (cli_parse_seeds(seeds, &first, &last) < 0) {
             st = cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", seeds,
@@ -610,6 +733,11 @@ int cmd_sim(int argc, char **argv)
             struct cli_seeds_run run = {file, first, last, json, quiet, seeds_one, &x};
             st = cli_sim_seeds(&run);
         }
+        free(act);
+        return st;
+    }
+    if (partition) {
+        int st = sim_partitioned(file, act, n_act, partition, json, quiet, csv, seeds != NULL);
         free(act);
         return st;
     }

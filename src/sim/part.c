@@ -1,0 +1,741 @@
+/*
+ * A partitioned run: every process holds the same simulator and runs the
+ * events of its own part of the fabric; what crosses the cut travels
+ * through the caller's collective operations (arb_sim_part_ops), between
+ * windows as long as the smallest delay of a cut link (the lookahead:
+ * conservative synchronisation, nothing a part does in a window can reach
+ * another part within it). docs/partition.md describes the scheme and why
+ * it gives the sequential run's figures exactly.
+ *
+ * Records between parts, one after the other in a byte buffer: a packet
+ * that starts across the cut (to the part that receives it, with its
+ * arrival time), a PFC event for a port another part sends on, a
+ * completion (to every part: all report it), and, to part 0, the change an
+ * event made to the number of live packets (for the pool's peak, which no
+ * part can see alone).
+ */
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbor/base.h"
+
+enum { REC_PKT = 1, REC_EVENT = 2, REC_DONE = 3, REC_LIVE = 4, REC_PORT = 5, REC_FLOW = 6 };
+
+/* Every record starts so; a packet's is followed by its struct pkt, a
+ * port's by an arb_sim_port_stats, a flow's by a struct flow_half. */
+struct rec {
+    uint32_t type;
+    uint32_t a; /* PKT, PORT: the port; EVENT: the target; DONE: the flow; LIVE: the target; FLOW:
+                   flow */
+    arb_time t; /* PKT: arrival; EVENT, DONE, LIVE: its time */
+    uint32_t b; /* DONE: the target of the event it finished in; LIVE: the change (signed); PORT:
+                   queue */
+    uint32_t c; /* DONE, LIVE: order within the part; LIVE: the most above the start (upper 0) */
+    uint64_t d; /* LIVE: the highest prefix of the change within the event */
+};
+
+/* What one side of a flow knows (arb_sim_part_collect). */
+struct flow_half {
+    arb_time finish;
+    uint64_t retx_bytes, ooo_pkts, timeouts, cnps, cuts;
+    uint32_t reorder_peak, side; /* side: 1 sender, 2 receiver */
+    double min_rc;
+};
+
+struct buf {
+    uint8_t *d;
+    size_t n, cap;
+};
+
+/* A completion of the window, or a change of live packets, with the order
+ * it sorts in. */
+struct note {
+    arb_time t;
+    uint32_t target, rank, idx, flow;
+    int64_t delta;
+    uint64_t up;
+};
+
+struct sim_part {
+    arb_sim_part_ops ops;
+    uint32_t *node_part; /* per node */
+    arb_time lookahead;
+    struct buf *out; /* per part */
+    struct note *done;
+    size_t n_done, cap_done;
+    struct note *live; /* part 0: the window's changes of live packets, from every part */
+    size_t n_live, cap_live;
+    struct note *tmp; /* merging: room for cap_live */
+    size_t cap_tmp;
+    size_t *seg; /* where each part's notes start in live (each part's are in order) */
+    size_t n_seg, cap_seg;
+    uint32_t seg_rank; /* the part whose notes were taken last */
+    uint32_t seq;      /* order of this part's notes */
+    int64_t glive;     /* live packets, whole fabric, after the last window (every part) */
+    uint64_t gpeak;    /* the most at once so far (every part) */
+    int64_t wcur;      /* this part's change of live packets in the window so far */
+    int64_t wup;       /* its highest point in the window, above the window's start */
+    /* this part's ports as last sent to part 0 (sync_end sends what changed) */
+    arb_sim_port_stats *sps;
+    uint32_t *sq;
+    /* part 0: the other parts' ports as last received */
+    uint32_t *mq;
+    arb_sim_port_stats *mps;
+    uint8_t *mhave;
+    /* the whole fabric's figures after the last run */
+    arb_sim_stats gst;
+    arb_time gnow, gactive;
+    arb_sim_part_info info;
+};
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static int buf_put(struct buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 4096;
+        while (ncap < b->n + n)
+            ncap *= 2;
+        uint8_t *nd = realloc(b->d, ncap);
+        if (!nd) return ARB_ENOMEM;
+        b->d = nd;
+        b->cap = ncap;
+    }
+    memcpy(b->d + b->n, p, n);
+    b->n += n;
+    return 0;
+}
+
+static void fail(arb_sim *s, int rc)
+{
+    if (rc < 0 && !s->error) s->error = rc;
+}
+
+static int note_add(struct note **v, size_t *n, size_t *cap, const struct note *x)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        struct note *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv) return ARB_ENOMEM;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = *x;
+    return 0;
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static uint32_t port_part(const arb_sim *s, uint32_t p)
+{
+    return s->part->node_part[s->owner[p]];
+}
+
+int part_owns_host(const arb_sim *s, uint32_t h)
+{
+    return !s->part || s->part->node_part[h] == s->part->ops.rank;
+}
+
+void part_free(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    if (!P) return;
+    for (uint32_t r = 0; P->out && r < P->ops.n_ranks; r++)
+        free(P->out[r].d);
+    free(P->out);
+    free(P->node_part);
+    free(P->done);
+    free(P->live);
+    free(P->tmp);
+    free(P->seg);
+    free(P->mq);
+    free(P->mps);
+    free(P->mhave);
+    free(P->sps);
+    free(P->sq);
+    free(P);
+    free(s->pcut);
+    s->part = NULL;
+    s->pcut = NULL;
+}
+
+int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *node_part, char *err,
+                      size_t errlen)
+{
+    if (!s || !ops || !node_part || ops->n_ranks == 0 || ops->rank >= ops->n_ranks ||
+        !ops->alltoall || !ops->allmin || !ops->allsum)
+        return arb_errf(err, errlen, ARB_EINVAL, "partition: bad operations");
+    if (s->part) return arb_errf(err, errlen, ARB_ESTATE, "partition: partitioned already");
+    if (s->n_conns || s->arb)
+        return arb_errf(err, errlen, ARB_ESTATE, "partition: flows were added already");
+    if (!s->cfg.local_order)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "partition: the simulator must run in the local order (run.order = "
+                        "local): the default order is global");
+    if (s->cfg.tap)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "partition: packet taps (capture, order checks, watches) see one part "
+                        "only and are not supported");
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    for (uint32_t v = 0; v < n_nodes; v++)
+        if (node_part[v] >= ops->n_ranks)
+            return arb_errf(err, errlen, ARB_EINVAL, "partition: node %u in part %u of %u", v,
+                            node_part[v], ops->n_ranks);
+    struct sim_part *P = calloc(1, sizeof *P);
+    uint8_t *pcut = calloc(s->n_ports ? s->n_ports : 1, 1);
+    if (P) {
+        P->node_part = malloc((size_t)n_nodes * sizeof *P->node_part);
+        P->out = calloc(ops->n_ranks, sizeof *P->out);
+    }
+    if (!P || !pcut || !P->node_part || !P->out) {
+        if (P) {
+            free(P->node_part);
+            free(P->out);
+        }
+        free(P);
+        free(pcut);
+        return arb_errf(err, errlen, ARB_ENOMEM, "partition: out of memory");
+    }
+    memcpy(P->node_part, node_part, (size_t)n_nodes * sizeof *node_part);
+    P->ops = *ops;
+    P->lookahead = ARB_TIME_NEVER;
+    P->gnow = s->now;
+    P->gactive = s->active;
+    uint32_t me = ops->rank;
+    s->part = P;
+    s->pcut = pcut;
+    for (uint32_t p = 0; p < s->n_ports; p++) {
+        uint32_t from = node_part[s->owner[p]], to = node_part[s->far[p].node];
+        pcut[p] = from == to   ? (from == me ? PCUT_LOCAL : PCUT_FOREIGN)
+                  : from == me ? PCUT_OUT
+                  : to == me   ? PCUT_IN
+                               : PCUT_FOREIGN;
+        if (from != to) {
+            arb_time d = s->ports[p].delay;
+            if (d == 0) {
+                part_free(s);
+                return arb_errf(err, errlen, ARB_EINVAL,
+                                "partition: the cut link from node %u to node %u has no delay "
+                                "(a part must not reach another at once)",
+                                s->owner[p], s->far[p].node);
+            }
+            if (d < P->lookahead) P->lookahead = d;
+            if (from == me) P->info.cut_links++;
+        }
+    }
+    for (uint32_t v = 0; v < n_nodes; v++)
+        P->info.nodes += node_part[v] == me;
+    P->info.rank = me;
+    P->info.n_ranks = ops->n_ranks;
+    P->info.lookahead = P->lookahead;
+    return 0;
+}
+
+int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
+{
+    if (!s->part) return ARB_EINVAL;
+    *out = s->part->info;
+    return 0;
+}
+
+/* ---- what crosses ------------------------------------------------------- */
+
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct sim_part *P = s->part;
+    const struct pkt *k = pool_get(&s->pool, i);
+    struct rec r = {REC_PKT, port, k->t, 0, 0, 0};
+    struct buf *b = &P->out[P->node_part[s->far[port].node]];
+    int rc = buf_put(b, &r, sizeof r);
+    if (rc == 0) rc = buf_put(b, k, sizeof *k);
+    fail(s, rc);
+    P->info.sent++;
+}
+
+void part_send_event(arb_sim *s, arb_time t, uint32_t target)
+{
+    struct sim_part *P = s->part;
+    struct rec r = {REC_EVENT, target, t, 0, 0, 0};
+    fail(s, buf_put(&P->out[port_part(s, target >> 2)], &r, sizeof r));
+}
+
+void part_take_done(arb_sim *s, uint32_t target)
+{
+    struct sim_part *P = s->part;
+    for (uint32_t k = 0; k < s->n_done; k++) {
+        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k], 0, 0};
+        fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
+    }
+    s->n_done = 0;
+}
+
+/* A packet from another part, on the wire of `port` (PCUT_IN) until its
+ * arrival: held, not counted live until it lands (arrive_cut, net.c). */
+static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src)
+{
+    uint32_t peak = s->pool.peak;
+    uint32_t i = pool_alloc_raw(&s->pool);
+    if (i == PKT_NONE) {
+        fail(s, ARB_ENOMEM);
+        return;
+    }
+    s->pool.live--;
+    s->pool.peak = peak;
+    struct pkt *k = pool_get(&s->pool, i);
+    *k = *src;
+    plist_push(&s->pool, &s->sp[port].wire, i);
+    net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    s->part->info.received++;
+}
+
+static int note_cmp(const void *a, const void *b)
+{
+    const struct note *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->target != y->target) return x->target < y->target ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Every part's completions of the window, in the sequential run's order
+ * (time, then the target of the event, then their order in it): the
+ * callbacks as report_done (sim.c) would have run them. */
+static void replay_done(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    if (P->n_done) qsort(P->done, P->n_done, sizeof *P->done, note_cmp);
+    arb_time now = s->now;
+    for (size_t k = 0; k < P->n_done; k++) {
+        uint32_t f = P->done[k].flow;
+        s->now = P->done[k].t;
+        if (f & SIM_SENT_BIT) {
+            if (s->cfg.on_flow_sent)
+                s->cfg.on_flow_sent(s->cfg.sent_ctx, s, f & ~SIM_SENT_BIT, s->now);
+        } else if (s->cfg.on_flow_done) {
+            s->cfg.on_flow_done(s->cfg.done_ctx, s, f, s->now);
+        }
+    }
+    s->now = now;
+    P->n_done = 0;
+}
+
+/* The window's changes of live packets of every part, merged in the
+ * sequential order, give the whole fabric's peak. */
+static int seg_push(struct sim_part *P, size_t at)
+{
+    if (P->n_seg == P->cap_seg) {
+        size_t ncap = P->cap_seg ? P->cap_seg * 2 : 16;
+        size_t *ns = realloc(P->seg, ncap * sizeof *ns);
+        if (!ns) return ARB_ENOMEM;
+        P->seg = ns;
+        P->cap_seg = ncap;
+    }
+    P->seg[P->n_seg++] = at;
+    return 0;
+}
+
+/* live[0 .. n_live): runs (seg) each in order, merged pairwise into one. */
+static int merge_runs(struct sim_part *P)
+{
+    if (P->n_seg <= 2) return 0;
+    if (P->cap_tmp < P->n_live) {
+        struct note *nt = realloc(P->tmp, P->n_live * sizeof *nt);
+        if (!nt) return ARB_ENOMEM;
+        P->tmp = nt;
+        P->cap_tmp = P->n_live;
+    }
+    while (P->n_seg > 2) { /* seg holds n_seg - 1 runs and the end */
+        size_t out = 0, k = 0, o = 0;
+        for (; k + 2 < P->n_seg; k += 2) {
+            size_t i = P->seg[k], m = P->seg[k + 1], j = m, e = P->seg[k + 2];
+            P->seg[out++] = o;
+            while (i < m && j < e)
+                P->tmp[o++] = note_cmp(&P->live[j], &P->live[i]) < 0 ? P->live[j++] : P->live[i++];
+            while (i < m)
+                P->tmp[o++] = P->live[i++];
+            while (j < e)
+                P->tmp[o++] = P->live[j++];
+        }
+        if (k + 1 < P->n_seg) { /* an odd run left */
+            size_t i = P->seg[k], e = P->seg[k + 1];
+            P->seg[out++] = o;
+            memcpy(P->tmp + o, P->live + i, (e - i) * sizeof *P->tmp);
+            o += e - i;
+        }
+        P->seg[out++] = o;
+        P->n_seg = out;
+        struct note *t = P->live;
+        size_t c = P->cap_live;
+        P->live = P->tmp;
+        P->cap_live = P->cap_tmp;
+        P->tmp = t;
+        P->cap_tmp = c;
+    }
+    return 0;
+}
+
+static void merge_live(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    fail(s, seg_push(P, P->n_live));
+    fail(s, merge_runs(P));
+    for (size_t k = 0; k < P->n_live; k++) {
+        const struct note *x = &P->live[k];
+        uint64_t top = (uint64_t)(P->glive + (int64_t)x->up);
+        if (top > P->gpeak) P->gpeak = top;
+        P->glive += x->delta;
+    }
+    P->n_live = 0;
+}
+
+/* Parse what part `from` sent. */
+static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
+{
+    struct sim_part *P = s->part;
+    size_t o = 0;
+    while (o + sizeof(struct rec) <= n && !s->error) {
+        struct rec r;
+        memcpy(&r, d + o, sizeof r);
+        o += sizeof r;
+        if (r.type == REC_PKT && o + sizeof(struct pkt) <= n) {
+            struct pkt k;
+            memcpy(&k, d + o, sizeof k);
+            o += sizeof k;
+            receive_pkt(s, r.a, &k);
+        } else if (r.type == REC_EVENT) {
+            net_push_event(s, r.t, r.a);
+        } else if (r.type == REC_DONE) {
+            struct note x = {r.t, r.b, from, r.c, r.a, 0, 0};
+            fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
+        } else if (r.type == REC_LIVE) {
+            struct note x = {r.t, r.a, from, r.c, 0, (int64_t)(int32_t)r.b, r.d};
+            if (from != P->seg_rank) { /* the first of this part's notes */
+                fail(s, seg_push(P, P->n_live));
+                P->seg_rank = from;
+            }
+            fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
+        } else if (r.type == REC_PORT && o + sizeof(arb_sim_port_stats) <= n) {
+            if (P->mps && r.a < s->n_ports) {
+                memcpy(&P->mps[r.a], d + o, sizeof(arb_sim_port_stats));
+                P->mq[r.a] = r.b;
+                P->mhave[r.a] = 1;
+            }
+            o += sizeof(arb_sim_port_stats);
+        } else if (r.type == REC_FLOW && o + sizeof(struct flow_half) <= n) {
+            struct flow_half h;
+            memcpy(&h, d + o, sizeof h);
+            o += sizeof h;
+            if (r.a < s->n_conns) {
+                struct conn *c = &s->conns[r.a];
+                if (h.side == 1) {
+                    c->retx_bytes = h.retx_bytes;
+                    c->timeouts = h.timeouts;
+                    c->cc.cnps = h.cnps;
+                    c->cc.cuts = h.cuts;
+                    c->cc.min_rc = h.min_rc;
+                } else {
+                    c->finish = h.finish;
+                    c->ooo_pkts = h.ooo_pkts;
+                    c->reorder_peak = h.reorder_peak;
+                }
+            }
+        } else {
+            fail(s, ARB_EINVAL); /* a record this build does not know */
+            return;
+        }
+    }
+}
+
+/* Send every part what this one has for it; take what they have for it. */
+static int exchange(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    uint32_t R = P->ops.n_ranks, me = P->ops.rank;
+    const uint8_t **send = malloc(R * sizeof *send);
+    size_t *len = malloc(R * sizeof *len), *rlen = malloc(R * sizeof *rlen);
+    int rc = send && len && rlen ? 0 : ARB_ENOMEM;
+    for (uint32_t r = 0; rc == 0 && r < R; r++) {
+        send[r] = P->out[r].d;
+        len[r] = r == me ? 0 : P->out[r].n;
+    }
+    uint8_t *recv = NULL;
+    if (rc == 0) rc = P->ops.alltoall(P->ops.ctx, send, len, &recv, rlen);
+    for (uint32_t r = 0; r < R; r++)
+        P->out[r].n = 0;
+    size_t o = 0;
+    evq_batch_begin(&s->q);
+    for (uint32_t r = 0; rc == 0 && r < R; r++) {
+        if (r != me) take(s, r, recv + o, rlen[r]);
+        o += rlen[r];
+    }
+    fail(s, evq_batch_end(&s->q));
+    free(recv);
+    free(send);
+    free(len);
+    free(rlen);
+    return rc;
+}
+
+/* This part's completions and changes of live packets of the window: to
+ * every part, to part 0. */
+static void post_notes(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    uint32_t R = P->ops.n_ranks, me = P->ops.rank;
+    for (size_t k = 0; k < P->n_done; k++) {
+        const struct note *x = &P->done[k];
+        if (x->rank != me) continue;
+        struct rec r = {REC_DONE, x->flow, x->t, x->target, x->idx, 0};
+        for (uint32_t q = 0; q < R; q++)
+            if (q != me) fail(s, buf_put(&P->out[q], &r, sizeof r));
+    }
+}
+
+/*
+ * The pool's peak over the parts: each part's highest point in the window
+ * (above the window's start) summed bounds the whole fabric's; only when
+ * that bound passes the peak so far do the parts send each other their
+ * changes, event by event, to be merged in the sequential order (the peak
+ * is climbing; once it stands, windows cost two numbers).
+ */
+static int live_window(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    uint32_t R = P->ops.n_ranks, me = P->ops.rank;
+    uint64_t v[2] = {(uint64_t)P->wup, (uint64_t)P->wcur};
+    int rc = P->ops.allsum(P->ops.ctx, v, 2); /* two's complement: the sum wraps right */
+    if (rc < 0) return rc;
+    int64_t up = (int64_t)v[0], delta = (int64_t)v[1];
+    if (P->glive + up > (int64_t)P->gpeak) {
+        size_t mine = P->n_live;
+        P->n_seg = 0;
+        fail(s, seg_push(P, 0));
+        P->seg_rank = me;
+        for (size_t k = 0; k < mine; k++) {
+            const struct note *x = &P->live[k];
+            struct rec r = {REC_LIVE, x->target, x->t, (uint32_t)(int32_t)x->delta, x->idx, x->up};
+            for (uint32_t q = 0; q < R; q++)
+                if (q != me) fail(s, buf_put(&P->out[q], &r, sizeof r));
+        }
+        rc = exchange(s);
+        if (rc < 0) return rc;
+        merge_live(s);
+    } else {
+        P->glive += delta;
+    }
+    P->n_live = 0;
+    P->wcur = P->wup = 0;
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up)
+{
+    struct sim_part *P = s->part;
+    if (P->wcur + (int64_t)up > P->wup) P->wup = P->wcur + (int64_t)up;
+    P->wcur += delta;
+    struct note x = {s->now, target, P->ops.rank, P->seq++, 0, delta, up};
+    fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
+}
+
+/* Every part's counters summed (or their extremes) into P->gst; part 0
+ * gets every port's. */
+static int sync_end(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    uint32_t me = P->ops.rank;
+    arb_sim_stats st;
+    sim_local_stats(s, &st);
+    P->info.events = st.events;
+    /* this part's ports, for part 0: those that changed since last sent */
+    if (me != 0 && !P->sps) {
+        P->sps = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sps);
+        P->sq = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sq);
+        if (!P->sps || !P->sq) fail(s, ARB_ENOMEM);
+    }
+    if (me != 0 && P->sps && P->sq)
+        for (uint32_t p = 0; p < s->n_ports; p++) {
+            if (s->pcut[p] != PCUT_LOCAL && s->pcut[p] != PCUT_OUT) continue;
+            arb_sim_port_stats ps;
+            memset(&ps, 0, sizeof ps);
+            arb_sim_port(s, p, &ps);
+            uint32_t q = net_queue_bytes(s, p);
+            if (q == P->sq[p] && memcmp(&ps, &P->sps[p], sizeof ps) == 0) continue;
+            P->sps[p] = ps;
+            P->sq[p] = q;
+            struct rec r = {REC_PORT, p, 0, q, 0, 0};
+            fail(s, buf_put(&P->out[0], &r, sizeof r));
+            fail(s, buf_put(&P->out[0], &ps, sizeof ps));
+        }
+    if (me == 0 && !P->mps) {
+        P->mps = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mps);
+        P->mq = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mq);
+        P->mhave = calloc(s->n_ports ? s->n_ports : 1, 1);
+        if (!P->mps || !P->mq || !P->mhave) fail(s, ARB_ENOMEM);
+    }
+    int rc = exchange(s);
+    if (rc < 0) return rc;
+    uint64_t sum[24] = {st.events,         st.packet_hops,   st.pkts_sent,    st.pkts_delivered,
+                        st.data_pkts_sent, st.bytes_sent,    st.payload_sent, st.payload_delivered,
+                        st.retx_bytes,     st.drops,         st.lost,         st.drop_bytes,
+                        st.duplicated,     st.reordered,     st.unroutable,   st.ecn_marks,
+                        st.pfc_pauses,     st.pfc_paused_ps, st.ooo_pkts,     st.timeouts,
+                        st.cnps_sent,      st.cnps_received, st.rate_cuts,    st.flows_done};
+    uint64_t in_flight = st.in_flight;
+    rc = P->ops.allsum(P->ops.ctx, sum, 24);
+    if (rc == 0) rc = P->ops.allsum(P->ops.ctx, &in_flight, 1);
+    /* maxima as minima of their complements; the error too */
+    uint64_t mn[5] = {UINT64_MAX - s->now, UINT64_MAX - s->active, UINT64_MAX - st.max_queue_bytes,
+                      UINT64_MAX - P->gpeak,
+                      s->error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX};
+    if (rc == 0) rc = P->ops.allmin(P->ops.ctx, mn, 5);
+    if (rc < 0) return rc;
+    arb_sim_stats *g = &P->gst;
+    uint64_t *f[23] = {
+        &g->events,         &g->packet_hops,   &g->pkts_sent,    &g->pkts_delivered,
+        &g->data_pkts_sent, &g->bytes_sent,    &g->payload_sent, &g->payload_delivered,
+        &g->retx_bytes,     &g->drops,         &g->lost,         &g->drop_bytes,
+        &g->duplicated,     &g->reordered,     &g->unroutable,   &g->ecn_marks,
+        &g->pfc_pauses,     &g->pfc_paused_ps, &g->ooo_pkts,     &g->timeouts,
+        &g->cnps_sent,      &g->cnps_received, &g->rate_cuts};
+    for (int k = 0; k < 23; k++)
+        *f[k] = sum[k];
+    g->flows_done = (uint32_t)sum[23];
+    g->in_flight = (uint32_t)in_flight;
+    g->max_queue_bytes = (uint32_t)(UINT64_MAX - mn[2]);
+    uint64_t peak = UINT64_MAX - mn[3];
+    g->pool_peak = (uint32_t)peak;
+    g->pool_size = (uint32_t)((peak + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK);
+    P->gnow = UINT64_MAX - mn[0];
+    P->gactive = UINT64_MAX - mn[1];
+    if (mn[4] != UINT64_MAX && !s->error) s->error = -(int)mn[4];
+    return 0;
+}
+
+int part_run(arb_sim *s, arb_time until)
+{
+    struct sim_part *P = s->part;
+    int rc = 0;
+    for (;;) {
+        uint64_t v[2] = {evq_peek_time(&s->q),
+                         s->error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX};
+        rc = P->ops.allmin(P->ops.ctx, v, 2);
+        if (rc < 0) break;
+        if (v[1] != UINT64_MAX) {
+            if (!s->error) s->error = -(int)v[1];
+            break;
+        }
+        if (v[0] > until) break;
+        arb_time end = P->lookahead == ARB_TIME_NEVER || v[0] + P->lookahead - 1 < v[0]
+                           ? until
+                           : v[0] + P->lookahead - 1;
+        if (end > until) end = until;
+        sim_run_window(s, end);
+        P->info.windows++;
+        post_notes(s);
+        rc = exchange(s);
+        if (rc < 0) break;
+        replay_done(s);
+        rc = live_window(s);
+        if (rc < 0) break;
+    }
+    /* the readers of a whole run see every event up to `until` done */
+    if (rc == 0 && !s->error && until > s->horizon) s->horizon = until;
+    if (rc == 0) rc = sync_end(s);
+    if (rc < 0 && !s->error) s->error = rc;
+    return s->error;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+int part_port_mirror(const arb_sim *s, uint32_t port, uint32_t *q, arb_sim_port_stats *ps)
+{
+    const struct sim_part *P = s->part;
+    if (!P || !P->mhave || !P->mhave[port] || s->in_run) return 0;
+    if (q) *q = P->mq[port];
+    if (ps) *ps = P->mps[port];
+    return 1;
+}
+
+const arb_sim_stats *part_stats(const arb_sim *s)
+{
+    return s->part && !s->in_run ? &s->part->gst : NULL;
+}
+
+arb_time part_now(const arb_sim *s, int active)
+{
+    return active ? s->part->gactive : s->part->gnow;
+}
+
+int arb_sim_part_collect(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    if (!P) return 0;
+    uint32_t me = P->ops.rank;
+    if (me != 0)
+        for (uint32_t f = 0; f < s->n_conns; f++) {
+            const struct conn *c = &s->conns[f];
+            for (uint32_t side = 1; side <= 2; side++) {
+                uint32_t h = side == 1 ? c->src : c->dst;
+                if (P->node_part[h] != me) continue;
+                struct rec r = {REC_FLOW, f, 0, 0, 0, 0};
+                struct flow_half x = {c->finish,       c->retx_bytes, c->ooo_pkts,
+                                      c->timeouts,     c->cc.cnps,    c->cc.cuts,
+                                      c->reorder_peak, side,          c->cc.min_rc};
+                fail(s, buf_put(&P->out[0], &r, sizeof r));
+                fail(s, buf_put(&P->out[0], &x, sizeof x));
+            }
+        }
+    int rc = exchange(s);
+    uint64_t e = s->error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX;
+    if (rc == 0) rc = P->ops.allmin(P->ops.ctx, &e, 1);
+    if (rc == 0 && e != UINT64_MAX) rc = -(int)e;
+    return rc;
+}
+
+/* ---- cutting the fabric ------------------------------------------------- */
+
+int arb_sim_part_subtrees(const arb_topo *topo, uint32_t n_parts, uint32_t *node_part)
+{
+    uint32_t H = arb_topo_n_hosts(topo), N = arb_topo_n_nodes(topo);
+    if (n_parts == 0 || n_parts > H) return ARB_EINVAL;
+    const arb_node *nodes = arb_topo_nodes(topo);
+    const arb_port *ports = arb_topo_ports(topo);
+    uint32_t *lo = malloc((N ? N : 1) * sizeof *lo), *hi = malloc((N ? N : 1) * sizeof *hi);
+    if (!lo || !hi) {
+        free(lo);
+        free(hi);
+        return ARB_ENOMEM;
+    }
+    unsigned top = 0;
+    for (uint32_t v = 0; v < N; v++) {
+        lo[v] = v < H ? v : UINT32_MAX;
+        hi[v] = v < H ? v : 0;
+        if (v < H) node_part[v] = (uint32_t)((uint64_t)v * n_parts / H);
+        if (nodes[v].level > top) top = nodes[v].level;
+    }
+    for (unsigned l = 1; l <= top; l++) {
+        uint32_t rr = 0;
+        for (uint32_t v = H; v < N; v++) {
+            const arb_node *n = &nodes[v];
+            if (n->level != l) continue;
+            for (uint32_t p = n->first_port; p < n->first_up; p++) {
+                uint32_t u = ports[p].peer;
+                if (lo[u] < lo[v]) lo[v] = lo[u];
+                if (hi[u] > hi[v]) hi[v] = hi[u];
+            }
+            if (lo[v] == UINT32_MAX) /* nothing below it */
+                node_part[v] = rr++ % n_parts;
+            else if (node_part[lo[v]] == node_part[hi[v]])
+                node_part[v] = node_part[lo[v]];
+            else
+                node_part[v] = rr++ % n_parts;
+        }
+    }
+    free(lo);
+    free(hi);
+    return 0;
+}

@@ -1,0 +1,153 @@
+#!/bin/sh
+# arbor sim --partition K (docs/partition.md): one fabric split across K MPI
+# ranks gives, byte for byte, the JSON of one process in the same order
+# (run.order = local), at K = 1, 2 and 4, for a permutation over IRN with
+# ECN, one over go-back-N with PFC pausing across the cut and DCQCN, and
+# one with lossy, duplicating, reordering links and spraying; what it does
+# not support is refused naming the key; a rank that dies ends the run with
+# a line naming it, within a bound. Without MPI (or mpirun) these show as
+# skipped, and a build without MPI refuses --partition.
+. "$(dirname "$0")/lib.sh"
+A="$ARBOR"
+
+cat >"$TMP/irn.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+[transport]
+kind = irn
+[workload]
+kind = perm
+size = 300KB
+seed = 3
+[run]
+sample = 5us
+EOF
+cat >"$TMP/pfc.ini" <<'EOF'
+[fabric]
+topology = leafspine:4,4,2
+delay = 500ns
+[transport]
+kind = gbn
+dcqcn = on
+[switch]
+pfc = on
+queue = 600KB
+xoff = 80KB
+xon = 40KB
+[workload]
+kind = perm
+size = 400KB
+seed = 5
+EOF
+cat >"$TMP/faults.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.002
+dup = 0.002
+reorder = 0.002
+[transport]
+kind = irn
+[routing]
+scheme = spray
+[workload]
+kind = perm
+size = 200KB
+seed = 9
+EOF
+
+# the figures, without the host's own (wall time, memory)
+figures() { sed 's/,"host":{[^}]*}//' "$1"; }
+has() { if printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
+
+built_mpi=0
+"$A" sweep --help | grep -q "built with MPI" && built_mpi=1
+if [ $built_mpi -eq 0 ]; then
+    expect_err "without MPI: --partition is refused" 2 \
+        "[-]-partition asks for MPI, but this arbor was built without MPI" \
+        "$A" sim "$TMP/irn.ini" --partition 2
+    skip "mpirun -np 1, 2, 4 --partition" "this arbor was built without MPI"
+    finish
+    exit $?
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+    skip "mpirun -np 1, 2, 4 --partition" "mpirun is not installed (Debian: openmpi-bin)"
+    finish
+    exit $?
+fi
+# root may run Open MPI only when told so; the sanitizer build's ranks run
+# without the leak check (Open MPI's plugins leave allocations at exit, as
+# test_sweep.sh explains).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+MPIRUN="mpirun --oversubscribe"
+
+# the checks have something to check: PFC pauses, lossy links, ECN marks
+"$A" sim "$TMP/pfc.ini" --json -q -s run.order=local >"$TMP/pfc.seq" 2>"$TMP/err"
+has "the PFC case pauses" "$(cat "$TMP/pfc.seq")" '"pfc":\{"pauses":[1-9]'
+"$A" sim "$TMP/faults.ini" --json -q -s run.order=local >"$TMP/faults.seq" 2>"$TMP/err"
+has "the faults case loses, duplicates and reorders" "$(cat "$TMP/faults.seq")" \
+    '"duplicated":[1-9][0-9]*,"reordered":[1-9]'
+"$A" sim "$TMP/irn.ini" --json -q -s run.order=local >"$TMP/irn.seq" 2>"$TMP/err"
+has "the IRN case marks" "$(cat "$TMP/irn.seq")" '"ecn_marks":[1-9]'
+
+for case in irn pfc faults; do
+    for k in 1 2 4; do
+        timeout 120 $MPIRUN -np $k "$A" sim "$TMP/$case.ini" --json --partition $k \
+            >"$TMP/$case.$k" 2>"$TMP/$case.$k.err"
+        rc=$?
+        if [ $rc -eq 0 ] && figures "$TMP/$case.seq" >"$TMP/a" && figures "$TMP/$case.$k" >"$TMP/b" &&
+            cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ]; then
+            pass "$case, $k ranks: byte-identical to one process"
+        else
+            fail "$case, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+                "$(head -5 "$TMP/$case.$k.err")"
+        fi
+    done
+done
+# every rank says what it did: the cut, the windows, the time waiting
+if grep -q "partition: rank 1: .* cut links out, .* windows, .* synchronising" "$TMP/irn.2.err" &&
+    grep -q "partition: 2 ranks, by subtree, lookahead 1.000 us" "$TMP/irn.2.err"; then
+    pass "each rank's figures on stderr"
+else
+    fail "each rank's figures on stderr" "$(cat "$TMP/irn.2.err")"
+fi
+# the default (global) order differs from the local one: the two are not the same run
+if figures "$TMP/irn.seq" >"$TMP/a" && "$A" sim "$TMP/irn.ini" --json -q | sed 's/,"host":{[^}]*}//' >"$TMP/b" &&
+    ! cmp -s "$TMP/a" "$TMP/b"; then
+    pass "run.order=local is a run of its own"
+else
+    fail "run.order=local is a run of its own" "the same JSON as the global order"
+fi
+
+# refused, naming the key (a singleton: one rank, no launcher)
+expect_err "Arbor is refused" 2 "workload.kind: not supported by a partitioned run" \
+    "$A" sim --partition 1 -q
+expect_err "the global order is refused" 2 \
+    "run.order: a partitioned run \(--partition\) needs local" \
+    "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
+expect_err "fail_at is refused" 2 "fabric.fail_at: not supported by a partitioned run" \
+    "$A" sim "$TMP/irn.ini" --partition 1 -q -s "fabric.fail_at=10us switch:L2.0"
+expect_err "a ring AllReduce is refused" 2 "workload.kind: not supported by a partitioned run" \
+    "$A" sim "$TMP/irn.ini" --partition 1 -q -s workload.kind=ring_allreduce
+expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
+    "$A" sim "$TMP/irn.ini" --partition 2 -q
+expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \
+    "$A" sim "$TMP/irn.ini" --partition 0
+
+# a rank that leaves mid-run: mpirun ends the job, non-zero, naming it, well
+# within the bound (the run takes about half a second)
+start=$(date +%s)
+ARB_PART_TEST_EXIT=1:20 timeout 60 $MPIRUN -x ARB_PART_TEST_EXIT -np 2 "$A" sim "$TMP/irn.ini" \
+    --json --partition 2 >/dev/null 2>"$TMP/die.err"
+rc=$?
+took=$(($(date +%s) - start))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 60 ] &&
+    grep -q "arbor sim: rank 1: leaving at window 20" "$TMP/die.err"; then
+    pass "a rank that dies ends the run (status $rc, ${took}s)"
+else
+    fail "a rank that dies ends the run" "status $rc after ${took}s" "$(head -20 "$TMP/die.err")"
+fi
+
+finish

@@ -1,0 +1,216 @@
+/*
+ * `mpirun -np K arbor sim FILE --partition K`: the collective operations of
+ * a partitioned run (arb_sim_part_ops) over MPI, timed: the time a rank
+ * spends inside them is the time it waits for the others (and moves what
+ * crosses the cut), reported per rank at the end.
+ *
+ * A rank that dies mid-run is the launcher's to notice: Open MPI's mpirun
+ * ends the whole job and names the rank. ARB_PART_TEST_EXIT=R:W (tests
+ * only) makes rank R leave at once, status 3, when it reaches window W.
+ *
+ * Built only when CMake found MPI (ARB_HAVE_MPI); otherwise the stubs say
+ * so and `--partition` is refused.
+ */
+#include "sim_part.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ARB_HAVE_MPI
+
+int sim_part_built(void)
+{
+    return 0;
+}
+
+int sim_part_init(struct sim_part_cli *p, uint32_t k, char *err, size_t errlen)
+{
+    (void)p, (void)k;
+    return arb_errf(err, errlen, ARB_EINVAL,
+                    "--partition asks for MPI, but this arbor was built without MPI");
+}
+
+int sim_part_all_ok(struct sim_part_cli *p, int ok)
+{
+    (void)p;
+    return ok;
+}
+
+void sim_part_report(struct sim_part_cli *p, const arb_sim_part_info *info, double run_s)
+{
+    (void)p, (void)info, (void)run_s;
+}
+
+void sim_part_finalize(struct sim_part_cli *p)
+{
+    (void)p;
+}
+
+#else
+
+#include <mpi.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int sim_part_built(void)
+{
+    return 1;
+}
+
+/* ARB_PART_TEST_EXIT=R:W: this rank leaves at window W when it is R. */
+static void test_exit(struct sim_part_cli *p)
+{
+    if (p->exit_at && ++p->calls == p->exit_at) {
+        fprintf(stderr, "arbor sim: rank %u: leaving at window %llu (ARB_PART_TEST_EXIT)\n",
+                p->ops.rank, (unsigned long long)p->exit_at);
+        fflush(stderr);
+        _exit(3);
+    }
+}
+
+static int op_alltoall(void *ctx, const uint8_t *const *send, const size_t *send_len,
+                       uint8_t **recv, size_t *recv_len)
+{
+    struct sim_part_cli *p = ctx;
+    test_exit(p);
+    double t0 = now_s();
+    int R = (int)p->ops.n_ranks;
+    int *sc = calloc((size_t)R, sizeof *sc), *rc = calloc((size_t)R, sizeof *rc);
+    int *sd = calloc((size_t)R, sizeof *sd), *rd = calloc((size_t)R, sizeof *rd);
+    uint8_t *sb = NULL, *rb = NULL;
+    int st = sc && rc && sd && rd ? 0 : ARB_ENOMEM;
+    size_t total = 0;
+    for (int r = 0; st == 0 && r < R; r++) {
+        if (send_len[r] > (size_t)INT32_MAX - total) st = ARB_ERANGE;
+        sd[r] = (int)total;
+        sc[r] = (int)send_len[r];
+        total += send_len[r];
+    }
+    if (st == 0 && !(sb = malloc(total ? total : 1))) st = ARB_ENOMEM;
+    for (int r = 0; st == 0 && r < R; r++)
+        if (send_len[r]) memcpy(sb + sd[r], send[r], send_len[r]);
+    /* every rank goes into the collectives, whatever it found: a failure
+     * is carried by the next allmin (part.c) */
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    size_t rtotal = 0;
+    for (int r = 0; r < R; r++) {
+        rd[r] = (int)rtotal;
+        rtotal += (size_t)(rc ? rc[r] : 0);
+        recv_len[r] = (size_t)(rc ? rc[r] : 0);
+    }
+    if (st == 0 && !(rb = malloc(rtotal ? rtotal : 1))) st = ARB_ENOMEM;
+    if (st == 0)
+        MPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    else
+        MPI_Abort(MPI_COMM_WORLD, 1); /* cannot take part: the job ends */
+    free(sb);
+    free(sc);
+    free(rc);
+    free(sd);
+    free(rd);
+    *recv = rb;
+    p->bytes += total;
+    p->wait_s += now_s() - t0;
+    return st;
+}
+
+static int op_allmin(void *ctx, uint64_t *v, size_t n)
+{
+    struct sim_part_cli *p = ctx;
+    double t0 = now_s();
+    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    p->wait_s += now_s() - t0;
+    return 0;
+}
+
+static int op_allsum(void *ctx, uint64_t *v, size_t n)
+{
+    struct sim_part_cli *p = ctx;
+    double t0 = now_s();
+    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    p->wait_s += now_s() - t0;
+    return 0;
+}
+
+int sim_part_init(struct sim_part_cli *p, uint32_t k, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
+        return arb_errf(err, errlen, ARB_EINVAL, "--partition: MPI_Init failed");
+    p->inited = 1;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    p->ops.ctx = p;
+    p->ops.rank = (uint32_t)rank;
+    p->ops.n_ranks = (uint32_t)size;
+    p->ops.alltoall = op_alltoall;
+    p->ops.allmin = op_allmin;
+    p->ops.allsum = op_allsum;
+    if ((uint32_t)size != k)
+        return arb_errf(err, errlen, ARB_EINVAL,
+                        "--partition %u needs %u MPI ranks (mpirun -np %u), found %d", k, k, k,
+                        size);
+    const char *e = getenv("ARB_PART_TEST_EXIT");
+    unsigned r = 0;
+    unsigned long long w = 0;
+    if (e && sscanf(e, "%u:%llu", &r, &w) == 2 && r == (unsigned)rank) p->exit_at = w;
+    return 0;
+}
+
+int sim_part_all_ok(struct sim_part_cli *p, int ok)
+{
+    int all = ok;
+    if (p->inited) MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+void sim_part_report(struct sim_part_cli *p, const arb_sim_part_info *info, double run_s)
+{
+    double mine[9] = {run_s,
+                      p->wait_s,
+                      (double)info->nodes,
+                      (double)info->cut_links,
+                      (double)info->windows,
+                      (double)info->events,
+                      (double)info->sent,
+                      (double)info->received,
+                      (double)p->bytes};
+    int R = (int)p->ops.n_ranks;
+    double *all = p->ops.rank == 0 ? malloc((size_t)R * sizeof mine) : NULL;
+    MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (!all) return;
+    if (info->lookahead == ARB_TIME_NEVER)
+        fprintf(stderr, "partition: %d rank, no link cut\n", R);
+    else
+        fprintf(stderr, "partition: %d ranks, by subtree, lookahead %.3f us\n", R,
+                (double)info->lookahead / 1e6);
+    for (int r = 0; r < R; r++) {
+        const double *x = all + 9 * r;
+        fprintf(stderr,
+                "partition: rank %d: %.0f nodes, %.0f cut links out, %.0f windows, %.0f events, "
+                "%.0f packets out, %.0f in, %.0f bytes sent; %.3f s, %.3f s synchronising "
+                "(%.1f%%)\n",
+                r, x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[0], x[1],
+                x[0] > 0 ? 100.0 * x[1] / x[0] : 0.0);
+    }
+    free(all);
+}
+
+void sim_part_finalize(struct sim_part_cli *p)
+{
+    if (p->inited) MPI_Finalize();
+    p->inited = 0;
+}
+
+#endif
