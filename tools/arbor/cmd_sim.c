@@ -413,6 +413,27 @@ static void print_summary(const char *json)
     cJSON_Delete(j);
 }
 
+/* The results: JSON on stdout (or the text summary), then the CSV files
+ * (closed either way). Returns `status`, or CLI_EXIT_FAIL when the JSON
+ * could not be made, or the CSV's status. */
+static int write_results(const arb_scenario_result *res, const arb_scenario_host *host, int json,
+                         const char *csv, struct csv_out *csvo, int status)
+{
+    char *out = arb_scenario_json(res, host);
+    if (!out) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        status = CLI_EXIT_FAIL;
+    } else if (json) {
+        puts(out);
+    } else {
+        print_summary(out);
+    }
+    free(out);
+    if (status == CLI_EXIT_OK && csv) return csv_write(csvo, res);
+    csv_close(csvo);
+    return status;
+}
+
 static int list_keys(void)
 {
     for (size_t i = 0; i < arb_scenario_n_keys(); i++) {
@@ -619,20 +640,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
     if (!quiet && arb_scenario_result_part(res, &info) == 0) sim_part_report(&p, &info, run_s);
     if (rank0) {
         arb_scenario_host host = {run_s, peak_rss_mb()};
-        char *out = arb_scenario_json(res, &host);
-        if (!out) {
-            fprintf(stderr, "arbor sim: out of memory\n");
-            status = CLI_EXIT_FAIL;
-        } else if (json) {
-            puts(out);
-        } else {
-            print_summary(out);
-        }
-        free(out);
-        if (status == CLI_EXIT_OK && csv)
-            status = csv_write(&csvo, res);
-        else
-            csv_close(&csvo);
+        status = write_results(res, &host, json, csv, &csvo, status);
         status = run_status(res, status);
     }
     arb_scenario_result_free(res);
@@ -766,21 +774,7 @@ int cmd_sim(int argc, char **argv)
         return status_of(rc);
     }
     arb_scenario_host host = {since(&pg.t0), peak_rss_mb()};
-    char *out = arb_scenario_json(res, &host);
-    int status = CLI_EXIT_OK;
-    if (!out) {
-        fprintf(stderr, "arbor sim: out of memory\n");
-        status = CLI_EXIT_FAIL;
-    } else if (json) {
-        puts(out);
-    } else {
-        print_summary(out);
-    }
-    free(out);
-    if (status == CLI_EXIT_OK && csv)
-        status = csv_write(&csvo, res);
-    else
-        csv_close(&csvo);
+    int status = write_results(res, &host, json, csv, &csvo, CLI_EXIT_OK);
     /* A run that did not finish says so on stderr and exits 1, after the
      * results it did get. */
     const char *why = NULL;
