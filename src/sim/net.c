@@ -442,6 +442,23 @@ static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
 
 static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 
+/* Packet i, just popped off port's wire: it no longer counts among the
+ * packets not yet started (PORT_SCHED), and the next on the wire gets its
+ * arrival event. */
+static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
+                                          const struct pkt *k, uint32_t i)
+{
+    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
+        sp->q_bytes -= k->bytes;
+        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
+    }
+    if (sp->wire.head != PKT_NONE) {
+        arb_time next =
+            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
+        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
+    }
+}
+
 /* A partitioned run's arrival off a wire across the cut: at the sending
  * part, the wire's own bookkeeping alone (the packet went to the
  * receiving part when it started, and is let go here; the receiving part
@@ -460,15 +477,7 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
         return;
     }
     struct pkt *k = pool_get(&s->pool, i);
-    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
-        sp->q_bytes -= k->bytes;
-        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
-    }
-    if (sp->wire.head != PKT_NONE) {
-        arb_time next =
-            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
-        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
-    }
+    wire_popped(s, sp, port, k, i);
     s->st.events--;
     pool_release(&s->pool, i);
     s->part_xfer = -1;
@@ -483,18 +492,7 @@ void net_on_arrive(arb_sim *s, uint32_t port)
     struct sport *sp = &s->sp[port];
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
-    struct pkt *k = pool_get(&s->pool, i);
-    /* PORT_SCHED: the count of packets not yet started must not hold this
-     * one, which has. */
-    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
-        sp->q_bytes -= k->bytes;
-        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
-    }
-    if (sp->wire.head != PKT_NONE) {
-        arb_time next =
-            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
-        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
-    }
+    wire_popped(s, sp, port, pool_get(&s->pool, i), i);
     land(s, port, i);
 }
 

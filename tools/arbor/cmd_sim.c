@@ -557,25 +557,31 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
     return CLI_EXIT_OK;
 }
 
-/* The status lines of a run that did not finish (stderr), as status. */
+/* The status lines of a run that did not finish (stderr), as status: a
+ * run that failed or was cut short exits 1, after the results it did get. */
 static int run_status(const arb_scenario_result *res, int status)
 {
     const char *why = NULL;
+    double at = (double)arb_scenario_result_time(res) / ARB_PS_PER_US;
     arb_scenario_status st = arb_scenario_result_status(res, &why);
     if (st == ARB_SCN_FAILED) {
-        fprintf(stderr, "arbor sim: failed at %.3f us: %s\n",
-                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
+        fprintf(stderr, "arbor sim: failed at %.3f us: %s\n", at, why);
         if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
     } else if (st == ARB_SCN_DONE && why) {
-        fprintf(stderr, "arbor sim: warning at %.3f us: %s\n",
-                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
+        fprintf(stderr, "arbor sim: warning at %.3f us: %s\n", at, why);
     } else if (st == ARB_SCN_INCOMPLETE) {
         const arb_workload_result *w = arb_scenario_result_workload(res);
-        fprintf(stderr,
-                "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
-                "event at %.3f us)\n",
-                (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned,
-                (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
+        const arb_sim_arbor_result *a = arb_scenario_result_arbor(res);
+        if (a)
+            fprintf(stderr,
+                    "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
+                    "event at %.3f us)\n",
+                    a->ranks_done, a->ranks, at);
+        else
+            fprintf(stderr,
+                    "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
+                    "event at %.3f us)\n",
+                    (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned, at);
         if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
     }
     return status;
@@ -774,34 +780,7 @@ int cmd_sim(int argc, char **argv)
         return status_of(rc);
     }
     arb_scenario_host host = {since(&pg.t0), peak_rss_mb()};
-    int status = write_results(res, &host, json, csv, &csvo, CLI_EXIT_OK);
-    /* A run that did not finish says so on stderr and exits 1, after the
-     * results it did get. */
-    const char *why = NULL;
-    arb_scenario_status st = arb_scenario_result_status(res, &why);
-    if (st == ARB_SCN_FAILED) {
-        fprintf(stderr, "arbor sim: failed at %.3f us: %s\n",
-                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
-        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
-    } else if (st == ARB_SCN_DONE && why) {
-        fprintf(stderr, "arbor sim: warning at %.3f us: %s\n",
-                (double)arb_scenario_result_time(res) / ARB_PS_PER_US, why);
-    } else if (st == ARB_SCN_INCOMPLETE) {
-        const arb_workload_result *w = arb_scenario_result_workload(res);
-        const arb_sim_arbor_result *a = arb_scenario_result_arbor(res);
-        if (a)
-            fprintf(stderr,
-                    "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
-                    "event at %.3f us)\n",
-                    a->ranks_done, a->ranks, (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
-        else
-            fprintf(stderr,
-                    "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
-                    "event at %.3f us)\n",
-                    (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned,
-                    (double)arb_scenario_result_time(res) / ARB_PS_PER_US);
-        if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
-    }
+    int status = run_status(res, write_results(res, &host, json, csv, &csvo, CLI_EXIT_OK));
     arb_scenario_result_free(res);
     return status;
 }
