@@ -271,6 +271,9 @@ typedef struct arb_rt_stats {
     /** 1 when the socket's I/O goes through io_uring (ARBOR_IO=uring and
      * the kernel allowed it) */
     uint64_t io_uring;
+    /** Arbor datagrams received marked CE (by a switch's ECN marking:
+     * arb_rt_ecn), which the congestion controller of ARBOR_CC=dcqcn reads */
+    uint64_t ce_marks;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */
@@ -287,6 +290,36 @@ double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
 #define ARB_RT_SWITCH_MAX_JOBS 64    /**< jobs one switch admits */
 #define ARB_RT_SWITCH_MAX_PEERS 64   /**< peer switches one switch knows */
 #define ARB_RT_SWITCH_MAX_THREADS 64 /**< threads one switch serves with */
+
+/**
+ * The switch's ECN marking (docs/runtime.md, section 5.1): RED on the bytes
+ * still waiting in its socket's receive queue when it has read a batch
+ * (the kernel's count, SO_MEMINFO), applied to every Arbor datagram of
+ * that batch. Below kmin nothing is marked; from kmin to kmax a datagram
+ * is marked CE with a probability rising linearly from 0 to pmax; from
+ * kmax on every one is. A mark on a request travels up in its aggregate, a
+ * mark on a credit comes back in the requests that answer it (the
+ * requesters echo it), so the responder's congestion controller sees
+ * every mark on its loop. Only DCQCN (ARBOR_CC=dcqcn) reacts to marks.
+ */
+typedef struct arb_rt_ecn {
+    int on;        /**< 1: mark (the default); 0: never */
+    uint32_t kmin; /**< queued bytes where marking starts (default 100 KB) */
+    uint32_t kmax; /**< queued bytes from which every datagram is marked (default 400 KB) */
+    double pmax;   /**< the marking probability just below kmax (default 0.2) */
+} arb_rt_ecn;
+
+#define ARB_RT_ECN_KMIN_DEFAULT 100000u /**< bytes, as the simulator's switch.kmin */
+#define ARB_RT_ECN_KMAX_DEFAULT 400000u /**< bytes, as the simulator's switch.kmax */
+#define ARB_RT_ECN_PMAX_DEFAULT 0.2     /**< as the simulator's switch.pmax */
+
+/**
+ * Parse an ECN setting (--ecn, the `ecn` key): "off", "on" (the defaults),
+ * or "KMIN,KMAX,PMAX" with sizes in bytes, optionally with B, KB, KiB, MB
+ * or MiB ("100KB,400KB,0.2"), KMIN <= KMAX <= 1 GB, 0 <= PMAX <= 1.
+ * ARB_EPARSE with the rule in err otherwise; *out is untouched then.
+ */
+int arb_rt_ecn_parse(const char *spec, arb_rt_ecn *out, char *err, size_t errlen);
 
 /** A software switch's configuration (arb_rt_switch_config_default). */
 typedef struct arb_rt_switch_config {
@@ -329,6 +362,7 @@ typedef struct arb_rt_switch_config {
      * as arb_rt_config.io (not built: ARB_EINVAL; the kernel refuses: a
      * warning, and sendmmsg). */
     int io;
+    arb_rt_ecn ecn;    /**< ECN marking (--ecn; on, 100 KB / 400 KB / 0.2 by default) */
     arb_logger logger; /**< where the switch reports (none by default) */
 } arb_rt_switch_config;
 
@@ -405,6 +439,17 @@ typedef struct arb_rt_switch_stats {
     uint64_t foreign;
     /** threads whose socket's I/O goes through io_uring */
     uint64_t io_uring;
+    /** datagrams it marked CE (cfg.ecn; one that came marked is not counted) */
+    uint64_t ecn_marks;
+    /** the most bytes seen waiting in a socket's receive queue after a
+     * batch was read (the kernel's count, buffers' overhead included; the
+     * largest over the threads; 0 where the kernel does not tell) */
+    uint64_t queue_peak;
+    /** receive batches after which the queue was read, and the bytes seen
+     * queued after them, summed (their ratio is the mean queue a batch
+     * left behind) */
+    uint64_t queue_reads;
+    uint64_t queue_sum; /**< see queue_reads */
 } arb_rt_switch_stats;
 
 /** Copy the switch's counters, summed over its threads, into *out. */

@@ -97,6 +97,7 @@ static void engine_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, cons
                  .channel = (uint16_t)e->c->responder,
                  .src = (uint16_t)c->cfg.rank,
                  .sub = (uint16_t)dst->subchannel};
+    if (c->echo_ce && h->packet_type == ARB_PT_DATA_REQUEST && !h->repair) rh.flags = RT_F_CE;
     if (dst->kind == ARB_EP_DST_GROUP) {
         rh.dst_kind = 1;
     } else if (dst->kind == ARB_EP_DST_MEMBER) {
@@ -492,8 +493,11 @@ void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len,
         else
             from = ARB_EP_NOT_MEMBER;
     }
+    if (rh->flags & RT_F_CE) c->st.ce_marks++;
+    c->echo_ce = !e->r && (rh->flags & RT_F_CE);
     arb_host_deliver(e, &h, b + RT_HDR_LEN + off, len - RT_HDR_LEN - off, from, rh->sub,
                      rh->flags & RT_F_CE, 0, now);
+    c->echo_ce = 0;
 }
 
 /* Update a call's state after its engines moved. */

@@ -66,6 +66,9 @@ struct stash {
 struct arb_rt_comm {
     arb_rt_config cfg;
     int fd;
+    /* 1 while a requester handles a credit marked CE: the requests it
+     * sends in answer carry the mark (ECN echo, docs/runtime.md 5.1) */
+    int echo_ce;
     struct sockaddr_in sw;
     rt_txq tx;
     rt_rxq rx;

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <netinet/udp.h>
 #include <netdb.h>
 #include <poll.h>
@@ -23,6 +24,9 @@
 #endif
 #ifndef UDP_GRO
 #define UDP_GRO 104
+#endif
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
 #endif
 
 int rt_addr_parse(const char *s, uint16_t def_port, struct sockaddr_in *out, char *err,
@@ -398,6 +402,16 @@ int rt_rx(rt_rxq *q)
     for (int i = 0; i < k; i++)
         n = rt_rx_take(q, (uint32_t)i, q->msg[i].msg_len, n);
     return n;
+}
+
+int64_t rt_rx_queued(const rt_rxq *q)
+{
+    uint32_t mem[SK_MEMINFO_VARS];
+    socklen_t len = sizeof mem;
+    if (getsockopt(q->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+        len < (SK_MEMINFO_RMEM_ALLOC + 1) * sizeof mem[0])
+        return -1;
+    return mem[SK_MEMINFO_RMEM_ALLOC];
 }
 
 int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin)

@@ -206,6 +206,12 @@ void rt_rxq_free(rt_rxq *q);
 /* Receive without blocking: the datagrams in q->dg[0..n), n returned (0
  * when none). */
 int rt_rx(rt_rxq *q);
+/* Bytes waiting in the socket's receive queue now (the kernel's count of
+ * the buffers' memory, SO_MEMINFO), or -1 where the kernel does not tell. */
+int64_t rt_rx_queued(const rt_rxq *q);
+/* RED's marking probability for q bytes queued under setting e (ecn.c):
+ * 0 below kmin or when off, 1 from kmax, linear up to pmax between. */
+double rt_ecn_p(const arb_rt_ecn *e, uint64_t q);
 /* Wait until the socket is readable or `wait` ps passed: first look
  * without blocking for up to `spin` ps (yielding the core between looks),
  * then block in ppoll. 1 when it blocked, 0 when it did not. */

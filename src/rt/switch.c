@@ -57,6 +57,10 @@ struct sw_worker {
     uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
     pthread_t thread;
     arb_time wait; /* serve for this long (worker 0: the caller's) */
+    /* ECN: the marking probability of the batch being handled (RED on the
+     * bytes still queued behind it) and the draws */
+    double mark_p;
+    arb_rng ecn_rng;
 };
 
 /*
@@ -111,6 +115,10 @@ void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
     cfg->level = 1;
     cfg->index = 0;
     cfg->slots = 4096;
+    cfg->ecn.on = 1;
+    cfg->ecn.kmin = ARB_RT_ECN_KMIN_DEFAULT;
+    cfg->ecn.kmax = ARB_RT_ECN_KMAX_DEFAULT;
+    cfg->ecn.pmax = ARB_RT_ECN_PMAX_DEFAULT;
 }
 
 static void job_reset(struct sjob *j)
@@ -230,6 +238,7 @@ static int make_threads(arb_rt_switch *s, char *err, size_t errlen)
         s->workers[k].s = s;
         s->workers[k].id = k;
         s->workers[k].fd = -1;
+        arb_rng_seed(&s->workers[k].ecn_rng, s->cfg.seed ^ (0x9e3779b97f4a7c15ull * (k + 1)));
     }
     /* a JOIN waiting for the job table must not wait behind a stream of
      * readers */
@@ -341,7 +350,9 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
     if (!cfg || cfg->n_jobs > ARB_RT_SWITCH_MAX_JOBS || cfg->n_peers > ARB_RT_SWITCH_MAX_PEERS ||
         cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || !(cfg->drop >= 0 && cfg->drop < 1) ||
         cfg->spin > RT_SPIN_MAX || cfg->threads > ARB_RT_SWITCH_MAX_THREADS ||
-        (cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING))
+        (cfg->io != ARB_RT_IO_MMSG && cfg->io != ARB_RT_IO_URING) ||
+        (cfg->ecn.on &&
+         (cfg->ecn.kmin > cfg->ecn.kmax || !(cfg->ecn.pmax >= 0 && cfg->ecn.pmax <= 1))))
         return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
     arb_rt_switch *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
@@ -406,6 +417,10 @@ void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out)
         out->gso_sends += wk->tx.gso_sends;
         out->dropped_tx += wk->tx.drops;
     }
+    out->queue_peak = 0; /* the largest, not the sum */
+    for (uint32_t k = 0; k < s->n_workers; k++)
+        if (s->workers[k].st.queue_peak > out->queue_peak)
+            out->queue_peak = s->workers[k].st.queue_peak;
     out->jobs = 0;
     for (uint32_t i = 0; i < s->n_jobs; i++)
         out->jobs += s->jobs[i].size != 0;
@@ -773,6 +788,32 @@ static void agg_unlock(arb_rt_switch *s, const struct fwd *f, const arb_plan_ent
     if (s->n_workers > 1 && e->aggregate) pthread_mutex_unlock(&s->agg_lock[f->agg]);
 }
 
+/* ECN: mark a datagram of the batch CE with the batch's probability
+ * (requests carry it into their aggregate, credits into the requests that
+ * answer them). */
+static void mark(struct sw_worker *wk, rt_hdr *rh)
+{
+    if (wk->mark_p <= 0 || (rh->flags & RT_F_CE)) return;
+    if (wk->mark_p < 1 && arb_rng_double(&wk->ecn_rng) >= wk->mark_p) return;
+    rh->flags |= RT_F_CE;
+    wk->st.ecn_marks++;
+}
+
+/* After a batch is read: the bytes still queued behind it (the queue's
+ * peak) set the marking probability of its datagrams. */
+static void measure_queue(struct sw_worker *wk)
+{
+    int64_t q = rt_rx_queued(&wk->rx);
+    if (q < 0) {
+        wk->mark_p = 0;
+        return;
+    }
+    if ((uint64_t)q > wk->st.queue_peak) wk->st.queue_peak = (uint64_t)q;
+    wk->st.queue_reads++;
+    wk->st.queue_sum += (uint64_t)q;
+    wk->mark_p = rt_ecn_p(&wk->s->cfg.ecn, (uint64_t)q);
+}
+
 static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const rt_hdr *rh,
                      uint8_t *b, size_t len, arb_time now)
 {
@@ -812,6 +853,7 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
         return;
     }
     uint32_t resp_host = f.j->base + rh->channel;
+    mark(wk, &f.rh);
     f.agg = owner_of(s, f.j->id, rh->channel);
     if (f.agg != wk->id) wk->st.foreign++;
     if (rh->dst_kind == 1) { /* group */
@@ -997,6 +1039,7 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
     for (;;) {
         int n = rt_rx(&wk->rx);
         arb_time now = rt_now();
+        if (n > 0) measure_queue(wk);
         pthread_rwlock_rdlock(&s->jobs_lock);
         for (int i = 0; i < n; i++)
             handle(wk, wk->rx.dg[i].from, wk->rx.dg[i].local, wk->rx.dg[i].buf, wk->rx.dg[i].len,

@@ -51,6 +51,10 @@ fi
 expect_err "switch --threads 0" 2 "arbor switch: --threads '0': want 1..64" "$ARBOR" switch --threads 0 --job 1:s
 expect_err "run --switch-threads 65" 2 "arbor run: --switch-threads '65': want 1..64" \
     "$ARBOR" run -n 2 --switch-threads 65 -- true
+expect_err "switch --ecn with KMIN above KMAX" 2 \
+    "arbor switch: --ecn '5,1,0.2': want off, on, or KMIN,KMAX,PMAX" "$ARBOR" switch --ecn 5,1,0.2 --job 1:s
+expect_err "run --switch-ecn not a setting" 2 "arbor run: --switch-ecn 'x': want off, on, or KMIN,KMAX,PMAX" \
+    "$ARBOR" run -n 2 --switch-ecn x -- true
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
@@ -79,20 +83,23 @@ fi
 kill $SWC 2>/dev/null
 wait $SWC 2>/dev/null
 # the rest of the options: for, stats, drop, seed, no-gso, spin, threads
-printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\nthreads = 2\n[jobs]\n4 = s\n' \
+printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\nthreads = 2\necn = 5KB,200KB,0.01\n[jobs]\n4 = s\n' \
     >"$TMP/sw2.ini"
 t0=$(date +%s)
 "$ARBOR" switch --config "$TMP/sw2.ini" 2>"$TMP/swc2.err"
 rc=$?
 t1=$(date +%s)
 if [ $rc -eq 0 ] && [ $((t1 - t0)) -le 3 ] && [ "$(grep -c 'rx_pkts=' "$TMP/swc2.err")" -ge 2 ]; then
-    pass "a configuration file takes for, stats, drop, seed, no-gso, spin, threads"
+    pass "a configuration file takes for, stats, drop, seed, no-gso, spin, threads, ecn"
 else
     fail "config file keys" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/swc2.err")"
 fi
 printf '[switch]\nthreads = 65\n' >"$TMP/bad3.ini"
 expect_err "config: threads out of range" 2 "bad3.ini:2: threads '65': want 1..64" \
     "$ARBOR" switch --config "$TMP/bad3.ini"
+printf '[switch]\necn = 1,2\n' >"$TMP/bad4.ini"
+expect_err "config: a bad ecn names file, line and rule" 2 "bad4.ini:2: ecn '1,2': want off, on, or KMIN" \
+    "$ARBOR" switch --config "$TMP/bad4.ini"
 printf '[switch]\nno-gso = yes\n' >"$TMP/bad2.ini"
 expect_err "config: a bad value names file, line, key and rule" 2 "bad2.ini:2: no-gso 'yes': want 0 or 1" \
     "$ARBOR" switch --config "$TMP/bad2.ini"
@@ -101,6 +108,33 @@ expect_err "config: a bad value names file, line, key and rule" 2 "bad2.ini:2: n
     --job 1:s --for 0.2 2>"$TMP/leaf.err"
 has "a leaf without its spine as a peer is warned about" "$(cat "$TMP/leaf.err")" \
     "arbor switch: warning: node 1.0 of leafspine:2,2,1 is linked to switch 2.0 (above), which is no peer"
+
+# ---- ECN marking ------------------------------------------------------------------
+# a switch that marks every datagram: DCQCN's ranks hear marks and cut, results
+# exact, the switch counts its marks; marking off: no mark anywhere
+for setting in 0,0,1 off; do
+    ARBOR_CC=dcqcn "$ARBOR" run -n 3 --switch-ecn $setting -- "$ARBOR" bench allreduce -b 64K -e 64K \
+        -n 3 -w 1 -c -s >"$TMP/ecn.out" 2>"$TMP/ecn.err"
+    rc=$?
+    marks=$(sed -n 's/.* ce_marks=\([0-9]*\).*/\1/p' "$TMP/ecn.err" | sort -n | head -1)
+    cuts=$(sed -n 's/.* cc_decreases=\([0-9]*\).*/\1/p' "$TMP/ecn.err" | awk '{ s += $1 } END { print s + 0 }')
+    if [ "$setting" = off ]; then
+        most=$(sed -n 's/.* ce_marks=\([0-9]*\).*/\1/p' "$TMP/ecn.err" | sort -n | tail -1)
+        if [ $rc -eq 0 ] && [ "$(wrong "$(cat "$TMP/ecn.out")")" -eq 0 ] && [ "$most" = 0 ]; then
+            pass "run --switch-ecn off: no rank hears a mark"
+        else
+            fail "ecn off" "status $rc, marks $most" "$(cat "$TMP/ecn.err")"
+        fi
+    elif [ $rc -eq 0 ] && [ "$(wrong "$(cat "$TMP/ecn.out")")" -eq 0 ] && [ "${marks:-0}" -gt 0 ] &&
+        [ "$cuts" -gt 0 ]; then
+        pass "run --switch-ecn 0,0,1: every rank hears marks ($marks or more), DCQCN cuts ($cuts), exact"
+    else
+        fail "ecn marks" "status $rc, marks ${marks:-none}, cuts $cuts" "$(cat "$TMP/ecn.err")"
+    fi
+done
+"$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --ecn off --for 0.2 2>"$TMP/sw_ecn.err"
+has "switch counters name ecn_marks, queue_peak and queue_mean" "$(cat "$TMP/sw_ecn.err")" \
+    "ecn_marks=0 queue_peak=0 queue_mean=0"
 
 # ---- a rank that fails stops the job at once ------------------------------------
 t0=$(date +%s)
@@ -220,8 +254,8 @@ fi
 # ---- congestion controllers (ARBOR_CC) -----------------------------------------
 # Each of cc.h's kinds drives the responders; with loss on every send every
 # collective still completes exactly, and the delay-based kinds act on every
-# rank (DCQCN reads CE marks, which nothing marks on a host's sockets: it cuts
-# only on a stalled loop, docs/runtime.md section 5.1).
+# rank (DCQCN acts on CE marks, which the switch sets only when its queue
+# passes 100 KB: its updates are checked below, with a switch marking all).
 for k in timely swift dcqcn oscar; do
     out=$(ARBOR_CC=$k "$ARBOR" run -n 4 --drop 0.02 --switch-drop 0.02 --seed 7 -- \
         "$ARBOR" bench allreduce -b 64K -e 1M -f 16 -n 2 -w 0 -c -s 2>"$TMP/err")

@@ -46,13 +46,18 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
-static int g_no_gso;       /* plain sendmmsg / recvmmsg in the next switches and ranks */
-static uint32_t g_threads; /* threads of the next switches (0: one) */
-static int g_io;           /* the next switches' and ranks' socket I/O (arb_rt_io) */
-static uint64_t g_uring;   /* ranks of the last runs whose I/O went through io_uring */
-static int g_unsteered;    /* warnings that the kernel refused the steering program */
-static arb_time g_spin;    /* the next switches' and ranks' spin before blocking */
-static uint64_t g_waits;   /* blocking waits and spin hits of the ranks of the last run */
+static int g_no_gso;        /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static uint32_t g_threads;  /* threads of the next switches (0: one) */
+static int g_io;            /* the next switches' and ranks' socket I/O (arb_rt_io) */
+static uint64_t g_uring;    /* ranks of the last runs whose I/O went through io_uring */
+static int g_unsteered;     /* warnings that the kernel refused the steering program */
+static arb_time g_spin;     /* the next switches' and ranks' spin before blocking */
+static uint64_t g_waits;    /* blocking waits and spin hits of the ranks of the last run */
+static const char *g_ecn;   /* the next switches' ECN setting (NULL: the default) */
+static int g_cc;            /* the next ranks' congestion controller (arb_cc_kind; 0: fixed) */
+static uint64_t g_ce;       /* datagrams marked CE the ranks of the last runs received */
+static uint64_t g_cuts;     /* and the decreases of their controllers */
+static uint32_t g_unmarked; /* ranks of the last runs that received no mark */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void sw_log(void *user, arb_log_level level, const char *msg)
@@ -83,6 +88,7 @@ static int sw_make(struct sw *w, double drop, uint32_t jobs, const char *topo, u
     cfg.logger.max_level = ARB_LOG_WARN;
     cfg.drop = drop;
     cfg.seed = 7;
+    if (g_ecn && arb_rt_ecn_parse(g_ecn, &cfg.ecn, NULL, 0) < 0) return -1;
     for (uint32_t j = 0; j < jobs; j++) {
         cfg.jobs[j].id = 1 + j;
         cfg.jobs[j].secret = SECRET;
@@ -148,6 +154,7 @@ static void *rank_main(void *arg)
     cfg.no_gso = g_no_gso;
     cfg.spin = g_spin;
     cfg.io = g_io;
+    if (g_cc) cfg.cc = g_cc;
     arb_rt_comm *c;
     k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
     if (k->rc < 0) return NULL;
@@ -158,6 +165,9 @@ static void *rank_main(void *arg)
     pthread_mutex_lock(&g_mu);
     g_waits += st.waits + st.spin_hits;
     g_uring += st.io_uring;
+    g_ce += st.ce_marks;
+    g_cuts += st.cc_decreases;
+    g_unmarked += st.ce_marks == 0;
     pthread_mutex_unlock(&g_mu);
     arb_rt_comm_free(c);
     return NULL;
@@ -464,6 +474,73 @@ TEST(loss)
     g_count = 5000;
     CHECK(run_ranks(w.addr, 4, 1, 0.02, all_collectives) == 0);
     sw_stop(&w);
+}
+
+/* ---- ECN marking ----------------------------------------------------- */
+
+/* A switch that marks every datagram (kmin = kmax = 0): every rank hears
+ * marks, DCQCN's controllers cut on them, results stay exact; the switch
+ * read its queue after each batch. */
+static int sw_start_ecn(struct sw *w, const char *ecn)
+{
+    g_ecn = ecn;
+    int rc = sw_start(w, 0, 1);
+    g_ecn = NULL;
+    return rc;
+}
+
+/* n ranks with DCQCN through switch w doing every collective: 0 when all
+ * are exact. */
+static int run_dcqcn(const struct sw *w, uint32_t n)
+{
+    g_cc = ARB_CC_DCQCN;
+    g_ce = g_cuts = 0;
+    g_unmarked = 0;
+    int rc = run_ranks(w->addr, n, 1, 0, all_collectives);
+    g_cc = 0;
+    return rc;
+}
+
+TEST(ecn_marks_reach_dcqcn)
+{
+    struct sw w;
+    REQUIRE(sw_start_ecn(&w, "0,0,1") == 0);
+    g_count = 5000;
+    CHECK(run_dcqcn(&w, 4) == 0);
+    arb_rt_switch_stats st;
+    arb_rt_switch_get_stats(w.s, &st);
+    sw_stop(&w);
+    CHECK(st.ecn_marks > 0);
+    CHECK(st.queue_reads > 0);
+    CHECK(g_ce > 0);
+    CHECK_EQ_U(g_unmarked, 0);
+    CHECK(g_cuts > 0);
+    /* Every credit is marked, so every normal request echoes the mark and
+     * arrives marked, and is not counted again: the marks are at most the
+     * datagrams received less the requests. (Without the echo the switch
+     * would mark the requests too: marks + requests > datagrams.) */
+    CHECK(st.requests > 0);
+    CHECK(st.ecn_marks + st.requests <= st.rx_pkts);
+}
+
+/* Marking off, or thresholds no queue here reaches: no datagram marked,
+ * none received marked; the queue is still read (queue_reads). */
+TEST(ecn_off_marks_nothing)
+{
+    static const char *const settings[] = {"off", "1000MB,1000MB,1"};
+    for (int i = 0; i < 2; i++) {
+        struct sw w;
+        REQUIRE(sw_start_ecn(&w, settings[i]) == 0);
+        g_count = 3000;
+        CHECK(run_dcqcn(&w, 3) == 0);
+        arb_rt_switch_stats st;
+        arb_rt_switch_get_stats(w.s, &st);
+        sw_stop(&w);
+        CHECK_EQ_U(st.ecn_marks, 0);
+        CHECK_EQ_U(g_ce, 0);
+        CHECK(st.queue_reads > 0);
+        CHECK(st.queue_peak < 1000000000u);
+    }
 }
 
 /* ---- non-blocking ---------------------------------------------------- */
@@ -1009,6 +1086,8 @@ int main(void)
     RUN(max_min);
     RUN(without_gso);
     RUN(loss);
+    RUN(ecn_marks_reach_dcqcn);
+    RUN(ecn_off_marks_nothing);
     RUN(spin);
     RUN(spin_setting);
     RUN(multi_tier);

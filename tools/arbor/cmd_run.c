@@ -25,7 +25,8 @@ static const char run_usage[] =
     "usage: arbor run -n N [--switch HOST:PORT] [--topo SPEC] [--job ID]\n"
     "                 [--secret S | --secret-file FILE] [--timeout T] [--drop P]\n"
     "                 [--switch-drop P] [--seed N] [--no-gso] [--spin DURATION]\n"
-    "                 [--switch-threads K] [--io mmsg|uring] -- COMMAND [ARGS...]\n"
+    "                 [--switch-threads K] [--switch-ecn SPEC] [--io mmsg|uring]\n"
+    "                 -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND as N ranks of one job on this machine. Without --switch it first\n"
     "starts the fabric's switches (one for the default star:256, one per switch of\n"
@@ -55,6 +56,8 @@ static const char run_usage[] =
     "                 before blocking for their socket (ARBOR_SPIN, switch --spin)\n"
     "  --switch-threads  threads of each switch it starts (1..64, default 1;\n"
     "                 switch --threads)\n"
+    "  --switch-ecn   the ECN marking of the switches it starts: off, on (the\n"
+    "                 default: 100KB,400KB,0.2) or KMIN,KMAX,PMAX (switch --ecn)\n"
     "  --io           the ranks' and switches' socket I/O: mmsg (default) or\n"
     "                 uring (io_uring; ARBOR_IO, switch --io)\n"
     "\n"
@@ -113,10 +116,12 @@ static void switch_warning(void *user, arb_log_level level, const char *msg)
     if (level == ARB_LOG_WARN) fprintf(stderr, "arbor run: switch: warning: %s\n", msg);
 }
 
-/* The fabric's switches on loopback; 0 or an exit status. */
-static int start_fabric(const char *topo, uint32_t job, const char *secret, double drop,
-                        uint64_t seed, int no_gso, arb_time spin, uint32_t threads, int io,
-                        struct swt **out, uint32_t *n_out, arb_topo **tp)
+/* The fabric's switches on loopback, each configured as `base` (the
+ * options every switch shares) but for its node, address, job and seed;
+ * 0 or an exit status. */
+static int start_fabric(const char *topo, uint32_t job, const char *secret,
+                        const arb_rt_switch_config *base, struct swt **out, uint32_t *n_out,
+                        arb_topo **tp)
 {
     char err[256];
     arb_topo *t;
@@ -131,8 +136,7 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret, doub
     uint32_t k = 0;
     for (unsigned l = 1; l <= arb_topo_height(t); l++)
         for (uint32_t i = 0; i < arb_topo_level_size(t, l); i++, k++) {
-            arb_rt_switch_config cfg;
-            arb_rt_switch_config_default(&cfg);
+            arb_rt_switch_config cfg = *base;
             cfg.listen = "127.0.0.1:0";
             cfg.topo = topo;
             cfg.level = l;
@@ -140,12 +144,7 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret, doub
             cfg.jobs[0].id = job;
             cfg.jobs[0].secret = secret;
             cfg.n_jobs = 1;
-            cfg.drop = drop;
-            cfg.seed = seed + k;
-            cfg.no_gso = no_gso;
-            cfg.spin = spin;
-            cfg.threads = threads;
-            cfg.io = io;
+            cfg.seed = base->seed + k;
             cfg.logger.fn = switch_warning;
             cfg.logger.max_level = ARB_LOG_WARN;
             w[k].node = arb_topo_node_id(t, l, i);
@@ -275,6 +274,8 @@ int cmd_run(int argc, char **argv)
     double switch_drop = 0;
     int no_gso = 0;
     uint64_t sw_threads = 1;
+    arb_rt_ecn ecn;
+    arb_rt_ecn_parse("on", &ecn, NULL, 0);
     const char *io_s = NULL;
     static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
                                          {"topo", required_argument, NULL, 't'},
@@ -288,6 +289,7 @@ int cmd_run(int argc, char **argv)
                                          {"no-gso", no_argument, NULL, 'G'},
                                          {"spin", required_argument, NULL, 'Y'},
                                          {"switch-threads", required_argument, NULL, 'H'},
+                                         {"switch-ecn", required_argument, NULL, 'E'},
                                          {"io", required_argument, NULL, 'I'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
@@ -320,6 +322,12 @@ int cmd_run(int argc, char **argv)
                 return cli_error("run", "--switch-threads '%s': want 1..%d", v,
                                  ARB_RT_SWITCH_MAX_THREADS);
             break;
+        case 'E': {
+            char why[256];
+            if (arb_rt_ecn_parse(v, &ecn, why, sizeof why) < 0)
+                return cli_error("run", "--switch-%s", why);
+            break;
+        }
         case 'n':
             if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
                 return cli_error("run", "-n '%s': want 2..256 ranks", v);
@@ -412,9 +420,16 @@ int cmd_run(int argc, char **argv)
     arb_topo *t = NULL;
     int rc = 0;
     if (!sw) {
-        rc = start_fabric(
-            topo, (uint32_t)job, secret, switch_drop, seed, no_gso, spin, (uint32_t)sw_threads,
-            io_s && strcmp(io_s, "uring") == 0 ? ARB_RT_IO_URING : ARB_RT_IO_MMSG, &w, &n_sw, &t);
+        arb_rt_switch_config base;
+        arb_rt_switch_config_default(&base);
+        base.drop = switch_drop;
+        base.seed = seed;
+        base.no_gso = no_gso;
+        base.spin = spin;
+        base.threads = (uint32_t)sw_threads;
+        base.io = io_s && strcmp(io_s, "uring") == 0 ? ARB_RT_IO_URING : ARB_RT_IO_MMSG;
+        base.ecn = ecn;
+        rc = start_fabric(topo, (uint32_t)job, secret, &base, &w, &n_sw, &t);
     } else {
         char err[256];
         if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)

@@ -20,7 +20,7 @@ static const char switch_usage[] =
     "                    [--job-file FILE] [--slots N] [--drop P] [--seed N]\n"
     "                    [--stats SECONDS] [--port-file FILE] [--for SECONDS] [--no-gso]\n"
     "                    [--spin DURATION] [--threads N] [--io mmsg|uring]\n"
-    "                    [--config FILE]\n"
+    "                    [--ecn off|on|KMIN,KMAX,PMAX] [--config FILE]\n"
     "\n"
     "Serve Arbor jobs as one software aggregation switch: admit the ranks whose\n"
     "JOIN carries a valid MAC under their job's secret, aggregate requests in one\n"
@@ -36,7 +36,8 @@ static const char switch_usage[] =
     "                out of the process list\n"
     "  --config      an INI file: [switch] listen, topo, node, slots, peer (one\n"
     "                line each, LEVEL.INDEX=HOST:PORT), stats, for, drop, seed,\n"
-    "                no-gso (0 or 1), spin, threads, io; [jobs] ID = SECRET. Options\n"
+    "                no-gso (0 or 1), spin, threads, io, ecn; [jobs] ID = SECRET.\n"
+    "                Options\n"
     "                after it\n"
     "                override it\n"
     "  --slots       aggregation slots (default 4096)\n"
@@ -56,6 +57,11 @@ static const char switch_usage[] =
     "  --io          the sockets' I/O: mmsg (sendmmsg / recvmmsg, default) or\n"
     "                uring (io_uring; 'not built' without liburing; where the\n"
     "                kernel refuses a ring: a warning, and mmsg)\n"
+    "  --ecn         ECN marking, RED on the bytes waiting in its socket's receive\n"
+    "                queue: below KMIN none, from KMIN to KMAX a datagram is marked\n"
+    "                CE with a probability rising to PMAX, from KMAX all (default on:\n"
+    "                100KB,400KB,0.2; sizes in B, KB, KiB, MB or MiB). Only\n"
+    "                ARBOR_CC=dcqcn reacts to marks\n"
     "\n"
     "Prints 'arbor switch: listening on HOST:PORT' on stderr when ready, and a\n"
     "warning for each switch linked to this one in the fabric that is no --peer.\n"
@@ -92,7 +98,7 @@ static void print_stats(const arb_rt_switch *s)
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
             "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
-            "io_uring=%llu\n",
+            "io_uring=%llu ecn_marks=%llu queue_peak=%llu queue_mean=%llu\n",
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.jobs, (unsigned long long)st.joins,
@@ -105,7 +111,9 @@ static void print_stats(const arb_rt_switch *s)
             (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
             (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
             (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins,
-            (unsigned long long)st.foreign, (unsigned long long)st.io_uring);
+            (unsigned long long)st.foreign, (unsigned long long)st.io_uring,
+            (unsigned long long)st.ecn_marks, (unsigned long long)st.queue_peak,
+            (unsigned long long)(st.queue_reads ? st.queue_sum / st.queue_reads : 0));
 }
 
 /* "mmsg" or "uring" into *io: 0, or -1. */
@@ -295,6 +303,8 @@ static int config_line(void *user, const char *section, const char *name, const 
             snprintf(x->why, sizeof x->why, "io '%s': want mmsg or uring", value);
             return 0;
         }
+    } else if (strcmp(name, "ecn") == 0) {
+        if (arb_rt_ecn_parse(value, &cfg->ecn, x->why, sizeof x->why) < 0) return 0;
     } else if (strcmp(name, "threads") == 0) {
         if (cli_parse_u64(value, ARB_RT_SWITCH_MAX_THREADS, &v) < 0 || v == 0) {
             snprintf(x->why, sizeof x->why, "threads '%s': want 1..%d", value,
@@ -305,7 +315,7 @@ static int config_line(void *user, const char *section, const char *name, const 
     } else {
         snprintf(x->why, sizeof x->why,
                  "unknown key '%s' (want listen, topo, node, slots, peer, stats, for, drop, seed, "
-                 "no-gso, spin, threads or io)",
+                 "no-gso, spin, threads, io or ecn)",
                  name);
         return 0;
     }
@@ -348,6 +358,7 @@ int cmd_switch(int argc, char **argv)
                                          {"spin", required_argument, NULL, 'Y'},
                                          {"threads", required_argument, NULL, 'n'},
                                          {"io", required_argument, NULL, 'I'},
+                                         {"ecn", required_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -372,6 +383,12 @@ int cmd_switch(int argc, char **argv)
             if (parse_io(v, &cfg.io) < 0)
                 return cli_error("switch", "--io '%s': want mmsg or uring", v);
             break;
+        case 'E': {
+            char why[256];
+            if (arb_rt_ecn_parse(v, &cfg.ecn, why, sizeof why) < 0)
+                return cli_error("switch", "--%s", why);
+            break;
+        }
         case 'n':
             if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &x) < 0 || x == 0)
                 return cli_error("switch", "--threads '%s': want 1..%d", v,
