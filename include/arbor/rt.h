@@ -274,6 +274,9 @@ typedef struct arb_rt_stats {
     /** Arbor datagrams received marked CE (by a switch's ECN marking:
      * arb_rt_ecn), which the congestion controller of ARBOR_CC=dcqcn reads */
     uint64_t ce_marks;
+    /** calls whose responder's controller continued from an earlier call's
+     * (an adaptive ARBOR_CC: a controller outlives its call) */
+    uint64_t cc_continued;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */

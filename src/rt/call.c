@@ -13,6 +13,42 @@
 
 /* ---- calls ---------------------------------------------------------- */
 
+/* Keep a finished call's controller for the next call of the same share
+ * (replacing the one kept for that share, if any): e->cc is the comm's then. */
+static void cc_keep(arb_rt_comm *c, uint32_t share, arb_hep *e)
+{
+    struct rt_cc_keep *slot = NULL;
+    for (int i = 0; i < RT_CC_KEEP && !slot; i++)
+        if (c->cc_keep[i].share == share || !c->cc_keep[i].share) slot = &c->cc_keep[i];
+    if (!slot) slot = &c->cc_keep[share % RT_CC_KEEP];
+    arb_cc_free(slot->cc);
+    slot->share = share;
+    slot->cc = e->cc;
+    e->cc = NULL;
+}
+
+/* The controller an earlier call left for this share, or NULL. */
+static arb_cc *cc_take(arb_rt_comm *c, uint32_t share)
+{
+    for (int i = 0; i < RT_CC_KEEP; i++)
+        if (c->cc_keep[i].share == share) {
+            arb_cc *cc = c->cc_keep[i].cc;
+            c->cc_keep[i].share = 0;
+            c->cc_keep[i].cc = NULL;
+            return cc;
+        }
+    return NULL;
+}
+
+void rt_cc_keep_free(arb_rt_comm *c)
+{
+    for (int i = 0; i < RT_CC_KEEP; i++) {
+        arb_cc_free(c->cc_keep[i].cc);
+        c->cc_keep[i].cc = NULL;
+        c->cc_keep[i].share = 0;
+    }
+}
+
 void rt_call_free(struct arb_rt_request *k)
 {
     if (!k) return;
@@ -28,10 +64,16 @@ void rt_call_free(struct arb_rt_request *k)
         o->tail_replays += st.tail_replays;
         o->repair_credits += st.repair_credits;
         if (e->cc) {
+            /* what this call's controller did, less what it had done for
+             * earlier calls */
             arb_cc_stats cs;
             arb_cc_get_stats(e->cc, &cs);
-            o->cc_decreases += cs.decreases;
-            o->cc_increases += cs.increases;
+            int kept = e == k->cc_ep;
+            o->cc_decreases += cs.decreases - (kept ? k->cc_base.decreases : 0);
+            o->cc_increases += cs.increases - (kept ? k->cc_base.increases : 0);
+            /* a failed call's controller may hold what a dead peer did to
+             * it: the next call starts afresh */
+            if (!k->err) cc_keep(k->c, k->host->n_eps, e);
         }
     }
     arb_host_free(k->host);
@@ -64,9 +106,15 @@ static int make_cc(void *ctx, arb_hep *e, arb_cc **out)
     const arb_rt_config *rc = &k->c->cfg;
     (void)out; /* e->cc is written */
     if (rc->cc == ARB_CC_FIXED || rc->cc == ARB_CC_DISABLED) return 0;
+    uint32_t share = e->h->n_eps ? e->h->n_eps : 1; /* set before any engine */
+    if (!k->cc_ep && (e->cc = cc_take(k->c, share)) != NULL) {
+        k->cc_ep = e;
+        arb_cc_get_stats(e->cc, &k->cc_base);
+        k->c->st.cc_continued++;
+        return 0;
+    }
     arb_cc_config cc;
     arb_cc_config_default(&cc);
-    uint32_t share = e->h->n_eps ? e->h->n_eps : 1; /* set before any engine */
     cc.line_rate = rc->line_rate / share ? rc->line_rate / share : 1;
     cc.host_rate = rc->line_rate;
     cc.credit_bytes = ARB_FRAME_OVERHEAD + RT_HDR_LEN + ARB_HDR_LEN_LONG + rc->payload;

@@ -571,6 +571,7 @@ int arb_rt_comm_free(arb_rt_comm *c)
         c->calls = k->next;
         rt_call_free(k);
     }
+    rt_cc_keep_free(c);
     if (c->fd >= 0) close(c->fd);
     rt_txq_free(&c->tx);
     rt_rxq_free(&c->rx);

@@ -55,6 +55,20 @@ struct arb_rt_request {
      * each commit is copied to the user's buffer at `user_out`. */
     uint8_t *cache;
     uint8_t *user_out;
+    /* the responder engine whose controller an earlier call left (NULL:
+     * none), and that controller's counters when this call took it up */
+    const arb_hep *cc_ep;
+    arb_cc_stats cc_base;
+};
+
+/* Controllers outlive their call (docs/runtime.md 5.1): when a call ends,
+ * its responder's controller is kept here with the share of the link it
+ * was made for (the channels the rank took part in); the next call whose
+ * responder has that share continues from it. */
+#define RT_CC_KEEP 4
+struct rt_cc_keep {
+    uint32_t share; /* 0: empty */
+    arb_cc *cc;
 };
 
 struct stash {
@@ -66,6 +80,7 @@ struct stash {
 struct arb_rt_comm {
     arb_rt_config cfg;
     int fd;
+    struct rt_cc_keep cc_keep[RT_CC_KEEP];
     /* 1 while a requester handles a credit marked CE: the requests it
      * sends in answer carry the mark (ECN echo, docs/runtime.md 5.1) */
     int echo_ce;
@@ -113,6 +128,8 @@ void rt_comm_wait(arb_rt_comm *c, arb_time wait);
 int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
                   arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out);
 void rt_call_free(struct arb_rt_request *k);
+/* Free the controllers kept for later calls (arb_rt_comm_free). */
+void rt_cc_keep_free(arb_rt_comm *c);
 void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now);
 void rt_on_arbor(arb_rt_comm *c, const rt_hdr *rh, const uint8_t *b, size_t len, arb_time now);
 

@@ -58,6 +58,9 @@ static int g_cc;            /* the next ranks' congestion controller (arb_cc_kin
 static uint64_t g_ce;       /* datagrams marked CE the ranks of the last runs received */
 static uint64_t g_cuts;     /* and the decreases of their controllers */
 static uint32_t g_unmarked; /* ranks of the last runs that received no mark */
+/* the fewest and most calls of a rank of the last run whose controller
+ * continued an earlier call's */
+static uint64_t g_cont_min, g_cont_max;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void sw_log(void *user, arb_log_level level, const char *msg)
@@ -168,6 +171,8 @@ static void *rank_main(void *arg)
     g_ce += st.ce_marks;
     g_cuts += st.cc_decreases;
     g_unmarked += st.ce_marks == 0;
+    if (st.cc_continued < g_cont_min) g_cont_min = st.cc_continued;
+    if (st.cc_continued > g_cont_max) g_cont_max = st.cc_continued;
     pthread_mutex_unlock(&g_mu);
     arb_rt_comm_free(c);
     return NULL;
@@ -540,6 +545,52 @@ TEST(ecn_off_marks_nothing)
         CHECK_EQ_U(g_ce, 0);
         CHECK(st.queue_reads > 0);
         CHECK(st.queue_peak < 1000000000u);
+    }
+}
+
+/* Six AllReduces of one size, one after the other. */
+#define SAME_CALLS 6
+static int same_allreduces(struct rank *k, arb_rt_comm *c)
+{
+    size_t count = 20000;
+    float *in = malloc(count * 4), *out = malloc(count * 4);
+    if (!in || !out) return ARB_ENOMEM;
+    fill((uint8_t *)in, ARB_DTYPE_F32, k->rank, 0, count);
+    int wrong = 0;
+    for (int call = 0; call < SAME_CALLS; call++) {
+        int rc = arb_rt_allreduce(c, in, out, count, ARB_DTYPE_F32, ARB_OP_SUM);
+        if (rc < 0) return rc;
+        for (size_t i = 0; i < count; i++)
+            wrong += out[i] != ref(ARB_OP_SUM, k->size, i);
+    }
+    free(in);
+    free(out);
+    return wrong;
+}
+
+/* A controller outlives its call: each rank's responder takes up the
+ * controller an earlier call of the same kind left (at least once in
+ * SAME_CALLS calls, at most in every call but the first: a call that
+ * starts while the last one's engines still linger makes its own), and
+ * never with Fixed, which has none. */
+TEST(cc_outlives_call)
+{
+    static const int kinds[] = {ARB_CC_SWIFT, ARB_CC_DCQCN, ARB_CC_FIXED};
+    for (int i = 0; i < 3; i++) {
+        struct sw w;
+        REQUIRE(sw_start(&w, 0, 1) == 0);
+        g_cc = kinds[i];
+        g_cont_min = UINT64_MAX;
+        g_cont_max = 0;
+        CHECK(run_ranks(w.addr, 3, 1, 0, same_allreduces) == 0);
+        g_cc = 0;
+        sw_stop(&w);
+        if (kinds[i] == ARB_CC_FIXED) {
+            CHECK_EQ_U(g_cont_max, 0);
+        } else {
+            CHECK(g_cont_min >= 1);
+            CHECK(g_cont_max <= SAME_CALLS - 1);
+        }
     }
 }
 
@@ -1088,6 +1139,7 @@ int main(void)
     RUN(loss);
     RUN(ecn_marks_reach_dcqcn);
     RUN(ecn_off_marks_nothing);
+    RUN(cc_outlives_call);
     RUN(spin);
     RUN(spin_setting);
     RUN(multi_tier);

@@ -374,7 +374,7 @@ int cmd_bench(int argc, char **argv)
                 "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
                 "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
                 "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f "
-                "io_uring=%llu ce_marks=%llu\n",
+                "io_uring=%llu ce_marks=%llu cc_continued=%llu\n",
                 b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
                 (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
                 (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -388,7 +388,7 @@ int cmd_bench(int argc, char **argv)
                 (unsigned long long)st.keepalive_joins, arb_cc_kind_name(cfg.cc),
                 (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
                 (double)st.base_rtt / ARB_PS_PER_US, (unsigned long long)st.io_uring,
-                (unsigned long long)st.ce_marks);
+                (unsigned long long)st.ce_marks, (unsigned long long)st.cc_continued);
     }
     arb_rt_comm_free(b.c);
     free(b.send);
