@@ -162,8 +162,14 @@ uint32_t arb_rt_rank(const arb_rt_comm *c);
 /** The job's ranks. */
 uint32_t arb_rt_size(const arb_rt_comm *c);
 
-/** The last error of the communicator in words ("" when none), owned by c
- * and valid until its next call. */
+/** Check a switch address as ARBOR_SWITCH takes it ("HOST[:PORT]", the
+ * host a dotted quad or a name that resolves): 0, or ARB_EPARSE with the
+ * rule in err. */
+int arb_rt_addr_check(const char *addr, char *err, size_t errlen);
+
+/** The last error of the communicator in words, owned by c and valid until
+ * its next call: "" when none, and again once a new collective starts (a
+ * failed call's message does not outlive the next call). */
 const char *arb_rt_errmsg(const arb_rt_comm *c);
 
 /**

@@ -606,6 +606,7 @@ static int check_args(arb_rt_comm *c, const void *a, const void *b, size_t count
                       int op, uint32_t root, int reduce)
 {
     if (!c) return ARB_EINVAL;
+    c->err[0] = 0; /* a new call: the last one's error is not this one's */
     if (arb_dtype_size(dt) == 0)
         return rt_fail(c, ARB_EINVAL, "dtype %d is not one of the six", dt);
     if (reduce && (op <= ARB_OP_NOP || op >= ARB_OP_COUNT))
@@ -665,6 +666,7 @@ int arb_rt_iallgather(arb_rt_comm *c, const void *send, void *recv, size_t count
 int arb_rt_ibarrier(arb_rt_comm *c, arb_rt_request **req)
 {
     if (!c || !req) return ARB_EINVAL;
+    c->err[0] = 0;
     return start(c, ARB_COLL_BARRIER, NULL, NULL, 0, ARB_DTYPE_F32, ARB_OP_NOP, 0, req);
 }
 

@@ -59,6 +59,12 @@ int rt_addr_parse(const char *s, uint16_t def_port, struct sockaddr_in *out, cha
     return 0;
 }
 
+int arb_rt_addr_check(const char *addr, char *err, size_t errlen)
+{
+    struct sockaddr_in a;
+    return rt_addr_parse(addr, ARB_RT_PORT_DEFAULT, &a, err, errlen);
+}
+
 const char *rt_addr_str(const struct sockaddr_in *a, char *buf, size_t len)
 {
     char ip[INET_ADDRSTRLEN];

@@ -39,15 +39,25 @@ expect_err "ARBOR_WINDOW 0" 2 "arbor bench: ARBOR_WINDOW='0': not a whole number
 expect_err "switch: a job given twice, one prefix" 2 "^arbor switch: job 1 given twice\$" \
     "$ARBOR" switch --job 1:a --job 1:b --listen 127.0.0.1:0
 # under arbor run a usage error of the ranks' command prints once (rank 0's),
-# then arbor run names the rank that exited
+# then arbor run names the rank that exited, and exits 2 as its ranks did
 "$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -d f8 >"$TMP/out" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 1 ] && [ "$(grep -c "arbor bench: -d 'f8'" "$TMP/err")" -eq 1 ] &&
+if [ $rc -eq 2 ] && [ "$(grep -c "arbor bench: -d 'f8'" "$TMP/err")" -eq 1 ] &&
     [ "$(wc -l <"$TMP/err")" -eq 2 ] && grep -q "^arbor run: rank [0-3] exited with status 2\$" "$TMP/err"; then
     pass "a usage error under arbor run prints once"
 else
     fail "usage error under arbor run" "status $rc" "$(cat "$TMP/err")"
 fi
+# a malformed ARBOR_* variable is every rank's: said once, and arbor run exits 2
+ARBOR_CC=bogus "$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -b 1K -e 1K -n 1 -w 0 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(grep -c "ARBOR_CC='bogus'" "$TMP/err")" -eq 1 ]; then
+    pass "a bad ARBOR_* under arbor run prints once, and arbor run exits 2"
+else
+    fail "bad ARBOR_* under arbor run" "status $rc" "$(cat "$TMP/err")"
+fi
+expect_err "run --switch with a malformed address" 2 "arbor run: --switch: address '127.0.0.1:': port is not 0..65535" \
+    "$ARBOR" run -n 2 --switch 127.0.0.1: --secret s -- true
 expect_err "switch --threads 0" 2 "arbor switch: --threads '0': want 1..64" "$ARBOR" switch --threads 0 --job 1:s
 expect_err "run --switch-threads 65" 2 "arbor run: --switch-threads '65': want 1..64" \
     "$ARBOR" run -n 2 --switch-threads 65 -- true
@@ -82,6 +92,32 @@ else
 fi
 kill $SWC 2>/dev/null
 wait $SWC 2>/dev/null
+# an option after --config overrides it: here the secret of its job 4
+"$ARBOR" switch --config "$TMP/sw.ini" --job 4:from-the-command-line --port-file "$TMP/porto" --for 20 \
+    2>"$TMP/swo.err" &
+SWO=$!
+PO=$(port_of "$TMP/porto")
+out=$("$ARBOR" run -n 2 --switch "127.0.0.1:$PO" --topo star:8 --job 4 --secret from-the-command-line -- \
+    "$ARBOR" bench allreduce -b 1K -e 1K -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ]; then
+    pass "--job after --config overrides the secret of the file's job"
+else
+    fail "--job after --config" "$out" "$(cat "$TMP/err" "$TMP/swo.err")"
+fi
+kill $SWO 2>/dev/null
+wait $SWO 2>/dev/null
+expect_err "config: a job an earlier option gave" 2 "sw.ini:6: job 4 was given before --config" \
+    "$ARBOR" switch --job 4:x --config "$TMP/sw.ini"
+# --stats and --for on the clock: lines at 0.5, 1.0, 1.5 and 2.0 s, the last
+# at exit, 2.25 s after the start (not a slice count, which ran 10% late)
+t0=$(date +%s%N)
+"$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --stats 0.5 --for 2.25 2>"$TMP/stats.err"
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$(grep -c 'rx_pkts=' "$TMP/stats.err")" -eq 5 ] && [ $ms -ge 2250 ] && [ $ms -le 2400 ]; then
+    pass "--stats 0.5 --for 2.25: four periodic lines and one at exit, after $ms ms"
+else
+    fail "--stats schedule" "$ms ms" "$(cat "$TMP/stats.err")"
+fi
 # the rest of the options: for, stats, drop, seed, no-gso, spin, threads
 printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\nthreads = 2\necn = 5KB,200KB,0.01\n[jobs]\n4 = s\n' \
     >"$TMP/sw2.ini"
@@ -176,6 +212,37 @@ if [ $rc -eq 143 ] && ranks_gone "$TMP/stop" 1 && [ $((t1 - t0)) -le 6 ] &&
     pass "SIGTERM to arbor run stops its ranks and exits 128+15 within $((t1 - t0)) s"
 else
     fail "SIGTERM to arbor run" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/stop/run.err")"
+fi
+# SIGUSR1 to arbor run: its switch's counters, and the run goes on
+long_job "$TMP/usr1"
+kill -USR1 $RUN
+sleep 0.5
+if alive $RUN && grep -q "^arbor run: switch 1.0: rx_pkts=[1-9]" "$TMP/usr1/run.err"; then
+    pass "SIGUSR1 to arbor run prints its switch's counters and the run goes on"
+else
+    fail "SIGUSR1 to arbor run" "$(cat "$TMP/usr1/run.err")"
+fi
+kill -TERM $RUN
+wait $RUN
+ranks_gone "$TMP/usr1" 6 || fail "SIGUSR1 run" "ranks still running after SIGTERM"
+# started with SIGINT ignored (a script's background job): the SIGINT it
+# passes on still stops the ranks, at once, not by SIGKILL 5 s later
+mkdir -p "$TMP/ign"
+(
+    trap '' INT
+    exec "$ARBOR" run -n 3 --timeout 30s -- sh -c 'echo $$ >"$0/pid.$ARBOR_RANK"; exec "$1" bench barrier -n 1000000 -w 0 >/dev/null 2>&1' "$TMP/ign" "$ARBOR" 2>"$TMP/ign/run.err"
+) &
+RUN=$!
+for _ in $(seq 50); do [ -s "$TMP/ign/pid.0" ] && [ -s "$TMP/ign/pid.1" ] && [ -s "$TMP/ign/pid.2" ] && break; sleep 0.1; done
+sleep 0.5
+t0=$(date +%s)
+kill -INT $RUN
+wait $RUN
+t1=$(date +%s)
+if ranks_gone "$TMP/ign" 1 && [ $((t1 - t0)) -le 3 ] && ! grep -q "killed" "$TMP/ign/run.err"; then
+    pass "arbor run started with SIGINT ignored: the SIGINT it passes on stops its ranks ($((t1 - t0)) s)"
+else
+    fail "SIGINT ignored" "$((t1 - t0)) s" "$(cat "$TMP/ign/run.err")"
 fi
 long_job "$TMP/kill"
 kill -KILL $RUN

@@ -594,6 +594,27 @@ TEST(cc_outlives_call)
     }
 }
 
+/* A call refused for its arguments leaves its message; the next call that
+ * succeeds clears it (arb_rt_errmsg: "" once a new collective starts). */
+static int errmsg_body(struct rank *k, arb_rt_comm *c)
+{
+    int32_t x = (int32_t)k->rank, y = 0;
+    if (arb_rt_broadcast(c, &x, 1, ARB_DTYPE_I32, 7) != ARB_EINVAL) return 1;
+    if (!strstr(arb_rt_errmsg(c), "root 7 is not a rank of 2")) return 2;
+    int rc = arb_rt_allreduce(c, &x, &y, 1, ARB_DTYPE_I32, ARB_OP_SUM);
+    if (rc < 0) return rc;
+    if (y != 1) return 3;
+    return arb_rt_errmsg(c)[0] ? 4 : 0;
+}
+
+TEST(errmsg_cleared)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 2, 1, 0, errmsg_body) == 0);
+    sw_stop(&w);
+}
+
 /* ---- non-blocking ---------------------------------------------------- */
 
 /* Three calls in flight at once (AllReduce i64, Broadcast f16 from rank 2,
@@ -1140,6 +1161,7 @@ int main(void)
     RUN(ecn_marks_reach_dcqcn);
     RUN(ecn_off_marks_nothing);
     RUN(cc_outlives_call);
+    RUN(errmsg_cleared);
     RUN(spin);
     RUN(spin_setting);
     RUN(multi_tier);

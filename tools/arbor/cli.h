@@ -117,6 +117,11 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * 0 and *out set, or -1. */
 int cli_parse_spin(const char *v, arb_time *out);
 
+/* A software switch's counters, one line on stderr: "WHO: rx_pkts=... "
+ * (arbor switch at exit, --stats and SIGUSR1; arbor run on SIGUSR1). */
+struct arb_rt_switch;
+void cli_switch_stats(const char *who, const struct arb_rt_switch *s);
+
 /*
  * Read all of stdin into a NUL-terminated malloc'd string. Returns NULL on
  * a read error or when it exceeds limit bytes.

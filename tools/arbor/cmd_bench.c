@@ -262,6 +262,7 @@ int cmd_bench(int argc, char **argv)
                            argv[optind]);
     int reduces =
         coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER;
+    int rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
     if (op_given && !reduces)
         return usage_error("-o: %s has no operator (-o is for allreduce, reduce, reducescatter)",
                            arb_coll_name(coll));
@@ -271,7 +272,15 @@ int cmd_bench(int argc, char **argv)
     arb_rt_config cfg;
     arb_rt_config_default(&cfg);
     char err[256];
-    if (arb_rt_config_env(&cfg, err, sizeof err) < 0) return cli_error("bench", "%s", err);
+    if (arb_rt_config_env(&cfg, err, sizeof err) < 0) {
+        /* the same environment is every rank's: rank 0 says what is wrong
+         * (any rank when ARBOR_RANK itself is what is wrong) */
+        const char *r = getenv("ARBOR_RANK");
+        if (r && strcmp(r, "0") != 0 && strspn(r, "0123456789") == strlen(r) &&
+            !strstr(err, "ARBOR_RANK"))
+            return CLI_EXIT_USAGE;
+        return cli_error("bench", "%s", err);
+    }
     cfg.logger.fn = warn_line; /* warnings only: errors are this command's to print */
     cfg.logger.max_level = ARB_LOG_WARN;
     if (root >= cfg.size)
@@ -300,7 +309,6 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "arbor bench: out of memory for %llu bytes\n", (unsigned long long)maxb);
         return CLI_EXIT_FAIL;
     }
-    int rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
     if (b.me == 0) {
         char what[48] = "";
         if (reduces)

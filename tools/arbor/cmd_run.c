@@ -197,10 +197,25 @@ static void signal_ranks(const pid_t *pids, const uint8_t *alive, uint32_t n, in
         if (alive[q]) kill(pids[q], sig);
 }
 
+/* SIGUSR1: each switch's counters, as arbor switch prints them. */
+static void print_switches(const struct swt *w, uint32_t n_sw, const arb_topo *t)
+{
+    for (uint32_t a = 0; a < n_sw; a++) {
+        const arb_node *nd = arb_topo_node(t, w[a].node);
+        char who[48];
+        snprintf(who, sizeof who, "arbor run: switch %u.%u", nd->level, nd->index);
+        cli_switch_stats(who, w[a].s);
+    }
+    if (n_sw == 0) fprintf(stderr, "arbor run: no switch of its own (--switch): no counters\n");
+}
+
 /* Wait for every rank. The first that fails is named and the others get
- * SIGTERM; a stop signal to arbor run goes to every rank (*stop_sig).
- * After either, ranks still running STOP_GRACE_MS later get SIGKILL. */
-static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, const sigset_t *sigs)
+ * SIGTERM (*failed: CLI_EXIT_USAGE when it exited with that status, else
+ * CLI_EXIT_FAIL); a stop signal to arbor run goes to every rank
+ * (*stop_sig); SIGUSR1 prints the switches' counters. After a failure or
+ * a stop, ranks still running STOP_GRACE_MS later get SIGKILL. */
+static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, const sigset_t *sigs,
+                 const struct swt *w, uint32_t n_sw, const arb_topo *t)
 {
     uint8_t alive[256];
     uint32_t left = n;
@@ -230,13 +245,15 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
                  * rank's: give them a moment to say so themselves */
                 clock_gettime(CLOCK_MONOTONIC, &failed_at);
                 term_pending = 1;
-                if (!(WIFEXITED(st) && WEXITSTATUS(st) == CLI_EXIT_USAGE)) {
+                int usage = WIFEXITED(st) && WEXITSTATUS(st) == CLI_EXIT_USAGE;
+                if (!usage) {
                     signal_ranks(pids, alive, n, SIGTERM);
                     term_pending = 0;
                 }
                 stopping = failed_at;
+                *failed = usage ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
             }
-            *failed = 1;
+            if (!*failed) *failed = CLI_EXIT_FAIL;
             continue;
         }
         if (p < 0 && errno != EINTR) break; /* no children left */
@@ -253,6 +270,10 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
         }
         struct timespec tick = {0, 100 * 1000 * 1000};
         int sig = sigtimedwait(sigs, NULL, &tick);
+        if (sig == SIGUSR1) {
+            print_switches(w, n_sw, t);
+            continue;
+        }
         if (sig > 0 && sig != SIGCHLD && !*stop_sig) {
             *stop_sig = sig;
             fprintf(stderr, "arbor run: stopped by %s: passing it on to %u rank(s)\n",
@@ -382,6 +403,11 @@ int cmd_run(int argc, char **argv)
     int i = optind;
     if (n == 0) return cli_error("run", "give the number of ranks with -n N");
     if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    if (sw) {
+        char err[256];
+        if (arb_rt_addr_check(sw, err, sizeof err) < 0)
+            return cli_error("run", "--switch: %s", err);
+    }
     if (sw && !secret) {
         /* a switch that runs already admits the job only with its secret:
          * a random one could never match */
@@ -413,6 +439,7 @@ int cmd_run(int argc, char **argv)
     for (size_t q = 0; q < N_FWD; q++)
         sigaddset(&sigs, fwd_signals[q]);
     sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
     pid_t parent = getpid();
     struct swt *w = NULL;
@@ -456,6 +483,12 @@ int cmd_run(int argc, char **argv)
         }
         if (p == 0) {
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            /* the signals arbor run passes on must reach the ranks, even
+             * where arbor run was started with them ignored (nohup, a
+             * script's background job): an ignored disposition would
+             * survive exec */
+            for (size_t q = 0; q < N_FWD; q++)
+                signal(fwd_signals[q], SIG_DFL);
             /* die with arbor run, even when it is killed by SIGKILL */
             if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
             setenv("ARBOR_RANK", rank_s, 1);
@@ -482,7 +515,7 @@ int cmd_run(int argc, char **argv)
         pids[started++] = p;
     }
     int failed = 0, stop_sig = 0;
-    reap(pids, started, &failed, &stop_sig, &sigs);
+    reap(pids, started, &failed, &stop_sig, &sigs, w, n_sw, t);
     __atomic_store_n(&sw_stop, 1, __ATOMIC_RELEASE);
     for (uint32_t a = 0; a < n_sw; a++) {
         if (w[a].t) pthread_join(w[a].t, NULL);
@@ -492,5 +525,5 @@ int cmd_run(int argc, char **argv)
     arb_topo_free(t);
     if (rc) return rc;
     if (stop_sig) return 128 + stop_sig;
-    return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return failed ? failed : CLI_EXIT_OK;
 }

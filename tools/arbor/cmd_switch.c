@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char switch_usage[] =
     "usage: arbor switch [--listen HOST:PORT] [--topo SPEC] [--node LEVEL.INDEX]\n"
@@ -88,32 +89,16 @@ static void log_line(void *user, arb_log_level level, const char *msg)
     fprintf(stderr, "arbor switch: %s%s\n", level == ARB_LOG_WARN ? "warning: " : "", msg);
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static void print_stats(const arb_rt_switch *s)
 {
-    arb_rt_switch_stats st;
-    arb_rt_switch_get_stats(s, &st);
-    fprintf(stderr,
-            "arbor switch: rx_pkts=%llu tx_pkts=%llu rx_bytes=%llu tx_bytes=%llu jobs=%llu "
-            "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
-            "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
-            "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu dropped_tx=%llu "
-            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
-            "io_uring=%llu ecn_marks=%llu queue_peak=%llu queue_mean=%llu\n",
-            (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
-            (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
-            (unsigned long long)st.jobs, (unsigned long long)st.joins,
-            (unsigned long long)st.rejoins, (unsigned long long)st.join_rejected,
-            (unsigned long long)st.undecodable, (unsigned long long)st.strangers,
-            (unsigned long long)st.unknown_job, (unsigned long long)st.unknown_channel,
-            (unsigned long long)st.unroutable, (unsigned long long)st.credits,
-            (unsigned long long)st.requests, (unsigned long long)st.aggregates,
-            (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
-            (unsigned long long)st.copies, (unsigned long long)st.dropped_tx,
-            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
-            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins,
-            (unsigned long long)st.foreign, (unsigned long long)st.io_uring,
-            (unsigned long long)st.ecn_marks, (unsigned long long)st.queue_peak,
-            (unsigned long long)(st.queue_reads ? st.queue_sum / st.queue_reads : 0));
+    cli_switch_stats("arbor switch", s);
 }
 
 /* "mmsg" or "uring" into *io: 0, or -1. */
@@ -143,14 +128,23 @@ static int parse_node(const char *s, uint32_t *level, uint32_t *index)
 
 /* Secrets read from --job-file live until exit. */
 static char *file_secrets[ARB_RT_SWITCH_MAX_JOBS];
+static int n_file_secrets;
+/* per job of cfg: 1 when --config gave it (an option after it overrides) */
+static uint8_t job_from_config[ARB_RT_SWITCH_MAX_JOBS];
 
 static int add_job(arb_rt_switch_config *cfg, uint64_t id, const char *secret, const char *where)
 {
-    if (cfg->n_jobs == ARB_RT_SWITCH_MAX_JOBS)
-        return cli_error("switch", "%s: more than %d jobs", where, ARB_RT_SWITCH_MAX_JOBS);
     if (!*secret || strlen(secret) > ARB_RT_SECRET_MAX)
         return cli_error("switch", "%s: job %llu needs a secret of 1..%d bytes", where,
                          (unsigned long long)id, ARB_RT_SECRET_MAX);
+    for (uint32_t i = 0; i < cfg->n_jobs; i++)
+        if (cfg->jobs[i].id == id && job_from_config[i]) { /* overrides --config's */
+            cfg->jobs[i].secret = secret;
+            job_from_config[i] = 0;
+            return 0;
+        }
+    if (cfg->n_jobs == ARB_RT_SWITCH_MAX_JOBS)
+        return cli_error("switch", "%s: more than %d jobs", where, ARB_RT_SWITCH_MAX_JOBS);
     cfg->jobs[cfg->n_jobs].id = (uint32_t)id;
     cfg->jobs[cfg->n_jobs].secret = secret;
     cfg->n_jobs++;
@@ -188,7 +182,12 @@ static int read_job_file(arb_rt_switch_config *cfg, const char *path)
             rc = cli_error("switch", "out of memory");
             break;
         }
-        file_secrets[cfg->n_jobs < ARB_RT_SWITCH_MAX_JOBS ? cfg->n_jobs : 0] = sec;
+        if (n_file_secrets == ARB_RT_SWITCH_MAX_JOBS) {
+            free(sec);
+            rc = cli_error("switch", "%s: more than %d jobs", where, ARB_RT_SWITCH_MAX_JOBS);
+            break;
+        }
+        file_secrets[n_file_secrets++] = sec;
         rc = add_job(cfg, id, sec, where);
     }
     fclose(f);
@@ -228,6 +227,13 @@ static int config_line(void *user, const char *section, const char *name, const 
                      name, ARB_RT_SWITCH_MAX_JOBS, ARB_RT_SECRET_MAX);
             return 0;
         }
+        for (uint32_t i = 0; i < cfg->n_jobs; i++)
+            if (cfg->jobs[i].id == v && !job_from_config[i]) { /* an earlier option's */
+                snprintf(x->why, sizeof x->why,
+                         "job %s was given before --config (options after it override it)", name);
+                return 0;
+            }
+        job_from_config[cfg->n_jobs] = 1;
         cfg->jobs[cfg->n_jobs].id = (uint32_t)v;
         cfg->jobs[cfg->n_jobs++].secret = keep(value);
         return 1;
@@ -500,18 +506,23 @@ int cmd_switch(int argc, char **argv)
     fprintf(stderr, "arbor switch: listening on %.*s:%u\n",
             (int)(colon ? colon - cfg.listen : (long)strlen(cfg.listen)), cfg.listen,
             arb_rt_switch_port(s));
-    double since = 0, total = 0;
-    const double slice = 0.1;
+    /* --stats on a fixed schedule from the start (not "a period after the
+     * last print", which drifts by what each slice overran) */
+    const double slice = 0.1, start = now_s();
+    double next_stats = start + stats_every;
     while (!stop_flag) {
-        arb_rt_switch_run(s, (arb_time)(slice * ARB_PS_PER_S), &stop_flag);
-        since += slice;
-        total += slice;
-        if (want_stats || (stats_every > 0 && since >= stats_every)) {
+        double now = now_s(), left = run_for > 0 ? start + run_for - now : slice;
+        if (stats_every > 0 && next_stats - now < left) left = next_stats - now;
+        if (left > slice) left = slice;
+        if (left > 0) arb_rt_switch_run(s, (arb_time)(left * ARB_PS_PER_S), &stop_flag);
+        now = now_s();
+        if (want_stats || (stats_every > 0 && now >= next_stats)) {
             want_stats = 0;
-            since = 0;
+            while (stats_every > 0 && next_stats <= now)
+                next_stats += stats_every;
             print_stats(s);
         }
-        if (run_for > 0 && total >= run_for) break;
+        if (run_for > 0 && now - start >= run_for) break;
     }
     print_stats(s);
     arb_rt_switch_free(s);
