@@ -527,6 +527,19 @@ typedef struct arb_sim_part_info {
     uint64_t nodes;     /**< nodes it holds */
 } arb_sim_part_info;
 
+/**
+ * A partitioned simulator stops every part's runs after the event of time
+ * t and target `target` in the local order (events of one time run by
+ * target): no part runs a later one (the run is to end there: the event
+ * is one that fails it, whose error reaches every part). For a run
+ * again of one that failed in one part, whose other parts ran on to the
+ * end of that window before they learnt of it (arb_sim_arbor_failure_point
+ * names the event): the same run stopped there gives the figures of the
+ * one process, which stops at the failure. Call before the runs.
+ * ARB_EINVAL: not partitioned, or inside a run.
+ */
+int arb_sim_part_stop_after(arb_sim *s, arb_time t, uint32_t target);
+
 /** This part's figures; ARB_EINVAL when the simulator is not partitioned. */
 int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out);
 
@@ -765,6 +778,12 @@ typedef struct arb_sim_arbor_failure {
 /** The first engine failure of the run (failed 0 when none). ARB_EINVAL: no
  * collective added, or a NULL argument. */
 int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out);
+
+/** A partitioned run: the event the first engine gave up in (the earliest
+ * over the parts in the local order), its time and target, for
+ * arb_sim_part_stop_after. ARB_ENOENT: none gave up, not partitioned, or
+ * inside a run. */
+int arb_sim_arbor_failure_point(const arb_sim *s, arb_time *t, uint32_t *event);
 
 /** 1 when every engine of every job is finished (all ENDs acknowledged,
  * every rank done), else 0. Never fails. */

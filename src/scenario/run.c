@@ -973,6 +973,9 @@ struct scn_run {
     arb_plan **plans; /* Arbor: one per job */
     uint32_t n_plans;
     const arb_sim_part_ops *part; /* a partitioned run's part (NULL: whole) */
+    int stop;                     /* a run again, stopping at the failure of the first */
+    arb_time stop_t;
+    uint32_t stop_event;
 };
 
 /* The result, echoing every key's value and the file. */
@@ -1208,6 +1211,7 @@ static int run_partition(struct scn_run *run)
     }
     rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
     free(np);
+    if (rc == 0 && run->stop) rc = arb_sim_part_stop_after(run->s, run->stop_t, run->stop_event);
     return rc < 0 ? arb_errf(run->err, run->errlen, rc, "%s", msg) : 0;
 }
 
@@ -1434,23 +1438,40 @@ int arb_scenario_run_part(const arb_scenario *sc, const arb_sim_part_ops *ops,
                           char *err, size_t errlen)
 {
     struct scn_run run;
-    memset(&run, 0, sizeof run);
-    run.part = ops;
-    run.sc = sc;
-    run.progress = progress;
-    run.ctx = ctx;
-    run.err = err;
-    run.errlen = errlen;
     *out = NULL;
-    int rc = run_result(&run);
-    if (rc == 0) rc = run_fabric(&run);
-    if (rc == 0) rc = run_workload(&run);
-    if (rc == 0) rc = run_sim_config(&run);
-    if (rc == 0) rc = run_routing(&run);
-    if (rc == 0) rc = run_taps(&run);
-    if (rc == 0) rc = run_simulator(&run);
-    if (rc == 0) rc = run_start(&run);
-    if (rc == 0) rc = run_slices(&run);
+    int rc;
+    arb_time stop_t = 0;
+    uint32_t stop_event = 0;
+    for (int again = 0;; again++) {
+        memset(&run, 0, sizeof run);
+        run.part = ops;
+        run.sc = sc;
+        run.progress = progress;
+        run.ctx = ctx;
+        run.err = err;
+        run.errlen = errlen;
+        run.stop = again;
+        run.stop_t = stop_t;
+        run.stop_event = stop_event;
+        rc = run_result(&run);
+        if (rc == 0) rc = run_fabric(&run);
+        if (rc == 0) rc = run_workload(&run);
+        if (rc == 0) rc = run_sim_config(&run);
+        if (rc == 0) rc = run_routing(&run);
+        if (rc == 0) rc = run_taps(&run);
+        if (rc == 0) rc = run_simulator(&run);
+        if (rc == 0) rc = run_start(&run);
+        if (rc == 0) rc = run_slices(&run);
+        /* A partitioned run that an Arbor engine's failure ended: the other
+         * parts ran on to the end of that window. Once again, every part
+         * stopping at the failure, as one process does (docs/partition.md);
+         * every part decides alike (the failure is every part's). */
+        if (rc != 0 || again || !ops || !(run.r->failed || run.r->warned) ||
+            arb_sim_arbor_failure_point(run.s, &stop_t, &stop_event) < 0)
+            break;
+        run_end(&run, 0);
+        arb_scenario_result_free(run.r);
+    }
     if (rc == 0) rc = run_figures(&run);
     rc = run_end(&run, rc);
     if (rc < 0) {

@@ -143,7 +143,7 @@ static void note_failure(arb_sim *s, const arb_hep *e)
     if (f->failed) return;
     f->failed = 1;
     s->arb->fail_at = s->now; /* a partitioned run: the parts keep the earliest */
-    s->arb->fail_host = e->host;
+    s->arb->fail_event = s->part_target;
     f->job = j->index;
     f->channel = e->ch;
     f->responder_host = c->responder_host;

@@ -172,11 +172,12 @@ struct arbor_job {
     uint64_t committed_bytes, resent_bytes, resends;
     arb_time watch_from, watch_hit;
     int watching;
-    /* a partitioned run (arbor_part.c): when and at which host this part's
-     * first engine gave up (the parts keep the earliest), and the counters
-     * and slot figures of every part after the last run */
+    /* a partitioned run (arbor_part.c): when and in which event (its
+     * target) this part's first engine gave up (the parts keep the earliest
+     * in the local order), and the counters and slot figures of every part
+     * after the last run */
     arb_time fail_at;
-    uint32_t fail_host;
+    uint32_t fail_event;
     uint64_t g_committed_bytes, g_resent_bytes, g_resends;
     uint32_t g_live, g_most;
     arb_time *scratch; /* a rank_done's worth, for the merge */

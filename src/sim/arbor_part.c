@@ -42,15 +42,16 @@ static int merge_ranks(arb_sim *s, struct ajob *j)
     return 0;
 }
 
-/* The first engine to give up over every part: the earliest (time, then
- * host; one process stops at the first), its record to every part. */
+/* The first engine to give up over every part: the earliest in the local
+ * order (time, then the event's target: one process stops at the first),
+ * its record to every part. */
 static int merge_failure(arb_sim *s, uint64_t t)
 {
     struct arbor_job *a = s->arb;
-    uint64_t h = a->fail_at == t ? a->fail_host : UINT64_MAX;
+    uint64_t h = a->fail_at == t ? a->fail_event : UINT64_MAX;
     int rc = part_allmin(s, &h, 1);
     if (rc < 0) return rc;
-    int mine = a->fail_at == t && a->fail_host == h;
+    int mine = a->fail_at == t && a->fail_event == h;
     uint64_t w[(sizeof(arb_sim_arbor_failure) + 7) / 8];
     memset(w, 0xff, sizeof w);
     if (mine) {
@@ -61,7 +62,16 @@ static int merge_failure(arb_sim *s, uint64_t t)
     if (rc < 0) return rc;
     memcpy(&a->failure, w, sizeof a->failure);
     a->fail_at = t;
-    a->fail_host = (uint32_t)h;
+    a->fail_event = (uint32_t)h;
+    return 0;
+}
+
+int arb_sim_arbor_failure_point(const arb_sim *s, arb_time *t, uint32_t *event)
+{
+    const struct arbor_job *a = s ? s->arb : NULL;
+    if (!a || !s->part || a->fail_at == ARB_TIME_NEVER || s->in_run) return ARB_ENOENT;
+    *t = a->fail_at;
+    *event = a->fail_event;
     return 0;
 }
 

@@ -218,6 +218,7 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     memcpy(P->node_part, node_part, (size_t)n_nodes * sizeof *node_part);
     P->ops = *ops;
     P->lookahead = ARB_TIME_NEVER;
+    s->part_stop_t = ARB_TIME_NEVER;
     P->gnow = s->now;
     P->gactive = s->active;
     uint32_t me = ops->rank;
@@ -247,6 +248,14 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     P->info.rank = me;
     P->info.n_ranks = ops->n_ranks;
     P->info.lookahead = P->lookahead;
+    return 0;
+}
+
+int arb_sim_part_stop_after(arb_sim *s, arb_time t, uint32_t target)
+{
+    if (!s || !s->part || s->in_run) return ARB_EINVAL;
+    s->part_stop_t = t;
+    s->part_stop_target = target;
     return 0;
 }
 
@@ -431,7 +440,10 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
 {
     struct sim_part *P = s->part;
     size_t o = 0;
-    while (o + sizeof(struct rec) <= n && !s->error) {
+    /* a run that failed before (an Arbor engine gave up) still gets the
+     * figures: only an error met here stops the parsing */
+    int before = s->error;
+    while (o + sizeof(struct rec) <= n && s->error == before) {
         struct rec r;
         memcpy(&r, d + o, sizeof r);
         o += sizeof r;
@@ -664,6 +676,12 @@ int part_run(arb_sim *s, arb_time until)
         if (rc < 0) break;
         if (v[1] != UINT64_MAX) {
             if (!s->error) s->error = -(int)v[1];
+            /* the run ends at the last event of any part (an Arbor failure's,
+             * arb_sim_part_stop_after): what starts by then has started in
+             * every part's ports, as in one process (sched_catch_up) */
+            uint64_t last = UINT64_MAX - s->now;
+            rc = P->ops.allmin(P->ops.ctx, &last, 1);
+            if (rc == 0 && UINT64_MAX - last > s->horizon) s->horizon = UINT64_MAX - last;
             break;
         }
         if (v[0] > until) break;

@@ -265,6 +265,11 @@ struct arb_sim {
     struct sim_part *part;
     uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
     int part_xfer; /* packets the event under way moved between parts: +1 landed, -1 let go */
+    uint32_t part_target; /* the target of the event under way */
+    /* arb_sim_part_stop_after: no event past (stop_t, stop_target) in the
+     * local order runs (ARB_TIME_NEVER: none) */
+    arb_time part_stop_t;
+    uint32_t part_stop_target;
 };
 
 /* sport's place in a partitioned run (arb_sim.pcut): both ends here (or

@@ -7,8 +7,10 @@
 # in-network aggregation with trees across the cut (the built-in AllReduce
 # over star-32; an AllReduce over kary:4,3; two jobs sharing the switches'
 # pools in values mode over leafspine:4,4,2 with lossy links; a Broadcast
-# in values mode); what it does not support is refused naming the key; a
-# rank that dies ends the run with a line naming it, within a bound. Without MPI (or mpirun) these show as
+# in values mode; one whose engine gives up, ending the run, with the same
+# failure and figures as one process); what it does not support is refused
+# naming the key; a rank that dies ends the run with a line naming it,
+# within a bound. Without MPI (or mpirun) these show as
 # skipped, and a build without MPI refuses --partition.
 . "$(dirname "$0")/lib.sh"
 A="$ARBOR"
@@ -94,6 +96,18 @@ size = 512KiB
 collective = broadcast
 mode = values
 EOF
+cat >"$TMP/arfail.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.05
+[workload]
+kind = arbor
+size = 1MiB
+[arbor]
+attempts = 1
+repair_tries = 1
+EOF
 
 # the figures, without the host's own (wall time, memory)
 figures() { sed 's/,"host":{[^}]*}//' "$1"; }
@@ -158,6 +172,26 @@ for case in irn pfc faults arstar arkary arjobs arbcast; do
         fi
     done
 done
+# an engine that gives up ends the run (status 1): the same failure and the
+# same figures (the parts run again, every one stopping at the failure)
+"$A" sim "$TMP/arfail.ini" --json -q -s run.order=local >"$TMP/arfail.seq" 2>"$TMP/arfail.seq.err"
+rc=$?
+has "the failing Arbor run fails" "status $rc $(cat "$TMP/arfail.seq.err")" \
+    'status 1 arbor sim: failed at [0-9.]* us: channel [0-9]* \(responder h[0-9]*\): offset'
+for k in 1 2 4; do
+    timeout 120 $MPIRUN -np $k "$A" sim "$TMP/arfail.ini" --json -q --partition $k \
+        >"$TMP/arfail.$k" 2>"$TMP/arfail.$k.err"
+    rc=$?
+    if [ $rc -eq 1 ] && figures "$TMP/arfail.seq" >"$TMP/a" && figures "$TMP/arfail.$k" >"$TMP/b" &&
+        cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ] &&
+        [ "$(grep 'failed at' "$TMP/arfail.seq.err")" = "$(grep 'failed at' "$TMP/arfail.$k.err")" ]; then
+        pass "a failing Arbor run, $k ranks: the same failure, byte-identical"
+    else
+        fail "a failing Arbor run, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+            "$(head -5 "$TMP/arfail.$k.err")"
+    fi
+done
+
 # every rank says what it did: the cut, the windows, the time waiting
 if grep -q "partition: rank 1: .* cut links out, .* windows, .* synchronising" "$TMP/irn.2.err" &&
     grep -q "partition: 2 ranks, by subtree, lookahead 1.000 us" "$TMP/irn.2.err"; then
