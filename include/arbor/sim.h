@@ -488,7 +488,7 @@ typedef struct arb_sim_part_ops {
  * jobs count is merged over the parts at the end of each run (the ranks'
  * done times, engines finished, failure, counters, live slots) or when
  * read (arb_sim_arbor_result_get, arb_sim_arbor_job_result: collective
- * then); not supported: deferred jobs, on_rank_done, lag (arb_sim_arbor_add
+ * then); not supported: deferred jobs, on_rank_done (arb_sim_arbor_add
  * refuses them). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
  * with zero delay), ARB_ESTATE (flows added already, or partitioned
  * already), ARB_ENOMEM; err gets a line naming the problem.
@@ -708,7 +708,7 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  * ports that aggregates, partitions of no slot, deferred with lag; for a
  * later job: a payload, slots, partitions or mode other than the first
  * job's, which the shared pools fix, or lag on a host another job uses;
- * a partitioned simulator: deferred, on_rank_done or lag), ARB_ERANGE (a
+ * a partitioned simulator: deferred or on_rank_done), ARB_ERANGE (a
  * host out of UDP ports), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);

@@ -1181,10 +1181,6 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
-    if (run->arbor && scn_u64(sc, K_AR_SKEW) && scn_enum(sc, K_AR_SKEWMODE) == 2)
-        return key_fail(sc, K_AR_SKEWMODE, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): lag, hosts holding "
-                        "packets back");
     for (size_t k = 0; k < sizeof off / sizeof *off; k++) {
         int set = off[k] == K_RUN_QPORDER ? scn_u64(sc, off[k]) != 0 : *scn_str(sc, off[k]) != '\0';
         if (set)

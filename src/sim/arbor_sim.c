@@ -523,8 +523,7 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     /* across parts: not what starts ranks as others finish (deferred, the
      * ranks' done reported at once), nor hosts that hold packets back (lag):
      * docs/partition.md */
-    if (s->part && (cfg->deferred || cfg->on_rank_done || (cfg->skew && cfg->skew_random == 2)))
-        return ARB_EINVAL;
+    if (s->part && (cfg->deferred || cfg->on_rank_done)) return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
