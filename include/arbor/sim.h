@@ -482,9 +482,14 @@ typedef struct arb_sim_part_ops {
  * The figures equal those of the same simulator run whole. Not supported
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
  * 1: the figures are those of the whole simulator in that order), taps
- * (cfg.tap); nor, later, the Arbor
- * transport (arb_sim_arbor_add) or failures (arb_sim_fabric_changed: the
- * run stops with ARB_EINVAL). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
+ * (cfg.tap); nor, later, failures (arb_sim_fabric_changed: the run stops
+ * with ARB_EINVAL). Arbor jobs added after it run each host's engines in
+ * the host's part and each switch's aggregators in the switch's; what the
+ * jobs count is merged over the parts at the end of each run (the ranks'
+ * done times, engines finished, failure, counters, live slots) or when
+ * read (arb_sim_arbor_result_get, arb_sim_arbor_job_result: collective
+ * then); not supported: deferred jobs, on_rank_done (arb_sim_arbor_add
+ * refuses them). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
  * with zero delay), ARB_ESTATE (flows added already, or partitioned
  * already), ARB_ENOMEM; err gets a line naming the problem.
  */
@@ -521,6 +526,19 @@ typedef struct arb_sim_part_info {
     uint64_t events;    /**< events this part ran */
     uint64_t nodes;     /**< nodes it holds */
 } arb_sim_part_info;
+
+/**
+ * A partitioned simulator stops every part's runs after the event of time
+ * t and target `target` in the local order (events of one time run by
+ * target): no part runs a later one (the run is to end there: the event
+ * is one that fails it, whose error reaches every part). For a run
+ * again of one that failed in one part, whose other parts ran on to the
+ * end of that window before they learnt of it (arb_sim_arbor_failure_point
+ * names the event): the same run stopped there gives the figures of the
+ * one process, which stops at the failure. Call before the runs.
+ * ARB_EINVAL: not partitioned, or inside a run.
+ */
+int arb_sim_part_stop_after(arb_sim *s, arb_time t, uint32_t target);
 
 /** This part's figures; ARB_EINVAL when the simulator is not partitioned. */
 int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out);
@@ -689,8 +707,9 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  * another topology, a field out of range, a switch with more than 256
  * ports that aggregates, partitions of no slot, deferred with lag; for a
  * later job: a payload, slots, partitions or mode other than the first
- * job's, which the shared pools fix, or lag on a host another job uses),
- * ARB_ERANGE (a host out of UDP ports), ARB_ENOMEM.
+ * job's, which the shared pools fix, or lag on a host another job uses;
+ * a partitioned simulator: deferred or on_rank_done), ARB_ERANGE (a
+ * host out of UDP ports), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
 
@@ -759,6 +778,12 @@ typedef struct arb_sim_arbor_failure {
 /** The first engine failure of the run (failed 0 when none). ARB_EINVAL: no
  * collective added, or a NULL argument. */
 int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out);
+
+/** A partitioned run: the event the first engine gave up in (the earliest
+ * over the parts in the local order), its time and target, for
+ * arb_sim_part_stop_after. ARB_ENOENT: none gave up, not partitioned, or
+ * inside a run. */
+int arb_sim_arbor_failure_point(const arb_sim *s, arb_time *t, uint32_t *event);
 
 /** 1 when every engine of every job is finished (all ENDs acknowledged,
  * every rank done), else 0. Never fails. */
@@ -860,7 +885,10 @@ typedef struct arb_sim_arbor_result {
  * cct = finish - start, goodput_gbps the sum of the jobs' goodputs (each
  * its bytes x 8 / its own cct: the aggregate rate while they all run);
  * the switch counters (agg_*, slot times, peak_live_slots, inv_agg_check)
- * once per switch, and inv_conservation once for the fabric.
+ * once per switch, and inv_conservation once for the fabric. Partitioned
+ * (arb_sim_partition): collective, every part calls it between runs in the
+ * same order and gets the whole fabric's figures; an error of the
+ * operations is returned.
  */
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
 
@@ -869,7 +897,8 @@ int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *r);
  * bytes), its invariants. The switch counters are those of the switches
  * where it aggregates -- their pools are shared, so they include other
  * jobs' use of the same switches -- and inv_conservation is the fabric's
- * (every job's packets together). ARB_EINVAL: no such job.
+ * (every job's packets together). ARB_EINVAL: no such job. Partitioned:
+ * collective, as arb_sim_arbor_result_get.
  */
 int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *r);
 
@@ -909,7 +938,8 @@ typedef struct arb_sim_arbor_counters {
 
 /** Watch for the first retry or repair credit sent at or after `from`
  * (from now on: arb_sim_arbor_counters.resend_at; a new watch replaces
- * the last). ARB_EINVAL: no Arbor collective. */
+ * the last). ARB_EINVAL: no Arbor collective, or a partitioned simulator
+ * (each part sees its own hosts' credits only). */
 int arb_sim_arbor_watch(arb_sim *s, arb_time from);
 /** ARB_EINVAL: no Arbor collective, or a NULL out. */
 int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out);

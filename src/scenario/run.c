@@ -973,6 +973,9 @@ struct scn_run {
     arb_plan **plans; /* Arbor: one per job */
     uint32_t n_plans;
     const arb_sim_part_ops *part; /* a partitioned run's part (NULL: whole) */
+    int stop;                     /* a run again, stopping at the failure of the first */
+    arb_time stop_t;
+    uint32_t stop_event;
 };
 
 /* The result, echoing every key's value and the file. */
@@ -1174,9 +1177,10 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_RUN_ORDER, run->err, run->errlen, ARB_EINVAL,
                         "a partitioned run (--partition) needs local: the global order has no "
                         "parts");
-    if (run->arbor || run->r->iter_arbor)
-        return key_fail(sc, run->arbor ? K_WL_KIND : K_WL_BACKEND, run->err, run->errlen,
-                        ARB_EINVAL, "not supported by a partitioned run (--partition): Arbor");
+    if (run->r->iter_arbor)
+        return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition): Arbor collectives "
+                        "that start as other ranks finish");
     for (size_t k = 0; k < sizeof off / sizeof *off; k++) {
         int set = off[k] == K_RUN_QPORDER ? scn_u64(sc, off[k]) != 0 : *scn_str(sc, off[k]) != '\0';
         if (set)
@@ -1203,6 +1207,7 @@ static int run_partition(struct scn_run *run)
     }
     rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
     free(np);
+    if (rc == 0 && run->stop) rc = arb_sim_part_stop_after(run->s, run->stop_t, run->stop_event);
     return rc < 0 ? arb_errf(run->err, run->errlen, rc, "%s", msg) : 0;
 }
 
@@ -1429,23 +1434,40 @@ int arb_scenario_run_part(const arb_scenario *sc, const arb_sim_part_ops *ops,
                           char *err, size_t errlen)
 {
     struct scn_run run;
-    memset(&run, 0, sizeof run);
-    run.part = ops;
-    run.sc = sc;
-    run.progress = progress;
-    run.ctx = ctx;
-    run.err = err;
-    run.errlen = errlen;
     *out = NULL;
-    int rc = run_result(&run);
-    if (rc == 0) rc = run_fabric(&run);
-    if (rc == 0) rc = run_workload(&run);
-    if (rc == 0) rc = run_sim_config(&run);
-    if (rc == 0) rc = run_routing(&run);
-    if (rc == 0) rc = run_taps(&run);
-    if (rc == 0) rc = run_simulator(&run);
-    if (rc == 0) rc = run_start(&run);
-    if (rc == 0) rc = run_slices(&run);
+    int rc;
+    arb_time stop_t = 0;
+    uint32_t stop_event = 0;
+    for (int again = 0;; again++) {
+        memset(&run, 0, sizeof run);
+        run.part = ops;
+        run.sc = sc;
+        run.progress = progress;
+        run.ctx = ctx;
+        run.err = err;
+        run.errlen = errlen;
+        run.stop = again;
+        run.stop_t = stop_t;
+        run.stop_event = stop_event;
+        rc = run_result(&run);
+        if (rc == 0) rc = run_fabric(&run);
+        if (rc == 0) rc = run_workload(&run);
+        if (rc == 0) rc = run_sim_config(&run);
+        if (rc == 0) rc = run_routing(&run);
+        if (rc == 0) rc = run_taps(&run);
+        if (rc == 0) rc = run_simulator(&run);
+        if (rc == 0) rc = run_start(&run);
+        if (rc == 0) rc = run_slices(&run);
+        /* A partitioned run that an Arbor engine's failure ended: the other
+         * parts ran on to the end of that window. Once again, every part
+         * stopping at the failure, as one process does (docs/partition.md);
+         * every part decides alike (the failure is every part's). */
+        if (rc != 0 || again || !ops || !(run.r->failed || run.r->warned) ||
+            arb_sim_arbor_failure_point(run.s, &stop_t, &stop_event) < 0)
+            break;
+        run_end(&run, 0);
+        arb_scenario_result_free(run.r);
+    }
     if (rc == 0) rc = run_figures(&run);
     rc = run_end(&run, rc);
     if (rc < 0) {

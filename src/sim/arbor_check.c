@@ -183,9 +183,11 @@ static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resu
         const struct pacct *pa = &j->pacct[port];
         const struct sport *sp = &s->sp[port];
         uint64_t pkts = pa->tx_pkts, bytes = pa->tx_bytes, qp = 0, qb = 0;
-        list_sums(s, j, &sp->wire, &pkts, &bytes);
-        list_sums(s, j, &sp->q, &qp, &qb);
-        if (sp->kind >= NIC_HOST) list_sums(s, j, &sp->arb_tx, &qp, &qb);
+        if (counts_port(s, port)) { /* partitioned: the sending part's lists */
+            list_sums(s, j, &sp->wire, &pkts, &bytes);
+            list_sums(s, j, &sp->q, &qp, &qb);
+            if (sp->kind >= NIC_HOST) list_sums(s, j, &sp->arb_tx, &qp, &qb);
+        }
         r->pkts += pkts;
         r->wire_bytes += bytes;
         uint32_t t = s->ports[port].tier < 3 ? s->ports[port].tier : 3;
@@ -199,8 +201,10 @@ static void port_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resu
 
 /* Nodes where in + copies != out + consumed + drops + delivered + queued,
  * every job's packets together; out: the packets that reached the far end
- * of a wire, and those on one. */
-static uint64_t conservation_errors(const arb_sim *s)
+ * of a wire, and those on one. A partitioned run: each part's share of
+ * every node's balance (the events it ran, the lists it counts), summed
+ * over the parts (every part calls it). 0 or an error. */
+static int conservation_errors(const arb_sim *s, uint64_t *out)
 {
     const struct arbor_job *a = s->arb;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
@@ -212,16 +216,27 @@ static uint64_t conservation_errors(const arb_sim *s)
             left[owner] += a->jobs[x]->pacct[port].tx_pkts;
         const struct sport *sp = &s->sp[port];
         const struct plist *ls[3] = {&sp->q, &sp->wire, &sp->arb_tx}; /* arb_tx: NICs' */
+        if (!counts_port(s, port)) continue;
         for (int l = 0; l < (sp->kind >= NIC_HOST ? 3 : 2); l++)
             for (uint32_t i = ls[l]->head; i != PKT_NONE; i = pool_get(&s->pool, i)->next)
                 if (pool_get(&s->pool, i)->kind == PK_ARBOR) left[owner]++;
     }
     uint64_t bad = 0;
+    if (s->part) {
+        int64_t *bal = (int64_t *)(void *)left; /* in place: in + copies - the rest */
+        for (uint32_t n = 0; n < n_nodes; n++) {
+            const struct nacct *c = &a->acct[n];
+            bal[n] = (int64_t)(c->in + c->copies) -
+                     (int64_t)(c->consumed + c->drops + c->delivered + left[n]);
+        }
+        return arbor_part_conservation(s, bal, n_nodes, out);
+    }
     for (uint32_t n = 0; n < n_nodes; n++) {
         const struct nacct *c = &a->acct[n];
         if (c->in + c->copies != c->consumed + c->drops + c->delivered + left[n]) bad++;
     }
-    return bad;
+    *out = bad;
+    return 0;
 }
 
 /* The aggregators job j uses (its part of the pool of each switch where it
@@ -231,11 +246,12 @@ static void agg_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resul
 {
     const struct arbor_job *a = s->arb;
     size_t n = j ? j->n_agg_nodes : (size_t)arb_topo_n_nodes(s->topo) * a->n_parts;
+    arb_time now = arb_sim_now(s); /* partitioned: the whole run's (slots live till then) */
     for (size_t x = 0; x < n; x++) {
         arb_agg *g = a->agg[j ? agg_index(a, j->agg_nodes[x], j) : x];
-        if (!g) continue;
+        if (!g || !owns_node(s, j ? j->agg_nodes[x] : (uint32_t)(x / a->n_parts))) continue;
         arb_agg_stats st;
-        arb_agg_get_stats(g, s->now, &st);
+        arb_agg_get_stats(g, now, &st);
         r->agg_inputs += st.contributions;
         r->agg_aggregates += st.aggregates;
         r->agg_passthrough += st.passthrough;
@@ -248,13 +264,17 @@ static void agg_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resul
     }
 }
 
-/* The engines' counters and the per-engine invariants of job j into r. */
-static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
+/* The engines' counters and the per-engine invariants of job j into r
+ * (partitioned: those this part runs); the controllers' window gates
+ * summed into *window, and their number into *n_cc (integers, so that the
+ * parts' sums add up exactly). */
+static void engine_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_result *r,
+                        uint64_t *window, uint64_t *n_cc)
 {
     const arb_plan *p = j->p;
-    uint32_t n_cc = 0;
     for (uint32_t i = 0; i < j->n_eps; i++) {
         const arb_hep *e = &j->eps[i];
+        if (!owns_node(s, e->host)) continue;
         if (e->r) {
             arb_responder_stats st;
             arb_responder_get_stats(e->r, &st);
@@ -282,8 +302,8 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
                 r->cc_decreases += cs.decreases;
                 r->cc_ce_samples += cs.ce_samples;
                 r->cc_stalls += cs.stalls;
-                r->cc_window_mean += cs.window;
-                n_cc++;
+                *window += cs.window;
+                (*n_cc)++;
             }
         } else {
             arb_requester_stats st;
@@ -304,7 +324,6 @@ static void engine_sums(const struct ajob *j, arb_sim_arbor_result *r)
         }
         if (e->r && e->cond_done && e->results < e->offsets) r->inv_early++;
     }
-    if (n_cc) r->cc_window_mean /= n_cc;
 }
 
 static void finish_invariants(arb_sim_arbor_result *r, int values)
@@ -321,32 +340,41 @@ static void finish_invariants(arb_sim_arbor_result *r, int values)
 }
 
 /* Job j's figures: its engines, its packets, the switches it aggregates at
- * (whose pools other jobs may share), the fabric's conservation. */
-static void job_result(const arb_sim *s, const struct ajob *j, uint64_t conservation,
-                       arb_sim_arbor_result *out)
+ * (whose pools other jobs may share), the fabric's conservation; *rtt: its
+ * credit-to-commit times' sum and count (partitioned: every part's, as
+ * the figures; every part calls it). 0 or an error. */
+static int job_result(const arb_sim *s, const struct ajob *j, uint64_t conservation,
+                      arb_sim_arbor_result *out, uint64_t rtt[2])
 {
     arb_sim_arbor_result r = j->res;
     const arb_plan *p = j->p;
     r.ranks = arb_plan_get_config(p)->n_ranks;
-    r.ranks_done = j->host->ranks_done;
+    r.ranks_done = job_ranks_done(j);
     r.port = SIM_ARBOR_DPORT + j->port;
     r.done = job_done(j);
     r.bytes = arb_plan_get_config(p)->coll == ARB_COLL_BARRIER ? 0 : arb_plan_get_config(p)->bytes;
     r.finish = ARB_TIME_NEVER;
-    if (j->host->ranks_done == arb_plan_get_config(p)->n_ranks) {
+    if (r.ranks_done == arb_plan_get_config(p)->n_ranks) {
         r.finish = 0;
         for (uint32_t k = 0; k < arb_plan_get_config(p)->n_ranks; k++)
             if (j->host->rank_done[k] > r.finish) r.finish = j->host->rank_done[k];
         r.cct = r.finish - r.start;
         r.goodput_gbps = r.cct ? (double)r.bytes * 8.0 / ((double)r.cct / 1e12) / 1e9 : 0;
     }
-    engine_sums(j, &r);
+    uint64_t x[4] = {0, 0, j->rtt_sum, j->rtt_n}; /* window gates, controllers; rtt */
+    engine_sums(s, j, &r, &x[0], &x[1]);
     agg_sums(s, j, &r);
     port_sums(s, j, &r);
+    int rc = arbor_part_merge(s, &r, x, 4);
+    if (rc < 0) return rc;
+    r.cc_window_mean = x[1] ? (double)x[0] / (double)x[1] : 0;
     r.inv_conservation = conservation;
     finish_invariants(&r, j->cfg.values);
-    r.rtt_mean = j->rtt_n ? j->rtt_sum / j->rtt_n : 0;
+    r.rtt_mean = x[3] ? x[2] / x[3] : 0;
+    rtt[0] = x[2];
+    rtt[1] = x[3];
     *out = r;
+    return 0;
 }
 
 /* Job figures w += r: counts summed, the span from the first start to the
@@ -393,8 +421,8 @@ static void result_add(arb_sim_arbor_result *w, const arb_sim_arbor_result *r)
     if (r->rtt_max > w->rtt_max) w->rtt_max = r->rtt_max;
 }
 
-/* Several jobs: the whole (docs/arbor-sim.md section 2). */
-static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_result *out)
+/* Several jobs: the whole (docs/arbor-sim.md section 2). 0 or an error. */
+static int whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_result *out)
 {
     const struct arbor_job *a = s->arb;
     arb_sim_arbor_result w;
@@ -406,11 +434,13 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
     double window_sum = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
         arb_sim_arbor_result r;
-        job_result(s, a->jobs[x], conservation, &r);
+        uint64_t rtt[2];
+        int rc = job_result(s, a->jobs[x], conservation, &r, rtt);
+        if (rc < 0) return rc;
         result_add(&w, &r);
         if (r.peak_job_slots > w.peak_job_slots) w.peak_job_slots = r.peak_job_slots;
-        rtt_sum += a->jobs[x]->rtt_sum;
-        rtt_n += a->jobs[x]->rtt_n;
+        rtt_sum += rtt[0];
+        rtt_n += rtt[1];
         /* the mean over every channel: each job's mean weighted by its channels */
         window_sum += r.cc_window_mean * arb_plan_n_channels(a->jobs[x]->p);
         n_cc += arb_plan_n_channels(a->jobs[x]->p);
@@ -420,30 +450,48 @@ static void whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_
         w.cct = w.finish - w.start;
     else
         w.goodput_gbps = 0;
-    agg_sums(s, NULL, &w); /* every pool once: they are shared */
+    if (!s->part) {
+        agg_sums(s, NULL, &w); /* every pool once: they are shared */
+    } else {                   /* every part's pools, summed over the parts */
+        arb_sim_arbor_result g;
+        memset(&g, 0, sizeof g);
+        agg_sums(s, NULL, &g);
+        int rc = arbor_part_merge(s, &g, NULL, 0);
+        if (rc < 0) return rc;
+        w.agg_inputs += g.agg_inputs;
+        w.agg_aggregates += g.agg_aggregates;
+        w.agg_passthrough += g.agg_passthrough;
+        if (g.peak_live_slots > w.peak_live_slots) w.peak_live_slots = g.peak_live_slots;
+        w.agg_allocations += g.agg_allocations;
+        w.agg_reclaimed += g.agg_reclaimed;
+        w.slot_time += g.slot_time;
+        w.partial_slot_time += g.partial_slot_time;
+        w.inv_agg_check += g.inv_agg_check;
+    }
     w.inv_conservation = conservation;
     w.correct = a->values ? 1 : -1;
     finish_invariants(&w, a->values);
     w.rtt_mean = rtt_n ? rtt_sum / rtt_n : 0;
     *out = w;
+    return 0;
 }
 
 int arb_sim_arbor_result_get(const arb_sim *s, arb_sim_arbor_result *out)
 {
     const struct arbor_job *a = s->arb;
     if (!a || !a->n_jobs || !out) return ARB_EINVAL;
-    uint64_t conservation = conservation_errors(s);
-    if (a->n_jobs == 1)
-        job_result(s, a->jobs[0], conservation, out);
-    else
-        whole_result(s, conservation, out);
-    return 0;
+    uint64_t conservation, rtt[2];
+    int rc = conservation_errors(s, &conservation);
+    if (rc < 0) return rc;
+    if (a->n_jobs == 1) return job_result(s, a->jobs[0], conservation, out, rtt);
+    return whole_result(s, conservation, out);
 }
 
 int arb_sim_arbor_job_result(const arb_sim *s, int job, arb_sim_arbor_result *out)
 {
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a || job < 0 || (uint32_t)job >= a->n_jobs || !out) return ARB_EINVAL;
-    job_result(s, a->jobs[job], conservation_errors(s), out);
-    return 0;
+    uint64_t conservation, rtt[2];
+    int rc = conservation_errors(s, &conservation);
+    return rc < 0 ? rc : job_result(s, a->jobs[job], conservation, out, rtt);
 }

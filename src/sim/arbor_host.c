@@ -142,6 +142,8 @@ static void note_failure(arb_sim *s, const arb_hep *e)
     const arb_plan_channel *c = e->c;
     if (f->failed) return;
     f->failed = 1;
+    s->arb->fail_at = s->now; /* a partitioned run: the parts keep the earliest */
+    s->arb->fail_event = s->part_target;
     f->job = j->index;
     f->channel = e->ch;
     f->responder_host = c->responder_host;

@@ -111,6 +111,10 @@ struct ajob {
     uint8_t *started, *idle, *reported;
     uint32_t *live_at; /* per node: slots this job holds live there */
     arb_sim_arbor_result res;
+    /* a partitioned run (arbor_part.c), after the last run: its engines
+     * finished and ranks done over every part (host->rank_done holds every
+     * part's done times then) */
+    uint32_t g_eps_finished, g_ranks_done;
 };
 
 /* The jobs with engines on one host, in the order they were added. */
@@ -168,6 +172,16 @@ struct arbor_job {
     uint64_t committed_bytes, resent_bytes, resends;
     arb_time watch_from, watch_hit;
     int watching;
+    /* a partitioned run (arbor_part.c): when and in which event (its
+     * target) this part's first engine gave up (the parts keep the earliest
+     * in the local order), and the counters and slot figures of every part
+     * after the last run */
+    arb_time fail_at;
+    uint32_t fail_event;
+    uint64_t g_committed_bytes, g_resent_bytes, g_resends;
+    uint32_t g_live, g_most;
+    arb_time *scratch; /* a rank_done's worth, for the merge */
+    uint32_t cap_scratch;
 };
 
 /* arbor_pool.c: packets, their header side table and payload buffers, and
@@ -189,6 +203,30 @@ int arbor_on_commit(arb_hep *e, const arb_commit_info *c);
 void arbor_on_result(arb_hep *e, uint32_t index, const uint8_t *data, size_t len);
 void arbor_cwin_free(struct cwin *c);
 void arbor_wire_check(arb_sim *s, uint32_t conn, const arb_hdr *h, size_t len);
+
+/* arbor_part.c: a partitioned run's Arbor state merged over the parts
+ * after each run (arbor_part_sync, sim_int.h): every rank's done time, the
+ * engines finished, the counters, the slot figures, the first failure; and
+ * a job's figures summed over the parts, with n_extra more counters
+ * (arb_sim_arbor_result_get: every part calls it, in the same order). */
+int arbor_part_merge(const arb_sim *s, arb_sim_arbor_result *r, uint64_t *extra, uint32_t n_extra);
+/* The nodes' packet balances summed over the parts: nodes where it fails. */
+int arbor_part_conservation(const arb_sim *s, int64_t *bal, uint32_t n_nodes, uint64_t *bad);
+
+/* Does node n's state (a host's engines, a switch's aggregators) live in
+ * this part (always, in a whole run)? */
+static inline int owns_node(const arb_sim *s, uint32_t n)
+{
+    return !s->part || part_owns_host(s, n);
+}
+
+/* Does port's packet lists (queue, wire, a NIC's arb_tx) count here: the
+ * part that sends on it (a packet across the cut sits on both parts' copy
+ * of its wire until it arrives; the receiving part's is not counted)? */
+static inline int counts_port(const arb_sim *s, uint32_t port)
+{
+    return !s->pcut || s->pcut[port] == PCUT_LOCAL || s->pcut[port] == PCUT_OUT;
+}
 
 /* The job of engine e. */
 static inline struct ajob *ej(const arb_hep *e)
@@ -289,7 +327,15 @@ static inline struct cwin *e_committed(const arb_hep *e)
 /* Every rank of job j is done. */
 static inline int job_done(const struct ajob *j)
 {
+    if (j->s->part) /* every part's, after the last run (arbor_part.c) */
+        return j->g_eps_finished == j->host->n_eps && j->g_ranks_done == j->host->n_local;
     return arb_host_done(j->host);
+}
+
+/* Ranks of job j done (a partitioned run: in every part, after the last run). */
+static inline uint32_t job_ranks_done(const struct ajob *j)
+{
+    return j->s->part ? j->g_ranks_done : j->host->ranks_done;
 }
 
 /* Room in the header side table for packet index i; ARB_ENOMEM. */

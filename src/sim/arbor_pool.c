@@ -103,6 +103,11 @@ int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
 {
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a) return ARB_EINVAL;
+    if (s->part && !s->in_run) { /* every part's switches, after the last run */
+        if (live) *live = a->g_live;
+        if (max_live) *max_live = a->g_most;
+        return 0;
+    }
     uint32_t sum = 0, mx = 0;
     /* a switch's pool may be cut into n_parts parts (a static partition):
      * its slots are those of every part */
@@ -140,4 +145,34 @@ int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
             slot_freed(a, node, a->owner[g], slot);
     }
     return lost;
+}
+
+void arbor_cut_parts(const arb_sim *s, uint32_t i, const void **hdr, size_t *hlen, const void **pl,
+                     size_t *plen)
+{
+    const struct arbor_job *a = s->arb;
+    const struct pkt *k = pool_get(&s->pool, i);
+    *hdr = &a->hdr[i];
+    *hlen = sizeof a->hdr[i];
+    *pl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
+    *plen = k->aux != NONE ? k->payload : 0;
+}
+
+int arbor_cut_land(arb_sim *s, uint32_t i, const uint8_t *hdr, size_t hlen, const uint8_t *pl,
+                   size_t plen)
+{
+    struct arbor_job *a = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
+    k->aux = NONE;
+    if (!a || hlen != sizeof *a->hdr || plen > a->bp.size || (plen && plen != k->payload))
+        return ARB_EINVAL; /* not a record this simulator's jobs make */
+    if (hdr_room(s, i) < 0) return ARB_ENOMEM;
+    memcpy(&a->hdr[i], hdr, hlen);
+    if (plen && (k->aux = arbor_put_payload(s, pl, plen)) == NONE) return ARB_ENOMEM;
+    return 0;
+}
+
+void arbor_pkt_release(arb_sim *s, uint32_t i)
+{
+    pkt_free(s, i);
 }

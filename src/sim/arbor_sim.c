@@ -146,6 +146,7 @@ void arbor_free(arb_sim *s)
     free(a->chan_job);
     free(a->jobs);
     free(a->hdr);
+    free(a->scratch);
     free(a);
     s->arb = NULL;
 }
@@ -285,6 +286,7 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->values = cfg->values;
     a->spare = NONE;
     a->watch_hit = ARB_TIME_NEVER;
+    a->fail_at = ARB_TIME_NEVER;
     a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
@@ -487,7 +489,8 @@ static int job_start(arb_sim *s, struct ajob *j)
         else if (!cfg->skew_random)
             at += (arb_time)r * cfg->skew;
         j->start_at[r] = at;
-        if (j->host_first[h + 1] > j->host_first[h]) arbor_arm(s, h, at);
+        /* a partitioned run: the host's part alone runs its engines */
+        if (j->host_first[h + 1] > j->host_first[h] && owns_node(s, h)) arbor_arm(s, h, at);
     }
     return s->error;
 }
@@ -517,7 +520,10 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
-    if (s->part) return ARB_EINVAL; /* not across parts (yet): docs/partition.md */
+    /* across parts: not what starts ranks as others finish (deferred, the
+     * ranks' done reported at once), nor hosts that hold packets back (lag):
+     * docs/partition.md */
+    if (s->part && (cfg->deferred || cfg->on_rank_done)) return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
@@ -609,7 +615,7 @@ int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out)
 int arb_sim_arbor_watch(arb_sim *s, arb_time from)
 {
     struct arbor_job *a = s ? s->arb : NULL;
-    if (!a) return ARB_EINVAL;
+    if (!a || s->part) return ARB_EINVAL; /* a part sees its own resends only */
     a->watch_from = from;
     a->watch_hit = ARB_TIME_NEVER;
     a->watching = 1;
@@ -620,9 +626,10 @@ int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out)
 {
     const struct arbor_job *a = s ? s->arb : NULL;
     if (!a || !out) return ARB_EINVAL;
-    out->committed_bytes = a->committed_bytes;
-    out->resent_bytes = a->resent_bytes;
-    out->resends = a->resends;
+    int whole = s->part && !s->in_run; /* every part's, after the last run */
+    out->committed_bytes = whole ? a->g_committed_bytes : a->committed_bytes;
+    out->resent_bytes = whole ? a->g_resent_bytes : a->resent_bytes;
+    out->resends = whole ? a->g_resends : a->resends;
     out->resend_at = a->watch_hit;
     return 0;
 }
@@ -634,7 +641,7 @@ int arb_sim_arbor_progress(const arb_sim *s, uint32_t *ranks_done, uint32_t *ran
     *ranks_done = 0;
     *ranks = 0;
     for (uint32_t x = 0; x < a->n_jobs; x++) {
-        *ranks_done += a->jobs[x]->host->ranks_done;
+        *ranks_done += job_ranks_done(a->jobs[x]);
         *ranks += arb_plan_get_config(a->jobs[x]->p)->n_ranks;
     }
     return 0;

@@ -479,7 +479,10 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     struct pkt *k = pool_get(&s->pool, i);
     wire_popped(s, sp, port, k, i);
     s->st.events--;
-    pool_release(&s->pool, i);
+    if (k->kind == PK_ARBOR)
+        arbor_pkt_release(s, i); /* and its payload buffer */
+    else
+        pool_release(&s->pool, i);
     s->part_xfer = -1;
 }
 

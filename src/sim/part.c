@@ -138,6 +138,23 @@ int part_owns_host(const arb_sim *s, uint32_t h)
     return !s->part || s->part->node_part[h] == s->part->ops.rank;
 }
 
+uint32_t part_rank(const arb_sim *s)
+{
+    return s->part ? s->part->ops.rank : 0;
+}
+
+int part_allsum(const arb_sim *s, uint64_t *v, size_t n)
+{
+    const struct sim_part *P = s->part;
+    return P ? P->ops.allsum(P->ops.ctx, v, n) : 0;
+}
+
+int part_allmin(const arb_sim *s, uint64_t *v, size_t n)
+{
+    const struct sim_part *P = s->part;
+    return P ? P->ops.allmin(P->ops.ctx, v, n) : 0;
+}
+
 void part_free(arb_sim *s)
 {
     struct sim_part *P = s->part;
@@ -201,6 +218,7 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     memcpy(P->node_part, node_part, (size_t)n_nodes * sizeof *node_part);
     P->ops = *ops;
     P->lookahead = ARB_TIME_NEVER;
+    s->part_stop_t = ARB_TIME_NEVER;
     P->gnow = s->now;
     P->gactive = s->active;
     uint32_t me = ops->rank;
@@ -233,6 +251,14 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     return 0;
 }
 
+int arb_sim_part_stop_after(arb_sim *s, arb_time t, uint32_t target)
+{
+    if (!s || !s->part || s->in_run) return ARB_EINVAL;
+    s->part_stop_t = t;
+    s->part_stop_target = target;
+    return 0;
+}
+
 int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 {
     if (!s->part) return ARB_EINVAL;
@@ -247,9 +273,17 @@ void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
     struct sim_part *P = s->part;
     const struct pkt *k = pool_get(&s->pool, i);
     struct rec r = {REC_PKT, port, k->t, 0, 0, 0};
+    const void *hdr = NULL, *pl = NULL;
+    size_t hlen = 0, plen = 0;
+    /* an Arbor packet's header and payload live beside it: they travel after it */
+    if (k->kind == PK_ARBOR) arbor_cut_parts(s, i, &hdr, &hlen, &pl, &plen);
+    r.b = (uint32_t)(hlen + plen);
+    r.c = (uint32_t)hlen;
     struct buf *b = &P->out[P->node_part[s->far[port].node]];
     int rc = buf_put(b, &r, sizeof r);
     if (rc == 0) rc = buf_put(b, k, sizeof *k);
+    if (rc == 0 && hlen) rc = buf_put(b, hdr, hlen);
+    if (rc == 0 && plen) rc = buf_put(b, pl, plen);
     fail(s, rc);
     P->info.sent++;
 }
@@ -273,7 +307,8 @@ void part_take_done(arb_sim *s, uint32_t target)
 
 /* A packet from another part, on the wire of `port` (PCUT_IN) until its
  * arrival: held, not counted live until it lands (arrive_cut, net.c). */
-static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src)
+static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src, const uint8_t *extra,
+                        size_t hlen, size_t plen)
 {
     uint32_t peak = s->pool.peak;
     uint32_t i = pool_alloc_raw(&s->pool);
@@ -285,6 +320,16 @@ static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src)
     s->pool.peak = peak;
     struct pkt *k = pool_get(&s->pool, i);
     *k = *src;
+    if (k->kind == PK_ARBOR) { /* its header and payload, in this part's tables */
+        int rc = arbor_cut_land(s, i, extra, hlen, extra + hlen, plen);
+        if (rc < 0) {
+            k->aux = UINT32_MAX;
+            s->pool.live++;
+            pool_release(&s->pool, i);
+            fail(s, rc);
+            return;
+        }
+    }
     plist_push(&s->pool, &s->sp[port].wire, i);
     net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     s->part->info.received++;
@@ -395,15 +440,19 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
 {
     struct sim_part *P = s->part;
     size_t o = 0;
-    while (o + sizeof(struct rec) <= n && !s->error) {
+    /* a run that failed before (an Arbor engine gave up) still gets the
+     * figures: only an error met here stops the parsing */
+    int before = s->error;
+    while (o + sizeof(struct rec) <= n && s->error == before) {
         struct rec r;
         memcpy(&r, d + o, sizeof r);
         o += sizeof r;
-        if (r.type == REC_PKT && o + sizeof(struct pkt) <= n) {
+        if (r.type == REC_PKT && o + sizeof(struct pkt) + r.b <= n && r.c <= r.b) {
             struct pkt k;
             memcpy(&k, d + o, sizeof k);
             o += sizeof k;
-            receive_pkt(s, r.a, &k);
+            receive_pkt(s, r.a, &k, d + o, r.c, r.b - r.c);
+            o += r.b;
         } else if (r.type == REC_EVENT) {
             net_push_event(s, r.t, r.a);
         } else if (r.type == REC_DONE) {
@@ -577,6 +626,7 @@ static int sync_end(arb_sim *s)
         if (!P->mps || !P->mq || !P->mhave) fail(s, ARB_ENOMEM);
     }
     int rc = exchange(s);
+    if (rc == 0 && s->arb) rc = arbor_part_sync(s);
     if (rc < 0) return rc;
     uint64_t sum[24] = {st.events,         st.packet_hops,   st.pkts_sent,    st.pkts_delivered,
                         st.data_pkts_sent, st.bytes_sent,    st.payload_sent, st.payload_delivered,
@@ -626,6 +676,12 @@ int part_run(arb_sim *s, arb_time until)
         if (rc < 0) break;
         if (v[1] != UINT64_MAX) {
             if (!s->error) s->error = -(int)v[1];
+            /* the run ends at the last event of any part (an Arbor failure's,
+             * arb_sim_part_stop_after): what starts by then has started in
+             * every part's ports, as in one process (sched_catch_up) */
+            uint64_t last = UINT64_MAX - s->now;
+            rc = P->ops.allmin(P->ops.ctx, &last, 1);
+            if (rc == 0 && UINT64_MAX - last > s->horizon) s->horizon = UINT64_MAX - last;
             break;
         }
         if (v[0] > until) break;
@@ -675,6 +731,7 @@ int arb_sim_part_collect(arb_sim *s)
     struct sim_part *P = s->part;
     if (!P) return 0;
     uint32_t me = P->ops.rank;
+    int run_error = s->error; /* the run's own (every part has it): not the collection's */
     if (me != 0)
         for (uint32_t f = 0; f < s->n_conns; f++) {
             const struct conn *c = &s->conns[f];
@@ -690,7 +747,7 @@ int arb_sim_part_collect(arb_sim *s)
             }
         }
     int rc = exchange(s);
-    uint64_t e = s->error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX;
+    uint64_t e = s->error && s->error != run_error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX;
     if (rc == 0) rc = P->ops.allmin(P->ops.ctx, &e, 1);
     if (rc == 0 && e != UINT64_MAX) rc = -(int)e;
     return rc;

@@ -421,11 +421,15 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
     uint32_t port_events = s->n_ports << 2, live0 = 0, peak0 = 0;
     int popped = 0;
     while (!s->error && (popped = evq_pop_until(&s->q, until, &t, &target, &seq)) > 0) {
+        /* past the event a re-run stops after (arb_sim_part_stop_after): the run ends there */
+        if (part && (t > s->part_stop_t || (t == s->part_stop_t && target > s->part_stop_target)))
+            break;
         if (s->pool.made != s->pf_made) sim_pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
         if (part) { /* the event's change of live packets, for the pool's peak (part.c) */
+            s->part_target = target;
             live0 = s->pool.live;
             peak0 = s->pool.peak;
             s->pool.peak = live0;

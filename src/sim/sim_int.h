@@ -265,6 +265,11 @@ struct arb_sim {
     struct sim_part *part;
     uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
     int part_xfer; /* packets the event under way moved between parts: +1 landed, -1 let go */
+    uint32_t part_target; /* the target of the event under way */
+    /* arb_sim_part_stop_after: no event past (stop_t, stop_target) in the
+     * local order runs (ARB_TIME_NEVER: none) */
+    arb_time part_stop_t;
+    uint32_t part_stop_target;
 };
 
 /* sport's place in a partitioned run (arb_sim.pcut): both ends here (or
@@ -358,6 +363,18 @@ void arbor_pkt_lost(arb_sim *s, uint32_t port, uint32_t node, uint32_t pkt);
  * sending node counts as made; PKT_NONE when out of memory (fatal). */
 uint32_t arbor_pkt_dup(arb_sim *s, uint32_t port, uint32_t pkt);
 void arbor_free(arb_sim *s);
+/* A partitioned run (arbor_pool.c): what an Arbor packet across the cut
+ * carries beside its struct pkt (its header; values mode, its payload's
+ * bytes), and that put in this part's tables for its copy i (the buffer
+ * pool's ids are each part's own); ARB_ENOMEM. The sending part lets its
+ * own go (arbor_pkt_release) when it arrives. */
+void arbor_cut_parts(const arb_sim *s, uint32_t i, const void **hdr, size_t *hlen, const void **pl,
+                     size_t *plen);
+int arbor_cut_land(arb_sim *s, uint32_t i, const uint8_t *hdr, size_t hlen, const uint8_t *pl,
+                   size_t plen);
+void arbor_pkt_release(arb_sim *s, uint32_t i);
+/* part.c, sync_end: the Arbor state merged over the parts (arbor_part.c). */
+int arbor_part_sync(arb_sim *s);
 /* After the event: the ranks done in it (arb_sim_arbor_config.on_rank_done). */
 void arbor_report(arb_sim *s);
 
@@ -369,8 +386,14 @@ void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i);
 /* An event for a port another part sends on (PCUT_IN: PFC's pause and
  * resume), to that part. */
 void part_send_event(arb_sim *s, arb_time t, uint32_t target);
-/* Does this part run host h's events? */
+/* Does this part run host h's events (h: any node, its state's part)? */
 int part_owns_host(const arb_sim *s, uint32_t h);
+/* This part's number (0 when whole), and the collective operations over
+ * every part (nothing to do when whole): every part must call them, in the
+ * same order. */
+uint32_t part_rank(const arb_sim *s);
+int part_allsum(const arb_sim *s, uint64_t *v, size_t n);
+int part_allmin(const arb_sim *s, uint64_t *v, size_t n);
 /* Port counters as part 0 last received them, for a port another part
  * owns: 1 and *q, *ps set, or 0 (whole, or a port of this part). */
 int part_port_mirror(const arb_sim *s, uint32_t port, uint32_t *q, arb_sim_port_stats *ps);

@@ -3,7 +3,12 @@
 # ranks gives, byte for byte, the JSON of one process in the same order
 # (run.order = local), at K = 1, 2 and 4, for a permutation over IRN with
 # ECN, one over go-back-N with PFC pausing across the cut and DCQCN, and
-# one with lossy, duplicating, reordering links and spraying; what it does
+# one with lossy, duplicating, reordering links and spraying, and Arbor's
+# in-network aggregation with trees across the cut (the built-in AllReduce
+# over star-32; an AllReduce over kary:4,3; two jobs sharing the switches'
+# pools in values mode over leafspine:4,4,2 with lossy links; a Broadcast
+# in values mode; one whose hosts lag; one whose engine gives up, ending
+# the run, with the same failure and figures as one process); what it does
 # not support is refused naming the key; a rank that dies ends the run with
 # a line naming it, within a bound. Without MPI (or mpirun) these show as
 # skipped, and a build without MPI refuses --partition.
@@ -57,6 +62,66 @@ size = 200KB
 seed = 9
 EOF
 
+cat >"$TMP/arkary.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+[workload]
+kind = arbor
+size = 2MiB
+[run]
+sample = 5us
+EOF
+cat >"$TMP/arjobs.ini" <<'EOF'
+[fabric]
+topology = leafspine:4,4,2
+delay = 500ns
+loss = 0.002
+[workload]
+kind = arbor
+size = 1MiB
+[arbor]
+mode = values
+jobs = 2
+EOF
+cat >"$TMP/arbcast.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.001
+[workload]
+kind = arbor
+size = 512KiB
+[arbor]
+collective = broadcast
+mode = values
+EOF
+cat >"$TMP/arlag.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.002
+[workload]
+kind = arbor
+size = 512KiB
+[arbor]
+mode = values
+skew = 2us
+skew_mode = lag
+EOF
+cat >"$TMP/arfail.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.05
+[workload]
+kind = arbor
+size = 1MiB
+[arbor]
+attempts = 1
+repair_tries = 1
+EOF
+
 # the figures, without the host's own (wall time, memory)
 figures() { sed 's/,"host":{[^}]*}//' "$1"; }
 has() { if printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
@@ -92,9 +157,25 @@ has "the faults case loses, duplicates and reorders" "$(cat "$TMP/faults.seq")" 
 "$A" sim "$TMP/irn.ini" --json -q -s run.order=local >"$TMP/irn.seq" 2>"$TMP/err"
 has "the IRN case marks" "$(cat "$TMP/irn.seq")" '"ecn_marks":[1-9]'
 
-for case in irn pfc faults; do
+# Arbor: every rank done, the values right, losses recovered from
+"$A" sim --json -q -s run.order=local >"$TMP/arstar.seq" 2>"$TMP/err"
+has "the built-in Arbor AllReduce is done" "$(cat "$TMP/arstar.seq")" '"ranks":32,"ranks_done":32,'
+"$A" sim "$TMP/arkary.ini" --json -q -s run.order=local >"$TMP/arkary.seq" 2>"$TMP/err"
+has "the kary Arbor AllReduce aggregates above the leaves" "$(cat "$TMP/arkary.seq")" \
+    '"ranks_done":64,.*"tier_bytes":\[\{[^]]*\},\{"up":[1-9][0-9]*,"down":[1-9]'
+"$A" sim "$TMP/arjobs.ini" --json -q -s run.order=local >"$TMP/arjobs.seq" 2>"$TMP/err"
+has "the two Arbor jobs are right and recover from losses" "$(cat "$TMP/arjobs.seq")" \
+    '"correct":true,.*"timeouts":[1-9].*"checked":[1-9][0-9]*,"wrong":0,.*"jobs":\['
+"$A" sim "$TMP/arbcast.ini" --json -q -s run.order=local >"$TMP/arbcast.seq" 2>"$TMP/err"
+has "the Arbor Broadcast is right" "$(cat "$TMP/arbcast.seq")" '"correct":true,'
+"$A" sim "$TMP/arlag.ini" --json -q -s run.order=local >"$TMP/arlag.seq" 2>"$TMP/err"
+has "the lagging Arbor AllReduce is right" "$(cat "$TMP/arlag.seq")" '"correct":true,'
+
+for case in irn pfc faults arstar arkary arjobs arbcast arlag; do
+    file="$TMP/$case.ini"
+    [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
-        timeout 120 $MPIRUN -np $k "$A" sim "$TMP/$case.ini" --json --partition $k \
+        timeout 120 $MPIRUN -np $k "$A" sim $file --json --partition $k \
             >"$TMP/$case.$k" 2>"$TMP/$case.$k.err"
         rc=$?
         if [ $rc -eq 0 ] && figures "$TMP/$case.seq" >"$TMP/a" && figures "$TMP/$case.$k" >"$TMP/b" &&
@@ -106,12 +187,39 @@ for case in irn pfc faults; do
         fi
     done
 done
+# an engine that gives up ends the run (status 1): the same failure and the
+# same figures (the parts run again, every one stopping at the failure)
+"$A" sim "$TMP/arfail.ini" --json -q -s run.order=local >"$TMP/arfail.seq" 2>"$TMP/arfail.seq.err"
+rc=$?
+has "the failing Arbor run fails" "status $rc $(cat "$TMP/arfail.seq.err")" \
+    'status 1 arbor sim: failed at [0-9.]* us: channel [0-9]* \(responder h[0-9]*\): offset'
+for k in 1 2 4; do
+    timeout 120 $MPIRUN -np $k "$A" sim "$TMP/arfail.ini" --json -q --partition $k \
+        >"$TMP/arfail.$k" 2>"$TMP/arfail.$k.err"
+    rc=$?
+    if [ $rc -eq 1 ] && figures "$TMP/arfail.seq" >"$TMP/a" && figures "$TMP/arfail.$k" >"$TMP/b" &&
+        cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ] &&
+        [ "$(grep 'failed at' "$TMP/arfail.seq.err")" = "$(grep 'failed at' "$TMP/arfail.$k.err")" ]; then
+        pass "a failing Arbor run, $k ranks: the same failure, byte-identical"
+    else
+        fail "a failing Arbor run, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+            "$(head -5 "$TMP/arfail.$k.err")"
+    fi
+done
+
 # every rank says what it did: the cut, the windows, the time waiting
 if grep -q "partition: rank 1: .* cut links out, .* windows, .* synchronising" "$TMP/irn.2.err" &&
     grep -q "partition: 2 ranks, by subtree, lookahead 1.000 us" "$TMP/irn.2.err"; then
     pass "each rank's figures on stderr"
 else
     fail "each rank's figures on stderr" "$(cat "$TMP/irn.2.err")"
+fi
+# the Arbor trees span the parts: Arbor packets cross the cut both ways
+if grep -Eq "partition: rank 0: .* [1-9][0-9]* packets out, [1-9][0-9]* in" "$TMP/arkary.2.err" &&
+    grep -Eq "partition: rank 1: .* [1-9][0-9]* packets out, [1-9][0-9]* in" "$TMP/arkary.2.err"; then
+    pass "Arbor packets cross the cut"
+else
+    fail "Arbor packets cross the cut" "$(cat "$TMP/arkary.2.err")"
 fi
 # the default (global) order differs from the local one: the two are not the same run
 if figures "$TMP/irn.seq" >"$TMP/a" && "$A" sim "$TMP/irn.ini" --json -q | sed 's/,"host":{[^}]*}//' >"$TMP/b" &&
@@ -122,8 +230,9 @@ else
 fi
 
 # refused, naming the key (a singleton: one rank, no launcher)
-expect_err "Arbor is refused" 2 "workload.kind: not supported by a partitioned run" \
-    "$A" sim --partition 1 -q
+expect_err "Arbor started as others finish is refused" 2 \
+    "workload.backend: not supported by a partitioned run" \
+    "$A" sim scenarios/iteration-dp-arbor.ini --partition 1 -q
 expect_err "the global order is refused" 2 \
     "run.order: a partitioned run \(--partition\) needs local" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global

@@ -1016,6 +1016,98 @@ TEST(counts_hold_mid_run)
     arb_topo_free(t);
 }
 
+/* A rank's completion, for a callback a partitioned simulator refuses. */
+static void count_rank(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now)
+{
+    (void)ctx, (void)s, (void)job, (void)rank, (void)now;
+}
+
+/* One part's collective operations: nothing to exchange, every reduction
+ * its own input. */
+static int one_alltoall(void *ctx, const uint8_t *const *send, const size_t *send_len,
+                        uint8_t **recv, size_t *recv_len)
+{
+    (void)ctx, (void)send, (void)send_len;
+    *recv = malloc(1);
+    recv_len[0] = 0;
+    return *recv ? 0 : ARB_ENOMEM;
+}
+static int one_reduce(void *ctx, uint64_t *v, size_t n)
+{
+    (void)ctx, (void)v, (void)n;
+    return 0;
+}
+
+/* A values AllReduce of two jobs over leafspine:4,4,2 in the local order,
+ * whole (ops NULL) or as the one part of a partitioned run. */
+static int run_local(const arb_sim_part_ops *ops, arb_sim_arbor_result *w, arb_sim_arbor_result *j1,
+                     arb_time *done7)
+{
+    arb_topo *t = NULL;
+    char err[256];
+    if (arb_topo_new(&t, "leafspine:4,4,2", NULL, err, sizeof err) < 0) return -1;
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = test_route;
+    cfg.local_order = 1;
+    cfg.loss = 0.01;
+    arb_sim *s = NULL;
+    int rc = arb_sim_new(&s, t, &cfg);
+    uint32_t *np = calloc(arb_topo_n_nodes(t), sizeof *np);
+    if (rc == 0 && ops) rc = np ? arb_sim_partition(s, ops, np, err, sizeof err) : ARB_ENOMEM;
+    arb_plan *p[2] = {NULL, NULL};
+    uint32_t r0[] = {0, 1, 2, 3, 4, 5, 6, 7}, r1[] = {8, 9, 10, 11, 12, 13, 14, 15};
+    arb_sim_arbor_config ac;
+    arb_sim_arbor_config_default(&ac);
+    ac.values = 1;
+    for (int k = 0; k < 2 && rc >= 0; k++) {
+        arb_plan_config pc;
+        arb_plan_config_default(&pc);
+        pc.ranks = k ? r1 : r0;
+        pc.n_ranks = 8;
+        pc.bytes = 256 * 1024;
+        rc = arb_topo_plan(&p[k], t, &pc, err, sizeof err);
+        ac.plan = p[k];
+        if (rc == 0) rc = arb_sim_arbor_add(s, &ac);
+    }
+    if (rc >= 0 && ops) { /* what a partitioned simulator refuses */
+        ac.plan = p[0];
+        ac.deferred = 1;
+        CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL);
+        ac.deferred = 0, ac.on_rank_done = count_rank;
+        CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL);
+        ac.on_rank_done = NULL;
+        CHECK_EQ_I(arb_sim_arbor_watch(s, 0), ARB_EINVAL);
+    }
+    for (arb_time at = 0; rc >= 0 && !arb_sim_arbor_done(s) && at < ARB_PS_PER_S;)
+        rc = arb_sim_run(s, at += 20 * ARB_PS_PER_US); /* in slices, as the scenario runner */
+    if (rc >= 0) rc = arb_sim_arbor_result_get(s, w);
+    if (rc >= 0) rc = arb_sim_arbor_job_result(s, 1, j1);
+    if (rc >= 0) rc = arb_sim_arbor_rank(s, 0, 7, NULL, done7);
+    arb_sim_free(s);
+    for (int k = 0; k < 2; k++)
+        arb_plan_free(p[k]);
+    free(np);
+    arb_topo_free(t);
+    return rc < 0 ? rc : 0;
+}
+
+TEST(a_partitioned_run_of_one_part_is_the_whole_run)
+{
+    arb_sim_part_ops ops = {NULL, 0, 1, one_alltoall, one_reduce, one_reduce};
+    arb_sim_arbor_result a, aj, b, bj;
+    arb_time ta = 0, tb = 1;
+    REQUIRE_EQ_I(run_local(NULL, &a, &aj, &ta), 0);
+    REQUIRE_EQ_I(run_local(&ops, &b, &bj, &tb), 0);
+    CHECK(a.done);
+    CHECK_EQ_I(a.correct, 1);
+    CHECK_EQ_U(a.invariant_errors, 0);
+    CHECK(a.retries + a.timeouts > 0); /* losses recovered from */
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    CHECK(memcmp(&aj, &bj, sizeof aj) == 0);
+    CHECK_EQ_U(ta, tb);
+}
+
 int main(void)
 {
     RUN(star4_allreduce_headers);
@@ -1039,5 +1131,6 @@ int main(void)
     RUN(counts_hold_mid_run);
     RUN(reboots_lose_slots_results_exact);
     RUN(slots_count_every_part);
+    RUN(a_partitioned_run_of_one_part_is_the_whole_run);
     return testkit_done();
 }
