@@ -96,15 +96,39 @@ uint32_t pool_alloc_raw(struct pool *p)
     return pool_alloc(p); /* zeroed all the same: a debug build */
 }
 #else
+/* A new chunk's packets onto the free stack, its lowest index on top. */
+static int grow_stack(struct pool *p)
+{
+    if (p->cap_free < p->made + POOL_CHUNK) {
+        uint32_t ncap = p->cap_free ? p->cap_free * 2 : POOL_CHUNK;
+        while (ncap < p->made + POOL_CHUNK)
+            ncap *= 2;
+        uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
+        if (!nf) return ARB_ENOMEM;
+        p->free_ids = nf;
+        p->cap_free = ncap;
+    }
+    uint32_t base = p->made;
+    int rc = grow(p);
+    if (rc < 0) return rc;
+    p->free_head = PKT_NONE; /* the stack holds them, not the list */
+    for (uint32_t k = POOL_CHUNK; k-- > 0;)
+        p->free_ids[p->n_free++] = base + k;
+    return 0;
+}
+
+/* Free packets wait on a stack of indices, not a list through their
+ * `next`: handing one out reads the stack (contiguous), never the cold line
+ * of a packet freed long ago, so a run of allocations (a window's packets
+ * from another part) is not a chain of cache misses; and the packets a few
+ * places down are fetched ahead. The order is the list's: last freed,
+ * first handed out; a new chunk lowest index first. */
 uint32_t pool_alloc_raw(struct pool *p)
 {
-    if (p->free_head == PKT_NONE && grow(p) < 0) return PKT_NONE;
-    uint32_t i = p->free_head;
-    p->free_head = pool_get(p, i)->next;
-    /* The next packet handed out is written then: start fetching its line
-     * (a fresh chunk's, or one freed long ago, is no longer cached). */
+    if (p->n_free == 0 && grow_stack(p) < 0) return PKT_NONE;
+    uint32_t i = p->free_ids[--p->n_free];
 #if defined(__GNUC__)
-    if (p->free_head != PKT_NONE) __builtin_prefetch(pool_get(p, p->free_head), 1);
+    if (p->n_free >= 4) __builtin_prefetch(pool_get(p, p->free_ids[p->n_free - 4]), 1);
 #endif
     if (++p->live > p->peak) p->peak = p->live;
     return i;
@@ -122,9 +146,7 @@ uint32_t pool_alloc(struct pool *p)
 
 void pool_release(struct pool *p, uint32_t i)
 {
-    struct pkt *k = pool_get(p, i);
-    k->next = p->free_head;
-    p->free_head = i;
+    p->free_ids[p->n_free++] = i; /* room: the stack holds every packet made */
     p->live--;
 }
 #endif

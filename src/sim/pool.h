@@ -1,8 +1,8 @@
 /*
  * pool.h - the simulator's packet pool. Packets are named by 32-bit
  * indices (lists are threaded through `next`), live in chunks that never
- * move, and are recycled through a free list: no allocation per packet
- * once the pool has grown to the run's peak.
+ * move, and are recycled through a stack of free indices: no allocation
+ * per packet once the pool has grown to the run's peak.
  *
  * Built with ARB_NO_POOLS every packet is its own malloc and a freed one is
  * returned to the C library, so that the sanitizers see each buffer.
@@ -88,11 +88,11 @@ _Static_assert(sizeof(struct pkt) == 64, "a packet is one cache line");
 struct pool {
     struct pkt **chunks;
     uint32_t n_chunks, cap_chunks;
-    uint32_t free_head; /* free list through `next` */
+    uint32_t free_head; /* ARB_NO_POOLS: unused (PKT_NONE) */
     uint32_t live;      /* packets handed out and not yet freed */
     uint32_t peak;      /* most live at once */
     uint32_t made;      /* packets ever created (pool size) */
-    uint32_t *free_ids; /* ARB_NO_POOLS: released indices */
+    uint32_t *free_ids; /* free packets' indices, a stack (ARB_NO_POOLS: released ones) */
     uint32_t n_free, cap_free;
 };
 
