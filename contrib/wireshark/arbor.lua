@@ -97,7 +97,8 @@ arbor.fields = {
 local RT_KINDS = { [1] = "ARBOR", [2] = "JOIN", [3] = "WELCOME", [4] = "REJECT", [5] = "NOTICE",
     [6] = "JOBINFO" }
 local RT_DST = { [0] = "responder", [1] = "group", [2] = "member" }
-local RT_REJECT = { [1] = "unknown job", [2] = "bad MAC", [3] = "fields", [4] = "replay" }
+local RT_REJECT = { [1] = "unknown job", [2] = "bad MAC", [3] = "fields", [4] = "replay",
+    [5] = "another fabric" }
 local rf = {
     kind = ProtoField.uint8("arbor_rt.kind", "Kind", base.DEC, RT_KINDS),
     flags = ProtoField.uint8("arbor_rt.flags", "Flags", base.HEX),
@@ -112,13 +113,14 @@ local rf = {
     size = ProtoField.uint32("arbor_rt.size", "Ranks", base.DEC),
     host_base = ProtoField.uint32("arbor_rt.host_base", "Host of rank 0", base.DEC),
     counter = ProtoField.uint64("arbor_rt.counter", "Counter", base.DEC),
+    fabric = ProtoField.uint32("arbor_rt.fabric", "Fabric fingerprint", base.HEX),
     nonce = ProtoField.bytes("arbor_rt.nonce", "Nonce"),
     mac = ProtoField.bytes("arbor_rt.mac", "MAC (HMAC-SHA-512-256)"),
     reason = ProtoField.uint8("arbor_rt.reason", "Reason", base.DEC, RT_REJECT),
 }
 arbor_rt.fields = {
     rf.kind, rf.flags, rf.ce, rf.from_switch, rf.dst_kind, rf.job, rf.channel, rf.dst, rf.src,
-    rf.sub, rf.size, rf.host_base, rf.counter, rf.nonce, rf.mac, rf.reason,
+    rf.sub, rf.size, rf.host_base, rf.counter, rf.fabric, rf.nonce, rf.mac, rf.reason,
 }
 local rt_short = ProtoExpert.new("arbor_rt.short", "Shorter than the runtime header or its message",
     expert.group.MALFORMED, expert.severity.ERROR)
@@ -556,12 +558,13 @@ local function dissect_rt(tvb, pinfo, root)
     end
     pinfo.cols.protocol = "Arbor"
     local name = RT_KINDS[kind] or string.format("kind %d", kind)
-    if kind == 2 and len >= RT_HDR + 64 then
+    if kind == 2 and len >= RT_HDR + 68 then
         t:add(rf.size, tvb(16, 4))
         t:add(rf.host_base, tvb(20, 4))
         t:add(rf.counter, tvb(24, 8))
         t:add(rf.nonce, tvb(32, 16))
-        t:add(rf.mac, tvb(48, 32))
+        t:add(rf.fabric, tvb(48, 4))
+        t:add(rf.mac, tvb(52, 32))
     elseif kind == 3 and len >= RT_HDR + 56 then
         t:add(rf.counter, tvb(16, 8))
         t:add(rf.nonce, tvb(24, 16))

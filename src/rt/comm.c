@@ -246,6 +246,9 @@ static const char *reject_reason(uint8_t why)
         return "rank, size or host base do not fit the switch's fabric";
     case RT_REJECT_REPLAY:
         return "the JOIN looked like a replay";
+    case RT_REJECT_FABRIC:
+        return "this rank's fabric (ARBOR_TOPO) is not the switch's: start every rank and "
+               "switch of a job with the same one";
     default:
         return "refused";
     }
@@ -292,8 +295,11 @@ static int join_switch(arb_rt_comm *c)
             }
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
                 h.dst == c->cfg.rank)
-                return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw,
-                               c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
+                return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s%s%s%s",
+                               c->cfg.sw, c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]),
+                               b[RT_HDR_LEN] == RT_REJECT_FABRIC ? " (this rank's is " : "",
+                               b[RT_HDR_LEN] == RT_REJECT_FABRIC ? arb_topo_spec(c->topo) : "",
+                               b[RT_HDR_LEN] == RT_REJECT_FABRIC ? ")" : "");
         }
         now = rt_now();
     }
@@ -385,6 +391,7 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
         c->join.rank = cfg->rank;
         c->join.size = cfg->size;
         c->join.base = cfg->host_base;
+        c->join.fabric = rt_fabric_id(arb_topo_spec(c->topo));
         rc = join_switch(c);
         if (rc < 0) snprintf(err, errlen, "%s", c->err);
     }

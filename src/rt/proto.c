@@ -76,7 +76,7 @@ int rt_key(uint8_t key[RT_KEY_LEN], const char *secret)
 
 /* The bytes a JOIN's MAC covers: a label, then the message's fields after
  * the header: job, the ranks, and the `body` bytes after the header
- * (JOIN: size, base, counter, nonce; WELCOME: counter, nonce). */
+ * (JOIN: size, base, counter, nonce, fabric; WELCOME: counter, nonce). */
 static void join_mac(uint8_t mac[RT_MAC_LEN], const uint8_t *b, size_t body,
                      const uint8_t key[RT_KEY_LEN], const char *label)
 {
@@ -89,6 +89,14 @@ static void join_mac(uint8_t mac[RT_MAC_LEN], const uint8_t *b, size_t body,
     crypto_auth_hmacsha512256_final(&st, mac);
 }
 
+uint32_t rt_fabric_id(const char *spec)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)spec; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
 void rt_join_put(uint8_t *b, const rt_join *j, const uint8_t key[RT_KEY_LEN])
 {
     rt_hdr h = {.kind = RT_K_JOIN, .job = j->job, .src = (uint16_t)j->rank};
@@ -97,7 +105,8 @@ void rt_join_put(uint8_t *b, const rt_join *j, const uint8_t key[RT_KEY_LEN])
     put32(b + 20, j->base);
     put64(b + 24, j->counter);
     memcpy(b + 32, j->nonce, RT_NONCE_LEN);
-    join_mac(b + 48, b, 32, key, "arbor-join-v1");
+    put32(b + 48, j->fabric);
+    join_mac(b + RT_HDR_LEN + RT_JOIN_BODY, b, RT_JOIN_BODY, key, "arbor-join-v2");
 }
 
 int rt_join_get(rt_join *j, const uint8_t *b, size_t len)
@@ -110,6 +119,7 @@ int rt_join_get(rt_join *j, const uint8_t *b, size_t len)
     j->base = get32(b + 20);
     j->counter = get64(b + 24);
     memcpy(j->nonce, b + 32, RT_NONCE_LEN);
+    j->fabric = get32(b + 48);
     return 0;
 }
 
@@ -117,8 +127,8 @@ int rt_join_verify(const uint8_t *b, size_t len, const uint8_t key[RT_KEY_LEN])
 {
     uint8_t mac[RT_MAC_LEN];
     if (len != RT_JOIN_LEN) return -1;
-    join_mac(mac, b, 32, key, "arbor-join-v1");
-    return sodium_memcmp(mac, b + 48, RT_MAC_LEN) == 0 ? 0 : -1;
+    join_mac(mac, b, RT_JOIN_BODY, key, "arbor-join-v2");
+    return sodium_memcmp(mac, b + RT_HDR_LEN + RT_JOIN_BODY, RT_MAC_LEN) == 0 ? 0 : -1;
 }
 
 /* WELCOME: header (job, dst = the rank), counter, nonce (the JOIN's), MAC. */

@@ -68,20 +68,34 @@ int rt_hdr_get(rt_hdr *h, const uint8_t *b, size_t len);
 #define RT_KEY_LEN 32
 #define RT_MAC_LEN 32
 #define RT_NONCE_LEN 16
-/* JOIN: header, size(4), host_base(4), counter(8), nonce(16), mac(32). */
-#define RT_JOIN_LEN (RT_HDR_LEN + 32 + RT_MAC_LEN)
+/* JOIN: header, size(4), host_base(4), counter(8), nonce(16), fabric(4),
+ * mac(32). */
+#define RT_JOIN_BODY 36
+#define RT_JOIN_LEN (RT_HDR_LEN + RT_JOIN_BODY + RT_MAC_LEN)
 /* WELCOME: header, counter(8), nonce(16), mac(32). */
 #define RT_WELCOME_LEN (RT_HDR_LEN + 24 + RT_MAC_LEN)
 /* JOBINFO: header, size(4), host_base(4). */
 #define RT_JOBINFO_LEN (RT_HDR_LEN + 8)
 
-enum { RT_REJECT_JOB = 1, RT_REJECT_MAC = 2, RT_REJECT_FIELDS = 3, RT_REJECT_REPLAY = 4 };
+enum {
+    RT_REJECT_JOB = 1,
+    RT_REJECT_MAC = 2,
+    RT_REJECT_FIELDS = 3,
+    RT_REJECT_REPLAY = 4,
+    RT_REJECT_FABRIC = 5 /* the rank's fabric is not the switch's */
+};
 
 typedef struct rt_join {
     uint32_t job, rank, size, base;
+    uint32_t fabric; /* rt_fabric_id of the rank's ARBOR_TOPO */
     uint64_t counter;
     uint8_t nonce[RT_NONCE_LEN];
 } rt_join;
+
+/* A fabric's fingerprint: 32 bits of a hash (FNV-1a) of its canonical spec
+ * (arb_topo_spec), which a JOIN carries so that a switch refuses a rank
+ * started on another fabric instead of misrouting its packets. */
+uint32_t rt_fabric_id(const char *canonical_spec);
 
 /* The job key: a keyed hash of the secret text. -1 when libsodium fails. */
 int rt_key(uint8_t key[RT_KEY_LEN], const char *secret);

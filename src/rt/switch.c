@@ -102,6 +102,7 @@ struct arb_rt_switch {
     int quit;    /* atomic: the helper workers return */
     struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
     uint32_t n_jobs;
+    uint32_t fabric; /* rt_fabric_id of cfg.topo: a JOIN must carry the same */
     arb_time last_announce, notice_window;
     uint32_t notices;
     int peers_checked;
@@ -202,6 +203,7 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
     const arb_rt_switch_config *cfg = &s->cfg;
     int rc = arb_topo_new(&s->t, cfg->topo, NULL, err, errlen);
     if (rc < 0) return rc;
+    s->fabric = rt_fabric_id(arb_topo_spec(s->t));
     s->g = arb_topo_pgft(s->t);
     s->nodes = arb_topo_nodes(s->t);
     s->ports = arb_topo_ports(s->t);
@@ -536,6 +538,10 @@ static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const 
     }
     if (rt_join_verify(b, len, j->key) < 0) {
         reject(wk, from, &jn, RT_REJECT_MAC, now);
+        return;
+    }
+    if (jn.fabric != s->fabric) {
+        reject(wk, from, &jn, RT_REJECT_FABRIC, now);
         return;
     }
     uint32_t host = jn.base + jn.rank;

@@ -190,6 +190,9 @@ uint32_t arbor_pkt_copy(arb_sim *s, uint32_t i);
 uint32_t arbor_buf_get(arb_sim *s);
 uint32_t arbor_put_payload(arb_sim *s, const uint8_t *payload, size_t len);
 int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part);
+/* The slots in use at this part's switches (every switch in one process):
+ * their sum and the most at one switch. */
+void arbor_slots_live(const arb_sim *s, uint32_t *sum, uint32_t *most);
 
 /* arbor_host.c: the hosts' side (the engines' I/O, received packets, timers). */
 void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,

@@ -84,20 +84,8 @@ int arbor_part_sync(arb_sim *s)
         rc = merge_ranks(s, a->jobs[x]);
     if (rc < 0) return rc;
     /* the live slots of this part's switches: their sum, the most at one */
-    uint32_t live = 0, most = 0, n_nodes = arb_topo_n_nodes(s->topo);
-    for (uint32_t n = 0; n < n_nodes; n++) {
-        if (!owns_node(s, n)) continue;
-        uint32_t here = 0;
-        for (uint32_t k = 0; k < a->n_parts; k++) {
-            const arb_agg *g = a->agg[(size_t)n * a->n_parts + k];
-            if (!g) continue;
-            arb_agg_stats st;
-            arb_agg_get_stats(g, s->now, &st);
-            here += st.live;
-        }
-        live += here;
-        if (here > most) most = here;
-    }
+    uint32_t live, most;
+    arbor_slots_live(s, &live, &most);
     uint64_t *v = malloc(((size_t)J + 4) * sizeof *v);
     if (!v) return ARB_ENOMEM;
     for (uint32_t x = 0; x < J; x++)

@@ -99,6 +99,27 @@ int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part)
     return arb_agg_new(&a->agg[g], &ac);
 }
 
+void arbor_slots_live(const arb_sim *s, uint32_t *sum, uint32_t *most)
+{
+    const struct arbor_job *a = s->arb;
+    *sum = *most = 0;
+    /* a switch's pool may be cut into n_parts parts (a static partition):
+     * its slots are those of every part */
+    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
+        if (!owns_node(s, n)) continue; /* another part's: it sees none of its packets */
+        uint32_t here = 0;
+        for (uint32_t k = 0; k < a->n_parts; k++) {
+            const arb_agg *g = a->agg[(size_t)n * a->n_parts + k];
+            if (!g) continue;
+            arb_agg_stats st;
+            arb_agg_get_stats(g, s->now, &st);
+            here += st.live;
+        }
+        *sum += here;
+        if (here > *most) *most = here;
+    }
+}
+
 int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
 {
     const struct arbor_job *a = s ? s->arb : NULL;
@@ -108,21 +129,8 @@ int arb_sim_arbor_slots(const arb_sim *s, uint32_t *live, uint32_t *max_live)
         if (max_live) *max_live = a->g_most;
         return 0;
     }
-    uint32_t sum = 0, mx = 0;
-    /* a switch's pool may be cut into n_parts parts (a static partition):
-     * its slots are those of every part */
-    for (uint32_t n = 0; n < arb_topo_n_nodes(s->topo); n++) {
-        uint32_t here = 0;
-        for (uint32_t k = 0; k < a->n_parts; k++) {
-            const arb_agg *g = a->agg[(size_t)n * a->n_parts + k];
-            if (!g) continue;
-            arb_agg_stats st;
-            arb_agg_get_stats(g, s->now, &st);
-            here += st.live;
-        }
-        sum += here;
-        if (here > mx) mx = here;
-    }
+    uint32_t sum, mx;
+    arbor_slots_live(s, &sum, &mx);
     if (live) *live = sum;
     if (max_live) *max_live = mx;
     return 0;

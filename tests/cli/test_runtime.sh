@@ -145,6 +145,24 @@ expect_err "config: a bad value names file, line, key and rule" 2 "bad2.ini:2: n
 has "a leaf without its spine as a peer is warned about" "$(cat "$TMP/leaf.err")" \
     "arbor switch: warning: node 1.0 of leafspine:2,2,1 is linked to switch 2.0 (above), which is no peer"
 
+# ---- a rank on another fabric than its switch's: refused at once, named ----------
+"$ARBOR" switch --listen 127.0.0.1:0 --port-file "$TMP/portf" --job 1:s --for 20 2>"$TMP/swf.err" &
+SWF=$!
+PF=$(port_of "$TMP/portf")
+t0=$(date +%s)
+ARBOR_TOPO=leafspine:2,2,1 ARBOR_RANK=0 ARBOR_SIZE=2 ARBOR_SWITCH=127.0.0.1:$PF ARBOR_SECRET=s \
+    "$ARBOR" bench barrier -n 1 -w 0 >/dev/null 2>"$TMP/fab.err"
+rc=$?
+t1=$(date +%s)
+if [ $rc -eq 1 ] && [ $((t1 - t0)) -le 2 ] &&
+    grep -q "refused job 1 rank 0: this rank's fabric (ARBOR_TOPO) is not the switch's.*(this rank's is leafspine:2,2,1)" "$TMP/fab.err"; then
+    pass "a rank on another fabric than its switch's is refused at once, naming it"
+else
+    fail "fabric mismatch" "status $rc after $((t1 - t0)) s" "$(cat "$TMP/fab.err")"
+fi
+kill $SWF 2>/dev/null
+wait $SWF 2>/dev/null
+
 # ---- ECN marking ------------------------------------------------------------------
 # a switch that marks every datagram: DCQCN's ranks hear marks and cut, results
 # exact, the switch counts its marks; marking off: no mark anywhere

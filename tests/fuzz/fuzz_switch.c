@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "arbor/agg.h"
 #include "arbor/rt.h"
+#include "arbor/topo.h"
 #include "rt/rt_int.h"
 
 #include <arpa/inet.h>
@@ -68,11 +69,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rt_switch_mute(s);
     uint8_t key[RT_KEY_LEN];
     require(rt_key(key, "fuzz") == 0);
+    /* the ranks' JOINs name the switch's fabric */
+    arb_topo *t;
+    require(arb_topo_new(&t, cfg.topo, NULL, NULL, 0) == 0);
+    uint32_t fabric = rt_fabric_id(arb_topo_spec(t));
+    arb_topo_free(t);
     arb_time now = 1;
     /* ranks 0 and 1 hang from leaf 1.0 in the leaf-spine; all four on the star */
     uint32_t ranks = data[0] & 1 ? 2 : 4;
     for (uint32_t r = 0; r < ranks; r++) {
-        rt_join j = {.job = 1, .rank = r, .size = 4, .base = 0, .counter = 1 + r};
+        rt_join j = {.job = 1, .rank = r, .size = 4, .base = 0, .counter = 1 + r, .fabric = fabric};
         memset(j.nonce, (int)r, sizeof j.nonce);
         uint8_t b[RT_JOIN_LEN];
         rt_join_put(b, &j, key);

@@ -965,7 +965,7 @@ TEST(reject_rate_capped)
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = htonl(0x7F000001);
     to.sin_port = htons(arb_rt_switch_port(w.s));
-    uint8_t join[80] = {0x41, 2, 0, 0, 0, 0, 0, 99}; /* JOIN of job 99, rank 0 */
+    uint8_t join[84] = {0x41, 2, 0, 0, 0, 0, 0, 99}; /* JOIN (84 B) of job 99, rank 0 */
     join[19] = 2;                                    /* size 2 */
     int sent = 0;
     for (int i = 0; i < 500; i++)
