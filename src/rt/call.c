@@ -176,19 +176,31 @@ void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, c
                  (double)(now - c->last_rx) / ARB_PS_PER_S);
         return;
     }
-    char quiet[96] = "", wait[96] = "";
+    char quiet[96] = "", wait[96] = "", mute[96] = "";
     size_t w = 0;
     for (uint32_t r = 0; r < c->cfg.size && w + 8 < sizeof quiet; r++)
         if (r != c->cfg.rank && c->awaiting[r] && now - c->awaiting[r] >= RT_SILENT)
             w += (size_t)snprintf(quiet + w, sizeof quiet - w, "%s%u", w ? "," : "", r);
-    size_t v = 0;
+    /* with none unanswered: the responders of the channels waited for that
+     * sent nothing at all for as long (a dead responder whose REGISTER this
+     * rank had already seen answered; a live one waiting for a dead rank's
+     * REGISTER is silent too, so this is the weaker sign) */
+    size_t v = 0, m = 0;
     for (uint32_t x = 0; k && x < k->host->n_eps && v + 8 < sizeof wait; x++) {
         arb_hep *e = arb_host_ep(k->host, x);
-        if (!e->cond_done && e->c->responder != c->cfg.rank)
-            v += (size_t)snprintf(wait + v, sizeof wait - v, "%s%u", v ? "," : "", e->c->responder);
+        uint32_t r = e->c->responder;
+        if (e->cond_done || r == c->cfg.rank) continue;
+        v += (size_t)snprintf(wait + v, sizeof wait - v, "%s%u", v ? "," : "", r);
+        if (!w && r < c->cfg.size && now - c->heard[r] >= RT_SILENT && m + 8 < sizeof mute)
+            m += (size_t)snprintf(mute + m, sizeof mute - m, "%s%u", m ? "," : "", r);
     }
-    snprintf(buf, len, "unanswered for 1 s: %s; waiting for the channels of: %s",
-             w ? quiet : "none", v ? wait : "none");
+    if (m)
+        snprintf(buf, len,
+                 "unanswered for 1 s: none; silent for 1 s: %s; waiting for the channels of: %s",
+                 mute, wait);
+    else
+        snprintf(buf, len, "unanswered for 1 s: %s; waiting for the channels of: %s",
+                 w ? quiet : "none", v ? wait : "none");
 }
 
 static void on_failure(arb_hep *e)
@@ -204,7 +216,7 @@ static void on_failure(arb_hep *e)
     k->err = ARB_ETIMEDOUT;
     arb_time now = rt_now();
     if (now - c->last_rx >= RT_SILENT) {
-        char why[160];
+        char why[320];
         rt_suspects(c, k, now, why, sizeof why);
         rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) failed: %s (the channel of rank %u gave up)",
                 arb_coll_name(k->coll), k->msg, why, e->c->responder);
@@ -593,7 +605,7 @@ void rt_call_check(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
                 snprintf(what, sizeof what, "waiting for rank %u's channel", e->c->responder);
             }
         }
-        char who[200];
+        char who[320];
         rt_suspects(c, k, now, who, sizeof who);
         rt_fail(c, ARB_ETIMEDOUT, "%s (message %u) timed out after %.3f s: %s; %s",
                 arb_coll_name(k->coll), k->msg, (double)c->cfg.timeout / ARB_PS_PER_S, what, who);

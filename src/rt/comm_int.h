@@ -114,7 +114,9 @@ int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...) ARB_PRINTF(3, 4);
 
 /* The failure's suspects in words, into buf: the switch when it has been
  * silent for RT_SILENT, else the ranks asked for an answer and silent that
- * long ("unanswered for 1 s: 2"), then the channels still waited for. */
+ * long ("unanswered for 1 s: 2"), or, with none, the responders waited for
+ * that sent nothing that long ("silent for 1 s: 2"), then the channels
+ * still waited for. */
 void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, char *buf,
                  size_t len);
 
