@@ -7,7 +7,6 @@
 int pool_init(struct pool *p)
 {
     memset(p, 0, sizeof *p);
-    p->free_head = PKT_NONE;
     return 0;
 }
 
@@ -18,7 +17,6 @@ void pool_free_all(struct pool *p)
     free(p->chunks);
     free(p->free_ids);
     memset(p, 0, sizeof *p);
-    p->free_head = PKT_NONE;
 }
 
 static int grow(struct pool *p)
@@ -34,13 +32,7 @@ static int grow(struct pool *p)
     /* Cache-line aligned: a packet is one line, not two halves. */
     struct pkt *c = aligned_alloc(64, POOL_CHUNK * sizeof *c);
     if (!c) return ARB_ENOMEM;
-    uint32_t base = p->n_chunks * POOL_CHUNK;
     p->chunks[p->n_chunks++] = c;
-    /* Thread the new packets onto the free list, lowest index first. */
-    for (uint32_t k = POOL_CHUNK; k-- > 0;) {
-        c[k].next = p->free_head;
-        p->free_head = base + k;
-    }
     p->made += POOL_CHUNK;
     return 0;
 }
@@ -74,7 +66,6 @@ uint32_t pool_alloc(struct pool *p)
     } else {
         if (reserve_free(p) < 0 || grow(p) < 0) return PKT_NONE;
         i = p->n_chunks - 1;
-        p->free_head = PKT_NONE;
     }
     struct pkt *k = pool_get(p, i);
     memset(k, 0, sizeof *k);
@@ -111,7 +102,6 @@ static int grow_stack(struct pool *p)
     uint32_t base = p->made;
     int rc = grow(p);
     if (rc < 0) return rc;
-    p->free_head = PKT_NONE; /* the stack holds them, not the list */
     for (uint32_t k = POOL_CHUNK; k-- > 0;)
         p->free_ids[p->n_free++] = base + k;
     return 0;

@@ -88,7 +88,6 @@ _Static_assert(sizeof(struct pkt) == 64, "a packet is one cache line");
 struct pool {
     struct pkt **chunks;
     uint32_t n_chunks, cap_chunks;
-    uint32_t free_head; /* ARB_NO_POOLS: unused (PKT_NONE) */
     uint32_t live;      /* packets handed out and not yet freed */
     uint32_t peak;      /* most live at once */
     uint32_t made;      /* packets ever created (pool size) */

@@ -72,3 +72,19 @@ finish() {
     [ "$SKIPPED" -eq 0 ] || return $SKIP_CODE
     return 0
 }
+
+# wait_bounded PID SECONDS: wait for PID (its status); 124, and PID killed, when it is
+# still running after SECONDS
+wait_bounded() {
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        if [ $i -gt $(($2 * 10)) ]; then
+            kill -KILL "$1" 2>/dev/null
+            wait "$1" 2>/dev/null
+            return 124
+        fi
+        sleep 0.1
+    done
+    wait "$1"
+}

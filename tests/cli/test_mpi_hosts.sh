@@ -169,20 +169,6 @@ else
         "$(head -5 "$TMP/m.err")"
 fi
 
-# wait_bounded PID SECONDS: wait for PID; 124 when it is still running after SECONDS
-wait_bounded() {
-    i=0
-    while kill -0 "$1" 2>/dev/null; do
-        i=$((i + 1))
-        if [ $i -gt $(($2 * 10)) ]; then
-            kill -KILL "$1" 2>/dev/null
-            wait "$1" 2>/dev/null
-            return 124
-        fi
-        sleep 0.1
-    done
-    wait "$1"
-}
 # a rank killed on its host: the run ends, not zero, naming it, within a bound
 cat >"$TMP/long.ini" <<'EOF'
 [fabric]

@@ -172,20 +172,6 @@ kill_child() {
     done
     return 1
 }
-# wait_bounded PID SECONDS: wait for PID; 124 when it is still running after SECONDS
-wait_bounded() {
-    i=0
-    while kill -0 "$1" 2>/dev/null; do
-        i=$((i + 1))
-        if [ $i -gt $(($2 * 10)) ]; then
-            kill -KILL "$1" 2>/dev/null
-            wait "$1" 2>/dev/null
-            return 124
-        fi
-        sleep 0.1
-    done
-    wait "$1"
-}
 "$A" sweep "$TMP/slow.ini" -n 2 -q --csv "$TMP/slow.csv" >/dev/null 2>"$TMP/err" &
 pid=$!
 if ! command -v ps >/dev/null 2>&1; then
