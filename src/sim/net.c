@@ -181,19 +181,22 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
-    if (lk->loss > 0 || lk->dup > 0 || lk->reorder > 0) link_fate(s, port, sp->tx_pkts, lk, k);
+    uint8_t odd = lk->odd;
+    if (odd & LK_FATE) link_fate(s, port, sp->tx_pkts, lk, k);
     sp->tx_pkts++;
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
-    if (sp->wire.head == PKT_NONE)
-        net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
-    else { /* written, not read: the tail's line need not be waited for */
+    if (sp->wire.head == PKT_NONE) {
+        /* across the cut, the receiving part has the arrival event (this
+         * part lets the packet go at the end of the window it arrives in) */
+        if (!(odd & LK_CUT)) net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    } else { /* written, not read: the tail's line need not be waited for */
         arb_time gap = k->t - tail_t;
         pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
     }
     plist_push(&s->pool, &sp->wire, i);
-    if (s->pcut && s->pcut[port] == PCUT_OUT) part_send_pkt(s, port, i);
+    if (odd & LK_CUT) part_send_pkt(s, port, i, sp->wire.head == i);
     /* Something to send after this one? */
     if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
@@ -445,13 +448,18 @@ static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 /* Packet i, just popped off port's wire: it no longer counts among the
  * packets not yet started (PORT_SCHED), and the next on the wire gets its
  * arrival event. */
-static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
-                                          const struct pkt *k, uint32_t i)
+static SIM_ALWAYS_INLINE void wire_unsched(struct sport *sp, const struct pkt *k, uint32_t i)
 {
     if (sp->kind == PORT_SCHED && sp->sched.head == i) {
         sp->q_bytes -= k->bytes;
         sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
     }
+}
+
+static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
+                                          const struct pkt *k, uint32_t i)
+{
+    wire_unsched(sp, k, i);
     if (sp->wire.head != PKT_NONE) {
         arb_time next =
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
@@ -459,31 +467,34 @@ static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t
     }
 }
 
-/* A partitioned run's arrival off a wire across the cut: at the sending
- * part, the wire's own bookkeeping alone (the packet went to the
- * receiving part when it started, and is let go here; the receiving part
- * counts the event); at the receiving part, the packet lands (each has its
- * own event there). */
+/* A partitioned run's arrival off a wire across the cut, at the receiving
+ * part (the sending part has no arrival event: net_cut_wire_drain): the
+ * packet lands, counted live from here (part.c, receive_pkt). */
 static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
 {
-    struct sport *sp = &s->sp[port];
-    uint32_t i = plist_pop(&s->pool, &sp->wire);
+    uint32_t i = plist_pop(&s->pool, &s->sp[port].wire);
     if (i == PKT_NONE) return;
-    if (s->pcut[port] == PCUT_IN) {
-        s->pool.live++; /* counted from its arrival here (part.c, receive_pkt) */
-        if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
-        s->part_xfer = 1;
-        land(s, port, i);
-        return;
+    s->pool.live++;
+    if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
+    s->part_xfer = 1;
+    land(s, port, i);
+}
+
+int net_cut_wire_drain(arb_sim *s, uint32_t port, arb_time t, uint32_t target)
+{
+    struct sport *sp = &s->sp[port];
+    int at_t = EV_PORT(port, EV_ARRIVE) <= target; /* its arrival at t would have run */
+    while (sp->wire.head != PKT_NONE) {
+        struct pkt *k = pool_get(&s->pool, sp->wire.head);
+        if (k->t > t || (k->t == t && !at_t)) break;
+        uint32_t i = plist_pop(&s->pool, &sp->wire);
+        wire_unsched(sp, k, i);
+        if (k->kind == PK_ARBOR)
+            arbor_pkt_release(s, i); /* and its payload buffer */
+        else
+            pool_release(&s->pool, i);
     }
-    struct pkt *k = pool_get(&s->pool, i);
-    wire_popped(s, sp, port, k, i);
-    s->st.events--;
-    if (k->kind == PK_ARBOR)
-        arbor_pkt_release(s, i); /* and its payload buffer */
-    else
-        pool_release(&s->pool, i);
-    s->part_xfer = -1;
+    return sp->wire.head != PKT_NONE;
 }
 
 void net_on_arrive(arb_sim *s, uint32_t port)

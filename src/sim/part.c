@@ -63,6 +63,8 @@ struct sim_part {
     uint32_t *node_part; /* per node */
     arb_time lookahead;
     struct buf *out; /* per part */
+    uint32_t *wires; /* the ports across the cut (PCUT_OUT) with packets on their wire */
+    uint32_t n_wires;
     struct note *done;
     size_t n_done, cap_done;
     struct note *live; /* part 0: the window's changes of live packets, from every part */
@@ -162,6 +164,7 @@ void part_free(arb_sim *s)
     for (uint32_t r = 0; P->out && r < P->ops.n_ranks; r++)
         free(P->out[r].d);
     free(P->out);
+    free(P->wires);
     free(P->node_part);
     free(P->done);
     free(P->live);
@@ -205,11 +208,13 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     if (P) {
         P->node_part = malloc((size_t)n_nodes * sizeof *P->node_part);
         P->out = calloc(ops->n_ranks, sizeof *P->out);
+        P->wires = malloc((s->n_ports ? s->n_ports : 1) * sizeof *P->wires);
     }
-    if (!P || !pcut || !P->node_part || !P->out) {
+    if (!P || !pcut || !P->node_part || !P->out || !P->wires) {
         if (P) {
             free(P->node_part);
             free(P->out);
+            free(P->wires);
         }
         free(P);
         free(pcut);
@@ -243,6 +248,11 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
             if (from == me) P->info.cut_links++;
         }
     }
+    int rc = sim_links(s); /* the links across the cut, a class of their own (LK_CUT) */
+    if (rc < 0) {
+        part_free(s);
+        return arb_errf(err, errlen, rc, "partition: %s", arb_strerror(rc));
+    }
     for (uint32_t v = 0; v < n_nodes; v++)
         P->info.nodes += node_part[v] == me;
     P->info.rank = me;
@@ -268,9 +278,10 @@ int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 
 /* ---- what crosses ------------------------------------------------------- */
 
-void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i, int first)
 {
     struct sim_part *P = s->part;
+    if (first) P->wires[P->n_wires++] = port;
     const struct pkt *k = pool_get(&s->pool, i);
     struct rec r = {REC_PKT, port, k->t, 0, 0, 0};
     const void *hdr = NULL, *pl = NULL;
@@ -665,6 +676,31 @@ static int sync_end(arb_sim *s)
     return 0;
 }
 
+/*
+ * After a window run to `end`: what has arrived on this part's wires
+ * across the cut is let go, as the arrival events one process has there
+ * would have by then. Those are the events up to the window's end, or, in
+ * a run that stopped sooner, up to its last event: the stopping point
+ * (arb_sim_part_stop_after), or the event that failed.
+ */
+static void drain_wires(arb_sim *s, arb_time end)
+{
+    struct sim_part *P = s->part;
+    arb_time t = end;
+    uint32_t target = UINT32_MAX;
+    if (s->error) {
+        t = s->now;
+        target = s->part_target;
+    } else if (s->part_stop_t <= end) {
+        t = s->part_stop_t;
+        target = s->part_stop_target;
+    }
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < P->n_wires; k++)
+        if (net_cut_wire_drain(s, P->wires[k], t, target)) P->wires[kept++] = P->wires[k];
+    P->n_wires = kept;
+}
+
 int part_run(arb_sim *s, arb_time until)
 {
     struct sim_part *P = s->part;
@@ -690,6 +726,7 @@ int part_run(arb_sim *s, arb_time until)
                            : v[0] + P->lookahead - 1;
         if (end > until) end = until;
         sim_run_window(s, end);
+        drain_wires(s, end);
         P->info.windows++;
         post_notes(s);
         rc = exchange(s);

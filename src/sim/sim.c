@@ -84,6 +84,7 @@ _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line
 /* What a link does to the packets on it, beside its rate and delay. */
 struct link_faults {
     double loss, dup, reorder;
+    int cut; /* from this part across the cut (PCUT_OUT) */
 };
 
 static uint64_t prob_bits(double p)
@@ -96,7 +97,7 @@ static uint32_t link_hash(uint64_t rate, arb_time delay, const struct link_fault
     uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F) ^
                  prob_bits(f->loss) * UINT64_C(0x165667B19E3779F9) ^
                  prob_bits(f->dup) * UINT64_C(0x27D4EB2F165667C5) ^
-                 prob_bits(f->reorder) * UINT64_C(0x94D049BB133111EB);
+                 prob_bits(f->reorder) * UINT64_C(0x94D049BB133111EB) ^ (uint64_t)f->cut;
     return (uint32_t)(z >> 32);
 }
 
@@ -115,12 +116,14 @@ static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t
             lk[*n].loss = f->loss;
             lk[*n].dup = f->dup;
             lk[*n].reorder = f->reorder;
+            lk[*n].odd = (uint8_t)((f->loss > 0 || f->dup > 0 || f->reorder > 0 ? LK_FATE : 0) |
+                                   (f->cut ? LK_CUT : 0));
             map[h] = ++*n;
             return *n - 1;
         }
         const struct slink *c = &lk[map[h] - 1];
         if (c->rate == rate && c->delay == delay && c->loss == f->loss && c->dup == f->dup &&
-            c->reorder == f->reorder)
+            c->reorder == f->reorder && !!(c->odd & LK_CUT) == !!f->cut)
             return map[h] - 1;
     }
 }
@@ -131,7 +134,8 @@ static struct link_faults faults_of(const arb_sim *s, uint32_t p)
     double loss = arb_topo_link_loss(s->topo, p), dup = arb_topo_link_dup(s->topo, p),
            reorder = arb_topo_link_reorder(s->topo, p);
     return (struct link_faults){loss >= 0 ? loss : s->cfg.loss, dup >= 0 ? dup : s->cfg.dup,
-                                reorder >= 0 ? reorder : s->cfg.reorder};
+                                reorder >= 0 ? reorder : s->cfg.reorder,
+                                s->pcut && s->pcut[p] == PCUT_OUT};
 }
 
 int sim_links(arb_sim *s)

@@ -92,7 +92,11 @@ struct slink {
     double loss;    /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
     double dup;     /* cfg.dup, or the link's own */
     double reorder; /* cfg.reorder, or the link's own */
+    uint8_t odd;    /* LK_*: what the per-hop path must look at */
 };
+/* slink.odd: the link loses, duplicates or reorders (link_fate); it leaves
+ * this part of a partitioned run (PCUT_OUT: part_send_pkt). */
+enum { LK_FATE = 1, LK_CUT = 2 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 
 /* The far end of a port: where an arrival off its wire happens. */
@@ -381,8 +385,14 @@ void arbor_report(arb_sim *s);
 /* part.c: the partitioned run (arb_sim_run's, when s->part is set). */
 int part_run(arb_sim *s, arb_time until);
 /* Packet i starts across the cut on `port` (PCUT_OUT): its copy goes to the
- * part that receives it. */
-void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i);
+ * part that receives it. `first`: the wire was empty (it is now watched,
+ * to be drained at the windows' ends). */
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i, int first);
+/* net.c: the packets on the wire of `port` (PCUT_OUT) whose arrival, at
+ * the receiving part, comes by the event (t, target) of the local order
+ * are let go, with their wire's bookkeeping: the sending part keeps no
+ * arrival event for them. 1: some are left on the wire. */
+int net_cut_wire_drain(arb_sim *s, uint32_t port, arb_time t, uint32_t target);
 /* An event for a port another part sends on (PCUT_IN: PFC's pause and
  * resume), to that part. */
 void part_send_event(arb_sim *s, arb_time t, uint32_t target);
