@@ -78,7 +78,10 @@ if [ "$(cut -f1 "$TMP/fields" | sort -u)" = "eth:ethertype:ip:udp:arbor" ] ||
 else
     fail "protocols" "$(cut -f1 "$TMP/fields" | sort | uniq -c)"
 fi
-bad=$(awk -F'\t' '$4 != "" || $5 != ""' "$TMP/fields" | head -3)
+# (Wireshark's UDP layer notes "Possible traceroute" for a datagram to a port
+# in 33434-33523 with a low TTL: a rank's ephemeral port can be one; not Arbor's)
+bad=$(awk -F'\t' '{ m = $5; gsub(/Possible traceroute: hop #[0-9]+, attempt #[0-9]+,?/, "", m) }
+    $4 != "" || m != ""' "$TMP/fields" | head -3)
 if [ -z "$bad" ]; then pass "no datagram is malformed"; else fail "malformed datagrams" "$bad"; fi
 # two runs of three ranks: six JOINs, six WELCOMEs
 joins=$(awk -F'\t' '$2 == 2' "$TMP/fields" | wc -l)
