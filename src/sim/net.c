@@ -196,7 +196,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
     }
     plist_push(&s->pool, &sp->wire, i);
-    if (odd & LK_CUT) part_send_pkt(s, port, i, sp->wire.head == i);
+    if (odd & LK_CUT) part_send_pkt(s, port, i);
     /* Something to send after this one? */
     if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
@@ -468,7 +468,7 @@ static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t
 }
 
 /* A partitioned run's arrival off a wire across the cut, at the receiving
- * part (the sending part has no arrival event: net_cut_wire_drain): the
+ * part (the sending part has no arrival event: net_cut_drain): the
  * packet lands, counted live from here (part.c, receive_pkt). */
 static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
 {
@@ -480,21 +480,49 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     land(s, port, i);
 }
 
-int net_cut_wire_drain(arb_sim *s, uint32_t port, arb_time t, uint32_t target)
+/* sched.head, while net_cut_drain runs: the first packet it keeps */
+#define SCHED_NEXT (PKT_NONE - 1)
+
+static int cut_arrived(const struct cut_sent *e, arb_time t, uint32_t target)
 {
-    struct sport *sp = &s->sp[port];
-    int at_t = EV_PORT(port, EV_ARRIVE) <= target; /* its arrival at t would have run */
-    while (sp->wire.head != PKT_NONE) {
-        struct pkt *k = pool_get(&s->pool, sp->wire.head);
-        if (k->t > t || (k->t == t && !at_t)) break;
-        uint32_t i = plist_pop(&s->pool, &sp->wire);
-        wire_unsched(sp, k, i);
-        if (k->kind == PK_ARBOR)
+    return e->t < t || (e->t == t && EV_PORT(e->port & ~CUT_ARBOR, EV_ARRIVE) <= target);
+}
+
+size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint32_t target,
+                     uint8_t *mark)
+{
+    /* what has arrived is a prefix of each wire: the wire's head becomes
+     * the first packet kept (marked ports), or none (the tail went too) */
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k + 8 < n) SIM_PREFETCH(&s->sp[e[k + 8].port & ~CUT_ARBOR]);
+        if (!cut_arrived(&e[k], t, target)) {
+            e[kept++] = e[k];
+            continue;
+        }
+        uint32_t port = e[k].port & ~CUT_ARBOR, i = e[k].i;
+        struct sport *sp = &s->sp[port];
+        if (sp->kind == PORT_SCHED && (sp->sched.head == i || sp->sched.head == SCHED_NEXT)) {
+            sp->q_bytes -= pool_get(&s->pool, i)->bytes; /* counted as not yet started */
+            sp->sched.head = --sp->sched.pkts ? SCHED_NEXT : PKT_NONE;
+        }
+        sp->wire.head = PKT_NONE;
+        mark[port] = sp->wire.tail != i;
+        if (!mark[port]) sp->wire.tail = PKT_NONE;
+        if (e[k].port & CUT_ARBOR)
             arbor_pkt_release(s, i); /* and its payload buffer */
         else
             pool_release(&s->pool, i);
     }
-    return sp->wire.head != PKT_NONE;
+    for (size_t k = 0; k < kept; k++) {
+        uint32_t port = e[k].port & ~CUT_ARBOR;
+        if (!mark[port]) continue;
+        mark[port] = 0;
+        struct sport *sp = &s->sp[port];
+        sp->wire.head = e[k].i;
+        if (sp->kind == PORT_SCHED && sp->sched.head == SCHED_NEXT) sp->sched.head = e[k].i;
+    }
+    return kept;
 }
 
 void net_on_arrive(arb_sim *s, uint32_t port)

@@ -62,9 +62,10 @@ struct sim_part {
     arb_sim_part_ops ops;
     uint32_t *node_part; /* per node */
     arb_time lookahead;
-    struct buf *out; /* per part */
-    uint32_t *wires; /* the ports across the cut (PCUT_OUT) with packets on their wire */
-    uint32_t n_wires;
+    struct buf *out;       /* per part */
+    struct cut_sent *sent; /* the packets on this part's wires across the cut */
+    size_t n_sent, cap_sent;
+    uint8_t *mark; /* per port, for net_cut_drain */
     struct note *done;
     size_t n_done, cap_done;
     struct note *live; /* part 0: the window's changes of live packets, from every part */
@@ -135,6 +136,11 @@ static uint32_t port_part(const arb_sim *s, uint32_t p)
     return s->part->node_part[s->owner[p]];
 }
 
+uint32_t part_of_far(const arb_sim *s, uint32_t p)
+{
+    return s->part ? s->part->node_part[s->far[p].node] : 0;
+}
+
 int part_owns_host(const arb_sim *s, uint32_t h)
 {
     return !s->part || s->part->node_part[h] == s->part->ops.rank;
@@ -164,7 +170,8 @@ void part_free(arb_sim *s)
     for (uint32_t r = 0; P->out && r < P->ops.n_ranks; r++)
         free(P->out[r].d);
     free(P->out);
-    free(P->wires);
+    free(P->sent);
+    free(P->mark);
     free(P->node_part);
     free(P->done);
     free(P->live);
@@ -208,13 +215,14 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     if (P) {
         P->node_part = malloc((size_t)n_nodes * sizeof *P->node_part);
         P->out = calloc(ops->n_ranks, sizeof *P->out);
-        P->wires = malloc((s->n_ports ? s->n_ports : 1) * sizeof *P->wires);
+        P->mark = calloc(s->n_ports ? s->n_ports : 1, 1);
     }
-    if (!P || !pcut || !P->node_part || !P->out || !P->wires) {
+    if (!P || !pcut || !P->node_part || !P->out || !P->mark) {
         if (P) {
             free(P->node_part);
             free(P->out);
-            free(P->wires);
+            free(P->sent);
+            free(P->mark);
         }
         free(P);
         free(pcut);
@@ -278,11 +286,28 @@ int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 
 /* ---- what crosses ------------------------------------------------------- */
 
-void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i, int first)
+/* Packet i on the wire of `port` until it arrives (net_cut_drain). */
+static void note_sent(arb_sim *s, uint32_t port, uint32_t i, const struct pkt *k)
 {
     struct sim_part *P = s->part;
-    if (first) P->wires[P->n_wires++] = port;
+    if (P->n_sent == P->cap_sent) {
+        size_t ncap = P->cap_sent ? P->cap_sent * 2 : 1024;
+        struct cut_sent *nv = realloc(P->sent, ncap * sizeof *nv);
+        if (!nv) {
+            fail(s, ARB_ENOMEM);
+            return;
+        }
+        P->sent = nv;
+        P->cap_sent = ncap;
+    }
+    P->sent[P->n_sent++] = (struct cut_sent){k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i};
+}
+
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct sim_part *P = s->part;
     const struct pkt *k = pool_get(&s->pool, i);
+    note_sent(s, port, i, k);
     struct rec r = {REC_PKT, port, k->t, 0, 0, 0};
     const void *hdr = NULL, *pl = NULL;
     size_t hlen = 0, plen = 0;
@@ -290,7 +315,7 @@ void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i, int first)
     if (k->kind == PK_ARBOR) arbor_cut_parts(s, i, &hdr, &hlen, &pl, &plen);
     r.b = (uint32_t)(hlen + plen);
     r.c = (uint32_t)hlen;
-    struct buf *b = &P->out[P->node_part[s->far[port].node]];
+    struct buf *b = &P->out[s->lk[s->sp[port].link].to]; /* the far end's part */
     int rc = buf_put(b, &r, sizeof r);
     if (rc == 0) rc = buf_put(b, k, sizeof *k);
     if (rc == 0 && hlen) rc = buf_put(b, hdr, hlen);
@@ -695,10 +720,7 @@ static void drain_wires(arb_sim *s, arb_time end)
         t = s->part_stop_t;
         target = s->part_stop_target;
     }
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < P->n_wires; k++)
-        if (net_cut_wire_drain(s, P->wires[k], t, target)) P->wires[kept++] = P->wires[k];
-    P->n_wires = kept;
+    P->n_sent = net_cut_drain(s, P->sent, P->n_sent, t, target, P->mark);
 }
 
 int part_run(arb_sim *s, arb_time until)

@@ -84,7 +84,8 @@ _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line
 /* What a link does to the packets on it, beside its rate and delay. */
 struct link_faults {
     double loss, dup, reorder;
-    int cut; /* from this part across the cut (PCUT_OUT) */
+    int cut;     /* from this part across the cut (PCUT_OUT) */
+    uint32_t to; /* then, the part it leads to */
 };
 
 static uint64_t prob_bits(double p)
@@ -97,7 +98,8 @@ static uint32_t link_hash(uint64_t rate, arb_time delay, const struct link_fault
     uint64_t z = rate * UINT64_C(0x9E3779B97F4A7C15) ^ delay * UINT64_C(0xC2B2AE3D27D4EB4F) ^
                  prob_bits(f->loss) * UINT64_C(0x165667B19E3779F9) ^
                  prob_bits(f->dup) * UINT64_C(0x27D4EB2F165667C5) ^
-                 prob_bits(f->reorder) * UINT64_C(0x94D049BB133111EB) ^ (uint64_t)f->cut;
+                 prob_bits(f->reorder) * UINT64_C(0x94D049BB133111EB) ^ (uint64_t)f->cut ^
+                 (uint64_t)f->to << 1;
     return (uint32_t)(z >> 32);
 }
 
@@ -118,12 +120,13 @@ static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t
             lk[*n].reorder = f->reorder;
             lk[*n].odd = (uint8_t)((f->loss > 0 || f->dup > 0 || f->reorder > 0 ? LK_FATE : 0) |
                                    (f->cut ? LK_CUT : 0));
+            lk[*n].to = f->to;
             map[h] = ++*n;
             return *n - 1;
         }
         const struct slink *c = &lk[map[h] - 1];
         if (c->rate == rate && c->delay == delay && c->loss == f->loss && c->dup == f->dup &&
-            c->reorder == f->reorder && !!(c->odd & LK_CUT) == !!f->cut)
+            c->reorder == f->reorder && !!(c->odd & LK_CUT) == !!f->cut && c->to == f->to)
             return map[h] - 1;
     }
 }
@@ -135,7 +138,7 @@ static struct link_faults faults_of(const arb_sim *s, uint32_t p)
            reorder = arb_topo_link_reorder(s->topo, p);
     return (struct link_faults){loss >= 0 ? loss : s->cfg.loss, dup >= 0 ? dup : s->cfg.dup,
                                 reorder >= 0 ? reorder : s->cfg.reorder,
-                                s->pcut && s->pcut[p] == PCUT_OUT};
+                                s->pcut && s->pcut[p] == PCUT_OUT, part_of_far(s, p)};
 }
 
 int sim_links(arb_sim *s)

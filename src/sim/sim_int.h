@@ -93,6 +93,7 @@ struct slink {
     double dup;     /* cfg.dup, or the link's own */
     double reorder; /* cfg.reorder, or the link's own */
     uint8_t odd;    /* LK_*: what the per-hop path must look at */
+    uint32_t to;    /* LK_CUT: the part the link leads to */
 };
 /* slink.odd: the link loses, duplicates or reorders (link_fate); it leaves
  * this part of a partitioned run (PCUT_OUT: part_send_pkt). */
@@ -385,17 +386,31 @@ void arbor_report(arb_sim *s);
 /* part.c: the partitioned run (arb_sim_run's, when s->part is set). */
 int part_run(arb_sim *s, arb_time until);
 /* Packet i starts across the cut on `port` (PCUT_OUT): its copy goes to the
- * part that receives it. `first`: the wire was empty (it is now watched,
- * to be drained at the windows' ends). */
-void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i, int first);
-/* net.c: the packets on the wire of `port` (PCUT_OUT) whose arrival, at
- * the receiving part, comes by the event (t, target) of the local order
- * are let go, with their wire's bookkeeping: the sending part keeps no
- * arrival event for them. 1: some are left on the wire. */
-int net_cut_wire_drain(arb_sim *s, uint32_t port, arb_time t, uint32_t target);
+ * part that receives it. This part keeps it on its wire, for the port's
+ * queue accounting, until it has arrived there, and lets it go at the end
+ * of the window it arrives in (net_cut_drain). */
+void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i);
+/* A packet on a wire across the cut, as part_send_pkt noted it. */
+struct cut_sent {
+    arb_time t;    /* its arrival at the far end */
+    uint32_t port; /* the port, | CUT_ARBOR for an Arbor packet */
+    uint32_t i;
+};
+#define CUT_ARBOR 0x80000000u
+/* net.c: of e[0 .. n), in the order the packets started, those whose
+ * arrival (at the receiving part) comes by the event (t, target) of the
+ * local order are taken off their wires and let go, with their wires'
+ * bookkeeping, touching neither them nor the ports of the others (mark:
+ * one byte a port, zero, and left so); the others are kept, in order, at
+ * the front of e: their number is returned. The sending part has no
+ * arrival event for them. */
+size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint32_t target,
+                     uint8_t *mark);
 /* An event for a port another part sends on (PCUT_IN: PFC's pause and
  * resume), to that part. */
 void part_send_event(arb_sim *s, arb_time t, uint32_t target);
+/* The part of the node at the far end of port p (0 when whole). */
+uint32_t part_of_far(const arb_sim *s, uint32_t p);
 /* Does this part run host h's events (h: any node, its state's part)? */
 int part_owns_host(const arb_sim *s, uint32_t h);
 /* This part's number (0 when whole), and the collective operations over
