@@ -471,11 +471,38 @@ static void merge_live(arb_sim *s)
     P->n_live = 0;
 }
 
+/* The bytes of the record at d (n bytes left), what follows it included;
+ * 0 when it does not fit. */
+static size_t rec_len(const uint8_t *d, size_t n)
+{
+    struct rec r;
+    if (n < sizeof r) return 0;
+    memcpy(&r, d, sizeof r);
+    size_t len = sizeof r;
+    if (r.type == REC_PKT)
+        len += sizeof(struct pkt) + r.b;
+    else if (r.type == REC_PORT)
+        len += sizeof(arb_sim_port_stats);
+    else if (r.type == REC_FLOW)
+        len += sizeof(struct flow_half);
+    return len <= n ? len : 0;
+}
+
+/* Some records ahead of the one being parsed: the ports their packets
+ * land on, fetched (each a cache miss: the port was last used a window
+ * ago). */
+#define TAKE_AHEAD 6
+
 /* Parse what part `from` sent. */
 static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
 {
     struct sim_part *P = s->part;
-    size_t o = 0;
+    size_t o = 0, ahead = 0;
+    for (int k = 0; k < TAKE_AHEAD; k++) {
+        size_t len = rec_len(d + ahead, n - ahead);
+        if (!len) break;
+        ahead += len;
+    }
     /* a run that failed before (an Arbor engine gave up) still gets the
      * figures: only an error met here stops the parsing */
     int before = s->error;
@@ -483,6 +510,13 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
         struct rec r;
         memcpy(&r, d + o, sizeof r);
         o += sizeof r;
+        size_t len = rec_len(d + ahead, n - ahead);
+        if (len) {
+            struct rec ra;
+            memcpy(&ra, d + ahead, sizeof ra);
+            if (ra.type == REC_PKT && ra.a < s->n_ports) SIM_PREFETCH(&s->sp[ra.a]);
+            ahead += len;
+        }
         if (r.type == REC_PKT && o + sizeof(struct pkt) + r.b <= n && r.c <= r.b) {
             struct pkt k;
             memcpy(&k, d + o, sizeof k);
