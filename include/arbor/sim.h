@@ -473,8 +473,9 @@ typedef struct arb_sim_part_ops {
  * ends are in different parts (the lookahead: nothing one part does can
  * reach another sooner), exchanging the packets that cross the cut between
  * windows, and returns, in every part, the whole fabric's counters
- * (arb_sim_get_stats, arb_sim_now, arb_sim_last_activity) and, in part 0,
- * every port's (arb_sim_port, arb_sim_port_queue). Completions
+ * (arb_sim_get_stats, arb_sim_now, arb_sim_last_activity); each part
+ * reads its own ports (arb_sim_port, arb_sim_port_queue), and part 0 every
+ * port after arb_sim_part_ports or arb_sim_part_collect. Completions
  * (on_flow_done, on_flow_sent) are reported in every part, at the end of
  * the window they fall in, with their own times, in the order the
  * sequential run reports them; the callbacks must only count (add no flow,
@@ -508,11 +509,24 @@ int arb_sim_part_subtrees(const arb_topo *topo, uint32_t n_parts, uint32_t *node
 
 /**
  * Collective, for a partitioned simulator: part 0 gets every flow's figures
- * (arb_sim_flow) from the parts holding its sender and its receiver. Call
- * after the last arb_sim_run. 0 (also unpartitioned) or an ARB_E* code
- * from the operations, or ARB_ENOMEM.
+ * (arb_sim_flow) from the parts holding its sender and its receiver, and
+ * every port's counters (as arb_sim_part_ports). Call after the last
+ * arb_sim_run. 0 (also unpartitioned) or an ARB_E* code from the
+ * operations, or ARB_ENOMEM.
  */
 int arb_sim_part_collect(arb_sim *s);
+
+/**
+ * Collective, for a partitioned simulator, between runs: part 0 gets the
+ * counters of every port the other parts send on, as they stand (what
+ * arb_sim_port and arb_sim_port_queue then give it for those ports; a
+ * port's own part reads it at any time). Only the ports that changed since
+ * the last call travel. Every part must call it, at the same points (the
+ * scenario runner does before each sample). 0 (also unpartitioned),
+ * ARB_ESTATE during a run, an ARB_E* code from the operations, or
+ * ARB_ENOMEM.
+ */
+int arb_sim_part_ports(arb_sim *s);
 
 /** What a partitioned run did (arb_sim_part_figures). */
 typedef struct arb_sim_part_info {

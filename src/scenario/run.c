@@ -1325,8 +1325,14 @@ static int run_slices(struct scn_run *run)
         int rc = run_slice(run, next);
         if (rc != 0) return rc < 0 ? rc : 0;
         int idle = r->st.events == ev0;
-        if (every && (!idle || !r->wr.done) && sample(&run->sp, next) < 0)
-            return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+        if (every && (!idle || !r->wr.done)) {
+            /* partitioned: every port's counters to part 0 first */
+            rc = arb_sim_part_ports(run->s);
+            if (rc < 0)
+                return arb_errf(run->err, run->errlen, rc, "partition: %s", arb_strerror(rc));
+            if (sample(&run->sp, next) < 0)
+                return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+        }
         now = next;
         if (run->progress)
             run->progress(run->ctx, now, stop, r->wr.flows_done, r->wr.flows_planned);

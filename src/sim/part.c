@@ -83,6 +83,7 @@ struct sim_part {
     /* this part's ports as last sent to part 0 (sync_end sends what changed) */
     arb_sim_port_stats *sps;
     uint32_t *sq;
+    uint64_t *stx; /* and its packets started, as counted then (port_same) */
     /* part 0: the other parts' ports as last received */
     uint32_t *mq;
     arb_sim_port_stats *mps;
@@ -182,6 +183,7 @@ void part_free(arb_sim *s)
     free(P->mhave);
     free(P->sps);
     free(P->sq);
+    free(P->stx);
     free(P);
     free(s->pcut);
     s->part = NULL;
@@ -660,24 +662,39 @@ void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up)
     fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
 }
 
-/* Every part's counters summed (or their extremes) into P->gst; part 0
- * gets every port's. */
-static int sync_end(arb_sim *s)
+/* Are port p's counters (arb_sim_port, net_queue_bytes) as last sent to
+ * part 0? Yes, without computing them, when nothing started, queued, was
+ * dropped or paused there since: no packet scheduled and not yet started
+ * (whose start would move the counters with time alone), and not paused
+ * now. Otherwise they are computed and compared. */
+static int port_same(const arb_sim *s, uint32_t p)
+{
+    const struct sim_part *P = s->part;
+    const struct sport *sp = &s->sp[p];
+    const struct sport_cold *c = &s->spc[p];
+    return sp->tx_pkts == P->stx[p] && sp->q_bytes == P->sq[p] &&
+           (sp->kind != PORT_SCHED || sp->sched.pkts == 0) && !sp->paused &&
+           sp->max_q == P->sps[p].max_queue && c->drops == P->sps[p].drops &&
+           c->paused_ps == P->sps[p].paused_ps;
+}
+
+/* This part's ports, for part 0: those that changed since last sent
+ * (part 0 makes room for them). Sent with the next exchange. */
+static void post_ports(arb_sim *s)
 {
     struct sim_part *P = s->part;
     uint32_t me = P->ops.rank;
-    arb_sim_stats st;
-    sim_local_stats(s, &st);
-    P->info.events = st.events;
-    /* this part's ports, for part 0: those that changed since last sent */
     if (me != 0 && !P->sps) {
         P->sps = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sps);
         P->sq = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sq);
-        if (!P->sps || !P->sq) fail(s, ARB_ENOMEM);
+        P->stx = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->stx);
+        if (!P->sps || !P->sq || !P->stx) fail(s, ARB_ENOMEM);
     }
-    if (me != 0 && P->sps && P->sq)
+    if (me != 0 && P->sps && P->sq && P->stx)
         for (uint32_t p = 0; p < s->n_ports; p++) {
             if (s->pcut[p] != PCUT_LOCAL && s->pcut[p] != PCUT_OUT) continue;
+            if (port_same(s, p)) continue;
+            P->stx[p] = s->sp[p].tx_pkts;
             arb_sim_port_stats ps;
             memset(&ps, 0, sizeof ps);
             arb_sim_port(s, p, &ps);
@@ -695,8 +712,24 @@ static int sync_end(arb_sim *s)
         P->mhave = calloc(s->n_ports ? s->n_ports : 1, 1);
         if (!P->mps || !P->mq || !P->mhave) fail(s, ARB_ENOMEM);
     }
-    int rc = exchange(s);
-    if (rc == 0 && s->arb) rc = arbor_part_sync(s);
+}
+
+int arb_sim_part_ports(arb_sim *s)
+{
+    if (!s || !s->part) return 0;
+    if (s->in_run) return ARB_ESTATE;
+    post_ports(s);
+    return exchange(s);
+}
+
+/* Every part's counters summed (or their extremes) into P->gst. */
+static int sync_end(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    arb_sim_stats st;
+    sim_local_stats(s, &st);
+    P->info.events = st.events;
+    int rc = s->arb ? arbor_part_sync(s) : 0;
     if (rc < 0) return rc;
     uint64_t sum[24] = {st.events,         st.packet_hops,   st.pkts_sent,    st.pkts_delivered,
                         st.data_pkts_sent, st.bytes_sent,    st.payload_sent, st.payload_delivered,
@@ -825,6 +858,7 @@ int arb_sim_part_collect(arb_sim *s)
     if (!P) return 0;
     uint32_t me = P->ops.rank;
     int run_error = s->error; /* the run's own (every part has it): not the collection's */
+    post_ports(s);            /* and every port's counters */
     if (me != 0)
         for (uint32_t f = 0; f < s->n_conns; f++) {
             const struct conn *c = &s->conns[f];
