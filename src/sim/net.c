@@ -480,6 +480,9 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     land(s, port, i);
 }
 
+/* net_cut_drain fetches the port of the entry this far ahead */
+#define CUT_AHEAD 24
+
 /* sched.head, while net_cut_drain runs: the first packet it keeps */
 #define SCHED_NEXT (PKT_NONE - 1)
 
@@ -495,7 +498,7 @@ size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint3
      * the first packet kept (marked ports), or none (the tail went too) */
     size_t kept = 0;
     for (size_t k = 0; k < n; k++) {
-        if (k + 8 < n) SIM_PREFETCH(&s->sp[e[k + 8].port & ~CUT_ARBOR]);
+        if (k + CUT_AHEAD < n) SIM_PREFETCH(&s->sp[e[k + CUT_AHEAD].port & ~CUT_ARBOR]);
         if (!cut_arrived(&e[k], t, target)) {
             e[kept++] = e[k];
             continue;
@@ -503,7 +506,7 @@ size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint3
         uint32_t port = e[k].port & ~CUT_ARBOR, i = e[k].i;
         struct sport *sp = &s->sp[port];
         if (sp->kind == PORT_SCHED && (sp->sched.head == i || sp->sched.head == SCHED_NEXT)) {
-            sp->q_bytes -= pool_get(&s->pool, i)->bytes; /* counted as not yet started */
+            sp->q_bytes -= e[k].bytes; /* counted as not yet started */
             sp->sched.head = --sp->sched.pkts ? SCHED_NEXT : PKT_NONE;
         }
         sp->wire.head = PKT_NONE;

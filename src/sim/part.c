@@ -302,7 +302,8 @@ static void note_sent(arb_sim *s, uint32_t port, uint32_t i, const struct pkt *k
         P->sent = nv;
         P->cap_sent = ncap;
     }
-    P->sent[P->n_sent++] = (struct cut_sent){k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i};
+    P->sent[P->n_sent++] =
+        (struct cut_sent){k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i, k->bytes};
 }
 
 void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
@@ -516,7 +517,13 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
         if (len) {
             struct rec ra;
             memcpy(&ra, d + ahead, sizeof ra);
-            if (ra.type == REC_PKT && ra.a < s->n_ports) SIM_PREFETCH(&s->sp[ra.a]);
+            if (ra.type == REC_PKT && ra.a < s->n_ports) {
+                SIM_PREFETCH(&s->sp[ra.a]);
+                /* and the free packet it will land in (the pool's stack, top down) */
+                if (s->pool.n_free > TAKE_AHEAD)
+                    SIM_PREFETCH(
+                        pool_get(&s->pool, s->pool.free_ids[s->pool.n_free - 1 - TAKE_AHEAD]));
+            }
             ahead += len;
         }
         if (r.type == REC_PKT && o + sizeof(struct pkt) + r.b <= n && r.c <= r.b) {

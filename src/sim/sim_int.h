@@ -395,6 +395,7 @@ struct cut_sent {
     arb_time t;    /* its arrival at the far end */
     uint32_t port; /* the port, | CUT_ARBOR for an Arbor packet */
     uint32_t i;
+    uint32_t bytes; /* its wire bytes (the queue counts them until it starts) */
 };
 #define CUT_ARBOR 0x80000000u
 /* net.c: of e[0 .. n), in the order the packets started, those whose
