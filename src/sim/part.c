@@ -32,7 +32,7 @@ struct rec {
     arb_time t; /* PKT: arrival; EVENT, DONE, LIVE: its time */
     uint32_t b; /* DONE: the target of the event it finished in; LIVE: the change (signed); PORT:
                    queue */
-    uint32_t c; /* DONE, LIVE: order within the part; LIVE: the most above the start (upper 0) */
+    uint32_t c; /* DONE: order within the part */
     uint64_t d; /* LIVE: the highest prefix of the change within the event */
 };
 
@@ -49,13 +49,18 @@ struct buf {
     size_t n, cap;
 };
 
-/* A completion of the window, or a change of live packets, with the order
- * it sorts in. */
+/* A completion of the window, with the order it sorts in. */
 struct note {
     arb_time t;
     uint32_t target, rank, idx, flow;
-    int64_t delta;
-    uint64_t up;
+};
+
+/* An event's change of live packets (its part's notes are in order). */
+struct lnote {
+    arb_time t;
+    uint32_t target;
+    int32_t delta; /* the change */
+    uint32_t up;   /* the most above the count before, within the event */
 };
 
 struct sim_part {
@@ -68,9 +73,9 @@ struct sim_part {
     uint8_t *mark; /* per port, for net_cut_drain */
     struct note *done;
     size_t n_done, cap_done;
-    struct note *live; /* part 0: the window's changes of live packets, from every part */
+    struct lnote *live; /* the window's changes of live packets: this part's, then every part's */
     size_t n_live, cap_live;
-    struct note *tmp; /* merging: room for cap_live */
+    struct lnote *tmp; /* merging: room for cap_live */
     size_t cap_tmp;
     size_t *seg; /* where each part's notes start in live (each part's are in order) */
     size_t n_seg, cap_seg;
@@ -127,6 +132,19 @@ static int note_add(struct note **v, size_t *n, size_t *cap, const struct note *
         *cap = ncap;
     }
     (*v)[(*n)++] = *x;
+    return 0;
+}
+
+static int lnote_add(struct sim_part *P, arb_time t, uint32_t target, int32_t delta, uint32_t up)
+{
+    if (P->n_live == P->cap_live) {
+        size_t ncap = P->cap_live ? P->cap_live * 2 : 1024;
+        struct lnote *nv = realloc(P->live, ncap * sizeof *nv);
+        if (!nv) return ARB_ENOMEM;
+        P->live = nv;
+        P->cap_live = ncap;
+    }
+    P->live[P->n_live++] = (struct lnote){t, target, delta, up};
     return 0;
 }
 
@@ -338,7 +356,7 @@ void part_take_done(arb_sim *s, uint32_t target)
 {
     struct sim_part *P = s->part;
     for (uint32_t k = 0; k < s->n_done; k++) {
-        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k], 0, 0};
+        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k]};
         fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
     }
     s->n_done = 0;
@@ -420,12 +438,18 @@ static int seg_push(struct sim_part *P, size_t at)
     return 0;
 }
 
-/* live[0 .. n_live): runs (seg) each in order, merged pairwise into one. */
+static int lnote_before(const struct lnote *x, const struct lnote *y)
+{
+    return x->t < y->t || (x->t == y->t && x->target < y->target);
+}
+
+/* live[0 .. n_live): runs (seg) each in order, merged pairwise into one
+ * (stably: no two parts have a note of one time and target). */
 static int merge_runs(struct sim_part *P)
 {
     if (P->n_seg <= 2) return 0;
     if (P->cap_tmp < P->n_live) {
-        struct note *nt = realloc(P->tmp, P->n_live * sizeof *nt);
+        struct lnote *nt = realloc(P->tmp, P->n_live * sizeof *nt);
         if (!nt) return ARB_ENOMEM;
         P->tmp = nt;
         P->cap_tmp = P->n_live;
@@ -436,7 +460,7 @@ static int merge_runs(struct sim_part *P)
             size_t i = P->seg[k], m = P->seg[k + 1], j = m, e = P->seg[k + 2];
             P->seg[out++] = o;
             while (i < m && j < e)
-                P->tmp[o++] = note_cmp(&P->live[j], &P->live[i]) < 0 ? P->live[j++] : P->live[i++];
+                P->tmp[o++] = lnote_before(&P->live[j], &P->live[i]) ? P->live[j++] : P->live[i++];
             while (i < m)
                 P->tmp[o++] = P->live[i++];
             while (j < e)
@@ -450,7 +474,7 @@ static int merge_runs(struct sim_part *P)
         }
         P->seg[out++] = o;
         P->n_seg = out;
-        struct note *t = P->live;
+        struct lnote *t = P->live;
         size_t c = P->cap_live;
         P->live = P->tmp;
         P->cap_live = P->cap_tmp;
@@ -466,7 +490,7 @@ static void merge_live(arb_sim *s)
     fail(s, seg_push(P, P->n_live));
     fail(s, merge_runs(P));
     for (size_t k = 0; k < P->n_live; k++) {
-        const struct note *x = &P->live[k];
+        const struct lnote *x = &P->live[k];
         uint64_t top = (uint64_t)(P->glive + (int64_t)x->up);
         if (top > P->gpeak) P->gpeak = top;
         P->glive += x->delta;
@@ -535,15 +559,14 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
         } else if (r.type == REC_EVENT) {
             net_push_event(s, r.t, r.a);
         } else if (r.type == REC_DONE) {
-            struct note x = {r.t, r.b, from, r.c, r.a, 0, 0};
+            struct note x = {r.t, r.b, from, r.c, r.a};
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
         } else if (r.type == REC_LIVE) {
-            struct note x = {r.t, r.a, from, r.c, 0, (int64_t)(int32_t)r.b, r.d};
             if (from != P->seg_rank) { /* the first of this part's notes */
                 fail(s, seg_push(P, P->n_live));
                 P->seg_rank = from;
             }
-            fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
+            fail(s, lnote_add(P, r.t, r.a, (int32_t)r.b, (uint32_t)r.d));
         } else if (r.type == REC_PORT && o + sizeof(arb_sim_port_stats) <= n) {
             if (P->mps && r.a < s->n_ports) {
                 memcpy(&P->mps[r.a], d + o, sizeof(arb_sim_port_stats));
@@ -642,8 +665,8 @@ static int live_window(arb_sim *s)
         fail(s, seg_push(P, 0));
         P->seg_rank = me;
         for (size_t k = 0; k < mine; k++) {
-            const struct note *x = &P->live[k];
-            struct rec r = {REC_LIVE, x->target, x->t, (uint32_t)(int32_t)x->delta, x->idx, x->up};
+            const struct lnote *x = &P->live[k];
+            struct rec r = {REC_LIVE, x->target, x->t, (uint32_t)x->delta, 0, x->up};
             for (uint32_t q = 0; q < R; q++)
                 if (q != me) fail(s, buf_put(&P->out[q], &r, sizeof r));
         }
@@ -665,8 +688,7 @@ void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up)
     struct sim_part *P = s->part;
     if (P->wcur + (int64_t)up > P->wup) P->wup = P->wcur + (int64_t)up;
     P->wcur += delta;
-    struct note x = {s->now, target, P->ops.rank, P->seq++, 0, delta, up};
-    fail(s, note_add(&P->live, &P->n_live, &P->cap_live, &x));
+    fail(s, lnote_add(P, s->now, target, (int32_t)delta, (uint32_t)up));
 }
 
 /* Are port p's counters (arb_sim_port, net_queue_bytes) as last sent to

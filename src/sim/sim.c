@@ -425,7 +425,7 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
     arb_time t;
     uint32_t target;
     uint64_t seq;
-    uint32_t port_events = s->n_ports << 2, live0 = 0, peak0 = 0;
+    uint32_t port_events = s->n_ports << 2, live0 = 0;
     int popped = 0;
     while (!s->error && (popped = evq_pop_until(&s->q, until, &t, &target, &seq)) > 0) {
         /* past the event a re-run stops after (arb_sim_part_stop_after): the run ends there */
@@ -438,15 +438,13 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
         if (part) { /* the event's change of live packets, for the pool's peak (part.c) */
             s->part_target = target;
             live0 = s->pool.live;
-            peak0 = s->pool.peak;
-            s->pool.peak = live0;
+            s->pool.peak = live0; /* a part's own peak means nothing: the event's, here */
             s->part_xfer = 0;
         }
         dispatch(s, target, seq);
         if (part) {
             int64_t delta = (int64_t)s->pool.live - live0 - s->part_xfer;
-            int64_t up = (int64_t)s->pool.peak - live0 - (s->part_xfer > 0 ? s->part_xfer : 0);
-            if (s->pool.peak < peak0) s->pool.peak = peak0;
+            int64_t up = (int64_t)s->pool.peak - live0 - s->part_xfer;
             if (delta != 0 || up != 0) part_note_live(s, target, delta, (uint64_t)up);
         }
         if (s->idle)

@@ -268,8 +268,8 @@ struct arb_sim {
     arb_time stop_at;     /* arb_sim_stop_at: the run under way ends after this time */
     /* A partitioned run (part.c): NULL when the simulator runs whole. */
     struct sim_part *part;
-    uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
-    int part_xfer; /* packets the event under way moved between parts: +1 landed, -1 let go */
+    uint8_t *pcut;        /* per port, PCUT_*; NULL when whole */
+    int part_xfer;        /* packets the event under way landed from another part (arrive_cut) */
     uint32_t part_target; /* the target of the event under way */
     /* arb_sim_part_stop_after: no event past (stop_t, stop_target) in the
      * local order runs (ARB_TIME_NEVER: none) */
