@@ -23,8 +23,8 @@
 
 enum { REC_PKT = 1, REC_EVENT = 2, REC_DONE = 3, REC_LIVE = 4, REC_PORT = 5, REC_FLOW = 6 };
 
-/* Every record starts so; a packet's is followed by its struct pkt, a
- * port's by an arb_sim_port_stats, a flow's by a struct flow_half. */
+/* Every record but a packet's starts so; a port's is followed by an
+ * arb_sim_port_stats, a flow's by a struct flow_half. */
 struct rec {
     uint32_t type;
     uint32_t a; /* PKT, PORT: the port; EVENT: the target; DONE: the flow; LIVE: the target; FLOW:
@@ -34,6 +34,14 @@ struct rec {
                    queue */
     uint32_t c; /* DONE: order within the part */
     uint64_t d; /* LIVE: the highest prefix of the change within the event */
+};
+
+/* A packet's record: this, its struct pkt (its arrival time in it), and
+ * `extra` bytes: an Arbor packet's header (hlen) and payload. */
+struct rec_pkt {
+    uint32_t type; /* REC_PKT */
+    uint32_t port; /* the wire it is on */
+    uint32_t extra, hlen;
 };
 
 /* What one side of a flow knows (arb_sim_part_collect). */
@@ -100,6 +108,22 @@ struct sim_part {
 };
 
 /* ---- buffers ------------------------------------------------------------ */
+
+/* n bytes more at the end of b, or NULL (out of memory). */
+static uint8_t *buf_room(struct buf *b, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 4096;
+        while (ncap < b->n + n)
+            ncap *= 2;
+        uint8_t *nd = realloc(b->d, ncap);
+        if (!nd) return NULL;
+        b->d = nd;
+        b->cap = ncap;
+    }
+    b->n += n;
+    return b->d + b->n - n;
+}
 
 static int buf_put(struct buf *b, const void *p, size_t n)
 {
@@ -329,19 +353,21 @@ void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
     struct sim_part *P = s->part;
     const struct pkt *k = pool_get(&s->pool, i);
     note_sent(s, port, i, k);
-    struct rec r = {REC_PKT, port, k->t, 0, 0, 0};
     const void *hdr = NULL, *pl = NULL;
     size_t hlen = 0, plen = 0;
     /* an Arbor packet's header and payload live beside it: they travel after it */
     if (k->kind == PK_ARBOR) arbor_cut_parts(s, i, &hdr, &hlen, &pl, &plen);
-    r.b = (uint32_t)(hlen + plen);
-    r.c = (uint32_t)hlen;
+    struct rec_pkt r = {REC_PKT, port, (uint32_t)(hlen + plen), (uint32_t)hlen};
     struct buf *b = &P->out[s->lk[s->sp[port].link].to]; /* the far end's part */
-    int rc = buf_put(b, &r, sizeof r);
-    if (rc == 0) rc = buf_put(b, k, sizeof *k);
-    if (rc == 0 && hlen) rc = buf_put(b, hdr, hlen);
-    if (rc == 0 && plen) rc = buf_put(b, pl, plen);
-    fail(s, rc);
+    uint8_t *w = buf_room(b, sizeof r + sizeof *k + hlen + plen);
+    if (!w) {
+        fail(s, ARB_ENOMEM);
+        return;
+    }
+    memcpy(w, &r, sizeof r);
+    memcpy(w + sizeof r, k, sizeof *k);
+    if (hlen) memcpy(w + sizeof r + sizeof *k, hdr, hlen);
+    if (plen) memcpy(w + sizeof r + sizeof *k + hlen, pl, plen);
     P->info.sent++;
 }
 
@@ -364,7 +390,7 @@ void part_take_done(arb_sim *s, uint32_t target)
 
 /* A packet from another part, on the wire of `port` (PCUT_IN) until its
  * arrival: held, not counted live until it lands (arrive_cut, net.c). */
-static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src, const uint8_t *extra,
+static void receive_pkt(arb_sim *s, uint32_t port, const uint8_t *src, const uint8_t *extra,
                         size_t hlen, size_t plen)
 {
     uint32_t peak = s->pool.peak;
@@ -376,7 +402,7 @@ static void receive_pkt(arb_sim *s, uint32_t port, const struct pkt *src, const 
     s->pool.live--;
     s->pool.peak = peak;
     struct pkt *k = pool_get(&s->pool, i);
-    *k = *src;
+    memcpy(k, src, sizeof *k);
     if (k->kind == PK_ARBOR) { /* its header and payload, in this part's tables */
         int rc = arbor_cut_land(s, i, extra, hlen, extra + hlen, plen);
         if (rc < 0) {
@@ -502,13 +528,21 @@ static void merge_live(arb_sim *s)
  * 0 when it does not fit. */
 static size_t rec_len(const uint8_t *d, size_t n)
 {
+    uint32_t type;
+    if (n < sizeof type) return 0;
+    memcpy(&type, d, sizeof type);
+    if (type == REC_PKT) {
+        struct rec_pkt h;
+        if (n < sizeof h) return 0;
+        memcpy(&h, d, sizeof h);
+        size_t len = sizeof h + sizeof(struct pkt) + h.extra;
+        return len <= n && h.hlen <= h.extra ? len : 0;
+    }
     struct rec r;
     if (n < sizeof r) return 0;
     memcpy(&r, d, sizeof r);
     size_t len = sizeof r;
-    if (r.type == REC_PKT)
-        len += sizeof(struct pkt) + r.b;
-    else if (r.type == REC_PORT)
+    if (r.type == REC_PORT)
         len += sizeof(arb_sim_port_stats);
     else if (r.type == REC_FLOW)
         len += sizeof(struct flow_half);
@@ -533,16 +567,13 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
     /* a run that failed before (an Arbor engine gave up) still gets the
      * figures: only an error met here stops the parsing */
     int before = s->error;
-    while (o + sizeof(struct rec) <= n && s->error == before) {
-        struct rec r;
-        memcpy(&r, d + o, sizeof r);
-        o += sizeof r;
+    while (o < n && s->error == before) {
         size_t len = rec_len(d + ahead, n - ahead);
         if (len) {
-            struct rec ra;
-            memcpy(&ra, d + ahead, sizeof ra);
-            if (ra.type == REC_PKT && ra.a < s->n_ports) {
-                SIM_PREFETCH(&s->sp[ra.a]);
+            struct rec_pkt ra;
+            memcpy(&ra, d + ahead, sizeof ra); /* (every record is as long) */
+            if (ra.type == REC_PKT && ra.port < s->n_ports) {
+                SIM_PREFETCH(&s->sp[ra.port]);
                 /* and the free packet it will land in (the pool's stack, top down) */
                 if (s->pool.n_free > TAKE_AHEAD)
                     SIM_PREFETCH(
@@ -550,13 +581,33 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
             }
             ahead += len;
         }
-        if (r.type == REC_PKT && o + sizeof(struct pkt) + r.b <= n && r.c <= r.b) {
-            struct pkt k;
-            memcpy(&k, d + o, sizeof k);
-            o += sizeof k;
-            receive_pkt(s, r.a, &k, d + o, r.c, r.b - r.c);
-            o += r.b;
-        } else if (r.type == REC_EVENT) {
+        uint32_t type;
+        memcpy(&type, d + o, sizeof type);
+        if (type == REC_PKT) {
+            struct rec_pkt h;
+            size_t plen = rec_len(d + o, n - o);
+            if (!plen) {
+                fail(s, ARB_EINVAL); /* cut short */
+                return;
+            }
+            memcpy(&h, d + o, sizeof h);
+            if (h.port >= s->n_ports) {
+                fail(s, ARB_EINVAL);
+                return;
+            }
+            receive_pkt(s, h.port, d + o + sizeof h, d + o + sizeof h + sizeof(struct pkt), h.hlen,
+                        h.extra - h.hlen);
+            o += plen;
+            continue;
+        }
+        if (o + sizeof(struct rec) > n) {
+            fail(s, ARB_EINVAL); /* cut short */
+            return;
+        }
+        struct rec r;
+        memcpy(&r, d + o, sizeof r);
+        o += sizeof r;
+        if (r.type == REC_EVENT) {
             net_push_event(s, r.t, r.a);
         } else if (r.type == REC_DONE) {
             struct note x = {r.t, r.b, from, r.c, r.a};
