@@ -127,17 +127,9 @@ static uint8_t *buf_room(struct buf *b, size_t n)
 
 static int buf_put(struct buf *b, const void *p, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        while (ncap < b->n + n)
-            ncap *= 2;
-        uint8_t *nd = realloc(b->d, ncap);
-        if (!nd) return ARB_ENOMEM;
-        b->d = nd;
-        b->cap = ncap;
-    }
-    memcpy(b->d + b->n, p, n);
-    b->n += n;
+    uint8_t *w = buf_room(b, n);
+    if (!w) return ARB_ENOMEM;
+    memcpy(w, p, n);
     return 0;
 }
 
