@@ -448,18 +448,13 @@ static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 /* Packet i, just popped off port's wire: it no longer counts among the
  * packets not yet started (PORT_SCHED), and the next on the wire gets its
  * arrival event. */
-static SIM_ALWAYS_INLINE void wire_unsched(struct sport *sp, const struct pkt *k, uint32_t i)
+static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
+                                          const struct pkt *k, uint32_t i)
 {
     if (sp->kind == PORT_SCHED && sp->sched.head == i) {
         sp->q_bytes -= k->bytes;
         sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
     }
-}
-
-static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
-                                          const struct pkt *k, uint32_t i)
-{
-    wire_unsched(sp, k, i);
     if (sp->wire.head != PKT_NONE) {
         arb_time next =
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;

@@ -138,29 +138,32 @@ static void fail(arb_sim *s, int rc)
     if (rc < 0 && !s->error) s->error = rc;
 }
 
+/* v (n used of *cap, `size` bytes each) with room for one more: itself,
+ * or grown to twice (from `first`), or NULL (out of memory: v stays). */
+static void *room(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+    if (n < *cap) return v;
+    size_t ncap = *cap ? *cap * 2 : first;
+    void *nv = realloc(v, ncap * size);
+    if (nv) *cap = ncap;
+    return nv;
+}
+
 static int note_add(struct note **v, size_t *n, size_t *cap, const struct note *x)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 256;
-        struct note *nv = realloc(*v, ncap * sizeof *nv);
-        if (!nv) return ARB_ENOMEM;
-        *v = nv;
-        *cap = ncap;
-    }
-    (*v)[(*n)++] = *x;
+    struct note *nv = room(*v, *n, cap, sizeof *nv, 256);
+    if (!nv) return ARB_ENOMEM;
+    *v = nv;
+    nv[(*n)++] = *x;
     return 0;
 }
 
 static int lnote_add(struct sim_part *P, arb_time t, uint32_t target, int32_t delta, uint32_t up)
 {
-    if (P->n_live == P->cap_live) {
-        size_t ncap = P->cap_live ? P->cap_live * 2 : 1024;
-        struct lnote *nv = realloc(P->live, ncap * sizeof *nv);
-        if (!nv) return ARB_ENOMEM;
-        P->live = nv;
-        P->cap_live = ncap;
-    }
-    P->live[P->n_live++] = (struct lnote){t, target, delta, up};
+    struct lnote *nv = room(P->live, P->n_live, &P->cap_live, sizeof *nv, 1024);
+    if (!nv) return ARB_ENOMEM;
+    P->live = nv;
+    nv[P->n_live++] = (struct lnote){t, target, delta, up};
     return 0;
 }
 
@@ -326,16 +329,12 @@ int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 static void note_sent(arb_sim *s, uint32_t port, uint32_t i, const struct pkt *k)
 {
     struct sim_part *P = s->part;
-    if (P->n_sent == P->cap_sent) {
-        size_t ncap = P->cap_sent ? P->cap_sent * 2 : 1024;
-        struct cut_sent *nv = realloc(P->sent, ncap * sizeof *nv);
-        if (!nv) {
-            fail(s, ARB_ENOMEM);
-            return;
-        }
-        P->sent = nv;
-        P->cap_sent = ncap;
+    struct cut_sent *nv = room(P->sent, P->n_sent, &P->cap_sent, sizeof *nv, 1024);
+    if (!nv) {
+        fail(s, ARB_ENOMEM);
+        return;
     }
+    P->sent = nv;
     P->sent[P->n_sent++] =
         (struct cut_sent){k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i, k->bytes};
 }
@@ -445,13 +444,9 @@ static void replay_done(arb_sim *s)
  * sequential order, give the whole fabric's peak. */
 static int seg_push(struct sim_part *P, size_t at)
 {
-    if (P->n_seg == P->cap_seg) {
-        size_t ncap = P->cap_seg ? P->cap_seg * 2 : 16;
-        size_t *ns = realloc(P->seg, ncap * sizeof *ns);
-        if (!ns) return ARB_ENOMEM;
-        P->seg = ns;
-        P->cap_seg = ncap;
-    }
+    size_t *ns = room(P->seg, P->n_seg, &P->cap_seg, sizeof *ns, 16);
+    if (!ns) return ARB_ENOMEM;
+    P->seg = ns;
     P->seg[P->n_seg++] = at;
     return 0;
 }

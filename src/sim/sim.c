@@ -85,7 +85,7 @@ _Static_assert(sizeof(struct sport) == 64, "a port's hot state is one cache line
 struct link_faults {
     double loss, dup, reorder;
     int cut;     /* from this part across the cut (PCUT_OUT) */
-    uint32_t to; /* then, the part it leads to */
+    uint32_t to; /* then, the part it leads to (else 0) */
 };
 
 static uint64_t prob_bits(double p)
@@ -136,9 +136,10 @@ static struct link_faults faults_of(const arb_sim *s, uint32_t p)
 {
     double loss = arb_topo_link_loss(s->topo, p), dup = arb_topo_link_dup(s->topo, p),
            reorder = arb_topo_link_reorder(s->topo, p);
+    int cut = s->pcut && s->pcut[p] == PCUT_OUT;
     return (struct link_faults){loss >= 0 ? loss : s->cfg.loss, dup >= 0 ? dup : s->cfg.dup,
-                                reorder >= 0 ? reorder : s->cfg.reorder,
-                                s->pcut && s->pcut[p] == PCUT_OUT, part_of_far(s, p)};
+                                reorder >= 0 ? reorder : s->cfg.reorder, cut,
+                                cut ? part_of_far(s, p) : 0};
 }
 
 int sim_links(arb_sim *s)
