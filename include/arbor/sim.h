@@ -483,9 +483,11 @@ typedef struct arb_sim_part_ops {
  * The figures equal those of the same simulator run whole. Not supported
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
  * 1: the figures are those of the whole simulator in that order), taps
- * (cfg.tap); nor, later, failures (arb_sim_fabric_changed: the run stops
- * with ARB_EINVAL). Arbor jobs added after it run each host's engines in
- * the host's part and each switch's aggregators in the switch's; what the
+ * (cfg.tap). The fabric may change between runs (arb_sim_fabric_changed,
+ * arb_sim_arbor_reboot: collective then, every part changing its topology
+ * alike and calling them in the same order). Arbor jobs added after it run
+ * each host's engines in the host's part and each switch's aggregators in
+ * the switch's; what the
  * jobs count is merged over the parts at the end of each run (the ranks'
  * done times, engines finished, failure, counters, live slots) or when
  * read (arb_sim_arbor_result_get, arb_sim_arbor_job_result: collective
@@ -623,7 +625,12 @@ int arb_sim_pcap_close(arb_sim_pcap *cap);
  * Links whose rate or delay changed (arb_topo_set_link) serialise and
  * propagate at the new values from now on. A fabric of more than 65,536
  * different (rate, delay) pairs makes the next arb_sim_run fail with
- * ARB_ERANGE.
+ * ARB_ERANGE. In a partitioned simulator it is collective (every part
+ * calls it, its topology changed alike, between runs): each part applies
+ * the change to its own ports at the time of the whole run's last event,
+ * as one process does, and the lookahead becomes the smallest delay of a
+ * cut link as the links now are (one of zero delay makes the next
+ * arb_sim_run fail with ARB_EINVAL).
  */
 void arb_sim_fabric_changed(arb_sim *s);
 
@@ -932,7 +939,8 @@ int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host,
  * for a while is a failure of the switch (arb_topo_fail_node) and its
  * restore, with arb_sim_fabric_changed. Returns the slots that were live
  * (0 where no job aggregates), or ARB_EINVAL: no Arbor collective, or not
- * a switch.
+ * a switch. Collective in a partitioned simulator, between runs (the
+ * switch's part holds its slots; every part returns the whole's count).
  */
 int arb_sim_arbor_reboot(arb_sim *s, uint32_t node);
 
@@ -952,8 +960,9 @@ typedef struct arb_sim_arbor_counters {
 
 /** Watch for the first retry or repair credit sent at or after `from`
  * (from now on: arb_sim_arbor_counters.resend_at; a new watch replaces
- * the last). ARB_EINVAL: no Arbor collective, or a partitioned simulator
- * (each part sees its own hosts' credits only). */
+ * the last). In a partitioned simulator every part calls it alike, and
+ * resend_at, read between runs, is the earliest part's as of the last
+ * run. ARB_EINVAL: no Arbor collective. */
 int arb_sim_arbor_watch(arb_sim *s, arb_time from);
 /** ARB_EINVAL: no Arbor collective, or a NULL out. */
 int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out);

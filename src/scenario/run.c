@@ -1169,8 +1169,7 @@ static int run_taps(struct scn_run *run)
  * it (docs/partition.md); then the fabric cut by subtree. */
 static int run_partition(struct scn_run *run)
 {
-    static const enum scn_key off[] = {K_FAB_FAILAT, K_FAB_RESTOREAT, K_FAB_REBOOTAT,
-                                       K_RUN_PCAP,   K_RUN_WATCH,     K_RUN_QPORDER};
+    static const enum scn_key off[] = {K_RUN_PCAP, K_RUN_WATCH, K_RUN_QPORDER};
     const arb_scenario *sc = run->sc;
     char msg[512];
     if (!run->cfg.local_order)

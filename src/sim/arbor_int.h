@@ -179,6 +179,7 @@ struct arbor_job {
     arb_time fail_at;
     uint32_t fail_event;
     uint64_t g_committed_bytes, g_resent_bytes, g_resends;
+    arb_time g_watch_hit; /* the earliest part's */
     uint32_t g_live, g_most;
     arb_time *scratch; /* a rank_done's worth, for the merge */
     uint32_t cap_scratch;

@@ -102,9 +102,10 @@ int arbor_part_sync(arb_sim *s)
         a->g_resent_bytes = v[J + 1];
         a->g_resends = v[J + 2];
         a->g_live = (uint32_t)v[J + 3];
-        uint64_t mn[2] = {UINT64_MAX - most, a->fail_at};
-        rc = part_allmin(s, mn, 2);
+        uint64_t mn[3] = {UINT64_MAX - most, a->fail_at, a->watch_hit};
+        rc = part_allmin(s, mn, 3);
         a->g_most = (uint32_t)(UINT64_MAX - mn[0]);
+        a->g_watch_hit = mn[2];
         if (rc == 0 && mn[1] != ARB_TIME_NEVER) rc = merge_failure(s, mn[1]);
     }
     free(v);

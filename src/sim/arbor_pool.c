@@ -141,18 +141,27 @@ int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
     struct arbor_job *a = s ? s->arb : NULL;
     if (!a || node >= arb_topo_n_nodes(s->topo) || s->nodes[node].kind != ARB_NODE_SWITCH)
         return ARB_EINVAL;
-    int lost = 0;
+    int lost = 0, err = 0;
     for (uint32_t k = 0; k < a->n_parts; k++) {
         size_t g = (size_t)node * a->n_parts + k;
         if (!a->agg[g]) continue;
         int n = arb_agg_reset(a->agg[g], s->now);
-        if (n < 0) return n;
+        if (n < 0) {
+            err = n;
+            break;
+        }
         lost += n;
         /* the owners go with the slots: each job holds none there now */
         for (uint32_t slot = 0; slot < a->slots / a->n_parts; slot++)
             slot_freed(a, node, a->owner[g], slot);
     }
-    return lost;
+    /* partitioned: the switch's part alone has live slots; every part
+     * returns the whole's count (and any part's error) */
+    uint64_t v[2] = {(uint64_t)lost, err ? (uint64_t)-err : 0};
+    int rc = part_allsum(s, v, 2);
+    if (rc < 0) return rc;
+    if (err) return err;
+    return v[1] ? ARB_EINVAL : (int)v[0]; /* (arb_agg_reset's only error) */
 }
 
 void arbor_cut_parts(const arb_sim *s, uint32_t i, const void **hdr, size_t *hlen, const void **pl,

@@ -285,7 +285,7 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->slots = cfg->slots;
     a->values = cfg->values;
     a->spare = NONE;
-    a->watch_hit = ARB_TIME_NEVER;
+    a->watch_hit = a->g_watch_hit = ARB_TIME_NEVER;
     a->fail_at = ARB_TIME_NEVER;
     a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
@@ -615,9 +615,9 @@ int arb_sim_arbor_failure_get(const arb_sim *s, arb_sim_arbor_failure *out)
 int arb_sim_arbor_watch(arb_sim *s, arb_time from)
 {
     struct arbor_job *a = s ? s->arb : NULL;
-    if (!a || s->part) return ARB_EINVAL; /* a part sees its own resends only */
+    if (!a) return ARB_EINVAL;
     a->watch_from = from;
-    a->watch_hit = ARB_TIME_NEVER;
+    a->watch_hit = a->g_watch_hit = ARB_TIME_NEVER;
     a->watching = 1;
     return 0;
 }
@@ -630,7 +630,7 @@ int arb_sim_arbor_counters_get(const arb_sim *s, arb_sim_arbor_counters *out)
     out->committed_bytes = whole ? a->g_committed_bytes : a->committed_bytes;
     out->resent_bytes = whole ? a->g_resent_bytes : a->resent_bytes;
     out->resends = whole ? a->g_resends : a->resends;
-    out->resend_at = a->watch_hit;
+    out->resend_at = whole ? a->g_watch_hit : a->watch_hit;
     return 0;
 }
 

@@ -645,24 +645,29 @@ static void flush_failed_port(arb_sim *s, uint32_t port)
         pool_get(&s->pool, i)->flags |= PF_LOST;
 }
 
+/* Does this part send on port p (every port when whole)? */
+static int sends_here(const arb_sim *s, uint32_t p)
+{
+    return !s->pcut || s->pcut[p] == PCUT_LOCAL || s->pcut[p] == PCUT_OUT;
+}
+
+/* A host NIC of this part whose link came back: what it kept goes out again. */
+static int nic_back(const arb_sim *s, uint32_t p)
+{
+    return s->sp[p].kind >= NIC_HOST && s->sp[p].failed && !s->ports[p].failed && sends_here(s, p);
+}
+
 void arb_sim_fabric_changed(arb_sim *s)
 {
-    if (s->part) { /* not in a partitioned run (docs/partition.md) */
-        if (!s->error) s->error = ARB_EINVAL;
-        return;
-    }
     sim_forget_guesses(s);
-    /* host NICs whose link comes back: what they kept goes out again */
-    uint32_t n_up = 0, *up = NULL;
+    uint32_t live = s->pool.live, n_up = 0, *up = NULL;
     for (uint32_t p = 0; p < s->n_ports; p++)
-        n_up += s->sp[p].kind >= NIC_HOST && s->sp[p].failed && !s->ports[p].failed;
-    if (n_up && !(up = malloc(n_up * sizeof *up))) {
-        if (!s->error) s->error = ARB_ENOMEM;
-        return;
-    }
+        n_up += nic_back(s, p);
+    if (n_up && !(up = malloc(n_up * sizeof *up)) && !s->error)
+        s->error = ARB_ENOMEM; /* (a part goes on: the others wait in part_changed) */
     n_up = 0;
     for (uint32_t p = 0; up && p < s->n_ports; p++)
-        if (s->sp[p].kind >= NIC_HOST && s->sp[p].failed && !s->ports[p].failed) up[n_up++] = p;
+        if (nic_back(s, p)) up[n_up++] = p;
     int rc = sim_links(s); /* failures, rates and delays */
     if (rc < 0 && !s->error) s->error = rc;
     for (uint32_t p = 0; p < s->n_ports; p++)
@@ -670,4 +675,5 @@ void arb_sim_fabric_changed(arb_sim *s)
     for (uint32_t k = 0; rc == 0 && k < n_up; k++)
         if (!s->sp[up[k]].paused) net_kick_nic(s, up[k]);
     free(up);
+    if (s->part) part_changed(s, live); /* the lookahead; what the flush sent across */
 }

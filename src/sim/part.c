@@ -831,6 +831,9 @@ static int sync_end(arb_sim *s)
     g->pool_size = (uint32_t)((peak + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK);
     P->gnow = UINT64_MAX - mn[0];
     P->gactive = UINT64_MAX - mn[1];
+    /* between runs every part is where one process is: at the latest
+     * part's last event (every event left is past the run's end) */
+    if (P->gnow > s->now) s->now = P->gnow;
     if (mn[4] != UINT64_MAX && !s->error) s->error = -(int)mn[4];
     return 0;
 }
@@ -896,6 +899,34 @@ int part_run(arb_sim *s, arb_time until)
     if (rc == 0) rc = sync_end(s);
     if (rc < 0 && !s->error) s->error = rc;
     return s->error;
+}
+
+/* ---- the fabric changing between runs ----------------------------------- */
+
+/* The smallest delay of a link across the cut; 0 if one has none. */
+static arb_time cut_lookahead(const arb_sim *s)
+{
+    const uint32_t *np = s->part->node_part;
+    arb_time la = ARB_TIME_NEVER;
+    for (uint32_t p = 0; p < s->n_ports; p++)
+        if (np[s->owner[p]] != np[s->far[p].node] && s->ports[p].delay < la) la = s->ports[p].delay;
+    return la;
+}
+
+void part_changed(arb_sim *s, uint32_t live_before)
+{
+    struct sim_part *P = s->part;
+    /* the packets the flush let go: the whole fabric's live count */
+    uint64_t d = (uint64_t)((int64_t)s->pool.live - (int64_t)live_before);
+    fail(s, P->ops.allsum(P->ops.ctx, &d, 1)); /* two's complement: the sum wraps right */
+    P->glive += (int64_t)d;
+    arb_time la = cut_lookahead(s);
+    if (la == 0)
+        fail(s, ARB_EINVAL); /* a part would reach another at once */
+    else
+        P->lookahead = P->info.lookahead = la;
+    /* what the flush sent across (PFC's resumes of the queues it emptied) */
+    fail(s, exchange(s));
 }
 
 /* ---- reading ------------------------------------------------------------- */

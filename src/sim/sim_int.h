@@ -430,6 +430,12 @@ void part_take_done(arb_sim *s, uint32_t target);
 /* An event of a window changed the live packets by delta, at most up
  * above where it started (sim.c; what only moved between parts left out). */
 void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up);
+/* The end of arb_sim_fabric_changed in a partitioned run (collective):
+ * the whole fabric's live packets (this part had live_before before the
+ * change), the lookahead of the links as they now are, and the records
+ * the change made sent (the queues a failure flushed resume PFC pauses
+ * across the cut). */
+void part_changed(arb_sim *s, uint32_t live_before);
 /* The whole fabric's counters after a partitioned run (NULL: whole, or
  * inside a run), its last event's time (active: the last that did
  * something). */

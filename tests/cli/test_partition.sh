@@ -8,7 +8,9 @@
 # over star-32; an AllReduce over kary:4,3; two jobs sharing the switches'
 # pools in values mode over leafspine:4,4,2 with lossy links; a Broadcast
 # in values mode; one whose hosts lag; one whose engine gives up, ending
-# the run, with the same failure and figures as one process); what it does
+# the run, with the same failure and figures as one process), and faults
+# during the run (fail_at, restore_at, reboot_at: switches, links across the
+# cut, host links, PFC queues flushed, Arbor slot pools lost); what it does
 # not support is refused naming the key; a rank that dies ends the run with
 # a line naming it, within a bound. Without MPI (or mpirun) these show as
 # skipped, and a build without MPI refuses --partition.
@@ -62,6 +64,44 @@ size = 200KB
 seed = 9
 EOF
 
+# faults during the run: switches, a link across the cut and a host's link
+# fail and come back (IRN); a leaf's queues towards two hosts flushed while
+# PFC pauses the spines across the cut (go-back-N incast)
+cat >"$TMP/irnfail.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+fail_at = 10us switch:L3.0 down:L3.1:2; 12us link:h5-L1.1
+restore_at = 30us switch:L3.0 down:L3.1:2 link:h5-L1.1
+[transport]
+kind = irn
+[workload]
+kind = perm
+size = 300KB
+seed = 3
+[run]
+sample = 5us
+EOF
+cat >"$TMP/pfcfail.ini" <<'EOF'
+[fabric]
+topology = leafspine:4,4,2
+delay = 500ns
+fail_at = 10us link:h0-L1.0 link:h1-L1.0; 20us switch:L2.1
+restore_at = 40us switch:L2.1; 100us link:h0-L1.0 link:h1-L1.0
+[transport]
+kind = gbn
+[switch]
+pfc = on
+queue = 600KB
+xoff = 40KB
+xon = 20KB
+[workload]
+kind = incast
+senders = 15
+receiver = 0
+size = 200KB
+EOF
+
 cat >"$TMP/arkary.ini" <<'EOF'
 [fabric]
 topology = kary:4,3
@@ -108,6 +148,22 @@ size = 512KiB
 mode = values
 skew = 2us
 skew_mode = lag
+EOF
+# Arbor under faults: a leaf's slot pools lost, a core (whose part is not
+# its hosts') rebooted and off the fabric for 20 us, a link across the cut
+# failing and coming back; values checked
+cat >"$TMP/arfaults.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+reboot_at = 100us switch:L1.0; 150us switch:L3.0 down=20us
+fail_at = 200us down:L3.1:2
+restore_at = 250us down:L3.1:2
+[workload]
+kind = arbor
+size = 2MiB
+[arbor]
+mode = values
 EOF
 cat >"$TMP/arfail.ini" <<'EOF'
 [fabric]
@@ -171,7 +227,19 @@ has "the Arbor Broadcast is right" "$(cat "$TMP/arbcast.seq")" '"correct":true,'
 "$A" sim "$TMP/arlag.ini" --json -q -s run.order=local >"$TMP/arlag.seq" 2>"$TMP/err"
 has "the lagging Arbor AllReduce is right" "$(cat "$TMP/arlag.seq")" '"correct":true,'
 
-for case in irn pfc faults arstar arkary arjobs arbcast arlag; do
+# the fault cases: what failed dropped and lost packets, PFC paused, the
+# reboots lost slots and the hosts reacted, the values are right
+"$A" sim "$TMP/irnfail.ini" --json -q -s run.order=local >"$TMP/irnfail.seq" 2>"$TMP/err"
+has "the IRN fault case drops, resends and finishes" "$(cat "$TMP/irnfail.seq")" \
+    '"completed":true,.*"drops":[1-9][0-9]*,.*"retx_bytes":[1-9][0-9]*,.*"faults":\{.*"kind":"fail","items":"switch:L3.0,down:L3.1:2","at_us":10,"applied":true'
+"$A" sim "$TMP/pfcfail.ini" --json -q -s run.order=local >"$TMP/pfcfail.seq" 2>"$TMP/err"
+has "the PFC fault case drops and pauses" "$(cat "$TMP/pfcfail.seq")" \
+    '"drops":[1-9][0-9]*,.*"pfc":\{"pauses":[1-9]'
+"$A" sim "$TMP/arfaults.ini" --json -q -s run.order=local >"$TMP/arfaults.seq" 2>"$TMP/err"
+has "the Arbor fault case is right, loses slots, and its hosts react" "$(cat "$TMP/arfaults.seq")" \
+    '"correct":true,.*"kind":"reboot","items":"switch:L3.0","at_us":150,"down_us":20,"slots_lost":[1-9][0-9]*,"applied":true,"detect_us":[0-9]'
+
+for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
@@ -236,8 +304,8 @@ expect_err "Arbor started as others finish is refused" 2 \
 expect_err "the global order is refused" 2 \
     "run.order: a partitioned run \(--partition\) needs local" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
-expect_err "fail_at is refused" 2 "fabric.fail_at: not supported by a partitioned run" \
-    "$A" sim "$TMP/irn.ini" --partition 1 -q -s "fabric.fail_at=10us switch:L2.0"
+expect_err "a packet capture is refused" 2 "run.pcap: not supported by a partitioned run" \
+    "$A" sim "$TMP/irn.ini" --partition 1 -q -s "run.pcap=$TMP/x.pcap"
 expect_err "a ring AllReduce is refused" 2 "workload.kind: not supported by a partitioned run" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s workload.kind=ring_allreduce
 expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
