@@ -482,8 +482,10 @@ typedef struct arb_sim_part_ops {
  * stop no run). arb_sim_part_collect gives part 0 every flow's figures.
  * The figures equal those of the same simulator run whole. Not supported
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
- * 1: the figures are those of the whole simulator in that order), taps
- * (cfg.tap). The fabric may change between runs (arb_sim_fabric_changed,
+ * 1: the figures are those of the whole simulator in that order). A tap
+ * (cfg.tap) sees the packets that start on its own part's ports only, in
+ * the local order; what it counts the caller merges over the parts. The
+ * fabric may change between runs (arb_sim_fabric_changed,
  * arb_sim_arbor_reboot: collective then, every part changing its topology
  * alike and calling them in the same order). Arbor jobs added after it run
  * each host's engines in the host's part and each switch's aggregators in

@@ -1165,11 +1165,37 @@ static int run_taps(struct scn_run *run)
     return 0;
 }
 
+/* run.qp_order in a partitioned run: each host is reached through the
+ * ports of one part (its links' far ends in one part), so that a QP's
+ * packets are counted, in order, in one part. */
+static int order_one_part(const arb_topo *t, const uint32_t *np, char *msg, size_t len)
+{
+    uint32_t H = arb_topo_n_hosts(t);
+    const arb_node *nodes = arb_topo_nodes(t);
+    const arb_port *ports = arb_topo_ports(t);
+    for (uint32_t h = 0; h < H; h++) {
+        const arb_node *n = &nodes[h];
+        for (uint32_t p = n->first_port + 1; p < n->first_port + n->n_up; p++) {
+            uint32_t a = ports[n->first_port].peer, b = ports[p].peer;
+            if (np[a] == np[b]) continue;
+            char ha[16] = "?", na[16] = "?", nb[16] = "?";
+            arb_topo_node_name(t, h, ha, sizeof ha);
+            arb_topo_node_name(t, a, na, sizeof na);
+            arb_topo_node_name(t, b, nb, sizeof nb);
+            return arb_errf(msg, len, ARB_EINVAL,
+                            "not supported by this partitioned run (--partition): host %s is "
+                            "reached from %s (part %u) and %s (part %u), and a QP's order is "
+                            "counted in one part",
+                            ha, na, np[a], nb, np[b]);
+        }
+    }
+    return 0;
+}
+
 /* A partitioned run: what it does not support, by the key that asks for
  * it (docs/partition.md); then the fabric cut by subtree. */
 static int run_partition(struct scn_run *run)
 {
-    static const enum scn_key off[] = {K_RUN_PCAP, K_RUN_WATCH, K_RUN_QPORDER};
     const arb_scenario *sc = run->sc;
     char msg[512];
     if (!run->cfg.local_order)
@@ -1180,12 +1206,10 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
-    for (size_t k = 0; k < sizeof off / sizeof *off; k++) {
-        int set = off[k] == K_RUN_QPORDER ? scn_u64(sc, off[k]) != 0 : *scn_str(sc, off[k]) != '\0';
-        if (set)
-            return key_fail(sc, off[k], run->err, run->errlen, ARB_EINVAL,
-                            "not supported by a partitioned run (--partition)");
-    }
+    if (*scn_str(sc, K_RUN_PCAP))
+        return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition): each part would "
+                        "capture its own ports' packets");
     arb_workload_kind wk = run->w ? arb_workload_get_kind(run->w) : ARB_WL_FLOWS;
     arb_workload_result wr;
     if (run->w) arb_workload_get_result(run->w, &wr);
@@ -1203,6 +1227,10 @@ static int run_partition(struct scn_run *run)
         return arb_errf(run->err, run->errlen, rc, "--partition %u: %s", run->part->n_ranks,
                         rc == ARB_EINVAL ? "more parts than the fabric has hosts"
                                          : "out of memory");
+    }
+    if (run->order && (rc = order_one_part(run->t, np, msg, sizeof msg)) < 0) {
+        free(np);
+        return key_fail(sc, K_RUN_QPORDER, run->err, run->errlen, rc, msg);
     }
     rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
     free(np);
@@ -1380,6 +1408,10 @@ static int run_figures(struct scn_run *run)
         arb_workload_get_result(run->w, &r->bg);
         if (!r->bg.done) r->wr.done = 0;
     }
+    if (rc == 0 && run->part && run->order && (rc = scn_order_merge(run->order, run->part)) < 0)
+        rc = arb_errf(err, errlen, rc, "partition: %s", arb_strerror(rc));
+    if (rc == 0 && run->part && r->watch && (rc = scn_watch_merge(r->watch, run->part)) < 0)
+        rc = arb_errf(err, errlen, rc, "run.watch: %s", arb_strerror(rc));
     if (rc == 0 && r->watch && (rc = watch_end(r, s)) < 0)
         rc = arb_errf(err, errlen, rc, "run.watch: out of memory");
     if (rc == 0 && r->rec) {

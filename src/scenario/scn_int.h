@@ -449,6 +449,11 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
 /* Packets overtaken (or retransmitted) and packets counted; ARB_ENOMEM if
  * the count stopped for want of memory. */
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
+/* A partitioned run (collective, after it): every part's counts summed,
+ * as each QP's packets reach their host through one part's ports (checked
+ * by run.c); an error of any part is every part's. 0 or the operations'
+ * ARB_E*. */
+int scn_order_merge(struct scn_order *o, const arb_sim_part_ops *ops);
 void scn_order_free(struct scn_order *o);
 
 /* run.c: the [arbor] settings every Arbor collective of the scenario
@@ -483,6 +488,10 @@ int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, 
 int scn_watch_jobs(struct scn_watch *w, const uint32_t *ch_end, uint32_t jobs);
 int scn_watch_sample(struct scn_watch *w, const arb_sim *s, arb_time t);
 int scn_watch_end(struct scn_watch *w, const arb_sim *s, const arb_time *from, const arb_time *to);
+/* A partitioned run (collective, after it, before end): every part's
+ * bytes summed (a port's packets start in its own part only); a tap's
+ * error in any part is every part's. */
+int scn_watch_merge(struct scn_watch *w, const arb_sim_part_ops *ops);
 void scn_watch_json(const struct scn_watch *w, struct cJSON *obj);
 void scn_watch_free(struct scn_watch *w);
 

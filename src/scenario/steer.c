@@ -373,6 +373,18 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
     return 0;
 }
 
+int scn_order_merge(struct scn_order *o, const arb_sim_part_ops *ops)
+{
+    uint64_t v[2] = {o->ooo, o->pkts}, e = o->error ? (uint64_t)-o->error : UINT64_MAX;
+    int rc = ops->allsum(ops->ctx, v, 2);
+    if (rc == 0) rc = ops->allmin(ops->ctx, &e, 1);
+    if (rc < 0) return rc;
+    o->ooo = v[0];
+    o->pkts = v[1];
+    if (e != UINT64_MAX) o->error = -(int)e; /* (scn_order_get says it) */
+    return 0;
+}
+
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts)
 {
     *ooo = o->ooo;

@@ -201,6 +201,23 @@ int scn_watch_end(struct scn_watch *w, const arb_sim *s, const arb_time *from, c
     return w->error;
 }
 
+int scn_watch_merge(struct scn_watch *w, const arb_sim_part_ops *ops)
+{
+    /* as many bins in every part: the most any has */
+    uint64_t v[2] = {UINT64_MAX - w->n_bins, w->error ? (uint64_t)-w->error : UINT64_MAX};
+    int rc = ops->allmin(ops->ctx, v, 2);
+    if (rc < 0) return rc;
+    if (v[1] != UINT64_MAX) return -(int)v[1];
+    uint32_t bins = (uint32_t)(UINT64_MAX - v[0]);
+    uint64_t fail = bins > w->cap_bins && grow_bins(w, bins) < 0;
+    rc = ops->allsum(ops->ctx, &fail, 1); /* every part has the room, or none goes on */
+    if (rc < 0) return rc;
+    if (fail) return ARB_ENOMEM;
+    w->n_bins = bins;
+    size_t n = (size_t)bins * w->n * parties(w);
+    return n ? ops->allsum(ops->ctx, w->bytes, n) : 0;
+}
+
 /* Wire bytes of party k on port i that started in [lo, hi), a bin's
  * bytes taken in proportion to the part of it inside. */
 static double bytes_in(const struct scn_watch *w, uint32_t i, uint32_t k, arb_time lo, arb_time hi)

@@ -240,10 +240,6 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
         return arb_errf(err, errlen, ARB_EINVAL,
                         "partition: the simulator must run in the local order (run.order = "
                         "local): the default order is global");
-    if (s->cfg.tap)
-        return arb_errf(err, errlen, ARB_EINVAL,
-                        "partition: packet taps (capture, order checks, watches) see one part "
-                        "only and are not supported");
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t v = 0; v < n_nodes; v++)
         if (node_part[v] >= ops->n_ranks)

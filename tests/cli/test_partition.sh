@@ -10,7 +10,8 @@
 # in values mode; one whose hosts lag; one whose engine gives up, ending
 # the run, with the same failure and figures as one process), and faults
 # during the run (fail_at, restore_at, reboot_at: switches, links across the
-# cut, host links, PFC queues flushed, Arbor slot pools lost); what it does
+# cut, host links, PFC queues flushed, Arbor slot pools lost), and the taps
+# run.watch and run.qp_order, merged over the parts; what it does
 # not support is refused naming the key; a rank that dies ends the run with
 # a line naming it, within a bound. Without MPI (or mpirun) these show as
 # skipped, and a build without MPI refuses --partition.
@@ -62,6 +63,40 @@ scheme = spray
 kind = perm
 size = 200KB
 seed = 9
+EOF
+
+# taps across the parts: run.watch on a link across the cut and a host of
+# part 1, and run.qp_order, over the faults case (sprayed, reordered)
+cat >"$TMP/taps.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.002
+dup = 0.002
+reorder = 0.002
+[transport]
+kind = irn
+[routing]
+scheme = spray
+[workload]
+kind = perm
+size = 200KB
+seed = 9
+[run]
+sample = 2us
+watch = link:L2.1-L3.1 host:h40
+qp_order = on
+EOF
+cat >"$TMP/arwatch.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+[workload]
+kind = arbor
+size = 1MiB
+[run]
+sample = 2us
+watch = link:L2.1-L3.1 link:L2.8-L3.0
 EOF
 
 # faults during the run: switches, a link across the cut and a host's link
@@ -239,7 +274,15 @@ has "the PFC fault case drops and pauses" "$(cat "$TMP/pfcfail.seq")" \
 has "the Arbor fault case is right, loses slots, and its hosts react" "$(cat "$TMP/arfaults.seq")" \
     '"correct":true,.*"kind":"reboot","items":"switch:L3.0","at_us":150,"down_us":20,"slots_lost":[1-9][0-9]*,"applied":true,"detect_us":[0-9]'
 
-for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults; do
+"$A" sim "$TMP/taps.ini" --json -q -s run.order=local >"$TMP/taps.seq" 2>"$TMP/err"
+has "the taps case counts packets out of order" "$(cat "$TMP/taps.seq")" '"qp_order":\{"ooo_pkts":[1-9]'
+has "the taps case watches a port of part 1 and one across the cut" "$(cat "$TMP/taps.seq")" \
+    '"port":"h40->L1.10","rate_gbps":100.000,"bytes":[1-9].*"party":"flows","bytes":[1-9].*"port":"L2.1->L3.1","rate_gbps":100.000,"bytes":[1-9].*"party":"flows","bytes":[1-9]'
+"$A" sim "$TMP/arwatch.ini" --json -q -s run.order=local >"$TMP/arwatch.seq" 2>"$TMP/err"
+has "the Arbor watch sees the job on links across the cut" "$(cat "$TMP/arwatch.seq")" \
+    '"port":"L3.0->L2.8","rate_gbps":100.000,"bytes":[1-9][0-9]*,.*"party":"arbor","bytes":[1-9]'
+
+for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
@@ -306,6 +349,12 @@ expect_err "the global order is refused" 2 \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
 expect_err "a packet capture is refused" 2 "run.pcap: not supported by a partitioned run" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s "run.pcap=$TMP/x.pcap"
+# a QP's order is counted in one part: a host reached from two parts is refused
+timeout 60 $MPIRUN -np 4 "$A" sim "$TMP/taps.ini" -q --partition 4 \
+    -s "fabric.topology=pgft:2;2,2;2,2;1,1" -s run.watch= >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "qp_order over a host of two parts is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: [^ ]*: run.qp_order: not supported by this partitioned run \(--partition\): host h0 is reached from L1.0 \(part 0\) and L1.1 \(part 1\)'
 expect_err "a ring AllReduce is refused" 2 "workload.kind: not supported by a partitioned run" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s workload.kind=ring_allreduce
 expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
