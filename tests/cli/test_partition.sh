@@ -65,40 +65,6 @@ size = 200KB
 seed = 9
 EOF
 
-# taps across the parts: run.watch on a link across the cut and a host of
-# part 1, and run.qp_order, over the faults case (sprayed, reordered)
-cat >"$TMP/taps.ini" <<'EOF'
-[fabric]
-topology = kary:4,3
-delay = 1us
-loss = 0.002
-dup = 0.002
-reorder = 0.002
-[transport]
-kind = irn
-[routing]
-scheme = spray
-[workload]
-kind = perm
-size = 200KB
-seed = 9
-[run]
-sample = 2us
-watch = link:L2.1-L3.1 host:h40
-qp_order = on
-EOF
-cat >"$TMP/arwatch.ini" <<'EOF'
-[fabric]
-topology = kary:4,3
-delay = 1us
-[workload]
-kind = arbor
-size = 1MiB
-[run]
-sample = 2us
-watch = link:L2.1-L3.1 link:L2.8-L3.0
-EOF
-
 # faults during the run: switches, a link across the cut and a host's link
 # fail and come back (IRN); a leaf's queues towards two hosts flushed while
 # PFC pauses the spines across the cut (go-back-N incast)
@@ -147,6 +113,11 @@ size = 2MiB
 [run]
 sample = 5us
 EOF
+# taps across the parts: run.watch on a link across the cut and a host of
+# part 1, and run.qp_order, over the faults case (sprayed, reordered); a
+# watch of the kary Arbor AllReduce on two links across the cut
+{ cat "$TMP/faults.ini"; printf '[run]\nsample = 2us\nwatch = link:L2.1-L3.1 host:h40\nqp_order = on\n'; } >"$TMP/taps.ini"
+{ cat "$TMP/arkary.ini"; printf 'watch = link:L2.1-L3.1 link:L2.8-L3.0\n'; } >"$TMP/arwatch.ini"
 cat >"$TMP/arjobs.ini" <<'EOF'
 [fabric]
 topology = leafspine:4,4,2
