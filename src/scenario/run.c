@@ -123,9 +123,10 @@ static void cut_off(const arb_topo *t, const arb_sim_arbor_failure *f, char *buf
     buf[0] = 0;
     if (seen && queue) {
         reach(t, f->responder_host, seen, queue);
-        size_t used = 0;
-        for (uint32_t k = 0; k < f->n_missing && used < len; k++)
-            if (!seen[f->missing_hosts[k]])
+        size_t used = 0, cap = sizeof f->missing_hosts / sizeof *f->missing_hosts;
+        /* (the record holds the first `cap` of n_missing) */
+        for (uint32_t k = 0; k < f->n_missing && k < cap && used < len; k++)
+            if (f->missing_hosts[k] < n && !seen[f->missing_hosts[k]])
                 used += (size_t)snprintf(buf + used, len - used, "%sh%u", used ? "," : "",
                                          f->missing_hosts[k]);
     }
@@ -1139,6 +1140,11 @@ static int run_taps(struct scn_run *run)
 {
     const arb_scenario *sc = run->sc;
     char msg[512];
+    /* refused before the file is opened (and so left as it was) */
+    if (run->part && *scn_str(sc, K_RUN_PCAP))
+        return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition): each part would "
+                        "capture its own ports' packets");
     char *pcap_path = scn_path(sc, K_RUN_PCAP);
     if (pcap_path) {
         uint32_t *pp = NULL;
@@ -1206,10 +1212,6 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
-    if (*scn_str(sc, K_RUN_PCAP))
-        return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): each part would "
-                        "capture its own ports' packets");
     arb_workload_kind wk = run->w ? arb_workload_get_kind(run->w) : ARB_WL_FLOWS;
     arb_workload_result wr;
     if (run->w) arb_workload_get_result(run->w, &wr);

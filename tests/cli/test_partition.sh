@@ -299,8 +299,10 @@ expect_err "Arbor started as others finish is refused" 2 \
 expect_err "the global order is refused" 2 \
     "run.order: a partitioned run \(--partition\) needs local" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
+echo precious >"$TMP/x.pcap"
 expect_err "a packet capture is refused" 2 "run.pcap: not supported by a partitioned run" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s "run.pcap=$TMP/x.pcap"
+has "the refused capture's file is left as it was" "$(cat "$TMP/x.pcap")" '^precious$'
 # a QP's order is counted in one part: a host reached from two parts is refused
 timeout 60 $MPIRUN -np 4 "$A" sim "$TMP/taps.ini" -q --partition 4 \
     -s "fabric.topology=pgft:2;2,2;2,2;1,1" -s run.watch= >"$TMP/out" 2>"$TMP/err"
