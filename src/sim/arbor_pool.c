@@ -156,12 +156,12 @@ int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
             slot_freed(a, node, a->owner[g], slot);
     }
     /* partitioned: the switch's part alone has live slots; every part
-     * returns the whole's count (and any part's error) */
-    uint64_t v[2] = {(uint64_t)lost, err ? (uint64_t)-err : 0};
+     * returns the whole's count, or an error if any part met one
+     * (arb_agg_reset's only error is ARB_EINVAL) */
+    uint64_t v[2] = {(uint64_t)lost, err != 0};
     int rc = part_allsum(s, v, 2);
     if (rc < 0) return rc;
-    if (err) return err;
-    return v[1] ? ARB_EINVAL : (int)v[0]; /* (arb_agg_reset's only error) */
+    return err ? err : v[1] ? ARB_EINVAL : (int)v[0];
 }
 
 void arbor_cut_parts(const arb_sim *s, uint32_t i, const void **hdr, size_t *hlen, const void **pl,

@@ -227,6 +227,16 @@ void part_free(arb_sim *s)
     s->pcut = NULL;
 }
 
+/* The smallest delay of a link across the cut; 0 if one has none. */
+static arb_time cut_lookahead(const arb_sim *s)
+{
+    const uint32_t *np = s->part->node_part;
+    arb_time la = ARB_TIME_NEVER;
+    for (uint32_t p = 0; p < s->n_ports; p++)
+        if (np[s->owner[p]] != np[s->far[p].node] && s->ports[p].delay < la) la = s->ports[p].delay;
+    return la;
+}
+
 int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *node_part, char *err,
                       size_t errlen)
 {
@@ -265,7 +275,6 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     }
     memcpy(P->node_part, node_part, (size_t)n_nodes * sizeof *node_part);
     P->ops = *ops;
-    P->lookahead = ARB_TIME_NEVER;
     s->part_stop_t = ARB_TIME_NEVER;
     P->gnow = s->now;
     P->gactive = s->active;
@@ -287,10 +296,10 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
                                 "(a part must not reach another at once)",
                                 s->owner[p], s->far[p].node);
             }
-            if (d < P->lookahead) P->lookahead = d;
             if (from == me) P->info.cut_links++;
         }
     }
+    P->lookahead = cut_lookahead(s);
     int rc = sim_links(s); /* the links across the cut, a class of their own (LK_CUT) */
     if (rc < 0) {
         part_free(s);
@@ -898,16 +907,6 @@ int part_run(arb_sim *s, arb_time until)
 }
 
 /* ---- the fabric changing between runs ----------------------------------- */
-
-/* The smallest delay of a link across the cut; 0 if one has none. */
-static arb_time cut_lookahead(const arb_sim *s)
-{
-    const uint32_t *np = s->part->node_part;
-    arb_time la = ARB_TIME_NEVER;
-    for (uint32_t p = 0; p < s->n_ports; p++)
-        if (np[s->owner[p]] != np[s->far[p].node] && s->ports[p].delay < la) la = s->ports[p].delay;
-    return la;
-}
 
 void part_changed(arb_sim *s, uint32_t live_before)
 {
