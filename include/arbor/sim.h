@@ -331,8 +331,13 @@ uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
  * Add a flow: `bytes` (> 0) from host src to host dst, starting at `start`,
  * on UDP source port sport with destination QP qp. *id (may be NULL)
  * receives its index (flows are numbered from 0 in the order added).
- * Errors: ARB_EINVAL (a host out of range, src == dst, bytes 0),
- * ARB_ENOMEM.
+ * Added from an on_flow_done or on_flow_sent callback to start later than
+ * the event that called it, the flow starts by an event of its own at
+ * `start` and its host sees it only then (what the host does meanwhile
+ * does not depend on when the callback ran: a partitioned run's parts run
+ * it at the end of a window). Errors: ARB_EINVAL (a host out of range,
+ * src == dst, bytes 0), ARB_ENOMEM, ARB_ESTATE (a partitioned run's
+ * callback starting a flow inside the window just run).
  */
 int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,
                      uint16_t sport, uint32_t qp, uint32_t *id);
@@ -478,8 +483,10 @@ typedef struct arb_sim_part_ops {
  * port after arb_sim_part_ports or arb_sim_part_collect. Completions
  * (on_flow_done, on_flow_sent) are reported in every part, at the end of
  * the window they fall in, with their own times, in the order the
- * sequential run reports them; the callbacks must only count (add no flow,
- * stop no run). arb_sim_part_collect gives part 0 every flow's figures.
+ * sequential run reports them (at once when there is one part); the
+ * callbacks may add flows that start after the window (a completion's
+ * time plus the lookahead or more: otherwise ARB_ESTATE, the run failing)
+ * and must stop no run. arb_sim_part_collect gives part 0 every flow's figures.
  * The figures equal those of the same simulator run whole. Not supported
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
  * 1: the figures are those of the whole simulator in that order). A tap

@@ -102,14 +102,18 @@ const char *arb_workload_kind_name(int k);
 
 /** What every kind of workload shares (arb_workload_config_default). */
 typedef struct arb_workload_config {
-    uint64_t seed;       /**< source ports and QP numbers (default 1) */
-    uint32_t qps;        /**< QPs per connection (default 1) */
-    arb_qp_mode qp_mode; /**< ring AllReduce only (default split) */
-    uint16_t sport_lo;   /**< source ports are drawn from [sport_lo, sport_hi] */
-    uint16_t sport_hi;   /**< (default 49152..65535) */
-    int shared_sport;    /**< 1: the QPs of a connection share its first QP's source
-                            port and differ only in the QP number (NICs that do so;
-                            E-ECMP tells them apart, ECMP cannot). Not with hpn. */
+    uint64_t seed;        /**< source ports and QP numbers (default 1) */
+    uint32_t qps;         /**< QPs per connection (default 1) */
+    arb_qp_mode qp_mode;  /**< ring AllReduce only (default split) */
+    uint16_t sport_lo;    /**< source ports are drawn from [sport_lo, sport_hi] */
+    uint16_t sport_hi;    /**< (default 49152..65535) */
+    int shared_sport;     /**< 1: the QPs of a connection share its first QP's source
+                             port and differ only in the QP number (NICs that do so;
+                             E-ECMP tells them apart, ECMP cannot). Not with hpn. */
+    arb_time start_delay; /**< from the event that lets a message start (the delivery
+                             it waits for, its QP's previous message leaving) to its
+                             start: ring AllReduce, host collectives (also inside
+                             iterations), a pattern's next phase. Default 0. */
 } arb_workload_config;
 
 /** Fill *cfg with the defaults its fields name. */

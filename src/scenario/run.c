@@ -339,6 +339,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
     wc.qps = (uint32_t)scn_u64(sc, K_WL_QPS);
     wc.qp_mode = (arb_qp_mode)scn_enum(sc, K_WL_QPMODE);
     wc.shared_sport = (int)scn_u64(sc, K_WL_SHAREDSPORT);
+    wc.start_delay = scn_u64(sc, K_WL_START_DELAY);
     uint64_t size = scn_u64(sc, K_WL_SIZE);
     arb_time start = scn_u64(sc, K_WL_START);
     const char *kind = scn_str(sc, K_WL_KIND);
@@ -1198,6 +1199,37 @@ static int order_one_part(const arb_topo *t, const uint32_t *np, char *msg, size
     return 0;
 }
 
+/* A partitioned run of a workload whose flows start on others'
+ * completions: each part hears of a completion in another part at the end
+ * of the window it falls in, so what it starts must start a lookahead or
+ * more after it (workload.start_delay). */
+static int chained_starts(struct scn_run *run)
+{
+    const arb_scenario *sc = run->sc;
+    if (!run->w) return 0;
+    arb_workload_kind wk = arb_workload_get_kind(run->w);
+    arb_workload_result wr;
+    arb_workload_get_result(run->w, &wr);
+    if (wk != ARB_WL_ALLREDUCE && wk != ARB_WL_HCOLL && !(wk == ARB_WL_PATTERN && wr.phases > 1))
+        return 0;
+    arb_sim_part_info pi;
+    if (arb_sim_part_figures(run->s, &pi) < 0 || pi.n_ranks == 1 ||
+        (pi.lookahead != ARB_TIME_NEVER && scn_u64(sc, K_WL_START_DELAY) >= pi.lookahead))
+        return 0;
+    if (pi.lookahead == ARB_TIME_NEVER) /* parts with no link between them */
+        return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition) whose parts no link "
+                        "joins: its flows start on others' completions");
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "a partitioned run (--partition) of %s needs at least the lookahead, %.3f us: a "
+             "part hears of a completion in another part only at the end of the window it "
+             "falls in (docs/partition.md)",
+             wk == ARB_WL_PATTERN ? "a pattern of several phases" : scn_str(sc, K_WL_KIND),
+             (double)pi.lookahead / (double)ARB_PS_PER_US);
+    return key_fail(sc, K_WL_START_DELAY, run->err, run->errlen, ARB_EINVAL, msg);
+}
+
 /* A partitioned run: what it does not support, by the key that asks for
  * it (docs/partition.md); then the fabric cut by subtree. */
 static int run_partition(struct scn_run *run)
@@ -1212,14 +1244,10 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
-    arb_workload_kind wk = run->w ? arb_workload_get_kind(run->w) : ARB_WL_FLOWS;
-    arb_workload_result wr;
-    if (run->w) arb_workload_get_result(run->w, &wr);
-    if (wk == ARB_WL_ALLREDUCE || wk == ARB_WL_HCOLL || wk == ARB_WL_ITERATION ||
-        (wk == ARB_WL_PATTERN && wr.phases > 1))
+    if (run->w && arb_workload_get_kind(run->w) == ARB_WL_ITERATION)
         return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): a workload whose "
-                        "flows start on others' completions");
+                        "not supported by a partitioned run (--partition): an iteration's "
+                        "compute nodes wake the workload at their ends");
     uint32_t n = arb_topo_n_nodes(run->t);
     uint32_t *np = malloc((n ? n : 1) * sizeof *np);
     if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
@@ -1237,7 +1265,8 @@ static int run_partition(struct scn_run *run)
     rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
     free(np);
     if (rc == 0 && run->stop) rc = arb_sim_part_stop_after(run->s, run->stop_t, run->stop_event);
-    return rc < 0 ? arb_errf(run->err, run->errlen, rc, "%s", msg) : 0;
+    if (rc < 0) return arb_errf(run->err, run->errlen, rc, "%s", msg);
+    return chained_starts(run);
 }
 
 /* The simulator, its sampler and the fault events' recovery figures. */

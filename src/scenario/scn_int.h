@@ -111,6 +111,9 @@
       "trace or Chakra PREFIX.0.et")                                                               \
     X(WL_START, "workload", "start", VT_TIME, "0", NULL, 0, 0,                                     \
       "start time of pattern, incast and ring_allreduce flows")                                    \
+    X(WL_START_DELAY, "workload", "start_delay", VT_TIME, "0", NULL, 0, 0,                         \
+      "ring_allreduce, host_collective, iteration, pattern phases: from the delivery (or the "     \
+      "QP's last message leaving) that lets a message start to its start")                         \
     X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
       "source ports, QP numbers and perm's permutation; 0: run.seed")                              \
     X(WL_BACKEND, "workload", "backend", VT_ENUM, "host", "host|arbor", 0, 0,                      \

@@ -75,6 +75,7 @@ struct sim_part {
     arb_sim_part_ops ops;
     uint32_t *node_part; /* per node */
     arb_time lookahead;
+    arb_time win_end;      /* the last window's end: a callback's flow starts after it */
     struct buf *out;       /* per part */
     struct cut_sent *sent; /* the packets on this part's wires across the cut */
     size_t n_sent, cap_sent;
@@ -179,6 +180,11 @@ uint32_t part_of_far(const arb_sim *s, uint32_t p)
     return s->part ? s->part->node_part[s->far[p].node] : 0;
 }
 
+int part_late_start(const arb_sim *s, arb_time start)
+{
+    return s->in_report && start <= s->part->win_end;
+}
+
 int part_owns_host(const arb_sim *s, uint32_t h)
 {
     return !s->part || s->part->node_part[h] == s->part->ops.rank;
@@ -280,6 +286,7 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     P->gactive = s->active;
     uint32_t me = ops->rank;
     s->part = P;
+    s->part_solo = ops->n_ranks == 1;
     s->pcut = pcut;
     for (uint32_t p = 0; p < s->n_ports; p++) {
         uint32_t from = node_part[s->owner[p]], to = node_part[s->far[p].node];
@@ -431,6 +438,7 @@ static void replay_done(arb_sim *s)
     struct sim_part *P = s->part;
     if (P->n_done) qsort(P->done, P->n_done, sizeof *P->done, note_cmp);
     arb_time now = s->now;
+    s->in_report = 1;
     for (size_t k = 0; k < P->n_done; k++) {
         uint32_t f = P->done[k].flow;
         s->now = P->done[k].t;
@@ -441,6 +449,7 @@ static void replay_done(arb_sim *s)
             s->cfg.on_flow_done(s->cfg.done_ctx, s, f, s->now);
         }
     }
+    s->in_report = 0;
     s->now = now;
     P->n_done = 0;
 }
@@ -890,6 +899,7 @@ int part_run(arb_sim *s, arb_time until)
                            : v[0] + P->lookahead - 1;
         if (end > until) end = until;
         sim_run_window(s, end);
+        P->win_end = end;
         drain_wires(s, end);
         P->info.windows++;
         post_notes(s);

@@ -158,6 +158,75 @@ static void start_conn(arb_sim *s, struct host *ho, uint32_t cid)
     if (lo < ho->rr) ho->rr++;
 }
 
+/* ---- starts deferred by a completion callback (sim_int.h) ----------- */
+
+int rdma_defer(arb_sim *s, uint32_t h, uint32_t cid)
+{
+    const arb_node *n = &s->nodes[h];
+    for (uint32_t q = 0; q < n->n_up; q++) /* as rdma_host_add */
+        s->sp[n->first_up + q].kind = NIC_RDMA;
+    if (s->part && !part_owns_host(s, h)) return 0; /* another part starts it */
+    if (!s->defer && !(s->defer = calloc(s->n_hosts, sizeof *s->defer))) return ARB_ENOMEM;
+    struct sim_defer *d = &s->defer[h];
+    if (d->head > 0 && d->n == d->cap) {
+        memmove(d->cid, d->cid + d->head, (d->n - d->head) * sizeof *d->cid);
+        d->n -= d->head;
+        d->head = 0;
+    }
+    if (d->n == d->cap) {
+        uint32_t ncap = d->cap ? d->cap * 2 : 4;
+        uint32_t *nc = realloc(d->cid, ncap * sizeof *nc);
+        if (!nc) return ARB_ENOMEM;
+        d->cid = nc;
+        d->cap = ncap;
+    }
+    arb_time t = s->conns[cid].start;
+    int64_t seq = evq_push(&s->q, t, SIM_START_TARGET(s, h));
+    if (seq < 0) return (int)seq;
+    /* after every deferred start no later (the index is the largest) */
+    uint32_t lo = d->head, hi = d->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->conns[d->cid[mid]].start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(d->cid + lo + 1, d->cid + lo, (d->n - lo) * sizeof *d->cid);
+    d->cid[lo] = cid;
+    d->n++;
+    return 0;
+}
+
+/* One event per deferred start: the host's first one is due now. */
+void rdma_on_start(arb_sim *s, uint32_t h)
+{
+    struct sim_defer *d = s->defer ? &s->defer[h] : NULL;
+    if (!d || d->head == d->n || s->conns[d->cid[d->head]].start != s->now) {
+        if (!s->error) s->error = ARB_ESTATE; /* an event without its start: a bug */
+        return;
+    }
+    uint32_t cid = d->cid[d->head++];
+    if (d->head == d->n) d->head = d->n = 0;
+    int rc = rdma_host_reserve(s, h);
+    if (rc < 0) {
+        if (!s->error) s->error = rc;
+        return;
+    }
+    struct host *ho = &s->hosts[h];
+    start_conn(s, ho, cid);
+    net_kick_nic(s, ho->nic_port);
+}
+
+void rdma_defer_free(arb_sim *s)
+{
+    if (s->defer)
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            free(s->defer[h].cid);
+    free(s->defer);
+    s->defer = NULL;
+}
+
 static void send_ctrl(arb_sim *s, struct conn *c, uint32_t cid, int kind, uint32_t psn,
                       uint32_t aux, arb_time echo)
 {

@@ -193,7 +193,8 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     if (rc < 0) return rc;
     uint32_t n_ports = arb_topo_n_ports(topo);
     uint32_t n_hosts = arb_topo_n_hosts(topo);
-    if ((uint64_t)n_ports * 4 + 2 * (uint64_t)n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
+    /* the targets: 4 a port, 2 a host, a port's reorder releases, a host's deferred starts */
+    if ((uint64_t)n_ports * 5 + 3 * (uint64_t)n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
     arb_sim *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->cfg = *cfg;
@@ -271,6 +272,7 @@ void arb_sim_free(arb_sim *s)
         rdma_conn_free(&s->conns[c]);
     free(s->conns);
     free(s->done);
+    rdma_defer_free(s);
     if (s->hosts)
         for (uint32_t h = 0; h < s->n_hosts; h++) {
             free(s->hosts[h].conns);
@@ -330,6 +332,12 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
         s->cap_conns = ncap;
     }
     if (rdma_host_reserve(s, src) < 0) return ARB_ENOMEM;
+    /* a partitioned run's callbacks run at the window's end: what they start
+     * must start after it (docs/partition.md, workload.start_delay) */
+    if (s->part && part_late_start(s, start)) {
+        if (!s->error) s->error = ARB_ESTATE;
+        return ARB_ESTATE;
+    }
     uint32_t cid = s->n_conns;
     struct conn *c = &s->conns[cid];
     memset(c, 0, sizeof *c);
@@ -349,7 +357,12 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
         return rc;
     }
     s->n_conns++;
-    rdma_host_add(s, src, cid);
+    if (s->in_report && c->start > s->now) { /* a completion's next flow, to start later */
+        rc = rdma_defer(s, src, cid);
+        if (rc < 0 && !s->error) s->error = rc;
+    } else {
+        rdma_host_add(s, src, cid);
+    }
     if (id) *id = cid;
     return s->error;
 }
@@ -373,6 +386,7 @@ static void report_done(arb_sim *s)
 {
     /* Callbacks may finish nothing new (they only add flows), but walk by
      * index in case one does. */
+    s->in_report = 1;
     for (uint32_t i = 0; i < s->n_done; i++) {
         uint32_t f = s->done[i];
         if (f == SIM_ARBOR_NOTE)
@@ -382,6 +396,7 @@ static void report_done(arb_sim *s)
         else
             s->cfg.on_flow_done(s->cfg.done_ctx, s, f, s->now);
     }
+    s->in_report = 0;
     s->n_done = 0;
 }
 
@@ -389,7 +404,11 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
 {
     uint32_t port_events = s->n_ports << 2;
     if (target >= port_events + 2 * s->n_hosts) {
-        net_on_late(s, target - port_events - 2 * s->n_hosts);
+        uint32_t x = target - port_events - 2 * s->n_hosts;
+        if (x >= s->n_ports)
+            rdma_on_start(s, x - s->n_ports);
+        else
+            net_on_late(s, x);
         return;
     }
     if (target >= port_events + s->n_hosts) {
@@ -453,9 +472,9 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
         else
             s->active = t;
         if (s->n_done) {
-            if (part) {
+            if (part && !s->part_solo) {
                 part_take_done(s, target);
-            } else {
+            } else { /* whole, or the only part: no other part to tell first */
                 report_done(s);
                 until = s->stop_at; /* a callback may have asked to stop sooner */
             }

@@ -264,13 +264,17 @@ struct arb_sim {
     size_t pf_min_bytes;  /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
     uint64_t pf_events;   /* events whose PF_ROUTE stage ran (tests: it did) */
     uint8_t in_run;       /* arb_sim_run is handling events */
-    arb_time horizon;     /* the `until` of the last run: every event up to it is done */
-    arb_time stop_at;     /* arb_sim_stop_at: the run under way ends after this time */
+    uint8_t in_report;    /* the completion callbacks are running (report_done, replay_done) */
+    struct sim_defer
+        *defer;       /* per host, the starts a callback deferred (rdma_defer); NULL if none */
+    arb_time horizon; /* the `until` of the last run: every event up to it is done */
+    arb_time stop_at; /* arb_sim_stop_at: the run under way ends after this time */
     /* A partitioned run (part.c): NULL when the simulator runs whole. */
     struct sim_part *part;
     uint8_t *pcut;        /* per port, PCUT_*; NULL when whole */
     int part_xfer;        /* packets the event under way landed from another part (arrive_cut) */
     uint32_t part_target; /* the target of the event under way */
+    uint8_t part_solo;    /* partitioned in one part: completions reported at once */
     /* arb_sim_part_stop_after: no event past (stop_t, stop_target) in the
      * local order runs (ARB_TIME_NEVER: none) */
     arb_time part_stop_t;
@@ -414,6 +418,9 @@ void part_send_event(arb_sim *s, arb_time t, uint32_t target);
 uint32_t part_of_far(const arb_sim *s, uint32_t p);
 /* Does this part run host h's events (h: any node, its state's part)? */
 int part_owns_host(const arb_sim *s, uint32_t h);
+/* A flow a completion callback adds to start at `start` would start inside
+ * the window just run (its sender's part has run past it). */
+int part_late_start(const arb_sim *s, arb_time start);
 /* This part's number (0 when whole), and the collective operations over
  * every part (nothing to do when whole): every part must call them, in the
  * same order. */
@@ -456,6 +463,25 @@ void rdma_arm_host(arb_sim *s, uint32_t host);
 void rdma_arm_at(arb_sim *s, uint32_t host, arb_time t);
 int rdma_host_reserve(arb_sim *s, uint32_t host); /* room for one more connection; ARB_ENOMEM */
 void rdma_host_add(arb_sim *s, uint32_t host, uint32_t conn); /* after rdma_host_reserve */
+/*
+ * A flow added from a completion callback to start later (its start past
+ * the event that finished the other flow): it stays out of the host's lists,
+ * where the host's timer would see it, until an event of its own at its
+ * start (target SIM_START_TARGET) moves it into the round robin. What the
+ * host does before then is the same whether the callback ran at once (one
+ * process) or at the end of the window (a partitioned run's other parts
+ * learn of the completion there). The per-host list is by (start, index).
+ */
+struct sim_defer {
+    uint32_t *cid;
+    uint32_t head, n, cap;
+};
+int rdma_defer(arb_sim *s, uint32_t host, uint32_t conn); /* 0, ARB_ENOMEM or ARB_ERANGE */
+void rdma_on_start(arb_sim *s, uint32_t host);
+void rdma_defer_free(arb_sim *s);
+/* The event target of host h's deferred starts: after the ports' events,
+ * the host timers, the Arbor timers and the ports' reorder releases. */
+#define SIM_START_TARGET(s, h) (((s)->n_ports << 2) + 2 * (s)->n_hosts + (s)->n_ports + (h))
 int rdma_conn_init(arb_sim *s, struct conn *c);
 void rdma_conn_free(struct conn *c);
 

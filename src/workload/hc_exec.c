@@ -254,7 +254,7 @@ void hc_exec_flow_sent(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time no
     t->sent = 1;
     struct hc_inst *I = &x->inst[t->inst];
     uint32_t c = I->p->conn[t->msg];
-    if (--I->cbusy[c] == 0) try_conn(x, s, t->inst, c, now);
+    if (--I->cbusy[c] == 0) try_conn(x, s, t->inst, c, now + x->w->cfg.start_delay);
 }
 
 void hc_exec_flow_done(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time now)
@@ -274,7 +274,7 @@ void hc_exec_flow_done(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time no
     I->left[p->dst[m]]--;
     for (uint32_t k = p->rdep_off[m]; k < p->rdep_off[m + 1] && !x->w->error; k++) {
         uint32_t d = p->rdeps[k];
-        if (--I->deps_left[d] == 0) try_conn(x, s, i, p->conn[d], now);
+        if (--I->deps_left[d] == 0) try_conn(x, s, i, p->conn[d], now + x->w->cfg.start_delay);
     }
     rank_check(x, s, i, p->src[m], now);
     rank_check(x, s, i, p->dst[m], now);

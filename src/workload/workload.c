@@ -569,7 +569,7 @@ static void allreduce_sent(arb_workload *w, arb_sim *s, uint32_t flow, arb_time 
     w->qp_busy[k] = 0;
     if (w->cfg.qp_mode != ARB_QP_HPN) /* hpn moved on at launch */
         w->qp_send[k] = (uint64_t)t->msg + (w->cfg.qp_mode == ARB_QP_RR ? w->Q : 1);
-    launch(w, s, (uint32_t)(k / w->Q), now);
+    launch(w, s, (uint32_t)(k / w->Q), now + w->cfg.start_delay);
 }
 
 static void allreduce_done(arb_workload *w, arb_sim *s, uint32_t flow, arb_time now)
@@ -601,8 +601,8 @@ static void allreduce_done(arb_workload *w, arb_sim *s, uint32_t flow, arb_time 
         if (++w->ranks_done == w->N) w->finish = now;
     }
     post(w, right);
-    launch(w, s, right, now);
-    launch(w, s, r, now);
+    launch(w, s, right, now + w->cfg.start_delay);
+    launch(w, s, r, now + w->cfg.start_delay);
 }
 
 /* ---- driving ----------------------------------------------------------- */
@@ -633,7 +633,7 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
     if (w->outstanding && --w->outstanding == 0) {
         if (w->kind == ARB_WL_PATTERN && w->phase + 1 < w->phases) {
             w->phase++;
-            pattern_phase(w, s, now);
+            pattern_phase(w, s, now + w->cfg.start_delay);
         } else {
             w->finish = now;
         }

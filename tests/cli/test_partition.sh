@@ -169,9 +169,49 @@ size = 1MiB
 attempts = 1
 repair_tries = 1
 EOF
+# workloads whose flows start on others' completions, each start a
+# lookahead or more after the completion (workload.start_delay): a ring
+# AllReduce pipelined over two QPs round robin on lossy links, a host
+# collective's tree, a pattern of 15 phases
+cat >"$TMP/ring.ini" <<'EOF'
+[fabric]
+topology = kary:4,3
+delay = 1us
+loss = 0.001
+[transport]
+kind = irn
+[workload]
+kind = ring_allreduce
+size = 2MiB
+chunk = 8KiB
+qps = 2
+qp_mode = rr
+start_delay = 1us
+EOF
+cat >"$TMP/hcoll.ini" <<'EOF'
+[fabric]
+topology = leafspine:4,4,2
+delay = 500ns
+[workload]
+kind = host_collective
+size = 1MiB
+start_delay = 500ns
+[host]
+algorithm = tree
+EOF
+cat >"$TMP/phases.ini" <<'EOF'
+[fabric]
+topology = leafspine:4,4,2
+delay = 500ns
+[workload]
+kind = pattern
+traffic = shift:all
+size = 20KB
+start_delay = 700ns
+EOF
 
 # the figures, without the host's own (wall time, memory)
-figures() { sed 's/,"host":{[^}]*}//' "$1"; }
+figures() { sed 's/,"host":{"wall_s":[^}]*}//' "$1"; }
 # seq_has CASE NAME PATTERN: the one-process run of CASE (its JSON in
 # CASE.seq; arstar: the built-in scenario) has PATTERN
 seq_has() {
@@ -234,7 +274,15 @@ has "the taps case watches a port of part 1 and one across the cut" "$(cat "$TMP
 seq_has arwatch "the Arbor watch sees the job on links across the cut" \
     '"port":"L3.0->L2.8","rate_gbps":100.000,"bytes":[1-9][0-9]*,.*"party":"arbor","bytes":[1-9]'
 
-for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch; do
+seq_has ring "the ring AllReduce is done, resending what was lost" \
+    '"completed":true,.*"collective":\{"kind":"ring_allreduce","ranks":64,.*"drops":[1-9]'
+seq_has hcoll "the host collective is done" \
+    '"completed":true,.*"collective":\{"kind":"host_collective","collective":"allreduce","algorithm":"tree","ranks":16,'
+seq_has phases "the pattern runs its 15 phases" \
+    '"completed":true,.*"phases":15,.*"flows":\{"count":240,"done":240'
+
+for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch \
+    ring hcoll phases; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
@@ -309,8 +357,14 @@ timeout 60 $MPIRUN -np 4 "$A" sim "$TMP/taps.ini" -q --partition 4 \
 rc=$?
 has "qp_order over a host of two parts is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
     'status 2 arbor sim: [^ ]*: run.qp_order: not supported by this partitioned run \(--partition\): host h0 is reached from L1.0 \(part 0\) and L1.1 \(part 1\)'
-expect_err "a ring AllReduce is refused" 2 "workload.kind: not supported by a partitioned run" \
-    "$A" sim "$TMP/irn.ini" --partition 1 -q -s workload.kind=ring_allreduce
+expect_err "an iteration is refused" 2 "workload.kind: not supported by a partitioned run" \
+    "$A" sim scenarios/iteration-dp.ini --partition 1 -q
+# a completion's flow starting sooner than the lookahead after it is refused
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/ring.ini" -q --partition 2 -s workload.start_delay=999ns \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "a start_delay below the lookahead is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of ring_allreduce needs at least the lookahead, 1.000 us'
 expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \

@@ -63,11 +63,14 @@ static void rig_free(struct rig *g)
     arb_topo_free(g->t);
 }
 
+static arb_time rig_start_delay; /* the workloads' start_delay (allreduce) */
+
 static arb_workload *allreduce(uint32_t ranks, uint64_t bytes, uint64_t chunk, uint32_t qps,
                                arb_qp_mode mode, uint32_t n_hosts)
 {
     arb_workload_config wc;
     arb_workload_config_default(&wc);
+    wc.start_delay = rig_start_delay;
     wc.qps = qps;
     wc.qp_mode = mode;
     arb_allreduce_config ar = {NULL, ranks, bytes, chunk, 0};
@@ -506,6 +509,66 @@ TEST(pattern_phases)
                ARB_EPARSE);
 }
 
+/* start_delay on the idle star of allreduce_star_formula: every later
+ * step starts D after the delivery that lets it (D is longer than the ack
+ * the receiver's NIC sends first, so the ack no longer delays it). The
+ * deferred start is an event of its own: the flows still finish, and a
+ * pattern's next phase starts D after the last flow of the one before. */
+TEST(start_delay)
+{
+    const uint32_t N = 4, n = 10;
+    const uint64_t S = (uint64_t)N * n * 4096;
+    const arb_time D = 3 * ARB_PS_PER_US;
+    rig_start_delay = D;
+    arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
+    rig_start_delay = 0;
+    REQUIRE(w != NULL);
+    struct rig g;
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
+    arb_workload_result r;
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
+    arb_time tf = arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE);
+    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
+    arb_time d = ARB_TOPO_DEFAULT_DELAY;
+    arb_time step = (n + 1) * tf + 2 * d;
+    CHECK(D > tc);
+    CHECK_EQ_U(r.cct, step + (2 * (N - 1) - 1) * (D + step));
+    for (uint32_t i = N; i < arb_sim_n_flows(g.s); i++) { /* flows after step 0 */
+        arb_sim_flow_result fr;
+        arb_sim_flow(g.s, i, &fr);
+        arb_time k = (fr.start - D) / (D + step); /* its step, less one */
+        CHECK_EQ_U(fr.start, step + D + k * (D + step));
+    }
+    rig_free(&g);
+    arb_workload_free(w);
+
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.start_delay = D;
+    char err[256];
+    REQUIRE_EQ_I(arb_workload_new_pattern(&w, "shift:all", 4, 10001, 0, &wc, err, sizeof err), 0);
+    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1), 0);
+    arb_workload_get_result(w, &r);
+    CHECK(r.done);
+    CHECK_EQ_U(arb_sim_n_flows(g.s), 3 * 4);
+    arb_time phase_end = 0;
+    for (uint32_t p = 0; p < 3; p++) {
+        arb_time end = 0;
+        for (uint32_t i = p * 4; i < p * 4 + 4; i++) {
+            arb_sim_flow_result fr;
+            arb_sim_flow(g.s, i, &fr);
+            CHECK_EQ_U(fr.start, p ? phase_end + D : 0);
+            if (fr.finish > end) end = fr.finish;
+        }
+        phase_end = end;
+    }
+    CHECK_EQ_U(r.finish, phase_end);
+    rig_free(&g);
+    arb_workload_free(w);
+}
+
 TEST(incast)
 {
     arb_workload *w;
@@ -675,6 +738,7 @@ int main(void)
     RUN(shared_sport);
     RUN(allreduce_bad_config);
     RUN(pattern_phases);
+    RUN(start_delay);
     RUN(incast);
     RUN(trace_csv);
     RUN(trace_htsim);
