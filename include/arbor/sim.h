@@ -484,9 +484,10 @@ typedef struct arb_sim_part_ops {
  * (on_flow_done, on_flow_sent) are reported in every part, at the end of
  * the window they fall in, with their own times, in the order the
  * sequential run reports them (at once when there is one part); the
- * callbacks may add flows that start after the window (a completion's
- * time plus the lookahead or more: otherwise ARB_ESTATE, the run failing)
- * and must stop no run. arb_sim_part_collect gives part 0 every flow's figures.
+ * callbacks may add flows that start after the window, and set timers
+ * (arb_sim_stop_at) after it: the run ends at the earliest (a
+ * completion's time plus the lookahead or more: otherwise ARB_ESTATE, the
+ * run failing). arb_sim_part_collect gives part 0 every flow's figures.
  * The figures equal those of the same simulator run whole. Not supported
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
  * 1: the figures are those of the whole simulator in that order). A tap

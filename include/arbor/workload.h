@@ -494,6 +494,10 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
  * so for the other kinds). Run the simulator up to it, then call
  * arb_workload_timer with that time. */
 arb_time arb_workload_next_timer(const arb_workload *w);
+/** An iteration's shortest compute node that takes time (ARB_TIME_NEVER:
+ * none, or another kind): a partitioned run needs it at least the
+ * lookahead, as the timer it sets may be set at a window's end. */
+arb_time arb_workload_min_compute(const arb_workload *w);
 /** Run what is due at `now` (arb_workload_next_timer), adding flows to s. */
 void arb_workload_timer(arb_workload *w, arb_sim *s, arb_time now);
 

@@ -1210,17 +1210,27 @@ static int chained_starts(struct scn_run *run)
     arb_workload_kind wk = arb_workload_get_kind(run->w);
     arb_workload_result wr;
     arb_workload_get_result(run->w, &wr);
-    if (wk != ARB_WL_ALLREDUCE && wk != ARB_WL_HCOLL && !(wk == ARB_WL_PATTERN && wr.phases > 1))
+    if (wk != ARB_WL_ALLREDUCE && wk != ARB_WL_HCOLL && wk != ARB_WL_ITERATION &&
+        !(wk == ARB_WL_PATTERN && wr.phases > 1))
         return 0;
     arb_sim_part_info pi;
-    if (arb_sim_part_figures(run->s, &pi) < 0 || pi.n_ranks == 1 ||
-        (pi.lookahead != ARB_TIME_NEVER && scn_u64(sc, K_WL_START_DELAY) >= pi.lookahead))
-        return 0;
+    if (arb_sim_part_figures(run->s, &pi) < 0 || pi.n_ranks == 1) return 0;
+    char msg[256];
+    arb_time comp = arb_workload_min_compute(run->w);
+    if (pi.lookahead != ARB_TIME_NEVER && comp < pi.lookahead) {
+        snprintf(msg, sizeof msg,
+                 "not supported by this partitioned run (--partition): a compute node of %.3f "
+                 "us, shorter than the lookahead, %.3f us, would end inside the window it "
+                 "started in (docs/partition.md)",
+                 (double)comp / (double)ARB_PS_PER_US,
+                 (double)pi.lookahead / (double)ARB_PS_PER_US);
+        return key_fail(sc, K_WL_FILE, run->err, run->errlen, ARB_EINVAL, msg);
+    }
+    if (pi.lookahead != ARB_TIME_NEVER && scn_u64(sc, K_WL_START_DELAY) >= pi.lookahead) return 0;
     if (pi.lookahead == ARB_TIME_NEVER) /* parts with no link between them */
         return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition) whose parts no link "
                         "joins: its flows start on others' completions");
-    char msg[256];
     snprintf(msg, sizeof msg,
              "a partitioned run (--partition) of %s needs at least the lookahead, %.3f us: a "
              "part hears of a completion in another part only at the end of the window it "
@@ -1244,10 +1254,6 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
-    if (run->w && arb_workload_get_kind(run->w) == ARB_WL_ITERATION)
-        return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): an iteration's "
-                        "compute nodes wake the workload at their ends");
     uint32_t n = arb_topo_n_nodes(run->t);
     uint32_t *np = malloc((n ? n : 1) * sizeof *np);
     if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");

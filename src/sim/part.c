@@ -899,13 +899,19 @@ int part_run(arb_sim *s, arb_time until)
                            : v[0] + P->lookahead - 1;
         if (end > until) end = until;
         sim_run_window(s, end);
+        if (s->stop_at < end) until = s->stop_at; /* one part: a callback's timer (stop_at) */
         P->win_end = end;
         drain_wires(s, end);
         P->info.windows++;
         post_notes(s);
         rc = exchange(s);
         if (rc < 0) break;
+        s->stop_at = until;
         replay_done(s);
+        if (s->stop_at < until) {                       /* a callback's timer: the run ends there */
+            if (s->stop_at <= end) fail(s, ARB_ESTATE); /* inside the window just run */
+            until = s->stop_at;
+        }
         rc = live_window(s);
         if (rc < 0) break;
     }

@@ -51,6 +51,7 @@ struct hc_exec {
     size_t n_tags, cap_tags;
     uint32_t first_id;
     int have_first;
+    arb_time enter_delay; /* hc_exec_set_enter_delay */
 };
 
 int hc_exec_new(struct hc_exec **out, arb_workload *w, hc_done_fn done, void *ctx)
@@ -236,9 +237,14 @@ void hc_exec_enter(struct hc_exec *x, arb_sim *s, uint32_t i, uint32_t rank, arb
     /* the connections to and from the rank may have a message ready now */
     for (uint32_t k = p->rconn_off[rank]; k < p->rconn_off[rank + 1] && !x->w->error; k++) {
         uint32_t c = p->rconns[k];
-        if (p->conn_src[c] == rank || I->rendezvous) try_conn(x, s, i, c, now);
+        if (p->conn_src[c] == rank || I->rendezvous) try_conn(x, s, i, c, now + x->enter_delay);
     }
     rank_check(x, s, i, rank, now);
+}
+
+void hc_exec_set_enter_delay(struct hc_exec *x, arb_time d)
+{
+    x->enter_delay = d;
 }
 
 static struct hc_tag *tag_of(struct hc_exec *x, uint32_t flow)

@@ -70,6 +70,9 @@ long hc_exec_add(struct hc_exec *x, struct hc_plan *p, const uint32_t *hosts, in
 /* Rank `rank` of instance i enters (calls the collective) at `now`: its
  * ready messages are launched. */
 void hc_exec_enter(struct hc_exec *x, arb_sim *s, uint32_t i, uint32_t rank, arb_time now);
+/* From now on a rank entering posts its ready messages `d` after it
+ * (workload.start_delay: an iteration's entries after its start). */
+void hc_exec_set_enter_delay(struct hc_exec *x, arb_time d);
 
 void hc_exec_flow_done(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time now);
 void hc_exec_flow_sent(struct hc_exec *x, arb_sim *s, uint32_t flow, arb_time now);

@@ -425,7 +425,21 @@ int wl_iter_start(arb_workload *w, arb_sim *s)
     for (uint64_t g = it->tr->n_nodes; g-- > 0;) /* pushed in reverse: run in trace order */
         if (it->deps_left[g] == 0) push(w, (uint32_t)g);
     drain(w, it->start);
+    /* what enters a collective later waits for what let it: start_delay */
+    if (w->hx) hc_exec_set_enter_delay(w->hx, w->cfg.start_delay);
     return w->error;
+}
+
+arb_time wl_iter_min_compute(const arb_workload *w)
+{
+    const arb_trace *t = w->it->tr;
+    arb_time m = ARB_TIME_NEVER;
+    for (uint32_t r = 0; r < w->it->R; r++)
+        for (uint32_t i = 0; i < t->rk[r].n; i++) {
+            const struct tr_node *n = &t->rk[r].nodes[i];
+            if (n->op == TR_COMP && n->dur && n->dur < m) m = n->dur;
+        }
+    return m;
 }
 
 arb_time arb_workload_next_timer(const arb_workload *w)

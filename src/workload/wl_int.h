@@ -79,6 +79,7 @@ int hc_exec_rank_pub(const arb_workload *w, uint32_t rank, uint32_t *host, arb_t
 void wl_iter_free(struct wl_iter *it);
 int wl_iter_start(arb_workload *w, arb_sim *s);
 void wl_iter_result(const arb_workload *w, arb_workload_result *r);
+arb_time wl_iter_min_compute(const arb_workload *w);
 /* iter.c: member m of the trace's collective `ref` is done (its node completes) */
 void wl_iter_member_done(arb_workload *w, arb_sim *s, uint32_t ref, uint32_t m, arb_time now);
 /* iter_arb.c: the iteration's collectives over Arbor. add: plan collective

@@ -640,6 +640,11 @@ void arb_workload_on_flow_done(void *ctx, arb_sim *s, uint32_t flow, arb_time no
     }
 }
 
+arb_time arb_workload_min_compute(const arb_workload *w)
+{
+    return w->kind == ARB_WL_ITERATION ? wl_iter_min_compute(w) : ARB_TIME_NEVER;
+}
+
 int arb_workload_route_sports(arb_workload *w, const struct arb_route *r, uint32_t *n_disjoint)
 {
     if (n_disjoint) *n_disjoint = 0;

@@ -209,6 +209,14 @@ traffic = shift:all
 size = 20KB
 start_delay = 700ns
 EOF
+# training iterations replayed from the shipped traces (their compute
+# nodes wake the workload between runs): a pipeline's sends and receives,
+# a data-parallel step's AllReduces over a two-tier fabric
+TRACES="$(cd "$(dirname "$0")/../../scenarios/traces" && pwd)"
+printf '[fabric]\ntopology = star:4\n[workload]\nkind = iteration\nfile = %s/pp-step.txt\nstart_delay = 1us\n' \
+    "$TRACES" >"$TMP/iterpp.ini"
+printf '[fabric]\ntopology = leafspine:2,4,2\n[workload]\nkind = iteration\nfile = %s/dp-step.txt\nstart_delay = 1us\n' \
+    "$TRACES" >"$TMP/iterdp.ini"
 
 # the figures, without the host's own (wall time, memory)
 figures() { sed 's/,"host":{"wall_s":[^}]*}//' "$1"; }
@@ -278,11 +286,15 @@ seq_has ring "the ring AllReduce is done, resending what was lost" \
     '"completed":true,.*"collective":\{"kind":"ring_allreduce","ranks":64,.*"drops":[1-9]'
 seq_has hcoll "the host collective is done" \
     '"completed":true,.*"collective":\{"kind":"host_collective","collective":"allreduce","algorithm":"tree","ranks":16,'
+seq_has iterpp "the pipeline iteration is done" \
+    '"iteration":\{"ranks":4,"nodes":[1-9][0-9]*,"collectives":0,"p2p":[1-9][0-9]*,"iter_time_us":[1-9]'
+seq_has iterdp "the data-parallel iteration is done" \
+    '"iteration":\{"ranks":8,"nodes":[1-9][0-9]*,"collectives":[1-9][0-9]*,.*"iter_time_us":[1-9]'
 seq_has phases "the pattern runs its 15 phases" \
     '"completed":true,.*"phases":15,.*"flows":\{"count":240,"done":240'
 
 for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch \
-    ring hcoll phases; do
+    ring hcoll phases iterpp iterdp; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
@@ -357,8 +369,15 @@ timeout 60 $MPIRUN -np 4 "$A" sim "$TMP/taps.ini" -q --partition 4 \
 rc=$?
 has "qp_order over a host of two parts is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
     'status 2 arbor sim: [^ ]*: run.qp_order: not supported by this partitioned run \(--partition\): host h0 is reached from L1.0 \(part 0\) and L1.1 \(part 1\)'
-expect_err "an iteration is refused" 2 "workload.kind: not supported by a partitioned run" \
-    "$A" sim scenarios/iteration-dp.ini --partition 1 -q
+# an iteration whose compute node is shorter than the lookahead is refused
+printf 'arbor-trace 1\nranks 2\n0 1 comp 999ns\n0 2 send 8192 to=1 tag=0 deps=1\n1 3 recv 8192 from=0 tag=0\n' \
+    >"$TMP/short.txt"
+printf '[fabric]\ntopology = leafspine:2,2,1\n[workload]\nkind = iteration\nfile = short.txt\nstart_delay = 1us\n' \
+    >"$TMP/short.ini"
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/short.ini" -q --partition 2 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "a compute node below the lookahead is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: [^ ]*short.ini:5: workload.file: not supported by this partitioned run \(--partition\): a compute node of 0.999 us, shorter than the lookahead, 1.000 us'
 # a completion's flow starting sooner than the lookahead after it is refused
 timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/ring.ini" -q --partition 2 -s workload.start_delay=999ns \
     >"$TMP/out" 2>"$TMP/err"
