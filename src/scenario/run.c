@@ -1215,12 +1215,12 @@ static int chained_starts(struct scn_run *run)
         return 0;
     arb_sim_part_info pi;
     if (arb_sim_part_figures(run->s, &pi) < 0 || pi.n_ranks == 1) return 0;
-    char msg[256];
+    char msg[320];
     arb_time comp = arb_workload_min_compute(run->w);
     if (pi.lookahead != ARB_TIME_NEVER && comp < pi.lookahead) {
         snprintf(msg, sizeof msg,
-                 "not supported by this partitioned run (--partition): a compute node of %.3f "
-                 "us, shorter than the lookahead, %.3f us, would end inside the window it "
+                 "not supported by this partitioned run (--partition): a compute node of %.6f "
+                 "us, shorter than the lookahead, %.6f us, would end inside the window it "
                  "started in (docs/partition.md)",
                  (double)comp / (double)ARB_PS_PER_US,
                  (double)pi.lookahead / (double)ARB_PS_PER_US);
@@ -1232,7 +1232,7 @@ static int chained_starts(struct scn_run *run)
                         "not supported by a partitioned run (--partition) whose parts no link "
                         "joins: its flows start on others' completions");
     snprintf(msg, sizeof msg,
-             "a partitioned run (--partition) of %s needs at least the lookahead, %.3f us: a "
+             "a partitioned run (--partition) of %s needs at least the lookahead, %.6f us: a "
              "part hears of a completion in another part only at the end of the window it "
              "falls in (docs/partition.md)",
              wk == ARB_WL_PATTERN ? "a pattern of several phases" : scn_str(sc, K_WL_KIND),
@@ -1254,6 +1254,13 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
                         "not supported by a partitioned run (--partition): Arbor collectives "
                         "that start as other ranks finish");
+    int lk = run->route.ctx ? (int)arb_lb_get_kind(run->route.ctx) : ARB_LB_ROUTE;
+    if (run->part->n_ranks > 1 &&
+        (lk == ARB_LB_FLOWLET || lk == ARB_LB_LETFLOW || lk == ARB_LB_CONGA))
+        return key_fail(sc, K_RT_SCHEME, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition): the flowlet schemes "
+                        "keep one table for every switch, whose slots switches of two parts "
+                        "may share");
     uint32_t n = arb_topo_n_nodes(run->t);
     uint32_t *np = malloc((n ? n : 1) * sizeof *np);
     if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");

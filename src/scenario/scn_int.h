@@ -110,7 +110,7 @@
       "trace: CSV src,dst,bytes,start_us[,sport]; htsim: connection matrix; iteration: a text "    \
       "trace or Chakra PREFIX.0.et")                                                               \
     X(WL_START, "workload", "start", VT_TIME, "0", NULL, 0, 0,                                     \
-      "start time of pattern, incast and ring_allreduce flows")                                    \
+      "start time of pattern, incast, ring_allreduce, host_collective and iteration flows")        \
     X(WL_START_DELAY, "workload", "start_delay", VT_TIME, "0", NULL, 0, 0,                         \
       "ring_allreduce, host_collective, iteration, pattern phases: from the delivery (or the "     \
       "QP's last message leaving) that lets a message start to its start")                         \

@@ -807,10 +807,17 @@ int arb_sim_part_ports(arb_sim *s)
 static int sync_end(arb_sim *s)
 {
     struct sim_part *P = s->part;
+    /* between runs every part is where one process is: at the latest
+     * part's last event (every event left is past the run's end), first,
+     * so that what counts up to now (PFC pauses still open) counts alike */
+    uint64_t last = UINT64_MAX - s->now;
+    int rc = P->ops.allmin(P->ops.ctx, &last, 1);
+    if (rc < 0) return rc;
+    if (UINT64_MAX - last > s->now) s->now = UINT64_MAX - last;
     arb_sim_stats st;
     sim_local_stats(s, &st);
     P->info.events = st.events;
-    int rc = s->arb ? arbor_part_sync(s) : 0;
+    rc = s->arb ? arbor_part_sync(s) : 0;
     if (rc < 0) return rc;
     uint64_t sum[24] = {st.events,         st.packet_hops,   st.pkts_sent,    st.pkts_delivered,
                         st.data_pkts_sent, st.bytes_sent,    st.payload_sent, st.payload_delivered,
@@ -845,9 +852,6 @@ static int sync_end(arb_sim *s)
     g->pool_size = (uint32_t)((peak + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK);
     P->gnow = UINT64_MAX - mn[0];
     P->gactive = UINT64_MAX - mn[1];
-    /* between runs every part is where one process is: at the latest
-     * part's last event (every event left is past the run's end) */
-    if (P->gnow > s->now) s->now = P->gnow;
     if (mn[4] != UINT64_MAX && !s->error) s->error = -(int)mn[4];
     return 0;
 }

@@ -86,22 +86,29 @@ void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
  * it starts and leaves the second when it is done sending, so the NIC and
  * the timer look only at connections that can act.
  */
+/* Room for one more in the list v[*head .. *n) of capacity *cap: what
+ * left its head is dropped first. 0 or ARB_ENOMEM. */
+static int list_room(uint32_t **v, uint32_t *head, uint32_t *n, uint32_t *cap)
+{
+    if (*head > 0 && *n == *cap) {
+        memmove(*v, *v + *head, (*n - *head) * sizeof **v);
+        *n -= *head;
+        *head = 0;
+    }
+    if (*n == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 4;
+        uint32_t *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv) return ARB_ENOMEM;
+        *v = nv;
+        *cap = ncap;
+    }
+    return 0;
+}
+
 int rdma_host_reserve(arb_sim *s, uint32_t h)
 {
     struct host *ho = &s->hosts[h];
-    if (ho->pend_head > 0 && ho->n_pend == ho->cap_pend) {
-        memmove(ho->pend, ho->pend + ho->pend_head,
-                (ho->n_pend - ho->pend_head) * sizeof *ho->pend);
-        ho->n_pend -= ho->pend_head;
-        ho->pend_head = 0;
-    }
-    if (ho->n_pend == ho->cap_pend) {
-        uint32_t ncap = ho->cap_pend ? ho->cap_pend * 2 : 4;
-        uint32_t *np = realloc(ho->pend, ncap * sizeof *np);
-        if (!np) return ARB_ENOMEM;
-        ho->pend = np;
-        ho->cap_pend = ncap;
-    }
+    if (list_room(&ho->pend, &ho->pend_head, &ho->n_pend, &ho->cap_pend) < 0) return ARB_ENOMEM;
     /* Every connection not yet finished may be started at once. */
     uint32_t need = ho->n_conns + (ho->n_pend - ho->pend_head) + 1;
     if (need > ho->cap_conns) {
@@ -116,27 +123,39 @@ int rdma_host_reserve(arb_sim *s, uint32_t h)
     return 0;
 }
 
-void rdma_host_add(arb_sim *s, uint32_t h, uint32_t cid)
+/* Host h's NICs pull from its connections from now on. */
+static void nic_pulls(arb_sim *s, uint32_t h)
 {
-    struct host *ho = &s->hosts[h];
-    arb_time t = s->conns[cid].start;
     const arb_node *n = &s->nodes[h];
-    for (uint32_t q = 0; q < n->n_up; q++) /* its NICs pull from it from now on */
+    for (uint32_t q = 0; q < n->n_up; q++)
         s->sp[n->first_up + q].kind = NIC_RDMA;
-    /* After every pending connection that starts no later (flows are
-     * mostly added in start order: usually no move at all). */
-    uint32_t lo = ho->pend_head, hi = ho->n_pend;
+}
+
+/* Put connection cid into v[head .. n), ordered by (start, index), with
+ * room for one more: after every connection that starts no later (flows
+ * are mostly added in start order: usually no move at all). */
+static void insert_by_start(const arb_sim *s, uint32_t *v, uint32_t head, uint32_t n, uint32_t cid)
+{
+    arb_time t = s->conns[cid].start;
+    uint32_t lo = head, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (s->conns[ho->pend[mid]].start <= t)
+        if (s->conns[v[mid]].start <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    memmove(ho->pend + lo + 1, ho->pend + lo, (ho->n_pend - lo) * sizeof *ho->pend);
-    ho->pend[lo] = cid;
+    memmove(v + lo + 1, v + lo, (n - lo) * sizeof *v);
+    v[lo] = cid;
+}
+
+void rdma_host_add(arb_sim *s, uint32_t h, uint32_t cid)
+{
+    struct host *ho = &s->hosts[h];
+    nic_pulls(s, h);
+    insert_by_start(s, ho->pend, ho->pend_head, ho->n_pend, cid);
     ho->n_pend++;
-    rdma_arm_at(s, h, t);
+    rdma_arm_at(s, h, s->conns[cid].start);
 }
 
 /* Move a connection that starts now into the round robin, at its index
@@ -162,38 +181,14 @@ static void start_conn(arb_sim *s, struct host *ho, uint32_t cid)
 
 int rdma_defer(arb_sim *s, uint32_t h, uint32_t cid)
 {
-    const arb_node *n = &s->nodes[h];
-    for (uint32_t q = 0; q < n->n_up; q++) /* as rdma_host_add */
-        s->sp[n->first_up + q].kind = NIC_RDMA;
+    nic_pulls(s, h);                                /* as rdma_host_add */
     if (s->part && !part_owns_host(s, h)) return 0; /* another part starts it */
     if (!s->defer && !(s->defer = calloc(s->n_hosts, sizeof *s->defer))) return ARB_ENOMEM;
     struct sim_defer *d = &s->defer[h];
-    if (d->head > 0 && d->n == d->cap) {
-        memmove(d->cid, d->cid + d->head, (d->n - d->head) * sizeof *d->cid);
-        d->n -= d->head;
-        d->head = 0;
-    }
-    if (d->n == d->cap) {
-        uint32_t ncap = d->cap ? d->cap * 2 : 4;
-        uint32_t *nc = realloc(d->cid, ncap * sizeof *nc);
-        if (!nc) return ARB_ENOMEM;
-        d->cid = nc;
-        d->cap = ncap;
-    }
-    arb_time t = s->conns[cid].start;
-    int64_t seq = evq_push(&s->q, t, SIM_START_TARGET(s, h));
+    if (list_room(&d->cid, &d->head, &d->n, &d->cap) < 0) return ARB_ENOMEM;
+    int64_t seq = evq_push(&s->q, s->conns[cid].start, SIM_START_TARGET(s, h));
     if (seq < 0) return (int)seq;
-    /* after every deferred start no later (the index is the largest) */
-    uint32_t lo = d->head, hi = d->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s->conns[d->cid[mid]].start <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    memmove(d->cid + lo + 1, d->cid + lo, (d->n - lo) * sizeof *d->cid);
-    d->cid[lo] = cid;
+    insert_by_start(s, d->cid, d->head, d->n, cid);
     d->n++;
     return 0;
 }

@@ -99,6 +99,9 @@ size = 2MiB
 [run]
 sample = 5us
 EOF
+# a run stopped while PFC pauses are open: each part counts them to the run's end
+{ cat "$TMP/pfcfail.ini"; printf '[run]\nstop = 17.3us\n'; } | grep -v "^fail_at\|^restore_at" >"$TMP/pfcstop.ini"
+
 # taps across the parts: run.watch on a link across the cut and a host of
 # part 1, and run.qp_order, over the faults case (sprayed, reordered); a
 # watch of the kary Arbor AllReduce on two links across the cut
@@ -286,6 +289,8 @@ seq_has ring "the ring AllReduce is done, resending what was lost" \
     '"completed":true,.*"collective":\{"kind":"ring_allreduce","ranks":64,.*"drops":[1-9]'
 seq_has hcoll "the host collective is done" \
     '"completed":true,.*"collective":\{"kind":"host_collective","collective":"allreduce","algorithm":"tree","ranks":16,'
+seq_has pfcstop "the stopped PFC incast has pauses open at its end" \
+    '"completed":false,"stopped":true,.*"pfc":\{"pauses":[1-9]'
 seq_has iterpp "the pipeline iteration is done" \
     '"iteration":\{"ranks":4,"nodes":[1-9][0-9]*,"collectives":0,"p2p":[1-9][0-9]*,"iter_time_us":[1-9]'
 seq_has iterdp "the data-parallel iteration is done" \
@@ -294,14 +299,16 @@ seq_has phases "the pattern runs its 15 phases" \
     '"completed":true,.*"phases":15,.*"flows":\{"count":240,"done":240'
 
 for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch \
-    ring hcoll phases iterpp iterdp; do
+    ring hcoll phases iterpp iterdp pfcstop; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
         timeout 120 $MPIRUN -np $k "$A" sim $file --json --partition $k \
             >"$TMP/$case.$k" 2>"$TMP/$case.$k.err"
         rc=$?
-        if [ $rc -eq 0 ] && figures "$TMP/$case.seq" >"$TMP/a" && figures "$TMP/$case.$k" >"$TMP/b" &&
+        want=0
+        [ "$case" = pfcstop ] && want=1 # stopped before it could finish
+        if [ $rc -eq $want ] && figures "$TMP/$case.seq" >"$TMP/a" && figures "$TMP/$case.$k" >"$TMP/b" &&
             cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ]; then
             pass "$case, $k ranks: byte-identical to one process"
         else
@@ -377,13 +384,19 @@ printf '[fabric]\ntopology = leafspine:2,2,1\n[workload]\nkind = iteration\nfile
 timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/short.ini" -q --partition 2 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 has "a compute node below the lookahead is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
-    'status 2 arbor sim: [^ ]*short.ini:5: workload.file: not supported by this partitioned run \(--partition\): a compute node of 0.999 us, shorter than the lookahead, 1.000 us'
+    'status 2 arbor sim: [^ ]*short.ini:5: workload.file: not supported by this partitioned run \(--partition\): a compute node of 0.999000 us, shorter than the lookahead, 1.000000 us'
+# the flowlet schemes share one table over the switches: refused across parts
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" -q --partition 2 -s routing.scheme=letflow \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "the flowlet schemes are refused (status $rc)" "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: -s routing.scheme: not supported by a partitioned run \(--partition\): the flowlet schemes keep one table'
 # a completion's flow starting sooner than the lookahead after it is refused
 timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/ring.ini" -q --partition 2 -s workload.start_delay=999ns \
     >"$TMP/out" 2>"$TMP/err"
 rc=$?
 has "a start_delay below the lookahead is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
-    'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of ring_allreduce needs at least the lookahead, 1.000 us'
+    'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of ring_allreduce needs at least the lookahead, 1.000000 us'
 expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \

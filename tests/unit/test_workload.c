@@ -83,6 +83,13 @@ static arb_workload *allreduce(uint32_t ranks, uint64_t bytes, uint64_t chunk, u
     return w;
 }
 
+/* allreduce_star_formula's step of n packets, and the ack's time. */
+static arb_time star_step(uint32_t n, arb_time *ack)
+{
+    *ack = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
+    return (n + 1) * arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE) + 2 * ARB_TOPO_DEFAULT_DELAY;
+}
+
 /* On an idle star, with one ack per message: step 0 takes (n+1) packet
  * times + 2 link delays (store and forward at the switch); every later
  * step starts one ack time later (the receiver's NIC sends the ack of the
@@ -101,10 +108,7 @@ TEST(allreduce_star_formula)
     CHECK_EQ_U(r.steps, 2 * (N - 1));
     CHECK_EQ_U(r.messages, 2 * (N - 1));
     CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
-    arb_time tf = arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE);
-    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
-    arb_time d = ARB_TOPO_DEFAULT_DELAY;
-    arb_time step = (n + 1) * tf + 2 * d;
+    arb_time tc, step = star_step(n, &tc);
     arb_time want = step + (2 * (N - 1) - 1) * (tc + step);
     CHECK_EQ_U(r.cct, want);
     for (uint32_t k = 0; k < N; k++) {
@@ -529,10 +533,7 @@ TEST(start_delay)
     arb_workload_get_result(w, &r);
     CHECK(r.done);
     CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
-    arb_time tf = arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE);
-    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
-    arb_time d = ARB_TOPO_DEFAULT_DELAY;
-    arb_time step = (n + 1) * tf + 2 * d;
+    arb_time tc, step = star_step(n, &tc);
     CHECK(D > tc);
     CHECK_EQ_U(r.cct, step + (2 * (N - 1) - 1) * (D + step));
     for (uint32_t i = N; i < arb_sim_n_flows(g.s); i++) { /* flows after step 0 */
