@@ -1215,9 +1215,13 @@ static int chained_starts(struct scn_run *run)
         return 0;
     arb_sim_part_info pi;
     if (arb_sim_part_figures(run->s, &pi) < 0 || pi.n_ranks == 1) return 0;
+    if (pi.lookahead == ARB_TIME_NEVER) /* parts with no link between them */
+        return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
+                        "not supported by a partitioned run (--partition) whose parts no link "
+                        "joins: its flows start on others' completions");
     char msg[320];
     arb_time comp = arb_workload_min_compute(run->w);
-    if (pi.lookahead != ARB_TIME_NEVER && comp < pi.lookahead) {
+    if (comp < pi.lookahead) {
         snprintf(msg, sizeof msg,
                  "not supported by this partitioned run (--partition): a compute node of %.6f "
                  "us, shorter than the lookahead, %.6f us, would end inside the window it "
@@ -1226,11 +1230,7 @@ static int chained_starts(struct scn_run *run)
                  (double)pi.lookahead / (double)ARB_PS_PER_US);
         return key_fail(sc, K_WL_FILE, run->err, run->errlen, ARB_EINVAL, msg);
     }
-    if (pi.lookahead != ARB_TIME_NEVER && scn_u64(sc, K_WL_START_DELAY) >= pi.lookahead) return 0;
-    if (pi.lookahead == ARB_TIME_NEVER) /* parts with no link between them */
-        return key_fail(sc, K_WL_KIND, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition) whose parts no link "
-                        "joins: its flows start on others' completions");
+    if (scn_u64(sc, K_WL_START_DELAY) >= pi.lookahead) return 0;
     snprintf(msg, sizeof msg,
              "a partitioned run (--partition) of %s needs at least the lookahead, %.6f us: a "
              "part hears of a completion in another part only at the end of the window it "

@@ -829,10 +829,10 @@ static int sync_end(arb_sim *s)
     rc = P->ops.allsum(P->ops.ctx, sum, 24);
     if (rc == 0) rc = P->ops.allsum(P->ops.ctx, &in_flight, 1);
     /* maxima as minima of their complements; the error too */
-    uint64_t mn[5] = {UINT64_MAX - s->now, UINT64_MAX - s->active, UINT64_MAX - st.max_queue_bytes,
+    uint64_t mn[4] = {UINT64_MAX - s->active, UINT64_MAX - st.max_queue_bytes,
                       UINT64_MAX - P->gpeak,
                       s->error ? (uint64_t)(-(int64_t)s->error) : UINT64_MAX};
-    if (rc == 0) rc = P->ops.allmin(P->ops.ctx, mn, 5);
+    if (rc == 0) rc = P->ops.allmin(P->ops.ctx, mn, 4);
     if (rc < 0) return rc;
     arb_sim_stats *g = &P->gst;
     uint64_t *f[23] = {
@@ -846,13 +846,13 @@ static int sync_end(arb_sim *s)
         *f[k] = sum[k];
     g->flows_done = (uint32_t)sum[23];
     g->in_flight = (uint32_t)in_flight;
-    g->max_queue_bytes = (uint32_t)(UINT64_MAX - mn[2]);
-    uint64_t peak = UINT64_MAX - mn[3];
+    g->max_queue_bytes = (uint32_t)(UINT64_MAX - mn[1]);
+    uint64_t peak = UINT64_MAX - mn[2];
     g->pool_peak = (uint32_t)peak;
     g->pool_size = (uint32_t)((peak + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK);
-    P->gnow = UINT64_MAX - mn[0];
-    P->gactive = UINT64_MAX - mn[1];
-    if (mn[4] != UINT64_MAX && !s->error) s->error = -(int)mn[4];
+    P->gnow = s->now;
+    P->gactive = UINT64_MAX - mn[0];
+    if (mn[3] != UINT64_MAX && !s->error) s->error = -(int)mn[3];
     return 0;
 }
 

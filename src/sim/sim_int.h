@@ -255,20 +255,19 @@ struct arb_sim {
      * while prefetching is off), cleared when the next event's stages run:
      * forward hands its guess to cfg.route. */
     uint32_t pf_cur;
-    uint8_t *pf_pend;     /* per node: the slots naming it as the switch that routes */
-    uint64_t pf_gen;      /* the topology's failure generation when the slots were
-                           * last cleared: a guess made since holds only in it */
-    const arb_pgft *pgft; /* the topology's (cfg.route_fast's guesses), or NULL */
-    uint8_t pf_on;        /* prefetching (the state outgrew the caches) */
-    uint32_t pf_made;     /* pool size when that was decided */
-    size_t pf_min_bytes;  /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
-    uint64_t pf_events;   /* events whose PF_ROUTE stage ran (tests: it did) */
-    uint8_t in_run;       /* arb_sim_run is handling events */
-    uint8_t in_report;    /* the completion callbacks are running (report_done, replay_done) */
-    struct sim_defer
-        *defer;       /* per host, the starts a callback deferred (rdma_defer); NULL if none */
-    arb_time horizon; /* the `until` of the last run: every event up to it is done */
-    arb_time stop_at; /* arb_sim_stop_at: the run under way ends after this time */
+    uint8_t *pf_pend;        /* per node: the slots naming it as the switch that routes */
+    uint64_t pf_gen;         /* the topology's failure generation when the slots were
+                              * last cleared: a guess made since holds only in it */
+    const arb_pgft *pgft;    /* the topology's (cfg.route_fast's guesses), or NULL */
+    uint8_t pf_on;           /* prefetching (the state outgrew the caches) */
+    uint32_t pf_made;        /* pool size when that was decided */
+    size_t pf_min_bytes;     /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
+    uint64_t pf_events;      /* events whose PF_ROUTE stage ran (tests: it did) */
+    uint8_t in_run;          /* arb_sim_run is handling events */
+    uint8_t in_report;       /* the completion callbacks are running (report_done, replay_done) */
+    struct sim_defer *defer; /* per host, starts a callback deferred (rdma_defer), or NULL */
+    arb_time horizon;        /* the `until` of the last run: every event up to it is done */
+    arb_time stop_at;        /* arb_sim_stop_at: the run under way ends after this time */
     /* A partitioned run (part.c): NULL when the simulator runs whole. */
     struct sim_part *part;
     uint8_t *pcut;        /* per port, PCUT_*; NULL when whole */

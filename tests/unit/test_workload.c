@@ -83,53 +83,62 @@ static arb_workload *allreduce(uint32_t ranks, uint64_t bytes, uint64_t chunk, u
     return w;
 }
 
-/* allreduce_star_formula's step of n packets, and the ack's time. */
-static arb_time star_step(uint32_t n, arb_time *ack)
-{
-    *ack = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
-    return (n + 1) * arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE) + 2 * ARB_TOPO_DEFAULT_DELAY;
-}
-
 /* On an idle star, with one ack per message: step 0 takes (n+1) packet
  * times + 2 link delays (store and forward at the switch); every later
  * step starts one ack time later (the receiver's NIC sends the ack of the
- * message it just completed before the next message). */
+ * message it just completed before the next message), or, with a
+ * start_delay D longer than the ack, D later: each later flow starts D
+ * after the step before it ended (the deferred start is an event of its
+ * own). */
 TEST(allreduce_star_formula)
 {
     const uint32_t N = 4, n = 10;
     const uint64_t S = (uint64_t)N * n * 4096;
-    arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
-    REQUIRE(w != NULL);
-    struct rig g;
-    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
-    arb_workload_result r;
-    arb_workload_get_result(w, &r);
-    CHECK(r.done);
-    CHECK_EQ_U(r.steps, 2 * (N - 1));
-    CHECK_EQ_U(r.messages, 2 * (N - 1));
-    CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
-    arb_time tc, step = star_step(n, &tc);
-    arb_time want = step + (2 * (N - 1) - 1) * (tc + step);
-    CHECK_EQ_U(r.cct, want);
-    for (uint32_t k = 0; k < N; k++) {
-        uint64_t sent, got;
-        arb_time done;
-        CHECK_EQ_I(arb_workload_rank(w, k, NULL, &done, &sent, &got), 0);
-        CHECK_EQ_U(sent, 2 * (N - 1) * S / N);
-        CHECK_EQ_U(got, 2 * (N - 1));
-        CHECK(done <= want);
+    arb_time tc = arb_time_tx(86, ARB_TOPO_DEFAULT_RATE);
+    arb_time step =
+        (n + 1) * arb_time_tx(4096 + 82, ARB_TOPO_DEFAULT_RATE) + 2 * ARB_TOPO_DEFAULT_DELAY;
+    for (arb_time D = 0; D <= 3 * ARB_PS_PER_US; D += 3 * ARB_PS_PER_US) {
+        rig_start_delay = D;
+        arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
+        rig_start_delay = 0;
+        REQUIRE(w != NULL);
+        struct rig g;
+        REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
+        arb_workload_result r;
+        arb_workload_get_result(w, &r);
+        CHECK(r.done);
+        CHECK_EQ_U(r.steps, 2 * (N - 1));
+        CHECK_EQ_U(r.messages, 2 * (N - 1));
+        CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
+        arb_time gap = D > tc ? D : tc;
+        arb_time want = step + (2 * (N - 1) - 1) * (gap + step);
+        CHECK_EQ_U(r.cct, want);
+        for (uint32_t i = N; D && i < arb_sim_n_flows(g.s); i++) { /* flows after step 0 */
+            arb_sim_flow_result fr;
+            arb_sim_flow(g.s, i, &fr);
+            arb_time k = (fr.start - D) / (D + step); /* its step, less one */
+            CHECK_EQ_U(fr.start, step + D + k * (D + step));
+        }
+        for (uint32_t k = 0; k < N; k++) {
+            uint64_t sent, got;
+            arb_time done;
+            CHECK_EQ_I(arb_workload_rank(w, k, NULL, &done, &sent, &got), 0);
+            CHECK_EQ_U(sent, 2 * (N - 1) * S / N);
+            CHECK_EQ_U(got, 2 * (N - 1));
+            CHECK(done <= want);
+        }
+        double secs = (double)want / 1e12;
+        CHECK(r.algbw_gbps > S * 8 / secs / 1e9 * 0.999999 &&
+              r.algbw_gbps < S * 8 / secs / 1e9 * 1.000001);
+        CHECK(r.busbw_gbps > r.algbw_gbps * 1.5 * 0.999999 &&
+              r.busbw_gbps < r.algbw_gbps * 1.5 * 1.000001);
+        arb_sim_stats st;
+        arb_sim_get_stats(g.s, &st);
+        CHECK_EQ_U(st.payload_delivered, 2 * (N - 1) * S);
+        CHECK_EQ_U(st.drops, 0);
+        rig_free(&g);
+        arb_workload_free(w);
     }
-    double secs = (double)want / 1e12;
-    CHECK(r.algbw_gbps > S * 8 / secs / 1e9 * 0.999999 &&
-          r.algbw_gbps < S * 8 / secs / 1e9 * 1.000001);
-    CHECK(r.busbw_gbps > r.algbw_gbps * 1.5 * 0.999999 &&
-          r.busbw_gbps < r.algbw_gbps * 1.5 * 1.000001);
-    arb_sim_stats st;
-    arb_sim_get_stats(g.s, &st);
-    CHECK_EQ_U(st.payload_delivered, 2 * (N - 1) * S);
-    CHECK_EQ_U(st.drops, 0);
-    rig_free(&g);
-    arb_workload_free(w);
 }
 
 /* An uneven buffer: chunk sizes differ by one byte; every byte still arrives. */
@@ -513,38 +522,14 @@ TEST(pattern_phases)
                ARB_EPARSE);
 }
 
-/* start_delay on the idle star of allreduce_star_formula: every later
- * step starts D after the delivery that lets it (D is longer than the ack
- * the receiver's NIC sends first, so the ack no longer delays it). The
- * deferred start is an event of its own: the flows still finish, and a
- * pattern's next phase starts D after the last flow of the one before. */
-TEST(start_delay)
+/* start_delay and a pattern: its next phase starts D after the last flow
+ * of the one before (allreduce_star_formula checks the ring's). */
+TEST(pattern_start_delay)
 {
-    const uint32_t N = 4, n = 10;
-    const uint64_t S = (uint64_t)N * n * 4096;
     const arb_time D = 3 * ARB_PS_PER_US;
-    rig_start_delay = D;
-    arb_workload *w = allreduce(N, S, 0, 1, ARB_QP_SPLIT, N);
-    rig_start_delay = 0;
-    REQUIRE(w != NULL);
+    arb_workload *w;
     struct rig g;
-    REQUIRE_EQ_I(rig_new(&g, "star:4", w, 1000000), 0);
     arb_workload_result r;
-    arb_workload_get_result(w, &r);
-    CHECK(r.done);
-    CHECK_EQ_U(r.flows_done, N * 2 * (N - 1));
-    arb_time tc, step = star_step(n, &tc);
-    CHECK(D > tc);
-    CHECK_EQ_U(r.cct, step + (2 * (N - 1) - 1) * (D + step));
-    for (uint32_t i = N; i < arb_sim_n_flows(g.s); i++) { /* flows after step 0 */
-        arb_sim_flow_result fr;
-        arb_sim_flow(g.s, i, &fr);
-        arb_time k = (fr.start - D) / (D + step); /* its step, less one */
-        CHECK_EQ_U(fr.start, step + D + k * (D + step));
-    }
-    rig_free(&g);
-    arb_workload_free(w);
-
     arb_workload_config wc;
     arb_workload_config_default(&wc);
     wc.start_delay = D;
@@ -739,7 +724,7 @@ int main(void)
     RUN(shared_sport);
     RUN(allreduce_bad_config);
     RUN(pattern_phases);
-    RUN(start_delay);
+    RUN(pattern_start_delay);
     RUN(incast);
     RUN(trace_csv);
     RUN(trace_htsim);
