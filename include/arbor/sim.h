@@ -501,8 +501,11 @@ typedef struct arb_sim_part_ops {
  * jobs count is merged over the parts at the end of each run (the ranks'
  * done times, engines finished, failure, counters, live slots) or when
  * read (arb_sim_arbor_result_get, arb_sim_arbor_job_result: collective
- * then); not supported: deferred jobs, on_rank_done (arb_sim_arbor_add
- * refuses them). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
+ * then). Deferred jobs and on_rank_done work as in one process when every
+ * part adds and enters the same jobs in the same order: a rank's done is
+ * reported in every part at the end of the window it falls in, with the
+ * flows' completions, and an entry a callback makes must start after that
+ * window (arb_sim_arbor_enter). Errors: ARB_EINVAL (bad ops or part numbers, a part of a cut link
  * with zero delay), ARB_ESTATE (flows added already, or partitioned
  * already), ARB_ENOMEM; err gets a line naming the problem.
  */
@@ -738,8 +741,8 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  * another topology, a field out of range, a switch with more than 256
  * ports that aggregates, partitions of no slot, deferred with lag; for a
  * later job: a payload, slots, partitions or mode other than the first
- * job's, which the shared pools fix, or lag on a host another job uses;
- * a partitioned simulator: deferred or on_rank_done), ARB_ERANGE (a
+ * job's, which the shared pools fix, or lag on a host another job uses),
+ * ARB_ERANGE (a
  * host out of UDP ports), ARB_ENOMEM.
  */
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
@@ -747,8 +750,13 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg);
 /**
  * Rank `rank` of a deferred job calls the collective at `at` (the current
  * time when earlier): its engines start then. Call before or during a run
- * (from a callback). Errors: ARB_EINVAL (no such job, a job that is not
- * deferred, a rank out of range or already entered).
+ * (from a callback). An entry a callback makes for later than the event
+ * starts by an event of its own at `at`, the rank's host unaware of it
+ * until then (what the host does meanwhile does not depend on when the
+ * callback ran). Errors: ARB_EINVAL (no such job, a job that is not
+ * deferred, a rank out of range or already entered), ARB_ESTATE (a
+ * partitioned simulator's callback entering at or before the end of the
+ * window just run: the run fails), ARB_ENOMEM.
  */
 int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at);
 

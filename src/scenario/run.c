@@ -1250,10 +1250,6 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_RUN_ORDER, run->err, run->errlen, ARB_EINVAL,
                         "a partitioned run (--partition) needs local: the global order has no "
                         "parts");
-    if (run->r->iter_arbor)
-        return key_fail(sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): Arbor collectives "
-                        "that start as other ranks finish");
     int lk = run->route.ctx ? (int)arb_lb_get_kind(run->route.ctx) : ARB_LB_ROUTE;
     if (run->part->n_ranks > 1 &&
         (lk == ARB_LB_FLOWLET || lk == ARB_LB_LETFLOW || lk == ARB_LB_CONGA))

@@ -216,6 +216,76 @@ void arbor_report(arb_sim *s)
     if (a) a->n_notes = 0;
 }
 
+uint32_t arbor_n_notes(const arb_sim *s)
+{
+    return s->arb ? s->arb->n_notes : 0;
+}
+
+uint64_t arbor_note(const arb_sim *s, uint32_t x)
+{
+    const struct rnote *n = &s->arb->notes[x];
+    return (uint64_t)n->job << 32 | n->rank;
+}
+
+void arbor_notes_taken(arb_sim *s)
+{
+    if (s->arb) s->arb->n_notes = 0;
+}
+
+void arbor_report_note(arb_sim *s, uint64_t note)
+{
+    uint32_t job = (uint32_t)(note >> 32), r = (uint32_t)note;
+    struct arbor_job *a = s->arb;
+    if (!a || job >= a->n_jobs || !a->jobs[job]->cfg.on_rank_done) {
+        fatal(s, ARB_ESTATE); /* a note no job made: a bug */
+        return;
+    }
+    struct ajob *j = a->jobs[job];
+    j->cfg.on_rank_done(j->cfg.rank_ctx, s, (int)job, r, s->now);
+}
+
+/* ---- entries deferred by a completion callback (arbor_int.h) -------- */
+
+int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at)
+{
+    struct arbor_job *a = s->arb;
+    uint32_t h = arb_plan_host(j->p, r);
+    if (!owns_node(s, h)) return 0; /* another part enters it */
+    if (!a->enters && !(a->enters = calloc(s->n_hosts, sizeof *a->enters))) return ARB_ENOMEM;
+    struct aenters *l = &a->enters[h];
+    if (l->head == l->n) l->head = l->n = 0;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 4;
+        struct aenter *v = realloc(l->v, cap * sizeof *v);
+        if (!v) return ARB_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    int64_t seq = evq_push(&s->q, at, SIM_ENTER_TARGET(s, h));
+    if (seq < 0) return (int)seq;
+    uint32_t k = l->n++; /* after those due no later */
+    while (k > l->head && l->v[k - 1].at > at) {
+        l->v[k] = l->v[k - 1];
+        k--;
+    }
+    l->v[k] = (struct aenter){at, j->index, r};
+    return 0;
+}
+
+/* One event per deferred entry: the host's first one is due now. */
+void arbor_on_enter(arb_sim *s, uint32_t h)
+{
+    struct arbor_job *a = s->arb;
+    struct aenters *l = a && a->enters ? &a->enters[h] : NULL;
+    if (!l || l->head == l->n || l->v[l->head].at != s->now) {
+        fatal(s, ARB_ESTATE); /* an event without its entry: a bug */
+        return;
+    }
+    struct aenter e = l->v[l->head++];
+    a->jobs[e.job]->start_at[e.rank] = s->now;
+    arbor_arm(s, h, s->now);
+}
+
 static inline void host_process(arb_sim *s, uint32_t host, uint32_t i);
 static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_time *next);
 static void host_idle(struct ajob *j, uint32_t h);

@@ -106,9 +106,11 @@ struct ajob {
     /* per rank: when its engines start (ARB_TIME_NEVER: a deferred rank not
      * entered yet), whether they have, whether its host is through with
      * them (every engine finished, no timer left), whether its done was
-     * reported (cfg.on_rank_done) */
+     * reported (cfg.on_rank_done); a deferred rank's entry (entered: set
+     * by arb_sim_arbor_enter, start_at only once its start is due when the
+     * entry was deferred, arbor_defer_enter) */
     arb_time *start_at;
-    uint8_t *started, *idle, *reported;
+    uint8_t *started, *idle, *reported, *entered;
     uint32_t *live_at; /* per node: slots this job holds live there */
     arb_sim_arbor_result res;
     /* a partitioned run (arbor_part.c), after the last run: its engines
@@ -126,6 +128,18 @@ struct hjobs {
 /* A rank done, to report after the event (cfg.on_rank_done). */
 struct rnote {
     uint32_t job, rank;
+};
+
+/* An entry made by a completion callback, for later (arbor_defer_enter). */
+struct aenter {
+    arb_time at;
+    uint32_t job, rank;
+};
+
+/* Per host: its deferred entries, by (at, the order they were made). */
+struct aenters {
+    struct aenter *v;
+    uint32_t head, n, cap;
 };
 
 /* In a slot owner table: the owner's job index, and whether the slot is live. */
@@ -158,6 +172,7 @@ struct arbor_job {
     uint32_t *next_port; /* per host: the port its next job's channels take */
     struct rnote *notes; /* ranks done in this event, to report after it */
     uint32_t n_notes, cap_notes;
+    struct aenters *enters; /* per host, deferred entries (arbor_defer_enter), or NULL */
     struct ajob **chan_job; /* per global channel (pkt->conn): its job */
     uint32_t n_chan, cap_chan;
     struct ajob **jobs;
@@ -200,6 +215,12 @@ void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uin
                    size_t len);
 void arbor_on_failure(arb_hep *e);
 void arbor_arm(arb_sim *s, uint32_t h, arb_time t);
+/* Rank r of deferred job j enters at `at`, later than now, from a
+ * completion callback: its host does not see the entry (start_at) until an
+ * event of its own at `at` (arbor_on_enter), so that what the host does
+ * before then is the same whether the callback ran at once (one process)
+ * or at the end of the window (a partitioned run). 0 or ARB_ENOMEM. */
+int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at);
 
 /* arbor_check.c: accounting and invariants (values, exactly-once, wire checks). */
 void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len);

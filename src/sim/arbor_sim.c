@@ -109,6 +109,7 @@ static void job_free(struct ajob *j)
     free(j->started);
     free(j->idle);
     free(j->reported);
+    free(j->entered);
     free(j->live_at);
     free(j);
 }
@@ -143,6 +144,10 @@ void arbor_free(arb_sim *s)
     free(a->hj);
     free(a->next_port);
     free(a->notes);
+    if (a->enters)
+        for (uint32_t h = 0; h < s->n_hosts; h++)
+            free(a->enters[h].v);
+    free(a->enters);
     free(a->chan_job);
     free(a->jobs);
     free(a->hdr);
@@ -379,9 +384,10 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->started = calloc(R, 1);
     j->idle = calloc(R, 1);
     j->reported = calloc(R, 1);
+    j->entered = calloc(R, 1);
     j->live_at = calloc(n_nodes, sizeof *j->live_at);
     if (!j->entry || !j->rank_of_host || !j->pacct || !j->start_at || !j->started || !j->idle ||
-        !j->reported || !j->live_at)
+        !j->reported || !j->entered || !j->live_at)
         return ARB_ENOMEM;
     for (uint32_t r = 0; r < R; r++)
         j->start_at[r] = ARB_TIME_NEVER;
@@ -520,10 +526,6 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
 int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
-    /* across parts: not what starts ranks as others finish (deferred, the
-     * ranks' done reported at once), nor hosts that hold packets back (lag):
-     * docs/partition.md */
-    if (s->part && (cfg->deferred || cfg->on_rank_done)) return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
     if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
@@ -563,13 +565,25 @@ int arb_sim_arbor_enter(arb_sim *s, int job, uint32_t rank, arb_time at)
     struct arbor_job *a = s ? s->arb : NULL;
     if (!a || job < 0 || (uint32_t)job >= a->n_jobs) return ARB_EINVAL;
     struct ajob *j = a->jobs[job];
-    if (!j->cfg.deferred || rank >= arb_plan_get_config(j->p)->n_ranks ||
-        j->start_at[rank] != ARB_TIME_NEVER)
+    if (!j->cfg.deferred || rank >= arb_plan_get_config(j->p)->n_ranks || j->entered[rank])
         return ARB_EINVAL;
     if (at < s->now) at = s->now;
-    j->start_at[rank] = at;
+    /* a partitioned run's callbacks run at the window's end: what they
+     * enter must start after it (docs/partition.md, workload.start_delay) */
+    if (s->part && part_late_start(s, at)) {
+        fatal(s, ARB_ESTATE);
+        return ARB_ESTATE;
+    }
+    j->entered[rank] = 1;
     if (at < j->res.start) j->res.start = at;
-    arbor_arm(s, arb_plan_host(j->p, rank), at);
+    if (s->in_report && at > s->now) { /* a completion's entry, for later */
+        int rc = arbor_defer_enter(s, j, rank, at);
+        if (rc < 0) fatal(s, rc);
+        return s->error;
+    }
+    j->start_at[rank] = at;
+    uint32_t h = arb_plan_host(j->p, rank);
+    if (owns_node(s, h)) arbor_arm(s, h, at);
     return s->error;
 }
 

@@ -33,7 +33,7 @@ struct rec {
     uint32_t b; /* DONE: the target of the event it finished in; LIVE: the change (signed); PORT:
                    queue */
     uint32_t c; /* DONE: order within the part */
-    uint64_t d; /* LIVE: the highest prefix of the change within the event */
+    uint64_t d; /* LIVE: the highest prefix of the change within the event; DONE: its arg */
 };
 
 /* A packet's record: this, its struct pkt (its arrival time in it), and
@@ -57,10 +57,12 @@ struct buf {
     size_t n, cap;
 };
 
-/* A completion of the window, with the order it sorts in. */
+/* A completion of the window, with the order it sorts in; an Arbor
+ * rank's done (flow SIM_ARBOR_NOTE) names it in arg (arbor_note). */
 struct note {
     arb_time t;
     uint32_t target, rank, idx, flow;
+    uint64_t arg;
 };
 
 /* An event's change of live packets (its part's notes are in order). */
@@ -385,8 +387,17 @@ void part_take_done(arb_sim *s, uint32_t target)
 {
     struct sim_part *P = s->part;
     for (uint32_t k = 0; k < s->n_done; k++) {
-        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k]};
-        fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
+        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k], 0};
+        if (x.flow != SIM_ARBOR_NOTE) {
+            fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
+            continue;
+        }
+        for (uint32_t i = 0, n = arbor_n_notes(s); i < n; i++) { /* as arbor_report runs them */
+            x.arg = arbor_note(s, i);
+            fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
+            x.idx = P->seq++;
+        }
+        arbor_notes_taken(s);
     }
     s->n_done = 0;
 }
@@ -442,7 +453,9 @@ static void replay_done(arb_sim *s)
     for (size_t k = 0; k < P->n_done; k++) {
         uint32_t f = P->done[k].flow;
         s->now = P->done[k].t;
-        if (f & SIM_SENT_BIT) {
+        if (f == SIM_ARBOR_NOTE) {
+            arbor_report_note(s, P->done[k].arg);
+        } else if (f & SIM_SENT_BIT) {
             if (s->cfg.on_flow_sent)
                 s->cfg.on_flow_sent(s->cfg.sent_ctx, s, f & ~SIM_SENT_BIT, s->now);
         } else if (s->cfg.on_flow_done) {
@@ -611,7 +624,7 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
         if (r.type == REC_EVENT) {
             net_push_event(s, r.t, r.a);
         } else if (r.type == REC_DONE) {
-            struct note x = {r.t, r.b, from, r.c, r.a};
+            struct note x = {r.t, r.b, from, r.c, r.a, r.d};
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
         } else if (r.type == REC_LIVE) {
             if (from != P->seg_rank) { /* the first of this part's notes */
@@ -690,7 +703,7 @@ static void post_notes(arb_sim *s)
     for (size_t k = 0; k < P->n_done; k++) {
         const struct note *x = &P->done[k];
         if (x->rank != me) continue;
-        struct rec r = {REC_DONE, x->flow, x->t, x->target, x->idx, 0};
+        struct rec r = {REC_DONE, x->flow, x->t, x->target, x->idx, x->arg};
         for (uint32_t q = 0; q < R; q++)
             if (q != me) fail(s, buf_put(&P->out[q], &r, sizeof r));
     }

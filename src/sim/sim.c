@@ -405,7 +405,9 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     uint32_t port_events = s->n_ports << 2;
     if (target >= port_events + 2 * s->n_hosts) {
         uint32_t x = target - port_events - 2 * s->n_hosts;
-        if (x >= s->n_ports)
+        if (x >= s->n_ports + s->n_hosts)
+            arbor_on_enter(s, x - s->n_ports - s->n_hosts);
+        else if (x >= s->n_ports)
             rdma_on_start(s, x - s->n_ports);
         else
             net_on_late(s, x);

@@ -385,6 +385,16 @@ void arbor_pkt_release(arb_sim *s, uint32_t i);
 int arbor_part_sync(arb_sim *s);
 /* After the event: the ranks done in it (arb_sim_arbor_config.on_rank_done). */
 void arbor_report(arb_sim *s);
+/* A partitioned run: the ranks done in this event, to report at the
+ * window's end (part.c): how many, note x as (job << 32 | rank), and the
+ * notes taken (none left). */
+uint32_t arbor_n_notes(const arb_sim *s);
+uint64_t arbor_note(const arb_sim *s, uint32_t x);
+void arbor_notes_taken(arb_sim *s);
+/* ... and reported there: the job's on_rank_done for one of them. */
+void arbor_report_note(arb_sim *s, uint64_t note);
+/* The event of host h's deferred entry due now (arbor_defer_enter). */
+void arbor_on_enter(arb_sim *s, uint32_t host);
 
 /* part.c: the partitioned run (arb_sim_run's, when s->part is set). */
 int part_run(arb_sim *s, arb_time until);
@@ -481,6 +491,8 @@ void rdma_defer_free(arb_sim *s);
 /* The event target of host h's deferred starts: after the ports' events,
  * the host timers, the Arbor timers and the ports' reorder releases. */
 #define SIM_START_TARGET(s, h) (((s)->n_ports << 2) + 2 * (s)->n_hosts + (s)->n_ports + (h))
+/* ... and of its Arbor ranks' deferred entries (arbor_defer_enter): after those. */
+#define SIM_ENTER_TARGET(s, h) (SIM_START_TARGET(s, h) + (s)->n_hosts)
 int rdma_conn_init(arb_sim *s, struct conn *c);
 void rdma_conn_free(struct conn *c);
 

@@ -427,6 +427,7 @@ int wl_iter_start(arb_workload *w, arb_sim *s)
     drain(w, it->start);
     /* what enters a collective later waits for what let it: start_delay */
     if (w->hx) hc_exec_set_enter_delay(w->hx, w->cfg.start_delay);
+    if (w->ia) iter_arb_set_enter_delay(w->ia, w->cfg.start_delay);
     return w->error;
 }
 

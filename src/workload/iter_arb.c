@@ -60,6 +60,7 @@ struct iter_arb {
     uint32_t n, cap;
     struct jref *jobs; /* by simulator job index */
     uint32_t n_jobs, cap_jobs;
+    arb_time delay; /* iter_arb_set_enter_delay */
 };
 
 void iter_arb_free(struct iter_arb *x)
@@ -273,7 +274,7 @@ static void enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t p, uint32_t 
         c->job[p] = job;
         x->jobs[x->n_jobs++] = (struct jref){a, p};
     }
-    int rc = arb_sim_arbor_enter(s, c->job[p], rank, now);
+    int rc = arb_sim_arbor_enter(s, c->job[p], rank, now + x->delay);
     if (rc < 0) w->error = rc;
 }
 
@@ -313,6 +314,11 @@ static void rank_done(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time no
         uint32_t m = (k - Q - g) * g + rank;
         if (--c->left[m] == 0) wl_iter_member_done(w, s, c->ref, m, now);
     }
+}
+
+void iter_arb_set_enter_delay(struct iter_arb *x, arb_time d)
+{
+    x->delay = d;
 }
 
 uint32_t iter_arb_jobs(const struct iter_arb *x)

@@ -93,6 +93,8 @@ int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint3
                  size_t errlen);
 void iter_arb_enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t m, arb_time now);
 uint32_t iter_arb_jobs(const struct iter_arb *x); /* simulator jobs added so far */
+/* Entries from then on start d after they are made (workload.start_delay). */
+void iter_arb_set_enter_delay(struct iter_arb *x, arb_time d);
 void iter_arb_free(struct iter_arb *x);
 /* the executor's callbacks (hc_exec.c) */
 struct hc_exec;

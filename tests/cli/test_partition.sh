@@ -220,6 +220,20 @@ printf '[fabric]\ntopology = star:4\n[workload]\nkind = iteration\nfile = %s/pp-
     "$TRACES" >"$TMP/iterpp.ini"
 printf '[fabric]\ntopology = leafspine:2,4,2\n[workload]\nkind = iteration\nfile = %s/dp-step.txt\nstart_delay = 1us\n' \
     "$TRACES" >"$TMP/iterdp.ini"
+# ... and over Arbor (workload.backend = arbor: each AllReduce a job added
+# as its first member calls it, each member's node done as the simulator
+# reports its rank done): the data-parallel step on lossy links, checking
+# every value; an AllReduce of 288 ranks, cut into groups (ReduceScatter,
+# AllReduce across, AllGather), its pieces pipelined (header-only: values
+# are checked in one process by test_workloads.sh)
+printf '[fabric]\ntopology = kary:4,2\nloss = 0.002\ndup = 0.001\nreorder = 0.001\n[workload]\nkind = iteration\nfile = %s/dp-step.txt\nbackend = arbor\nstart_delay = 1us\n[arbor]\nmode = values\n' \
+    "$TRACES" >"$TMP/iterarb.ini"
+printf 'arbor-trace 1\nranks 288\n* 1 comp 2us\n* 2 coll allreduce 294912 deps=1\n* 3 comp 2us deps=2\n' \
+    >"$TMP/hier.txt"
+printf '[fabric]\ntopology = leafspine:18,16,2\n[workload]\nkind = iteration\nfile = hier.txt\nbackend = arbor\nstart_delay = 1us\n' \
+    >"$TMP/iterhier.ini"
+# an engine of such an iteration gives up: a host's only link fails for good
+{ cat "$TMP/iterarb.ini"; printf '[fabric]\nfail_at = 400us link:h0-L1.0\n[arbor]\nattempts = 1\nrepair_tries = 1\n'; } >"$TMP/iterfail.ini"
 
 # the figures, without the host's own (wall time, memory)
 figures() { sed 's/,"host":{"wall_s":[^}]*}//' "$1"; }
@@ -295,11 +309,15 @@ seq_has iterpp "the pipeline iteration is done" \
     '"iteration":\{"ranks":4,"nodes":[1-9][0-9]*,"collectives":0,"p2p":[1-9][0-9]*,"iter_time_us":[1-9]'
 seq_has iterdp "the data-parallel iteration is done" \
     '"iteration":\{"ranks":8,"nodes":[1-9][0-9]*,"collectives":[1-9][0-9]*,.*"iter_time_us":[1-9]'
+seq_has iterarb "the data-parallel iteration over Arbor is right, resending what was lost" \
+    '"completed":true,.*"iteration":\{"ranks":8,"nodes":[1-9][0-9]*,"collectives":4,.*"correct":true,.*"drops":[1-9]'
+seq_has iterhier "the AllReduce of 288 ranks runs in grouped jobs" \
+    '"completed":true,.*"iteration":\{"ranks":288,"nodes":864,"collectives":1,.*"jobs":[1-9][0-9][0-9]*,'
 seq_has phases "the pattern runs its 15 phases" \
     '"completed":true,.*"phases":15,.*"flows":\{"count":240,"done":240'
 
 for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail arfaults taps arwatch \
-    ring hcoll phases iterpp iterdp pfcstop; do
+    ring hcoll phases iterpp iterdp iterarb iterhier pfcstop; do
     file="$TMP/$case.ini"
     [ "$case" = arstar ] && file="" # the built-in scenario
     for k in 1 2 4; do
@@ -318,23 +336,30 @@ for case in irn pfc faults arstar arkary arjobs arbcast arlag irnfail pfcfail ar
     done
 done
 # an engine that gives up ends the run (status 1): the same failure and the
-# same figures (the parts run again, every one stopping at the failure)
+# same figures (the parts run again, every one stopping at the failure); in
+# an Arbor job, and in an iteration's
 "$A" sim "$TMP/arfail.ini" --json -q -s run.order=local >"$TMP/arfail.seq" 2>"$TMP/arfail.seq.err"
 rc=$?
 has "the failing Arbor run fails" "status $rc $(cat "$TMP/arfail.seq.err")" \
     'status 1 arbor sim: failed at [0-9.]* us: channel [0-9]* \(responder h[0-9]*\): offset'
-for k in 1 2 4; do
-    timeout 120 $MPIRUN -np $k "$A" sim "$TMP/arfail.ini" --json -q --partition $k \
-        >"$TMP/arfail.$k" 2>"$TMP/arfail.$k.err"
-    rc=$?
-    if [ $rc -eq 1 ] && figures "$TMP/arfail.seq" >"$TMP/a" && figures "$TMP/arfail.$k" >"$TMP/b" &&
-        cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ] &&
-        [ "$(grep 'failed at' "$TMP/arfail.seq.err")" = "$(grep 'failed at' "$TMP/arfail.$k.err")" ]; then
-        pass "a failing Arbor run, $k ranks: the same failure, byte-identical"
-    else
-        fail "a failing Arbor run, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
-            "$(head -5 "$TMP/arfail.$k.err")"
-    fi
+"$A" sim "$TMP/iterfail.ini" --json -q -s run.order=local >"$TMP/iterfail.seq" 2>"$TMP/iterfail.seq.err"
+rc=$?
+has "the failing iteration over Arbor fails" "status $rc $(cat "$TMP/iterfail.seq.err")" \
+    'status 1 arbor sim: failed at [0-9.]* us: job [0-9]*, channel [0-9]* \(responder h[0-9]*\): .*h0; the fabric: link:h0-L1.0 failed at 400us'
+for case in arfail iterfail; do
+    for k in 1 2 4; do
+        timeout 120 $MPIRUN -np $k "$A" sim "$TMP/$case.ini" --json -q --partition $k \
+            >"$TMP/$case.$k" 2>"$TMP/$case.$k.err"
+        rc=$?
+        if [ $rc -eq 1 ] && figures "$TMP/$case.seq" >"$TMP/a" && figures "$TMP/$case.$k" >"$TMP/b" &&
+            cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ] &&
+            [ "$(grep 'failed at' "$TMP/$case.seq.err")" = "$(grep 'failed at' "$TMP/$case.$k.err")" ]; then
+            pass "$case, $k ranks: the same failure, byte-identical"
+        else
+            fail "$case, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+                "$(head -5 "$TMP/$case.$k.err")"
+        fi
+    done
 done
 
 # every rank says what it did: the cut, the windows, the time waiting
@@ -360,9 +385,6 @@ else
 fi
 
 # refused, naming the key (a singleton: one rank, no launcher)
-expect_err "Arbor started as others finish is refused" 2 \
-    "workload.backend: not supported by a partitioned run" \
-    "$A" sim scenarios/iteration-dp-arbor.ini --partition 1 -q
 expect_err "the global order is refused" 2 \
     "run.order: a partitioned run \(--partition\) needs local" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
@@ -397,6 +419,12 @@ timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/ring.ini" -q --partition 2 -s workload.s
 rc=$?
 has "a start_delay below the lookahead is refused (status $rc)" "status $rc $(cat "$TMP/err")" \
     'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of ring_allreduce needs at least the lookahead, 1.000000 us'
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/iterarb.ini" -q --partition 2 -s workload.start_delay=999ns \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "an iteration over Arbor entering sooner than the lookahead is refused (status $rc)" \
+    "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of iteration needs at least the lookahead, 1.000000 us'
 expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ranks \(mpirun -np 2\), found 1" \
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \

@@ -1016,10 +1016,18 @@ TEST(counts_hold_mid_run)
     arb_topo_free(t);
 }
 
-/* A rank's completion, for a callback a partitioned simulator refuses. */
+/* The ranks' completions reported (on_rank_done): how many, their times'
+ * sum and the order they came in (a hash of (job, rank, time) in turn). */
+static uint32_t g_ranks_done;
+static arb_time g_done_sum;
+static uint64_t g_done_order;
+
 static void count_rank(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now)
 {
-    (void)ctx, (void)s, (void)job, (void)rank, (void)now;
+    (void)ctx, (void)s;
+    g_ranks_done++;
+    g_done_sum += now;
+    g_done_order = g_done_order * 1000003 + ((uint64_t)job << 40 ^ (uint64_t)rank << 32 ^ now);
 }
 
 /* One part's collective operations: nothing to exchange, every reduction
@@ -1060,6 +1068,8 @@ static int run_local(const arb_sim_part_ops *ops, arb_sim_arbor_result *w, arb_s
     arb_sim_arbor_config ac;
     arb_sim_arbor_config_default(&ac);
     ac.values = 1;
+    ac.on_rank_done = count_rank;
+    g_ranks_done = 0, g_done_sum = 0, g_done_order = 0;
     for (int k = 0; k < 2 && rc >= 0; k++) {
         arb_plan_config pc;
         arb_plan_config_default(&pc);
@@ -1069,14 +1079,6 @@ static int run_local(const arb_sim_part_ops *ops, arb_sim_arbor_result *w, arb_s
         rc = arb_topo_plan(&p[k], t, &pc, err, sizeof err);
         ac.plan = p[k];
         if (rc == 0) rc = arb_sim_arbor_add(s, &ac);
-    }
-    if (rc >= 0 && ops) { /* what a partitioned simulator refuses */
-        ac.plan = p[0];
-        ac.deferred = 1;
-        CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL);
-        ac.deferred = 0, ac.on_rank_done = count_rank;
-        CHECK_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL);
-        ac.on_rank_done = NULL;
     }
     /* the first retry or repair credit: each part's, the earliest kept */
     if (rc >= 0) CHECK_EQ_I(arb_sim_arbor_watch(s, 0), 0);
@@ -1102,7 +1104,15 @@ TEST(a_partitioned_run_of_one_part_is_the_whole_run)
     arb_sim_arbor_result a, aj, b, bj;
     arb_time ta = 0, tb = 1, ra = 0, rb = 1;
     REQUIRE_EQ_I(run_local(NULL, &a, &aj, &ta, &ra), 0);
+    uint32_t n_done = g_ranks_done;
+    arb_time done_sum = g_done_sum;
+    uint64_t done_order = g_done_order;
     REQUIRE_EQ_I(run_local(&ops, &b, &bj, &tb, &rb), 0);
+    /* every rank's done reported once, at the same time, in the same order */
+    CHECK_EQ_U(n_done, 16);
+    CHECK_EQ_U(g_ranks_done, n_done);
+    CHECK_EQ_U(g_done_sum, done_sum);
+    CHECK_EQ_U(g_done_order, done_order);
     CHECK(a.done);
     CHECK_EQ_I(a.correct, 1);
     CHECK_EQ_U(a.invariant_errors, 0);

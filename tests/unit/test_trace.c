@@ -138,6 +138,7 @@ struct run {
 /* The collectives' backend of the next replays: 1 Arbor (the simulator's
  * and the planner's defaults, header-only, or values), 0 the host. */
 static int g_arbor, g_values;
+static arb_time g_delay; /* the workload's start_delay */
 
 /* Replay `text` over `topo` with the default 100 Gb/s, 1 us links. */
 static int replay(struct run *x, const char *topo, const char *text, arb_hc_algo algo)
@@ -165,7 +166,10 @@ static int replay(struct run *x, const char *topo, const char *text, arb_hc_algo
     ic.topo = x->t;
     ic.arbor_cfg = &ac;
     ic.plan_cfg = &pc;
-    if (arb_workload_new_iteration(&x->w, tr, &ic, arb_topo_n_hosts(x->t), NULL, err, sizeof err) <
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.start_delay = g_delay;
+    if (arb_workload_new_iteration(&x->w, tr, &ic, arb_topo_n_hosts(x->t), &wc, err, sizeof err) <
         0) {
         printf("  replay: %s\n", err);
         return -1;
@@ -376,6 +380,57 @@ TEST(arbor_backend)
     g_arbor = g_values = 0;
 }
 
+/* The first done of job `job`'s ranks. */
+static arb_time first_done(const arb_sim *s, int job)
+{
+    arb_time m = ARB_TIME_NEVER, d;
+    uint32_t h;
+    for (uint32_t r = 0; r < arb_sim_arbor_job_ranks(s, job); r++)
+        if (arb_sim_arbor_rank(s, job, r, &h, &d) == 0 && d < m) m = d;
+    return m;
+}
+
+/* start_delay over Arbor: an entry made after the iteration's start waits
+ * D. A compute node's end enters the AllReduce D late; each rank's done in
+ * it (the simulator's callback) enters the AllGather D later, through an
+ * event of its own at that time. Nothing but compute runs before the
+ * AllReduce, so it runs as without the delay, D later; the AllGather
+ * starts D after the AllReduce's first rank is done (its entries, each D
+ * after its rank's done, overlap the AllReduce's tail otherwise than
+ * without the delay: no exact shift follows for it), and the iteration
+ * ends its 10 us after the AllGather's last rank. */
+TEST(arbor_backend_start_delay)
+{
+    const char *text = "arbor-trace 1\nranks 4\n* 1 comp 300us\n"
+                       "* 2 coll allreduce 64KiB deps=1\n* 3 coll allgather 64KiB deps=2\n"
+                       "* 4 comp 10us deps=3\n";
+    const arb_time D = 3 * US;
+    struct run x;
+    arb_sim_arbor_result a0, a[2];
+    g_arbor = g_values = 1;
+    CHECK_EQ_I(replay(&x, "star:4", text, ARB_HC_AUTO), 0);
+    CHECK(x.res.done);
+    CHECK_EQ_I(arb_sim_arbor_job_result(x.s, 0, &a0), 0);
+    CHECK_EQ_U(a0.start, 300 * US);
+    run_free(&x);
+    for (int k = 0; k < 2; k++) {
+        arb_time d = k ? D : 0;
+        g_delay = d;
+        CHECK_EQ_I(replay(&x, "star:4", text, ARB_HC_AUTO), 0);
+        CHECK(x.res.done);
+        CHECK_EQ_I(arb_sim_arbor_job_result(x.s, 0, &a[0]), 0);
+        CHECK_EQ_I(arb_sim_arbor_job_result(x.s, 1, &a[1]), 0);
+        CHECK_EQ_U(a[0].start, a0.start + d);
+        CHECK_EQ_U(a[0].finish, a0.finish + d);
+        CHECK_EQ_U(a[1].start, first_done(x.s, 0) + d);
+        CHECK_EQ_U(x.res.iter_time, a[1].finish + 10 * US);
+        CHECK(a[0].correct == 1 && a[1].correct == 1);
+        run_free(&x);
+    }
+    g_delay = 0;
+    g_arbor = g_values = 0;
+}
+
 TEST(iteration_bad_config)
 {
     char err[256];
@@ -408,6 +463,7 @@ int main(void)
     RUN(collective_waits_for_group);
     RUN(trivial_group_and_tags);
     RUN(arbor_backend);
+    RUN(arbor_backend_start_delay);
     RUN(iteration_bad_config);
     return testkit_done();
 }
