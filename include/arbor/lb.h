@@ -45,9 +45,9 @@
  *                after the previous one of its flow (at that switch) starts
  *                a new flowlet and takes the ar choice, otherwise it keeps
  *                the port. Options gap=TIME (default 256us), table=N
- *                entries (default 64 x hosts, at least 65536; rounded up to
- *                a power of two, one table shared by all switches), bias,
- *                thresh.
+ *                entries of each switch's own table (default 4096, rounded
+ *                up to a power of two; 16 bytes an entry, made at the
+ *                switch's first flowlet decision), bias, thresh.
  *   letflow      LetFlow (Vanini et al., NSDI 2017): as flowlet, but a new
  *                flowlet takes a uniformly random candidate (one seeded
  *                generator per switch). gap (default 500us), table.
@@ -75,7 +75,11 @@
  * ecmp router seeded with cfg->seed for the candidates and the hash.
  *
  * Determinism: every decision is a function of the simulator's state, the
- * scheme and cfg->seed. No allocation per packet.
+ * scheme and cfg->seed, and reads and writes only the deciding switch's own
+ * state (so a partitioned run decides as one process). No allocation per
+ * packet: a flowlet scheme allocates a switch's table at the switch's first
+ * flowlet decision; if that fails, the route callback returns
+ * ARB_SIM_ROUTE_ENOMEM and the run ends with ARB_ENOMEM.
  */
 #ifndef ARBOR_LB_H
 #define ARBOR_LB_H
@@ -178,7 +182,7 @@ uint32_t arb_lb_inband(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in
 /** The family of the scheme the load balancer runs. */
 arb_lb_kind arb_lb_get_kind(const arb_lb *lb);
 
-/** The scheme with every option spelled out ("flowlet:gap=256us,table=65536,
+/** The scheme with every option spelled out ("flowlet:gap=256us,table=4096,
  * bias=1,thresh=0"); plain engines as arb_route_spec. */
 const char *arb_lb_spec(const arb_lb *lb);
 
@@ -191,6 +195,8 @@ typedef struct arb_lb_stats {
     uint64_t choices;     /**< decisions among two or more candidates */
     uint64_t flowlets;    /**< flowlet schemes: new flowlets (table misses or gaps) */
     uint64_t moves;       /**< flowlet schemes: new flowlets that changed port */
+    uint64_t tables;      /**< flowlet schemes: switches whose flowlet table was made (at
+                           * their first flowlet decision; each `table` x 16 bytes) */
     uint64_t unroutable;  /**< decisions with no candidate */
     uint64_t fb_sent;     /**< conga: feedback metrics piggybacked */
     uint64_t fb_received; /**< conga: feedback metrics stored at a source leaf */

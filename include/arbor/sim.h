@@ -114,11 +114,17 @@ typedef struct arb_sim_pkt_info {
 /** A packet-level simulator over one topology (opaque). */
 typedef struct arb_sim arb_sim;
 
+/** What a route callback returns when it could not allocate the state it
+ * decides with (a switch's flowlet table, made at its first decision): the
+ * packet is dropped and the run ends with ARB_ENOMEM. */
+#define ARB_SIM_ROUTE_ENOMEM (UINT32_MAX - 1)
+
 /**
  * The routing decision the simulator asks for at every switch hop: the
  * output port (a global port index of `node`) for packet fields `f`
  * arriving on `in_port`. Return ARB_TOPO_NONE when no port can reach the
- * destination (the packet is dropped and counted as unroutable).
+ * destination (the packet is dropped and counted as unroutable), or
+ * ARB_SIM_ROUTE_ENOMEM (the run ends with ARB_ENOMEM).
  * arb_sim_port_load gives a port's weight for adaptive choosers.
  */
 typedef uint32_t (*arb_sim_route_fn)(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,

@@ -74,13 +74,28 @@ uint32_t lb_ar_choose(const arb_lb *lb, const arb_sim *s, uint32_t node, const a
     return qc * 1000 <= qb * lb->bias_milli + lb->thresh * 1000 ? cur : best;
 }
 
+/* The switch's flowlet table, made at its first flowlet decision: every
+ * entry empty. NULL when it cannot be allocated. */
+static LB_COLD struct flowlet *flowlet_table(arb_lb *lb, uint32_t node)
+{
+    struct flowlet *t = malloc(sizeof *t * (lb->fl_mask + 1));
+    if (!t) return NULL;
+    for (uint64_t i = 0; i <= lb->fl_mask; i++)
+        t[i] = (struct flowlet){0, LB_NONE, 0};
+    lb->fl[node] = t;
+    lb->st.tables++;
+    return t;
+}
+
 uint32_t lb_flowlet_pick(arb_lb *lb, const arb_sim *s, uint32_t node, const arb_route_key *k,
                          const uint32_t *cands, unsigned n, arb_time now, lb_fresh_fn fresh)
 {
+    struct flowlet *t = lb->fl[node];
+    if (!t && !(t = flowlet_table(lb, node))) return ARB_SIM_ROUTE_ENOMEM;
     uint64_t h = arb_route_hash(lb->r, node, k);
-    struct flowlet *e = &lb->fl[arb_mix64(h ^ (0x9E3779B97F4A7C15ull * (node + 1))) & lb->fl_mask];
+    struct flowlet *e = &t[arb_mix64(h ^ (0x9E3779B97F4A7C15ull * (node + 1))) & lb->fl_mask];
     uint32_t prev = e->port;
-    if (prev != LB_NONE && !lb_in_set(prev, cands, n)) prev = LB_NONE; /* failed, or another's */
+    if (prev != LB_NONE && !lb_in_set(prev, cands, n)) prev = LB_NONE; /* failed since */
     if (prev != LB_NONE && now - e->last <= lb->gap) {
         e->last = now;
         return prev;
@@ -283,8 +298,18 @@ int lb_alloc_flowlets(arb_lb *lb)
     while (size < lb->table)
         size <<= 1;
     lb->fl_mask = size - 1;
-    lb->fl = malloc(sizeof *lb->fl * size);
+    lb->fl = calloc(lb->n_nodes, sizeof *lb->fl);
     return lb->fl ? 0 : ARB_ENOMEM;
+}
+
+/* Every switch's flowlet table let go: the next run makes them anew. */
+static void free_flowlets(arb_lb *lb)
+{
+    if (lb->fl)
+        for (uint32_t n = 0; n < lb->n_nodes; n++) {
+            free(lb->fl[n]);
+            lb->fl[n] = NULL;
+        }
 }
 
 int lb_alloc_rng(arb_lb *lb)
@@ -303,12 +328,7 @@ void arb_lb_reset(arb_lb *lb)
 {
     if (!lb) return;
     memset(&lb->st, 0, sizeof lb->st);
-    if (lb->fl)
-        for (uint64_t i = 0; i <= lb->fl_mask; i++) {
-            lb->fl[i].last = 0;
-            lb->fl[i].port = LB_NONE;
-            lb->fl[i].unused = 0;
-        }
+    free_flowlets(lb);
     if (lb->rr) memset(lb->rr, 0, sizeof *lb->rr * lb->n_nodes);
     if (lb->rng) {
         /* a stream of its own, apart from the simulator's generator */
@@ -349,6 +369,7 @@ void arb_lb_free(arb_lb *lb)
     if (!lb) return;
     if (lb->sc && lb->sc->free) lb->sc->free(lb);
     arb_route_free(lb->own);
+    free_flowlets(lb);
     free(lb->fl);
     free(lb->rng);
     free(lb->rr);
@@ -455,8 +476,7 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     lb->seed = cfg->seed;
     lb->bias_milli = 1000;
     lb->gap = lb->sc->gap;
-    lb->table = (uint64_t)lb->n_hosts * 64;
-    if (lb->table < 65536) lb->table = 65536;
+    lb->table = LB_FLOWLET_TABLE;
     rc = lb_make(lb, base, scheme, name, colon, engine, err, errlen);
     if (rc < 0) {
         arb_lb_free(lb);

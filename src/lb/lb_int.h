@@ -33,11 +33,16 @@
 #define LB_COLD
 #endif
 
+/* One entry of a switch's flowlet table: 16 bytes. */
 struct flowlet {
     arb_time last; /* arrival of the flow's latest packet at the switch */
     uint32_t port; /* the port it took; LB_NONE: empty */
     uint32_t unused;
 };
+
+/* A switch's flowlet table by default: 4,096 entries (64 KiB), rounded
+ * as `table=` is (docs/load-balancing.md says why). */
+#define LB_FLOWLET_TABLE 4096u
 
 /*
  * One scheme. Every operation but spec is optional (NULL: the default
@@ -105,7 +110,8 @@ struct arb_lb {
     int variant;         /* a scheme's own option (spray: 1 random) */
 
     /* shared state, each allocated by the schemes that use it */
-    struct flowlet *fl; /* flowlet table, shared by the switches, by (switch, flow hash) */
+    struct flowlet **fl; /* per node: its flowlet table of fl_mask + 1 entries, by flow
+                          * hash; NULL until the switch's first flowlet decision */
     uint64_t fl_mask;
     arb_rng *rng; /* per node, reseeded by arb_lb_reset */
     uint32_t *rr; /* per node counters, zeroed by arb_lb_reset */
@@ -161,7 +167,8 @@ uint32_t lb_ar_choose(const arb_lb *lb, const arb_sim *s, uint32_t node, const a
 typedef uint32_t (*lb_fresh_fn)(arb_lb *lb, const arb_sim *s, uint32_t node, const arb_route_key *k,
                                 const uint32_t *cands, unsigned n, uint32_t prev, arb_time now);
 
-/* Keep the flowlet's port inside the gap; decide with `fresh` after it. */
+/* Keep the flowlet's port inside the gap; decide with `fresh` after it.
+ * ARB_SIM_ROUTE_ENOMEM when the switch's table cannot be made. */
 uint32_t lb_flowlet_pick(arb_lb *lb, const arb_sim *s, uint32_t node, const arb_route_key *k,
                          const uint32_t *cands, unsigned n, arb_time now, lb_fresh_fn fresh);
 
@@ -171,8 +178,10 @@ int lb_option_flowlet(arb_lb *lb, const char *key, const char *val);
 int lb_option_bias(arb_lb *lb, const char *key, const char *val);
 int lb_parse_double(const char *s, double *out);
 
-/* Allocations: the flowlet table (lb->table entries rounded up to a power
- * of two), one generator per node, one counter per node. 0 or ARB_ENOMEM. */
+/* Allocations: the flowlet tables (one pointer per node; a switch's table,
+ * lb->table entries rounded up to a power of two, at its first flowlet
+ * decision), one generator per node, one counter per node. 0 or
+ * ARB_ENOMEM. */
 int lb_alloc_flowlets(arb_lb *lb);
 int lb_alloc_rng(arb_lb *lb);
 int lb_alloc_rr(arb_lb *lb);

@@ -1250,13 +1250,6 @@ static int run_partition(struct scn_run *run)
         return key_fail(sc, K_RUN_ORDER, run->err, run->errlen, ARB_EINVAL,
                         "a partitioned run (--partition) needs local: the global order has no "
                         "parts");
-    int lk = run->route.ctx ? (int)arb_lb_get_kind(run->route.ctx) : ARB_LB_ROUTE;
-    if (run->part->n_ranks > 1 &&
-        (lk == ARB_LB_FLOWLET || lk == ARB_LB_LETFLOW || lk == ARB_LB_CONGA))
-        return key_fail(sc, K_RT_SCHEME, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): the flowlet schemes "
-                        "keep one table for every switch, whose slots switches of two parts "
-                        "may share");
     uint32_t n = arb_topo_n_nodes(run->t);
     uint32_t *np = malloc((n ? n : 1) * sizeof *np);
     if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");

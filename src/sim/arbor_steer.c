@@ -9,6 +9,7 @@
 static void sw_send(arb_sim *s, uint32_t node, uint32_t port, uint32_t i)
 {
     if (port == NONE || port >= s->n_ports || s->sp[port].failed) {
+        if (port == ARB_SIM_ROUTE_ENOMEM && !s->error) s->error = ARB_ENOMEM;
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;

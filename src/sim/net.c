@@ -432,6 +432,7 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     }
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
     if (out == ARB_TOPO_NONE || out >= s->n_ports || s->sp[out].failed) {
+        if (out == ARB_SIM_ROUTE_ENOMEM && !s->error) s->error = ARB_ENOMEM;
         s->st.unroutable++;
         pool_release(&s->pool, i);
         return;

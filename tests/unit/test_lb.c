@@ -102,7 +102,7 @@ TEST(names_and_errors)
     CHECK_EQ_I(arb_lb_get_kind(lb), ARB_LB_ROUTE);
     arb_lb_free(lb);
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet", &cfg, err, sizeof err), 0);
-    CHECK_STR(arb_lb_spec(lb), "flowlet:gap=256us,table=65536,bias=1,thresh=0");
+    CHECK_STR(arb_lb_spec(lb), "flowlet:gap=256us,table=4096,bias=1,thresh=0");
     arb_lb_free(lb);
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "flowlet:gap=0.5ms,table=1000,bias=2.5,thresh=4096", &cfg,
                             err, sizeof err),
@@ -111,7 +111,7 @@ TEST(names_and_errors)
     arb_lb_free(lb);
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "conga", &cfg, err, sizeof err), 0);
     CHECK_STR(arb_lb_spec(lb),
-              "conga:gap=500us,table=65536,tdre=20us,alpha=0.1,age=10ms,above=ecmp");
+              "conga:gap=500us,table=4096,tdre=20us,alpha=0.1,age=10ms,above=ecmp");
     CHECK(cfg.inband == arb_lb_inband && cfg.dre_period == 20 * ARB_PS_PER_US);
     arb_lb_free(lb);
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "spray:random", &cfg, err, sizeof err), 0);
@@ -119,7 +119,7 @@ TEST(names_and_errors)
     CHECK(cfg.inband == NULL); /* a previous conga's hook is taken out */
     arb_lb_free(lb);
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "letflow:gap=50us", &cfg, err, sizeof err), 0);
-    CHECK_STR(arb_lb_spec(lb), "letflow:gap=50us,table=65536");
+    CHECK_STR(arb_lb_spec(lb), "letflow:gap=50us,table=4096");
     arb_lb_free(lb);
 
     CHECK_EQ_I(arb_lb_new(&lb, t, NULL, "nope", &cfg, err, sizeof err), ARB_EPARSE);
@@ -290,6 +290,45 @@ TEST(flowlet_bias)
     CHECK_EQ_U(route(&g, L0, in, &f, 20 * us), up(g.t, L0, 1)); /* 1900 <= 2000 */
     g.s->sp[up(g.t, L0, 1)].q_bytes = 2001;
     CHECK_EQ_U(route(&g, L0, in, &f, 40 * us), up(g.t, L0, 0));
+    rig_close(&g);
+}
+
+/* Each switch has a flowlet table of its own, made at its first flowlet
+ * decision: with one entry a switch, a leaf's entry survives the other
+ * leaf's decisions (one table for all would have let them evict it), while
+ * two flows of one leaf share its entry (no tag, as in hardware). */
+TEST(flowlet_tables_per_switch)
+{
+    struct rig g;
+    REQUIRE_EQ_I(rig_open(&g, "leafspine:2,2,2", "flowlet:gap=10us,table=1"), 0);
+    const arb_time us = ARB_PS_PER_US;
+    uint32_t L0 = leaf_id(g.t, 0), L1 = leaf_id(g.t, 1);
+    arb_sim_pkt_info f = pkt(0, 2, 1000), back = pkt(2, 0, 1000), f2 = pkt(1, 3, 2000);
+    arb_lb_stats st;
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.tables, 0); /* none before a decision */
+    g.s->sp[up(g.t, L0, 1)].q_bytes = 100;
+    g.s->sp[up(g.t, L1, 0)].q_bytes = 100;
+    CHECK_EQ_U(route(&g, L0, from_host(g.t, 0), &f, 0), up(g.t, L0, 0));
+    CHECK_EQ_U(route(&g, L1, from_host(g.t, 2), &back, 1 * us), up(g.t, L1, 1));
+    g.s->sp[up(g.t, L0, 0)].q_bytes = 90000;
+    CHECK_EQ_U(route(&g, L0, from_host(g.t, 0), &f, 2 * us), up(g.t, L0, 0));  /* kept */
+    CHECK_EQ_U(route(&g, L0, from_host(g.t, 1), &f2, 3 * us), up(g.t, L0, 0)); /* shared */
+    /* a spine has one way down to each leaf: it never decides */
+    uint32_t S = arb_topo_port(g.t, up(g.t, L0, 0))->peer;
+    CHECK_EQ_U(route(&g, S, arb_topo_port(g.t, up(g.t, L0, 0))->peer_port, &f, 4 * us),
+               arb_topo_node(g.t, S)->first_port + 1);
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.flowlets, 2);
+    CHECK_EQ_U(st.tables, 2);
+    /* reset lets the tables go; the next decision makes its switch's anew */
+    arb_lb_reset(g.lb);
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.tables, 0);
+    CHECK_EQ_U(route(&g, L0, from_host(g.t, 0), &f, 5 * us), up(g.t, L0, 1));
+    arb_lb_get_stats(g.lb, &st);
+    CHECK_EQ_U(st.tables, 1);
+    CHECK_EQ_U(st.flowlets, 1);
     rig_close(&g);
 }
 
@@ -662,6 +701,7 @@ TEST(conga_moves_after_feedback)
     CHECK_EQ_U(st.fb_sent, 1);
     CHECK_EQ_U(st.fb_received, 1);
     CHECK_EQ_U(st.moves, 1);
+    CHECK_EQ_U(st.tables, 2); /* the source leaves' (L0, and L1 for the ack); not the spine's */
     rig_close(&g);
 }
 
@@ -863,6 +903,7 @@ int main(void)
     RUN(ar_bias_keeps_current);
     RUN(flowlet_keeps_port_inside_gap);
     RUN(flowlet_bias);
+    RUN(flowlet_tables_per_switch);
     RUN(spray_round_robin);
     RUN(spray_random_is_seeded);
     RUN(route_peek_guesses_without_deciding);

@@ -5,11 +5,12 @@
  * ARB_ENOMEM (no object, nothing left allocated: the allocator counts
  * what is live; ASan sees the rest), and the object made once every
  * allocation succeeds must work and free everything it took. The same
- * for two whole scenario runs with the failing allocator as the process
+ * for three whole scenario runs with the failing allocator as the process
  * allocator (arb_mem_set_default): every allocation of the set-up (the
  * scenario, topology, routing, simulator, plans, pools), of the run (its
- * queues and tables growing as packets flow; in the ASan build, one
- * allocation per packet) and of the results fails in turn.
+ * queues and tables growing as packets flow, a switch's flowlet table at
+ * its first decision; in the ASan build, one allocation per packet) and of
+ * the results fails in turn.
  */
 #include "arbor/agg.h"
 #include "arbor/cc.h"
@@ -314,9 +315,17 @@ static struct scn_case perm4 = {"perm4.ini",
                                 ARB_SCN_CSV_FLOWS,
                                 {0}};
 
+/* a flowlet scheme: each leaf's table is made at its first decision, in the run */
+static struct scn_case letflow4 = {"letflow4.ini",
+                                   "[fabric]\ntopology = leafspine:2,2,2\n"
+                                   "[routing]\nscheme = letflow:gap=5us\n[transport]\nkind = irn\n"
+                                   "[workload]\nkind = perm\nseed = 7\nsize = 64KB\n",
+                                   ARB_SCN_CSV_FLOWS,
+                                   {0}};
+
 TEST(scenario_fails_cleanly)
 {
-    struct scn_case *cases[] = {&arbor8, &perm4};
+    struct scn_case *cases[] = {&arbor8, &perm4, &letflow4};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct scn_case *k = cases[i];
         unsigned n = every_failure(k->name, scenario_setup, k);
