@@ -498,7 +498,8 @@ typedef struct arb_sim_part_ops {
  * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
  * 1: the figures are those of the whole simulator in that order). A tap
  * (cfg.tap) sees the packets that start on its own part's ports only, in
- * the local order; what it counts the caller merges over the parts. The
+ * the local order; what it counts the caller merges over the parts (a
+ * capture: arb_sim_pcap_partition). The
  * fabric may change between runs (arb_sim_fabric_changed,
  * arb_sim_arbor_reboot: collective then, every part changing its topology
  * alike and calling them in the same order). Arbor jobs added after it run
@@ -613,6 +614,36 @@ typedef struct arb_sim_pcap arb_sim_pcap;
 int arb_sim_pcap_open(arb_sim_pcap **out, const char *path, const uint32_t *ports, unsigned n_ports,
                       uint32_t snaplen);
 
+/**
+ * A capture as arb_sim_pcap_open makes it, but without a file: for a
+ * partitioned simulator, whose part 0 writes the file
+ * (arb_sim_pcap_partition). It holds the frames it takes until then.
+ * Errors: ARB_EINVAL (out NULL, ports NULL with n_ports > 0), ARB_ENOMEM.
+ */
+int arb_sim_pcap_new(arb_sim_pcap **out, const uint32_t *ports, unsigned n_ports, uint32_t snaplen);
+
+/**
+ * Collective, for a partitioned simulator (arb_sim_partition), before its
+ * first run: `cap`, made by arb_sim_pcap_new alike in every part (the same
+ * ports and snaplen) and installed in the configuration the simulator was
+ * made with (arb_sim_pcap_install), becomes the capture of the whole
+ * fabric, written to `path`, which part 0 alone creates. Each part builds
+ * the frames of the ports it sends on (a packet that starts across the cut
+ * takes what its TTL needs to the part that receives it) and hands them to
+ * part 0 with every exchange between the parts (the end of every window),
+ * where they are merged in the order the whole simulator takes them in the
+ * local order (cfg.local_order: events of one time by target, one target's
+ * in insertion order) and written: the same file, byte for byte, as
+ * arb_sim_pcap_open's in the same simulator run whole. Part 0 holds one
+ * window's frames of every part at most. arb_sim_pcap_close is then
+ * collective too, and must come before arb_sim_free. Errors, alike in every
+ * part: ARB_EIO (part 0 could not create the file), ARB_ENOMEM, ARB_EINVAL
+ * (a NULL argument), ARB_ESTATE (the simulator is not partitioned or has a
+ * capture already, or `cap` has a file or is another simulator's), or an
+ * error of the operations.
+ */
+int arb_sim_pcap_partition(arb_sim_pcap *cap, arb_sim *sim, const char *path);
+
 /** The tap (arb_sim_tap_fn) with ctx = the capture. */
 void arb_sim_pcap_tap(void *ctx, const arb_sim *sim, uint32_t port, const arb_sim_pkt_info *f,
                       arb_time now);
@@ -625,7 +656,11 @@ void arb_sim_pcap_install(arb_sim_pcap *cap, arb_sim_config *cfg);
 uint64_t arb_sim_pcap_count(const arb_sim_pcap *cap);
 
 /** Flush and close the file and free the capture; NULL is ignored.
- * Returns 0, or ARB_EIO when a write failed at any point. */
+ * Returns 0, or ARB_EIO when a write failed at any point (ARB_ENOMEM when
+ * the capture ran out of memory). For a partitioned simulator's capture
+ * (arb_sim_pcap_partition): collective, before arb_sim_free; what the parts
+ * still hold goes to part 0 first, and every part returns part 0's result
+ * (or another part's failure). */
 int arb_sim_pcap_close(arb_sim_pcap *cap);
 
 /**

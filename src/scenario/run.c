@@ -970,6 +970,7 @@ struct scn_run {
     struct scn_steer *steer;
     struct scn_order *order;
     arb_sim_pcap *pcap;
+    char *pcap_path; /* a partitioned run's: part 0 creates it once the run is set up */
     arb_sim *s;
     struct sampler sp;
     arb_plan **plans; /* Arbor: one per job */
@@ -1136,16 +1137,22 @@ static int run_routing(struct scn_run *run)
     return 0;
 }
 
-/* run.pcap (after the routing, whose tap it chains to) and run.watch. */
+/* run.pcap could not be made or given its file: the key named. */
+static int pcap_fail(const arb_scenario *sc, int rc, char *err, size_t errlen)
+{
+    return key_fail(sc, K_RUN_PCAP, err, errlen, rc,
+                    rc == ARB_EIO      ? "cannot create the file"
+                    : rc == ARB_ENOMEM ? "out of memory"
+                                       : arb_strerror(rc));
+}
+
+/* run.pcap (after the routing, whose tap it chains to) and run.watch. A
+ * partitioned run's capture gets its file later (run_pcap_file), once
+ * everything a partitioned run refuses has been refused. */
 static int run_taps(struct scn_run *run)
 {
     const arb_scenario *sc = run->sc;
     char msg[512];
-    /* refused before the file is opened (and so left as it was) */
-    if (run->part && *scn_str(sc, K_RUN_PCAP))
-        return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, ARB_EINVAL,
-                        "not supported by a partitioned run (--partition): each part would "
-                        "capture its own ports' packets");
     char *pcap_path = scn_path(sc, K_RUN_PCAP);
     if (pcap_path) {
         uint32_t *pp = NULL;
@@ -1155,13 +1162,16 @@ static int run_taps(struct scn_run *run)
             free(pcap_path);
             return key_fail(sc, K_RUN_PCAPPORTS, run->err, run->errlen, rc, msg);
         }
-        rc = arb_sim_pcap_open(&run->pcap, pcap_path, pp, npp,
-                               (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP));
+        uint32_t snap = (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP);
+        if (run->part) {
+            rc = arb_sim_pcap_new(&run->pcap, pp, npp, snap);
+            run->pcap_path = pcap_path;
+        } else {
+            rc = arb_sim_pcap_open(&run->pcap, pcap_path, pp, npp, snap);
+            free(pcap_path);
+        }
         free(pp);
-        free(pcap_path);
-        if (rc < 0)
-            return key_fail(sc, K_RUN_PCAP, run->err, run->errlen, rc,
-                            rc == ARB_EIO ? "cannot create the file" : "out of memory");
+        if (rc < 0) return pcap_fail(sc, rc, run->err, run->errlen);
         arb_sim_pcap_install(run->pcap, &run->cfg);
     }
     if (*scn_str(sc, K_RUN_WATCH)) {
@@ -1170,6 +1180,14 @@ static int run_taps(struct scn_run *run)
         if (rc < 0) return key_fail(sc, K_RUN_WATCH, run->err, run->errlen, rc, msg);
     }
     return 0;
+}
+
+/* A partitioned run's capture: its file, in part 0 (every part fails alike). */
+static int run_pcap_file(struct scn_run *run)
+{
+    if (!run->part || !run->pcap) return 0;
+    int rc = arb_sim_pcap_partition(run->pcap, run->s, run->pcap_path);
+    return rc < 0 ? pcap_fail(run->sc, rc, run->err, run->errlen) : 0;
 }
 
 /* run.qp_order in a partitioned run: each host is reached through the
@@ -1464,11 +1482,13 @@ static int run_figures(struct scn_run *run)
  * so far; returns it, or the first error met here. */
 static int run_end(struct scn_run *run, int rc)
 {
-    if (run->pcap) {
+    if (run->pcap) { /* (partitioned: collective) */
         int prc = arb_sim_pcap_close(run->pcap);
         if (prc < 0 && rc == 0)
-            rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc, "a write failed");
+            rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc,
+                          prc == ARB_ENOMEM ? "out of memory" : "a write failed");
     }
+    free(run->pcap_path);
     if (run->s && run->r && arb_sim_part_figures(run->s, &run->r->part) == 0) run->r->has_part = 1;
     arb_sim_free(run->s);
     scn_steer_free(run->steer);
@@ -1527,6 +1547,7 @@ int arb_scenario_run_part(const arb_scenario *sc, const arb_sim_part_ops *ops,
         if (rc == 0) rc = run_taps(&run);
         if (rc == 0) rc = run_simulator(&run);
         if (rc == 0) rc = run_start(&run);
+        if (rc == 0) rc = run_pcap_file(&run);
         if (rc == 0) rc = run_slices(&run);
         /* A partitioned run that an Arbor engine's failure ended: the other
          * parts ran on to the end of that window. Once again, every part

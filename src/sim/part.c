@@ -12,7 +12,10 @@
  * arrival time), a PFC event for a port another part sends on, a
  * completion (to every part: all report it), and, to part 0, the change an
  * event made to the number of live packets (for the pool's peak, which no
- * part can see alone).
+ * part can see alone); with a capture of the whole fabric
+ * (arb_sim_pcap_partition), the frames each part took in the window, to
+ * part 0, and the capture's state of a packet that starts across the cut,
+ * ahead of its record.
  */
 #include "sim_int.h"
 
@@ -21,10 +24,20 @@
 
 #include "arbor/base.h"
 
-enum { REC_PKT = 1, REC_EVENT = 2, REC_DONE = 3, REC_LIVE = 4, REC_PORT = 5, REC_FLOW = 6 };
+enum {
+    REC_PKT = 1,
+    REC_EVENT = 2,
+    REC_DONE = 3,
+    REC_LIVE = 4,
+    REC_PORT = 5, /* from here on, records with bytes after them (rec_len) */
+    REC_FLOW = 6,
+    REC_CAP = 7,
+    REC_HOP = 8
+};
 
-/* Every record but a packet's starts so; a port's is followed by an
- * arb_sim_port_stats, a flow's by a struct flow_half. */
+/* Every record but a packet's and a HOP (struct rec_hop) starts so; a
+ * port's is followed by an arb_sim_port_stats, a flow's by a struct
+ * flow_half, a capture's frames (CAP) by d bytes. */
 struct rec {
     uint32_t type;
     uint32_t a; /* PKT, PORT: the port; EVENT: the target; DONE: the flow; LIVE: the target; FLOW:
@@ -33,8 +46,19 @@ struct rec {
     uint32_t b; /* DONE: the target of the event it finished in; LIVE: the change (signed); PORT:
                    queue */
     uint32_t c; /* DONE: order within the part */
-    uint64_t d; /* LIVE: the highest prefix of the change within the event; DONE: its arg */
+    uint64_t d; /* LIVE: the highest prefix of the change within the event; DONE: its arg; CAP:
+                   the bytes that follow */
 };
+
+/* The switches a packet that starts across the cut had crossed there (a
+ * capture's, for its TTL), ahead of the packet's record: the first two
+ * fields of a struct rec. */
+struct rec_hop {
+    uint32_t type; /* REC_HOP */
+    uint32_t crossed;
+};
+_Static_assert(offsetof(struct rec, a) == offsetof(struct rec_hop, crossed),
+               "a HOP record reads as the head of a struct rec");
 
 /* A packet's record: this, its struct pkt (its arrival time in it), and
  * `extra` bytes: an Arbor packet's header (hlen) and payload. */
@@ -108,6 +132,10 @@ struct sim_part {
     arb_sim_stats gst;
     arb_time gnow, gactive;
     arb_sim_part_info info;
+    /* part 0 with a capture (part_pcap_room): each part's frames of the
+     * exchange (capd[r], capn[r] bytes; part 0's own are the capture's) */
+    const uint8_t **capd;
+    size_t *capn;
 };
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -197,6 +225,11 @@ uint32_t part_rank(const arb_sim *s)
     return s->part ? s->part->ops.rank : 0;
 }
 
+uint32_t part_count(const arb_sim *s)
+{
+    return s->part ? s->part->ops.n_ranks : 1;
+}
+
 int part_allsum(const arb_sim *s, uint64_t *v, size_t n)
 {
     const struct sim_part *P = s->part;
@@ -229,6 +262,8 @@ void part_free(arb_sim *s)
     free(P->sps);
     free(P->sq);
     free(P->stx);
+    free(P->capd);
+    free(P->capn);
     free(P);
     free(s->pcut);
     s->part = NULL;
@@ -404,14 +439,14 @@ void part_take_done(arb_sim *s, uint32_t target)
 
 /* A packet from another part, on the wire of `port` (PCUT_IN) until its
  * arrival: held, not counted live until it lands (arrive_cut, net.c). */
-static void receive_pkt(arb_sim *s, uint32_t port, const uint8_t *src, const uint8_t *extra,
-                        size_t hlen, size_t plen)
+static uint32_t receive_pkt(arb_sim *s, uint32_t port, const uint8_t *src, const uint8_t *extra,
+                            size_t hlen, size_t plen)
 {
     uint32_t peak = s->pool.peak;
     uint32_t i = pool_alloc_raw(&s->pool);
     if (i == PKT_NONE) {
         fail(s, ARB_ENOMEM);
-        return;
+        return PKT_NONE;
     }
     s->pool.live--;
     s->pool.peak = peak;
@@ -424,12 +459,13 @@ static void receive_pkt(arb_sim *s, uint32_t port, const uint8_t *src, const uin
             s->pool.live++;
             pool_release(&s->pool, i);
             fail(s, rc);
-            return;
+            return PKT_NONE;
         }
     }
     plist_push(&s->pool, &s->sp[port].wire, i);
     net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     s->part->info.received++;
+    return i;
 }
 
 static int note_cmp(const void *a, const void *b)
@@ -556,10 +592,18 @@ static size_t rec_len(const uint8_t *d, size_t n)
     if (n < sizeof r) return 0;
     memcpy(&r, d, sizeof r);
     size_t len = sizeof r;
-    if (r.type == REC_PORT)
-        len += sizeof(arb_sim_port_stats);
-    else if (r.type == REC_FLOW)
-        len += sizeof(struct flow_half);
+    if (r.type >= REC_PORT) {
+        if (r.type == REC_PORT)
+            len += sizeof(arb_sim_port_stats);
+        else if (r.type == REC_FLOW)
+            len += sizeof(struct flow_half);
+        else if (r.type == REC_HOP) /* (a packet's record follows: n covers a struct rec) */
+            len = sizeof(struct rec_hop);
+        else if (r.d <= n - len)
+            len += (size_t)r.d;
+        else
+            return 0;
+    }
     return len <= n ? len : 0;
 }
 
@@ -567,6 +611,31 @@ static size_t rec_len(const uint8_t *d, size_t n)
  * land on, fetched (each a cache miss: the port was last used a window
  * ago). */
 #define TAKE_AHEAD 6
+
+/* The packet record at d + *o (of n bytes, REC_PKT) put on its wire
+ * (*port), *o past it: 0 and *i its index here (PKT_NONE: it could not
+ * land, the run failed), or -1 when the record is malformed (the run
+ * failed). */
+static inline int take_pkt(arb_sim *s, const uint8_t *d, size_t n, size_t *o, uint32_t *i,
+                           uint32_t *port)
+{
+    struct rec_pkt h;
+    size_t plen = rec_len(d + *o, n - *o);
+    if (!plen) {
+        fail(s, ARB_EINVAL); /* cut short */
+        return -1;
+    }
+    memcpy(&h, d + *o, sizeof h);
+    if (h.port >= s->n_ports) {
+        fail(s, ARB_EINVAL);
+        return -1;
+    }
+    *port = h.port;
+    *i = receive_pkt(s, h.port, d + *o + sizeof h, d + *o + sizeof h + sizeof(struct pkt), h.hlen,
+                     h.extra - h.hlen);
+    *o += plen;
+    return 0;
+}
 
 /* Parse what part `from` sent. */
 static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
@@ -595,23 +664,10 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
             }
             ahead += len;
         }
-        uint32_t type;
+        uint32_t type, i, port;
         memcpy(&type, d + o, sizeof type);
         if (type == REC_PKT) {
-            struct rec_pkt h;
-            size_t plen = rec_len(d + o, n - o);
-            if (!plen) {
-                fail(s, ARB_EINVAL); /* cut short */
-                return;
-            }
-            memcpy(&h, d + o, sizeof h);
-            if (h.port >= s->n_ports) {
-                fail(s, ARB_EINVAL);
-                return;
-            }
-            receive_pkt(s, h.port, d + o + sizeof h, d + o + sizeof h + sizeof(struct pkt), h.hlen,
-                        h.extra - h.hlen);
-            o += plen;
+            if (take_pkt(s, d, n, &o, &i, &port) < 0) return;
             continue;
         }
         if (o + sizeof(struct rec) > n) {
@@ -639,6 +695,22 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
                 P->mhave[r.a] = 1;
             }
             o += sizeof(arb_sim_port_stats);
+        } else if (r.type == REC_CAP && r.d <= n - o) {
+            if (P->capd) { /* part 0: merged with the others' once all are in (exchange) */
+                P->capd[from] = d + o;
+                P->capn[from] = (size_t)r.d;
+            }
+            o += (size_t)r.d;
+        } else if (r.type == REC_HOP) {
+            /* a short record (r.a: the switches crossed), then the packet's,
+             * whose copy here the capture follows from there */
+            o += sizeof(struct rec_hop) - sizeof r;
+            if (o + sizeof type > n || (memcpy(&type, d + o, sizeof type), type != REC_PKT)) {
+                fail(s, ARB_EINVAL); /* not followed by its packet */
+                return;
+            }
+            if (take_pkt(s, d, n, &o, &i, &port) < 0) return;
+            if (s->pcap && i != PKT_NONE) pcap_part_land(s, i, port, r.a);
         } else if (r.type == REC_FLOW && o + sizeof(struct flow_half) <= n) {
             struct flow_half h;
             memcpy(&h, d + o, sizeof h);
@@ -672,6 +744,18 @@ static int exchange(arb_sim *s)
     const uint8_t **send = malloc(R * sizeof *send);
     size_t *len = malloc(R * sizeof *len), *rlen = malloc(R * sizeof *rlen);
     int rc = send && len && rlen ? 0 : ARB_ENOMEM;
+    if (s->pcap && me != 0) { /* the frames this part took, to part 0 */
+        size_t n = 0;
+        const uint8_t *f = pcap_part_frames(s->pcap, &n);
+        struct rec r = {REC_CAP, 0, 0, 0, 0, n};
+        uint8_t *w = n ? buf_room(&P->out[0], sizeof r + n) : NULL;
+        if (n && !w) fail(s, ARB_ENOMEM);
+        if (w) {
+            memcpy(w, &r, sizeof r);
+            memcpy(w + sizeof r, f, n);
+        }
+        pcap_part_clear(s->pcap);
+    }
     for (uint32_t r = 0; rc == 0 && r < R; r++) {
         send[r] = P->out[r].d;
         len[r] = r == me ? 0 : P->out[r].n;
@@ -687,6 +771,12 @@ static int exchange(arb_sim *s)
         o += rlen[r];
     }
     fail(s, evq_batch_end(&s->q));
+    if (s->pcap && me == 0 && P->capd) { /* every part's frames, merged, to the file */
+        P->capd[0] = pcap_part_frames(s->pcap, &P->capn[0]);
+        if (rc == 0) pcap_part_write(s->pcap, P->capd, P->capn, R);
+        pcap_part_clear(s->pcap);
+        memset(P->capn, 0, R * sizeof *P->capn);
+    }
     free(recv);
     free(send);
     free(len);
@@ -806,6 +896,26 @@ static void post_ports(arb_sim *s)
         P->mhave = calloc(s->n_ports ? s->n_ports : 1, 1);
         if (!P->mps || !P->mq || !P->mhave) fail(s, ARB_ENOMEM);
     }
+}
+
+int part_pcap_room(arb_sim *s)
+{
+    struct sim_part *P = s->part;
+    if (P->ops.rank != 0 || P->capd) return 0;
+    P->capd = calloc(P->ops.n_ranks, sizeof *P->capd);
+    P->capn = calloc(P->ops.n_ranks, sizeof *P->capn);
+    return P->capd && P->capn ? 0 : ARB_ENOMEM;
+}
+
+int part_send_hop(const arb_sim *s, uint32_t port, uint32_t crossed)
+{
+    struct rec_hop r = {REC_HOP, crossed};
+    return buf_put(&s->part->out[s->lk[s->sp[port].link].to], &r, sizeof r);
+}
+
+int part_flush(arb_sim *s)
+{
+    return exchange(s);
 }
 
 int arb_sim_part_ports(arb_sim *s)

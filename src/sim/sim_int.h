@@ -278,6 +278,9 @@ struct arb_sim {
      * local order runs (ARB_TIME_NEVER: none) */
     arb_time part_stop_t;
     uint32_t part_stop_target;
+    /* a partitioned run's capture of the whole fabric (arb_sim_pcap_partition),
+     * or NULL: its frames go to part 0 with every exchange */
+    arb_sim_pcap *pcap;
 };
 
 /* sport's place in a partitioned run (arb_sim.pcut): both ends here (or
@@ -440,6 +443,25 @@ int part_allmin(const arb_sim *s, uint64_t *v, size_t n);
  * owns: 1 and *q, *ps set, or 0 (whole, or a port of this part). */
 int part_port_mirror(const arb_sim *s, uint32_t port, uint32_t *q, arb_sim_port_stats *ps);
 void part_free(arb_sim *s);
+/* A partitioned run's capture (pcap.c, arb_sim_pcap_partition; part.c).
+ * part_pcap_room: room for what each exchange brings part 0 (every part
+ * makes it); part_count: the number of parts; part_send_hop: the switches
+ * the packet that starts across the cut on `port` now had crossed there
+ * (for its TTL), to the part that receives it, ahead of its record
+ * (pcap_part_land gets them with the index of its copy there); part_flush:
+ * an exchange (collective), so that what the parts hold reaches part 0.
+ * pcap_part_frames: the frames this part took since the last exchange (a
+ * part's records, in its order), emptied by pcap_part_clear; part 0 writes
+ * d[r][0 .. n[r]) of every part r merged in the local order
+ * (pcap_part_write). 0 or ARB_ENOMEM (part_send_hop, part_pcap_room). */
+int part_pcap_room(arb_sim *s);
+uint32_t part_count(const arb_sim *s);
+int part_send_hop(const arb_sim *s, uint32_t port, uint32_t crossed);
+int part_flush(arb_sim *s);
+const uint8_t *pcap_part_frames(const arb_sim_pcap *c, size_t *n);
+void pcap_part_clear(arb_sim_pcap *c);
+void pcap_part_write(arb_sim_pcap *c, const uint8_t *const *d, const size_t *n, uint32_t parts);
+void pcap_part_land(arb_sim *s, uint32_t i, uint32_t port, uint32_t crossed);
 /* After an event of `target` that finished flows: they wait in part.c for
  * the window's end (s->done emptied). */
 void part_take_done(arb_sim *s, uint32_t target);

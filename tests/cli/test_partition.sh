@@ -12,8 +12,9 @@
 # in values mode; one whose hosts lag; one whose engine gives up, ending
 # the run, with the same failure and figures as one process), and faults
 # during the run (fail_at, restore_at, reboot_at: switches, links across the
-# cut, host links, PFC queues flushed, Arbor slot pools lost), and the taps
-# run.watch and run.qp_order, merged over the parts; what it does
+# cut, host links, PFC queues flushed, Arbor slot pools lost), the taps
+# run.watch and run.qp_order, merged over the parts, and the packet capture
+# (run.pcap: rank 0's file the one process's, byte for byte); what it does
 # not support is refused naming the key; a rank that dies ends the run with
 # a line naming it, within a bound. Without MPI (or mpirun) these show as
 # skipped, and a build without MPI refuses --partition.
@@ -402,6 +403,87 @@ for case in arfail iterfail; do
     done
 done
 
+# the packet capture (run.pcap): one file, written by rank 0, byte for byte
+# the one process writes, the JSON unchanged: a lossy, duplicating,
+# reordering fabric whose hosts resend (every port; and three links with a
+# snap length), PFC pausing across the cut with DCQCN's CNPs, an Arbor
+# AllReduce with trees across the cut, faults during the run (hosts' NICs
+# sending again between runs), and an Arbor run that fails (the
+# parts run again, the file written again)
+# cap_case NAME FILE PORTS [ARGS]: CASE.one is one process's capture
+cap_case() {
+    name=$1 file=$2 ports=$3
+    shift 3
+    "$A" sim "$file" --json -q -s run.order=local --pcap "$ports" "$TMP/cap.pcap" "$@" \
+        >"$TMP/$name.cseq" 2>"$TMP/err"
+    srcc=$?
+    mv "$TMP/cap.pcap" "$TMP/$name.one"
+    for k in 1 2 4; do
+        rm -f "$TMP/cap.pcap"
+        timeout 120 $MPIRUN -np $k "$A" sim "$file" --json -q --partition $k \
+            --pcap "$ports" "$TMP/cap.pcap" "$@" >"$TMP/$name.c$k" 2>"$TMP/$name.c$k.err"
+        rc=$?
+        if [ $rc -eq $srcc ] && [ -s "$TMP/$name.one" ] && cmp -s "$TMP/$name.one" "$TMP/cap.pcap" &&
+            figures "$TMP/$name.cseq" >"$TMP/a" && figures "$TMP/$name.c$k" >"$TMP/b" &&
+            cmp -s "$TMP/a" "$TMP/b"; then
+            pass "capture $name, $k ranks: the one process's file, byte for byte, and its JSON"
+        else
+            fail "capture $name, $k ranks" "status $rc (one process: $srcc)" \
+                "$(cmp "$TMP/$name.one" "$TMP/cap.pcap" 2>&1)" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+                "$(head -5 "$TMP/$name.c$k.err")"
+        fi
+    done
+}
+cap_case lossy "$TMP/faults.ini" all
+cap_case ports "$TMP/faults.ini" host:h3,link:L2.1-L3.1,switch:L1.5 --snaplen 60
+cap_case pfc "$TMP/pfc.ini" all
+cap_case arbor "$TMP/arkary.ini" all
+# (two hosts of two parts whose links come back at once: their NICs send
+# again between runs, in the order of their ports)
+{ cat "$TMP/irn.ini"; printf '[fabric]\nfail_at = 10us switch:L3.0; 12us link:h5-L1.1 link:h40-L1.10\nrestore_at = 30us switch:L3.0 link:h5-L1.1 link:h40-L1.10\n'; } >"$TMP/capfail.ini"
+cap_case faults "$TMP/capfail.ini" host:h5,host:h40,link:L2.1-L3.1
+cap_case arfail "$TMP/arfail.ini" all
+has "the lossy capture's run drops, duplicates and resends" "$(cat "$TMP/lossy.cseq")" \
+    '"duplicated":[1-9][0-9]*,.*"retx_bytes":[1-9]'
+if [ "$(wc -c <"$TMP/ports.one")" -lt "$(wc -c <"$TMP/lossy.one")" ]; then
+    pass "the filtered, cut capture is the smaller"
+else
+    fail "the filtered, cut capture is the smaller" "$(wc -c "$TMP/ports.one" "$TMP/lossy.one")"
+fi
+if command -v tshark >/dev/null 2>&1; then
+    n=$(tshark -r "$TMP/pfc.one" -Y 'infiniband.bth.opcode == 0x81' 2>/dev/null | wc -l | tr -d ' ')
+    has "the PFC capture has DCQCN's CNPs ($n)" "$n" '^[1-9]'
+    n=$(tshark -r "$TMP/ports.one" -Y 'frame.cap_len < frame.len' 2>/dev/null | wc -l | tr -d ' ')
+    has "the snap length cuts frames ($n)" "$n" '^[1-9]'
+else
+    skip "the PFC capture has CNPs" "tshark is not installed"
+fi
+# a file that cannot be made, a write that fails: every rank ends, with the
+# one process's line and status
+for what in "/nonexistent-dir/x.pcap:cannot create the file" "/dev/full:a write failed"; do
+    path=${what%%:*} msg=${what#*:}
+    "$A" sim "$TMP/irn.ini" -q -s run.order=local --pcap all "$path" >/dev/null 2>"$TMP/err"
+    src=$?
+    one=$(head -1 "$TMP/err")
+    timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" -q --partition 2 --pcap all "$path" \
+        >/dev/null 2>"$TMP/err"
+    rc=$?
+    if [ $src -eq 2 ] && [ $rc -eq $src ] && [ "$one" = "arbor sim: -s run.pcap: $msg" ] &&
+        [ "$(head -1 "$TMP/err")" = "$one" ]; then
+        pass "capture to $path, 2 ranks: '$msg', status $rc, as one process"
+    else
+        fail "capture to $path, 2 ranks" "status $rc (one process $src: $one)" "$(head -3 "$TMP/err")"
+    fi
+done
+# what a partitioned run refuses leaves the capture's file as it was
+echo precious >"$TMP/x.pcap"
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/ring.ini" -q --partition 2 -s workload.start_delay=999ns \
+    --pcap all "$TMP/x.pcap" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "a refused run with a capture (status $rc)" "status $rc $(cat "$TMP/err")" \
+    'status 2 arbor sim: -s workload.start_delay: a partitioned run \(--partition\) of ring_allreduce needs at least the lookahead'
+has "the refused run's capture file is left as it was" "$(cat "$TMP/x.pcap")" '^precious$'
+
 # every rank says what it did: the cut, the windows, the time waiting
 if grep -q "partition: rank 1: .* cut links out, .* windows, .* synchronising" "$TMP/irn.2.err" &&
     grep -q "partition: 2 ranks, by subtree, lookahead 1.000 us" "$TMP/irn.2.err"; then
@@ -428,10 +510,6 @@ fi
 expect_err "the global order is refused" 2 \
     "run.order: a partitioned run \(--partition\) needs local" \
     "$A" sim "$TMP/irn.ini" --partition 1 -q -s run.order=global
-echo precious >"$TMP/x.pcap"
-expect_err "a packet capture is refused" 2 "run.pcap: not supported by a partitioned run" \
-    "$A" sim "$TMP/irn.ini" --partition 1 -q -s "run.pcap=$TMP/x.pcap"
-has "the refused capture's file is left as it was" "$(cat "$TMP/x.pcap")" '^precious$'
 # a QP's order is counted in one part: a host reached from two parts is refused
 timeout 60 $MPIRUN -np 4 "$A" sim "$TMP/taps.ini" -q --partition 4 \
     -s "fabric.topology=pgft:2;2,2;2,2;1,1" -s run.watch= >"$TMP/out" 2>"$TMP/err"

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "simkit.h"
 #include "testkit.h"
 
 static uint32_t test_route(void *ctx, const arb_sim *sim, uint32_t node, uint32_t in_port,
@@ -1030,22 +1031,6 @@ static void count_rank(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time n
     g_done_order = g_done_order * 1000003 + ((uint64_t)job << 40 ^ (uint64_t)rank << 32 ^ now);
 }
 
-/* One part's collective operations: nothing to exchange, every reduction
- * its own input. */
-static int one_alltoall(void *ctx, const uint8_t *const *send, const size_t *send_len,
-                        uint8_t **recv, size_t *recv_len)
-{
-    (void)ctx, (void)send, (void)send_len;
-    *recv = malloc(1);
-    recv_len[0] = 0;
-    return *recv ? 0 : ARB_ENOMEM;
-}
-static int one_reduce(void *ctx, uint64_t *v, size_t n)
-{
-    (void)ctx, (void)v, (void)n;
-    return 0;
-}
-
 /* A values AllReduce of two jobs over leafspine:4,4,2 in the local order,
  * whole (ops NULL) or as the one part of a partitioned run. */
 static int run_local(const arb_sim_part_ops *ops, arb_sim_arbor_result *w, arb_sim_arbor_result *j1,
@@ -1100,7 +1085,7 @@ static int run_local(const arb_sim_part_ops *ops, arb_sim_arbor_result *w, arb_s
 
 TEST(a_partitioned_run_of_one_part_is_the_whole_run)
 {
-    arb_sim_part_ops ops = {NULL, 0, 1, one_alltoall, one_reduce, one_reduce};
+    arb_sim_part_ops ops = {NULL, 0, 1, simkit_one_alltoall, simkit_one_reduce, simkit_one_reduce};
     arb_sim_arbor_result a, aj, b, bj;
     arb_time ta = 0, tb = 1, ra = 0, rb = 1;
     REQUIRE_EQ_I(run_local(NULL, &a, &aj, &ta, &ra), 0);

@@ -62,6 +62,24 @@ static const uint32_t flow_pkts[2] = {40, 30};
  * range NICs use (49152 and up): Wireshark picks the dissector of the
  * lower UDP port first, and 4791 must be the lower one.
  */
+static void capture_config(arb_sim_config *cfg)
+{
+    arb_sim_config_default(cfg);
+    cfg->route = simkit_dmodk;
+    cfg->queue_bytes = 20000;
+    cfg->ecn_kmin = 0;
+    cfg->ecn_kmax = 1;
+    cfg->dcqcn = 1;
+    cfg->rto = 50 * ARB_PS_PER_US;
+}
+
+static void capture_flows(arb_sim *s, arb_time until)
+{
+    CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, flow_pkts[0] * 4096, 0, 49153, 7, NULL), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 2, 0, 29 * 4096 + 918, 0, 49154, 9, NULL), 0);
+    CHECK_EQ_I(arb_sim_run(s, until), 0);
+}
+
 static void run_capture(const char *path, uint32_t snaplen, arb_sim_pcap **capp, int all_ports)
 {
     arb_topo *t = NULL;
@@ -74,21 +92,13 @@ static void run_capture(const char *path, uint32_t snaplen, arb_sim_pcap **capp,
     arb_sim_pcap *cap = NULL;
     REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, want_ports, n_want, snaplen), 0);
     arb_sim_config cfg;
-    arb_sim_config_default(&cfg);
-    cfg.route = simkit_dmodk;
-    cfg.queue_bytes = 20000;
-    cfg.ecn_kmin = 0;
-    cfg.ecn_kmax = 1;
-    cfg.dcqcn = 1;
-    cfg.rto = 50 * ARB_PS_PER_US;
+    capture_config(&cfg);
     cfg.tap = record;
     arb_sim_pcap_install(cap, &cfg);
     CHECK(cfg.tap == arb_sim_pcap_tap && cfg.tap_ctx == cap);
     arb_sim *s = NULL;
     REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
-    CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, flow_pkts[0] * 4096, 0, 49153, 7, NULL), 0);
-    CHECK_EQ_I(arb_sim_add_flow(s, 2, 0, 29 * 4096 + 918, 0, 49154, 9, NULL), 0);
-    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    capture_flows(s, ARB_TIME_NEVER);
     arb_sim_stats st;
     arb_sim_get_stats(s, &st);
     CHECK_EQ_U(st.flows_done, 2);
@@ -311,6 +321,84 @@ TEST(snaplen_truncates)
     unlink(path);
 }
 
+/* The flows of run_capture in the local order, every port captured to
+ * `path`: whole (ops NULL) or as the one part of a partitioned simulator,
+ * whose capture part 0 writes (arb_sim_pcap_new, arb_sim_pcap_partition). */
+static void run_local(const char *path, const arb_sim_part_ops *ops)
+{
+    arb_topo *t = NULL;
+    char err[100];
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:3", NULL, err, sizeof err), 0);
+    arb_sim_pcap *cap = NULL;
+    if (ops)
+        REQUIRE_EQ_I(arb_sim_pcap_new(&cap, NULL, 0, 0), 0);
+    else
+        REQUIRE_EQ_I(arb_sim_pcap_open(&cap, path, NULL, 0, 0), 0);
+    arb_sim_config cfg;
+    capture_config(&cfg);
+    cfg.local_order = 1;
+    arb_sim_pcap_install(cap, &cfg);
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    if (ops) {
+        uint32_t np[4] = {0, 0, 0, 0};
+        CHECK_EQ_I(arb_sim_pcap_partition(cap, s, path), ARB_ESTATE); /* not partitioned yet */
+        REQUIRE_EQ_I(arb_sim_partition(s, ops, np, err, sizeof err), 0);
+        CHECK_EQ_I(arb_sim_pcap_partition(cap, s, "/nonexistent-dir/x.pcap"), ARB_EIO);
+        CHECK_EQ_I(arb_sim_pcap_partition(cap, s, NULL), ARB_EINVAL);
+        REQUIRE_EQ_I(arb_sim_pcap_partition(cap, s, path), 0);
+        CHECK_EQ_I(arb_sim_pcap_partition(cap, s, path), ARB_ESTATE); /* given already */
+    }
+    capture_flows(s, ARB_PS_PER_S);         /* (a partitioned run is to end somewhere) */
+    CHECK_EQ_I(arb_sim_pcap_close(cap), 0); /* (partitioned: before the simulator goes) */
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+static size_t read_all(const char *path, uint8_t *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+TEST(a_partitioned_capture_is_the_whole_runs)
+{
+    char a[] = "/tmp/arbor_pcap_XXXXXX", b[] = "/tmp/arbor_pcap_XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    REQUIRE(fa >= 0 && fb >= 0);
+    close(fa);
+    close(fb);
+    arb_sim_part_ops ops = {NULL, 0, 1, simkit_one_alltoall, simkit_one_reduce, simkit_one_reduce};
+    run_local(a, NULL);
+    run_local(b, &ops);
+    static uint8_t da[1 << 20], db[1 << 20];
+    size_t na = read_all(a, da, sizeof da), nb = read_all(b, db, sizeof db);
+    CHECK(na > 10000 && na < sizeof da);
+    CHECK(na == nb && memcmp(da, db, na) == 0);
+    /* a capture with its file is not a partitioned run's */
+    arb_sim_pcap *cap = NULL;
+    REQUIRE_EQ_I(arb_sim_pcap_open(&cap, a, NULL, 0, 0), 0);
+    arb_topo *t = NULL;
+    char err[100];
+    REQUIRE_EQ_I(arb_topo_new(&t, "star:3", NULL, err, sizeof err), 0);
+    arb_sim_config cfg;
+    capture_config(&cfg);
+    cfg.local_order = 1;
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    uint32_t np[4] = {0, 0, 0, 0};
+    REQUIRE_EQ_I(arb_sim_partition(s, &ops, np, err, sizeof err), 0);
+    CHECK_EQ_I(arb_sim_pcap_partition(cap, s, b), ARB_ESTATE);
+    CHECK_EQ_I(arb_sim_pcap_close(cap), 0);
+    arb_sim_free(s);
+    arb_topo_free(t);
+    unlink(a);
+    unlink(b);
+}
+
 TEST(open_errors)
 {
     arb_sim_pcap *cap = NULL;
@@ -320,6 +408,8 @@ TEST(open_errors)
     CHECK_EQ_I(arb_sim_pcap_open(&cap, NULL, NULL, 0, 0), ARB_EINVAL);
     CHECK_EQ_I(arb_sim_pcap_open(&cap, "/tmp/x.pcap", NULL, 1, 0), ARB_EINVAL);
     CHECK_EQ_I(arb_sim_pcap_open(NULL, "/tmp/x.pcap", &port, 1, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_sim_pcap_new(&cap, NULL, 1, 0), ARB_EINVAL);
+    CHECK_EQ_I(arb_sim_pcap_new(NULL, &port, 1, 0), ARB_EINVAL);
     CHECK_EQ_I(arb_sim_pcap_close(NULL), 0);
 }
 
@@ -329,6 +419,7 @@ int main(void)
     RUN(every_hop_distinguishable);
     RUN(tshark_decodes);
     RUN(snaplen_truncates);
+    RUN(a_partitioned_capture_is_the_whole_runs);
     RUN(open_errors);
     return testkit_done();
 }
