@@ -253,7 +253,6 @@ int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at)
     if (!owns_node(s, h)) return 0; /* another part enters it */
     if (!a->enters && !(a->enters = calloc(s->n_hosts, sizeof *a->enters))) return ARB_ENOMEM;
     struct aenters *l = &a->enters[h];
-    if (l->head == l->n) l->head = l->n = 0;
     if (l->n == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 4;
         struct aenter *v = realloc(l->v, cap * sizeof *v);
@@ -282,6 +281,7 @@ void arbor_on_enter(arb_sim *s, uint32_t h)
         return;
     }
     struct aenter e = l->v[l->head++];
+    if (l->head == l->n) l->head = l->n = 0; /* the list holds what is pending only */
     a->jobs[e.job]->start_at[e.rank] = s->now;
     arbor_arm(s, h, s->now);
 }

@@ -422,15 +422,16 @@ void part_take_done(arb_sim *s, uint32_t target)
 {
     struct sim_part *P = s->part;
     for (uint32_t k = 0; k < s->n_done; k++) {
-        struct note x = {s->now, target, P->ops.rank, P->seq++, s->done[k], 0};
+        struct note x = {s->now, target, P->ops.rank, 0, s->done[k], 0};
         if (x.flow != SIM_ARBOR_NOTE) {
+            x.idx = P->seq++;
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
             continue;
         }
         for (uint32_t i = 0, n = arbor_n_notes(s); i < n; i++) { /* as arbor_report runs them */
+            x.idx = P->seq++;
             x.arg = arbor_note(s, i);
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
-            x.idx = P->seq++;
         }
         arbor_notes_taken(s);
     }
