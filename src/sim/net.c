@@ -464,7 +464,8 @@ static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t
 }
 
 /* A partitioned run's arrival off a wire across the cut, at the receiving
- * part (the sending part has no arrival event: net_cut_drain): the
+ * part (the sending part has no arrival event: it lets the packet go at the
+ * end of the window, net_cut_gone): the
  * packet lands, counted live from here (part.c, receive_pkt). */
 static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
 {
@@ -476,52 +477,41 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     land(s, port, i);
 }
 
-/* net_cut_drain fetches the port of the entry this far ahead */
-#define CUT_AHEAD 24
-
-/* sched.head, while net_cut_drain runs: the first packet it keeps */
+/* sched.head, between net_cut_gone and net_cut_head: the first packet kept */
 #define SCHED_NEXT (PKT_NONE - 1)
 
-static int cut_arrived(const struct cut_sent *e, arb_time t, uint32_t target)
+void net_cut_gone(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked)
 {
-    return e->t < t || (e->t == t && EV_PORT(e->port & ~CUT_ARBOR, EV_ARRIVE) <= target);
+    uint32_t port = e->port & ~CUT_ARBOR, i = e->i;
+    struct sport *sp = &s->sp[port];
+    if (sp->kind == PORT_SCHED && (sp->sched.head == i || sp->sched.head == SCHED_NEXT)) {
+        sp->q_bytes -= e->bytes; /* counted as not yet started */
+        sp->sched.head = --sp->sched.pkts ? SCHED_NEXT : PKT_NONE;
+    }
+    /* what has arrived is a prefix of the wire: its head becomes the first
+     * packet kept (the port marked), or none (the tail went too) */
+    sp->wire.head = PKT_NONE;
+    uint8_t m = sp->wire.tail != i;
+    if (m != mark[port]) {
+        *marked = m ? *marked + 1 : *marked - 1;
+        mark[port] = m;
+    }
+    if (!m) sp->wire.tail = PKT_NONE;
+    if (e->port & CUT_ARBOR)
+        arbor_pkt_release(s, i); /* and its payload buffer */
+    else
+        pool_release(&s->pool, i);
 }
 
-size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint32_t target,
-                     uint8_t *mark)
+void net_cut_head(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked)
 {
-    /* what has arrived is a prefix of each wire: the wire's head becomes
-     * the first packet kept (marked ports), or none (the tail went too) */
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (k + CUT_AHEAD < n) SIM_PREFETCH(&s->sp[e[k + CUT_AHEAD].port & ~CUT_ARBOR]);
-        if (!cut_arrived(&e[k], t, target)) {
-            e[kept++] = e[k];
-            continue;
-        }
-        uint32_t port = e[k].port & ~CUT_ARBOR, i = e[k].i;
-        struct sport *sp = &s->sp[port];
-        if (sp->kind == PORT_SCHED && (sp->sched.head == i || sp->sched.head == SCHED_NEXT)) {
-            sp->q_bytes -= e[k].bytes; /* counted as not yet started */
-            sp->sched.head = --sp->sched.pkts ? SCHED_NEXT : PKT_NONE;
-        }
-        sp->wire.head = PKT_NONE;
-        mark[port] = sp->wire.tail != i;
-        if (!mark[port]) sp->wire.tail = PKT_NONE;
-        if (e[k].port & CUT_ARBOR)
-            arbor_pkt_release(s, i); /* and its payload buffer */
-        else
-            pool_release(&s->pool, i);
-    }
-    for (size_t k = 0; k < kept; k++) {
-        uint32_t port = e[k].port & ~CUT_ARBOR;
-        if (!mark[port]) continue;
-        mark[port] = 0;
-        struct sport *sp = &s->sp[port];
-        sp->wire.head = e[k].i;
-        if (sp->kind == PORT_SCHED && sp->sched.head == SCHED_NEXT) sp->sched.head = e[k].i;
-    }
-    return kept;
+    uint32_t port = e->port & ~CUT_ARBOR;
+    if (!mark[port]) return;
+    mark[port] = 0;
+    --*marked;
+    struct sport *sp = &s->sp[port];
+    sp->wire.head = e->i;
+    if (sp->kind == PORT_SCHED && sp->sched.head == SCHED_NEXT) sp->sched.head = e->i;
 }
 
 void net_on_arrive(arb_sim *s, uint32_t port)

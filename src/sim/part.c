@@ -10,9 +10,10 @@
  * Records between parts, one after the other in a byte buffer: a packet
  * that starts across the cut (to the part that receives it, with its
  * arrival time), a PFC event for a port another part sends on, a
- * completion (to every part: all report it), and, to part 0, the change an
- * event made to the number of live packets (for the pool's peak, which no
- * part can see alone); with a capture of the whole fabric
+ * completion (to every part: all report it), and, to every part when the
+ * pool's peak may climb, the changes the window's events made to the
+ * number of live packets (the peak is the whole fabric's, which no part
+ * can see alone: live_window); with a capture of the whole fabric
  * (arb_sim_pcap_partition), the frames each part took in the window, to
  * part 0, and the capture's state of a packet that starts across the cut,
  * ahead of its record.
@@ -28,26 +29,24 @@ enum {
     REC_PKT = 1,
     REC_EVENT = 2,
     REC_DONE = 3,
-    REC_LIVE = 4,
     REC_PORT = 5, /* from here on, records with bytes after them (rec_len) */
     REC_FLOW = 6,
     REC_CAP = 7,
-    REC_HOP = 8
+    REC_HOP = 8,
+    REC_LIVE = 9
 };
 
 /* Every record but a packet's and a HOP (struct rec_hop) starts so; a
  * port's is followed by an arb_sim_port_stats, a flow's by a struct
- * flow_half, a capture's frames (CAP) by d bytes. */
+ * flow_half, a capture's frames (CAP) and a part's changes of live packets
+ * (LIVE: struct lnote, in its order) by d bytes. */
 struct rec {
     uint32_t type;
-    uint32_t a; /* PKT, PORT: the port; EVENT: the target; DONE: the flow; LIVE: the target; FLOW:
-                   flow */
-    arb_time t; /* PKT: arrival; EVENT, DONE, LIVE: its time */
-    uint32_t b; /* DONE: the target of the event it finished in; LIVE: the change (signed); PORT:
-                   queue */
+    uint32_t a; /* PKT, PORT: the port; EVENT: the target; DONE: the flow; FLOW: the flow */
+    arb_time t; /* PKT: arrival; EVENT, DONE: its time */
+    uint32_t b; /* DONE: the target of the event it finished in; PORT: queue */
     uint32_t c; /* DONE: order within the part */
-    uint64_t d; /* LIVE: the highest prefix of the change within the event; DONE: its arg; CAP:
-                   the bytes that follow */
+    uint64_t d; /* DONE: its arg; CAP, LIVE: the bytes that follow */
 };
 
 /* The switches a packet that starts across the cut had crossed there (a
@@ -81,6 +80,27 @@ struct buf {
     size_t n, cap;
 };
 
+/* The packets on a part's wires across the cut, until they arrive at the
+ * other part, in buckets by arrival time (2^shift ps each, about the
+ * lookahead): a ring of `cap` buckets, bucket b (absolute: arrival >>
+ * shift) at b & (cap - 1). Each bucket holds its packets in the order they started, so each
+ * wire's are in the wire's order across the buckets. A window's end lets
+ * go the buckets before its own whole and tests its own: a packet is
+ * looked at when it starts and when it arrives, not at every window
+ * between. */
+struct cut_bucket {
+    struct cut_sent *e;
+    size_t n, cap;
+};
+
+struct cut_wires {
+    struct cut_bucket *b;
+    size_t cap;        /* a power of two, or 0 */
+    uint64_t base, hi; /* every packet is in buckets base .. hi, hi - base < cap */
+    unsigned shift;
+    size_t n; /* packets in all */
+};
+
 /* A completion of the window, with the order it sorts in; an Arbor
  * rank's done (flow SIM_ARBOR_NOTE) names it in arg (arbor_note). */
 struct note {
@@ -103,9 +123,8 @@ struct sim_part {
     arb_time lookahead;
     arb_time win_end;      /* the last window's end: a callback's flow starts after it */
     struct buf *out;       /* per part */
-    struct cut_sent *sent; /* the packets on this part's wires across the cut */
-    size_t n_sent, cap_sent;
-    uint8_t *mark; /* per port, for net_cut_drain */
+    struct cut_wires sent; /* the packets on this part's wires across the cut */
+    uint8_t *mark;         /* per port, for net_cut_gone */
     struct note *done;
     size_t n_done, cap_done;
     struct lnote *live; /* the window's changes of live packets: this part's, then every part's */
@@ -114,7 +133,6 @@ struct sim_part {
     size_t cap_tmp;
     size_t *seg; /* where each part's notes start in live (each part's are in order) */
     size_t n_seg, cap_seg;
-    uint32_t seg_rank; /* the part whose notes were taken last */
     uint32_t seq;      /* order of this part's notes */
     int64_t glive;     /* live packets, whole fabric, after the last window (every part) */
     uint64_t gpeak;    /* the most at once so far (every part) */
@@ -178,6 +196,114 @@ static void *room(void *v, size_t n, size_t *cap, size_t size, size_t first)
     void *nv = realloc(v, ncap * size);
     if (nv) *cap = ncap;
     return nv;
+}
+
+/* ---- the packets on the wires across the cut (struct cut_wires) --------- */
+
+static void cut_wires_free(struct cut_wires *w)
+{
+    for (size_t k = 0; k < w->cap; k++)
+        free(w->b[k].e);
+    free(w->b);
+    w->b = NULL;
+    w->cap = w->n = 0;
+}
+
+/* Buckets of the largest power of two of picoseconds up to the lookahead
+ * (1.024 ns at least, 1.1 s at most). */
+static unsigned cut_wires_shift(arb_time lookahead)
+{
+    unsigned sh = 10;
+    while (sh < 40 && (UINT64_C(1) << (sh + 1)) <= lookahead)
+        sh++;
+    return sh;
+}
+
+/* The ring grown to span buckets lo .. hi (each bucket it holds moved to
+ * its new place; the empty ones' arrays let go). */
+static int cut_wires_grow(struct cut_wires *w, uint64_t lo, uint64_t hi)
+{
+    size_t ncap = w->cap ? w->cap : 16;
+    while (hi - lo >= ncap)
+        ncap *= 2;
+    struct cut_bucket *nb = calloc(ncap, sizeof *nb);
+    if (!nb) return ARB_ENOMEM;
+    for (uint64_t a = w->base; w->n && a <= w->hi; a++) {
+        struct cut_bucket *o = &w->b[a & (w->cap - 1)];
+        nb[a & (ncap - 1)] = *o;
+        o->e = NULL;
+    }
+    size_t n = w->n;
+    cut_wires_free(w);
+    w->b = nb;
+    w->cap = ncap;
+    w->n = n;
+    return 0;
+}
+
+static int cut_wires_add(struct cut_wires *w, const struct cut_sent *e)
+{
+    uint64_t b = e->t >> w->shift;
+    if (w->n == 0) w->base = w->hi = b; /* every bucket empty: the ring starts anywhere */
+    uint64_t lo = b < w->base ? b : w->base, hi = b > w->hi ? b : w->hi;
+    if (hi - lo >= w->cap && cut_wires_grow(w, lo, hi) < 0) return ARB_ENOMEM;
+    w->base = lo;
+    w->hi = hi;
+    struct cut_bucket *k = &w->b[b & (w->cap - 1)];
+    if (k->n == k->cap) {
+        size_t ncap = k->cap ? k->cap * 2 : 64;
+        struct cut_sent *ne = realloc(k->e, ncap * sizeof *ne);
+        if (!ne) return ARB_ENOMEM;
+        k->e = ne;
+        k->cap = ncap;
+    }
+    k->e[k->n++] = *e;
+    w->n++;
+    return 0;
+}
+
+/* Has e arrived by the event (t, target) of the local order? */
+static int cut_arrived(const struct cut_sent *e, arb_time t, uint32_t target)
+{
+    return e->t < t || (e->t == t && EV_PORT(e->port & ~CUT_ARBOR, EV_ARRIVE) <= target);
+}
+
+/* the port of the packet this far ahead is fetched */
+#define CUT_AHEAD 24
+
+/* What has arrived by the event (t, target) let go (net_cut_gone), in
+ * the order each wire holds it: the buckets before t's whole (every packet
+ * there arrived before t), t's tested; then each wire that still holds
+ * packets gets its first as its head (net_cut_head). */
+static void cut_wires_drain(arb_sim *s, struct cut_wires *w, arb_time t, uint32_t target,
+                            uint8_t *mark)
+{
+    if (w->n == 0) return;
+    uint64_t tb = t >> w->shift;
+    size_t marked = 0;
+    for (uint64_t b = w->base; b <= w->hi && b <= tb; b++) {
+        struct cut_bucket *k = &w->b[b & (w->cap - 1)];
+        size_t kept = 0;
+        for (size_t j = 0; j < k->n; j++) {
+            if (j + CUT_AHEAD < k->n) SIM_PREFETCH(&s->sp[k->e[j + CUT_AHEAD].port & ~CUT_ARBOR]);
+            if (b == tb && !cut_arrived(&k->e[j], t, target))
+                k->e[kept++] = k->e[j];
+            else
+                net_cut_gone(s, &k->e[j], mark, &marked);
+        }
+        w->n -= k->n - kept;
+        k->n = kept;
+    }
+    if (w->n == 0) {
+        w->base = w->hi = tb;
+        return;
+    }
+    if (tb > w->base) w->base = tb; /* (tb <= hi: a later bucket holds packets) */
+    for (uint64_t b = w->base; marked && b <= w->hi; b++) {
+        const struct cut_bucket *k = &w->b[b & (w->cap - 1)];
+        for (size_t j = 0; marked && j < k->n; j++)
+            net_cut_head(s, &k->e[j], mark, &marked);
+    }
 }
 
 static int note_add(struct note **v, size_t *n, size_t *cap, const struct note *x)
@@ -249,7 +375,7 @@ void part_free(arb_sim *s)
     for (uint32_t r = 0; P->out && r < P->ops.n_ranks; r++)
         free(P->out[r].d);
     free(P->out);
-    free(P->sent);
+    cut_wires_free(&P->sent);
     free(P->mark);
     free(P->node_part);
     free(P->done);
@@ -309,7 +435,6 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
         if (P) {
             free(P->node_part);
             free(P->out);
-            free(P->sent);
             free(P->mark);
         }
         free(P);
@@ -344,6 +469,7 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
         }
     }
     P->lookahead = cut_lookahead(s);
+    P->sent.shift = cut_wires_shift(P->lookahead);
     int rc = sim_links(s); /* the links across the cut, a class of their own (LK_CUT) */
     if (rc < 0) {
         part_free(s);
@@ -374,18 +500,11 @@ int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 
 /* ---- what crosses ------------------------------------------------------- */
 
-/* Packet i on the wire of `port` until it arrives (net_cut_drain). */
+/* Packet i on the wire of `port` until it arrives (drain_wires). */
 static void note_sent(arb_sim *s, uint32_t port, uint32_t i, const struct pkt *k)
 {
-    struct sim_part *P = s->part;
-    struct cut_sent *nv = room(P->sent, P->n_sent, &P->cap_sent, sizeof *nv, 1024);
-    if (!nv) {
-        fail(s, ARB_ENOMEM);
-        return;
-    }
-    P->sent = nv;
-    P->sent[P->n_sent++] =
-        (struct cut_sent){k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i, k->bytes};
+    struct cut_sent e = {k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i, k->bytes};
+    fail(s, cut_wires_add(&s->part->sent, &e));
 }
 
 void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
@@ -512,6 +631,26 @@ static int seg_push(struct sim_part *P, size_t at)
     if (!ns) return ARB_ENOMEM;
     P->seg = ns;
     P->seg[P->n_seg++] = at;
+    return 0;
+}
+
+/* Another part's notes of the window (n, in its order, at d): a run of
+ * their own in live. */
+static int take_live(struct sim_part *P, const uint8_t *d, size_t n)
+{
+    int rc = seg_push(P, P->n_live);
+    if (rc < 0) return rc;
+    if (P->n_live + n > P->cap_live) {
+        size_t ncap = P->cap_live ? P->cap_live : 1024;
+        while (ncap < P->n_live + n)
+            ncap *= 2;
+        struct lnote *nv = realloc(P->live, ncap * sizeof *nv);
+        if (!nv) return ARB_ENOMEM;
+        P->live = nv;
+        P->cap_live = ncap;
+    }
+    if (n) memcpy(P->live + P->n_live, d, n * sizeof *P->live);
+    P->n_live += n;
     return 0;
 }
 
@@ -683,12 +822,9 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
         } else if (r.type == REC_DONE) {
             struct note x = {r.t, r.b, from, r.c, r.a, r.d};
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
-        } else if (r.type == REC_LIVE) {
-            if (from != P->seg_rank) { /* the first of this part's notes */
-                fail(s, seg_push(P, P->n_live));
-                P->seg_rank = from;
-            }
-            fail(s, lnote_add(P, r.t, r.a, (int32_t)r.b, (uint32_t)r.d));
+        } else if (r.type == REC_LIVE && r.d <= n - o && r.d % sizeof(struct lnote) == 0) {
+            fail(s, take_live(P, d + o, (size_t)r.d / sizeof(struct lnote)));
+            o += (size_t)r.d;
         } else if (r.type == REC_PORT && o + sizeof(arb_sim_port_stats) <= n) {
             if (P->mps && r.a < s->n_ports) {
                 memcpy(&P->mps[r.a], d + o, sizeof(arb_sim_port_stats));
@@ -785,8 +921,7 @@ static int exchange(arb_sim *s)
     return rc;
 }
 
-/* This part's completions and changes of live packets of the window: to
- * every part, to part 0. */
+/* This part's completions of the window: to every part. */
 static void post_notes(arb_sim *s)
 {
     struct sim_part *P = s->part;
@@ -816,15 +951,16 @@ static int live_window(arb_sim *s)
     if (rc < 0) return rc;
     int64_t up = (int64_t)v[0], delta = (int64_t)v[1];
     if (P->glive + up > (int64_t)P->gpeak) {
-        size_t mine = P->n_live;
+        size_t bytes = P->n_live * sizeof *P->live;
         P->n_seg = 0;
         fail(s, seg_push(P, 0));
-        P->seg_rank = me;
-        for (size_t k = 0; k < mine; k++) {
-            const struct lnote *x = &P->live[k];
-            struct rec r = {REC_LIVE, x->target, x->t, (uint32_t)x->delta, 0, x->up};
-            for (uint32_t q = 0; q < R; q++)
-                if (q != me) fail(s, buf_put(&P->out[q], &r, sizeof r));
+        struct rec r = {REC_LIVE, 0, 0, 0, 0, bytes};
+        for (uint32_t q = 0; q < R; q++) {
+            uint8_t *w = q != me ? buf_room(&P->out[q], sizeof r + bytes) : NULL;
+            if (q != me && !w) fail(s, ARB_ENOMEM);
+            if (!w) continue;
+            memcpy(w, &r, sizeof r);
+            if (bytes) memcpy(w + sizeof r, P->live, bytes);
         }
         rc = exchange(s);
         if (rc < 0) return rc;
@@ -999,7 +1135,7 @@ static void drain_wires(arb_sim *s, arb_time end)
         t = s->part_stop_t;
         target = s->part_stop_target;
     }
-    P->n_sent = net_cut_drain(s, P->sent, P->n_sent, t, target, P->mark);
+    cut_wires_drain(s, &P->sent, t, target, P->mark);
 }
 
 int part_run(arb_sim *s, arb_time until)

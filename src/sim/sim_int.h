@@ -414,15 +414,16 @@ struct cut_sent {
     uint32_t bytes; /* its wire bytes (the queue counts them until it starts) */
 };
 #define CUT_ARBOR 0x80000000u
-/* net.c: of e[0 .. n), in the order the packets started, those whose
- * arrival (at the receiving part) comes by the event (t, target) of the
- * local order are taken off their wires and let go, with their wires'
- * bookkeeping, touching neither them nor the ports of the others (mark:
- * one byte a port, zero, and left so); the others are kept, in order, at
- * the front of e: their number is returned. The sending part has no
- * arrival event for them. */
-size_t net_cut_drain(arb_sim *s, struct cut_sent *e, size_t n, arb_time t, uint32_t target,
-                     uint8_t *mark);
+/* net.c, for a part's packets on its wires across the cut, which have no
+ * arrival event there (part.c lets them go at the end of the window they
+ * arrive in), taken in the order they started on each wire, touching
+ * neither the packets nor the ports of others: net_cut_gone takes e, which
+ * has arrived, off its wire and lets it go with the wire's bookkeeping,
+ * marking its port (mark: one byte a port, zero, and left so; *marked
+ * counts those marked) when the wire still holds a packet; net_cut_head
+ * then makes e, the first packet kept of a marked port, its wire's head. */
+void net_cut_gone(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked);
+void net_cut_head(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked);
 /* An event for a port another part sends on (PCUT_IN: PFC's pause and
  * resume), to that part. */
 void part_send_event(arb_sim *s, arb_time t, uint32_t target);
