@@ -449,13 +449,9 @@ static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 /* Packet i, just popped off port's wire: it no longer counts among the
  * packets not yet started (PORT_SCHED), and the next on the wire gets its
  * arrival event. */
-static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
-                                          const struct pkt *k, uint32_t i)
+static SIM_ALWAYS_INLINE void wire_next(arb_sim *s, const struct sport *sp, uint32_t port,
+                                        const struct pkt *k)
 {
-    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
-        sp->q_bytes -= k->bytes;
-        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
-    }
     if (sp->wire.head != PKT_NONE) {
         arb_time next =
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
@@ -463,18 +459,45 @@ static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t
     }
 }
 
+static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
+                                          const struct pkt *k, uint32_t i)
+{
+    if (sp->kind == PORT_SCHED && sp->sched.head == i) {
+        sp->q_bytes -= k->bytes;
+        sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
+    }
+    wire_next(s, sp, port, k);
+}
+
 /* A partitioned run's arrival off a wire across the cut, at the receiving
  * part (the sending part has no arrival event: it lets the packet go at the
- * end of the window, net_cut_gone): the
- * packet lands, counted live from here (part.c, receive_pkt). */
+ * end of the window it arrives in, net_cut_gone): the packet lands, counted
+ * live from here (part.c, receive_pkt), and the next on the wire, if any,
+ * gets its arrival event, as in one process. */
 static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
 {
-    uint32_t i = plist_pop(&s->pool, &s->sp[port].wire);
+    struct sport *sp = &s->sp[port];
+    uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
+    wire_next(s, sp, port, pool_get(&s->pool, i));
     s->pool.live++;
     if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
     s->part_xfer = 1;
     land(s, port, i);
+}
+
+void net_cut_put(arb_sim *s, uint32_t port, uint32_t i)
+{
+    struct sport *sp = &s->sp[port];
+    const struct pkt *k = pool_get(&s->pool, i);
+    if (sp->wire.head == PKT_NONE) {
+        net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    } else { /* written, not read (busy_until has its arrival) */
+        arb_time gap = k->t - sp->busy_until;
+        pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;
+    }
+    sp->busy_until = k->t;
+    plist_push(&s->pool, &sp->wire, i);
 }
 
 /* sched.head, between net_cut_gone and net_cut_head: the first packet kept */

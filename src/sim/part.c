@@ -133,11 +133,11 @@ struct sim_part {
     size_t cap_tmp;
     size_t *seg; /* where each part's notes start in live (each part's are in order) */
     size_t n_seg, cap_seg;
-    uint32_t seq;      /* order of this part's notes */
-    int64_t glive;     /* live packets, whole fabric, after the last window (every part) */
-    uint64_t gpeak;    /* the most at once so far (every part) */
-    int64_t wcur;      /* this part's change of live packets in the window so far */
-    int64_t wup;       /* its highest point in the window, above the window's start */
+    uint32_t seq;   /* order of this part's notes */
+    int64_t glive;  /* live packets, whole fabric, after the last window (every part) */
+    uint64_t gpeak; /* the most at once so far (every part) */
+    int64_t wcur;   /* this part's change of live packets in the window so far */
+    int64_t wup;    /* its highest point in the window, above the window's start */
     /* this part's ports as last sent to part 0 (sync_end sends what changed) */
     arb_sim_port_stats *sps;
     uint32_t *sq;
@@ -582,8 +582,7 @@ static uint32_t receive_pkt(arb_sim *s, uint32_t port, const uint8_t *src, const
             return PKT_NONE;
         }
     }
-    plist_push(&s->pool, &s->sp[port].wire, i);
-    net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    net_cut_put(s, port, i);
     s->part->info.received++;
     return i;
 }

@@ -79,7 +79,9 @@ struct sport {
     uint8_t paused;       /* PFC: the peer asked this port to stop */
     uint8_t kind;         /* PORT_*, NIC_* */
     uint8_t failed;       /* the link is down (the topology's flag, read by sim_links) */
-    arb_time busy_until;  /* the serialiser is busy until then */
+    arb_time busy_until;  /* the serialiser is busy until then; at the receiving part of a
+                           * wire across the cut (PCUT_IN), the last packet put on the wire
+                           * arrives then (net_cut_put) */
     uint64_t tx_bytes, tx_pkts;
 };
 
@@ -423,6 +425,10 @@ struct cut_sent {
  * counts those marked) when the wire still holds a packet; net_cut_head
  * then makes e, the first packet kept of a marked port, its wire's head. */
 void net_cut_gone(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked);
+/* net.c: packet i, from another part, put on the wire of `port` (PCUT_IN)
+ * until its arrival: its arrival event when the wire was empty, else the
+ * one before it, when it arrives, schedules it. */
+void net_cut_put(arb_sim *s, uint32_t port, uint32_t i);
 void net_cut_head(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *marked);
 /* An event for a port another part sends on (PCUT_IN: PFC's pause and
  * resume), to that part. */
