@@ -187,10 +187,11 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     if (s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
-    if (sp->wire.head == PKT_NONE) {
-        /* across the cut, the receiving part has the arrival event (this
+    if (odd & LK_CUT) {
+        /* across the cut, the receiving part has the arrival events (this
          * part lets the packet go at the end of the window it arrives in) */
-        if (!(odd & LK_CUT)) net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
+    } else if (sp->wire.head == PKT_NONE) {
+        net_push_event(s, k->t, EV_PORT(port, EV_ARRIVE));
     } else { /* written, not read: the tail's line need not be waited for */
         arb_time gap = k->t - tail_t;
         pool_get(&s->pool, sp->wire.tail)->gap = gap < PKT_GAP_FAR ? (uint32_t)gap : PKT_GAP_FAR;

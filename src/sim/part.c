@@ -29,7 +29,7 @@ enum {
     REC_PKT = 1,
     REC_EVENT = 2,
     REC_DONE = 3,
-    REC_PORT = 5, /* from here on, records with bytes after them (rec_len) */
+    REC_PORT = 5, /* from here on, records with bytes after them (take) */
     REC_FLOW = 6,
     REC_CAP = 7,
     REC_HOP = 8,
@@ -713,43 +713,24 @@ static void merge_live(arb_sim *s)
     P->n_live = 0;
 }
 
-/* The bytes of the record at d (n bytes left), what follows it included;
- * 0 when it does not fit. */
-static size_t rec_len(const uint8_t *d, size_t n)
-{
-    uint32_t type;
-    if (n < sizeof type) return 0;
-    memcpy(&type, d, sizeof type);
-    if (type == REC_PKT) {
-        struct rec_pkt h;
-        if (n < sizeof h) return 0;
-        memcpy(&h, d, sizeof h);
-        size_t len = sizeof h + sizeof(struct pkt) + h.extra;
-        return len <= n && h.hlen <= h.extra ? len : 0;
-    }
-    struct rec r;
-    if (n < sizeof r) return 0;
-    memcpy(&r, d, sizeof r);
-    size_t len = sizeof r;
-    if (r.type >= REC_PORT) {
-        if (r.type == REC_PORT)
-            len += sizeof(arb_sim_port_stats);
-        else if (r.type == REC_FLOW)
-            len += sizeof(struct flow_half);
-        else if (r.type == REC_HOP) /* (a packet's record follows: n covers a struct rec) */
-            len = sizeof(struct rec_hop);
-        else if (r.d <= n - len)
-            len += (size_t)r.d;
-        else
-            return 0;
-    }
-    return len <= n ? len : 0;
-}
-
-/* Some records ahead of the one being parsed: the ports their packets
- * land on, fetched (each a cache miss: the port was last used a window
- * ago). */
+/* Some packets ahead of the one being parsed: the port it lands on,
+ * fetched (a cache miss: the port was last used a window ago), and the
+ * free packet it will land in (the pool's stack, top down). The records
+ * between are taken to be as long as a plain packet's: a guess, which only
+ * steers the fetch. */
 #define TAKE_AHEAD 6
+
+static inline void take_fetch(const arb_sim *s, const uint8_t *d, size_t n, size_t o)
+{
+    size_t a = o + TAKE_AHEAD * (sizeof(struct rec_pkt) + sizeof(struct pkt));
+    struct rec_pkt h;
+    if (a >= n || n - a < sizeof h) return;
+    memcpy(&h, d + a, sizeof h);
+    if (h.type != REC_PKT || h.port >= s->n_ports) return;
+    SIM_PREFETCH(&s->sp[h.port]);
+    if (s->pool.n_free > TAKE_AHEAD)
+        SIM_PREFETCH(pool_get(&s->pool, s->pool.free_ids[s->pool.n_free - 1 - TAKE_AHEAD]));
+}
 
 /* The packet record at d + *o (of n bytes, REC_PKT) put on its wire
  * (*port), *o past it: 0 and *i its index here (PKT_NONE: it could not
@@ -759,14 +740,14 @@ static inline int take_pkt(arb_sim *s, const uint8_t *d, size_t n, size_t *o, ui
                            uint32_t *port)
 {
     struct rec_pkt h;
-    size_t plen = rec_len(d + *o, n - *o);
-    if (!plen) {
+    if (n - *o < sizeof h + sizeof(struct pkt)) {
         fail(s, ARB_EINVAL); /* cut short */
         return -1;
     }
     memcpy(&h, d + *o, sizeof h);
-    if (h.port >= s->n_ports) {
-        fail(s, ARB_EINVAL);
+    size_t plen = sizeof h + sizeof(struct pkt) + (size_t)h.extra;
+    if (plen > n - *o || h.hlen > h.extra || h.port >= s->n_ports) {
+        fail(s, ARB_EINVAL); /* cut short, or not one of this fabric's */
         return -1;
     }
     *port = h.port;
@@ -780,32 +761,19 @@ static inline int take_pkt(arb_sim *s, const uint8_t *d, size_t n, size_t *o, ui
 static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
 {
     struct sim_part *P = s->part;
-    size_t o = 0, ahead = 0;
-    for (int k = 0; k < TAKE_AHEAD; k++) {
-        size_t len = rec_len(d + ahead, n - ahead);
-        if (!len) break;
-        ahead += len;
-    }
+    size_t o = 0;
     /* a run that failed before (an Arbor engine gave up) still gets the
      * figures: only an error met here stops the parsing */
     int before = s->error;
     while (o < n && s->error == before) {
-        size_t len = rec_len(d + ahead, n - ahead);
-        if (len) {
-            struct rec_pkt ra;
-            memcpy(&ra, d + ahead, sizeof ra); /* (every record is as long) */
-            if (ra.type == REC_PKT && ra.port < s->n_ports) {
-                SIM_PREFETCH(&s->sp[ra.port]);
-                /* and the free packet it will land in (the pool's stack, top down) */
-                if (s->pool.n_free > TAKE_AHEAD)
-                    SIM_PREFETCH(
-                        pool_get(&s->pool, s->pool.free_ids[s->pool.n_free - 1 - TAKE_AHEAD]));
-            }
-            ahead += len;
-        }
         uint32_t type, i, port;
+        if (n - o < sizeof type) {
+            fail(s, ARB_EINVAL); /* cut short */
+            return;
+        }
         memcpy(&type, d + o, sizeof type);
         if (type == REC_PKT) {
+            take_fetch(s, d, n, o);
             if (take_pkt(s, d, n, &o, &i, &port) < 0) return;
             continue;
         }

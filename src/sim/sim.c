@@ -557,6 +557,7 @@ void sim_local_stats(const arb_sim *s, arb_sim_stats *st)
     arb_time paused = 0;
     uint32_t maxq = 0;
     for (uint32_t p = 0; p < s->n_ports; p++) {
+        if (s->pcut && s->pcut[p] > PCUT_OUT) continue; /* another part's port: it counts it */
         const struct sport *sp = &s->sp[p];
         const struct sport_cold *c = &s->spc[p];
         paused += c->paused_ps + (sp->paused ? s->now - c->paused_at : 0);
