@@ -1124,7 +1124,7 @@ int part_run(arb_sim *s, arb_time until)
             if (rc == 0 && UINT64_MAX - last > s->horizon) s->horizon = UINT64_MAX - last;
             break;
         }
-        if (v[0] > until) break;
+        if (v[0] > until || v[0] == ARB_TIME_NEVER) break; /* (never: every queue is empty) */
         arb_time end = P->lookahead == ARB_TIME_NEVER || v[0] + P->lookahead - 1 < v[0]
                            ? until
                            : v[0] + P->lookahead - 1;

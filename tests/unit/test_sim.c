@@ -389,6 +389,41 @@ TEST(slices_and_reads_change_nothing)
     CHECK(memcmp(fin[0], fin[1], sizeof fin[0]) == 0);
 }
 
+/* A partitioned run (of one part) to ARB_TIME_NEVER ends when the
+ * queues are empty, as one process's does, with its figures; and again on
+ * the empty queue. */
+TEST(a_partitioned_run_to_never_ends)
+{
+    arb_sim_stats st[2];
+    for (int part = 0; part < 2; part++) {
+        arb_topo *t = simkit_topo("star:9");
+        arb_sim_config cfg;
+        arb_sim_config_default(&cfg);
+        cfg.transport = ARB_TRANSPORT_IRN;
+        cfg.queue_bytes = 50000;
+        cfg.loss = 0.002;
+        cfg.local_order = 1;
+        arb_sim *s = sim_on(t, &cfg);
+        arb_sim_part_ops ops = {
+            NULL, 0, 1, simkit_one_alltoall, simkit_one_reduce, simkit_one_reduce};
+        uint32_t np[10] = {0};
+        char err[128];
+        if (part) REQUIRE_EQ_I(arb_sim_partition(s, &ops, np, err, sizeof err), 0);
+        for (uint32_t h = 1; h < 9; h++)
+            CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
+        CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        arb_sim_get_stats(s, &st[part]);
+        CHECK_EQ_U(st[part].flows_done, 8);
+        arb_sim_free(s);
+        arb_topo_free(t);
+    }
+    CHECK(st[0].lost > 0);
+    CHECK_EQ_U(st[1].events, st[0].events);
+    CHECK_EQ_U(st[1].pkts_delivered, st[0].pkts_delivered);
+    CHECK_EQ_U(st[1].pool_peak, st[0].pool_peak);
+}
+
 /* A link of its own loss (arb_topo_set_link_loss): only the flow through
  * it loses packets; a loss of 0 set on a link changes nothing. */
 TEST(a_flaky_link_loses_alone)
@@ -675,6 +710,7 @@ int main(void)
     RUN(leafspine_permutation_completes);
     RUN(flow_done_callback_chains_flows);
     RUN(spine_fails_during_the_run);
+    RUN(a_partitioned_run_to_never_ends);
     RUN(bad_config);
     return testkit_done();
 }
