@@ -658,18 +658,18 @@ static int lnote_before(const struct lnote *x, const struct lnote *y)
     return x->t < y->t || (x->t == y->t && x->target < y->target);
 }
 
-/* live[0 .. n_live): runs (seg) each in order, merged pairwise into one
- * (stably: no two parts have a note of one time and target). */
+/* live[0 .. n_live): runs (seg) each in order, merged pairwise into two
+ * at most (stably: no two parts have a note of one time and target). */
 static int merge_runs(struct sim_part *P)
 {
-    if (P->n_seg <= 2) return 0;
+    if (P->n_seg <= 3) return 0;
     if (P->cap_tmp < P->n_live) {
         struct lnote *nt = realloc(P->tmp, P->n_live * sizeof *nt);
         if (!nt) return ARB_ENOMEM;
         P->tmp = nt;
         P->cap_tmp = P->n_live;
     }
-    while (P->n_seg > 2) { /* seg holds n_seg - 1 runs and the end */
+    while (P->n_seg > 3) { /* seg holds n_seg - 1 runs and the end */
         size_t out = 0, k = 0, o = 0;
         for (; k + 2 < P->n_seg; k += 2) {
             size_t i = P->seg[k], m = P->seg[k + 1], j = m, e = P->seg[k + 2];
@@ -704,8 +704,11 @@ static void merge_live(arb_sim *s)
     struct sim_part *P = s->part;
     fail(s, seg_push(P, P->n_live));
     fail(s, merge_runs(P));
-    for (size_t k = 0; k < P->n_live; k++) {
-        const struct lnote *x = &P->live[k];
+    /* the last two runs merged as they are read */
+    const struct lnote *v = P->live;
+    size_t i = 0, m = P->n_seg > 2 ? P->seg[1] : P->n_live, j = m, e = P->n_live;
+    while (i < m || j < e) {
+        const struct lnote *x = j < e && (i == m || lnote_before(&v[j], &v[i])) ? &v[j++] : &v[i++];
         uint64_t top = (uint64_t)(P->glive + (int64_t)x->up);
         if (top > P->gpeak) P->gpeak = top;
         P->glive += x->delta;
