@@ -465,8 +465,11 @@ typedef struct arb_sim_part_ops {
      * All-to-all: send[r][0 .. send_len[r]) goes to part r (send[rank]
      * included, ignored); on return *recv holds, one after the other in
      * part order, what every part sent to this one, recv_len[r] bytes from
-     * part r, in a block of malloc'd memory the caller of the operation
-     * frees. Returns 0 or a negative ARB_E* code (the run stops with it).
+     * part r, in a block the operation owns, which must stay valid until
+     * its next call (the simulator neither frees it nor keeps it past
+     * that: one block reused, a window after another, costs no allocation
+     * per window). Returns 0 or a negative ARB_E* code (the run stops with
+     * it).
      */
     int (*alltoall)(void *ctx, const uint8_t *const *send, const size_t *send_len, uint8_t **recv,
                     size_t *recv_len);

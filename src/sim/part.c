@@ -884,7 +884,6 @@ static int exchange(arb_sim *s)
         pcap_part_clear(s->pcap);
         memset(P->capn, 0, R * sizeof *P->capn);
     }
-    free(recv);
     free(send);
     free(len);
     free(rlen);

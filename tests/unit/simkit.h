@@ -41,10 +41,11 @@ static inline uint32_t simkit_dmodk(void *ctx, const arb_sim *sim, uint32_t node
 static inline int simkit_one_alltoall(void *ctx, const uint8_t *const *send, const size_t *send_len,
                                       uint8_t **recv, size_t *recv_len)
 {
+    static uint8_t none;
     (void)ctx, (void)send, (void)send_len;
-    *recv = malloc(1);
+    *recv = &none;
     recv_len[0] = 0;
-    return *recv ? 0 : ARB_ENOMEM;
+    return 0;
 }
 static inline int simkit_one_reduce(void *ctx, uint64_t *v, size_t n)
 {

@@ -82,7 +82,7 @@ static void test_exit(struct sim_part_cli *p)
 
 /* The counts in an all-to-all, then each part's records sent from its own
  * buffer and received in place (point to point: no copy into one send
- * buffer first). */
+ * buffer first), into one block kept from call to call (p->rbuf). */
 static int op_alltoall(void *ctx, const uint8_t *const *send, const size_t *send_len,
                        uint8_t **recv, size_t *recv_len)
 {
@@ -109,7 +109,15 @@ static int op_alltoall(void *ctx, const uint8_t *const *send, const size_t *send
         recv_len[r] = (size_t)rc[r];
         rtotal += recv_len[r];
     }
-    if (!(rb = malloc(rtotal ? rtotal : 1))) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (rtotal > p->rcap || !p->rbuf) { /* the block grows to the most received at once */
+        size_t ncap = p->rcap ? p->rcap : 65536;
+        while (ncap < rtotal)
+            ncap *= 2;
+        free(p->rbuf);
+        if (!(p->rbuf = malloc(ncap))) MPI_Abort(MPI_COMM_WORLD, 1);
+        p->rcap = ncap;
+    }
+    rb = p->rbuf;
     int n_req = 0;
     size_t o = 0;
     for (int r = 0; r < R; r++) {
@@ -221,6 +229,9 @@ void sim_part_finalize(struct sim_part_cli *p)
 {
     if (p->inited) MPI_Finalize();
     p->inited = 0;
+    free(p->rbuf);
+    p->rbuf = NULL;
+    p->rcap = 0;
 }
 
 #endif

@@ -16,6 +16,8 @@ struct sim_part_cli {
     uint64_t bytes;       /* bytes this rank sent */
     uint64_t calls;       /* all-to-alls so far (ARB_PART_TEST_EXIT) */
     uint64_t exit_at;     /* leave at this all-to-all (tests), 0: never */
+    uint8_t *rbuf;        /* what the all-to-all received, reused call after call */
+    size_t rcap;
 };
 
 /* Whether this build has MPI. */
