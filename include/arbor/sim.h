@@ -20,8 +20,9 @@
  *   How it runs: one pending arrival event per link (its first packet on
  *   the wire). A switch port without PFC knows a packet's start when the
  *   packet is queued (nothing can hold it back), so it schedules it then and
- *   has no other event; NICs and ports with PFC start their next packet at
- *   an end-of-transmission event.
+ *   has no other event; NICs, ports with PFC, and every port when the DRE
+ *   is on (cfg.dre_period: it counts a packet as it starts) start their
+ *   next packet at an end-of-transmission event.
  *   - PFC (lossless mode): a switch counts the bytes it holds per ingress
  *     port; above xoff it pauses the upstream port, below xon it resumes
  *     it; each PAUSE and RESUME takes the link's propagation delay to act.

@@ -1,9 +1,10 @@
 /*
  * The fabric: output queues, serialisers, wires, store-and-forward
  * switches, ECN marking and PFC. One pending arrival event per wire (its
- * head packet). A NIC, or a switch port with PFC, has at most one pending
- * end-of-transmission event, armed only when something waits behind the
- * packet on the wire; a switch port without PFC (PORT_SCHED) has none: a
+ * head packet). A NIC, or a switch port with PFC or a DRE (which counts a
+ * packet as it starts), has at most one pending end-of-transmission event,
+ * armed only when something waits behind the packet on the wire; any other
+ * switch port (PORT_SCHED) has none: a
  * packet it accepts is scheduled at once, to start when the ones ahead of
  * it are out, and its queue is counted up to the present when looked at.
  */

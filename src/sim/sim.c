@@ -237,7 +237,9 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         sp->q.head = sp->q.tail = PKT_NONE;
         sp->wire.head = sp->wire.tail = PKT_NONE;
         s->spc[p].late.head = s->spc[p].late.tail = PKT_NONE;
-        sp->kind = cfg->pfc ? PORT_EVENTS : PORT_SCHED;
+        /* a port whose start may wait (PFC), or whose DRE counts a packet as
+         * it starts (CONGA), has its events; the others schedule at once */
+        sp->kind = cfg->pfc || cfg->dre_period ? PORT_EVENTS : PORT_SCHED;
         if (sp->kind == PORT_SCHED) sp->sched.head = PKT_NONE; /* PORT_EVENTS: pfc, zeroed */
     }
     for (uint32_t v = 0; v < arb_topo_n_nodes(topo); v++) {

@@ -733,6 +733,39 @@ TEST(dre_counts_and_decays)
     arb_topo_free(t);
 }
 
+/* A switch port's DRE counts a packet as it starts on the link, not when
+ * it is queued behind another (CONGA's DRE counts the bytes sent): two
+ * hosts' packets reach the switch at once for the same host; half-way
+ * through the first one's transmission the downlink's DRE holds it alone,
+ * half-way through the second's both. */
+TEST(dre_counts_a_packet_as_it_starts)
+{
+    arb_topo *t = simkit_topo("star:3");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_lb *lb = NULL;
+    char err[200];
+    REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, "conga:tdre=100us,alpha=0.5", &cfg, err, sizeof err), 0);
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 2, 4096, 0, 1, 1, NULL), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 1, 2, 4096, 0, 2, 1, NULL), 0);
+    const arb_port *ports = arb_topo_ports(t);
+    uint32_t nic = arb_topo_node(t, 0)->first_up, down = UINT32_MAX;
+    const arb_node *sw = arb_topo_node(t, 3);
+    for (uint32_t p = sw->first_port; p < sw->first_up + sw->n_up; p++)
+        if (ports[p].peer == 2) down = p;
+    REQUIRE(down != UINT32_MAX);
+    arb_time tx = arb_time_tx(4178, ports[nic].rate), at = tx + ports[nic].delay;
+    CHECK_EQ_I(arb_sim_run(s, at + tx / 2), 0);
+    CHECK_EQ_U(arb_sim_port_dre(s, down), 4178); /* the second waits: not sent yet */
+    CHECK_EQ_I(arb_sim_run(s, at + tx + tx / 2), 0);
+    CHECK_EQ_U(arb_sim_port_dre(s, down), 2 * 4178); /* (no period has passed: no decay) */
+    arb_sim_free(s);
+    arb_lb_free(lb);
+    arb_topo_free(t);
+}
+
 /* ------------------------------------------------------------------ */
 /* Small simulations                                                    */
 /* ------------------------------------------------------------------ */
@@ -913,6 +946,7 @@ int main(void)
     RUN(ar_ftree_down_is_dmodk);
     RUN(conga_moves_after_feedback);
     RUN(dre_counts_and_decays);
+    RUN(dre_counts_a_packet_as_it_starts);
     RUN(spray_skew_gbn_against_irn);
     RUN(flowlet_gap_against_skew);
     RUN(deterministic_runs);
