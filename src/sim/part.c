@@ -250,13 +250,9 @@ static int cut_wires_add(struct cut_wires *w, const struct cut_sent *e)
     w->base = lo;
     w->hi = hi;
     struct cut_bucket *k = &w->b[b & (w->cap - 1)];
-    if (k->n == k->cap) {
-        size_t ncap = k->cap ? k->cap * 2 : 64;
-        struct cut_sent *ne = realloc(k->e, ncap * sizeof *ne);
-        if (!ne) return ARB_ENOMEM;
-        k->e = ne;
-        k->cap = ncap;
-    }
+    struct cut_sent *ne = room(k->e, k->n, &k->cap, sizeof *ne, 64);
+    if (!ne) return ARB_ENOMEM;
+    k->e = ne;
     k->e[k->n++] = *e;
     w->n++;
     return 0;
