@@ -89,7 +89,8 @@
       "QPs per connection; each pair's flow is split over them")                                   \
     X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr|hpn", 0, 0,                    \
       "ring_allreduce: split every message over the QPs, rr whole messages round robin, or hpn "   \
-      "(disjoint source ports, each message to the least-loaded connection)")                      \
+      "(disjoint source ports, each message to the least-loaded connection); other kinds: split "  \
+      "only")                                                                                      \
     X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, "off", NULL, 0, 0,                      \
       "the QPs of a connection share one UDP source port (only the QP number differs)")            \
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
