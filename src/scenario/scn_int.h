@@ -16,7 +16,8 @@
       "rate of switch-to-switch links; 0: link_rate")                                              \
     X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
     X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
-      "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
+      "failed links and switches, as for 'arbor topo --fail', separated by commas or blanks "      \
+      "(empty: none)")                                                                             \
     X(FAB_FAILAT, "fabric", "fail_at", VT_LIST, "", NULL, 0, 0,                                    \
       "failures during the run: TIME ITEMS; ... (items as fabric.fail; what is queued there is "   \
       "dropped, what is on their wires lost)")                                                     \

@@ -46,6 +46,22 @@ expect_err "fail_at: a time first" 2 "'switch:L2.0': expected a time" "$ARBOR" s
 expect_err "fail_at: a time needs items" 2 "no link or switch after 10us" "$ARBOR" sim -s 'fabric.fail_at=10us'
 printf '[fabric]\ntopology = leafspine:2,4,2\nfail_at = 10us up:L1.0:0\n    20us switch:L2.7\n' >"$TMP/fa.ini"
 expect_err "fail_at: continuation line named" 2 "fa.ini:4: fabric.fail_at: .*no node L2.7" "$ARBOR" sim "$TMP/fa.ini"
+# fabric.fail: items separated by commas, blanks or both, continued on
+# indented lines with or without a comma before; every form fails the same 4
+# of leafspine:2,2,4's 8 uplinks. A ';' is refused naming the line.
+printf '[fabric]\ntopology = leafspine:2,2,4\nfail = up:L1.0:0,\n    up:L1.1:1 up:L1.1:2\n    link:L1.0-L2.3\n[run]\nstop = 1us\nsample = 0\n' \
+    >"$TMP/fail.ini"
+for l in "" "up:L1.0:0,up:L1.1:1,up:L1.1:2,link:L1.0-L2.3" "up:L1.0:0, up:L1.1:1 ,up:L1.1:2 link:L1.0-L2.3"; do
+    J=$("$ARBOR" sim "$TMP/fail.ini" ${l:+-s "fabric.fail=$l"} --json 2>/dev/null)
+    has "fabric.fail '${l:-(the file)}': 4 uplinks live" "$J" '"tier1_up":{"ports_of":"leaf->spine","ports":4,'
+done
+printf '[fabric]\ntopology = leafspine:2,2,4\nfail = up:L1.0:0\n    up:L1.1:1;up:L1.1:2\n' >"$TMP/fails.ini"
+expect_err "fabric.fail: ';' refused, the line named" 2 \
+    "^arbor sim: $TMP/fails.ini:4: fabric.fail: fail: 'up:L1.1:1;up:L1.1:2': items are separated by commas or blanks, not ';'$" \
+    "$ARBOR" sim "$TMP/fails.ini"
+expect_err "arbor.fail: the same lists" 2 \
+    "^arbor sim: -s arbor.fail: fail: 'switch:L2.9': no node L2.9" \
+    "$ARBOR" sim -s topology=leafspine:2,2,4 -s "arbor.fail=switch:L2.0 switch:L2.9"
 expect_status "help" 0 "$ARBOR" sim --help
 expect_status "keys" 0 "$ARBOR" sim --keys
 
