@@ -1152,13 +1152,16 @@ static int run_routing(struct scn_run *run)
     return 0;
 }
 
-/* run.pcap could not be made or given its file: the key named. */
+/* run.pcap could not be made or given its file: the key named, and the
+ * file as the user wrote it. */
 static int pcap_fail(const arb_scenario *sc, int rc, char *err, size_t errlen)
 {
-    return key_fail(sc, K_RUN_PCAP, err, errlen, rc,
-                    rc == ARB_EIO      ? "cannot create the file"
-                    : rc == ARB_ENOMEM ? "out of memory"
-                                       : arb_strerror(rc));
+    char msg[320];
+    if (rc == ARB_EIO)
+        snprintf(msg, sizeof msg, "%s: cannot create the file", scn_str(sc, K_RUN_PCAP));
+    else
+        snprintf(msg, sizeof msg, "%s", rc == ARB_ENOMEM ? "out of memory" : arb_strerror(rc));
+    return key_fail(sc, K_RUN_PCAP, err, errlen, rc, msg);
 }
 
 /* run.pcap (after the routing, whose tap it chains to) and run.watch. A

@@ -349,7 +349,8 @@ enum scn_key { SCN_KEYS(SCN_ID) K_COUNT };
 
 struct scn_value {
     char *text;
-    char *file; /* where it was set: a file, "-s", or NULL (default) */
+    char *file; /* where it was set: a file (line 1 on), a command-line option ("-s",
+                   "--pcap": line 0), or NULL (default) */
     unsigned line;
     char *dir; /* directory relative paths resolve against; NULL: cwd */
 };
@@ -359,7 +360,8 @@ struct arb_scenario {
     char *file;
 };
 
-/* "FILE:LINE: section.key", "-s section.key" or "section.key". */
+/* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a
+ * value an option other than -s set) or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
 /* Typed values (checked when set, so these cannot fail). */
 const char *scn_str(const arb_scenario *sc, enum scn_key k);
