@@ -164,7 +164,9 @@ void arb_scenario_result_free(arb_scenario_result *r);
 const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
 /** The workload's figures. */
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
-/** The simulated time of the last event. */
+/** The simulated time the run is reported as (the JSON's sim_time_us): its
+ * last event that did something; a host timer that fired after it and found
+ * nothing to do (the timeout of a flow acknowledged since) does not count. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
 
 /** A partitioned run's figures of this part (arb_sim_part_figures);

@@ -67,7 +67,7 @@ const arb_workload_result *arb_scenario_result_workload(const arb_scenario_resul
 
 arb_time arb_scenario_result_time(const arb_scenario_result *r)
 {
-    return r->now;
+    return r->active;
 }
 
 int arb_scenario_result_part(const arb_scenario_result *r, arb_sim_part_info *out)

@@ -113,13 +113,24 @@ le "arbor-spine-fails static: above half the ceiling" 49.5 "$(jnum goodput_gbps 
 rc=$?
 J=$(cat "$TMP/inc.json")
 if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/inc.err")" -eq 1 ] &&
-    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last event at [0-9.]+ us\)$" "$TMP/inc.err"; then
+    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last activity at [0-9.]+ us\)$" "$TMP/inc.err"; then
     pass "incomplete: one line, status 1"
 else
     fail "incomplete: one line, status 1" "status $rc" "stderr: $(cat "$TMP/inc.err")"
 fi
 has "incomplete: status in the JSON" "$J" '"status":"incomplete"'
 has "incomplete: no verdict" "$J" '"correct":null'
+# The line's time is the JSON's sim_time_us, the last event that did
+# something, also when RTO timers of acknowledged flows fire after it (a ring
+# whose steps start 50 us after their deliveries, cut at 1 ms and at 2 ms:
+# timers armed at 0 and later fire with nothing to do up to run.stop).
+for stop in 1ms 2ms; do
+    "$ARBOR" sim scenarios/allreduce-leafspine.ini -s workload.start_delay=50us -s run.stop=$stop \
+        --json >"$TMP/inc.json" 2>"$TMP/inc.err"
+    want=$(awk -v t="$(jnum sim_time_us "$(cat "$TMP/inc.json")")" 'BEGIN { printf "%.3f", t }')
+    got=$(sed -n 's/.*(last activity at \([0-9.]*\) us)$/\1/p' "$TMP/inc.err")
+    same "incomplete at $stop: the line's time is sim_time_us" "$want" "$got"
+done
 # A run that cannot finish (hosts 0 and 1 cut off 100 us in, after
 # registration) ends with the JSON of what it got, a line naming the channel,
 # the offset and the hosts that never answered, and status 1.

@@ -562,7 +562,10 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
 }
 
 /* The status lines of a run that did not finish (stderr), as status: a
- * run that failed or was cut short exits 1, after the results it did get. */
+ * run that failed or was cut short exits 1, after the results it did get.
+ * Their time is the one the JSON reports, sim_time_us: the last event that
+ * did something, not a host timer that fired after it and found nothing to
+ * do (run.stop cuts a run with such timers armed, the RTO's among them). */
 static int run_status(const arb_scenario_result *res, int status)
 {
     const char *why = NULL;
@@ -579,12 +582,12 @@ static int run_status(const arb_scenario_result *res, int status)
         if (a)
             fprintf(stderr,
                     "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
-                    "event at %.3f us)\n",
+                    "activity at %.3f us)\n",
                     a->ranks_done, a->ranks, at);
         else
             fprintf(stderr,
                     "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
-                    "event at %.3f us)\n",
+                    "activity at %.3f us)\n",
                     (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned, at);
         if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
     }
