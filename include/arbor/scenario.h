@@ -33,8 +33,10 @@
  * (against the working directory for -s overrides and built-in defaults).
  *
  * Errors name where the value came from: "FILE:LINE: section.key: what"
- * for a file, "-s section.key: what" for an override, "section.key: what"
- * for a default. Parsing checks syntax and ranges; what needs the fabric
+ * for a file, "-s section.key: what" for an override, "OPTION
+ * (section.key): what" for an option that stands for a key
+ * (arb_scenario_set_from), "section.key: what" for a default. Parsing checks syntax and ranges;
+ what needs the fabric
  * (a topology spec, a host index, a trace file) is checked by
  * arb_scenario_run with the same kind of message.
  *
@@ -85,6 +87,16 @@ int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *nam
  * value; err is "-s section.key: what"), ARB_ENOMEM.
  */
 int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t errlen);
+
+/**
+ * Set one value as arb_scenario_set does, for a command-line option that
+ * stands for a key (such as --pcap for run.pcap): every message about the
+ * value, now or when the scenario runs, names the option and the key,
+ * "OPTION (section.key): what", instead of "-s section.key: what". NULL or
+ * "-s" is arb_scenario_set. Errors: as arb_scenario_set (ARB_EPARSE, ARB_ENOMEM).
+ */
+int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *option, char *err,
+                          size_t errlen);
 
 /** The current text of section.key, or NULL for an unknown key. */
 const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key);
@@ -152,7 +164,9 @@ void arb_scenario_result_free(arb_scenario_result *r);
 const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r);
 /** The workload's figures. */
 const arb_workload_result *arb_scenario_result_workload(const arb_scenario_result *r);
-/** The simulated time of the last event. */
+/** The simulated time the run is reported as (the JSON's sim_time_us): its
+ * last event that did something; a host timer that fired after it and found
+ * nothing to do (the timeout of a flow acknowledged since) does not count. */
 arb_time arb_scenario_result_time(const arb_scenario_result *r);
 
 /** A partitioned run's figures of this part (arb_sim_part_figures);

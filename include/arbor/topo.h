@@ -405,7 +405,9 @@ int arb_topo_fail_node(arb_topo *t, uint32_t node);
 
 /**
  * Parse a failure list and apply it: all or nothing (nothing changes when
- * an item is wrong). Items are separated by commas; each is one of
+ * an item is wrong). Items are separated by commas, blanks (spaces, tabs)
+ * or both, a run of them counting as one ("a,b", "a, b", "a b"; a ';' is
+ * refused as a separator, naming the item); each is one of
  *
  * @verbatim
  *   switch:NAME       the switch and all its links       switch:L2.3

@@ -104,7 +104,8 @@ const char *arb_workload_kind_name(int k);
 typedef struct arb_workload_config {
     uint64_t seed;        /**< source ports and QP numbers (default 1) */
     uint32_t qps;         /**< QPs per connection (default 1) */
-    arb_qp_mode qp_mode;  /**< ring AllReduce only (default split) */
+    arb_qp_mode qp_mode;  /**< default split; rr and hpn: ring AllReduce only (every
+                             other kind refuses them: ARB_EINVAL, "qp_mode: ...") */
     uint16_t sport_lo;    /**< source ports are drawn from [sport_lo, sport_hi] */
     uint16_t sport_hi;    /**< (default 49152..65535) */
     int shared_sport;     /**< 1: the QPs of a connection share its first QP's source

@@ -67,7 +67,7 @@ const arb_workload_result *arb_scenario_result_workload(const arb_scenario_resul
 
 arb_time arb_scenario_result_time(const arb_scenario_result *r)
 {
-    return r->now;
+    return r->active;
 }
 
 int arb_scenario_result_part(const arb_scenario_result *r, arb_sim_part_info *out)
@@ -413,6 +413,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
     }
     if (rc < 0) {
         if (strncmp(msg, "qps", 3) == 0) blame = K_WL_QPS;
+        if (strncmp(msg, "qp_mode", 7) == 0) blame = K_WL_QPMODE;
         return key_fail(sc, blame, err, errlen, rc, msg);
     }
     return 0;
@@ -1034,6 +1035,18 @@ static int run_fabric(struct scn_run *run)
     return 0;
 }
 
+/* workload.qp_mode with an Arbor collective: its engines have no QPs, and
+ * arbor.background's flows are a trace, which splits over them. */
+static int arbor_qp_mode_fail(const arb_scenario *sc, char *err, size_t errlen)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "qp_mode: %s: only ring_allreduce takes rr or hpn; the Arbor collective has no "
+             "QPs (split)",
+             arb_qp_mode_name(scn_enum(sc, K_WL_QPMODE)));
+    return key_fail(sc, K_WL_QPMODE, err, errlen, ARB_EINVAL, msg);
+}
+
 /* [workload]: the flows (with Arbor, only its background's). */
 static int run_workload(struct scn_run *run)
 {
@@ -1048,6 +1061,8 @@ static int run_workload(struct scn_run *run)
     if (r->has_bg && !run->arbor)
         return key_fail(sc, K_AR_BACKGROUND, run->err, run->errlen, ARB_EINVAL,
                         "only beside an Arbor collective (workload.kind = arbor)");
+    if (run->arbor && scn_enum(sc, K_WL_QPMODE) != ARB_QP_SPLIT)
+        return arbor_qp_mode_fail(sc, run->err, run->errlen);
     if (run->arbor && !r->has_bg) return 0;
     int rc = run->arbor ? make_background(sc, r->hosts, run->seed, &run->w, run->err, run->errlen)
                         : make_workload(sc, run->t, run->seed, &run->w, run->err, run->errlen);
@@ -1137,13 +1152,16 @@ static int run_routing(struct scn_run *run)
     return 0;
 }
 
-/* run.pcap could not be made or given its file: the key named. */
+/* run.pcap could not be made or given its file: the key named, and the
+ * file as the user wrote it. */
 static int pcap_fail(const arb_scenario *sc, int rc, char *err, size_t errlen)
 {
-    return key_fail(sc, K_RUN_PCAP, err, errlen, rc,
-                    rc == ARB_EIO      ? "cannot create the file"
-                    : rc == ARB_ENOMEM ? "out of memory"
-                                       : arb_strerror(rc));
+    char msg[320];
+    if (rc == ARB_EIO)
+        snprintf(msg, sizeof msg, "%s: cannot create the file", scn_str(sc, K_RUN_PCAP));
+    else
+        snprintf(msg, sizeof msg, "%s", rc == ARB_ENOMEM ? "out of memory" : arb_strerror(rc));
+    return key_fail(sc, K_RUN_PCAP, err, errlen, rc, msg);
 }
 
 /* run.pcap (after the routing, whose tap it chains to) and run.watch. A

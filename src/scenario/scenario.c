@@ -117,11 +117,21 @@ const char *arb_scenario_get(const arb_scenario *sc, const char *section, const 
     return k < 0 ? NULL : sc->v[k].text;
 }
 
+/* A value set by a command-line option: "-s section.key" as the user wrote
+ * it, or "--pcap (run.pcap)" for an option that stands for a key. */
+static void option_where(const char *option, int k, char *buf, size_t len)
+{
+    if (strcmp(option, "-s") == 0)
+        snprintf(buf, len, "-s %s.%s", keys[k].sec, keys[k].key);
+    else
+        snprintf(buf, len, "%s (%s.%s)", option, keys[k].sec, keys[k].key);
+}
+
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
 {
     const struct scn_value *v = &sc->v[k];
-    if (v->file && strcmp(v->file, "-s") == 0)
-        snprintf(buf, len, "-s %s.%s", keys[k].sec, keys[k].key);
+    if (v->file && v->line == 0)
+        option_where(v->file, k, buf, len);
     else if (v->file)
         snprintf(buf, len, "%s:%u: %s.%s", v->file, v->line, keys[k].sec, keys[k].key);
     else
@@ -496,9 +506,17 @@ static int set_value(arb_scenario *sc, int k, const char *text, const char *file
 
 int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t errlen)
 {
+    return arb_scenario_set_from(sc, assignment, "-s", err, errlen);
+}
+
+int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *option, char *err,
+                          size_t errlen)
+{
+    const char *opt = option && *option ? option : "-s";
     const char *eq = strchr(assignment, '=');
     if (!eq)
-        return arb_errf(err, errlen, ARB_EPARSE, "-s %s: expected section.key=value", assignment);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: expected section.key=value", opt,
+                        assignment);
     char name[128];
     size_t nl = (size_t)(eq - assignment);
     if (nl >= sizeof name) nl = sizeof name - 1;
@@ -511,11 +529,11 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
         *dot = '\0';
         char *sec = trim(nm), *key = trim(dot + 1);
         if (!known_section(sec))
-            return arb_errf(err, errlen, ARB_EPARSE, "-s %s.%s: unknown section [%s]", sec, key,
-                            sec);
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown section [%s]", opt, sec,
+                            key, sec);
         k = find_key(sec, key);
         if (k < 0)
-            return arb_errf(err, errlen, ARB_EPARSE, "-s %s.%s: unknown key in [%s]", sec, key,
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]", opt, sec, key,
                             sec);
     } else if (strcmp(nm, "seed") == 0) {
         /* The run's seed is what "seed" means on a command line; the
@@ -527,7 +545,7 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
             if (strcmp(keys[i].key, nm) == 0) {
                 if (hits++ == 0) k = i;
             }
-        if (hits == 0) return arb_errf(err, errlen, ARB_EPARSE, "-s %s: unknown key", nm);
+        if (hits == 0) return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key", opt, nm);
         if (hits > 1) {
             char list[160] = "";
             for (int i = 0; i < K_COUNT; i++)
@@ -536,7 +554,7 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
                     snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "",
                              keys[i].sec, nm);
                 }
-            return arb_errf(err, errlen, ARB_EPARSE, "-s %s: ambiguous key: %s", nm, list);
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s: ambiguous key: %s", opt, nm, list);
         }
     }
     char *val = dup_str(eq + 1);
@@ -546,9 +564,11 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
     int rc = check_value(k, v, msg, sizeof msg);
     if (rc < 0) {
         free(val);
-        return arb_errf(err, errlen, rc, "-s %s.%s: %s", keys[k].sec, keys[k].key, msg);
+        char where[160];
+        option_where(opt, k, where, sizeof where);
+        return arb_errf(err, errlen, rc, "%s: %s", where, msg);
     }
-    rc = set_value(sc, k, v, "-s", 0, NULL);
+    rc = set_value(sc, k, v, opt, 0, NULL);
     free(val);
     if (rc < 0) return arb_errf(err, errlen, rc, "out of memory");
     return 0;

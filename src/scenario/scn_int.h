@@ -16,7 +16,8 @@
       "rate of switch-to-switch links; 0: link_rate")                                              \
     X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
     X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
-      "failed links and switches, as for 'arbor topo --fail' (empty: none)")                       \
+      "failed links and switches, as for 'arbor topo --fail', separated by commas or blanks "      \
+      "(empty: none)")                                                                             \
     X(FAB_FAILAT, "fabric", "fail_at", VT_LIST, "", NULL, 0, 0,                                    \
       "failures during the run: TIME ITEMS; ... (items as fabric.fail; what is queued there is "   \
       "dropped, what is on their wires lost)")                                                     \
@@ -89,7 +90,8 @@
       "QPs per connection; each pair's flow is split over them")                                   \
     X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr|hpn", 0, 0,                    \
       "ring_allreduce: split every message over the QPs, rr whole messages round robin, or hpn "   \
-      "(disjoint source ports, each message to the least-loaded connection)")                      \
+      "(disjoint source ports, each message to the least-loaded connection); other kinds: split "  \
+      "only")                                                                                      \
     X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, "off", NULL, 0, 0,                      \
       "the QPs of a connection share one UDP source port (only the QP number differs)")            \
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
@@ -347,7 +349,8 @@ enum scn_key { SCN_KEYS(SCN_ID) K_COUNT };
 
 struct scn_value {
     char *text;
-    char *file; /* where it was set: a file, "-s", or NULL (default) */
+    char *file; /* where it was set: a file (line 1 on), a command-line option ("-s",
+                   "--pcap": line 0), or NULL (default) */
     unsigned line;
     char *dir; /* directory relative paths resolve against; NULL: cwd */
 };
@@ -357,7 +360,8 @@ struct arb_scenario {
     char *file;
 };
 
-/* "FILE:LINE: section.key", "-s section.key" or "section.key". */
+/* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a
+ * value an option other than -s set) or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
 /* Typed values (checked when set, so these cannot fail). */
 const char *scn_str(const arb_scenario *sc, enum scn_key k);

@@ -43,7 +43,8 @@ struct arb_scenario_result {
     arb_sim_stats st;
     arb_workload_result wr;
     arb_time now;
-    arb_time active; /* the last event that did something (sim_time_us) */
+    arb_time active; /* the last event that did something (sim_time_us,
+                        arb_scenario_result_time) */
     int stopped;     /* run.stop came first */
     int failed;      /* an engine gave up: the run cannot finish (failure says what) */
     int warned;      /* an engine gave up after every rank was done (failure says what) */

@@ -533,6 +533,35 @@ static int parse_item(const arb_topo *t, const char *item, struct fail_item *fi,
     return 0;
 }
 
+/* What separates the items of a failure list: commas, blanks or both
+ * ("a,b", "a, b", "a b"); a run of them is one separator, so a list
+ * continued on another line after a comma reads as written. */
+static const char fail_seps[] = ", \t";
+
+static int is_fail_sep(char c)
+{
+    return c != '\0' && strchr(fail_seps, c) != NULL;
+}
+
+static size_t count_items(const char *list)
+{
+    size_t n = 0;
+    for (const char *p = list; *p; p++)
+        n += !is_fail_sep(*p) && (p == list || is_fail_sep(p[-1]));
+    return n;
+}
+
+/* One item of a list; a ';' in it is a separator this list does not take
+ * (fabric.fail_at's entries take it), said as such. */
+static int parse_listed(const arb_topo *t, const char *item, struct fail_item *fi, char *err,
+                        size_t errlen)
+{
+    if (strchr(item, ';'))
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "fail: '%s': items are separated by commas or blanks, not ';'", item);
+    return parse_item(t, item, fi, err, errlen);
+}
+
 /* Parse a failure list into *items (calloc'd, *n of them; NULL for an
  * empty list); nothing is applied. */
 static int fail_parse(const arb_topo *t, const char *list, struct fail_item **items, size_t *n,
@@ -542,11 +571,9 @@ static int fail_parse(const arb_topo *t, const char *list, struct fail_item **it
     *items = NULL;
     *n = 0;
     if (!t || !list) return arb_errf(err, errlen, ARB_EINVAL, "fail: no topology or list");
+    size_t count = count_items(list);
+    if (count == 0) return 0;
     size_t len = strlen(list);
-    if (len == 0) return 0;
-    size_t count = 1;
-    for (size_t i = 0; i < len; i++)
-        count += list[i] == ',';
     struct fail_item *it = calloc(count, sizeof *it);
     char *copy = malloc(len + 1);
     if (!it || !copy) {
@@ -556,16 +583,11 @@ static int fail_parse(const arb_topo *t, const char *list, struct fail_item **it
     }
     memcpy(copy, list, len + 1);
     int rc = 0;
-    char *s = copy;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        char *end = strchr(s, ',');
-        if (end) *end = '\0';
-        if (*s == '\0')
-            rc = arb_errf(err, errlen, ARB_EPARSE, "fail: item %zu of '%s' is empty", i + 1, list);
-        else
-            rc = parse_item(t, s, &it[i], err, errlen);
-        s = end ? end + 1 : s + strlen(s);
-    }
+    size_t i = 0;
+    char *save = NULL;
+    for (char *s = strtok_r(copy, fail_seps, &save); s && rc == 0;
+         s = strtok_r(NULL, fail_seps, &save))
+        rc = parse_listed(t, s, &it[i++], err, errlen);
     free(copy);
     if (rc < 0) {
         free(it);

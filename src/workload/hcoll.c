@@ -22,11 +22,6 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
     arb_workload *w;
     int rc = wl_alloc(&w, ARB_WL_HCOLL, n_hosts, cfg, err, errlen);
     if (rc < 0) return rc;
-    if (w->cfg.qp_mode != ARB_QP_SPLIT) {
-        arb_workload_free(w);
-        return arb_errf(err, errlen, ARB_EINVAL,
-                        "qp_mode: host collectives split every message over the QPs (split)");
-    }
     uint32_t *hosts = malloc((size_t)n * sizeof *hosts);
     uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
     if (!hosts || !seen) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");

@@ -343,11 +343,6 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
     it->tr = trace;
     uint32_t R = it->R = trace->n_ranks;
     size_t N = (size_t)trace->n_nodes + 1;
-    if (w->cfg.qp_mode != ARB_QP_SPLIT) {
-        arb_workload_free(w);
-        return arb_errf(err, errlen, ARB_EINVAL,
-                        "qp_mode: the iteration's transfers split every message over the QPs");
-    }
     if (ic->hosts ? ic->n_map < R : n_hosts < R) {
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_EINVAL,

@@ -46,11 +46,35 @@ void arb_workload_config_default(arb_workload_config *cfg)
     cfg->sport_hi = 65535;
 }
 
-static int check_cfg(const arb_workload_config *cfg, char *err, size_t errlen)
+/* rr and hpn spread a connection's messages over its QPs: only the ring
+ * AllReduce has several messages per connection to spread; every other kind
+ * splits each flow over its QPs, and is told so rather than ignoring them. */
+static int check_qp_mode(arb_workload_kind kind, arb_qp_mode m, char *err, size_t errlen)
+{
+    static const char *const split_kinds[] = {
+        [ARB_WL_FLOWS] = "flow lists",
+        [ARB_WL_PATTERN] = "patterns (pattern, perm, shift, all2all)",
+        [ARB_WL_INCAST] = "incasts",
+        [ARB_WL_TRACE] = "traces",
+        [ARB_WL_HTSIM] = "htsim matrices",
+        [ARB_WL_HCOLL] = "host collectives",
+        [ARB_WL_ITERATION] = "iterations",
+    };
+    if (m > ARB_QP_HPN) return arb_errf(err, errlen, ARB_EINVAL, "qp_mode: unknown");
+    if (m == ARB_QP_SPLIT || kind == ARB_WL_ALLREDUCE) return 0;
+    return arb_errf(err, errlen, ARB_EINVAL,
+                    "qp_mode: %s: only ring_allreduce takes rr or hpn; %s split every message "
+                    "over the QPs (split)",
+                    qp_mode_names[m], split_kinds[kind]);
+}
+
+static int check_cfg(arb_workload_kind kind, const arb_workload_config *cfg, char *err,
+                     size_t errlen)
 {
     if (cfg->qps == 0 || cfg->qps > 65535)
         return arb_errf(err, errlen, ARB_EINVAL, "qps: %u is not in 1..65535", cfg->qps);
-    if (cfg->qp_mode > ARB_QP_HPN) return arb_errf(err, errlen, ARB_EINVAL, "qp_mode: unknown");
+    int rc = check_qp_mode(kind, cfg->qp_mode, err, errlen);
+    if (rc < 0) return rc;
     if (cfg->qp_mode == ARB_QP_HPN && cfg->shared_sport)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "qp_mode: hpn gives every connection its own source port; no shared port");
@@ -69,7 +93,7 @@ int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
         arb_workload_config_default(&def);
         cfg = &def;
     }
-    int rc = check_cfg(cfg, err, errlen);
+    int rc = check_cfg(kind, cfg, err, errlen);
     if (rc < 0) return rc;
     arb_workload *w = calloc(1, sizeof *w);
     if (!w) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");

@@ -32,6 +32,32 @@ expect_err "agg_loc on the 16 B header" 2 \
     "$ARBOR" wire encode agg_loc=1,2
 expect_status "agg_loc with header_len=20" 0 "$ARBOR" wire encode packet_type=DATA_REQUEST \
     offset_b=1 agg_depth=2 fanin=1,1 agg_loc=1,2 payload_len=4 header_len=20
+# workload.qp_mode rr and hpn are the ring AllReduce's: any other kind
+# refuses them (file, line, key, the mode, what it takes) rather than run as
+# split.
+printf '[fabric]\ntopology = star:4\n[workload]\nkind = pattern\ntraffic = shift:all\nqp_mode = hpn\n' \
+    >"$TMP/qpmode.ini"
+expect_err "qp_mode hpn with a pattern: refused" 2 \
+    "^arbor sim: $TMP/qpmode.ini:6: workload.qp_mode: qp_mode: hpn: only ring_allreduce takes rr or hpn; patterns \\(pattern, perm, shift, all2all\\) split every message over the QPs \\(split\\)$" \
+    "$ARBOR" sim "$TMP/qpmode.ini"
+for k in perm incast all2all; do
+    expect_err "qp_mode rr with $k: refused" 2 \
+        "^arbor sim: -s workload.qp_mode: qp_mode: rr: only ring_allreduce takes rr or hpn; .* \\(split\\)$" \
+        "$ARBOR" sim "$TMP/qpmode.ini" -s workload.kind=$k -s senders=2 -s qp_mode=rr
+done
+expect_err "qp_mode hpn with a host collective: refused" 2 \
+    "^arbor sim: -s workload.qp_mode: qp_mode: hpn: only ring_allreduce takes rr or hpn; host collectives split" \
+    "$ARBOR" sim -s topology=star:4 -s workload.kind=host_collective -s qp_mode=hpn
+expect_err "qp_mode rr with an iteration: refused" 2 \
+    "^arbor sim: -s workload.qp_mode: qp_mode: rr: only ring_allreduce takes rr or hpn; iterations split" \
+    "$ARBOR" sim scenarios/iteration-dp.ini -s qp_mode=rr
+expect_err "qp_mode hpn with Arbor: refused" 2 \
+    "^arbor sim: -s workload.qp_mode: qp_mode: hpn: only ring_allreduce takes rr or hpn; the Arbor collective has no QPs \\(split\\)$" \
+    "$ARBOR" sim -s topology=star:4 -s qp_mode=hpn
+expect_status "qp_mode split with a pattern runs" 0 \
+    "$ARBOR" sim "$TMP/qpmode.ini" -s qp_mode=split -s size=64KiB -s qps=2
+expect_status "qp_mode hpn with the ring runs" 0 \
+    "$ARBOR" sim "$TMP/qpmode.ini" -s workload.kind=ring_allreduce -s size=64KiB -s qps=2
 # A header without ']' on line 1 is reported on line 1.
 printf '[fabric\ntopology = star:4\n' >"$TMP/bad.ini"
 expect_err "broken section header" 2 "^arbor sim: $TMP/bad.ini:1: a section header without its '\\]'" \

@@ -459,8 +459,9 @@ else
     skip "the PFC capture has CNPs" "tshark is not installed"
 fi
 # a file that cannot be made, a write that fails: every rank ends, with the
-# one process's line and status
-for what in "/nonexistent-dir/x.pcap:cannot create the file" "/dev/full:a write failed"; do
+# one process's line and status (naming --pcap, as the user wrote it)
+for what in "/nonexistent-dir/x.pcap:/nonexistent-dir/x.pcap: cannot create the file" \
+    "/dev/full:a write failed"; do
     path=${what%%:*} msg=${what#*:}
     "$A" sim "$TMP/irn.ini" -q -s run.order=local --pcap all "$path" >/dev/null 2>"$TMP/err"
     src=$?
@@ -468,7 +469,7 @@ for what in "/nonexistent-dir/x.pcap:cannot create the file" "/dev/full:a write 
     timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" -q --partition 2 --pcap all "$path" \
         >/dev/null 2>"$TMP/err"
     rc=$?
-    if [ $src -eq 2 ] && [ $rc -eq $src ] && [ "$one" = "arbor sim: -s run.pcap: $msg" ] &&
+    if [ $src -eq 2 ] && [ $rc -eq $src ] && [ "$one" = "arbor sim: --pcap (run.pcap): $msg" ] &&
         [ "$(head -1 "$TMP/err")" = "$one" ]; then
         pass "capture to $path, 2 ranks: '$msg', status $rc, as one process"
     else

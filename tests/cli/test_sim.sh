@@ -46,6 +46,22 @@ expect_err "fail_at: a time first" 2 "'switch:L2.0': expected a time" "$ARBOR" s
 expect_err "fail_at: a time needs items" 2 "no link or switch after 10us" "$ARBOR" sim -s 'fabric.fail_at=10us'
 printf '[fabric]\ntopology = leafspine:2,4,2\nfail_at = 10us up:L1.0:0\n    20us switch:L2.7\n' >"$TMP/fa.ini"
 expect_err "fail_at: continuation line named" 2 "fa.ini:4: fabric.fail_at: .*no node L2.7" "$ARBOR" sim "$TMP/fa.ini"
+# fabric.fail: items separated by commas, blanks or both, continued on
+# indented lines with or without a comma before; every form fails the same 4
+# of leafspine:2,2,4's 8 uplinks. A ';' is refused naming the line.
+printf '[fabric]\ntopology = leafspine:2,2,4\nfail = up:L1.0:0,\n    up:L1.1:1 up:L1.1:2\n    link:L1.0-L2.3\n[run]\nstop = 1us\nsample = 0\n' \
+    >"$TMP/fail.ini"
+for l in "" "up:L1.0:0,up:L1.1:1,up:L1.1:2,link:L1.0-L2.3" "up:L1.0:0, up:L1.1:1 ,up:L1.1:2 link:L1.0-L2.3"; do
+    J=$("$ARBOR" sim "$TMP/fail.ini" ${l:+-s "fabric.fail=$l"} --json 2>/dev/null)
+    has "fabric.fail '${l:-(the file)}': 4 uplinks live" "$J" '"tier1_up":{"ports_of":"leaf->spine","ports":4,'
+done
+printf '[fabric]\ntopology = leafspine:2,2,4\nfail = up:L1.0:0\n    up:L1.1:1;up:L1.1:2\n' >"$TMP/fails.ini"
+expect_err "fabric.fail: ';' refused, the line named" 2 \
+    "^arbor sim: $TMP/fails.ini:4: fabric.fail: fail: 'up:L1.1:1;up:L1.1:2': items are separated by commas or blanks, not ';'$" \
+    "$ARBOR" sim "$TMP/fails.ini"
+expect_err "arbor.fail: the same lists" 2 \
+    "^arbor sim: -s arbor.fail: fail: 'switch:L2.9': no node L2.9" \
+    "$ARBOR" sim -s topology=leafspine:2,2,4 -s "arbor.fail=switch:L2.0 switch:L2.9"
 expect_status "help" 0 "$ARBOR" sim --help
 expect_status "keys" 0 "$ARBOR" sim --keys
 
@@ -97,13 +113,24 @@ le "arbor-spine-fails static: above half the ceiling" 49.5 "$(jnum goodput_gbps 
 rc=$?
 J=$(cat "$TMP/inc.json")
 if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/inc.err")" -eq 1 ] &&
-    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last event at [0-9.]+ us\)$" "$TMP/inc.err"; then
+    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last activity at [0-9.]+ us\)$" "$TMP/inc.err"; then
     pass "incomplete: one line, status 1"
 else
     fail "incomplete: one line, status 1" "status $rc" "stderr: $(cat "$TMP/inc.err")"
 fi
 has "incomplete: status in the JSON" "$J" '"status":"incomplete"'
 has "incomplete: no verdict" "$J" '"correct":null'
+# The line's time is the JSON's sim_time_us, the last event that did
+# something, also when RTO timers of acknowledged flows fire after it (a ring
+# whose steps start 50 us after their deliveries, cut at 1 ms and at 2 ms:
+# timers armed at 0 and later fire with nothing to do up to run.stop).
+for stop in 1ms 2ms; do
+    "$ARBOR" sim scenarios/allreduce-leafspine.ini -s workload.start_delay=50us -s run.stop=$stop \
+        --json >"$TMP/inc.json" 2>"$TMP/inc.err"
+    want=$(awk -v t="$(jnum sim_time_us "$(cat "$TMP/inc.json")")" 'BEGIN { printf "%.3f", t }')
+    got=$(sed -n 's/.*(last activity at \([0-9.]*\) us)$/\1/p' "$TMP/inc.err")
+    same "incomplete at $stop: the line's time is sim_time_us" "$want" "$got"
+done
 # A run that cannot finish (hosts 0 and 1 cut off 100 us in, after
 # registration) ends with the JSON of what it got, a line naming the channel,
 # the offset and the hosts that never answered, and status 1.

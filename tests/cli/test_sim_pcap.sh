@@ -17,14 +17,21 @@ sample = 5us
 INI
 
 # Bad port lists and files: exit 2, naming the key.
-expect_err "bad port" 2 "run.pcap_ports: 'up:L1.0:9': the node has 2 such ports" \
+expect_err "bad port" 2 "^arbor sim: --pcap \\(run.pcap_ports\\): 'up:L1.0:9': the node has 2 such ports" \
     "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap up:L1.0:9 "$TMP/x.pcap"
-expect_err "bad port kind" 2 "run.pcap_ports: 'leaf:L1.0': unknown kind" \
+expect_err "bad port kind" 2 "^arbor sim: --pcap \\(run.pcap_ports\\): 'leaf:L1.0': unknown kind" \
     "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap leaf:L1.0 "$TMP/x.pcap"
-expect_err "unknown node" 2 "run.pcap_ports: 'host:h9': no node h9" \
+expect_err "unknown node" 2 "^arbor sim: --pcap \\(run.pcap_ports\\): 'host:h9': no node h9" \
     "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap host:h9 "$TMP/x.pcap"
-expect_err "file not created" 2 "run.pcap: cannot create the file" \
+expect_err "file not created" 2 "^arbor sim: --pcap \\(run.pcap\\): $TMP/no/such/dir.pcap: cannot create the file$" \
     "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/no/such/dir.pcap"
+expect_err "file not created, as run.pcap" 2 "^arbor sim: -s run.pcap: $TMP/no/such/dir.pcap: cannot create the file$" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet -s run.pcap="$TMP/no/such/dir.pcap"
+printf '[run]\npcap = %s\n' "$TMP/no/such/dir.pcap" >"$TMP/nopcap.ini"
+expect_err "file not created, from a file" 2 "^arbor sim: $TMP/nopcap.ini:2: run.pcap: $TMP/no/such/dir.pcap: cannot create the file$" \
+    "$ARBOR" sim "$TMP/nopcap.ini" --quiet
+expect_err "--snaplen named as written" 2 "^arbor sim: --snaplen \\(run.pcap_snaplen\\): 'x' is not a whole number$" \
+    "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/x.pcap" --snaplen x
 expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
     "$ARBOR" sim "$TMP/ring.ini" --pcap all
 
@@ -50,7 +57,7 @@ PY
 else
     skip "--snaplen" "python3 is not installed"
 fi
-expect_err "--snaplen above 65535" 2 "run.pcap_snaplen: '70000' is not in 0..65535" \
+expect_err "--snaplen above 65535" 2 "^arbor sim: --snaplen \\(run.pcap_snaplen\\): '70000' is not in 0..65535" \
     "$ARBOR" sim "$TMP/ring.ini" --snaplen 70000
 
 if ! command -v tshark >/dev/null 2>&1; then

@@ -62,6 +62,14 @@ describe kary:2,2 --fail switch:L2.0
 same "fail switch" "2 links, 1 switch" "$(field failed <"$TMP/d")"
 describe kary:2,2 --fail link:h0-L1.0,up:L1.1:1 --fail down:L2.0:0
 same "fail list and repeat" "3 links, 0 switches" "$(field failed <"$TMP/d")"
+# Items separated by commas, blanks or both, as the scenario keys take them.
+for l in "link:h0-L1.0, up:L1.1:1" "link:h0-L1.0 up:L1.1:1" "link:h0-L1.0 ,up:L1.1:1,"; do
+    describe kary:2,2 --fail "$l"
+    same "fail list '$l'" "2 links, 0 switches" "$(field failed <"$TMP/d")"
+done
+expect_err "fail list with ';'" 2 \
+    "^arbor topo describe: fail: 'link:h0-L1.0;up:L1.1:1': items are separated by commas or blanks, not ';'$" \
+    "$ARBOR" topo describe kary:2,2 --fail "link:h0-L1.0;up:L1.1:1"
 expect_out "fail json" '"failed":{"links":1,"switches":0}' sh -c \
     "'$ARBOR' topo describe 'pgft:2;4,4;1,2;1,2' --fail link:L1.0-L2.1/1 --json | grep -o '\"failed\":{[^}]*}'"
 

@@ -111,6 +111,37 @@ TEST(overrides)
     arb_scenario_free(sc);
 }
 
+/* A value an option set (arb_scenario_set_from) is named by that option
+ * and its key, when set and when the run finds it wrong; "-s" and NULL are
+ * arb_scenario_set's. */
+TEST(option_origin)
+{
+    arb_scenario *sc = load(small);
+    REQUIRE(sc != NULL);
+    char err[512];
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap_snaplen=x", "--snaplen", err, sizeof err),
+               ARB_EPARSE);
+    CHECK_STR(err, "--snaplen (run.pcap_snaplen): 'x' is not a whole number");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.bogus=1", "--pcap", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "--pcap run.bogus: unknown key in [run]");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "transport.mtu=abc", NULL, err, sizeof err), ARB_EPARSE);
+    CHECK(strncmp(err, "-s transport.mtu: 'abc'", 23) == 0);
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap_ports=up:L1.0:0", "--pcap", err, sizeof err), 0);
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap=/nonexistent/x.pcap", "--pcap", err, sizeof err),
+               0);
+    CHECK_STR(arb_scenario_get(sc, "run", "pcap"), "/nonexistent/x.pcap");
+    arb_scenario_result *r = NULL;
+    CHECK(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) < 0);
+    CHECK_STR(err, "--pcap (run.pcap_ports): 'up:L1.0:0': the node has 0 such ports");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap_ports=all", "--pcap", err, sizeof err), 0);
+    CHECK(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) < 0);
+    CHECK_STR(err, "--pcap (run.pcap): /nonexistent/x.pcap: cannot create the file");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap=/nonexistent/y.pcap", "-s", err, sizeof err), 0);
+    CHECK(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) < 0);
+    CHECK_STR(err, "-s run.pcap: /nonexistent/y.pcap: cannot create the file");
+    arb_scenario_free(sc);
+}
+
 TEST(file_errors)
 {
     static const struct {
@@ -554,6 +585,7 @@ int main(void)
 {
     RUN(defaults);
     RUN(overrides);
+    RUN(option_origin);
     RUN(file_errors);
     RUN(run_errors);
     RUN(run_and_determinism);

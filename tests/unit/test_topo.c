@@ -528,6 +528,33 @@ TEST(rail)
     arb_topo_free(t);
 }
 
+/* Items are separated by commas, blanks or both, a run of them one
+ * separator: every way of writing a list fails the same links. */
+TEST(failure_list_separators)
+{
+    static const char *const lists[] = {
+        "switch:L2.1,up:L1.2:0",   "switch:L2.1, up:L1.2:0",  "switch:L2.1 up:L1.2:0",
+        "switch:L2.1\tup:L1.2:0",  "switch:L2.1 , up:L1.2:0", "switch:L2.1,,up:L1.2:0",
+        " switch:L2.1 up:L1.2:0,",
+    };
+    char err[256];
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        arb_topo *t = build("leafspine:4,2,2");
+        REQUIRE(t != NULL);
+        CHECK_EQ_I(arb_topo_fail(t, lists[i], err, sizeof err), 0);
+        uint32_t links, switches;
+        arb_topo_count_failed(t, &links, &switches);
+        CHECK_EQ_U(switches, 1);
+        CHECK_EQ_U(links, 5); /* the 4 of L2.1 and L1.2-L2.0 */
+        CHECK(up(t, "L1.2", 0)->failed);
+        CHECK_EQ_I(arb_topo_fail_check(t, lists[i], err, sizeof err), 0);
+        CHECK_EQ_I(arb_topo_restore(t, lists[i], err, sizeof err), 0);
+        arb_topo_count_failed(t, &links, &switches);
+        CHECK_EQ_U(links + switches, 0);
+        arb_topo_free(t);
+    }
+}
+
 TEST(failures)
 {
     arb_topo *t = build("leafspine:4,2,2");
@@ -582,7 +609,8 @@ TEST(failures)
         {"up:L1.0:-1", ARB_EPARSE, "'-1'"},
         {"frob:L1.0", ARB_EPARSE, "frob"},
         {"L1.0", ARB_EPARSE, "switch:NAME"},
-        {"switch:L2.0,,switch:L2.1", ARB_EPARSE, "item 2"},
+        {"switch:L2.0;switch:L2.1", ARB_EPARSE, "commas or blanks, not ';'"},
+        {"switch:L2.0 switch:L9.0", ARB_ENOENT, "'switch:L9.0'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -594,6 +622,9 @@ TEST(failures)
         CHECK_EQ_U(links + switches, 0);
     }
     CHECK_EQ_I(arb_topo_fail(t, "", err, sizeof err), 0);
+    CHECK_EQ_I(arb_topo_fail(t, " ,\t, ", err, sizeof err), 0);
+    arb_topo_count_failed(t, &links, &switches);
+    CHECK_EQ_U(links + switches, 0);
     CHECK_EQ_I(arb_topo_fail_node(t, 0), ARB_EINVAL);
     CHECK_EQ_I(arb_topo_fail_link(t, 32), ARB_EINVAL);
     arb_topo_free(t);
@@ -891,6 +922,7 @@ int main(void)
     RUN(dualplane);
     RUN(rail);
     RUN(failures);
+    RUN(failure_list_separators);
     RUN(restore);
     RUN(set_link);
     RUN(names);

@@ -484,6 +484,45 @@ TEST(allreduce_bad_config)
     CHECK_EQ_I(arb_workload_new_allreduce(&w, &ar, 8, NULL, err, sizeof err), ARB_EINVAL);
 }
 
+/* rr and hpn spread a connection's messages over its QPs: only the ring
+ * AllReduce has several to spread. Every other kind refuses them, naming
+ * the mode and split, instead of running as split. */
+TEST(qp_mode_split_only)
+{
+    arb_workload_config wc;
+    arb_workload_config_default(&wc);
+    wc.qps = 2;
+    arb_workload *w = NULL;
+    char err[256];
+    arb_wl_flow f = {0, 1, 4096, 0, 0, 0};
+    arb_hcoll_config hc = {ARB_HC_ALLREDUCE, ARB_HC_AUTO, NULL, 4, 4096, 0, 0, 0};
+    for (int m = ARB_QP_RR; m <= ARB_QP_HPN; m++) {
+        wc.qp_mode = (arb_qp_mode)m;
+        int rc[5] = {
+            arb_workload_new_pattern(&w, "shift:all", 4, 4096, 0, &wc, err, sizeof err),
+            arb_workload_new_incast(&w, 4, 0, 2, 4096, 0, &wc, err, sizeof err),
+            arb_workload_new_flows(&w, &f, 1, 4, &wc, err, sizeof err),
+            arb_workload_parse(&w, ARB_WL_TRACE, "src,dst,bytes,start_us\n0,1,4096,0\n", "t.csv", 4,
+                               &wc, err, sizeof err),
+            arb_workload_new_hcoll(&w, &hc, 4, &wc, err, sizeof err),
+        };
+        for (int i = 0; i < 5; i++)
+            CHECK_EQ_I(rc[i], ARB_EINVAL);
+        CHECK(w == NULL);
+        CHECK(strncmp(err, "qp_mode: ", 9) == 0);
+        CHECK(strstr(err, arb_qp_mode_name(m)) != NULL);
+        CHECK(strstr(err, "(split)") != NULL);
+    }
+    wc.qp_mode = ARB_QP_HPN;
+    CHECK_EQ_I(arb_workload_new_pattern(&w, "perm:1", 4, 4096, 0, &wc, err, sizeof err),
+               ARB_EINVAL);
+    CHECK_STR(err, "qp_mode: hpn: only ring_allreduce takes rr or hpn; patterns (pattern, perm, "
+                   "shift, all2all) split every message over the QPs (split)");
+    wc.qp_mode = ARB_QP_SPLIT;
+    REQUIRE_EQ_I(arb_workload_new_pattern(&w, "shift:all", 4, 4096, 0, &wc, err, sizeof err), 0);
+    arb_workload_free(w);
+}
+
 /* shift:all on star:4: three phases, each starting when the last ended. */
 TEST(pattern_phases)
 {
@@ -723,6 +762,7 @@ int main(void)
     RUN(allreduce_hpn_disjoint_ports);
     RUN(shared_sport);
     RUN(allreduce_bad_config);
+    RUN(qp_mode_split_only);
     RUN(pattern_phases);
     RUN(pattern_start_delay);
     RUN(incast);

@@ -451,7 +451,9 @@ static int status_of(int rc)
 }
 
 /* The scenario changes of the command line, applied in their order after
- * the file: -s, --seed, --pcap, --wire-check. */
+ * the file: -s, --seed, --pcap, --snaplen, --wire-check (and --partition's
+ * run.order first). Each but -s is set as the option it is, so that a
+ * message about its value names the option the user wrote. */
 struct sim_action {
     int opt;
     const char *a, *b;
@@ -468,16 +470,18 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
         if (cli_parse_u64(x->a, UINT64_MAX, &v) < 0)
             return arb_errf(err, errlen, ARB_EPARSE, "--seed: '%s' is not a number", x->a);
         snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)v);
-        return arb_scenario_set(sc, as, err, errlen);
+        return arb_scenario_set_from(sc, as, "--seed", err, errlen);
     }
     case 'w':
-        return arb_scenario_set(sc, "arbor.wire_check=on", err, errlen);
+        return arb_scenario_set_from(sc, "arbor.wire_check=on", "--wire-check", err, errlen);
+    case 'P':
+        return arb_scenario_set_from(sc, "run.order=local", "--partition", err, errlen);
     case 'L': {
         size_t n = strlen(x->a) + 32;
         char *buf = malloc(n);
         if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         snprintf(buf, n, "run.pcap_snaplen=%s", x->a);
-        int rc = arb_scenario_set(sc, buf, err, errlen);
+        int rc = arb_scenario_set_from(sc, buf, "--snaplen", err, errlen);
         free(buf);
         return rc;
     }
@@ -486,9 +490,9 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
         char *buf = malloc(n);
         if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         snprintf(buf, n, "run.pcap_ports=%s", x->a);
-        int rc = arb_scenario_set(sc, buf, err, errlen);
+        int rc = arb_scenario_set_from(sc, buf, "--pcap", err, errlen);
         snprintf(buf, n, "run.pcap=%s", x->b);
-        if (rc == 0) rc = arb_scenario_set(sc, buf, err, errlen);
+        if (rc == 0) rc = arb_scenario_set_from(sc, buf, "--pcap", err, errlen);
         free(buf);
         return rc;
     }
@@ -541,7 +545,7 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
     char as[64], err[1024];
     snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
     arb_scenario_result *res = NULL;
-    rc = arb_scenario_set(sc, as, err, sizeof err);
+    rc = arb_scenario_set_from(sc, as, "--seeds", err, sizeof err);
     if (rc == 0) rc = arb_scenario_run(sc, NULL, NULL, &res, err, sizeof err);
     arb_scenario_free(sc);
     if (rc < 0) {
@@ -558,7 +562,10 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
 }
 
 /* The status lines of a run that did not finish (stderr), as status: a
- * run that failed or was cut short exits 1, after the results it did get. */
+ * run that failed or was cut short exits 1, after the results it did get.
+ * Their time is the one the JSON reports, sim_time_us: the last event that
+ * did something, not a host timer that fired after it and found nothing to
+ * do (run.stop cuts a run with such timers armed, the RTO's among them). */
 static int run_status(const arb_scenario_result *res, int status)
 {
     const char *why = NULL;
@@ -575,12 +582,12 @@ static int run_status(const arb_scenario_result *res, int status)
         if (a)
             fprintf(stderr,
                     "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
-                    "event at %.3f us)\n",
+                    "activity at %.3f us)\n",
                     a->ranks_done, a->ranks, at);
         else
             fprintf(stderr,
                     "arbor sim: incomplete: run.stop came first, %llu of %llu flows done (last "
-                    "event at %.3f us)\n",
+                    "activity at %.3f us)\n",
                     (unsigned long long)w->flows_done, (unsigned long long)w->flows_planned, at);
         if (status == CLI_EXIT_OK) status = CLI_EXIT_FAIL;
     }
@@ -613,7 +620,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
         fprintf(stderr, "arbor sim: out of memory\n");
         return CLI_EXIT_FAIL;
     }
-    all[0] = (struct sim_action){'s', "run.order=local", NULL};
+    all[0] = (struct sim_action){'P', NULL, NULL};
     if (n_act) memcpy(all + 1, act, (size_t)n_act * sizeof *act);
     int rc = build_scenario(file, all, n_act + 1, &sc); /* the same in every rank */
     free(all);
