@@ -174,8 +174,9 @@ arb_time arb_scenario_result_time(const arb_scenario_result *r);
 int arb_scenario_result_part(const arb_scenario_result *r, arb_sim_part_info *out);
 
 /** How a run ended: done (the workload finished), incomplete (run.stop came
- * first) or failed (an Arbor engine gave up: *why, if not NULL, names what
- * was lost; valid as long as r). A run whose engine gave up only after
+ * first) or failed (an Arbor engine gave up, or a flow's sender did, past
+ * transport.retry_limit: *why, if not NULL, names what was lost; valid as
+ * long as r). A run whose engine gave up only after
  * every rank was done (a channel could not close: the outputs are final)
  * is done, with *why set to that warning. */
 typedef enum arb_scenario_status {
@@ -223,7 +224,8 @@ typedef enum arb_scenario_csv_kind {
     ARB_SCN_CSV_UTIL = 0,  /**< time_us, then utilisation per port class per interval */
     ARB_SCN_CSV_QUEUE = 1, /**< time_us, then mean and max queue bytes per port class */
     ARB_SCN_CSV_FLOWS = 2, /**< one row per flow: id,src,dst,bytes,start_us,finish_us,fct_us,
-                              src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown */
+                              src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown,
+                              gave_up_us */
     ARB_SCN_CSV_RANKS = 3, /**< Arbor: one row per rank: job,rank,host,done_us */
     ARB_SCN_CSV_SLOTS = 4, /**< Arbor: time_us, live_slots (all switches), max_switch_slots */
     ARB_SCN_CSV_PORTS = 5  /**< run.sample_ports: time_us, then NODE:pK->PEER_util and _queue */

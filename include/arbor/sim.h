@@ -43,8 +43,9 @@
  *   A hole counts as lost once a packet sent irn_reorder after it has
  *   arrived, so packets merely overtaken on a faster path are not resent.
  *   Both have a retransmission timeout (after which go-back-N resends from
- *   the oldest unacknowledged PSN and IRN resends that one PSN) and a window
- *   of packets in flight.
+ *   the oldest unacknowledged PSN and IRN resends that one PSN), a retry
+ *   limit (timeouts in a row without progress after which the sender gives
+ *   up, as an InfiniBand QP does) and a window of packets in flight.
  *   DCQCN (optional, either transport): a receiver answers CE-marked data
  *   with a CNP, at most one per flow per dcqcn_cnp_interval; the sender
  *   paces each connection at its current rate, cuts the rate on a CNP and
@@ -227,11 +228,18 @@ typedef struct arb_sim_config {
     uint32_t pfc_xon;        /**< bytes below which RESUME is sent (default 256 KB) */
     arb_transport transport; /**< default go-back-N */
     arb_time rto;            /**< retransmission timeout (default 1 ms) */
-    uint32_t window;         /**< packets in flight per connection; 0 = no limit (default 0) */
-    uint32_t ack_every;      /**< the receiver acks every N-th in-order packet (default 1) */
-    arb_time irn_reorder;    /**< IRN: a hole is lost once a packet sent this much
-                                later has arrived (default 0: any later packet,
-                                as the IRN paper's NACK-driven recovery) */
+    /** Retransmission timeouts in a row without the cumulative ack moving
+     * after which a connection's sender gives up, as InfiniBand's retry
+     * count (retry_cnt) ends a QP with a "retry exceeded" error: timeouts
+     * 1 .. retry_limit resend, timeout retry_limit + 1 stops the sender
+     * (arb_sim_flow_result.gave_up). 0 = never give up. Default
+     * ARB_SIM_RETRY_LIMIT (docs/transports.md says why it is above IB's 7). */
+    uint32_t retry_limit;
+    uint32_t window;      /**< packets in flight per connection; 0 = no limit (default 0) */
+    uint32_t ack_every;   /**< the receiver acks every N-th in-order packet (default 1) */
+    arb_time irn_reorder; /**< IRN: a hole is lost once a packet sent this much
+                             later has arrived (default 0: any later packet,
+                             as the IRN paper's NACK-driven recovery) */
     /** DCQCN (docs/transports.md has the algorithm and the sources of the
      * defaults): receivers send a CNP for CE-marked data, senders pace
      * each connection at a rate they cut on CNPs and raise by timer and
@@ -301,6 +309,9 @@ typedef struct arb_sim_config {
     int local_order;
 } arb_sim_config;
 
+/** The default of arb_sim_config.retry_limit. */
+#define ARB_SIM_RETRY_LIMIT 255
+
 /** Fill *cfg with the defaults its fields name (no route function). */
 void arb_sim_config_default(arb_sim_config *cfg);
 
@@ -367,6 +378,15 @@ arb_time arb_sim_now(const arb_sim *s);
 arb_time arb_sim_last_activity(const arb_sim *s);
 
 /**
+ * The time of the earliest event the simulator had left when the last
+ * arb_sim_run returned: ARB_TIME_NEVER when it had none, nothing being
+ * left to happen unless flows are added or the fabric changes (what was
+ * added since that run is not counted); 0 before the first run. A
+ * partitioned run's is the earliest over every part, in every part.
+ */
+arb_time arb_sim_next_event(const arb_sim *s);
+
+/**
  * From inside an on_flow_done or on_flow_sent callback: make the
  * arb_sim_run under way return once every event due by t has run (t below
  * the current time counts as the current time), so that its caller can act
@@ -391,6 +411,11 @@ typedef struct arb_sim_flow_result {
     uint64_t min_rate;           /**< DCQCN: lowest sending rate, bits/s (line rate if never cut) */
     uint16_t sport;              /**< its UDP source port (arb_sim_add_flow) */
     uint32_t qp;                 /**< its destination QP */
+    /** When its sender gave up, its retry limit exceeded (cfg.retry_limit);
+     * ARB_TIME_NEVER if it did not. It sends nothing more and heeds no
+     * answer; what it had sent still arrives, and the receiver, which is
+     * not told, may yet finish it (finish set too). */
+    arb_time gave_up;
 } arb_sim_flow_result;
 
 /** Flow `id`'s outcome into *r. Errors: ARB_EINVAL for an id out of range. */
@@ -424,6 +449,7 @@ typedef struct arb_sim_stats {
     uint64_t cnps_received; /**< DCQCN: CNPs that reached their sender */
     uint64_t rate_cuts;     /**< DCQCN: rate cuts (one per CNP received) */
     uint32_t flows_done;    /**< flows finished */
+    uint32_t flows_gave_up; /**< flows whose sender gave up (cfg.retry_limit) */
     uint32_t in_flight;     /**< packets alive at the end (queued or on a wire) */
     uint32_t pool_peak;     /**< most packets alive at once */
     uint32_t pool_size;     /**< packets the pool holds */

@@ -407,6 +407,7 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     cJSON *fl = cJSON_AddObjectToObject(j, "flows");
     j_u64(fl, "count", r->n_flows);
     j_u64(fl, "done", r->fct_n);
+    j_u64(fl, "gave_up", r->st.flows_gave_up);
     cJSON *fct = cJSON_AddObjectToObject(fl, "fct_us");
     j_real(fct, "mean", r->fct_mean / (double)ARB_PS_PER_US, 6);
     j_us(fct, "p50", r->fct_p50);
@@ -508,7 +509,7 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
     struct sbuf b = {NULL, 0, 0, 0};
     if (kind == ARB_SCN_CSV_FLOWS) {
         sb_printf(&b, "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,"
-                      "dport,qp,retx_bytes,ideal_us,slowdown\n");
+                      "dport,qp,retx_bytes,ideal_us,slowdown,gave_up_us\n");
         for (uint32_t i = 0; i < r->n_flows; i++) {
             const struct flowrec *f = &r->flows[i];
             sb_printf(&b, "%u,%u,%u,%" PRIu64 ",", i, f->src, f->dst, f->bytes);
@@ -524,9 +525,11 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
                       (d >> 8) & 255, d & 255, f->sport, ARB_ROCE_UDP_PORT, f->qp, f->retx_bytes);
             sb_us(&b, f->ideal ? f->ideal : ARB_TIME_NEVER);
             if (f->ideal && fct != ARB_TIME_NEVER)
-                sb_printf(&b, ",%.6f\n", (double)fct / (double)f->ideal);
+                sb_printf(&b, ",%.6f,", (double)fct / (double)f->ideal);
             else
-                sb_printf(&b, ",\n");
+                sb_printf(&b, ",,");
+            sb_us(&b, f->gave_up);
+            sb_printf(&b, "\n");
         }
     } else if (kind == ARB_SCN_CSV_UTIL || kind == ARB_SCN_CSV_QUEUE) {
         sb_printf(&b, "time_us");

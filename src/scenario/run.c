@@ -177,6 +177,36 @@ static const char *plural(uint32_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
+/* A flow's sender gave up (transport.retry_limit): the run cannot finish.
+ * One line naming the first to give up (by time, then index), how many
+ * did, and what failed in the fabric. An Arbor engine's failure, found
+ * first, keeps its line. */
+static void describe_gave_up(const arb_scenario *sc, const struct scn_failat *fa, const arb_topo *t,
+                             arb_scenario_result *r)
+{
+    if (r->st.flows_gave_up == 0 || r->failed) return;
+    const struct flowrec *f = NULL;
+    uint32_t id = 0;
+    for (uint32_t i = 0; i < r->n_flows; i++)
+        if (r->flows[i].gave_up != ARB_TIME_NEVER && (!f || r->flows[i].gave_up < f->gave_up)) {
+            f = &r->flows[i];
+            id = i;
+        }
+    if (!f) return;
+    r->failed = 1;
+    r->warned = 0; /* (an Arbor warning's line gives way) */
+    uint64_t limit = scn_u64(sc, K_TR_RETRY);
+    int n = snprintf(r->failure, sizeof r->failure,
+                     "flow %u (h%u -> h%u, QP %u) gave up at %.3f us: %llu retransmission "
+                     "timeouts in a row without progress, past transport.retry_limit = %llu",
+                     id, f->src, f->dst, f->qp, (double)f->gave_up / ARB_PS_PER_US,
+                     (unsigned long long)limit + 1, (unsigned long long)limit);
+    if (r->st.flows_gave_up > 1 && n > 0 && (size_t)n < sizeof r->failure)
+        snprintf(r->failure + n, sizeof r->failure - (size_t)n, " (%u flows gave up)",
+                 r->st.flows_gave_up);
+    failure_context(sc, fa, t, NULL, &r->st, r->failure, sizeof r->failure);
+}
+
 /* An Arbor engine gave up: one line naming the job, channel, what was lost,
  * the hosts that never answered (arb_sim_arbor_failure) and what failed in
  * the fabric. If every rank was done by then (the collective's outputs are
@@ -861,6 +891,7 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
         r->flows[i].retx_bytes = fr.retx_bytes;
         r->flows[i].qp = fr.qp;
         r->flows[i].sport = fr.sport;
+        r->flows[i].gave_up = fr.gave_up;
         r->flows[i].ideal = flow_ideal(t, &r->flows[i], r->mtu, r->hdr_bytes);
         r->timeouts += fr.timeouts;
         if (fr.reorder_peak_bytes > r->reorder_peak) r->reorder_peak = fr.reorder_peak_bytes;
@@ -1083,6 +1114,7 @@ static int run_sim_config(struct scn_run *run)
     cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
     cfg->transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
     cfg->rto = scn_u64(sc, K_TR_RTO);
+    cfg->retry_limit = (uint32_t)scn_u64(sc, K_TR_RETRY);
     cfg->window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
     cfg->ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
     cfg->irn_reorder = scn_u64(sc, K_TR_REORDER);
@@ -1403,6 +1435,16 @@ static int run_slice(struct scn_run *run, arb_time next)
     return 0;
 }
 
+/* No event left in the simulator, no workload timer and no fault event to
+ * come: nothing will happen, though the workload is not done (a flow's
+ * sender gave up, transport.retry_limit). */
+static int nothing_left(const struct scn_run *run)
+{
+    return arb_sim_next_event(run->s) == ARB_TIME_NEVER &&
+           scn_failat_next(&run->failat) == ARB_TIME_NEVER &&
+           (!run->w || arb_workload_next_timer(run->w) == ARB_TIME_NEVER);
+}
+
 /* Run in slices of run.sample (10 us without samples) until the workload is
  * done and no packet is left in flight, checked at slice ends; idle
  * stretches are skipped with growing slices. */
@@ -1440,6 +1482,7 @@ static int run_slices(struct scn_run *run)
         if (r->wr.done && (idle || r->st.in_flight == 0)) return 0;
         if (idle) {
             if (slice > ARB_TIME_NEVER / 4) return 0; /* nothing will ever happen */
+            if (nothing_left(run)) return 0;
             slice *= 2;
         } else {
             slice = base;
@@ -1459,6 +1502,7 @@ static int run_figures(struct scn_run *run)
     int rc = arb_sim_part_collect(s); /* a partitioned run: every flow's figures to part 0 */
     if (rc < 0) return arb_errf(err, errlen, rc, "partition: %s", arb_strerror(rc));
     rc = collect(r, s, run->t);
+    if (rc == 0) describe_gave_up(sc, &run->failat, run->t, r);
     if (rc == 0) rc = collect_ranks(r, s);
     if (rc == 0 && run->w) rc = scn_host_ranks(run->w, &r->iter, &r->n_iter);
     if (rc < 0) rc = arb_errf(err, errlen, rc, "out of memory");

@@ -57,6 +57,9 @@
     X(TR_CTRL, "transport", "ctrl", VT_SIZE, "86", NULL, 1, 65535,                                 \
       "wire bytes of an ack, NACK or CNP")                                                         \
     X(TR_RTO, "transport", "rto", VT_TIME, "1ms", NULL, 1, 0, "retransmission timeout")            \
+    X(TR_RETRY, "transport", "retry_limit", VT_U64, "255", NULL, 0, UINT32_MAX,                    \
+      "timeouts in a row without progress after which a QP gives up (IB's retry count; the run "   \
+      "then fails naming it); 0: never")                                                           \
     X(TR_WINDOW, "transport", "window", VT_U64, "0", NULL, 0, UINT32_MAX,                          \
       "packets in flight per QP; 0: no limit")                                                     \
     X(TR_ACKEVERY, "transport", "ack_every", VT_U64, "1", NULL, 1, UINT32_MAX,                     \

@@ -30,7 +30,8 @@ struct flowrec {
     uint64_t retx_bytes;
     uint32_t qp;
     uint16_t sport;
-    arb_time ideal; /* alone on an idle fabric (flow_ideal) */
+    arb_time ideal;   /* alone on an idle fabric (flow_ideal) */
+    arb_time gave_up; /* its sender gave up (transport.retry_limit); ARB_TIME_NEVER: not */
 };
 
 struct arb_scenario_result {
@@ -46,7 +47,7 @@ struct arb_scenario_result {
     arb_time active; /* the last event that did something (sim_time_us,
                         arb_scenario_result_time) */
     int stopped;     /* run.stop came first */
-    int failed;      /* an engine gave up: the run cannot finish (failure says what) */
+    int failed;      /* an engine or a flow gave up: the run cannot finish (failure says what) */
     int warned;      /* an engine gave up after every rank was done (failure says what) */
     char failure[768];
     int is_arbor;   /* workload.kind = arbor: `ar` holds the collective's figures */

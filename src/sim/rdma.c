@@ -10,6 +10,9 @@
  * overtaken on a faster path, from being resent (a time-based reordering
  * window in the manner of RACK); a real loss is then repaired once a
  * packet sent a window later arrives, or at the timeout.
+ *
+ * The retry limit: a sender that meets cfg.retry_limit + 1 timeouts in a
+ * row, its cumulative ack not moving between them, gives up (give_up).
  */
 #include "sim_int.h"
 
@@ -316,9 +319,10 @@ static void advance_una(arb_sim *s, struct conn *c, uint32_t a)
 {
     if (a <= c->snd_una) return;
     c->snd_una = a;
+    c->streak = 0;
     if (c->snd_nxt < a) c->snd_nxt = a;
     if (c->snd_una >= c->n_pkts) {
-        c->send_done = 1;
+        c->send_done = SEND_ACKED;
         c->rto_at = ARB_TIME_NEVER;
         s->hosts[c->src].n_finished++;
     } else {
@@ -343,6 +347,7 @@ static void irn_detect_loss(arb_sim *s, struct conn *c, uint32_t upto, arb_time 
 static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
 {
     struct conn *c = &s->conns[cid];
+    if (c->send_done == SEND_GAVE_UP) return; /* nothing heeds it */
     if (k->kind == PK_ACK) {
         advance_una(s, c, k->psn);
     } else if (s->cfg.transport == ARB_TRANSPORT_GBN) {
@@ -365,6 +370,7 @@ static void on_cnp(arb_sim *s, uint32_t cid)
 {
     struct conn *c = &s->conns[cid];
     s->st.cnps_received++;
+    if (c->send_done == SEND_GAVE_UP) return;
     c->cc.cnps++;
     if (s->cfg.dcqcn) dcqcn_on_cnp(s, c);
 }
@@ -486,10 +492,28 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
     return PKT_NONE;
 }
 
+/* Past the retry limit: the sender stops for good, as an InfiniBand QP
+ * does in its error state ("retry exceeded"). Nothing of it is left to
+ * wake (no timeout, no rate timer), it leaves the round robin at the NIC's
+ * next pull, and it heeds no answer that still comes (on_ack, on_cnp).
+ * What it sent still arrives: the receiver is not told. */
+static void give_up(arb_sim *s, struct conn *c)
+{
+    c->send_done = SEND_GAVE_UP;
+    c->rto_at = ARB_TIME_NEVER;
+    c->cc.inc_at = ARB_TIME_NEVER;
+    s->hosts[c->src].n_finished++;
+    sim_gave_up(s, (uint32_t)(c - s->conns));
+}
+
 static void on_timeout(arb_sim *s, struct conn *c)
 {
     c->timeouts++;
     s->st.timeouts++;
+    if (++c->streak > s->cfg.retry_limit && s->cfg.retry_limit) {
+        give_up(s, c);
+        return;
+    }
     if (s->cfg.transport == ARB_TRANSPORT_GBN) {
         c->snd_nxt = c->snd_una;
     } else {

@@ -41,6 +41,7 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->pfc_xon = 256000;
     cfg->transport = ARB_TRANSPORT_GBN;
     cfg->rto = ARB_PS_PER_MS;
+    cfg->retry_limit = ARB_SIM_RETRY_LIMIT;
     cfg->window = 0;
     cfg->ack_every = 1;
     cfg->irn_reorder = 0;
@@ -273,6 +274,7 @@ void arb_sim_free(arb_sim *s)
     for (uint32_t c = 0; c < s->n_conns; c++)
         rdma_conn_free(&s->conns[c]);
     free(s->conns);
+    free(s->gup);
     free(s->done);
     rdma_defer_free(s);
     if (s->hosts)
@@ -353,6 +355,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     c->start = start < s->now ? s->now : start;
     c->rto_at = ARB_TIME_NEVER;
     c->finish = ARB_TIME_NEVER;
+    c->gave_up = ARB_TIME_NEVER;
     int rc = rdma_conn_init(s, c);
     if (rc < 0) {
         rdma_conn_free(c);
@@ -369,19 +372,97 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     return s->error;
 }
 
-void sim_note_done(arb_sim *s, uint32_t flow)
+/* x after v[0 .. *n), of room *cap, which doubles when full; out of
+ * memory, the run ends with ARB_ENOMEM. */
+static void list_push(arb_sim *s, uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x)
 {
-    if (s->n_done == s->cap_done) {
-        uint32_t ncap = s->cap_done ? s->cap_done * 2 : 16;
-        uint32_t *nd = realloc(s->done, ncap * sizeof *nd);
-        if (!nd) {
+    if (*n == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 16;
+        uint32_t *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv) {
             if (!s->error) s->error = ARB_ENOMEM;
             return;
         }
-        s->done = nd;
-        s->cap_done = ncap;
+        *v = nv;
+        *cap = ncap;
     }
-    s->done[s->n_done++] = flow;
+    (*v)[(*n)++] = x;
+}
+
+void sim_note_done(arb_sim *s, uint32_t flow)
+{
+    list_push(s, &s->done, &s->n_done, &s->cap_done, flow);
+}
+
+void sim_gave_up(arb_sim *s, uint32_t f)
+{
+    s->conns[f].gave_up = s->now;
+    s->n_gave_up++;
+    if (s->part) list_push(s, &s->gup, &s->n_gup, &s->cap_gup, f);
+}
+
+/* The sums gave_up_merge makes, in blocks of this many numbers. */
+#define GAVE_UP_BLOCK 256
+
+/*
+ * The flows given up in a partitioned run just ended, when some part's
+ * senders gave up some (s->n_gup of this part's): every part learns of all
+ * of them, so that every part's figures (arb_sim_flow, arb_sim_get_stats)
+ * are the whole run's. Where each part's list goes (after the lists of the
+ * parts below it), then the lists, as (flow, time) pairs, summed over the
+ * parts in blocks of fixed size: nothing is allocated, so every part makes
+ * the same calls whatever happens. Collective; 0 or an ARB_E* code of the
+ * operations.
+ */
+static int gave_up_merge(arb_sim *s)
+{
+    uint64_t v[GAVE_UP_BLOCK];
+    uint32_t parts = part_count(s), me = part_rank(s);
+    uint64_t total = 0, below = 0;
+    for (uint32_t r0 = 0; r0 < parts; r0 += GAVE_UP_BLOCK) {
+        uint32_t n = parts - r0 < GAVE_UP_BLOCK ? parts - r0 : GAVE_UP_BLOCK;
+        memset(v, 0, n * sizeof *v);
+        if (me >= r0 && me - r0 < n) v[me - r0] = s->n_gup;
+        int rc = part_allsum(s, v, n);
+        if (rc < 0) return rc;
+        for (uint32_t k = 0; k < n; k++) {
+            total += v[k];
+            if (r0 + k < me) below += v[k];
+        }
+    }
+    for (uint64_t e0 = 0; e0 < total; e0 += GAVE_UP_BLOCK / 2) {
+        uint32_t n = total - e0 < GAVE_UP_BLOCK / 2 ? (uint32_t)(total - e0) : GAVE_UP_BLOCK / 2;
+        memset(v, 0, 2 * n * sizeof *v);
+        for (uint32_t k = 0; k < n; k++)
+            if (e0 + k >= below && e0 + k - below < s->n_gup) {
+                uint32_t f = s->gup[e0 + k - below];
+                v[2 * k] = f;
+                v[2 * k + 1] = s->conns[f].gave_up;
+            }
+        int rc = part_allsum(s, v, 2 * n);
+        if (rc < 0) return rc;
+        for (uint32_t k = 0; k < n; k++) {
+            struct conn *c = v[2 * k] < s->n_conns ? &s->conns[v[2 * k]] : NULL;
+            if (c && c->gave_up == ARB_TIME_NEVER) { /* another part's sender's */
+                c->gave_up = v[2 * k + 1];
+                s->n_gave_up++;
+            }
+        }
+    }
+    s->n_gup = 0;
+    return 0;
+}
+
+/* After a partitioned run (collective): the earliest event left over the
+ * parts (arb_sim_next_event), and whether any part's senders gave up flows
+ * in it, in one reduction; then those flows (gave_up_merge). */
+static int part_after_run(arb_sim *s)
+{
+    uint64_t v[2] = {evq_peek_time(&s->q), s->n_gup ? 0 : 1};
+    int rc = part_allmin(s, v, 2);
+    if (rc < 0) return rc;
+    s->next_event = v[0];
+    return v[1] ? 0 : gave_up_merge(s);
 }
 
 static void report_done(arb_sim *s)
@@ -499,14 +580,25 @@ void sim_run_window(arb_sim *s, arb_time until)
 int arb_sim_run(arb_sim *s, arb_time until)
 {
     sim_forget_guesses(s); /* the fabric may have changed between runs */
-    if (s->part) return part_run(s, until);
+    if (s->part) {
+        int rc = part_run(s, until);
+        int arc = part_after_run(s); /* (every part alike) */
+        if (arc < 0 && !s->error) s->error = arc;
+        return rc < 0 ? rc : s->error;
+    }
     s->in_run = 1;
     sim_pf_decide(s);
     s->stop_at = until;
     event_loop(s, until, 0);
     s->in_run = 0;
     if (!s->error && until > s->horizon) s->horizon = until;
+    s->next_event = evq_peek_time(&s->q);
     return s->error;
+}
+
+arb_time arb_sim_next_event(const arb_sim *s)
+{
+    return s->next_event;
 }
 
 void arb_sim_stop_at(arb_sim *s, arb_time t)
@@ -538,21 +630,25 @@ int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
     r->min_rate = (uint64_t)c->cc.min_rc;
     r->sport = c->sport;
     r->qp = c->qp;
+    r->gave_up = c->gave_up;
     return 0;
 }
 
 void arb_sim_get_stats(const arb_sim *s, arb_sim_stats *st)
 {
     const arb_sim_stats *g = part_stats(s);
-    if (g)
+    if (g) {
         *st = *g;
-    else
+        st->flows_gave_up = s->n_gave_up; /* every part's, once merged (gave_up_merge) */
+    } else {
         sim_local_stats(s, st);
+    }
 }
 
 void sim_local_stats(const arb_sim *s, arb_sim_stats *st)
 {
     *st = s->st;
+    st->flows_gave_up = s->n_gave_up;
     st->in_flight = s->pool.live;
     st->pool_peak = s->pool.peak;
     st->pool_size = s->pool.made;

@@ -161,10 +161,10 @@ struct conn {
     uint32_t retx_cursor; /* IRN: next hole to examine */
     uint32_t lost_high;   /* IRN: holes below this are taken as lost */
     uint16_t sport;
-    uint8_t started, send_done;
-    uint8_t *sacked;   /* IRN: bitmap of selectively acked PSNs */
-    arb_time *sent_at; /* IRN: last send time of every PSN */
-    arb_time rto_at;   /* ARB_TIME_NEVER when nothing is outstanding */
+    uint8_t started, send_done; /* send_done: SEND_* */
+    uint8_t *sacked;            /* IRN: bitmap of selectively acked PSNs */
+    arb_time *sent_at;          /* IRN: last send time of every PSN */
+    arb_time rto_at;            /* ARB_TIME_NEVER when nothing is outstanding */
     /* line 1: the receiver */
     uint32_t rcv_nxt;
     uint32_t since_ack;
@@ -181,10 +181,15 @@ struct conn {
     arb_time start;
     uint64_t retx_bytes, timeouts;
     uint32_t next_active; /* host's list of connections that may send */
+    uint32_t streak;      /* timeouts in a row without the cumulative ack moving */
     struct dcq cc;        /* DCQCN (when enabled) */
+    arb_time gave_up;     /* when the sender gave up (cfg.retry_limit); ARB_TIME_NEVER: not */
 };
 _Static_assert(offsetof(struct conn, rcv_nxt) == 64, "the sender's fields fill line 0");
 _Static_assert(offsetof(struct conn, bytes) <= 128, "the receiver's fields fit line 1");
+/* conn.send_done: still sending; every packet acknowledged; the sender gave
+ * up (cfg.retry_limit, rdma.c). */
+enum { SEND_ON = 0, SEND_ACKED = 1, SEND_GAVE_UP = 2 };
 
 /* One host: its connections and the NIC's round robin, in one cache line
  * (the array is line-aligned). */
@@ -276,6 +281,14 @@ struct arb_sim {
     int part_xfer;        /* packets the event under way landed from another part (arrive_cut) */
     uint32_t part_target; /* the target of the event under way */
     uint8_t part_solo;    /* partitioned in one part: completions reported at once */
+    /* Flows given up (cfg.retry_limit): how many are marked in conns
+     * (gave_up), and in a partitioned run those this part's senders gave up
+     * since the last run's end, when every part learns of every part's
+     * (sim.c, gave_up_merge). */
+    uint32_t n_gave_up;
+    uint32_t *gup, n_gup, cap_gup;
+    arb_time next_event; /* the earliest event left when the last run returned, over every
+                          * part (arb_sim_next_event) */
     /* arb_sim_part_stop_after: no event past (stop_t, stop_target) in the
      * local order runs (ARB_TIME_NEVER: none) */
     arb_time part_stop_t;
@@ -327,6 +340,10 @@ int sim_links(arb_sim *s);
 
 /* prefetch.c: drop every route guess (the fabric changed). */
 void sim_forget_guesses(arb_sim *s);
+
+/* sim.c: the sender of flow f gave up now (rdma.c, give_up): marked and
+ * counted, and noted for the other parts of a partitioned run. */
+void sim_gave_up(arb_sim *s, uint32_t f);
 
 /* sim.c: queue a completion for the callback, run after the event, so
  * that the callback may add flows (and move s->conns) safely. */

@@ -104,4 +104,30 @@ same "link flap: fail, restore, and one after the end" yes \
     "$(verdict "$TMP/flap.json" '[x["kind"] for x in e] == ["fail", "restore", "restore"] and [x["applied"] for x in e] == [True, True, False] and e[2]["detect_us"] is None and e[2]["recovered"] is None')"
 same "link flap: the loss found after the failure, resent after it" yes \
     "$(verdict "$TMP/flap.json" 'e[0]["detect_us"] >= 0 and e[0]["bytes_repaired"] + e[1]["bytes_repaired"] > 0')"
+# A flow whose only path fails for good, with no stop time (run.stop = 0):
+# the run ends (status 1) when its sender gives up past transport.retry_limit
+# (255 by default: the 256th timeout in a row, rto 1 ms apart), with one line
+# naming the flow, its hosts and QP, the limit and the failure, and the JSON
+# of what it got still written. h0 streams 4 MB to h3 over leafspine:2,2,1
+# until h3's link fails at 20 us: acks leave h3 every 334.24 ns, those on
+# its wire then are lost, and the last that got through reaches h0 four
+# hops (4 x 1.00688 us) later, between 22.69 and 23.02 us; the flow gives
+# up 256 ms after that.
+printf '[fabric]\ntopology = leafspine:2,2,1\nfail_at = 20us link:h3-L1.1\n[workload]\nkind = incast\nsenders = 1\nreceiver = 3\nsize = 4MB\n[run]\nstop = 0\n' >"$TMP/dead.ini"
+dead() { "$ARBOR" sim "$TMP/dead.ini" --json -q >"$TMP/dead.json"; }
+expect_err "a flow that can never finish gives up: status 1, one line naming it" 1 \
+    '^arbor sim: failed at [0-9.]+ us: flow 0 \(h0 -> h3, QP [0-9]+\) gave up at [0-9.]+ us: 256 retransmission timeouts in a row without progress, past transport.retry_limit = 255; the fabric: link:h3-L1.1 failed at 20us' \
+    dead
+at=$(sed -n 's/.* gave up at \([0-9.]*\) us.*/\1/p' "$TMP/err")
+if awk -v t="$at" 'BEGIN { exit !(t >= 256022.69 && t <= 256023.02) }'; then
+    pass "it gives up 256 rto after its last progress"
+else
+    fail "it gives up 256 rto after its last progress" "at $at us"
+fi
+J=$(cat "$TMP/dead.json")
+has "its JSON is written: failed, the flow counted" "$J" '"status":"failed","failure":"flow 0 (h0 -> h3, QP'
+has "its JSON counts the flow that gave up" "$J" '"flows":{"count":1,"done":0,"gave_up":1,'
+expect_status "transport.retry_limit takes 0 (never give up; here run.stop ends it)" 1 \
+    "$ARBOR" sim "$TMP/dead.ini" -s transport.retry_limit=0 -s run.stop=3ms -q
+has "  ... as an incomplete run" "$(cat "$TMP/err")" "incomplete: run.stop came first, 0 of 1 flows done"
 finish

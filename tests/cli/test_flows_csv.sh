@@ -3,7 +3,7 @@
 # the flow's ideal time alone on the fabric (docs/simulator.md).
 . "$(dirname "$0")/lib.sh"
 
-HEAD="id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown"
+HEAD="id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,dport,qp,retx_bytes,ideal_us,slowdown,gave_up_us"
 
 # One 100 KB flow alone on star:2 (100 Gb/s, 1 us links, 4096 B packets with
 # 82 B of headers): 25 packets, 102,050 B on the wire; the first packet
@@ -19,6 +19,7 @@ same "5-tuple: addresses, protocol, RoCE port" "10.0.0.0 10.0.0.1 udp 4791" "$(f
 same "bytes, no retransmission" "100000 0" "$(f 4) $(f 14)"
 same "ideal time derived" "10.498240" "$(f 15)"
 same "alone: FCT is the ideal, slowdown 1" "10.498240 1.000000" "$(f 7) $(f 16)"
+same "a finished flow did not give up: gave_up_us empty" "" "$(f 17)"
 if echo "$(f 11) $(f 13)" | grep -Eq '^[0-9]+ [0-9]+$'; then pass "sport and qp are numbers"; else
     fail "sport and qp are numbers" "$row"; fi
 

@@ -10,7 +10,8 @@
 # over star-32; an AllReduce over kary:4,3; two jobs sharing the switches'
 # pools in values mode over leafspine:4,4,2 with lossy links; a Broadcast
 # in values mode; one whose hosts lag; one whose engine gives up, ending
-# the run, with the same failure and figures as one process), and faults
+# the run, with the same failure and figures as one process), flows whose
+# senders give up (transport.retry_limit) in different parts, and faults
 # during the run (fail_at, restore_at, reboot_at: switches, links across the
 # cut, host links, PFC queues flushed, Arbor slot pools lost), the taps
 # run.watch and run.qp_order, merged over the parts, and the packet capture
@@ -401,6 +402,34 @@ for case in arfail iterfail; do
                 "$(head -5 "$TMP/$case.$k.err")"
         fi
     done
+done
+
+# a flow's sender that gives up (transport.retry_limit) fails the run: h40's
+# link fails for good during a permutation (h40 in part 1 of 2, part 2 of
+# 4), so the flow from h40 and the one to it give up, their senders in
+# different parts; every part learns of both, and rank 0 reports the same
+# failure, the same JSON and the same per-flow times (the flows CSV) as one
+# process
+{ cat "$TMP/irn.ini"; printf '[fabric]\nfail_at = 10us link:h40-L1.10\n[transport]\nrto = 100us\nretry_limit = 3\n[run]\nstop = 0\n'; } >"$TMP/flowfail.ini"
+"$A" sim "$TMP/flowfail.ini" --json -q -s run.order=local --csv "$TMP/flowfail.seq" \
+    >"$TMP/flowfail.seq" 2>"$TMP/flowfail.seq.err"
+rc=$?
+has "the run whose flows give up fails" "status $rc $(cat "$TMP/flowfail.seq.err")" \
+    'status 1 arbor sim: failed at [0-9.]* us: flow [0-9]* \(h[0-9]* -> h[0-9]*, QP [0-9]*\) gave up at [0-9.]* us: 4 retransmission timeouts in a row without progress, past transport.retry_limit = 3 \(2 flows gave up\); the fabric: link:h40-L1.10 failed at 10us'
+for k in 1 2 4; do
+    timeout 120 $MPIRUN -np $k "$A" sim "$TMP/flowfail.ini" --json -q --partition $k \
+        --csv "$TMP/flowfail.p$k" >"$TMP/flowfail.$k" 2>"$TMP/flowfail.$k.err"
+    rc=$?
+    if [ $rc -eq 1 ] && figures "$TMP/flowfail.seq" >"$TMP/a" && figures "$TMP/flowfail.$k" >"$TMP/b" &&
+        cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ] &&
+        cmp -s "$TMP/flowfail.seq-flows.csv" "$TMP/flowfail.p$k-flows.csv" &&
+        [ "$(grep 'failed at' "$TMP/flowfail.seq.err")" = "$(grep 'failed at' "$TMP/flowfail.$k.err")" ]; then
+        pass "flowfail, $k ranks: the same failure, byte-identical, the same flows"
+    else
+        fail "flowfail, $k ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+            "$(diff "$TMP/flowfail.seq-flows.csv" "$TMP/flowfail.p$k-flows.csv" | head -c 400)" \
+            "$(head -5 "$TMP/flowfail.$k.err")"
+    fi
 done
 
 # the packet capture (run.pcap): one file, written by rank 0, byte for byte

@@ -31,6 +31,13 @@ out "sim: values, 1 MiB" "$A" sim --json -s mode=values -s size=1MiB -s topology
 # an incomplete run exits 1 after its JSON
 incomplete() { "$A" sim --json -s run.stop=20us; [ $? -eq 1 ]; }
 out "sim: arbor, incomplete" incomplete
+# a run whose flow's sender gives up (transport.retry_limit) fails, exit 1 after its JSON
+gave_up() {
+    "$A" sim --json -s topology=star:2 -s fabric.fail=up:h0:0 -s workload.kind=incast \
+        -s senders=1 -s receiver=0 -s size=8KiB -s transport.rto=100us -s transport.retry_limit=2
+    [ $? -eq 1 ]
+}
+out "sim: a flow gives up" gave_up
 out "sim: incast" "$A" sim --json scenarios/incast.ini
 out "sim: trace" "$A" sim --json scenarios/trace.ini
 out "sim: ring allreduce" "$A" sim --json -s workload.kind=ring_allreduce -s size=1MiB

@@ -64,6 +64,9 @@ TEST(defaults)
         CHECK_STR(arb_scenario_get(sc, ki.section, ki.key), ki.def);
     }
     CHECK_EQ_I(arb_scenario_key(n, NULL), ARB_EINVAL);
+    /* the key's default is the simulator's */
+    const char *limit = arb_scenario_get(sc, "transport", "retry_limit");
+    CHECK(limit && strtoull(limit, NULL, 10) == ARB_SIM_RETRY_LIMIT);
     arb_scenario_free(sc);
 }
 
@@ -331,7 +334,7 @@ TEST(run_and_determinism)
     CHECK(q && strncmp(q, "time_us,tier0_up_mean,tier0_up_max,", 35) == 0);
     static const char flows_head[] =
         "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,"
-        "sport,dport,qp,retx_bytes,ideal_us,slowdown\n0,0,1,";
+        "sport,dport,qp,retx_bytes,ideal_us,slowdown,gave_up_us\n0,0,1,";
     CHECK(f && strncmp(f, flows_head, sizeof flows_head - 1) == 0);
     CHECK(arb_scenario_csv(r, (arb_scenario_csv_kind)7) == NULL);
     arb_scenario_host h = {1.5, 20.25};
@@ -425,6 +428,56 @@ TEST(stop)
     CHECK(j && strstr(j, "\"completed\":false,\"stopped\":true"));
     CHECK(j && strstr(j, "\"cct_us\":null"));
     free(j);
+    arb_scenario_free(sc);
+}
+
+/*
+ * A flow whose receiver's only link failed before the run (h1 to h0 over
+ * star:2, two packets) never hears back: with rto 100 us and retry_limit
+ * 2 its sender gives up at the third timeout, 300 us after it started at
+ * 0, and the run, with no stop time, ends there, failed, naming the flow,
+ * its hosts and QP, the limit and the failure in force; the flows CSV has
+ * the time, the JSON the count.
+ */
+TEST(a_flow_that_gives_up_fails_the_run)
+{
+    arb_scenario *sc = load("[fabric]\ntopology = star:2\nfail = up:h0:0\n"
+                            "[transport]\nrto = 100us\nretry_limit = 2\n"
+                            "[workload]\nkind = incast\nsenders = 1\nreceiver = 0\nsize = 8KiB\n"
+                            "[run]\nstop = 0\n");
+    REQUIRE(sc != NULL);
+    arb_scenario_result *r = NULL;
+    char err[512];
+    REQUIRE_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
+    const char *why = NULL;
+    CHECK_EQ_I(arb_scenario_result_status(r, &why), ARB_SCN_FAILED);
+    CHECK_EQ_U(arb_scenario_result_stats(r)->flows_gave_up, 1);
+    CHECK_EQ_U(arb_scenario_result_time(r), 300 * ARB_PS_PER_US);
+    char *f = arb_scenario_csv(r, ARB_SCN_CSV_FLOWS);
+    REQUIRE(f != NULL);
+    const char *row = strchr(f, '\n') + 1;
+    unsigned qp = 0;
+    const char *p = row;
+    for (int col = 0; col < 12; col++) /* to the 13th column, qp */
+        p = strchr(p, ',') + 1;
+    CHECK(sscanf(p, "%u", &qp) == 1);
+    size_t len = strlen(row);
+    CHECK(len > 12 && strcmp(row + len - 12, ",300.000000\n") == 0);
+    char want[256];
+    snprintf(want, sizeof want,
+             "flow 0 (h1 -> h0, QP %u) gave up at 300.000 us: 3 retransmission timeouts in a "
+             "row without progress, past transport.retry_limit = 2; the fabric: fabric.fail "
+             "up:h0:0",
+             qp);
+    CHECK(why && strncmp(why, want, strlen(want)) == 0);
+    if (why && strncmp(why, want, strlen(want)) != 0) printf("  got: %s\n  want: %s\n", why, want);
+    char *j = arb_scenario_json(r, NULL);
+    CHECK(j && strstr(j, "\"completed\":false,\"stopped\":false,\"status\":\"failed\","
+                         "\"failure\":\"flow 0 (h1 -> h0, QP "));
+    CHECK(j && strstr(j, "\"flows\":{\"count\":1,\"done\":0,\"gave_up\":1,"));
+    free(j);
+    free(f);
+    arb_scenario_result_free(r);
     arb_scenario_free(sc);
 }
 
@@ -592,6 +645,7 @@ int main(void)
     RUN(long_series_merge_rows);
     RUN(workload_kinds);
     RUN(stop);
+    RUN(a_flow_that_gives_up_fails_the_run);
     RUN(background_and_watch);
     RUN(jobs_fairness);
     return testkit_done();

@@ -21,6 +21,17 @@ static arb_sim *sim_on(const arb_topo *t, arb_sim_config *cfg)
     return s;
 }
 
+/* s partitioned into one part, every node in it (arb_sim_partition). */
+static void one_part(arb_sim *s, const arb_topo *t)
+{
+    arb_sim_part_ops ops = {NULL, 0, 1, simkit_one_alltoall, simkit_one_reduce, simkit_one_reduce};
+    uint32_t *np = calloc(arb_topo_n_nodes(t), sizeof *np);
+    char err[128];
+    REQUIRE(np != NULL);
+    REQUIRE_EQ_I(arb_sim_partition(s, &ops, np, err, sizeof err), 0);
+    free(np);
+}
+
 /* Every packet a host sent is delivered, dropped, unroutable or still alive. */
 static void check_conservation(const arb_sim *s)
 {
@@ -404,11 +415,7 @@ TEST(a_partitioned_run_to_never_ends)
         cfg.loss = 0.002;
         cfg.local_order = 1;
         arb_sim *s = sim_on(t, &cfg);
-        arb_sim_part_ops ops = {
-            NULL, 0, 1, simkit_one_alltoall, simkit_one_reduce, simkit_one_reduce};
-        uint32_t np[10] = {0};
-        char err[128];
-        if (part) REQUIRE_EQ_I(arb_sim_partition(s, &ops, np, err, sizeof err), 0);
+        if (part) one_part(s, t);
         for (uint32_t h = 1; h < 9; h++)
             CHECK_EQ_I(arb_sim_add_flow(s, h, 0, 200000, 0, (uint16_t)(1000 + h), h, NULL), 0);
         CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
@@ -666,6 +673,194 @@ TEST(flow_done_callback_chains_flows)
     arb_topo_free(t);
 }
 
+/* The figures of one packet of 4096 B on star:2 at 100 Gb/s and 1 us a
+ * link: 4178 wire bytes take 334,240 ps, an ack of 86 B 6,880 ps; a hop is
+ * serialisation and delay, host to host two hops. */
+#define ONE_DATA_HOP (334240 + ARB_PS_PER_US)
+#define ONE_ACK_HOP (6880 + ARB_PS_PER_US)
+
+/* The fabric `spec` with host h's link failed, and a default configuration
+ * with rto 100 us and retry_limit `limit`. */
+static arb_topo *dead_end(const char *spec, uint32_t h, arb_sim_config *cfg, uint32_t limit)
+{
+    arb_topo *t = simkit_topo(spec);
+    REQUIRE_EQ_I(arb_topo_fail_link(t, arb_topo_node(t, h)->first_up), 0);
+    arb_sim_config_default(cfg);
+    cfg->rto = 100 * ARB_PS_PER_US;
+    cfg->retry_limit = limit;
+    return t;
+}
+
+/*
+ * A flow whose receiver's only link has failed hears nothing back: its
+ * first packets leave at its start (5 us), timeouts 1 .. retry_limit come
+ * rto apart and each resends all three packets (go-back-N from snd_una;
+ * IRN takes every hole as lost), and timeout retry_limit + 1 gives up, at
+ * start + (retry_limit + 1) x rto. Nothing is left to wait for: a run to
+ * the end of time ends there, and a second run has no event to run.
+ */
+static void gives_up_alone(arb_transport tr)
+{
+    arb_sim_config cfg;
+    arb_topo *t = dead_end("star:2", 1, &cfg, 3);
+    cfg.transport = tr;
+    arb_sim *s = sim_on(t, &cfg);
+    arb_time start = 5 * ARB_PS_PER_US;
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 3 * 4096, start, 1000, 7, &id), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    CHECK_EQ_U(r.gave_up, start + 4 * cfg.rto);
+    CHECK_EQ_U(r.timeouts, 4);
+    CHECK_EQ_U(r.finish, ARB_TIME_NEVER);
+    CHECK_EQ_U(r.retx_bytes, 3 * 3 * 4096);
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.flows_gave_up, 1);
+    CHECK_EQ_U(st.flows_done, 0);
+    CHECK_EQ_U(st.timeouts, 4);
+    CHECK_EQ_U(st.data_pkts_sent, 3 * 4);
+    CHECK_EQ_U(arb_sim_now(s), r.gave_up);
+    CHECK_EQ_U(arb_sim_last_activity(s), r.gave_up);
+    CHECK_EQ_U(arb_sim_next_event(s), ARB_TIME_NEVER);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_stats again;
+    arb_sim_get_stats(s, &again);
+    CHECK_EQ_U(again.events, st.events);
+    check_conservation(s);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+TEST(a_flow_that_hears_nothing_gives_up_gbn)
+{
+    gives_up_alone(ARB_TRANSPORT_GBN);
+}
+
+TEST(a_flow_that_hears_nothing_gives_up_irn)
+{
+    gives_up_alone(ARB_TRANSPORT_IRN);
+}
+
+/*
+ * With retry_limit 0 the same flow never gives up: it is still resending
+ * when the run stops, one timeout every rto.
+ */
+TEST(retry_limit_zero_never_gives_up)
+{
+    arb_sim_config cfg;
+    arb_topo *t = dead_end("star:2", 1, &cfg, 0);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1000, 7, &id), 0);
+    CHECK_EQ_I(arb_sim_run(s, 1000 * cfg.rto), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    CHECK_EQ_U(r.gave_up, ARB_TIME_NEVER);
+    CHECK_EQ_U(r.timeouts, 1000);
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.flows_gave_up, 0);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+/*
+ * The count is of timeouts in a row: progress between them starts it
+ * again. retry_limit 1, one packet in flight (window 1), two packets, the
+ * receiver's link down whenever a packet first crosses it:
+ *   - down from the start: packet 0 (sent at 0) is lost; the link comes
+ *     back at 50 us; timeout 1 at rto resends it, its ack comes back at
+ *     rto + 2 data hops + 2 ack hops, and packet 1 leaves then (ta);
+ *   - down again at ta + 300 ns (the ack has crossed, packet 1 is on host
+ *     0's wire): packet 1 is lost at the switch; back at 150 us; timeout 2
+ *     at ta + rto (the ack restarted the timer) resends it, delivered two
+ *     data hops later.
+ * Two timeouts, retry_limit + 1, but never two in a row: the flow finishes
+ * at ta + rto + 2 data hops and does not give up.
+ */
+TEST(progress_between_timeouts_is_not_given_up)
+{
+    arb_sim_config cfg;
+    arb_topo *t = dead_end("star:2", 1, &cfg, 1);
+    uint32_t link = arb_topo_node(t, 1)->first_up;
+    cfg.window = 1;
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t id;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 2 * 4096, 0, 1000, 7, &id), 0);
+    CHECK_EQ_U(arb_sim_next_event(s), 0); /* before the first run */
+    CHECK_EQ_I(arb_sim_run(s, 50 * ARB_PS_PER_US), 0);
+    CHECK_EQ_U(arb_sim_next_event(s), cfg.rto); /* what is left: the timeout */
+    CHECK_EQ_I(arb_topo_restore_link(t, link), 0);
+    arb_sim_fabric_changed(s);
+    arb_time ta = cfg.rto + 2 * ONE_DATA_HOP + 2 * ONE_ACK_HOP;
+    CHECK_EQ_I(arb_sim_run(s, ta + 300000), 0);
+    CHECK_EQ_I(arb_topo_fail_link(t, link), 0);
+    arb_sim_fabric_changed(s);
+    CHECK_EQ_I(arb_sim_run(s, 150 * ARB_PS_PER_US), 0);
+    CHECK_EQ_I(arb_topo_restore_link(t, link), 0);
+    arb_sim_fabric_changed(s);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
+    CHECK_EQ_U(r.timeouts, 2);
+    CHECK_EQ_U(r.gave_up, ARB_TIME_NEVER);
+    CHECK_EQ_U(r.finish, ta + cfg.rto + 2 * ONE_DATA_HOP);
+    arb_sim_stats st;
+    arb_sim_get_stats(s, &st);
+    CHECK_EQ_U(st.flows_gave_up, 0);
+    CHECK_EQ_U(st.flows_done, 1);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
+/*
+ * A partitioned simulator (one part) gives up as the whole one does: the
+ * same time, the same count (each flow once, though every run's end tells
+ * the parts of it), the same events. Two flows of host 1 into a failed
+ * link and one that finishes; the run in slices.
+ */
+TEST(a_partitioned_run_gives_up_alike)
+{
+    arb_sim_stats st[2];
+    arb_time at[2][2];
+    for (int part = 0; part < 2; part++) {
+        arb_sim_config cfg;
+        arb_topo *t = dead_end("star:3", 2, &cfg, 2);
+        cfg.transport = ARB_TRANSPORT_IRN;
+        cfg.local_order = 1;
+        arb_sim *s = sim_on(t, &cfg);
+        if (part) one_part(s, t);
+        CHECK_EQ_I(arb_sim_add_flow(s, 1, 2, 8192, 0, 1001, 1, NULL), 0);
+        CHECK_EQ_I(arb_sim_add_flow(s, 1, 2, 4096, 20 * ARB_PS_PER_US, 1002, 2, NULL), 0);
+        CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, 4096, 0, 1003, 3, NULL), 0);
+        for (arb_time until = 50 * ARB_PS_PER_US; until < ARB_PS_PER_MS;
+             until += 50 * ARB_PS_PER_US)
+            CHECK_EQ_I(arb_sim_run(s, until), 0);
+        CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+        CHECK_EQ_U(arb_sim_next_event(s), ARB_TIME_NEVER);
+        arb_sim_get_stats(s, &st[part]);
+        for (uint32_t f = 0; f < 2; f++) {
+            arb_sim_flow_result r;
+            arb_sim_flow(s, f, &r);
+            at[part][f] = r.gave_up;
+        }
+        arb_sim_free(s);
+        arb_topo_free(t);
+    }
+    CHECK_EQ_U(at[0][0], 3 * 100 * ARB_PS_PER_US);
+    CHECK_EQ_U(at[0][1], 20 * ARB_PS_PER_US + 3 * 100 * ARB_PS_PER_US);
+    for (int f = 0; f < 2; f++)
+        CHECK_EQ_U(at[1][f], at[0][f]);
+    CHECK_EQ_U(st[0].flows_gave_up, 2);
+    CHECK_EQ_U(st[0].flows_done, 1);
+    CHECK_EQ_U(st[1].flows_gave_up, st[0].flows_gave_up);
+    CHECK_EQ_U(st[1].flows_done, st[0].flows_done);
+    CHECK_EQ_U(st[1].events, st[0].events);
+    CHECK_EQ_U(st[1].timeouts, st[0].timeouts);
+}
+
 TEST(bad_config)
 {
     arb_topo *t = simkit_topo("star:2");
@@ -711,6 +906,11 @@ int main(void)
     RUN(flow_done_callback_chains_flows);
     RUN(spine_fails_during_the_run);
     RUN(a_partitioned_run_to_never_ends);
+    RUN(a_flow_that_hears_nothing_gives_up_gbn);
+    RUN(a_flow_that_hears_nothing_gives_up_irn);
+    RUN(retry_limit_zero_never_gives_up);
+    RUN(progress_between_timeouts_is_not_given_up);
+    RUN(a_partitioned_run_gives_up_alike);
     RUN(bad_config);
     return testkit_done();
 }

@@ -52,10 +52,10 @@ static const char sim_usage[] =
     "Options take '--opt value' or '--opt=value' and may be abbreviated.\n"
     "\n"
     "Exit status: 0 the run finished (a channel that could not close after every\n"
-    "rank was done is a warning on stderr), 1 it did not: run.stop came first, or\n"
-    "an engine gave up (one line on stderr naming what was lost and what failed in\n"
-    "the fabric), 2 a bad option, file, key or value (one line on stderr: file,\n"
-    "line and key).\n";
+    "rank was done is a warning on stderr), 1 it did not: run.stop came first, an\n"
+    "engine gave up, or a flow's sender did (transport.retry_limit): one line on\n"
+    "stderr naming what was lost and what failed in the fabric; 2 a bad option,\n"
+    "file, key or value (one line on stderr: file, line and key).\n";
 
 struct progress {
     int on;
@@ -270,12 +270,15 @@ static void print_summary(const char *json)
     int failed = strcmp(status, "failed") == 0, incomplete = strcmp(status, "incomplete") == 0;
     printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
            num(j, "events", NULL), num(j, "packet_hops", NULL),
-           failed       ? " (failed: an engine gave up)"
+           failed       ? " (failed: an engine or a flow gave up)"
            : incomplete ? " (stopped before the workload finished)"
                         : "");
+    char gave_up[48] = ""; /* flows whose sender gave up (transport.retry_limit) */
+    if (num(j, "flows", "gave_up") > 0)
+        snprintf(gave_up, sizeof gave_up, ", %.0f gave up", num(j, "flows", "gave_up"));
     if (num(j, "flows", "count") > 0) /* an Arbor run has no transport flows */
-        printf("flows         %.0f of %.0f done; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
-               num(j, "flows", "done"), num(j, "flows", "count"),
+        printf("flows         %.0f of %.0f done%s; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
+               num(j, "flows", "done"), num(j, "flows", "count"), gave_up,
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
                num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
