@@ -482,9 +482,9 @@ static SIM_COLD void arrive_cut(arb_sim *s, uint32_t port)
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
     wire_next(s, sp, port, pool_get(&s->pool, i));
-    s->pool.live++;
+    s->pool.live++; /* as it was live before the event (moved, not made) */
+    s->part_live0++;
     if (s->pool.live > s->pool.peak) s->pool.peak = s->pool.live;
-    s->part_xfer = 1;
     land(s, port, i);
 }
 

@@ -109,14 +109,6 @@ struct note {
     uint64_t arg;
 };
 
-/* An event's change of live packets (its part's notes are in order). */
-struct lnote {
-    arb_time t;
-    uint32_t target;
-    int32_t delta; /* the change */
-    uint32_t up;   /* the most above the count before, within the event */
-};
-
 struct sim_part {
     arb_sim_part_ops ops;
     uint32_t *node_part; /* per node */
@@ -127,17 +119,13 @@ struct sim_part {
     uint8_t *mark;         /* per port, for net_cut_gone */
     struct note *done;
     size_t n_done, cap_done;
-    struct lnote *live; /* the window's changes of live packets: this part's, then every part's */
-    size_t n_live, cap_live;
-    struct lnote *tmp; /* merging: room for cap_live */
+    struct lnote *tmp; /* merging live notes (s->plog): room for its cap */
     size_t cap_tmp;
     size_t *seg; /* where each part's notes start in live (each part's are in order) */
     size_t n_seg, cap_seg;
     uint32_t seq;   /* order of this part's notes */
     int64_t glive;  /* live packets, whole fabric, after the last window (every part) */
     uint64_t gpeak; /* the most at once so far (every part) */
-    int64_t wcur;   /* this part's change of live packets in the window so far */
-    int64_t wup;    /* its highest point in the window, above the window's start */
     /* this part's ports as last sent to part 0 (sync_end sends what changed) */
     arb_sim_port_stats *sps;
     uint32_t *sq;
@@ -159,17 +147,21 @@ struct sim_part {
 /* ---- buffers ------------------------------------------------------------ */
 
 /* n bytes more at the end of b, or NULL (out of memory). */
-static uint8_t *buf_room(struct buf *b, size_t n)
+static SIM_COLD int buf_grow(struct buf *b, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 4096;
-        while (ncap < b->n + n)
-            ncap *= 2;
-        uint8_t *nd = realloc(b->d, ncap);
-        if (!nd) return NULL;
-        b->d = nd;
-        b->cap = ncap;
-    }
+    size_t ncap = b->cap ? b->cap * 2 : 4096;
+    while (ncap < b->n + n)
+        ncap *= 2;
+    uint8_t *nd = realloc(b->d, ncap);
+    if (!nd) return ARB_ENOMEM;
+    b->d = nd;
+    b->cap = ncap;
+    return 0;
+}
+
+static inline uint8_t *buf_room(struct buf *b, size_t n)
+{
+    if (b->n + n > b->cap && buf_grow(b, n) < 0) return NULL;
     b->n += n;
     return b->d + b->n - n;
 }
@@ -241,23 +233,6 @@ static int cut_wires_grow(struct cut_wires *w, uint64_t lo, uint64_t hi)
     return 0;
 }
 
-static int cut_wires_add(struct cut_wires *w, const struct cut_sent *e)
-{
-    uint64_t b = e->t >> w->shift;
-    if (w->n == 0) w->base = w->hi = b; /* every bucket empty: the ring starts anywhere */
-    uint64_t lo = b < w->base ? b : w->base, hi = b > w->hi ? b : w->hi;
-    if (hi - lo >= w->cap && cut_wires_grow(w, lo, hi) < 0) return ARB_ENOMEM;
-    w->base = lo;
-    w->hi = hi;
-    struct cut_bucket *k = &w->b[b & (w->cap - 1)];
-    struct cut_sent *ne = room(k->e, k->n, &k->cap, sizeof *ne, 64);
-    if (!ne) return ARB_ENOMEM;
-    k->e = ne;
-    k->e[k->n++] = *e;
-    w->n++;
-    return 0;
-}
-
 /* Has e arrived by the event (t, target) of the local order? */
 static int cut_arrived(const struct cut_sent *e, arb_time t, uint32_t target)
 {
@@ -308,15 +283,6 @@ static int note_add(struct note **v, size_t *n, size_t *cap, const struct note *
     if (!nv) return ARB_ENOMEM;
     *v = nv;
     nv[(*n)++] = *x;
-    return 0;
-}
-
-static int lnote_add(struct sim_part *P, arb_time t, uint32_t target, int32_t delta, uint32_t up)
-{
-    struct lnote *nv = room(P->live, P->n_live, &P->cap_live, sizeof *nv, 1024);
-    if (!nv) return ARB_ENOMEM;
-    P->live = nv;
-    nv[P->n_live++] = (struct lnote){t, target, delta, up};
     return 0;
 }
 
@@ -375,7 +341,8 @@ void part_free(arb_sim *s)
     free(P->mark);
     free(P->node_part);
     free(P->done);
-    free(P->live);
+    free(s->plog.v);
+    memset(&s->plog, 0, sizeof s->plog);
     free(P->tmp);
     free(P->seg);
     free(P->mq);
@@ -496,33 +463,71 @@ int arb_sim_part_figures(const arb_sim *s, arb_sim_part_info *out)
 
 /* ---- what crosses ------------------------------------------------------- */
 
-/* Packet i on the wire of `port` until it arrives (drain_wires). */
-static void note_sent(arb_sim *s, uint32_t port, uint32_t i, const struct pkt *k)
+/* The bucket's array grown for one more note (cut_wires_note). */
+static SIM_COLD int cut_bucket_grow(struct cut_bucket *k)
 {
-    struct cut_sent e = {k->t, port | (k->kind == PK_ARBOR ? CUT_ARBOR : 0), i, k->bytes};
-    fail(s, cut_wires_add(&s->part->sent, &e));
+    struct cut_sent *ne = room(k->e, k->n, &k->cap, sizeof *ne, 64);
+    if (!ne) return ARB_ENOMEM;
+    k->e = ne;
+    return 0;
+}
+
+/* Packet i on the wire of `port` until it arrives (drain_wires): noted in
+ * the bucket of its arrival, the ring grown when it spans more buckets. */
+static inline int cut_wires_note(struct cut_wires *w, const struct cut_sent *e)
+{
+    uint64_t b = e->t >> w->shift;
+    if (w->n == 0) w->base = w->hi = b; /* every bucket empty: the ring starts anywhere */
+    if (b < w->base || b > w->hi || w->cap == 0) {
+        uint64_t lo = b < w->base ? b : w->base, hi = b > w->hi ? b : w->hi;
+        if (hi - lo >= w->cap && cut_wires_grow(w, lo, hi) < 0) return ARB_ENOMEM;
+        w->base = lo;
+        w->hi = hi;
+    }
+    struct cut_bucket *k = &w->b[b & (w->cap - 1)];
+    if (k->n == k->cap && cut_bucket_grow(k) < 0) return ARB_ENOMEM;
+    k->e[k->n++] = *e;
+    w->n++;
+    return 0;
+}
+
+/* An Arbor packet's record: its header and payload live beside it, and
+ * travel after it. */
+static SIM_COLD uint8_t *arbor_record(arb_sim *s, struct buf *b, uint32_t port, uint32_t i)
+{
+    const void *hdr = NULL, *pl = NULL;
+    size_t hlen = 0, plen = 0;
+    arbor_cut_parts(s, i, &hdr, &hlen, &pl, &plen);
+    struct rec_pkt r = {REC_PKT, port, (uint32_t)(hlen + plen), (uint32_t)hlen};
+    uint8_t *w = buf_room(b, sizeof r + sizeof(struct pkt) + hlen + plen);
+    if (!w) return NULL;
+    memcpy(w, &r, sizeof r);
+    if (hlen) memcpy(w + sizeof r + sizeof(struct pkt), hdr, hlen);
+    if (plen) memcpy(w + sizeof r + sizeof(struct pkt) + hlen, pl, plen);
+    return w;
 }
 
 void part_send_pkt(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sim_part *P = s->part;
     const struct pkt *k = pool_get(&s->pool, i);
-    note_sent(s, port, i, k);
-    const void *hdr = NULL, *pl = NULL;
-    size_t hlen = 0, plen = 0;
-    /* an Arbor packet's header and payload live beside it: they travel after it */
-    if (k->kind == PK_ARBOR) arbor_cut_parts(s, i, &hdr, &hlen, &pl, &plen);
-    struct rec_pkt r = {REC_PKT, port, (uint32_t)(hlen + plen), (uint32_t)hlen};
+    int arbor = k->kind == PK_ARBOR;
+    struct cut_sent e = {k->t, port | (arbor ? CUT_ARBOR : 0), i, k->bytes};
     struct buf *b = &P->out[s->lk[s->sp[port].link].to]; /* the far end's part */
-    uint8_t *w = buf_room(b, sizeof r + sizeof *k + hlen + plen);
+    uint8_t *w;
+    if (arbor) {
+        w = arbor_record(s, b, port, i);
+    } else {
+        struct rec_pkt r = {REC_PKT, port, 0, 0};
+        w = buf_room(b, sizeof r + sizeof *k);
+        if (w) memcpy(w, &r, sizeof r);
+    }
     if (!w) {
         fail(s, ARB_ENOMEM);
         return;
     }
-    memcpy(w, &r, sizeof r);
-    memcpy(w + sizeof r, k, sizeof *k);
-    if (hlen) memcpy(w + sizeof r + sizeof *k, hdr, hlen);
-    if (plen) memcpy(w + sizeof r + sizeof *k + hlen, pl, plen);
+    memcpy(w + sizeof(struct rec_pkt), k, sizeof *k);
+    fail(s, cut_wires_note(&P->sent, &e));
     P->info.sent++;
 }
 
@@ -631,21 +636,21 @@ static int seg_push(struct sim_part *P, size_t at)
 
 /* Another part's notes of the window (n, in its order, at d): a run of
  * their own in live. */
-static int take_live(struct sim_part *P, const uint8_t *d, size_t n)
+static int take_live(struct sim_part *P, struct live_log *L, const uint8_t *d, size_t n)
 {
-    int rc = seg_push(P, P->n_live);
+    int rc = seg_push(P, L->n);
     if (rc < 0) return rc;
-    if (P->n_live + n > P->cap_live) {
-        size_t ncap = P->cap_live ? P->cap_live : 1024;
-        while (ncap < P->n_live + n)
+    if (L->n + n > L->cap) {
+        size_t ncap = L->cap ? L->cap : 1024;
+        while (ncap < L->n + n)
             ncap *= 2;
-        struct lnote *nv = realloc(P->live, ncap * sizeof *nv);
+        struct lnote *nv = realloc(L->v, ncap * sizeof *nv);
         if (!nv) return ARB_ENOMEM;
-        P->live = nv;
-        P->cap_live = ncap;
+        L->v = nv;
+        L->cap = ncap;
     }
-    if (n) memcpy(P->live + P->n_live, d, n * sizeof *P->live);
-    P->n_live += n;
+    if (n) memcpy(L->v + L->n, d, n * sizeof *L->v);
+    L->n += n;
     return 0;
 }
 
@@ -656,14 +661,14 @@ static int lnote_before(const struct lnote *x, const struct lnote *y)
 
 /* live[0 .. n_live): runs (seg) each in order, merged pairwise into two
  * at most (stably: no two parts have a note of one time and target). */
-static int merge_runs(struct sim_part *P)
+static int merge_runs(struct sim_part *P, struct live_log *L)
 {
     if (P->n_seg <= 3) return 0;
-    if (P->cap_tmp < P->n_live) {
-        struct lnote *nt = realloc(P->tmp, P->n_live * sizeof *nt);
+    if (P->cap_tmp < L->n) {
+        struct lnote *nt = realloc(P->tmp, L->n * sizeof *nt);
         if (!nt) return ARB_ENOMEM;
         P->tmp = nt;
-        P->cap_tmp = P->n_live;
+        P->cap_tmp = L->n;
     }
     while (P->n_seg > 3) { /* seg holds n_seg - 1 runs and the end */
         size_t out = 0, k = 0, o = 0;
@@ -671,24 +676,24 @@ static int merge_runs(struct sim_part *P)
             size_t i = P->seg[k], m = P->seg[k + 1], j = m, e = P->seg[k + 2];
             P->seg[out++] = o;
             while (i < m && j < e)
-                P->tmp[o++] = lnote_before(&P->live[j], &P->live[i]) ? P->live[j++] : P->live[i++];
+                P->tmp[o++] = lnote_before(&L->v[j], &L->v[i]) ? L->v[j++] : L->v[i++];
             while (i < m)
-                P->tmp[o++] = P->live[i++];
+                P->tmp[o++] = L->v[i++];
             while (j < e)
-                P->tmp[o++] = P->live[j++];
+                P->tmp[o++] = L->v[j++];
         }
         if (k + 1 < P->n_seg) { /* an odd run left */
             size_t i = P->seg[k], e = P->seg[k + 1];
             P->seg[out++] = o;
-            memcpy(P->tmp + o, P->live + i, (e - i) * sizeof *P->tmp);
+            memcpy(P->tmp + o, L->v + i, (e - i) * sizeof *P->tmp);
             o += e - i;
         }
         P->seg[out++] = o;
         P->n_seg = out;
-        struct lnote *t = P->live;
-        size_t c = P->cap_live;
-        P->live = P->tmp;
-        P->cap_live = P->cap_tmp;
+        struct lnote *t = L->v;
+        size_t c = L->cap;
+        L->v = P->tmp;
+        L->cap = P->cap_tmp;
         P->tmp = t;
         P->cap_tmp = c;
     }
@@ -698,18 +703,19 @@ static int merge_runs(struct sim_part *P)
 static void merge_live(arb_sim *s)
 {
     struct sim_part *P = s->part;
-    fail(s, seg_push(P, P->n_live));
-    fail(s, merge_runs(P));
+    struct live_log *L = &s->plog;
+    fail(s, seg_push(P, L->n));
+    fail(s, merge_runs(P, L));
     /* the last two runs merged as they are read */
-    const struct lnote *v = P->live;
-    size_t i = 0, m = P->n_seg > 2 ? P->seg[1] : P->n_live, j = m, e = P->n_live;
+    const struct lnote *v = L->v;
+    size_t i = 0, m = P->n_seg > 2 ? P->seg[1] : L->n, j = m, e = L->n;
     while (i < m || j < e) {
         const struct lnote *x = j < e && (i == m || lnote_before(&v[j], &v[i])) ? &v[j++] : &v[i++];
         uint64_t top = (uint64_t)(P->glive + (int64_t)x->up);
         if (top > P->gpeak) P->gpeak = top;
         P->glive += x->delta;
     }
-    P->n_live = 0;
+    L->n = 0;
 }
 
 /* Some packets ahead of the one being parsed: the port it lands on,
@@ -789,7 +795,7 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
             struct note x = {r.t, r.b, from, r.c, r.a, r.d};
             fail(s, note_add(&P->done, &P->n_done, &P->cap_done, &x));
         } else if (r.type == REC_LIVE && r.d <= n - o && r.d % sizeof(struct lnote) == 0) {
-            fail(s, take_live(P, d + o, (size_t)r.d / sizeof(struct lnote)));
+            fail(s, take_live(P, &s->plog, d + o, (size_t)r.d / sizeof(struct lnote)));
             o += (size_t)r.d;
         } else if (r.type == REC_PORT && o + sizeof(arb_sim_port_stats) <= n) {
             if (P->mps && r.a < s->n_ports) {
@@ -910,13 +916,14 @@ static void post_notes(arb_sim *s)
 static int live_window(arb_sim *s)
 {
     struct sim_part *P = s->part;
+    struct live_log *L = &s->plog;
     uint32_t R = P->ops.n_ranks, me = P->ops.rank;
-    uint64_t v[2] = {(uint64_t)P->wup, (uint64_t)P->wcur};
+    uint64_t v[2] = {(uint64_t)L->up, (uint64_t)L->cur};
     int rc = P->ops.allsum(P->ops.ctx, v, 2); /* two's complement: the sum wraps right */
     if (rc < 0) return rc;
     int64_t up = (int64_t)v[0], delta = (int64_t)v[1];
     if (P->glive + up > (int64_t)P->gpeak) {
-        size_t bytes = P->n_live * sizeof *P->live;
+        size_t bytes = L->n * sizeof *L->v;
         P->n_seg = 0;
         fail(s, seg_push(P, 0));
         struct rec r = {REC_LIVE, 0, 0, 0, 0, bytes};
@@ -925,7 +932,7 @@ static int live_window(arb_sim *s)
             if (q != me && !w) fail(s, ARB_ENOMEM);
             if (!w) continue;
             memcpy(w, &r, sizeof r);
-            if (bytes) memcpy(w + sizeof r, P->live, bytes);
+            if (bytes) memcpy(w + sizeof r, L->v, bytes);
         }
         rc = exchange(s);
         if (rc < 0) return rc;
@@ -933,21 +940,21 @@ static int live_window(arb_sim *s)
     } else {
         P->glive += delta;
     }
-    P->n_live = 0;
-    P->wcur = P->wup = 0;
+    L->n = 0;
+    L->cur = L->up = 0;
     return 0;
 }
 
 /* ---- the run ------------------------------------------------------------ */
 
-void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up)
+int part_live_grow(arb_sim *s)
 {
-    struct sim_part *P = s->part;
-    if (P->wcur + (int64_t)up > P->wup) P->wup = P->wcur + (int64_t)up;
-    P->wcur += delta;
-    fail(s, lnote_add(P, s->now, target, (int32_t)delta, (uint32_t)up));
+    struct live_log *L = &s->plog;
+    struct lnote *nv = room(L->v, L->n, &L->cap, sizeof *nv, 1024);
+    if (!nv) return ARB_ENOMEM;
+    L->v = nv;
+    return 0;
 }
-
 /* Are port p's counters (arb_sim_port, net_queue_bytes) as last sent to
  * part 0? Yes, without computing them, when nothing started, queued, was
  * dropped or paused there since: no packet scheduled and not yet started

@@ -522,36 +522,53 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     }
 }
 
+/* A partitioned run's event changed the live packets (part_live0 to
+ * pool.live, at most pool.peak): noted for the pool's peak over the parts
+ * (part.c, live_window). */
+static SIM_ALWAYS_INLINE void note_live(arb_sim *s, uint32_t target)
+{
+    struct live_log *L = &s->plog;
+    int64_t delta = (int64_t)s->pool.live - s->part_live0;
+    int64_t up = (int64_t)s->pool.peak - s->part_live0;
+    if (L->cur + up > L->up) L->up = L->cur + up;
+    L->cur += delta;
+    if (L->n == L->cap && part_live_grow(s) < 0) {
+        if (!s->error) s->error = ARB_ENOMEM;
+        return;
+    }
+    L->v[L->n++] = (struct lnote){s->now, target, (int32_t)delta, (uint32_t)up};
+}
+
 /* The event loop: every event due by `until`. `part`: this is one part of
  * a partitioned run's window, whose completions wait for the window's end
- * (part.c) and whose changes of live packets are noted (the pool's peak). */
+ * (part.c) and whose changes of live packets are noted (the pool's peak);
+ * it stops after the event (part_stop_t, part_stop_target) when one is
+ * set (arb_sim_part_stop_after). */
 static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
 {
     arb_time t;
     uint32_t target;
     uint64_t seq;
-    uint32_t port_events = s->n_ports << 2, live0 = 0;
+    uint32_t port_events = s->n_ports << 2;
     int popped = 0;
+    if (part && s->part_stop_t < until) until = s->part_stop_t;
     while (!s->error && (popped = evq_pop_until(&s->q, until, &t, &target, &seq)) > 0) {
-        /* past the event a re-run stops after (arb_sim_part_stop_after): the run ends there */
-        if (part && (t > s->part_stop_t || (t == s->part_stop_t && target > s->part_stop_target)))
-            break;
+        /* past the event a re-run stops after: the run ends there */
+        if (part && t == s->part_stop_t && target > s->part_stop_target) break;
         if (s->pool.made != s->pf_made) sim_pf_decide(s);
         if (s->pf_on) prefetch_ahead(s, port_events);
         s->now = t;
         s->st.events++;
         if (part) { /* the event's change of live packets, for the pool's peak (part.c) */
             s->part_target = target;
-            live0 = s->pool.live;
-            s->pool.peak = live0; /* a part's own peak means nothing: the event's, here */
-            s->part_xfer = 0;
+            s->part_live0 = s->pool.live;
+            s->pool.peak = s->pool.live; /* a part's own peak means nothing: the event's, here */
         }
         dispatch(s, target, seq);
-        if (part) {
-            int64_t delta = (int64_t)s->pool.live - live0 - s->part_xfer;
-            int64_t up = (int64_t)s->pool.peak - live0 - s->part_xfer;
-            if (delta != 0 || up != 0) part_note_live(s, target, delta, (uint64_t)up);
-        }
+        /* (peak >= live0, since it was live0 and only climbs; it is live0 and
+         * live is too unless the event changed the live packets) */
+        if (part && (s->pool.peak != s->part_live0 || s->pool.live != s->part_live0))
+            note_live(s, target);
         if (s->idle)
             s->idle = 0;
         else
@@ -562,6 +579,7 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
             } else { /* whole, or the only part: no other part to tell first */
                 report_done(s);
                 until = s->stop_at; /* a callback may have asked to stop sooner */
+                if (part && s->part_stop_t < until) until = s->part_stop_t;
             }
         }
     }

@@ -218,6 +218,23 @@ struct tx_memo {
 #define PF_SLOTS 32             /* a power of two above the prefetch distances (prefetch.h) */
 #define PF_MIN_BYTES (4u << 20) /* prefetching above this state size (prefetch.c) */
 
+/* A partitioned run's event that changed the live packets (a part's notes
+ * are in its order): by delta, at most up above where it started. */
+struct lnote {
+    arb_time t;
+    uint32_t target;
+    int32_t delta;
+    uint32_t up;
+};
+
+/* A part's notes of the window, and its change of live packets so far (cur)
+ * and highest point (up), above the window's start. */
+struct live_log {
+    struct lnote *v;
+    size_t n, cap;
+    int64_t cur, up;
+};
+
 struct arb_sim {
     arb_sim_config cfg;
     const arb_topo *topo;
@@ -277,8 +294,11 @@ struct arb_sim {
     arb_time stop_at;        /* arb_sim_stop_at: the run under way ends after this time */
     /* A partitioned run (part.c): NULL when the simulator runs whole. */
     struct sim_part *part;
-    uint8_t *pcut;        /* per port, PCUT_*; NULL when whole */
-    int part_xfer;        /* packets the event under way landed from another part (arrive_cut) */
+    uint8_t *pcut; /* per port, PCUT_*; NULL when whole */
+    /* the live packets before the event under way, and those it landed from
+     * another part (arrive_cut: what only moved between parts is no change) */
+    uint32_t part_live0;
+    struct live_log plog; /* the window's changes of live packets (part.c) */
     uint32_t part_target; /* the target of the event under way */
     uint8_t part_solo;    /* partitioned in one part: completions reported at once */
     /* Flows given up (cfg.retry_limit): how many are marked in conns
@@ -489,9 +509,8 @@ void pcap_part_land(arb_sim *s, uint32_t i, uint32_t port, uint32_t crossed);
 /* After an event of `target` that finished flows: they wait in part.c for
  * the window's end (s->done emptied). */
 void part_take_done(arb_sim *s, uint32_t target);
-/* An event of a window changed the live packets by delta, at most up
- * above where it started (sim.c; what only moved between parts left out). */
-void part_note_live(arb_sim *s, uint32_t target, int64_t delta, uint64_t up);
+/* Room for one more note in s->plog: 0, or ARB_ENOMEM. */
+int part_live_grow(arb_sim *s);
 /* The end of arb_sim_fabric_changed in a partitioned run (collective):
  * the whole fabric's live packets (this part had live_before before the
  * change), the lookahead of the links as they now are, and the records
