@@ -134,13 +134,31 @@ static void cut_off(const arb_topo *t, const arb_sim_arbor_failure *f, char *buf
     free(queue);
 }
 
+/* Is host b reachable from host a over links that have not failed? 1, 0,
+ * or -1 (no memory to tell). */
+static int connected(const arb_topo *t, uint32_t a, uint32_t b)
+{
+    uint32_t n = arb_topo_n_nodes(t);
+    if (a >= n || b >= n) return -1;
+    uint8_t *seen = calloc(n, 1);
+    uint32_t *queue = malloc((size_t)n * sizeof *queue);
+    int rc = -1;
+    if (seen && queue) {
+        reach(t, a, seen, queue);
+        rc = seen[b];
+    }
+    free(seen);
+    free(queue);
+    return rc;
+}
+
 /* The fabric failures in force (fabric.fail, arbor.fail, the fail_at
  * entries applied so far), hosts they cut off, and packets no route could
- * carry, appended to the line in buf: what a failed engine most likely
- * ran into. */
+ * carry, appended to the line in buf: what a failed engine (f), or a flow
+ * from host pair[0] to pair[1] that gave up, most likely ran into. */
 static void failure_context(const arb_scenario *sc, const struct scn_failat *fa, const arb_topo *t,
-                            const arb_sim_arbor_failure *f, const arb_sim_stats *st, char *buf,
-                            size_t len)
+                            const arb_sim_arbor_failure *f, const uint32_t *pair,
+                            const arb_sim_stats *st, char *buf, size_t len)
 {
     size_t used = strlen(buf);
     const char *sep = "; the fabric: ";
@@ -163,12 +181,21 @@ static void failure_context(const arb_scenario *sc, const struct scn_failat *fa,
     }
     char cut[160] = "";
     if (f && f->failed) cut_off(t, f, cut, sizeof cut);
+    const char *scheme = scn_str(sc, K_RT_SCHEME);
+    int around = !strcmp(scheme, "updown") || !strcmp(scheme, "dmodc");
     if (*cut)
         CTX("; no path is left between h%u and %s", f->responder_host, cut);
+    else if (pair && connected(t, pair[0], pair[1]) == 0)
+        CTX("; no path is left between h%u and h%u", pair[0], pair[1]);
+    else if (st->unroutable && around)
+        CTX("; %llu packets found no route", (unsigned long long)st->unroutable);
     else if (st->unroutable)
         CTX("; %llu packets found no route (routing.scheme %s does not route around what failed; "
             "updown and dmodc do)",
-            (unsigned long long)st->unroutable, scn_str(sc, K_RT_SCHEME));
+            (unsigned long long)st->unroutable, scheme);
+    else if (pair && *sep == ';') /* nothing failed: the load, or the links' loss */
+        CTX("; nothing in the fabric failed: congestion or the links' loss kept it from "
+            "progressing (a higher transport.retry_limit or transport.rto lets it wait longer)");
 #undef CTX
 }
 
@@ -204,7 +231,8 @@ static void describe_gave_up(const arb_scenario *sc, const struct scn_failat *fa
     if (r->st.flows_gave_up > 1 && n > 0 && (size_t)n < sizeof r->failure)
         snprintf(r->failure + n, sizeof r->failure - (size_t)n, " (%u flows gave up)",
                  r->st.flows_gave_up);
-    failure_context(sc, fa, t, NULL, &r->st, r->failure, sizeof r->failure);
+    uint32_t pair[2] = {f->src, f->dst};
+    failure_context(sc, fa, t, NULL, pair, &r->st, r->failure, sizeof r->failure);
 }
 
 /* An Arbor engine gave up: one line naming the job, channel, what was lost,
@@ -226,7 +254,7 @@ static void describe_failure(const arb_scenario *sc, const struct scn_failat *fa
     arb_sim_get_stats(s, &st);
     if (arb_sim_arbor_failure_get(s, &f) < 0 || !f.failed) {
         snprintf(r->failure, sizeof r->failure, "an Arbor engine gave up");
-        failure_context(sc, fa, t, NULL, &st, r->failure, sizeof r->failure);
+        failure_context(sc, fa, t, NULL, NULL, &st, r->failure, sizeof r->failure);
         return;
     }
     char hosts[200] = "";
@@ -258,7 +286,7 @@ static void describe_failure(const arb_scenario *sc, const struct scn_failat *fa
                  job, f.channel, f.responder_host, f.offset, f.subchannel, f.attempts, f.n_missing,
                  plural(f.n_missing, "member", "members"), f.tries,
                  (double)f.waited / ARB_PS_PER_US, after, hosts);
-    failure_context(sc, fa, t, &f, &st, r->failure, sizeof r->failure);
+    failure_context(sc, fa, t, &f, NULL, &st, r->failure, sizeof r->failure);
 }
 
 const char *arb_scenario_default_text(void)

@@ -124,8 +124,26 @@ if awk -v t="$at" 'BEGIN { exit !(t >= 256022.69 && t <= 256023.02) }'; then
 else
     fail "it gives up 256 rto after its last progress" "at $at us"
 fi
+has "  ... and that no path is left between its hosts" "$(cat "$TMP/err")" \
+    "link:h3-L1.1 failed at 20us; no path is left between h0 and h3"
 J=$(cat "$TMP/dead.json")
 has "its JSON is written: failed, the flow counted" "$J" '"status":"failed","failure":"flow 0 (h0 -> h3, QP'
+# The same under updown, which routes around what it can: the line does not
+# send the user to updown (h3 has no other link: nothing could reach it).
+expect_status "a flow cut off under updown gives up too" 1 \
+    "$ARBOR" sim "$TMP/dead.ini" -s routing.scheme=updown -s transport.retry_limit=3 -q
+if grep -q 'no path is left between h0 and h3' "$TMP/err" && ! grep -q 'updown and dmodc do' "$TMP/err"; then
+    pass "  ... naming the cut, with no advice to use updown"
+else
+    fail "  ... naming the cut, with no advice to use updown" "$(cat "$TMP/err")"
+fi
+# Senders that give up with nothing failed (an incast at rto 200 us, a
+# limit of 2: its longest run of timeouts is 11, scenarios/incast.ini):
+# the line says that nothing failed and what lets them wait longer.
+expect_status "flows that give up with nothing failed: status 1" 1 \
+    "$ARBOR" sim scenarios/incast.ini -s transport.retry_limit=2 -q
+has "  ... the line says nothing failed, and what to raise" "$(cat "$TMP/err")" \
+    "retry_limit = 2 (8 flows gave up); nothing in the fabric failed: congestion or the links' loss kept it from progressing (a higher transport.retry_limit or transport.rto lets it wait longer)"
 has "its JSON counts the flow that gave up" "$J" '"flows":{"count":1,"done":0,"gave_up":1,'
 expect_status "transport.retry_limit takes 0 (never give up; here run.stop ends it)" 1 \
     "$ARBOR" sim "$TMP/dead.ini" -s transport.retry_limit=0 -s run.stop=3ms -q
