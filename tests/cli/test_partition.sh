@@ -571,6 +571,24 @@ expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ran
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \
     "$A" sim "$TMP/irn.ini" --partition 0
+# two ranks without --partition would each run the whole of it and print it:
+# refused, in one line from rank 0, nothing on stdout; one rank runs it
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" --json -q >"$TMP/out" 2>"$TMP/err"
+rc=$?
+n=$(grep -c '^arbor sim: started as one of 2 MPI ranks without --partition: each would run the whole scenario; add --partition 2' "$TMP/err")
+if [ $rc -ne 0 ] && [ "$n" -eq 1 ] && [ ! -s "$TMP/out" ]; then
+    pass "mpirun -np 2 without --partition is refused, once"
+else
+    fail "mpirun -np 2 without --partition is refused, once" "status $rc, $n lines" "$(cat "$TMP/err")"
+fi
+"$A" sim "$TMP/irn.ini" --json -q >"$TMP/irn1.json"
+timeout 60 $MPIRUN -np 1 "$A" sim "$TMP/irn.ini" --json -q >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(figures "$TMP/irn1.json")" = "$(figures "$TMP/out")" ]; then
+    pass "mpirun -np 1 without --partition runs it, as without mpirun"
+else
+    fail "mpirun -np 1 without --partition runs it, as without mpirun" "status $rc" "$(cat "$TMP/err")"
+fi
 
 # a rank that leaves mid-run: mpirun ends the job, non-zero, naming it, well
 # within the bound (the run takes about half a second)

@@ -739,6 +739,16 @@ int cmd_sim(int argc, char **argv)
         }
         file = argv[i];
     }
+    uint32_t me, ranks = sim_part_launched(&me);
+    if (!partition && ranks > 1) { /* every rank would run the whole of it, and print it */
+        free(act);
+        if (me != 0) return CLI_EXIT_USAGE;
+        return cli_error("sim",
+                         "started as one of %u MPI ranks without --partition: each would run "
+                         "the whole scenario; add --partition %u to split it across them, or "
+                         "run arbor sim without mpirun",
+                         ranks, ranks);
+    }
     if (seeds) {
         uint64_t first, last;
         const char *clash = csv         ? "--csv"

@@ -17,6 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A launcher's count of processes and this one's rank, from the
+ * environment it sets (Open MPI; PMI: MPICH's Hydra, Slurm). */
+static const char *const size_vars[][2] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+                                           {"PMI_SIZE", "PMI_RANK"}};
+
+uint32_t sim_part_launched(uint32_t *rank)
+{
+    *rank = 0;
+    for (size_t i = 0; i < sizeof size_vars / sizeof size_vars[0]; i++) {
+        const char *n = getenv(size_vars[i][0]), *r = getenv(size_vars[i][1]);
+        if (!n) continue;
+        unsigned long size = strtoul(n, NULL, 10), me = r ? strtoul(r, NULL, 10) : 0;
+        if (size == 0 || size > UINT32_MAX || me >= size) return 0;
+        *rank = (uint32_t)me;
+        return (uint32_t)size;
+    }
+    return 0;
+}
+
 #ifndef ARB_HAVE_MPI
 
 int sim_part_built(void)

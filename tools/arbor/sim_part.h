@@ -20,6 +20,10 @@ struct sim_part_cli {
     size_t rcap;
 };
 
+/* The number of processes an MPI launcher started this one among (from the
+ * environment it sets), and this one's rank in *rank; 0 when none did, or
+ * it does not say. */
+uint32_t sim_part_launched(uint32_t *rank);
 /* Whether this build has MPI. */
 int sim_part_built(void);
 /* MPI up, and K ranks: 0, or an error (written to err; 2 as exit status). */
