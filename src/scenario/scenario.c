@@ -104,6 +104,49 @@ static int find_key(const char *sec, const char *key)
     return -1;
 }
 
+/* The optimal string alignment distance between a and b (edits, and swaps
+ * of two neighbours), or a large number past 31 characters. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 31 || m > 31) return 99;
+    unsigned d[32][32];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            unsigned c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m];
+}
+
+/* " (did you mean KEY?)" for the key of section sec nearest to `key`, a
+ * typo away (two edits, one for a key of four characters or fewer), or "". */
+static const char *key_hint(const char *sec, const char *key, char *buf, size_t len)
+{
+    unsigned best = strlen(key) > 4 ? 3 : 2;
+    int hit = -1;
+    for (int k = 0; k < K_COUNT; k++) {
+        if (strcmp(keys[k].sec, sec) != 0) continue;
+        unsigned d = edit_distance(key, keys[k].key);
+        if (d < best) {
+            best = d;
+            hit = k;
+        }
+    }
+    if (hit < 0) return "";
+    snprintf(buf, len, " (did you mean %s.%s?)", sec, keys[hit].key);
+    return buf;
+}
+
 static int known_section(const char *sec)
 {
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
@@ -532,9 +575,10 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
             return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown section [%s]", opt, sec,
                             key, sec);
         k = find_key(sec, key);
+        char hint[96];
         if (k < 0)
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]", opt, sec, key,
-                            sec);
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec,
+                            key, sec, key_hint(sec, key, hint, sizeof hint));
     } else if (strcmp(nm, "seed") == 0) {
         /* The run's seed is what "seed" means on a command line; the
          * routing seed is reached as routing.seed. */
@@ -657,8 +701,9 @@ static int handler(void *user, const char *section, const char *name, const char
     if (!known_section(section)) return 1; /* reported by the reader */
     int k = find_key(section, name);
     if (k < 0) {
-        first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]", st->name, st->line,
-                    section, name, section);
+        char hint[96];
+        first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]%s", st->name, st->line,
+                    section, name, section, key_hint(section, name, hint, sizeof hint));
         return 0;
     }
     char *text;

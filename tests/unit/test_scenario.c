@@ -89,6 +89,12 @@ TEST(overrides)
     CHECK(strncmp(err, "-s transport.mtu: 'abc' is not a size", 37) == 0);
     CHECK_EQ_I(arb_scenario_set(sc, "transport.bogus=1", err, sizeof err), ARB_EPARSE);
     CHECK_STR(err, "-s transport.bogus: unknown key in [transport]");
+    /* a typo: the nearest key of the section named (an edit, a swap) */
+    CHECK_EQ_I(arb_scenario_set(sc, "transport.retry_limt=3", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s transport.retry_limt: unknown key in [transport] (did you mean "
+                   "transport.retry_limit?)");
+    CHECK_EQ_I(arb_scenario_set(sc, "run.stpo=1ms", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s run.stpo: unknown key in [run] (did you mean run.stop?)");
     CHECK_EQ_I(arb_scenario_set(sc, "nosuch.key=1", err, sizeof err), ARB_EPARSE);
     CHECK_EQ_I(arb_scenario_set(sc, "novalue", err, sizeof err), ARB_EPARSE);
     /* values of every type */
@@ -152,6 +158,8 @@ TEST(file_errors)
     } cases[] = {
         {"[fabric]\ntopology = star:4\nbogus = 1\n",
          "t.ini:3: fabric.bogus: unknown key in [fabric]"},
+        {"[fabric]\ntopolgy = star:4\n",
+         "t.ini:2: fabric.topolgy: unknown key in [fabric] (did you mean fabric.topology?)"},
         {"[fabrik]\ntopology = star:4\n", "t.ini:1: unknown section [fabrik]"},
         {"; comment\n[fabric]\ndelay = 5\n", "t.ini:3: fabric.delay: '5' is not a time"},
         {"topology = star:4\n", "t.ini:1: topology: a key before any [section]"},
