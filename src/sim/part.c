@@ -20,6 +20,7 @@
  */
 #include "sim_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,6 +360,16 @@ void part_free(arb_sim *s)
     s->pcut = NULL;
 }
 
+/* The names of port p's node and of the node at its far end (len bytes
+ * each), or their numbers when the topology has no names for them. */
+static void link_ends(const arb_sim *s, uint32_t p, char *a, char *b, size_t len)
+{
+    if (!s->topo || arb_topo_node_name(s->topo, s->owner[p], a, len) < 0)
+        snprintf(a, len, "node %u", s->owner[p]);
+    if (!s->topo || arb_topo_node_name(s->topo, s->far[p].node, b, len) < 0)
+        snprintf(b, len, "node %u", s->far[p].node);
+}
+
 /* The smallest delay of a link across the cut; 0 if one has none. */
 static arb_time cut_lookahead(const arb_sim *s)
 {
@@ -422,11 +433,13 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
         if (from != to) {
             arb_time d = s->ports[p].delay;
             if (d == 0) {
+                char a[64], b[64];
+                link_ends(s, p, a, b, sizeof a);
                 part_free(s);
                 return arb_errf(err, errlen, ARB_EINVAL,
-                                "partition: the cut link from node %u to node %u has no delay "
-                                "(a part must not reach another at once)",
-                                s->owner[p], s->far[p].node);
+                                "partition: the cut link link:%s-%s has no delay (a part must "
+                                "not reach another at once: fabric.delay, or the link's own)",
+                                a, b);
             }
             if (from == me) P->info.cut_links++;
         }

@@ -571,6 +571,11 @@ expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ran
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \
     "$A" sim "$TMP/irn.ini" --partition 0
+# a link of no delay across the cut: refused, naming the link as the user does
+timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" --partition 2 -s fabric.delay=0 -q >"$TMP/out" 2>"$TMP/err"
+rc=$?
+has "a cut link of no delay is refused, named (status $rc)" "status $rc $(head -1 "$TMP/err")" \
+    'status 2 arbor sim: partition: the cut link link:L[0-9.]+-L[0-9.]+ has no delay \(a part must not reach another at once: fabric.delay, or the link.s own\)'
 # two ranks without --partition would each run the whole of it and print it:
 # refused, in one line from rank 0, nothing on stdout; one rank runs it
 timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" --json -q >"$TMP/out" 2>"$TMP/err"
