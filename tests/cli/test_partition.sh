@@ -571,6 +571,17 @@ expect_err "ranks and --partition must agree" 2 "[-]-partition 2 needs 2 MPI ran
     "$A" sim "$TMP/irn.ini" --partition 2 -q
 expect_err "--partition 0" 2 "[-]-partition: '0' is not a number of ranks" \
     "$A" sim "$TMP/irn.ini" --partition 0
+# a bad file or option under two ranks: one line, from rank 0
+for args in "$TMP/nofile.ini --partition 2" "$TMP/irn.ini --partition x" "$TMP/irn.ini --partition 2 -s run.stpo=1"; do
+    timeout 60 $MPIRUN -np 2 "$A" sim $args -q >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    n=$(grep -c '^arbor sim: ' "$TMP/err")
+    if [ $rc -ne 0 ] && [ "$n" -eq 1 ]; then
+        pass "2 ranks, sim ${args#"$TMP/"}: refused in one line"
+    else
+        fail "2 ranks, sim ${args#"$TMP/"}: refused in one line" "status $rc, $n lines" "$(cat "$TMP/err")"
+    fi
+done
 # a link of no delay across the cut: refused, naming the link as the user does
 timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" --partition 2 -s fabric.delay=0 -q >"$TMP/out" 2>"$TMP/err"
 rc=$?

@@ -505,9 +505,10 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
 }
 
 /* The scenario of the command line: FILE (or the built-in one), then the
- * actions in order. Prints its error and returns an exit status. */
+ * actions in order. Prints its error when `say` (one rank of several
+ * does) and returns an exit status. */
 static int build_scenario(const char *file, const struct sim_action *act, int n_act,
-                          arb_scenario **out)
+                          arb_scenario **out, int say)
 {
     arb_scenario *sc;
     if (arb_scenario_new(&sc) < 0) {
@@ -525,7 +526,9 @@ static int build_scenario(const char *file, const struct sim_action *act, int n_
         char *text = file && rc == ARB_EPARSE ? cli_slurp(file) : NULL;
         int sweep = text && (strstr(text, "${") || strstr(text, "[sweep]"));
         free(text);
-        cli_error("sim", "%s%s", err, sweep ? " (a sweep: run it with 'arbor sweep FILE')" : "");
+        if (say)
+            cli_error("sim", "%s%s", err,
+                      sweep ? " (a sweep: run it with 'arbor sweep FILE')" : "");
         return status_of(rc);
     }
     *out = sc;
@@ -543,7 +546,7 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
 {
     const struct seeds_ctx *x = ctx;
     arb_scenario *sc;
-    int rc = build_scenario(x->file, x->act, x->n_act, &sc);
+    int rc = build_scenario(x->file, x->act, x->n_act, &sc, 1);
     if (rc) return rc;
     char as[64], err[1024];
     snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
@@ -603,10 +606,15 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
 {
     uint64_t k;
     char err[1024];
+    uint32_t me;
+    sim_part_launched(&me); /* (before MPI is up: rank 0 alone says what is wrong) */
     if (cli_parse_u64(k_text, 65536, &k) < 0 || k == 0)
-        return cli_error("sim", "--partition: '%s' is not a number of ranks (1 .. 65536)", k_text);
+        return me ? CLI_EXIT_USAGE
+                  : cli_error("sim", "--partition: '%s' is not a number of ranks (1 .. 65536)",
+                              k_text);
     if (seeds)
-        return cli_error("sim", "--seeds runs the scenario many times: not with --partition");
+        return me ? CLI_EXIT_USAGE
+                  : cli_error("sim", "--seeds runs the scenario many times: not with --partition");
     struct sim_part_cli p;
     memset(&p, 0, sizeof p);
     if (sim_part_init(&p, (uint32_t)k, err, sizeof err) < 0) {
@@ -625,7 +633,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
     }
     all[0] = (struct sim_action){'P', NULL, NULL};
     if (n_act) memcpy(all + 1, act, (size_t)n_act * sizeof *act);
-    int rc = build_scenario(file, all, n_act + 1, &sc); /* the same in every rank */
+    int rc = build_scenario(file, all, n_act + 1, &sc, rank0); /* the same in every rank */
     free(all);
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
@@ -776,7 +784,7 @@ int cmd_sim(int argc, char **argv)
         return st;
     }
     arb_scenario *sc;
-    int rc = build_scenario(file, act, n_act, &sc);
+    int rc = build_scenario(file, act, n_act, &sc, 1);
     free(act);
     if (rc) return rc;
     char err[1024];
