@@ -270,11 +270,38 @@ static void target_pass(const struct evq_entry *src, struct evq_entry *dst, size
         dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++] = src[i];
 }
 
+/* a[0..n) in target order, stably: a radix sort on the target's 28 bits
+ * in passes of 7 through tmp (room for n), skipping the passes over bits
+ * every target of the run shares (they would keep the order), and the whole
+ * when the run is in order already. */
+static void sort_targets(struct evq_entry *a, size_t n, struct evq_entry *tmp)
+{
+    uint32_t any = 0, all = EVQ_TARGET_MAX, prev = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = (uint32_t)(a[i].key & EVQ_TARGET_MAX);
+        any |= t;
+        all &= t;
+        sorted &= t >= prev;
+        prev = t;
+    }
+    if (sorted) return;
+    uint32_t differ = any ^ all;
+    struct evq_entry *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < EVQ_TARGET_BITS; shift += 7) {
+        if (!(differ >> shift & 127)) continue;
+        target_pass(src, dst, n, shift);
+        struct evq_entry *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
 /* The local order: each run of one time in a[0..n), in insertion order,
  * put in target order (entries of one target keep their insertion order):
  * short runs by insertion, longer ones (a fabric in lockstep: thousands of
- * events at one picosecond) by a stable radix sort on the target's 28 bits,
- * four passes of 7 through tmp (room for n). */
+ * events at one picosecond) by sort_targets. */
 static void sort_ties(struct evq_entry *a, size_t n, struct evq_entry *tmp)
 {
     for (size_t i = 0; i < n;) {
@@ -282,10 +309,7 @@ static void sort_ties(struct evq_entry *a, size_t n, struct evq_entry *tmp)
         while (j < n && a[j].t == a[i].t)
             j++;
         if (j - i > 24) {
-            target_pass(a + i, tmp, j - i, 0);
-            target_pass(tmp, a + i, j - i, 7);
-            target_pass(a + i, tmp, j - i, 14);
-            target_pass(tmp, a + i, j - i, 21);
+            sort_targets(a + i, j - i, tmp);
         } else {
             for (size_t k = i + 1; k < j; k++) {
                 struct evq_entry x = a[k];

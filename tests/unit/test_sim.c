@@ -158,6 +158,63 @@ TEST(evq_crowded_buckets_keep_the_order)
     evq_free(&q);
 }
 
+/* The local order: events of one time pop by target, and those of one
+ * target and time in insertion order. Runs of ties long enough for the
+ * radix sort (more than 24), with targets that differ in every digit, in
+ * the low bits only (passes skipped), in the high bits only, already in
+ * order, and all one target; checked against the definition. */
+TEST(evq_local_order_sorts_ties_by_target)
+{
+    enum { RUNS = 5, PER = 400, N = RUNS * PER };
+    static arb_time ref_t[N];
+    static uint32_t ref_target[N];
+    struct evq q;
+    REQUIRE_EQ_I(evq_init(&q, 4), 0);
+    evq_set_local(&q);
+    arb_rng r;
+    arb_rng_seed(&r, 29);
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t run = i / PER, k = i % PER, tg;
+        if (run == 0)
+            tg = (uint32_t)arb_rng_below(&r, EVQ_TARGET_MAX + 1);
+        else if (run == 1)
+            tg = (uint32_t)arb_rng_below(&r, 100); /* one digit of seven bits */
+        else if (run == 2)
+            tg = (uint32_t)arb_rng_below(&r, 8) << 22 | 5; /* the top digit only */
+        else if (run == 3)
+            tg = k * 3; /* in order already */
+        else
+            tg = 77;                          /* one target: insertion order */
+        /* each run at its own time, in one bucket past the current one (so
+         * the bucket is gathered and sorted, not inserted into) */
+        ref_t[i] = ((arb_time)1 << 20) + (arb_time)run * 10;
+        ref_target[i] = tg;
+        CHECK_EQ_I(evq_push(&q, ref_t[i], tg), (int64_t)i);
+    }
+    arb_time t, last_t = 0;
+    uint32_t target, last_target = 0;
+    uint64_t seq, last_seq = 0;
+    int n = 0;
+    while (evq_pop(&q, &t, &target, &seq) == 1) {
+        REQUIRE(seq < N);
+        CHECK_EQ_U(t, ref_t[seq]);
+        CHECK_EQ_U(target, ref_target[seq]);
+        if (n && t == last_t) {
+            CHECK(target >= last_target);
+            if (target == last_target) CHECK(seq > last_seq);
+        } else if (n) {
+            CHECK(t > last_t);
+        }
+        last_t = t;
+        last_target = target;
+        last_seq = seq;
+        n++;
+        if (TEST_FAILING()) break;
+    }
+    CHECK_EQ_I(n, N);
+    evq_free(&q);
+}
+
 TEST(pool_recycles)
 {
     struct pool p;
@@ -889,6 +946,7 @@ int main(void)
     RUN(evq_orders_by_time_then_insertion);
     RUN(evq_matches_reference_order);
     RUN(evq_crowded_buckets_keep_the_order);
+    RUN(evq_local_order_sorts_ties_by_target);
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
