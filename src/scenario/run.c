@@ -1106,6 +1106,32 @@ static int arbor_qp_mode_fail(const arb_scenario *sc, char *err, size_t errlen)
     return key_fail(sc, K_WL_QPMODE, err, errlen, ARB_EINVAL, msg);
 }
 
+/* Keys a workload would ignore, refused rather than ignored: chunk (a
+ * pipeline slice) where messages are not pipelined, and the QPs of an
+ * Arbor collective with no background flows (its engines have none). */
+static int unused_keys(const arb_scenario *sc, int arbor, int has_bg, char *err, size_t errlen)
+{
+    const char *kind = scn_str(sc, K_WL_KIND);
+    if (scn_u64(sc, K_WL_CHUNK) != 0 && strcmp(kind, "ring_allreduce") != 0 &&
+        strcmp(kind, "host_collective") != 0 && strcmp(kind, "iteration") != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "only ring_allreduce, host_collective and iteration pipeline their messages; "
+                 "kind %s does not (0)%s",
+                 kind, arbor ? ": Arbor's engines send arbor.payload bytes a packet" : "");
+        return key_fail(sc, K_WL_CHUNK, err, errlen, ARB_EINVAL, msg);
+    }
+    if (arbor && !has_bg && scn_u64(sc, K_WL_QPS) != 1)
+        return key_fail(sc, K_WL_QPS, err, errlen, ARB_EINVAL,
+                        "the Arbor collective has no QPs; qps splits only arbor.background's "
+                        "flows, and there are none (1)");
+    if (arbor && !has_bg && scn_u64(sc, K_WL_SHAREDSPORT))
+        return key_fail(sc, K_WL_SHAREDSPORT, err, errlen, ARB_EINVAL,
+                        "the Arbor collective has no QPs; shared_sport acts only on "
+                        "arbor.background's flows, and there are none (off)");
+    return 0;
+}
+
 /* [workload]: the flows (with Arbor, only its background's). */
 static int run_workload(struct scn_run *run)
 {
@@ -1122,6 +1148,7 @@ static int run_workload(struct scn_run *run)
                         "only beside an Arbor collective (workload.kind = arbor)");
     if (run->arbor && scn_enum(sc, K_WL_QPMODE) != ARB_QP_SPLIT)
         return arbor_qp_mode_fail(sc, run->err, run->errlen);
+    if (unused_keys(sc, run->arbor, r->has_bg, run->err, run->errlen) < 0) return ARB_EINVAL;
     if (run->arbor && !r->has_bg) return 0;
     int rc = run->arbor ? make_background(sc, r->hosts, run->seed, &run->w, run->err, run->errlen)
                         : make_workload(sc, run->t, run->seed, &run->w, run->err, run->errlen);

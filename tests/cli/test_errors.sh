@@ -54,6 +54,22 @@ expect_err "qp_mode rr with an iteration: refused" 2 \
 expect_err "qp_mode hpn with Arbor: refused" 2 \
     "^arbor sim: -s workload.qp_mode: qp_mode: hpn: only ring_allreduce takes rr or hpn; the Arbor collective has no QPs \\(split\\)$" \
     "$ARBOR" sim -s topology=star:4 -s qp_mode=hpn
+# keys a workload would ignore are refused: chunk where nothing is
+# pipelined, the QPs of an Arbor collective with no background flows
+expect_err "chunk with a pattern: refused" 2 \
+    "^arbor sim: $TMP/chunk.ini:7: workload.chunk: only ring_allreduce, host_collective and iteration pipeline their messages; kind pattern does not \\(0\\)$" \
+    sh -c "{ cat '$TMP/qpmode.ini' | sed 's/qp_mode = hpn/qp_mode = split/'; echo 'chunk = 4KiB'; } >'$TMP/chunk.ini' && exec '$ARBOR' sim '$TMP/chunk.ini'"
+expect_err "chunk with Arbor: refused" 2 \
+    "^arbor sim: -s workload.chunk: .*kind arbor does not \\(0\\): Arbor's engines send arbor.payload bytes a packet$" \
+    "$ARBOR" sim -s topology=star:4 -s chunk=4KiB
+expect_err "qps with Arbor and no background: refused" 2 \
+    "^arbor sim: -s workload.qps: the Arbor collective has no QPs; qps splits only arbor.background's flows, and there are none \\(1\\)$" \
+    "$ARBOR" sim -s topology=star:4 -s qps=4
+expect_err "shared_sport with Arbor and no background: refused" 2 \
+    "^arbor sim: -s workload.shared_sport: the Arbor collective has no QPs" \
+    "$ARBOR" sim -s topology=star:4 -s shared_sport=on
+expect_status "chunk with the ring runs" 0 \
+    "$ARBOR" sim "$TMP/qpmode.ini" -s workload.kind=ring_allreduce -s size=64KiB -s chunk=16KiB -s qp_mode=split
 expect_status "qp_mode split with a pattern runs" 0 \
     "$ARBOR" sim "$TMP/qpmode.ini" -s qp_mode=split -s size=64KiB -s qps=2
 expect_status "qp_mode hpn with the ring runs" 0 \
