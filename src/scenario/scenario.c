@@ -623,11 +623,13 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
 struct ini_state {
     arb_scenario *sc;
     const char *name, *dir;
-    const char *p; /* the text not read yet */
-    unsigned line; /* of the line inih is working on */
-    int cont;      /* that line is an indented continuation */
-    int last_key;  /* the key of the previous key line, for continuations */
-    int rc;        /* first error */
+    const char *p;   /* the text not read yet */
+    unsigned line;   /* of the line inih is working on */
+    int cont;        /* that line is an indented continuation */
+    int last_key;    /* the key of the previous key line, for continuations */
+    unsigned dangle; /* the line of a list that ended with ',' (a continuation must follow), or 0 */
+    int dangle_key;  /* its key */
+    int rc;          /* first error */
     char *err;
     size_t errlen;
 };
@@ -689,6 +691,21 @@ static char *reader(char *str, int num, void *stream)
     return str;
 }
 
+/* Does key k take a list (which may go on over continuation lines)? */
+static int is_list(int k)
+{
+    return keys[k].type == VT_LIST || keys[k].type == VT_TIMES || keys[k].type == VT_SIZES ||
+           keys[k].type == VT_COUNTS;
+}
+
+/* A list's line ended with ',' and no continuation line followed. */
+static void dangling(struct ini_state *st)
+{
+    first_error(st, ARB_EPARSE,
+                "%s:%u: %s.%s: the list ends with ',' and no continuation line (indented) follows",
+                st->name, st->dangle, keys[st->dangle_key].sec, keys[st->dangle_key].key);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct ini_state *st = user;
@@ -706,10 +723,15 @@ static int handler(void *user, const char *section, const char *name, const char
                     section, name, section, key_hint(section, name, hint, sizeof hint));
         return 0;
     }
+    int more = st->cont && k == st->last_key; /* this line continues the key's list */
+    if (st->dangle && !more) {
+        dangling(st);
+        return 0;
+    }
+    st->dangle = 0;
     char *text;
-    if (st->cont && k == st->last_key) {
-        if (keys[k].type != VT_LIST && keys[k].type != VT_TIMES && keys[k].type != VT_SIZES &&
-            keys[k].type != VT_COUNTS) {
+    if (more) {
+        if (!is_list(k)) {
             first_error(st, ARB_EPARSE, "%s:%u: %s.%s: a continuation line for a single value",
                         st->name, st->line, section, name);
             return 0;
@@ -724,6 +746,16 @@ static int handler(void *user, const char *section, const char *name, const char
     if (!text) {
         first_error(st, ARB_ENOMEM, "out of memory");
         return 0;
+    }
+    if (is_list(k)) { /* "a, b," goes on on the next line: checked without the ',' */
+        size_t n = strlen(text);
+        while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+            n--;
+        if (n && text[n - 1] == ',') {
+            text[n - 1] = '\0';
+            st->dangle = st->line;
+            st->dangle_key = k;
+        }
     }
     char msg[256];
     int rc = check_value(k, text, msg, sizeof msg);
@@ -753,6 +785,7 @@ int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *nam
     st.err = err;
     st.errlen = errlen;
     int line = ini_parse_stream(reader, &st, handler, &st);
+    if (st.dangle) dangling(&st);
     if (st.rc) return st.rc;
     if (line > 0)
         return arb_errf(err, errlen, ARB_EPARSE,

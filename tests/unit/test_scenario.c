@@ -187,6 +187,21 @@ TEST(file_errors)
                                           sizeof err),
                  0);
     CHECK_STR(arb_scenario_get(sc, "workload", "hosts"), "0-1,3");
+    /* ... and a line may end with the ',' before the next one's items */
+    REQUIRE_EQ_I(arb_scenario_load_string(sc, "[arbor]\njob_start = 0us, \n  5us,\n  9us\n",
+                                          "t.ini", NULL, err, sizeof err),
+                 0);
+    CHECK_STR(arb_scenario_get(sc, "arbor", "job_start"), "0us,5us,9us");
+    /* but not the last: a ',' with nothing after it, named at its line */
+    static const char *const dangling[] = {"[arbor]\njob_start = 0us,\n",
+                                           "[arbor]\njob_start = 0us,\n[run]\nstop = 1ms\n",
+                                           "[arbor]\njob_start = 0us,\njob_size = 1MiB\n"};
+    for (size_t i = 0; i < sizeof dangling / sizeof *dangling; i++) {
+        CHECK_EQ_I(arb_scenario_load_string(sc, dangling[i], "t.ini", NULL, err, sizeof err),
+                   ARB_EPARSE);
+        CHECK_STR(err, "t.ini:2: arbor.job_start: the list ends with ',' and no continuation line "
+                       "(indented) follows");
+    }
     arb_scenario_free(sc);
 }
 
