@@ -34,6 +34,9 @@ expect_err "--snaplen named as written" 2 "^arbor sim: --snaplen \\(run.pcap_sna
     "$ARBOR" sim "$TMP/ring.ini" --quiet --pcap all "$TMP/x.pcap" --snaplen x
 expect_err "--pcap needs two values" 2 "pcap needs PORTS and FILE" \
     "$ARBOR" sim "$TMP/ring.ini" --pcap all
+expect_err "--pcap with an empty FILE is refused, not a run without capture" 2 \
+    "^arbor sim: --pcap all: an empty FILE \\(a capture needs one\\)$" \
+    "$ARBOR" sim "$TMP/ring.ini" --pcap all ""
 
 # --snaplen N (run.pcap_snaplen): the file's snap length is N, every record
 # keeps at most N bytes and its frame's whole length (read without tshark).

@@ -489,6 +489,9 @@ static int apply_action(arb_scenario *sc, const struct sim_action *x, char *err,
         return rc;
     }
     case 'p': {
+        if (!*x->b) /* (run.pcap = "" is no capture: here the user asked for one) */
+            return arb_errf(err, errlen, ARB_EPARSE,
+                            "--pcap %s: an empty FILE (a capture needs one)", x->a);
         size_t n = strlen(x->a) + strlen(x->b) + 32;
         char *buf = malloc(n);
         if (!buf) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
