@@ -18,6 +18,14 @@ expect_err "no prefix" 2 "expected a results prefix" "$ARBOR" plot
 expect_err "unknown option" 2 "unknown option '--bogus'" "$ARBOR" plot --bogus
 expect_err "missing files" 2 "nope-util.csv: cannot open" "$ARBOR" plot "$TMP/nope"
 expect_err "-o without a directory" 2 "plot: -o needs a value" "$ARBOR" plot "$TMP/run" -o
+# -o names a directory that must exist: checked first, nothing drawn
+# (expect_err: one line, nothing on stdout)
+expect_err "-o DIR that does not exist" 2 "^arbor plot: -o: $TMP/none: no such directory$" \
+    "$ARBOR" plot "$TMP/run" -o "$TMP/none"
+expect_err "-o FILE, not a directory" 2 "^arbor plot: -o: $TMP/run-util.csv: not a directory$" \
+    "$ARBOR" plot "$TMP/run" -o "$TMP/run-util.csv"
+expect_err "--sweep with -o DIR that does not exist" 2 "^arbor plot: -o: $TMP/none: no such directory$" \
+    "$ARBOR" plot --sweep "$TMP/run-util.csv" -x a -y b -o "$TMP/none"
 printf 'x,y\n1,2\n' >"$TMP/bad-util.csv"
 expect_err "wrong header" 2 "bad-util.csv:1: expected a header starting with time_us" \
     "$ARBOR" plot "$TMP/bad"

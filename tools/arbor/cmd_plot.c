@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,10 @@ int cmd_plot(int argc, char **argv)
             return cli_bad_option("plot", c, argv);
     }
     int n = argc - optind;
+    struct stat ds;
+    if (dir && (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)))
+        return cli_error("plot", "-o: %s: %s", dir,
+                         stat(dir, &ds) != 0 ? "no such directory" : "not a directory");
     if (name && (!*name || strpbrk(name, "/'\"\n\r")))
         return cli_error("plot", "--name: '%s': a name without '/', quotes or newlines", name);
     if (sweep && n > 0)
