@@ -85,6 +85,14 @@ size_t arb_sweep_var_n_values(const arb_sweep *sw, size_t var);
 const char *arb_sweep_value(const arb_sweep *sw, size_t point, size_t var);
 
 /**
+ * The line of the file that sets section.key (any section's `key` when
+ * section is NULL) for every point: its first ${...} in that key's value,
+ * or for run.seed the line of `seeds = A..B`; 0 when none does. An
+ * override of such a key (-s) would make every point's value the same.
+ */
+unsigned arb_sweep_sets_key(const arb_sweep *sw, const char *section, const char *key);
+
+/**
  * The scenario text of a point, from the process allocator (the caller
  * frees it with arb_mem_free(NULL, text), or free() when no other was set
  * with arb_mem_set_default); NULL when out of memory or point is out of

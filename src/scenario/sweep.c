@@ -25,6 +25,7 @@ struct piece {
     size_t var;    /* a slot's variable */
     unsigned line; /* a slot's line */
     char *ref;     /* a reference not resolved yet */
+    char *key;     /* a slot's key, "section.key" */
 };
 
 struct arb_sweep {
@@ -36,6 +37,7 @@ struct arb_sweep {
     size_t n_points;
     unsigned reps;
     int have_seeds, have_repeat;
+    unsigned seeds_line; /* of sweep.seeds */
     uint64_t seed_first;
 };
 
@@ -65,6 +67,8 @@ static int is_ident(char c)
 {
     return is_ident_start(c) || (c >= '0' && c <= '9');
 }
+
+static unsigned slot_line(const arb_sweep *sw, const char *section, const char *key);
 
 /* Parser state: where we are, for messages. */
 struct parse {
@@ -123,7 +127,7 @@ static int add_literal(arb_sweep *sw, const char *s, size_t n)
     }
     char *d = dup_n(s, n);
     if (!d) return ARB_ENOMEM;
-    int rc = add_piece(sw, (struct piece){d, 0, 0, NULL});
+    int rc = add_piece(sw, (struct piece){d, 0, 0, NULL, NULL});
     if (rc < 0) free(d);
     return rc;
 }
@@ -335,6 +339,21 @@ static int new_var(struct parse *ps, const char *name, size_t *idx)
     return 0;
 }
 
+/* A slot for variable var (or the reference ref, resolved later) in the
+ * value of the current key. */
+static int add_slot(struct parse *ps, size_t var, char *ref)
+{
+    size_t n = strlen(ps->section) + strlen(ps->key) + 2;
+    char *key = malloc(n);
+    if (!key) return ARB_ENOMEM;
+    snprintf(key, n, "%s.%s", ps->section, ps->key);
+    if (add_piece(ps->sw, (struct piece){NULL, var, ps->line, ref, key}) < 0) {
+        free(key);
+        return ARB_ENOMEM;
+    }
+    return 0;
+}
+
 /* The construct between "${" and its '}' (body, len): a declaration or a
  * reference; appends its slot. */
 static int construct(struct parse *ps, const char *body, size_t len)
@@ -357,7 +376,7 @@ static int construct(struct parse *ps, const char *body, size_t len)
         if (n >= sizeof name) return perr(ps, "${...}: a variable name longer than 63 characters");
         char *ref = dup_n(id, n);
         if (!ref) return oom(ps);
-        if (add_piece(sw, (struct piece){NULL, 0, ps->line, ref}) < 0) {
+        if (add_slot(ps, 0, ref) < 0) {
             free(ref);
             return oom(ps);
         }
@@ -389,7 +408,7 @@ static int construct(struct parse *ps, const char *body, size_t len)
     }
     if (v->n > ARB_SWEEP_MAX_POINTS)
         return perr(ps, "${%s}: more than %u values", v->name, ARB_SWEEP_MAX_POINTS);
-    if (add_piece(sw, (struct piece){NULL, idx, ps->line, NULL}) < 0) return oom(ps);
+    if (add_slot(ps, idx, NULL) < 0) return oom(ps);
     return 0;
 }
 
@@ -495,6 +514,7 @@ static int sweep_line(struct parse *ps, const char *s, const char *eol)
             return perr(ps, "sweep.seeds: '%s' is not A..B with A <= B, at most %u seeds", v,
                         ARB_SWEEP_MAX_REPS);
         sw->have_seeds = 1;
+        sw->seeds_line = ps->line;
         sw->seed_first = a;
         sw->reps = (unsigned)(b - a + 1);
         return 0;
@@ -557,6 +577,15 @@ static int parse_text(struct parse *ps, const char *text)
         free(pc->ref);
         pc->ref = NULL;
     }
+    /* a swept run.seed: seeds = A..B would set it over every point's value */
+    unsigned seed_at = slot_line(sw, "run", "seed");
+    if (seed_at && sw->have_seeds) {
+        ps->line = seed_at;
+        return perr(ps,
+                    "run.seed: swept here, and sweep.seeds (line %u) sets it for each "
+                    "replication: one or other (or sweep.repeat, which counts up from each value)",
+                    sw->seeds_line);
+    }
     sw->n_points = 1;
     for (size_t i = sw->n_vars; i-- > 0;) {
         sw->vars[i].stride = sw->n_points;
@@ -572,12 +601,35 @@ static int parse_text(struct parse *ps, const char *text)
 
 /* ---- the API ------------------------------------------------------------ */
 
+static unsigned slot_line(const arb_sweep *sw, const char *section, const char *key)
+{
+    size_t sl = section ? strlen(section) : 0;
+    for (size_t i = 0; i < sw->n_pieces; i++) {
+        const char *k = sw->pieces[i].key;
+        if (!k) continue;
+        const char *dot = strchr(k, '.');
+        if (section && (strncmp(k, section, sl) != 0 || k + sl != dot)) continue;
+        if (strcmp(dot + 1, key) == 0) return sw->pieces[i].line;
+    }
+    return 0;
+}
+
+unsigned arb_sweep_sets_key(const arb_sweep *sw, const char *section, const char *key)
+{
+    unsigned at = slot_line(sw, section, key);
+    if (!at && sw->have_seeds && (!section || strcmp(section, "run") == 0) &&
+        strcmp(key, "seed") == 0)
+        at = sw->seeds_line;
+    return at;
+}
+
 void arb_sweep_free(arb_sweep *sw)
 {
     if (!sw) return;
     for (size_t i = 0; i < sw->n_pieces; i++) {
         free(sw->pieces[i].lit);
         free(sw->pieces[i].ref);
+        free(sw->pieces[i].key);
     }
     free(sw->pieces);
     for (size_t i = 0; i < sw->n_vars; i++) {

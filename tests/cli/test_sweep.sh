@@ -136,6 +136,18 @@ expect_err "a bad value names line, point and variable" 2 \
 printf '[fabric]\nloss = ${x=0,0.1}\n[workload]\nsize = ${x=1,2}MiB\n' >"$TMP/bad2.ini"
 expect_err "a variable declared twice" 2 'bad2.ini:4: \$\{x\}: declared again \(first on line 2\)' \
     "$A" sweep "$TMP/bad2.ini"
+printf '[fabric]\ntopology = star:4\nloss = ${loss=0,0.1}\n[workload]\nsize = 64KiB\n[sweep]\nseeds = 3..4\n' >"$TMP/swset.ini"
+expect_err "-s on a swept key is refused" 2 \
+    "^arbor sweep: -s fabric.loss: .*swset.ini:3 sets it for every point; a -s would run them all with one value \\(change the values in the file\\)$" \
+    "$A" sweep "$TMP/swset.ini" -s fabric.loss=0.5 --csv -
+expect_err "  ... by its key alone" 2 "^arbor sweep: -s loss: .*swset.ini:3 sets it" \
+    "$A" sweep "$TMP/swset.ini" -s loss=0.5 --list
+expect_err "-s run.seed under sweep.seeds is refused" 2 "^arbor sweep: -s seed: .*swset.ini:7 sets it" \
+    "$A" sweep "$TMP/swset.ini" -s seed=9 --list
+expect_status "-s on a key the sweep leaves alone runs" 0 "$A" sweep "$TMP/swset.ini" -s size=32KiB -q
+printf '[run]\nseed = ${1,2}\n[sweep]\nseeds = 7..8\n' >"$TMP/swseed.ini"
+expect_err "a swept run.seed with sweep.seeds is refused" 2 \
+    "swseed.ini:2: run.seed: swept here, and sweep.seeds \\(line 4\\) sets it" "$A" sweep "$TMP/swseed.ini"
 printf '[workload]\nsize = ${y}MiB\n' >"$TMP/bad3.ini"
 expect_err "an unknown reference" 2 'bad3.ini:2: \$\{y\}: no variable y' "$A" sweep "$TMP/bad3.ini"
 printf '[sweep]\nrepeat = 2\nseeds = 1..3\n' >"$TMP/bad4.ini"

@@ -223,6 +223,10 @@ TEST(syntax_errors_name_line_and_variable)
         {"[sweep]\nruns = 5\n", "t.ini:2: sweep.runs: unknown key in [sweep] (repeat, seeds)"},
         {"[sweep]\nrepeat = ${r=1,2}\n", "t.ini:2: sweep.repeat: a [sweep] key cannot be swept"},
         {"[sweep]\n[run]\n[sweep]\n", "t.ini:3: [sweep] again"},
+        {"[run]\nseed = ${1,2}\n[sweep]\nseeds = 7..8\n",
+         "t.ini:2: run.seed: swept here, and sweep.seeds (line 4) sets it for each replication"},
+        {"[sweep]\nseeds = 7..8\n[run]\nseed = ${s=1,2}\n",
+         "t.ini:4: run.seed: swept here, and sweep.seeds (line 2) sets it"},
         {"[workload]\nsize = ${a=1..1000}\nqps = ${b=1..1000}\nmtu = ${c=1..2}\n",
          "t.ini:2: ${a}: the sweep has more than 1000000 points"},
     };
@@ -238,6 +242,33 @@ TEST(syntax_errors_name_line_and_variable)
 }
 
 /* Derived check: a point runs exactly as the same scenario written out. */
+/* The keys the sweep sets for every point: a ${...} in the value (a
+ * declaration or a reference), by section.key or by key alone; run.seed
+ * under sweep.seeds; nothing else. */
+TEST(the_keys_a_sweep_sets)
+{
+    arb_sweep *sw;
+    char err[256];
+    REQUIRE_EQ_I(arb_sweep_parse("[fabric]\nloss = ${l=0,0.1}\n[workload]\nsize = 1MiB\n"
+                                 "[arbor]\npayload = ${l}KiB\n[sweep]\nseeds = 3..4\n",
+                                 "t.ini", NULL, &sw, err, sizeof err),
+                 0);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "fabric", "loss"), 2);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, NULL, "loss"), 2);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "arbor", "payload"), 6);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "run", "seed"), 8);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, NULL, "seed"), 8);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "workload", "size"), 0);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "workload", "loss"), 0);
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "fab", "loss"), 0);
+    arb_sweep_free(sw);
+    REQUIRE_EQ_I(arb_sweep_parse("[run]\nseed = ${1,2}\n[sweep]\nrepeat = 2\n", "t.ini", NULL, &sw,
+                                 err, sizeof err),
+                 0); /* repeat counts up from each value: allowed */
+    CHECK_EQ_U(arb_sweep_sets_key(sw, "run", "seed"), 2);
+    arb_sweep_free(sw);
+}
+
 TEST(a_point_runs_as_its_plain_scenario)
 {
     arb_sweep *sw = parse("[fabric]\ntopology = star:4\n[workload]\nkind = ring_allreduce\n"
@@ -277,6 +308,7 @@ int main(void)
     RUN(replications_set_the_seed);
     RUN(a_bad_value_names_line_point_and_variable);
     RUN(syntax_errors_name_line_and_variable);
+    RUN(the_keys_a_sweep_sets);
     RUN(a_point_runs_as_its_plain_scenario);
     return testkit_done();
 }

@@ -350,6 +350,36 @@ static int out_close(struct out_file *o, const char *what, int ok)
     return ok;
 }
 
+/* -s KEY=V on a key the sweep sets for every point (a ${...} in its
+ * value, or run.seed under sweep.seeds) would run every point with V while
+ * the table shows the swept values: refused. */
+static int check_sets(const arb_sweep *sw, const char *file, char *const *sets, int n_sets, int say)
+{
+    for (int i = 0; i < n_sets; i++) {
+        char name[128];
+        const char *eq = strchr(sets[i], '=');
+        size_t n = eq ? (size_t)(eq - sets[i]) : strlen(sets[i]);
+        while (n && (sets[i][n - 1] == ' ' || sets[i][n - 1] == '\t'))
+            n--;
+        if (n >= sizeof name) continue; /* (the scenario's own check refuses it) */
+        memcpy(name, sets[i], n);
+        name[n] = '\0';
+        char *dot = strchr(name, '.');
+        if (dot) *dot = '\0';
+        const char *sec = dot ? name : NULL, *key = dot ? dot + 1 : name;
+        if (!dot && strcmp(key, "seed") == 0) sec = "run"; /* a bare seed is run.seed */
+        unsigned at = arb_sweep_sets_key(sw, sec, key);
+        if (!at) continue;
+        if (say)
+            cli_error("sweep",
+                      "-s %.*s: %s:%u sets it for every point; a -s would run them all with one "
+                      "value (change the values in the file)",
+                      (int)n, sets[i], file, at);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Every point must load (its values checked) before any runs. Prints the
  * first error on rank 0. */
 static int check_points(const arb_sweep *sw, char *const *sets, int n_sets, int say)
@@ -475,6 +505,7 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
         else
             fprintf(stderr, "arbor sweep: rank %d: %s\n", rank, err);
     }
+    if (st == 0) st = check_sets(sw, o->file, o->sets, o->n_sets, rank == 0);
     if (st == 0) st = check_points(sw, o->sets, o->n_sets, rank == 0);
     struct collector c;
     memset(&c, 0, sizeof c);
