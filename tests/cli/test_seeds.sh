@@ -34,6 +34,14 @@ fi
 "$ARBOR" sim "$@" --seeds 1..4 --quiet >"$TMP/text"
 if grep -q "^4 runs of (built-in), seeds 1..4" "$TMP/text" && grep -q "^sim_time_us " "$TMP/text"
 then pass "text summary"; else fail "text summary" "$(cat "$TMP/text")"; fi
+# runs whose figures are all alike (a loss-free Arbor AllReduce: the seed
+# changes nothing) have a spread of exactly 0, not the sum's rounding
+"$ARBOR" sim -s topology=star:4 -s workload.size=64KiB --seeds 0..2 --json -q >"$TMP/alike.json"
+if grep -q '"cct_us":{"mean":15.327040,"sd":0.000000,"ci95":0.000000,' "$TMP/alike.json"; then
+    pass "identical runs: sd and ci95 exactly 0"
+else
+    fail "identical runs: sd and ci95 exactly 0" "$(grep -o '"cct_us":{[^}]*}' "$TMP/alike.json")"
+fi
 expect_err "--seeds B below A" 2 "sim: --seeds: .4..1. is not A..B" "$ARBOR" sim --seeds 4..1
 expect_err "--seeds with --csv" 2 "not with --csv" "$ARBOR" sim --seeds 1..2 --csv "$TMP/x"
 finish

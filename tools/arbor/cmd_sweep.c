@@ -20,7 +20,7 @@
 
 static const char sweep_usage[] =
     "usage: arbor sweep FILE [-s section.key=value ...] [-n|--procs N] [--csv PATH]\n"
-    "                   [--json PATH] [--list] [--progress] [-q|--quiet]\n"
+    "                   [--json PATH] [--list] [--mpi] [--progress] [-q|--quiet]\n"
     "       mpirun -np K arbor sweep FILE [...]\n"
     "\n"
     "Run every point of a scenario's iteration variables (${x=1,2,4}, ${x=1..8 step 2},\n"
@@ -32,8 +32,8 @@ static const char sweep_usage[] =
     "(docs/sweeps.md).\n"
     "\n"
     "-s, --set KEY=VALUE  set a scenario key in every point (after the file)\n"
-    "-n, --procs N  processes on this machine (default: one per core); under\n"
-    "               mpirun, one per rank instead\n"
+    "-n, --procs N  processes on this machine (default: one per core); not under\n"
+    "               mpirun, where each rank is one process (start more ranks)\n"
     "--csv PATH     write the table as CSV to PATH ('-': stdout)\n"
     "--json PATH    write it as JSON to PATH ('-': stdout; schema arbor-sweep/1)\n"
     "--list         print the points and their values, run nothing\n"
@@ -163,11 +163,17 @@ static void make_row(const struct collector *c, size_t p, struct row *row)
     for (size_t m = 0; m < CLI_N_FIGURES; m++) {
         if (!(row->have & (1u << m))) continue;
         double mean = 0, var = 0;
-        for (unsigned k = 0; k < n; k++)
+        int alike = 1;
+        for (unsigned k = 0; k < n; k++) {
             mean += r[k].v[m];
+            alike &= r[k].v[m] == r[0].v[m];
+        }
         mean /= (double)n;
-        for (unsigned k = 0; k < n; k++)
-            var += (r[k].v[m] - mean) * (r[k].v[m] - mean);
+        if (alike) /* exactly that value, no rounding's spread */
+            mean = r[0].v[m];
+        else
+            for (unsigned k = 0; k < n; k++)
+                var += (r[k].v[m] - mean) * (r[k].v[m] - mean);
         double sd = n > 1 ? sqrt(var / (double)(n - 1)) : NAN;
         row->mean[m] = mean;
         row->sd[m] = sd;
@@ -300,8 +306,8 @@ static char *json_text(const struct collector *c, const char *file, const struct
 static void write_text(FILE *f, const struct collector *c, const char *file, const struct row *rows,
                        const char *how, double wall)
 {
-    fprintf(f, "sweep %s: %zu points x %u replications, %s, %.3f s wall\n", file, c->n_points,
-            c->reps, how, wall);
+    fprintf(f, "sweep %s: %zu point%s x %u replication%s, %s, %.3f s wall\n", file, c->n_points,
+            c->n_points == 1 ? "" : "s", c->reps, c->reps == 1 ? "" : "s", how, wall);
     for (size_t p = 0; p < c->n_points; p++) {
         const struct row *r = &rows[p];
         fprintf(f, "point %zu", p);
@@ -405,7 +411,9 @@ static int check_points(const arb_sweep *sw, char *const *sets, int n_sets, int 
 
 static int list_points(const arb_sweep *sw)
 {
-    printf("%zu points x %u replications\n", arb_sweep_n_points(sw), arb_sweep_n_reps(sw));
+    printf("%zu point%s x %u replication%s\n", arb_sweep_n_points(sw),
+           arb_sweep_n_points(sw) == 1 ? "" : "s", arb_sweep_n_reps(sw),
+           arb_sweep_n_reps(sw) == 1 ? "" : "s");
     for (size_t p = 0; p < arb_sweep_n_points(sw); p++) {
         printf("%zu", p);
         for (size_t v = 0; v < arb_sweep_n_vars(sw); v++)

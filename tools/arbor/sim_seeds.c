@@ -165,8 +165,11 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
                 if (x[k] > hi) hi = x[k];
             }
             mean /= (double)n;
-            for (uint64_t k = 0; k < n; k++)
-                var += (x[k] - mean) * (x[k] - mean);
+            if (lo == hi) /* all alike: exactly that, no rounding's spread */
+                mean = lo;
+            else
+                for (uint64_t k = 0; k < n; k++)
+                    var += (x[k] - mean) * (x[k] - mean);
             double sdv = n > 1 ? sqrt(var / (double)(n - 1)) : 0;
             double ci = n > 1 ? cli_t95((unsigned)(n - 1)) * sdv / sqrt((double)n) : 0;
             cJSON *e = cJSON_AddObjectToObject(sum, cli_figures[m]);
