@@ -14,6 +14,7 @@ trap 'rm -rf "$TMP"' EXIT
 pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
 # skip NAME REASON: a check that cannot run here (a tool is missing).
+same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
 # skip_all REASON: nothing of this test can run here; ends it as skipped.
 skip_all() {

@@ -91,6 +91,12 @@ if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/f.csv")" -eq 4 ] && grep -q '^0,star:4,5,2
 else
     fail "a failing point" "status $rc" "$(cat "$TMP/f.csv" "$TMP/err")"
 fi
+if [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    grep -q '^arbor sweep: 1 of 3 points did not finish (point 1: error: .*f.ini:2: fabric.topology: pgft: ' "$TMP/err"; then
+    pass "  ... and one line on stderr says why, quiet or not"
+else
+    fail "  ... and one line on stderr says why" "$(cat "$TMP/err")"
+fi
 
 # ---- arbor plot --sweep: the points drawn are the table's --------------------------
 if command -v gnuplot >/dev/null 2>&1; then
@@ -168,6 +174,15 @@ expect_err "missing file" 2 "sweep: .*nope.ini: cannot open" "$A" sweep "$TMP/no
 expect_err "--procs 0" 2 "sweep: --procs: '0' is not a count" "$A" sweep "$TMP/s.ini" -n 0
 expect_err "unwritable --csv, before any run" 2 "sweep: --csv: cannot write" \
     "$A" sweep "$TMP/s.ini" --csv "$TMP/no/such/dir.csv"
+# more runs than the collector counts, or than half any machine's memory holds
+printf '[workload]\nsize = ${a=1..1000}KiB\nqps = ${b=1..1000}\n[sweep]\nrepeat = 4295\n' >"$TMP/huge.ini"
+expect_err "more than 2^32 - 1 runs: refused, naming the file" 2 \
+    "^arbor sweep: .*huge.ini: 4295000000 runs \\(points x replications\\): at most 4294967295$" \
+    "$A" sweep "$TMP/huge.ini"
+sed -i 's/4295/4294/' "$TMP/huge.ini"
+expect_err "runs whose figures would pass half the memory: refused first" 2 \
+    "^arbor sweep: .*huge.ini: 4294000000 runs: their figures take [0-9.]+ GiB until the table is made, more than half this machine's" \
+    "$A" sweep "$TMP/huge.ini"
 expect_err "a bad -s" 2 "sweep: -s fabric.nope: unknown key" "$A" sweep "$TMP/s.ini" -s fabric.nope=1
 
 # ---- a worker that dies ends the sweep ------------------------------------------
@@ -192,6 +207,7 @@ kill_child() {
     done
     return 1
 }
+echo precious >"$TMP/slow.csv"
 "$A" sweep "$TMP/slow.ini" -n 2 -q --csv "$TMP/slow.csv" >/dev/null 2>"$TMP/err" &
 pid=$!
 if ! command -v ps >/dev/null 2>&1; then
@@ -208,10 +224,48 @@ elif kill_child $pid; then
     else
         fail "a killed worker" "status $rc (124: still running after 60 s)" "$(cat "$TMP/err")"
     fi
+    left=$(ls "$TMP"/slow.csv.* 2>/dev/null | wc -l)
+    same "  ... and --csv's file keeps what it held, no temporary file left" "precious 0" \
+        "$(cat "$TMP/slow.csv") $left"
 else
     wait_bounded $pid 60
     fail "a killed worker" "no worker process appeared"
 fi
+
+# The command stopped by a signal (kill, not a terminal's ^C to the whole
+# group): its workers go with it, and --csv's file keeps what it held.
+# (points of 13 s or more each: a worker still at its first when the
+# command goes, and gone within 2 s of it)
+sed 's/1,2,3,4,5,6/20,21/' "$TMP/slow.ini" >"$TMP/slower.ini"
+for sig in TERM INT; do
+    echo precious >"$TMP/slow.csv"
+    "$A" sweep "$TMP/slower.ini" -n 2 -q --csv "$TMP/slow.csv" >/dev/null 2>"$TMP/err" &
+    pid=$!
+    i=0
+    kids=""
+    while [ $i -lt 200 ] && [ "$(echo $kids | wc -w)" -lt 2 ]; do
+        kids=$(ps -o pid= --ppid $pid 2>/dev/null | tr -d ' ')
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill -$sig $pid
+    wait_bounded $pid 30
+    rc=$?
+    i=0
+    alive=$(echo $kids | wc -w)
+    while [ $i -lt 20 ] && [ "$alive" -gt 0 ]; do
+        alive=0
+        for k in $kids; do
+            if ps -o stat= -p "$k" 2>/dev/null | grep -qv Z; then alive=$((alive + 1)); fi
+        done
+        sleep 0.1
+        i=$((i + 1))
+    done
+    left=$(ls "$TMP"/slow.csv.* 2>/dev/null | wc -l)
+    same "SIG$sig to the sweep: it ends, its 2 workers with it, the file as it was" \
+        "signalled 2 workers, 0 alive, precious, 0 left" \
+        "$([ $rc -gt 128 ] && echo signalled || echo "status $rc") $(echo $kids | wc -w) workers, $alive alive, $(cat "$TMP/slow.csv"), $left left"
+done
 
 # ---- MPI ------------------------------------------------------------------------
 built_mpi=0

@@ -14,7 +14,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -325,12 +327,75 @@ static void write_text(FILE *f, const struct collector *c, const char *file, con
     }
 }
 
+/* The collector keeps every run's figures until the table is made: a
+ * sweep whose records would take more than half this machine's memory is
+ * refused before it starts, rather than fail (or swap) at the end. */
+static int check_memory(const char *file, size_t n_tasks)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double need = (double)n_tasks * (double)sizeof(struct run_rec);
+    double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    if (have == 0 || need <= have / 2) return 0;
+    return cli_error("sweep",
+                     "%s: %zu runs: their figures take %.1f GiB until the table is made, more "
+                     "than half this machine's %.1f GiB (fewer points or replications)",
+                     file, n_tasks, need / 1073741824.0, have / 1073741824.0);
+}
+
+/* Some point did not finish: one line saying how many and the first
+ * (quiet or not: the exit status needs its reason). */
+static int not_done(const struct collector *c, const struct row *rows)
+{
+    size_t n = 0, first = 0;
+    for (size_t p = c->n_points; p-- > 0;)
+        if (strcmp(rows[p].status, "done") != 0) {
+            n++;
+            first = p;
+        }
+    const struct row *r = &rows[first];
+    fprintf(stderr, "arbor sweep: %zu of %zu point%s did not finish (point %zu: %s%s%s)\n", n,
+            c->n_points, c->n_points == 1 ? "" : "s", first, r->status, r->msg ? ": " : "",
+            r->msg ? r->msg : "");
+    return CLI_EXIT_FAIL;
+}
+
 /* ---- the command --------------------------------------------------------- */
 
+/* An output file: written to a temporary file beside it and renamed over
+ * it once the table is complete, so that a sweep stopped (a signal, a
+ * worker that died) leaves what was there before. */
 struct out_file {
     const char *path;
     FILE *f;
+    char *tmp; /* the temporary file's name, or NULL (stdout) */
 };
+
+/* The temporary files of this process, removed if a signal ends it. */
+static char *volatile out_tmps[2];
+
+static void out_track(char *tmp, int on)
+{
+    for (int i = 0; i < 2; i++)
+        if (on ? out_tmps[i] == NULL : out_tmps[i] == tmp) {
+            out_tmps[i] = on ? tmp : NULL;
+            return;
+        }
+}
+
+static void on_stop_signal(int sig)
+{
+    for (int i = 0; i < 2; i++)
+        if (out_tmps[i]) unlink(out_tmps[i]);
+    signal(sig, SIG_DFL);
+    raise(sig); /* (forked workers die with this process: PR_SET_PDEATHSIG) */
+}
+
+static void out_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        signal(sigs[i], on_stop_signal);
+}
 
 static int out_open(struct out_file *o, const char *what)
 {
@@ -339,16 +404,62 @@ static int out_open(struct out_file *o, const char *what)
         o->f = stdout;
         return 0;
     }
-    o->f = fopen(o->path, "w");
-    if (!o->f) return cli_error("sweep", "%s: cannot write %s: %s", what, o->path, strerror(errno));
+    size_t n = strlen(o->path) + 8;
+    o->tmp = malloc(n);
+    if (!o->tmp) return cli_error("sweep", "out of memory");
+    snprintf(o->tmp, n, "%s.XXXXXX", o->path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        return cli_error("sweep", "%s: cannot write %s: %s", what, o->path, strerror(e));
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) < 0 || !(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return cli_error("sweep", "%s: cannot write %s: %s", what, o->path, strerror(e));
+    }
+    out_track(o->tmp, 1);
     return 0;
 }
 
+/* The table is not to be written: the temporary file goes, the old stays. */
+static void out_discard(struct out_file *o)
+{
+    if (o->f && o->f != stdout) fclose(o->f);
+    o->f = NULL;
+    if (!o->tmp) return;
+    out_track(o->tmp, 0);
+    unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+}
+
+/* The table written (ok): the file put in place. 0 when it could not be. */
 static int out_close(struct out_file *o, const char *what, int ok)
 {
     if (!o->f) return ok;
+    if (!ok) {
+        out_discard(o);
+        return ok;
+    }
     int bad = ferror(o->f) || (o->f == stdout ? fflush(o->f) != 0 : fclose(o->f) != 0);
     o->f = NULL;
+    if (o->tmp) {
+        out_track(o->tmp, 0);
+        if (bad || rename(o->tmp, o->path) != 0) {
+            bad = 1;
+            unlink(o->tmp);
+        }
+        free(o->tmp);
+        o->tmp = NULL;
+    }
     if (bad) {
         fprintf(stderr, "arbor sweep: %s: cannot write %s\n", what, o->path);
         return 0;
@@ -523,8 +634,11 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
         c.reps = arb_sweep_n_reps(sw);
         c.n_tasks = c.n_points * c.reps;
         if (c.n_tasks > UINT32_MAX)
-            st = rank == 0 ? cli_error("sweep", "%zu runs: at most %u", c.n_tasks, UINT32_MAX)
+            st = rank == 0 ? cli_error("sweep", "%s: %zu runs (points x replications): at most %u",
+                                       o->file, c.n_tasks, UINT32_MAX)
                            : CLI_EXIT_USAGE;
+        else if (rank == 0 && !o->list)
+            st = check_memory(o->file, c.n_tasks);
     }
     if (st == 0 && rank == 0 && !o->list) {
         /* rank 0 keeps every run's record until the table is made */
@@ -536,6 +650,7 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
         }
         if (st == 0) st = out_open(&o->csv, "--csv");
         if (st == 0) st = out_open(&o->json, "--json");
+        if (st == 0) out_signals();
     }
     if (use_mpi && !sweep_mpi_all_ok(st == 0)) {
         if (st == 0) st = CLI_EXIT_USAGE; /* another rank said why */
@@ -546,8 +661,8 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
         return CLI_EXIT_OK;
     }
     if (st) {
-        out_close(&o->csv, "--csv", 1);
-        out_close(&o->json, "--json", 1);
+        out_discard(&o->csv);
+        out_discard(&o->json);
         free(c.runs);
         free(c.point_done);
         arb_sweep_free(sw);
@@ -604,12 +719,12 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
             if (!ok)
                 st = CLI_EXIT_FAIL;
             else if (!all_done)
-                st = CLI_EXIT_FAIL;
+                st = not_done(&c, rows);
         }
         free(rows);
     }
-    out_close(&o->csv, "--csv", 1);
-    out_close(&o->json, "--json", 1);
+    out_discard(&o->csv); /* (written and closed already, unless the sweep stopped) */
+    out_discard(&o->json);
     if (c.runs)
         for (size_t t = 0; t < c.n_tasks; t++)
             free(c.runs[t].msg);

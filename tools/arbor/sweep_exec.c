@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -207,6 +210,7 @@ static int spawn(const struct sweep_job *job, struct worker *w, unsigned i, char
         return arb_errf(err, errlen, -1, "pipe: %s", strerror(errno));
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -214,6 +218,13 @@ static int spawn(const struct sweep_job *job, struct worker *w, unsigned i, char
         return arb_errf(err, errlen, -1, "fork: %s", strerror(e));
     }
     if (pid == 0) {
+#ifdef __linux__
+        /* a worker ends with the sweep: a signal that stops the command
+         * (SIGTERM, SIGINT from kill) reaches it too */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) _exit(1);
+#else
+        (void)parent;
+#endif
         /* the other workers' pipes are not this one's: holding them would
          * hide their end from the parent */
         for (unsigned j = 0; j < i; j++) {
