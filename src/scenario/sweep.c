@@ -6,6 +6,7 @@
  */
 #include "arbor/sweep.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ struct arb_sweep {
     size_t n_points;
     unsigned reps;
     int have_seeds, have_repeat;
-    unsigned seeds_line; /* of sweep.seeds */
+    unsigned seeds_line, repeat_line; /* of sweep.seeds, sweep.repeat */
     uint64_t seed_first;
 };
 
@@ -214,17 +215,31 @@ static char *dec_text(uint64_t v, int d)
  * values to v and return 1; 0 when it is not a range; < 0 on an error
  * (message set).
  */
+static int not_range(struct parse *ps, const struct sweep_var *v, const char *item)
+{
+    return perr(
+        ps,
+        "${%s}: '%s': a range is A..B or A..B step S, each a plain decimal number of 0 or more "
+        "(0.001, not 1e-3; no unit: ${x=1..3}us); quote a value that is not a range",
+        v->name, item);
+}
+
 static int expand_range(struct parse *ps, struct sweep_var *v, const char *item)
 {
     const char *p = item;
     struct dec a, b, s = {1, 0};
-    if (parse_dec(&p, &a) < 0 || strncmp(p, "..", 2) != 0) return 0;
+    /* what reads as a range but is none (1us..3us, -2..2, 1e-3..2e-3) is an
+     * error, not a literal: a literal with ".." in it (a path) starts
+     * otherwise, or is quoted */
+    int looks = (isdigit((unsigned char)item[0]) || item[0] == '-') && strstr(item, "..");
+    if (parse_dec(&p, &a) < 0 || strncmp(p, "..", 2) != 0)
+        return looks ? not_range(ps, v, item) : 0;
     p += 2;
-    if (parse_dec(&p, &b) < 0) return 0;
+    if (parse_dec(&p, &b) < 0) return looks ? not_range(ps, v, item) : 0;
     while (is_blank(*p))
         p++;
     if (*p) {
-        if (strncmp(p, "step", 4) != 0) return 0;
+        if (strncmp(p, "step", 4) != 0) return not_range(ps, v, item);
         p += 4;
         int gap = is_blank(*p);
         while (is_blank(*p))
@@ -354,6 +369,31 @@ static int add_slot(struct parse *ps, size_t var, char *ref)
     return 0;
 }
 
+/* Is there a "${" in body[0..len)? */
+static int has_open(const char *body, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++)
+        if (body[i] == '$' && body[i + 1] == '{') return 1;
+    return 0;
+}
+
+/* Does an unnamed list start as a declaration whose name is not one
+ * (${1x=1,2}, ${a-b=1,2})? Letters, digits, '_' and '-' up to an '=', the
+ * whole not a name. (Other text before an '=' is a value: up:L1.0 rate=2G.) */
+static int bad_name(const char *body, size_t len)
+{
+    size_t i = 0;
+    while (i < len && is_blank(body[i]))
+        i++;
+    size_t from = i;
+    while (i < len && (is_ident(body[i]) || body[i] == '-'))
+        i++;
+    size_t to = i;
+    while (i < len && is_blank(body[i]))
+        i++;
+    return to > from && i < len && body[i] == '=';
+}
+
 /* The construct between "${" and its '}' (body, len): a declaration or a
  * reference; appends its slot. */
 static int construct(struct parse *ps, const char *body, size_t len)
@@ -371,6 +411,9 @@ static int construct(struct parse *ps, const char *body, size_t len)
         p++;
     char name[256]; /* section (63) . key (127) #N */
     const char *values;
+    if (has_open(body, len))
+        return perr(ps, "${...}: a ${ inside another (one variable per ${...}; put a reference "
+                        "${name} beside it, not in it)");
     if (id_end > id && p == end) { /* ${name}: a reference */
         size_t n = (size_t)(id_end - id);
         if (n >= sizeof name) return perr(ps, "${...}: a variable name longer than 63 characters");
@@ -390,6 +433,11 @@ static int construct(struct parse *ps, const char *body, size_t len)
         values = p + 1;
     } else { /* ${values}: named after its key */
         if (!ps->key[0]) return perr(ps, "${...}: outside a key's value");
+        if (bad_name(body, len))
+            return perr(ps,
+                        "${%.*s}: a variable's name is a letter or '_', then letters, digits "
+                        "or '_'",
+                        (int)len, body);
         snprintf(name, sizeof name, "%s.%s", ps->section, ps->key);
         for (int k = 2; find_var(sw, name) >= 0; k++)
             snprintf(name, sizeof name, "%s.%s#%d", ps->section, ps->key, k);
@@ -495,6 +543,9 @@ static int sweep_line(struct parse *ps, const char *s, const char *eol)
             return perr(ps, "sweep.repeat: '%s' is not a count from 1 to %u", v,
                         ARB_SWEEP_MAX_REPS);
         if (sw->have_seeds) return perr(ps, "sweep.repeat: not with sweep.seeds (one or other)");
+        if (sw->have_repeat)
+            return perr(ps, "sweep.repeat: again (first on line %u)", sw->repeat_line);
+        sw->repeat_line = ps->line;
         sw->reps = (unsigned)r;
         sw->have_repeat = 1;
         return 0;
@@ -502,6 +553,8 @@ static int sweep_line(struct parse *ps, const char *s, const char *eol)
     if (strcmp(k, "seeds") == 0) {
         char *dots = strstr(v, ".."), *e1, *e2;
         if (sw->have_repeat) return perr(ps, "sweep.seeds: not with sweep.repeat (one or other)");
+        if (sw->have_seeds)
+            return perr(ps, "sweep.seeds: again (first on line %u)", sw->seeds_line);
         unsigned long long a = 0, b = 0;
         int ok = dots != NULL && dots != v && *v != '-' && dots[2] != '-';
         if (ok) {

@@ -184,6 +184,11 @@ expect_err "runs whose figures would pass half the memory: refused first" 2 \
     "^arbor sweep: .*huge.ini: 4294000000 runs: their figures take [0-9.]+ GiB until the table is made, more than half this machine's" \
     "$A" sweep "$TMP/huge.ini"
 expect_err "a bad -s" 2 "sweep: -s fabric.nope: unknown key" "$A" sweep "$TMP/s.ini" -s fabric.nope=1
+expect_err "-s with a sweep variable" 2 \
+    "^arbor sweep: -s fabric.delay=\\\$\\{1,2\\}us: -s sets one value in every point; sweep variables go in the file$" \
+    "$A" sweep "$TMP/s.ini" -s 'fabric.delay=${1,2}us'
+expect_err "--list with --csv" 2 "^arbor sweep: --list prints the points and runs nothing: not with --csv$" \
+    "$A" sweep "$TMP/s.ini" --list --csv "$TMP/l.csv"
 
 # ---- a worker that dies ends the sweep ------------------------------------------
 cat >"$TMP/slow.ini" <<'EOF'

@@ -223,6 +223,22 @@ TEST(syntax_errors_name_line_and_variable)
         {"[sweep]\nruns = 5\n", "t.ini:2: sweep.runs: unknown key in [sweep] (repeat, seeds)"},
         {"[sweep]\nrepeat = ${r=1,2}\n", "t.ini:2: sweep.repeat: a [sweep] key cannot be swept"},
         {"[sweep]\n[run]\n[sweep]\n", "t.ini:3: [sweep] again"},
+        {"[sweep]\nrepeat = 2\nrepeat = 3\n", "t.ini:3: sweep.repeat: again (first on line 2)"},
+        {"[sweep]\nseeds = 1..2\n\nseeds = 1..3\n",
+         "t.ini:4: sweep.seeds: again (first on line 2)"},
+        {"[fabric]\nloss = ${1x=1,2}\n",
+         "t.ini:2: ${1x=1,2}: a variable's name is a letter or '_'"},
+        {"[fabric]\nloss = ${a-b=1,2}\n", "t.ini:2: ${a-b=1,2}: a variable's name is"},
+        {"[fabric]\nloss = ${a=${b=1,2}}\n", "t.ini:2: ${...}: a ${ inside another"},
+        {"[fabric]\nloss = ${x=0,${x}}\n", "t.ini:2: ${...}: a ${ inside another"},
+        {"[fabric]\ndelay = ${1us..3us}\n",
+         "t.ini:2: ${fabric.delay}: '1us..3us': a range is A..B or A..B step S, each a plain "
+         "decimal number of 0 or more"},
+        {"[fabric]\nloss = ${l=1e-3..2e-3 step 1e-3}\n",
+         "t.ini:2: ${l}: '1e-3..2e-3 step 1e-3': a range"},
+        {"[fabric]\ndelay = ${-2..2}us\n", "t.ini:2: ${fabric.delay}: '-2..2': a range is"},
+        {"[fabric]\ndelay = ${1..3 stp 1}us\n",
+         "t.ini:2: ${fabric.delay}: '1..3 stp 1': a range is"},
         {"[run]\nseed = ${1,2}\n[sweep]\nseeds = 7..8\n",
          "t.ini:2: run.seed: swept here, and sweep.seeds (line 4) sets it for each replication"},
         {"[sweep]\nseeds = 7..8\n[run]\nseed = ${s=1,2}\n",
@@ -266,6 +282,13 @@ TEST(the_keys_a_sweep_sets)
                                  err, sizeof err),
                  0); /* repeat counts up from each value: allowed */
     CHECK_EQ_U(arb_sweep_sets_key(sw, "run", "seed"), 2);
+    arb_sweep_free(sw);
+    /* a value with ".." that does not start as a number is a literal (a path) */
+    REQUIRE_EQ_I(arb_sweep_parse("[workload]\nfile = ${../a.csv,../b.csv}\n", "t.ini", NULL, &sw,
+                                 err, sizeof err),
+                 0);
+    CHECK_EQ_U(arb_sweep_n_points(sw), 2);
+    CHECK_STR(arb_sweep_value(sw, 1, 0), "../b.csv");
     arb_sweep_free(sw);
 }
 

@@ -607,6 +607,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     if (o->csv.path && o->json.path && strcmp(o->csv.path, "-") == 0 &&
         strcmp(o->json.path, "-") == 0)
         return cli_error("sweep", "--csv and --json cannot both write to stdout");
+    if (o->list && (o->csv.path || o->json.path))
+        return cli_error("sweep", "--list prints the points and runs nothing: not with %s",
+                         o->csv.path ? "--csv" : "--json");
+    for (int i = 0; i < o->n_sets; i++)
+        if (strstr(o->sets[i], "${"))
+            return cli_error("sweep",
+                             "-s %s: -s sets one value in every point; sweep variables go in "
+                             "the file",
+                             o->sets[i]);
     return 0;
 }
 
