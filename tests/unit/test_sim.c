@@ -184,7 +184,7 @@ TEST(evq_local_order_sorts_ties_by_target)
         else if (run == 3)
             tg = k * 3; /* in order already */
         else
-            tg = 77;                          /* one target: insertion order */
+            tg = 77; /* one target: insertion order */
         /* each run at its own time, in one bucket past the current one (so
          * the bucket is gathered and sorted, not inserted into) */
         ref_t[i] = ((arb_time)1 << 20) + (arb_time)run * 10;
