@@ -187,6 +187,8 @@ expect_err "a bad -s" 2 "sweep: -s fabric.nope: unknown key" "$A" sweep "$TMP/s.
 expect_err "-s with a sweep variable" 2 \
     "^arbor sweep: -s fabric.delay=\\\$\\{1,2\\}us: -s sets one value in every point; sweep variables go in the file$" \
     "$A" sweep "$TMP/s.ini" -s 'fabric.delay=${1,2}us'
+expect_err "-s on [sweep]" 2 "^arbor sweep: -s sweep.repeat=2: \\[sweep\\] \\(repeat, seeds\\) is the file's: set it there$" \
+    "$A" sweep "$TMP/s.ini" -s sweep.repeat=2
 expect_err "--list with --csv" 2 "^arbor sweep: --list prints the points and runs nothing: not with --csv$" \
     "$A" sweep "$TMP/s.ini" --list --csv "$TMP/l.csv"
 

@@ -611,6 +611,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return cli_error("sweep", "--list prints the points and runs nothing: not with %s",
                          o->csv.path ? "--csv" : "--json");
     for (int i = 0; i < o->n_sets; i++)
+        if (strncmp(o->sets[i], "sweep.", 6) == 0)
+            return cli_error("sweep", "-s %s: [sweep] (repeat, seeds) is the file's: set it there",
+                             o->sets[i]);
+    for (int i = 0; i < o->n_sets; i++)
         if (strstr(o->sets[i], "${"))
             return cli_error("sweep",
                              "-s %s: -s sets one value in every point; sweep variables go in "
