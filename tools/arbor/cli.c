@@ -16,12 +16,20 @@
 
 int cli_error(const char *prefix, const char *fmt, ...)
 {
+    /* one write of the whole line: stderr is unbuffered, and a launcher
+     * (mpirun) that forwards it would otherwise interleave the pieces
+     * with its own lines */
+    char line[2048];
+    int n = snprintf(line, sizeof line, "arbor %s: ", prefix);
     va_list ap;
-    fprintf(stderr, "arbor %s: ", prefix);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    size_t len = strlen(line);
+    if (len + 1 >= sizeof line) len = sizeof line - 2; /* (cut to the buffer: still one line) */
+    line[len] = '\n';
+    line[len + 1] = '\0';
+    fputs(line, stderr);
     return CLI_EXIT_USAGE;
 }
 
