@@ -3,7 +3,6 @@
 # bounded by what the event must have done. Small runs: seconds in all.
 . "$(dirname "$0")/lib.sh"
 
-same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
 hasnt() { if printf '%s' "$2" | grep -q -- "$3"; then fail "$1" "$3 in the output"; else pass "$1"; fi; }
 

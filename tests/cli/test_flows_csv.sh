@@ -14,7 +14,6 @@ HEAD="id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,dport
 expect_out "header" "$HEAD" head -1 "$TMP/one-flows.csv"
 row=$(sed -n 2p "$TMP/one-flows.csv")
 f() { echo "$row" | cut -d, -f"$1"; }
-same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 same "5-tuple: addresses, protocol, RoCE port" "10.0.0.0 10.0.0.1 udp 4791" "$(f 8) $(f 9) $(f 10) $(f 12)"
 same "bytes, no retransmission" "100000 0" "$(f 4) $(f 14)"
 same "ideal time derived" "10.498240" "$(f 15)"

@@ -12,7 +12,6 @@ near() {
         fail "$1" "want $2 +- $4" "got  $3"
     fi
 }
-same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 route() { "$ARBOR" route "$@" --json 2>"$TMP/e" || echo "{\"status\":$?}"; }
 
 # D-mod-k: one flow per link for every shift on RLFTs, parallel links at two levels.

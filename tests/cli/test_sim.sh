@@ -2,7 +2,6 @@
 # key), the JSON keys, overrides, determinism, CSV, and the example scenarios.
 . "$(dirname "$0")/lib.sh"
 
-same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 has() { if printf '%s' "$2" | grep -q -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
 nohost() { sed 's/,"host":{[^}]*}//'; }
 # jnum KEY JSON: the first number after "KEY": in JSON.

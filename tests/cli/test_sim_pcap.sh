@@ -4,7 +4,6 @@
 # (exit 77) without tshark.
 . "$(dirname "$0")/lib.sh"
 
-same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
 
 cat >"$TMP/ring.ini" <<'INI'
 [fabric]
