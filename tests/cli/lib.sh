@@ -2,7 +2,10 @@
 # `finish`. Every check counts; finish prints "N passed, N failed" (and ", N
 # skipped"). Exit status: 1 when a check failed, else SKIP_CODE (77, which
 # ctest's SKIP_RETURN_CODE shows as "Skipped") when a check was skipped,
-# else 0.
+# else 0. A skipped check does not stop the script: the others still run and
+# count. Under ctest (ARBOR_CHECK_LOG set) each skipped check and the
+# script's counts are added to that log, which scripts/test_report.sh reads
+# at the end of `make test` to say what did not run, and why.
 ARBOR=${1:?usage: $0 PATH_TO_ARBOR}
 PASSED=0
 FAILED=0
@@ -13,13 +16,29 @@ trap 'rm -rf "$TMP"' EXIT
 
 pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
-# skip NAME REASON: a check that cannot run here (a tool is missing).
 same() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "want: $2" "got:  $3"; fi; }
-skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1: $2"; }
-# skip_all REASON: nothing of this test can run here; ends it as skipped.
+# check_log KIND TEXT...: a line of the check log (tab-separated), if any
+check_log() {
+    [ -n "${ARBOR_CHECK_LOG:-}" ] || return 0
+    _name=${ARBOR_TEST_NAME:-$(basename "$0" .sh)}
+    _line=$(
+        IFS='	'
+        printf '%s\t%s' "$_name" "$*" | tr '\n\r' '  '
+    )
+    printf '%s\n' "$_line" >>"$ARBOR_CHECK_LOG"
+}
+# skip NAME REASON: a check that cannot run here (a tool is missing).
+skip() {
+    SKIPPED=$((SKIPPED + 1))
+    echo "skip $1: $2"
+    check_log skip "$1" "$2"
+}
+# skip_all REASON: nothing more of this test can run here (what ran still
+# counts); ends it.
 skip_all() {
     echo "skipped: $1"
     SKIPPED=$((SKIPPED + 1))
+    check_log skip "the rest of the script" "$1"
     finish
     exit $?
 }
@@ -64,6 +83,7 @@ expect_status() {
 }
 
 finish() {
+    check_log counts "$PASSED" "$FAILED" "$SKIPPED"
     if [ "$SKIPPED" -gt 0 ]; then
         echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
     else

@@ -6,7 +6,9 @@
 #  - nothing points outside the repository (specification sections, seed
 #    documents, files of the machine the project was written on);
 #  - every scenario key is in docs/scenarios.md's key table with the default
-#    `arbor sim --keys` prints.
+#    `arbor sim --keys` prints;
+#  - the code blocks' commands run as written from the source tree after make
+#    (build/arbor, not a bare arbor).
 . "$(dirname "$0")/lib.sh"
 
 PY=$(command -v python3 2>/dev/null) || skip_all "python3 is not installed"
@@ -123,6 +125,23 @@ for line in open(sys.argv[1], encoding='utf-8'):
         bad.append('docs/scenarios.md: %s: default %r, arbor sim --keys says %r' % (k, table[k], d))
     else:
         ok += 1
+# 5. the commands of the code blocks run as written from the source tree after
+# make: the command is build/arbor there, never a bare arbor (not on PATH)
+cmd = re.compile(r'(^|\s|\(|--\s)arbor (sim|route|topo|wire|run|switch|bench|sweep|plot|lab|mpirun)\b(?!:)')
+for f in texts:
+    if not (f.endswith('.md') and (f.startswith('docs/') or f == 'README.md')):
+        continue
+    fence = False
+    for i, line in enumerate(open(f, encoding='utf-8'), 1):
+        if line.startswith('```'):
+            fence = not fence
+            continue
+        code = fence or (line.startswith('    ') and line.strip().startswith('arbor '))
+        if code and not line.lstrip().startswith('#') and cmd.search(line.split(' # ')[0]):
+            bad.append('%s:%d: a bare arbor command (build/arbor from the source tree): %s'
+                       % (f, i, line.strip()[:90]))
+        elif code:
+            ok += 1
 for b in bad:
     print('BAD ' + b)
 print('OK %d' % ok)

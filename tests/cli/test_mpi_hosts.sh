@@ -198,7 +198,10 @@ if [ -n "$victim" ]; then
     wait_bounded $pid 60
     rc=$?
     took=$(($(date +%s) - start))
-    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -Eq "rank 1 .*(exited|killed|signal)" "$TMP/k.err"; then
+    # named by mpirun ("rank 1 ... exited on signal 9") or, when the other
+    # rank's call failed first, by that rank ("lost rank 1")
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+        grep -Eq "rank 1 .*(exited|killed|signal)|rank 0: lost rank 1 " "$TMP/k.err"; then
         pass "a rank killed on its host ends the run (status $rc, $took s)"
     else
         fail "a killed rank" "status $rc after $took s" "$(head -5 "$TMP/k.err")"

@@ -109,14 +109,25 @@ wait $SWO 2>/dev/null
 expect_err "config: a job an earlier option gave" 2 "sw.ini:6: job 4 was given before --config" \
     "$ARBOR" switch --job 4:x --config "$TMP/sw.ini"
 # --stats and --for on the clock: lines at 0.5, 1.0, 1.5 and 2.0 s, the last
-# at exit, 2.25 s after the start (not a slice count, which ran 10% late)
-t0=$(date +%s%N)
-"$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --stats 0.5 --for 2.25 2>"$TMP/stats.err"
-ms=$((($(date +%s%N) - t0) / 1000000))
-if [ "$(grep -c 'rx_pkts=' "$TMP/stats.err")" -eq 5 ] && [ $ms -ge 2250 ] && [ $ms -le 2400 ]; then
-    pass "--stats 0.5 --for 2.25: four periodic lines and one at exit, after $ms ms"
+# at exit, 2.25 s after the start (not a slice count, which ran 10% late:
+# 225 ms). The margin is this machine's own: what a switch of --for 0.01
+# costs to start and stop, now (the most of one run before and one after),
+# plus 100 ms of scheduling.
+ms_of() { # CMD...: its wall time in ms
+    _t0=$(date +%s%N)
+    "$@"
+    echo $((($(date +%s%N) - _t0) / 1000000))
+}
+base1=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --for 0.01 2>/dev/null)
+ms=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --stats 0.5 --for 2.25 2>"$TMP/stats.err")
+base2=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --for 0.01 2>/dev/null)
+base=$((base1 > base2 ? base1 : base2))
+hi=$((2250 + base + 100))
+if [ "$(grep -c 'rx_pkts=' "$TMP/stats.err")" -eq 5 ] && [ "$ms" -ge 2250 ] && [ "$ms" -le $hi ]; then
+    pass "--stats 0.5 --for 2.25: four periodic lines and one at exit, after $ms ms (<= $hi)"
 else
-    fail "--stats schedule" "$ms ms" "$(cat "$TMP/stats.err")"
+    fail "--stats schedule" "$ms ms, want 2250..$hi (a switch of 10 ms took $base1, $base2 ms)" \
+        "$(cat "$TMP/stats.err")"
 fi
 # the rest of the options: for, stats, drop, seed, no-gso, spin, threads
 printf '[switch]\nlisten = 127.0.0.1:0\nfor = 0.3\nstats = 0.1\ndrop = 0.01\nseed = 3\nno-gso = 1\nspin = 10us\nthreads = 2\necn = 5KB,200KB,0.01\n[jobs]\n4 = s\n' \
@@ -403,6 +414,15 @@ expect_err "a 2-thread switch on the port of another is refused" 1 "Address alre
 kill $SW6 2>/dev/null
 wait $SW6 2>/dev/null
 
+# a plain 'arbor' as the rank command is this arbor, wherever PATH leads (here
+# nowhere: a PATH without it)
+out=$(PATH=/usr/bin:/bin "$ARBOR" run -n 2 -- arbor bench allreduce -b 1K -e 1K -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 1 ]; then
+    pass "run -- arbor bench: the rank command 'arbor' is this arbor"
+else
+    fail "run -- arbor bench: the rank command 'arbor' is this arbor" "$out" "$(cat "$TMP/err")"
+fi
+
 # ---- io_uring: ranks and switch threads on rings, or shown as skipped --------------
 expect_err "run --io epoll" 2 "arbor run: --io 'epoll': want mmsg or uring" "$ARBOR" run -n 2 --io epoll -- true
 expect_err "switch --io epoll" 2 "arbor switch: --io 'epoll': want mmsg or uring" "$ARBOR" switch --io epoll --job 1:s
@@ -411,8 +431,10 @@ out=$("$ARBOR" run -n 3 --io uring --switch-threads 2 --drop 0.02 -- "$ARBOR" be
 rc=$?
 if grep -q "not built" "$TMP/err"; then
     skip "io_uring" "not built (no liburing): $(grep -m1 'not built' "$TMP/err")"
-elif grep -q "refused" "$TMP/err"; then
-    skip "io_uring" "the kernel refuses rings here: $(grep -m1 'refused' "$TMP/err")"
+elif grep -q "io_uring: the kernel refused a ring" "$TMP/err" && [ $rc -eq 0 ] &&
+    [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ]; then
+    # the run fell back to sendmmsg and was exact; only the rings are untested
+    skip "io_uring" "the kernel refuses rings here: $(grep -m1 'the kernel refused a ring' "$TMP/err")"
 elif [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ "$(rows "$out")" -eq 3 ] &&
     [ "$(grep -c 'io_uring=1' "$TMP/err")" -eq 3 ]; then
     pass "io_uring: 3 ranks on rings, a switch of 2 threads on rings, 2% loss: allreduce exact"

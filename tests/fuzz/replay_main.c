@@ -91,12 +91,18 @@ static void replay_path(const char *path, int *passed, int *failed)
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             char **nn = realloc(names, cap * sizeof *names);
-            if (!nn) break;
+            if (!nn) {
+                (*failed)++; /* inputs left unread would pass unseen */
+                break;
+            }
             names = nn;
         }
         size_t l = strlen(path) + strlen(e->d_name) + 2;
         names[n] = malloc(l);
-        if (!names[n]) break;
+        if (!names[n]) {
+            (*failed)++;
+            break;
+        }
         snprintf(names[n], l, "%s/%s", path, e->d_name);
         n++;
     }

@@ -31,6 +31,24 @@ for f in "$LIBDIR/libarbor.a" "$LIBDIR/libarbor.so" "$LIBDIR/pkgconfig/arbor.pc"
     if [ -e "$f" ]; then pass "installed ${f#"$P"/}"; else fail "installed ${f#"$P"/}"; fi
 done
 
+# the docs beside the README: every relative link of the installed README.md,
+# and every link of the installed docs to a page, figure or schema, names a
+# file that is there (their links to the sources need the source tree)
+DOC=$P/share/doc/arbor
+dead=""
+for md in "$DOC/README.md" "$DOC"/docs/*.md; do
+    [ -e "$md" ] || continue
+    for target in $(grep -o '\]([^)#]*' "$md" | sed 's/^](//' | grep -v '^[a-z]*:' | sort -u); do
+        case $md:$target in */README.md:* | *.md | *.png | *schema*) ;; *) continue ;; esac
+        [ -e "$(dirname "$md")/$target" ] || dead="$dead ${md#"$DOC"/}:$target"
+    done
+done
+if [ -e "$DOC/docs/protocol.md" ] && [ -e "$DOC/docs/schema" ] && [ -z "$dead" ]; then
+    pass "installed docs: README.md's links resolve"
+else
+    fail "installed docs: README.md's links resolve" "dead:${dead:- none, but docs/ is missing}"
+fi
+
 # libarbor.so exports the public API only
 if nm -D --defined-only "$LIBDIR/libarbor.so" | awk '{print $3}' | grep -v '^arb_' |
     grep -q .; then

@@ -36,6 +36,8 @@ static const char run_usage[] =
     "  ARBOR_HOST_BASE=0,\n"
     "  and ARBOR_TIMEOUT, ARBOR_DROP, ARBOR_SEED when given. The rest of the\n"
     "  environment passes unchanged (ARBOR_WINDOW, ARBOR_CC, ARBOR_LINE_RATE, ...).\n"
+    "A COMMAND of plain 'arbor' is this arbor (build/arbor run -n 4 -- arbor bench\n"
+    "runs build/arbor's bench), wherever PATH leads.\n"
     "\n"
     "  -n N           ranks, 2..256\n"
     "  --switch       an arbor switch already running (star fabric only); it\n"
@@ -68,6 +70,18 @@ static const char run_usage[] =
     "Exit status: 0 every rank exited 0; 1 a rank failed (one line names it, and\n"
     "the other ranks are stopped with SIGTERM, 1 s later if it exited with 2,\n"
     "bad usage); 2 bad usage; 128 + the signal when stopped by one.\n";
+
+/* The program a rank runs: COMMAND as given, but a plain "arbor" is this
+ * very arbor (the same build as the switches it started), found through
+ * /proc/self/exe into self[len]; COMMAND itself when that fails. */
+static const char *rank_program(const char *command, char *self, size_t len)
+{
+    if (strcmp(command, "arbor") != 0) return command;
+    ssize_t n = readlink("/proc/self/exe", self, len - 1);
+    if (n <= 0) return command;
+    self[n] = '\0';
+    return self;
+}
 
 /* The signals arbor run passes on to its ranks. */
 static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -403,6 +417,8 @@ int cmd_run(int argc, char **argv)
     int i = optind;
     if (n == 0) return cli_error("run", "give the number of ranks with -n N");
     if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    char self[4096];
+    const char *program = rank_program(argv[i], self, sizeof self);
     if (sw) {
         char err[256];
         if (arb_rt_addr_check(sw, err, sizeof err) < 0)
@@ -508,7 +524,7 @@ int cmd_run(int argc, char **argv)
                 snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
                 setenv("ARBOR_SEED", seed_s, 1);
             }
-            execvp(argv[i], argv + i);
+            execvp(program, argv + i);
             fprintf(stderr, "arbor run: rank %u: cannot run %s: %s\n", r, argv[i], strerror(errno));
             _exit(127);
         }

@@ -5,7 +5,11 @@
  * crosses the cut), reported per rank at the end.
  *
  * A rank that dies mid-run is the launcher's to notice: Open MPI's mpirun
- * ends the whole job and names the rank. ARB_PART_TEST_EXIT=R:W (tests
+ * ends the whole job and names the rank. A rank that sees an MPI call fail
+ * first (a peer's connection gone) says so in one line, naming the peer
+ * where the call tells it, and ends the job (MPI_Abort, status 1); MPI
+ * errors are returned, not fatal, and SIGPIPE is ignored, so that a write
+ * to a dead peer is that error rather than a silent death. ARB_PART_TEST_EXIT=R:W (tests
  * only) makes rank R leave at once, status 3, when it reaches window W.
  *
  * Built only when CMake found MPI (ARB_HAVE_MPI); otherwise the stubs say
@@ -69,6 +73,7 @@ void sim_part_finalize(struct sim_part_cli *p)
 #else
 
 #include <mpi.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,6 +98,28 @@ static void test_exit(struct sim_part_cli *p)
         fflush(stderr);
         _exit(3);
     }
+}
+
+/* An MPI call failed (rc): one line naming the peer (peer >= 0) or the
+ * call, then the whole job ends. */
+_Noreturn static void lost(const struct sim_part_cli *p, const char *call, int peer, int rc)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    if (peer >= 0)
+        fprintf(stderr,
+                "arbor sim: rank %u: lost rank %d of the partitioned run (%s: %s); the run "
+                "cannot finish\n",
+                p->ops.rank, peer, call, msg);
+    else
+        fprintf(stderr,
+                "arbor sim: rank %u: %s failed (%s): a rank of the partitioned run is gone; the "
+                "run cannot finish\n",
+                p->ops.rank, call, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
 }
 
 /* The tag of the records' messages: each exchange's are all received
@@ -122,7 +149,8 @@ static int op_alltoall(void *ctx, const uint8_t *const *send, const size_t *send
     if (st != 0) MPI_Abort(MPI_COMM_WORLD, 1); /* cannot take part: the job ends */
     /* every rank goes into the collectives, whatever it found: a failure
      * is carried by the next allmin (part.c) */
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    int e = MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    if (e != MPI_SUCCESS) lost(p, "MPI_Alltoall", -1, e);
     size_t rtotal = 0;
     for (int r = 0; r < R; r++) {
         recv_len[r] = (size_t)rc[r];
@@ -139,17 +167,34 @@ static int op_alltoall(void *ctx, const uint8_t *const *send, const size_t *send
     rb = p->rbuf;
     int n_req = 0;
     size_t o = 0;
+    int *peer = calloc(2 * (size_t)R, sizeof *peer); /* request i's rank */
+    MPI_Status *sts = calloc(2 * (size_t)R, sizeof *sts);
+    if (!peer || !sts) MPI_Abort(MPI_COMM_WORLD, 1);
     for (int r = 0; r < R; r++) {
         if (r == me && rc[r])
             memcpy(rb + o, send[r], recv_len[r]);
-        else if (rc[r])
-            MPI_Irecv(rb + o, rc[r], MPI_BYTE, r, PART_TAG, MPI_COMM_WORLD, &req[n_req++]);
+        else if (rc[r]) {
+            peer[n_req] = r;
+            e = MPI_Irecv(rb + o, rc[r], MPI_BYTE, r, PART_TAG, MPI_COMM_WORLD, &req[n_req++]);
+            if (e != MPI_SUCCESS) lost(p, "MPI_Irecv", r, e);
+        }
         o += recv_len[r];
     }
     for (int r = 0; r < R; r++)
-        if (r != me && sc[r])
-            MPI_Isend(send[r], sc[r], MPI_BYTE, r, PART_TAG, MPI_COMM_WORLD, &req[n_req++]);
-    MPI_Waitall(n_req, req, MPI_STATUSES_IGNORE);
+        if (r != me && sc[r]) {
+            peer[n_req] = r;
+            e = MPI_Isend(send[r], sc[r], MPI_BYTE, r, PART_TAG, MPI_COMM_WORLD, &req[n_req++]);
+            if (e != MPI_SUCCESS) lost(p, "MPI_Isend", r, e);
+        }
+    e = MPI_Waitall(n_req, req, sts);
+    if (e == MPI_ERR_IN_STATUS) {
+        for (int i = 0; i < n_req; i++)
+            if (sts[i].MPI_ERROR != MPI_SUCCESS && sts[i].MPI_ERROR != MPI_ERR_PENDING)
+                lost(p, "MPI_Waitall", peer[i], sts[i].MPI_ERROR);
+    }
+    if (e != MPI_SUCCESS) lost(p, "MPI_Waitall", -1, e);
+    free(peer);
+    free(sts);
     free(sc);
     free(rc);
     free(req);
@@ -163,7 +208,8 @@ static int op_allmin(void *ctx, uint64_t *v, size_t n)
 {
     struct sim_part_cli *p = ctx;
     double t0 = now_s();
-    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (e != MPI_SUCCESS) lost(p, "MPI_Allreduce", -1, e);
     p->wait_s += now_s() - t0;
     return 0;
 }
@@ -172,7 +218,8 @@ static int op_allsum(void *ctx, uint64_t *v, size_t n)
 {
     struct sim_part_cli *p = ctx;
     double t0 = now_s();
-    MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (e != MPI_SUCCESS) lost(p, "MPI_Allreduce", -1, e);
     p->wait_s += now_s() - t0;
     return 0;
 }
@@ -185,6 +232,9 @@ int sim_part_init(struct sim_part_cli *p, uint32_t k, char *err, size_t errlen)
     if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return arb_errf(err, errlen, ARB_EINVAL, "--partition: MPI_Init failed");
     p->inited = 1;
+    /* a failed call is this file's to report (lost), naming the peer */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    signal(SIGPIPE, SIG_IGN);
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
