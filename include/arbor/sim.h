@@ -59,6 +59,7 @@
 
 #include "arbor/base.h"
 #include "arbor/cc.h"
+#include "arbor/switch.h"
 #include "arbor/topo.h"
 #include "arbor/wire.h"
 
@@ -273,14 +274,18 @@ typedef struct arb_sim_config {
     void *sent_ctx;               /**< passed to on_flow_sent; borrowed */
     arb_sim_tap_fn tap;           /**< optional */
     void *tap_ctx;                /**< passed to tap; borrowed */
-    arb_sim_inband_fn inband;     /**< optional (lb.h sets it for CONGA) */
-    void *inband_ctx;             /**< passed to inband; borrowed */
-    arb_time dre_period;          /**< DRE (CONGA's link-utilisation estimator): every port
-                                     counts the bytes it transmits (a switch port without
-                                     PFC when it accepts them) and multiplies the count
-                                     by (1 - dre_alpha) every dre_period; 0 = off (default) */
-    double dre_alpha;             /**< in (0, 1] (default 0.1) */
-    arb_logger log;               /**< where the simulator reports (none by default) */
+    /** Optional: sees every decision of the Arbor switches' engines
+     * (switch.h; its event's node is the switch's node id). */
+    arb_switch_tap switch_tap;
+    void *switch_tap_ctx;     /**< passed to switch_tap; borrowed */
+    arb_sim_inband_fn inband; /**< optional (lb.h sets it for CONGA) */
+    void *inband_ctx;         /**< passed to inband; borrowed */
+    arb_time dre_period;      /**< DRE (CONGA's link-utilisation estimator): every port
+                                 counts the bytes it transmits (a switch port without
+                                 PFC when it accepts them) and multiplies the count
+                                 by (1 - dre_alpha) every dre_period; 0 = off (default) */
+    double dre_alpha;         /**< in (0, 1] (default 0.1) */
+    arb_logger log;           /**< where the simulator reports (none by default) */
     /** Random loss: every packet is lost on each link it crosses with this
      * probability (0 = none, the default). Whether the n-th packet a port
      * sends is lost is a hash of (seed, port, n), so the other draws of a

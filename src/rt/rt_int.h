@@ -14,6 +14,7 @@
 
 #include "arbor/base.h"
 #include "arbor/rt.h"
+#include "arbor/switch.h"
 #include "arbor/wire.h"
 
 struct rt_ring; /* a socket's io_uring (uring.c) */
@@ -287,6 +288,8 @@ int rt_switch_steered(const arb_rt_switch *s);
 /* Close the switch's sockets: everything it sends from now on fails and is
  * counted as a send error. */
 void rt_switch_mute(arb_rt_switch *s);
+/* Every worker's switch engine calls tap(ctx, ev) after each decision (tests). */
+void rt_switch_tap(arb_rt_switch *s, arb_switch_tap tap, void *ctx);
 /* Its aggregator (for arb_agg_check). */
 const struct arb_agg *rt_switch_agg(const arb_rt_switch *s);
 

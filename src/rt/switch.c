@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "arbor/agg.h"
+#include "arbor/switch.h"
 #include "arbor/plan.h"
 #include "arbor/topo.h"
 #include "rt/rt_int.h"
@@ -50,6 +51,7 @@ struct sw_worker {
     rt_txq tx;
     rt_rxq rx;
     arb_rt_switch_stats st;
+    arb_switch *eng; /* the switch engine: what to do with a packet of a tree */
     /* the local address the datagram being handled was sent to (0:
      * unknown): answers leave from it, so a switch listening on 0.0.0.0
      * answers from the address its rank or peer dialled */
@@ -147,6 +149,7 @@ void arb_rt_switch_free(arb_rt_switch *s)
     for (uint32_t k = 0; s->workers && k < s->n_workers; k++) {
         struct sw_worker *wk = &s->workers[k];
         if (wk->fd >= 0) close(wk->fd);
+        arb_switch_free(wk->eng);
         rt_txq_free(&wk->tx);
         rt_rxq_free(&wk->rx);
     }
@@ -387,6 +390,11 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         ac.ports = s->radix;
         ac.logger = cfg->logger;
         rc = arb_agg_new(&s->aggs[k], &ac);
+        arb_switch_config ec;
+        arb_switch_config_default(&ec);
+        ec.first_port = s->nd->first_port;
+        ec.node = s->node;
+        if (rc == 0) rc = arb_switch_new(&s->workers[k].eng, &ec);
     }
     if (rc < 0) {
         arb_rt_switch_free(s);
@@ -699,86 +707,57 @@ static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
     return global_port == ARB_PLAN_NONE ? NONE : global_port - s->nd->first_port;
 }
 
-/* A RESPONSE for a tree: up toward the root, or down through the
- * aggregator (a normal credit where this switch aggregates) to every
- * child. */
-static void on_group(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
-                     arb_time now)
+/* A packet of a tree (a credit, or a normal request climbing), through the
+ * switch engine: what it decided, sent. */
+static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
+                    uint32_t resp_host, arb_time now)
 {
     arb_rt_switch *s = wk->s;
-    uint32_t up = local(s, e->up_port);
-    if (up != NONE && in != up) {
-        send_port(wk, f, up);
+    arb_switch_packet pk = {.hdr = &f->h,
+                            .payload = f->payload,
+                            .payload_len = f->plen,
+                            .channel = chan_id(f),
+                            .port = in + s->nd->first_port,
+                            .ce = (f->rh.flags & RT_F_CE) != 0};
+    int credit = f->h.packet_type == ARB_PT_RESPONSE;
+    if (!credit) wk->st.requests++;
+    arb_switch_action act;
+    if (arb_switch_recv(wk->eng, s->aggs[f->agg], f->j->plan, e, &pk, now, &act) < 0) {
+        wk->st.agg_drops++;
         return;
     }
-    if (e->aggregate && f->h.packet_type == ARB_PT_RESPONSE && f->h.credit_valid && !f->h.repair) {
-        arb_agg_result r;
-        wk->st.credits++;
-        if (arb_agg_recv(s->aggs[f->agg], &f->h, f->payload, f->plen, chan_id(f), in,
-                         f->rh.flags & RT_F_CE, now, &r) < 0 ||
-            r.action != ARB_AGG_FORWARD) {
-            wk->st.agg_drops++;
-            return;
-        }
-    }
-    const uint32_t *cp = arb_plan_children(f->j->plan, e);
-    for (uint32_t c = 0; c < e->n_children; c++)
-        send_port(wk, f, local(s, cp[c]));
-    if (e->n_children > 1) wk->st.copies += e->n_children - 1;
-}
-
-/* A normal request climbing its tree. */
-static void on_request(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
-                       uint32_t resp_host, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    uint32_t up = local(s, e->up_port);
-    wk->st.requests++;
-    if (!e->aggregate) {
-        if (up == NONE)
-            unicast(wk, f, resp_host);
+    if (credit && (act.agg_called || act.error)) wk->st.credits++;
+    if (act.error || (act.agg_called &&
+                      ((credit && act.verb == ARB_SWITCH_DROP) || act.agg.action == ARB_AGG_DROP)))
+        wk->st.agg_drops++;
+    if (act.made) {
+        f->payload = pk.payload;
+        f->plen = pk.payload_len;
+        f->copy = pk.payload != NULL; /* an aggregate: in the aggregator's slot */
+        f->rh.flags = (uint8_t)(RT_F_SWITCH | (pk.ce ? RT_F_CE : 0));
+        f->rh.src = RT_SWITCH_RANK;
+        if (act.agg.action == ARB_AGG_EMIT_MISS)
+            wk->st.agg_miss++;
         else
-            send_port(wk, f, up);
-        return;
-    }
-    arb_agg_result r;
-    if (arb_agg_recv(s->aggs[f->agg], &f->h, f->payload, f->plen, chan_id(f), in,
-                     f->rh.flags & RT_F_CE, now, &r) < 0) {
-        wk->st.agg_drops++;
-        return;
-    }
-    switch (r.action) {
-    case ARB_AGG_CONSUMED:
-        return;
-    case ARB_AGG_DROP:
-        wk->st.agg_drops++;
-        return;
-    case ARB_AGG_EMIT_MISS:
-        wk->st.agg_miss++;
-        f->h = r.hdr;
-        f->payload = NULL;
-        f->plen = 0;
-        f->rh.flags = (uint8_t)(RT_F_SWITCH | (r.ce ? RT_F_CE : 0));
-        f->rh.src = RT_SWITCH_RANK;
-        unicast(wk, f, resp_host);
-        return;
-    case ARB_AGG_EMIT_AGGREGATE:
-        wk->st.aggregates++;
-        f->h = r.hdr;
-        f->payload = r.payload;
-        f->plen = r.payload_len;
-        f->copy = 1;
-        f->rh.flags = (uint8_t)(RT_F_SWITCH | (r.ce ? RT_F_CE : 0));
-        f->rh.src = RT_SWITCH_RANK;
-        break;
-    default: /* FORWARD: a fan-in-1 pop */
+            wk->st.aggregates++;
+    } else if (act.aggregated) {
         f->rh.flags |= RT_F_SWITCH;
-        break;
     }
-    if (up == NONE || f->h.agg_depth == 0)
+    switch (act.verb) {
+    case ARB_SWITCH_UP:
+        send_port(wk, f, local(s, act.port));
+        return;
+    case ARB_SWITCH_CHILDREN:
+        for (uint32_t c = 0; c < act.n_ports; c++)
+            send_port(wk, f, local(s, act.ports[c]));
+        if (act.n_ports > 1) wk->st.copies += act.n_ports - 1;
+        return;
+    case ARB_SWITCH_UNICAST:
         unicast(wk, f, resp_host);
-    else
-        send_port(wk, f, up);
+        return;
+    default: /* DROP, CONSUMED */
+        return;
+    }
 }
 
 /* With several threads, the aggregator of f's channel is locked while an
@@ -869,7 +848,7 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
             return;
         }
         agg_lock(s, &f, e);
-        on_group(wk, &f, e, in, now);
+        on_tree(wk, &f, e, in, resp_host, now);
         agg_unlock(s, &f, e);
     } else if (rh->dst_kind == 0) { /* responder */
         if (f.h.packet_type == ARB_PT_DATA_REQUEST && !f.h.repair && f.h.agg_depth > 0) {
@@ -881,7 +860,7 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
             /* held until what it emits is queued: an aggregate's payload
              * is in the aggregator's slot until then */
             agg_lock(s, &f, e);
-            on_request(wk, &f, e, in, resp_host, now);
+            on_tree(wk, &f, e, in, resp_host, now);
             agg_unlock(s, &f, e);
         } else {
             unicast(wk, &f, resp_host);
@@ -981,6 +960,12 @@ uint32_t rt_switch_threads(const arb_rt_switch *s)
 int rt_switch_steered(const arb_rt_switch *s)
 {
     return s->steered;
+}
+
+void rt_switch_tap(arb_rt_switch *s, arb_switch_tap tap, void *ctx)
+{
+    for (uint32_t k = 0; k < s->n_workers; k++)
+        arb_switch_set_tap(s->workers[k].eng, tap, ctx);
 }
 
 void rt_switch_mute(arb_rt_switch *s)

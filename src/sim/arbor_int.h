@@ -26,6 +26,7 @@
 #define ARBOR_SIM_ARBOR_INT_H
 
 #include "arbor/agg.h"
+#include "arbor/switch.h"
 #include "arbor/endpoint.h"
 #include "arbor/plan.h"
 #include "arbor/reduce.h"
@@ -158,6 +159,7 @@ struct arbor_job {
      * job and liveness (SLOT_LIVE), the jobs' live_at kept from them */
     arb_agg **agg;
     uint32_t **owner;
+    arb_switch **sw; /* per node: its switch engine (switches a job's tree crosses) */
     uint32_t n_parts;
     struct nacct *acct; /* per node, every job's packets */
     uint64_t *left;     /* per node: conservation_errors' scratch, made at set-up */

@@ -125,6 +125,9 @@ void arbor_free(arb_sim *s)
         arb_agg_free(a->agg[g]);
     for (size_t g = 0; a->owner && g < n_agg; g++)
         free(a->owner[g]);
+    for (uint32_t n = 0; a->sw && n < arb_topo_n_nodes(s->topo); n++)
+        arb_switch_free(a->sw[n]);
+    free(a->sw);
     if (a->hj)
         for (uint32_t h = 0; h < s->n_hosts; h++)
             free(a->hj[h].v);
@@ -295,20 +298,38 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
+    a->sw = calloc(n_nodes, sizeof *a->sw);
     a->acct = calloc(n_nodes, sizeof *a->acct);
     a->left = calloc(n_nodes, sizeof *a->left);
     a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
     a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
     a->hj = calloc(s->n_hosts, sizeof *a->hj);
     a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
-    if (!a->agg || !a->owner || !a->acct || !a->left || !a->timer_at || !a->timer_seq || !a->hj ||
-        !a->next_port) {
+    if (!a->agg || !a->owner || !a->sw || !a->acct || !a->left || !a->timer_at || !a->timer_seq ||
+        !a->hj || !a->next_port) {
         arbor_free(s);
         return ARB_ENOMEM;
     }
     for (uint32_t h = 0; h < s->n_hosts; h++)
         a->timer_at[h] = ARB_TIME_NEVER;
     return 0;
+}
+
+/* Switch `node`'s engine, made if it has none yet: it decides for every
+ * job's packets there; the headers it reads were built by the engines. */
+static int switch_engine(arb_sim *s, uint32_t node)
+{
+    struct arbor_job *a = s->arb;
+    if (a->sw[node]) return 0;
+    arb_switch_config c;
+    arb_switch_config_default(&c);
+    c.first_port = s->nodes[node].first_port;
+    c.trusted = 1;
+    c.node = node;
+    int rc = arb_switch_new(&a->sw[node], &c);
+    if (rc == 0 && s->cfg.switch_tap)
+        arb_switch_set_tap(a->sw[node], s->cfg.switch_tap, s->cfg.switch_tap_ctx);
+    return rc;
 }
 
 /* The job's tree tables, and an aggregator on every switch where it
@@ -326,7 +347,8 @@ static int job_trees(arb_sim *s, struct ajob *j)
         for (uint32_t x = 0; x < tr->n_entries && rc == 0; x++) {
             const arb_plan_entry *e = arb_plan_get_entry(p, tr->first_entry + x);
             j->entry[(size_t)e->node * arb_plan_n_trees(p) + t] = tr->first_entry + x;
-            if (!e->aggregate) continue;
+            if (e->level > 0) rc = switch_engine(s, e->node);
+            if (!e->aggregate || rc < 0) continue;
             if (!mark[e->node]) j->n_agg_nodes++;
             mark[e->node] = 1;
             rc = arbor_pool_part(s, e->node, j->part);

@@ -1,6 +1,9 @@
-/* Arbor in the simulator: switch steering -- tree packets by their tree
- * tables through the aggregators, the rest unicast (arbor_int.h). */
+/* Arbor in the simulator: the switches' I/O. A packet of a tree goes to
+ * the switch engine (switch.h, inlined from switch/switch_int.h), which
+ * decides; this file queues, copies, replaces payload buffers and keeps
+ * the simulator's accounts. The rest is unicast (arbor_int.h). */
 #include "arbor_int.h"
+#include "switch/switch_int.h"
 
 #include <assert.h>
 #include <string.h>
@@ -32,16 +35,10 @@ static void sw_unicast(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     sw_out(s, node, in_port, out, i);
 }
 
-/* Packet i to every child port of entry e: copies for all but the first. */
+/* Packet i to every one of the n ports: copies for all but the first. */
 static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port,
-                      const arb_plan_entry *e, uint32_t i)
+                      const uint32_t *ports, uint32_t n, uint32_t i)
 {
-    uint32_t n = e->n_children;
-    if (n == 0) {
-        arbor_pkt_drop(s, node, i);
-        return;
-    }
-    const uint32_t *ports = arb_plan_children(j->p, e);
     pool_get(&s->pool, i)->in_port = in_port; /* the copies inherit it */
     uint32_t made = 0;
     for (uint32_t c = 1; c < n; c++) {
@@ -55,135 +52,79 @@ static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_por
     sw_send(s, node, ports[0], i);
 }
 
-/* A credit at a switch: up toward the root, or (arriving from above, or at
- * the root) through the aggregator where it aggregates, then to every child. */
-static void sw_response(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
-                        const arb_plan_entry *e)
+/* The aggregate or AGG_MISS the switch made replaces packet i's header and
+ * payload (values: the aggregate in a new payload buffer). 0, or -1 when
+ * the packet was dropped. */
+static int sw_replace(arb_sim *s, uint32_t node, uint32_t i, const arb_switch_packet *pk, int miss)
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &a->hdr[i];
-    int down = e->up_port == NONE || in_port == e->up_port;
-    if (!down) {
-        sw_out(s, node, in_port, e->up_port, i);
-        return;
-    }
-    if (e->aggregate && h->credit_valid && !h->repair) {
-        arb_agg_result r;
-        uint32_t lp = in_port - s->nodes[node].first_port;
-        const uint8_t *cpl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
-        size_t cplen = k->aux != NONE ? k->payload : 0;
-        /* Headers here were built by the engines (valid by construction, and
-         * round-tripped under --wire-check): the engines skip re-validation. */
-        assert(arb_hdr_validate(h, cplen) == 0);
-        size_t g = agg_index(a, node, j);
-        int rc = arb_agg_recv_trusted(a->agg[g], h, cpl, cplen, k->conn, lp, k->flags & PF_CE,
-                                      s->now, &r);
-        if (rc < 0 || r.action != ARB_AGG_FORWARD) {
-            if (rc < 0) fatal(s, rc);
-            arbor_pkt_drop(s, node, i);
-            return;
-        }
-        if (r.reason == ARB_AGG_R_PUSH) slot_taken(a, j, node, a->owner[g], (uint32_t)r.slot);
-        if (j->cfg.wire_check) arbor_wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
-    }
-    replicate(s, j, node, in_port, e, i);
-}
-
-/* The aggregator's AGG_MISS replaces request i: unicast to the responder. */
-static void sw_miss(arb_sim *s, const struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
-                    const arb_agg_result *r)
-{
-    struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &s->arb->hdr[i];
-    *h = r->hdr;
-    buf_put(s, k->aux);
-    k->aux = NONE;
-    k->payload = 0;
-    k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0) | PF_SWITCH);
-    k->bytes = (uint16_t)wire_of(h, 0);
-    if (j->cfg.wire_check) arbor_wire_check(s, k->conn, h, 0);
-    sw_unicast(s, node, in_port, i);
-}
-
-/* The aggregate replaces request i (values: in a new payload buffer). 0, or
- * -1 when the packet was dropped. */
-static int sw_aggregate(arb_sim *s, uint32_t node, uint32_t i, const arb_agg_result *r)
-{
-    struct arbor_job *a = s->arb;
-    struct pkt *k = pool_get(&s->pool, i);
-    a->hdr[i] = r->hdr;
-    if (a->values && r->payload && r->payload_len) {
+    a->hdr[i] = *pk->hdr;
+    if (a->values && pk->payload && pk->payload_len) {
         uint32_t b = arbor_buf_get(s);
         if (b == NONE) {
             fatal(s, ARB_ENOMEM);
             arbor_pkt_drop(s, node, i);
             return -1;
         }
-        memcpy(a->bp.buf[b], r->payload, r->payload_len);
+        memcpy(a->bp.buf[b], pk->payload, pk->payload_len);
         buf_put(s, k->aux);
         k->aux = b;
-        k->payload = (uint16_t)r->payload_len;
+        k->payload = (uint16_t)pk->payload_len;
+    } else if (miss) { /* an AGG_MISS: header only (header-only mode keeps the
+                        * length an aggregate stands for) */
+        buf_put(s, k->aux);
+        k->aux = NONE;
+        k->payload = 0;
     }
-    k->flags = (uint8_t)((k->flags & ~PF_CE) | (r->ce ? PF_CE : 0));
     return 0;
 }
 
-/* A normal request climbing a tree: to the aggregator where the entry
- * aggregates, up the entry's up port otherwise; at the root (or with the
- * location stack empty) unicast to the responder. */
-static void sw_request(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
-                       const arb_plan_entry *e)
+/* The slot accounting of the aggregator's answer (owner tables). */
+static void slot_account(struct arbor_job *a, struct ajob *j, uint32_t node, size_t g,
+                         const arb_agg_result *r)
+{
+    if (r->reason == ARB_AGG_R_PUSH) slot_taken(a, j, node, a->owner[g], (uint32_t)r->slot);
+    if (r->action == ARB_AGG_EMIT_AGGREGATE) slot_freed(a, node, a->owner[g], (uint32_t)r->slot);
+}
+
+/* What the switch engine decided for packet i, carried out. */
+static void sw_act(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
+                   const arb_switch_packet *pk, const arb_switch_action *act)
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
-    arb_hdr *h = &a->hdr[i];
-    if (!e->aggregate) {
-        if (e->up_port == NONE)
-            sw_unicast(s, node, in_port, i);
-        else
-            sw_out(s, node, in_port, e->up_port, i);
-        return;
+    if (act->error) fatal(s, act->error);
+    if (act->made && sw_replace(s, node, i, pk, act->agg.action == ARB_AGG_EMIT_MISS) < 0) return;
+    if (act->aggregated) {
+        k->flags = (uint8_t)((k->flags & ~PF_CE) | (pk->ce ? PF_CE : 0) | PF_SWITCH);
+        k->bytes = (uint16_t)wire_of(&a->hdr[i], k->payload); /* header-only: what it stands for */
     }
-    arb_agg_result r;
-    uint32_t lp = in_port - s->nodes[node].first_port;
-    const uint8_t *pl = k->aux != NONE ? a->bp.buf[k->aux] : NULL;
-    size_t plen = k->aux != NONE ? k->payload : 0;
-    assert(arb_hdr_validate(h, plen) == 0); /* built by an engine: see sw_response */
-    size_t g = agg_index(a, node, j);
-    int rc =
-        arb_agg_recv_trusted(a->agg[g], h, pl, plen, k->conn, lp, k->flags & PF_CE, s->now, &r);
-    if (rc < 0) {
-        fatal(s, rc);
-        arbor_pkt_drop(s, node, i);
-        return;
-    }
-    switch (r.action) {
-    case ARB_AGG_CONSUMED:
+    /* what the aggregator changed and sends on: a request's, or a credit's push */
+    if (j->cfg.wire_check &&
+        (act->aggregated || (act->agg_called && act->verb == ARB_SWITCH_CHILDREN)))
+        arbor_wire_check(s, k->conn, &a->hdr[i], k->aux != NONE ? k->payload : 0);
+    switch (act->verb) {
+    case ARB_SWITCH_CONSUMED:
         a->acct[node].consumed++;
         pkt_free(s, i);
         return;
-    case ARB_AGG_DROP:
-        j->res.agg_drops++;
+    case ARB_SWITCH_DROP:
+        if (act->agg_called && act->agg.action == ARB_AGG_DROP &&
+            a->hdr[i].packet_type == ARB_PT_DATA_REQUEST)
+            j->res.agg_drops++;
         arbor_pkt_drop(s, node, i);
         return;
-    case ARB_AGG_EMIT_MISS:
-        sw_miss(s, j, node, in_port, i, &r);
+    case ARB_SWITCH_UP:
+        sw_out(s, node, in_port, act->port, i);
         return;
-    case ARB_AGG_EMIT_AGGREGATE:
-        slot_freed(a, node, a->owner[g], (uint32_t)r.slot);
-        if (sw_aggregate(s, node, i, &r) < 0) return;
-        break;
-    default: /* FORWARD: a fan-in-1 pop, or unchanged */
-        break;
-    }
-    k->flags |= PF_SWITCH;
-    k->bytes = (uint16_t)wire_of(h, k->payload);
-    if (j->cfg.wire_check) arbor_wire_check(s, k->conn, h, k->aux != NONE ? k->payload : 0);
-    if (e->up_port == NONE || h->agg_depth == 0)
+    case ARB_SWITCH_CHILDREN:
+        replicate(s, j, node, in_port, act->ports, act->n_ports, i);
+        return;
+    default:
         sw_unicast(s, node, in_port, i);
-    else
-        sw_out(s, node, in_port, e->up_port, i);
+        return;
+    }
 }
 
 void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
@@ -204,11 +145,18 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
         return;
     }
     const arb_plan_entry *e = arb_plan_get_entry(j->p, ei);
-    const arb_hdr *h = &a->hdr[i];
-    if (h->packet_type == ARB_PT_RESPONSE)
-        sw_response(s, j, node, in_port, i, e);
-    else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
-        sw_request(s, j, node, in_port, i, e);
-    else /* other packets on a tree (none today): unicast */
-        sw_unicast(s, node, in_port, i);
+    size_t g = agg_index(a, node, j);
+    arb_switch_packet pk = {.hdr = &a->hdr[i],
+                            .payload = k->aux != NONE ? a->bp.buf[k->aux] : NULL,
+                            .payload_len = k->aux != NONE ? k->payload : 0,
+                            .channel = k->conn,
+                            .port = in_port,
+                            .ce = (k->flags & PF_CE) != 0};
+    /* Headers here were built by the engines (valid by construction, and
+     * round-tripped under --wire-check): the engine skips re-validation. */
+    assert(arb_hdr_validate(pk.hdr, pk.payload_len) == 0);
+    arb_switch_action act;
+    switch_decide(a->sw[node], a->agg[g], j->p, e, &pk, s->now, &act);
+    if (act.agg_called) slot_account(a, j, node, g, &act.agg);
+    sw_act(s, j, node, in_port, i, &pk, &act);
 }

@@ -17,6 +17,7 @@
 #include "arbor/endpoint.h"
 #include "arbor/plan.h"
 #include "arbor/scenario.h"
+#include "arbor/switch.h"
 #include "arbor/topo.h"
 #include "simkit.h"
 #include "testkit.h"
@@ -126,6 +127,25 @@ TEST(agg_fails_cleanly)
     int values = 0, header_only = 1;
     CHECK_EQ_U(every_failure("agg (values)", agg_setup, &values), 4);
     CHECK_EQ_U(every_failure("agg (header-only)", agg_setup, &header_only), 3);
+}
+
+static int switch_setup(const arb_mem *mem, void *ctx)
+{
+    (void)ctx;
+    arb_switch_config c;
+    arb_switch_config_default(&c);
+    c.mem = mem;
+    arb_switch *sw = NULL;
+    int rc = arb_switch_new(&sw, &c);
+    if (rc < 0) CHECK(sw == NULL);
+    arb_switch_free(sw);
+    return rc;
+}
+
+/* the switch engine: one block, its state */
+TEST(switch_fails_cleanly)
+{
+    CHECK_EQ_U(every_failure("switch", switch_setup, NULL), 1);
 }
 
 static int cc_setup(const arb_mem *mem, void *ctx)
@@ -387,6 +407,7 @@ TEST(process_allocator)
 int main(void)
 {
     RUN(agg_fails_cleanly);
+    RUN(switch_fails_cleanly);
     RUN(cc_fails_cleanly);
     RUN(endpoints_fail_cleanly);
     RUN(plan_fails_cleanly);

@@ -1,0 +1,163 @@
+/*
+ * The switch engine's decision (switch.h), inline: arb_switch_recv is it
+ * with its arguments checked, and the simulator's switch, whose every
+ * packet of a tree passes here, calls switch_decide itself (its
+ * arguments hold by construction). One implementation for both.
+ */
+#ifndef ARB_SWITCH_INT_H
+#define ARB_SWITCH_INT_H
+
+#include "arbor/switch.h"
+#include "agg/agg_trusted.h"
+
+struct arb_switch {
+    arb_switch_config cfg;
+    arb_switch_stats st;
+    arb_switch_tap tap;
+    void *tap_ctx;
+};
+
+void switch_tap_call(const arb_switch *sw, const arb_hdr *in, const void *in_payload, size_t in_len,
+                     int in_ce, const arb_switch_packet *pkt, arb_time now,
+                     const arb_switch_action *out);
+
+/* The aggregator's answer to pkt, into out->agg. */
+static inline int sw_agg_call(arb_switch *sw, arb_agg *agg, arb_switch_packet *pkt, arb_time now,
+                              arb_switch_action *out)
+{
+    uint32_t port = pkt->port - sw->cfg.first_port;
+    int rc = sw->cfg.trusted ? arb_agg_recv_trusted(agg, pkt->hdr, pkt->payload, pkt->payload_len,
+                                                    pkt->channel, port, pkt->ce, now, &out->agg)
+                             : arb_agg_recv(agg, pkt->hdr, pkt->payload, pkt->payload_len,
+                                            pkt->channel, port, pkt->ce, now, &out->agg);
+    out->agg_called = rc == 0; /* a refused call leaves agg unset */
+    return rc;
+}
+
+/* UP on e's up port, or UNICAST at the root. */
+static inline void sw_climb(const arb_plan_entry *e, arb_switch_action *out)
+{
+    if (e->up_port == ARB_PLAN_NONE) {
+        out->verb = ARB_SWITCH_UNICAST;
+    } else {
+        out->verb = ARB_SWITCH_UP;
+        out->port = e->up_port;
+    }
+}
+
+/* A credit: up from below; from above (or at the root) through the
+ * aggregator where e aggregates, then to every child. */
+static inline int sw_on_credit(arb_switch *sw, arb_agg *agg, const arb_plan *plan,
+                               const arb_plan_entry *e, arb_switch_packet *pkt, arb_time now,
+                               arb_switch_action *out)
+{
+    const arb_hdr *h = pkt->hdr;
+    if (e->up_port != ARB_PLAN_NONE && pkt->port != e->up_port) {
+        sw_climb(e, out);
+        return 0;
+    }
+    if (e->aggregate && h->credit_valid && !h->repair) {
+        int rc = sw_agg_call(sw, agg, pkt, now, out);
+        if (rc < 0 || out->agg.action != ARB_AGG_FORWARD) {
+            out->error = rc < 0 ? rc : 0;
+            out->verb = ARB_SWITCH_DROP;
+            return 0;
+        }
+    }
+    if (e->n_children == 0) {
+        out->verb = ARB_SWITCH_DROP;
+        return 0;
+    }
+    out->verb = ARB_SWITCH_CHILDREN;
+    out->ports = arb_plan_children(plan, e);
+    out->n_ports = e->n_children;
+    return 0;
+}
+
+/* A normal request climbing its tree: to the aggregator where e
+ * aggregates, then on up (or to the responder at the root, or once its
+ * location stack is empty). */
+static inline int sw_on_request(arb_switch *sw, arb_agg *agg, const arb_plan_entry *e,
+                                arb_switch_packet *pkt, arb_time now, arb_switch_action *out)
+{
+    if (!e->aggregate) {
+        sw_climb(e, out);
+        return 0;
+    }
+    int rc = sw_agg_call(sw, agg, pkt, now, out);
+    if (rc < 0) {
+        out->error = rc;
+        out->verb = ARB_SWITCH_DROP;
+        return 0;
+    }
+    const arb_agg_result *r = &out->agg;
+    switch (r->action) {
+    case ARB_AGG_CONSUMED:
+        out->verb = ARB_SWITCH_CONSUMED;
+        return 0;
+    case ARB_AGG_DROP:
+        out->verb = ARB_SWITCH_DROP;
+        return 0;
+    case ARB_AGG_EMIT_MISS:
+        *pkt->hdr = r->hdr;
+        pkt->payload = NULL;
+        pkt->payload_len = 0;
+        pkt->ce = r->ce;
+        out->made = out->aggregated = 1;
+        out->verb = ARB_SWITCH_UNICAST;
+        return 0;
+    case ARB_AGG_EMIT_AGGREGATE:
+        *pkt->hdr = r->hdr;
+        pkt->payload = r->payload;
+        pkt->payload_len = r->payload_len;
+        out->made = 1;
+        break;
+    default: /* FORWARD: a fan-in-1 pop */
+        break;
+    }
+    pkt->ce = r->ce;
+    out->aggregated = 1;
+    if (pkt->hdr->agg_depth == 0)
+        out->verb = ARB_SWITCH_UNICAST;
+    else
+        sw_climb(e, out);
+    return 0;
+}
+
+/* arb_switch_recv without its argument checks: sw, plan, e, pkt, pkt->hdr
+ * and out not NULL, agg not NULL where e aggregates. */
+static inline int switch_decide(arb_switch *sw, arb_agg *agg, const arb_plan *plan,
+                                const arb_plan_entry *e, arb_switch_packet *pkt, arb_time now,
+                                arb_switch_action *out)
+{
+    /* every field but agg, which agg_called says is set */
+    out->port = ARB_PLAN_NONE;
+    out->ports = NULL;
+    out->n_ports = 0;
+    out->aggregated = out->made = out->agg_called = 0;
+    out->error = 0;
+    arb_hdr in;
+    const void *in_payload = pkt->payload;
+    size_t in_len = pkt->payload_len;
+    int in_ce = pkt->ce;
+    if (sw->tap) in = *pkt->hdr;
+    const arb_hdr *h = pkt->hdr;
+    int rc;
+    if (h->packet_type == ARB_PT_RESPONSE)
+        rc = sw_on_credit(sw, agg, plan, e, pkt, now, out);
+    else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
+        rc = sw_on_request(sw, agg, e, pkt, now, out);
+    else { /* other packets on a tree: toward the responder */
+        out->verb = ARB_SWITCH_UNICAST;
+        rc = 0;
+    }
+    if (rc < 0) return rc;
+    sw->st.packets++;
+    sw->st.verbs[out->verb]++;
+    sw->st.agg_calls += out->agg_called;
+    if (out->verb == ARB_SWITCH_CHILDREN) sw->st.copies += out->n_ports - 1;
+    if (sw->tap) switch_tap_call(sw, &in, in_payload, in_len, in_ce, pkt, now, out);
+    return 0;
+}
+
+#endif
