@@ -183,73 +183,10 @@ void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
 
 /* ---- value parsing ----------------------------------------------------- */
 
-/* Digits with an optional fraction, times a unit, exactly; -1 otherwise. */
-static int parse_scaled(const char *s, size_t len, uint64_t mult, uint64_t *out)
-{
-    const char *dot = memchr(s, '.', len);
-    size_t il = dot ? (size_t)(dot - s) : len;
-    size_t fl = dot ? len - il - 1 : 0;
-    if (il == 0 || il > 20 || (dot && (fl == 0 || fl > 9))) return -1;
-    uint64_t whole = 0, frac = 0, scale = 1;
-    for (size_t i = 0; i < il; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (whole > (UINT64_MAX - d) / 10) return -1;
-        whole = whole * 10 + d;
-    }
-    for (size_t i = 0; i < fl; i++) {
-        char c = dot[1 + i];
-        if (c < '0' || c > '9') return -1;
-        frac = frac * 10 + (unsigned)(c - '0');
-        scale *= 10;
-    }
-    if (whole > UINT64_MAX / mult) return -1;
-    /* frac / scale * mult must be whole: frac < 10^9 and mult <= 2^40 fit
-     * after dividing out their common factor */
-    uint64_t a = frac, b = scale, m = mult;
-    while (b > 1 && m % 2 == 0 && b % 2 == 0) {
-        m /= 2;
-        b /= 2;
-    }
-    while (b > 1 && m % 5 == 0 && b % 5 == 0) {
-        m /= 5;
-        b /= 5;
-    }
-    if (a % b != 0) return -2;
-    uint64_t fpart = a / b * m;
-    if (whole * mult > UINT64_MAX - fpart) return -1;
-    *out = whole * mult + fpart;
-    return 0;
-}
-
+/* A size (arb_parse_size) of any value: 0, or an ARB_E* code. */
 static int parse_size(const char *s, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"KiB", 1ull << 10},
-                 {"MiB", 1ull << 20},
-                 {"GiB", 1ull << 30},
-                 {"TiB", 1ull << 40},
-                 {"KB", 1000},
-                 {"MB", 1000000},
-                 {"GB", 1000000000},
-                 {"TB", 1000000000000ull},
-                 {"B", 1}};
-    size_t len = strlen(s);
-    size_t nl = len;
-    while (nl > 0 &&
-           ((s[nl - 1] >= 'a' && s[nl - 1] <= 'z') || (s[nl - 1] >= 'A' && s[nl - 1] <= 'Z')))
-        nl--;
-    uint64_t mult = 1;
-    if (nl < len) {
-        size_t i = 0;
-        for (; i < sizeof units / sizeof units[0]; i++)
-            if (strcasecmp(s + nl, units[i].unit) == 0) break;
-        if (i == sizeof units / sizeof units[0]) return -1;
-        mult = units[i].mult;
-    }
-    return parse_scaled(s, nl, mult, out);
+    return arb_parse_size(s, strlen(s), UINT64_MAX, out);
 }
 
 static int parse_bool(const char *s)
@@ -347,8 +284,7 @@ static int check_items(enum scn_vt type, const char *s, char *msg, size_t len)
 {
     static const char *const what[] = {
         "times (a number with ps, ns, us, ms or s)",
-        ("sizes (bytes, or a number with B, KB, MB, GB, KiB, "
-         "MiB, GiB)"),
+        "sizes (a number with an optional unit: " ARB_SIZE_UNITS ")",
         "whole numbers",
     };
     char bad[64];
@@ -400,14 +336,11 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_COUNTS:
         return check_items(d->type, s, msg, len);
     case VT_SIZE: {
-        int rc = parse_size(s, &v);
-        if (rc == -2)
-            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a whole number of bytes", s);
-        if (rc < 0)
-            return arb_errf(msg, len, ARB_EPARSE,
-                            "'%s' is not a size (bytes, or a number with B, KB, MB, GB, KiB, "
-                            "MiB, GiB)",
-                            s);
+        int rc = arb_parse_size(s, strlen(s), d->hi, &v);
+        if (rc == ARB_ERANGE)
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+                            (unsigned long long)d->lo, (unsigned long long)d->hi);
+        if (rc < 0) return arb_errf(msg, len, ARB_EPARSE, "'%s' %s", s, arb_size_why(rc));
         break;
     }
     case VT_TIME_OFF:

@@ -72,6 +72,19 @@ fi
 seed=$(awk -F, '$1 == "3" { print $5 }' "$TMP/n1.csv")
 if [ "$seed" = 1 ]; then pass "the row names its first seed"; else fail "seed column" "$seed"; fi
 
+# ---- sizes: a value with the one size syntax's units --------------------------------
+# ${s=64,128}K substitutes 64K and 128K: binary, the points of ${s=64,128}KiB
+for u in K KiB; do
+    printf '[fabric]\ntopology = star:4\n[workload]\nkind = ring_allreduce\nsize = ${s=64,128}%s\n' \
+        "$u" >"$TMP/unit$u.ini"
+    "$A" sweep "$TMP/unit$u.ini" -n 1 -q --csv "$TMP/unit$u.csv" >/dev/null 2>"$TMP/unit$u.err"
+done
+if [ -s "$TMP/unitK.csv" ] && cmp -s "$TMP/unitK.csv" "$TMP/unitKiB.csv"; then
+    pass "a sweep of \${s=64,128}K: the table of \${s=64,128}KiB"
+else
+    fail "a sweep of sizes in K" "$(cat "$TMP/unitK.err")" "$(diff "$TMP/unitK.csv" "$TMP/unitKiB.csv" | head -4)"
+fi
+
 # ---- a failing point is a row; the sweep goes on ----------------------------------
 cat >"$TMP/f.ini" <<'EOF'
 [fabric]
