@@ -76,7 +76,20 @@ expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" swi
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
     "$ARBOR" switch --node 2.0 --job 1:s --listen 127.0.0.1:0
-expect_err "bench without a secret" 2 "no job secret" env -u ARBOR_SECRET "$ARBOR" bench barrier
+# outside a job (none of the variables arbor run sets): how to run it, in one line
+NOJOB="env -u ARBOR_RANK -u ARBOR_SIZE -u ARBOR_SWITCH -u ARBOR_SECRET"
+expect_err "bench outside a job names arbor run" 2 \
+    "^arbor bench: not in a job: run it as every rank, arbor run -n N -- arbor bench barrier \.\.\. \(or with ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH and ARBOR_SECRET set, docs/runtime.md\)\$" \
+    $NOJOB "$ARBOR" bench barrier
+# any one of them set: a job's variables, checked as such
+expect_err "bench with ARBOR_RANK alone: no job secret" 2 "rank 0: no job secret" \
+    $NOJOB ARBOR_RANK=0 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SIZE alone: no job secret" 2 "no job secret" \
+    $NOJOB ARBOR_SIZE=2 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SWITCH alone: no job secret" 2 "no job secret" \
+    $NOJOB ARBOR_SWITCH=127.0.0.1:9 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SECRET alone: the variables checked" 2 "ARBOR_WINDOW='0'" \
+    $NOJOB ARBOR_SECRET=s ARBOR_WINDOW=0 "$ARBOR" bench barrier
 ARBOR_SIZE=x expect_err "bench with a bad ARBOR_SIZE" 2 "ARBOR_SIZE='x': not a whole number" \
     env ARBOR_SIZE=x "$ARBOR" bench barrier
 

@@ -43,7 +43,9 @@ static const char bench_usage[] =
     "             reference (#wrong: wrong elements over calls and ranks; else N/A)\n"
     "  -s         print each rank's packet counters on stderr at the end\n"
     "\n"
-    "The communicator comes from ARBOR_* variables (docs/runtime.md).\n"
+    "The communicator comes from the ARBOR_* variables arbor run sets (or set\n"
+    "them as docs/runtime.md describes); without any of ARBOR_RANK, ARBOR_SIZE,\n"
+    "ARBOR_SWITCH, ARBOR_SECRET it says how to run it and exits 2.\n"
     "Exit status: 0 done, 1 a collective failed or a result was wrong, 2 bad usage.\n";
 
 #define BENCH_MAX_BYTES (4ull << 30) /* -b, -e: at most 4G */
@@ -70,6 +72,15 @@ static int usage_error(const char *fmt, ...)
 static int parse_size(const char *s, uint64_t *out)
 {
     return arb_parse_size(s, strlen(s), BENCH_MAX_BYTES, out);
+}
+
+/* Started outside a job: none of the variables arbor run gives its ranks. */
+static int outside_job(void)
+{
+    static const char *const vars[] = {"ARBOR_RANK", "ARBOR_SIZE", "ARBOR_SWITCH", "ARBOR_SECRET"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 0;
+    return 1;
 }
 
 static double now_s(void)
@@ -265,6 +276,12 @@ int cmd_bench(int argc, char **argv)
     if (minb > maxb)
         return usage_error("-b %llu is above -e %llu", (unsigned long long)minb,
                            (unsigned long long)maxb);
+    if (outside_job())
+        return cli_error("bench",
+                         "not in a job: run it as every rank, arbor run -n N -- arbor bench %s "
+                         "... (or with ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH and ARBOR_SECRET set, "
+                         "docs/runtime.md)",
+                         arb_coll_name(coll));
     arb_rt_config cfg;
     arb_rt_config_default(&cfg);
     char err[256];
