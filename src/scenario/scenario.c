@@ -128,23 +128,39 @@ static unsigned edit_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-/* " (did you mean KEY?)" for the key of section sec nearest to `key`, a
- * typo away (two edits, one for a key of four characters or fewer), or "". */
+/* " (did you mean SECTION.KEY?)" for the key nearest to `key`, a typo away
+ * (two edits, one for a key of four characters or fewer), in section sec,
+ * or in every section when sec is NULL or has none so near; keys equally
+ * near are all named ("transport.window or arbor.window"); "" for none. */
 static const char *key_hint(const char *sec, const char *key, char *buf, size_t len)
 {
-    unsigned best = strlen(key) > 4 ? 3 : 2;
-    int hit = -1;
-    for (int k = 0; k < K_COUNT; k++) {
-        if (strcmp(keys[k].sec, sec) != 0) continue;
-        unsigned d = edit_distance(key, keys[k].key);
-        if (d < best) {
-            best = d;
-            hit = k;
+    const unsigned near = strlen(key) > 4 ? 3 : 2; /* below this */
+    for (int pass = sec ? 0 : 1; pass < 2; pass++) {
+        const char *scope = pass == 0 ? sec : NULL; /* NULL: every section */
+        unsigned best = near;
+        int hit[3], n = 0;
+        for (int k = 0; k < K_COUNT; k++) {
+            if (scope && strcmp(keys[k].sec, scope) != 0) continue;
+            unsigned d = edit_distance(key, keys[k].key);
+            if (d >= near) continue;
+            if (d < best) n = 0, best = d;
+            if (d == best && n < 3) hit[n++] = k;
         }
+        if (n == 0) continue;
+        size_t used = 0;
+        for (int i = 0; i < n; i++) {
+            int w = snprintf(buf + used, len - used, "%s%s.%s",
+                             i == 0       ? " (did you mean "
+                             : i == n - 1 ? " or "
+                                          : ", ",
+                             keys[hit[i]].sec, keys[hit[i]].key);
+            if (w < 0 || (size_t)w >= len - used) return "";
+            used += (size_t)w;
+        }
+        if ((size_t)snprintf(buf + used, len - used, "?)") >= len - used) return "";
+        return buf;
     }
-    if (hit < 0) return "";
-    snprintf(buf, len, " (did you mean %s.%s?)", sec, keys[hit].key);
-    return buf;
+    return "";
 }
 
 static int known_section(const char *sec)
@@ -485,6 +501,66 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
     return arb_scenario_set_from(sc, assignment, "-s", err, errlen);
 }
 
+/* How many sections have a key named nm, and the first of them in *k. */
+static int bare_hits(const char *nm, int *k)
+{
+    int hits = 0;
+    for (int i = 0; i < K_COUNT; i++)
+        if (strcmp(keys[i].key, nm) == 0 && hits++ == 0) *k = i;
+    return hits;
+}
+
+/* The key a bare name (no section) on a command line stands for, or an
+ * error naming the nearest keys of every section. */
+static int resolve_bare(const char *nm, const char *opt, char *err, size_t errlen)
+{
+    int k = -1;
+    /* The run's seed is what "seed" means on a command line; the routing
+     * seed is reached as routing.seed. */
+    if (strcmp(nm, "seed") == 0) return find_key("run", "seed");
+    int hits = bare_hits(nm, &k);
+    char hint[160];
+    if (hits == 0)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, nm,
+                        key_hint(NULL, nm, hint, sizeof hint));
+    if (hits > 1) {
+        char list[160] = "";
+        for (int i = 0; i < K_COUNT; i++)
+            if (strcmp(keys[i].key, nm) == 0) {
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "", keys[i].sec,
+                         nm);
+            }
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: ambiguous key: %s", opt, nm, list);
+    }
+    return k;
+}
+
+/* The key "section.key", or a bare "key" (one with a dot of its own, as
+ * cc.rate, included), names on a command line; an ARB_E* code with the
+ * message otherwise. */
+static int resolve_key(char *nm, const char *opt, char *err, size_t errlen)
+{
+    int k = -1;
+    char *dot = strchr(nm, '.');
+    if (!dot || bare_hits(nm, &k) > 0) return resolve_bare(nm, opt, err, errlen);
+    *dot = '\0';
+    char *sec = trim(nm), *key = trim(dot + 1);
+    char hint[160];
+    if (!known_section(sec)) {
+        char whole[128]; /* the name whole: a key with a dot of its own, misspelt? */
+        snprintf(whole, sizeof whole, "%s.%s", sec, key);
+        if (*key_hint(NULL, whole, hint, sizeof hint))
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, whole, hint);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown section [%s]", opt, whole, sec);
+    }
+    k = find_key(sec, key);
+    if (k < 0)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec, key,
+                        sec, key_hint(sec, key, hint, sizeof hint));
+    return k;
+}
+
 int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *option, char *err,
                           size_t errlen)
 {
@@ -498,42 +574,8 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
     if (nl >= sizeof name) nl = sizeof name - 1;
     memcpy(name, assignment, nl);
     name[nl] = '\0';
-    char *nm = trim(name);
-    char *dot = strchr(nm, '.');
-    int k = -1;
-    if (dot) {
-        *dot = '\0';
-        char *sec = trim(nm), *key = trim(dot + 1);
-        if (!known_section(sec))
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown section [%s]", opt, sec,
-                            key, sec);
-        k = find_key(sec, key);
-        char hint[96];
-        if (k < 0)
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec,
-                            key, sec, key_hint(sec, key, hint, sizeof hint));
-    } else if (strcmp(nm, "seed") == 0) {
-        /* The run's seed is what "seed" means on a command line; the
-         * routing seed is reached as routing.seed. */
-        k = find_key("run", "seed");
-    } else {
-        int hits = 0;
-        for (int i = 0; i < K_COUNT; i++)
-            if (strcmp(keys[i].key, nm) == 0) {
-                if (hits++ == 0) k = i;
-            }
-        if (hits == 0) return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key", opt, nm);
-        if (hits > 1) {
-            char list[160] = "";
-            for (int i = 0; i < K_COUNT; i++)
-                if (strcmp(keys[i].key, nm) == 0) {
-                    size_t used = strlen(list);
-                    snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "",
-                             keys[i].sec, nm);
-                }
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s: ambiguous key: %s", opt, nm, list);
-        }
-    }
+    int k = resolve_key(trim(name), opt, err, errlen);
+    if (k < 0) return k;
     char *val = dup_str(eq + 1);
     if (!val) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     char *v = trim(val);
@@ -651,7 +693,7 @@ static int handler(void *user, const char *section, const char *name, const char
     if (!known_section(section)) return 1; /* reported by the reader */
     int k = find_key(section, name);
     if (k < 0) {
-        char hint[96];
+        char hint[160];
         first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]%s", st->name, st->line,
                     section, name, section, key_hint(section, name, hint, sizeof hint));
         return 0;
