@@ -128,6 +128,15 @@ if command -v gnuplot >/dev/null 2>&1; then
     else
         fail "plot --sweep" "status $rc: $out" "want: $want" "got:  $got"
     fi
+    # a title, both axes labelled (the figure with its unit), a boxed key outside
+    if grep -q '^set title "sim_time_us against size (mean, 95% CI)"' "$TMP/p.gp" &&
+        grep -q '^set xlabel "size (the value swept, in the file.s unit)"' "$TMP/p.gp" &&
+        grep -q '^set ylabel "sim_time_us (us; mean, 95% CI bars)"' "$TMP/p.gp" &&
+        grep -q '^set key outside right top box' "$TMP/p.gp"; then
+        pass "plot --sweep: title, axes with units, the key boxed outside"
+    else
+        fail "plot --sweep labels" "$(grep '^set \(title\|xlabel\|ylabel\|key\)' "$TMP/p.gp")"
+    fi
 else
     skip "plot --sweep" "gnuplot is not installed (Debian: gnuplot-nox)"
 fi
