@@ -178,6 +178,38 @@ int arb_op_parse(const char *name);
  */
 int arb_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
 
+/** The units arb_parse_size accepts, as a message lists them. */
+#define ARB_SIZE_UNITS "B, K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB or TB"
+
+/**
+ * Parse s[0..len) as a size in bytes no larger than max into *out: the one
+ * size syntax of every command, scenario key, trace and variable.
+ *
+ * A size is a non-negative decimal number (digits, with an optional fraction
+ * of 1 to 19 digits after a '.'; no sign, exponent or blanks), then an
+ * optional unit, case-insensitive: none or B, bytes; K, M, G, T, binary
+ * (2^10 .. 2^40, as nccl-tests' -b 8 -e 128M mean them), the same as KiB,
+ * MiB, GiB, TiB; KB, MB, GB, TB, decimal (10^3 .. 10^12). A fraction is
+ * allowed when the result is a whole number of bytes: "1.5K" and "1.5KiB"
+ * are 1536, "1.5KB" 1500, "0.5" is refused.
+ *
+ * Returns 0. Errors, *out left alone: ARB_EPARSE, not a number (empty, a
+ * sign, a non-digit, a bare '.'); ARB_ENOENT, an unknown unit; ARB_EINVAL, a
+ * fraction that is not a whole number of bytes; ARB_ERANGE, above max
+ * (overflow included). arb_size_why names each for a message.
+ */
+int arb_parse_size(const char *s, size_t len, uint64_t max, uint64_t *out);
+
+/**
+ * What is wrong with a size arb_parse_size refused with rc, as a phrase to
+ * follow the quoted text in a message: ARB_EPARSE "is not a size (a number
+ * with an optional unit: ...)", ARB_ENOENT "has an unknown unit (want ...)",
+ * both listing ARB_SIZE_UNITS; ARB_EINVAL "is not a whole number of bytes";
+ * ARB_ERANGE "is too large" (a caller names its own limit where it can);
+ * "is not a size" for any other code. Never NULL.
+ */
+const char *arb_size_why(int rc);
+
 /** The index of `name` in names[0..n), compared case-insensitively, or
  * ARB_ENOENT (also for a NULL name). */
 int arb_name_index(const char *const *names, int n, const char *name);

@@ -324,8 +324,8 @@ typedef struct arb_rt_ecn {
 
 /**
  * Parse an ECN setting (--ecn, the `ecn` key): "off", "on" (the defaults),
- * or "KMIN,KMAX,PMAX" with sizes in bytes, optionally with B, KB, KiB, MB
- * or MiB ("100KB,400KB,0.2"), KMIN <= KMAX <= 1 GB, 0 <= PMAX <= 1.
+ * or "KMIN,KMAX,PMAX" with sizes as arb_parse_size reads them
+ * ("100KB,400KB,0.2", "64K,1M,0.5"), KMIN <= KMAX <= 1 GB, 0 <= PMAX <= 1.
  * ARB_EPARSE with the rule in err otherwise; *out is untouched then.
  */
 int arb_rt_ecn_parse(const char *spec, arb_rt_ecn *out, char *err, size_t errlen);

@@ -24,9 +24,9 @@
    @endverbatim
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
- * them. Values: sizes in bytes with an optional unit B, KB, MB, GB, TB
- * (decimal) or KiB, MiB, GiB, TiB (binary), fractions allowed when the
- * result is whole ("1.5KiB"); times as topo.h's parser (ps, ns, us, ms, s;
+ * them. Values: sizes as arb_parse_size reads them (bytes with an optional
+ * unit: K, M, G, T and KiB .. TiB binary, KB .. TB decimal; "1.5KiB");
+ * times as topo.h's parser (ps, ns, us, ms, s;
  * "0" alone); rates as topo.h's (100G, 2.5G; a trailing "bps" or "b/s" is
  * accepted); booleans on/off, true/false, yes/no, 1/0. Relative file paths
  * are resolved against the directory of the scenario file that set them

@@ -15,34 +15,18 @@ double rt_ecn_p(const arb_rt_ecn *e, uint64_t q)
     return e->pmax * (double)(q - e->kmin) / (double)(e->kmax - e->kmin);
 }
 
-/* A size in bytes, "400000", "400KB", "1.5MiB": 0 and *out, or -1. */
+/* A threshold: a size (arb_parse_size) of at most 1 GB: 0 and *out, or an
+ * ARB_E* code. */
 static int parse_bytes(const char *s, size_t len, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {{"", 1}, {"B", 1}, {"KB", 1e3}, {"KiB", 1024}, {"MB", 1e6}, {"MiB", 1048576}};
-    char text[32];
-    if (len == 0 || len >= sizeof text) return -1;
-    memcpy(text, s, len);
-    text[len] = 0;
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !(v >= 0) || (text[0] < '0' || text[0] > '9')) return -1;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(end, units[i].unit) != 0) continue;
-        double b = v * units[i].mult;
-        if (b > 1e9 || b != (double)(uint64_t)b) return -1;
-        *out = (uint64_t)b;
-        return 0;
-    }
-    return -1;
+    return arb_parse_size(s, len, 1000000000ull, out);
 }
 
 int arb_rt_ecn_parse(const char *spec, arb_rt_ecn *out, char *err, size_t errlen)
 {
-    static const char rule[] = "want off, on, or KMIN,KMAX,PMAX (sizes in bytes, B, KB, KiB, MB "
-                               "or MiB, KMIN <= KMAX <= 1GB; 0 <= PMAX <= 1), e.g. 100KB,400KB,0.2";
+    static const char rule[] = "want off, on, or KMIN,KMAX,PMAX (sizes: a number with an optional "
+                               "unit " ARB_SIZE_UNITS ", KMIN <= KMAX <= 1GB; 0 <= PMAX <= 1), "
+                               "e.g. 100KB,400KB,0.2";
     if (!spec || !out) return arb_errf(err, errlen, ARB_EPARSE, "ecn: %s", rule);
     if (strcmp(spec, "off") == 0 || strcmp(spec, "on") == 0) {
         out->on = spec[1] == 'n';

@@ -128,23 +128,39 @@ static unsigned edit_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-/* " (did you mean KEY?)" for the key of section sec nearest to `key`, a
- * typo away (two edits, one for a key of four characters or fewer), or "". */
+/* " (did you mean SECTION.KEY?)" for the key nearest to `key`, a typo away
+ * (two edits, one for a key of four characters or fewer), in section sec,
+ * or in every section when sec is NULL or has none so near; keys equally
+ * near are all named ("transport.window or arbor.window"); "" for none. */
 static const char *key_hint(const char *sec, const char *key, char *buf, size_t len)
 {
-    unsigned best = strlen(key) > 4 ? 3 : 2;
-    int hit = -1;
-    for (int k = 0; k < K_COUNT; k++) {
-        if (strcmp(keys[k].sec, sec) != 0) continue;
-        unsigned d = edit_distance(key, keys[k].key);
-        if (d < best) {
-            best = d;
-            hit = k;
+    const unsigned near = strlen(key) > 4 ? 3 : 2; /* below this */
+    for (int pass = sec ? 0 : 1; pass < 2; pass++) {
+        const char *scope = pass == 0 ? sec : NULL; /* NULL: every section */
+        unsigned best = near;
+        int hit[3], n = 0;
+        for (int k = 0; k < K_COUNT; k++) {
+            if (scope && strcmp(keys[k].sec, scope) != 0) continue;
+            unsigned d = edit_distance(key, keys[k].key);
+            if (d >= near) continue;
+            if (d < best) n = 0, best = d;
+            if (d == best && n < 3) hit[n++] = k;
         }
+        if (n == 0) continue;
+        size_t used = 0;
+        for (int i = 0; i < n; i++) {
+            int w = snprintf(buf + used, len - used, "%s%s.%s",
+                             i == 0       ? " (did you mean "
+                             : i == n - 1 ? " or "
+                                          : ", ",
+                             keys[hit[i]].sec, keys[hit[i]].key);
+            if (w < 0 || (size_t)w >= len - used) return "";
+            used += (size_t)w;
+        }
+        if ((size_t)snprintf(buf + used, len - used, "?)") >= len - used) return "";
+        return buf;
     }
-    if (hit < 0) return "";
-    snprintf(buf, len, " (did you mean %s.%s?)", sec, keys[hit].key);
-    return buf;
+    return "";
 }
 
 static int known_section(const char *sec)
@@ -183,73 +199,10 @@ void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
 
 /* ---- value parsing ----------------------------------------------------- */
 
-/* Digits with an optional fraction, times a unit, exactly; -1 otherwise. */
-static int parse_scaled(const char *s, size_t len, uint64_t mult, uint64_t *out)
-{
-    const char *dot = memchr(s, '.', len);
-    size_t il = dot ? (size_t)(dot - s) : len;
-    size_t fl = dot ? len - il - 1 : 0;
-    if (il == 0 || il > 20 || (dot && (fl == 0 || fl > 9))) return -1;
-    uint64_t whole = 0, frac = 0, scale = 1;
-    for (size_t i = 0; i < il; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (whole > (UINT64_MAX - d) / 10) return -1;
-        whole = whole * 10 + d;
-    }
-    for (size_t i = 0; i < fl; i++) {
-        char c = dot[1 + i];
-        if (c < '0' || c > '9') return -1;
-        frac = frac * 10 + (unsigned)(c - '0');
-        scale *= 10;
-    }
-    if (whole > UINT64_MAX / mult) return -1;
-    /* frac / scale * mult must be whole: frac < 10^9 and mult <= 2^40 fit
-     * after dividing out their common factor */
-    uint64_t a = frac, b = scale, m = mult;
-    while (b > 1 && m % 2 == 0 && b % 2 == 0) {
-        m /= 2;
-        b /= 2;
-    }
-    while (b > 1 && m % 5 == 0 && b % 5 == 0) {
-        m /= 5;
-        b /= 5;
-    }
-    if (a % b != 0) return -2;
-    uint64_t fpart = a / b * m;
-    if (whole * mult > UINT64_MAX - fpart) return -1;
-    *out = whole * mult + fpart;
-    return 0;
-}
-
+/* A size (arb_parse_size) of any value: 0, or an ARB_E* code. */
 static int parse_size(const char *s, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mult;
-    } units[] = {{"KiB", 1ull << 10},
-                 {"MiB", 1ull << 20},
-                 {"GiB", 1ull << 30},
-                 {"TiB", 1ull << 40},
-                 {"KB", 1000},
-                 {"MB", 1000000},
-                 {"GB", 1000000000},
-                 {"TB", 1000000000000ull},
-                 {"B", 1}};
-    size_t len = strlen(s);
-    size_t nl = len;
-    while (nl > 0 &&
-           ((s[nl - 1] >= 'a' && s[nl - 1] <= 'z') || (s[nl - 1] >= 'A' && s[nl - 1] <= 'Z')))
-        nl--;
-    uint64_t mult = 1;
-    if (nl < len) {
-        size_t i = 0;
-        for (; i < sizeof units / sizeof units[0]; i++)
-            if (strcasecmp(s + nl, units[i].unit) == 0) break;
-        if (i == sizeof units / sizeof units[0]) return -1;
-        mult = units[i].mult;
-    }
-    return parse_scaled(s, nl, mult, out);
+    return arb_parse_size(s, strlen(s), UINT64_MAX, out);
 }
 
 static int parse_bool(const char *s)
@@ -347,8 +300,7 @@ static int check_items(enum scn_vt type, const char *s, char *msg, size_t len)
 {
     static const char *const what[] = {
         "times (a number with ps, ns, us, ms or s)",
-        ("sizes (bytes, or a number with B, KB, MB, GB, KiB, "
-         "MiB, GiB)"),
+        "sizes (a number with an optional unit: " ARB_SIZE_UNITS ")",
         "whole numbers",
     };
     char bad[64];
@@ -400,14 +352,11 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_COUNTS:
         return check_items(d->type, s, msg, len);
     case VT_SIZE: {
-        int rc = parse_size(s, &v);
-        if (rc == -2)
-            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a whole number of bytes", s);
-        if (rc < 0)
-            return arb_errf(msg, len, ARB_EPARSE,
-                            "'%s' is not a size (bytes, or a number with B, KB, MB, GB, KiB, "
-                            "MiB, GiB)",
-                            s);
+        int rc = arb_parse_size(s, strlen(s), d->hi, &v);
+        if (rc == ARB_ERANGE)
+            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+                            (unsigned long long)d->lo, (unsigned long long)d->hi);
+        if (rc < 0) return arb_errf(msg, len, ARB_EPARSE, "'%s' %s", s, arb_size_why(rc));
         break;
     }
     case VT_TIME_OFF:
@@ -552,6 +501,66 @@ int arb_scenario_set(arb_scenario *sc, const char *assignment, char *err, size_t
     return arb_scenario_set_from(sc, assignment, "-s", err, errlen);
 }
 
+/* How many sections have a key named nm, and the first of them in *k. */
+static int bare_hits(const char *nm, int *k)
+{
+    int hits = 0;
+    for (int i = 0; i < K_COUNT; i++)
+        if (strcmp(keys[i].key, nm) == 0 && hits++ == 0) *k = i;
+    return hits;
+}
+
+/* The key a bare name (no section) on a command line stands for, or an
+ * error naming the nearest keys of every section. */
+static int resolve_bare(const char *nm, const char *opt, char *err, size_t errlen)
+{
+    int k = -1;
+    /* The run's seed is what "seed" means on a command line; the routing
+     * seed is reached as routing.seed. */
+    if (strcmp(nm, "seed") == 0) return find_key("run", "seed");
+    int hits = bare_hits(nm, &k);
+    char hint[160];
+    if (hits == 0)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, nm,
+                        key_hint(NULL, nm, hint, sizeof hint));
+    if (hits > 1) {
+        char list[160] = "";
+        for (int i = 0; i < K_COUNT; i++)
+            if (strcmp(keys[i].key, nm) == 0) {
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "", keys[i].sec,
+                         nm);
+            }
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: ambiguous key: %s", opt, nm, list);
+    }
+    return k;
+}
+
+/* The key "section.key", or a bare "key" (one with a dot of its own, as
+ * cc.rate, included), names on a command line; an ARB_E* code with the
+ * message otherwise. */
+static int resolve_key(char *nm, const char *opt, char *err, size_t errlen)
+{
+    int k = -1;
+    char *dot = strchr(nm, '.');
+    if (!dot || bare_hits(nm, &k) > 0) return resolve_bare(nm, opt, err, errlen);
+    *dot = '\0';
+    char *sec = trim(nm), *key = trim(dot + 1);
+    char hint[160];
+    if (!known_section(sec)) {
+        char whole[128]; /* the name whole: a key with a dot of its own, misspelt? */
+        snprintf(whole, sizeof whole, "%s.%s", sec, key);
+        if (*key_hint(NULL, whole, hint, sizeof hint))
+            return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, whole, hint);
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown section [%s]", opt, whole, sec);
+    }
+    k = find_key(sec, key);
+    if (k < 0)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec, key,
+                        sec, key_hint(sec, key, hint, sizeof hint));
+    return k;
+}
+
 int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *option, char *err,
                           size_t errlen)
 {
@@ -565,42 +574,8 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
     if (nl >= sizeof name) nl = sizeof name - 1;
     memcpy(name, assignment, nl);
     name[nl] = '\0';
-    char *nm = trim(name);
-    char *dot = strchr(nm, '.');
-    int k = -1;
-    if (dot) {
-        *dot = '\0';
-        char *sec = trim(nm), *key = trim(dot + 1);
-        if (!known_section(sec))
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown section [%s]", opt, sec,
-                            key, sec);
-        k = find_key(sec, key);
-        char hint[96];
-        if (k < 0)
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec,
-                            key, sec, key_hint(sec, key, hint, sizeof hint));
-    } else if (strcmp(nm, "seed") == 0) {
-        /* The run's seed is what "seed" means on a command line; the
-         * routing seed is reached as routing.seed. */
-        k = find_key("run", "seed");
-    } else {
-        int hits = 0;
-        for (int i = 0; i < K_COUNT; i++)
-            if (strcmp(keys[i].key, nm) == 0) {
-                if (hits++ == 0) k = i;
-            }
-        if (hits == 0) return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key", opt, nm);
-        if (hits > 1) {
-            char list[160] = "";
-            for (int i = 0; i < K_COUNT; i++)
-                if (strcmp(keys[i].key, nm) == 0) {
-                    size_t used = strlen(list);
-                    snprintf(list + used, sizeof list - used, "%s%s.%s", used ? ", " : "",
-                             keys[i].sec, nm);
-                }
-            return arb_errf(err, errlen, ARB_EPARSE, "%s %s: ambiguous key: %s", opt, nm, list);
-        }
-    }
+    int k = resolve_key(trim(name), opt, err, errlen);
+    if (k < 0) return k;
     char *val = dup_str(eq + 1);
     if (!val) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     char *v = trim(val);
@@ -718,7 +693,7 @@ static int handler(void *user, const char *section, const char *name, const char
     if (!known_section(section)) return 1; /* reported by the reader */
     int k = find_key(section, name);
     if (k < 0) {
-        char hint[96];
+        char hint[160];
         first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]%s", st->name, st->line,
                     section, name, section, key_hint(section, name, hint, sizeof hint));
         return 0;

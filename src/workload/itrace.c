@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ---- the model ------------------------------------------------------------ */
 
@@ -478,30 +477,10 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out)
     return arb_parse_u64(s, strlen(s), max, out);
 }
 
-/* Bytes: digits with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB. */
+/* Bytes: a size (arb_parse_size) of any value: 0, or an ARB_E* code. */
 static int parse_bytes(const char *s, uint64_t *out)
 {
-    static const struct {
-        const char *u;
-        uint64_t m;
-    } units[] = {{"KiB", 1ull << 10},   {"MiB", 1ull << 20},      {"GiB", 1ull << 30},
-                 {"TiB", 1ull << 40},   {"KB", 1000ull},          {"MB", 1000000ull},
-                 {"GB", 1000000000ull}, {"TB", 1000000000000ull}, {"B", 1}};
-    size_t n = strlen(s), d = 0;
-    while (d < n && s[d] >= '0' && s[d] <= '9')
-        d++;
-    uint64_t v, m = 1;
-    if (d == 0 || arb_parse_u64(s, d, UINT64_MAX, &v) < 0) return ARB_EPARSE;
-    if (d < n) {
-        size_t i = 0;
-        for (; i < sizeof units / sizeof units[0]; i++)
-            if (strcasecmp(s + d, units[i].u) == 0) break;
-        if (i == sizeof units / sizeof units[0]) return ARB_EPARSE;
-        m = units[i].m;
-    }
-    if (v > UINT64_MAX / m) return ARB_EPARSE;
-    *out = v * m;
-    return 0;
+    return arb_parse_size(s, strlen(s), UINT64_MAX, out);
 }
 
 /* "0-3,8" into ranks below n (malloc'd). */
@@ -608,7 +587,7 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
     arb_trace *t = x->t;
     if (!t) return tx_fail(x, "ranks", "%s", "`ranks N` must come before the nodes");
     uint64_t rank = 0, id;
-    int all = strcmp(tok[0], "*") == 0;
+    int rc, all = strcmp(tok[0], "*") == 0;
     if (!all && parse_num(tok[0], t->n_ranks - 1, &rank) < 0)
         return tx_fail(x, "rank", "'%s' is not a rank below `ranks` (or *)", tok[0]);
     if (nt < 3) return tx_fail(x, "op", "%s", "expected RANK ID OP ...");
@@ -652,13 +631,13 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
                            "barrier or alltoall",
                            tok[3]);
         proto.coll = (uint8_t)c;
-        if (parse_bytes(tok[4], &proto.bytes) < 0)
-            return tx_fail(x, "bytes", "'%s' is not a size (bytes with an optional unit)", tok[4]);
+        if ((rc = parse_bytes(tok[4], &proto.bytes)) < 0)
+            return tx_fail(x, "bytes", "'%s' %s", tok[4], arb_size_why(rc));
         if (proto.bytes == 0 && c != ARB_HC_BARRIER)
             return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
     } else {
-        if (parse_bytes(tok[3], &proto.bytes) < 0)
-            return tx_fail(x, "bytes", "'%s' is not a size (bytes with an optional unit)", tok[3]);
+        if ((rc = parse_bytes(tok[3], &proto.bytes)) < 0)
+            return tx_fail(x, "bytes", "'%s' %s", tok[3], arb_size_why(rc));
         if (proto.bytes == 0) return tx_fail(x, "bytes", "%s", "must be at least 1");
     }
     for (int i = 3 + npos; i < nt; i++) {

@@ -3,6 +3,25 @@
 # and work too large to finish is refused up front.
 . "$(dirname "$0")/lib.sh"
 
+# A misspelt key: the nearest keys named with their sections, in the short
+# form too (across every section), and in a file.
+expect_err "-s a short key misspelt: did you mean" 2 \
+    "^arbor sim: -s colective: unknown key \(did you mean arbor\.collective\?\)\$" \
+    "$ARBOR" sim -s colective=reduce
+expect_err "-s a short key misspelt, two as near" 2 \
+    "^arbor sim: -s windw: unknown key \(did you mean transport\.window or arbor\.window\?\)\$" \
+    "$ARBOR" sim -s windw=4
+expect_err "-s a key of another section" 2 \
+    "^arbor sim: -s workload\.colective: unknown key in \[workload\] \(did you mean arbor\.collective\?\)\$" \
+    "$ARBOR" sim -s workload.colective=reduce
+printf '[transport]\nsize = 1M\n' >"$TMP/othersec.ini"
+expect_err "a file's key of another section" 2 \
+    "othersec\.ini:2: transport\.size: unknown key in \[transport\] \(did you mean workload\.size\?\)\$" \
+    "$ARBOR" sim "$TMP/othersec.ini"
+expect_err "-s a short key with a dot, misspelt" 2 \
+    "^arbor sim: -s cc\.rat: unknown key \(did you mean arbor\.cc\.rate\?\)\$" \
+    "$ARBOR" sim -s cc.rat=10G
+
 # A failed spine leaves no tree: the failure is to blame, not arbor.root.
 expect_err "fail cuts the tree: fabric.fail" 2 \
     "^arbor sim: -s fabric.fail: no live path from host 0 to the root" \

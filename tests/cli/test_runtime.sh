@@ -29,6 +29,12 @@ expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch -
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
 expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64" "$ARBOR" bench allreduce -d f8
 expect_err "bench bad op" 2 "arbor bench: -o 'prod': want sum, max or min" "$ARBOR" bench allreduce -o prod
+expect_err "bench -b of an unknown unit lists the units" 2 \
+    "arbor bench: -b '1X' has an unknown unit \(want B, K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB or TB\)\$" \
+    "$ARBOR" bench allreduce -b 1X
+expect_err "bench -e above 4G" 2 "arbor bench: -e '5G': at most 4G" "$ARBOR" bench allreduce -e 5G
+expect_err "bench -b of a fraction of a byte" 2 "arbor bench: -b '1.5' is not a whole number of bytes" \
+    "$ARBOR" bench allreduce -b 1.5
 expect_err "bench bad factor" 2 "arbor bench: -f '1': want a factor above 1" "$ARBOR" bench allreduce -f 1
 expect_err "bench bad iterations" 2 "arbor bench: -n '0': want 1..1000000 iterations" "$ARBOR" bench allreduce -n 0
 expect_err "ARBOR_PAYLOAD not a multiple of 8" 2 \
@@ -63,15 +69,46 @@ expect_err "run --switch-threads 65" 2 "arbor run: --switch-threads '65': want 1
     "$ARBOR" run -n 2 --switch-threads 65 -- true
 expect_err "switch --ecn with KMIN above KMAX" 2 \
     "arbor switch: --ecn '5,1,0.2': want off, on, or KMIN,KMAX,PMAX" "$ARBOR" switch --ecn 5,1,0.2 --job 1:s
+expect_status "run --switch-ecn with sizes in K and M" 0 "$ARBOR" run -n 2 --switch-ecn 64K,1M,0.2 -- true
 expect_err "run --switch-ecn not a setting" 2 "arbor run: --switch-ecn 'x': want off, on, or KMIN,KMAX,PMAX" \
     "$ARBOR" run -n 2 --switch-ecn x -- true
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
     "$ARBOR" switch --node 2.0 --job 1:s --listen 127.0.0.1:0
-expect_err "bench without a secret" 2 "no job secret" env -u ARBOR_SECRET "$ARBOR" bench barrier
+# outside a job (none of the variables arbor run sets): how to run it, in one line
+NOJOB="env -u ARBOR_RANK -u ARBOR_SIZE -u ARBOR_SWITCH -u ARBOR_SECRET"
+expect_err "bench outside a job names arbor run" 2 \
+    "^arbor bench: not in a job: run it as every rank, arbor run -n N -- arbor bench barrier \.\.\. \(or with ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH and ARBOR_SECRET set, docs/runtime.md\)\$" \
+    $NOJOB "$ARBOR" bench barrier
+# any one of them set: a job's variables, checked as such
+expect_err "bench with ARBOR_RANK alone: no job secret" 2 "rank 0: no job secret" \
+    $NOJOB ARBOR_RANK=0 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SIZE alone: no job secret" 2 "no job secret" \
+    $NOJOB ARBOR_SIZE=2 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SWITCH alone: no job secret" 2 "no job secret" \
+    $NOJOB ARBOR_SWITCH=127.0.0.1:9 "$ARBOR" bench barrier
+expect_err "bench with ARBOR_SECRET alone: the variables checked" 2 "ARBOR_WINDOW='0'" \
+    $NOJOB ARBOR_SECRET=s ARBOR_WINDOW=0 "$ARBOR" bench barrier
 ARBOR_SIZE=x expect_err "bench with a bad ARBOR_SIZE" 2 "ARBOR_SIZE='x': not a whole number" \
     env ARBOR_SIZE=x "$ARBOR" bench barrier
+
+# the one size syntax: -b 256KiB -e 1M -f 4 is 2^18 then 2^20 bytes (M binary, as nccl-tests)
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 256KiB -e 1M -f 4 -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -v '^#' | awk '{printf "%s ", $1}')" = \
+    "$((256 * 1024)) $((1024 * 1024)) " ] && [ "$(wrong "$out")" -eq 0 ]; then
+    pass "bench -b 256KiB -e 1M: sizes 256 KiB and 1 MiB"
+else
+    fail "bench sizes with units" "$out" "$(cat "$TMP/err")"
+fi
+# KB decimal: 512000 then 1024000, below -e 1M = 1048576 (not below a decimal 10^6)
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 512KB -e 1M -f 2 -n 1 -w 0 2>"$TMP/err")
+if [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -v '^#' | awk '{printf "%s ", $1}')" = \
+    "$((512 * 1000)) $((2 * 512 * 1000)) " ]; then
+    pass "bench -b 512KB -e 1M: 512000 then 1024000 bytes"
+else
+    fail "bench -b 512KB -e 1M" "$out" "$(cat "$TMP/err")"
+fi
 
 # ---- a configuration file ----------------------------------------------------
 printf '[switch]\nlisen = 127.0.0.1:0\n' >"$TMP/bad.ini"

@@ -29,6 +29,26 @@ printf '[fabrik]\n' >"$TMP/bad2.ini"
 expect_err "unknown section" 2 "bad2.ini:1: unknown section \[fabrik\]" "$ARBOR" sim "$TMP/bad2.ini"
 printf '[switch]\nqueue = lots\n' >"$TMP/bad3.ini"
 expect_err "bad value" 2 "bad3.ini:2: switch.queue: 'lots' is not a size" "$ARBOR" sim "$TMP/bad3.ini"
+expect_err "a size of an unknown unit lists the units" 2 \
+    "sim: -s workload.size: '1X' has an unknown unit \(want B, K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB or TB\)\$" \
+    "$ARBOR" sim -s workload.size=1X
+expect_err "a size of a fraction of a byte" 2 "sim: -s workload.size: '1.5B' is not a whole number of bytes" \
+    "$ARBOR" sim -s workload.size=1.5B
+expect_err "a size above the key's range" 2 "sim: -s transport.mtu: '64K' is not in 1..65000" \
+    "$ARBOR" sim -s transport.mtu=64K
+
+# One size syntax: K, M, G, T are binary (1M = 1MiB = 2^20 B), KB, MB decimal.
+# The runs of 1M and 1MiB are the same but for the echo of the text given.
+size_run() { "$ARBOR" sim -s "workload.size=$1" --json | nohost | sed "s/\"size\":\"$1\"/\"size\":\"S\"/"; }
+size_run 1M >"$TMP/1m.json"
+size_run 1MiB >"$TMP/1mib.json"
+if [ -s "$TMP/1m.json" ] && cmp -s "$TMP/1m.json" "$TMP/1mib.json"; then
+    pass "-s workload.size=1M: the JSON of =1MiB"
+else
+    fail "-s workload.size=1M" "$(diff "$TMP/1m.json" "$TMP/1mib.json" | head -4)"
+fi
+same "1M is 2^20 bytes" "$((1024 * 1024))" "$(jv "$(cat "$TMP/1m.json")" bytes)"
+same "1MB is 10^6 bytes" "$((1000 * 1000))" "$(jv "$("$ARBOR" sim -s size=1mb --json)" bytes)"
 printf '[fabric]\ntopology = star:1x\n' >"$TMP/bad4.ini"
 expect_err "bad topology at run time" 2 "bad4.ini:2: fabric.topology: " "$ARBOR" sim "$TMP/bad4.ini"
 printf '[workload]\nkind = htsim\nfile = missing.cm\n' >"$TMP/bad5.ini"

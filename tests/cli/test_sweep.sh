@@ -72,6 +72,19 @@ fi
 seed=$(awk -F, '$1 == "3" { print $5 }' "$TMP/n1.csv")
 if [ "$seed" = 1 ]; then pass "the row names its first seed"; else fail "seed column" "$seed"; fi
 
+# ---- sizes: a value with the one size syntax's units --------------------------------
+# ${s=64,128}K substitutes 64K and 128K: binary, the points of ${s=64,128}KiB
+for u in K KiB; do
+    printf '[fabric]\ntopology = star:4\n[workload]\nkind = ring_allreduce\nsize = ${s=64,128}%s\n' \
+        "$u" >"$TMP/unit$u.ini"
+    "$A" sweep "$TMP/unit$u.ini" -n 1 -q --csv "$TMP/unit$u.csv" >/dev/null 2>"$TMP/unit$u.err"
+done
+if [ -s "$TMP/unitK.csv" ] && cmp -s "$TMP/unitK.csv" "$TMP/unitKiB.csv"; then
+    pass "a sweep of \${s=64,128}K: the table of \${s=64,128}KiB"
+else
+    fail "a sweep of sizes in K" "$(cat "$TMP/unitK.err")" "$(diff "$TMP/unitK.csv" "$TMP/unitKiB.csv" | head -4)"
+fi
+
 # ---- a failing point is a row; the sweep goes on ----------------------------------
 cat >"$TMP/f.ini" <<'EOF'
 [fabric]
@@ -114,6 +127,15 @@ if command -v gnuplot >/dev/null 2>&1; then
         pass "plot --sweep: a PNG, one series per other variables, the table's means and CIs"
     else
         fail "plot --sweep" "status $rc: $out" "want: $want" "got:  $got"
+    fi
+    # a title, both axes labelled (the figure with its unit), a boxed key outside
+    if grep -q '^set title "sim_time_us against size (mean, 95% CI)"' "$TMP/p.gp" &&
+        grep -q '^set xlabel "size (the value swept, in the file.s unit)"' "$TMP/p.gp" &&
+        grep -q '^set ylabel "sim_time_us (us; mean, 95% CI bars)"' "$TMP/p.gp" &&
+        grep -q '^set key outside right top box' "$TMP/p.gp"; then
+        pass "plot --sweep: title, axes with units, the key boxed outside"
+    else
+        fail "plot --sweep labels" "$(grep '^set \(title\|xlabel\|ylabel\|key\)' "$TMP/p.gp")"
     fi
 else
     skip "plot --sweep" "gnuplot is not installed (Debian: gnuplot-nox)"

@@ -55,6 +55,37 @@ while read -r name hex _; do
 done <"$TMP/ex"
 if [ "$n" -ge 15 ] && [ -z "$bad" ]; then pass "examples decode ($n)"; else fail "examples" "n=$n bad:$bad"; fi
 
+# Every example's name is encode's input: `encode NAME` is its bytes, and
+# its decode --json fields (with its payload bytes) encode to them again.
+# keys JSON: decode --json's fields as KEY=VALUE words, arrays as a,b,c,
+# payload_len left out (the payload is given as bytes).
+keys() {
+    printf '%s\n' "$1" | tr -d '{}"' | sed 's/\[\([0-9]*\),\([0-9]*\),\([0-9]*\)\]/\1;\2;\3/g' |
+        tr ',' '\n' | sed 's/:/=/; s/;/,/g' | grep -v '^payload_len='
+}
+n=0
+bad=""
+while read -r name hex _; do
+    n=$((n + 1))
+    [ "$("$ARBOR" wire encode "$name" 2>&1)" = "$hex" ] || bad="$bad $name(by-name)"
+    json=$("$ARBOR" wire decode --json "$hex")
+    hlen=$(printf '%s' "$json" | grep -o '"header_len":[0-9]*' | cut -d: -f2)
+    payload=$(printf '%s' "$hex" | cut -c$((hlen * 2 + 1))-)
+    # shellcheck disable=SC2046 # one word per key
+    again=$("$ARBOR" wire encode $(keys "$json") ${payload:+payload=$payload} 2>&1)
+    [ "$again" = "$hex" ] || bad="$bad $name(by-keys:$again)"
+    [ "$("$ARBOR" wire decode --json "$again" 2>&1)" = "$json" ] || bad="$bad $name(decode)"
+done <"$TMP/ex"
+if [ "$n" -ge 15 ] && [ -z "$bad" ]; then
+    pass "every example: encode NAME, and encode of its decoded keys, give its bytes ($n)"
+else
+    fail "examples round trip" "n=$n bad:$bad"
+fi
+# an example with keys over it: the keys kept, the rest adjusted to stay valid
+expect_out "encode credit_result offset_b=3: the example, offset_b 3" \
+    "$(sed -n 's/^credit_result *\([0-9a-f]\{12\}\)[0-9a-f]\{6\}\([0-9a-f]*\) .*/\1000003\2/p' "$TMP/ex")" \
+    "$ARBOR" wire encode credit_result offset_b=3
+
 # Frames: encode --frame, decode --frame, checksums verified.
 F=$("$ARBOR" wire encode --frame ip_src=10.1.2.3 ip_dst=10.9.8.7 udp_src=1000 packet_type=END \
     message_id=2 offset_a=16 dtype=f16)
@@ -82,7 +113,54 @@ expect_err "empty stdin" 2 "EWIRE_SHORT" sh -c "printf '' | '$ARBOR' wire decode
 expect_err "missing argument" 2 "missing HEX" "$ARBOR" wire decode
 expect_err "encode unknown key" 2 "unknown key 'colour'" "$ARBOR" wire encode colour=blue
 expect_err "encode bad value" 2 "offset_a" "$ARBOR" wire encode offset_a=0x1000000
-expect_err "encode invalid packet" 2 "EWIRE_REPAIR" "$ARBOR" wire encode packet_type=REGISTER
+expect_err "encode: a given field the type refuses, named with what it needs" 2 \
+    "^arbor wire encode: repair=0: a REGISTER needs repair=1 \(EWIRE_REPAIR\)\$" \
+    "$ARBOR" wire encode packet_type=REGISTER repair=0
+expect_err "encode: offset_b=0 on a request" 2 \
+    "^arbor wire encode: offset_b=0: a DATA_REQUEST needs offset_b=1 \(EWIRE_OFFSET_B\)\$" \
+    "$ARBOR" wire encode packet_type=DATA_REQUEST offset_b=0
+expect_err "encode: two given fields that conflict, each way out" 2 \
+    "^arbor wire encode: repair=1 with offset_b=5: a DATA_REQUEST needs offset_b=1, or repair=0 \(EWIRE_OFFSET_B\)\$" \
+    "$ARBOR" wire encode type=data_request repair=1 offset_b=5
+expect_err "encode: a payload on a control packet" 2 \
+    "^arbor wire encode: payload_len=4: a REGISTER needs no payload \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode type=register payload_len=4
+expect_err "encode: op on a control packet" 2 "^arbor wire encode: op=SUM: an END needs op=NOP \(EWIRE_OP\)\$" \
+    "$ARBOR" wire encode type=end op=sum
+expect_err "encode: the field to add" 2 \
+    "^arbor wire encode: a RESPONSE with payload_kind=REPLAY, repair=1, credit_valid=0 needs a payload \(payload=HEX or payload_len=N\) \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode type=response payload_kind=REPLAY repair=1 credit_valid=0
+expect_err "encode: agg_depth 2 on the 16 B header" 2 \
+    "^arbor wire encode: agg_depth=2: needs the 20 B header, header_len=20 \(or ext=1\)" \
+    "$ARBOR" wire encode type=data_request agg_depth=2
+expect_err "encode: payload_valid=1 without a payload" 2 \
+    "^arbor wire encode: payload_valid=1 and no payload: add payload=HEX or payload_len=N" \
+    "$ARBOR" wire encode type=data_request payload_valid=1
+expect_err "encode: an unknown packet type lists the names" 2 \
+    "^arbor wire encode: packet_type: 'bogus' is not REGISTER, DATA_REQUEST, RESPONSE, END, END_ACK, REGISTER_ACK, AGG_MISS \(any case\) or 0\.\.7\$" \
+    "$ARBOR" wire encode packet_type=bogus
+expect_err "encode: an example's name as packet_type points at the example" 2 \
+    "packet_type: 'request' is not REGISTER, .* or 0\.\.7; 'request' is an example: arbor wire encode request" \
+    "$ARBOR" wire encode packet_type=request
+expect_err "encode: an unknown operand lists the examples" 2 \
+    "^arbor wire encode: expected KEY=VALUE or an example's name \(register, register_ack, credit, .*\), got 'bogus'\$" \
+    "$ARBOR" wire encode bogus
+
+# encode starts from a valid header of the type. Bytes from section 1's
+# layout: byte 0 = version << 6 | type << 3 | repair << 2 | op, message_id,
+# byte 2 the flags (credit_valid << 4 | ext << 3 | agg_depth << 1), offset_a
+# (3), offset_b (3), agg_loc[0] (2), fanin (3), attempt, dtype; with ext,
+# agg_loc[1], agg_loc[2] (2 each).
+b0() { printf '%02x' $((2 << 6 | $1 << 3)); }
+expect_out "encode type=register: repair=1 (REGISTER's only row)" "$V4" \
+    "$ARBOR" wire encode type=register message_id=1 dtype=f32
+expect_out "encode type=data_request: offset_b=1 (a request's contributions)" \
+    "$(b0 1)00""00""000000""000001""0000""000000""00""00" "$ARBOR" wire encode type=data_request
+expect_out "encode type=response: a credit" \
+    "$(b0 2)00""10""000000""000000""0000""000000""00""00" "$ARBOR" wire encode type=response
+expect_out "encode type=data_request agg_depth=2 header_len=20: fan-in 1 below the depth" \
+    "$(b0 1)00$(printf '%02x' $((1 << 3 | 2 << 1)))000000""000001""0000""010100""00""00""0000""0000" \
+    "$ARBOR" wire encode type=data_request agg_depth=2 header_len=20
 expect_err "encode twice" 2 "twice" "$ARBOR" wire encode op=SUM op=MAX
 expect_err "unknown command" 2 "unknown command" "$ARBOR" frobnicate
 expect_err "unknown subcommand" 2 "unknown subcommand" "$ARBOR" wire frob

@@ -1,9 +1,12 @@
-/* Unit tests: base (time, errors, names, random generator, logging). */
+/* Unit tests: base (time, errors, names, numbers and sizes from text, random
+ * generator, logging). */
 #include "arbor/base.h"
 #include "testkit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 TEST(time_tx_exact)
 {
@@ -229,6 +232,134 @@ TEST(parse_u64_and_helpers)
     CHECK_EQ_I(arb_name_index(names, 2, NULL), ARB_ENOENT);
 }
 
+/* arb_parse_size(s, strlen(s), max, &v) */
+static int size_of(const char *s, uint64_t max, uint64_t *v)
+{
+    return arb_parse_size(s, strlen(s), max, v);
+}
+
+TEST(parse_size_units)
+{
+    static const struct {
+        const char *s;
+        uint64_t want;
+    } ok[] = {
+        {"0", 0},
+        {"4096", 4096},
+        {"7B", 7},
+        {"1K", 1024},
+        {"1k", 1024},
+        {"1M", 1024 * 1024},
+        {"1G", 1024ull * 1024 * 1024},
+        {"1T", 1024ull * 1024 * 1024 * 1024},
+        {"1KiB", 1024},
+        {"1MiB", 1024 * 1024},
+        {"1GiB", 1024ull * 1024 * 1024},
+        {"1TiB", 1024ull * 1024 * 1024 * 1024},
+        {"1KB", 1000},
+        {"1MB", 1000 * 1000},
+        {"1GB", 1000ull * 1000 * 1000},
+        {"1TB", 1000ull * 1000 * 1000 * 1000},
+        {"3kib", 3 * 1024}, /* any case */
+        {"3KIB", 3 * 1024},
+        {"3mb", 3 * 1000 * 1000},
+        {"3b", 3},
+        {"64m", 64 * 1024 * 1024},
+        /* fractions that give whole bytes */
+        {"1.5K", 1024 + 512},
+        {"1.5KiB", 1024 + 512},
+        {"1.5KB", 1500},
+        {"0.25M", 1024 * 1024 / 4},
+        {"2.000", 2},
+        {"0.001KB", 1},
+        {"0.000000001TB", 1000},
+        {"0.0009765625T", 1024 * 1024 * 1024},  /* 2^-10 TiB */
+        {"1.5000000000000000000K", 1024 + 512}, /* nineteen fraction digits */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        uint64_t v = 7;
+        int rc = size_of(ok[i].s, UINT64_MAX, &v);
+        CHECK_EQ_I(rc, 0);
+        CHECK_EQ_U(v, ok[i].want);
+        if (rc != 0 || v != ok[i].want) fprintf(stderr, "  at '%s'\n", ok[i].s);
+    }
+    uint64_t v = 0;
+    CHECK_EQ_I(arb_parse_size("1MiB and more", 4, UINT64_MAX, &v), 0); /* only len bytes */
+    CHECK_EQ_U(v, 1024 * 1024);
+}
+
+TEST(parse_size_errors)
+{
+    static const struct {
+        const char *s;
+        int rc;
+    } bad[] = {
+        {"", ARB_EPARSE},
+        {"K", ARB_EPARSE},
+        {"-1", ARB_EPARSE},
+        {"+1", ARB_EPARSE},
+        {" 1", ARB_EPARSE},
+        {"1 ", ARB_EPARSE},
+        {"1 K", ARB_EPARSE},
+        {"1.", ARB_EPARSE},
+        {".5K", ARB_EPARSE},
+        {"1..5", ARB_EPARSE},
+        {"1.5.0K", ARB_EPARSE},
+        {"1e3", ARB_EPARSE},
+        {"0x10", ARB_EPARSE},
+        {"1K5", ARB_EPARSE},
+        {"1,5K", ARB_EPARSE},
+        {"1X", ARB_ENOENT},
+        {"1KiBB", ARB_ENOENT},
+        {"1.5XB", ARB_ENOENT},
+        {"2Kb/s", ARB_EPARSE},
+        {"1Ki", ARB_ENOENT},
+        {"1bytes", ARB_ENOENT},
+        {"0.5", ARB_EINVAL},
+        {"1.5B", ARB_EINVAL},
+        {"0.001K", ARB_EINVAL},
+        {"1.0001KB", ARB_EINVAL},
+        {"0.0000000000000000001TB", ARB_EINVAL}, /* 10^-19 x 10^12 */
+        {"1.50000000000000000000K", ARB_EPARSE}, /* twenty fraction digits */
+        /* past 64 bits */
+        {"18446744073709551616", ARB_ERANGE},
+        {"99999999999999999999999", ARB_ERANGE},
+        {"16777216T", ARB_ERANGE}, /* 2^24 x 2^40 = 2^64 */
+        {"18446744073709552KB", ARB_ERANGE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t v = 7;
+        int rc = size_of(bad[i].s, UINT64_MAX, &v);
+        CHECK_EQ_I(rc, bad[i].rc);
+        CHECK_EQ_U(v, 7); /* failures leave *out alone */
+        if (rc != bad[i].rc) fprintf(stderr, "  at '%s'\n", bad[i].s);
+    }
+    uint64_t v = 7;
+    CHECK_EQ_I(arb_parse_size(NULL, 1, 99, &v), ARB_EPARSE);
+    /* the largest values, and one past them */
+    CHECK_EQ_I(size_of("18446744073709551615", UINT64_MAX, &v), 0);
+    CHECK_EQ_U(v, UINT64_MAX);
+    CHECK_EQ_I(size_of("16777215T", UINT64_MAX, &v), 0);
+    CHECK_EQ_U(v, UINT64_MAX - ((1ull << 40) - 1));
+    CHECK_EQ_I(size_of("1K", 1024, &v), 0); /* max itself */
+    CHECK_EQ_U(v, 1024);
+    v = 7;
+    CHECK_EQ_I(size_of("1025", 1024, &v), ARB_ERANGE);
+    CHECK_EQ_I(size_of("1.5K", 1024, &v), ARB_ERANGE);
+    CHECK_EQ_I(size_of("1KB", 999, &v), ARB_ERANGE);
+    CHECK_EQ_I(size_of("4G", 4ull << 30, &v), 0);
+    CHECK_EQ_I(size_of("4.000000001GB", 4ull << 30, &v), 0); /* 4e9 + 1 < 2^32 */
+    CHECK_EQ_I(size_of("4294967297", 4ull << 30, &v), ARB_ERANGE);
+    /* what a message says about each */
+    CHECK(strstr(arb_size_why(ARB_EPARSE), "is not a size") != NULL);
+    CHECK(strstr(arb_size_why(ARB_EPARSE), ARB_SIZE_UNITS) != NULL);
+    CHECK(strstr(arb_size_why(ARB_ENOENT), "unknown unit") != NULL);
+    CHECK(strstr(arb_size_why(ARB_ENOENT), ARB_SIZE_UNITS) != NULL);
+    CHECK_STR(arb_size_why(ARB_EINVAL), "is not a whole number of bytes");
+    CHECK_STR(arb_size_why(ARB_ERANGE), "is too large");
+    CHECK_STR(arb_size_why(ARB_EIO), "is not a size");
+}
+
 TEST(version)
 {
     CHECK_STR(arb_version(), ARB_VERSION_STRING);
@@ -246,6 +377,8 @@ int main(void)
     RUN(rng_below_uniform);
     RUN(logging);
     RUN(parse_u64_and_helpers);
+    RUN(parse_size_units);
+    RUN(parse_size_errors);
     RUN(version);
     return testkit_done();
 }

@@ -38,14 +38,21 @@ TEST(parse_forms)
     REQUIRE(arb_rt_ecn_parse("300B,1MB,0.5", &e, err, sizeof err) == 0);
     CHECK_EQ_U(e.kmin, 300);
     CHECK_EQ_U(e.kmax, 1000000);
+    /* the one size syntax: K, M binary as KiB, MiB; units in any case */
+    REQUIRE(arb_rt_ecn_parse("64k,1M,0.5", &e, err, sizeof err) == 0);
+    CHECK_EQ_U(e.kmin, 64 * 1024);
+    CHECK_EQ_U(e.kmax, 1024 * 1024);
+    REQUIRE(arb_rt_ecn_parse("0.5mib,1gb,0.5", &e, err, sizeof err) == 0);
+    CHECK_EQ_U(e.kmin, 512 * 1024);
+    CHECK_EQ_U(e.kmax, 1000000000); /* the limit itself */
 }
 
 TEST(parse_errors)
 {
-    static const char *const bad[] = {"",          "yes",         "1,2",         "1,2,",
-                                      ",2,0.1",    "5,1,0.2",     "1,2,1.5",     "1,2,-0.1",
-                                      "-1,2,0.1",  "1KB,2XB,0.1", "2GB,3GB,0.1", "1.5,2,0.1",
-                                      "1,2,0.1,4", "1,2,0.1x",    " 1,2,0.1"};
+    static const char *const bad[] = {
+        "",          "yes",      "1,2",      "1,2,",        ",2,0.1",      "5,1,0.2",
+        "1,2,1.5",   "1,2,-0.1", "-1,2,0.1", "1KB,2XB,0.1", "2GB,3GB,0.1", "1.5,2,0.1",
+        "1,2,0.1,4", "1,2,0.1x", " 1,2,0.1", "1,1GiB,0.1",  "1e3,2e3,0.1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         arb_rt_ecn e = {7, 7, 7, 0.7};
         char err[256] = "";

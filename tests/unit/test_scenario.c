@@ -95,6 +95,29 @@ TEST(overrides)
                    "transport.retry_limit?)");
     CHECK_EQ_I(arb_scenario_set(sc, "run.stpo=1ms", err, sizeof err), ARB_EPARSE);
     CHECK_STR(err, "-s run.stpo: unknown key in [run] (did you mean run.stop?)");
+    /* a key of another section: that one named */
+    CHECK_EQ_I(arb_scenario_set(sc, "workload.colective=reduce", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s workload.colective: unknown key in [workload] (did you mean "
+                   "arbor.collective?)");
+    /* a bare key: the nearest of every section, with its section; every one
+     * as near */
+    CHECK_EQ_I(arb_scenario_set(sc, "colective=reduce", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s colective: unknown key (did you mean arbor.collective?)");
+    CHECK_EQ_I(arb_scenario_set(sc, "windw=5", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s windw: unknown key (did you mean transport.window or arbor.window?)");
+    CHECK_EQ_I(arb_scenario_set(sc, "seeed=5", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s seeed: unknown key (did you mean routing.seed, workload.seed or run.seed?)");
+    CHECK_EQ_I(arb_scenario_set(sc, "zzzzzz=1", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s zzzzzz: unknown key"); /* nothing near */
+    CHECK_EQ_I(arb_scenario_set(sc, "xx=1", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s xx: unknown key"); /* two edits from xon: too far for two letters */
+    /* a bare key with a dot of its own, and one misspelt */
+    CHECK_EQ_I(arb_scenario_set(sc, "cc.rate=10G", err, sizeof err), 0);
+    CHECK_STR(arb_scenario_get(sc, "arbor", "cc.rate"), "10G");
+    CHECK_EQ_I(arb_scenario_set(sc, "cc.rat=10G", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s cc.rat: unknown key (did you mean arbor.cc.rate?)");
+    CHECK_EQ_I(arb_scenario_set(sc, "fabrik.topology=star:4", err, sizeof err), ARB_EPARSE);
+    CHECK_STR(err, "-s fabrik.topology: unknown section [fabrik]");
     CHECK_EQ_I(arb_scenario_set(sc, "nosuch.key=1", err, sizeof err), ARB_EPARSE);
     CHECK_EQ_I(arb_scenario_set(sc, "novalue", err, sizeof err), ARB_EPARSE);
     /* values of every type */

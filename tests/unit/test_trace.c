@@ -48,7 +48,12 @@ TEST(text_rules)
         {HDR "0 1 comp 1 hour\n", "t.txt:3: duration: '1' is not a time"},
         {HDR "0 1 coll allreduce\n", "t.txt:3: coll: missing arguments"},
         {HDR "0 1 coll gather 1KiB\n", "t.txt:3: kind: 'gather' is not allreduce"},
-        {HDR "0 1 coll allreduce 1XB\n", "t.txt:3: bytes: '1XB' is not a size"},
+        {HDR "0 1 coll allreduce 1XB\n", "t.txt:3: bytes: '1XB' has an unknown unit (want B, K,"},
+        {HDR "0 1 coll allreduce lots\n", "t.txt:3: bytes: 'lots' is not a size"},
+        {HDR "0 1 coll allreduce 1.5B\n", "t.txt:3: bytes: '1.5B' is not a whole number of bytes"},
+        /* M is binary, MB decimal: 10^6 received of 2^20 sent */
+        {HDR "0 1 send 1M to=1\n1 1 recv 1MB from=0\n",
+         "t.txt:4: bytes: 1000000 bytes, but the matching send"},
         {HDR "0 1 coll allreduce 0\n", "t.txt:3: bytes: must be at least 1"},
         {HDR "0 1 send 0 to=1\n", "t.txt:3: bytes: must be at least 1"},
         {HDR "0 1 comp 1us speed=3\n", "t.txt:3: speed: not a key of comp"},
@@ -122,6 +127,14 @@ TEST(text_good)
     }
     CHECK_EQ_U(arb_trace_ranks(t), 4);
     CHECK_EQ_U(arb_trace_nodes(t), 4 + 4 + 2 + 2);
+    arb_trace_free(t);
+    /* the one size syntax: a send and its recv match in bytes whatever the
+     * spelling (1M = 1MiB = 1048576, 1.5k = 1536) */
+    t = parse(HDR "0 1 send 1M to=1\n1 1 recv 1MiB from=0\n"
+                  "0 2 send 1.5k to=1\n1 2 recv 1536 from=0\n",
+              err, sizeof err, &rc);
+    CHECK_EQ_I(rc, 0);
+    if (!t) printf("  %s\n", err);
     arb_trace_free(t);
 }
 

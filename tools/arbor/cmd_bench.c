@@ -30,6 +30,11 @@ static const char bench_usage[] =
     "down to whole elements (allgather, reducescatter: whole elements per rank);\n"
     "a size below one element (per rank) is refused.\n"
     "\n"
+    "  -b BYTES   the first size (default 1K); -e BYTES the last (default 64M),\n"
+    "             at most 4G: a number with an optional unit, K, M, G binary as\n"
+    "             in nccl-tests (also KiB, MiB, GiB), KB, MB, GB decimal, B\n"
+    "             (1.5M = 1572864; docs/scenarios.md, Sizes)\n"
+    "  -f FACTOR  each size is the one before times FACTOR (default 2)\n"
     "  -n ITERS   timed iterations per size (default 20); -w WARMUP untimed (5)\n"
     "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64\n"
     "  -o OP      sum (default), max, min: allreduce, reduce, reducescatter only\n"
@@ -38,8 +43,12 @@ static const char bench_usage[] =
     "             reference (#wrong: wrong elements over calls and ranks; else N/A)\n"
     "  -s         print each rank's packet counters on stderr at the end\n"
     "\n"
-    "The communicator comes from ARBOR_* variables (docs/runtime.md).\n"
+    "The communicator comes from the ARBOR_* variables arbor run sets (or set\n"
+    "them as docs/runtime.md describes); without any of ARBOR_RANK, ARBOR_SIZE,\n"
+    "ARBOR_SWITCH, ARBOR_SECRET it says how to run it and exits 2.\n"
     "Exit status: 0 done, 1 a collective failed or a result was wrong, 2 bad usage.\n";
+
+#define BENCH_MAX_BYTES (4ull << 30) /* -b, -e: at most 4G */
 
 static const char *const nccl_type[ARB_DTYPE_COUNT] = {"half",   "bfloat16", "float",
                                                        "double", "int32",    "int64"};
@@ -59,19 +68,19 @@ static int usage_error(const char *fmt, ...)
     return cli_error("bench", "%s", msg);
 }
 
-static uint64_t parse_size(const char *s, int *bad)
+/* -b, -e: a size (arb_parse_size) of at most 4G: 0, or an ARB_E* code. */
+static int parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    uint64_t m = 1;
-    if (*end == 'K' || *end == 'k')
-        m = 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        m = 1024 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        m = 1024 * 1024 * 1024, end++;
-    if (end == s || *end || !(v >= 0) || v * m > 4e9) *bad = 1;
-    return (uint64_t)(v * m);
+    return arb_parse_size(s, strlen(s), BENCH_MAX_BYTES, out);
+}
+
+/* Started outside a job: none of the variables arbor run gives its ranks. */
+static int outside_job(void)
+{
+    static const char *const vars[] = {"ARBOR_RANK", "ARBOR_SIZE", "ARBOR_SWITCH", "ARBOR_SECRET"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 0;
+    return 1;
 }
 
 static double now_s(void)
@@ -207,11 +216,12 @@ int cmd_bench(int argc, char **argv)
             stats = 1;
             break;
         case 'b':
-            minb = parse_size(v, &bad);
+        case 'e': {
+            int rc = parse_size(v, c == 'b' ? &minb : &maxb);
+            if (rc == ARB_ERANGE) return usage_error("-%c '%s': at most 4G (4GiB)", c, v);
+            if (rc < 0) return usage_error("-%c '%s' %s", c, v, arb_size_why(rc));
             break;
-        case 'e':
-            maxb = parse_size(v, &bad);
-            break;
+        }
         case 'f':
             factor = strtod(v, &end);
             if (end == v || *end || !(factor > 1)) bad = 1;
@@ -240,15 +250,12 @@ int cmd_bench(int argc, char **argv)
         }
         }
         if (bad) {
-            static const char *const rule[128] = {
-                ['b'] = "want a size in bytes such as 1024, 1K or 4M (at most 4G)",
-                ['e'] = "want a size in bytes such as 1024, 1K or 4M (at most 4G)",
-                ['f'] = "want a factor above 1, such as 2",
-                ['n'] = "want 1..1000000 iterations",
-                ['w'] = "want 0..1000000 iterations",
-                ['d'] = "want f16, bf16, f32, f64, i32 or i64",
-                ['o'] = "want sum, max or min",
-                ['r'] = "want a rank 0..255"};
+            static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
+                                                  ['n'] = "want 1..1000000 iterations",
+                                                  ['w'] = "want 0..1000000 iterations",
+                                                  ['d'] = "want f16, bf16, f32, f64, i32 or i64",
+                                                  ['o'] = "want sum, max or min",
+                                                  ['r'] = "want a rank 0..255"};
             return usage_error("-%c '%s': %s", c, v, c > 0 && c < 128 && rule[c] ? rule[c] : "");
         }
     }
@@ -269,6 +276,12 @@ int cmd_bench(int argc, char **argv)
     if (minb > maxb)
         return usage_error("-b %llu is above -e %llu", (unsigned long long)minb,
                            (unsigned long long)maxb);
+    if (outside_job())
+        return cli_error("bench",
+                         "not in a job: run it as every rank, arbor run -n N -- arbor bench %s "
+                         "... (or with ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH and ARBOR_SECRET set, "
+                         "docs/runtime.md)",
+                         arb_coll_name(coll));
     arb_rt_config cfg;
     arb_rt_config_default(&cfg);
     char err[256];

@@ -30,6 +30,12 @@ static const char plot_usage[] =
     "  DIR/NAME-slots.png   aggregation slots live over time (Arbor runs: PREFIX-slots.csv)\n"
     "NAME is the run's name, or NAME1-vs-NAME2... for several; DIR defaults to\n"
     "the directory of the first PREFIX. Prints the files written, one a line.\n"
+    "The figures over time need samples: a run with run.sample = 0 gets the\n"
+    "others, and one note on stderr says to run with -s run.sample=10us.\n"
+    "Where two series can be equal (deepest and mean queue; all slots and the\n"
+    "most in one switch) the larger is a wide translucent band, the other a\n"
+    "dashed line over it. A utilisation sample may read above 1: a packet\n"
+    "counts in the sample it starts in.\n"
     "\n"
     "With --sweep, read the table of 'arbor sweep --csv TABLE' and draw FIGURE (a\n"
     "column, as cct_us) against the swept VARIABLE, the mean with its 95% confidence\n"
@@ -41,8 +47,9 @@ static const char plot_usage[] =
     "--script FILE     also write the gnuplot script to FILE\n"
     "--sweep TABLE     a sweep's table; -x, --x VARIABLE and -y, --y FIGURE say what to draw\n"
     "\n"
-    "Exit status: 0 done, 1 gnuplot missing or failed, 2 bad usage or a\n"
-    "missing or malformed CSV file (one line on stderr naming it).\n";
+    "Exit status: 0 a figure or more drawn, 1 gnuplot missing or failed, 2 bad\n"
+    "usage, a missing or malformed CSV file, or nothing to draw (one line on\n"
+    "stderr naming it).\n";
 
 #define MAX_COLS 64
 
@@ -241,6 +248,8 @@ struct run {
     struct csv util, queue, flows, ranks, slots;
     double *fct;
     size_t n_fct;
+    int sampled; /* util and queue have rows: run.sample was above 0 */
+    int jobs;    /* jobs in ranks.csv (its largest job + 1), 0 without it */
 };
 
 static void run_free(struct run *r)
@@ -251,6 +260,18 @@ static void run_free(struct run *r)
     csv_free(&r->flows);
     csv_free(&r->ranks);
     csv_free(&r->slots);
+}
+
+/* The jobs of a ranks.csv: its largest job (first column) + 1. */
+static int jobs_of(const struct csv *c)
+{
+    int jobs = 0;
+    for (const char *p = c->text ? strchr(c->text, '\n') : NULL; p && p[1];
+         p = strchr(p + 1, '\n')) {
+        long j = strtol(p + 1, NULL, 10);
+        if (j >= jobs && j < 1 << 20) jobs = (int)j + 1;
+    }
+    return jobs;
 }
 
 static int run_load(struct run *r, const char *prefix)
@@ -268,15 +289,17 @@ static int run_load(struct run *r, const char *prefix)
     if (rc == CLI_EXIT_OK) rc = fct_values(&r->flows, &r->fct, &r->n_fct);
     if (rc == CLI_EXIT_OK) rc = csv_load_opt(&r->ranks, prefix, "ranks", "job", 1);
     if (rc == CLI_EXIT_OK) rc = csv_load_opt(&r->slots, prefix, "slots", "time_us", 1);
-    if (rc == CLI_EXIT_OK && csv_rows(&r->util) == 0)
-        rc = cli_error("plot", "%s: no samples (run with run.sample > 0)", r->util.path);
+    r->sampled = rc == CLI_EXIT_OK && csv_rows(&r->util) > 0 && csv_rows(&r->queue) > 0;
+    r->jobs = r->ranks.text ? jobs_of(&r->ranks) : 0;
     return rc;
 }
 
-static void set_common(FILE *g, const char *png, const char *title)
+/* Title, key and grid of every figure: the key outside on the right, in
+ * a box, where it hides no line. */
+static void set_common(FILE *g, const char *png)
 {
     fprintf(g, "set terminal pngcairo size 1000,600\nset output '%s'\n", png);
-    fprintf(g, "set title \"%s\" noenhanced\nset key outside right noenhanced\nset grid\n", title);
+    fprintf(g, "set key outside right top box noenhanced\nset grid\n");
     fprintf(g, "set datafile separator ','\n");
 }
 
@@ -289,6 +312,32 @@ static void series_title(FILE *g, const struct run *r, int several, const char *
         fprintf(g, "title \"%s\"", what);
 }
 
+/* Series colours (gnuplot's default set), one per series of a figure. */
+static const char *colour(int i)
+{
+    static const char *const c[] = {"9400d3", "009e73", "56b4e9", "e69f00",
+                                    "0072b2", "e51e10", "000000", "f0e442"};
+    return c[i % (int)(sizeof c / sizeof c[0])];
+}
+
+/* A pair drawn as a band and a line, so that neither hides the other when
+ * they are equal: the larger (`wide`, column wc) first, wide and
+ * translucent, then the smaller (`thin`, column tc) dashed over it in the
+ * same colour; `scale` divides both. */
+static void band_and_line(FILE *g, int *first, int series, const struct run *r, int several,
+                          const char *path, int wc, const char *wide, int tc, const char *thin,
+                          const char *scale)
+{
+    const char *col = colour(series);
+    fprintf(g, "%s'%s' skip 1 using 1:(column(%d)%s) with lines lw 6 lc rgb '#a0%s' ",
+            *first ? "" : ", ", path, wc, scale, col);
+    series_title(g, r, several, wide);
+    fprintf(g, ", '%s' skip 1 using 1:(column(%d)%s) with lines lw 1.5 dt 2 lc rgb '#%s' ", path,
+            tc, scale, col);
+    series_title(g, r, several, thin);
+    *first = 0;
+}
+
 enum fig { FIG_UTIL, FIG_QUEUE, FIG_FCT, FIG_RANKS, FIG_SLOTS, N_FIG };
 static const char *const fig_suffix[N_FIG] = {"util", "queue", "fct", "ranks", "slots"};
 
@@ -297,7 +346,7 @@ static int has_fig(const struct run *r, enum fig f)
     switch (f) {
     case FIG_UTIL:
     case FIG_QUEUE:
-        return 1;
+        return r->sampled;
     case FIG_FCT:
         return r->n_fct > 0;
     case FIG_RANKS:
@@ -309,14 +358,99 @@ static int has_fig(const struct run *r, enum fig f)
     }
 }
 
+/* An Arbor run: it has ranks (and would have slots, sampled). */
+static int arbor_run(const struct run *r)
+{
+    return has_fig(r, FIG_RANKS);
+}
+
+/* The most jobs of any run with ranks: 1 labels the x axis "rank". */
+static int most_jobs(const struct run *runs, int n)
+{
+    int j = 0;
+    for (int i = 0; i < n; i++)
+        if (runs[i].jobs > j) j = runs[i].jobs;
+    return j;
+}
+
+/* Title and axis labels (with units) of figure f for the runs at hand. */
+static void fig_labels(FILE *g, enum fig f, const struct run *runs, int n)
+{
+    static const char *const titles[N_FIG] = {
+        "link utilisation per port class\\n(a packet counts in the sample it starts in: a "
+        "sample may read up to a packet above 1)",
+        "queue depth per port class (wide: deepest port, dashed: mean over its ports)",
+        "flow completion time CDF", "completion time of every rank",
+        "aggregation slots live (wide: all switches, dashed: the most in one switch)"};
+    static const char *const xl[N_FIG] = {"time (us)", "time (us)", "flow completion time (us)",
+                                          "rank", "time (us)"};
+    static const char *const yl[N_FIG] = {"utilisation (bits sent / capacity, fraction)",
+                                          "queue (KB)", "fraction of flows completed (CDF)",
+                                          "rank done at (us)", "slots live (count)"};
+    int jobs = f == FIG_RANKS ? most_jobs(runs, n) : 0;
+    fprintf(g, "set title \"%s\" noenhanced\n", titles[f]);
+    if (jobs > 1)
+        fprintf(g, "set xlabel \"rank: job 0's ranks, then job 1's, ... (%d jobs)\" noenhanced\n",
+                jobs);
+    else
+        fprintf(g, "set xlabel '%s'\n", xl[f]);
+    fprintf(g, "set ylabel '%s'\nset yrange [0:*]\n", yl[f]);
+    if (f == FIG_FCT) fprintf(g, "set yrange [0:1.02]\nset datafile separator whitespace\n");
+    if (f == FIG_RANKS) fprintf(g, "set offsets 0.5, 0.5, 0, 0\n"); /* the end ranks in view */
+}
+
+/* The plot clauses of figure f for run r (its series from *series on). */
+static void fig_series(FILE *g, enum fig f, struct run *r, int i, int several, int jobs, int *first,
+                       int *series)
+{
+    char what[96];
+    switch (f) {
+    case FIG_UTIL:
+        for (int c = 1; c < r->util.ncols; c++) {
+            fprintf(g, "%s'%s' skip 1 using 1:%d with lines lw 2 lc rgb '#%s' ", *first ? "" : ", ",
+                    r->util.path, c + 1, colour((*series)++));
+            series_title(g, r, several, r->util.cols[c]);
+            *first = 0;
+        }
+        break;
+    case FIG_QUEUE:
+        for (int c = 1; c + 1 < r->queue.ncols; c += 2) {
+            /* columns CLASS_mean, CLASS_max: the class's name once */
+            char wide[96], thin[96];
+            int cl = (int)strlen(r->queue.cols[c]) - (int)strlen("_mean");
+            snprintf(wide, sizeof wide, "%.*s deepest", cl > 0 ? cl : 0, r->queue.cols[c]);
+            snprintf(thin, sizeof thin, "%.*s mean", cl > 0 ? cl : 0, r->queue.cols[c]);
+            band_and_line(g, first, (*series)++, r, several, r->queue.path, c + 2, wide, c + 1,
+                          thin, "/1000");
+        }
+        break;
+    case FIG_FCT:
+        fprintf(g, "%s$cdf%d using 1:2 with steps lw 2 lc rgb '#%s' ", *first ? "" : ", ", i,
+                colour((*series)++));
+        snprintf(what, sizeof what, "%zu completed flows", r->n_fct);
+        series_title(g, r, several, what);
+        *first = 0;
+        break;
+    case FIG_RANKS:
+        /* one job: x is the rank; several: the rows, job after job */
+        fprintf(g, "%s'%s' skip 1 using %s:4 with linespoints pt 7 lc rgb '#%s' ",
+                *first ? "" : ", ", r->ranks.path, jobs > 1 ? "0" : "2", colour((*series)++));
+        series_title(g, r, several, "done (us)");
+        *first = 0;
+        break;
+    case FIG_SLOTS:
+        band_and_line(g, first, (*series)++, r, several, r->slots.path, 2, "all switches", 3,
+                      "most in one switch", "");
+        break;
+    default:
+        break;
+    }
+}
+
 /* The gnuplot script of figure f over the runs that have it. */
 static void script_fig(FILE *g, enum fig f, const char *png, struct run *runs, int n)
 {
-    int several = n > 1, first = 1;
-    static const char *const titles[N_FIG] = {
-        "link utilisation per port class",
-        "queue depth per port class (solid: deepest, dashed: mean)", "flow completion time CDF",
-        "completion time of every rank", "aggregation slots live"};
+    int several = n > 1, first = 1, series = 0, jobs = most_jobs(runs, n);
     if (f == FIG_FCT)
         for (int i = 0; i < n; i++) {
             if (!has_fig(&runs[i], f)) continue;
@@ -325,65 +459,34 @@ static void script_fig(FILE *g, enum fig f, const char *png, struct run *runs, i
                 fprintf(g, "%.6f %.9f\n", runs[i].fct[k], (double)(k + 1) / runs[i].n_fct);
             fprintf(g, "EOD\n");
         }
-    set_common(g, png, titles[f]);
-    static const char *const xl[N_FIG] = {"time (us)", "time (us)", "completion time (us)",
-                                          "rank (jobs one after the other)", "time (us)"};
-    static const char *const yl[N_FIG] = {"utilisation (bytes sent x 8 / capacity)", "queue (KB)",
-                                          "fraction of flows", "done (us)", "slots live"};
-    fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset yrange [0:*]\n", xl[f], yl[f]);
-    if (f == FIG_FCT) fprintf(g, "set yrange [0:1.02]\nset datafile separator whitespace\n");
+    set_common(g, png);
+    fig_labels(g, f, runs, n);
     fprintf(g, "plot ");
-    for (int i = 0; i < n; i++) {
-        struct run *r = &runs[i];
-        if (!has_fig(r, f)) continue;
-        switch (f) {
-        case FIG_UTIL:
-            for (int c = 1; c < r->util.ncols; c++) {
-                fprintf(g, "%s'%s' skip 1 using 1:%d with lines lw 2 ", first ? "" : ", ",
-                        r->util.path, c + 1);
-                series_title(g, r, several, r->util.cols[c]);
-                first = 0;
-            }
-            break;
-        case FIG_QUEUE:
-            for (int c = 1; c + 1 < r->queue.ncols; c += 2) {
-                fprintf(g, "%s'%s' skip 1 using 1:(column(%d)/1000) with lines lw 2 ",
-                        first ? "" : ", ", r->queue.path, c + 2);
-                series_title(g, r, several, r->queue.cols[c + 1]);
-                fprintf(g, ", '%s' skip 1 using 1:(column(%d)/1000) with lines dt 2 ",
-                        r->queue.path, c + 1);
-                series_title(g, r, several, r->queue.cols[c]);
-                first = 0;
-            }
-            break;
-        case FIG_FCT:
-            fprintf(g, "%s$cdf%d using 1:2 with steps lw 2 ", first ? "" : ", ", i);
-            {
-                char what[64];
-                snprintf(what, sizeof what, "%zu completed flows", r->n_fct);
-                series_title(g, r, several, what);
-            }
-            first = 0;
-            break;
-        case FIG_RANKS:
-            fprintf(g, "%s'%s' skip 1 using 0:4 with linespoints pt 7 ", first ? "" : ", ",
-                    r->ranks.path);
-            series_title(g, r, several, "done_us");
-            first = 0;
-            break;
-        case FIG_SLOTS:
-            fprintf(g, "%s'%s' skip 1 using 1:2 with lines lw 2 ", first ? "" : ", ",
-                    r->slots.path);
-            series_title(g, r, several, "all switches");
-            fprintf(g, ", '%s' skip 1 using 1:3 with lines dt 2 ", r->slots.path);
-            series_title(g, r, several, "most in one switch");
-            first = 0;
-            break;
-        default:
-            break;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        if (has_fig(&runs[i], f)) fig_series(g, f, &runs[i], i, several, jobs, &first, &series);
     fprintf(g, "\nreset\n");
+}
+
+/* One note on stderr when a run without samples misses figures another
+ * setting would have drawn: which runs, and the key that samples. */
+static void note_unsampled(const struct run *runs, int n)
+{
+    char who[1024] = "";
+    int missing = 0;
+    for (int i = 0; i < n; i++) {
+        if (runs[i].sampled) continue;
+        size_t u = strlen(who);
+        snprintf(who + u, sizeof who - u, "%s%s", u ? ", " : "", runs[i].prefix);
+        missing = 1;
+    }
+    if (!missing) return;
+    int arbor = 0;
+    for (int i = 0; i < n; i++)
+        arbor |= !runs[i].sampled && arbor_run(&runs[i]);
+    fprintf(stderr,
+            "arbor plot: note: %s: no samples (run.sample was 0), so no %s over time; "
+            "'arbor sim -s run.sample=10us --csv ...' samples\n",
+            who, arbor ? "utilisation, queue and slots figures" : "utilisation and queue figures");
 }
 
 int cmd_plot(int argc, char **argv)
@@ -466,10 +569,17 @@ int cmd_plot(int argc, char **argv)
                 rc = cli_error("plot", "%s: a quote or newline in the path", dir);
         }
     }
-    int want[N_FIG] = {0};
-    for (int f = 0; f < N_FIG; f++)
+    int want[N_FIG] = {0}, any = 0;
+    for (int f = 0; f < N_FIG; f++) {
         for (int i = 0; i < n; i++)
             want[f] |= has_fig(&runs[i], f);
+        any |= want[f];
+    }
+    if (rc == CLI_EXIT_OK && !any)
+        rc = cli_error("plot",
+                       "%s: nothing to draw: no samples (run.sample was 0: -s run.sample=10us), "
+                       "no completed flows, no ranks",
+                       runs[0].prefix);
     if (rc == CLI_EXIT_OK && !cli_have_gnuplot()) {
         fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
                         "PATH\n");
@@ -497,6 +607,7 @@ int cmd_plot(int argc, char **argv)
             } else {
                 for (int f = 0; f < N_FIG; f++)
                     if (want[f]) printf("%s\n", png[f]);
+                note_unsampled(runs, n);
             }
         }
     }

@@ -27,6 +27,8 @@ static const char sim_usage[] =
     "8192 B payloads, 16 B headers, header-only, f32); docs/scenarios.md and\n"
     "docs/arbor-sim.md. Examples: -s collective=broadcast -s mode=values\n"
     "-s size=1GiB -s topology=leafspine:4,8,4 -s loss=0.001 -s run.seed=7\n"
+    "Sizes are bytes with an optional unit: K, M, G, T binary (1M = 1MiB =\n"
+    "1048576), KB, MB, GB, TB decimal (docs/scenarios.md, Sizes).\n"
     "\n"
     "-s, --set KEY=VALUE  set a scenario key (section.key, or key when only one\n"
     "               section has it); repeatable, applied after FILE in order\n"

@@ -4,6 +4,7 @@
 #include "arbor/base.h"
 #include "arbor/wire.h"
 #include "cli.h"
+#include "wire_fit.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -16,7 +17,7 @@
 
 static const char wire_usage[] =
     "usage: arbor wire decode [-j|--json] [-f|--frame] HEX|-\n"
-    "       arbor wire encode [-f|--frame] KEY=VALUE ...\n"
+    "       arbor wire encode [-f|--frame] [EXAMPLE] [KEY=VALUE ...]\n"
     "       arbor wire examples\n"
     "\n"
     "decode   print every field of one packet. HEX is the UDP payload (Arbor\n"
@@ -30,15 +31,22 @@ static const char wire_usage[] =
     "         attempt, dtype, header_len, payload_len (and frame, with --frame).\n"
     "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
     "         is x. Keys are those of decode --json (schema must be arbor-wire/1,\n"
-    "         arbor_version is ignored; header_len 16 or 20 sets\n"
-    "         ext), with names or numbers for packet_type, op, payload_kind and\n"
-    "         dtype, and 'a,b,c' for agg_loc and fanin; unset fields are 0,\n"
-    "         version is 2. payload=HEX gives payload bytes, payload_len=N that\n"
-    "         many zero bytes; either sets payload_valid=1 unless it is given.\n"
+    "         arbor_version is ignored; header_len 16 or 20 sets ext; type is\n"
+    "         packet_type), with names (any case) or numbers for packet_type, op,\n"
+    "         payload_kind and dtype, and 'a,b,c' for agg_loc and fanin.\n"
+    "         payload=HEX gives payload bytes, payload_len=N that many zero\n"
+    "         bytes; either sets payload_valid=1 unless it is given. It starts\n"
+    "         from a valid header of the type: unset fields are 0 (version 2)\n"
+    "         but where the type needs another value (type=register has\n"
+    "         repair=1, type=data_request offset_b=1, type=response a credit);\n"
+    "         a key's value is kept, and when the keys admit no valid header\n"
+    "         the error names those to change, or the field to add. EXAMPLE,\n"
+    "         a name 'wire examples' prints, starts from that packet instead.\n"
     "         --frame wraps the packet in Ethernet/IPv4/UDP: keys eth_src,\n"
     "         eth_dst (aa:bb:cc:dd:ee:ff), ip_src, ip_dst (dotted quad), udp_src,\n"
     "         udp_dst (default 17470), ttl, tos, ip_id.\n"
-    "examples print one valid packet of every kind, name and hex, one per line.\n"
+    "examples print one valid packet of every kind, name and hex, one per line;\n"
+    "         'wire encode NAME' gives the same bytes.\n"
     "\n"
     "Malformed input exits with status 2 and one line naming the rule it broke.\n";
 
@@ -305,6 +313,173 @@ static int wire_decode(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* examples                                                             */
+/* ------------------------------------------------------------------ */
+
+struct example {
+    const char *name;
+    const char *what;
+    arb_hdr h;
+    size_t payload_len;
+};
+
+/* One offset's life on a star, plus the recovery and multi-tier packets.
+ * Payloads are small (4 f32 elements) to keep the hex readable. */
+static const struct example examples[] = {
+    {"register",
+     "requester announces message 1 from start_seq 0",
+     {2, ARB_PT_REGISTER, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     0},
+    {"register_ack",
+     "responder acknowledges the REGISTER",
+     {2, ARB_PT_REGISTER_ACK, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     0},
+    {"credit",
+     "credit for offset 5 after the switch pushed slot 12 (fan-in 31)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 0, 1, 0, 1, 0, 0, 5, {12}, {31}, 0, ARB_DTYPE_F32},
+     0},
+    {"credit_result",
+     "credit 9 carrying the result of offset 2",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 9, {13}, {31}, 0, ARB_DTYPE_F32},
+     16},
+    {"credit_retry",
+     "offset 5 credited again in the network (attempt 1), replaying the result of offset 2",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 5, {40}, {31}, 1, ARB_DTYPE_F32},
+     16},
+    {"request",
+     "a requester's contribution for offset 5, slot 12",
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      0,
+      1,
+      0,
+      5,
+      1,
+      {12},
+      {31},
+      0,
+      ARB_DTYPE_F32},
+     16},
+    {"aggregate",
+     "the switch's aggregate of 31 contributions to the responder",
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      0,
+      0,
+      1,
+      5,
+      31,
+      {12},
+      {31},
+      0,
+      ARB_DTYPE_F32},
+     16},
+    {"request_3tier",
+     "a contribution on a three-tier tree (20 B header)",
+     {2,
+      ARB_PT_DATA_REQUEST,
+      0,
+      ARB_OP_SUM,
+      1,
+      1,
+      0,
+      0,
+      1,
+      3,
+      0,
+      5,
+      1,
+      {7, 300, 41},
+      {64, 8, 2},
+      0,
+      ARB_DTYPE_BF16},
+     16},
+    {"tail",
+     "a tail result (no credit left to ride on)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     16},
+    {"completion",
+     "reduce: offset 4 committed (no payload)",
+     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 1, 1, 0, 1, 0, 4, 8, {3}, {31}, 0, ARB_DTYPE_F32},
+     0},
+    {"agg_miss",
+     "slot 12 was taken by another context: offset 5 needs repair",
+     {2, ARB_PT_AGG_MISS, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 5, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     0},
+    {"repair_credit",
+     "repair credit for offset 5 replaying the result it carried",
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 1, 0, 0, 0, 2, 5, {0}, {0}, 0, ARB_DTYPE_F32},
+     16},
+    {"repair_request",
+     "a requester's repair answer, straight to the responder",
+     {2, ARB_PT_DATA_REQUEST, 1, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 5, 1, {0}, {0}, 0, ARB_DTYPE_F32},
+     16},
+    {"tail_replay",
+     "a tail result replayed to a requester missing from the END bitmap",
+     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     16},
+    {"end",
+     "requester holds every result of message 1",
+     {2, ARB_PT_END, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     0},
+    {"end_ack",
+     "responder acknowledges the END",
+     {2, ARB_PT_END_ACK, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
+     0},
+};
+
+/* The example named `name`, or NULL. */
+static const struct example *find_example(const char *name)
+{
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)
+        if (strcmp(examples[i].name, name) == 0) return &examples[i];
+    return NULL;
+}
+
+/* An example's payload: the f32 or bf16 values 1, 2, 3, 4... little-endian. */
+static void example_payload(const struct example *e, uint8_t *buf)
+{
+    size_t esz = arb_dtype_size(e->h.dtype);
+    memset(buf, 0, e->payload_len);
+    for (size_t j = 0; esz && j < e->payload_len / esz; j++) {
+        float f = (float)(j + 1);
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        if (esz == 2) {
+            buf[j * 2] = (uint8_t)(bits >> 16);
+            buf[j * 2 + 1] = (uint8_t)(bits >> 24);
+        } else {
+            for (int b = 0; b < 4; b++)
+                buf[j * 4 + (size_t)b] = (uint8_t)(bits >> (8 * b));
+        }
+    }
+}
+
+/* "register, register_ack, credit, ...": every example's name. */
+static void example_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0] && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", examples[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* encode                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -314,6 +489,8 @@ struct encode_state {
     uint8_t *payload;
     size_t payload_len;
     int have_payload;
+    const char *payload_name; /* the key that gave it */
+    unsigned given;           /* 1 << WD_*: the fields a key set */
     arb_frame_addr fa;
     int frame_keys;
 };
@@ -446,6 +623,55 @@ static const struct {
     [K_IP_ID] = {"ip_id", 0xFFFF},
 };
 
+/* The search dimension (wire_fit.h) each key sets, or -1. */
+static int key_dim(int k)
+{
+    switch (k) {
+    case K_PAYLOAD:
+    case K_PLEN:
+        return WD_PAYLOAD;
+    case K_PKIND:
+        return WD_KIND;
+    case K_DEPTH:
+        return WD_DEPTH;
+    case K_AGGREGATED:
+        return WD_AGGREGATED;
+    case K_OP:
+        return WD_OP;
+    case K_ATTEMPT:
+        return WD_ATTEMPT;
+    case K_REPAIR:
+        return WD_REPAIR;
+    case K_CREDIT:
+        return WD_CREDIT;
+    case K_OFFB:
+        return WD_OFFB;
+    case K_FANIN:
+        return WD_FANIN;
+    default:
+        return -1;
+    }
+}
+
+/* packet_type: a name (any case) or 0..7; refused naming every accepted
+ * name, and the example of that name when there is one. */
+static int set_ptype(struct encode_state *st, const char *v)
+{
+    uint64_t x;
+    if (parse_enum(v, arb_ptype_parse, ARB_PT_COUNT, &x) == 0 && x <= 7) {
+        st->h.packet_type = (uint8_t)x;
+        return 0;
+    }
+    char hint[96] = "";
+    if (find_example(v))
+        snprintf(hint, sizeof hint, "; '%s' is an example: arbor wire encode %s [KEY=VALUE ...]", v,
+                 v);
+    return cli_error("wire encode",
+                     "packet_type: '%s' is not REGISTER, DATA_REQUEST, RESPONSE, END, END_ACK, "
+                     "REGISTER_ACK, AGG_MISS (any case) or 0..7%s",
+                     v, hint);
+}
+
 static int set_key(struct encode_state *st, int k, const char *v)
 {
     const char *E = "wire encode";
@@ -453,10 +679,7 @@ static int set_key(struct encode_state *st, int k, const char *v)
     arb_hdr *h = &st->h;
     switch (k) {
     case K_PTYPE:
-        if (parse_enum(v, arb_ptype_parse, ARB_PT_COUNT, &x) < 0 || x > keys[k].max)
-            return cli_error(E, "packet_type: '%s' is not a packet type name or 0..7", v);
-        h->packet_type = (uint8_t)x;
-        return 0;
+        return set_ptype(st, v);
     case K_OP:
         if (parse_enum(v, arb_op_parse, ARB_OP_COUNT, &x) < 0 || x > keys[k].max)
             return cli_error(E, "op: '%s' is not NOP, SUM, MAX, MIN or 0..3", v);
@@ -489,6 +712,7 @@ static int set_key(struct encode_state *st, int k, const char *v)
         st->payload = parse_hex("wire encode: payload", v, &st->payload_len);
         if (!st->payload) return CLI_EXIT_USAGE;
         st->have_payload = 1;
+        st->payload_name = "payload";
         return 0;
     case K_ETH_SRC:
     case K_ETH_DST:
@@ -559,6 +783,7 @@ static int set_key(struct encode_state *st, int k, const char *v)
         if (!st->payload) return cli_error(E, "out of memory");
         st->payload_len = x;
         st->have_payload = 1;
+        st->payload_name = "payload_len";
         break;
     case K_UDP_SRC:
         st->fa.udp_src = (uint16_t)x;
@@ -588,9 +813,49 @@ static int set_key(struct encode_state *st, int k, const char *v)
 
 static int find_key(const char *name, size_t n)
 {
+    if (n == 4 && strncmp(name, "type", 4) == 0) return K_PTYPE; /* short for packet_type */
     for (int k = 0; k < K_COUNT; k++)
         if (strlen(keys[k].name) == n && strncmp(keys[k].name, name, n) == 0) return k;
     return -1;
+}
+
+/* Start from the example `name`: its header and payload. */
+static int start_from_example(struct encode_state *st, const char *name)
+{
+    const struct example *e = find_example(name);
+    if (!e) {
+        char names[400];
+        example_names(names, sizeof names);
+        return cli_error("wire encode", "expected KEY=VALUE or an example's name (%s), got '%s'",
+                         names, name);
+    }
+    st->h = e->h;
+    if (e->payload_len) {
+        st->payload = calloc(e->payload_len, 1);
+        if (!st->payload) return cli_error("wire encode", "out of memory");
+        example_payload(e, st->payload);
+        st->payload_len = e->payload_len;
+        st->have_payload = 1;
+        st->payload_name = "payload";
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The valid header nearest to the keys (wire_fit.c): into st, or the one
+ * line naming what is wrong. */
+static int fit_header(struct encode_state *st)
+{
+    struct wire_fit f = {.h = st->h,
+                         .payload_len = st->payload_len,
+                         .payload_valid_given = st->have_payload_valid,
+                         .given = st->given,
+                         .payload_name = st->payload_name ? st->payload_name : "payload"};
+    char msg[512];
+    size_t plen;
+    if (wire_fit(&f, &st->h, &plen, msg, sizeof msg) != 0)
+        return cli_error("wire encode", "%s", msg);
+    if (plen == 0) st->payload_len = 0;
+    return CLI_EXIT_OK;
 }
 
 static void default_frame(arb_frame_addr *fa)
@@ -631,8 +896,12 @@ static int wire_encode(int argc, char **argv)
     for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
         const char *a = argv[i];
         const char *eq = strchr(a, '=');
+        if (!eq && i == optind) { /* an example to start from */
+            rc = start_from_example(&st, a);
+            continue;
+        }
         if (!eq) {
-            rc = cli_error(E, "expected KEY=VALUE, got '%s'", a);
+            rc = cli_error(E, "expected KEY=VALUE, got '%s' (an example's name comes first)", a);
             break;
         }
         /* decode --json's own fields: its schema (checked) and the
@@ -659,6 +928,7 @@ static int wire_encode(int argc, char **argv)
             break;
         }
         rc = set_key(&st, k, eq + 1);
+        if (key_dim(k) >= 0) st.given |= 1u << key_dim(k);
     }
     if (rc == CLI_EXIT_OK && st.frame_keys && !frame)
         rc = cli_error(E, "frame keys (eth_*, ip_*, udp_*, ttl, tos) need --frame");
@@ -667,6 +937,7 @@ static int wire_encode(int argc, char **argv)
         return rc;
     }
     if (st.have_payload && !st.have_payload_valid) st.h.payload_valid = 1;
+    if (!st.have_payload && !st.have_payload_valid) st.h.payload_valid = 0;
 
     if (!st.h.ext && (st.h.agg_loc[1] || st.h.agg_loc[2])) {
         int i = st.h.agg_loc[1] ? 1 : 2;
@@ -674,6 +945,11 @@ static int wire_encode(int argc, char **argv)
                        "agg_loc: agg_loc[%d] = %u needs the 20 B header (header_len=20 or "
                        "ext=1); the 16 B header carries agg_loc[0] only",
                        i, st.h.agg_loc[i]);
+        free(st.payload);
+        return rc;
+    }
+    rc = fit_header(&st);
+    if (rc != CLI_EXIT_OK) {
         free(st.payload);
         return rc;
     }
@@ -715,132 +991,8 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* examples                                                             */
+/* wire examples                                                        */
 /* ------------------------------------------------------------------ */
-
-struct example {
-    const char *name;
-    const char *what;
-    arb_hdr h;
-    size_t payload_len;
-};
-
-/* One offset's life on a star, plus the recovery and multi-tier packets.
- * Payloads are small (4 f32 elements) to keep the hex readable. */
-static const struct example examples[] = {
-    {"register",
-     "requester announces message 1 from start_seq 0",
-     {2, ARB_PT_REGISTER, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     0},
-    {"register_ack",
-     "responder acknowledges the REGISTER",
-     {2, ARB_PT_REGISTER_ACK, 1, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     0},
-    {"credit",
-     "credit for offset 5 after the switch pushed slot 12 (fan-in 31)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 0, 1, 0, 1, 0, 0, 5, {12}, {31}, 0, ARB_DTYPE_F32},
-     0},
-    {"credit_result",
-     "credit 9 carrying the result of offset 2",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 9, {13}, {31}, 0, ARB_DTYPE_F32},
-     16},
-    {"credit_retry",
-     "offset 5 credited again in the network (attempt 1), replaying the result of offset 2",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 1, 0, 1, 0, 2, 5, {40}, {31}, 1, ARB_DTYPE_F32},
-     16},
-    {"request",
-     "a requester's contribution for offset 5, slot 12",
-     {2,
-      ARB_PT_DATA_REQUEST,
-      0,
-      ARB_OP_SUM,
-      1,
-      1,
-      0,
-      0,
-      0,
-      1,
-      0,
-      5,
-      1,
-      {12},
-      {31},
-      0,
-      ARB_DTYPE_F32},
-     16},
-    {"aggregate",
-     "the switch's aggregate of 31 contributions to the responder",
-     {2,
-      ARB_PT_DATA_REQUEST,
-      0,
-      ARB_OP_SUM,
-      1,
-      1,
-      0,
-      0,
-      0,
-      0,
-      1,
-      5,
-      31,
-      {12},
-      {31},
-      0,
-      ARB_DTYPE_F32},
-     16},
-    {"request_3tier",
-     "a contribution on a three-tier tree (20 B header)",
-     {2,
-      ARB_PT_DATA_REQUEST,
-      0,
-      ARB_OP_SUM,
-      1,
-      1,
-      0,
-      0,
-      1,
-      3,
-      0,
-      5,
-      1,
-      {7, 300, 41},
-      {64, 8, 2},
-      0,
-      ARB_DTYPE_BF16},
-     16},
-    {"tail",
-     "a tail result (no credit left to ride on)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     16},
-    {"completion",
-     "reduce: offset 4 committed (no payload)",
-     {2, ARB_PT_RESPONSE, 0, ARB_OP_SUM, 1, 0, 1, 1, 0, 1, 0, 4, 8, {3}, {31}, 0, ARB_DTYPE_F32},
-     0},
-    {"agg_miss",
-     "slot 12 was taken by another context: offset 5 needs repair",
-     {2, ARB_PT_AGG_MISS, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 5, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     0},
-    {"repair_credit",
-     "repair credit for offset 5 replaying the result it carried",
-     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 1, 0, 0, 0, 2, 5, {0}, {0}, 0, ARB_DTYPE_F32},
-     16},
-    {"repair_request",
-     "a requester's repair answer, straight to the responder",
-     {2, ARB_PT_DATA_REQUEST, 1, ARB_OP_SUM, 1, 1, 0, 0, 0, 0, 0, 5, 1, {0}, {0}, 0, ARB_DTYPE_F32},
-     16},
-    {"tail_replay",
-     "a tail result replayed to a requester missing from the END bitmap",
-     {2, ARB_PT_RESPONSE, 1, ARB_OP_SUM, 1, 1, 2, 0, 0, 0, 0, 7, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     16},
-    {"end",
-     "requester holds every result of message 1",
-     {2, ARB_PT_END, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     0},
-    {"end_ack",
-     "responder acknowledges the END",
-     {2, ARB_PT_END_ACK, 0, ARB_OP_NOP, 1, 0, 0, 0, 0, 0, 0, 0, 0, {0}, {0}, 0, ARB_DTYPE_F32},
-     0},
-};
 
 static int wire_examples(int argc, char **argv)
 {
@@ -860,21 +1012,7 @@ static int wire_examples(int argc, char **argv)
             fprintf(stderr, "arbor wire examples: %s is invalid: %s\n", e->name, arb_strerror(err));
             return CLI_EXIT_FAIL;
         }
-        /* Payload: the f32 or bf16 values 1, 2, 3, 4... little-endian. */
-        size_t esz = arb_dtype_size(e->h.dtype);
-        memset(buf + hlen, 0, e->payload_len);
-        for (size_t j = 0; esz && j < e->payload_len / esz; j++) {
-            float f = (float)(j + 1);
-            uint32_t bits;
-            memcpy(&bits, &f, 4);
-            if (esz == 2) {
-                buf[hlen + j * 2] = (uint8_t)(bits >> 16);
-                buf[hlen + j * 2 + 1] = (uint8_t)(bits >> 24);
-            } else {
-                for (int b = 0; b < 4; b++)
-                    buf[hlen + j * 4 + (size_t)b] = (uint8_t)(bits >> (8 * b));
-            }
-        }
+        example_payload(e, buf + hlen);
         printf("%-15s ", e->name);
         for (size_t j = 0; j < hlen + e->payload_len; j++)
             printf("%02x", buf[j]);

@@ -84,14 +84,27 @@ static void gp_string(FILE *g, const char *s)
     fputc('"', g);
 }
 
+/* The unit of a sweep figure, from its name (docs/sweeps.md's figures):
+ * times end in _us, rates in _gbps, bytes in _bytes; the rest are counts. */
+static const char *figure_unit(const char *fig)
+{
+    if (strstr(fig, "_us")) return "us";
+    if (strstr(fig, "_gbps")) return "Gb/s";
+    if (strstr(fig, "_bytes")) return "bytes";
+    return "count";
+}
+
 static void script(FILE *g, const char *png, const char *xvar, const char *yfig, struct pt *pts,
                    size_t n, int numeric, char **cats, size_t n_cats)
 {
     fprintf(g, "set terminal pngcairo size 1000,600\nset output '%s'\n", png);
     fprintf(g, "set title \"%s against %s (mean, 95%% CI)\" noenhanced\n", yfig, xvar);
-    fprintf(g, "set key outside right noenhanced\nset grid\n");
+    fprintf(g, "set key outside right top box noenhanced\nset grid\n");
     fprintf(g, "set offsets graph 0.05, graph 0.05, 0, 0\n"); /* bars at the ends in view */
-    fprintf(g, "set xlabel \"%s\" noenhanced\nset ylabel \"%s\" noenhanced\n", xvar, yfig);
+    fprintf(g,
+            "set xlabel \"%s (the value swept, in the file's unit)\" noenhanced\n"
+            "set ylabel \"%s (%s; mean, 95%% CI bars)\" noenhanced\n",
+            xvar, yfig, figure_unit(yfig));
     if (!numeric) {
         fprintf(g, "set xrange [-0.5:%zu.5]\nset xtics (", n_cats - 1);
         for (size_t i = 0; i < n_cats; i++) {
