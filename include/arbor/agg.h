@@ -23,6 +23,15 @@
  *   RESPONSE, credit_valid = 1, repair = 0 (a credit going down): allocate
  *     the next slot in rotation, own it (channel, offset_b, attempt), push its id at
  *     agg_loc[agg_depth], agg_depth++. FORWARD (replicate to the children).
+ *     With local repair, a credit of attempt > 0 whose offset an earlier
+ *     attempt took here within the hold (same channel, same stack depth)
+ *     does not allocate: a partial slot is taken over (FORWARD, ADOPT: its owner's
+ *     attempt becomes the credit's, what it counted stays, and res.have
+ *     names the ports that contributed, which the credit skips); a
+ *     complete one answers with its aggregate again (EMIT_AGGREGATE,
+ *     REPLAY: a DATA_REQUEST of the credit's attempt on the credit's stack,
+ *     sent up in the credit's place, which goes no further); a copy of a
+ *     credit whose slot is live here is dropped (HELD).
  *     Call it only for credits going down: a credit climbing to the root is
  *     forwarded by the driver without the engine; the root calls the engine
  *     before it replicates.
@@ -32,10 +41,13 @@
  *       owner mismatch  EMIT_MISS: a header-only AGG_MISS to the responder
  *                       (channel or offset differ; it carries the request's
  *                       attempt);
- *       other attempt   DROP (STALE): the same offset, another attempt;
+ *       other attempt   DROP (STALE): the same offset, another attempt
+ *                       (with local repair: only a later one; an earlier
+ *                       attempt's input counts as the owner's);
  *       otherwise       count, reduce; CONSUMED, or EMIT_AGGREGATE (popped,
  *                       aggregated = 1, offset_b = count) once the count
- *                       reaches the fan-in;
+ *                       reaches the fan-in (the aggregate carries the
+ *                       owner's attempt);
  *       duplicate port, completed slot, inconsistent input: DROP.
  *   Everything else (repair requests and credits, tails, REGISTER, END, the
  *   acks, AGG_MISS, requests with agg_depth 0): FORWARD unchanged.
@@ -65,6 +77,19 @@ extern "C" {
 /* Defaults of arb_agg_config_default(). */
 #define ARB_AGG_SLOTS_DEFAULT 1024 /**< slots, by default */
 #define ARB_AGG_PORTS_DEFAULT 64   /**< ports, by default */
+/** The re-credit timer's floor, by default: 20 us (a driver that knows its
+ * fabric's loop gives its own). */
+#define ARB_AGG_RECREDIT_MIN_DEFAULT (20 * ARB_PS_PER_US)
+/** The re-credit timer's ceiling, by default: 1 ms. */
+#define ARB_AGG_RECREDIT_MAX_DEFAULT ARB_PS_PER_MS
+/** How long a slot counts as its context's for a later attempt or a copy
+ * of its credit, by default: 1 ms (arb_agg_config.recredit_hold). */
+#define ARB_AGG_HOLD_DEFAULT ARB_PS_PER_MS
+/** The re-credit timer is this many times the completion estimate (see
+ * arb_agg_config.recredit_min). */
+#define ARB_AGG_RECREDIT_PATIENCE 4
+/** Re-credits of one slot, by default, before it is left to the responder. */
+#define ARB_AGG_RECREDIT_TRIES_DEFAULT 3
 
 /** An engine's configuration (arb_agg_config_default). */
 typedef struct arb_agg_config {
@@ -81,6 +106,37 @@ typedef struct arb_agg_config {
     /** Switch ports the driver names, 1..ARB_AGG_PORTS_MAX (default 64):
      * every port given to arb_agg_recv must be below it. */
     uint32_t ports;
+    /** 1 (the default): local repair (docs/protocol.md section 6.4): a
+     * credit of a later attempt takes over, or answers from, the slot an
+     * earlier attempt of its offset still holds here; an earlier attempt's
+     * input counts in a slot a later one took over. 0: every attempt is a
+     * context of its own, as before. Costs a table of 2A to 4A slot ids,
+     * and for the re-credits (arb_agg_arm) per slot the credit's header,
+     * a port bitmap and in values mode its payload (max_payload bytes: the
+     * pool's memory doubles), and a timer queue of 2A entries. */
+    int local_repair;
+    /** The re-credit timer (arb_agg_arm): ARB_AGG_RECREDIT_PATIENCE times
+     * the larger of srtt + 4 rttvar and the recent largest + rttvar of
+     * this pool's own credit-to-aggregate times (times 2 for each spurious
+     * re-credit seen lately, up to 64), at least recredit_min (0: the
+     * default), at most recredit_max, doubled per re-credit;
+     * recredit_tries re-credits per slot at most (0: none). */
+    arb_time recredit_min;
+    arb_time recredit_max;   /**< see recredit_min */
+    uint32_t recredit_tries; /**< see recredit_min */
+    /** 1 (the default): re-credit a port by order too, as soon as it
+     * answered a credit armed after the one it has not answered (right
+     * where every port's child answers credits in the order they went
+     * down, as hosts do: the switch engine arms a switch's slots only where
+     * its children are hosts). 0: by the timer only. */
+    int recredit_order;
+    /** How long after its allocation a slot may be taken over by a later
+     * attempt of its offset, answer one from its aggregate, or hold a copy
+     * of its credit (default ARB_AGG_HOLD_DEFAULT). A channel's identity
+     * and offset may come round again (the runtime's 8-bit message ids,
+     * each call's offsets from 0): they must not within the hold, which
+     * keeps old data from ever answering a new message. */
+    arb_time recredit_hold;
     arb_logger logger;  /**< DEBUG: one line per dropped or missed request */
     const arb_mem *mem; /**< allocator (base.h); NULL: the C library's */
 } arb_agg_config;
@@ -123,10 +179,18 @@ typedef enum arb_agg_reason {
     ARB_AGG_R_STACK_FULL = 12, /**< DROP: credit with agg_depth 3 */
     ARB_AGG_R_STACK_EXT = 13,  /**< DROP: credit in a 16 B header would need depth 2 */
     ARB_AGG_R_MALFORMED = 14,  /**< DROP: the header fails arb_hdr_validate */
-    ARB_AGG_R_STALE = 15       /**< DROP: the slot's owner is another attempt of the offset */
+    ARB_AGG_R_STALE = 15,      /**< DROP: the slot's owner is another attempt of the offset */
+    ARB_AGG_R_ADOPT = 16,      /**< FORWARD: a later attempt's credit took over the partial
+                                  slot of an earlier one (local repair); res.have */
+    ARB_AGG_R_REPLAY = 17,     /**< EMIT_AGGREGATE: a later attempt's credit, or a copy of
+                                  the credit, met the complete slot of its offset: its
+                                  aggregate, sent again */
+    ARB_AGG_R_HELD = 18        /**< DROP: a copy of a credit whose context holds a live slot
+                                  here (a re-credit from above; this switch's own timer asks
+                                  its children) */
 } arb_agg_reason;
 
-#define ARB_AGG_REASON_COUNT 16 /**< the number of arb_agg_reason values */
+#define ARB_AGG_REASON_COUNT 19 /**< the number of arb_agg_reason values */
 
 /**
  * The engine's answer to one packet. Nothing in it is allocated; `payload`
@@ -148,32 +212,46 @@ typedef struct arb_agg_result {
      * OR over every input for EMIT_AGGREGATE. */
     uint8_t ce;
     /** The slot allocated or read (PUSH, COUNTED, COMPLETE, OWNER,
-     * DUPLICATE, LATE, OVERCOUNT, MISMATCH, TOO_LONG); -1 when none. */
+     * DUPLICATE, LATE, OVERCOUNT, MISMATCH, TOO_LONG, ADOPT, REPLAY); -1
+     * when none. */
     int32_t slot;
+    /** ADOPT: the ports (bit p of word p / 64) whose contribution the slot
+     * holds already: the credit goes on only to the others. NULL otherwise;
+     * valid until the next call on the engine. */
+    const uint64_t *have;
 } arb_agg_result;
 
 /** An engine's counters (arb_agg_get_stats). */
 typedef struct arb_agg_stats {
-    uint64_t packets;        /**< arb_agg_recv calls that returned 0 */
-    uint64_t malformed;      /**< dropped: failed arb_hdr_validate */
-    uint64_t bypass;         /**< forwarded unchanged */
-    uint64_t credits;        /**< credits going down */
-    uint64_t allocations;    /**< slots allocated (= credits - stack_overflow) */
-    uint64_t stack_overflow; /**< credits dropped: STACK_FULL or STACK_EXT */
-    uint64_t reclaimed_live; /**< allocations that took a slot still live */
-    uint64_t requests;       /**< normal requests with agg_depth > 0 */
-    uint64_t passthrough;    /**< of which fan-in 1, popped */
-    uint64_t miss;           /**< of which AGG_MISS (OWNER and BAD_SLOT) */
-    uint64_t contributions;  /**< of which counted into a slot */
-    uint64_t duplicate;      /**< of which dropped as duplicates */
-    uint64_t late;           /**< of which dropped as late */
-    uint64_t protocol_error; /**< of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
-    uint64_t stale;          /**< of which dropped as STALE (another attempt's slot) */
-    uint64_t aggregates;     /**< slots completed (aggregates emitted) */
-    uint64_t resets;         /**< arb_agg_reset calls (the switch lost its state) */
-    uint64_t reset_live;     /**< slots live when a reset emptied the pool */
-    uint32_t live;           /**< slots live now */
-    uint32_t peak_live;      /**< most slots live at once */
+    uint64_t packets;           /**< arb_agg_recv calls that returned 0 */
+    uint64_t malformed;         /**< dropped: failed arb_hdr_validate */
+    uint64_t bypass;            /**< forwarded unchanged */
+    uint64_t credits;           /**< credits going down */
+    uint64_t allocations;       /**< slots allocated (= credits - stack_overflow - adoptions -
+                                     replays) */
+    uint64_t stack_overflow;    /**< credits dropped: STACK_FULL or STACK_EXT */
+    uint64_t reclaimed_live;    /**< allocations that took a slot still live */
+    uint64_t requests;          /**< normal requests with agg_depth > 0 */
+    uint64_t passthrough;       /**< of which fan-in 1, popped */
+    uint64_t miss;              /**< of which AGG_MISS (OWNER and BAD_SLOT) */
+    uint64_t contributions;     /**< of which counted into a slot */
+    uint64_t duplicate;         /**< of which dropped as duplicates */
+    uint64_t late;              /**< of which dropped as late */
+    uint64_t protocol_error;    /**< of which dropped as OVERCOUNT, MISMATCH or TOO_LONG */
+    uint64_t stale;             /**< of which dropped as STALE (another attempt's slot) */
+    uint64_t aggregates;        /**< slots completed (aggregates emitted) */
+    uint64_t adoptions;         /**< credits that took over an earlier attempt's partial slot */
+    uint64_t replays;           /**< credits answered with an aggregate made here before */
+    uint64_t dup_credits;       /**< copies of a credit whose slot is live here (HELD) */
+    uint64_t recredits;         /**< credits sent again to the children still missing */
+    uint64_t recredits_order;   /**< of which because the child answered a later credit */
+    uint64_t recredit_spurious; /**< re-credits answered sooner than a loop: the original
+                                     was on its way (the timers grow) */
+    uint64_t recredit_lost;     /**< timers lost to a full queue */
+    uint64_t resets;            /**< arb_agg_reset calls (the switch lost its state) */
+    uint64_t reset_live;        /**< slots live when a reset emptied the pool */
+    uint32_t live;              /**< slots live now */
+    uint32_t peak_live;         /**< most slots live at once */
     /** Time slots spent live (allocation to completion or reclaim), and
      * partially filled (first contribution to completion or reclaim), in
      * ps; arb_agg_get_stats adds the open intervals of live slots up to
@@ -224,14 +302,53 @@ void arb_agg_free(arb_agg *a);
 int arb_agg_recv(arb_agg *a, arb_hdr *h, const void *payload, size_t payload_len, uint64_t channel,
                  uint32_t port, int ce, arb_time now, arb_agg_result *res);
 
+/** A re-credit to send (arb_agg_expire). */
+typedef struct arb_agg_recredit {
+    int32_t slot;        /**< the slot */
+    uint64_t channel;    /**< its owner's channel identity */
+    arb_hdr hdr;         /**< the credit as it went down (send it as is) */
+    const void *payload; /**< its payload (values mode), valid until the next call */
+    size_t payload_len;  /**< its length (header-only: the length it stands for) */
+    int ce;              /**< the CE bit it went down with (send it with it) */
+    /** The ports to send it to (bit p of word p / 64): those it went to
+     * whose contribution the slot does not hold. */
+    uint64_t missing[ARB_AGG_PORTS_MAX / 64];
+    uint32_t words; /**< the words of missing in use */
+} arb_agg_recredit;
+
 /**
- * The aggregator keeps no timers: a slot that never completes is simply
- * reallocated when the rotation comes back to it, and recovery is the
- * responder's job (timeout, AGG_MISS, repair). These exist so a driver
- * treats every engine alike: arb_agg_next_expiry returns ARB_TIME_NEVER.
+ * Local repair's timer (docs/protocol.md section 6.4): after a credit took
+ * slot `slot` (FORWARD, PUSH or ADOPT) and the driver replicated it to
+ * `ports` (global numbers; port - first_port < cfg.ports), it arms the
+ * slot: the credit as sent (its stack pushed) and its CE bit, its payload (copied in
+ * values mode) and the ports are kept, and if the slot is still partial
+ * when its timer runs out, arb_agg_expire hands the credit back for the
+ * ports whose contribution is missing; sooner, by order, for a port that
+ * has answered a credit armed after it (credits go down a port, and are
+ * answered, in order: the port lost it; a requester answers every copy of
+ * a credit; a switch below answers from its slot, see ARB_AGG_R_REPLAY and
+ * ARB_AGG_R_HELD). Nothing happens without local repair. Errors: ARB_EINVAL
+ * for a NULL a or credit, a slot out of range or a port out of range.
  */
+int arb_agg_arm(arb_agg *a, int32_t slot, const arb_hdr *credit, const void *payload, size_t len,
+                int ce, const uint32_t *ports, uint32_t n_ports, uint32_t first_port, arb_time now);
+
+/** The earliest re-credit timer (it may turn out to have nothing to do):
+ * 0 when the oldest armed slot is already lost by order, ARB_TIME_NEVER
+ * when none is armed. */
 arb_time arb_agg_next_expiry(const arb_agg *a);
-/** Does nothing (see arb_agg_next_expiry). Errors: ARB_EINVAL for a NULL a. */
+
+/**
+ * The next re-credit due at `now`: 1 and *out filled (send out->hdr with
+ * out->payload to each port of out->missing), or 0 when none is left.
+ * Each slot is re-credited at most cfg.recredit_tries times, its timer
+ * doubling each time; then its offset is the responder's to repair.
+ * Errors: ARB_EINVAL for a NULL a or out.
+ */
+int arb_agg_expire(arb_agg *a, arb_time now, arb_agg_recredit *out);
+
+/** Does nothing (arb_agg_expire does the work). Errors: ARB_EINVAL for a
+ * NULL a. */
 int arb_agg_on_expiry(arb_agg *a, arb_time now);
 
 /**

@@ -751,6 +751,10 @@ typedef struct arb_sim_arbor_config {
     uint32_t window;             /**< credits outstanding per channel; 0 (the
                                   * default): arb_sim_arbor_window */
     uint32_t slots;              /**< slots per aggregating switch (default 1024) */
+    /** 1 (the default): the switches repair locally (agg.h local_repair,
+     * docs/protocol.md section 6.4); 0: every attempt is end to end. Every
+     * job of a simulator must agree (the pools are shared). */
+    int local_repair;
     /** Recovery (endpoint.h, arb_responder_config): the timers' ceiling
      * (default 50 ms) and floor (0, the default: twice the fabric's loop,
      * arb_sim_arbor_loop), adaptive timers (default 1), order-based loss
@@ -951,16 +955,21 @@ typedef struct arb_sim_arbor_result {
     uint64_t registers;     /**< REGISTERs sent, retries included */
     uint64_t ends;          /**< ENDs sent, retries included */
     /* switches */
-    uint64_t agg_inputs;        /**< contributions counted into slots */
-    uint64_t agg_aggregates;    /**< aggregates emitted */
-    uint64_t agg_drops;         /**< requests the aggregators dropped */
-    uint64_t agg_passthrough;   /**< fan-in 1 */
-    uint32_t peak_live_slots;   /**< the most any switch held */
-    uint32_t peak_job_slots;    /**< the most slots this job held live at one switch at once
-                                   (the whole: the most of any job) */
-    uint32_t port;              /**< a job's channels' UDP port (the whole: 0) */
-    uint64_t agg_allocations;   /**< slots allocated by credits */
-    uint64_t agg_reclaimed;     /**< of which took a slot still live (pool too small) */
+    uint64_t agg_inputs;      /**< contributions counted into slots */
+    uint64_t agg_aggregates;  /**< aggregates emitted */
+    uint64_t agg_drops;       /**< requests the aggregators dropped */
+    uint64_t agg_passthrough; /**< fan-in 1 */
+    uint32_t peak_live_slots; /**< the most any switch held */
+    uint32_t peak_job_slots;  /**< the most slots this job held live at one switch at once
+                                 (the whole: the most of any job) */
+    uint32_t port;            /**< a job's channels' UDP port (the whole: 0) */
+    uint64_t agg_allocations; /**< slots allocated by credits */
+    uint64_t agg_reclaimed;   /**< of which took a slot still live (pool too small) */
+    /* local repair (docs/protocol.md section 6.4) */
+    uint64_t agg_adoptions;     /**< later attempts' credits that took over an earlier's slot */
+    uint64_t agg_replays;       /**< credits answered with an aggregate made before */
+    uint64_t agg_held;          /**< copies of a credit whose slot was live (dropped) */
+    uint64_t recredits;         /**< credits the switches sent again to missing children */
     arb_time slot_time;         /**< summed over switches: slots live (allocation to completion) */
     arb_time partial_slot_time; /**< summed: slots partially filled (first input to completion) */
     /** normal credit sent -> offset committed, at the responders (the loop R): mean */

@@ -16,6 +16,13 @@
  *                                            takes a slot), then CHILDREN: a
  *                                            copy to each port of the entry's
  *                                            replication set (none: DROP);
+ *                                            local repair: a later attempt's
+ *                                            credit goes only to the children
+ *                                            whose contribution the slot it
+ *                                            took over lacks, and where an
+ *                                            earlier attempt's slot completed,
+ *                                            its aggregate goes UP (or UNICAST
+ *                                            at the root) in the credit's place;
  *   DATA_REQUEST, repair = 0, agg_depth > 0 (a request climbing its tree)
  *     entry does not aggregate               UP, or UNICAST at the root;
  *     entry aggregates                       the aggregator's answer: CONSUMED,
@@ -168,12 +175,41 @@ int arb_switch_recv(arb_switch *sw, arb_agg *agg, const arb_plan *plan, const ar
  */
 int arb_switch_set_tap(arb_switch *sw, arb_switch_tap tap, void *ctx);
 
+/** A credit a switch sends again to the children still missing (local
+ * repair; arb_switch_expire). */
+typedef struct arb_switch_recredit {
+    uint64_t channel;      /**< the channel identity the aggregator was given */
+    arb_hdr hdr;           /**< the credit as it first went down: send it as is */
+    const void *payload;   /**< its payload (values mode; valid until the next call) */
+    size_t payload_len;    /**< its length (header-only: the length it stands for) */
+    int ce;                /**< the CE bit it went down with */
+    const uint32_t *ports; /**< global ports to send a copy to (valid until the next call) */
+    uint32_t n_ports;      /**< how many */
+} arb_switch_recredit;
+
+/** When the switch's aggregator next has a re-credit to look at
+ * (arb_agg_next_expiry), or ARB_TIME_NEVER (also for a NULL agg). */
+arb_time arb_switch_next_expiry(const arb_switch *sw, const arb_agg *agg);
+
+/**
+ * The next credit due to go again: 1 and *out, or 0 when none is due at
+ * `now` (arb_agg_expire). The driver sends out->hdr with out->payload on
+ * each of out->ports, as it replicates a credit. Errors: ARB_EINVAL for a
+ * NULL sw, agg or out.
+ */
+int arb_switch_expire(arb_switch *sw, arb_agg *agg, arb_time now, arb_switch_recredit *out);
+
 /** Decisions counted by verb, and the calls that reached the aggregator. */
 typedef struct arb_switch_stats {
     uint64_t packets;                      /**< arb_switch_recv calls that returned 0 */
     uint64_t verbs[ARB_SWITCH_VERB_COUNT]; /**< by arb_switch_verb */
     uint64_t agg_calls;                    /**< of which the aggregator saw */
     uint64_t copies;                       /**< CHILDREN: copies beyond the first */
+    /** Children a later attempt's credit skipped: the slot it took over held
+     * their contribution (local repair). */
+    uint64_t spared;
+    uint64_t recredits;       /**< credits sent again by the switch's own timer */
+    uint64_t recredit_copies; /**< the copies they made */
 } arb_switch_stats;
 
 /** The engine's counters. */

@@ -31,7 +31,24 @@ typedef struct slot {
     uint8_t op;           /* of the first contribution */
     uint8_t payload_valid;
     uint8_t ce;      /* OR of the contributions' CE bits */
-    uint8_t attempt; /* owner: the credit context's attempt */
+    uint8_t attempt; /* owner: the credit context's attempt (the latest that adopted it) */
+    /* once complete, what its aggregate carried beyond the slot's own
+     * fields, to send it again for a later attempt (replay) */
+    uint8_t msg_id, ext, pkind, out_depth;
+    uint8_t at_depth; /* the stack depth the owning credit pushed it at */
+    /* re-credit (local repair): the credit as it went down, when, to which
+     * ports (expect, per slot in `bitmap`'s shape), and the timer */
+    uint8_t tries;       /* re-credits sent */
+    uint8_t resent;      /* its credit went down more than once (re-credit, adoption) */
+    uint8_t cred_ce;     /* the CE bit its credit went down with */
+    uint32_t arm_seq;    /* the queue entry that is this slot's timer */
+    uint32_t cred_len;   /* its payload's length (header-only: what it stands for) */
+    arb_time t_credit;   /* when it went down */
+    arb_time due;        /* the timer; ARB_TIME_NEVER: none */
+    arb_time t_recredit; /* the last re-credit */
+    uint64_t arm_no;     /* its credit's place in the order credits went down (0: none) */
+    arb_hdr cred;        /* the credit as it went down (its stack pushed) */
+    uint8_t out_fanin[ARB_MAX_DEPTH];
 } slot;
 
 struct arb_agg {
@@ -43,16 +60,41 @@ struct arb_agg {
     slot *slots;
     uint64_t *bitmap; /* nslots x words: ports that contributed */
     uint8_t *acc;     /* nslots x max_payload, NULL in header-only mode */
-    arb_agg_stats st; /* slot times here are the closed intervals only */
+    /* local repair: the slot a (channel, offset) was last given, by hash,
+     * direct-mapped (id + 1; 0 none); a hit is checked against the slot's
+     * owner, a collision only costs the shortcut */
+    uint32_t *recent;
+    uint32_t recent_mask;
+    /* re-credit: per slot the ports a credit went to, and (values) its
+     * payload; a FIFO of timers by arming time (qcap entries); the
+     * completion estimate (srtt, rttvar) of slots not re-credited */
+    uint64_t *expect;
+    uint8_t *cpay;
+    struct timer {
+        uint32_t slot, seq;
+        arb_time due;
+    } * q;
+    uint32_t qcap, qhead, qlen;
+    arb_time srtt, rttvar, maxrtt, minrtt;
+    /* a re-credit answered sooner than half a loop was spurious (the
+     * original was on its way): the timers grow (x2, up to 64) and shrink
+     * back (/2) after 64 completions without one */
+    uint32_t mult, clean;
+    /* order: credits go down each port in the order they were armed, and a
+     * child answers them in that order, so a port that answered a later
+     * credit has lost an earlier one it has not answered (RACK, per port) */
+    uint64_t arms;       /* credits armed so far */
+    uint64_t *port_last; /* per port: the latest armed credit it answered */
+    arb_agg_stats st;    /* slot times here are the closed intervals only */
 };
 
 static const char *const action_names[ARB_AGG_ACTION_COUNT] = {
     "CONSUMED", "FORWARD", "EMIT_AGGREGATE", "EMIT_MISS", "DROP"};
 
 static const char *const reason_names[ARB_AGG_REASON_COUNT] = {
-    "BYPASS",     "PUSH",      "FANIN1",    "COUNTED",   "COMPLETE", "OWNER",
-    "BAD_SLOT",   "DUPLICATE", "LATE",      "OVERCOUNT", "MISMATCH", "TOO_LONG",
-    "STACK_FULL", "STACK_EXT", "MALFORMED", "STALE"};
+    "BYPASS",    "PUSH",  "FANIN1",    "COUNTED",  "COMPLETE", "OWNER",      "BAD_SLOT",
+    "DUPLICATE", "LATE",  "OVERCOUNT", "MISMATCH", "TOO_LONG", "STACK_FULL", "STACK_EXT",
+    "MALFORMED", "STALE", "ADOPT",     "REPLAY",   "HELD"};
 
 void arb_agg_config_default(arb_agg_config *cfg)
 {
@@ -61,6 +103,12 @@ void arb_agg_config_default(arb_agg_config *cfg)
     cfg->max_payload = ARB_PAYLOAD_MAX;
     cfg->header_only = 0;
     cfg->ports = ARB_AGG_PORTS_DEFAULT;
+    cfg->local_repair = 1;
+    cfg->recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
+    cfg->recredit_max = ARB_AGG_RECREDIT_MAX_DEFAULT;
+    cfg->recredit_tries = ARB_AGG_RECREDIT_TRIES_DEFAULT;
+    cfg->recredit_order = 1;
+    cfg->recredit_hold = ARB_AGG_HOLD_DEFAULT;
     cfg->logger.fn = NULL;
     cfg->logger.user = NULL;
     cfg->logger.max_level = ARB_LOG_WARN;
@@ -86,10 +134,31 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
     a->cfg = c;
     a->nslots = c.slots;
     a->words = (c.ports + 63) / 64;
+    a->mult = 1;
     a->slots = arb_mem_calloc(c.mem, c.slots, sizeof *a->slots);
     a->bitmap = arb_mem_calloc(c.mem, (size_t)c.slots * a->words, sizeof *a->bitmap);
     if (!c.header_only) a->acc = arb_mem_malloc(c.mem, (size_t)c.slots * c.max_payload);
-    if (!a->slots || !a->bitmap || (!c.header_only && !a->acc)) {
+    c.local_repair = c.local_repair != 0;
+    if (c.local_repair) {
+        uint32_t n = 1;
+        while (n < 2 * c.slots)
+            n *= 2;
+        a->recent = arb_mem_calloc(c.mem, n, sizeof *a->recent);
+        a->recent_mask = n - 1;
+    }
+    if (c.local_repair) {
+        a->expect = arb_mem_calloc(c.mem, (size_t)c.slots * a->words, sizeof *a->expect);
+        if (!c.header_only) a->cpay = arb_mem_malloc(c.mem, (size_t)c.slots * c.max_payload);
+        a->qcap = 2 * c.slots;
+        a->q = arb_mem_malloc(c.mem, (size_t)a->qcap * sizeof *a->q);
+        a->port_last = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_last);
+    }
+    if (c.recredit_min == 0) c.recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
+    if (c.recredit_max < c.recredit_min) c.recredit_max = c.recredit_min;
+    a->cfg = c;
+    if (!a->slots || !a->bitmap || (!c.header_only && !a->acc) ||
+        (c.local_repair &&
+         (!a->recent || !a->expect || !a->q || !a->port_last || (!c.header_only && !a->cpay)))) {
         arb_agg_free(a);
         return ARB_ENOMEM;
     }
@@ -106,6 +175,11 @@ void arb_agg_free(arb_agg *a)
     arb_mem_free(mem, a->slots);
     arb_mem_free(mem, a->bitmap);
     arb_mem_free(mem, a->acc);
+    arb_mem_free(mem, a->recent);
+    arb_mem_free(mem, a->expect);
+    arb_mem_free(mem, a->cpay);
+    arb_mem_free(mem, a->q);
+    arb_mem_free(mem, a->port_last);
     arb_mem_free(mem, a);
 }
 
@@ -171,6 +245,7 @@ static void result_init(arb_agg_result *res, int ce)
     res->payload_len = 0;
     res->ce = ce != 0;
     res->slot = -1;
+    res->have = NULL;
 }
 
 static int forward(arb_agg_result *res, const arb_hdr *h, const void *payload, size_t len,
@@ -205,6 +280,105 @@ static void pop(arb_hdr *h)
     h->fanin[h->agg_depth] = 0;
 }
 
+static void loop_sample(arb_agg *a, arb_time sample);
+
+/* ---- local repair: the slot of an earlier attempt -------------------------- */
+
+static uint32_t *recent_at(const arb_agg *a, uint64_t channel, uint32_t offset)
+{
+    return &a->recent[mix64(channel ^ (uint64_t)offset << 40) & a->recent_mask];
+}
+
+/* A slot is another attempt's (or copy's) of the same context only while
+ * it is fresh: taken less than the hold ago. A channel's identity and
+ * offset may come round again (a runtime's message ids are 8 bits and each
+ * call's offsets start at 0): much later, the same numbers are another
+ * message, whose data must never be answered from an old slot. */
+static int fresh(const arb_agg *a, const slot *s, arb_time now)
+{
+    return now - s->t_alloc <= a->cfg.recredit_hold;
+}
+
+/* The slot an earlier attempt of (channel, offset) took here and still
+ * holds, fresh, or -1. */
+static int32_t earlier_attempt(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t attempt,
+                               arb_time now)
+{
+    uint32_t v = *recent_at(a, channel, offset);
+    if (!v) return -1;
+    const slot *s = &a->slots[v - 1];
+    if (s->state == SLOT_FREE || s->channel != channel || s->offset != offset ||
+        s->attempt >= attempt || !fresh(a, s, now))
+        return -1;
+    return (int32_t)(v - 1);
+}
+
+/* The live slot this very context (same attempt) holds here, fresh, or
+ * -1. */
+static int32_t held(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t attempt,
+                    arb_time now)
+{
+    uint32_t v = *recent_at(a, channel, offset);
+    if (!v) return -1;
+    const slot *s = &a->slots[v - 1];
+    if (s->state != SLOT_LIVE || s->channel != channel || s->offset != offset ||
+        s->attempt != attempt || !fresh(a, s, now))
+        return -1;
+    return (int32_t)(v - 1);
+}
+
+/* A later attempt's credit takes over the partial slot of an earlier one:
+ * what its inputs counted stays (the same data: a requester answers every
+ * attempt with the same contribution); the credit goes on only to the
+ * ports that have not contributed (res->have). */
+static int adopt(arb_agg *a, slot *s, uint32_t id, arb_hdr *h, const void *payload, size_t len,
+                 arb_agg_result *res)
+{
+    s->attempt = h->attempt;
+    s->tries = 0;
+    s->resent = 1;
+    s->due = ARB_TIME_NEVER; /* armed again by the driver (arb_agg_arm) */
+    s->arm_seq++;
+    s->owner_sig = owner_sig(s->channel, s->offset, s->attempt, s->gen);
+    a->st.adoptions++;
+    h->agg_loc[h->agg_depth] = (uint16_t)id;
+    h->agg_depth++;
+    res->slot = (int32_t)id;
+    res->have = slot_bits(a, id);
+    return forward(res, h, payload, len, ARB_AGG_R_ADOPT);
+}
+
+/* A later attempt's credit meets the complete slot of an earlier one: the
+ * aggregate was made here and lost above, so it is sent again, as the
+ * credit's attempt, on the credit's stack; nothing below is asked again. */
+static int replay(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, arb_agg_result *res)
+{
+    s->attempt = h->attempt;
+    s->owner_sig = owner_sig(s->channel, s->offset, s->attempt, s->gen);
+    a->st.replays++;
+    arb_hdr *o = &res->hdr;
+    arb_hdr_init(o, ARB_PT_DATA_REQUEST, s->msg_id, s->dtype, s->ext);
+    o->op = s->op;
+    o->payload_valid = s->payload_valid;
+    o->payload_kind = s->pkind;
+    o->aggregated = 1;
+    o->offset_a = s->offset;
+    o->offset_b = s->count;
+    o->attempt = h->attempt;
+    o->agg_depth = h->agg_depth;
+    for (unsigned i = 0; i < h->agg_depth; i++) {
+        o->agg_loc[i] = h->agg_loc[i];
+        o->fanin[i] = s->out_fanin[i];
+    }
+    res->action = ARB_AGG_EMIT_AGGREGATE;
+    res->reason = ARB_AGG_R_REPLAY;
+    res->slot = (int32_t)id;
+    res->payload = a->cfg.header_only || !s->len ? NULL : slot_acc(a, id);
+    res->payload_len = s->len;
+    res->ce = s->ce;
+    return 0;
+}
+
 /* ---- credits going down ------------------------------------------------- */
 
 static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, uint64_t channel,
@@ -218,6 +392,23 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
                     channel, port);
     }
 
+    if (a->recent) {
+        int32_t same = held(a, channel, h->offset_b & ARB_OFFSET_MASK, h->attempt, t);
+        if (same >= 0) { /* a copy of a credit whose slot is live here */
+            a->st.dup_credits++;
+            res->slot = same;
+            return drop(a, res, h, ARB_AGG_R_HELD, channel, port);
+        }
+    }
+    if (a->recent && h->attempt > 0) {
+        int32_t old = earlier_attempt(a, channel, h->offset_b & ARB_OFFSET_MASK, h->attempt, t);
+        if (old >= 0) {
+            slot *o = &a->slots[old];
+            if (o->at_depth == d && o->state == SLOT_LIVE)
+                return adopt(a, o, (uint32_t)old, h, payload, len, res);
+            if (o->at_depth == d && o->out_depth == d) return replay(a, o, (uint32_t)old, h, res);
+        }
+    }
     uint32_t id = a->next;
     a->next = id + 1 == a->nslots ? 0 : id + 1;
     slot *s = &a->slots[id];
@@ -247,9 +438,15 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
     s->op = 0;
     s->payload_valid = 0;
     s->ce = 0;
+    s->at_depth = d;
+    s->tries = 0;
+    s->resent = 0;
+    s->due = ARB_TIME_NEVER;
+    s->arm_seq++;
     /* The accumulator is not cleared: the first contribution overwrites it. */
     memset(slot_bits(a, id), 0, a->words * sizeof(uint64_t));
     a->st.allocations++;
+    if (a->recent) *recent_at(a, channel, s->offset) = id + 1;
 
     h->agg_loc[d] = (uint16_t)id;
     h->agg_depth = (uint8_t)(d + 1);
@@ -298,11 +495,13 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     res->slot = (int32_t)id;
     if (s->state == SLOT_FREE || s->channel != channel || s->offset != h->offset_a)
         return emit_miss(a, res, h, ARB_AGG_R_OWNER, channel, port);
-    if (s->attempt != h->attempt) {
+    if (s->attempt != h->attempt && !(a->recent && h->attempt < s->attempt)) {
         /* Another attempt of the same offset owns the slot: this input
          * belongs to a context the responder has given up on, or to one it
          * has not reached yet. Neither may enter the slot, and no AGG_MISS:
-         * the owner's own inputs are on their way. */
+         * the owner's own inputs are on their way. With local repair an
+         * earlier attempt's input counts in a slot a later one adopted:
+         * it is the same data. */
         a->st.stale++;
         return drop(a, res, h, ARB_AGG_R_STALE, channel, port);
     }
@@ -346,8 +545,21 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
         s->len = (uint32_t)plen;
         s->t_first = t;
     }
+    /* a re-credit waits in the same queues as the credits before it: an
+     * answer within half the smoothed loop of it is the original's */
+    arb_time soon = a->srtt / 2 > a->minrtt ? a->srtt / 2 : a->minrtt;
+    if (s->tries && s->t_recredit && t - s->t_recredit < soon) {
+        a->st.recredit_spurious++;
+        if (a->mult < 64) a->mult = a->mult ? 2 * a->mult : 2;
+        a->clean = 0;
+        s->t_recredit = 0; /* once per re-credit */
+    }
     s->count += h->offset_b;
     s->ncontrib++;
+    /* order: a slot sent down once tells which credit the port answered; a
+     * re-credited one does not (its first copy may be what came back) */
+    if (a->port_last && !s->resent && s->arm_no > a->port_last[port])
+        a->port_last[port] = s->arm_no;
     s->contrib_gen = s->gen;
     s->ce |= ce != 0;
     bits[port / 64] |= bit;
@@ -363,12 +575,22 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     a->st.live--;
     close_live(a, s, t);
     a->st.aggregates++;
+    if (s->due != ARB_TIME_NEVER) {
+        if (!s->tries) loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
+        s->due = ARB_TIME_NEVER;
+    }
 
     arb_hdr *o = &res->hdr;
     *o = *h;
     pop(o);
     o->aggregated = 1;
     o->offset_b = s->count;
+    o->attempt = s->attempt; /* the owner's: the latest attempt it counts for */
+    s->msg_id = h->message_id;
+    s->ext = h->ext;
+    s->pkind = h->payload_kind;
+    s->out_depth = o->agg_depth;
+    memcpy(s->out_fanin, o->fanin, sizeof s->out_fanin);
     res->action = ARB_AGG_EMIT_AGGREGATE;
     res->reason = ARB_AGG_R_COMPLETE;
     res->payload = a->cfg.header_only || !plen ? NULL : slot_acc(a, id);
@@ -429,6 +651,11 @@ int arb_agg_reset(arb_agg *a, arb_time now)
     }
     memset(a->slots, 0, (size_t)a->nslots * sizeof *a->slots);
     memset(a->bitmap, 0, (size_t)a->nslots * a->words * sizeof *a->bitmap);
+    if (a->recent) memset(a->recent, 0, ((size_t)a->recent_mask + 1) * sizeof *a->recent);
+    a->qhead = a->qlen = 0;
+    if (a->port_last) memset(a->port_last, 0, a->cfg.ports * sizeof *a->port_last);
+    a->mult = 1;
+    a->clean = 0;
     a->next = 0;
     a->st.live = 0;
     a->st.resets++;
@@ -437,10 +664,185 @@ int arb_agg_reset(arb_agg *a, arb_time now)
     return (int)lost;
 }
 
+/* ---- re-credit: the switch's own timer on its partial slots ------------- */
+
+/* A completion sample (credit down to aggregate up) of a slot that was not
+ * re-credited: srtt and rttvar as RFC 6298 computes them. */
+static void loop_sample(arb_agg *a, arb_time sample)
+{
+    if (!a->minrtt || sample < a->minrtt) a->minrtt = sample;
+    if (++a->clean >= 64 && a->mult > 1) {
+        a->mult /= 2;
+        a->clean = 0;
+    }
+    /* the recent largest, decaying by 1/64 of the gap per sample: the
+     * loops have a long tail (a window's credits complete together) */
+    a->maxrtt = sample >= a->maxrtt ? sample : a->maxrtt - (a->maxrtt - sample) / 64;
+    if (!a->srtt) {
+        a->srtt = sample;
+        a->rttvar = sample / 2;
+        return;
+    }
+    arb_time d = sample > a->srtt ? sample - a->srtt : a->srtt - sample;
+    a->rttvar = (3 * a->rttvar + d) / 4;
+    a->srtt = (7 * a->srtt + sample) / 8;
+}
+
+/* How long a slot waits for its children before it asks again: the larger
+ * of srtt + 4 rttvar and the recent largest + rttvar of this switch's own
+ * completions (before the first: four floors), times the patience (the
+ * timer is the backstop of the tail: order finds a loss on a busy port in
+ * about a loop, and a spurious re-credit costs a copy on a link that is
+ * busy), within the floor and the ceiling, doubled per re-credit. */
+static arb_time recredit_timeout(const arb_agg *a, unsigned tries)
+{
+    arb_time t = 4 * a->cfg.recredit_min;
+    if (a->srtt) {
+        t = a->srtt + 4 * a->rttvar;
+        if (a->maxrtt + a->rttvar > t) t = a->maxrtt + a->rttvar;
+    }
+    t *= ARB_AGG_RECREDIT_PATIENCE;
+    if (a->mult > 1) t *= a->mult;
+    if (t < a->cfg.recredit_min) t = a->cfg.recredit_min;
+    for (unsigned k = 0; k < tries && t < a->cfg.recredit_max; k++)
+        t *= 2;
+    return t < a->cfg.recredit_max ? t : a->cfg.recredit_max;
+}
+
+static void queue_timer(arb_agg *a, uint32_t id)
+{
+    slot *s = &a->slots[id];
+    if (a->qlen == a->qcap) { /* full: the oldest timer is lost (the responder's remains) */
+        a->qhead = a->qhead + 1 == a->qcap ? 0 : a->qhead + 1;
+        a->qlen--;
+        a->st.recredit_lost++;
+    }
+    uint32_t at = a->qhead + a->qlen;
+    if (at >= a->qcap) at -= a->qcap;
+    a->q[at] = (struct timer){.slot = id, .seq = s->arm_seq, .due = s->due};
+    a->qlen++;
+}
+
+int arb_agg_arm(arb_agg *a, int32_t slot_id, const arb_hdr *credit, const void *payload, size_t len,
+                int ce, const uint32_t *ports, uint32_t n_ports, uint32_t first_port, arb_time now)
+{
+    if (!a || !credit || slot_id < 0 || (uint32_t)slot_id >= a->nslots || (n_ports && !ports))
+        return ARB_EINVAL;
+    if (!a->expect) return 0; /* no local repair */
+    uint32_t id = (uint32_t)slot_id;
+    slot *s = &a->slots[id];
+    if (s->state != SLOT_LIVE) return 0;
+    uint64_t *ex = a->expect + (size_t)id * a->words;
+    memset(ex, 0, a->words * sizeof *ex);
+    for (uint32_t i = 0; i < n_ports; i++) {
+        uint32_t p = ports[i] - first_port;
+        if (p >= a->cfg.ports) return ARB_EINVAL;
+        ex[p / 64] |= (uint64_t)1 << (p % 64);
+    }
+    size_t keep = len <= a->cfg.max_payload ? len : a->cfg.max_payload;
+    if (a->cpay && payload && keep)
+        memcpy(a->cpay + (size_t)id * a->cfg.max_payload, payload, keep);
+    s->cred = *credit;
+    s->cred_len = (uint32_t)len;
+    s->cred_ce = ce != 0;
+    s->t_credit = now;
+    s->due = now + recredit_timeout(a, s->tries);
+    s->arm_seq++;
+    s->arm_no = ++a->arms;
+    queue_timer(a, id);
+    return 0;
+}
+
+/* The missing ports of slot id that answered a later credit: lost by order
+ * (into miss, words wide); nonzero when any. */
+static int order_lost(const arb_agg *a, uint32_t id, uint64_t *miss)
+{
+    if (!a->cfg.recredit_order) return 0;
+    const slot *s = &a->slots[id];
+    const uint64_t *ex = a->expect + (size_t)id * a->words, *have = slot_bits(a, id);
+    int any = 0;
+    for (uint32_t w = 0; w < a->words; w++) {
+        uint64_t m = ex[w] & ~have[w], lost = 0;
+        for (uint64_t x = m; x; x &= x - 1) {
+            uint32_t p = 64 * w + (uint32_t)__builtin_ctzll(x);
+            if (a->port_last[p] > s->arm_no) lost |= (uint64_t)1 << (p % 64);
+        }
+        if (miss) miss[w] = lost;
+        any |= lost != 0;
+    }
+    return any;
+}
+
 arb_time arb_agg_next_expiry(const arb_agg *a)
 {
-    (void)a;
-    return ARB_TIME_NEVER;
+    if (!a || !a->qlen) return ARB_TIME_NEVER;
+    /* the front only: a stale entry there gives a wake-up that clears it */
+    const struct timer *tm = &a->q[a->qhead];
+    const slot *s = &a->slots[tm->slot];
+    int valid = s->state == SLOT_LIVE && s->arm_seq == tm->seq && s->due != ARB_TIME_NEVER;
+    return valid && order_lost(a, tm->slot, NULL) ? 0 : tm->due;
+}
+
+/* Pop the front entry. */
+static struct timer pop_timer(arb_agg *a)
+{
+    struct timer tm = a->q[a->qhead];
+    a->qhead = a->qhead + 1 == a->qcap ? 0 : a->qhead + 1;
+    a->qlen--;
+    return tm;
+}
+
+int arb_agg_expire(arb_agg *a, arb_time now, arb_agg_recredit *out)
+{
+    if (!a || !out) return ARB_EINVAL;
+    while (a->qlen) {
+        const struct timer *f = &a->q[a->qhead];
+        slot *s = &a->slots[f->slot];
+        if (s->state != SLOT_LIVE || s->arm_seq != f->seq || s->due == ARB_TIME_NEVER) {
+            pop_timer(a);
+            continue;
+        }
+        uint64_t *miss = out->missing;
+        int by_order = order_lost(a, f->slot, miss);
+        if (!by_order && f->due > now) return 0;
+        struct timer tm = pop_timer(a);
+        if (s->tries >= a->cfg.recredit_tries) { /* the responder's to repair now */
+            s->due = ARB_TIME_NEVER;
+            continue;
+        }
+        int any = by_order;
+        if (!by_order) { /* the timer: every port still missing */
+            const uint64_t *ex = a->expect + (size_t)tm.slot * a->words;
+            const uint64_t *have = slot_bits(a, tm.slot);
+            for (uint32_t w = 0; w < a->words; w++) {
+                miss[w] = ex[w] & ~have[w];
+                any |= miss[w] != 0;
+            }
+        }
+        if (!any) {
+            s->due = ARB_TIME_NEVER;
+            continue;
+        }
+        s->tries++;
+        s->resent = 1;
+        s->t_recredit = now;
+        s->due = now + recredit_timeout(a, s->tries);
+        s->arm_seq++;
+        s->arm_no = ++a->arms; /* it goes down again: after every credit so far */
+        queue_timer(a, tm.slot);
+        a->st.recredits++;
+        if (by_order) a->st.recredits_order++;
+        out->slot = (int32_t)tm.slot;
+        out->channel = s->channel;
+        out->hdr = s->cred;
+        out->payload =
+            a->cpay && s->cred_len ? a->cpay + (size_t)tm.slot * a->cfg.max_payload : NULL;
+        out->payload_len = s->cred_len;
+        out->ce = s->cred_ce;
+        out->words = a->words;
+        return 1;
+    }
+    return 0;
 }
 
 int arb_agg_on_expiry(arb_agg *a, arb_time now)
@@ -513,7 +915,8 @@ int arb_agg_check(const arb_agg *a)
     if (st->peak_live < live || st->peak_live > a->nslots) return broken(a, "peak live", -1);
     if (st->packets != st->malformed + st->bypass + st->credits + st->requests)
         return broken(a, "packets do not add up", -1);
-    if (st->credits != st->allocations + st->stack_overflow)
+    if (st->credits !=
+        st->allocations + st->stack_overflow + st->adoptions + st->replays + st->dup_credits)
         return broken(a, "credits do not add up", -1);
     if (st->requests != st->passthrough + st->miss + st->contributions + st->duplicate + st->late +
                             st->protocol_error + st->stale)
@@ -522,6 +925,7 @@ int arb_agg_check(const arb_agg *a)
         return broken(a, "allocations", -1);
     if (st->aggregates < done || st->aggregates > st->contributions)
         return broken(a, "aggregates", -1);
+    if (!a->recent && (st->adoptions || st->replays)) return broken(a, "local repair off", -1);
     return 0;
 }
 

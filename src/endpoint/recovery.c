@@ -17,6 +17,8 @@
  */
 #include <assert.h>
 #include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
 
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
@@ -324,7 +326,9 @@ void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb
         u->ct = u->ct ? (7 * u->ct + sample) / 8 : sample;
         rsp_tree_commit(r, s, now);
     }
-    if (e->why == WHY_NONE || e->why == WHY_MISS) return; /* REPAIR by misses, or not given up */
+    /* REPAIR by misses, not given up, or a tail probe (sent before any
+     * loss was presumed: its original completing says nothing) */
+    if (e->why == WHY_NONE || e->why == WHY_MISS || e->why == WHY_PROBE) return;
     r->st.spurious++;
     r->clean = 0;
     if (e->why == WHY_ORDER && r->reo_mult < MULT_MAX) r->reo_mult++;
@@ -362,6 +366,8 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
         r->st.losses_order++;
         tree_loss(r, e->sub, 0, now);
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now);
+    } else if (why == WHY_PROBE) {
+        r->st.tail_probes++;
     } else if (why == WHY_MISS) {
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now); /* a slot pool too small */
     } else if (why == WHY_TIMER) {
@@ -394,16 +400,54 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
     return from + (t < cap ? t : cap);
 }
 
+/* The tail probe's timeout (local repair, RACK-TLP's PTO): twice the
+ * smoothed loop, at least the floor. */
+static arb_time probe_timeout(const arb_responder *r)
+{
+    arb_time t = 2 * r->srtt;
+    return t < r->cfg.timeout_min ? r->cfg.timeout_min : t;
+}
+
+/* The newest ISSUED credit, when every offset of the message has had its
+ * first credit (no later credit will show it lost by order), or
+ * UINT32_MAX. */
+static uint32_t tail_credit(const arb_responder *r)
+{
+    if (!r->cfg.tail_probe || !r->n_samples || r->next < r->msg[0].n) return UINT32_MAX;
+    uint32_t best = UINT32_MAX;
+    uint64_t seq = 0;
+    for (uint32_t i = r->base; i < r->next; i++) {
+        const struct rentry *e = rsp_entry_c(r, i);
+        if (e->state == E_ISSUED && e->seq > seq) {
+            seq = e->seq;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /*
  * Every ISSUED credit whose order or timer says it is lost is given up;
- * r->next_due is the earliest deadline of those left.
+ * r->next_due is the earliest deadline of those left. With tail probes
+ * (local repair), the newest credit of a message's tail is credited again
+ * a probe timeout after it left, as RACK-TLP probes a tail: the switches
+ * answer the probe from what they hold, so it costs what was lost.
  */
 void rsp_detect_losses(arb_responder *r, arb_time now)
 {
     arb_time reo = reo_wnd(r), rto = rsp_rto(r), due = ARB_TIME_NEVER;
+    uint32_t tail = tail_credit(r);
     for (uint32_t i = r->base; i < r->next; i++) {
         struct rentry *e = rsp_entry(r, i);
         if (e->state != E_ISSUED) continue;
+        if (i == tail && e->why != WHY_PROBE && r->sub[e->sub].health != T_DEAD) {
+            arb_time d = e->sent + probe_timeout(r);
+            if (d <= now) {
+                rsp_give_up(r, i, WHY_PROBE, now);
+                continue;
+            }
+            due = tmin(due, d);
+        }
         const struct rsub *u = &r->sub[e->sub];
         if (r->cfg.order_detection && u->rack_seq > e->seq) {
             arb_time d = e->sent + u->rack_rtt + reo;
@@ -549,12 +593,23 @@ arb_time rsp_end_due(const arb_responder *r)
  * END (docs/protocol.md), so every tail result is replayed to each member
  * missing from the END bitmap; after repair_tries rounds the channel
  * fails. */
+/* How long an END-wait round waits after it replayed the tails: a tail
+ * and the END it brings take about a loop, or as long as the slowest END
+ * took after the last tail; twice that, at least the floor, doubling per
+ * round (not the loss timer: its multipliers grow with the data phase's
+ * spurious losses, which say nothing of an idle fabric's END). */
+arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
+{
+    if (!r->cfg.adaptive_timeout) return r->cfg.timeout;
+    arb_time t = 2 * tmax(r->end_delay, r->srtt);
+    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
+    return doubled(t, rounds, backoff_cap(r));
+}
+
 void rsp_end_expiry(arb_responder *r, arb_time now)
 {
     if (r->end_rounds >= r->cfg.repair_tries) {
-        r->failure.waited = r->cfg.adaptive_timeout
-                                ? doubled(rsp_rto(r), r->end_rounds - 1, backoff_cap(r))
-                                : r->cfg.timeout;
+        r->failure.waited = rsp_end_wait(r, r->end_rounds - 1);
         rsp_fail(r, UINT32_MAX, 1, r->ends);
         return;
     }
@@ -566,9 +621,7 @@ void rsp_end_expiry(arb_responder *r, arb_time now)
         }
     }
     r->end_rounds++;
-    arb_time wait = r->cfg.adaptive_timeout ? doubled(rsp_rto(r), r->end_rounds, backoff_cap(r))
-                                            : r->cfg.timeout;
-    r->end_deadline = now + wait;
+    r->end_deadline = now + rsp_end_wait(r, r->end_rounds);
 }
 
 /* The earliest timer of the message in progress: loss deadlines (as of the

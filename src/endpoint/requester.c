@@ -539,12 +539,19 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
         }
         if (!delivered) return 0;
     } else {
-        /* One answer per credit context: attempt 0 once; a later attempt
-         * is a new context, answered whenever it comes (a duplicate of it
-         * is dropped by the switches' per-port bitmaps). */
-        if (answered_test(q, m, i) && h->attempt == 0) {
+        /* Every copy of a credit is answered, with the same contribution: a
+         * switch sends a credit again where its answer is missing (local
+         * repair), and a switch drops a second answer by its per-port
+         * bitmap. A copy for the previous message is not answered: its
+         * call has returned, and its input and op may be gone; nor a copy
+         * whose offset's own result is in (it committed). */
+        if (answered_test(q, m, i)) {
             q->st.dup_credits++;
-            return 0;
+            if (m == &q->prev) return 0; /* its call has returned: its op, input are gone */
+            /* offset i's own result is in: it committed, with this member's
+             * contribution, so the copy is late; and the caller's input may
+             * be gone already (the call returns once every result is in) */
+            if (needs_input(q, m, i) && have_test(q, m, i)) return 0;
         }
         if (!delivered) return 0;
         if (q->fanin && sub >= q->subchannels) {

@@ -17,6 +17,8 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
 
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
@@ -449,7 +451,7 @@ static void pump(arb_responder *r, arb_time now)
     if (r->committed == m->n) {
         r->phase = ARB_RSP_DRAIN;
         r->end_rounds = 0;
-        r->end_deadline = now + rsp_rto(r);
+        r->end_deadline = now + rsp_end_wait(r, 0);
         if (rsp_end_due(r) < r->end_deadline) r->end_deadline = rsp_end_due(r);
         if (all_ended(r)) close_message(r, now);
     } else {
@@ -761,7 +763,8 @@ static void on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
             bm_set(r->ends, (uint32_t)from);
             r->nends++;
             /* the order of ENDs tells of lost tails (recovery.c) */
-            if (r->last_tail && now > r->last_tail && now - r->last_tail > r->end_delay)
+            if (!r->end_rounds && r->last_tail && now > r->last_tail &&
+                now - r->last_tail > r->end_delay)
                 r->end_delay = now - r->last_tail;
             if (r->phase == ARB_RSP_DRAIN && rsp_end_due(r) < r->end_deadline)
                 r->end_deadline = rsp_end_due(r);

@@ -17,7 +17,7 @@
 enum { E_FREE = 0, E_ISSUED = 1, E_LOST = 2, E_REPAIR = 3, E_COMMITTED = 4 };
 
 /* How an attempt was given up (rentry.why), for spurious-loss accounting. */
-enum { WHY_NONE = 0, WHY_ORDER = 1, WHY_TIMER = 2, WHY_MISS = 3 };
+enum { WHY_NONE = 0, WHY_ORDER = 1, WHY_TIMER = 2, WHY_MISS = 3, WHY_PROBE = 4 };
 
 /* Tree health (per subchannel). */
 enum { T_LIVE = 0, T_SUSPECT = 1, T_DEAD = 2 };
@@ -164,6 +164,8 @@ void rsp_start_repairs(arb_responder *r, arb_time now);
 void rsp_repair_expiries(arb_responder *r, arb_time now);
 int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size_t len, int from,
                       arb_time now);
+/* How long the END wait waits: first, and after each round of replays. */
+arb_time rsp_end_wait(const arb_responder *r, unsigned rounds);
 void rsp_end_expiry(arb_responder *r, arb_time now);
 arb_time rsp_end_due(const arb_responder *r);
 arb_time rsp_rto(const arb_responder *r);

@@ -68,6 +68,7 @@ static int make_responder(arb_host *h, arb_hep *e)
     rc_.adaptive_timeout = cfg->adaptive_timeout;
     rc_.timeout_min = cfg->timeout_min;
     rc_.order_detection = cfg->order_detection;
+    rc_.tail_probe = cfg->tail_probe;
     rc_.attempts = cfg->attempts;
     rc_.miss_limit = cfg->miss_limit;
     rc_.dead_after = cfg->dead_after;

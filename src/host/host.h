@@ -76,7 +76,7 @@ typedef struct arb_host_config {
     uint32_t payload;
     uint32_t window; /* the responders' window when make_cc gives none */
     arb_time timeout, timeout_min, retry, retry_min;
-    int adaptive_timeout, order_detection, dynamic_subchannels;
+    int adaptive_timeout, order_detection, dynamic_subchannels, tail_probe;
     uint32_t attempts, miss_limit, dead_after, repair_tries;
     uint32_t backoff_max; /* the responders' (endpoint.h); 0: the engine's default */
     int header_only;

@@ -687,9 +687,13 @@ static void unicast(struct sw_worker *wk, const struct fwd *f, uint32_t host)
     send_port(wk, f, s->nd->n_down); /* up port 0 */
 }
 
+/* The aggregator's channel identity: job, tree (subchannel), channel and
+ * message, each in its own bits (a job's channels and subchannels are
+ * fewer than 2^16 and 2^8). */
 static uint64_t chan_id(const struct fwd *f)
 {
-    return (uint64_t)f->j->id << 32 | (uint64_t)f->rh.channel << 8 | f->h.message_id;
+    return (uint64_t)f->j->id << 32 | (uint64_t)(f->rh.sub & 0xFF) << 24 |
+           (uint64_t)f->rh.channel << 8 | f->h.message_id;
 }
 
 static const arb_plan_entry *entry_of(const arb_rt_switch *s, const struct fwd *f)
@@ -731,6 +735,7 @@ static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e
                       ((credit && act.verb == ARB_SWITCH_DROP) || act.agg.action == ARB_AGG_DROP)))
         wk->st.agg_drops++;
     if (act.made) {
+        if (credit) f->rh.dst_kind = 0; /* an earlier attempt's aggregate in its place */
         f->payload = pk.payload;
         f->plen = pk.payload_len;
         f->copy = pk.payload != NULL; /* an aggregate: in the aggregator's slot */
@@ -758,6 +763,45 @@ static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e
     default: /* DROP, CONSUMED */
         return;
     }
+}
+
+/* Local repair: the credits this worker's aggregator wants sent again to
+ * the ranks still missing (arb_switch_expire), each as its tree's group
+ * packet from the switch. Under the jobs lock (read). */
+static void recredit(struct sw_worker *wk, arb_time now)
+{
+    arb_rt_switch *s = wk->s;
+    arb_agg *agg = s->aggs[wk->id];
+    if (arb_switch_next_expiry(wk->eng, agg) > now) return;
+    if (s->n_workers > 1) pthread_mutex_lock(&s->agg_lock[wk->id]);
+    arb_switch_recredit rc;
+    while (arb_switch_expire(wk->eng, agg, now, &rc) == 1) {
+        struct fwd f;
+        memset(&f, 0, sizeof f);
+        f.j = find_job(s, (uint32_t)(rc.channel >> 32)); /* chan_id's fields */
+        if (!f.j || !f.j->size) continue;
+        f.rh = (rt_hdr){.kind = RT_K_ARBOR,
+                        .flags = (uint8_t)(RT_F_SWITCH | (rc.ce ? RT_F_CE : 0)),
+                        .dst_kind = 1,
+                        .job = f.j->id,
+                        .channel = (uint16_t)(rc.channel >> 8),
+                        .sub = (uint16_t)(rc.channel >> 24 & 0xFF),
+                        .src = RT_SWITCH_RANK};
+        f.h = rc.hdr;
+        f.payload = rc.payload;
+        f.plen = rc.payload_len;
+        f.copy = rc.payload != NULL; /* it lives in the aggregator */
+        for (uint32_t c = 0; c < rc.n_ports; c++)
+            send_port(wk, &f, local(s, rc.ports[c]));
+        wk->st.recredits++;
+    }
+    if (s->n_workers > 1) pthread_mutex_unlock(&s->agg_lock[wk->id]);
+}
+
+/* When this worker's next re-credit is due, or ARB_TIME_NEVER. */
+static arb_time recredit_due(const struct sw_worker *wk)
+{
+    return arb_switch_next_expiry(wk->eng, wk->s->aggs[wk->id]);
 }
 
 /* With several threads, the aggregator of f's channel is locked while an
@@ -1035,6 +1079,7 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
         for (int i = 0; i < n; i++)
             handle(wk, wk->rx.dg[i].from, wk->rx.dg[i].local, wk->rx.dg[i].buf, wk->rx.dg[i].len,
                    now);
+        recredit(wk, now);
         pthread_rwlock_unlock(&s->jobs_lock);
         rt_tx_flush(&wk->tx);
         if (wk->id == 0) {
@@ -1047,6 +1092,8 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
         if (n > 0) continue;
         arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
         if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
+        arb_time due = recredit_due(wk);
+        if (due != ARB_TIME_NEVER && due - now < left) left = due > now ? due - now : 0;
         if (rt_rxq_wait(&wk->rx, wk->id ? s->wake_fd : -1, left, s->cfg.spin)) wk->st.waits++;
     }
 }

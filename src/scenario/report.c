@@ -206,6 +206,10 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     j_u64(rec, "tree_deaths", a->deaths);
     j_u64(rec, "probes", a->probes);
     j_u64(rec, "revivals", a->revivals);
+    j_u64(rec, "recredits", a->recredits);
+    j_u64(rec, "adoptions", a->agg_adoptions);
+    j_u64(rec, "replays", a->agg_replays);
+    j_u64(rec, "held", a->agg_held);
     cJSON *cc = cJSON_AddObjectToObject(o, "cc");
     cJSON_AddStringToObject(cc, "kind", r->echo[K_AR_CC]);
     j_u64(cc, "increases", a->cc_increases);

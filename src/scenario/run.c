@@ -2011,6 +2011,7 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     ac->values = scn_enum(sc, K_AR_MODE) == 1;
     ac->window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
     ac->slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
+    ac->local_repair = scn_enum(sc, K_AR_REPAIR) == 0;
     ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
     ac->adaptive_timeout = scn_enum(sc, K_AR_TOMODE) == 1;
     ac->timeout_min = scn_u64(sc, K_AR_TOMIN);

@@ -147,6 +147,9 @@
       "the channel's share of a host link, at least 4 (docs/arbor-sim.md)")                        \
     X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
+    X(AR_REPAIR, "arbor", "repair", VT_ENUM, "local", "local|end-to-end", 0, 0,                    \
+      "local: a later attempt of an offset is repaired where it was lost (the switches keep what " \
+      "an earlier attempt gathered); end-to-end: every attempt gathers anew (docs/protocol.md)")   \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
       "the responder's timers' ceiling (the original design's fixed per-offset timeout)")          \
     X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "adaptive", "fixed|adaptive", 0, 0,             \

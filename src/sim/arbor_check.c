@@ -258,6 +258,9 @@ static void agg_sums(const arb_sim *s, const struct ajob *j, arb_sim_arbor_resul
         if (st.peak_live > r->peak_live_slots) r->peak_live_slots = st.peak_live;
         r->agg_allocations += st.allocations;
         r->agg_reclaimed += st.reclaimed_live;
+        r->agg_adoptions += st.adoptions;
+        r->agg_replays += st.replays;
+        r->agg_held += st.dup_credits;
         r->slot_time += st.slot_time;
         r->partial_slot_time += st.partial_slot_time;
         if (arb_agg_check(g) < 0) r->inv_agg_check++;
@@ -464,6 +467,9 @@ static int whole_result(const arb_sim *s, uint64_t conservation, arb_sim_arbor_r
         if (g.peak_live_slots > w.peak_live_slots) w.peak_live_slots = g.peak_live_slots;
         w.agg_allocations += g.agg_allocations;
         w.agg_reclaimed += g.agg_reclaimed;
+        w.agg_adoptions += g.agg_adoptions;
+        w.agg_replays += g.agg_replays;
+        w.agg_held += g.agg_held;
         w.slot_time += g.slot_time;
         w.partial_slot_time += g.partial_slot_time;
         w.inv_agg_check += g.inv_agg_check;

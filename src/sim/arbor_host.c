@@ -57,25 +57,6 @@ static SIM_COLD void resent(struct arbor_job *a, const arb_hdr *h, uint32_t plen
     }
 }
 
-/* Header-only mode: the payload a packet stands for (what values mode sends). */
-static uint32_t virtual_len(const struct ajob *j, const arb_plan_channel *c, const arb_hdr *h)
-{
-    arb_ep_kind kind = c->kind;
-    uint32_t mask = ARB_OFFSET_MASK;
-    if (h->packet_type == ARB_PT_DATA_REQUEST)
-        return kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PULL_COMPLETION
-                   ? len_of(j, c, h->offset_a & mask)
-                   : 0;
-    if (h->packet_type != ARB_PT_RESPONSE) return 0;
-    if (kind == ARB_EP_PULL_RESULT) {
-        int rides = h->payload_kind == ARB_PK_COMPLETION ||
-                    (h->repair && h->credit_valid && h->offset_a != h->offset_b);
-        return rides ? len_of(j, c, h->offset_a & mask) : 0;
-    }
-    if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, c, h->offset_b & mask);
-    return 0;
-}
-
 /* The engines' send callback. */
 void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uint8_t *payload,
                    size_t len)
@@ -88,7 +69,7 @@ void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uin
     j->a->hdr[i] = *h;
     uint32_t aux = NONE, plen;
     if (!j->cfg.values) {
-        plen = virtual_len(j, e->c, h);
+        plen = arbor_virtual_len(j, e->c, h);
     } else {
         plen = (uint32_t)len;
         if (len && (aux = arbor_put_payload(s, payload, len)) == NONE) {

@@ -159,7 +159,9 @@ struct arbor_job {
      * job and liveness (SLOT_LIVE), the jobs' live_at kept from them */
     arb_agg **agg;
     uint32_t **owner;
-    arb_switch **sw; /* per node: its switch engine (switches a job's tree crosses) */
+    arb_switch **sw;       /* per node: its switch engine (switches a job's tree crosses) */
+    arb_time *sw_timer_at; /* per node: its pending re-credit timer, or ARB_TIME_NEVER */
+    uint64_t *sw_timer_seq;
     uint32_t n_parts;
     struct nacct *acct; /* per node, every job's packets */
     uint64_t *left;     /* per node: conservation_errors' scratch, made at set-up */
@@ -182,6 +184,7 @@ struct arbor_job {
     /* the first job's, which every job must share: the pools are common */
     uint32_t slots, payload;
     int values;
+    int local_repair;              /* the aggregators' (agg.h), every job's */
     arb_sim_arbor_failure failure; /* the first engine that gave up */
     /* arb_sim_arbor_counters_get: payload bytes committed and sent again,
      * retry and repair credits sent, and the watch for the first of those
@@ -309,6 +312,26 @@ static inline uint32_t wire_of(const arb_hdr *h, uint32_t payload)
 {
     uint32_t hl = h->ext ? ARB_HDR_LEN_LONG : ARB_HDR_LEN_SHORT; /* arb_hdr_len */
     return ARB_FRAME_OVERHEAD + hl + payload + ARB_WIRE_EXTRA;
+}
+
+/* Header-only mode: the payload a packet stands for (what values mode sends). */
+static inline uint32_t arbor_virtual_len(const struct ajob *j, const arb_plan_channel *c,
+                                         const arb_hdr *h)
+{
+    arb_ep_kind kind = c->kind;
+    uint32_t mask = ARB_OFFSET_MASK;
+    if (h->packet_type == ARB_PT_DATA_REQUEST)
+        return kind == ARB_EP_PULL_RESULT || kind == ARB_EP_PULL_COMPLETION
+                   ? len_of(j, c, h->offset_a & mask)
+                   : 0;
+    if (h->packet_type != ARB_PT_RESPONSE) return 0;
+    if (kind == ARB_EP_PULL_RESULT) {
+        int rides = h->payload_kind == ARB_PK_COMPLETION ||
+                    (h->repair && h->credit_valid && h->offset_a != h->offset_b);
+        return rides ? len_of(j, c, h->offset_a & mask) : 0;
+    }
+    if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, c, h->offset_b & mask);
+    return 0;
 }
 
 /* Job j's tree-table entry of `tree` at `node`, or NONE. */

@@ -144,6 +144,10 @@ static const size_t sums[] = {F(commits),
                               F(agg_passthrough),
                               F(agg_allocations),
                               F(agg_reclaimed),
+                              F(agg_adoptions),
+                              F(agg_replays),
+                              F(agg_held),
+                              F(recredits),
                               F(slot_time),
                               F(partial_slot_time),
                               F(copies),
@@ -172,7 +176,7 @@ static const size_t sums[] = {F(commits),
 /* A field added to the figures must be merged here (summed, a maximum, or
  * derived after the merge, in arbor_check.c): this fails until it is. */
 #if defined(__LP64__)
-_Static_assert(sizeof(arb_sim_arbor_result) == 552, "arbor_part_merge: a new figure to merge");
+_Static_assert(sizeof(arb_sim_arbor_result) == 584, "arbor_part_merge: a new figure to merge");
 #endif
 #define N_EXTRA_MAX 8
 

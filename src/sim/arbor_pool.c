@@ -92,6 +92,7 @@ int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part)
     ac.slots = a->slots / a->n_parts;
     ac.max_payload = a->payload;
     ac.header_only = !a->values;
+    ac.local_repair = a->local_repair;
     ac.ports = radix;
     ac.logger = s->cfg.log;
     a->owner[g] = calloc(ac.slots, sizeof *a->owner[g]);

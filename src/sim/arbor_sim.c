@@ -23,6 +23,7 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
     cfg->payload = ARB_PAYLOAD_MAX;
     cfg->window = 0; /* arb_sim_arbor_window */
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
+    cfg->local_repair = 1;
     cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
     cfg->adaptive_timeout = 1;
     cfg->order_detection = 1;
@@ -128,6 +129,8 @@ void arbor_free(arb_sim *s)
     for (uint32_t n = 0; a->sw && n < arb_topo_n_nodes(s->topo); n++)
         arb_switch_free(a->sw[n]);
     free(a->sw);
+    free(a->sw_timer_at);
+    free(a->sw_timer_seq);
     if (a->hj)
         for (uint32_t h = 0; h < s->n_hosts; h++)
             free(a->hj[h].v);
@@ -234,6 +237,7 @@ static int make_engines(arb_sim *s, struct ajob *j)
     if (hc.retry_min > hc.retry) hc.retry_min = hc.retry;
     hc.adaptive_timeout = cfg->adaptive_timeout;
     hc.order_detection = cfg->order_detection;
+    hc.tail_probe = cfg->local_repair; /* the switches answer a probe from what they hold */
     hc.dynamic_subchannels = cfg->dynamic_subchannels;
     hc.attempts = cfg->attempts;
     hc.miss_limit = cfg->miss_limit;
@@ -291,6 +295,7 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->bp.size = cfg->payload;
     a->payload = cfg->payload;
     a->slots = cfg->slots;
+    a->local_repair = cfg->local_repair;
     a->values = cfg->values;
     a->spare = NONE;
     a->watch_hit = a->g_watch_hit = ARB_TIME_NEVER;
@@ -299,19 +304,23 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
     a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
     a->sw = calloc(n_nodes, sizeof *a->sw);
+    a->sw_timer_at = malloc(n_nodes * sizeof *a->sw_timer_at);
+    a->sw_timer_seq = calloc(n_nodes, sizeof *a->sw_timer_seq);
     a->acct = calloc(n_nodes, sizeof *a->acct);
     a->left = calloc(n_nodes, sizeof *a->left);
     a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
     a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
     a->hj = calloc(s->n_hosts, sizeof *a->hj);
     a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
-    if (!a->agg || !a->owner || !a->sw || !a->acct || !a->left || !a->timer_at || !a->timer_seq ||
-        !a->hj || !a->next_port) {
+    if (!a->agg || !a->owner || !a->sw || !a->sw_timer_at || !a->sw_timer_seq || !a->acct ||
+        !a->left || !a->timer_at || !a->timer_seq || !a->hj || !a->next_port) {
         arbor_free(s);
         return ARB_ENOMEM;
     }
     for (uint32_t h = 0; h < s->n_hosts; h++)
         a->timer_at[h] = ARB_TIME_NEVER;
+    for (uint32_t n = 0; n < n_nodes; n++)
+        a->sw_timer_at[n] = ARB_TIME_NEVER;
     return 0;
 }
 
@@ -535,7 +544,7 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
     if (cfg->deferred && cfg->skew && cfg->skew_random == 2) return ARB_EINVAL;
     if (!a) return 0;
     if (cfg->values != a->values || cfg->payload != a->payload || cfg->slots != a->slots ||
-        parts != a->n_parts)
+        parts != a->n_parts || (cfg->local_repair != 0) != (a->local_repair != 0))
         return ARB_EINVAL;
     int lag = cfg->skew && cfg->skew_random == 2;
     for (uint32_t r = 0; r < arb_plan_get_config(cfg->plan)->n_ranks; r++) {

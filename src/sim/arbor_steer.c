@@ -53,14 +53,21 @@ static void replicate(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_por
 }
 
 /* The aggregate or AGG_MISS the switch made replaces packet i's header and
- * payload (values: the aggregate in a new payload buffer). 0, or -1 when
- * the packet was dropped. */
-static int sw_replace(arb_sim *s, uint32_t node, uint32_t i, const arb_switch_packet *pk, int miss)
+ * payload (values: the aggregate in a new payload buffer; header-only: the
+ * length it stands for). A credit whose earlier attempt's aggregate took
+ * its place (local repair) now goes to the channel's responder. 0, or -1
+ * when the packet was dropped. */
+static int sw_replace(arb_sim *s, struct ajob *j, uint32_t node, uint32_t i,
+                      const arb_switch_packet *pk, int was_credit)
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
+    const arb_plan_channel *c = arb_plan_get_channel(j->p, k->conn - j->ch_base);
+    if (was_credit) k->dst = c->responder_host;
     a->hdr[i] = *pk->hdr;
-    if (a->values && pk->payload && pk->payload_len) {
+    if (!a->values) {
+        k->payload = (uint16_t)arbor_virtual_len(j, c, pk->hdr);
+    } else if (pk->payload && pk->payload_len) {
         uint32_t b = arbor_buf_get(s);
         if (b == NONE) {
             fatal(s, ARB_ENOMEM);
@@ -71,8 +78,7 @@ static int sw_replace(arb_sim *s, uint32_t node, uint32_t i, const arb_switch_pa
         buf_put(s, k->aux);
         k->aux = b;
         k->payload = (uint16_t)pk->payload_len;
-    } else if (miss) { /* an AGG_MISS: header only (header-only mode keeps the
-                        * length an aggregate stands for) */
+    } else { /* an AGG_MISS, or an aggregate of no payload */
         buf_put(s, k->aux);
         k->aux = NONE;
         k->payload = 0;
@@ -90,12 +96,12 @@ static void slot_account(struct arbor_job *a, struct ajob *j, uint32_t node, siz
 
 /* What the switch engine decided for packet i, carried out. */
 static void sw_act(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
-                   const arb_switch_packet *pk, const arb_switch_action *act)
+                   const arb_switch_packet *pk, const arb_switch_action *act, int was_credit)
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
     if (act->error) fatal(s, act->error);
-    if (act->made && sw_replace(s, node, i, pk, act->agg.action == ARB_AGG_EMIT_MISS) < 0) return;
+    if (act->made && sw_replace(s, j, node, i, pk, was_credit) < 0) return;
     if (act->aggregated) {
         k->flags = (uint8_t)((k->flags & ~PF_CE) | (pk->ce ? PF_CE : 0) | PF_SWITCH);
         k->bytes = (uint16_t)wire_of(&a->hdr[i], k->payload); /* header-only: what it stands for */
@@ -127,6 +133,91 @@ static void sw_act(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, 
     }
 }
 
+/* ---- re-credits: the switches' own timers --------------------------------- */
+
+/* The earliest re-credit timer of any part of node's pool. */
+static arb_time sw_next_expiry(const arb_sim *s, uint32_t node)
+{
+    const struct arbor_job *a = s->arb;
+    arb_time t = ARB_TIME_NEVER;
+    for (uint32_t k = 0; k < a->n_parts; k++) {
+        arb_time x = arb_switch_next_expiry(a->sw[node], a->agg[(size_t)node * a->n_parts + k]);
+        if (x < t) t = x;
+    }
+    return t;
+}
+
+/* Node's re-credit timer at its pool's earliest, unless one is pending
+ * earlier (it looks again when it fires). */
+static void sw_timer_arm(arb_sim *s, uint32_t node)
+{
+    struct arbor_job *a = s->arb;
+    arb_time t = sw_next_expiry(s, node);
+    if (t == ARB_TIME_NEVER || a->sw_timer_at[node] <= t) return;
+    if (t < s->now) t = s->now;
+    int64_t seq =
+        evq_push(&s->q, t, (s->n_ports << 2) + 3 * s->n_hosts + s->n_ports + s->n_hosts + node);
+    if (seq < 0) {
+        fatal(s, (int)seq);
+        return;
+    }
+    a->sw_timer_at[node] = t;
+    a->sw_timer_seq[node] = (uint64_t)seq;
+}
+
+/* One re-credit as a packet of its channel's tree, from the switch: a
+ * copy to each port. */
+static void sw_recredit(arb_sim *s, uint32_t node, const arb_switch_recredit *rc)
+{
+    struct arbor_job *a = s->arb;
+    uint32_t conn = (uint32_t)rc->channel, tree = (uint32_t)(rc->channel >> 32);
+    struct ajob *j = job_of(s, conn);
+    const arb_plan_channel *c = arb_plan_get_channel(j->p, conn - j->ch_base);
+    uint32_t i = pkt_new(s);
+    if (i == PKT_NONE) return;
+    uint32_t aux = NONE, plen = (uint32_t)rc->payload_len;
+    if (!a->values)
+        plen = arbor_virtual_len(j, c, &rc->hdr);
+    else if (plen && (aux = arbor_put_payload(s, rc->payload, plen)) == NONE) {
+        pool_release(&s->pool, i);
+        fatal(s, ARB_ENOMEM);
+        return;
+    }
+    a->hdr[i] = rc->hdr;
+    *pool_get(&s->pool, i) =
+        (struct pkt){.next = PKT_NONE,
+                     .conn = conn,
+                     .src = c->responder_host,
+                     .dst = c->responder_host,
+                     .psn = ROUTE_TREE | j->port << 1,
+                     .aux = aux,
+                     .qp = tree,
+                     .in_port = PKT_NONE,
+                     .ts = s->now,
+                     .bytes = (uint16_t)wire_of(&rc->hdr, plen),
+                     .payload = (uint16_t)plen,
+                     .sport = (uint16_t)(tree - c->first_tree),
+                     .kind = PK_ARBOR,
+                     .flags = (uint8_t)(PF_ECT | PF_SWITCH | (rc->ce ? PF_CE : 0))};
+    j->res.recredits++;
+    a->acct[node].in++; /* made here: it enters the node's balance */
+    replicate(s, j, node, PKT_NONE, rc->ports, rc->n_ports, i);
+}
+
+void arbor_on_switch_timer(arb_sim *s, uint32_t node, uint64_t seq)
+{
+    struct arbor_job *a = s->arb;
+    if (!a || seq != a->sw_timer_seq[node] || a->sw_timer_at[node] != s->now) return;
+    a->sw_timer_at[node] = ARB_TIME_NEVER;
+    for (uint32_t k = 0; k < a->n_parts && !s->error; k++) {
+        arb_agg *g = a->agg[(size_t)node * a->n_parts + k];
+        arb_switch_recredit rc;
+        while (g && arb_switch_expire(a->sw[node], g, s->now, &rc) == 1 && !s->error)
+            sw_recredit(s, node, &rc);
+    }
+    sw_timer_arm(s, node);
+}
+
 void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct arbor_job *a = s->arb;
@@ -146,17 +237,27 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
     }
     const arb_plan_entry *e = arb_plan_get_entry(j->p, ei);
     size_t g = agg_index(a, node, j);
+    /* header-only: no payload, and no length (what a packet stands for is
+     * arbor_virtual_len's, for what the switch makes) */
     arb_switch_packet pk = {.hdr = &a->hdr[i],
                             .payload = k->aux != NONE ? a->bp.buf[k->aux] : NULL,
                             .payload_len = k->aux != NONE ? k->payload : 0,
-                            .channel = k->conn,
+                            .channel = (uint64_t)k->qp << 32 | k->conn, /* the tree's */
                             .port = in_port,
                             .ce = (k->flags & PF_CE) != 0};
     /* Headers here were built by the engines (valid by construction, and
      * round-tripped under --wire-check): the engine skips re-validation. */
     assert(arb_hdr_validate(pk.hdr, pk.payload_len) == 0);
     arb_switch_action act;
+    int was_credit = pk.hdr->packet_type == ARB_PT_RESPONSE;
     switch_decide(a->sw[node], a->agg[g], j->p, e, &pk, s->now, &act);
     if (act.agg_called) slot_account(a, j, node, g, &act.agg);
-    sw_act(s, j, node, in_port, i, &pk, &act);
+    int armed = act.agg_called && act.verb == ARB_SWITCH_CHILDREN &&
+                (act.agg.reason == ARB_AGG_R_PUSH || act.agg.reason == ARB_AGG_R_ADOPT);
+    sw_act(s, j, node, in_port, i, &pk, &act, was_credit);
+    /* a credit armed, or a contribution that may show an earlier one lost
+     * by order: the node's timer at its pool's earliest */
+    if (armed || (act.agg_called && act.agg.reason == ARB_AGG_R_COUNTED) ||
+        (act.agg_called && act.agg.reason == ARB_AGG_R_COMPLETE))
+        sw_timer_arm(s, node);
 }

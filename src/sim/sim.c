@@ -194,8 +194,10 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     if (rc < 0) return rc;
     uint32_t n_ports = arb_topo_n_ports(topo);
     uint32_t n_hosts = arb_topo_n_hosts(topo);
-    /* the targets: 4 a port, 2 a host, a port's reorder releases, a host's deferred starts */
-    if ((uint64_t)n_ports * 5 + 3 * (uint64_t)n_hosts > EVQ_TARGET_MAX) return ARB_ERANGE;
+    /* the targets: 4 a port, 2 a host, a port's reorder releases, a host's
+     * deferred starts and Arbor entries, a switch's Arbor timer */
+    if ((uint64_t)n_ports * 5 + 4 * (uint64_t)n_hosts + arb_topo_n_nodes(topo) > EVQ_TARGET_MAX)
+        return ARB_ERANGE;
     arb_sim *s = calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->cfg = *cfg;
@@ -488,7 +490,9 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     uint32_t port_events = s->n_ports << 2;
     if (target >= port_events + 2 * s->n_hosts) {
         uint32_t x = target - port_events - 2 * s->n_hosts;
-        if (x >= s->n_ports + s->n_hosts)
+        if (x >= s->n_ports + 2 * s->n_hosts)
+            arbor_on_switch_timer(s, x - s->n_ports - 2 * s->n_hosts, seq);
+        else if (x >= s->n_ports + s->n_hosts)
             arbor_on_enter(s, x - s->n_ports - s->n_hosts);
         else if (x >= s->n_ports)
             rdma_on_start(s, x - s->n_ports);

@@ -437,6 +437,9 @@ void arbor_notes_taken(arb_sim *s);
 void arbor_report_note(arb_sim *s, uint64_t note);
 /* The event of host h's deferred entry due now (arbor_defer_enter). */
 void arbor_on_enter(arb_sim *s, uint32_t host);
+/* A switch's re-credit timer (arbor_steer.c): the credits its aggregators
+ * send again to the children still missing. */
+void arbor_on_switch_timer(arb_sim *s, uint32_t node, uint64_t seq);
 
 /* part.c: the partitioned run (arb_sim_run's, when s->part is set). */
 int part_run(arb_sim *s, arb_time until);

@@ -68,6 +68,37 @@ void switch_tap_call(const arb_switch *sw, const arb_hdr *in, const void *in_pay
     sw->tap(sw->tap_ctx, &ev);
 }
 
+arb_time arb_switch_next_expiry(const arb_switch *sw, const arb_agg *agg)
+{
+    (void)sw;
+    return agg ? arb_agg_next_expiry(agg) : ARB_TIME_NEVER;
+}
+
+int arb_switch_expire(arb_switch *sw, arb_agg *agg, arb_time now, arb_switch_recredit *out)
+{
+    if (!sw || !agg || !out) return ARB_EINVAL;
+    arb_agg_recredit rc;
+    int got;
+    while ((got = arb_agg_expire(agg, now, &rc)) == 1) {
+        uint32_t n = 0;
+        for (uint32_t w = 0; w < rc.words; w++)
+            for (uint64_t m = rc.missing[w]; m; m &= m - 1)
+                sw->left[n++] = sw->cfg.first_port + 64 * w + (uint32_t)__builtin_ctzll(m);
+        if (!n) continue;
+        out->channel = rc.channel;
+        out->hdr = rc.hdr;
+        out->payload = rc.payload;
+        out->payload_len = rc.payload_len;
+        out->ce = rc.ce;
+        out->ports = sw->left;
+        out->n_ports = n;
+        sw->st.recredits++;
+        sw->st.recredit_copies += n;
+        return 1;
+    }
+    return got;
+}
+
 int arb_switch_recv(arb_switch *sw, arb_agg *agg, const arb_plan *plan, const arb_plan_entry *e,
                     arb_switch_packet *pkt, arb_time now, arb_switch_action *out)
 {

@@ -15,6 +15,8 @@ struct arb_switch {
     arb_switch_stats st;
     arb_switch_tap tap;
     void *tap_ctx;
+    /* a replication set less the ports a slot holds already (local repair) */
+    uint32_t left[ARB_AGG_PORTS_MAX];
 };
 
 void switch_tap_call(const arb_switch *sw, const arb_hdr *in, const void *in_payload, size_t in_len,
@@ -45,6 +47,31 @@ static inline void sw_climb(const arb_plan_entry *e, arb_switch_action *out)
     }
 }
 
+/* The aggregate the aggregator made (r) takes the packet's place. */
+static inline void sw_made(arb_switch_packet *pkt, const arb_agg_result *r, arb_switch_action *out)
+{
+    *pkt->hdr = r->hdr;
+    pkt->payload = r->payload;
+    pkt->payload_len = r->payload_len;
+    pkt->ce = r->ce;
+    out->made = out->aggregated = 1;
+}
+
+/* A credit of a later attempt that took over a partial slot goes on only
+ * to the children whose contribution the slot does not hold. */
+static inline void sw_skip_contributed(arb_switch *sw, arb_switch_action *out)
+{
+    const uint64_t *have = out->agg.have;
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < out->n_ports; c++) {
+        uint32_t p = out->ports[c] - sw->cfg.first_port;
+        if (!(have[p / 64] >> (p % 64) & 1)) sw->left[n++] = out->ports[c];
+    }
+    sw->st.spared += out->n_ports - n;
+    out->ports = sw->left;
+    out->n_ports = n;
+}
+
 /* A credit: up from below; from above (or at the root) through the
  * aggregator where e aggregates, then to every child. */
 static inline int sw_on_credit(arb_switch *sw, arb_agg *agg, const arb_plan *plan,
@@ -58,19 +85,32 @@ static inline int sw_on_credit(arb_switch *sw, arb_agg *agg, const arb_plan *pla
     }
     if (e->aggregate && h->credit_valid && !h->repair) {
         int rc = sw_agg_call(sw, agg, pkt, now, out);
+        if (rc == 0 && out->agg.action == ARB_AGG_EMIT_AGGREGATE) {
+            /* local repair: an earlier attempt's aggregate, made here, goes
+             * up in the credit's place; nothing below is asked again */
+            sw_made(pkt, &out->agg, out);
+            if (pkt->hdr->agg_depth == 0)
+                out->verb = ARB_SWITCH_UNICAST;
+            else
+                sw_climb(e, out);
+            return 0;
+        }
         if (rc < 0 || out->agg.action != ARB_AGG_FORWARD) {
             out->error = rc < 0 ? rc : 0;
             out->verb = ARB_SWITCH_DROP;
             return 0;
         }
     }
-    if (e->n_children == 0) {
-        out->verb = ARB_SWITCH_DROP;
-        return 0;
-    }
-    out->verb = ARB_SWITCH_CHILDREN;
     out->ports = arb_plan_children(plan, e);
     out->n_ports = e->n_children;
+    /* a switch whose children are hosts asks them again itself (local
+     * repair); above, a child switch repairs its own subtree */
+    if (e->level == 1 && out->agg_called &&
+        (out->agg.reason == ARB_AGG_R_PUSH || out->agg.reason == ARB_AGG_R_ADOPT))
+        arb_agg_arm(agg, out->agg.slot, pkt->hdr, pkt->payload, pkt->payload_len, pkt->ce,
+                    out->ports, out->n_ports, sw->cfg.first_port, now);
+    if (out->agg_called && out->agg.have) sw_skip_contributed(sw, out);
+    out->verb = out->n_ports ? ARB_SWITCH_CHILDREN : ARB_SWITCH_DROP;
     return 0;
 }
 

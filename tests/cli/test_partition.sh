@@ -305,7 +305,7 @@ seq_has arstar "the built-in Arbor AllReduce is done" '"ranks":32,"ranks_done":3
 seq_has arkary "the kary Arbor AllReduce aggregates above the leaves" \
     '"ranks_done":64,.*"tier_bytes":\[\{[^]]*\},\{"up":[1-9][0-9]*,"down":[1-9]'
 seq_has arjobs "the two Arbor jobs are right and recover from losses" \
-    '"correct":true,.*"timeouts":[1-9].*"checked":[1-9][0-9]*,"wrong":0,.*"jobs":\['
+    '"correct":true,.*"checked":[1-9][0-9]*,"wrong":0,.*"recovery":\{"retries":[1-9].*"jobs":\['
 seq_has arbcast "the Arbor Broadcast is right" '"correct":true,'
 seq_has arlag "the lagging Arbor AllReduce is right" '"correct":true,'
 

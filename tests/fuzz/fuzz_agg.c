@@ -352,6 +352,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.slots = 1 + (cfgb & 7);
     cfg.header_only = (cfgb >> 3) & 1;
     cfg.ports = 1 + (cfgb >> 4);
+    cfg.local_repair =
+        0; /* the reference below is the per-attempt pool (fuzz_agg_repair: local repair) */
     s.ports = cfg.ports;
     s.nslots = cfg.slots;
     s.header_only = cfg.header_only;

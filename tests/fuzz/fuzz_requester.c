@@ -59,10 +59,10 @@ static void on_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const ui
     require(m->started);
     uint32_t i = (h->offset_a - m->start) & ARB_OFFSET_MASK;
     require(i < m->n);
-    if (h->attempt == 0) { /* attempt 0 once; a later attempt is a new context each time */
-        require(!((m->requested >> i) & 1u));
-        m->requested |= (uint64_t)1 << i;
-    }
+    /* every copy of a credit is answered (a switch re-credits where an
+     * answer is missing): what may not happen is an answer for an index
+     * that no credit named (checked above) */
+    m->requested |= (uint64_t)1 << i;
     for (int t = 0; t < h->agg_depth; t++)
         require(h->fanin[t] >= 1);
 }

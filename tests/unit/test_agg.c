@@ -16,16 +16,23 @@
 
 static arb_time t; /* the fake clock */
 
-static arb_agg *make(uint32_t slots, uint32_t ports, int header_only)
+static arb_agg *make_lr(uint32_t slots, uint32_t ports, int header_only, int local_repair)
 {
     arb_agg_config c;
     arb_agg_config_default(&c);
     c.slots = slots;
     c.ports = ports;
     c.header_only = header_only;
+    c.local_repair = local_repair;
     arb_agg *a = NULL;
     REQUIRE_EQ_I(arb_agg_new(&a, &c), 0);
     return a;
+}
+
+/* local repair on, as by default */
+static arb_agg *make(uint32_t slots, uint32_t ports, int header_only)
+{
+    return make_lr(slots, ports, header_only, 1);
 }
 
 /* A bare credit (RESPONSE, credit_valid = 1, 0 / DATA) for credit offset k. */
@@ -208,18 +215,20 @@ TEST(rotation_and_push)
     CHECK_EQ_U(st.live, 4);
     CHECK_EQ_U(st.peak_live, 4);
 
-    /* 20 B header: depth 1 -> 2 -> 3, then full */
+    /* 20 B header: depth 1 -> 2 -> 3, then full (one pool standing for
+     * the tiers: each push under a channel of its own, since a second
+     * copy of one context's credit is HELD where its slot is live) */
     arb_hdr h = credit(77, 1, 1);
     arb_agg_result r = feed(a, &h, NULL, 0, CH1, 0, 0);
     CHECK_EQ_I(r.reason, ARB_AGG_R_PUSH);
     CHECK_EQ_U(h.agg_depth, 2);
     CHECK_EQ_U(h.agg_loc[0], 100);
     CHECK_EQ_U(h.agg_loc[1], 2); /* 10 mod 4 */
-    r = feed(a, &h, NULL, 0, CH1, 0, 0);
+    r = feed(a, &h, NULL, 0, CH2, 0, 0);
     CHECK_EQ_U(h.agg_depth, 3);
     CHECK_EQ_U(h.agg_loc[1], 2);
     CHECK_EQ_U(h.agg_loc[2], 3);
-    r = feed(a, &h, NULL, 0, CH1, 0, 0);
+    r = feed(a, &h, NULL, 0, CH1 + 1, 0, 0);
     CHECK_EQ_I(r.action, ARB_AGG_DROP);
     CHECK_EQ_I(r.reason, ARB_AGG_R_STACK_FULL);
     CHECK_EQ_U(h.agg_depth, 3);
@@ -498,9 +507,10 @@ TEST(owner_mismatch_gives_agg_miss)
 /* The owner tag covers the attempt: two attempts of one offset hold two
  * slots, each counts only its own inputs, and an input of the other attempt
  * is dropped as STALE without an AGG_MISS (the responder is not told). */
+/* Without local repair every attempt is a context of its own. */
 TEST(attempts_keep_their_own_slots)
 {
-    arb_agg *a = make(4, 4, 0);
+    arb_agg *a = make_lr(4, 4, 0, 0);
     arb_hdr c0 = credit(20, 0, 0), c1 = credit(20, 0, 0);
     c1.attempt = 1;
     CHECK_EQ_I(feed(a, &c0, NULL, 0, CH1, 0, 0).slot, 0);
@@ -555,6 +565,122 @@ TEST(attempts_keep_their_own_slots)
     CHECK_EQ_U(st.miss, 1);
     CHECK_EQ_U(st.aggregates, 2);
     arb_agg_free(a);
+}
+
+/* Local repair: a later attempt's credit takes over the partial slot its
+ * offset's earlier attempt holds (the ports that contributed are named and
+ * skipped), an earlier attempt's late input counts in it, and the
+ * aggregate says the owner's (latest) attempt. */
+TEST(local_repair_adopts_a_partial_slot)
+{
+    arb_agg *a = make(4, 4, 0);
+    arb_hdr c0 = credit(20, 0, 0);
+    CHECK_EQ_I(feed(a, &c0, NULL, 0, CH1, 0, 0).slot, 0);
+    uint8_t fi = 3;
+    int32_t v[2] = {1, 2}, w[2] = {10, 20}, x[2] = {100, 200};
+    arb_hdr q0 = request(&c0, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    CHECK_EQ_I(feed(a, &q0, v, sizeof v, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    /* attempt 1 of offset 20 (its credit down again): slot 0, port 0 has */
+    arb_hdr c1 = credit(20, 0, 0);
+    c1.attempt = 1;
+    arb_agg_result r = feed(a, &c1, NULL, 0, CH1, 0, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_FORWARD);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_ADOPT);
+    CHECK_EQ_I(r.slot, 0);
+    REQUIRE(r.have != NULL);
+    CHECK_EQ_U(r.have[0], 1); /* port 0 only */
+    CHECK_EQ_U(c1.agg_depth, 1);
+    CHECK_EQ_U(c1.agg_loc[0], 0);
+    /* port 1 answers attempt 1; port 2's attempt-0 input comes late */
+    arb_hdr q1 = request(&c1, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    CHECK_EQ_I(feed(a, &q1, w, sizeof w, CH1, 1, 0).action, ARB_AGG_CONSUMED);
+    r = feed(a, &q0, x, sizeof x, CH1, 2, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.attempt, 1);
+    CHECK_EQ_U(r.hdr.offset_b, 3);
+    CHECK_EQ_I(((const int32_t *)r.payload)[0], 111);
+    CHECK_EQ_I(((const int32_t *)r.payload)[1], 222);
+    /* port 0 answering attempt 1 too: the slot is complete */
+    arb_hdr again = request(&c1, 1, &fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    CHECK_EQ_I(feed(a, &again, v, sizeof v, CH1, 0, 0).reason, ARB_AGG_R_LATE);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.adoptions, 1);
+    CHECK_EQ_U(st.allocations, 1);
+    CHECK_EQ_U(st.credits, 2);
+    CHECK_EQ_U(st.stale, 0);
+    arb_agg_free(a);
+}
+
+/* A later attempt's credit meeting the complete slot of an earlier one:
+ * the aggregate again, as a DATA_REQUEST of the credit's attempt on the
+ * credit's stack (the tier above pushed a new slot), the stored fan-in of
+ * the tier above, the same payload; the credit itself goes no further. */
+TEST(local_repair_replays_a_complete_slot)
+{
+    arb_agg *a = make(8, 4, 0);
+    arb_hdr c0 = credit(30, 1, 1); /* the tier above pushed slot 100 */
+    CHECK_EQ_I(feed(a, &c0, NULL, 0, CH1, 3, 0).slot, 0);
+    uint8_t fi[2] = {4, 2}; /* the tier above gathers 4, this one 2 */
+    int32_t v[2] = {1, 2}, w[2] = {10, 20};
+    arb_hdr q = request(&c0, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    feed(a, &q, v, sizeof v, CH1, 0, 0);
+    arb_agg_result first = feed(a, &q, w, sizeof w, CH1, 1, 0);
+    REQUIRE(first.action == ARB_AGG_EMIT_AGGREGATE);
+    int32_t sum[2];
+    memcpy(sum, first.payload, sizeof sum);
+    arb_hdr c1 = credit(30, 1, 1);
+    c1.attempt = 2;
+    c1.agg_loc[0] = 107; /* the tier above's slot for attempt 2 */
+    arb_hdr before = c1;
+    arb_agg_result r = feed(a, &c1, NULL, 0, CH1, 3, 0);
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_REPLAY);
+    CHECK(memcmp(&before, &c1, sizeof c1) == 0); /* the credit is left as it came */
+    CHECK_EQ_U(r.hdr.packet_type, ARB_PT_DATA_REQUEST);
+    CHECK_EQ_U(r.hdr.aggregated, 1);
+    CHECK_EQ_U(r.hdr.attempt, 2);
+    CHECK_EQ_U(r.hdr.offset_a, 30);
+    CHECK_EQ_U(r.hdr.offset_b, 2);
+    CHECK_EQ_U(r.hdr.agg_depth, 1);
+    CHECK_EQ_U(r.hdr.agg_loc[0], 107);
+    CHECK_EQ_U(r.hdr.fanin[0], 4);
+    CHECK_EQ_U(r.payload_len, sizeof sum);
+    CHECK(r.payload && memcmp(r.payload, sum, sizeof sum) == 0);
+    /* a credit of another depth (another tree shape) allocates afresh */
+    arb_hdr c2 = credit(30, 1, 0);
+    c2.attempt = 3;
+    CHECK_EQ_I(feed(a, &c2, NULL, 0, CH1, 3, 0).reason, ARB_AGG_R_PUSH);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.replays, 1);
+    CHECK_EQ_U(st.allocations, 2);
+    arb_agg_free(a);
+}
+
+/* Where the earlier attempt's slot is gone (taken by the rotation, or
+ * another channel's), or local repair is off, a later attempt allocates. */
+TEST(local_repair_only_where_the_slot_is_held)
+{
+    arb_agg *a = make(2, 4, 0);
+    arb_hdr c0 = credit(40, 0, 0), other = credit(41, 0, 0), c2 = credit(42, 0, 0);
+    feed(a, &c0, NULL, 0, CH1, 0, 0);    /* slot 0 */
+    feed(a, &other, NULL, 0, CH1, 0, 0); /* slot 1 */
+    feed(a, &c2, NULL, 0, CH1, 0, 0);    /* slot 0 again: offset 40's is gone */
+    arb_hdr c1 = credit(40, 0, 0);
+    c1.attempt = 1;
+    CHECK_EQ_I(feed(a, &c1, NULL, 0, CH1, 0, 0).reason, ARB_AGG_R_PUSH);
+    /* the same offset on another channel is another context */
+    arb_hdr d0 = credit(50, 0, 0), d1 = credit(50, 0, 0);
+    d1.attempt = 1;
+    feed(a, &d0, NULL, 0, CH1, 0, 0);
+    CHECK_EQ_I(feed(a, &d1, NULL, 0, CH2, 0, 0).reason, ARB_AGG_R_PUSH);
+    arb_agg_free(a);
+    arb_agg *off = make_lr(4, 4, 0, 0);
+    arb_hdr e0 = credit(60, 0, 0), e1 = credit(60, 0, 0);
+    e1.attempt = 1;
+    feed(off, &e0, NULL, 0, CH1, 0, 0);
+    CHECK_EQ_I(feed(off, &e1, NULL, 0, CH1, 0, 0).reason, ARB_AGG_R_PUSH);
+    CHECK_EQ_U(stats(off).adoptions, 0);
+    arb_agg_free(off);
 }
 
 TEST(bad_slot_index)
@@ -661,7 +787,7 @@ TEST(reclaim_live_then_old_context_misses)
  * inputs, and the counters say what was lost. */
 TEST(reset_empties_the_pool)
 {
-    arb_agg *a = make(4, 4, 0);
+    arb_agg *a = make_lr(4, 4, 0, 0);
     uint8_t fi = 2;
     int32_t v[2] = {10, 20}, w[2] = {1, 2};
     t = 1000;
@@ -1108,6 +1234,9 @@ int main(void)
     RUN(header_only_mode);
     RUN(owner_mismatch_gives_agg_miss);
     RUN(attempts_keep_their_own_slots);
+    RUN(local_repair_adopts_a_partial_slot);
+    RUN(local_repair_replays_a_complete_slot);
+    RUN(local_repair_only_where_the_slot_is_held);
     RUN(bad_slot_index);
     RUN(duplicate_from_same_port);
     RUN(late_after_completion);
