@@ -502,7 +502,10 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     }
     if (target >= port_events) {
         uint32_t h = target - port_events;
-        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now) rdma_on_timer(s, h);
+        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
+            rdma_on_timer(s, h);
+        else
+            s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
         return;
     }
     uint32_t port = target >> 2;

@@ -286,6 +286,32 @@ TEST(stale_timer_is_not_activity)
     arb_topo_free(t);
 }
 
+/* A host timer superseded by one armed earlier is no activity either: the
+ * first flow's timeout (armed at 0 for cfg.rto) is replaced when the second
+ * flow's start (500 us) needs the timer sooner; when that start has run,
+ * the timer is armed anew for the second flow's timeout. The first event
+ * still fires at cfg.rto and does nothing: the last activity is the second
+ * flow's ack, two ack hops after it finished. */
+TEST(superseded_timer_is_not_activity)
+{
+    arb_topo *t = simkit_topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t a, b;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1000, 1, &a), 0);
+    CHECK_EQ_I(arb_sim_run(s, 100 * ARB_PS_PER_US), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 500 * ARB_PS_PER_US, 1000, 2, &b), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, b, &r), 0);
+    arb_time ack = 2 * ((arb_time)cfg.ctrl_bytes * 80 + ARB_PS_PER_US);
+    CHECK_EQ_U(arb_sim_last_activity(s), r.finish + ack);
+    CHECK(arb_sim_now(s) >= r.start + cfg.rto); /* the second timeout, idle */
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 /* Three packets pipeline: the last leaves the NIC after 3 serialisations,
  * then one switch serialisation and two wires. A partial last packet. */
 /* The simulator reads the links' rates and delays when it is made and when
@@ -951,6 +977,7 @@ int main(void)
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
     RUN(stale_timer_is_not_activity);
+    RUN(superseded_timer_is_not_activity);
     RUN(link_changes_take_effect_when_told);
     RUN(too_many_kinds_of_link);
     RUN(switch_queue_counts_until_the_start);
