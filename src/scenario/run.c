@@ -897,7 +897,6 @@ static int collect_ranks(arb_scenario_result *r, const arb_sim *s)
 static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
 {
     arb_sim_get_stats(s, &r->st);
-    r->now = arb_sim_now(s);
     r->active = arb_sim_last_activity(s);
     uint32_t n = arb_sim_n_flows(s);
     r->flows = malloc((n ? n : 1) * sizeof *r->flows);
@@ -934,8 +933,10 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
     r->fct_p99 = pct(fct, r->fct_n, 99);
     r->fct_max = r->fct_n ? fct[r->fct_n - 1] : 0;
     free(fct);
-    /* utilisation over the whole run, and the deepest queue per class */
-    double secs = (double)r->now / (double)ARB_PS_PER_S;
+    /* utilisation over the whole run (to its last activity: a timer that
+     * fires after it and does nothing is not part of it), and the deepest
+     * queue per class */
+    double secs = (double)r->active / (double)ARB_PS_PER_S;
     const arb_port *ports = arb_topo_ports(t);
     uint32_t np = arb_topo_n_ports(t);
     for (uint32_t p = 0; p < np; p++) {
