@@ -6,7 +6,9 @@
  *
  *   loss      star-32, 64 MiB AllReduce, values, defaults only, per-link loss
  *             P = 0, 0.01%, 0.1%, 1%: Arbor's goodput and the ring's algbw
- *             (scenarios/arbor-star32-ring.ini, IRN) at the same loss
+ *             (scenarios/arbor-star32-ring.ini, IRN with its defaults: the
+ *             timeouts derived from the fabric and RACK-TLP, the strongest
+ *             ring the simulator has; docs/transports.md) at the same loss
  *   six       the six collectives at 0.1% against their loss-free time
  *   trees     leafspine:4,8,8, two subchannels, spine L2.0 dead from the start
  *             (arbor.fail) or failing 2 ms in (fabric.fail_at), dynamic and
@@ -100,7 +102,8 @@ static double size_bytes(void)
 static void loss_table(double *arbor_at, double *ring_at)
 {
     static const char *const p[] = {"0", "0.0001", "0.001", "0.01"};
-    printf("loss: star-32 AllReduce of %s, values, defaults; ring over IRN at the same loss\n",
+    printf("loss: star-32 AllReduce of %s, values, defaults; ring over IRN (derived timeouts, "
+           "RACK-TLP) at the same loss\n",
            g_size);
     printf("  %-8s %12s %8s %8s %12s %8s\n", "loss", "Arbor Gb/s", "exact", "retries", "ring Gb/s",
            "ratio");

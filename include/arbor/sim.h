@@ -43,9 +43,16 @@
  *   A hole counts as lost once a packet sent irn_reorder after it has
  *   arrived, so packets merely overtaken on a faster path are not resent.
  *   Both have a retransmission timeout (after which go-back-N resends from
- *   the oldest unacknowledged PSN and IRN resends that one PSN), a retry
+ *   the oldest unacknowledged PSN and IRN resends every hole), a retry
  *   limit (timeouts in a row without progress after which the sender gives
- *   up, as an InfiniBand QP does) and a window of packets in flight.
+ *   up, as an InfiniBand QP does) and a window of packets in flight. IRN
+ *   has two timeouts, rto_low while few packets are outstanding and
+ *   rto_high otherwise, derived from the fabric unless set, and a tail-loss
+ *   probe (RFC 8985's TLP): a sender that has nothing left to send and
+ *   hears nothing for twice its smoothed round trip resends its highest
+ *   PSN, whose answer exposes the holes below it (arb_sim_timers); a
+ *   resend is found lost, as RACK finds it, once a packet sent after it
+ *   has arrived.
  *   DCQCN (optional, either transport): a receiver answers CE-marked data
  *   with a CNP, at most one per flow per dcqcn_cnp_interval; the sender
  *   paces each connection at its current rate, cuts the rate on a CNP and
@@ -228,7 +235,23 @@ typedef struct arb_sim_config {
     uint32_t pfc_xoff;       /**< bytes held per ingress port that trigger PAUSE (default 512 KB) */
     uint32_t pfc_xon;        /**< bytes below which RESUME is sent (default 256 KB) */
     arb_transport transport; /**< default go-back-N */
-    arb_time rto;            /**< retransmission timeout (default 1 ms) */
+    arb_time rto;            /**< go-back-N's retransmission timeout (default 1 ms);
+                                IRN's are rto_low and rto_high */
+    /** IRN's two retransmission timeouts ("Revisiting Network Support for
+     * RDMA", SIGCOMM 2018): rto_low while at most rto_low_n packets are
+     * outstanding (highest PSN sent + 1 - oldest unacknowledged), rto_high
+     * while more are. 0 (the default) derives each from the fabric when
+     * the simulator is made (arb_sim_timers says how; docs/transports.md,
+     * "Timeouts and the tail-loss probe"); equal values are one fixed
+     * timeout. rto_low may not exceed rto_high. */
+    arb_time rto_low;
+    arb_time rto_high;  /**< see rto_low */
+    uint32_t rto_low_n; /**< see rto_low (default ARB_SIM_RTO_LOW_N; 0: rto_high always) */
+    /** RACK-TLP (RFC 8985): tail-loss probes and, for IRN, lost resends
+     * found by the send time of a later packet that arrived. 1 on, 0 off,
+     * ARB_SIM_TLP_AUTO (the default) on for IRN and off for go-back-N
+     * (docs/transports.md says why). */
+    int tlp;
     /** Retransmission timeouts in a row without the cumulative ack moving
      * after which a connection's sender gives up, as InfiniBand's retry
      * count (retry_cnt) ends a QP with a "retry exceeded" error: timeouts
@@ -316,6 +339,10 @@ typedef struct arb_sim_config {
 
 /** The default of arb_sim_config.retry_limit. */
 #define ARB_SIM_RETRY_LIMIT 255
+/** The default of arb_sim_config.rto_low_n: the IRN paper's N. */
+#define ARB_SIM_RTO_LOW_N 3
+/** arb_sim_config.tlp: probes on for IRN, off for go-back-N (the default). */
+#define ARB_SIM_TLP_AUTO (-1)
 
 /** Fill *cfg with the defaults its fields name (no route function). */
 void arb_sim_config_default(arb_sim_config *cfg);
@@ -325,7 +352,8 @@ void arb_sim_config_default(arb_sim_config *cfg);
  * failures marked in it are honoured: a failed port carries nothing). The
  * links' rates, delays and failures are read now and by
  * arb_sim_fabric_changed, not as the run goes. Errors: ARB_EINVAL (no route
- * function, mtu 0 or above 65535 - hdr_bytes, xon >= xoff; with dcqcn: g
+ * function, mtu 0 or above 65535 - hdr_bytes, rto 0, rto_low above
+ * rto_high, tlp not 0, 1 or ARB_SIM_TLP_AUTO, xon >= xoff; with dcqcn: g
  * outside (0, 1], a zero timer, byte counter or minimum rate), ARB_ERANGE
  * (more than 65,536 different pairs of link rate and delay, or too many
  * ports), ARB_ENOMEM.
@@ -336,6 +364,38 @@ void arb_sim_free(arb_sim *s);
 
 /** The topology the simulator was made over. */
 const arb_topo *arb_sim_topo(const arb_sim *s);
+
+/**
+ * The timers a simulator's connections run with (arb_sim_get_timers): the
+ * configuration's, with what it left at 0 derived from the fabric when the
+ * simulator was made (docs/transports.md, "Timeouts and the tail-loss
+ * probe", has the reasons):
+ *   - loop: the unloaded round trip of the fabric's longest path, 2h hops
+ *     out (h switch levels) with a full data packet and 2h back with an
+ *     ack, each hop the largest delay + serialisation of any link;
+ *   - rto_low = 4 x loop: a probe comes by 2 x loop and is answered a loop
+ *     later, and one loop more is left for queueing;
+ *   - rto_high = rto_low + a full switch queue (cfg.queue_bytes), drained
+ *     at the slowest link, at each of the longest path's 2h - 1 switch
+ *     ports: the longest a packet that is not dropped can be held;
+ *   - the probe timeout, 2 x the connection's smoothed round trip, is kept
+ *     within [pto_min, pto_max] = [loop, rto_high] (and a probe is armed
+ *     only when it comes before the timeout).
+ * Go-back-N runs with rto_low = rto_high = cfg.rto. The links' later
+ * changes (arb_sim_fabric_changed) do not move them.
+ */
+typedef struct arb_sim_timers {
+    arb_time loop;      /**< the longest path's unloaded round trip */
+    arb_time rto_low;   /**< the timeout while at most rto_low_n packets are outstanding */
+    arb_time rto_high;  /**< the timeout while more are */
+    uint32_t rto_low_n; /**< as configured */
+    int tlp;            /**< 1: tail-loss probes on */
+    arb_time pto_min;   /**< the probe timeout's floor */
+    arb_time pto_max;   /**< and its ceiling */
+} arb_sim_timers;
+
+/** The timers of s into *t. */
+void arb_sim_get_timers(const arb_sim *s, arb_sim_timers *t);
 
 /** Bytes queued at a port (for adaptive routing). */
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port);
@@ -410,6 +470,7 @@ typedef struct arb_sim_flow_result {
     uint64_t retx_bytes;         /**< payload bytes sent more than once */
     uint64_t ooo_pkts;           /**< packets that arrived above the expected PSN */
     uint64_t timeouts;           /**< retransmission timeouts */
+    uint64_t tlp_probes;         /**< tail-loss probes sent */
     uint32_t reorder_peak_bytes; /**< IRN: most out-of-order payload held */
     uint64_t cnps;               /**< DCQCN: CNPs the sender received */
     uint64_t rate_cuts;          /**< DCQCN: rate cuts */
@@ -450,6 +511,7 @@ typedef struct arb_sim_stats {
     arb_time pfc_paused_ps; /**< summed over ports: time spent paused */
     uint64_t ooo_pkts;      /**< packets that arrived above the expected PSN */
     uint64_t timeouts;      /**< retransmission timeouts */
+    uint64_t tlp_probes;    /**< tail-loss probes sent (arb_sim_config.tlp) */
     uint64_t cnps_sent;     /**< DCQCN: CNPs receivers sent */
     uint64_t cnps_received; /**< DCQCN: CNPs that reached their sender */
     uint64_t rate_cuts;     /**< DCQCN: rate cuts (one per CNP received) */

@@ -303,6 +303,10 @@ static void scenario_json(cJSON *j, const arb_scenario_result *r)
             if ((k == K_AR_BACKGROUND || k == K_RUN_WATCH) && !*r->echo[k]) continue;
             /* likewise the keys of several jobs and of Arbor in iterations */
             if (echo_when_set(k) && strcmp(r->echo[k], ki.def) == 0) continue;
+            /* IRN's timers only where they act */
+            if ((k == K_TR_RTOLOW || k == K_TR_RTOHIGH || k == K_TR_RTON) &&
+                strcmp(r->echo[K_TR_KIND], "irn") != 0)
+                continue;
             /* likewise run.pcap_snaplen when it keeps whole frames */
             if (k == K_RUN_PCAPSNAP && strcmp(r->echo[k], "0") == 0) continue;
             if (k == K_RUN_SAMPLEPORTS && !*r->echo[k]) continue;
@@ -339,6 +343,7 @@ static void packets_json(cJSON *j, const arb_scenario_result *r)
     j_u64(j, "ooo_pkts", st->ooo_pkts);
     j_u64(j, "retx_bytes", st->retx_bytes);
     j_u64(j, "timeouts", st->timeouts);
+    j_u64(j, "tlp_probes", st->tlp_probes);
     j_u64(j, "reorder_peak_bytes", r->reorder_peak);
     if (r->has_order) {
         cJSON *qo = cJSON_AddObjectToObject(j, "qp_order");

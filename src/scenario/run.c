@@ -897,7 +897,6 @@ static int collect_ranks(arb_scenario_result *r, const arb_sim *s)
 static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
 {
     arb_sim_get_stats(s, &r->st);
-    r->now = arb_sim_now(s);
     r->active = arb_sim_last_activity(s);
     uint32_t n = arb_sim_n_flows(s);
     r->flows = malloc((n ? n : 1) * sizeof *r->flows);
@@ -934,8 +933,10 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
     r->fct_p99 = pct(fct, r->fct_n, 99);
     r->fct_max = r->fct_n ? fct[r->fct_n - 1] : 0;
     free(fct);
-    /* utilisation over the whole run, and the deepest queue per class */
-    double secs = (double)r->now / (double)ARB_PS_PER_S;
+    /* utilisation over the whole run (to its last activity: a timer that
+     * fires after it and does nothing is not part of it), and the deepest
+     * queue per class */
+    double secs = (double)r->active / (double)ARB_PS_PER_S;
     const arb_port *ports = arb_topo_ports(t);
     uint32_t np = arb_topo_n_ports(t);
     for (uint32_t p = 0; p < np; p++) {
@@ -1155,6 +1156,40 @@ static int run_workload(struct scn_run *run)
     return rc < 0 ? rc : 0;
 }
 
+/* [transport]'s timers: go-back-N's rto; IRN's rto_low, rto_high and
+ * rto_low_n, or one fixed timeout an explicit rto sets; the probes. The
+ * simulator derives what is left at 0 from the fabric. */
+static int transport_timers(const arb_scenario *sc, arb_sim_config *cfg, char *err, size_t errlen)
+{
+    static const enum scn_key irn_keys[] = {K_TR_RTOLOW, K_TR_RTOHIGH, K_TR_RTON};
+    int irn = cfg->transport == ARB_TRANSPORT_IRN;
+    arb_time rto = scn_u64(sc, K_TR_RTO); /* 0: auto */
+    for (size_t i = 0; i < sizeof irn_keys / sizeof irn_keys[0]; i++) {
+        if (scn_is_default(sc, irn_keys[i])) continue;
+        if (!irn)
+            return key_fail(sc, irn_keys[i], err, errlen, ARB_EINVAL,
+                            "IRN's timers; go-back-N has one, transport.rto");
+        if (rto)
+            return key_fail(sc, irn_keys[i], err, errlen, ARB_EINVAL,
+                            "transport.rto is set, which makes IRN's timeout one fixed value; set "
+                            "rto_low and rto_high, or rto");
+    }
+    cfg->rto = rto ? rto : ARB_PS_PER_MS;
+    cfg->rto_low_n = (uint32_t)scn_u64(sc, K_TR_RTON);
+    if (irn) {
+        cfg->rto_low = rto ? rto : scn_u64(sc, K_TR_RTOLOW);
+        cfg->rto_high = rto ? rto : scn_u64(sc, K_TR_RTOHIGH);
+    }
+    if (cfg->rto_low && cfg->rto_high && cfg->rto_low > cfg->rto_high) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "above transport.rto_high (%s)", scn_str(sc, K_TR_RTOHIGH));
+        return key_fail(sc, K_TR_RTOLOW, err, errlen, ARB_EINVAL, msg);
+    }
+    int tlp = scn_enum(sc, K_TR_TLP); /* auto|on|off */
+    cfg->tlp = tlp == 0 ? ARB_SIM_TLP_AUTO : tlp == 1;
+    return 0;
+}
+
 /* [transport], [switch] and the fabric's faults: the simulator's configuration. */
 static int run_sim_config(struct scn_run *run)
 {
@@ -1168,7 +1203,8 @@ static int run_sim_config(struct scn_run *run)
     run->r->hdr_bytes = cfg->hdr_bytes;
     cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
     cfg->transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
-    cfg->rto = scn_u64(sc, K_TR_RTO);
+    int rc = transport_timers(sc, cfg, run->err, run->errlen);
+    if (rc < 0) return rc;
     cfg->retry_limit = (uint32_t)scn_u64(sc, K_TR_RETRY);
     cfg->window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
     cfg->ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
@@ -1202,7 +1238,7 @@ static int run_sim_config(struct scn_run *run)
     if (cfg->reorder > 0 && cfg->reorder_delay == 0)
         return key_fail(sc, K_FAB_REORDER_DELAY, run->err, run->errlen, ARB_EINVAL,
                         "must be above 0 when fabric.reorder is");
-    int rc = check_sim_config(sc, cfg, run->err, run->errlen);
+    rc = check_sim_config(sc, cfg, run->err, run->errlen);
     return rc < 0 ? rc : 0;
 }
 
@@ -1394,12 +1430,63 @@ static int run_partition(struct scn_run *run)
     return chained_starts(run);
 }
 
+/* t as a scenario time that reads back exactly: whole seconds,
+ * milliseconds or microseconds, else microseconds with up to 6 decimals. */
+static void fmt_time(char *buf, size_t len, arb_time t)
+{
+    static const struct {
+        arb_time ps;
+        const char *unit;
+    } whole[] = {{ARB_PS_PER_S, "s"}, {ARB_PS_PER_MS, "ms"}, {ARB_PS_PER_US, "us"}};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        if (t && t % whole[i].ps == 0) {
+            snprintf(buf, len, "%llu%s", (unsigned long long)(t / whole[i].ps), whole[i].unit);
+            return;
+        }
+    char frac[8];
+    snprintf(frac, sizeof frac, "%06llu", (unsigned long long)(t % ARB_PS_PER_US));
+    for (size_t n = strlen(frac); n > 1 && frac[n - 1] == '0'; n--)
+        frac[n - 1] = '\0';
+    snprintf(buf, len, "%llu.%sus", (unsigned long long)(t / ARB_PS_PER_US), frac);
+}
+
+/* Key k's echo, "auto" where it was left so, replaced by `used`. */
+static int echo_used(arb_scenario_result *r, enum scn_key k, const char *used)
+{
+    if (strcmp(r->echo[k], "auto") != 0) return 0;
+    char *d = dup_str(used);
+    if (!d) return ARB_ENOMEM;
+    free(r->echo[k]);
+    r->echo[k] = d;
+    return 0;
+}
+
+/* The report's [transport] timers as the simulator runs them: what was
+ * left at auto, derived from the fabric (arb_sim_timers). IRN's rto stays
+ * auto (its two timers are in force). */
+static int echo_timers(struct scn_run *run)
+{
+    arb_sim_timers tm;
+    arb_sim_get_timers(run->s, &tm);
+    char low[32], high[32], rto[32];
+    fmt_time(low, sizeof low, tm.rto_low);
+    fmt_time(high, sizeof high, tm.rto_high);
+    fmt_time(rto, sizeof rto, run->cfg.rto);
+    arb_scenario_result *r = run->r;
+    int rc = run->cfg.transport == ARB_TRANSPORT_GBN ? echo_used(r, K_TR_RTO, rto) : 0;
+    if (rc == 0) rc = echo_used(r, K_TR_RTOLOW, low);
+    if (rc == 0) rc = echo_used(r, K_TR_RTOHIGH, high);
+    if (rc == 0) rc = echo_used(r, K_TR_TLP, tm.tlp ? "on" : "off");
+    return rc;
+}
+
 /* The simulator, its sampler and the fault events' recovery figures. */
 static int run_simulator(struct scn_run *run)
 {
     arb_scenario_result *r = run->r;
     int rc = arb_sim_new(&run->s, run->t, &run->cfg);
     if (rc < 0) return arb_errf(run->err, run->errlen, rc, "simulator: %s", arb_strerror(rc));
+    if (echo_timers(run) < 0) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
     if (run->part && (rc = run_partition(run)) < 0) return rc;
     rc = setup_classes(r, run->t, run->cfg.queue_bytes, &run->sp);
     if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");

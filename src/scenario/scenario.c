@@ -362,12 +362,17 @@ static int check_value(int k, const char *s, char *msg, size_t len)
     case VT_TIME_OFF:
         if (strcmp(s, "off") == 0) return 0;
         /* fall through */
+    case VT_TIME_AUTO:
+        if (d->type == VT_TIME_AUTO && strcmp(s, "auto") == 0) return 0;
+        /* fall through */
     case VT_TIME: {
         int rc = arb_topo_parse_time(s, &t);
         if (rc < 0)
             return arb_errf(msg, len, ARB_EPARSE,
                             "'%s' is not a time (a number with ps, ns, us, ms or s%s)", s,
-                            d->type == VT_TIME_OFF ? ", or off" : "");
+                            d->type == VT_TIME_OFF    ? ", or off"
+                            : d->type == VT_TIME_AUTO ? ", or auto"
+                                                      : "");
         if (d->lo && t < d->lo) return arb_errf(msg, len, ARB_EPARSE, "'%s': must be above 0", s);
         return 0;
     }
@@ -430,6 +435,9 @@ uint64_t scn_u64(const arb_scenario *sc, enum scn_key k)
         return v;
     case VT_TIME_OFF:
         if (strcmp(s, "off") == 0) return UINT64_MAX;
+        /* fall through */
+    case VT_TIME_AUTO:
+        if (strcmp(s, "auto") == 0) return 0;
         /* fall through */
     case VT_TIME:
         arb_topo_parse_time(s, &t);

@@ -56,7 +56,20 @@
       "wire bytes a data packet adds to its payload (headers, preamble, gap)")                     \
     X(TR_CTRL, "transport", "ctrl", VT_SIZE, "86", NULL, 1, 65535,                                 \
       "wire bytes of an ack, NACK or CNP")                                                         \
-    X(TR_RTO, "transport", "rto", VT_TIME, "1ms", NULL, 1, 0, "retransmission timeout")            \
+    X(TR_RTO, "transport", "rto", VT_TIME_AUTO, "auto", NULL, 1, 0,                                \
+      "go-back-N's retransmission timeout (auto: 1ms); irn: one fixed timeout in place of "        \
+      "rto_low and rto_high (auto: those two)")                                                    \
+    X(TR_RTOLOW, "transport", "rto_low", VT_TIME_AUTO, "auto", NULL, 1, 0,                         \
+      "irn: the timeout while at most rto_low_n packets are outstanding (auto: 4 x the fabric's "  \
+      "longest unloaded round trip)")                                                              \
+    X(TR_RTOHIGH, "transport", "rto_high", VT_TIME_AUTO, "auto", NULL, 1, 0,                       \
+      "irn: the timeout while more are outstanding (auto: rto_low + a full switch queue at each "  \
+      "switch port of the longest path)")                                                          \
+    X(TR_RTON, "transport", "rto_low_n", VT_U64, "3", NULL, 0, UINT32_MAX,                         \
+      "irn: the most packets outstanding for which rto_low applies (the IRN paper's N)")           \
+    X(TR_TLP, "transport", "tlp", VT_ENUM, "auto", "auto|on|off", 0, 0,                            \
+      "RACK-TLP (RFC 8985): after 2 x the smoothed round trip of silence the last packet again; "  \
+      "irn: a lost resend found by a later packet (auto: on for irn, off for gbn)")                \
     X(TR_RETRY, "transport", "retry_limit", VT_U64, "255", NULL, 0, UINT32_MAX,                    \
       "timeouts in a row without progress after which a QP gives up (IB's retry count; the run "   \
       "then fails naming it); 0: never")                                                           \
@@ -340,7 +353,8 @@ enum scn_vt {
     VT_PATH,
     VT_SIZE,
     VT_TIME,
-    VT_TIME_OFF, /* a time, or "off" (UINT64_MAX) */
+    VT_TIME_OFF,  /* a time, or "off" (UINT64_MAX) */
+    VT_TIME_AUTO, /* a time, or "auto" (0) */
     VT_RATE,
     VT_RATE0,
     VT_U64,

@@ -43,7 +43,6 @@ struct arb_scenario_result {
     uint32_t mtu, hdr_bytes; /* the transport's packets, for the flows' ideal times */
     arb_sim_stats st;
     arb_workload_result wr;
-    arb_time now;
     arb_time active; /* the last event that did something (sim_time_us,
                         arb_scenario_result_time) */
     int stopped;     /* run.stop came first */

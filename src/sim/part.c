@@ -71,7 +71,7 @@ struct rec_pkt {
 /* What one side of a flow knows (arb_sim_part_collect). */
 struct flow_half {
     arb_time finish;
-    uint64_t retx_bytes, ooo_pkts, timeouts, cnps, cuts;
+    uint64_t retx_bytes, ooo_pkts, timeouts, cnps, cuts, tlp_probes;
     uint32_t reorder_peak, side; /* side: 1 sender, 2 receiver */
     double min_rc;
 };
@@ -842,6 +842,7 @@ static void take(arb_sim *s, uint32_t from, const uint8_t *d, size_t n)
                 if (h.side == 1) {
                     c->retx_bytes = h.retx_bytes;
                     c->timeouts = h.timeouts;
+                    c->tlp_probes = h.tlp_probes;
                     c->cc.cnps = h.cnps;
                     c->cc.cuts = h.cuts;
                     c->cc.min_rc = h.min_rc;
@@ -1064,14 +1065,14 @@ static int sync_end(arb_sim *s)
     P->info.events = st.events;
     rc = s->arb ? arbor_part_sync(s) : 0;
     if (rc < 0) return rc;
-    uint64_t sum[24] = {st.events,         st.packet_hops,   st.pkts_sent,    st.pkts_delivered,
-                        st.data_pkts_sent, st.bytes_sent,    st.payload_sent, st.payload_delivered,
-                        st.retx_bytes,     st.drops,         st.lost,         st.drop_bytes,
-                        st.duplicated,     st.reordered,     st.unroutable,   st.ecn_marks,
-                        st.pfc_pauses,     st.pfc_paused_ps, st.ooo_pkts,     st.timeouts,
-                        st.cnps_sent,      st.cnps_received, st.rate_cuts,    st.flows_done};
+    uint64_t sum[25] = {
+        st.events,     st.packet_hops,   st.pkts_sent,         st.pkts_delivered, st.data_pkts_sent,
+        st.bytes_sent, st.payload_sent,  st.payload_delivered, st.retx_bytes,     st.drops,
+        st.lost,       st.drop_bytes,    st.duplicated,        st.reordered,      st.unroutable,
+        st.ecn_marks,  st.pfc_pauses,    st.pfc_paused_ps,     st.ooo_pkts,       st.timeouts,
+        st.cnps_sent,  st.cnps_received, st.rate_cuts,         st.tlp_probes,     st.flows_done};
     uint64_t in_flight = st.in_flight;
-    rc = P->ops.allsum(P->ops.ctx, sum, 24);
+    rc = P->ops.allsum(P->ops.ctx, sum, 25);
     if (rc == 0) rc = P->ops.allsum(P->ops.ctx, &in_flight, 1);
     /* maxima as minima of their complements; the error too */
     uint64_t mn[4] = {UINT64_MAX - s->active, UINT64_MAX - st.max_queue_bytes,
@@ -1080,16 +1081,16 @@ static int sync_end(arb_sim *s)
     if (rc == 0) rc = P->ops.allmin(P->ops.ctx, mn, 4);
     if (rc < 0) return rc;
     arb_sim_stats *g = &P->gst;
-    uint64_t *f[23] = {
+    uint64_t *f[24] = {
         &g->events,         &g->packet_hops,   &g->pkts_sent,    &g->pkts_delivered,
         &g->data_pkts_sent, &g->bytes_sent,    &g->payload_sent, &g->payload_delivered,
         &g->retx_bytes,     &g->drops,         &g->lost,         &g->drop_bytes,
         &g->duplicated,     &g->reordered,     &g->unroutable,   &g->ecn_marks,
         &g->pfc_pauses,     &g->pfc_paused_ps, &g->ooo_pkts,     &g->timeouts,
-        &g->cnps_sent,      &g->cnps_received, &g->rate_cuts};
-    for (int k = 0; k < 23; k++)
+        &g->cnps_sent,      &g->cnps_received, &g->rate_cuts,    &g->tlp_probes};
+    for (int k = 0; k < 24; k++)
         *f[k] = sum[k];
-    g->flows_done = (uint32_t)sum[23];
+    g->flows_done = (uint32_t)sum[24];
     g->in_flight = (uint32_t)in_flight;
     g->max_queue_bytes = (uint32_t)(UINT64_MAX - mn[1]);
     uint64_t peak = UINT64_MAX - mn[2];
@@ -1224,9 +1225,9 @@ int arb_sim_part_collect(arb_sim *s)
                 uint32_t h = side == 1 ? c->src : c->dst;
                 if (P->node_part[h] != me) continue;
                 struct rec r = {REC_FLOW, f, 0, 0, 0, 0};
-                struct flow_half x = {c->finish,       c->retx_bytes, c->ooo_pkts,
-                                      c->timeouts,     c->cc.cnps,    c->cc.cuts,
-                                      c->reorder_peak, side,          c->cc.min_rc};
+                struct flow_half x = {c->finish,  c->retx_bytes, c->ooo_pkts,   c->timeouts,
+                                      c->cc.cnps, c->cc.cuts,    c->tlp_probes, c->reorder_peak,
+                                      side,       c->cc.min_rc};
                 fail(s, buf_put(&P->out[0], &r, sizeof r));
                 fail(s, buf_put(&P->out[0], &x, sizeof x));
             }

@@ -13,6 +13,17 @@
  *
  * The retry limit: a sender that meets cfg.retry_limit + 1 timeouts in a
  * row, its cumulative ack not moving between them, gives up (give_up).
+ *
+ * Timeouts: the timer restarts at every move of the cumulative ack, at
+ * s->tm.rto_low while at most rto_low_n packets are outstanding and at
+ * rto_high while more are (IRN's two timers; go-back-N has both at
+ * cfg.rto). Tail-loss probes (s->tm.tlp): a sender with nothing left to
+ * send arms a probe 2 x its smoothed round trip after its last send or ack;
+ * when it fires, the highest PSN sent goes again, and its answer (an ack,
+ * or IRN's NACK, which then takes every hole sent before the probe as
+ * lost) repairs what an RTO would have. One probe until the cumulative ack
+ * moves. With the probes IRN also finds a lost resend of the hole at the
+ * cumulative ack by send time, as RACK does (irn_lost_resend).
  */
 #include "sim_int.h"
 
@@ -39,12 +50,77 @@ static uint32_t payload_of(const arb_sim *s, const struct conn *c, uint32_t psn)
     return psn + 1 == c->n_pkts ? c->last_payload : s->cfg.mtu;
 }
 
-/* When a started connection next needs its host's timer: its timeout or
- * its next DCQCN rate-increase timer. (Starts come from the host's pending
- * list; pacing waits are armed by rdma_pull when they leave the NIC idle.) */
+/* When a started connection next needs its host's timer: its timeout, its
+ * probe or its next DCQCN rate-increase timer. (Starts come from the host's
+ * pending list; pacing waits are armed by rdma_pull when they leave the NIC
+ * idle.) */
 static arb_time conn_wake(const struct conn *c)
 {
-    return c->cc.inc_at < c->rto_at ? c->cc.inc_at : c->rto_at;
+    arb_time t = c->cc.inc_at < c->rto_at ? c->cc.inc_at : c->rto_at;
+    return c->pto_at < t ? c->pto_at : t;
+}
+
+/* ---- timers --------------------------------------------------------- */
+
+/* The longest path's unloaded round trip (arb_sim_timers.loop). */
+static arb_time fabric_loop(const arb_sim *s)
+{
+    arb_time data = 0, ack = 0;
+    for (uint32_t p = 0; p < s->n_ports; p++) {
+        const arb_port *pt = &s->ports[p];
+        if (!pt->rate) continue;
+        arb_time d = pt->delay + arb_time_tx(s->cfg.mtu + s->cfg.hdr_bytes, pt->rate);
+        arb_time a = pt->delay + arb_time_tx(s->cfg.ctrl_bytes, pt->rate);
+        if (d > data) data = d;
+        if (a > ack) ack = a;
+    }
+    unsigned h = arb_topo_height(s->topo);
+    return 2 * (arb_time)(h ? h : 1) * (data + ack);
+}
+
+/* The longest a packet can wait in queues on the longest path: a full
+ * switch queue, drained at the slowest link, at each of its 2h - 1 switch
+ * ports (arb_sim_timers.rto_high). */
+static arb_time path_queues(const arb_sim *s)
+{
+    uint64_t rate = UINT64_MAX;
+    for (uint32_t p = 0; p < s->n_ports; p++)
+        if (s->ports[p].rate && s->ports[p].rate < rate) rate = s->ports[p].rate;
+    if (rate == UINT64_MAX) return 0;
+    unsigned h = arb_topo_height(s->topo);
+    return (2 * (arb_time)(h ? h : 1) - 1) * arb_time_tx(s->cfg.queue_bytes, rate);
+}
+
+void rdma_timers(arb_sim *s)
+{
+    const arb_sim_config *c = &s->cfg;
+    arb_sim_timers *t = &s->tm;
+    t->loop = fabric_loop(s);
+    t->rto_low_n = c->rto_low_n;
+    t->tlp = c->tlp == ARB_SIM_TLP_AUTO ? c->transport == ARB_TRANSPORT_IRN : c->tlp;
+    if (c->transport == ARB_TRANSPORT_GBN) {
+        t->rto_low = t->rto_high = c->rto;
+    } else {
+        t->rto_low = c->rto_low ? c->rto_low : 4 * t->loop;
+        if (!c->rto_low && c->rto_high && t->rto_low > c->rto_high) t->rto_low = c->rto_high;
+        t->rto_high = c->rto_high ? c->rto_high : t->rto_low + path_queues(s);
+    }
+    t->pto_min = t->loop;
+    t->pto_max = t->rto_high > t->loop ? t->rto_high : t->loop;
+}
+
+/* The timeout c's timer runs with now: by the packets outstanding. */
+static arb_time rto_of(const arb_sim *s, const struct conn *c)
+{
+    return c->snd_max - c->snd_una <= s->tm.rto_low_n ? s->tm.rto_low : s->tm.rto_high;
+}
+
+/* The probe timeout: twice the smoothed round trip, within its bounds. */
+static arb_time pto_of(const arb_sim *s, const struct conn *c)
+{
+    arb_time t = 2 * c->srtt;
+    if (t < s->tm.pto_min) return s->tm.pto_min;
+    return t > s->tm.pto_max ? s->tm.pto_max : t;
 }
 
 /*
@@ -320,14 +396,59 @@ static void advance_una(arb_sim *s, struct conn *c, uint32_t a)
     if (a <= c->snd_una) return;
     c->snd_una = a;
     c->streak = 0;
+    c->probe = c->probed = 0; /* progress: a probe due is no longer needed, */
+    c->again = 0;             /* nor the resend of the hole just filled */
     if (c->snd_nxt < a) c->snd_nxt = a;
     if (c->snd_una >= c->n_pkts) {
         c->send_done = SEND_ACKED;
         c->rto_at = ARB_TIME_NEVER;
+        c->pto_at = ARB_TIME_NEVER;
         s->hosts[c->src].n_finished++;
     } else {
-        c->rto_at = s->now + s->cfg.rto;
+        c->rto_at = s->now + rto_of(s, c);
     }
+}
+
+/* IRN: the next hole taken as lost and not yet resent, lost_high when
+ * none is left (the cursor moves past what was acknowledged since). */
+static uint32_t next_hole(struct conn *c)
+{
+    if (c->retx_cursor < c->snd_una) c->retx_cursor = c->snd_una;
+    while (c->retx_cursor < c->lost_high && bit_get(c->sacked, c->retx_cursor))
+        c->retx_cursor++;
+    return c->retx_cursor;
+}
+
+/* Whether c has nothing it may send now: no hole taken as lost is left to
+ * resend, and every PSN has been sent or the window is full. */
+static int sender_idle(const arb_sim *s, struct conn *c)
+{
+    if (s->cfg.transport == ARB_TRANSPORT_IRN && (c->again || next_hole(c) < c->lost_high))
+        return 0;
+    return c->snd_nxt >= c->n_pkts || (s->cfg.window && c->snd_nxt - c->snd_una >= s->cfg.window);
+}
+
+/* After a send or an ack (probes on): arm c's probe when it has nothing
+ * left to send and has not probed since its last progress; else disarm it
+ * (what it is about to send arms it again). Never at or past the timeout. */
+static void arm_pto(arb_sim *s, struct conn *c)
+{
+    arb_time t = ARB_TIME_NEVER;
+    if (!c->probed && c->srtt && !c->send_done && sender_idle(s, c)) {
+        t = s->now + pto_of(s, c);
+        if (t >= c->rto_at) t = ARB_TIME_NEVER;
+    }
+    c->pto_at = t;
+    rdma_arm_at(s, c->src, t);
+}
+
+/* An ack's round trip: the time since the packet it answers left (the ack
+ * echoes its send time), into the smoothed round trip (RFC 6298's 1/8). */
+static void rtt_sample(arb_sim *s, struct conn *c, arb_time echo)
+{
+    if (echo > s->now) return;
+    arb_time r = s->now - echo;
+    c->srtt = c->srtt ? c->srtt - c->srtt / 8 + r / 8 : r;
 }
 
 /* IRN: mark holes lost that a later-sent packet has overtaken by more
@@ -344,10 +465,24 @@ static void irn_detect_loss(arb_sim *s, struct conn *c, uint32_t upto, arb_time 
     }
 }
 
+/* IRN with RACK-TLP (s->tm.tlp): the hole at the cumulative ack has been
+ * resent, and a packet sent a reorder window after that resend has
+ * arrived: the resend was lost too, as RACK finds a lost retransmission by
+ * send time; it goes once more (next_psn), and the next is judged against
+ * that send. */
+static void irn_lost_resend(arb_sim *s, struct conn *c, arb_time sent_of_arrived)
+{
+    uint32_t x = c->snd_una;
+    if (x >= c->n_pkts || x >= c->retx_cursor || x >= c->lost_high || bit_get(c->sacked, x)) return;
+    arb_time sent = c->sent_at[x];
+    if (sent < sent_of_arrived && sent_of_arrived - sent >= s->cfg.irn_reorder) c->again = 1;
+}
+
 static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
 {
     struct conn *c = &s->conns[cid];
     if (c->send_done == SEND_GAVE_UP) return; /* nothing heeds it */
+    if (s->tm.tlp) rtt_sample(s, c, k->ts);
     if (k->kind == PK_ACK) {
         advance_una(s, c, k->psn);
     } else if (s->cfg.transport == ARB_TRANSPORT_GBN) {
@@ -361,8 +496,10 @@ static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
             if (r + 1 > c->sack_high) c->sack_high = r + 1;
             irn_detect_loss(s, c, r, k->ts);
         }
+        if (s->tm.tlp) irn_lost_resend(s, c, k->ts);
     }
     rdma_arm_at(s, c->src, c->rto_at);
+    if (s->tm.tlp) arm_pto(s, c);
     net_kick_nic(s, s->hosts[c->src].nic_port);
 }
 
@@ -392,22 +529,32 @@ void rdma_on_packet(arb_sim *s, uint32_t h, uint32_t i)
     pool_release(&s->pool, i);
 }
 
+/* A sender with nothing else to send: its probe when one is due (the
+ * highest PSN sent), else -1. */
+static int64_t probe_psn(struct conn *c)
+{
+    if (!c->probe) return -1;
+    c->probe = 0;
+    return (int64_t)c->snd_max - 1;
+}
+
 /* The PSN connection c sends next, or -1 when it may not send now. */
 static int64_t next_psn(arb_sim *s, struct conn *c)
 {
     if (!c->started || c->send_done) return -1;
     if (s->cfg.transport == ARB_TRANSPORT_IRN) {
-        if (c->retx_cursor < c->snd_una) c->retx_cursor = c->snd_una;
-        while (c->retx_cursor < c->lost_high && bit_get(c->sacked, c->retx_cursor))
-            c->retx_cursor++;
-        if (c->retx_cursor < c->lost_high) return c->retx_cursor++;
+        if (c->again) {
+            c->again = 0;
+            if (c->snd_una < c->n_pkts && !bit_get(c->sacked, c->snd_una)) return c->snd_una;
+        }
+        if (next_hole(c) < c->lost_high) return c->retx_cursor++;
     }
-    if (c->snd_nxt >= c->n_pkts) return -1;
-    if (s->cfg.window && c->snd_nxt - c->snd_una >= s->cfg.window) return -1;
+    if (c->snd_nxt >= c->n_pkts) return probe_psn(c);
+    if (s->cfg.window && c->snd_nxt - c->snd_una >= s->cfg.window) return probe_psn(c);
     if (s->cfg.transport == ARB_TRANSPORT_IRN) {
         while (c->snd_nxt < c->n_pkts && bit_get(c->sacked, c->snd_nxt))
             c->snd_nxt++;
-        if (c->snd_nxt >= c->n_pkts) return -1;
+        if (c->snd_nxt >= c->n_pkts) return probe_psn(c);
     }
     return c->snd_nxt++;
 }
@@ -466,7 +613,8 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
         k->flags = PF_ECT;
         k->ts = s->now;
         k->in_port = PKT_NONE;
-        if ((uint32_t)psn < c->snd_max) {
+        int fresh = (uint32_t)psn >= c->snd_max;
+        if (!fresh) {
             k->flags |= PF_RETX;
             c->retx_bytes += pl;
             s->st.retx_bytes += pl;
@@ -478,8 +626,16 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
         if (c->sent_at) c->sent_at[psn] = s->now;
         if (s->cfg.dcqcn) dcqcn_on_sent(s, c, k->bytes);
         if (c->rto_at == ARB_TIME_NEVER) {
-            c->rto_at = s->now + s->cfg.rto;
+            c->rto_at = s->now + rto_of(s, c);
             rdma_arm_at(s, h, c->rto_at);
+        } else if (fresh && c->snd_max - c->snd_una == s->tm.rto_low_n + 1) {
+            /* more than rto_low_n outstanding from now: the timer armed at
+             * the last progress (rto_low) runs to rto_high */
+            c->rto_at += s->tm.rto_high - s->tm.rto_low;
+        }
+        if (s->tm.tlp) {
+            c->probe = 0; /* what it sends now draws the answer a probe would */
+            arm_pto(s, c);
         }
         s->st.pkts_sent++;
         s->st.data_pkts_sent++;
@@ -501,6 +657,7 @@ static void give_up(arb_sim *s, struct conn *c)
 {
     c->send_done = SEND_GAVE_UP;
     c->rto_at = ARB_TIME_NEVER;
+    c->pto_at = ARB_TIME_NEVER;
     c->cc.inc_at = ARB_TIME_NEVER;
     s->hosts[c->src].n_finished++;
     sim_gave_up(s, (uint32_t)(c - s->conns));
@@ -520,7 +677,27 @@ static void on_timeout(arb_sim *s, struct conn *c)
         c->lost_high = c->snd_max; /* every hole is now taken as lost */
         c->retx_cursor = c->snd_una;
     }
-    c->rto_at = s->now + s->cfg.rto;
+    c->rto_at = s->now + rto_of(s, c);
+    c->pto_at = ARB_TIME_NEVER; /* the resends arm it again */
+}
+
+/* The probe timeout: a probe is due (next_psn sends it), and IRN takes
+ * again, when its answer comes, every hole sent before it as lost (by send
+ * time, irn_detect_loss from the cumulative ack: a resend that was lost
+ * too is found as RACK finds it). */
+static void on_probe(arb_sim *s, struct conn *c)
+{
+    c->pto_at = ARB_TIME_NEVER;
+    c->probe = 1;
+    c->probed = 1;
+    /* nothing came back for twice the round trip: no window of this
+     * connection is queued any more, and what rto_high allows for is gone;
+     * the probe's answer is due within a round trip */
+    arb_time pto = pto_of(s, c), wait = pto > s->tm.rto_low ? pto : s->tm.rto_low;
+    if (s->now + wait < c->rto_at) c->rto_at = s->now + wait;
+    c->tlp_probes++;
+    s->st.tlp_probes++;
+    if (s->cfg.transport == ARB_TRANSPORT_IRN) c->lost_high = c->retx_cursor = c->snd_una;
 }
 
 void rdma_on_timer(arb_sim *s, uint32_t h)
@@ -537,6 +714,10 @@ void rdma_on_timer(arb_sim *s, uint32_t h)
         struct conn *c = &s->conns[ho->conns[k]];
         if (c->rto_at <= s->now) {
             on_timeout(s, c);
+            kick = 1;
+        }
+        if (c->pto_at <= s->now) {
+            on_probe(s, c);
             kick = 1;
         }
         if (c->cc.inc_at <= s->now) {

@@ -41,6 +41,10 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->pfc_xon = 256000;
     cfg->transport = ARB_TRANSPORT_GBN;
     cfg->rto = ARB_PS_PER_MS;
+    cfg->rto_low = 0; /* derived from the fabric (rdma_timers) */
+    cfg->rto_high = 0;
+    cfg->rto_low_n = ARB_SIM_RTO_LOW_N;
+    cfg->tlp = ARB_SIM_TLP_AUTO;
     cfg->retry_limit = ARB_SIM_RETRY_LIMIT;
     cfg->window = 0;
     cfg->ack_every = 1;
@@ -65,6 +69,9 @@ static int check_config(const arb_sim_config *c)
     if (!c->route || c->mtu == 0 || (uint64_t)c->mtu + c->hdr_bytes > 65535 || c->ctrl_bytes == 0 ||
         c->ctrl_bytes > 65535 || c->ack_every == 0 || c->queue_bytes == 0 || c->rto == 0 ||
         c->transport > ARB_TRANSPORT_IRN)
+        return ARB_EINVAL;
+    if ((c->rto_low && c->rto_high && c->rto_low > c->rto_high) ||
+        (c->tlp != ARB_SIM_TLP_AUTO && c->tlp != 0 && c->tlp != 1))
         return ARB_EINVAL;
     if (c->ecn && (c->ecn_kmax <= c->ecn_kmin || c->ecn_pmax < 0 || c->ecn_pmax > 1))
         return ARB_EINVAL;
@@ -232,6 +239,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         arb_sim_free(s);
         return lrc;
     }
+    rdma_timers(s);
     pool_init(&s->pool);
     arb_rng_seed(&s->rng, cfg->seed);
     if (cfg->local_order) evq_set_local(&s->q);
@@ -303,6 +311,11 @@ const arb_topo *arb_sim_topo(const arb_sim *s)
     return s->topo;
 }
 
+void arb_sim_get_timers(const arb_sim *s, arb_sim_timers *t)
+{
+    *t = s->tm;
+}
+
 uint32_t arb_sim_port_queue(const arb_sim *s, uint32_t port)
 {
     uint32_t q;
@@ -356,6 +369,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     c->last_payload = (uint32_t)(bytes - (n_pkts - 1) * s->cfg.mtu);
     c->start = start < s->now ? s->now : start;
     c->rto_at = ARB_TIME_NEVER;
+    c->pto_at = ARB_TIME_NEVER;
     c->finish = ARB_TIME_NEVER;
     c->gave_up = ARB_TIME_NEVER;
     int rc = rdma_conn_init(s, c);
@@ -506,7 +520,10 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
     }
     if (target >= port_events) {
         uint32_t h = target - port_events;
-        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now) rdma_on_timer(s, h);
+        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
+            rdma_on_timer(s, h);
+        else
+            s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
         return;
     }
     uint32_t port = target >> 2;
@@ -646,6 +663,7 @@ int arb_sim_flow(const arb_sim *s, uint32_t id, arb_sim_flow_result *r)
     r->retx_bytes = c->retx_bytes;
     r->ooo_pkts = c->ooo_pkts;
     r->timeouts = c->timeouts;
+    r->tlp_probes = c->tlp_probes;
     r->reorder_peak_bytes = c->reorder_peak;
     r->cnps = c->cc.cnps;
     r->rate_cuts = c->cc.cuts;

@@ -176,17 +176,24 @@ struct conn {
     uint8_t *rcvd;         /* IRN: bitmap of out-of-order packets held */
     arb_time finish;
     uint64_t ooo_pkts;
-    /* the rest */
+    /* the rest: first what an ack and an idle sender's pull touch */
     uint64_t bytes;
     arb_time start;
     uint64_t retx_bytes, timeouts;
     uint32_t next_active; /* host's list of connections that may send */
     uint32_t streak;      /* timeouts in a row without the cumulative ack moving */
+    arb_time srtt;        /* tail-loss probes: smoothed round trip of the acks (0: none yet) */
+    arb_time pto_at;      /* the probe's time; ARB_TIME_NEVER when none is armed */
+    uint8_t probe;        /* a probe is due: the NIC's next packet of this connection */
+    uint8_t probed;       /* a probe went since the cumulative ack last moved */
+    uint8_t again;        /* IRN: the hole at the cumulative ack goes once more */
     struct dcq cc;        /* DCQCN (when enabled) */
     arb_time gave_up;     /* when the sender gave up (cfg.retry_limit); ARB_TIME_NEVER: not */
+    uint64_t tlp_probes;
 };
 _Static_assert(offsetof(struct conn, rcv_nxt) == 64, "the sender's fields fill line 0");
 _Static_assert(offsetof(struct conn, bytes) <= 128, "the receiver's fields fit line 1");
+_Static_assert(offsetof(struct conn, probed) < 192, "an ack's and a probe's fields fit line 2");
 /* conn.send_done: still sending; every packet acknowledged; the sender gave
  * up (cfg.retry_limit, rdma.c). */
 enum { SEND_ON = 0, SEND_ACKED = 1, SEND_GAVE_UP = 2 };
@@ -257,7 +264,8 @@ struct arb_sim {
     arb_time active; /* the last event that was not an idle host timer */
     int idle;        /* the event being run found nothing to do */
     arb_sim_stats st;
-    uint32_t *done; /* flows finished in this event, reported after it */
+    arb_sim_timers tm; /* the connections' timers (rdma_timers) */
+    uint32_t *done;    /* flows finished in this event, reported after it */
     uint32_t n_done, cap_done;
     int error;             /* first fatal error met inside an event */
     struct arbor_job *arb; /* the Arbor collective (arbor_int.h), NULL if none */
@@ -563,6 +571,8 @@ void rdma_defer_free(arb_sim *s);
 #define SIM_ENTER_TARGET(s, h) (SIM_START_TARGET(s, h) + (s)->n_hosts)
 int rdma_conn_init(arb_sim *s, struct conn *c);
 void rdma_conn_free(struct conn *c);
+/* s->tm from the configuration and the fabric (arb_sim_timers), at arb_sim_new. */
+void rdma_timers(arb_sim *s);
 
 /* dcqcn.c */
 void dcqcn_init(arb_sim *s, struct conn *c);

@@ -150,6 +150,17 @@ for stop in 1ms 2ms; do
     got=$(sed -n 's/.*(last activity at \([0-9.]*\) us)$/\1/p' "$TMP/inc.err")
     same "incomplete at $stop: the line's time is sim_time_us" "$want" "$got"
 done
+# Utilisation is over the run to its last activity: one packet of 4096 B
+# (4178 B on the wire) from host 0 to host 1 of star:2, acked at 4.68224 us
+# (two hops of 1 us + 334.24 ns, two of 1 us + 6.88 ns); its 8 us timeout
+# then fires with nothing to do, which is not part of the run. Host 0's
+# link: 4178 x 8 / (100 Gb/s x 4.68224 us) = 0.071385.
+J=$("$ARBOR" sim -s topology=star:2 -s workload.kind=incast -s senders=1 -s size=4096 \
+    -s transport.rto=8us --json)
+same "utilisation to the last activity: sim_time_us" "4.682240" "$(jnum sim_time_us "$J")"
+same "utilisation to the last activity: host 0's link" \
+    "$(awk 'BEGIN { printf "%.6f", 4178 * 8 / (100e9 * 4.68224e-6) }')" \
+    "$(printf '%s' "$J" | grep -o '"tier0_up":{[^}]*}' | grep -o '"max":[0-9.]*' | cut -d: -f2)"
 # A run that cannot finish (hosts 0 and 1 cut off 100 us in, after
 # registration) ends with the JSON of what it got, a line naming the channel,
 # the offset and the hosts that never answered, and status 1.

@@ -58,9 +58,13 @@ static const char *beyond_caps(arb_scenario *sc)
     uint64_t slots = scn_u64(sc, K_AR_SLOTS);
     if (slots > 4096 || slots * scn_u64(sc, K_AR_PAYLOAD) > (8u << 20)) return "slots";
     const arb_time us = ARB_PS_PER_US;
-    if (scn_u64(sc, K_TR_RTO) < 10 * us || scn_u64(sc, K_AR_TIMEOUT) < 10 * us ||
-        scn_u64(sc, K_AR_TOMIN) < 10 * us || scn_u64(sc, K_AR_RETRY) < 10 * us)
-        return "timers";
+    /* 0 (auto, or timeout_min's default) is a timer derived from the fabric */
+    static const enum scn_key set_or_derived[] = {K_TR_RTO, K_TR_RTOLOW, K_TR_RTOHIGH, K_AR_TOMIN};
+    for (size_t i = 0; i < sizeof set_or_derived / sizeof set_or_derived[0]; i++) {
+        arb_time t = scn_u64(sc, set_or_derived[i]);
+        if (t && t < 10 * us) return "timers";
+    }
+    if (scn_u64(sc, K_AR_TIMEOUT) < 10 * us || scn_u64(sc, K_AR_RETRY) < 10 * us) return "timers";
     arb_time sample = scn_u64(sc, K_RUN_SAMPLE);
     if (sample && sample < us) return "sample";
     arb_time stop = scn_u64(sc, K_RUN_STOP);

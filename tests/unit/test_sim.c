@@ -286,6 +286,32 @@ TEST(stale_timer_is_not_activity)
     arb_topo_free(t);
 }
 
+/* A host timer superseded by one armed earlier is no activity either: the
+ * first flow's timeout (armed at 0 for cfg.rto) is replaced when the second
+ * flow's start (500 us) needs the timer sooner; when that start has run,
+ * the timer is armed anew for the second flow's timeout. The first event
+ * still fires at cfg.rto and does nothing: the last activity is the second
+ * flow's ack, two ack hops after it finished. */
+TEST(superseded_timer_is_not_activity)
+{
+    arb_topo *t = simkit_topo("star:2");
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    arb_sim *s = sim_on(t, &cfg);
+    uint32_t a, b;
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 0, 1000, 1, &a), 0);
+    CHECK_EQ_I(arb_sim_run(s, 100 * ARB_PS_PER_US), 0);
+    CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 4096, 500 * ARB_PS_PER_US, 1000, 2, &b), 0);
+    CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
+    arb_sim_flow_result r;
+    CHECK_EQ_I(arb_sim_flow(s, b, &r), 0);
+    arb_time ack = 2 * ((arb_time)cfg.ctrl_bytes * 80 + ARB_PS_PER_US);
+    CHECK_EQ_U(arb_sim_last_activity(s), r.finish + ack);
+    CHECK(arb_sim_now(s) >= r.start + cfg.rto); /* the second timeout, idle */
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 /* Three packets pipeline: the last leaves the NIC after 3 serialisations,
  * then one switch serialisation and two wires. A partial last packet. */
 /* The simulator reads the links' rates and delays when it is made and when
@@ -748,13 +774,20 @@ static arb_topo *dead_end(const char *spec, uint32_t h, arb_sim_config *cfg, uin
     return t;
 }
 
+/* IRN's rto_low on star fabrics (arb_sim_timers): four loops of a data
+ * packet's two hops and its ack's two. */
+#define STAR_RTO_LOW (4 * 2 * (ONE_DATA_HOP + ONE_ACK_HOP))
+
 /*
  * A flow whose receiver's only link has failed hears nothing back: its
  * first packets leave at its start (5 us), timeouts 1 .. retry_limit come
  * rto apart and each resends all three packets (go-back-N from snd_una;
  * IRN takes every hole as lost), and timeout retry_limit + 1 gives up, at
- * start + (retry_limit + 1) x rto. Nothing is left to wait for: a run to
- * the end of time ends there, and a second run has no event to run.
+ * start + (retry_limit + 1) x rto. Go-back-N's rto is cfg.rto; IRN's is
+ * its rto_low (three packets outstanding, at most rto_low_n), derived from
+ * the fabric, and no probe goes (no ack: no round trip to time it by).
+ * Nothing is left to wait for: a run to the end of time ends there, and a
+ * second run has no event to run.
  */
 static void gives_up_alone(arb_transport tr)
 {
@@ -763,12 +796,14 @@ static void gives_up_alone(arb_transport tr)
     cfg.transport = tr;
     arb_sim *s = sim_on(t, &cfg);
     arb_time start = 5 * ARB_PS_PER_US;
+    arb_time rto = tr == ARB_TRANSPORT_IRN ? STAR_RTO_LOW : cfg.rto;
     uint32_t id;
     CHECK_EQ_I(arb_sim_add_flow(s, 0, 1, 3 * 4096, start, 1000, 7, &id), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_TIME_NEVER), 0);
     arb_sim_flow_result r;
     CHECK_EQ_I(arb_sim_flow(s, id, &r), 0);
-    CHECK_EQ_U(r.gave_up, start + 4 * cfg.rto);
+    CHECK_EQ_U(r.gave_up, start + 4 * rto);
+    CHECK_EQ_U(r.tlp_probes, 0);
     CHECK_EQ_U(r.timeouts, 4);
     CHECK_EQ_U(r.finish, ARB_TIME_NEVER);
     CHECK_EQ_U(r.retx_bytes, 3 * 3 * 4096);
@@ -876,7 +911,9 @@ TEST(progress_between_timeouts_is_not_given_up)
  * A partitioned simulator (one part) gives up as the whole one does: the
  * same time, the same count (each flow once, though every run's end tells
  * the parts of it), the same events. Two flows of host 1 into a failed
- * link and one that finishes; the run in slices.
+ * link and one that finishes; the run in slices. Each of the two has at
+ * most two packets outstanding: IRN's timeout is its rto_low, and with
+ * retry_limit 2 each gives up 3 rto_low after its start.
  */
 TEST(a_partitioned_run_gives_up_alike)
 {
@@ -906,8 +943,8 @@ TEST(a_partitioned_run_gives_up_alike)
         arb_sim_free(s);
         arb_topo_free(t);
     }
-    CHECK_EQ_U(at[0][0], 3 * 100 * ARB_PS_PER_US);
-    CHECK_EQ_U(at[0][1], 20 * ARB_PS_PER_US + 3 * 100 * ARB_PS_PER_US);
+    CHECK_EQ_U(at[0][0], 3 * STAR_RTO_LOW);
+    CHECK_EQ_U(at[0][1], 20 * ARB_PS_PER_US + 3 * STAR_RTO_LOW);
     for (int f = 0; f < 2; f++)
         CHECK_EQ_U(at[1][f], at[0][f]);
     CHECK_EQ_U(st[0].flows_gave_up, 2);
@@ -951,6 +988,7 @@ int main(void)
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
     RUN(stale_timer_is_not_activity);
+    RUN(superseded_timer_is_not_activity);
     RUN(link_changes_take_effect_when_told);
     RUN(too_many_kinds_of_link);
     RUN(switch_queue_counts_until_the_start);

@@ -387,9 +387,11 @@ static void print_summary(const char *json)
                num(ita, "jobs", NULL), num(ita, "ranks_done", NULL), num(ita, "ranks", NULL),
                num(ita, "commits", NULL), num(ita, "repairs", NULL),
                num(ita, "peak_live_slots", NULL), num(ita, "invariant_errors", NULL));
-    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, %.0f B retransmitted",
-           num(j, "drops", NULL), num(j, "unroutable", NULL), num(j, "timeouts", NULL),
-           num(j, "retx_bytes", NULL));
+    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, ", num(j, "drops", NULL),
+           num(j, "unroutable", NULL), num(j, "timeouts", NULL));
+    if (num(j, "tlp_probes", NULL) > 0)
+        printf("%.0f tail-loss probes, ", num(j, "tlp_probes", NULL));
+    printf("%.0f B retransmitted", num(j, "retx_bytes", NULL));
     if (num(j, "duplicated", NULL) > 0 || num(j, "reordered", NULL) > 0)
         printf("; %.0f duplicated, %.0f reordered by links", num(j, "duplicated", NULL),
                num(j, "reordered", NULL));
