@@ -14,10 +14,16 @@
  *             (arbor.fail) or failing 2 ms in (fabric.fail_at), dynamic and
  *             static selection; one flaky uplink at 1%
  *   loss-free the default run at 64 MiB and 1 GiB (header-only)
+ *   fabrics   star:32, leafspine:4,8,8 and kary:8,2 at 16 and 64 MiB, loss
+ *             0, 0.1%, 1%: Arbor with local repair (the default), Arbor with
+ *             end-to-end retries (arbor.repair=end-to-end) and the ring over
+ *             IRN, side by side, with the trees declared dead and the offsets
+ *             bypassed
  *
- * `--quick` runs 8 MiB instead of 64 MiB, skips 1 GiB and checks no goal (the
- * goals are for 64 MiB). Run from the repository root. Prints a line per
- * run, each goal under its table with whether it was met, and a count.
+ * `--quick` runs 8 MiB instead of 64 MiB, skips 1 GiB and the fabrics and
+ * checks no goal (the goals are for 64 MiB); `--fabrics` runs the fabrics
+ * table alone. Run from the repository root. Prints a line per run, each
+ * goal under its table with whether it was met, and a count.
  */
 #include "arbor/scenario.h"
 #include "arbor/sim.h"
@@ -32,6 +38,7 @@ struct outcome {
     double gbps;   /* Arbor: goodput; ring: algbw (S x 8 / time) */
     int correct;   /* values checked exactly (1), or -1 */
     uint64_t retries, repairs;
+    uint64_t deaths, bypass; /* trees declared dead, offsets sent to the bypass repair */
 };
 
 static const char *g_size = "64MiB";
@@ -39,7 +46,7 @@ static const char *g_size = "64MiB";
 /* Run a scenario (the built-in one when file is NULL) with settings. */
 static struct outcome run(const char *file, const char *const *sets)
 {
-    struct outcome o = {0, 0, 0, -1, 0, 0};
+    struct outcome o = {0, 0, 0, -1, 0, 0, 0, 0};
     arb_scenario *sc;
     char err[1024], size[64];
     if (arb_scenario_new(&sc) < 0) return o;
@@ -69,6 +76,8 @@ static struct outcome run(const char *file, const char *const *sets)
             o.correct = a->correct;
             o.retries = a->retries;
             o.repairs = a->repair_commits;
+            o.deaths = a->deaths;
+            o.bypass = a->bypass;
         } else {
             o.cct_us = (double)(w->finish - w->start) / ARB_PS_PER_US; /* see ring_gbps */
         }
@@ -191,8 +200,81 @@ static void trees_table(void)
          a.ok && b.ok && b.gbps >= 0.9 * a.gbps && b.correct == 1);
 }
 
+/* One fabric, one size, one loss: Arbor local and end-to-end, the ring. */
+struct frow {
+    struct outcome local, e2e, ring;
+    double ring_gbps;
+};
+
+static struct frow fabric_row(const char *topo, const char *size, const char *loss)
+{
+    char t[64], l[64];
+    snprintf(t, sizeof t, "fabric.topology=%s", topo);
+    snprintf(l, sizeof l, "fabric.loss=%s", loss);
+    g_size = size;
+    const char *as[] = {"arbor.mode=values", t, l, NULL, NULL};
+    struct frow f;
+    f.local = run(NULL, as);
+    if (strcmp(loss, "0") != 0) {
+        as[3] = "arbor.repair=end-to-end";
+        f.e2e = run(NULL, as);
+    } else {
+        f.e2e = f.local; /* nothing to repair: the same run */
+    }
+    const char *rs[] = {t, l, NULL};
+    f.ring = run("scenarios/arbor-star32-ring.ini", rs);
+    f.ring_gbps =
+        ring_gbps(&f.ring, strcmp(size, "64MiB") == 0 ? 64.0 * 1024 * 1024 : 16.0 * 1024 * 1024);
+    return f;
+}
+
+static void fabrics_table(void)
+{
+    static const char *const topos[] = {"star:32", "leafspine:4,8,8", "kary:8,2"};
+    static const char *const sizes[] = {"16MiB", "64MiB"};
+    static const char *const losses[] = {"0", "0.001", "0.01"};
+    printf("fabrics: AllReduce, values, defaults; Arbor with local repair, with end-to-end "
+           "retries, and the ring over IRN (derived timeouts, RACK-TLP)\n");
+    printf("  %-16s %-6s %-6s %10s %7s %6s %5s %6s %10s %10s %7s\n", "fabric", "size", "loss",
+           "Arbor Gb/s", "of 0", "exact", "dead", "bypass", "e2e Gb/s", "ring Gb/s", "ratio");
+    for (int t = 0; t < 3; t++)
+        for (int z = 0; z < 2; z++) {
+            double free_gbps = 0;
+            for (int l = 0; l < 3; l++) {
+                struct frow f = fabric_row(topos[t], sizes[z], losses[l]);
+                double a = f.local.ok ? f.local.gbps : 0;
+                if (l == 0) free_gbps = a;
+                double of0 = free_gbps > 0 ? a / free_gbps : 0;
+                double ratio = f.ring_gbps > 0 ? a / f.ring_gbps : 0;
+                printf("  %-16s %-6s %-6s %10.3f %7.3f %6s %5llu %6llu %10.3f %10.3f %7.2f\n",
+                       topos[t], sizes[z], losses[l], a, of0, f.local.correct == 1 ? "yes" : "NO",
+                       (unsigned long long)f.local.deaths, (unsigned long long)f.local.bypass,
+                       f.e2e.ok ? f.e2e.gbps : 0, f.ring_gbps, ratio);
+                if (l == 0) continue;
+                char what[128];
+                snprintf(what, sizeof what, "%s %s %s%%: exact, no tree dead, nothing bypassed",
+                         topos[t], sizes[z], l == 1 ? "0.1" : "1");
+                goal(what, f.local.ok && f.local.correct == 1 && f.local.deaths == 0 &&
+                               f.local.bypass == 0);
+                snprintf(what, sizeof what, "%s %s %s%%: >= 1.5x the ring", topos[t], sizes[z],
+                         l == 1 ? "0.1" : "1");
+                goal(what, ratio >= 1.5);
+                if (l == 1) {
+                    snprintf(what, sizeof what, "%s %s 0.1%%: >= 85%% of loss-free", topos[t],
+                             sizes[z]);
+                    goal(what, of0 >= 0.85);
+                }
+            }
+        }
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--fabrics") == 0) {
+        fabrics_table();
+        printf("goals met: %d of %d\n", goals_met, goals);
+        return 0;
+    }
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     g_quick = quick;
     if (quick) g_size = "8MiB";
@@ -217,6 +299,7 @@ int main(int argc, char **argv)
         o = run(NULL, none);
         printf("  %-12s %12.3f Gb/s\n", g_size, o.gbps);
         goal("1 GiB loss-free: 98.1 Gb/s within 0.5%", o.gbps >= 98.1 * 0.995);
+        fabrics_table();
     }
     if (!quick) printf("goals met: %d of %d\n", goals_met, goals);
     return 0;
