@@ -438,6 +438,10 @@ typedef struct arb_rt_switch_stats {
     uint64_t agg_drops;       /**< credits and requests the aggregator dropped */
     uint64_t copies;          /**< extra copies made by replication */
     uint64_t recredits;       /**< credits sent again to ranks still missing (local repair) */
+    uint64_t adoptions;       /**< later attempts' credits that took over a partial slot:
+                               *   only the ranks missing from it were asked again */
+    uint64_t replays;         /**< later attempts' credits answered with a complete slot's
+                               *   aggregate (local repair) */
     uint64_t jobs;            /**< jobs known now */
     uint64_t waits;           /**< times it blocked for its socket (ppoll) */
     /** JOINs of a rank already joined, from its address, with a newer

@@ -28,6 +28,10 @@
 #define NONE UINT32_MAX
 #define ANNOUNCE_EVERY (50 * ARB_PS_PER_MS)
 #define NOTICES_PER_S 200
+/* The switch's own re-credit timer (local repair, docs/runtime.md section 5):
+ * a rank descheduled for a time slice is not lost. */
+#define RT_RECREDIT_MIN (2 * ARB_PS_PER_MS)
+#define RT_RECREDIT_MAX (8 * ARB_PS_PER_MS)
 
 struct sjob {
     uint32_t id;
@@ -388,6 +392,11 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         arb_agg_config_default(&ac);
         ac.slots = cfg->slots;
         ac.ports = s->radix;
+        /* the re-credit timer above a process's scheduling delays and
+         * below the ranks' own timer floor (ARBOR_TIMER_MIN, 10 ms) */
+        ac.recredit_min = RT_RECREDIT_MIN;
+        ac.recredit_max = RT_RECREDIT_MAX;
+        ac.recredit_order = 0; /* datagrams of several sockets: no port order */
         ac.logger = cfg->logger;
         rc = arb_agg_new(&s->aggs[k], &ac);
         arb_switch_config ec;
@@ -731,6 +740,8 @@ static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e
         return;
     }
     if (credit && (act.agg_called || act.error)) wk->st.credits++;
+    if (act.agg_called && act.agg.reason == ARB_AGG_R_ADOPT) wk->st.adoptions++;
+    if (act.agg_called && act.agg.reason == ARB_AGG_R_REPLAY) wk->st.replays++;
     if (act.error || (act.agg_called &&
                       ((credit && act.verb == ARB_SWITCH_DROP) || act.agg.action == ARB_AGG_DROP)))
         wk->st.agg_drops++;

@@ -148,27 +148,30 @@ void cli_switch_stats(const char *who, const arb_rt_switch *s)
 {
     arb_rt_switch_stats st;
     arb_rt_switch_get_stats(s, &st);
-    fprintf(
-        stderr,
-        "%s: rx_pkts=%llu tx_pkts=%llu rx_bytes=%llu tx_bytes=%llu jobs=%llu "
-        "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
-        "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
-        "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu recredits=%llu dropped_tx=%llu "
-        "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
-        "io_uring=%llu ecn_marks=%llu queue_peak=%llu queue_mean=%llu\n",
-        who, (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
-        (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
-        (unsigned long long)st.jobs, (unsigned long long)st.joins, (unsigned long long)st.rejoins,
-        (unsigned long long)st.join_rejected, (unsigned long long)st.undecodable,
-        (unsigned long long)st.strangers, (unsigned long long)st.unknown_job,
-        (unsigned long long)st.unknown_channel, (unsigned long long)st.unroutable,
-        (unsigned long long)st.credits, (unsigned long long)st.requests,
-        (unsigned long long)st.aggregates, (unsigned long long)st.agg_miss,
-        (unsigned long long)st.agg_drops, (unsigned long long)st.copies,
-        (unsigned long long)st.recredits, (unsigned long long)st.dropped_tx,
-        (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
-        (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins,
-        (unsigned long long)st.foreign, (unsigned long long)st.io_uring,
-        (unsigned long long)st.ecn_marks, (unsigned long long)st.queue_peak,
-        (unsigned long long)(st.queue_reads ? st.queue_sum / st.queue_reads : 0));
+    fprintf(stderr,
+            "%s: rx_pkts=%llu tx_pkts=%llu rx_bytes=%llu tx_bytes=%llu jobs=%llu "
+            "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
+            "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
+            "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu recredits=%llu "
+            "adoptions=%llu replays=%llu "
+            "dropped_tx=%llu "
+            "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
+            "io_uring=%llu ecn_marks=%llu queue_peak=%llu queue_mean=%llu\n",
+            who, (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_pkts,
+            (unsigned long long)st.rx_bytes, (unsigned long long)st.tx_bytes,
+            (unsigned long long)st.jobs, (unsigned long long)st.joins,
+            (unsigned long long)st.rejoins, (unsigned long long)st.join_rejected,
+            (unsigned long long)st.undecodable, (unsigned long long)st.strangers,
+            (unsigned long long)st.unknown_job, (unsigned long long)st.unknown_channel,
+            (unsigned long long)st.unroutable, (unsigned long long)st.credits,
+            (unsigned long long)st.requests, (unsigned long long)st.aggregates,
+            (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
+            (unsigned long long)st.copies, (unsigned long long)st.recredits,
+            (unsigned long long)st.adoptions, (unsigned long long)st.replays,
+            (unsigned long long)st.dropped_tx, (unsigned long long)st.send_errors,
+            (unsigned long long)st.gso_sends, (unsigned long long)st.waits,
+            (unsigned long long)st.keepalive_joins, (unsigned long long)st.foreign,
+            (unsigned long long)st.io_uring, (unsigned long long)st.ecn_marks,
+            (unsigned long long)st.queue_peak,
+            (unsigned long long)(st.queue_reads ? st.queue_sum / st.queue_reads : 0));
 }
