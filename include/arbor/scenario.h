@@ -119,6 +119,17 @@ size_t arb_scenario_n_keys(void);
 int arb_scenario_key(size_t i, arb_scenario_key_info *info);
 
 /**
+ * The fabric the scenario names, without running it: fabric.topology with
+ * link_rate, up_rate and delay, fabric.fail applied, and fabric.link's
+ * per-link rates, delays and losses (arb_topo_link_loss; fabric.loss is
+ * the rest's). For drivers other than the simulator (arbor lab), so that
+ * the same file means the same fabric. The caller frees *out with
+ * arb_topo_free. Errors: as arb_scenario_run's for those keys (ARB_EPARSE,
+ * ARB_EINVAL, ARB_ENOENT; err names the key), ARB_ENOMEM.
+ */
+int arb_scenario_fabric(const arb_scenario *sc, arb_topo **out, char *err, size_t errlen);
+
+/**
  * Called between slices of the run (about every run.sample of simulated
  * time, at least every 100 us): the simulated time, the stop time (0: none)
  * and the workload's flows done / planned.
