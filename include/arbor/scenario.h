@@ -21,6 +21,8 @@
  *                inner_pieces (workload.backend = arbor: an iteration's
  *                collectives over Arbor)
  *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order, watch
+ *   [lab]        scale, iters, warmup, check, deadline (arbor lab only;
+ *                docs/lab.md; the simulator ignores them)
    @endverbatim
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists

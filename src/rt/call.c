@@ -214,6 +214,17 @@ static uint32_t give_up_tries(arb_time retry, arb_time span)
     return t;
 }
 
+/* The REGISTER / END retry cap: the timers' ceiling, times N / 32 past 32
+ * ranks, so that the retries of a job's N (N - 1) REGISTERs stay near
+ * 160 (N - 1) datagrams a second on their switch whatever N is (at the
+ * ceiling alone, 256 ranks' retries were 330 k a second, more than a
+ * software switch on a loaded machine handles, and never got through). */
+static arb_time register_cap(const arb_rt_config *cfg)
+{
+    uint32_t k = (cfg->size + 31) / 32;
+    return cfg->timeout_max * (k ? k : 1);
+}
+
 /* The ceilings a backed-off wait may reach so that repair_tries rounds
  * span the call's deadline: at least 1. */
 static uint32_t backoff_for(const arb_rt_config *cfg)
@@ -396,7 +407,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
      * ones under heavy loss, and the call reached its deadline). */
     hc.backoff_max = backoff_for(&c->cfg);
     /* The REGISTER / END retries start at the floor and double up to the
-     * ceiling, as every other wait here: at the engines' 10 ms cap, 64
+     * ceiling (register_cap), as every other wait here: at the engines' 10 ms cap, 64
      * ranks' REGISTERs to 64 channels made 400 k datagrams a second of
      * retries alone on a switch that answers fewer, and a rank whose
      * answers were lost in that flood was blamed as dead after the
@@ -405,7 +416,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
      * as unanswered (rt_suspects), so a slow job gets the time its user
      * gave it. */
     hc.retry_min = c->cfg.timeout_min;
-    hc.retry = c->cfg.timeout_max;
+    hc.retry = register_cap(&c->cfg);
     hc.retry_tries = give_up_tries(hc.retry, c->cfg.timeout + c->cfg.timeout_max);
     hc.op = op;
     hc.msg_id = k->msg;

@@ -31,8 +31,11 @@ expect_err "a [lab] key out of range" 2 "lab.scale '2': want auto or a factor in
     "$ARBOR" lab "$TMP/star.ini" -s lab.scale=2
 expect_err "an unknown [lab] key" 2 "lab.speed: unknown key" "$ARBOR" lab "$TMP/star.ini" -s lab.speed=1
 printf '[lab]\niters = 0\n' >"$TMP/bad.ini"
-expect_err "a [lab] key in the file, with its line" 2 "bad.ini:2: lab.iters '0': want 1..100000" \
+expect_err "a [lab] key in the file, with its line" 2 "bad.ini:2: lab.iters: '0' is not in 1..100000" \
     "$ARBOR" lab "$TMP/bad.ini"
+expect_out "arbor sim reads a lab file, [lab] and all" "arbor" \
+    sh -c '"$0" sim "$1" --json -q -s workload.size=64K | /usr/bin/python3 -c "import json, sys; print(json.load(sys.stdin)[\"workload\"][\"kind\"])"' \
+    "$ARBOR" "$TMP/star.ini"
 expect_err "a workload that is not Arbor's" 2 "workload.kind = perm: the lab runs an Arbor" \
     "$ARBOR" lab "$TMP/star.ini" -s workload.kind=perm
 expect_err "a scenario key's own error" 2 "fabric.topology" \

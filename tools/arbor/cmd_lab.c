@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 static const char lab_usage[] =
-    "usage: arbor lab FILE [-s KEY=VALUE]... [--json] [-q]\n"
+    "usage: arbor lab FILE [-s KEY=VALUE]... [--json] [-q] [-- COMMAND [ARGS...]]\n"
     "       arbor lab --clean\n"
     "\n"
     "Build the scenario's fabric from network namespaces on this machine (one per\n"
@@ -41,6 +41,14 @@ static const char lab_usage[] =
     "host, run the scenario's Arbor collective (workload.kind = arbor: [arbor]\n"
     "collective, dtype; workload.size; workload.ranks), then remove everything.\n"
     "Needs root and the ip and tc commands (nft for loss).\n"
+    "\n"
+    "With -- COMMAND, the lab runs COMMAND in every host's namespace instead of\n"
+    "arbor bench (a plain 'arbor' is this arbor), with the ARBOR_* variables a\n"
+    "rank needs and ARBOR_LAB_RANK, ARBOR_LAB_SIZE, ARBOR_LAB_ADDRS (the hosts'\n"
+    "addresses by rank), ARBOR_LAB_NS (their namespaces by rank); every host\n"
+    "reaches the others through the switches' namespaces, which route IP over\n"
+    "the same shaped links (Open MPI over TCP, PyTorch's gloo: bench/lab_vs_mpi).\n"
+    "It prints rank 0's output and exits 0 when every rank exited 0.\n"
     "\n"
     "  -s KEY=VALUE  a scenario key (as arbor sim -s) or a key of [lab]:\n"
     "      lab.scale     factor on every link rate, or auto (default): the host\n"
@@ -61,132 +69,41 @@ static const char lab_usage[] =
 
 #define LAB_RANKS_MAX 256
 
-/* [lab]: the keys this command adds to a scenario. */
+/* [lab]: the scenario's keys for this command (docs/lab.md). */
 struct lab_opts {
     double scale; /* 0: auto */
     uint64_t iters, warmup;
     int check;
     arb_time deadline;
-    char text[4][32]; /* each key's text, for the JSON */
+    const char *deadline_text;
 };
 
-static const char *const lab_keys[4] = {"scale", "iters", "warmup", "check"};
-
-static void lab_opts_default(struct lab_opts *o)
+static const char *setting(const arb_scenario *sc, const char *sec, const char *key)
 {
-    memset(o, 0, sizeof *o);
-    o->iters = 5;
-    o->warmup = 1;
-    o->check = 1;
-    o->deadline = 120 * ARB_PS_PER_S;
-    snprintf(o->text[0], sizeof o->text[0], "auto");
-    snprintf(o->text[1], sizeof o->text[1], "5");
-    snprintf(o->text[2], sizeof o->text[2], "1");
-    snprintf(o->text[3], sizeof o->text[3], "on");
+    const char *v = arb_scenario_get(sc, sec, key);
+    return v ? v : "";
 }
 
-static char deadline_text[32] = "120s";
-
-/* One [lab] key: 0, or -1 with the rule in err. */
-static int lab_set(struct lab_opts *o, const char *key, const char *v, char *err, size_t len)
+/* The [lab] keys as this command uses them (their syntax is the scenario
+ * parser's: checked already); 0, or an exit status for a value out of
+ * this command's range. */
+static int lab_opts_of(const arb_scenario *sc, struct lab_opts *o)
 {
+    const char *v = setting(sc, "lab", "scale");
     char *end;
-    if (strcmp(key, "scale") == 0) {
-        double s = strcmp(v, "auto") == 0 ? 0 : strtod(v, &end);
-        if (strcmp(v, "auto") != 0 && (end == v || *end || !(s > 0) || s > 1)) {
-            snprintf(err, len, "lab.scale '%s': want auto or a factor in (0, 1]", v);
-            return -1;
-        }
-        o->scale = s;
-    } else if (strcmp(key, "iters") == 0 || strcmp(key, "warmup") == 0) {
-        uint64_t n;
-        int it = key[0] == 'i';
-        if (cli_parse_u64(v, 100000, &n) < 0 || (it && n == 0)) {
-            snprintf(err, len, "lab.%s '%s': want %s..100000", key, v, it ? "1" : "0");
-            return -1;
-        }
-        *(it ? &o->iters : &o->warmup) = n;
-    } else if (strcmp(key, "check") == 0) {
-        int on = !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true");
-        int off = !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false");
-        if (!on && !off) {
-            snprintf(err, len, "lab.check '%s': want on or off", v);
-            return -1;
-        }
-        o->check = on;
-    } else if (strcmp(key, "deadline") == 0) {
-        arb_time d;
-        if (arb_topo_parse_time(v, &d) < 0 || d < ARB_PS_PER_S || d > 86400 * ARB_PS_PER_S) {
-            snprintf(err, len, "lab.deadline '%s': want a time of 1s..1d, such as 60s", v);
-            return -1;
-        }
-        o->deadline = d;
-        snprintf(deadline_text, sizeof deadline_text, "%s", v);
-        return 0;
-    } else {
-        snprintf(err, len, "lab.%s: unknown key (scale, iters, warmup, check, deadline)", key);
-        return -1;
-    }
-    for (int k = 0; k < 4; k++)
-        if (strcmp(key, lab_keys[k]) == 0) snprintf(o->text[k], sizeof o->text[k], "%s", v);
+    o->scale = strcmp(v, "auto") == 0 ? 0 : strtod(v, &end);
+    if (strcmp(v, "auto") != 0 && (end == v || *end || !(o->scale > 0) || o->scale > 1))
+        return cli_error("lab", "lab.scale '%s': want auto or a factor in (0, 1]", v);
+    o->iters = strtoull(setting(sc, "lab", "iters"), NULL, 10);
+    o->warmup = strtoull(setting(sc, "lab", "warmup"), NULL, 10);
+    v = setting(sc, "lab", "check");
+    o->check = !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true");
+    o->deadline_text = setting(sc, "lab", "deadline");
+    if (arb_topo_parse_time(o->deadline_text, &o->deadline) < 0 || o->deadline < ARB_PS_PER_S ||
+        o->deadline > 86400 * ARB_PS_PER_S)
+        return cli_error("lab", "lab.deadline '%s': want a time of 1s..1d, such as 60s",
+                         o->deadline_text);
     return 0;
-}
-
-/* Trim blanks at both ends, in place. */
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-        s[--n] = 0;
-    return s;
-}
-
-/* The scenario file: its [lab] section read here, blanked (line numbers
- * kept) before the rest goes to the scenario parser. 0 or an exit status. */
-static int load_file(arb_scenario *sc, struct lab_opts *o, const char *path)
-{
-    char *text = cli_slurp(path);
-    if (!text) return cli_error("lab", "%s: %s", path, strerror(errno));
-    int in_lab = 0, line = 0, rc = 0;
-    for (char *p = text; *p && !rc;) {
-        char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        line++;
-        char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
-        char *t = trim(buf);
-        if (*t == '[') in_lab = strncmp(t, "[lab]", 5) == 0;
-        if (in_lab) {
-            char *eq = strchr(t, '=');
-            if (*t && *t != '[' && *t != '#' && *t != ';') {
-                char err[256];
-                if (!eq) {
-                    rc = cli_error("lab", "%s:%d: lab: want KEY = VALUE", path, line);
-                    break;
-                }
-                *eq = 0;
-                if (lab_set(o, trim(t), trim(eq + 1), err, sizeof err) < 0)
-                    rc = cli_error("lab", "%s:%d: %s", path, line, err);
-            }
-            memset(p, ' ', len);
-        }
-        p = nl ? nl + 1 : p + len;
-    }
-    if (!rc) {
-        char err[512], dir[4096];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = 0;
-        else
-            snprintf(dir, sizeof dir, ".");
-        if (arb_scenario_load_string(sc, text, path, dir, err, sizeof err) < 0)
-            rc = cli_error("lab", "%s", err);
-    }
-    free(text);
-    return rc;
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -221,12 +138,6 @@ struct lab_job {
     char secret[40];
     char self[4096];     /* this arbor */
 };
-
-static const char *setting(const arb_scenario *sc, const char *sec, const char *key)
-{
-    const char *v = arb_scenario_get(sc, sec, key);
-    return v ? v : "";
-}
 
 /* The workload as the lab runs it; 0 or an exit status (bad usage). */
 static int job_of(const arb_scenario *sc, const arb_topo *t, const struct lab_opts *o,
@@ -375,75 +286,124 @@ static int start_switches(struct lab *L, const struct lab_job *j, const struct l
     return rc;
 }
 
-/* The ranks: `arbor bench` in host r's namespace for r < ranks; their
- * pids into pids[]. 0 or -1 with L->err. */
+/* The arbor bench command line of rank r's run of the job into argv
+ * (at least 24 entries); strings in `bufs`, which must outlive it. */
+struct bench_args {
+    char size[32], iters[32], warm[32], root[16], rec[128];
+};
+
+static void bench_argv(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                       uint32_t r, struct bench_args *b, char **argv)
+{
+    snprintf(b->size, sizeof b->size, "%llu", (unsigned long long)j->bytes);
+    snprintf(b->iters, sizeof b->iters, "%llu", (unsigned long long)o->iters);
+    snprintf(b->warm, sizeof b->warm, "%llu", (unsigned long long)o->warmup);
+    snprintf(b->root, sizeof b->root, "%u", j->root);
+    snprintf(b->rec, sizeof b->rec, "%s/rank-%u.rec", L->dir, r);
+    int a = 0;
+    argv[a++] = (char *)j->self;
+    argv[a++] = "bench";
+    argv[a++] = (char *)arb_coll_name(j->coll);
+    argv[a++] = "-b";
+    argv[a++] = b->size;
+    argv[a++] = "-e";
+    argv[a++] = b->size;
+    argv[a++] = "-n";
+    argv[a++] = b->iters;
+    argv[a++] = "-w";
+    argv[a++] = b->warm;
+    if (j->coll != ARB_COLL_BARRIER) {
+        argv[a++] = "-d";
+        argv[a++] = (char *)j->dtype;
+    }
+    if (j->coll == ARB_COLL_REDUCE || j->coll == ARB_COLL_BROADCAST) {
+        argv[a++] = "-r";
+        argv[a++] = b->root;
+    }
+    if (o->check) argv[a++] = "-c";
+    argv[a++] = "--record";
+    argv[a++] = b->rec;
+    argv[a] = NULL;
+}
+
+/* What every rank's environment shares (NAME=VALUE each). */
+struct rank_env {
+    char tmo[48], rate[48], secret[64], topo[160], size[32], cc[48], payload[48], window[48];
+    char lsize[32], *addrs, *names;
+};
+
+static int rank_env_make(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                         const arb_scenario *sc, struct rank_env *e)
+{
+    arb_time call = o->deadline < 30 * ARB_PS_PER_S ? o->deadline : 30 * ARB_PS_PER_S;
+    snprintf(e->tmo, sizeof e->tmo, "ARBOR_TIMEOUT=%llums",
+             (unsigned long long)(call / ARB_PS_PER_MS));
+    snprintf(e->rate, sizeof e->rate, "ARBOR_LINE_RATE=%.0f", (double)j->host_rate * j->scale);
+    snprintf(e->secret, sizeof e->secret, "ARBOR_SECRET=%s", j->secret);
+    snprintf(e->topo, sizeof e->topo, "ARBOR_TOPO=%s", arb_topo_spec(L->t));
+    snprintf(e->size, sizeof e->size, "ARBOR_SIZE=%u", j->ranks);
+    snprintf(e->lsize, sizeof e->lsize, "ARBOR_LAB_SIZE=%u", j->ranks);
+    snprintf(e->cc, sizeof e->cc, "ARBOR_CC=%s", setting(sc, "arbor", "cc"));
+    snprintf(e->payload, sizeof e->payload, "ARBOR_PAYLOAD=%s", setting(sc, "arbor", "payload"));
+    const char *w = setting(sc, "arbor", "window");
+    snprintf(e->window, sizeof e->window, "ARBOR_WINDOW=%s", strcmp(w, "0") ? w : "16");
+    size_t na = 32 + 16 * (size_t)j->ranks, nn = 32 + 41 * (size_t)j->ranks;
+    e->addrs = malloc(na);
+    e->names = malloc(nn);
+    if (!e->addrs || !e->names) return -1;
+    size_t pa = (size_t)snprintf(e->addrs, na, "ARBOR_LAB_ADDRS=");
+    size_t pn = (size_t)snprintf(e->names, nn, "ARBOR_LAB_NS=");
+    for (uint32_t r = 0; r < j->ranks; r++) {
+        const arb_node *h = arb_topo_node(L->t, r);
+        const char *me = lab_addr_toward(L, r, arb_topo_port(L->t, h->first_up)->peer);
+        pa += (size_t)snprintf(e->addrs + pa, na - pa, "%s%s", r ? " " : "", me ? me : "-");
+        pn += (size_t)snprintf(e->names + pn, nn - pn, "%s%s", r ? " " : "", L->ns[r]);
+    }
+    return 0;
+}
+
+/* The ranks: arbor bench (or the -- COMMAND) in host r's namespace for
+ * r < ranks; their pids into pids[]. 0 or -1 with L->err. */
 static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_opts *o,
-                       const arb_scenario *sc, pid_t *pids)
+                       const arb_scenario *sc, char **cmd, pid_t *pids)
 {
     const arb_topo *t = L->t;
-    char size[32], iters[32], warm[32], root[16], tmo[32], rate[32];
-    snprintf(size, sizeof size, "%llu", (unsigned long long)j->bytes);
-    snprintf(iters, sizeof iters, "%llu", (unsigned long long)o->iters);
-    snprintf(warm, sizeof warm, "%llu", (unsigned long long)o->warmup);
-    snprintf(root, sizeof root, "%u", j->root);
-    arb_time call = o->deadline < 30 * ARB_PS_PER_S ? o->deadline : 30 * ARB_PS_PER_S;
-    snprintf(tmo, sizeof tmo, "ARBOR_TIMEOUT=%llums", (unsigned long long)(call / ARB_PS_PER_MS));
-    snprintf(rate, sizeof rate, "ARBOR_LINE_RATE=%.0f", (double)j->host_rate * j->scale);
-    char secret[64], topo[160], sizev[32], cc[48], payload[48], window[48] = "ARBOR_WINDOW=16";
-    snprintf(secret, sizeof secret, "ARBOR_SECRET=%s", j->secret);
-    snprintf(topo, sizeof topo, "ARBOR_TOPO=%s", arb_topo_spec(t));
-    snprintf(sizev, sizeof sizev, "ARBOR_SIZE=%u", j->ranks);
-    snprintf(cc, sizeof cc, "ARBOR_CC=%s", setting(sc, "arbor", "cc"));
-    snprintf(payload, sizeof payload, "ARBOR_PAYLOAD=%s", setting(sc, "arbor", "payload"));
-    if (strcmp(setting(sc, "arbor", "window"), "0") != 0)
-        snprintf(window, sizeof window, "ARBOR_WINDOW=%s", setting(sc, "arbor", "window"));
-    int reduces = j->coll == ARB_COLL_ALLREDUCE || j->coll == ARB_COLL_REDUCE ||
-                  j->coll == ARB_COLL_REDUCESCATTER;
-    int rooted = j->coll == ARB_COLL_REDUCE || j->coll == ARB_COLL_BROADCAST;
-    for (uint32_t r = 0; r < j->ranks; r++) {
+    struct rank_env e;
+    memset(&e, 0, sizeof e);
+    int rc = rank_env_make(L, j, o, sc, &e);
+    if (rc < 0) snprintf(L->err, sizeof L->err, "out of memory");
+    for (uint32_t r = 0; r < j->ranks && rc == 0; r++) {
         const arb_node *h = arb_topo_node(t, r);
         const char *sw = lab_addr_toward(L, arb_topo_port(t, h->first_up)->peer, r);
         if (!sw) {
             snprintf(L->err, sizeof L->err, "host %u has no link to its leaf", r);
-            return -1;
+            rc = -1;
+            break;
         }
-        char rank[32], swv[48], rec[128], out[128], errf[128];
+        char rank[32], lrank[32], swv[48], out[128], errf[128];
         snprintf(rank, sizeof rank, "ARBOR_RANK=%u", r);
+        snprintf(lrank, sizeof lrank, "ARBOR_LAB_RANK=%u", r);
         snprintf(swv, sizeof swv, "ARBOR_SWITCH=%s:%d", sw, LAB_PORT);
-        snprintf(rec, sizeof rec, "%s/rank-%u.rec", L->dir, r);
         snprintf(out, sizeof out, "%s/rank-%u.out", L->dir, r);
         snprintf(errf, sizeof errf, "%s/rank-%u.err", L->dir, r);
-        char *env[] = {rank,    sizev, swv, "ARBOR_JOB=1", secret, topo, "ARBOR_HOST_BASE=0",
-                       tmo,     rate,  cc,  payload,       window, NULL};
+        char *env[] = {rank,     e.size,    swv,      "ARBOR_JOB=1", e.secret, e.topo,
+                       "ARBOR_HOST_BASE=0",  e.tmo,    e.rate,   e.cc,     e.payload,
+                       e.window, lrank,     e.lsize,  e.addrs,  e.names,  NULL};
         char *argv[24];
-        int a = 0;
-        argv[a++] = (char *)j->self;
-        argv[a++] = "bench";
-        argv[a++] = (char *)arb_coll_name(j->coll);
-        argv[a++] = "-b";
-        argv[a++] = size;
-        argv[a++] = "-e";
-        argv[a++] = size;
-        argv[a++] = "-n";
-        argv[a++] = iters;
-        argv[a++] = "-w";
-        argv[a++] = warm;
-        if (j->coll != ARB_COLL_BARRIER) {
-            argv[a++] = "-d";
-            argv[a++] = (char *)j->dtype;
-        }
-        if (rooted) {
-            argv[a++] = "-r";
-            argv[a++] = root;
-        }
-        (void)reduces;
-        if (o->check) argv[a++] = "-c";
-        argv[a++] = "--record";
-        argv[a++] = rec;
-        argv[a] = NULL;
-        if ((pids[r] = lab_spawn(L, r, argv, env, out, errf)) < 0) return -1;
+        struct bench_args b;
+        char **run = argv;
+        if (cmd)
+            run = cmd;
+        else
+            bench_argv(L, j, o, r, &b, argv);
+        char *first = run[0];
+        if (cmd && strcmp(cmd[0], "arbor") == 0) run[0] = (char *)j->self;
+        if ((pids[r] = lab_spawn(L, r, run, env, out, errf)) < 0) rc = -1;
+        run[0] = first;
     }
-    return 0;
+    free(e.addrs);
+    free(e.names);
+    return rc;
 }
 
 /* Wait for the ranks: 0 every one exited 0; else the first rank that
@@ -580,9 +540,8 @@ static void add_real(cJSON *o, const char *name, double v)
     cli_json_real(o, name, v);
 }
 
-/* Every scenario key as its text, by section, and [lab]'s. */
-static void scenario_json(cJSON *j, const arb_scenario *sc, const char *file,
-                          const struct lab_opts *o)
+/* Every scenario key as its text, by section ([lab] among them). */
+static void scenario_json(cJSON *j, const arb_scenario *sc, const char *file)
 {
     cJSON *s = cJSON_AddObjectToObject(j, "scenario");
     cJSON_AddStringToObject(s, "file", file);
@@ -594,10 +553,6 @@ static void scenario_json(cJSON *j, const arb_scenario *sc, const char *file,
         const char *v = arb_scenario_get(sc, ki.section, ki.key);
         cJSON_AddStringToObject(sec, ki.key, v ? v : "");
     }
-    cJSON *lab = cJSON_AddObjectToObject(s, "lab");
-    for (int k = 0; k < 4; k++)
-        cJSON_AddStringToObject(lab, lab_keys[k], o->text[k]);
-    cJSON_AddStringToObject(lab, "deadline", deadline_text);
 }
 
 static char *report_json(const arb_scenario *sc, const char *file, const struct lab_opts *o,
@@ -608,7 +563,7 @@ static char *report_json(const arb_scenario *sc, const char *file, const struct 
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
     cli_json_head(root, "arbor-lab/1");
-    scenario_json(root, sc, file, o);
+    scenario_json(root, sc, file);
     cJSON *tp = cJSON_AddObjectToObject(root, "topology");
     cJSON_AddStringToObject(tp, "spec", arb_topo_spec(t));
     cJSON_AddNumberToObject(tp, "hosts", arb_topo_n_hosts(t));
@@ -789,7 +744,21 @@ struct lab_run {
     struct rank_rec *rr;
     pid_t *pids;
     int quiet, json;
+    char **cmd; /* -- COMMAND: run it on every host instead of arbor bench */
 };
+
+/* Rank r's standard output (a -- COMMAND's), onto ours. */
+static void copy_out(const char *dir, uint32_t r)
+{
+    char path[128], buf[4096];
+    snprintf(path, sizeof path, "%s/rank-%u.out", dir, r);
+    FILE *f = fopen(path, "r");
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (f) fclose(f);
+    fflush(stdout);
+}
 
 /* Make the lab, run the job, read the records. 0, or an exit status with
  * *failure set (the run's one line). */
@@ -801,7 +770,8 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     progress(R->quiet, "%s: %u namespaces, %u ranks, links x %.6g (names %s-*)",
              arb_topo_spec(L->t), L->n_nodes, R->j.ranks, R->j.scale, L->prefix);
     if (lab_fabric_up(L, R->j.scale, R->j.loss, R->j.queue) < 0 ||
-        start_switches(L, &R->j, &R->o) < 0 || start_ranks(L, &R->j, &R->o, sc, R->pids) < 0) {
+        start_switches(L, &R->j, &R->o) < 0 ||
+        start_ranks(L, &R->j, &R->o, sc, R->cmd, R->pids) < 0) {
         if (*L->stop) return -1;
         snprintf(failure, flen, "cannot build the lab: %s", L->err);
         return CLI_EXIT_FAIL;
@@ -810,6 +780,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     int st = 0;
     int w = wait_ranks(L, R->pids, R->j.ranks, deadline, &st);
     if (*L->stop) return -1;
+    if (R->cmd) copy_out(L->dir, 0);
     R->F.drops = lab_drops(L);
     for (uint32_t r = 0; r < R->j.ranks; r++) {
         char path[128];
@@ -819,7 +790,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     R->F.wall_s = (double)(lab_now_ms() - t0) / 1e3;
     if (w < 0) {
         snprintf(failure, flen, "the run passed lab.deadline (%s) before every rank finished",
-                 deadline_text);
+                 R->o.deadline_text);
         return CLI_EXIT_FAIL;
     }
     if (w > 0) {
@@ -837,6 +808,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
                  WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), *line ? line : "no message");
         return CLI_EXIT_FAIL;
     }
+    if (R->cmd) return 0;
     figures(R->rr, R->j.ranks, &R->j, &R->F);
     if (R->F.n_calls < R->o.iters) {
         snprintf(failure, flen, "a rank recorded %u of %llu calls", R->F.n_calls,
@@ -884,31 +856,25 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
         }
     }
     if (optind >= argc) return cli_error("lab", "give a scenario file; see 'arbor lab --help'");
-    if (optind + 1 < argc) return cli_error("lab", "one scenario file only ('%s')", argv[optind + 1]);
     *file = argv[optind];
-    int rc = load_file(sc, &R->o, *file);
-    if (rc) return rc;
-    for (int i = 0; i < n_sets; i++) {
-        char err[512];
-        if (strncmp(sets[i], "lab.", 4) == 0) {
-            char key[64];
-            const char *eq = strchr(sets[i], '=');
-            if (!eq) return cli_error("lab", "-s %s: want KEY=VALUE", sets[i]);
-            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i] - 4), sets[i] + 4);
-            if (lab_set(&R->o, key, eq + 1, err, sizeof err) < 0)
-                return cli_error("lab", "-s %s", err);
-        } else if (arb_scenario_set(sc, sets[i], err, sizeof err) < 0) {
-            return cli_error("lab", "%s", err);
-        }
+    if (optind + 1 < argc) {
+        /* getopt_long moves the "--" ahead of the file */
+        if (strcmp(argv[optind - 1], "--") != 0)
+            return cli_error("lab", "one scenario file only ('%s'); a command goes after --",
+                             argv[optind + 1]);
+        R->cmd = argv + optind + 1;
     }
-    return 0;
+    char err[512];
+    if (arb_scenario_load(sc, *file, err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    for (int i = 0; i < n_sets; i++)
+        if (arb_scenario_set(sc, sets[i], err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    return lab_opts_of(sc, &R->o);
 }
 
 int cmd_lab(int argc, char **argv)
 {
     struct lab_run R;
     memset(&R, 0, sizeof R);
-    lab_opts_default(&R.o);
     arb_scenario *sc;
     if (arb_scenario_new(&sc) < 0) return cli_error("lab", "out of memory");
     const char *file = NULL;
@@ -955,13 +921,13 @@ int cmd_lab(int argc, char **argv)
         rc = 128 + sig;
     } else {
         char *json = NULL;
-        if (R.json) json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
+        if (R.json && !R.cmd) json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
         int left = lab_teardown(&R.L);
         if (left) fprintf(stderr, "arbor lab: %d namespace(s) could not be deleted\n", left);
         if (json) {
             printf("%s\n", json);
             free(json);
-        } else if (rc == 0) {
+        } else if (rc == 0 && !R.cmd) {
             report_text(&R.L, &R.j, &R.o, &R.F);
         }
         if (rc) fprintf(stderr, "arbor lab: %s\n", failure);

@@ -62,11 +62,14 @@ int lab_init(struct lab *L, const arb_topo *t, volatile sig_atomic_t *stop);
  */
 int lab_fabric_up(struct lab *L, double scale, double loss, uint64_t queue);
 
-/* The address of node's end of its first link to `peer` (NULL: none). */
+/* The address of node's end of its first link to `peer` (NULL: none).
+ * Every host's default route goes to its leaf and the switches route
+ * between the hosts' links (IP forwarding on), so any program run in the
+ * hosts' namespaces reaches the others over the shaped links. */
 const char *lab_addr_toward(const struct lab *L, uint32_t node, uint32_t peer);
 
 /*
- * Start argv (argv[0] a path) in node's namespace with its stdout and
+ * Start argv (argv[0] a path, or a name looked up in PATH) in node's namespace with its stdout and
  * stderr to the files named (NULL: /dev/null) and the extra environment
  * `env` (NAME=VALUE entries, NULL-terminated; may be NULL). The child
  * gets SIGTERM when this process dies. The pid, or -1 with L->err.

@@ -284,12 +284,80 @@ static int node_loss(struct lab *L, uint32_t i)
     return lab_cmd(L, L->ns[i], nft);
 }
 
+/* IP forwarding on in namespace ns (a switch's: programs other than the
+ * Arbor runtime, Open MPI's TCP say, cross the fabric through the kernel's
+ * router there, on the same shaped links). 0 or -1. */
+static int forward_on(struct lab *L, const char *ns)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int ok = enter_ns(ns) == 0;
+        FILE *f = ok ? fopen("/proc/sys/net/ipv4/ip_forward", "w") : NULL;
+        ok = f && fputs("1\n", f) >= 0;
+        if (f && fclose(f) != 0) ok = 0;
+        _exit(ok ? 0 : 1);
+    }
+    int st = wait_ms(pid, LAB_CMD_MS);
+    if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    snprintf(L->err, sizeof L->err, "cannot turn IP forwarding on in %s", ns);
+    return -1;
+}
+
+/* The /30 of host h's link, "10.a.b.c/30", into buf; 0 or -1. */
+static int host_net(const struct lab *L, uint32_t h, char *buf, size_t len)
+{
+    for (uint32_t k = 0; k < L->n_links; k++)
+        if (L->links[k].node[0] == h) {
+            unsigned a, b, c, d;
+            if (sscanf(L->links[k].addr[0], "%u.%u.%u.%u", &a, &b, &c, &d) != 4) return -1;
+            snprintf(buf, len, "%u.%u.%u.%u/30", a, b, c, d - 1);
+            return 0;
+        }
+    return -1;
+}
+
+/* Routes: every host's default through its leaf; every switch reaches a
+ * host's link down the tree when the host is below it, else up its first
+ * live up link. 0 or -1. */
+static int make_routes(struct lab *L)
+{
+    const arb_topo *t = L->t;
+    uint32_t hosts = arb_topo_n_hosts(t);
+    for (uint32_t h = 0; h < hosts; h++) {
+        const arb_node *n = arb_topo_node(t, h);
+        const char *gw = n->n_up ? lab_addr_toward(L, arb_topo_port(t, n->first_up)->peer, h) : NULL;
+        const char *rt[] = {"ip", "route", "add", "default", "via", gw, NULL};
+        if (gw && lab_cmd(L, L->ns[h], rt) != 0) return -1;
+    }
+    for (uint32_t i = hosts; i < L->n_nodes; i++) {
+        if (*L->stop || forward_on(L, L->ns[i]) < 0) return -1;
+        const arb_node *n = arb_topo_node(t, i);
+        uint32_t up = ARB_TOPO_NONE;
+        for (uint32_t q = 0; q < n->n_up && up == ARB_TOPO_NONE; q++)
+            if (!arb_topo_port(t, n->first_up + q)->failed) up = arb_topo_port(t, n->first_up + q)->peer;
+        for (uint32_t h = 0; h < hosts; h++) {
+            uint32_t port, next = up;
+            if (lab_addr_toward(L, h, i)) continue; /* its own link: connected */
+            if (arb_topo_below(t, i, h) == 1 && arb_topo_down_port(t, i, h, &port) == 0)
+                next = arb_topo_port(t, port)->peer;
+            const char *gw = next == ARB_TOPO_NONE ? NULL : lab_addr_toward(L, next, i);
+            char net[24];
+            if (!gw || host_net(L, h, net, sizeof net) < 0) continue;
+            const char *rt[] = {"ip", "route", "add", net, "via", gw, NULL};
+            if (lab_cmd(L, L->ns[i], rt) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
 int lab_fabric_up(struct lab *L, double scale, double loss, uint64_t queue)
 {
     if (make_namespaces(L) < 0) return -1;
     list_links(L, scale, loss);
     for (uint32_t k = 0; k < L->n_links; k++)
         if (*L->stop || make_link(L, &L->links[k], queue) < 0) return -1;
+    if (make_routes(L) < 0) return -1;
     for (uint32_t i = 0; i < L->n_nodes; i++)
         if (*L->stop || node_loss(L, i) < 0) return -1;
     return *L->stop ? -1 : 0;
@@ -347,7 +415,7 @@ pid_t lab_spawn(struct lab *L, uint32_t node, char *const argv[], char *const en
         }
         for (int i = 0; env && env[i]; i++)
             putenv(env[i]);
-        execv(argv[0], argv);
+        execvp(argv[0], argv);
         fprintf(stderr, "arbor lab: %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
