@@ -180,6 +180,10 @@ static int make_namespaces(struct lab *L)
         const char *add[] = {"ip", "netns", "add", name, NULL};
         if (lab_cmd(L, NULL, add) != 0) return -1;
         memcpy(L->ns[i], name, sizeof name);
+        /* the namespace's own loopback (programs such as mpirun talk to
+         * their local helpers over it); the machine's is not touched */
+        const char *lo[] = {"ip", "link", "set", "lo", "up", NULL};
+        if (lab_cmd(L, name, lo) != 0) return -1;
     }
     return *L->stop ? -1 : 0;
 }
