@@ -266,8 +266,8 @@ static int reject_fail(arb_rt_comm *c, const uint8_t *b, size_t len)
 {
     const uint8_t *m = b + RT_HDR_LEN + 1;
     if (len < RT_REJECT_LEN)
-        return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw,
-                       c->cfg.job, c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
+        return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw, c->cfg.job,
+                       c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
     if (b[RT_HDR_LEN] == RT_REJECT_SIZE) {
         uint32_t size = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
         uint32_t base = (uint32_t)m[4] << 24 | (uint32_t)m[5] << 16 | (uint32_t)m[6] << 8 | m[7];

@@ -137,6 +137,19 @@ else
     fail "cct at least the link's" "$cct"
 fi
 
+# the JSON validates against its schema (docs/schema/arbor-lab.schema.json)
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+    if /usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+        "$TMP/star.json" docs/schema/arbor-lab.schema.json 2>"$TMP/schema.err"; then
+        pass "the JSON validates against arbor-lab.schema.json"
+    else
+        fail "arbor-lab schema" "$(tail -3 "$TMP/schema.err")"
+    fi
+else
+    skip "the JSON schema" "no jsonschema for /usr/bin/python3 (Debian: python3-jsonschema)"
+fi
+
 # ---- 1% loss on every link: exact, the drops counted by nftables ------------------
 if command -v nft >/dev/null 2>&1; then
     lab lossy -s fabric.loss=0.01

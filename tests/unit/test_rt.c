@@ -47,19 +47,19 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
-static int g_no_gso;        /* plain sendmmsg / recvmmsg in the next switches and ranks */
-static uint32_t g_threads;  /* threads of the next switches (0: one) */
-static int g_io;            /* the next switches' and ranks' socket I/O (arb_rt_io) */
-static uint64_t g_uring;    /* ranks of the last runs whose I/O went through io_uring */
-static int g_unsteered;     /* warnings that the kernel refused the steering program */
-static arb_time g_spin;     /* the next switches' and ranks' spin before blocking */
-static uint64_t g_waits;    /* blocking waits and spin hits of the ranks of the last run */
-static const char *g_ecn;   /* the next switches' ECN setting (NULL: the default) */
-static int g_cc;            /* the next ranks' congestion controller (arb_cc_kind; 0: fixed) */
+static int g_no_gso;         /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static uint32_t g_threads;   /* threads of the next switches (0: one) */
+static int g_io;             /* the next switches' and ranks' socket I/O (arb_rt_io) */
+static uint64_t g_uring;     /* ranks of the last runs whose I/O went through io_uring */
+static int g_unsteered;      /* warnings that the kernel refused the steering program */
+static arb_time g_spin;      /* the next switches' and ranks' spin before blocking */
+static uint64_t g_waits;     /* blocking waits and spin hits of the ranks of the last run */
+static const char *g_ecn;    /* the next switches' ECN setting (NULL: the default) */
+static int g_cc;             /* the next ranks' congestion controller (arb_cc_kind; 0: fixed) */
 static arb_time g_timer_min; /* the next ranks' timer floor (0: the default) */
-static uint64_t g_ce;       /* datagrams marked CE the ranks of the last runs received */
-static uint64_t g_cuts;     /* and the decreases of their controllers */
-static uint32_t g_unmarked; /* ranks of the last runs that received no mark */
+static uint64_t g_ce;        /* datagrams marked CE the ranks of the last runs received */
+static uint64_t g_cuts;      /* and the decreases of their controllers */
+static uint32_t g_unmarked;  /* ranks of the last runs that received no mark */
 /* the fewest and most calls of a rank of the last run whose controller
  * continued an earlier call's */
 static uint64_t g_cont_min, g_cont_max;

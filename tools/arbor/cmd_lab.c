@@ -132,11 +132,11 @@ struct lab_job {
     uint64_t bytes;
     uint32_t ranks, root;
     double scale;
-    uint64_t host_rate;  /* the scenario's host link, bits/s */
-    double loss;         /* fabric.loss */
-    uint64_t queue;      /* switch.queue: each tbf's queue */
+    uint64_t host_rate; /* the scenario's host link, bits/s */
+    double loss;        /* fabric.loss */
+    uint64_t queue;     /* switch.queue: each tbf's queue */
     char secret[40];
-    char self[4096];     /* this arbor */
+    char self[4096]; /* this arbor */
 };
 
 /* The workload as the lab runs it; 0 or an exit status (bad usage). */
@@ -144,11 +144,13 @@ static int job_of(const arb_scenario *sc, const arb_topo *t, const struct lab_op
                   struct lab_job *j)
 {
     if (strcmp(setting(sc, "workload", "kind"), "arbor") != 0)
-        return cli_error("lab", "workload.kind = %s: the lab runs an Arbor collective only "
-                                "(workload.kind = arbor)",
+        return cli_error("lab",
+                         "workload.kind = %s: the lab runs an Arbor collective only "
+                         "(workload.kind = arbor)",
                          setting(sc, "workload", "kind"));
     if (strcmp(setting(sc, "arbor", "jobs"), "1") != 0)
-        return cli_error("lab", "arbor.jobs = %s: the lab runs one job", setting(sc, "arbor", "jobs"));
+        return cli_error("lab", "arbor.jobs = %s: the lab runs one job",
+                         setting(sc, "arbor", "jobs"));
     if (*setting(sc, "workload", "hosts"))
         return cli_error("lab", "workload.hosts: the lab puts rank r on host r (leave it empty)");
     int c = arb_coll_parse(setting(sc, "arbor", "collective"));
@@ -231,8 +233,7 @@ static int start_switches(struct lab *L, const struct lab_job *j, const struct l
     char(*ports)[128] = calloc(n, sizeof *ports);
     if (!ports) return -1;
     char forv[32];
-    snprintf(forv, sizeof forv, "%llu",
-             (unsigned long long)(o->deadline / ARB_PS_PER_S + 10));
+    snprintf(forv, sizeof forv, "%llu", (unsigned long long)(o->deadline / ARB_PS_PER_S + 10));
     int rc = 0;
     for (uint32_t s = 0; s < n && rc == 0; s++) {
         uint32_t i = first + s;
@@ -266,8 +267,7 @@ static int start_switches(struct lab *L, const struct lab_job *j, const struct l
                 if (pn->kind != ARB_NODE_SWITCH || np == ARB_RT_SWITCH_MAX_PEERS) continue;
                 int dup = 0;
                 char pv[64];
-                snprintf(pv, sizeof pv, "%u.%u=%s:%d", pn->level, pn->index, l->addr[!e],
-                         LAB_PORT);
+                snprintf(pv, sizeof pv, "%u.%u=%s:%d", pn->level, pn->index, l->addr[!e], LAB_PORT);
                 for (uint32_t x = 0; x < np; x++)
                     dup |= strncmp(peers[x], pv, strcspn(pv, "=")) == 0;
                 if (dup) continue;
@@ -386,9 +386,9 @@ static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_
         snprintf(swv, sizeof swv, "ARBOR_SWITCH=%s:%d", sw, LAB_PORT);
         snprintf(out, sizeof out, "%s/rank-%u.out", L->dir, r);
         snprintf(errf, sizeof errf, "%s/rank-%u.err", L->dir, r);
-        char *env[] = {rank,     e.size,    swv,      "ARBOR_JOB=1", e.secret, e.topo,
-                       "ARBOR_HOST_BASE=0",  e.tmo,    e.rate,   e.cc,     e.payload,
-                       e.window, lrank,     e.lsize,  e.addrs,  e.names,  NULL};
+        char *env[] = {rank,    e.size,  swv,  "ARBOR_JOB=1", e.secret, e.topo, "ARBOR_HOST_BASE=0",
+                       e.tmo,   e.rate,  e.cc, e.payload,     e.window, lrank,  e.lsize,
+                       e.addrs, e.names, NULL};
         char *argv[24];
         struct bench_args b;
         char **run = argv;
@@ -454,10 +454,10 @@ static int read_rec(const char *path, struct rank_rec *rr, uint64_t max_calls)
         } else if (strncmp(line, "wrong ", 6) == 0) {
             rr->wrong = strtoull(line + 6, NULL, 10);
         } else if (strncmp(line, "stats ", 6) == 0) {
-            static const char *const names[] = {"retries=",  "spurious=", "credits=",
-                                                "repair_credits=", "tx_pkts=", "rx_pkts=",
-                                                "tx_bytes=", "rx_bytes="};
-            uint64_t *dst[] = {&rr->retries, &rr->spurious, &rr->credits, &rr->repair_credits,
+            static const char *const names[] = {
+                "retries=", "spurious=", "credits=",  "repair_credits=",
+                "tx_pkts=", "rx_pkts=",  "tx_bytes=", "rx_bytes="};
+            uint64_t *dst[] = {&rr->retries, &rr->spurious, &rr->credits,  &rr->repair_credits,
                                &rr->tx_pkts, &rr->rx_pkts,  &rr->tx_bytes, &rr->rx_bytes};
             for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
                 const char *p = strstr(line, names[k]);
@@ -655,7 +655,9 @@ static void report_text(const struct lab *L, const struct lab_job *j, const stru
     printf("  goodput: %.3f Gbit/s (%.3f of the host link), algbw %.4f GB/s\n", F->goodput_gbps,
            F->goodput_gbps / shaped, F->goodput_gbps / 8);
     printf("  results: %s; retries %llu (spurious %llu), dropped by nftables %llu\n",
-           !o->check ? "not checked" : F->wrong ? "WRONG" : "exact",
+           !o->check  ? "not checked"
+           : F->wrong ? "WRONG"
+                      : "exact",
            (unsigned long long)F->retries, (unsigned long long)F->spurious,
            (unsigned long long)F->drops);
 }
@@ -822,15 +824,12 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     return 0;
 }
 
-static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R,
-                      const char **file)
+static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R, const char **file)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"set", required_argument, NULL, 's'},
-                                         {"clean", no_argument, NULL, 'C'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},  {"json", no_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'}, {"set", required_argument, NULL, 's'},
+        {"clean", no_argument, NULL, 'C'}, {0, 0, 0, 0}};
     const char *sets[256];
     int n_sets = 0, c;
     cli_getopt_start();
@@ -907,7 +906,8 @@ int cmd_lab(int argc, char **argv)
     R.rr = calloc(R.j.ranks, sizeof *R.rr);
     R.pids = calloc(R.j.ranks, sizeof *R.pids);
     if (!R.rr || !R.pids || lab_init(&R.L, t, &lab_signal) < 0) {
-        snprintf(failure, sizeof failure, "cannot start: %s", R.L.err[0] ? R.L.err : "out of memory");
+        snprintf(failure, sizeof failure, "cannot start: %s",
+                 R.L.err[0] ? R.L.err : "out of memory");
         rc = CLI_EXIT_FAIL;
     } else {
         rc = run_lab(&R, sc, failure, sizeof failure);
@@ -921,7 +921,8 @@ int cmd_lab(int argc, char **argv)
         rc = 128 + sig;
     } else {
         char *json = NULL;
-        if (R.json && !R.cmd) json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
+        if (R.json && !R.cmd)
+            json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
         int left = lab_teardown(&R.L);
         if (left) fprintf(stderr, "arbor lab: %d namespace(s) could not be deleted\n", left);
         if (json) {

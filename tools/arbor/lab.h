@@ -29,25 +29,25 @@
 /* One link of the fabric: a veth pair between the namespaces of its two
  * ends, a /30 of 10.0.0.0/8 of its own. */
 struct lab_link {
-    uint32_t port[2];  /* the topology's port at each end (lower, upper) */
-    uint32_t node[2];  /* its nodes */
+    uint32_t port[2]; /* the topology's port at each end (lower, upper) */
+    uint32_t node[2]; /* its nodes */
     char ifname[2][16];
-    char addr[2][16];  /* dotted IPv4 of each end */
-    uint64_t rate;     /* bits/s as shaped (scaled) */
-    double loss;       /* per direction, by nftables */
+    char addr[2][16]; /* dotted IPv4 of each end */
+    uint64_t rate;    /* bits/s as shaped (scaled) */
+    double loss;      /* per direction, by nftables */
 };
 
 struct lab {
-    char prefix[24];   /* every namespace of this run starts with it */
+    char prefix[24]; /* every namespace of this run starts with it */
     const arb_topo *t;
     uint32_t n_nodes;
-    char (*ns)[40];    /* namespace of node i; "" until made */
+    char (*ns)[40]; /* namespace of node i; "" until made */
     struct lab_link *links;
     uint32_t n_links;
-    pid_t *procs;      /* processes started in the namespaces */
+    pid_t *procs; /* processes started in the namespaces */
     uint32_t n_procs, cap_procs;
-    char dir[64];      /* this run's files (secret, logs, records) */
-    char err[512];     /* what failed, for the caller's one line */
+    char dir[64];                /* this run's files (secret, logs, records) */
+    char err[512];               /* what failed, for the caller's one line */
     volatile sig_atomic_t *stop; /* set by a signal: give up at once */
 };
 

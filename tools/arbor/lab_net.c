@@ -126,7 +126,9 @@ static int run_in(struct lab *L, const char *ns, const char *const argv[], const
         for (int i = 0; argv[i] && strlen(cmd) < 150; i++)
             snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s%s", i ? " " : "", argv[i]);
         snprintf(L->err, sizeof L->err, "'%s'%s%s: %s", cmd, ns ? " in " : "", ns ? ns : "",
-                 *line ? line : st < 0 ? "did not finish" : "failed");
+                 *line    ? line
+                 : st < 0 ? "did not finish"
+                          : "failed");
     }
     return rc;
 }
@@ -234,8 +236,8 @@ static int shape(struct lab *L, const char *ns, const char *dev, uint64_t rate, 
     snprintf(r, sizeof r, "%llubit", (unsigned long long)rate);
     snprintf(b, sizeof b, "%llu", (unsigned long long)burst);
     snprintf(lim, sizeof lim, "%llu", (unsigned long long)queue);
-    const char *tc[] = {"tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", r,
-                        "burst", b, "limit", lim, NULL};
+    const char *tc[] = {"tc",   "qdisc", "add",   "dev", dev,     "root", "tbf",
+                        "rate", r,       "burst", b,     "limit", lim,    NULL};
     return lab_cmd(L, ns, tc);
 }
 
@@ -243,9 +245,9 @@ static int make_link(struct lab *L, const struct lab_link *l, uint64_t queue)
 {
     char mtu[16];
     snprintf(mtu, sizeof mtu, "%d", LAB_MTU);
-    const char *add[] = {"ip",   "link",          "add", l->ifname[0], "netns", L->ns[l->node[0]],
-                         "mtu",  mtu,             "type", "veth",       "peer",  "name",
-                         l->ifname[1], "netns", L->ns[l->node[1]], "mtu", mtu, NULL};
+    const char *add[] = {
+        "ip",   "link", "add",  l->ifname[0], "netns", L->ns[l->node[0]], "mtu", mtu, "type",
+        "veth", "peer", "name", l->ifname[1], "netns", L->ns[l->node[1]], "mtu", mtu, NULL};
     if (lab_cmd(L, NULL, add) != 0) return -1;
     for (int e = 0; e < 2; e++) {
         const char *ns = L->ns[l->node[e]];
@@ -330,7 +332,8 @@ static int make_routes(struct lab *L)
     uint32_t hosts = arb_topo_n_hosts(t);
     for (uint32_t h = 0; h < hosts; h++) {
         const arb_node *n = arb_topo_node(t, h);
-        const char *gw = n->n_up ? lab_addr_toward(L, arb_topo_port(t, n->first_up)->peer, h) : NULL;
+        const char *gw =
+            n->n_up ? lab_addr_toward(L, arb_topo_port(t, n->first_up)->peer, h) : NULL;
         const char *rt[] = {"ip", "route", "add", "default", "via", gw, NULL};
         if (gw && lab_cmd(L, L->ns[h], rt) != 0) return -1;
     }
@@ -339,7 +342,8 @@ static int make_routes(struct lab *L)
         const arb_node *n = arb_topo_node(t, i);
         uint32_t up = ARB_TOPO_NONE;
         for (uint32_t q = 0; q < n->n_up && up == ARB_TOPO_NONE; q++)
-            if (!arb_topo_port(t, n->first_up + q)->failed) up = arb_topo_port(t, n->first_up + q)->peer;
+            if (!arb_topo_port(t, n->first_up + q)->failed)
+                up = arb_topo_port(t, n->first_up + q)->peer;
         for (uint32_t h = 0; h < hosts; h++) {
             uint32_t port, next = up;
             if (lab_addr_toward(L, h, i)) continue; /* its own link: connected */
