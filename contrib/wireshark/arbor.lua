@@ -98,7 +98,7 @@ local RT_KINDS = { [1] = "ARBOR", [2] = "JOIN", [3] = "WELCOME", [4] = "REJECT",
     [6] = "JOBINFO" }
 local RT_DST = { [0] = "responder", [1] = "group", [2] = "member" }
 local RT_REJECT = { [1] = "unknown job", [2] = "bad MAC", [3] = "fields", [4] = "replay",
-    [5] = "another fabric" }
+    [5] = "another fabric", [6] = "another size or host base", [7] = "another process is the rank" }
 local rf = {
     kind = ProtoField.uint8("arbor_rt.kind", "Kind", base.DEC, RT_KINDS),
     flags = ProtoField.uint8("arbor_rt.flags", "Flags", base.HEX),
@@ -117,10 +117,13 @@ local rf = {
     nonce = ProtoField.bytes("arbor_rt.nonce", "Nonce"),
     mac = ProtoField.bytes("arbor_rt.mac", "MAC (HMAC-SHA-512-256)"),
     reason = ProtoField.uint8("arbor_rt.reason", "Reason", base.DEC, RT_REJECT),
+    other_addr = ProtoField.ipv4("arbor_rt.other_addr", "Address of the rank's other process"),
+    other_port = ProtoField.uint16("arbor_rt.other_port", "Port of the rank's other process", base.DEC),
 }
 arbor_rt.fields = {
     rf.kind, rf.flags, rf.ce, rf.from_switch, rf.dst_kind, rf.job, rf.channel, rf.dst, rf.src,
     rf.sub, rf.size, rf.host_base, rf.counter, rf.fabric, rf.nonce, rf.mac, rf.reason,
+    rf.other_addr, rf.other_port,
 }
 local rt_short = ProtoExpert.new("arbor_rt.short", "Shorter than the runtime header or its message",
     expert.group.MALFORMED, expert.severity.ERROR)
@@ -571,6 +574,16 @@ local function dissect_rt(tvb, pinfo, root)
         t:add(rf.mac, tvb(40, 32))
     elseif kind == 4 and len >= RT_HDR + 1 then
         t:add(rf.reason, tvb(16, 1))
+        -- reason 6: the job's size and host base; 7: the address and port
+        -- of the process already that rank
+        local why = tvb(16, 1):uint()
+        if why == 6 and len >= RT_HDR + 9 then
+            t:add(rf.size, tvb(17, 4))
+            t:add(rf.host_base, tvb(21, 4))
+        elseif why == 7 and len >= RT_HDR + 7 then
+            t:add(rf.other_addr, tvb(17, 4))
+            t:add(rf.other_port, tvb(21, 2))
+        end
     elseif kind == 6 and len >= RT_HDR + 8 then
         t:add(rf.size, tvb(16, 4))
         t:add(rf.host_base, tvb(20, 4))

@@ -21,6 +21,8 @@
  *                inner_pieces (workload.backend = arbor: an iteration's
  *                collectives over Arbor)
  *   [run]        seed, stop, sample, pcap, pcap_ports, qp_order, watch
+ *   [lab]        scale, iters, warmup, check, deadline (arbor lab only;
+ *                docs/lab.md; the simulator ignores them)
    @endverbatim
  *
  * docs/scenarios.md has every key with its default; arb_scenario_key lists
@@ -117,6 +119,17 @@ typedef struct arb_scenario_key_info {
 size_t arb_scenario_n_keys(void);
 /** Fill *info with key i (static strings). Errors: ARB_EINVAL for i out of range. */
 int arb_scenario_key(size_t i, arb_scenario_key_info *info);
+
+/**
+ * The fabric the scenario names, without running it: fabric.topology with
+ * link_rate, up_rate and delay, fabric.fail applied, and fabric.link's
+ * per-link rates, delays and losses (arb_topo_link_loss; fabric.loss is
+ * the rest's). For drivers other than the simulator (arbor lab), so that
+ * the same file means the same fabric. The caller frees *out with
+ * arb_topo_free. Errors: as arb_scenario_run's for those keys (ARB_EPARSE,
+ * ARB_EINVAL, ARB_ENOENT; err names the key), ARB_ENOMEM.
+ */
+int arb_scenario_fabric(const arb_scenario *sc, arb_topo **out, char *err, size_t errlen);
 
 /**
  * Called between slices of the run (about every run.sample of simulated

@@ -107,6 +107,7 @@ static int make_requester(arb_host *h, arb_hep *e)
     qc.subchannels = arb_plan_get_config(p)->subchannels;
     qc.retry = cfg->retry;
     qc.retry_min = cfg->retry_min;
+    if (cfg->retry_tries) qc.retry_tries = cfg->retry_tries;
     qc.first_msg_id = cfg->msg_id;
     qc.first_seq = cfg->first_seq;
     qc.send = cfg->send;

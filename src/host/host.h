@@ -76,6 +76,9 @@ typedef struct arb_host_config {
     uint32_t payload;
     uint32_t window; /* the responders' window when make_cc gives none */
     arb_time timeout, timeout_min, retry, retry_min;
+    /* the requesters' REGISTER / END give-up: retry x (2^retry_tries - 1)
+     * unanswered (endpoint.h); 0: the engine's default */
+    uint32_t retry_tries;
     int adaptive_timeout, order_detection, dynamic_subchannels, tail_probe;
     uint32_t attempts, miss_limit, dead_after, repair_tries;
     uint32_t backoff_max; /* the responders' (endpoint.h); 0: the engine's default */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "rt/comm_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,36 @@ void rt_suspects(arb_rt_comm *c, const struct arb_rt_request *k, arb_time now, c
                  w ? quiet : "none", v ? wait : "none");
 }
 
+/* The fewest doublings (endpoint.h: retry x (2^tries - 1)) that reach
+ * `span`; at least the engines' default, at most their 32. */
+static uint32_t give_up_tries(arb_time retry, arb_time span)
+{
+    uint32_t t = ARB_EP_RETRY_TRIES_DEFAULT;
+    while (t < 32 && (double)retry * (double)((UINT64_C(1) << t) - 1) < (double)span)
+        t++;
+    return t;
+}
+
+/* The REGISTER / END retry cap: the timers' ceiling, times N / 32 past 32
+ * ranks, so that the retries of a job's N (N - 1) REGISTERs stay near
+ * 160 (N - 1) datagrams a second on their switch whatever N is (at the
+ * ceiling alone, 256 ranks' retries were 330 k a second, more than a
+ * software switch on a loaded machine handles, and never got through). */
+static arb_time register_cap(const arb_rt_config *cfg)
+{
+    uint32_t k = (cfg->size + 31) / 32;
+    return cfg->timeout_max * (k ? k : 1);
+}
+
+/* The ceilings a backed-off wait may reach so that repair_tries rounds
+ * span the call's deadline: at least 1. */
+static uint32_t backoff_for(const arb_rt_config *cfg)
+{
+    double rounds = (double)cfg->repair_tries * (double)cfg->timeout_max;
+    double k = ceil((double)cfg->timeout / rounds);
+    return k < 1 ? 1 : k > ARB_EP_BACKOFF_MAX_DEFAULT ? ARB_EP_BACKOFF_MAX_DEFAULT : (uint32_t)k;
+}
+
 static void on_failure(arb_hep *e)
 {
     struct arb_rt_request *k = e->h->cfg.ctx;
@@ -366,13 +397,27 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     hc.timeout_min = c->cfg.timeout_min;
     hc.timeout = c->cfg.timeout_max;
     hc.repair_tries = c->cfg.repair_tries;
-    /* backed-off waits never pass the ceiling: a repair round then comes at
-     * least every ceiling, so under heavy loss the rounds keep coming
-     * until the last member's answer gets through (the engines' default,
-     * doubling to 64 ceilings, spaced the rounds of one offset seconds
-     * apart after a few unlucky ones, and the call reached its deadline) */
-    hc.backoff_max = 1;
+    /* Backed-off waits pass the ceiling only as far as the deadline needs:
+     * a responder gives up after repair_tries rounds, each at most
+     * backoff_max ceilings after the last, and that span must cover the
+     * deadline, or a job slow for want of cores (128 ranks on two) is
+     * given up as lost while its ranks still answer. With the default
+     * deadline that is 3 ceilings (the engines' own default, doubling to
+     * 64, spaced the rounds of one offset seconds apart after a few unlucky
+     * ones under heavy loss, and the call reached its deadline). */
+    hc.backoff_max = backoff_for(&c->cfg);
+    /* The REGISTER / END retries start at the floor and double up to the
+     * ceiling (register_cap), as every other wait here: at the engines' 10 ms cap, 64
+     * ranks' REGISTERs to 64 channels made 400 k datagrams a second of
+     * retries alone on a switch that answers fewer, and a rank whose
+     * answers were lost in that flood was blamed as dead after the
+     * engines' fixed 2.55 s. Nor does a requester give up by its own
+     * clock: the call's deadline ends a call, naming the ranks measured
+     * as unanswered (rt_suspects), so a slow job gets the time its user
+     * gave it. */
     hc.retry_min = c->cfg.timeout_min;
+    hc.retry = register_cap(&c->cfg);
+    hc.retry_tries = give_up_tries(hc.retry, c->cfg.timeout + c->cfg.timeout_max);
     hc.op = op;
     hc.msg_id = k->msg;
     hc.send = engine_send;

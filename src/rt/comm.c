@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "rt/comm_int.h"
 
+#include <arpa/inet.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -249,9 +250,41 @@ static const char *reject_reason(uint8_t why)
     case RT_REJECT_FABRIC:
         return "this rank's fabric (ARBOR_TOPO) is not the switch's: start every rank and "
                "switch of a job with the same one";
+    case RT_REJECT_SIZE:
+        return "this rank's ARBOR_SIZE or ARBOR_HOST_BASE is not the job's";
+    case RT_REJECT_DUPLICATE:
+        return "another process is this rank";
     default:
         return "refused";
     }
+}
+
+/* A REJECT that says what the switch holds (RT_REJECT_SIZE: the job's
+ * size and host base; RT_REJECT_DUPLICATE: the address of the process
+ * that is this rank), as the call's error: ARB_ESTATE. */
+static int reject_fail(arb_rt_comm *c, const uint8_t *b, size_t len)
+{
+    const uint8_t *m = b + RT_HDR_LEN + 1;
+    if (len < RT_REJECT_LEN)
+        return rt_fail(c, ARB_ESTATE, "switch %s refused job %u rank %u: %s", c->cfg.sw, c->cfg.job,
+                       c->cfg.rank, reject_reason(b[RT_HDR_LEN]));
+    if (b[RT_HDR_LEN] == RT_REJECT_SIZE) {
+        uint32_t size = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
+        uint32_t base = (uint32_t)m[4] << 24 | (uint32_t)m[5] << 16 | (uint32_t)m[6] << 8 | m[7];
+        return rt_fail(c, ARB_ESTATE,
+                       "switch %s refused job %u rank %u: this rank has ARBOR_SIZE=%u "
+                       "ARBOR_HOST_BASE=%u, but the job's ranks joined with ARBOR_SIZE=%u "
+                       "ARBOR_HOST_BASE=%u: give every rank of a job the same",
+                       c->cfg.sw, c->cfg.job, c->cfg.rank, c->cfg.size, c->cfg.host_base, size,
+                       base);
+    }
+    char a[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, m, a, sizeof a);
+    unsigned port = (unsigned)m[4] << 8 | m[5];
+    return rt_fail(c, ARB_ESTATE,
+                   "switch %s refused job %u rank %u: another process is rank %u of this job "
+                   "(joined from %s:%u, still heard from): give every process its own ARBOR_RANK",
+                   c->cfg.sw, c->cfg.job, c->cfg.rank, c->cfg.rank, a, port);
 }
 
 /* The adaptive controllers' base loop: the configured one, or twice the
@@ -274,6 +307,7 @@ static int join_switch(arb_rt_comm *c)
      * dialled (dropped: a rank hears only its switch's address) */
     uint32_t elsewhere = 0;
     struct sockaddr_in other;
+    arb_time dup_since = 0; /* the first REJECT_DUPLICATE or _SIZE */
     while (now - start < c->cfg.timeout) {
         if (c->last_join == 0 || now - c->last_join >= JOIN_RETRY) send_join(c, now);
         rt_rxq_wait(&c->rx, -1, JOIN_RETRY - (now - c->last_join), 0);
@@ -292,6 +326,16 @@ static int join_switch(arb_rt_comm *c)
             if (h.kind == RT_K_WELCOME && rt_welcome_verify(b, len, &c->join, c->key) == 0) {
                 set_base_rtt(c, rt_now() - c->last_join);
                 return 0;
+            }
+            if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
+                h.dst == c->cfg.rank &&
+                (b[RT_HDR_LEN] == RT_REJECT_DUPLICATE || b[RT_HDR_LEN] == RT_REJECT_SIZE)) {
+                /* what the switch holds may be a departed predecessor's
+                 * (this rank's, restarted; a job that used this id before):
+                 * it takes us once that has been silent RT_LIVE_WINDOW */
+                if (!dup_since) dup_since = now;
+                if (now - dup_since < 2 * RT_LIVE_WINDOW + JOIN_RETRY) continue;
+                return reject_fail(c, b, len);
             }
             if (h.kind == RT_K_REJECT && len > RT_HDR_LEN && h.job == c->cfg.job &&
                 h.dst == c->cfg.rank)

@@ -83,8 +83,25 @@ enum {
     RT_REJECT_MAC = 2,
     RT_REJECT_FIELDS = 3,
     RT_REJECT_REPLAY = 4,
-    RT_REJECT_FABRIC = 5 /* the rank's fabric is not the switch's */
+    RT_REJECT_FABRIC = 5, /* the rank's fabric is not the switch's */
+    /* the rank's ARBOR_SIZE or host base is not the one the job's live
+     * ranks joined with; the body adds the switch's size(4), base(4) */
+    RT_REJECT_SIZE = 6,
+    /* another process is this rank of the job, heard from within
+     * RT_DUP_WINDOW; the body adds its IPv4 address(4) and port(2) */
+    RT_REJECT_DUPLICATE = 7
 };
+/* REJECT: header, reason(1), then what reasons 6 and 7 add. */
+#define RT_REJECT_LEN (RT_HDR_LEN + 1 + 8)
+/* A rank heard from this recently is live: a rank inside a call sends
+ * at least a JOIN every 50 ms (every 100 ms while joining), and one that
+ * has left lingers quiet for 450 ms first (docs/runtime.md section 2).
+ * A JOIN for a rank already joined from another address still live is a
+ * duplicate (a restarted rank's predecessor falls silent: its successor
+ * is taken once this has passed); a JOIN with another size or host base
+ * than the job's is refused while some rank of the job is live (a job id
+ * reused by a new job is learnt anew). */
+#define RT_LIVE_WINDOW (250 * ARB_PS_PER_MS)
 
 typedef struct rt_join {
     uint32_t job, rank, size, base;

@@ -43,6 +43,7 @@ struct sjob {
     uint32_t *local;          /* per rank: the address of ours it dialled (0: unknown) */
     uint8_t *joined;
     uint64_t *counter; /* per rank: the last JOIN counter accepted */
+    arb_time *seen;    /* per rank: its last datagram from its address */
 };
 
 /* One thread of the switch: its socket (one of a SO_REUSEPORT group when
@@ -136,6 +137,8 @@ static void job_reset(struct sjob *j)
     free(j->local);
     free(j->joined);
     free(j->counter);
+    free(j->seen);
+    j->seen = NULL;
     j->plan = NULL;
     j->entry = NULL;
     j->addr = NULL;
@@ -475,7 +478,8 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     j->local = calloc(size, sizeof *j->local);
     j->joined = calloc(size, 1);
     j->counter = calloc(size, sizeof *j->counter);
-    if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter) {
+    j->seen = calloc(size, sizeof *j->seen);
+    if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter || !j->seen) {
         job_reset(j);
         return -1;
     }
@@ -525,18 +529,67 @@ static int answer_allowed(arb_rt_switch *s, arb_time now)
     return ok;
 }
 
-static void reject(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
-                   uint8_t why, arb_time now)
+/* A REJECT for reason `why`; `more` (NULL: none) the 8 bytes reasons
+ * RT_REJECT_SIZE and RT_REJECT_DUPLICATE add. */
+static void reject_more(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
+                        uint8_t why, const uint8_t *more, arb_time now)
 {
     arb_rt_switch *s = wk->s;
     wk->st.join_rejected++;
     if (!answer_allowed(s, now)) return;
-    uint8_t b[RT_HDR_LEN + 1];
+    uint8_t b[RT_REJECT_LEN];
     rt_hdr h = {
         .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
     rt_hdr_put(b, &h);
     b[RT_HDR_LEN] = why;
-    rt_tx_src(&wk->tx, to, wk->cur_local, b, sizeof b, NULL, 0, 0);
+    if (more) memcpy(b + RT_HDR_LEN + 1, more, 8);
+    rt_tx_src(&wk->tx, to, wk->cur_local, b, more ? RT_REJECT_LEN : RT_HDR_LEN + 1, NULL, 0, 0);
+}
+
+static void reject(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
+                   uint8_t why, arb_time now)
+{
+    reject_more(wk, to, jn, why, NULL, now);
+}
+
+/* Some rank of job j is live (heard from within RT_LIVE_WINDOW): its
+ * size and host base hold. */
+static int job_live(const struct sjob *j, arb_time now)
+{
+    for (uint32_t r = 0; r < j->size; r++)
+        if (j->joined[r] && now - __atomic_load_n(&j->seen[r], __ATOMIC_RELAXED) < RT_LIVE_WINDOW)
+            return 1;
+    return 0;
+}
+
+/* A JOIN that disagrees with the job's live ranks: its size or host base
+ * (REJECT_SIZE, with the job's), or its rank joined from another address
+ * that is live (REJECT_DUPLICATE, with that address).
+ * 1 when refused. Before, the first reset the job's table at every JOIN
+ * (each side's ranks blamed the other's as dead) and the second made
+ * two processes take the rank's place in turn, timing out naming no one. */
+static int join_conflict(struct sw_worker *wk, const struct sockaddr_in *from, struct sjob *j,
+                         const rt_join *jn, arb_time now)
+{
+    uint8_t more[8] = {0};
+    if (j->size && (jn->size != j->size || jn->base != j->base) && job_live(j, now)) {
+        for (int k = 0; k < 4; k++) {
+            more[k] = (uint8_t)(j->size >> (24 - 8 * k));
+            more[4 + k] = (uint8_t)(j->base >> (24 - 8 * k));
+        }
+        reject_more(wk, from, jn, RT_REJECT_SIZE, more, now);
+        return 1;
+    }
+    if (j->size == jn->size && jn->rank < j->size && j->joined[jn->rank] &&
+        !rt_addr_eq(from, &j->addr[jn->rank]) &&
+        now - __atomic_load_n(&j->seen[jn->rank], __ATOMIC_RELAXED) < RT_LIVE_WINDOW) {
+        const struct sockaddr_in *o = &j->addr[jn->rank];
+        memcpy(more, &o->sin_addr.s_addr, 4); /* network order already */
+        memcpy(more + 4, &o->sin_port, 2);
+        reject_more(wk, from, jn, RT_REJECT_DUPLICATE, more, now);
+        return 1;
+    }
+    return 0;
 }
 
 static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const uint8_t *b,
@@ -561,6 +614,7 @@ static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const 
         reject(wk, from, &jn, RT_REJECT_FABRIC, now);
         return;
     }
+    if (join_conflict(wk, from, j, &jn, now)) return;
     uint32_t host = jn.base + jn.rank;
     if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
         host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
@@ -584,6 +638,7 @@ static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const 
     }
     if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) wk->st.joins++;
     j->joined[jn.rank] = 1;
+    __atomic_store_n(&j->seen[jn.rank], now, __ATOMIC_RELAXED);
     j->counter[jn.rank] = jn.counter;
     j->addr[jn.rank] = *from;
     j->local[jn.rank] = wk->cur_local;
@@ -880,6 +935,8 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
             return;
         }
         in = arb_pgft_down_port(s->g, s->nd, f.j->base + r) - s->nd->first_port;
+        /* several threads: any of them may write it, none reads it but a JOIN */
+        __atomic_store_n(&f.j->seen[r], now, __ATOMIC_RELAXED);
     }
     size_t off;
     if (in == NONE || arb_hdr_decode(&f.h, b + RT_HDR_LEN, len - RT_HDR_LEN, &off) < 0) {

@@ -1059,6 +1059,39 @@ static int run_result(struct scn_run *run)
     return 0;
 }
 
+/* The topology of [fabric] with its rates and delay, and fabric.fail applied. */
+static int fabric_topo(const arb_scenario *sc, arb_topo **out, char *err, size_t errlen)
+{
+    char msg[512];
+    arb_topo_config tc = arb_topo_config_default();
+    tc.rate = scn_u64(sc, K_FAB_RATE);
+    tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
+    tc.delay = scn_u64(sc, K_FAB_DELAY);
+    int rc = arb_topo_new(out, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
+    if (rc < 0) return key_fail(sc, K_FAB_TOPO, err, errlen, rc, msg);
+    if (*scn_str(sc, K_FAB_FAIL)) {
+        rc = arb_topo_fail(*out, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
+        if (rc < 0) return key_fail(sc, K_FAB_FAIL, err, errlen, rc, msg);
+    }
+    return 0;
+}
+
+int arb_scenario_fabric(const arb_scenario *sc, arb_topo **out, char *err, size_t errlen)
+{
+    char msg[512];
+    *out = NULL;
+    int rc = fabric_topo(sc, out, err, errlen);
+    if (rc == 0 && *scn_str(sc, K_FAB_LINK)) {
+        rc = scn_links_apply(*out, scn_str(sc, K_FAB_LINK), msg, sizeof msg);
+        if (rc < 0) rc = key_fail(sc, K_FAB_LINK, err, errlen, rc, msg);
+    }
+    if (rc < 0) {
+        arb_topo_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* [fabric]: the topology, what has failed, what fails during the run, and
  * the links set apart. */
 static int run_fabric(struct scn_run *run)
@@ -1068,16 +1101,8 @@ static int run_fabric(struct scn_run *run)
     const arb_scenario *sc = run->sc;
     arb_scenario_result *r = run->r;
     char msg[512];
-    arb_topo_config tc = arb_topo_config_default();
-    tc.rate = scn_u64(sc, K_FAB_RATE);
-    tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
-    tc.delay = scn_u64(sc, K_FAB_DELAY);
-    int rc = arb_topo_new(&run->t, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
-    if (rc < 0) return key_fail(sc, K_FAB_TOPO, run->err, run->errlen, rc, msg);
-    if (*scn_str(sc, K_FAB_FAIL)) {
-        rc = arb_topo_fail(run->t, scn_str(sc, K_FAB_FAIL), msg, sizeof msg);
-        if (rc < 0) return key_fail(sc, K_FAB_FAIL, run->err, run->errlen, rc, msg);
-    }
+    int rc = fabric_topo(sc, &run->t, run->err, run->errlen);
+    if (rc < 0) return rc;
     for (int k = 0; k < 3; k++) {
         if (!*scn_str(sc, at_keys[k])) continue;
         rc = scn_failat_add(&run->failat, run->t, scn_str(sc, at_keys[k]), at_kinds[k], msg,

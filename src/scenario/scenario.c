@@ -31,8 +31,8 @@ struct keydef {
 static const struct keydef keys[K_COUNT] = {SCN_KEYS(SCN_DEF)};
 #undef SCN_DEF
 
-static const char *const sections[] = {"fabric",   "routing", "transport", "switch",
-                                       "workload", "host",    "arbor",     "run"};
+static const char *const sections[] = {"fabric", "routing", "transport", "switch", "workload",
+                                       "host",   "arbor",   "run",       "lab"};
 
 static char *dup_str(const char *s)
 {

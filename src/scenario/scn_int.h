@@ -342,7 +342,17 @@
     X(RUN_ORDER, "run", "order", VT_ENUM, "global", "global|local", 0, 0,                          \
       "events of one time: global, in the order they were scheduled; local, in the order of "      \
       "what they happen to, with ECN draws per port (what a partitioned run computes, "            \
-      "--partition: docs/partition.md)")
+      "--partition: docs/partition.md)")                                                           \
+    X(LAB_SCALE, "lab", "scale", VT_STR, "auto", NULL, 0, 0,                                       \
+      "arbor lab: factor in (0, 1] on every link rate; auto: the host links at 1 Gbit/s "          \
+      "(docs/lab.md; the simulator ignores [lab])")                                                \
+    X(LAB_ITERS, "lab", "iters", VT_U64, "5", NULL, 1, 100000, "arbor lab: timed calls")           \
+    X(LAB_WARMUP, "lab", "warmup", VT_U64, "1", NULL, 0, 100000,                                   \
+      "arbor lab: untimed calls before them")                                                      \
+    X(LAB_CHECK, "lab", "check", VT_BOOL, "on", NULL, 0, 0,                                        \
+      "arbor lab: check every call's output against the reference")                                \
+    X(LAB_DEADLINE, "lab", "deadline", VT_TIME, "120s", NULL, 1, 0,                                \
+      "arbor lab: the whole run's bound (a call's deadline is at most 30 s of it)")
 
 enum scn_vt {
     VT_STR,

@@ -47,18 +47,19 @@ static void *sw_main(void *arg)
     return NULL;
 }
 
-static int g_no_gso;        /* plain sendmmsg / recvmmsg in the next switches and ranks */
-static uint32_t g_threads;  /* threads of the next switches (0: one) */
-static int g_io;            /* the next switches' and ranks' socket I/O (arb_rt_io) */
-static uint64_t g_uring;    /* ranks of the last runs whose I/O went through io_uring */
-static int g_unsteered;     /* warnings that the kernel refused the steering program */
-static arb_time g_spin;     /* the next switches' and ranks' spin before blocking */
-static uint64_t g_waits;    /* blocking waits and spin hits of the ranks of the last run */
-static const char *g_ecn;   /* the next switches' ECN setting (NULL: the default) */
-static int g_cc;            /* the next ranks' congestion controller (arb_cc_kind; 0: fixed) */
-static uint64_t g_ce;       /* datagrams marked CE the ranks of the last runs received */
-static uint64_t g_cuts;     /* and the decreases of their controllers */
-static uint32_t g_unmarked; /* ranks of the last runs that received no mark */
+static int g_no_gso;         /* plain sendmmsg / recvmmsg in the next switches and ranks */
+static uint32_t g_threads;   /* threads of the next switches (0: one) */
+static int g_io;             /* the next switches' and ranks' socket I/O (arb_rt_io) */
+static uint64_t g_uring;     /* ranks of the last runs whose I/O went through io_uring */
+static int g_unsteered;      /* warnings that the kernel refused the steering program */
+static arb_time g_spin;      /* the next switches' and ranks' spin before blocking */
+static uint64_t g_waits;     /* blocking waits and spin hits of the ranks of the last run */
+static const char *g_ecn;    /* the next switches' ECN setting (NULL: the default) */
+static int g_cc;             /* the next ranks' congestion controller (arb_cc_kind; 0: fixed) */
+static arb_time g_timer_min; /* the next ranks' timer floor (0: the default) */
+static uint64_t g_ce;        /* datagrams marked CE the ranks of the last runs received */
+static uint64_t g_cuts;      /* and the decreases of their controllers */
+static uint32_t g_unmarked;  /* ranks of the last runs that received no mark */
 /* the fewest and most calls of a rank of the last run whose controller
  * continued an earlier call's */
 static uint64_t g_cont_min, g_cont_max;
@@ -159,6 +160,7 @@ static void *rank_main(void *arg)
     cfg.spin = g_spin;
     cfg.io = g_io;
     if (g_cc) cfg.cc = g_cc;
+    if (g_timer_min) cfg.timeout_min = g_timer_min;
     arb_rt_comm *c;
     k->rc = arb_rt_comm_new(&c, &cfg, k->err, sizeof k->err);
     if (k->rc < 0) return NULL;
@@ -569,6 +571,47 @@ static int same_allreduces(struct rank *k, arb_rt_comm *c)
     return wrong;
 }
 
+/* Every timer floor the settings check lets through makes engines that
+ * run: ARBOR_TIMER_MIN from 1 us to the 200 ms ceiling, those just above
+ * the 10 ms default among them (which once passed the check and then
+ * failed every call: the engines' REGISTER retry cap stayed at 10 ms,
+ * below the floor), each parsed and then used by every collective. */
+TEST(timer_floor_range)
+{
+    static const char *const floors[] = {"1us", "10ms", "10001us", "40ms", "100ms", "200ms"};
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++) {
+        arb_rt_config cfg;
+        char err[200];
+        arb_rt_config_default(&cfg);
+        setenv("ARBOR_TIMER_MIN", floors[i], 1);
+        CHECK_EQ_I(arb_rt_config_env(&cfg, err, sizeof err), 0);
+        unsetenv("ARBOR_TIMER_MIN");
+        struct sw w;
+        REQUIRE(sw_start(&w, 0, 1) == 0);
+        g_timer_min = cfg.timeout_min;
+        g_count = 3000;
+        int bad = run_ranks(w.addr, 3, 1, 0, all_collectives);
+        if (bad) fprintf(stderr, "  ARBOR_TIMER_MIN=%s\n", floors[i]);
+        CHECK_EQ_I(bad, 0);
+        g_timer_min = 0;
+        sw_stop(&w);
+    }
+    /* beyond the ceiling: refused up front, by the settings check */
+    arb_rt_config cfg;
+    char err[200];
+    arb_rt_config_default(&cfg);
+    setenv("ARBOR_TIMER_MIN", "201ms", 1);
+    int rc = arb_rt_config_env(&cfg, err, sizeof err);
+    unsetenv("ARBOR_TIMER_MIN");
+    if (rc == 0) {
+        cfg.secret = SECRET;
+        arb_rt_comm *c = NULL;
+        rc = arb_rt_comm_new(&c, &cfg, err, sizeof err);
+        CHECK(c == NULL);
+    }
+    CHECK(rc == ARB_EPARSE || rc == ARB_EINVAL);
+}
+
 /* A controller outlives its call: each rank's responder takes up the
  * controller an earlier call of the same kind left (at least once in
  * SAME_CALLS calls, at most in every call but the first: a call that
@@ -848,6 +891,91 @@ static int answered_join(int fd, const struct sockaddr_in *to)
     while ((n = recv(fd, b, sizeof b, 0)) >= 0)
         if (n >= 2 && b[1] == 4) return 1; /* REJECT */
     return 0;
+}
+
+/* comm_new for rank `rank` of `size` through switch w (deadline 3 s):
+ * its result, the communicator (NULL on failure) and the error text. */
+static int join_as(const struct sw *w, uint32_t rank, uint32_t size, arb_rt_comm **c, char *err,
+                   size_t len)
+{
+    arb_rt_config cfg;
+    arb_rt_config_default(&cfg);
+    cfg.rank = rank;
+    cfg.size = size;
+    cfg.sw = w->addr;
+    cfg.secret = SECRET;
+    cfg.bind = "127.0.0.1:0";
+    cfg.timeout = 3 * ARB_PS_PER_S;
+    err[0] = 0;
+    return arb_rt_comm_new(c, &cfg, err, len);
+}
+
+struct busy {
+    arb_rt_comm *c;
+    int rc;
+    pthread_t t;
+};
+
+/* A rank waiting in a barrier for peers that never come: it keeps
+ * joining (keepalive), so the switch hears from it. */
+static void *busy_main(void *arg)
+{
+    struct busy *k = arg;
+    k->rc = arb_rt_barrier(k->c);
+    return NULL;
+}
+
+/* A rank whose ARBOR_SIZE is not the job's live ranks' is refused at its
+ * JOIN, and told both sizes; the job's table is left as it was (a rank
+ * of the right size still joins). */
+TEST(join_size_mismatch)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    struct busy first;
+    arb_rt_comm *b = NULL, *c = NULL;
+    char err[300];
+    REQUIRE_EQ_I(join_as(&w, 0, 3, &first.c, err, sizeof err), 0);
+    pthread_create(&first.t, NULL, busy_main, &first);
+    CHECK_EQ_I(join_as(&w, 1, 4, &b, err, sizeof err), ARB_ESTATE);
+    CHECK(b == NULL);
+    CHECK(strstr(err, "ARBOR_SIZE=4") != NULL && strstr(err, "ARBOR_SIZE=3") != NULL);
+    if (!strstr(err, "ARBOR_SIZE=3")) fprintf(stderr, "  %s\n", err);
+    CHECK_EQ_I(join_as(&w, 1, 3, &c, err, sizeof err), 0);
+    arb_rt_comm_free(c);
+    pthread_join(first.t, NULL);
+    CHECK_EQ_I(first.rc, ARB_ETIMEDOUT); /* rank 2 never came */
+    arb_rt_comm_free(first.c);
+    sw_stop(&w);
+}
+
+/* Two processes as one rank: the second is refused at its JOIN, naming
+ * the address of the first (still heard from), within a second; a rank
+ * whose predecessor has fallen silent takes its place (a restart). */
+TEST(join_duplicate_rank)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    struct busy first;
+    char err[300];
+    REQUIRE_EQ_I(join_as(&w, 0, 2, &first.c, err, sizeof err), 0);
+    pthread_create(&first.t, NULL, busy_main, &first);
+    struct timespec settle = {0, 200000000};
+    nanosleep(&settle, NULL);
+    arb_rt_comm *second = NULL;
+    CHECK_EQ_I(join_as(&w, 0, 2, &second, err, sizeof err), ARB_ESTATE);
+    CHECK(second == NULL);
+    CHECK(strstr(err, "another process is rank 0") != NULL && strstr(err, "127.0.0.1:") != NULL);
+    if (!strstr(err, "another process")) fprintf(stderr, "  %s\n", err);
+    pthread_join(first.t, NULL);
+    CHECK_EQ_I(first.rc, ARB_ETIMEDOUT); /* its peer never came */
+    arb_rt_comm_free(first.c);
+    struct timespec quiet = {0, 300000000}; /* past the switch's 250 ms window */
+    nanosleep(&quiet, NULL);
+    arb_rt_comm *next = NULL;
+    CHECK_EQ_I(join_as(&w, 0, 2, &next, err, sizeof err), 0);
+    arb_rt_comm_free(next);
+    sw_stop(&w);
 }
 
 /* A rank with the wrong secret is refused; a job of two ranks runs; then a
@@ -1193,6 +1321,9 @@ int main(void)
     RUN(errmsg_cleared);
     RUN(spin);
     RUN(spin_setting);
+    RUN(timer_floor_range);
+    RUN(join_size_mismatch);
+    RUN(join_duplicate_rank);
     RUN(multi_tier);
     RUN(switch_threads);
     RUN(switch_threads_loss);

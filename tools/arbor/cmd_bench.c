@@ -9,6 +9,7 @@
 #include "arbor/rt.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 static const char bench_usage[] =
     "usage: arbor bench COLLECTIVE [-b BYTES] [-e BYTES] [-f FACTOR] [-n ITERS]\n"
     "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c] [-s]\n"
+    "                   [--record FILE]\n"
     "\n"
     "Run as every rank of a job (arbor run -n 4 -- arbor bench allreduce): time\n"
     "COLLECTIVE (allreduce, reduce, reducescatter, broadcast, allgather, barrier)\n"
@@ -42,6 +44,9 @@ static const char bench_usage[] =
     "  -c         check every call's result, warm-up and timed, against a\n"
     "             reference (#wrong: wrong elements over calls and ranks; else N/A)\n"
     "  -s         print each rank's packet counters on stderr at the end\n"
+    "  --record FILE  write this rank's timed calls to FILE, one line each\n"
+    "             (call SIZE START_NS END_NS, CLOCK_MONOTONIC), then its wrong\n"
+    "             elements and counters (arbor lab reads it)\n"
     "\n"
     "The communicator comes from the ARBOR_* variables arbor run sets (or set\n"
     "them as docs/runtime.md describes); without any of ARBOR_RANK, ARBOR_SIZE,\n"
@@ -83,11 +88,32 @@ static int outside_job(void)
     return 1;
 }
 
-static double now_s(void)
+static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --record: the rank's last lines, after its calls: wrong elements, the
+ * counters a lab run reports, and how it ended. */
+static void record_end(FILE *f, const arb_rt_comm *c, uint64_t wrong, int rc)
+{
+    if (!f) return;
+    arb_rt_stats st;
+    arb_rt_get_stats(c, &st);
+    fprintf(f, "wrong %llu\n", (unsigned long long)wrong);
+    fprintf(f,
+            "stats tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu rx_bytes=%llu credits=%llu "
+            "retries=%llu spurious=%llu repair_credits=%llu tail_replays=%llu rejoins=%llu "
+            "keepalive_joins=%llu send_errors=%llu\n",
+            (unsigned long long)st.tx_pkts, (unsigned long long)st.rx_pkts,
+            (unsigned long long)st.tx_bytes, (unsigned long long)st.rx_bytes,
+            (unsigned long long)st.credits, (unsigned long long)st.retries,
+            (unsigned long long)st.spurious, (unsigned long long)st.repair_credits,
+            (unsigned long long)st.tail_replays, (unsigned long long)st.rejoins,
+            (unsigned long long)st.keepalive_joins, (unsigned long long)st.send_errors);
+    fprintf(f, "status %s\n", rc < 0 ? arb_rt_errmsg(c) : "ok");
 }
 
 /* Rank r's element i: a small integer, exact in every dtype. */
@@ -198,9 +224,11 @@ int cmd_bench(int argc, char **argv)
     uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
     double factor = 2;
     int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, op_given = 0, c;
+    const char *record = NULL;
     /* each line in one write: ranks of one job share the terminal */
     setvbuf(stderr, NULL, _IOLBF, 0);
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'}, {"record", required_argument, NULL, 'R'}, {0, 0, 0, 0}};
     cli_getopt_start();
     while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
         const char *v = optarg;
@@ -214,6 +242,9 @@ int cmd_bench(int argc, char **argv)
             break;
         case 's':
             stats = 1;
+            break;
+        case 'R':
+            record = v;
             break;
         case 'b':
         case 'e': {
@@ -322,6 +353,11 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "arbor bench: out of memory for %llu bytes\n", (unsigned long long)maxb);
         return CLI_EXIT_FAIL;
     }
+    FILE *rec = NULL;
+    if (record && !(rec = fopen(record, "w"))) {
+        fprintf(stderr, "arbor bench: rank %u: --record %s: %s\n", b.me, record, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
     if (b.me == 0) {
         char what[48] = "";
         if (reduces)
@@ -345,20 +381,23 @@ int cmd_bench(int argc, char **argv)
         if (size > maxb) break;
         size_t count = coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
         fill_inputs(&b, count);
-        double t = 0;
-        uint64_t wrong = 0;
+        uint64_t t = 0, wrong = 0;
         for (uint64_t it = 0; it < warm + iters && rc == 0; it++) {
             /* checked: every call's output starts as garbage, so a call
              * that wrote nothing cannot pass on the last one's result */
             if (checkr) memset(b.recv, 0x55, count * es);
-            double t0 = now_s();
+            uint64_t t0 = now_ns();
             rc = one(&b, count);
-            if (it >= warm) t += now_s() - t0;
+            uint64_t t1 = now_ns();
+            if (it >= warm) t += t1 - t0;
+            if (it >= warm && rec && rc == 0)
+                fprintf(rec, "call %zu %llu %llu\n", count * es, (unsigned long long)t0,
+                        (unsigned long long)t1);
             if (rc == 0 && checkr) wrong += check(&b, count);
         }
         if (rc < 0) break;
         /* the slowest rank's mean, and the wrong elements of all */
-        double mine[2] = {t / iters, (double)wrong}, all[2];
+        double mine[2] = {t * 1e-9 / iters, (double)wrong}, all[2];
         rc = arb_rt_allreduce(b.c, mine, all, 1, ARB_DTYPE_F64, ARB_OP_MAX);
         if (rc == 0) rc = arb_rt_allreduce(b.c, mine + 1, all + 1, 1, ARB_DTYPE_F64, ARB_OP_SUM);
         if (rc < 0) break;
@@ -379,6 +418,8 @@ int cmd_bench(int argc, char **argv)
         }
         if (coll == ARB_COLL_BARRIER) break;
     }
+    record_end(rec, b.c, (uint64_t)total_wrong, rc);
+    if (rec) fclose(rec);
     if (rc < 0) {
         fprintf(stderr, "arbor bench: rank %u: %s\n", b.me, arb_rt_errmsg(b.c));
         status = CLI_EXIT_FAIL;

@@ -1,0 +1,950 @@
+/*
+ * arbor lab FILE: a scenario's fabric run for real on this machine -- a
+ * network namespace per host and switch, veth links shaped to the
+ * scenario's rates (scaled), per-link loss by nftables, the real `arbor
+ * switch` processes and one `arbor bench` rank per host running the
+ * scenario's Arbor collective -- and torn down on every exit path
+ * (docs/lab.md). Its JSON uses `arbor sim`'s names for the figures both
+ * have.
+ */
+#define _GNU_SOURCE
+#include "arbor/plan.h"
+#include "arbor/rt.h"
+#include "arbor/scenario.h"
+#include "arbor/topo.h"
+#include "cli.h"
+#include "lab.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char lab_usage[] =
+    "usage: arbor lab FILE [-s KEY=VALUE]... [--json] [-q] [-- COMMAND [ARGS...]]\n"
+    "       arbor lab --clean\n"
+    "\n"
+    "Build the scenario's fabric from network namespaces on this machine (one per\n"
+    "host and per switch, a veth pair per link shaped by tbf to the link's rate\n"
+    "times lab.scale in both directions, MTU 9000, each link's loss dropped by\n"
+    "nftables), start the real arbor switch processes and one arbor bench rank per\n"
+    "host, run the scenario's Arbor collective (workload.kind = arbor: [arbor]\n"
+    "collective, dtype; workload.size; workload.ranks), then remove everything.\n"
+    "Needs root and the ip and tc commands (nft for loss).\n"
+    "\n"
+    "With -- COMMAND, the lab runs COMMAND in every host's namespace instead of\n"
+    "arbor bench (a plain 'arbor' is this arbor), with the ARBOR_* variables a\n"
+    "rank needs and ARBOR_LAB_RANK, ARBOR_LAB_SIZE, ARBOR_LAB_ADDRS (the hosts'\n"
+    "addresses by rank), ARBOR_LAB_NS (their namespaces by rank); every host\n"
+    "reaches the others through the switches' namespaces, which route IP over\n"
+    "the same shaped links (Open MPI over TCP, PyTorch's gloo: bench/lab_vs_mpi).\n"
+    "It prints rank 0's output and exits 0 when every rank exited 0.\n"
+    "\n"
+    "  -s KEY=VALUE  a scenario key (as arbor sim -s) or a key of [lab]:\n"
+    "      lab.scale     factor on every link rate, or auto (default): the host\n"
+    "                    links at 1 Gbit/s (a 100G scenario runs at 1G)\n"
+    "      lab.iters     timed calls (default 5); lab.warmup untimed ones (1)\n"
+    "      lab.check     on (default): every call's output checked, exact\n"
+    "      lab.deadline  the whole run's bound (default 120s); a call's deadline\n"
+    "                    is at most 30 s of it\n"
+    "  --json        print the results as JSON (arbor sim's names, schema\n"
+    "                arbor-lab/1, docs/schema/arbor-lab.schema.json)\n"
+    "  -q            no progress lines on stderr\n"
+    "  --clean       remove the namespaces left by lab runs that were killed\n"
+    "                (SIGKILL leaves no chance to clean up)\n"
+    "\n"
+    "SIGINT, SIGTERM and SIGHUP stop the run and remove the lab (exit 128 + the\n"
+    "signal). Exit status: 0 done and exact, 1 the run failed (one line names\n"
+    "what was lost), 2 bad usage or no root / ip here.\n";
+
+#define LAB_RANKS_MAX 256
+
+/* [lab]: the scenario's keys for this command (docs/lab.md). */
+struct lab_opts {
+    double scale; /* 0: auto */
+    uint64_t iters, warmup;
+    int check;
+    arb_time deadline;
+    const char *deadline_text;
+};
+
+static const char *setting(const arb_scenario *sc, const char *sec, const char *key)
+{
+    const char *v = arb_scenario_get(sc, sec, key);
+    return v ? v : "";
+}
+
+/* The [lab] keys as this command uses them (their syntax is the scenario
+ * parser's: checked already); 0, or an exit status for a value out of
+ * this command's range. */
+static int lab_opts_of(const arb_scenario *sc, struct lab_opts *o)
+{
+    const char *v = setting(sc, "lab", "scale");
+    char *end;
+    o->scale = strcmp(v, "auto") == 0 ? 0 : strtod(v, &end);
+    if (strcmp(v, "auto") != 0 && (end == v || *end || !(o->scale > 0) || o->scale > 1))
+        return cli_error("lab", "lab.scale '%s': want auto or a factor in (0, 1]", v);
+    o->iters = strtoull(setting(sc, "lab", "iters"), NULL, 10);
+    o->warmup = strtoull(setting(sc, "lab", "warmup"), NULL, 10);
+    v = setting(sc, "lab", "check");
+    o->check = !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true");
+    o->deadline_text = setting(sc, "lab", "deadline");
+    if (arb_topo_parse_time(o->deadline_text, &o->deadline) < 0 || o->deadline < ARB_PS_PER_S ||
+        o->deadline > 86400 * ARB_PS_PER_S)
+        return cli_error("lab", "lab.deadline '%s': want a time of 1s..1d, such as 60s",
+                         o->deadline_text);
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static volatile sig_atomic_t lab_signal;
+
+static void on_signal(int sig)
+{
+    lab_signal = sig;
+}
+
+/* One rank's record (arbor bench --record). */
+struct rank_rec {
+    uint64_t *start, *end; /* ns, per timed call */
+    uint32_t n_calls;
+    uint64_t wrong, retries, spurious, credits, repair_credits, tx_pkts, rx_pkts, tx_bytes,
+        rx_bytes;
+    int have_end;
+    char status[512];
+};
+
+/* What the run is: the scenario's workload as the lab runs it. */
+struct lab_job {
+    arb_coll coll;
+    const char *dtype;
+    uint64_t bytes;
+    uint32_t ranks, root;
+    double scale;
+    uint64_t host_rate; /* the scenario's host link, bits/s */
+    double loss;        /* fabric.loss */
+    uint64_t queue;     /* switch.queue: each tbf's queue */
+    char secret[40];
+    char self[4096]; /* this arbor */
+};
+
+/* The workload as the lab runs it; 0 or an exit status (bad usage). */
+static int job_of(const arb_scenario *sc, const arb_topo *t, const struct lab_opts *o,
+                  struct lab_job *j)
+{
+    if (strcmp(setting(sc, "workload", "kind"), "arbor") != 0)
+        return cli_error("lab",
+                         "workload.kind = %s: the lab runs an Arbor collective only "
+                         "(workload.kind = arbor)",
+                         setting(sc, "workload", "kind"));
+    if (strcmp(setting(sc, "arbor", "jobs"), "1") != 0)
+        return cli_error("lab", "arbor.jobs = %s: the lab runs one job",
+                         setting(sc, "arbor", "jobs"));
+    if (*setting(sc, "workload", "hosts"))
+        return cli_error("lab", "workload.hosts: the lab puts rank r on host r (leave it empty)");
+    int c = arb_coll_parse(setting(sc, "arbor", "collective"));
+    if (c < 0) return cli_error("lab", "arbor.collective: unknown");
+    j->coll = (arb_coll)c;
+    j->dtype = setting(sc, "arbor", "dtype");
+    uint64_t ranks = strtoull(setting(sc, "workload", "ranks"), NULL, 10);
+    if (ranks == 0) ranks = arb_topo_n_hosts(t);
+    if (ranks < 2 || ranks > LAB_RANKS_MAX || ranks > arb_topo_n_hosts(t))
+        return cli_error("lab", "%llu ranks: want 2..%d, at most the fabric's %u hosts",
+                         (unsigned long long)ranks, LAB_RANKS_MAX, arb_topo_n_hosts(t));
+    j->ranks = (uint32_t)ranks;
+    j->root = (uint32_t)strtoul(setting(sc, "arbor", "root"), NULL, 10);
+    if (j->root >= j->ranks) j->root = 0;
+    uint64_t pl = strtoull(setting(sc, "arbor", "payload"), NULL, 10);
+    if (pl % 8)
+        return cli_error("lab", "arbor.payload = %llu: the runtime takes a multiple of 8 bytes",
+                         (unsigned long long)pl);
+    const char *sz = setting(sc, "workload", "size");
+    if (arb_parse_size(sz, strlen(sz), 4ull << 30, &j->bytes) < 0)
+        return cli_error("lab", "workload.size '%s': at most 4G in the lab", sz);
+    const arb_node *h = arb_topo_node(t, 0);
+    j->host_rate = arb_topo_port(t, h->first_up)->rate;
+    j->scale = o->scale > 0 ? o->scale : 1e9 / (double)j->host_rate;
+    if (j->scale > 1) j->scale = 1;
+    j->loss = strtod(setting(sc, "fabric", "loss"), NULL);
+    const char *q = setting(sc, "switch", "queue");
+    if (arb_parse_size(q, strlen(q), UINT32_MAX, &j->queue) < 0) j->queue = 2u << 20;
+    unsigned char rnd[16];
+    FILE *f = fopen("/dev/urandom", "r");
+    if (!f || fread(rnd, 1, sizeof rnd, f) != sizeof rnd) memset(rnd, 0x5a, sizeof rnd);
+    if (f) fclose(f);
+    for (int i = 0; i < 16; i++)
+        snprintf(j->secret + 2 * i, 3, "%02x", rnd[i]);
+    ssize_t n = readlink("/proc/self/exe", j->self, sizeof j->self - 1);
+    if (n <= 0) return cli_error("lab", "cannot find this arbor (/proc/self/exe)");
+    j->self[n] = 0;
+    return 0;
+}
+
+static void progress(int quiet, const char *fmt, ...) ARB_PRINTF(2, 3);
+static void progress(int quiet, const char *fmt, ...)
+{
+    if (quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "arbor lab: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* Wait for every file to exist, at most ms: 0, or -1 (L->stop or timeout). */
+static int wait_files(struct lab *L, char (*paths)[128], uint32_t n, unsigned ms)
+{
+    uint64_t end = lab_now_ms() + ms;
+    for (uint32_t i = 0; i < n; i++)
+        while (access(paths[i], F_OK) != 0) {
+            if (*L->stop || lab_now_ms() >= end) return -1;
+            usleep(5000);
+        }
+    return 0;
+}
+
+/* Every switch of the fabric as an `arbor switch` in its namespace,
+ * peered with the switches it has links to; 0 or -1 with L->err. */
+static int start_switches(struct lab *L, const struct lab_job *j, const struct lab_opts *o)
+{
+    const arb_topo *t = L->t;
+    char jobf[96];
+    snprintf(jobf, sizeof jobf, "%s/jobs", L->dir);
+    FILE *f = fopen(jobf, "w");
+    if (!f) {
+        snprintf(L->err, sizeof L->err, "%s: %s", jobf, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "1 %s\n", j->secret);
+    fclose(f);
+    uint32_t first = arb_topo_n_hosts(t), n = L->n_nodes - first;
+    char(*ports)[128] = calloc(n, sizeof *ports);
+    if (!ports) return -1;
+    char forv[32];
+    snprintf(forv, sizeof forv, "%llu", (unsigned long long)(o->deadline / ARB_PS_PER_S + 10));
+    int rc = 0;
+    for (uint32_t s = 0; s < n && rc == 0; s++) {
+        uint32_t i = first + s;
+        const arb_node *nd = arb_topo_node(t, i);
+        char node[24], errf[128], *argv[2 * ARB_RT_SWITCH_MAX_PEERS + 20];
+        char peers[ARB_RT_SWITCH_MAX_PEERS][64];
+        snprintf(node, sizeof node, "%u.%u", nd->level, nd->index);
+        snprintf(ports[s], sizeof ports[s], "%s/port-%s", L->dir, node);
+        snprintf(errf, sizeof errf, "%s/switch-%s.err", L->dir, node);
+        int a = 0;
+        argv[a++] = (char *)j->self;
+        argv[a++] = "switch";
+        argv[a++] = "--listen";
+        argv[a++] = "0.0.0.0:17470";
+        argv[a++] = "--topo";
+        argv[a++] = (char *)arb_topo_spec(t);
+        argv[a++] = "--node";
+        argv[a++] = node;
+        argv[a++] = "--job-file";
+        argv[a++] = jobf;
+        argv[a++] = "--port-file";
+        argv[a++] = ports[s];
+        argv[a++] = "--for";
+        argv[a++] = forv;
+        uint32_t np = 0;
+        for (uint32_t q = 0; q < L->n_links; q++)
+            for (int e = 0; e < 2; e++) {
+                const struct lab_link *l = &L->links[q];
+                if (l->node[e] != i) continue;
+                const arb_node *pn = arb_topo_node(t, l->node[!e]);
+                if (pn->kind != ARB_NODE_SWITCH || np == ARB_RT_SWITCH_MAX_PEERS) continue;
+                int dup = 0;
+                char pv[64];
+                snprintf(pv, sizeof pv, "%u.%u=%s:%d", pn->level, pn->index, l->addr[!e], LAB_PORT);
+                for (uint32_t x = 0; x < np; x++)
+                    dup |= strncmp(peers[x], pv, strcspn(pv, "=")) == 0;
+                if (dup) continue;
+                memcpy(peers[np], pv, sizeof pv);
+                argv[a++] = "--peer";
+                argv[a++] = peers[np++];
+            }
+        argv[a] = NULL;
+        if (lab_spawn(L, i, argv, NULL, NULL, errf) < 0) rc = -1;
+    }
+    if (rc == 0 && wait_files(L, ports, n, 10000) < 0) {
+        if (!*L->stop) snprintf(L->err, sizeof L->err, "a switch did not start within 10 s");
+        rc = -1;
+    }
+    free(ports);
+    return rc;
+}
+
+/* The arbor bench command line of rank r's run of the job into argv
+ * (at least 24 entries); strings in `bufs`, which must outlive it. */
+struct bench_args {
+    char size[32], iters[32], warm[32], root[16], rec[128];
+};
+
+static void bench_argv(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                       uint32_t r, struct bench_args *b, char **argv)
+{
+    snprintf(b->size, sizeof b->size, "%llu", (unsigned long long)j->bytes);
+    snprintf(b->iters, sizeof b->iters, "%llu", (unsigned long long)o->iters);
+    snprintf(b->warm, sizeof b->warm, "%llu", (unsigned long long)o->warmup);
+    snprintf(b->root, sizeof b->root, "%u", j->root);
+    snprintf(b->rec, sizeof b->rec, "%s/rank-%u.rec", L->dir, r);
+    int a = 0;
+    argv[a++] = (char *)j->self;
+    argv[a++] = "bench";
+    argv[a++] = (char *)arb_coll_name(j->coll);
+    argv[a++] = "-b";
+    argv[a++] = b->size;
+    argv[a++] = "-e";
+    argv[a++] = b->size;
+    argv[a++] = "-n";
+    argv[a++] = b->iters;
+    argv[a++] = "-w";
+    argv[a++] = b->warm;
+    if (j->coll != ARB_COLL_BARRIER) {
+        argv[a++] = "-d";
+        argv[a++] = (char *)j->dtype;
+    }
+    if (j->coll == ARB_COLL_REDUCE || j->coll == ARB_COLL_BROADCAST) {
+        argv[a++] = "-r";
+        argv[a++] = b->root;
+    }
+    if (o->check) argv[a++] = "-c";
+    argv[a++] = "--record";
+    argv[a++] = b->rec;
+    argv[a] = NULL;
+}
+
+/* What every rank's environment shares (NAME=VALUE each). */
+struct rank_env {
+    char tmo[48], rate[48], secret[64], topo[160], size[32], cc[48], payload[48], window[48];
+    char lsize[32], *addrs, *names;
+};
+
+static int rank_env_make(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                         const arb_scenario *sc, struct rank_env *e)
+{
+    arb_time call = o->deadline < 30 * ARB_PS_PER_S ? o->deadline : 30 * ARB_PS_PER_S;
+    snprintf(e->tmo, sizeof e->tmo, "ARBOR_TIMEOUT=%llums",
+             (unsigned long long)(call / ARB_PS_PER_MS));
+    snprintf(e->rate, sizeof e->rate, "ARBOR_LINE_RATE=%.0f", (double)j->host_rate * j->scale);
+    snprintf(e->secret, sizeof e->secret, "ARBOR_SECRET=%s", j->secret);
+    snprintf(e->topo, sizeof e->topo, "ARBOR_TOPO=%s", arb_topo_spec(L->t));
+    snprintf(e->size, sizeof e->size, "ARBOR_SIZE=%u", j->ranks);
+    snprintf(e->lsize, sizeof e->lsize, "ARBOR_LAB_SIZE=%u", j->ranks);
+    snprintf(e->cc, sizeof e->cc, "ARBOR_CC=%s", setting(sc, "arbor", "cc"));
+    snprintf(e->payload, sizeof e->payload, "ARBOR_PAYLOAD=%s", setting(sc, "arbor", "payload"));
+    const char *w = setting(sc, "arbor", "window");
+    snprintf(e->window, sizeof e->window, "ARBOR_WINDOW=%s", strcmp(w, "0") ? w : "16");
+    size_t na = 32 + 16 * (size_t)j->ranks, nn = 32 + 41 * (size_t)j->ranks;
+    e->addrs = malloc(na);
+    e->names = malloc(nn);
+    if (!e->addrs || !e->names) return -1;
+    size_t pa = (size_t)snprintf(e->addrs, na, "ARBOR_LAB_ADDRS=");
+    size_t pn = (size_t)snprintf(e->names, nn, "ARBOR_LAB_NS=");
+    for (uint32_t r = 0; r < j->ranks; r++) {
+        const arb_node *h = arb_topo_node(L->t, r);
+        const char *me = lab_addr_toward(L, r, arb_topo_port(L->t, h->first_up)->peer);
+        pa += (size_t)snprintf(e->addrs + pa, na - pa, "%s%s", r ? " " : "", me ? me : "-");
+        pn += (size_t)snprintf(e->names + pn, nn - pn, "%s%s", r ? " " : "", L->ns[r]);
+    }
+    return 0;
+}
+
+/* The ranks: arbor bench (or the -- COMMAND) in host r's namespace for
+ * r < ranks; their pids into pids[]. 0 or -1 with L->err. */
+static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                       const arb_scenario *sc, char **cmd, pid_t *pids)
+{
+    const arb_topo *t = L->t;
+    struct rank_env e;
+    memset(&e, 0, sizeof e);
+    int rc = rank_env_make(L, j, o, sc, &e);
+    if (rc < 0) snprintf(L->err, sizeof L->err, "out of memory");
+    for (uint32_t r = 0; r < j->ranks && rc == 0; r++) {
+        const arb_node *h = arb_topo_node(t, r);
+        const char *sw = lab_addr_toward(L, arb_topo_port(t, h->first_up)->peer, r);
+        if (!sw) {
+            snprintf(L->err, sizeof L->err, "host %u has no link to its leaf", r);
+            rc = -1;
+            break;
+        }
+        char rank[32], lrank[32], swv[48], out[128], errf[128];
+        snprintf(rank, sizeof rank, "ARBOR_RANK=%u", r);
+        snprintf(lrank, sizeof lrank, "ARBOR_LAB_RANK=%u", r);
+        snprintf(swv, sizeof swv, "ARBOR_SWITCH=%s:%d", sw, LAB_PORT);
+        snprintf(out, sizeof out, "%s/rank-%u.out", L->dir, r);
+        snprintf(errf, sizeof errf, "%s/rank-%u.err", L->dir, r);
+        char *env[] = {rank,    e.size,  swv,  "ARBOR_JOB=1", e.secret, e.topo, "ARBOR_HOST_BASE=0",
+                       e.tmo,   e.rate,  e.cc, e.payload,     e.window, lrank,  e.lsize,
+                       e.addrs, e.names, NULL};
+        char *argv[24];
+        struct bench_args b;
+        char **run = argv;
+        if (cmd)
+            run = cmd;
+        else
+            bench_argv(L, j, o, r, &b, argv);
+        char *first = run[0];
+        if (cmd && strcmp(cmd[0], "arbor") == 0) run[0] = (char *)j->self;
+        if ((pids[r] = lab_spawn(L, r, run, env, out, errf)) < 0) rc = -1;
+        run[0] = first;
+    }
+    free(e.addrs);
+    free(e.names);
+    return rc;
+}
+
+/* Wait for the ranks: 0 every one exited 0; else the first rank that
+ * failed (its index + 1), or -1 for the deadline or a signal. */
+static int wait_ranks(struct lab *L, pid_t *pids, uint32_t n, uint64_t deadline_ms, int *status)
+{
+    uint32_t left = n;
+    int failed = 0;
+    uint64_t grace_end = 0;
+    while (left) {
+        if (*L->stop) return -1;
+        uint64_t now = lab_now_ms();
+        if (now >= deadline_ms || (grace_end && now >= grace_end)) return failed ? failed : -1;
+        for (uint32_t r = 0; r < n; r++) {
+            int st;
+            if (pids[r] <= 0 || waitpid(pids[r], &st, WNOHANG) != pids[r]) continue;
+            pids[r] = 0;
+            left--;
+            if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && !failed) {
+                failed = (int)r + 1;
+                *status = st;
+                /* the others fail too, naming what they saw: give them a
+                 * moment to say it */
+                grace_end = now + 3000;
+            }
+        }
+        usleep(10000);
+    }
+    return failed;
+}
+
+static int read_rec(const char *path, struct rank_rec *rr, uint64_t max_calls)
+{
+    memset(rr, 0, sizeof *rr);
+    rr->start = calloc(max_calls + 1, sizeof *rr->start);
+    rr->end = calloc(max_calls + 1, sizeof *rr->end);
+    FILE *f = fopen(path, "r");
+    if (!f || !rr->start || !rr->end) {
+        if (f) fclose(f);
+        return -1;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long sz, a, b;
+        if (sscanf(line, "call %llu %llu %llu", &sz, &a, &b) == 3 && rr->n_calls < max_calls) {
+            rr->start[rr->n_calls] = a;
+            rr->end[rr->n_calls++] = b;
+        } else if (strncmp(line, "wrong ", 6) == 0) {
+            rr->wrong = strtoull(line + 6, NULL, 10);
+        } else if (strncmp(line, "stats ", 6) == 0) {
+            static const char *const names[] = {
+                "retries=", "spurious=", "credits=",  "repair_credits=",
+                "tx_pkts=", "rx_pkts=",  "tx_bytes=", "rx_bytes="};
+            uint64_t *dst[] = {&rr->retries, &rr->spurious, &rr->credits,  &rr->repair_credits,
+                               &rr->tx_pkts, &rr->rx_pkts,  &rr->tx_bytes, &rr->rx_bytes};
+            for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+                const char *p = strstr(line, names[k]);
+                /* a name that is the tail of another (credits= in
+                 * repair_credits=) must start a word */
+                while (p && p > line && p[-1] != ' ')
+                    p = strstr(p + 1, names[k]);
+                if (p) *dst[k] = strtoull(p + strlen(names[k]), NULL, 10);
+            }
+        } else if (strncmp(line, "status ", 7) == 0) {
+            rr->have_end = 1;
+            snprintf(rr->status, sizeof rr->status, "%s", line + 7);
+            rr->status[strcspn(rr->status, "\n")] = 0;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The figures of a finished run. */
+struct lab_figs {
+    double cct_mean, cct_p50, cct_min, cct_max; /* us */
+    double *calls;                              /* cct of each call, us */
+    double *done;                               /* each rank's mean done time, us */
+    uint32_t n_calls;
+    uint64_t wrong, retries, spurious, credits, repair_credits, drops;
+    double goodput_gbps, wall_s;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Call i's CCT: the last rank's return minus the first rank's start (one
+ * clock: CLOCK_MONOTONIC is the machine's, in every namespace). */
+static void figures(const struct rank_rec *rr, uint32_t n, const struct lab_job *j,
+                    struct lab_figs *F)
+{
+    uint32_t calls = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++) {
+        if (rr[r].n_calls < calls) calls = rr[r].n_calls;
+        F->retries += rr[r].retries;
+        F->spurious += rr[r].spurious;
+        F->credits += rr[r].credits;
+        F->repair_credits += rr[r].repair_credits;
+        if (rr[r].wrong > F->wrong) F->wrong = rr[r].wrong;
+    }
+    F->n_calls = calls;
+    F->calls = calloc(calls + 1, sizeof *F->calls);
+    F->done = calloc(n, sizeof *F->done);
+    if (!F->calls || !F->done || !calls) return;
+    for (uint32_t i = 0; i < calls; i++) {
+        uint64_t s = UINT64_MAX, e = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            if (rr[r].start[i] < s) s = rr[r].start[i];
+            if (rr[r].end[i] > e) e = rr[r].end[i];
+        }
+        F->calls[i] = (double)(e - s) / 1e3;
+        F->cct_mean += F->calls[i] / calls;
+        for (uint32_t r = 0; r < n; r++)
+            F->done[r] += (double)(rr[r].end[i] - s) / 1e3 / calls;
+    }
+    double *sorted = malloc(calls * sizeof *sorted);
+    if (!sorted) return;
+    memcpy(sorted, F->calls, calls * sizeof *sorted);
+    qsort(sorted, calls, sizeof *sorted, cmp_double);
+    F->cct_min = sorted[0];
+    F->cct_max = sorted[calls - 1];
+    F->cct_p50 = calls % 2 ? sorted[calls / 2] : (sorted[calls / 2 - 1] + sorted[calls / 2]) / 2;
+    free(sorted);
+    F->goodput_gbps = F->cct_mean > 0 ? (double)j->bytes * 8 / (F->cct_mean * 1e3) : 0;
+}
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static void add_real(cJSON *o, const char *name, double v)
+{
+    cli_json_real(o, name, v);
+}
+
+/* Every scenario key as its text, by section ([lab] among them). */
+static void scenario_json(cJSON *j, const arb_scenario *sc, const char *file)
+{
+    cJSON *s = cJSON_AddObjectToObject(j, "scenario");
+    cJSON_AddStringToObject(s, "file", file);
+    for (size_t i = 0; i < arb_scenario_n_keys(); i++) {
+        arb_scenario_key_info ki;
+        if (arb_scenario_key(i, &ki) < 0) continue;
+        cJSON *sec = cJSON_GetObjectItemCaseSensitive(s, ki.section);
+        if (!sec) sec = cJSON_AddObjectToObject(s, ki.section);
+        const char *v = arb_scenario_get(sc, ki.section, ki.key);
+        cJSON_AddStringToObject(sec, ki.key, v ? v : "");
+    }
+}
+
+static char *report_json(const arb_scenario *sc, const char *file, const struct lab_opts *o,
+                         const struct lab *L, const struct lab_job *j, const struct lab_figs *F,
+                         const struct rank_rec *rr, const char *failure)
+{
+    const arb_topo *t = L->t;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cli_json_head(root, "arbor-lab/1");
+    scenario_json(root, sc, file);
+    cJSON *tp = cJSON_AddObjectToObject(root, "topology");
+    cJSON_AddStringToObject(tp, "spec", arb_topo_spec(t));
+    cJSON_AddNumberToObject(tp, "hosts", arb_topo_n_hosts(t));
+    cJSON_AddNumberToObject(tp, "switches", arb_topo_n_nodes(t) - arb_topo_n_hosts(t));
+    cJSON_AddNumberToObject(tp, "links", L->n_links);
+    int done = !failure;
+    cJSON_AddBoolToObject(root, "completed", done);
+    cJSON_AddStringToObject(root, "status", done ? "done" : "failed");
+    if (failure) cJSON_AddStringToObject(root, "failure", failure);
+    if (done) {
+        add_real(root, "goodput_gbps", F->goodput_gbps);
+        add_real(root, "cct_us", F->cct_mean);
+    } else {
+        cJSON_AddNullToObject(root, "goodput_gbps");
+        cJSON_AddNullToObject(root, "cct_us");
+    }
+    if (done && o->check)
+        cJSON_AddBoolToObject(root, "correct", F->wrong == 0);
+    else
+        cJSON_AddNullToObject(root, "correct");
+    cJSON_AddNumberToObject(root, "drops", (double)F->drops);
+    cJSON *a = cJSON_AddObjectToObject(root, "arbor");
+    cJSON_AddStringToObject(a, "collective", arb_coll_name(j->coll));
+    cJSON_AddStringToObject(a, "mode", "values");
+    cJSON_AddNumberToObject(a, "ranks", j->ranks);
+    uint32_t ranks_done = 0;
+    for (uint32_t r = 0; r < j->ranks; r++)
+        ranks_done += rr[r].have_end && strcmp(rr[r].status, "ok") == 0;
+    cJSON_AddNumberToObject(a, "ranks_done", ranks_done);
+    cJSON_AddNumberToObject(a, "bytes", (double)j->bytes);
+    cJSON_AddNumberToObject(a, "credits", (double)F->credits);
+    cJSON_AddNumberToObject(a, "repair_credits", (double)F->repair_credits);
+    cJSON_AddNumberToObject(a, "wrong", (double)F->wrong);
+    cJSON *rec = cJSON_AddObjectToObject(a, "recovery");
+    cJSON_AddNumberToObject(rec, "retries", (double)F->retries);
+    cJSON_AddNumberToObject(rec, "spurious", (double)F->spurious);
+    cJSON *lab = cJSON_AddObjectToObject(root, "lab");
+    add_real(lab, "scale", j->scale);
+    add_real(lab, "link_rate_gbps", (double)j->host_rate / 1e9);
+    add_real(lab, "shaped_rate_gbps", (double)j->host_rate * j->scale / 1e9);
+    cJSON_AddNumberToObject(lab, "mtu", LAB_MTU);
+    cJSON_AddNumberToObject(lab, "calls", F->n_calls);
+    cJSON_AddNumberToObject(lab, "warmup", (double)o->warmup);
+    if (done) {
+        cJSON *c = cJSON_AddObjectToObject(lab, "cct_us");
+        add_real(c, "mean", F->cct_mean);
+        add_real(c, "p50", F->cct_p50);
+        add_real(c, "min", F->cct_min);
+        add_real(c, "max", F->cct_max);
+        cJSON *each = cJSON_AddArrayToObject(c, "each");
+        for (uint32_t i = 0; i < F->n_calls && F->calls; i++)
+            cJSON_AddItemToArray(each, cJSON_CreateNumber(round(F->calls[i] * 1e3) / 1e3));
+        add_real(lab, "link_share", F->goodput_gbps / ((double)j->host_rate * j->scale / 1e9));
+    }
+    cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");
+    for (uint32_t r = 0; r < j->ranks; r++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "rank", r);
+        cJSON_AddNumberToObject(e, "host", r);
+        cJSON_AddStringToObject(e, "namespace", L->ns ? L->ns[r] : "");
+        if (done && F->done)
+            add_real(e, "done_us", F->done[r]);
+        else
+            cJSON_AddNullToObject(e, "done_us");
+        cJSON_AddNumberToObject(e, "retries", (double)rr[r].retries);
+        cJSON_AddNumberToObject(e, "spurious", (double)rr[r].spurious);
+        cJSON_AddNumberToObject(e, "tx_pkts", (double)rr[r].tx_pkts);
+        cJSON_AddNumberToObject(e, "rx_pkts", (double)rr[r].rx_pkts);
+        cJSON_AddItemToArray(ranks, e);
+    }
+    cJSON *host = cJSON_AddObjectToObject(root, "host");
+    add_real(host, "wall_s", F->wall_s);
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+static void report_text(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
+                        const struct lab_figs *F)
+{
+    double shaped = (double)j->host_rate * j->scale / 1e9;
+    printf("arbor lab: %s, %u ranks, %s %s of %llu B, %u calls after %llu warm-up\n",
+           arb_topo_spec(L->t), j->ranks, arb_coll_name(j->coll), j->dtype,
+           (unsigned long long)j->bytes, F->n_calls, (unsigned long long)o->warmup);
+    printf("  links:   %.3g Gbit/s x scale %.6g = %.6g Gbit/s (tbf both ways), MTU %d, loss %g\n",
+           (double)j->host_rate / 1e9, j->scale, shaped, LAB_MTU, j->loss);
+    printf("  cct_us:  mean %.1f  p50 %.1f  min %.1f  max %.1f\n", F->cct_mean, F->cct_p50,
+           F->cct_min, F->cct_max);
+    printf("  goodput: %.3f Gbit/s (%.3f of the host link), algbw %.4f GB/s\n", F->goodput_gbps,
+           F->goodput_gbps / shaped, F->goodput_gbps / 8);
+    printf("  results: %s; retries %llu (spurious %llu), dropped by nftables %llu\n",
+           !o->check  ? "not checked"
+           : F->wrong ? "WRONG"
+                      : "exact",
+           (unsigned long long)F->retries, (unsigned long long)F->spurious,
+           (unsigned long long)F->drops);
+}
+
+/* ---- --clean ---------------------------------------------------------------- */
+
+/* Namespaces arblabPID-... whose process is gone: deleted. */
+static int clean_stale(void)
+{
+    DIR *d = opendir("/run/netns");
+    if (!d) {
+        printf("arbor lab: no namespaces here\n");
+        return CLI_EXIT_OK;
+    }
+    struct lab L;
+    memset(&L, 0, sizeof L);
+    snprintf(L.dir, sizeof L.dir, "/tmp/arbor-lab.XXXXXX");
+    if (!mkdtemp(L.dir)) {
+        closedir(d);
+        return cli_error("lab", "cannot make a directory in /tmp");
+    }
+    struct dirent *e;
+    unsigned n = 0, left = 0;
+    while ((e = readdir(d))) {
+        long pid;
+        int end = 0;
+        if (sscanf(e->d_name, "arblab%ld-%*4x-%n", &pid, &end) != 1 || !end) continue;
+        if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) continue;
+        const char *del[] = {"ip", "netns", "del", e->d_name, NULL};
+        if (lab_cmd(&L, NULL, del) == 0)
+            n++;
+        else
+            left++;
+    }
+    closedir(d);
+    char path[128];
+    snprintf(path, sizeof path, "%s/cmd.err", L.dir);
+    unlink(path);
+    rmdir(L.dir);
+    printf("arbor lab: removed %u namespace(s) of lab runs no longer running\n", n);
+    return left ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static int in_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path ? path : "/usr/sbin:/usr/bin:/sbin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+        if (access(buf, X_OK) == 0) return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
+/* Root, ip and tc (and nft when a link loses): 0, or an exit status. */
+static int need_tools(int lossy)
+{
+    if (geteuid() != 0)
+        return cli_error("lab", "needs root: it makes network namespaces, veth links and qdiscs");
+    static const char *const tools[] = {"ip", "tc", "nft"};
+    static const char *const pkgs[] = {"iproute2", "iproute2", "nftables"};
+    for (int i = 0; i < 3; i++)
+        if ((i < 2 || lossy) && !in_path(tools[i]))
+            return cli_error("lab", "needs the %s command (Debian: %s)%s", tools[i], pkgs[i],
+                             i == 2 ? " for the links' loss" : "");
+    return 0;
+}
+
+static int any_loss(const arb_topo *t, double loss)
+{
+    if (loss > 0) return 1;
+    for (uint32_t p = 0; p < arb_topo_n_ports(t); p++)
+        if (arb_topo_link_loss(t, p) > 0) return 1;
+    return 0;
+}
+
+struct lab_run {
+    struct lab L;
+    struct lab_job j;
+    struct lab_opts o;
+    struct lab_figs F;
+    struct rank_rec *rr;
+    pid_t *pids;
+    int quiet, json;
+    char **cmd; /* -- COMMAND: run it on every host instead of arbor bench */
+};
+
+/* Rank r's standard output (a -- COMMAND's), onto ours. */
+static void copy_out(const char *dir, uint32_t r)
+{
+    char path[128], buf[4096];
+    snprintf(path, sizeof path, "%s/rank-%u.out", dir, r);
+    FILE *f = fopen(path, "r");
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (f) fclose(f);
+    fflush(stdout);
+}
+
+/* Make the lab, run the job, read the records. 0, or an exit status with
+ * *failure set (the run's one line). */
+static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, size_t flen)
+{
+    struct lab *L = &R->L;
+    uint64_t t0 = lab_now_ms();
+    uint64_t deadline = t0 + R->o.deadline / ARB_PS_PER_MS;
+    progress(R->quiet, "%s: %u namespaces, %u ranks, links x %.6g (names %s-*)",
+             arb_topo_spec(L->t), L->n_nodes, R->j.ranks, R->j.scale, L->prefix);
+    if (lab_fabric_up(L, R->j.scale, R->j.loss, R->j.queue) < 0 ||
+        start_switches(L, &R->j, &R->o) < 0 ||
+        start_ranks(L, &R->j, &R->o, sc, R->cmd, R->pids) < 0) {
+        if (*L->stop) return -1;
+        snprintf(failure, flen, "cannot build the lab: %s", L->err);
+        return CLI_EXIT_FAIL;
+    }
+    progress(R->quiet, "fabric up in %.1f s; running", (double)(lab_now_ms() - t0) / 1e3);
+    int st = 0;
+    int w = wait_ranks(L, R->pids, R->j.ranks, deadline, &st);
+    if (*L->stop) return -1;
+    if (R->cmd) copy_out(L->dir, 0);
+    R->F.drops = lab_drops(L);
+    for (uint32_t r = 0; r < R->j.ranks; r++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/rank-%u.rec", L->dir, r);
+        read_rec(path, &R->rr[r], R->o.iters);
+    }
+    R->F.wall_s = (double)(lab_now_ms() - t0) / 1e3;
+    if (w < 0) {
+        snprintf(failure, flen, "the run passed lab.deadline (%s) before every rank finished",
+                 R->o.deadline_text);
+        return CLI_EXIT_FAIL;
+    }
+    if (w > 0) {
+        char line[300], path[128];
+        snprintf(path, sizeof path, "%s/rank-%d.err", L->dir, w - 1);
+        FILE *f = fopen(path, "r");
+        line[0] = 0;
+        /* the rank's own words: its last line */
+        while (f && fgets(line, sizeof line, f)) {
+        }
+        if (f) fclose(f);
+        line[strcspn(line, "\n")] = 0;
+        snprintf(failure, flen, "rank %d failed (%s %d): %s", w - 1,
+                 WIFSIGNALED(st) ? "signal" : "status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), *line ? line : "no message");
+        return CLI_EXIT_FAIL;
+    }
+    if (R->cmd) return 0;
+    figures(R->rr, R->j.ranks, &R->j, &R->F);
+    if (R->F.n_calls < R->o.iters) {
+        snprintf(failure, flen, "a rank recorded %u of %llu calls", R->F.n_calls,
+                 (unsigned long long)R->o.iters);
+        return CLI_EXIT_FAIL;
+    }
+    if (R->o.check && R->F.wrong) {
+        snprintf(failure, flen, "%llu wrong elements", (unsigned long long)R->F.wrong);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R, const char **file)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},  {"json", no_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'}, {"set", required_argument, NULL, 's'},
+        {"clean", no_argument, NULL, 'C'}, {0, 0, 0, 0}};
+    const char *sets[256];
+    int n_sets = 0, c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, ":hjqs:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(lab_usage, stdout);
+            return -1;
+        case 'j':
+            R->json = 1;
+            break;
+        case 'q':
+            R->quiet = 1;
+            break;
+        case 'C':
+            return -2;
+        case 's':
+            if (n_sets == 256) return cli_error("lab", "at most 256 -s settings");
+            sets[n_sets++] = optarg;
+            break;
+        default:
+            return cli_bad_option("lab", c, argv);
+        }
+    }
+    if (optind >= argc) return cli_error("lab", "give a scenario file; see 'arbor lab --help'");
+    *file = argv[optind];
+    if (optind + 1 < argc) {
+        /* getopt_long moves the "--" ahead of the file */
+        if (strcmp(argv[optind - 1], "--") != 0)
+            return cli_error("lab", "one scenario file only ('%s'); a command goes after --",
+                             argv[optind + 1]);
+        R->cmd = argv + optind + 1;
+    }
+    char err[512];
+    if (arb_scenario_load(sc, *file, err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    for (int i = 0; i < n_sets; i++)
+        if (arb_scenario_set(sc, sets[i], err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    return lab_opts_of(sc, &R->o);
+}
+
+int cmd_lab(int argc, char **argv)
+{
+    struct lab_run R;
+    memset(&R, 0, sizeof R);
+    arb_scenario *sc;
+    if (arb_scenario_new(&sc) < 0) return cli_error("lab", "out of memory");
+    const char *file = NULL;
+    int rc = parse_args(argc, argv, sc, &R, &file);
+    if (rc == -2) {
+        arb_scenario_free(sc);
+        if (geteuid() != 0) return cli_error("lab", "--clean needs root");
+        return clean_stale();
+    }
+    arb_topo *t = NULL;
+    char err[512];
+    if (rc == 0 && arb_scenario_fabric(sc, &t, err, sizeof err) < 0)
+        rc = cli_error("lab", "%s", err);
+    if (rc == 0) rc = job_of(sc, t, &R.o, &R.j);
+    if (rc == 0) rc = need_tools(any_loss(t, R.j.loss));
+    if (rc != 0) {
+        arb_topo_free(t);
+        arb_scenario_free(sc);
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    }
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old[3];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    signal(SIGPIPE, SIG_IGN);
+    char failure[700] = "";
+    R.rr = calloc(R.j.ranks, sizeof *R.rr);
+    R.pids = calloc(R.j.ranks, sizeof *R.pids);
+    if (!R.rr || !R.pids || lab_init(&R.L, t, &lab_signal) < 0) {
+        snprintf(failure, sizeof failure, "cannot start: %s",
+                 R.L.err[0] ? R.L.err : "out of memory");
+        rc = CLI_EXIT_FAIL;
+    } else {
+        rc = run_lab(&R, sc, failure, sizeof failure);
+    }
+    /* every way out passes here: the lab goes first */
+    if (lab_signal) {
+        int sig = lab_signal;
+        int left = lab_teardown(&R.L);
+        fprintf(stderr, "arbor lab: stopped by %s: the lab is removed%s\n", strsignal(sig),
+                left ? " (but some namespaces could not be deleted)" : "");
+        rc = 128 + sig;
+    } else {
+        char *json = NULL;
+        if (R.json && !R.cmd)
+            json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
+        int left = lab_teardown(&R.L);
+        if (left) fprintf(stderr, "arbor lab: %d namespace(s) could not be deleted\n", left);
+        if (json) {
+            printf("%s\n", json);
+            free(json);
+        } else if (rc == 0 && !R.cmd) {
+            report_text(&R.L, &R.j, &R.o, &R.F);
+        }
+        if (rc) fprintf(stderr, "arbor lab: %s\n", failure);
+        if (lab_signal) rc = 128 + lab_signal;
+    }
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    for (uint32_t r = 0; R.rr && r < R.j.ranks; r++) {
+        free(R.rr[r].start);
+        free(R.rr[r].end);
+    }
+    free(R.rr);
+    free(R.pids);
+    free(R.F.calls);
+    free(R.F.done);
+    arb_topo_free(t);
+    arb_scenario_free(sc);
+    return rc;
+}
