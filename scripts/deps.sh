@@ -79,6 +79,8 @@ libopenmpi-dev      opt   lib:ompi-c:mpi.h,lib:ompi-c:openmpi/mpi.h  Open MPI he
 openmpi-bin         test  cmd:mpirun+mpicc                        mpirun (the partition, sweep and MPI-hosts tests)
 python3             test  cmd:python3                             Python (JSON fields and generators in tests)
 python3-jsonschema  test  py:jsonschema                           jsonschema (the output schema tests)
+python3-numpy       test  py:numpy                                NumPy (the Python package's tests)
+python3-mpi4py      test  py:mpi4py                               mpi4py (an unmodified mpi4py program over the MPI interposer)
 tshark              test  cmd:tshark                              tshark (capture and dissector tests)
 gnuplot-nox         test  cmd:gnuplot                             gnuplot (arbor plot, route --plot)
 doxygen             test  cmd:doxygen                             doxygen (the API reference, make docs)

@@ -26,6 +26,7 @@ static const struct subcommand subcommands[] = {
     {"switch", "run a software aggregation switch of the UDP runtime", cmd_switch},
     {"run", "run a command as N ranks of a job on this machine, with its switches", cmd_run},
     {"bench", "time a collective over the runtime: the nccl-tests table", cmd_bench},
+    {"mpirun", "run an unmodified MPI program with its collectives over Arbor", cmd_mpirun},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])
