@@ -27,13 +27,19 @@ me, n = comm.rank, comm.size
 checks = wrong = calls = 0
 
 
+def say(line, fd=1):
+    """One line as one write: the ranks share the file, and print() writes
+    the newline separately when Python runs unbuffered (PYTHONUNBUFFERED),
+    which interleaves the ranks' lines."""
+    os.write(fd, (line + "\n").encode())
+
+
 def check(what, got, want):
     global checks, wrong
     checks += 1
     if not np.array_equal(np.asarray(got), np.asarray(want)):
         wrong += 1
-        print(f"rank {me}: WRONG {what}: {np.asarray(got)[:4]} want {np.asarray(want)[:4]}",
-              file=sys.stderr)
+        say(f"rank {me}: WRONG {what}: {np.asarray(got)[:4]} want {np.asarray(want)[:4]}", 2)
 
 
 def data(rank, count, dtype):
@@ -58,9 +64,9 @@ def kill_mode(victim):
             os.kill(os.getpid(), signal.SIGKILL)
         t0 = time.monotonic()
         comm.allreduce(x)
-        print(f"rank {me}: success after {time.monotonic() - t0:.1f} s", flush=True)
+        say(f"rank {me}: success after {time.monotonic() - t0:.1f} s")
     except arbor.ArborError as e:
-        print(f"rank {me}: error after {time.monotonic() - t0:.1f} s: {e}", flush=True)
+        say(f"rank {me}: error after {time.monotonic() - t0:.1f} s: {e}")
     os._exit(0)
 
 
@@ -152,7 +158,7 @@ comm.barrier()
 calls += 1
 st = comm.stats()
 check(f"the communicator counted {st['calls']} calls, {calls} made", st["calls"], calls)
-print(f"rank {me}: {checks} checks, {wrong} wrong, {st['calls']} calls, "
-      f"{st['tx_bytes']} B sent", flush=True)
+say(f"rank {me}: {checks} checks, {wrong} wrong, {st['calls']} calls, "
+    f"{st['tx_bytes']} B sent")
 comm.free()
 sys.exit(1 if wrong else 0)

@@ -4,6 +4,7 @@ rank's input (a function of the rank), so it checks the result itself:
 integers and integer-valued floats sum exactly in any order. Prints
 "rank R: N checks, W wrong" and, on rank 0, "expect allreduce A", the
 calls it made."""
+import os
 import sys
 
 import numpy as np
@@ -12,6 +13,12 @@ from mpi4py import MPI
 comm = MPI.COMM_WORLD
 me, n = comm.Get_rank(), comm.Get_size()
 checks = wrong = calls = 0
+
+
+def say(line, fd=1):
+    """One line as one write: the ranks share the file, and print() writes
+    the newline separately when Python runs unbuffered (PYTHONUNBUFFERED)."""
+    os.write(fd, (line + "\n").encode())
 
 
 def data(rank, count, dtype):
@@ -35,8 +42,8 @@ for c in (comm, comm.Dup()):
                     checks += 1
                     if not np.array_equal(got, ref):
                         wrong += 1
-                        print(f"rank {me}: WRONG {dtype.__name__} {count} {op}", file=sys.stderr)
-print(f"rank {me}: {checks} checks, {wrong} wrong", flush=True)
+                        say(f"rank {me}: WRONG {dtype.__name__} {count} {op}", 2)
+say(f"rank {me}: {checks} checks, {wrong} wrong")
 if me == 0:
-    print(f"expect allreduce {calls}", flush=True)
+    say(f"expect allreduce {calls}")
 sys.exit(1 if wrong else 0)
