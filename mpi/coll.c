@@ -138,13 +138,6 @@ static int start(const struct call *c, const struct route *x, arb_rt_request **q
     case AC_ALLREDUCE:
         return arb_rt_iallreduce(rt, s, c->recv, x->n, x->dt, x->op, q);
     case AC_REDUCE:
-        if (c->send == MPI_IN_PLACE) {
-            /* the runtime's Reduce in place comes out wrong at the root
-             * (its partial sums land in the input): reduce a copy */
-            if (x->bytes && !(*tmp = malloc(x->bytes))) return ARB_ENOMEM;
-            if (x->bytes) memcpy(*tmp, c->recv, x->bytes);
-            s = *tmp;
-        }
         return arb_rt_ireduce(rt, s, c->recv, x->n, x->dt, x->op, (uint32_t)c->root, q);
     case AC_REDUCE_SCATTER:
         if (c->send == MPI_IN_PLACE) {

@@ -237,9 +237,6 @@ class Comm:
         s = _Buf(buf, dtype, writable=out is None and self.rank == root, what="buf")
         r = s if out is None else _Buf(out, dtype, writable=True, what="out")
         self._same(s, r, 1)
-        if out is None and self.rank == root:
-            # the runtime reduces in place wrongly at the root: reduce a copy
-            s = _Buf(bytearray(s.mv), _dtype_name(s.dt))
         return self._start(self._L.arb_rt_ireduce, (s.addr, r.addr, s.count, s.dt, self._op(op),
                                                      root), r.obj, (s, r))
 
