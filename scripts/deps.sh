@@ -81,6 +81,7 @@ python3             test  cmd:python3                             Python (JSON f
 python3-jsonschema  test  py:jsonschema                           jsonschema (the output schema tests)
 python3-numpy       test  py:numpy                                NumPy (the Python package's tests)
 python3-mpi4py      test  py:mpi4py                               mpi4py (an unmodified mpi4py program over the MPI interposer)
+python3-torch       opt   py:torch                                PyTorch, CPU (arbor.torch, the DDP hook, and its tests)
 tshark              test  cmd:tshark                              tshark (capture and dissector tests)
 gnuplot-nox         test  cmd:gnuplot                             gnuplot (arbor plot, route --plot)
 doxygen             test  cmd:doxygen                             doxygen (the API reference, make docs)
