@@ -198,71 +198,56 @@ static int over_arbor(const struct call *c, MPI_Request *req)
         return rc_ >= 0 ? rc_ : (pmpi);                                                            \
     } while (0)
 
+/* The call of a reduction's arguments (s, r, n, t, op, comm), and of an
+ * AllGather's (s, sn, st, r, rn, rt, comm). */
+#define REDUCTION(k, root_)                                                                        \
+    {                                                                                              \
+        .coll = (k), .send = s, .recv = r, .count = n, .type = t, .op = op, .root = (root_),       \
+        .comm = comm                                                                               \
+    }
+#define ALLGATHER()                                                                                \
+    {                                                                                              \
+        .coll = AC_ALLGATHER, .send = s, .scount = sn, .stype = st, .recv = r, .count = rn,        \
+        .type = rt, .comm = comm                                                                   \
+    }
+
 int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
 {
-    struct call c = {
-        .coll = AC_ALLREDUCE, .send = s, .recv = r, .count = n, .type = t, .op = op, .comm = comm};
+    struct call c = REDUCTION(AC_ALLREDUCE, 0);
     OR_MPI(c, NULL, PMPI_Allreduce(s, r, n, t, op, comm));
 }
 
 int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
                    MPI_Request *req)
 {
-    struct call c = {
-        .coll = AC_ALLREDUCE, .send = s, .recv = r, .count = n, .type = t, .op = op, .comm = comm};
+    struct call c = REDUCTION(AC_ALLREDUCE, 0);
     OR_MPI(c, req, PMPI_Iallreduce(s, r, n, t, op, comm, req));
 }
 
 int MPI_Reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm)
 {
-    struct call c = {.coll = AC_REDUCE,
-                     .send = s,
-                     .recv = r,
-                     .count = n,
-                     .type = t,
-                     .op = op,
-                     .root = root,
-                     .comm = comm};
+    struct call c = REDUCTION(AC_REDUCE, root);
     OR_MPI(c, NULL, PMPI_Reduce(s, r, n, t, op, root, comm));
 }
 
 int MPI_Ireduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request *req)
 {
-    struct call c = {.coll = AC_REDUCE,
-                     .send = s,
-                     .recv = r,
-                     .count = n,
-                     .type = t,
-                     .op = op,
-                     .root = root,
-                     .comm = comm};
+    struct call c = REDUCTION(AC_REDUCE, root);
     OR_MPI(c, req, PMPI_Ireduce(s, r, n, t, op, root, comm, req));
 }
 
 int MPI_Reduce_scatter_block(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
                              MPI_Comm comm)
 {
-    struct call c = {.coll = AC_REDUCE_SCATTER,
-                     .send = s,
-                     .recv = r,
-                     .count = n,
-                     .type = t,
-                     .op = op,
-                     .comm = comm};
+    struct call c = REDUCTION(AC_REDUCE_SCATTER, 0);
     OR_MPI(c, NULL, PMPI_Reduce_scatter_block(s, r, n, t, op, comm));
 }
 
 int MPI_Ireduce_scatter_block(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
                               MPI_Comm comm, MPI_Request *req)
 {
-    struct call c = {.coll = AC_REDUCE_SCATTER,
-                     .send = s,
-                     .recv = r,
-                     .count = n,
-                     .type = t,
-                     .op = op,
-                     .comm = comm};
+    struct call c = REDUCTION(AC_REDUCE_SCATTER, 0);
     OR_MPI(c, req, PMPI_Ireduce_scatter_block(s, r, n, t, op, comm, req));
 }
 
@@ -283,28 +268,14 @@ int MPI_Ibcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm, MPI_Re
 int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
                   MPI_Comm comm)
 {
-    struct call c = {.coll = AC_ALLGATHER,
-                     .send = s,
-                     .scount = sn,
-                     .stype = st,
-                     .recv = r,
-                     .count = rn,
-                     .type = rt,
-                     .comm = comm};
+    struct call c = ALLGATHER();
     OR_MPI(c, NULL, PMPI_Allgather(s, sn, st, r, rn, rt, comm));
 }
 
 int MPI_Iallgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
                    MPI_Comm comm, MPI_Request *req)
 {
-    struct call c = {.coll = AC_ALLGATHER,
-                     .send = s,
-                     .scount = sn,
-                     .stype = st,
-                     .recv = r,
-                     .count = rn,
-                     .type = rt,
-                     .comm = comm};
+    struct call c = ALLGATHER();
     OR_MPI(c, req, PMPI_Iallgather(s, sn, st, r, rn, rt, comm, req));
 }
 

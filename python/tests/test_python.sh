@@ -8,6 +8,7 @@
 # cmake --install, imported from the prefix's site-packages.
 # Usage: test_python.sh PATH_TO_ARBOR
 . "$(dirname "$0")/../../tests/cli/lib.sh"
+. "$(dirname "$0")/../../tests/mpi/named.sh"
 BUILD=$(cd "$(dirname "$ARBOR")" && pwd)
 PY=/usr/bin/python3
 [ -x $PY ] || skip_all "/usr/bin/python3 is not installed (Debian: python3)"
@@ -42,17 +43,7 @@ same "colls.py: each communicator counted the 352 calls made" 352 "$calls"
 mkdir "$TMP/ready"
 timeout 90 "$ARBOR" run -n 4 --timeout 3s -- $PY python/tests/colls.py "$TMP/ready" kill 2 \
     >"$TMP/out" 2>"$TMP/err"
-named=0
-for r in 0 1 3; do
-    line=$(grep "^rank $r: error after " "$TMP/out")
-    t=$(echo "$line" | sed -n 's/^rank [0-9]: error after \([0-9.]*\) s: .*/\1/p')
-    if echo "$line" | grep -Eq 'rank 2 never answered|unanswered for [0-9.]+ s: ([0-9]+,)*2([,;]|$)' &&
-        [ -n "$t" ] && awk -v t="$t" 'BEGIN { exit !(t <= 4.0) }'; then
-        named=$((named + 1))
-    else
-        echo "  rank $r: ${line:-no error line}"
-    fi
-done
+named=$(named_in_time "$TMP/out" 2 4.0 0 1 3)
 same "a killed rank: every other rank's call raises ArborError naming it in time" 3 "$named"
 
 # ---- installed --------------------------------------------------------------

@@ -420,8 +420,10 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
                 /* in place: the root's engine writes partial results into
                  * recv while it still reads its own input: reduce a copy */
                 uint8_t *copy = k->cache = malloc(bytes);
-                if (!copy) rc = ARB_ENOMEM;
-                else in = memcpy(copy, send, bytes);
+                if (!copy)
+                    rc = ARB_ENOMEM;
+                else
+                    in = memcpy(copy, send, bytes);
             }
             break;
         case ARB_COLL_REDUCESCATTER:

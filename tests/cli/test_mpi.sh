@@ -8,6 +8,7 @@
 # within the deadline. tests/mpi/test_mpi_preload.sh runs unmodified
 # programs (bench/mpi_allreduce.c, mpi4py) through the preload.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../mpi/named.sh"
 BUILD=$(dirname "$ARBOR")
 COLLS=$BUILD/mpi/mpi_colls
 command -v mpirun >/dev/null 2>&1 || skip_all "mpirun is not installed (Debian: openmpi-bin)"
@@ -88,16 +89,6 @@ fi
 # shellcheck disable=SC2086
 timeout 60 "$ARBOR" mpirun --timeout 5s $PRELOAD $MPIRUN --enable-recovery -- "$COLLS" kill 2 \
     >"$TMP/out" 2>"$TMP/err"
-named=0
-for r in 0 1 3; do
-    line=$(grep "^rank $r: error after " "$TMP/out")
-    t=$(echo "$line" | sed -n 's/^rank [0-9]: error after \([0-9.]*\) s: .*/\1/p')
-    if echo "$line" | grep -Eq 'rank 2 never answered|unanswered for [0-9.]+ s: ([0-9]+,)*2([,;]|$)' &&
-        [ -n "$t" ] && awk -v t="$t" 'BEGIN { exit !(t <= 6.0) }'; then
-        named=$((named + 1))
-    else
-        echo "  rank $r: ${line:-no error line}"
-    fi
-done
+named=$(named_in_time "$TMP/out" 2 6.0 0 1 3)
 same "a killed rank: every other rank's call fails naming it within the deadline" 3 "$named"
 finish
