@@ -461,6 +461,15 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
         case ARB_COLL_REDUCE:
             in = send;
             outp = e->r ? recv : NULL;
+            if (e->r && send == recv && bytes) {
+                /* in place: the root's engine writes partial results into
+                 * recv while it still reads its own input: reduce a copy */
+                uint8_t *copy = k->cache = malloc(bytes);
+                if (!copy)
+                    rc = ARB_ENOMEM;
+                else
+                    in = memcpy(copy, send, bytes);
+            }
             break;
         case ARB_COLL_REDUCESCATTER:
             in = (const uint8_t *)send + ch->lo;

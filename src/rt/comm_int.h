@@ -52,7 +52,8 @@ struct arb_rt_request {
     int finished; /* every engine finished */
     /* AllReduce: this rank's responder commits into `cache` (the result
      * cache its tails are replayed from, which must outlive the call) and
-     * each commit is copied to the user's buffer at `user_out`. */
+     * each commit is copied to the user's buffer at `user_out`. Reduce in
+     * place: the root's input, copied into `cache` before the call. */
     uint8_t *cache;
     uint8_t *user_out;
     /* the responder engine whose controller an earlier call left (NULL:

@@ -374,6 +374,45 @@ TEST(collectives_2_3_4_8)
     sw_stop(&w);
 }
 
+/* Reduce in place (send == recv, which rt.h allows): every rank roots a
+ * call in turn, each dtype, SUM and MAX; the root's buffer ends as the
+ * reduction of every rank's input, its own included once. */
+static int reduce_in_place_body(struct rank *k, arb_rt_comm *c)
+{
+    uint32_t n = k->size, me = k->rank;
+    size_t count = 3000;
+    int wrong = 0;
+    static const arb_op ops[] = {ARB_OP_SUM, ARB_OP_MAX};
+    for (int dt = 0; dt < ARB_DTYPE_COUNT; dt++) {
+        size_t es = arb_dtype_size(dt);
+        uint8_t *buf = malloc(count * es);
+        if (!buf) return ARB_ENOMEM;
+        for (int o = 0; o < 2; o++)
+            for (uint32_t root = 0; root < n; root++) {
+                fill(buf, dt, me, 0, count);
+                int rc = arb_rt_reduce(c, buf, buf, count, dt, ops[o], root);
+                if (rc < 0) {
+                    free(buf);
+                    return rc;
+                }
+                if (me == root)
+                    for (size_t i = 0; i < count; i++)
+                        wrong += arb_elem_get(buf + i * es, dt) != ref(ops[o], n, i);
+            }
+        free(buf);
+    }
+    if (wrong) fprintf(stderr, "  rank %u: %d elements wrong\n", me, wrong);
+    return wrong;
+}
+
+TEST(reduce_in_place)
+{
+    struct sw w;
+    REQUIRE(sw_start(&w, 0, 1) == 0);
+    CHECK(run_ranks(w.addr, 4, 1, 0, reduce_in_place_body) == 0);
+    sw_stop(&w);
+}
+
 /* MAX and MIN at 3 ranks; a count that is not a multiple of the ranks. */
 TEST(max_min)
 {
@@ -1312,6 +1351,7 @@ TEST(io_setting)
 int main(void)
 {
     RUN(collectives_2_3_4_8);
+    RUN(reduce_in_place);
     RUN(max_min);
     RUN(without_gso);
     RUN(loss);

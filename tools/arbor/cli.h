@@ -10,6 +10,7 @@
 
 #include "arbor/base.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_mpirun(int argc, char **argv);
 
 /*
  * Print "arbor PREFIX: MESSAGE" on stderr as one line and return
@@ -122,6 +124,29 @@ int cli_parse_spin(const char *v, arb_time *out);
  * (arbor switch at exit, --stats and SIGUSR1; arbor run on SIGUSR1). */
 struct arb_rt_switch;
 void cli_switch_stats(const char *who, const struct arb_rt_switch *s);
+
+/*
+ * The switches of arbor run and arbor mpirun (cmd_run.c): start_fabric
+ * starts the switches of fabric topo on loopback, threads of this process,
+ * each configured as base but for its node, address and seed, admitting
+ * base's jobs and `job` with `secret`; 0 or an exit status (having said
+ * why). stop_fabric stops and frees them, first printing each one's
+ * counters (cli_switch_stats) when stats names who prints them. random_secret writes a fresh
+ * job secret, 64 hex digits, into buf (len >= 65): 0, or -1.
+ */
+struct arb_rt_switch_config;
+struct arb_topo;
+struct swt {
+    struct arb_rt_switch *s;
+    pthread_t t;
+    char addr[40];
+    uint32_t node;
+};
+int start_fabric(const char *topo, uint32_t job, const char *secret,
+                 const struct arb_rt_switch_config *base, struct swt **out, uint32_t *n_out,
+                 struct arb_topo **tp);
+void stop_fabric(struct swt *w, uint32_t n_sw, const char *stats);
+int random_secret(char *buf, size_t len);
 
 /*
  * Read all of stdin into a NUL-terminated malloc'd string. Returns NULL on

@@ -107,13 +107,6 @@ static int read_secret_file(const char *path, char *buf, size_t len)
     return 0;
 }
 
-struct swt {
-    arb_rt_switch *s;
-    pthread_t t;
-    char addr[40];
-    uint32_t node;
-};
-
 static volatile int sw_stop;
 
 static void *sw_main(void *arg)
@@ -130,12 +123,35 @@ static void switch_warning(void *user, arb_log_level level, const char *msg)
     if (level == ARB_LOG_WARN) fprintf(stderr, "arbor run: switch: warning: %s\n", msg);
 }
 
+/* A job secret: 32 random bytes in hex into buf (at least 65 bytes); 0,
+ * or -1 when libsodium cannot start (cli.h). */
+int random_secret(char *buf, size_t len)
+{
+    uint8_t raw[32];
+    if (len < 2 * sizeof raw + 1 || sodium_init() < 0) return -1;
+    randombytes_buf(raw, sizeof raw);
+    sodium_bin2hex(buf, len, raw, sizeof raw);
+    return 0;
+}
+
+/* Stop the switches start_fabric started, print their counters when
+ * stats names who prints them, free them and w (cli.h). */
+void stop_fabric(struct swt *w, uint32_t n_sw, const char *stats)
+{
+    __atomic_store_n(&sw_stop, 1, __ATOMIC_RELEASE);
+    for (uint32_t a = 0; a < n_sw; a++) {
+        if (w[a].t) pthread_join(w[a].t, NULL);
+        if (stats) cli_switch_stats(stats, w[a].s);
+        arb_rt_switch_free(w[a].s);
+    }
+    free(w);
+}
+
 /* The fabric's switches on loopback, each configured as `base` (the
- * options every switch shares) but for its node, address, job and seed;
- * 0 or an exit status. */
-static int start_fabric(const char *topo, uint32_t job, const char *secret,
-                        const arb_rt_switch_config *base, struct swt **out, uint32_t *n_out,
-                        arb_topo **tp)
+ * options every switch shares, and the jobs it admits besides `job`) but
+ * for its node, address, job and seed; 0 or an exit status (cli.h). */
+int start_fabric(const char *topo, uint32_t job, const char *secret,
+                 const arb_rt_switch_config *base, struct swt **out, uint32_t *n_out, arb_topo **tp)
 {
     char err[256];
     arb_topo *t;
@@ -155,9 +171,8 @@ static int start_fabric(const char *topo, uint32_t job, const char *secret,
             cfg.topo = topo;
             cfg.level = l;
             cfg.index = i;
-            cfg.jobs[0].id = job;
-            cfg.jobs[0].secret = secret;
-            cfg.n_jobs = 1;
+            cfg.jobs[cfg.n_jobs].id = job;
+            cfg.jobs[cfg.n_jobs++].secret = secret;
             cfg.seed = base->seed + k;
             cfg.logger.fn = switch_warning;
             cfg.logger.max_level = ARB_LOG_WARN;
@@ -441,10 +456,8 @@ int cmd_run(int argc, char **argv)
     }
     char secret_buf[2 * 32 + 1];
     if (!secret) {
-        uint8_t raw[32];
-        if (sodium_init() < 0) return cli_error("run", "libsodium failed to initialise");
-        randombytes_buf(raw, sizeof raw);
-        sodium_bin2hex(secret_buf, sizeof secret_buf, raw, sizeof raw);
+        if (random_secret(secret_buf, sizeof secret_buf) < 0)
+            return cli_error("run", "libsodium failed to initialise");
         secret = secret_buf;
     }
     /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
@@ -532,12 +545,7 @@ int cmd_run(int argc, char **argv)
     }
     int failed = 0, stop_sig = 0;
     reap(pids, started, &failed, &stop_sig, &sigs, w, n_sw, t);
-    __atomic_store_n(&sw_stop, 1, __ATOMIC_RELEASE);
-    for (uint32_t a = 0; a < n_sw; a++) {
-        if (w[a].t) pthread_join(w[a].t, NULL);
-        arb_rt_switch_free(w[a].s);
-    }
-    free(w);
+    stop_fabric(w, n_sw, NULL);
     arb_topo_free(t);
     if (rc) return rc;
     if (stop_sig) return 128 + stop_sig;

@@ -27,6 +27,7 @@ static const struct subcommand subcommands[] = {
     {"run", "run a command as N ranks of a job on this machine, with its switches", cmd_run},
     {"bench", "time a collective over the runtime: the nccl-tests table", cmd_bench},
     {"lab", "run a scenario's fabric for real: namespaces, shaped links, switches, ranks", cmd_lab},
+    {"mpirun", "run an unmodified MPI program with its collectives over Arbor", cmd_mpirun},
 };
 
 #define N_SUB (sizeof subcommands / sizeof subcommands[0])

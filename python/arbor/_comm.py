@@ -1,0 +1,325 @@
+"""The communicator and its requests."""
+import ctypes
+import os
+import threading
+
+from . import _lib
+
+# arb_dtype and arb_op (include/arbor/base.h)
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
+_DTYPE_SIZE = {0: 2, 1: 2, 2: 4, 3: 8, 4: 4, 5: 8}
+OPS = {"sum": 1, "max": 2, "min": 3}
+_FLOAT_FORMATS = {("e", 2): 0, ("f", 4): 2, ("d", 8): 3}
+_INT_FORMATS = "bhilqnBHILQN"
+
+_L = None
+
+
+def _lib_once():
+    global _L
+    if _L is None:
+        _L = _lib.load()
+    return _L
+
+
+class ArborError(RuntimeError):
+    """A call of the runtime failed: .code is its ARB_E* code, the message
+    the runtime's own (arb_rt_errmsg)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def _dtype_of(mv, dtype):
+    if dtype is not None:
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype {dtype!r}: want one of {', '.join(DTYPES)}")
+        return DTYPES[dtype]
+    fmt = mv.format.lstrip("@=<")
+    if (fmt, mv.itemsize) in _FLOAT_FORMATS:
+        return _FLOAT_FORMATS[(fmt, mv.itemsize)]
+    if fmt in _INT_FORMATS and fmt.islower() and mv.itemsize in (4, 8):
+        return DTYPES["i32"] if mv.itemsize == 4 else DTYPES["i64"]
+    raise TypeError(f"buffer of format {mv.format!r} ({mv.itemsize} B): no Arbor dtype; "
+                    "give dtype= (f16, bf16, f32, f64, i32, i64)")
+
+
+class _Buf:
+    """A buffer's address, bytes and dtype, held while a call uses it."""
+
+    def __init__(self, obj, dtype=None, writable=False, what="buffer"):
+        mv = memoryview(obj)
+        if not mv.c_contiguous:
+            raise ValueError(f"{what}: not contiguous")
+        if writable and mv.readonly:
+            raise ValueError(f"{what}: read-only")
+        self.obj = obj
+        self.dt = _dtype_of(mv, dtype)
+        self.nbytes = mv.nbytes
+        es = _DTYPE_SIZE[self.dt]
+        if self.nbytes % es:
+            raise ValueError(f"{what}: {self.nbytes} B is not whole {es}-byte elements")
+        self.count = self.nbytes // es
+        self.mv = mv.cast("B") if mv.nbytes else mv
+        self.keep = None
+        if self.nbytes == 0:
+            self.addr = None
+        elif not mv.readonly:
+            self.keep = (ctypes.c_char * self.nbytes).from_buffer(self.mv)
+            self.addr = ctypes.addressof(self.keep)
+        else:
+            self.keep = ctypes.create_string_buffer(bytes(self.mv), self.nbytes)
+            self.addr = ctypes.addressof(self.keep)
+
+
+def _like(buf, count):
+    """A new output like buf's object (NumPy when buf is one), count elements."""
+    try:
+        import numpy as np
+        if isinstance(buf.obj, np.ndarray):
+            return np.empty(count, dtype=buf.obj.dtype)
+    except ImportError:
+        pass
+    return bytearray(count * _DTYPE_SIZE[buf.dt])
+
+
+class Request:
+    """A non-blocking call in flight: wait() returns its result, test()
+    says whether it is done. Its buffers stay in use until then."""
+
+    def __init__(self, comm, handle, result, bufs):
+        self._comm = comm
+        self._h = handle
+        self._result = result
+        self._bufs = bufs
+        self._done = False
+
+    def test(self):
+        """True when the call completed (wait() then returns at once);
+        ArborError when it failed."""
+        if self._done:
+            return True
+        flag = ctypes.c_int(0)
+        with self._comm._lock:
+            rc = self._comm._L.arb_rt_test(self._h, ctypes.byref(flag))
+        if rc < 0 or flag.value:
+            self.wait()
+            return True
+        return False
+
+    def wait(self):
+        """Wait for the call; its result (the output buffer, or None for a
+        barrier); ArborError when it failed."""
+        if not self._done:
+            self._done = True
+            with self._comm._lock:
+                rc = self._comm._L.arb_rt_wait(self._h)
+            self._h = None
+            self._comm._inflight.discard(self)
+            self._bufs = None
+            self._comm._check(rc)
+        return self._result
+
+
+class Comm:
+    """One rank of an Arbor job, from the ARBOR_* variables (or the
+    keyword arguments rank and size over them)."""
+
+    def __init__(self, rank=None, size=None):
+        L = self._L = _lib_once()
+        self._cfg = ctypes.create_string_buffer(_lib.CONFIG_BYTES)
+        err = ctypes.create_string_buffer(512)
+        L.arb_rt_config_default(self._cfg)
+        if not os.environ.get("ARBOR_SWITCH") or not os.environ.get("ARBOR_SECRET"):
+            raise ArborError(-1, "ARBOR_SWITCH and ARBOR_SECRET are not set: run under "
+                             "arbor run -n N -- python3 ... (docs/python.md)")
+        rc = L.arb_rt_config_env(self._cfg, err, len(err))
+        if rc < 0:
+            raise ArborError(rc, err.value.decode(errors="replace"))
+        u32 = (ctypes.c_uint32 * 2).from_buffer(self._cfg)  # rank, size lead the struct
+        if rank is not None:
+            u32[0] = rank
+        if size is not None:
+            u32[1] = size
+        h = ctypes.c_void_p()
+        rc = L.arb_rt_comm_new(ctypes.byref(h), self._cfg, err, len(err))
+        if rc < 0:
+            raise ArborError(rc, err.value.decode(errors="replace"))
+        self._h = h
+        self._inflight = set()
+        self.rank = L.arb_rt_rank(h)
+        self.size = L.arb_rt_size(h)
+        # A call done here may still owe its peers answers while this rank
+        # computes before its next call: a thread answers them meanwhile
+        # (every millisecond; ctypes lets it run beside Python code).
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+        self._ticker.start()
+
+    def _tick(self):
+        while not self._stop.wait(0.001):
+            if self._lock.acquire(blocking=False):
+                try:
+                    if self._h:
+                        self._L.arb_rt_progress(self._h)
+                finally:
+                    self._lock.release()
+
+    def free(self):
+        """Finish what lingers, leave the job. The communicator is unusable after."""
+        if getattr(self, "_h", None):
+            for r in list(self._inflight):
+                try:
+                    r.wait()
+                except ArborError:
+                    pass
+            self._stop.set()
+            self._ticker.join()
+            self._L.arb_rt_comm_free(self._h)
+            self._h = None
+
+    def stats(self):
+        """The communicator's counters (arb_rt_get_stats): calls completed,
+        datagrams and bytes each way, ..."""
+        buf = ctypes.create_string_buffer(_lib.STATS_BYTES)
+        with self._lock:
+            self._L.arb_rt_get_stats(self._h, buf)
+        v = (ctypes.c_uint64 * len(_lib.STATS_FIELDS)).from_buffer(buf)
+        return dict(zip(_lib.STATS_FIELDS, v))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+    def __del__(self):
+        self.free()
+
+    def _check(self, rc):
+        if rc < 0:
+            msg = self._L.arb_rt_errmsg(self._h) if self._h else None
+            if not msg:
+                msg = self._L.arb_strerror(rc)
+            raise ArborError(rc, msg.decode(errors="replace"))
+
+    def _start(self, fn, args, result, bufs):
+        if not self._h:
+            raise ArborError(-1, "the communicator was freed")
+        h = ctypes.c_void_p()
+        with self._lock:
+            rc = fn(self._h, *args, ctypes.byref(h))
+            self._check(rc)
+        req = Request(self, h, result, bufs)
+        self._inflight.add(req)
+        return req
+
+    @staticmethod
+    def _op(op):
+        if op not in OPS:
+            raise ValueError(f"op {op!r}: want sum, max or min")
+        return OPS[op]
+
+    # ---- non-blocking ---------------------------------------------------
+    def iallreduce(self, buf, out=None, op="sum", dtype=None):
+        """out[i] = op over ranks of buf[i]; out None: in place in buf."""
+        s = _Buf(buf, dtype, writable=out is None, what="buf")
+        r = s if out is None else _Buf(out, dtype, writable=True, what="out")
+        self._same(s, r, 1)
+        return self._start(self._L.arb_rt_iallreduce, (s.addr, r.addr, s.count, s.dt,
+                                                        self._op(op)), r.obj, (s, r))
+
+    def ireduce(self, buf, out=None, op="sum", root=0, dtype=None):
+        """At root, out = op over ranks of buf (out None: in place in buf);
+        out is ignored elsewhere."""
+        s = _Buf(buf, dtype, writable=out is None and self.rank == root, what="buf")
+        r = s if out is None else _Buf(out, dtype, writable=True, what="out")
+        self._same(s, r, 1)
+        return self._start(self._L.arb_rt_ireduce, (s.addr, r.addr, s.count, s.dt, self._op(op),
+                                                     root), r.obj, (s, r))
+
+    def ireducescatter(self, buf, out=None, op="sum", dtype=None):
+        """buf holds size blocks; out = this rank's block of the reduction
+        (out None: a new one like buf)."""
+        s = _Buf(buf, dtype, what="buf")
+        if s.count % self.size:
+            raise ValueError(f"buf: {s.count} elements are not {self.size} equal blocks")
+        n = s.count // self.size
+        r = _Buf(out if out is not None else _like(s, n), dtype or _dtype_name(s.dt),
+                 writable=True, what="out")
+        if r.count != n:
+            raise ValueError(f"out: {r.count} elements, want {n}")
+        return self._start(self._L.arb_rt_ireducescatter, (s.addr, r.addr, n, s.dt,
+                                                            self._op(op)), r.obj, (s, r))
+
+    def ibroadcast(self, buf, root=0, dtype=None):
+        """buf of root to every rank, in place."""
+        b = _Buf(buf, dtype or self._mover(buf), writable=True, what="buf")
+        return self._start(self._L.arb_rt_ibroadcast, (b.addr, b.count, b.dt, root), b.obj, (b,))
+
+    def iallgather(self, buf, out=None, dtype=None):
+        """out holds size blocks, block r = rank r's buf (out None: new)."""
+        s = _Buf(buf, dtype or self._mover(buf), what="buf")
+        r = _Buf(out if out is not None else _like(s, s.count * self.size),
+                 dtype or _dtype_name(s.dt), writable=True, what="out")
+        if r.count != s.count * self.size:
+            raise ValueError(f"out: {r.count} elements, want {s.count * self.size}")
+        return self._start(self._L.arb_rt_iallgather, (s.addr, r.addr, s.count, s.dt), r.obj,
+                           (s, r))
+
+    def ibarrier(self):
+        """Returns once every rank has entered."""
+        if not self._h:
+            raise ArborError(-1, "the communicator was freed")
+        h = ctypes.c_void_p()
+        with self._lock:
+            self._check(self._L.arb_rt_ibarrier(self._h, ctypes.byref(h)))
+        req = Request(self, h, None, ())
+        self._inflight.add(req)
+        return req
+
+    # ---- blocking -------------------------------------------------------
+    def allreduce(self, buf, out=None, op="sum", dtype=None):
+        return self.iallreduce(buf, out, op, dtype).wait()
+
+    def reduce(self, buf, out=None, op="sum", root=0, dtype=None):
+        return self.ireduce(buf, out, op, root, dtype).wait()
+
+    def reducescatter(self, buf, out=None, op="sum", dtype=None):
+        return self.ireducescatter(buf, out, op, dtype).wait()
+
+    def broadcast(self, buf, root=0, dtype=None):
+        return self.ibroadcast(buf, root, dtype).wait()
+
+    def allgather(self, buf, out=None, dtype=None):
+        return self.iallgather(buf, out, dtype).wait()
+
+    def barrier(self):
+        self.ibarrier().wait()
+
+    # ---- helpers --------------------------------------------------------
+    @staticmethod
+    def _same(s, r, blocks):
+        if r.count != s.count * blocks or r.dt != s.dt:
+            raise ValueError(f"out: {r.count} elements of dtype {_dtype_name(r.dt)}, want "
+                             f"{s.count * blocks} of {_dtype_name(s.dt)}")
+
+    @staticmethod
+    def _mover(buf):
+        """Broadcast and AllGather move bytes: any buffer of whole 4-byte
+        words goes as i32 when its format has no dtype of its own."""
+        mv = memoryview(buf)
+        try:
+            _dtype_of(mv, None)
+            return None
+        except TypeError:
+            if mv.nbytes % 4:
+                raise TypeError(f"buffer of format {mv.format!r}, {mv.nbytes} B: give dtype=, "
+                                "or whole 4-byte words") from None
+            return "i32"
+
+
+def _dtype_name(dt):
+    return next(k for k, v in DTYPES.items() if v == dt)
