@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "arbor/base.h"
+#include "base/alloc.h"
 
 int arb_file_read(const char *path, size_t max, char **data, size_t *len)
 {
@@ -18,7 +19,7 @@ int arb_file_read(const char *path, size_t max, char **data, size_t *len)
     for (;;) {
         if (n + 1 >= cap) { /* room for a read and the NUL */
             size_t ncap = cap ? cap * 2 : 65536;
-            char *nb = realloc(b, ncap);
+            char *nb = arb_realloc(b, ncap);
             if (!nb) {
                 rc = ARB_ENOMEM;
                 break;
@@ -39,7 +40,7 @@ int arb_file_read(const char *path, size_t max, char **data, size_t *len)
     }
     fclose(f);
     if (rc < 0) {
-        free(b);
+        arb_free(b);
         return rc;
     }
     b[n] = '\0';

@@ -1,5 +1,5 @@
 /* The allocator hook (base.h, arb_mem) and the process allocator every
- * other library source reaches through src/base/mem_hook.h. This file
+ * other library source reaches through src/base/alloc.h. This file
  * alone calls the C library's allocator by name. */
 #include <stdlib.h>
 #include <string.h>
@@ -100,50 +100,4 @@ char *arb_mem_strndup(const arb_mem *mem, const char *s, size_t n)
 char *arb_mem_strdup(const arb_mem *mem, const char *s)
 {
     return arb_mem_strndup(mem, s, strlen(s));
-}
-
-/* The C library's names in every other library source (src/base/mem_hook.h
- * renames them to these; internal, so not arb_-prefixed: the shared
- * library does not export them). */
-void *mem_hook_malloc(size_t size);
-void *mem_hook_calloc(size_t n, size_t size);
-void *mem_hook_realloc(void *ptr, size_t size);
-void mem_hook_free(void *ptr);
-void *mem_hook_aligned_alloc(size_t align, size_t size);
-char *mem_hook_strdup(const char *s);
-char *mem_hook_strndup(const char *s, size_t n);
-
-void *mem_hook_malloc(size_t size)
-{
-    return process_mem->malloc(size, process_mem->user);
-}
-
-void *mem_hook_calloc(size_t n, size_t size)
-{
-    return process_mem->calloc(n, size, process_mem->user);
-}
-
-void *mem_hook_realloc(void *ptr, size_t size)
-{
-    return process_mem->realloc(ptr, size, process_mem->user);
-}
-
-void mem_hook_free(void *ptr)
-{
-    process_mem->free(ptr, process_mem->user);
-}
-
-void *mem_hook_aligned_alloc(size_t align, size_t size)
-{
-    return arb_mem_aligned_alloc(NULL, align, size);
-}
-
-char *mem_hook_strdup(const char *s)
-{
-    return arb_mem_strdup(NULL, s);
-}
-
-char *mem_hook_strndup(const char *s, size_t n)
-{
-    return arb_mem_strndup(NULL, s, n);
 }

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 void arb_host_config_default(arb_host_config *cfg)
 {
@@ -156,7 +157,7 @@ int arb_host_new(arb_host **out, const arb_host_config *cfg)
         cfg->payload == 0)
         return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
-    arb_host *h = calloc(1, sizeof *h);
+    arb_host *h = arb_calloc(1, sizeof *h);
     if (!h) return ARB_ENOMEM;
     h->cfg = *cfg;
     if (!h->cfg.ep_size) h->cfg.ep_size = sizeof(arb_hep);
@@ -174,9 +175,9 @@ int arb_host_new(arb_host **out, const arb_host_config *cfg)
             h->n_eps += !cfg->local || cfg->local[arb_plan_member(p, c, m)];
     }
     size_t bytes = (size_t)(h->n_eps ? h->n_eps : 1) * h->cfg.ep_size;
-    h->eps = aligned_alloc(_Alignof(arb_hep), bytes);
-    h->need = calloc(N, sizeof *h->need);
-    h->rank_done = malloc(N * sizeof *h->rank_done);
+    h->eps = arb_aligned_alloc(_Alignof(arb_hep), bytes);
+    h->need = arb_calloc(N, sizeof *h->need);
+    h->rank_done = arb_malloc(N * sizeof *h->rank_done);
     if (h->eps) memset(h->eps, 0, bytes); /* arb_host_free reads the records */
     if (!h->eps || !h->need || !h->rank_done) {
         arb_host_free(h);
@@ -205,10 +206,10 @@ void arb_host_free(arb_host *h)
         arb_cc_free(e->cc);
         arb_requester_free(e->q);
     }
-    free(h->eps);
-    free(h->need);
-    free(h->rank_done);
-    free(h);
+    arb_free(h->eps);
+    arb_free(h->need);
+    arb_free(h->rank_done);
+    arb_free(h);
 }
 
 int arb_host_start(arb_hep *e, const void *input, void *output, arb_time now)

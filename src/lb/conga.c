@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 extern const struct lb_scheme lb_scheme_conga;
 
@@ -180,7 +181,7 @@ unsigned arb_lb_conga_metric(const arb_lb *lb, uint32_t leaf, uint32_t group, un
 
 static int conga_create(arb_lb *lb)
 {
-    struct conga *c = calloc(1, sizeof *c);
+    struct conga *c = arb_calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->tdre = 20 * ARB_PS_PER_US;
     c->alpha = 0.1;
@@ -231,11 +232,11 @@ static int conga_init(arb_lb *lb, char *err, size_t errlen)
                         "load balancing: conga: leaves have %u uplinks, at most 255 are supported",
                         c->up);
     size_t cells = (size_t)c->n_leaves * c->n_groups * (c->up ? c->up : 1);
-    c->ctl = malloc(cells);
-    c->ctl_at = malloc(cells * sizeof *c->ctl_at);
-    c->cfl = malloc(cells);
-    c->fb_rr = malloc((size_t)c->n_leaves * c->n_groups);
-    c->dre_full = malloc(sizeof *c->dre_full * lb->n_ports);
+    c->ctl = arb_malloc(cells);
+    c->ctl_at = arb_malloc(cells * sizeof *c->ctl_at);
+    c->cfl = arb_malloc(cells);
+    c->fb_rr = arb_malloc((size_t)c->n_leaves * c->n_groups);
+    c->dre_full = arb_malloc(sizeof *c->dre_full * lb->n_ports);
     if (!c->ctl || !c->ctl_at || !c->cfl || !c->fb_rr || !c->dre_full)
         return arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     /* a link at rate C sending all the time settles at C x Tdre / alpha bytes */
@@ -261,12 +262,12 @@ static void conga_free(arb_lb *lb)
 {
     struct conga *c = lb->priv;
     if (!c) return;
-    free(c->ctl);
-    free(c->ctl_at);
-    free(c->cfl);
-    free(c->fb_rr);
-    free(c->dre_full);
-    free(c);
+    arb_free(c->ctl);
+    arb_free(c->ctl_at);
+    arb_free(c->cfl);
+    arb_free(c->fb_rr);
+    arb_free(c->dre_full);
+    arb_free(c);
     lb->priv = NULL;
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* The registry: one scheme per arb_lb_kind (each defined in its own file). */
 extern const struct lb_scheme lb_scheme_route, lb_scheme_ar, lb_scheme_ar_ftree, lb_scheme_flowlet,
@@ -78,7 +79,7 @@ uint32_t lb_ar_choose(const arb_lb *lb, const arb_sim *s, uint32_t node, const a
  * entry empty. NULL when it cannot be allocated. */
 static LB_COLD struct flowlet *flowlet_table(arb_lb *lb, uint32_t node)
 {
-    struct flowlet *t = malloc(sizeof *t * (lb->fl_mask + 1));
+    struct flowlet *t = arb_malloc(sizeof *t * (lb->fl_mask + 1));
     if (!t) return NULL;
     for (uint64_t i = 0; i <= lb->fl_mask; i++)
         t[i] = (struct flowlet){0, LB_NONE, 0};
@@ -298,7 +299,7 @@ int lb_alloc_flowlets(arb_lb *lb)
     while (size < lb->table)
         size <<= 1;
     lb->fl_mask = size - 1;
-    lb->fl = calloc(lb->n_nodes, sizeof *lb->fl);
+    lb->fl = arb_calloc(lb->n_nodes, sizeof *lb->fl);
     return lb->fl ? 0 : ARB_ENOMEM;
 }
 
@@ -307,20 +308,20 @@ static void free_flowlets(arb_lb *lb)
 {
     if (lb->fl)
         for (uint32_t n = 0; n < lb->n_nodes; n++) {
-            free(lb->fl[n]);
+            arb_free(lb->fl[n]);
             lb->fl[n] = NULL;
         }
 }
 
 int lb_alloc_rng(arb_lb *lb)
 {
-    lb->rng = malloc(sizeof *lb->rng * lb->n_nodes);
+    lb->rng = arb_malloc(sizeof *lb->rng * lb->n_nodes);
     return lb->rng ? 0 : ARB_ENOMEM;
 }
 
 int lb_alloc_rr(arb_lb *lb)
 {
-    lb->rr = calloc(lb->n_nodes, sizeof *lb->rr);
+    lb->rr = arb_calloc(lb->n_nodes, sizeof *lb->rr);
     return lb->rr ? 0 : ARB_ENOMEM;
 }
 
@@ -370,10 +371,10 @@ void arb_lb_free(arb_lb *lb)
     if (lb->sc && lb->sc->free) lb->sc->free(lb);
     arb_route_free(lb->own);
     free_flowlets(lb);
-    free(lb->fl);
-    free(lb->rng);
-    free(lb->rr);
-    free(lb);
+    arb_free(lb->fl);
+    arb_free(lb->rng);
+    arb_free(lb->rr);
+    arb_free(lb);
 }
 
 /* ------------------------------------------------------------------ */
@@ -462,7 +463,7 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
                         "load balancing: '%s' is a routing engine; give it or a router, not both",
                         name);
 
-    arb_lb *lb = calloc(1, sizeof *lb);
+    arb_lb *lb = arb_calloc(1, sizeof *lb);
     if (!lb) return arb_errf(err, errlen, ARB_ENOMEM, "load balancing: out of memory");
     lb->kind = engine >= 0 ? ARB_LB_ROUTE : (arb_lb_kind)kind;
     lb->sc = schemes[lb->kind];

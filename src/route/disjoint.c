@@ -13,6 +13,7 @@
 #include "route_internal.h"
 
 #include <stdlib.h>
+#include "base/alloc.h"
 
 #define ROCE_UDP_PORT 4791
 
@@ -49,11 +50,11 @@ int arb_route_disjoint_sports(const arb_route *r, uint32_t src, uint32_t dst, un
         dst >= r->n_hosts || src == dst)
         return ARB_EINVAL;
     uint32_t n_ports = arb_topo_n_ports(r->t);
-    uint32_t *used = calloc(n_ports, sizeof *used);
-    uint8_t *taken = calloc((size_t)(hi - lo) + 1, 1);
+    uint32_t *used = arb_calloc(n_ports, sizeof *used);
+    uint8_t *taken = arb_calloc((size_t)(hi - lo) + 1, 1);
     if (!used || !taken) {
-        free(used);
-        free(taken);
+        arb_free(used);
+        arb_free(taken);
         return ARB_ENOMEM;
     }
     uint32_t ports[ARB_ROUTE_MAX_HOPS];
@@ -101,7 +102,7 @@ int arb_route_disjoint_sports(const arb_route *r, uint32_t src, uint32_t dst, un
         out[found++] = (uint16_t)best_sp;
     }
 out:
-    free(used);
-    free(taken);
+    arb_free(used);
+    arb_free(taken);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 struct arb_route_load {
     const arb_topo *t;
@@ -26,7 +27,7 @@ int arb_route_load_new(arb_route_load **out, const arb_topo *t)
 {
     if (!out || !t) return ARB_EINVAL;
     *out = NULL;
-    arb_route_load *l = calloc(1, sizeof *l);
+    arb_route_load *l = arb_calloc(1, sizeof *l);
     if (!l) return ARB_ENOMEM;
     l->t = t;
     l->nodes = arb_topo_nodes(t);
@@ -34,13 +35,13 @@ int arb_route_load_new(arb_route_load **out, const arb_topo *t)
     l->n_ports = arb_topo_n_ports(t);
     l->n_hosts = arb_topo_n_hosts(t);
     size_t n = l->n_ports ? l->n_ports : 1;
-    l->flows = calloc(n, sizeof *l->flows);
-    l->maxf = calloc(n, sizeof *l->maxf);
-    l->touched = malloc(n * sizeof *l->touched);
-    l->demand = calloc(n, sizeof *l->demand);
-    l->maxd = calloc(n, sizeof *l->maxd);
+    l->flows = arb_calloc(n, sizeof *l->flows);
+    l->maxf = arb_calloc(n, sizeof *l->maxf);
+    l->touched = arb_malloc(n * sizeof *l->touched);
+    l->demand = arb_calloc(n, sizeof *l->demand);
+    l->maxd = arb_calloc(n, sizeof *l->maxd);
     l->hist_cap = 16;
-    l->hist = calloc(l->hist_cap, sizeof *l->hist);
+    l->hist = arb_calloc(l->hist_cap, sizeof *l->hist);
     if (!l->flows || !l->maxf || !l->touched || !l->demand || !l->maxd || !l->hist) {
         arb_route_load_free(l);
         return ARB_ENOMEM;
@@ -53,13 +54,13 @@ int arb_route_load_new(arb_route_load **out, const arb_topo *t)
 void arb_route_load_free(arb_route_load *l)
 {
     if (!l) return;
-    free(l->flows);
-    free(l->maxf);
-    free(l->touched);
-    free(l->demand);
-    free(l->maxd);
-    free(l->hist);
-    free(l);
+    arb_free(l->flows);
+    arb_free(l->maxf);
+    arb_free(l->touched);
+    arb_free(l->demand);
+    arb_free(l->maxd);
+    arb_free(l->hist);
+    arb_free(l);
 }
 
 void arb_route_load_reset(arb_route_load *l)
@@ -151,7 +152,7 @@ long arb_route_load_phase(arb_route_load *l, const arb_route *r, const arb_flow 
         uint32_t nc = l->hist_cap;
         while (nc <= pmax)
             nc *= 2;
-        uint64_t *nh = realloc(l->hist, nc * sizeof *nh);
+        uint64_t *nh = arb_realloc(l->hist, nc * sizeof *nh);
         if (!nh) return ARB_ENOMEM;
         memset(nh + l->hist_cap, 0, (nc - l->hist_cap) * sizeof *nh);
         l->hist = nh;
@@ -222,7 +223,7 @@ int arb_route_bins_busiest(uint64_t flows, uint64_t links, uint64_t trials, arb_
                            double *mean_busiest, double *p_none)
 {
     if (!links || !trials || !rng || links > ((uint64_t)1 << 24)) return ARB_EINVAL;
-    uint32_t *bin = calloc((size_t)links, sizeof *bin);
+    uint32_t *bin = arb_calloc((size_t)links, sizeof *bin);
     if (!bin) return ARB_ENOMEM;
     double sum = 0.0;
     uint64_t none = 0;
@@ -236,7 +237,7 @@ int arb_route_bins_busiest(uint64_t flows, uint64_t links, uint64_t trials, arb_
         if (best <= 1) none++;
         memset(bin, 0, (size_t)links * sizeof *bin);
     }
-    free(bin);
+    arb_free(bin);
     if (mean_busiest) *mean_busiest = sum / (double)trials;
     if (p_none) *p_none = (double)none / (double)trials;
     return 0;

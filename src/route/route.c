@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static const char *const kind_names[ARB_ROUTE_KIND_COUNT] = {
     "dmodk", "smodk", "rnca", "pinning", "table", "updown", "dmodc", "ecmp", "eecmp", "adaptive"};
@@ -156,11 +157,11 @@ static uint32_t candidate_at(const arb_route *r, uint32_t node, const arb_route_
     /* a rare radix: walk the set again, keeping only member i */
     const arb_node *n = &r->nodes[node];
     unsigned total = (unsigned)n->n_down + n->n_up;
-    uint32_t *big = malloc(sizeof *big * total);
+    uint32_t *big = arb_malloc(sizeof *big * total);
     if (!big) return ARB_ROUTE_NONE;
     unsigned c = candidates(r, node, k, big, total, all);
     uint32_t out = i < c ? big[i] : ARB_ROUTE_NONE;
-    free(big);
+    arb_free(big);
     return out;
 }
 
@@ -365,15 +366,15 @@ static int build_costs(arb_route *r)
     uint32_t n_sw = r->n_nodes - r->first_switch;
     size_t cells = (size_t)n_sw * r->n_leaves;
     if (!r->cost) {
-        r->cost = malloc(cells ? cells : 1);
+        r->cost = arb_malloc(cells ? cells : 1);
         if (!r->cost) return ARB_ENOMEM;
     }
     memset(r->cost, COST_INF, cells);
-    uint32_t *frontier = malloc(sizeof *frontier * (n_sw ? n_sw : 1));
-    uint32_t *next = malloc(sizeof *next * (n_sw ? n_sw : 1));
+    uint32_t *frontier = arb_malloc(sizeof *frontier * (n_sw ? n_sw : 1));
+    uint32_t *next = arb_malloc(sizeof *next * (n_sw ? n_sw : 1));
     if (!frontier || !next) {
-        free(frontier);
-        free(next);
+        arb_free(frontier);
+        arb_free(next);
         return ARB_ENOMEM;
     }
     for (uint32_t li = 0; li < r->n_leaves; li++) {
@@ -418,8 +419,8 @@ static int build_costs(arb_route *r)
         }
 #undef CELL
     }
-    free(frontier);
-    free(next);
+    arb_free(frontier);
+    arb_free(next);
     return 0;
 }
 
@@ -471,7 +472,7 @@ static void build_dividers(arb_route *r)
 static int build_intact(arb_route *r)
 {
     if (!r->intact) {
-        r->intact = malloc(r->n_nodes);
+        r->intact = arb_malloc(r->n_nodes);
         if (!r->intact) return ARB_ENOMEM;
     }
     for (uint32_t i = 0; i < r->n_nodes; i++) {
@@ -522,7 +523,7 @@ static int build_rnca(arb_route *r, uint64_t seed)
     for (unsigned l = 0; l < r->h; l++) {
         uint64_t len = ((uint64_t)r->n_hosts + r->W[l] - 1) / r->W[l];
         uint32_t up = r->U[l];
-        r->rmap[l] = malloc(sizeof *r->rmap[l] * (size_t)len);
+        r->rmap[l] = arb_malloc(sizeof *r->rmap[l] * (size_t)len);
         if (!r->rmap[l]) return ARB_ENOMEM;
         for (uint64_t i = 0; i < len; i++)
             r->rmap[l][i] = (uint16_t)(i % up);
@@ -590,7 +591,7 @@ int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const ar
     if (kind == ARB_ROUTE_ADAPTIVE && !c.choose)
         return arb_errf(err, errlen, ARB_EINVAL, "routing: adaptive needs a chooser (cfg->choose)");
 
-    arb_route *r = calloc(1, sizeof *r);
+    arb_route *r = arb_calloc(1, sizeof *r);
     if (!r) return arb_errf(err, errlen, ARB_ENOMEM, "routing: out of memory");
     r->t = t;
     r->g = g;
@@ -624,13 +625,13 @@ int arb_route_new(arb_route **out, const arb_topo *t, const char *spec, const ar
     int rc = 0;
     /* every engine may fall back to ECMP, so all keep seeds (8 bytes a node) */
     if (!polarized) {
-        r->sw_seed = malloc(sizeof *r->sw_seed * r->n_nodes);
+        r->sw_seed = arb_malloc(sizeof *r->sw_seed * r->n_nodes);
         if (!r->sw_seed) rc = ARB_ENOMEM;
     }
     if (rc == 0) arb_route_reseed(r, r->seed);
     if (rc == 0 && kind == ARB_ROUTE_RNCA) rc = build_rnca(r, rnca_seed);
     if (rc == 0 && kind == ARB_ROUTE_DMODC) {
-        r->div = malloc(sizeof *r->div * r->n_nodes);
+        r->div = arb_malloc(sizeof *r->div * r->n_nodes);
         if (!r->div) rc = ARB_ENOMEM;
     }
     if (rc == 0) rc = arb_route_refresh(r);
@@ -653,13 +654,13 @@ void arb_route_free(arb_route *r)
 {
     if (!r) return;
     for (unsigned l = 0; l < ARB_TOPO_MAX_HEIGHT; l++)
-        free(r->rmap[l]);
-    free(r->sw_seed);
-    free(r->cost);
-    free(r->div);
-    free(r->intact);
-    free(r->entries);
-    free(r);
+        arb_free(r->rmap[l]);
+    arb_free(r->sw_seed);
+    arb_free(r->cost);
+    arb_free(r->div);
+    arb_free(r->intact);
+    arb_free(r->entries);
+    arb_free(r);
 }
 
 arb_route_kind arb_route_get_kind(const arb_route *r)

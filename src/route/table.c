@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define WILDCARD UINT32_MAX
 
@@ -129,7 +130,7 @@ int route_table_load(arb_route *r, const char *path, char *err, size_t errlen)
         }
         if (r->n_entries == cap) {
             size_t nc = cap ? cap * 2 : 64;
-            struct route_entry *ne = realloc(r->entries, nc * sizeof *ne);
+            struct route_entry *ne = arb_realloc(r->entries, nc * sizeof *ne);
             if (!ne) {
                 rc = arb_errf(err, errlen, ARB_ENOMEM, "table %s: out of memory", path);
                 break;

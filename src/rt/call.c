@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* ---- calls ---------------------------------------------------------- */
 
@@ -79,8 +80,8 @@ void rt_call_free(struct arb_rt_request *k)
     }
     arb_host_free(k->host);
     arb_plan_free(k->plan);
-    free(k->cache);
-    free(k);
+    arb_free(k->cache);
+    arb_free(k);
 }
 
 /* AllReduce: a committed offset of our shard into the user's buffer. */
@@ -358,7 +359,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     uint32_t N = c->cfg.size;
     uint64_t bytes = (uint64_t)count * es;
     if (coll == ARB_COLL_REDUCESCATTER || coll == ARB_COLL_ALLGATHER) bytes *= N;
-    struct arb_rt_request *k = calloc(1, sizeof *k);
+    struct arb_rt_request *k = arb_calloc(1, sizeof *k);
     if (!k) return ARB_ENOMEM;
     k->c = c;
     k->coll = coll;
@@ -454,7 +455,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
                 /* the result cache outlives the call: tails lost on their way
                  * are replayed from it after this rank returned */
                 k->user_out = outp;
-                outp = k->cache = malloc(ch->hi - ch->lo);
+                outp = k->cache = arb_malloc(ch->hi - ch->lo);
                 if (!outp) rc = ARB_ENOMEM;
             }
             break;
@@ -464,7 +465,7 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
             if (e->r && send == recv && bytes) {
                 /* in place: the root's engine writes partial results into
                  * recv while it still reads its own input: reduce a copy */
-                uint8_t *copy = k->cache = malloc(bytes);
+                uint8_t *copy = k->cache = arb_malloc(bytes);
                 if (!copy)
                     rc = ARB_ENOMEM;
                 else

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/alloc.h"
 
 int rt_fail(arb_rt_comm *c, int rc, const char *fmt, ...)
 {
@@ -391,7 +392,7 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
                           ? "io not mmsg or uring"
                           : NULL;
     if (bad) return arb_errf(err, errlen, ARB_EINVAL, "configuration: %s", bad);
-    arb_rt_comm *c = calloc(1, sizeof *c);
+    arb_rt_comm *c = arb_calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->cfg = *cfg;
     c->fd = -1;
@@ -627,6 +628,6 @@ int arb_rt_comm_free(arb_rt_comm *c)
     rt_txq_free(&c->tx);
     rt_rxq_free(&c->rx);
     arb_topo_free(c->topo);
-    free(c);
+    arb_free(c);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/alloc.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -123,8 +124,8 @@ int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed, int gso)
     q->drop = drop;
     q->gso = gso;
     arb_rng_seed(&q->rng, seed);
-    q->head = malloc(RT_BATCH * sizeof *q->head);
-    q->data = malloc(RT_BATCH * sizeof *q->data);
+    q->head = arb_malloc(RT_BATCH * sizeof *q->head);
+    q->data = arb_malloc(RT_BATCH * sizeof *q->data);
     if (!q->head || !q->data) {
         rt_txq_free(q);
         return ARB_ENOMEM;
@@ -134,8 +135,8 @@ int rt_txq_init(rt_txq *q, int fd, double drop, uint64_t seed, int gso)
 
 void rt_txq_free(rt_txq *q)
 {
-    free(q->head);
-    free(q->data);
+    arb_free(q->head);
+    arb_free(q->data);
     q->head = NULL;
     q->data = NULL;
 }
@@ -328,7 +329,7 @@ int rt_rxq_init(rt_rxq *q, int fd, int gro)
     int one = 1;
     q->gro = gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
     q->bufsz = q->gro ? RT_GRO_BUF : RT_DGRAM_MAX + 64;
-    q->arena = malloc(RT_BATCH * q->bufsz);
+    q->arena = arb_malloc(RT_BATCH * q->bufsz);
     if (!q->arena) return ARB_ENOMEM;
     for (int i = 0; i < RT_BATCH; i++) {
         q->iov[i].iov_base = q->arena + (size_t)i * q->bufsz;
@@ -348,7 +349,7 @@ int rt_rxq_pktinfo(rt_rxq *q)
 void rt_rxq_free(rt_rxq *q)
 {
     rt_uring_detach(q);
-    free(q->arena);
+    arb_free(q->arena);
     q->arena = NULL;
 }
 

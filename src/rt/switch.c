@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include "base/alloc.h"
 
 #define NONE UINT32_MAX
 #define ANNOUNCE_EVERY (50 * ARB_PS_PER_MS)
@@ -132,12 +133,12 @@ void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
 static void job_reset(struct sjob *j)
 {
     arb_plan_free(j->plan);
-    free(j->entry);
-    free(j->addr);
-    free(j->local);
-    free(j->joined);
-    free(j->counter);
-    free(j->seen);
+    arb_free(j->entry);
+    arb_free(j->addr);
+    arb_free(j->local);
+    arb_free(j->joined);
+    arb_free(j->counter);
+    arb_free(j->seen);
     j->seen = NULL;
     j->plan = NULL;
     j->entry = NULL;
@@ -169,12 +170,12 @@ void arb_rt_switch_free(arb_rt_switch *s)
         pthread_mutex_destroy(&s->answer_lock);
     }
     if (s->wake_fd >= 0) close(s->wake_fd);
-    free(s->workers);
-    free(s->aggs);
-    free(s->agg_lock);
+    arb_free(s->workers);
+    arb_free(s->aggs);
+    arb_free(s->agg_lock);
     arb_topo_free(s->t);
-    free(s->port_peer);
-    free(s);
+    arb_free(s->port_peer);
+    arb_free(s);
 }
 
 static int add_peer(arb_rt_switch *s, uint32_t level, uint32_t index, const char *addr, char *err,
@@ -226,7 +227,7 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
     if (s->radix > ARB_AGG_PORTS_MAX)
         return arb_errf(err, errlen, ARB_EINVAL, "%u ports, above the aggregator's %u", s->radix,
                         ARB_AGG_PORTS_MAX);
-    s->port_peer = malloc(s->radix * sizeof *s->port_peer);
+    s->port_peer = arb_malloc(s->radix * sizeof *s->port_peer);
     if (!s->port_peer) return ARB_ENOMEM;
     for (uint32_t p = 0; p < s->radix; p++)
         s->port_peer[p] = -1;
@@ -241,9 +242,9 @@ static int setup_fabric(arb_rt_switch *s, char *err, size_t errlen)
 static int make_threads(arb_rt_switch *s, char *err, size_t errlen)
 {
     uint32_t n = s->cfg.threads ? s->cfg.threads : 1;
-    s->workers = calloc(n, sizeof *s->workers);
-    s->aggs = calloc(n, sizeof *s->aggs);
-    s->agg_lock = calloc(n, sizeof *s->agg_lock);
+    s->workers = arb_calloc(n, sizeof *s->workers);
+    s->aggs = arb_calloc(n, sizeof *s->aggs);
+    s->agg_lock = arb_calloc(n, sizeof *s->agg_lock);
     if (!s->workers || !s->aggs || !s->agg_lock) return ARB_ENOMEM;
     s->n_workers = n;
     for (uint32_t k = 0; k < n; k++) {
@@ -366,7 +367,7 @@ int arb_rt_switch_new(arb_rt_switch **out, const arb_rt_switch_config *cfg, char
         (cfg->ecn.on &&
          (cfg->ecn.kmin > cfg->ecn.kmax || !(cfg->ecn.pmax >= 0 && cfg->ecn.pmax <= 1))))
         return arb_errf(err, errlen, ARB_EINVAL, "a setting is out of range");
-    arb_rt_switch *s = calloc(1, sizeof *s);
+    arb_rt_switch *s = arb_calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->wake_fd = -1;
     s->cfg = *cfg;
@@ -473,12 +474,12 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     pc.n_ranks = size;
     pc.bytes = (uint64_t)size * 4;
     if (arb_topo_plan(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
-    j->entry = malloc(arb_plan_n_trees(j->plan) * sizeof *j->entry);
-    j->addr = calloc(size, sizeof *j->addr);
-    j->local = calloc(size, sizeof *j->local);
-    j->joined = calloc(size, 1);
-    j->counter = calloc(size, sizeof *j->counter);
-    j->seen = calloc(size, sizeof *j->seen);
+    j->entry = arb_malloc(arb_plan_n_trees(j->plan) * sizeof *j->entry);
+    j->addr = arb_calloc(size, sizeof *j->addr);
+    j->local = arb_calloc(size, sizeof *j->local);
+    j->joined = arb_calloc(size, 1);
+    j->counter = arb_calloc(size, sizeof *j->counter);
+    j->seen = arb_calloc(size, sizeof *j->seen);
     if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter || !j->seen) {
         job_reset(j);
         return -1;

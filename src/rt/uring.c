@@ -79,6 +79,7 @@ int rt_uring_probe(char *why, size_t len)
 #else
 
 #include <liburing.h>
+#include "base/alloc.h"
 
 /* Why io_uring cannot be used here, for an error message: the sysctl
  * that disables it, when set. */
@@ -179,7 +180,7 @@ static void reap(struct rt_ring *r)
 
 static int ring_open(struct rt_ring **out, int fd, char *err, size_t errlen)
 {
-    struct rt_ring *r = calloc(1, sizeof *r);
+    struct rt_ring *r = arb_calloc(1, sizeof *r);
     if (!r) return ARB_ENOMEM;
     /* completions wait for this thread's next system call rather than
      * interrupt it (a thread of a switch may use another's ring after a
@@ -190,7 +191,7 @@ static int ring_open(struct rt_ring **out, int fd, char *err, size_t errlen)
     if (rc < 0) {
         char note[96];
         disabled_note(note, sizeof note);
-        free(r);
+        arb_free(r);
         return arb_errf(err, errlen, ARB_EIO, "io_uring: the kernel refused a ring (%s%s)",
                         strerror(-rc), note);
     }
@@ -204,7 +205,7 @@ int rt_uring_probe(char *why, size_t len)
     struct rt_ring *r = NULL;
     if (ring_open(&r, -1, why, len) < 0) return 0;
     io_uring_queue_exit(&r->ring);
-    free(r);
+    arb_free(r);
     return 1;
 }
 
@@ -218,7 +219,7 @@ int rt_uring_attach(rt_rxq *rx, rt_txq *tx, char *err, size_t errlen)
     int fl = fcntl(rx->fd, F_GETFL);
     if (fl < 0 || fcntl(rx->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
         io_uring_queue_exit(&r->ring);
-        free(r);
+        arb_free(r);
         return arb_errf(err, errlen, ARB_EIO, "io_uring: fcntl: %s", strerror(errno));
     }
     r->rx = rx;
@@ -254,7 +255,7 @@ void rt_uring_detach(rt_rxq *rx)
         io_uring_wait_cqe_timeout(&r->ring, &c, &ts);
     }
     io_uring_queue_exit(&r->ring);
-    free(r);
+    arb_free(r);
     rx->ring = NULL;
 }
 

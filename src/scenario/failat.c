@@ -20,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static int add_entry(struct scn_failat *fa, arb_time t, int kind)
 {
     if (fa->n == fa->cap) {
         unsigned ncap = fa->cap ? fa->cap * 2 : 4;
-        struct scn_failure *ne = realloc(fa->e, ncap * sizeof *ne);
+        struct scn_failure *ne = arb_realloc(fa->e, ncap * sizeof *ne);
         if (!ne) return ARB_ENOMEM;
         fa->e = ne;
         fa->cap = ncap;
@@ -43,7 +44,7 @@ static int add_entry(struct scn_failat *fa, arb_time t, int kind)
 static int add_item(struct scn_failure *f, const char *item)
 {
     size_t old = f->items ? strlen(f->items) : 0, n = old + strlen(item) + 2;
-    char *ni = realloc(f->items, n);
+    char *ni = arb_realloc(f->items, n);
     if (!ni) return ARB_ENOMEM;
     snprintf(ni + old, n - old, "%s%s", old ? "," : "", item);
     f->items = ni;
@@ -130,22 +131,22 @@ static int add_ups(struct scn_failat *fa, unsigned first, char *msg, size_t len)
 int scn_failat_add(struct scn_failat *fa, const arb_topo *t, const char *text, int kind, char *msg,
                    size_t len)
 {
-    char *copy = malloc(strlen(text) + 1);
+    char *copy = arb_malloc(strlen(text) + 1);
     if (!copy) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     memcpy(copy, text, strlen(text) + 1);
     unsigned first = fa->n;
     int rc = parse_tokens(fa, t, copy, kind, first, msg, len);
-    free(copy);
+    arb_free(copy);
     if (rc == 0) rc = add_ups(fa, first, msg, len);
     if (rc < 0) { /* as it was */
         while (fa->n > first)
-            free(fa->e[--fa->n].items);
+            arb_free(fa->e[--fa->n].items);
         return rc;
     }
     if (fa->n == 0) return 0;
     qsort(fa->e, fa->n, sizeof *fa->e, by_time);
     /* events numbered in time order; a reboot's end names its reboot */
-    unsigned *ev_of = malloc(fa->n * sizeof *ev_of);
+    unsigned *ev_of = arb_malloc(fa->n * sizeof *ev_of);
     if (!ev_of) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     fa->n_events = 0;
     for (unsigned i = 0; i < fa->n; i++)
@@ -155,7 +156,7 @@ int scn_failat_add(struct scn_failat *fa, const arb_topo *t, const char *text, i
         }
     for (unsigned i = 0; i < fa->n; i++)
         if (fa->e[i].kind == SCN_EV_REBOOT_UP) fa->e[i].event = ev_of[fa->e[i].up_of];
-    free(ev_of);
+    arb_free(ev_of);
     return 0;
 }
 
@@ -179,7 +180,7 @@ static int apply_entry(const struct scn_failure *f, arb_topo *t, arb_sim *s, int
         break;
     }
     /* a reboot: every switch of the entry loses its slot pools */
-    char *copy = malloc(strlen(f->items) + 1), *save = NULL;
+    char *copy = arb_malloc(strlen(f->items) + 1), *save = NULL;
     if (!copy) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     memcpy(copy, f->items, strlen(f->items) + 1);
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
@@ -188,7 +189,7 @@ static int apply_entry(const struct scn_failure *f, arb_topo *t, arb_sim *s, int
         int n = arb_sim_arbor_reboot(s, node);
         if (n > 0) *slots_lost += n; /* ARB_EINVAL: no Arbor collective, nothing to lose */
     }
-    free(copy);
+    arb_free(copy);
     return f->down ? arb_topo_fail(t, f->items, msg, len) : 0;
 }
 
@@ -214,7 +215,7 @@ int scn_failat_apply(struct scn_failat *fa, arb_topo *t, arb_lb *lb, arb_sim *s,
 void scn_failat_free(struct scn_failat *fa)
 {
     for (unsigned i = 0; i < fa->n; i++)
-        free(fa->e[i].items);
-    free(fa->e);
+        arb_free(fa->e[i].items);
+    arb_free(fa->e);
     memset(fa, 0, sizeof *fa);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
                     const char *msg)
@@ -58,7 +59,7 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     uint64_t ranks = scn_u64(sc, K_WL_RANKS);
     if (ranks == 0) ranks = nh;
     if (ranks > nh) {
-        free(hosts);
+        arb_free(hosts);
         snprintf(msg, sizeof msg, "%llu ranks, but only %u hosts", (unsigned long long)ranks, nh);
         return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
     }
@@ -73,7 +74,7 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     hc.root = (uint32_t)scn_u64(sc, K_HC_ROOT);
     hc.start = scn_u64(sc, K_WL_START);
     rc = arb_workload_new_hcoll(w, &hc, n_hosts, wc, msg, sizeof msg);
-    free(hosts);
+    arb_free(hosts);
     return rc < 0 ? key_fail(sc, blame_of(msg), err, errlen, rc, msg) : 0;
 }
 
@@ -96,7 +97,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     arb_trace *tr = NULL;
     int rc =
         arb_trace_load(&tr, path, (arb_trace_format)scn_enum(sc, K_HC_FORMAT), msg, sizeof msg);
-    free(path);
+    arb_free(path);
     if (rc < 0) return key_fail(sc, K_WL_FILE, err, errlen, rc, msg);
     uint32_t *hosts, nh;
     rc = hosts_of(sc, n_hosts, &hosts, &nh, err, errlen);
@@ -118,7 +119,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     ic.inner_ranks = (uint32_t)scn_u64(sc, K_AR_INNER);
     ic.inner_pieces = (uint32_t)scn_u64(sc, K_AR_PIECES);
     rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
-    free(hosts);
+    arb_free(hosts);
     if (rc < 0) {
         enum scn_key k = blame_of(msg);
         if (strstr(msg, ": inner_ranks: ")) k = K_AR_INNER;
@@ -143,7 +144,7 @@ int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n)
     arb_workload_result wr;
     arb_workload_get_result(w, &wr);
     if (wr.ranks == 0) return 0;
-    *out = calloc(wr.ranks, sizeof **out);
+    *out = arb_calloc(wr.ranks, sizeof **out);
     if (!*out) return ARB_ENOMEM;
     for (uint32_t r = 0; r < wr.ranks; r++)
         arb_workload_iter_rank(w, r, &(*out)[r]);

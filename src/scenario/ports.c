@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static int parse_num(const char *s, uint32_t *v)
 {
@@ -122,7 +123,7 @@ static int mark_item(const arb_topo *t, const char *item, uint8_t *mark, char *m
 int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg, size_t len)
 {
     size_t n = strlen(list);
-    char *copy = malloc(n + 1);
+    char *copy = arb_malloc(n + 1);
     if (!copy) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     memcpy(copy, list, n + 1);
     int rc = 0, items = 0;
@@ -133,7 +134,7 @@ int scn_port_mark(const arb_topo *t, const char *list, uint8_t *mark, char *msg,
         items++;
     }
     if (rc == 0 && items == 0) rc = arb_errf(msg, len, ARB_EPARSE, "no port named");
-    free(copy);
+    arb_free(copy);
     return rc;
 }
 
@@ -143,13 +144,13 @@ int scn_port_list(const arb_topo *t, const char *list, uint32_t **ports, unsigne
     *ports = NULL;
     *n_ports = 0;
     uint32_t np = arb_topo_n_ports(t);
-    uint8_t *mark = calloc(np ? np : 1, 1);
+    uint8_t *mark = arb_calloc(np ? np : 1, 1);
     if (!mark) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     int rc = scn_port_mark(t, list, mark, msg, len);
     unsigned cnt = 0;
     for (uint32_t p = 0; rc == 0 && p < np; p++)
         cnt += mark[p];
-    uint32_t *out = rc == 0 ? malloc((cnt ? cnt : 1) * sizeof *out) : NULL;
+    uint32_t *out = rc == 0 ? arb_malloc((cnt ? cnt : 1) * sizeof *out) : NULL;
     if (rc == 0 && !out) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     if (rc == 0) {
         cnt = 0;
@@ -158,6 +159,6 @@ int scn_port_list(const arb_topo *t, const char *list, uint32_t **ports, unsigne
         *ports = out;
         *n_ports = cnt;
     }
-    free(mark);
+    arb_free(mark);
     return rc;
 }

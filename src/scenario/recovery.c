@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define RECOVER_SHARE 0.9 /* recovered: a slice back at this share of the rate before */
 
@@ -45,16 +46,16 @@ struct scn_recovery {
 int scn_recovery_new(struct scn_recovery **out, const struct scn_failat *fa, arb_time window,
                      int arbor)
 {
-    struct scn_recovery *rc = calloc(1, sizeof *rc);
+    struct scn_recovery *rc = arb_calloc(1, sizeof *rc);
     *out = NULL;
     if (!rc) return ARB_ENOMEM;
     rc->arbor = arbor;
     rc->window = window;
     rc->last = -1;
     rc->n_ev = fa->n_events;
-    rc->ev = calloc(rc->n_ev ? rc->n_ev : 1, sizeof *rc->ev);
+    rc->ev = arb_calloc(rc->n_ev ? rc->n_ev : 1, sizeof *rc->ev);
     if (!rc->ev) {
-        free(rc);
+        arb_free(rc);
         return ARB_ENOMEM;
     }
     for (unsigned i = 0; i < fa->n; i++) {
@@ -66,7 +67,7 @@ int scn_recovery_new(struct scn_recovery **out, const struct scn_failat *fa, arb
         e->down = f->down;
         e->detect = ARB_TIME_NEVER;
         size_t n = strlen(f->items) + 1;
-        if (!(e->items = malloc(n))) {
+        if (!(e->items = arb_malloc(n))) {
             scn_recovery_free(rc);
             return ARB_ENOMEM;
         }
@@ -80,10 +81,10 @@ void scn_recovery_free(struct scn_recovery *rc)
 {
     if (!rc) return;
     for (unsigned i = 0; i < rc->n_ev; i++)
-        free(rc->ev[i].items);
-    free(rc->ev);
-    free(rc->rd);
-    free(rc);
+        arb_free(rc->ev[i].items);
+    arb_free(rc->ev);
+    arb_free(rc->rd);
+    arb_free(rc);
 }
 
 int scn_recovery_failed(const struct scn_recovery *rc)
@@ -117,7 +118,7 @@ void scn_recovery_read(struct scn_recovery *rc, arb_sim *s, arb_time now)
     }
     if (rc->n_rd == rc->cap_rd) {
         size_t ncap = rc->cap_rd ? rc->cap_rd * 2 : 256;
-        struct reading *nr = realloc(rc->rd, ncap * sizeof *nr);
+        struct reading *nr = arb_realloc(rc->rd, ncap * sizeof *nr);
         if (!nr) {
             rc->oom = 1;
             return;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static const char *status_name(const arb_scenario_result *r)
 {
@@ -65,9 +66,9 @@ static double jain_index(const double *x, uint32_t n)
 static void fairness_json(cJSON *o, const arb_scenario_result *r)
 {
     cJSON *f = cJSON_AddObjectToObject(o, "fairness");
-    double *g = malloc(r->n_ar_jobs * sizeof *g);
+    double *g = arb_malloc(r->n_ar_jobs * sizeof *g);
     if (!f || !g) {
-        free(g);
+        arb_free(g);
         return;
     }
     int all = 1;
@@ -98,7 +99,7 @@ static void fairness_json(cJSON *o, const arb_scenario_result *r)
     j_us(f, "makespan_us", all ? last - first : ARB_TIME_NEVER);
     j_real(f, "makespan_gbps",
            all && last > first ? (double)bytes * 8e3 / (double)(last - first) : NAN, 3);
-    free(g);
+    arb_free(g);
 }
 
 /* arbor.jobs > 1: "jobs", one object per job beside the whole's figures. */
@@ -483,7 +484,7 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
         size_t ncap = b->cap ? b->cap * 2 : 4096;
         while (ncap < b->n + (size_t)k + 1)
             ncap *= 2;
-        char *np = realloc(b->p, ncap);
+        char *np = arb_realloc(b->p, ncap);
         if (!np) {
             b->oom = 1;
             return;
@@ -580,10 +581,10 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
             sb_printf(&b, "\n");
         }
         if (r->n_sp && r->pend_n) { /* the last samples, fewer than a row */
-            double u[MAX_CLASSES], q[MAX_CLASSES], *pu = malloc(r->n_sp * sizeof *pu);
+            double u[MAX_CLASSES], q[MAX_CLASSES], *pu = arb_malloc(r->n_sp * sizeof *pu);
             uint32_t live;
             if (!pu) {
-                free(b.p);
+                arb_free(b.p);
                 return NULL;
             }
             scn_pending_row(r, u, q, &live, pu);
@@ -591,7 +592,7 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
             for (uint32_t k = 0; k < r->n_sp; k++)
                 sb_printf(&b, ",%.6f,%u", pu[k], r->pend_port_q[k]);
             sb_printf(&b, "\n");
-            free(pu);
+            arb_free(pu);
         }
     } else if (kind == ARB_SCN_CSV_SLOTS) {
         sb_printf(&b, "time_us,live_slots,max_switch_slots\n");
@@ -611,7 +612,7 @@ char *arb_scenario_csv(const arb_scenario_result *r, arb_scenario_csv_kind kind)
         return NULL;
     }
     if (b.oom || !b.p) {
-        free(b.p);
+        arb_free(b.p);
         return NULL;
     }
     return b.p;

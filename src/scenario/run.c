@@ -13,13 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define ROWS_MAX 16384u
 
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = arb_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -28,31 +29,31 @@ void arb_scenario_result_free(arb_scenario_result *r)
 {
     if (!r) return;
     for (int k = 0; k < K_COUNT; k++)
-        free(r->echo[k]);
-    free(r->file);
-    free(r->flows);
-    free(r->iter);
-    free(r->ar_jobs);
+        arb_free(r->echo[k]);
+    arb_free(r->file);
+    arb_free(r->flows);
+    arb_free(r->iter);
+    arb_free(r->ar_jobs);
     scn_watch_free(r->watch);
     scn_recovery_free(r->rec);
     for (unsigned c = 0; c < MAX_CLASSES; c++)
-        free(r->cls[c].hist);
-    free(r->samp_t);
-    free(r->samp_util);
-    free(r->samp_qmean);
-    free(r->samp_qmax);
-    free(r->samp_slots);
-    free(r->sp_ports);
-    free(r->sp_name);
-    free(r->samp_port_util);
-    free(r->samp_port_q);
-    free(r->pend_port_util);
-    free(r->last_port_util);
-    free(r->pend_port_q);
-    free(r->ar_rank_job);
-    free(r->ar_rank_host);
-    free(r->ar_rank_done);
-    free(r);
+        arb_free(r->cls[c].hist);
+    arb_free(r->samp_t);
+    arb_free(r->samp_util);
+    arb_free(r->samp_qmean);
+    arb_free(r->samp_qmax);
+    arb_free(r->samp_slots);
+    arb_free(r->sp_ports);
+    arb_free(r->sp_name);
+    arb_free(r->samp_port_util);
+    arb_free(r->samp_port_q);
+    arb_free(r->pend_port_util);
+    arb_free(r->last_port_util);
+    arb_free(r->pend_port_q);
+    arb_free(r->ar_rank_job);
+    arb_free(r->ar_rank_host);
+    arb_free(r->ar_rank_done);
+    arb_free(r);
 }
 
 const arb_sim_stats *arb_scenario_result_stats(const arb_scenario_result *r)
@@ -118,8 +119,8 @@ static void reach(const arb_topo *t, uint32_t from, uint8_t *seen, uint32_t *que
 static void cut_off(const arb_topo *t, const arb_sim_arbor_failure *f, char *buf, size_t len)
 {
     uint32_t n = arb_topo_n_nodes(t);
-    uint8_t *seen = calloc(n, 1);
-    uint32_t *queue = malloc((size_t)n * sizeof *queue);
+    uint8_t *seen = arb_calloc(n, 1);
+    uint32_t *queue = arb_malloc((size_t)n * sizeof *queue);
     buf[0] = 0;
     if (seen && queue) {
         reach(t, f->responder_host, seen, queue);
@@ -130,8 +131,8 @@ static void cut_off(const arb_topo *t, const arb_sim_arbor_failure *f, char *buf
                 used += (size_t)snprintf(buf + used, len - used, "%sh%u", used ? "," : "",
                                          f->missing_hosts[k]);
     }
-    free(seen);
-    free(queue);
+    arb_free(seen);
+    arb_free(queue);
 }
 
 /* Is host b reachable from host a over links that have not failed? 1, 0,
@@ -140,15 +141,15 @@ static int connected(const arb_topo *t, uint32_t a, uint32_t b)
 {
     uint32_t n = arb_topo_n_nodes(t);
     if (a >= n || b >= n) return -1;
-    uint8_t *seen = calloc(n, 1);
-    uint32_t *queue = malloc((size_t)n * sizeof *queue);
+    uint8_t *seen = arb_calloc(n, 1);
+    uint32_t *queue = arb_malloc((size_t)n * sizeof *queue);
     int rc = -1;
     if (seen && queue) {
         reach(t, a, seen, queue);
         rc = seen[b];
     }
-    free(seen);
-    free(queue);
+    arb_free(seen);
+    arb_free(queue);
     return rc;
 }
 
@@ -309,7 +310,7 @@ static int arbor_jobs_get(arb_scenario_result *r, const arb_sim *s)
 {
     int n = arb_sim_arbor_jobs(s);
     if (n < 2) return 0;
-    r->ar_jobs = calloc((size_t)n, sizeof *r->ar_jobs);
+    r->ar_jobs = arb_calloc((size_t)n, sizeof *r->ar_jobs);
     if (!r->ar_jobs) return ARB_ENOMEM;
     r->n_ar_jobs = (uint32_t)n;
     for (int k = 0; k < n; k++)
@@ -339,7 +340,7 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
         char *end;
         unsigned long a = strtoul(p, &end, 10), b;
         if (end == p) {
-            free(v);
+            arb_free(v);
             return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
         }
         b = a;
@@ -348,22 +349,22 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
             const char *q = p + 1;
             b = strtoul(q, &end, 10);
             if (end == q || b < a) {
-                free(v);
+                arb_free(v);
                 return arb_errf(msg, len, ARB_EPARSE, "'%s': a bad range", s);
             }
             p = end;
         }
         if (b >= n_hosts) {
-            free(v);
+            arb_free(v);
             return arb_errf(msg, len, ARB_EINVAL, "host %lu is not below the fabric's %u hosts", b,
                             n_hosts);
         }
         for (unsigned long h = a; h <= b; h++) {
             if (*n == cap) {
                 cap = cap ? cap * 2 : 64;
-                uint32_t *nv = realloc(v, cap * sizeof *nv);
+                uint32_t *nv = arb_realloc(v, cap * sizeof *nv);
                 if (!nv) {
-                    free(v);
+                    arb_free(v);
                     return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
                 }
                 v = nv;
@@ -375,7 +376,7 @@ int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n
         if (*p == ',')
             p++;
         else if (*p) {
-            free(v);
+            arb_free(v);
             return arb_errf(msg, len, ARB_EPARSE, "'%s' is not a list of hosts like 0-7,16", s);
         }
         while (*p == ' ' || *p == '\t')
@@ -417,7 +418,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
         uint32_t avail = *hl ? nh : n_hosts;
         if (ranks == 0) ranks = avail;
         if (ranks > avail) {
-            free(hosts);
+            arb_free(hosts);
             snprintf(msg, sizeof msg, "%llu ranks, but only %u hosts", (unsigned long long)ranks,
                      avail);
             return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
@@ -430,7 +431,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
         ar.chunk = scn_u64(sc, K_WL_CHUNK);
         ar.start = start;
         rc = arb_workload_new_allreduce(w, &ar, n_hosts, &wc, msg, sizeof msg);
-        free(hosts);
+        arb_free(hosts);
         blame = strncmp(msg, "hosts", 5) == 0     ? K_WL_HOSTS
                 : strncmp(msg, "ranks", 5) == 0   ? K_WL_RANKS
                 : strncmp(msg, "size", 4) == 0    ? K_WL_SIZE
@@ -451,7 +452,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
                             "workload kind trace and htsim need a file");
         rc = arb_workload_new_file(w, kind[0] == 't' ? ARB_WL_TRACE : ARB_WL_HTSIM, path, n_hosts,
                                    &wc, msg, sizeof msg);
-        free(path);
+        arb_free(path);
         blame = K_WL_FILE;
     } else {
         const char *ts = spec;
@@ -488,7 +489,7 @@ static int make_background(const arb_scenario *sc, uint32_t n_hosts, uint64_t ru
     char msg[512], *path = scn_path(sc, K_AR_BACKGROUND);
     if (!path) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     int rc = arb_workload_new_file(w, ARB_WL_TRACE, path, n_hosts, &wc, msg, sizeof msg);
-    free(path);
+    arb_free(path);
     return rc < 0 ? key_fail(sc, K_AR_BACKGROUND, err, errlen, rc, msg) : 0;
 }
 
@@ -497,10 +498,10 @@ static int make_background(const arb_scenario *sc, uint32_t n_hosts, uint64_t ru
 static int watch_end(arb_scenario_result *r, const arb_sim *s)
 {
     uint32_t jobs = r->is_arbor ? (r->n_ar_jobs ? r->n_ar_jobs : 1) : 0;
-    arb_time *from = calloc(jobs + 1, sizeof *from), *to = calloc(jobs + 1, sizeof *to);
+    arb_time *from = arb_calloc(jobs + 1, sizeof *from), *to = arb_calloc(jobs + 1, sizeof *to);
     if (!from || !to) {
-        free(from);
-        free(to);
+        arb_free(from);
+        arb_free(to);
         return ARB_ENOMEM;
     }
     for (uint32_t k = 0; k < jobs; k++) {
@@ -515,8 +516,8 @@ static int watch_end(arb_scenario_result *r, const arb_sim *s)
         if (f->finish > to[jobs]) to[jobs] = f->finish;
     }
     int rc = scn_watch_end(r->watch, s, from, to);
-    free(from);
-    free(to);
+    arb_free(from);
+    arb_free(to);
     return rc;
 }
 
@@ -551,19 +552,19 @@ static int grow_rows(arb_scenario_result *r)
     unsigned nc = r->n_cls;
     size_t nsp = r->n_sp ? r->n_sp : 1;
     uint32_t ncap = r->cap_rows ? r->cap_rows * 2 : 256;
-    arb_time *nt = realloc(r->samp_t, ncap * sizeof *nt);
+    arb_time *nt = arb_realloc(r->samp_t, ncap * sizeof *nt);
     if (nt) r->samp_t = nt;
-    double *nu = realloc(r->samp_util, (size_t)ncap * nc * sizeof *nu);
+    double *nu = arb_realloc(r->samp_util, (size_t)ncap * nc * sizeof *nu);
     if (nu) r->samp_util = nu;
-    double *nq = realloc(r->samp_qmean, (size_t)ncap * nc * sizeof *nq);
+    double *nq = arb_realloc(r->samp_qmean, (size_t)ncap * nc * sizeof *nq);
     if (nq) r->samp_qmean = nq;
-    uint32_t *nm = realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
+    uint32_t *nm = arb_realloc(r->samp_qmax, (size_t)ncap * nc * sizeof *nm);
     if (nm) r->samp_qmax = nm;
-    uint32_t *ns = realloc(r->samp_slots, (size_t)ncap * 2 * sizeof *ns);
+    uint32_t *ns = arb_realloc(r->samp_slots, (size_t)ncap * 2 * sizeof *ns);
     if (ns) r->samp_slots = ns;
-    double *npu = realloc(r->samp_port_util, (size_t)ncap * nsp * sizeof *npu);
+    double *npu = arb_realloc(r->samp_port_util, (size_t)ncap * nsp * sizeof *npu);
     if (npu) r->samp_port_util = npu;
-    uint32_t *npq = realloc(r->samp_port_q, (size_t)ncap * nsp * sizeof *npq);
+    uint32_t *npq = arb_realloc(r->samp_port_q, (size_t)ncap * nsp * sizeof *npq);
     if (npq) r->samp_port_q = npq;
     if (!nt || !nu || !nq || !nm || !ns || !npu || !npq) return ARB_ENOMEM;
     r->cap_rows = ncap;
@@ -754,20 +755,20 @@ static int setup_port_series(const arb_scenario *sc, arb_scenario_result *r, con
     if (rc < 0) return key_fail(sc, K_RUN_SAMPLEPORTS, err, errlen, rc, msg);
     if (n == 0) { /* all */
         n = arb_topo_n_ports(t);
-        free(r->sp_ports);
-        r->sp_ports = malloc((n ? n : 1) * sizeof *r->sp_ports);
+        arb_free(r->sp_ports);
+        r->sp_ports = arb_malloc((n ? n : 1) * sizeof *r->sp_ports);
         if (!r->sp_ports) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         for (unsigned i = 0; i < n; i++)
             r->sp_ports[i] = i;
     }
     r->n_sp = n;
-    r->sp_name = malloc((n ? n : 1) * sizeof *r->sp_name);
-    sp->port_of = malloc(arb_topo_n_ports(t) * sizeof *sp->port_of);
-    sp->cur_port_util = calloc(n ? n : 1, sizeof *sp->cur_port_util);
-    sp->cur_port_q = calloc(n ? n : 1, sizeof *sp->cur_port_q);
-    r->pend_port_util = calloc(n ? n : 1, sizeof *r->pend_port_util);
-    r->last_port_util = calloc(n ? n : 1, sizeof *r->last_port_util);
-    r->pend_port_q = calloc(n ? n : 1, sizeof *r->pend_port_q);
+    r->sp_name = arb_malloc((n ? n : 1) * sizeof *r->sp_name);
+    sp->port_of = arb_malloc(arb_topo_n_ports(t) * sizeof *sp->port_of);
+    sp->cur_port_util = arb_calloc(n ? n : 1, sizeof *sp->cur_port_util);
+    sp->cur_port_q = arb_calloc(n ? n : 1, sizeof *sp->cur_port_q);
+    r->pend_port_util = arb_calloc(n ? n : 1, sizeof *r->pend_port_util);
+    r->last_port_util = arb_calloc(n ? n : 1, sizeof *r->last_port_util);
+    r->pend_port_q = arb_calloc(n ? n : 1, sizeof *r->pend_port_q);
     if (!r->sp_name || !sp->port_of || !sp->cur_port_util || !sp->cur_port_q ||
         !r->pend_port_util || !r->last_port_util || !r->pend_port_q)
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -802,14 +803,14 @@ static int setup_classes(arb_scenario_result *r, const arb_topo *t, uint64_t que
         snprintf(pc->name, sizeof pc->name, "tier%u_%s", tier, up ? "up" : "down");
         const char *lo = arb_topo_level_name(t, tier), *hi = arb_topo_level_name(t, tier + 1);
         snprintf(pc->label, sizeof pc->label, "%s->%s", up ? lo : hi, up ? hi : lo);
-        pc->hist = calloc(n_hist, sizeof *pc->hist);
+        pc->hist = arb_calloc(n_hist, sizeof *pc->hist);
         if (!pc->hist) return ARB_ENOMEM;
         pc->n_hist = n_hist;
     }
     uint32_t np = arb_topo_n_ports(t);
     sp->n_ports = np;
-    sp->cls_of = malloc(np ? np : 1);
-    sp->prev_tx = calloc(np ? np : 1, sizeof *sp->prev_tx);
+    sp->cls_of = arb_malloc(np ? np : 1);
+    sp->prev_tx = arb_calloc(np ? np : 1, sizeof *sp->prev_tx);
     if (!sp->cls_of || !sp->prev_tx) return ARB_ENOMEM;
     const arb_port *ports = arb_topo_ports(t);
     for (uint32_t p = 0; p < np; p++) {
@@ -881,9 +882,9 @@ static int collect_ranks(arb_scenario_result *r, const arb_sim *s)
     for (int k = 0; k < jobs; k++)
         n += arb_sim_arbor_job_ranks(s, k);
     if (!n) return 0;
-    r->ar_rank_job = malloc(n * sizeof *r->ar_rank_job);
-    r->ar_rank_host = malloc(n * sizeof *r->ar_rank_host);
-    r->ar_rank_done = malloc(n * sizeof *r->ar_rank_done);
+    r->ar_rank_job = arb_malloc(n * sizeof *r->ar_rank_job);
+    r->ar_rank_host = arb_malloc(n * sizeof *r->ar_rank_host);
+    r->ar_rank_done = arb_malloc(n * sizeof *r->ar_rank_done);
     if (!r->ar_rank_job || !r->ar_rank_host || !r->ar_rank_done) return ARB_ENOMEM;
     for (int k = 0; k < jobs; k++)
         for (uint32_t i = 0; i < arb_sim_arbor_job_ranks(s, k); i++, r->n_ar_ranks++) {
@@ -899,10 +900,10 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
     arb_sim_get_stats(s, &r->st);
     r->active = arb_sim_last_activity(s);
     uint32_t n = arb_sim_n_flows(s);
-    r->flows = malloc((n ? n : 1) * sizeof *r->flows);
-    arb_time *fct = malloc((n ? n : 1) * sizeof *fct);
+    r->flows = arb_malloc((n ? n : 1) * sizeof *r->flows);
+    arb_time *fct = arb_malloc((n ? n : 1) * sizeof *fct);
     if (!r->flows || !fct) {
-        free(fct);
+        arb_free(fct);
         return ARB_ENOMEM;
     }
     r->n_flows = n;
@@ -932,7 +933,7 @@ static int collect(arb_scenario_result *r, const arb_sim *s, const arb_topo *t)
     r->fct_p50 = pct(fct, r->fct_n, 50);
     r->fct_p99 = pct(fct, r->fct_n, 99);
     r->fct_max = r->fct_n ? fct[r->fct_n - 1] : 0;
-    free(fct);
+    arb_free(fct);
     /* utilisation over the whole run (to its last activity: a timer that
      * fires after it and does nothing is not part of it), and the deepest
      * queue per class */
@@ -1046,7 +1047,7 @@ struct scn_run {
 static int run_result(struct scn_run *run)
 {
     const arb_scenario *sc = run->sc;
-    arb_scenario_result *r = calloc(1, sizeof *r);
+    arb_scenario_result *r = arb_calloc(1, sizeof *r);
     run->r = r;
     if (!r) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
     for (int k = 0; k < K_COUNT; k++)
@@ -1325,7 +1326,7 @@ static int run_taps(struct scn_run *run)
         unsigned npp = 0;
         int rc = scn_port_list(run->t, scn_str(sc, K_RUN_PCAPPORTS), &pp, &npp, msg, sizeof msg);
         if (rc < 0) {
-            free(pcap_path);
+            arb_free(pcap_path);
             return key_fail(sc, K_RUN_PCAPPORTS, run->err, run->errlen, rc, msg);
         }
         uint32_t snap = (uint32_t)scn_u64(sc, K_RUN_PCAPSNAP);
@@ -1334,9 +1335,9 @@ static int run_taps(struct scn_run *run)
             run->pcap_path = pcap_path;
         } else {
             rc = arb_sim_pcap_open(&run->pcap, pcap_path, pp, npp, snap);
-            free(pcap_path);
+            arb_free(pcap_path);
         }
-        free(pp);
+        arb_free(pp);
         if (rc < 0) return pcap_fail(sc, rc, run->err, run->errlen);
         arb_sim_pcap_install(run->pcap, &run->cfg);
     }
@@ -1435,21 +1436,21 @@ static int run_partition(struct scn_run *run)
                         "a partitioned run (--partition) needs local: the global order has no "
                         "parts");
     uint32_t n = arb_topo_n_nodes(run->t);
-    uint32_t *np = malloc((n ? n : 1) * sizeof *np);
+    uint32_t *np = arb_malloc((n ? n : 1) * sizeof *np);
     if (!np) return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
     int rc = arb_sim_part_subtrees(run->t, run->part->n_ranks, np);
     if (rc < 0) {
-        free(np);
+        arb_free(np);
         return arb_errf(run->err, run->errlen, rc, "--partition %u: %s", run->part->n_ranks,
                         rc == ARB_EINVAL ? "more parts than the fabric has hosts"
                                          : "out of memory");
     }
     if (run->order && (rc = order_one_part(run->t, np, msg, sizeof msg)) < 0) {
-        free(np);
+        arb_free(np);
         return key_fail(sc, K_RUN_QPORDER, run->err, run->errlen, rc, msg);
     }
     rc = arb_sim_partition(run->s, run->part, np, msg, sizeof msg);
-    free(np);
+    arb_free(np);
     if (rc == 0 && run->stop) rc = arb_sim_part_stop_after(run->s, run->stop_t, run->stop_event);
     if (rc < 0) return arb_errf(run->err, run->errlen, rc, "%s", msg);
     return chained_starts(run);
@@ -1481,7 +1482,7 @@ static int echo_used(arb_scenario_result *r, enum scn_key k, const char *used)
     if (strcmp(r->echo[k], "auto") != 0) return 0;
     char *d = dup_str(used);
     if (!d) return ARB_ENOMEM;
-    free(r->echo[k]);
+    arb_free(r->echo[k]);
     r->echo[k] = d;
     return 0;
 }
@@ -1539,11 +1540,11 @@ static int run_start(struct scn_run *run)
         if (rc < 0) return rc;
     }
     if (r->watch && run->n_plans) {
-        uint32_t *ch_end = malloc(run->n_plans * sizeof *ch_end);
+        uint32_t *ch_end = arb_malloc(run->n_plans * sizeof *ch_end);
         for (uint32_t k = 0; ch_end && k < run->n_plans; k++)
             ch_end[k] = (k ? ch_end[k - 1] : 0) + arb_plan_n_channels(run->plans[k]);
         rc = ch_end ? scn_watch_jobs(r->watch, ch_end, run->n_plans) : ARB_ENOMEM;
-        free(ch_end);
+        arb_free(ch_end);
         if (rc < 0) return arb_errf(run->err, run->errlen, rc, "out of memory");
     }
     if (run->w) {
@@ -1717,7 +1718,7 @@ static int run_end(struct scn_run *run, int rc)
             rc = key_fail(run->sc, K_RUN_PCAP, run->err, run->errlen, prc,
                           prc == ARB_ENOMEM ? "out of memory" : "a write failed");
     }
-    free(run->pcap_path);
+    arb_free(run->pcap_path);
     if (run->s && run->r && arb_sim_part_figures(run->s, &run->r->part) == 0) run->r->has_part = 1;
     arb_sim_free(run->s);
     scn_steer_free(run->steer);
@@ -1730,15 +1731,15 @@ static int run_end(struct scn_run *run, int rc)
     scn_failat_free(&run->failat);
     for (uint32_t k = 0; k < run->n_plans; k++)
         arb_plan_free(run->plans[k]);
-    free(run->plans);
+    arb_free(run->plans);
     arb_workload_free(run->w);
     if (run->route.destroy) run->route.destroy(run->route.ctx);
     arb_topo_free(run->t);
-    free(run->sp.cls_of);
-    free(run->sp.port_of);
-    free(run->sp.cur_port_util);
-    free(run->sp.cur_port_q);
-    free(run->sp.prev_tx);
+    arb_free(run->sp.cls_of);
+    arb_free(run->sp.port_of);
+    arb_free(run->sp.cur_port_util);
+    arb_free(run->sp.cur_port_q);
+    arb_free(run->sp.prev_tx);
     return rc;
 }
 
@@ -1842,26 +1843,26 @@ static int arbor_ranks(const arb_scenario *sc, const arb_scenario_result *r, uin
         uint64_t *c = NULL, sum = 0;
         uint32_t nc = 0;
         if (scn_list(sc, K_AR_JOBRANKS, &c, &nc) < 0) {
-            free(hosts);
+            arb_free(hosts);
             return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         }
         for (uint32_t k = 0; k < nc; k++)
             sum += c[k] < UINT32_MAX ? c[k] : UINT32_MAX;
-        free(c);
+        arb_free(c);
         if (sum <= avail) ranks = sum;
     }
     if (ranks > avail || ranks < 2 || ranks > ARB_PLAN_MAX_RANKS * scn_u64(sc, K_AR_JOBS)) {
-        free(hosts);
+        arb_free(hosts);
         return arbor_ranks_fail(sc, ranks, avail, err, errlen);
     }
-    *rk = malloc(ranks * sizeof **rk);
+    *rk = arb_malloc(ranks * sizeof **rk);
     if (!*rk) {
-        free(hosts);
+        arb_free(hosts);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < ranks; i++)
         (*rk)[i] = hosts ? hosts[i] : i;
-    free(hosts);
+    arb_free(hosts);
     *n = (uint32_t)ranks;
     return 0;
 }
@@ -1877,10 +1878,10 @@ struct layout {
 
 static void layout_free(struct layout *l)
 {
-    free(l->first);
-    free(l->count);
-    free(l->bytes);
-    free(l->start);
+    arb_free(l->first);
+    arb_free(l->count);
+    arb_free(l->bytes);
+    arb_free(l->start);
 }
 
 /* A list key with one value per job (empty: NULL); the error names it. */
@@ -1893,7 +1894,7 @@ static int per_job(const arb_scenario *sc, enum scn_key k, uint32_t jobs, uint64
         char msg[160];
         snprintf(msg, sizeof msg, "%u values for arbor.jobs = %u (one per job, in job order)", n,
                  jobs);
-        free(*v);
+        arb_free(*v);
         *v = NULL;
         return key_fail(sc, k, err, errlen, ARB_EINVAL, msg);
     }
@@ -1911,10 +1912,10 @@ static int arbor_layout(const arb_scenario *sc, uint32_t ranks, struct layout *l
     int rc = per_job(sc, K_AR_JOBRANKS, jobs, &cnt, err, errlen);
     if (rc == 0) rc = per_job(sc, K_AR_JOBSIZE, jobs, &size, err, errlen);
     if (rc == 0) rc = per_job(sc, K_AR_JOBSTART, jobs, &start, err, errlen);
-    l->first = calloc(jobs, sizeof *l->first);
-    l->count = calloc(jobs, sizeof *l->count);
-    l->bytes = calloc(jobs, sizeof *l->bytes);
-    l->start = calloc(jobs, sizeof *l->start);
+    l->first = arb_calloc(jobs, sizeof *l->first);
+    l->count = arb_calloc(jobs, sizeof *l->count);
+    l->bytes = arb_calloc(jobs, sizeof *l->bytes);
+    l->start = arb_calloc(jobs, sizeof *l->start);
     if (rc == 0 && (!l->first || !l->count || !l->bytes || !l->start))
         rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     uint64_t at = 0;
@@ -1947,9 +1948,9 @@ static int arbor_layout(const arb_scenario *sc, uint32_t ranks, struct layout *l
                  (unsigned long long)at, ranks);
         rc = key_fail(sc, K_AR_JOBRANKS, err, errlen, ARB_EINVAL, msg);
     }
-    free(cnt);
-    free(size);
-    free(start);
+    arb_free(cnt);
+    arb_free(size);
+    arb_free(start);
     return rc;
 }
 
@@ -2218,13 +2219,13 @@ static int arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo 
     int rc = arbor_ranks(sc, r, &rk, &ranks, err, errlen);
     if (rc == 0) rc = arbor_layout(sc, ranks, &l, err, errlen);
     if (rc == 0) rc = arbor_plan_config(sc, &pc, err, errlen);
-    if (rc == 0 && !(*plans = calloc(l.jobs, sizeof **plans)))
+    if (rc == 0 && !(*plans = arb_calloc(l.jobs, sizeof **plans)))
         rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (uint32_t k = 0; rc == 0 && k < l.jobs; k++) {
         rc = arbor_plan(sc, t, &pc, rk, k, &l, &(*plans)[k], err, errlen);
         if (rc == 0) *n_plans = k + 1;
     }
-    free(rk);
+    arb_free(rk);
     if (rc == 0) rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
     if (rc == 0 && scn_enum(sc, K_AR_PARTITION) == 1) { /* static */
         ac.partitions = l.jobs;

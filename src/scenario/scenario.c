@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/alloc.h"
 
 struct keydef {
     const char *sec, *key;
@@ -38,7 +39,7 @@ static char *dup_str(const char *s)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = arb_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -61,16 +62,16 @@ int arb_scenario_key(size_t i, arb_scenario_key_info *info)
 
 static void value_clear(struct scn_value *v)
 {
-    free(v->text);
-    free(v->file);
-    free(v->dir);
+    arb_free(v->text);
+    arb_free(v->file);
+    arb_free(v->dir);
     memset(v, 0, sizeof *v);
 }
 
 int arb_scenario_new(arb_scenario **out)
 {
     *out = NULL;
-    arb_scenario *sc = calloc(1, sizeof *sc);
+    arb_scenario *sc = arb_calloc(1, sizeof *sc);
     if (!sc) return ARB_ENOMEM;
     for (int k = 0; k < K_COUNT; k++) {
         sc->v[k].text = dup_str(keys[k].def);
@@ -88,8 +89,8 @@ void arb_scenario_free(arb_scenario *sc)
     if (!sc) return;
     for (int k = 0; k < K_COUNT; k++)
         value_clear(&sc->v[k]);
-    free(sc->file);
-    free(sc);
+    arb_free(sc->file);
+    arb_free(sc);
 }
 
 const char *arb_scenario_file(const arb_scenario *sc)
@@ -318,11 +319,11 @@ int scn_list(const arb_scenario *sc, enum scn_key k, uint64_t **out, uint32_t *n
     size_t cap = 1;
     for (const char *p = s; *p; p++)
         cap += *p == ',';
-    uint64_t *v = malloc(cap * sizeof *v);
+    uint64_t *v = arb_malloc(cap * sizeof *v);
     if (!v) return ARB_ENOMEM;
     char bad[64];
     if (each_item(keys[k].type, s, v, n, bad, sizeof bad) < 0) { /* checked when set */
-        free(v);
+        arb_free(v);
         return ARB_EPARSE;
     }
     *out = v;
@@ -470,7 +471,7 @@ char *scn_path(const arb_scenario *sc, enum scn_key k)
     if (!v->text || !*v->text) return NULL;
     if (v->text[0] == '/' || !v->dir || !*v->dir) return dup_str(v->text);
     size_t n = strlen(v->dir) + strlen(v->text) + 2;
-    char *p = malloc(n);
+    char *p = arb_malloc(n);
     if (p) snprintf(p, n, "%s/%s", v->dir, v->text);
     return p;
 }
@@ -491,9 +492,9 @@ static int set_value(arb_scenario *sc, int k, const char *text, const char *file
 {
     char *t = dup_str(text), *f = dup_str(file), *d = dup_str(dir);
     if (!t || (file && !f) || (dir && !d)) {
-        free(t);
-        free(f);
-        free(d);
+        arb_free(t);
+        arb_free(f);
+        arb_free(d);
         return ARB_ENOMEM;
     }
     value_clear(&sc->v[k]);
@@ -590,13 +591,13 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
     char msg[256];
     int rc = check_value(k, v, msg, sizeof msg);
     if (rc < 0) {
-        free(val);
+        arb_free(val);
         char where[160];
         option_where(opt, k, where, sizeof where);
         return arb_errf(err, errlen, rc, "%s: %s", where, msg);
     }
     rc = set_value(sc, k, v, opt, 0, NULL);
-    free(val);
+    arb_free(val);
     if (rc < 0) return arb_errf(err, errlen, rc, "out of memory");
     return 0;
 }
@@ -721,7 +722,7 @@ static int handler(void *user, const char *section, const char *name, const char
         }
         const char *old = st->sc->v[k].text;
         size_t n = strlen(old) + strlen(value) + 2;
-        text = malloc(n);
+        text = arb_malloc(n);
         if (text) snprintf(text, n, "%s%s%s", old, *old ? "," : "", value);
     } else {
         text = dup_str(value);
@@ -743,7 +744,7 @@ static int handler(void *user, const char *section, const char *name, const char
     char msg[256];
     int rc = check_value(k, text, msg, sizeof msg);
     if (rc == 0) rc = set_value(st->sc, k, text, st->name, st->line, st->dir);
-    free(text);
+    arb_free(text);
     if (rc < 0) {
         if (rc == ARB_ENOMEM)
             first_error(st, rc, "out of memory");
@@ -789,7 +790,7 @@ int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errl
         return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (rd < 0) return arb_errf(err, errlen, rd, "%s: cannot read", path);
     if (memchr(buf, '\0', len)) {
-        free(buf);
+        arb_free(buf);
         return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
     }
     char *dir = dup_str(path);
@@ -804,12 +805,12 @@ int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errl
     }
     int rc = dir ? arb_scenario_load_string(sc, buf, path, dir, err, errlen)
                  : arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    free(dir);
-    free(buf);
+    arb_free(dir);
+    arb_free(buf);
     if (rc == 0) {
         char *fn = dup_str(path);
         if (!fn) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-        free(sc->file);
+        arb_free(sc->file);
         sc->file = fn;
     }
     return rc;

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define NONE UINT32_MAX
 
@@ -18,11 +19,11 @@
 static int split(const char *text, char **copy, char ***words, unsigned *n, char *msg, size_t len)
 {
     size_t tl = strlen(text);
-    *copy = malloc(tl + 1);
-    *words = malloc((tl / 2 + 2) * sizeof **words);
+    *copy = arb_malloc(tl + 1);
+    *words = arb_malloc((tl / 2 + 2) * sizeof **words);
     if (!*copy || !*words) {
-        free(*copy);
-        free(*words);
+        arb_free(*copy);
+        arb_free(*words);
         return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     }
     memcpy(*copy, text, tl + 1);
@@ -54,7 +55,7 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
     int rc = split(text, &copy, &w, &n, msg, len);
     if (rc < 0) return rc;
     uint32_t np = arb_topo_n_ports(t);
-    uint8_t *mark = calloc(np ? np : 1, 1);
+    uint8_t *mark = arb_calloc(np ? np : 1, 1);
     if (!mark) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     unsigned i = 0;
     while (rc == 0 && i < n) {
@@ -122,9 +123,9 @@ int scn_links_apply(arb_topo *t, const char *text, char *msg, size_t len)
             if (rc < 0) rc = arb_errf(msg, len, rc, "out of memory");
         }
     }
-    free(mark);
-    free(w);
-    free(copy);
+    arb_free(mark);
+    arb_free(w);
+    arb_free(copy);
     return rc;
 }
 
@@ -225,9 +226,9 @@ static int rule_setting(const arb_topo *t, struct rule *r, const char *word, int
 void scn_steer_free(struct scn_steer *st)
 {
     if (!st) return;
-    free(st->r);
-    free(st->has);
-    free(st);
+    arb_free(st->r);
+    arb_free(st->has);
+    arb_free(st);
 }
 
 int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, arb_sim_config *cfg,
@@ -238,10 +239,10 @@ int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, 
     unsigned n;
     int rc = split(text, &copy, &w, &n, msg, len);
     if (rc < 0) return rc;
-    struct scn_steer *st = calloc(1, sizeof *st);
+    struct scn_steer *st = arb_calloc(1, sizeof *st);
     if (st) {
-        st->r = calloc(n ? n : 1, sizeof *st->r);
-        st->has = calloc(arb_topo_n_nodes(t), 1);
+        st->r = arb_calloc(n ? n : 1, sizeof *st->r);
+        st->has = arb_calloc(arb_topo_n_nodes(t), 1);
     }
     if (!st || !st->r || !st->has) rc = arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     unsigned i = 0;
@@ -274,8 +275,8 @@ int scn_steer_make(struct scn_steer **out, const arb_topo *t, const char *text, 
             st->n++;
         }
     }
-    free(w);
-    free(copy);
+    arb_free(w);
+    arb_free(copy);
     if (rc < 0) {
         scn_steer_free(st);
         return rc;
@@ -314,7 +315,7 @@ static uint32_t slot_of(uint64_t hosts, uint64_t qp, uint32_t cap)
 static int order_grow(struct scn_order *o)
 {
     uint32_t ncap = o->cap ? o->cap * 2 : 1024;
-    struct qpent *nt = calloc(ncap, sizeof *nt);
+    struct qpent *nt = arb_calloc(ncap, sizeof *nt);
     if (!nt) return -1;
     for (uint32_t i = 0; i < o->cap; i++) {
         if (!o->tab[i].hosts) continue;
@@ -323,7 +324,7 @@ static int order_grow(struct scn_order *o)
             j = (j + 1) & (ncap - 1);
         nt[j] = o->tab[i];
     }
-    free(o->tab);
+    arb_free(o->tab);
     o->tab = nt;
     o->cap = ncap;
     return 0;
@@ -362,7 +363,7 @@ static void order_tap(void *ctx, const arb_sim *s, uint32_t port, const arb_sim_
 
 int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cfg)
 {
-    struct scn_order *o = calloc(1, sizeof *o);
+    struct scn_order *o = arb_calloc(1, sizeof *o);
     if (!o) return ARB_ENOMEM;
     o->t = t;
     o->next = cfg->tap;
@@ -395,6 +396,6 @@ int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts)
 void scn_order_free(struct scn_order *o)
 {
     if (!o) return;
-    free(o->tab);
-    free(o);
+    arb_free(o->tab);
+    arb_free(o);
 }

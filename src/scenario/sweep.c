@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 struct sweep_var {
     char *name;
@@ -46,7 +47,7 @@ struct arb_sweep {
 
 static char *dup_n(const char *s, size_t n)
 {
-    char *d = malloc(n + 1);
+    char *d = arb_malloc(n + 1);
     if (d) {
         memcpy(d, s, n);
         d[n] = '\0';
@@ -103,7 +104,7 @@ static int add_piece(arb_sweep *sw, struct piece pc)
 {
     if (sw->n_pieces == sw->cap_pieces) {
         size_t cap = sw->cap_pieces ? sw->cap_pieces * 2 : 16;
-        struct piece *np = realloc(sw->pieces, cap * sizeof *np);
+        struct piece *np = arb_realloc(sw->pieces, cap * sizeof *np);
         if (!np) return ARB_ENOMEM;
         sw->pieces = np;
         sw->cap_pieces = cap;
@@ -119,7 +120,7 @@ static int add_literal(arb_sweep *sw, const char *s, size_t n)
     if (sw->n_pieces && sw->pieces[sw->n_pieces - 1].lit) {
         struct piece *last = &sw->pieces[sw->n_pieces - 1];
         size_t old = strlen(last->lit);
-        char *t = realloc(last->lit, old + n + 1);
+        char *t = arb_realloc(last->lit, old + n + 1);
         if (!t) return ARB_ENOMEM;
         memcpy(t + old, s, n);
         t[old + n] = '\0';
@@ -129,7 +130,7 @@ static int add_literal(arb_sweep *sw, const char *s, size_t n)
     char *d = dup_n(s, n);
     if (!d) return ARB_ENOMEM;
     int rc = add_piece(sw, (struct piece){d, 0, 0, NULL, NULL});
-    if (rc < 0) free(d);
+    if (rc < 0) arb_free(d);
     return rc;
 }
 
@@ -137,7 +138,7 @@ static int var_add_value(struct sweep_var *v, char *text)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 8;
-        char **nv = realloc(v->values, cap * sizeof *nv);
+        char **nv = arb_realloc(v->values, cap * sizeof *nv);
         if (!nv) return ARB_ENOMEM;
         v->values = nv;
         v->cap = cap;
@@ -259,7 +260,7 @@ static int expand_range(struct parse *ps, struct sweep_var *v, const char *item)
     for (uint64_t x = lo; x <= hi; x += st) {
         char *t = dec_text(x, d);
         if (!t || var_add_value(v, t) < 0) {
-            free(t);
+            arb_free(t);
             return oom(ps);
         }
         if (hi - x < st) break;
@@ -277,7 +278,7 @@ static int list_item(struct parse *ps, struct sweep_var *v, const char **pp, con
     while (p < end && is_blank(*p))
         p++;
     if (p < end && *p == '"') {
-        char *buf = malloc((size_t)(end - p) + 1);
+        char *buf = arb_malloc((size_t)(end - p) + 1);
         if (!buf) return oom(ps);
         size_t n = 0;
         for (p++; p < end && *p != '"'; p++) {
@@ -286,19 +287,19 @@ static int list_item(struct parse *ps, struct sweep_var *v, const char **pp, con
         }
         buf[n] = '\0';
         if (p >= end) {
-            free(buf);
+            arb_free(buf);
             return perr(ps, "${%s}: a quoted value without its closing '\"'", v->name);
         }
         p++;
         while (p < end && is_blank(*p))
             p++;
         if (p < end && *p != ',') {
-            free(buf);
+            arb_free(buf);
             return perr(ps, "${%s}: text after a quoted value (values are separated by ',')",
                         v->name);
         }
         if (var_add_value(v, buf) < 0) {
-            free(buf);
+            arb_free(buf);
             return oom(ps);
         }
         *pp = p;
@@ -314,18 +315,18 @@ static int list_item(struct parse *ps, struct sweep_var *v, const char **pp, con
     char *item = dup_n(p, (size_t)(e - p));
     if (!item) return oom(ps);
     if (strchr(item, '"')) {
-        free(item);
+        arb_free(item);
         return perr(ps, "${%s}: a '\"' inside a value (quote the whole value)", v->name);
     }
     int rc = expand_range(ps, v, item);
     if (rc == 0) {
         if (var_add_value(v, item) < 0) {
-            free(item);
+            arb_free(item);
             return oom(ps);
         }
         item = NULL;
     }
-    free(item);
+    arb_free(item);
     if (rc < 0) return rc;
     *pp = q;
     return 0;
@@ -340,7 +341,7 @@ static int new_var(struct parse *ps, const char *name, size_t *idx)
                     sw->vars[prev].line, name);
     if (sw->n_vars == sw->cap_vars) {
         size_t cap = sw->cap_vars ? sw->cap_vars * 2 : 8;
-        struct sweep_var *nv = realloc(sw->vars, cap * sizeof *nv);
+        struct sweep_var *nv = arb_realloc(sw->vars, cap * sizeof *nv);
         if (!nv) return oom(ps);
         sw->vars = nv;
         sw->cap_vars = cap;
@@ -359,11 +360,11 @@ static int new_var(struct parse *ps, const char *name, size_t *idx)
 static int add_slot(struct parse *ps, size_t var, char *ref)
 {
     size_t n = strlen(ps->section) + strlen(ps->key) + 2;
-    char *key = malloc(n);
+    char *key = arb_malloc(n);
     if (!key) return ARB_ENOMEM;
     snprintf(key, n, "%s.%s", ps->section, ps->key);
     if (add_piece(ps->sw, (struct piece){NULL, var, ps->line, ref, key}) < 0) {
-        free(key);
+        arb_free(key);
         return ARB_ENOMEM;
     }
     return 0;
@@ -420,7 +421,7 @@ static int construct(struct parse *ps, const char *body, size_t len)
         char *ref = dup_n(id, n);
         if (!ref) return oom(ps);
         if (add_slot(ps, 0, ref) < 0) {
-            free(ref);
+            arb_free(ref);
             return oom(ps);
         }
         return 0;
@@ -627,7 +628,7 @@ static int parse_text(struct parse *ps, const char *text)
                         pc->ref, pc->ref, pc->ref);
         }
         pc->var = (size_t)v;
-        free(pc->ref);
+        arb_free(pc->ref);
         pc->ref = NULL;
     }
     /* a swept run.seed: seeds = A..B would set it over every point's value */
@@ -680,28 +681,28 @@ void arb_sweep_free(arb_sweep *sw)
 {
     if (!sw) return;
     for (size_t i = 0; i < sw->n_pieces; i++) {
-        free(sw->pieces[i].lit);
-        free(sw->pieces[i].ref);
-        free(sw->pieces[i].key);
+        arb_free(sw->pieces[i].lit);
+        arb_free(sw->pieces[i].ref);
+        arb_free(sw->pieces[i].key);
     }
-    free(sw->pieces);
+    arb_free(sw->pieces);
     for (size_t i = 0; i < sw->n_vars; i++) {
         for (size_t j = 0; j < sw->vars[i].n; j++)
-            free(sw->vars[i].values[j]);
-        free(sw->vars[i].values);
-        free(sw->vars[i].name);
+            arb_free(sw->vars[i].values[j]);
+        arb_free(sw->vars[i].values);
+        arb_free(sw->vars[i].name);
     }
-    free(sw->vars);
-    free(sw->name);
-    free(sw->dir);
-    free(sw);
+    arb_free(sw->vars);
+    arb_free(sw->name);
+    arb_free(sw->dir);
+    arb_free(sw);
 }
 
 int arb_sweep_parse(const char *text, const char *name, const char *dir, arb_sweep **out, char *err,
                     size_t errlen)
 {
     *out = NULL;
-    arb_sweep *sw = calloc(1, sizeof *sw);
+    arb_sweep *sw = arb_calloc(1, sizeof *sw);
     if (!sw) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     if (!name) name = "scenario";
     sw->name = dup_n(name, strlen(name));
@@ -731,12 +732,12 @@ int arb_sweep_load(const char *path, arb_sweep **out, char *err, size_t errlen)
     FILE *f = fopen(path, "rb");
     if (!f) return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    char *buf = arb_malloc(cap);
     while (buf) {
         if (len + 1 >= cap) {
-            char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
+            char *nb = cap < (1u << 24) ? arb_realloc(buf, cap * 2) : NULL;
             if (!nb) {
-                free(buf);
+                arb_free(buf);
                 buf = NULL;
                 break;
             }
@@ -750,20 +751,20 @@ int arb_sweep_load(const char *path, arb_sweep **out, char *err, size_t errlen)
     int bad = !buf || ferror(f);
     fclose(f);
     if (bad) {
-        free(buf);
+        arb_free(buf);
         return arb_errf(err, errlen, buf ? ARB_EIO : ARB_ENOMEM, "%s: cannot read", path);
     }
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) {
-        free(buf);
+        arb_free(buf);
         return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
     }
     const char *slash = strrchr(path, '/');
     char *dir = slash == path ? dup_n("/", 1) : dup_n(path, slash ? (size_t)(slash - path) : 0);
     int rc = dir ? arb_sweep_parse(buf, path, dir, out, err, errlen)
                  : arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    free(dir);
-    free(buf);
+    arb_free(dir);
+    arb_free(buf);
     return rc;
 }
 
@@ -807,7 +808,7 @@ char *arb_sweep_point_text(const arb_sweep *sw, size_t point)
         const struct piece *pc = &sw->pieces[i];
         len += strlen(pc->lit ? pc->lit : arb_sweep_value(sw, point, pc->var));
     }
-    char *t = malloc(len), *o = t;
+    char *t = arb_malloc(len), *o = t;
     if (!t) return NULL;
     for (size_t i = 0; i < sw->n_pieces; i++) {
         const struct piece *pc = &sw->pieces[i];
@@ -850,7 +851,7 @@ int arb_sweep_point_load(const arb_sweep *sw, size_t point, arb_scenario *sc, ch
     char *text = arb_sweep_point_text(sw, point);
     if (!text) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     int rc = arb_scenario_load_string(sc, text, sw->name, sw->dir, err, errlen);
-    free(text);
+    arb_free(text);
     if (rc < 0 && rc != ARB_ENOMEM && err && errlen) {
         size_t nl = strlen(sw->name);
         unsigned line = 0;

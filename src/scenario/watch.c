@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define NONE UINT32_MAX
 
@@ -72,7 +73,7 @@ static int grow_bins(struct scn_watch *w, uint32_t need)
         if (cap > UINT32_MAX / 2) return ARB_ENOMEM;
         cap *= 2;
     }
-    uint64_t *nb = realloc(w->bytes, (size_t)cap * row * sizeof *nb);
+    uint64_t *nb = arb_realloc(w->bytes, (size_t)cap * row * sizeof *nb);
     if (!nb) return ARB_ENOMEM;
     memset(nb + (size_t)w->cap_bins * row, 0, (size_t)(cap - w->cap_bins) * row * sizeof *nb);
     w->bytes = nb;
@@ -101,24 +102,24 @@ int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, 
                    arb_sim_config *cfg, char *msg, size_t len)
 {
     *out = NULL;
-    struct scn_watch *w = calloc(1, sizeof *w);
+    struct scn_watch *w = arb_calloc(1, sizeof *w);
     if (!w) return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     uint32_t *ports = NULL;
     unsigned n = 0;
     int rc = scn_port_list(t, list, &ports, &n, msg, len);
     if (rc < 0) {
-        free(w);
+        arb_free(w);
         return rc;
     }
     w->n = n;
     w->n_ports = arb_topo_n_ports(t);
     w->bin = bin ? bin : 10 * ARB_PS_PER_US;
-    w->p = calloc(n ? n : 1, sizeof *w->p);
-    w->slot_of = malloc((w->n_ports ? w->n_ports : 1) * sizeof *w->slot_of);
-    w->from = calloc(1, sizeof *w->from);
-    w->to = calloc(1, sizeof *w->to);
+    w->p = arb_calloc(n ? n : 1, sizeof *w->p);
+    w->slot_of = arb_malloc((w->n_ports ? w->n_ports : 1) * sizeof *w->slot_of);
+    w->from = arb_calloc(1, sizeof *w->from);
+    w->to = arb_calloc(1, sizeof *w->to);
     if (!w->p || !w->slot_of || !w->from || !w->to) {
-        free(ports);
+        arb_free(ports);
         scn_watch_free(w);
         return arb_errf(msg, len, ARB_ENOMEM, "out of memory");
     }
@@ -137,7 +138,7 @@ int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, 
             snprintf(w->p[i].name, sizeof w->p[i].name, "%s->%s", a, b);
         w->slot_of[ports[i]] = i;
     }
-    free(ports);
+    arb_free(ports);
     w->next = cfg->tap;
     w->next_ctx = cfg->tap_ctx;
     cfg->tap = watch_tap;
@@ -149,18 +150,18 @@ int scn_watch_make(struct scn_watch **out, const arb_topo *t, const char *list, 
 int scn_watch_jobs(struct scn_watch *w, const uint32_t *ch_end, uint32_t jobs)
 {
     if (w->bytes) return ARB_ESTATE; /* parties are fixed once bytes are counted */
-    uint32_t *ce = malloc((jobs ? jobs : 1) * sizeof *ce);
-    arb_time *from = calloc(jobs + 1, sizeof *from), *to = calloc(jobs + 1, sizeof *to);
+    uint32_t *ce = arb_malloc((jobs ? jobs : 1) * sizeof *ce);
+    arb_time *from = arb_calloc(jobs + 1, sizeof *from), *to = arb_calloc(jobs + 1, sizeof *to);
     if (!ce || !from || !to) {
-        free(ce);
-        free(from);
-        free(to);
+        arb_free(ce);
+        arb_free(from);
+        arb_free(to);
         return ARB_ENOMEM;
     }
     if (jobs) memcpy(ce, ch_end, jobs * sizeof *ce);
-    free(w->ch_end);
-    free(w->from);
-    free(w->to);
+    arb_free(w->ch_end);
+    arb_free(w->from);
+    arb_free(w->to);
     w->ch_end = ce;
     w->from = from;
     w->to = to;
@@ -172,9 +173,9 @@ int scn_watch_sample(struct scn_watch *w, const arb_sim *s, arb_time t)
 {
     if (w->n_samp == w->cap_samp) {
         uint32_t cap = w->cap_samp ? w->cap_samp * 2 : 256;
-        uint32_t *nq = realloc(w->q, (size_t)cap * (w->n ? w->n : 1) * sizeof *nq);
+        uint32_t *nq = arb_realloc(w->q, (size_t)cap * (w->n ? w->n : 1) * sizeof *nq);
         if (nq) w->q = nq;
-        arb_time *nt = realloc(w->qt, cap * sizeof *nt);
+        arb_time *nt = arb_realloc(w->qt, cap * sizeof *nt);
         if (nt) w->qt = nt;
         if (!nq || !nt) return ARB_ENOMEM;
         w->cap_samp = cap;
@@ -256,7 +257,7 @@ struct qfig {
 static struct qfig queue_in(const struct scn_watch *w, uint32_t i, arb_time lo, arb_time hi)
 {
     struct qfig f = {0, 0, 0, 0};
-    uint32_t *v = malloc((w->n_samp ? w->n_samp : 1) * sizeof *v);
+    uint32_t *v = arb_malloc((w->n_samp ? w->n_samp : 1) * sizeof *v);
     if (!v) return f;
     double sum = 0;
     for (uint32_t x = 0; x < w->n_samp; x++) {
@@ -272,7 +273,7 @@ static struct qfig queue_in(const struct scn_watch *w, uint32_t i, arb_time lo, 
         f.p99 = v[r - 1];
         f.mean = sum / f.n;
     }
-    free(v);
+    arb_free(v);
     return f;
 }
 
@@ -329,7 +330,7 @@ static void port_json(const struct scn_watch *w, uint32_t i, cJSON *e)
     /* the parties that crossed it, and the window where all were active */
     arb_time lo = 0, hi = ARB_TIME_NEVER;
     uint32_t crossed = 0;
-    uint64_t *pb = calloc(parties(w), sizeof *pb);
+    uint64_t *pb = arb_calloc(parties(w), sizeof *pb);
     if (!pb) return;
     for (uint32_t k = 0; k < parties(w); k++) {
         pb[k] = party_bytes(w, i, k);
@@ -359,7 +360,7 @@ static void port_json(const struct scn_watch *w, uint32_t i, cJSON *e)
             cJSON_AddNullToObject(o, "overlap_gbps");
         cJSON_AddItemToArray(arr, o);
     }
-    free(pb);
+    arb_free(pb);
     if (!overlap) {
         cJSON_AddNullToObject(e, "overlap");
         return;
@@ -390,13 +391,13 @@ void scn_watch_json(const struct scn_watch *w, cJSON *obj)
 void scn_watch_free(struct scn_watch *w)
 {
     if (!w) return;
-    free(w->p);
-    free(w->slot_of);
-    free(w->ch_end);
-    free(w->bytes);
-    free(w->q);
-    free(w->qt);
-    free(w->from);
-    free(w->to);
-    free(w);
+    arb_free(w->p);
+    arb_free(w->slot_of);
+    arb_free(w->ch_end);
+    arb_free(w->bytes);
+    arb_free(w->q);
+    arb_free(w->qt);
+    arb_free(w->from);
+    arb_free(w->to);
+    arb_free(w);
 }

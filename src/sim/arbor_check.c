@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* Rank r's element e: an integer in [-8, 8], so every partial sum of up to
  * 2^p / 8 ranks is exact in a format with p significand bits. */
@@ -69,7 +70,7 @@ static int cwin_add(struct cwin *c, uint32_t i)
             uint32_t cap = c->cap ? c->cap : 1;
             while (cap < need)
                 cap *= 2;
-            uint64_t *nw = realloc(c->w, (size_t)cap * sizeof *nw);
+            uint64_t *nw = arb_realloc(c->w, (size_t)cap * sizeof *nw);
             if (!nw) return -1;
             c->w = nw;
             c->cap = cap;
@@ -85,8 +86,8 @@ static int cwin_add(struct cwin *c, uint32_t i)
 
 void arbor_cwin_free(struct cwin *c)
 {
-    if (c) free(c->w);
-    free(c);
+    if (c) arb_free(c->w);
+    arb_free(c);
 }
 
 /* The rank driver counts the commit unless this returns -1. */

@@ -3,6 +3,7 @@
 #include "arbor_int.h"
 
 #include <assert.h>
+#include "base/alloc.h"
 
 static void host_send(arb_sim *s, uint32_t port, uint32_t i)
 {
@@ -165,7 +166,7 @@ static SIM_COLD void note_rank(arb_sim *s, struct ajob *j, uint32_t r)
     j->reported[r] = 1;
     if (a->n_notes == a->cap_notes) {
         uint32_t cap = a->cap_notes ? a->cap_notes * 2 : 64;
-        struct rnote *n = realloc(a->notes, cap * sizeof *n);
+        struct rnote *n = arb_realloc(a->notes, cap * sizeof *n);
         if (!n) {
             fatal(s, ARB_ENOMEM);
             return;
@@ -232,11 +233,11 @@ int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at)
     struct arbor_job *a = s->arb;
     uint32_t h = arb_plan_host(j->p, r);
     if (!owns_node(s, h)) return 0; /* another part enters it */
-    if (!a->enters && !(a->enters = calloc(s->n_hosts, sizeof *a->enters))) return ARB_ENOMEM;
+    if (!a->enters && !(a->enters = arb_calloc(s->n_hosts, sizeof *a->enters))) return ARB_ENOMEM;
     struct aenters *l = &a->enters[h];
     if (l->n == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 4;
-        struct aenter *v = realloc(l->v, cap * sizeof *v);
+        struct aenter *v = arb_realloc(l->v, cap * sizeof *v);
         if (!v) return ARB_ENOMEM;
         l->v = v;
         l->cap = cap;
@@ -381,7 +382,7 @@ static int host_engines(arb_sim *s, struct ajob *j, uint32_t h, int start, arb_t
             int rc = 0;
             if (e->r && j->cfg.values && len && c->kind != ARB_EP_PUSH &&
                 c->kind != ARB_EP_BARRIER && !e->result) {
-                e->result = malloc(len);
+                e->result = arb_malloc(len);
                 if (!e->result) rc = ARB_ENOMEM;
             }
             if (rc == 0) rc = arb_host_start(e, NULL, e->r ? e->result : NULL, s->now);

@@ -37,6 +37,7 @@
 #include "sim_int.h"
 
 #include <stdlib.h>
+#include "base/alloc.h"
 
 #define NONE UINT32_MAX
 enum { ROUTE_TREE = 0, ROUTE_UNICAST = 1 };
@@ -396,7 +397,7 @@ static inline int hdr_room(arb_sim *s, uint32_t i)
     uint32_t ncap = a->cap_hdr ? a->cap_hdr : 4096;
     while (ncap <= i)
         ncap *= 2;
-    arb_hdr *n = realloc(a->hdr, (size_t)ncap * sizeof *n);
+    arb_hdr *n = arb_realloc(a->hdr, (size_t)ncap * sizeof *n);
     if (!n) return ARB_ENOMEM;
     a->hdr = n;
     a->cap_hdr = ncap;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* Every part's done times into host->rank_done (a rank's time is set in
  * its host's part alone; the others hold ARB_TIME_NEVER), while some rank
@@ -25,7 +26,7 @@ static int merge_ranks(arb_sim *s, struct ajob *j)
     uint32_t R = arb_plan_get_config(j->p)->n_ranks;
     if (j->g_ranks_done == R) return 0;
     if (a->cap_scratch < R) {
-        arb_time *n = realloc(a->scratch, (size_t)R * sizeof *n);
+        arb_time *n = arb_realloc(a->scratch, (size_t)R * sizeof *n);
         if (!n) return ARB_ENOMEM;
         a->scratch = n;
         a->cap_scratch = R;
@@ -86,7 +87,7 @@ int arbor_part_sync(arb_sim *s)
     /* the live slots of this part's switches: their sum, the most at one */
     uint32_t live, most;
     arbor_slots_live(s, &live, &most);
-    uint64_t *v = malloc(((size_t)J + 4) * sizeof *v);
+    uint64_t *v = arb_malloc(((size_t)J + 4) * sizeof *v);
     if (!v) return ARB_ENOMEM;
     for (uint32_t x = 0; x < J; x++)
         v[x] = a->jobs[x]->host->eps_finished;
@@ -108,7 +109,7 @@ int arbor_part_sync(arb_sim *s)
         a->g_watch_hit = mn[2];
         if (rc == 0 && mn[1] != ARB_TIME_NEVER) rc = merge_failure(s, mn[1]);
     }
-    free(v);
+    arb_free(v);
     return rc;
 }
 

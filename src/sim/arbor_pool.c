@@ -3,6 +3,7 @@
 #include "arbor_int.h"
 
 #include <string.h>
+#include "base/alloc.h"
 
 /* A payload buffer holding one reference, or NONE (out of memory). */
 uint32_t arbor_buf_get(arb_sim *s)
@@ -15,16 +16,16 @@ uint32_t arbor_buf_get(arb_sim *s)
     }
     if (b->n == b->cap) {
         uint32_t ncap = b->cap ? b->cap * 2 : 256;
-        uint8_t **nb = realloc(b->buf, ncap * sizeof *nb);
+        uint8_t **nb = arb_realloc(b->buf, ncap * sizeof *nb);
         if (nb) b->buf = nb;
-        uint32_t *nr = realloc(b->ref, ncap * sizeof *nr);
+        uint32_t *nr = arb_realloc(b->ref, ncap * sizeof *nr);
         if (nr) b->ref = nr;
-        uint32_t *nf = realloc(b->free_ids, ncap * sizeof *nf);
+        uint32_t *nf = arb_realloc(b->free_ids, ncap * sizeof *nf);
         if (nf) b->free_ids = nf;
         if (!nb || !nr || !nf) return NONE;
         b->cap = ncap;
     }
-    b->buf[b->n] = malloc(b->size);
+    b->buf[b->n] = arb_malloc(b->size);
     if (!b->buf[b->n]) return NONE;
     b->ref[b->n] = 1;
     return b->n++;
@@ -95,7 +96,7 @@ int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part)
     ac.local_repair = a->local_repair;
     ac.ports = radix;
     ac.logger = s->cfg.log;
-    a->owner[g] = calloc(ac.slots, sizeof *a->owner[g]);
+    a->owner[g] = arb_calloc(ac.slots, sizeof *a->owner[g]);
     if (!a->owner[g]) return ARB_ENOMEM;
     return arb_agg_new(&a->agg[g], &ac);
 }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* splitmix64: the start skew's generator (deterministic, seeded). */
 static uint64_t splitmix(uint64_t *x)
@@ -94,25 +95,25 @@ static void job_free(struct ajob *j)
     if (!j) return;
     for (uint32_t i = 0; j->eps && i < j->n_eps; i++) {
         arbor_cwin_free(e_committed(&j->eps[i]));
-        free(j->eps[i].result);
+        arb_free(j->eps[i].result);
     }
     arb_host_free(j->host);
-    free(j->entry);
-    free(j->agg_nodes);
-    free(j->host_first);
-    free(j->host_eps);
-    free(j->ep_at);
-    free(j->ep_of);
-    free(j->tree_ports);
-    free(j->pacct);
-    free(j->rank_of_host);
-    free(j->start_at);
-    free(j->started);
-    free(j->idle);
-    free(j->reported);
-    free(j->entered);
-    free(j->live_at);
-    free(j);
+    arb_free(j->entry);
+    arb_free(j->agg_nodes);
+    arb_free(j->host_first);
+    arb_free(j->host_eps);
+    arb_free(j->ep_at);
+    arb_free(j->ep_of);
+    arb_free(j->tree_ports);
+    arb_free(j->pacct);
+    arb_free(j->rank_of_host);
+    arb_free(j->start_at);
+    arb_free(j->started);
+    arb_free(j->idle);
+    arb_free(j->reported);
+    arb_free(j->entered);
+    arb_free(j->live_at);
+    arb_free(j);
 }
 
 void arbor_free(arb_sim *s)
@@ -125,40 +126,40 @@ void arbor_free(arb_sim *s)
     for (size_t g = 0; a->agg && g < n_agg; g++)
         arb_agg_free(a->agg[g]);
     for (size_t g = 0; a->owner && g < n_agg; g++)
-        free(a->owner[g]);
+        arb_free(a->owner[g]);
     for (uint32_t n = 0; a->sw && n < arb_topo_n_nodes(s->topo); n++)
         arb_switch_free(a->sw[n]);
-    free(a->sw);
-    free(a->sw_timer_at);
-    free(a->sw_timer_seq);
+    arb_free(a->sw);
+    arb_free(a->sw_timer_at);
+    arb_free(a->sw_timer_seq);
     if (a->hj)
         for (uint32_t h = 0; h < s->n_hosts; h++)
-            free(a->hj[h].v);
+            arb_free(a->hj[h].v);
     for (uint32_t b = 0; b < a->bp.n; b++)
-        free(a->bp.buf[b]);
-    free(a->bp.buf);
-    free(a->bp.ref);
-    free(a->bp.free_ids);
-    free(a->agg);
-    free(a->owner);
-    free(a->acct);
-    free(a->left);
-    free(a->timer_at);
-    free(a->timer_seq);
-    free(a->lag);
-    free(a->held);
-    free(a->hj);
-    free(a->next_port);
-    free(a->notes);
+        arb_free(a->bp.buf[b]);
+    arb_free(a->bp.buf);
+    arb_free(a->bp.ref);
+    arb_free(a->bp.free_ids);
+    arb_free(a->agg);
+    arb_free(a->owner);
+    arb_free(a->acct);
+    arb_free(a->left);
+    arb_free(a->timer_at);
+    arb_free(a->timer_seq);
+    arb_free(a->lag);
+    arb_free(a->held);
+    arb_free(a->hj);
+    arb_free(a->next_port);
+    arb_free(a->notes);
     if (a->enters)
         for (uint32_t h = 0; h < s->n_hosts; h++)
-            free(a->enters[h].v);
-    free(a->enters);
-    free(a->chan_job);
-    free(a->jobs);
-    free(a->hdr);
-    free(a->scratch);
-    free(a);
+            arb_free(a->enters[h].v);
+    arb_free(a->enters);
+    arb_free(a->chan_job);
+    arb_free(a->jobs);
+    arb_free(a->hdr);
+    arb_free(a->scratch);
+    arb_free(a);
     s->arb = NULL;
 }
 
@@ -169,8 +170,8 @@ static int route_engines(arb_sim *s, struct ajob *j)
     const arb_plan *p = j->p;
     uint32_t subs = arb_plan_get_config(p)->subchannels;
     j->n_channels = arb_plan_n_channels(p);
-    j->ep_of = malloc((size_t)s->n_hosts * arb_plan_n_channels(p) * sizeof *j->ep_of);
-    j->tree_ports = malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
+    j->ep_of = arb_malloc((size_t)s->n_hosts * arb_plan_n_channels(p) * sizeof *j->ep_of);
+    j->tree_ports = arb_malloc((size_t)j->n_eps * subs * sizeof *j->tree_ports);
     if (!j->ep_of || !j->tree_ports) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)s->n_hosts * arb_plan_n_channels(p); i++)
         j->ep_of[i] = NONE;
@@ -256,10 +257,10 @@ static int make_engines(arb_sim *s, struct ajob *j)
     if (rc < 0) return rc;
     j->eps = (arb_hep *)(void *)j->host->eps;
     j->n_eps = j->host->n_eps;
-    j->host_first = calloc(s->n_hosts + 1, sizeof *j->host_first);
-    j->host_eps = calloc(j->n_eps, sizeof *j->host_eps);
-    j->ep_at =
-        malloc((size_t)arb_plan_get_config(p)->n_ranks * arb_plan_n_channels(p) * sizeof *j->ep_at);
+    j->host_first = arb_calloc(s->n_hosts + 1, sizeof *j->host_first);
+    j->host_eps = arb_calloc(j->n_eps, sizeof *j->host_eps);
+    j->ep_at = arb_malloc((size_t)arb_plan_get_config(p)->n_ranks * arb_plan_n_channels(p) *
+                          sizeof *j->ep_at);
     if (!j->host_first || !j->host_eps || !j->ep_at) return ARB_ENOMEM;
     for (size_t i = 0; i < (size_t)arb_plan_get_config(p)->n_ranks * arb_plan_n_channels(p); i++)
         j->ep_at[i] = NONE;
@@ -268,19 +269,19 @@ static int make_engines(arb_sim *s, struct ajob *j)
         j->ep_at[(size_t)e->rank * arb_plan_n_channels(p) + e->ch] = x;
         j->host_first[e->host + 1]++;
         if (e->r) {
-            e->committed = calloc(1, sizeof(struct cwin));
+            e->committed = arb_calloc(1, sizeof(struct cwin));
             if (!e->committed) return ARB_ENOMEM;
         }
     }
     for (uint32_t h = 0; h < s->n_hosts; h++)
         j->host_first[h + 1] += j->host_first[h];
-    uint32_t *fill = calloc(s->n_hosts, sizeof *fill);
+    uint32_t *fill = arb_calloc(s->n_hosts, sizeof *fill);
     if (!fill) return ARB_ENOMEM;
     for (uint32_t i = 0; i < j->n_eps; i++) {
         uint32_t h = j->eps[i].host;
         j->host_eps[j->host_first[h] + fill[h]++] = i;
     }
-    free(fill);
+    arb_free(fill);
     return route_engines(s, j);
 }
 
@@ -289,7 +290,7 @@ static int make_engines(arb_sim *s, struct ajob *j)
 static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
 {
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    struct arbor_job *a = calloc(1, sizeof *a);
+    struct arbor_job *a = arb_calloc(1, sizeof *a);
     if (!a) return ARB_ENOMEM;
     s->arb = a;
     a->bp.size = cfg->payload;
@@ -301,17 +302,17 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->watch_hit = a->g_watch_hit = ARB_TIME_NEVER;
     a->fail_at = ARB_TIME_NEVER;
     a->n_parts = cfg->partitions > 1 ? cfg->partitions : 1;
-    a->agg = calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
-    a->owner = calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
-    a->sw = calloc(n_nodes, sizeof *a->sw);
-    a->sw_timer_at = malloc(n_nodes * sizeof *a->sw_timer_at);
-    a->sw_timer_seq = calloc(n_nodes, sizeof *a->sw_timer_seq);
-    a->acct = calloc(n_nodes, sizeof *a->acct);
-    a->left = calloc(n_nodes, sizeof *a->left);
-    a->timer_at = malloc(s->n_hosts * sizeof *a->timer_at);
-    a->timer_seq = calloc(s->n_hosts, sizeof *a->timer_seq);
-    a->hj = calloc(s->n_hosts, sizeof *a->hj);
-    a->next_port = calloc(s->n_hosts, sizeof *a->next_port);
+    a->agg = arb_calloc((size_t)n_nodes * a->n_parts, sizeof *a->agg);
+    a->owner = arb_calloc((size_t)n_nodes * a->n_parts, sizeof *a->owner);
+    a->sw = arb_calloc(n_nodes, sizeof *a->sw);
+    a->sw_timer_at = arb_malloc(n_nodes * sizeof *a->sw_timer_at);
+    a->sw_timer_seq = arb_calloc(n_nodes, sizeof *a->sw_timer_seq);
+    a->acct = arb_calloc(n_nodes, sizeof *a->acct);
+    a->left = arb_calloc(n_nodes, sizeof *a->left);
+    a->timer_at = arb_malloc(s->n_hosts * sizeof *a->timer_at);
+    a->timer_seq = arb_calloc(s->n_hosts, sizeof *a->timer_seq);
+    a->hj = arb_calloc(s->n_hosts, sizeof *a->hj);
+    a->next_port = arb_calloc(s->n_hosts, sizeof *a->next_port);
     if (!a->agg || !a->owner || !a->sw || !a->sw_timer_at || !a->sw_timer_seq || !a->acct ||
         !a->left || !a->timer_at || !a->timer_seq || !a->hj || !a->next_port) {
         arbor_free(s);
@@ -348,7 +349,7 @@ static int job_trees(arb_sim *s, struct ajob *j)
 {
     const arb_plan *p = j->p;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    uint8_t *mark = calloc(n_nodes, 1);
+    uint8_t *mark = arb_calloc(n_nodes, 1);
     if (!mark) return ARB_ENOMEM;
     int rc = 0;
     for (uint32_t t = 0; t < arb_plan_n_trees(p) && rc == 0; t++) {
@@ -363,11 +364,11 @@ static int job_trees(arb_sim *s, struct ajob *j)
             rc = arbor_pool_part(s, e->node, j->part);
         }
     }
-    j->agg_nodes = malloc((j->n_agg_nodes ? j->n_agg_nodes : 1) * sizeof *j->agg_nodes);
+    j->agg_nodes = arb_malloc((j->n_agg_nodes ? j->n_agg_nodes : 1) * sizeof *j->agg_nodes);
     if (rc == 0 && !j->agg_nodes) rc = ARB_ENOMEM;
     for (uint32_t n = 0, k = 0; rc == 0 && n < n_nodes; n++)
         if (mark[n]) j->agg_nodes[k++] = n;
-    free(mark);
+    arb_free(mark);
     return rc;
 }
 
@@ -394,7 +395,7 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     struct arbor_job *a = s->arb;
     const arb_plan *p = cfg->plan;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
-    struct ajob *j = calloc(1, sizeof *j);
+    struct ajob *j = arb_calloc(1, sizeof *j);
     *out = j;
     if (!j) return ARB_ENOMEM;
     j->s = s;
@@ -407,16 +408,16 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->n_trees = arb_plan_n_trees(p);
     j->part = j->index % a->n_parts;
     j->res.correct = cfg->values ? 1 : -1;
-    j->entry = malloc((size_t)n_nodes * arb_plan_n_trees(p) * sizeof *j->entry);
-    j->rank_of_host = malloc(s->n_hosts * sizeof *j->rank_of_host);
-    j->pacct = calloc(s->n_ports, sizeof *j->pacct);
+    j->entry = arb_malloc((size_t)n_nodes * arb_plan_n_trees(p) * sizeof *j->entry);
+    j->rank_of_host = arb_malloc(s->n_hosts * sizeof *j->rank_of_host);
+    j->pacct = arb_calloc(s->n_ports, sizeof *j->pacct);
     uint32_t R = arb_plan_get_config(p)->n_ranks;
-    j->start_at = malloc(R * sizeof *j->start_at);
-    j->started = calloc(R, 1);
-    j->idle = calloc(R, 1);
-    j->reported = calloc(R, 1);
-    j->entered = calloc(R, 1);
-    j->live_at = calloc(n_nodes, sizeof *j->live_at);
+    j->start_at = arb_malloc(R * sizeof *j->start_at);
+    j->started = arb_calloc(R, 1);
+    j->idle = arb_calloc(R, 1);
+    j->reported = arb_calloc(R, 1);
+    j->entered = arb_calloc(R, 1);
+    j->live_at = arb_calloc(n_nodes, sizeof *j->live_at);
     if (!j->entry || !j->rank_of_host || !j->pacct || !j->start_at || !j->started || !j->idle ||
         !j->reported || !j->entered || !j->live_at)
         return ARB_ENOMEM;
@@ -442,7 +443,7 @@ static int hjobs_room(struct hjobs *l)
 {
     if (l->n < l->cap) return 0;
     uint32_t cap = l->cap ? l->cap * 2 : 2;
-    struct ajob **v = realloc(l->v, cap * sizeof *v);
+    struct ajob **v = arb_realloc(l->v, cap * sizeof *v);
     if (!v) return ARB_ENOMEM;
     l->v = v;
     l->cap = cap;
@@ -469,12 +470,12 @@ static int job_register(arb_sim *s, struct ajob *j)
         uint32_t cap = a->cap_chan ? a->cap_chan : 64;
         while (cap < n_chan)
             cap *= 2;
-        struct ajob **nc = realloc(a->chan_job, cap * sizeof *nc);
+        struct ajob **nc = arb_realloc(a->chan_job, cap * sizeof *nc);
         if (!nc) return ARB_ENOMEM;
         a->chan_job = nc;
         a->cap_chan = cap;
     }
-    struct ajob **nj = realloc(a->jobs, (a->n_jobs + 1) * sizeof *nj);
+    struct ajob **nj = arb_realloc(a->jobs, (a->n_jobs + 1) * sizeof *nj);
     if (!nj) return ARB_ENOMEM;
     a->jobs = nj;
     a->jobs[a->n_jobs++] = j;
@@ -495,8 +496,8 @@ static int job_lag(arb_sim *s, const struct ajob *j)
 {
     struct arbor_job *a = s->arb;
     if (!a->lag) {
-        a->lag = calloc(s->n_hosts, sizeof *a->lag);
-        a->held = malloc(s->n_hosts * sizeof *a->held);
+        a->lag = arb_calloc(s->n_hosts, sizeof *a->lag);
+        a->held = arb_malloc(s->n_hosts * sizeof *a->held);
         if (!a->lag || !a->held) return ARB_ENOMEM;
         for (uint32_t h = 0; h < s->n_hosts; h++)
             a->held[h].head = a->held[h].tail = PKT_NONE;

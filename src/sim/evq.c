@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define NB (1u << EVQ_WHEEL_BITS)
 #define MASK (NB - 1)
@@ -23,10 +24,10 @@ int evq_init(struct evq *q, size_t cap)
 {
     memset(q, 0, sizeof *q);
     q->hcap = cap ? cap : 64;
-    q->h = malloc(q->hcap * sizeof *q->h);
-    q->wheel = calloc(NB, sizeof *q->wheel);
-    q->occ = calloc(NB / 64, sizeof *q->occ);
-    q->count = malloc(BUCKET_PS * sizeof *q->count);
+    q->h = arb_malloc(q->hcap * sizeof *q->h);
+    q->wheel = arb_calloc(NB, sizeof *q->wheel);
+    q->occ = arb_calloc(NB / 64, sizeof *q->occ);
+    q->count = arb_malloc(BUCKET_PS * sizeof *q->count);
     q->free_chunk = NO_CHUNK;
     if (!q->h || !q->wheel || !q->occ || !q->count) {
         evq_free(q);
@@ -42,13 +43,13 @@ void evq_set_local(struct evq *q)
 
 void evq_free(struct evq *q)
 {
-    free(q->wheel);
-    free(q->occ);
-    free(q->chunks);
-    free(q->run);
-    free(q->h);
-    free(q->scratch);
-    free(q->count);
+    arb_free(q->wheel);
+    arb_free(q->occ);
+    arb_free(q->chunks);
+    arb_free(q->run);
+    arb_free(q->h);
+    arb_free(q->scratch);
+    arb_free(q->count);
     memset(q, 0, sizeof *q);
 }
 
@@ -58,7 +59,7 @@ static int heap_push(struct evq *q, struct evq_entry e)
 {
     if (q->hn == q->hcap) {
         size_t ncap = q->hcap * 2;
-        struct evq_entry *nh = realloc(q->h, ncap * sizeof *nh);
+        struct evq_entry *nh = arb_realloc(q->h, ncap * sizeof *nh);
         if (!nh) return ARB_ENOMEM;
         q->h = nh;
         q->hcap = ncap;
@@ -104,7 +105,7 @@ static uint32_t chunk_get(struct evq *q)
     }
     if (q->n_chunks == q->cap_chunks) {
         uint32_t ncap = q->cap_chunks ? q->cap_chunks * 2 : 256;
-        struct evq_chunk *nc = realloc(q->chunks, (size_t)ncap * sizeof *nc);
+        struct evq_chunk *nc = arb_realloc(q->chunks, (size_t)ncap * sizeof *nc);
         if (!nc) return NO_CHUNK;
         q->chunks = nc;
         q->cap_chunks = ncap;
@@ -135,7 +136,7 @@ static int grow(struct evq_entry **a, size_t *cap, size_t n)
     size_t ncap = *cap ? *cap : 64;
     while (ncap < n)
         ncap *= 2;
-    struct evq_entry *na = realloc(*a, ncap * sizeof *na);
+    struct evq_entry *na = arb_realloc(*a, ncap * sizeof *na);
     if (!na) return ARB_ENOMEM;
     *a = na;
     *cap = ncap;

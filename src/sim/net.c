@@ -11,6 +11,7 @@
 #include "sim_int.h"
 
 #include <stdlib.h>
+#include "base/alloc.h"
 
 /* ---- DRE ------------------------------------------------------------ */
 
@@ -19,13 +20,13 @@ int net_init(arb_sim *s)
     if (s->cfg.dre_period == 0) return 0;
     double keep = (1.0 - s->cfg.dre_alpha) * 65536.0 + 0.5;
     s->dre_keep = keep < 0 ? 0 : keep > 65535 ? 65535 : (uint32_t)keep;
-    s->dre = calloc(s->n_ports, sizeof *s->dre);
+    s->dre = arb_calloc(s->n_ports, sizeof *s->dre);
     return s->dre ? 0 : ARB_ENOMEM;
 }
 
 void net_free(arb_sim *s)
 {
-    free(s->dre);
+    arb_free(s->dre);
     s->dre = NULL;
 }
 
@@ -679,7 +680,7 @@ void arb_sim_fabric_changed(arb_sim *s)
     uint32_t live = s->pool.live, n_up = 0, *up = NULL;
     for (uint32_t p = 0; p < s->n_ports; p++)
         n_up += nic_back(s, p);
-    if (n_up && !(up = malloc(n_up * sizeof *up)) && !s->error)
+    if (n_up && !(up = arb_malloc(n_up * sizeof *up)) && !s->error)
         s->error = ARB_ENOMEM; /* (a part goes on: the others wait in part_changed) */
     n_up = 0;
     for (uint32_t p = 0; up && p < s->n_ports; p++)
@@ -690,6 +691,6 @@ void arb_sim_fabric_changed(arb_sim *s)
         if (s->ports[p].failed) flush_failed_port(s, p);
     for (uint32_t k = 0; rc == 0 && k < n_up; k++)
         if (!s->sp[up[k]].paused) net_kick_nic(s, up[k]);
-    free(up);
+    arb_free(up);
     if (s->part) part_changed(s, live); /* the lookahead; what the flush sent across */
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "arbor/base.h"
+#include "base/alloc.h"
 
 enum {
     REC_PKT = 1,
@@ -153,7 +154,7 @@ static SIM_COLD int buf_grow(struct buf *b, size_t n)
     size_t ncap = b->cap ? b->cap * 2 : 4096;
     while (ncap < b->n + n)
         ncap *= 2;
-    uint8_t *nd = realloc(b->d, ncap);
+    uint8_t *nd = arb_realloc(b->d, ncap);
     if (!nd) return ARB_ENOMEM;
     b->d = nd;
     b->cap = ncap;
@@ -186,7 +187,7 @@ static void *room(void *v, size_t n, size_t *cap, size_t size, size_t first)
 {
     if (n < *cap) return v;
     size_t ncap = *cap ? *cap * 2 : first;
-    void *nv = realloc(v, ncap * size);
+    void *nv = arb_realloc(v, ncap * size);
     if (nv) *cap = ncap;
     return nv;
 }
@@ -196,8 +197,8 @@ static void *room(void *v, size_t n, size_t *cap, size_t size, size_t first)
 static void cut_wires_free(struct cut_wires *w)
 {
     for (size_t k = 0; k < w->cap; k++)
-        free(w->b[k].e);
-    free(w->b);
+        arb_free(w->b[k].e);
+    arb_free(w->b);
     w->b = NULL;
     w->cap = w->n = 0;
 }
@@ -219,7 +220,7 @@ static int cut_wires_grow(struct cut_wires *w, uint64_t lo, uint64_t hi)
     size_t ncap = w->cap ? w->cap : 16;
     while (hi - lo >= ncap)
         ncap *= 2;
-    struct cut_bucket *nb = calloc(ncap, sizeof *nb);
+    struct cut_bucket *nb = arb_calloc(ncap, sizeof *nb);
     if (!nb) return ARB_ENOMEM;
     for (uint64_t a = w->base; w->n && a <= w->hi; a++) {
         struct cut_bucket *o = &w->b[a & (w->cap - 1)];
@@ -336,26 +337,26 @@ void part_free(arb_sim *s)
     struct sim_part *P = s->part;
     if (!P) return;
     for (uint32_t r = 0; P->out && r < P->ops.n_ranks; r++)
-        free(P->out[r].d);
-    free(P->out);
+        arb_free(P->out[r].d);
+    arb_free(P->out);
     cut_wires_free(&P->sent);
-    free(P->mark);
-    free(P->node_part);
-    free(P->done);
-    free(s->plog.v);
+    arb_free(P->mark);
+    arb_free(P->node_part);
+    arb_free(P->done);
+    arb_free(s->plog.v);
     memset(&s->plog, 0, sizeof s->plog);
-    free(P->tmp);
-    free(P->seg);
-    free(P->mq);
-    free(P->mps);
-    free(P->mhave);
-    free(P->sps);
-    free(P->sq);
-    free(P->stx);
-    free(P->capd);
-    free(P->capn);
-    free(P);
-    free(s->pcut);
+    arb_free(P->tmp);
+    arb_free(P->seg);
+    arb_free(P->mq);
+    arb_free(P->mps);
+    arb_free(P->mhave);
+    arb_free(P->sps);
+    arb_free(P->sq);
+    arb_free(P->stx);
+    arb_free(P->capd);
+    arb_free(P->capn);
+    arb_free(P);
+    arb_free(s->pcut);
     s->part = NULL;
     s->pcut = NULL;
 }
@@ -398,21 +399,21 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
         if (node_part[v] >= ops->n_ranks)
             return arb_errf(err, errlen, ARB_EINVAL, "partition: node %u in part %u of %u", v,
                             node_part[v], ops->n_ranks);
-    struct sim_part *P = calloc(1, sizeof *P);
-    uint8_t *pcut = calloc(s->n_ports ? s->n_ports : 1, 1);
+    struct sim_part *P = arb_calloc(1, sizeof *P);
+    uint8_t *pcut = arb_calloc(s->n_ports ? s->n_ports : 1, 1);
     if (P) {
-        P->node_part = malloc((size_t)n_nodes * sizeof *P->node_part);
-        P->out = calloc(ops->n_ranks, sizeof *P->out);
-        P->mark = calloc(s->n_ports ? s->n_ports : 1, 1);
+        P->node_part = arb_malloc((size_t)n_nodes * sizeof *P->node_part);
+        P->out = arb_calloc(ops->n_ranks, sizeof *P->out);
+        P->mark = arb_calloc(s->n_ports ? s->n_ports : 1, 1);
     }
     if (!P || !pcut || !P->node_part || !P->out || !P->mark) {
         if (P) {
-            free(P->node_part);
-            free(P->out);
-            free(P->mark);
+            arb_free(P->node_part);
+            arb_free(P->out);
+            arb_free(P->mark);
         }
-        free(P);
-        free(pcut);
+        arb_free(P);
+        arb_free(pcut);
         return arb_errf(err, errlen, ARB_ENOMEM, "partition: out of memory");
     }
     memcpy(P->node_part, node_part, (size_t)n_nodes * sizeof *node_part);
@@ -657,7 +658,7 @@ static int take_live(struct sim_part *P, struct live_log *L, const uint8_t *d, s
         size_t ncap = L->cap ? L->cap : 1024;
         while (ncap < L->n + n)
             ncap *= 2;
-        struct lnote *nv = realloc(L->v, ncap * sizeof *nv);
+        struct lnote *nv = arb_realloc(L->v, ncap * sizeof *nv);
         if (!nv) return ARB_ENOMEM;
         L->v = nv;
         L->cap = ncap;
@@ -678,7 +679,7 @@ static int merge_runs(struct sim_part *P, struct live_log *L)
 {
     if (P->n_seg <= 3) return 0;
     if (P->cap_tmp < L->n) {
-        struct lnote *nt = realloc(P->tmp, L->n * sizeof *nt);
+        struct lnote *nt = arb_realloc(P->tmp, L->n * sizeof *nt);
         if (!nt) return ARB_ENOMEM;
         P->tmp = nt;
         P->cap_tmp = L->n;
@@ -864,8 +865,8 @@ static int exchange(arb_sim *s)
 {
     struct sim_part *P = s->part;
     uint32_t R = P->ops.n_ranks, me = P->ops.rank;
-    const uint8_t **send = malloc(R * sizeof *send);
-    size_t *len = malloc(R * sizeof *len), *rlen = malloc(R * sizeof *rlen);
+    const uint8_t **send = arb_malloc(R * sizeof *send);
+    size_t *len = arb_malloc(R * sizeof *len), *rlen = arb_malloc(R * sizeof *rlen);
     int rc = send && len && rlen ? 0 : ARB_ENOMEM;
     if (s->pcap && me != 0) { /* the frames this part took, to part 0 */
         size_t n = 0;
@@ -900,9 +901,9 @@ static int exchange(arb_sim *s)
         pcap_part_clear(s->pcap);
         memset(P->capn, 0, R * sizeof *P->capn);
     }
-    free(send);
-    free(len);
-    free(rlen);
+    arb_free(send);
+    arb_free(len);
+    arb_free(rlen);
     return rc;
 }
 
@@ -992,9 +993,9 @@ static void post_ports(arb_sim *s)
     struct sim_part *P = s->part;
     uint32_t me = P->ops.rank;
     if (me != 0 && !P->sps) {
-        P->sps = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sps);
-        P->sq = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sq);
-        P->stx = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->stx);
+        P->sps = arb_calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sps);
+        P->sq = arb_calloc(s->n_ports ? s->n_ports : 1, sizeof *P->sq);
+        P->stx = arb_calloc(s->n_ports ? s->n_ports : 1, sizeof *P->stx);
         if (!P->sps || !P->sq || !P->stx) fail(s, ARB_ENOMEM);
     }
     if (me != 0 && P->sps && P->sq && P->stx)
@@ -1014,9 +1015,9 @@ static void post_ports(arb_sim *s)
             fail(s, buf_put(&P->out[0], &ps, sizeof ps));
         }
     if (me == 0 && !P->mps) {
-        P->mps = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mps);
-        P->mq = calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mq);
-        P->mhave = calloc(s->n_ports ? s->n_ports : 1, 1);
+        P->mps = arb_calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mps);
+        P->mq = arb_calloc(s->n_ports ? s->n_ports : 1, sizeof *P->mq);
+        P->mhave = arb_calloc(s->n_ports ? s->n_ports : 1, 1);
         if (!P->mps || !P->mq || !P->mhave) fail(s, ARB_ENOMEM);
     }
 }
@@ -1025,8 +1026,8 @@ int part_pcap_room(arb_sim *s)
 {
     struct sim_part *P = s->part;
     if (P->ops.rank != 0 || P->capd) return 0;
-    P->capd = calloc(P->ops.n_ranks, sizeof *P->capd);
-    P->capn = calloc(P->ops.n_ranks, sizeof *P->capn);
+    P->capd = arb_calloc(P->ops.n_ranks, sizeof *P->capd);
+    P->capn = arb_calloc(P->ops.n_ranks, sizeof *P->capn);
     return P->capd && P->capn ? 0 : ARB_ENOMEM;
 }
 
@@ -1247,10 +1248,10 @@ int arb_sim_part_subtrees(const arb_topo *topo, uint32_t n_parts, uint32_t *node
     if (n_parts == 0 || n_parts > H) return ARB_EINVAL;
     const arb_node *nodes = arb_topo_nodes(topo);
     const arb_port *ports = arb_topo_ports(topo);
-    uint32_t *lo = malloc((N ? N : 1) * sizeof *lo), *hi = malloc((N ? N : 1) * sizeof *hi);
+    uint32_t *lo = arb_malloc((N ? N : 1) * sizeof *lo), *hi = arb_malloc((N ? N : 1) * sizeof *hi);
     if (!lo || !hi) {
-        free(lo);
-        free(hi);
+        arb_free(lo);
+        arb_free(hi);
         return ARB_ENOMEM;
     }
     unsigned top = 0;
@@ -1278,7 +1279,7 @@ int arb_sim_part_subtrees(const arb_topo *topo, uint32_t n_parts, uint32_t *node
                 node_part[v] = rr++ % n_parts;
         }
     }
-    free(lo);
-    free(hi);
+    arb_free(lo);
+    arb_free(hi);
     return 0;
 }

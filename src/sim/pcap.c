@@ -22,6 +22,7 @@
 
 #include "arbor/route.h"
 #include "arbor/wire.h"
+#include "base/alloc.h"
 
 #define ROCE_PORT 4791
 #define BTH_LEN 12
@@ -99,7 +100,7 @@ int arb_sim_pcap_new(arb_sim_pcap **out, const uint32_t *ports, unsigned n_ports
     *out = NULL;
     if (n_ports && !ports) return ARB_EINVAL;
     if (snaplen == 0 || snaplen > 65535) snaplen = 65535;
-    arb_sim_pcap *c = calloc(1, sizeof *c);
+    arb_sim_pcap *c = arb_calloc(1, sizeof *c);
     if (!c) return ARB_ENOMEM;
     c->snaplen = snaplen;
     c->held = 1;
@@ -108,9 +109,9 @@ int arb_sim_pcap_new(arb_sim_pcap **out, const uint32_t *ports, unsigned n_ports
         for (unsigned i = 0; i < n_ports; i++)
             if (ports[i] > max) max = ports[i];
         c->n_want_bits = max + 1;
-        c->want = calloc((size_t)max / 8 + 1, 1);
+        c->want = arb_calloc((size_t)max / 8 + 1, 1);
         if (!c->want) {
-            free(c);
+            arb_free(c);
             return ARB_ENOMEM;
         }
         for (unsigned i = 0; i < n_ports; i++)
@@ -119,8 +120,8 @@ int arb_sim_pcap_new(arb_sim_pcap **out, const uint32_t *ports, unsigned n_ports
     c->dead =
         pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen, PCAP_TSTAMP_PRECISION_NANO);
     if (!c->dead) {
-        free(c->want);
-        free(c);
+        arb_free(c->want);
+        arb_free(c);
         return ARB_ENOMEM;
     }
     *out = c;
@@ -186,7 +187,7 @@ static int hop_room(arb_sim_pcap *c, uint32_t i)
     uint32_t n = c->n_hop ? c->n_hop : 1024;
     while (n <= i)
         n *= 2;
-    struct hop *nh = realloc(c->hop, (size_t)n * sizeof *nh);
+    struct hop *nh = arb_realloc(c->hop, (size_t)n * sizeof *nh);
     if (!nh) return ARB_ENOMEM;
     memset(nh + c->n_hop, 0, (size_t)(n - c->n_hop) * sizeof *nh);
     c->hop = nh;
@@ -324,7 +325,7 @@ static void hold_frame(arb_sim_pcap *c, const arb_sim *s, uint32_t port,
         size_t ncap = c->cap_pend ? c->cap_pend * 2 : 65536;
         while (ncap < c->n_pend + n)
             ncap *= 2;
-        uint8_t *np = realloc(c->pend, ncap);
+        uint8_t *np = arb_realloc(c->pend, ncap);
         if (!np) {
             cap_fail(c, ARB_ENOMEM);
             return;
@@ -428,9 +429,9 @@ int arb_sim_pcap_partition(arb_sim_pcap *cap, arb_sim *sim, const char *path)
     int rc = part_pcap_room(sim);
     if (rc == 0 && part_rank(sim) == 0) {
         uint32_t R = part_count(sim);
-        if (!cap->head) cap->head = malloc(R * sizeof *cap->head);
-        if (!cap->at) cap->at = malloc(R * sizeof *cap->at);
-        if (!cap->act) cap->act = malloc(R * sizeof *cap->act);
+        if (!cap->head) cap->head = arb_malloc(R * sizeof *cap->head);
+        if (!cap->at) cap->at = arb_malloc(R * sizeof *cap->at);
+        if (!cap->act) cap->act = arb_malloc(R * sizeof *cap->act);
         rc = cap->head && cap->at && cap->act ? cap_file(cap, path) : ARB_ENOMEM;
     }
     uint64_t e = rc < 0 ? (uint64_t)(-(int64_t)rc) : UINT64_MAX;
@@ -523,12 +524,12 @@ int arb_sim_pcap_close(arb_sim_pcap *cap)
         s->pcap = NULL;
     }
     pcap_close(cap->dead);
-    free(cap->want);
-    free(cap->hop);
-    free(cap->pend);
-    free(cap->head);
-    free(cap->at);
-    free(cap->act);
-    free(cap);
+    arb_free(cap->want);
+    arb_free(cap->hop);
+    arb_free(cap->pend);
+    arb_free(cap->head);
+    arb_free(cap->at);
+    arb_free(cap->act);
+    arb_free(cap);
     return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 int pool_init(struct pool *p)
 {
@@ -13,9 +14,9 @@ int pool_init(struct pool *p)
 void pool_free_all(struct pool *p)
 {
     for (uint32_t c = 0; c < p->n_chunks; c++)
-        free(p->chunks[c]);
-    free(p->chunks);
-    free(p->free_ids);
+        arb_free(p->chunks[c]);
+    arb_free(p->chunks);
+    arb_free(p->free_ids);
     memset(p, 0, sizeof *p);
 }
 
@@ -23,14 +24,14 @@ static int grow(struct pool *p)
 {
     if (p->n_chunks == p->cap_chunks) {
         uint32_t ncap = p->cap_chunks ? p->cap_chunks * 2 : 64;
-        struct pkt **nc = realloc(p->chunks, ncap * sizeof *nc);
+        struct pkt **nc = arb_realloc(p->chunks, ncap * sizeof *nc);
         if (!nc) return ARB_ENOMEM;
         p->chunks = nc;
         p->cap_chunks = ncap;
     }
     if ((uint64_t)(p->n_chunks + 1) * POOL_CHUNK > PKT_NONE) return ARB_ERANGE;
     /* Cache-line aligned: a packet is one line, not two halves. */
-    struct pkt *c = aligned_alloc(64, POOL_CHUNK * sizeof *c);
+    struct pkt *c = arb_aligned_alloc(64, POOL_CHUNK * sizeof *c);
     if (!c) return ARB_ENOMEM;
     p->chunks[p->n_chunks++] = c;
     p->made += POOL_CHUNK;
@@ -44,7 +45,7 @@ static int reserve_free(struct pool *p)
 {
     if (p->n_chunks < p->cap_free) return 0;
     uint32_t ncap = p->cap_free ? p->cap_free * 2 : 64;
-    uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
+    uint32_t *nf = arb_realloc(p->free_ids, ncap * sizeof *nf);
     if (!nf) return ARB_ENOMEM;
     p->free_ids = nf;
     p->cap_free = ncap;
@@ -58,7 +59,7 @@ uint32_t pool_alloc(struct pool *p)
     uint32_t i;
     if (p->n_free) {
         i = p->free_ids[--p->n_free];
-        p->chunks[i] = malloc(sizeof(struct pkt));
+        p->chunks[i] = arb_malloc(sizeof(struct pkt));
         if (!p->chunks[i]) {
             p->n_free++;
             return PKT_NONE;
@@ -76,7 +77,7 @@ uint32_t pool_alloc(struct pool *p)
 
 void pool_release(struct pool *p, uint32_t i)
 {
-    free(p->chunks[i]);
+    arb_free(p->chunks[i]);
     p->chunks[i] = NULL;
     p->free_ids[p->n_free++] = i; /* room: pool_alloc reserved it (reserve_free) */
     p->live--;
@@ -94,7 +95,7 @@ static int grow_stack(struct pool *p)
         uint32_t ncap = p->cap_free ? p->cap_free * 2 : POOL_CHUNK;
         while (ncap < p->made + POOL_CHUNK)
             ncap *= 2;
-        uint32_t *nf = realloc(p->free_ids, ncap * sizeof *nf);
+        uint32_t *nf = arb_realloc(p->free_ids, ncap * sizeof *nf);
         if (!nf) return ARB_ENOMEM;
         p->free_ids = nf;
         p->cap_free = ncap;

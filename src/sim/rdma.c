@@ -29,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static int bit_get(const uint8_t *b, uint32_t i)
 {
@@ -176,7 +177,7 @@ static int list_room(uint32_t **v, uint32_t *head, uint32_t *n, uint32_t *cap)
     }
     if (*n == *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 4;
-        uint32_t *nv = realloc(*v, ncap * sizeof *nv);
+        uint32_t *nv = arb_realloc(*v, ncap * sizeof *nv);
         if (!nv) return ARB_ENOMEM;
         *v = nv;
         *cap = ncap;
@@ -194,7 +195,7 @@ int rdma_host_reserve(arb_sim *s, uint32_t h)
         uint32_t ncap = ho->cap_conns ? ho->cap_conns : 4;
         while (ncap < need)
             ncap *= 2;
-        uint32_t *nc = realloc(ho->conns, ncap * sizeof *nc);
+        uint32_t *nc = arb_realloc(ho->conns, ncap * sizeof *nc);
         if (!nc) return ARB_ENOMEM;
         ho->conns = nc;
         ho->cap_conns = ncap;
@@ -262,7 +263,7 @@ int rdma_defer(arb_sim *s, uint32_t h, uint32_t cid)
 {
     nic_pulls(s, h);                                /* as rdma_host_add */
     if (s->part && !part_owns_host(s, h)) return 0; /* another part starts it */
-    if (!s->defer && !(s->defer = calloc(s->n_hosts, sizeof *s->defer))) return ARB_ENOMEM;
+    if (!s->defer && !(s->defer = arb_calloc(s->n_hosts, sizeof *s->defer))) return ARB_ENOMEM;
     struct sim_defer *d = &s->defer[h];
     if (list_room(&d->cid, &d->head, &d->n, &d->cap) < 0) return ARB_ENOMEM;
     int64_t seq = evq_push(&s->q, s->conns[cid].start, SIM_START_TARGET(s, h));
@@ -296,8 +297,8 @@ void rdma_defer_free(arb_sim *s)
 {
     if (s->defer)
         for (uint32_t h = 0; h < s->n_hosts; h++)
-            free(s->defer[h].cid);
-    free(s->defer);
+            arb_free(s->defer[h].cid);
+    arb_free(s->defer);
     s->defer = NULL;
 }
 
@@ -739,15 +740,15 @@ int rdma_conn_init(arb_sim *s, struct conn *c)
     dcqcn_init(s, c);
     if (s->cfg.transport != ARB_TRANSPORT_IRN) return 0;
     size_t bits = ((size_t)c->n_pkts + 7) / 8;
-    c->sacked = calloc(bits, 1);
-    c->rcvd = calloc(bits, 1);
-    c->sent_at = calloc(c->n_pkts, sizeof *c->sent_at);
+    c->sacked = arb_calloc(bits, 1);
+    c->rcvd = arb_calloc(bits, 1);
+    c->sent_at = arb_calloc(c->n_pkts, sizeof *c->sent_at);
     return c->sacked && c->rcvd && c->sent_at ? 0 : ARB_ENOMEM;
 }
 
 void rdma_conn_free(struct conn *c)
 {
-    free(c->sacked);
-    free(c->rcvd);
-    free(c->sent_at);
+    arb_free(c->sacked);
+    arb_free(c->rcvd);
+    arb_free(c->sent_at);
 }

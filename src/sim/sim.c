@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/alloc.h"
 
 static const char *const transport_names[] = {"gbn", "irn"};
 
@@ -156,9 +157,9 @@ int sim_links(arb_sim *s)
     uint32_t want = n_ports < SIM_MAX_LINKS ? n_ports : SIM_MAX_LINKS, mask = 63;
     while (mask < 2 * want + 1)
         mask = mask * 2 + 1;
-    struct slink *lk = malloc((want ? want : 1) * sizeof *lk);
-    uint32_t *map = calloc((size_t)mask + 1, sizeof *map);
-    uint16_t *cls = malloc((n_ports ? n_ports : 1) * sizeof *cls);
+    struct slink *lk = arb_malloc((want ? want : 1) * sizeof *lk);
+    uint32_t *map = arb_calloc((size_t)mask + 1, sizeof *map);
+    uint16_t *cls = arb_malloc((n_ports ? n_ports : 1) * sizeof *cls);
     int rc = lk && map && cls ? 0 : ARB_ENOMEM;
     for (uint32_t p = 0; rc == 0 && p < n_ports; p++) {
         struct link_faults f = faults_of(s, p);
@@ -173,14 +174,14 @@ int sim_links(arb_sim *s)
             s->sp[p].link = cls[p];
             s->sp[p].failed = s->ports[p].failed;
         }
-        free(s->lk);
+        arb_free(s->lk);
         s->lk = lk;
         s->n_lk = n;
         lk = NULL;
     }
-    free(lk);
-    free(map);
-    free(cls);
+    arb_free(lk);
+    arb_free(map);
+    arb_free(cls);
     return rc;
 }
 
@@ -188,7 +189,7 @@ int sim_links(arb_sim *s)
 static struct sport *sport_array(uint32_t n)
 {
     size_t bytes = ((size_t)n ? n : 1) * sizeof(struct sport);
-    struct sport *sp = aligned_alloc(64, bytes);
+    struct sport *sp = arb_aligned_alloc(64, bytes);
     if (sp) memset(sp, 0, bytes);
     return sp;
 }
@@ -205,7 +206,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
      * deferred starts and Arbor entries, a switch's Arbor timer */
     if ((uint64_t)n_ports * 5 + 4 * (uint64_t)n_hosts + arb_topo_n_nodes(topo) > EVQ_TARGET_MAX)
         return ARB_ERANGE;
-    arb_sim *s = calloc(1, sizeof *s);
+    arb_sim *s = arb_calloc(1, sizeof *s);
     if (!s) return ARB_ENOMEM;
     s->cfg = *cfg;
     s->topo = topo;
@@ -220,15 +221,15 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
         s->pf.tok[i] = 0;
         s->pf.count[i] = 0;
     }
-    s->pf_pend = calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
+    s->pf_pend = arb_calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
     s->pgft = arb_topo_pgft(topo);
     s->sp = sport_array(n_ports);
-    s->spc = calloc(n_ports, sizeof *s->spc);
-    s->hosts = aligned_alloc(64, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
+    s->spc = arb_calloc(n_ports, sizeof *s->spc);
+    s->hosts = arb_aligned_alloc(64, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
     if (s->hosts) memset(s->hosts, 0, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);
-    s->txm = calloc(TX_MEMO, sizeof *s->txm);
-    s->owner = malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
-    s->far = malloc((n_ports ? n_ports : 1) * sizeof *s->far);
+    s->txm = arb_calloc(TX_MEMO, sizeof *s->txm);
+    s->owner = arb_malloc((n_ports ? n_ports : 1) * sizeof *s->owner);
+    s->far = arb_malloc((n_ports ? n_ports : 1) * sizeof *s->far);
     if (!s->sp || !s->spc || !s->hosts || !s->txm || !s->owner || !s->far || !s->pf_pend ||
         evq_init(&s->q, 1024) < 0 || net_init(s) < 0) {
         arb_sim_free(s);
@@ -283,27 +284,27 @@ void arb_sim_free(arb_sim *s)
     arbor_free(s);
     for (uint32_t c = 0; c < s->n_conns; c++)
         rdma_conn_free(&s->conns[c]);
-    free(s->conns);
-    free(s->gup);
-    free(s->done);
+    arb_free(s->conns);
+    arb_free(s->gup);
+    arb_free(s->done);
     rdma_defer_free(s);
     if (s->hosts)
         for (uint32_t h = 0; h < s->n_hosts; h++) {
-            free(s->hosts[h].conns);
-            free(s->hosts[h].pend);
+            arb_free(s->hosts[h].conns);
+            arb_free(s->hosts[h].pend);
         }
-    free(s->hosts);
-    free(s->sp);
-    free(s->spc);
-    free(s->txm);
-    free(s->owner);
-    free(s->far);
-    free(s->lk);
-    free(s->pf_pend);
+    arb_free(s->hosts);
+    arb_free(s->sp);
+    arb_free(s->spc);
+    arb_free(s->txm);
+    arb_free(s->owner);
+    arb_free(s->far);
+    arb_free(s->lk);
+    arb_free(s->pf_pend);
     net_free(s);
     evq_free(&s->q);
     pool_free_all(&s->pool);
-    free(s);
+    arb_free(s);
 }
 
 const arb_topo *arb_sim_topo(const arb_sim *s)
@@ -343,10 +344,10 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     if (n_pkts > UINT32_MAX / 2) return ARB_ERANGE;
     if (s->n_conns == s->cap_conns) {
         uint32_t ncap = s->cap_conns ? s->cap_conns * 2 : 64;
-        struct conn *nc = aligned_alloc(64, ncap * sizeof *nc); /* line-aligned: conn */
+        struct conn *nc = arb_aligned_alloc(64, ncap * sizeof *nc); /* line-aligned: conn */
         if (!nc) return ARB_ENOMEM;
         if (s->n_conns) memcpy(nc, s->conns, s->n_conns * sizeof *nc);
-        free(s->conns);
+        arb_free(s->conns);
         s->conns = nc;
         s->cap_conns = ncap;
     }
@@ -394,7 +395,7 @@ static void list_push(arb_sim *s, uint32_t **v, uint32_t *n, uint32_t *cap, uint
 {
     if (*n == *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 16;
-        uint32_t *nv = realloc(*v, ncap * sizeof *nv);
+        uint32_t *nv = arb_realloc(*v, ncap * sizeof *nv);
         if (!nv) {
             if (!s->error) s->error = ARB_ENOMEM;
             return;

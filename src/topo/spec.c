@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 #define KINDS "star, leafspine, kary, pgft, dualplane, rail"
 
@@ -574,11 +575,11 @@ static int fail_parse(const arb_topo *t, const char *list, struct fail_item **it
     size_t count = count_items(list);
     if (count == 0) return 0;
     size_t len = strlen(list);
-    struct fail_item *it = calloc(count, sizeof *it);
-    char *copy = malloc(len + 1);
+    struct fail_item *it = arb_calloc(count, sizeof *it);
+    char *copy = arb_malloc(len + 1);
     if (!it || !copy) {
-        free(it);
-        free(copy);
+        arb_free(it);
+        arb_free(copy);
         return arb_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
     }
     memcpy(copy, list, len + 1);
@@ -588,9 +589,9 @@ static int fail_parse(const arb_topo *t, const char *list, struct fail_item **it
     for (char *s = strtok_r(copy, fail_seps, &save); s && rc == 0;
          s = strtok_r(NULL, fail_seps, &save))
         rc = parse_listed(t, s, &it[i++], err, errlen);
-    free(copy);
+    arb_free(copy);
     if (rc < 0) {
-        free(it);
+        arb_free(it);
         return rc;
     }
     *items = it;
@@ -603,7 +604,7 @@ int arb_topo_fail_check(const arb_topo *t, const char *list, char *err, size_t e
     struct fail_item *items;
     size_t n;
     int rc = fail_parse(t, list, &items, &n, err, errlen);
-    free(items);
+    arb_free(items);
     return rc;
 }
 
@@ -650,7 +651,7 @@ static int apply_list(arb_topo *t, const char *list, int up, char *err, size_t e
         rc = arb_errf(err, errlen, ARB_ENOMEM, "fail: out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++)
         apply_item(t, &items[i], up);
-    free(items);
+    arb_free(items);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 arb_topo_config arb_topo_config_default(void)
 {
@@ -103,18 +104,18 @@ int topo_build(arb_topo **out, arb_pgft *g, const struct topo_rates *r, const ch
     uint64_t n_nodes = 0, n_ports = 0;
     int rc = check_params(g, gen, code, err, errlen, &n_nodes, &n_ports);
     if (rc < 0) return rc;
-    arb_topo *t = calloc(1, sizeof *t);
+    arb_topo *t = arb_calloc(1, sizeof *t);
     if (!t) return arb_errf(err, errlen, ARB_ENOMEM, "%s: out of memory", gen);
     t->g = *g;
     t->n_hosts = g->M[g->h];
     t->n_nodes = (uint32_t)n_nodes;
     t->n_ports = (uint32_t)n_ports;
-    t->nodes = malloc((size_t)n_nodes * sizeof *t->nodes);
+    t->nodes = arb_malloc((size_t)n_nodes * sizeof *t->nodes);
     /* Line-aligned: a port (32 bytes) never straddles two cache lines, so a
      * simulator's one prefetch of it brings all of it. */
     _Static_assert(64 % sizeof(arb_port) == 0, "ports tile cache lines");
     size_t port_bytes = (n_ports ? (size_t)n_ports : 1) * sizeof *t->ports;
-    t->ports = aligned_alloc(64, (port_bytes + 63) / 64 * 64);
+    t->ports = arb_aligned_alloc(64, (port_bytes + 63) / 64 * 64);
     if (!t->nodes || !t->ports) {
         arb_topo_free(t);
         return arb_errf(err, errlen, ARB_ENOMEM,
@@ -216,13 +217,13 @@ int arb_topo_new_pgft(arb_topo **out, const arb_pgft *g, const arb_topo_config *
 void arb_topo_free(arb_topo *t)
 {
     if (!t) return;
-    free(t->nodes);
-    free(t->ports);
-    free(t->loss);
-    free(t->dup);
-    free(t->reorder);
-    free(t->cut);
-    free(t);
+    arb_free(t->nodes);
+    arb_free(t->ports);
+    arb_free(t->loss);
+    arb_free(t->dup);
+    arb_free(t->reorder);
+    arb_free(t->cut);
+    arb_free(t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -409,7 +410,7 @@ int arb_topo_find(const arb_topo *t, const char *name, uint32_t *node)
 
 int topo_cut_room(arb_topo *t)
 {
-    if (!t->cut) t->cut = calloc(t->n_ports ? t->n_ports : 1, 1);
+    if (!t->cut) t->cut = arb_calloc(t->n_ports ? t->n_ports : 1, 1);
     return t->cut ? 0 : ARB_ENOMEM;
 }
 
@@ -501,7 +502,7 @@ static int set_link_prob(arb_topo *t, double **arr, uint32_t port, double p)
 {
     if (!t || port >= t->n_ports || !(p >= 0 && p < 1)) return ARB_EINVAL;
     if (!*arr) {
-        *arr = malloc(t->n_ports * sizeof **arr);
+        *arr = arb_malloc(t->n_ports * sizeof **arr);
         if (!*arr) return ARB_ENOMEM;
         for (uint32_t i = 0; i < t->n_ports; i++)
             (*arr)[i] = -1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 enum kind { K_SHIFT, K_SHIFT_ALL, K_ALL2ALL, K_LIST };
 
@@ -58,10 +59,10 @@ static void derangement(uint32_t *p, uint32_t n, arb_rng *r)
 
 static int make_perm(arb_traffic *t, uint64_t seed)
 {
-    uint32_t *p = malloc(sizeof *p * t->n);
-    t->pairs = malloc(sizeof *t->pairs * t->n);
+    uint32_t *p = arb_malloc(sizeof *p * t->n);
+    t->pairs = arb_malloc(sizeof *t->pairs * t->n);
     if (!p || !t->pairs) {
-        free(p);
+        arb_free(p);
         return ARB_ENOMEM;
     }
     arb_rng r;
@@ -70,7 +71,7 @@ static int make_perm(arb_traffic *t, uint64_t seed)
     for (uint32_t i = 0; i < t->n; i++)
         t->pairs[i] = (struct pair){i, p[i], 1.0};
     t->n_pairs = t->n;
-    free(p);
+    arb_free(p);
     return 0;
 }
 
@@ -85,11 +86,11 @@ static int cmp_pair(const void *a, const void *b)
  * sends nothing. */
 static int make_bisect(arb_traffic *t, uint64_t seed)
 {
-    uint32_t *p = malloc(sizeof *p * t->n);
+    uint32_t *p = arb_malloc(sizeof *p * t->n);
     uint32_t half = t->n / 2;
-    t->pairs = malloc(sizeof *t->pairs * 2 * (size_t)half);
+    t->pairs = arb_malloc(sizeof *t->pairs * 2 * (size_t)half);
     if (!p || !t->pairs) {
-        free(p);
+        arb_free(p);
         return ARB_ENOMEM;
     }
     arb_rng r;
@@ -109,7 +110,7 @@ static int make_bisect(arb_traffic *t, uint64_t seed)
     }
     t->n_pairs = 2 * (size_t)half;
     qsort(t->pairs, t->n_pairs, sizeof *t->pairs, cmp_pair);
-    free(p);
+    arb_free(p);
     return 0;
 }
 
@@ -200,7 +201,7 @@ static int read_file(arb_traffic *t, const char *path, char *err, size_t errlen)
         }
         if (t->n_pairs == cap) {
             cap = cap ? cap * 2 : 256;
-            struct pair *np = realloc(t->pairs, cap * sizeof *np);
+            struct pair *np = arb_realloc(t->pairs, cap * sizeof *np);
             if (!np) {
                 rc = ARB_ENOMEM;
                 break;
@@ -308,7 +309,7 @@ int arb_traffic_new(arb_traffic **out, const char *spec, uint32_t n_hosts,
     if (cfg->sport_lo > cfg->sport_hi)
         return arb_errf(err, errlen, ARB_EINVAL, "source port range %u..%u is empty", cfg->sport_lo,
                         cfg->sport_hi);
-    arb_traffic *t = calloc(1, sizeof *t);
+    arb_traffic *t = arb_calloc(1, sizeof *t);
     if (!t) return ARB_ENOMEM;
     t->n = n_hosts;
     t->cfg = *cfg;
@@ -325,8 +326,8 @@ int arb_traffic_new(arb_traffic **out, const char *spec, uint32_t n_hosts,
 void arb_traffic_free(arb_traffic *t)
 {
     if (!t) return;
-    free(t->pairs);
-    free(t);
+    arb_free(t->pairs);
+    arb_free(t);
 }
 
 uint32_t arb_traffic_phases(const arb_traffic *t)

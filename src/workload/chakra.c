@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 #ifdef ARB_HAVE_CHAKRA
 
 #include "chakra.pb-c.h"
@@ -112,13 +114,13 @@ static long intern(struct ck *c, const char *name)
         if (strcmp(c->names[i], name) == 0) return i;
     if (c->n_names == c->cap_names) {
         uint32_t nc = c->cap_names ? c->cap_names * 2 : 8;
-        char **nn = realloc(c->names, nc * sizeof *nn);
+        char **nn = arb_realloc(c->names, nc * sizeof *nn);
         if (!nn) return ARB_ENOMEM;
         c->names = nn;
         c->cap_names = nc;
     }
     size_t len = strlen(name) + 1;
-    char *d = malloc(len);
+    char *d = arb_malloc(len);
     if (!d) return ARB_ENOMEM;
     memcpy(d, name, len);
     c->names[c->n_names] = d;
@@ -293,9 +295,9 @@ static int make_groups(struct ck *c)
     for (uint32_t r = 0; r < t->n_ranks; r++)
         for (uint32_t i = 0; i < t->rk[r].n; i++)
             total += t->rk[r].nodes[i].op == TR_COLL;
-    struct member *mb = malloc(((size_t)total + 1) * sizeof *mb);
-    uint32_t *map = malloc(((size_t)c->n_names + 1) * sizeof *map);
-    uint32_t *rk = malloc(((size_t)t->n_ranks + 1) * sizeof *rk);
+    struct member *mb = arb_malloc(((size_t)total + 1) * sizeof *mb);
+    uint32_t *map = arb_malloc(((size_t)c->n_names + 1) * sizeof *map);
+    uint32_t *rk = arb_malloc(((size_t)t->n_ranks + 1) * sizeof *rk);
     int rc = !mb || !map || !rk ? ARB_ENOMEM : 0;
     size_t k = 0;
     for (uint32_t r = 0; rc == 0 && r < t->n_ranks; r++)
@@ -319,9 +321,9 @@ static int make_groups(struct ck *c)
         for (uint32_t i = 0; i < t->rk[r].n; i++)
             if (t->rk[r].nodes[i].op == TR_COLL)
                 t->rk[r].nodes[i].group = map[t->rk[r].nodes[i].group];
-    free(mb);
-    free(map);
-    free(rk);
+    arb_free(mb);
+    arb_free(map);
+    arb_free(rk);
     return rc < 0 ? arb_errf(c->err, c->errlen, rc, "out of memory") : 0;
 }
 
@@ -344,8 +346,8 @@ int arb_trace_parse_chakra(arb_trace **out, const uint8_t *const *bufs, const si
     if (rc == 0) rc = make_groups(&c);
     if (rc == 0) rc = tr_finish(c.t, err, errlen);
     for (uint32_t i = 0; i < c.n_names; i++)
-        free(c.names[i]);
-    free(c.names);
+        arb_free(c.names[i]);
+    arb_free(c.names);
     if (rc < 0) {
         arb_trace_free(c.t);
         return rc;

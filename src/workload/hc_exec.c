@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 enum { M_WAIT = 0, M_LAUNCHED = 1, M_DONE = 2 };
 
@@ -56,7 +57,7 @@ struct hc_exec {
 
 int hc_exec_new(struct hc_exec **out, arb_workload *w, hc_done_fn done, void *ctx)
 {
-    *out = calloc(1, sizeof **out);
+    *out = arb_calloc(1, sizeof **out);
     if (!*out) return ARB_ENOMEM;
     (*out)->w = w;
     (*out)->done = done;
@@ -67,21 +68,21 @@ int hc_exec_new(struct hc_exec **out, arb_workload *w, hc_done_fn done, void *ct
 static void inst_free(struct hc_inst *I)
 {
     hc_plan_free(I->p);
-    free(I->host);
-    free(I->entered);
-    free(I->deps_left);
-    free(I->st);
-    free(I->parts_left);
-    free(I->posted);
-    free(I->deliv);
-    free(I->ccur);
-    free(I->cbusy);
-    free(I->sport);
-    free(I->qpn);
-    free(I->left);
-    free(I->done_at);
-    free(I->sent);
-    free(I->recvd);
+    arb_free(I->host);
+    arb_free(I->entered);
+    arb_free(I->deps_left);
+    arb_free(I->st);
+    arb_free(I->parts_left);
+    arb_free(I->posted);
+    arb_free(I->deliv);
+    arb_free(I->ccur);
+    arb_free(I->cbusy);
+    arb_free(I->sport);
+    arb_free(I->qpn);
+    arb_free(I->left);
+    arb_free(I->done_at);
+    arb_free(I->sent);
+    arb_free(I->recvd);
 }
 
 void hc_exec_free(struct hc_exec *x)
@@ -89,16 +90,16 @@ void hc_exec_free(struct hc_exec *x)
     if (!x) return;
     for (uint32_t i = 0; i < x->n_inst; i++)
         inst_free(&x->inst[i]);
-    free(x->inst);
-    free(x->tags);
-    free(x);
+    arb_free(x->inst);
+    arb_free(x->tags);
+    arb_free(x);
 }
 
 long hc_exec_add(struct hc_exec *x, struct hc_plan *p, const uint32_t *hosts, int rendezvous)
 {
     if (x->n_inst == x->cap_inst) {
         uint32_t nc = x->cap_inst ? x->cap_inst * 2 : 8;
-        struct hc_inst *ni = realloc(x->inst, nc * sizeof *ni);
+        struct hc_inst *ni = arb_realloc(x->inst, nc * sizeof *ni);
         if (!ni) {
             hc_plan_free(p);
             return ARB_ENOMEM;
@@ -111,21 +112,21 @@ long hc_exec_add(struct hc_exec *x, struct hc_plan *p, const uint32_t *hosts, in
     I->p = p;
     I->rendezvous = rendezvous;
     uint32_t n = p->n, nm = p->n_msgs, nc = p->n_conns, q = x->w->cfg.qps;
-    I->host = malloc((size_t)n * sizeof *I->host);
-    I->entered = calloc(n, 1);
-    I->deps_left = malloc(((size_t)nm + 1) * sizeof *I->deps_left);
-    I->st = calloc((size_t)nm + 1, 1);
-    I->parts_left = malloc(((size_t)nm + 1) * sizeof *I->parts_left);
-    I->posted = malloc(((size_t)nm + 1) * sizeof *I->posted);
-    I->deliv = malloc(((size_t)nm + 1) * sizeof *I->deliv);
-    I->ccur = calloc((size_t)nc + 1, sizeof *I->ccur);
-    I->cbusy = calloc((size_t)nc + 1, sizeof *I->cbusy);
-    I->sport = malloc(((size_t)nc * q + 1) * sizeof *I->sport);
-    I->qpn = malloc(((size_t)nc * q + 1) * sizeof *I->qpn);
-    I->left = calloc(n, sizeof *I->left);
-    I->done_at = malloc((size_t)n * sizeof *I->done_at);
-    I->sent = calloc(n, sizeof *I->sent);
-    I->recvd = calloc(n, sizeof *I->recvd);
+    I->host = arb_malloc((size_t)n * sizeof *I->host);
+    I->entered = arb_calloc(n, 1);
+    I->deps_left = arb_malloc(((size_t)nm + 1) * sizeof *I->deps_left);
+    I->st = arb_calloc((size_t)nm + 1, 1);
+    I->parts_left = arb_malloc(((size_t)nm + 1) * sizeof *I->parts_left);
+    I->posted = arb_malloc(((size_t)nm + 1) * sizeof *I->posted);
+    I->deliv = arb_malloc(((size_t)nm + 1) * sizeof *I->deliv);
+    I->ccur = arb_calloc((size_t)nc + 1, sizeof *I->ccur);
+    I->cbusy = arb_calloc((size_t)nc + 1, sizeof *I->cbusy);
+    I->sport = arb_malloc(((size_t)nc * q + 1) * sizeof *I->sport);
+    I->qpn = arb_malloc(((size_t)nc * q + 1) * sizeof *I->qpn);
+    I->left = arb_calloc(n, sizeof *I->left);
+    I->done_at = arb_malloc((size_t)n * sizeof *I->done_at);
+    I->sent = arb_calloc(n, sizeof *I->sent);
+    I->recvd = arb_calloc(n, sizeof *I->recvd);
     if (!I->host || !I->entered || !I->deps_left || !I->st || !I->parts_left || !I->posted ||
         !I->deliv || !I->ccur || !I->cbusy || !I->sport || !I->qpn || !I->left || !I->done_at ||
         !I->sent || !I->recvd) {
@@ -154,7 +155,7 @@ static int grow_tags(struct hc_exec *x)
 {
     if (x->n_tags < x->cap_tags) return 0;
     size_t nc = x->cap_tags ? x->cap_tags * 2 : 1024;
-    struct hc_tag *nt = realloc(x->tags, nc * sizeof *nt);
+    struct hc_tag *nt = arb_realloc(x->tags, nc * sizeof *nt);
     if (!nt) return ARB_ENOMEM;
     x->tags = nt;
     x->cap_tags = nc;

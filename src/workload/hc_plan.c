@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static const char *const coll_names[] = {"allreduce", "reduce",  "reducescatter", "broadcast",
                                          "allgather", "barrier", "alltoall"};
@@ -95,23 +96,23 @@ double arb_hc_busbw_factor(arb_hc_coll c, uint32_t ranks)
 void hc_plan_free(struct hc_plan *p)
 {
     if (!p) return;
-    free(p->src);
-    free(p->dst);
-    free(p->conn);
-    free(p->bytes);
-    free(p->dep_off);
-    free(p->deps);
-    free(p->conn_src);
-    free(p->conn_dst);
-    free(p->conn_off);
-    free(p->conn_msgs);
-    free(p->rdep_off);
-    free(p->rdeps);
-    free(p->rconn_off);
-    free(p->rconns);
-    free(p->hkey);
-    free(p->conn_ch);
-    free(p);
+    arb_free(p->src);
+    arb_free(p->dst);
+    arb_free(p->conn);
+    arb_free(p->bytes);
+    arb_free(p->dep_off);
+    arb_free(p->deps);
+    arb_free(p->conn_src);
+    arb_free(p->conn_dst);
+    arb_free(p->conn_off);
+    arb_free(p->conn_msgs);
+    arb_free(p->rdep_off);
+    arb_free(p->rdeps);
+    arb_free(p->rconn_off);
+    arb_free(p->rconns);
+    arb_free(p->hkey);
+    arb_free(p->conn_ch);
+    arb_free(p);
 }
 
 static int grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
@@ -120,7 +121,7 @@ static int grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
     uint32_t nc = *cap ? *cap : 64;
     while (nc < need)
         nc *= 2;
-    void *nv = realloc(*v, (size_t)nc * elem);
+    void *nv = arb_realloc(*v, (size_t)nc * elem);
     if (!nv) return ARB_ENOMEM;
     *v = nv;
     *cap = nc;
@@ -139,7 +140,7 @@ static long conn_of(struct hc_plan *p, uint32_t src, uint32_t dst, uint32_t ch)
 {
     if ((p->n_conns + 1) * 2 > p->hcap) {
         uint32_t ncap = p->hcap ? p->hcap * 2 : 256;
-        uint32_t *nk = calloc(ncap, sizeof *nk);
+        uint32_t *nk = arb_calloc(ncap, sizeof *nk);
         if (!nk) return ARB_ENOMEM;
         for (uint32_t i = 0; i < p->n_conns; i++) {
             uint32_t h = hash3(p->conn_src[i], p->conn_dst[i], p->conn_ch[i]) & (ncap - 1);
@@ -147,7 +148,7 @@ static long conn_of(struct hc_plan *p, uint32_t src, uint32_t dst, uint32_t ch)
                 h = (h + 1) & (ncap - 1);
             nk[h] = i + 1;
         }
-        free(p->hkey);
+        arb_free(p->hkey);
         p->hkey = nk;
         p->hcap = ncap;
     }
@@ -212,17 +213,17 @@ static long add_msg(struct hc_plan *p, uint32_t src, uint32_t dst, uint32_t ch, 
 static int finish(struct hc_plan *p)
 {
     uint32_t nm = p->n_msgs, nc = p->n_conns;
-    if (!p->dep_off && !(p->dep_off = calloc(1, sizeof *p->dep_off))) return ARB_ENOMEM;
-    p->conn_off = calloc((size_t)nc + 1, sizeof *p->conn_off);
-    p->conn_msgs = malloc(((size_t)nm + 1) * sizeof *p->conn_msgs);
-    p->rdep_off = calloc((size_t)nm + 1, sizeof *p->rdep_off);
-    p->rdeps = malloc(((size_t)p->n_deps + 1) * sizeof *p->rdeps);
+    if (!p->dep_off && !(p->dep_off = arb_calloc(1, sizeof *p->dep_off))) return ARB_ENOMEM;
+    p->conn_off = arb_calloc((size_t)nc + 1, sizeof *p->conn_off);
+    p->conn_msgs = arb_malloc(((size_t)nm + 1) * sizeof *p->conn_msgs);
+    p->rdep_off = arb_calloc((size_t)nm + 1, sizeof *p->rdep_off);
+    p->rdeps = arb_malloc(((size_t)p->n_deps + 1) * sizeof *p->rdeps);
     if (!p->conn_off || !p->conn_msgs || !p->rdep_off || !p->rdeps) return ARB_ENOMEM;
     for (uint32_t m = 0; m < nm; m++)
         p->conn_off[p->conn[m] + 1]++;
     for (uint32_t c = 0; c < nc; c++)
         p->conn_off[c + 1] += p->conn_off[c];
-    uint32_t *fill = calloc((size_t)(nc > nm ? nc : nm) + 1, sizeof *fill);
+    uint32_t *fill = arb_calloc((size_t)(nc > nm ? nc : nm) + 1, sizeof *fill);
     if (!fill) return ARB_ENOMEM;
     for (uint32_t m = 0; m < nm; m++) {
         uint32_t c = p->conn[m];
@@ -238,15 +239,15 @@ static int finish(struct hc_plan *p)
             uint32_t d = p->deps[i];
             p->rdeps[p->rdep_off[d] + fill[d]++] = m;
         }
-    free(fill);
-    free(p->hkey);
+    arb_free(fill);
+    arb_free(p->hkey);
     p->hkey = NULL;
     /* per rank, the connections it is an end of */
-    p->rconn_off = calloc((size_t)p->n + 1, sizeof *p->rconn_off);
-    p->rconns = malloc(((size_t)nc * 2 + 1) * sizeof *p->rconns);
-    uint32_t *at = calloc((size_t)p->n + 1, sizeof *at);
+    p->rconn_off = arb_calloc((size_t)p->n + 1, sizeof *p->rconn_off);
+    p->rconns = arb_malloc(((size_t)nc * 2 + 1) * sizeof *p->rconns);
+    uint32_t *at = arb_calloc((size_t)p->n + 1, sizeof *at);
     if (!p->rconn_off || !p->rconns || !at) {
-        free(at);
+        arb_free(at);
         return ARB_ENOMEM;
     }
     for (uint32_t c = 0; c < nc; c++) {
@@ -259,7 +260,7 @@ static int finish(struct hc_plan *p)
         p->rconns[p->rconn_off[p->conn_src[c]] + at[p->conn_src[c]]++] = c;
         p->rconns[p->rconn_off[p->conn_dst[c]] + at[p->conn_dst[c]]++] = c;
     }
-    free(at);
+    arb_free(at);
     return 0;
 }
 
@@ -380,10 +381,11 @@ static uint32_t tree_pos(uint32_t t, uint32_t r, uint32_t n)
 static int build_tree(struct hc_plan *p, uint64_t S, uint32_t P)
 {
     uint32_t n = p->n;
-    uint32_t *par = malloc((size_t)n * sizeof *par),
-             *rank_at = malloc(((size_t)n + 1) * sizeof *rank_at);
-    uint32_t *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
-    uint32_t *kids = malloc((size_t)n * 2 * sizeof *kids), *nk = malloc((size_t)n * sizeof *nk);
+    uint32_t *par = arb_malloc((size_t)n * sizeof *par),
+             *rank_at = arb_malloc(((size_t)n + 1) * sizeof *rank_at);
+    uint32_t *up = arb_malloc((size_t)n * sizeof *up), *down = arb_malloc((size_t)n * sizeof *down);
+    uint32_t *kids = arb_malloc((size_t)n * 2 * sizeof *kids),
+             *nk = arb_malloc((size_t)n * sizeof *nk);
     int rc = !par || !rank_at || !up || !down || !kids || !nk ? ARB_ENOMEM : 0;
     for (uint32_t t = 0; rc == 0 && t < 2; t++) {
         uint64_t half = S / 2 + (t == 0 ? S % 2 : 0);
@@ -429,12 +431,12 @@ static int build_tree(struct hc_plan *p, uint64_t S, uint32_t P)
                 }
         }
     }
-    free(par);
-    free(rank_at);
-    free(up);
-    free(down);
-    free(kids);
-    free(nk);
+    arb_free(par);
+    arb_free(rank_at);
+    arb_free(up);
+    arb_free(down);
+    arb_free(kids);
+    arb_free(nk);
     return rc;
 }
 
@@ -450,11 +452,11 @@ static int build_rd(struct hc_plan *p, uint64_t S, uint32_t P)
         steps++;
     }
     uint32_t rem = n - p2;
-    uint32_t *rank_of = malloc((size_t)p2 * sizeof *rank_of);
-    uint32_t *last = malloc((size_t)p2 * P * sizeof *last); /* id x P + j: its latest receive */
+    uint32_t *rank_of = arb_malloc((size_t)p2 * sizeof *rank_of);
+    uint32_t *last = arb_malloc((size_t)p2 * P * sizeof *last); /* id x P + j: its latest receive */
     if (!rank_of || !last) {
-        free(rank_of);
-        free(last);
+        arb_free(rank_of);
+        arb_free(last);
         return ARB_ENOMEM;
     }
     for (uint32_t i = 0; i < p2; i++)
@@ -468,7 +470,7 @@ static int build_rd(struct hc_plan *p, uint64_t S, uint32_t P)
             if (m < 0) rc = (int)m;
             last[i * P + j] = (uint32_t)m;
         }
-    uint32_t *cur = malloc((size_t)p2 * P * sizeof *cur);
+    uint32_t *cur = arb_malloc((size_t)p2 * P * sizeof *cur);
     if (!cur) rc = ARB_ENOMEM;
     for (uint32_t k = 0; rc == 0 && k < steps; k++) {
         for (uint32_t j = 0; rc == 0 && j < P; j++)
@@ -488,9 +490,9 @@ static int build_rd(struct hc_plan *p, uint64_t S, uint32_t P)
                 add_msg(p, 2 * i + 1, 2 * i, 1 + steps, part(S, P, j), &dep, dep != UINT32_MAX);
             if (m < 0) rc = (int)m;
         }
-    free(cur);
-    free(rank_of);
-    free(last);
+    arb_free(cur);
+    arb_free(rank_of);
+    arb_free(last);
     p->steps = steps + (rem ? 2 : 0);
     return rc;
 }
@@ -572,7 +574,7 @@ int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint
         return arb_errf(err, errlen, ARB_EINVAL,
                         "chunk: %llu slices of %u ranks make %llu messages, above %u",
                         (unsigned long long)P, n, (unsigned long long)msgs, HC_MAX_MSGS);
-    struct hc_plan *p = calloc(1, sizeof *p);
+    struct hc_plan *p = arb_calloc(1, sizeof *p);
     if (!p) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     p->n = n;
     p->slices = (uint32_t)P;
@@ -626,7 +628,7 @@ int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint
 int hc_plan_p2p(struct hc_plan **out, uint64_t bytes)
 {
     *out = NULL;
-    struct hc_plan *p = calloc(1, sizeof *p);
+    struct hc_plan *p = arb_calloc(1, sizeof *p);
     if (!p) return ARB_ENOMEM;
     p->n = 2;
     p->slices = p->steps = 1;

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint32_t n_hosts,
                            const arb_workload_config *cfg, char *err, size_t errlen)
@@ -22,8 +23,8 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
     arb_workload *w;
     int rc = wl_alloc(&w, ARB_WL_HCOLL, n_hosts, cfg, err, errlen);
     if (rc < 0) return rc;
-    uint32_t *hosts = malloc((size_t)n * sizeof *hosts);
-    uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
+    uint32_t *hosts = arb_malloc((size_t)n * sizeof *hosts);
+    uint8_t *seen = arb_calloc(n_hosts ? n_hosts : 1, 1);
     if (!hosts || !seen) rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (uint32_t r = 0; rc == 0 && r < n; r++) {
         uint32_t h = hc->hosts ? hc->hosts[r] : r;
@@ -36,7 +37,7 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
             seen[h] = 1;
         if (rc == 0) hosts[r] = h;
     }
-    free(seen);
+    arb_free(seen);
     struct hc_plan *p = NULL;
     if (rc == 0)
         rc = hc_plan_build(&p, hc->coll, hc->algo, n, hc->bytes, hc->chunk, hc->root, err, errlen);
@@ -51,7 +52,7 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
     }
     hc_plan_free(p);
     if (rc < 0) {
-        free(hosts);
+        arb_free(hosts);
         arb_workload_free(w);
         return rc;
     }

@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 struct wl_iter {
     arb_trace *tr;
@@ -53,26 +54,26 @@ void wl_iter_free(struct wl_iter *it)
 {
     if (!it) return;
     arb_trace_free(it->tr);
-    free(it->host);
-    free(it->coll_inst);
-    free(it->coll_arb);
-    free(it->inst_ref);
-    free(it->deps_left);
-    free(it->done);
-    free(it->cq);
-    free(it->cq_head);
-    free(it->cq_tail);
-    free(it->computing);
-    free(it->comp_end);
-    free(it->comm_active);
-    free(it->last);
-    free(it->t_comp);
-    free(it->t_comm);
-    free(it->t_exp);
-    free(it->finish);
-    free(it->nodes_done);
-    free(it->stack);
-    free(it);
+    arb_free(it->host);
+    arb_free(it->coll_inst);
+    arb_free(it->coll_arb);
+    arb_free(it->inst_ref);
+    arb_free(it->deps_left);
+    arb_free(it->done);
+    arb_free(it->cq);
+    arb_free(it->cq_head);
+    arb_free(it->cq_tail);
+    arb_free(it->computing);
+    arb_free(it->comp_end);
+    arb_free(it->comm_active);
+    arb_free(it->last);
+    arb_free(it->t_comp);
+    arb_free(it->t_comm);
+    arb_free(it->t_exp);
+    arb_free(it->finish);
+    arb_free(it->nodes_done);
+    arb_free(it->stack);
+    arb_free(it);
 }
 
 static uint32_t rank_of(const struct wl_iter *it, uint32_t g)
@@ -243,13 +244,13 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
 {
     struct wl_iter *it = w->it;
     const arb_trace *t = it->tr;
-    uint32_t *hosts = malloc(((size_t)it->R + 2) * sizeof *hosts);
-    it->coll_inst = malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_inst);
-    it->coll_arb = malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_arb);
-    it->inst_ref = malloc(((size_t)t->n_colls + t->n_p2p + 1) * sizeof *it->inst_ref);
+    uint32_t *hosts = arb_malloc(((size_t)it->R + 2) * sizeof *hosts);
+    it->coll_inst = arb_malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_inst);
+    it->coll_arb = arb_malloc(((size_t)t->n_colls + 1) * sizeof *it->coll_arb);
+    it->inst_ref = arb_malloc(((size_t)t->n_colls + t->n_p2p + 1) * sizeof *it->inst_ref);
     if (!hosts || !it->coll_inst || !it->coll_arb || !it->inst_ref ||
         hc_exec_new(&w->hx, w, inst_done, w) < 0) {
-        free(hosts);
+        arb_free(hosts);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     char where[600], msg[400];
@@ -303,7 +304,7 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
             rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         it->inst_ref[n_inst++] = t->n_colls + q;
     }
-    free(hosts);
+    arb_free(hosts);
     if (rc < 0) return rc;
     /* flows and bytes planned */
     for (uint32_t i = 0; i < n_inst; i++) {
@@ -333,7 +334,7 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
         arb_trace_free(trace);
         return rc;
     }
-    struct wl_iter *it = calloc(1, sizeof *it);
+    struct wl_iter *it = arb_calloc(1, sizeof *it);
     if (!it) {
         arb_trace_free(trace);
         arb_workload_free(w);
@@ -349,34 +350,34 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
                         "hosts: the trace has %u ranks, but %u hosts are given", R,
                         ic->hosts ? ic->n_map : n_hosts);
     }
-    it->host = malloc((size_t)R * sizeof *it->host);
-    it->deps_left = malloc(N * sizeof *it->deps_left);
-    it->done = calloc(N, 1);
-    it->cq = malloc(N * sizeof *it->cq);
-    it->stack = malloc(N * sizeof *it->stack);
-    it->cq_head = malloc((size_t)R * sizeof *it->cq_head);
-    it->cq_tail = malloc((size_t)R * sizeof *it->cq_tail);
-    it->computing = malloc((size_t)R * sizeof *it->computing);
-    it->comp_end = malloc((size_t)R * sizeof *it->comp_end);
-    it->comm_active = calloc(R, sizeof *it->comm_active);
-    it->last = calloc(R, sizeof *it->last);
-    it->t_comp = calloc(R, sizeof *it->t_comp);
-    it->t_comm = calloc(R, sizeof *it->t_comm);
-    it->t_exp = calloc(R, sizeof *it->t_exp);
-    it->finish = malloc((size_t)R * sizeof *it->finish);
-    it->nodes_done = calloc(R, sizeof *it->nodes_done);
-    uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
+    it->host = arb_malloc((size_t)R * sizeof *it->host);
+    it->deps_left = arb_malloc(N * sizeof *it->deps_left);
+    it->done = arb_calloc(N, 1);
+    it->cq = arb_malloc(N * sizeof *it->cq);
+    it->stack = arb_malloc(N * sizeof *it->stack);
+    it->cq_head = arb_malloc((size_t)R * sizeof *it->cq_head);
+    it->cq_tail = arb_malloc((size_t)R * sizeof *it->cq_tail);
+    it->computing = arb_malloc((size_t)R * sizeof *it->computing);
+    it->comp_end = arb_malloc((size_t)R * sizeof *it->comp_end);
+    it->comm_active = arb_calloc(R, sizeof *it->comm_active);
+    it->last = arb_calloc(R, sizeof *it->last);
+    it->t_comp = arb_calloc(R, sizeof *it->t_comp);
+    it->t_comm = arb_calloc(R, sizeof *it->t_comm);
+    it->t_exp = arb_calloc(R, sizeof *it->t_exp);
+    it->finish = arb_malloc((size_t)R * sizeof *it->finish);
+    it->nodes_done = arb_calloc(R, sizeof *it->nodes_done);
+    uint8_t *seen = arb_calloc(n_hosts ? n_hosts : 1, 1);
     if (!it->host || !it->deps_left || !it->done || !it->cq || !it->stack || !it->cq_head ||
         !it->cq_tail || !it->computing || !it->comp_end || !it->comm_active || !it->last ||
         !it->t_comp || !it->t_comm || !it->t_exp || !it->finish || !it->nodes_done || !seen) {
-        free(seen);
+        arb_free(seen);
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t r = 0; r < R; r++) {
         uint32_t h = ic->hosts ? ic->hosts[r] : r;
         if (h >= n_hosts || seen[h]) {
-            free(seen);
+            arb_free(seen);
             arb_workload_free(w);
             return arb_errf(err, errlen, ARB_EINVAL,
                             h >= n_hosts ? "hosts: rank %u on host %u, not below the fabric's %u"
@@ -393,7 +394,7 @@ int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_i
         for (uint32_t i = 0; i < k->n; i++)
             it->deps_left[trace->rank_off[r] + i] = k->nodes[i].n_deps;
     }
-    free(seen);
+    arb_free(seen);
     it->start = ic->start;
     it->end = ARB_TIME_NEVER;
     w->start = ic->start;

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* One collective of the trace over Arbor. Its plans: one (single), or per
  * piece p, from p x (2Q + g): RS[0..Q), X[0..g), AG[0..Q) (hierarchical:
@@ -69,13 +70,13 @@ void iter_arb_free(struct iter_arb *x)
     for (uint32_t a = 0; a < x->n; a++) {
         for (uint32_t p = 0; p < x->c[a].n_plans; p++)
             arb_plan_free(x->c[a].plans[p]);
-        free(x->c[a].plans);
-        free(x->c[a].job);
-        free(x->c[a].left);
+        arb_free(x->c[a].plans);
+        arb_free(x->c[a].job);
+        arb_free(x->c[a].left);
     }
-    free(x->c);
-    free(x->jobs);
-    free(x);
+    arb_free(x->c);
+    arb_free(x->jobs);
+    arb_free(x);
 }
 
 int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *err, size_t errlen)
@@ -84,7 +85,7 @@ int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *er
     if (!ic->topo || !ic->arbor_cfg || !ic->plan_cfg)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "backend: arbor needs the fabric and the Arbor settings");
-    struct iter_arb *x = calloc(1, sizeof *x);
+    struct iter_arb *x = arb_calloc(1, sizeof *x);
     if (!x) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     x->ac = *ic->arbor_cfg;
     x->pc = *ic->plan_cfg;
@@ -137,7 +138,7 @@ static int plan_piece(struct iter_arb *x, struct acoll *c, const uint32_t *hosts
 {
     uint32_t g = c->g, Q = c->Q;
     arb_plan **pl = c->plans + (size_t)p * (2 * Q + g);
-    uint32_t *h = malloc((g > Q ? g : Q) * sizeof *h);
+    uint32_t *h = arb_malloc((g > Q ? g : Q) * sizeof *h);
     if (!h) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     int rc = 0;
     for (uint32_t q = 0; rc == 0 && q < Q; q++) {
@@ -161,7 +162,7 @@ static int plan_piece(struct iter_arb *x, struct acoll *c, const uint32_t *hosts
             h[q] = hosts[(size_t)q * g + i];
         rc = plan_one(x, &pl[Q + i], ARB_COLL_ALLREDUCE, h, Q, ch->hi - ch->lo, 0, i, err, errlen);
     }
-    free(h);
+    arb_free(h);
     return rc;
 }
 
@@ -209,7 +210,7 @@ int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint3
     }
     if (x->n == x->cap) {
         uint32_t cap = x->cap ? x->cap * 2 : 16;
-        struct acoll *nc = realloc(x->c, cap * sizeof *nc);
+        struct acoll *nc = arb_realloc(x->c, cap * sizeof *nc);
         if (!nc) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
         x->c = nc;
         x->cap = cap;
@@ -223,9 +224,9 @@ int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint3
     c->hier = Q > 1;
     c->P = c->hier ? x->pieces : 1;
     c->n_plans = c->hier ? c->P * (2 * Q + g) : 1;
-    c->plans = calloc(c->n_plans, sizeof *c->plans);
-    c->job = malloc(c->n_plans * sizeof *c->job);
-    c->left = c->hier ? malloc((size_t)n * sizeof *c->left) : NULL;
+    c->plans = arb_calloc(c->n_plans, sizeof *c->plans);
+    c->job = arb_malloc(c->n_plans * sizeof *c->job);
+    c->left = c->hier ? arb_malloc((size_t)n * sizeof *c->left) : NULL;
     x->n++; /* freed with the rest on error */
     if (!c->plans || !c->job || (c->hier && !c->left))
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -252,7 +253,7 @@ static void enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t p, uint32_t 
     if (c->job[p] < 0) {
         if (x->n_jobs == x->cap_jobs) {
             uint32_t cap = x->cap_jobs ? x->cap_jobs * 2 : 64;
-            struct jref *nj = realloc(x->jobs, cap * sizeof *nj);
+            struct jref *nj = arb_realloc(x->jobs, cap * sizeof *nj);
             if (!nj) {
                 w->error = ARB_ENOMEM;
                 return;

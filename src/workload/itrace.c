@@ -23,25 +23,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 /* ---- the model ------------------------------------------------------------ */
 
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = arb_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
 
 int tr_new(arb_trace **out, const char *name, uint32_t n_ranks, int chakra)
 {
-    arb_trace *t = calloc(1, sizeof *t);
+    arb_trace *t = arb_calloc(1, sizeof *t);
     if (!t) return ARB_ENOMEM;
     t->chakra = chakra;
     t->name = dup_str(name ? name : "(trace)");
     t->n_ranks = n_ranks;
-    t->rk = calloc(n_ranks ? n_ranks : 1, sizeof *t->rk);
+    t->rk = arb_calloc(n_ranks ? n_ranks : 1, sizeof *t->rk);
     if (!t->name || !t->rk) {
         arb_trace_free(t);
         return ARB_ENOMEM;
@@ -54,24 +55,24 @@ void arb_trace_free(arb_trace *t)
 {
     if (!t) return;
     for (uint32_t r = 0; t->rk && r < t->n_ranks; r++) {
-        free(t->rk[r].nodes);
-        free(t->rk[r].raw);
-        free(t->rk[r].dep);
-        free(t->rk[r].rdep_off);
-        free(t->rk[r].rdep);
+        arb_free(t->rk[r].nodes);
+        arb_free(t->rk[r].raw);
+        arb_free(t->rk[r].dep);
+        arb_free(t->rk[r].rdep_off);
+        arb_free(t->rk[r].rdep);
     }
-    free(t->rk);
+    arb_free(t->rk);
     for (uint32_t g = 0; g < t->n_groups; g++) {
-        free(t->g[g].ranks);
-        free(t->g[g].name);
+        arb_free(t->g[g].ranks);
+        arb_free(t->g[g].name);
     }
-    free(t->g);
-    free(t->rank_off);
-    free(t->colls);
-    free(t->coll_nodes);
-    free(t->p2p);
-    free(t->name);
-    free(t);
+    arb_free(t->g);
+    arb_free(t->rank_off);
+    arb_free(t->colls);
+    arb_free(t->coll_nodes);
+    arb_free(t->p2p);
+    arb_free(t->name);
+    arb_free(t);
 }
 
 uint32_t arb_trace_ranks(const arb_trace *t)
@@ -93,7 +94,7 @@ struct tr_node *tr_add_node(arb_trace *t, uint32_t r)
     if (t->total >= TR_MAX_NODES) return NULL;
     if (k->n == k->cap) {
         uint32_t nc = k->cap ? k->cap * 2 : 16;
-        struct tr_node *nn = realloc(k->nodes, (size_t)nc * sizeof *nn);
+        struct tr_node *nn = arb_realloc(k->nodes, (size_t)nc * sizeof *nn);
         if (!nn) return NULL;
         k->nodes = nn;
         k->cap = nc;
@@ -113,7 +114,7 @@ int tr_add_dep(arb_trace *t, uint32_t r, uint64_t id)
     if (k->n_raw == k->cap_raw) {
         if (k->cap_raw >= TR_MAX_NODES * 4u) return ARB_ENOMEM;
         uint32_t nc = k->cap_raw ? k->cap_raw * 2 : 16;
-        uint64_t *nr = realloc(k->raw, (size_t)nc * sizeof *nr);
+        uint64_t *nr = arb_realloc(k->raw, (size_t)nc * sizeof *nr);
         if (!nr) return ARB_ENOMEM;
         k->raw = nr;
         k->cap_raw = nc;
@@ -133,17 +134,17 @@ long tr_group(arb_trace *t, const uint32_t *ranks, uint32_t n, const char *name)
     }
     if (t->n_groups == t->cap_groups) {
         uint32_t nc = t->cap_groups ? t->cap_groups * 2 : 8;
-        struct tr_group *ng = realloc(t->g, nc * sizeof *ng);
+        struct tr_group *ng = arb_realloc(t->g, nc * sizeof *ng);
         if (!ng) return ARB_ENOMEM;
         t->g = ng;
         t->cap_groups = nc;
     }
     struct tr_group *x = &t->g[t->n_groups];
-    x->ranks = malloc((n ? n : 1) * sizeof *x->ranks);
+    x->ranks = arb_malloc((n ? n : 1) * sizeof *x->ranks);
     x->name = name ? dup_str(name) : NULL;
     if (!x->ranks || (name && !x->name)) {
-        free(x->ranks);
-        free(x->name);
+        arb_free(x->ranks);
+        arb_free(x->name);
         return ARB_ENOMEM;
     }
     if (n) memcpy(x->ranks, ranks, (size_t)n * sizeof *ranks);
@@ -189,12 +190,12 @@ static int resolve_rank(arb_trace *t, uint32_t r, char *err, size_t errlen)
 {
     struct tr_rank *k = &t->rk[r];
     char rule[160];
-    struct idx *ix = malloc(((size_t)k->n + 1) * sizeof *ix);
-    k->dep = malloc(((size_t)k->n_raw + 1) * sizeof *k->dep);
-    k->rdep_off = calloc((size_t)k->n + 1, sizeof *k->rdep_off);
-    k->rdep = malloc(((size_t)k->n_raw + 1) * sizeof *k->rdep);
-    uint32_t *indeg = calloc((size_t)k->n + 1, sizeof *indeg);
-    uint32_t *queue = malloc(((size_t)k->n + 1) * sizeof *queue);
+    struct idx *ix = arb_malloc(((size_t)k->n + 1) * sizeof *ix);
+    k->dep = arb_malloc(((size_t)k->n_raw + 1) * sizeof *k->dep);
+    k->rdep_off = arb_calloc((size_t)k->n + 1, sizeof *k->rdep_off);
+    k->rdep = arb_malloc(((size_t)k->n_raw + 1) * sizeof *k->rdep);
+    uint32_t *indeg = arb_calloc((size_t)k->n + 1, sizeof *indeg);
+    uint32_t *queue = arb_malloc(((size_t)k->n + 1) * sizeof *queue);
     int rc = 0;
     if (!ix || !k->dep || !k->rdep_off || !k->rdep || !indeg || !queue) {
         rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -266,9 +267,9 @@ static int resolve_rank(arb_trace *t, uint32_t r, char *err, size_t errlen)
         rc = node_fail(t, r, bad, err, errlen, "deps", "the dependencies form a cycle");
     }
 out:
-    free(ix);
-    free(indeg);
-    free(queue);
+    arb_free(ix);
+    arb_free(indeg);
+    arb_free(queue);
     return rc;
 }
 
@@ -280,11 +281,11 @@ static int match_colls(arb_trace *t, char *err, size_t errlen)
     for (uint32_t r = 0; r < t->n_ranks; r++)
         for (uint32_t i = 0; i < t->rk[r].n; i++)
             if (t->rk[r].nodes[i].op == TR_COLL) total++;
-    uint32_t *cur = calloc(t->n_ranks ? t->n_ranks : 1, sizeof *cur);
-    t->coll_nodes = malloc(((size_t)total + 1) * sizeof *t->coll_nodes);
-    t->colls = malloc(((size_t)total + 1) * sizeof *t->colls);
+    uint32_t *cur = arb_calloc(t->n_ranks ? t->n_ranks : 1, sizeof *cur);
+    t->coll_nodes = arb_malloc(((size_t)total + 1) * sizeof *t->coll_nodes);
+    t->colls = arb_malloc(((size_t)total + 1) * sizeof *t->colls);
     if (!cur || !t->coll_nodes || !t->colls) {
-        free(cur);
+        arb_free(cur);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     uint32_t used = 0;
@@ -346,7 +347,7 @@ static int match_colls(arb_trace *t, char *err, size_t errlen)
             t->n_colls++;
         }
     }
-    free(cur);
+    arb_free(cur);
     return rc;
 }
 
@@ -378,12 +379,12 @@ static int match_p2p(arb_trace *t, char *err, size_t errlen)
             ns += t->rk[r].nodes[i].op == TR_SEND;
             nr += t->rk[r].nodes[i].op == TR_RECV;
         }
-    struct pkey *S = malloc(((size_t)ns + 1) * sizeof *S),
-                *R = malloc(((size_t)nr + 1) * sizeof *R);
-    t->p2p = malloc(((size_t)ns + 1) * sizeof *t->p2p);
+    struct pkey *S = arb_malloc(((size_t)ns + 1) * sizeof *S),
+                *R = arb_malloc(((size_t)nr + 1) * sizeof *R);
+    t->p2p = arb_malloc(((size_t)ns + 1) * sizeof *t->p2p);
     if (!S || !R || !t->p2p) {
-        free(S);
-        free(R);
+        arb_free(S);
+        arb_free(R);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     ns = nr = 0;
@@ -424,14 +425,14 @@ static int match_p2p(arb_trace *t, char *err, size_t errlen)
         a++;
         b++;
     }
-    free(S);
-    free(R);
+    arb_free(S);
+    arb_free(R);
     return rc;
 }
 
 int tr_finish(arb_trace *t, char *err, size_t errlen)
 {
-    t->rank_off = malloc(((size_t)t->n_ranks + 1) * sizeof *t->rank_off);
+    t->rank_off = arb_malloc(((size_t)t->n_ranks + 1) * sizeof *t->rank_off);
     if (!t->rank_off) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     uint64_t off = 0;
     for (uint32_t r = 0; r < t->n_ranks; r++) {
@@ -506,7 +507,7 @@ static int parse_ranks(const char *s, uint32_t n, uint32_t **out, uint32_t *cnt)
             if (k == cap) {
                 if (cap >= n) goto bad; /* more than n ranks: some twice */
                 cap = cap ? cap * 2 : 16;
-                uint32_t *nv = realloc(v, cap * sizeof *nv);
+                uint32_t *nv = arb_realloc(v, cap * sizeof *nv);
                 if (!nv) goto bad;
                 v = nv;
             }
@@ -525,7 +526,7 @@ static int parse_ranks(const char *s, uint32_t n, uint32_t **out, uint32_t *cnt)
     *cnt = k;
     return 0;
 bad:
-    free(v);
+    arb_free(v);
     return ARB_EPARSE;
 }
 
@@ -544,7 +545,7 @@ static int parse_group_line(struct tx *x, char **tok, int nt)
     if (parse_ranks(tok[2], x->t->n_ranks, &rk, &n) < 0)
         return tx_fail(x, "group", "'%s' is not a list of distinct ranks below `ranks`", tok[2]);
     long g = tr_group(x->t, rk, n, tok[1]);
-    free(rk);
+    arb_free(rk);
     return g < 0 ? arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory") : 0;
 }
 
@@ -553,12 +554,12 @@ static long group_of(struct tx *x, const char *spec)
 {
     arb_trace *t = x->t;
     if (!spec) {
-        uint32_t *all = malloc((size_t)t->n_ranks * sizeof *all);
+        uint32_t *all = arb_malloc((size_t)t->n_ranks * sizeof *all);
         if (!all) return ARB_ENOMEM;
         for (uint32_t r = 0; r < t->n_ranks; r++)
             all[r] = r;
         long g = tr_group(t, all, t->n_ranks, NULL);
-        free(all);
+        arb_free(all);
         return g;
     }
     if (spec[0] < '0' || spec[0] > '9') {
@@ -570,7 +571,7 @@ static long group_of(struct tx *x, const char *spec)
     if (parse_ranks(spec, t->n_ranks, &rk, &n) < 0)
         return tx_fail(x, "group", "'%s' is not a list of distinct ranks below `ranks`", spec);
     long g = tr_group(t, rk, n, NULL);
-    free(rk);
+    arb_free(rk);
     return g;
 }
 
@@ -760,7 +761,7 @@ int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const ch
         x.line++;
         if (n + 1 > cap) {
             cap = n + 1 > 256 ? n + 1 : 256;
-            char *nb = realloc(buf, cap);
+            char *nb = arb_realloc(buf, cap);
             if (!nb) {
                 rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
                 break;
@@ -775,7 +776,7 @@ int arb_trace_parse_text(arb_trace **out, const char *text, size_t len, const ch
             rc = parse_line(&x, buf);
         pos += n + (nl != NULL);
     }
-    free(buf);
+    arb_free(buf);
     if (rc == 0 && !x.have_header) {
         x.line = 1;
         rc = tx_fail(&x, "header", "%s", "empty trace: the first line must be `arbor-trace 1`");
@@ -812,7 +813,7 @@ static int load_chakra(arb_trace **out, const char *path, char *err, size_t errl
         return arb_errf(err, errlen, ARB_EINVAL,
                         "%s: a Chakra trace is named by rank 0's file, PREFIX.0.et", path);
     size_t plen = strlen(path) - 5;
-    char *prefix = malloc(plen + 1), *fname = malloc(plen + 32);
+    char *prefix = arb_malloc(plen + 1), *fname = arb_malloc(plen + 32);
     uint8_t **bufs = NULL;
     size_t *lens = NULL;
     uint32_t n = 0, cap = 0;
@@ -835,12 +836,12 @@ static int load_chakra(arb_trace **out, const char *path, char *err, size_t errl
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 8;
-            uint8_t **nb = realloc(bufs, cap * sizeof *nb);
-            size_t *nl = realloc(lens, cap * sizeof *nl);
+            uint8_t **nb = arb_realloc(bufs, cap * sizeof *nb);
+            size_t *nl = arb_realloc(lens, cap * sizeof *nl);
             if (nb) bufs = nb;
             if (nl) lens = nl;
             if (!nb || !nl) {
-                free(data);
+                arb_free(data);
                 rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
                 break;
             }
@@ -852,11 +853,11 @@ static int load_chakra(arb_trace **out, const char *path, char *err, size_t errl
         rc =
             arb_trace_parse_chakra(out, (const uint8_t *const *)bufs, lens, n, prefix, err, errlen);
     for (uint32_t i = 0; i < n; i++)
-        free(bufs[i]);
-    free(bufs);
-    free(lens);
-    free(prefix);
-    free(fname);
+        arb_free(bufs[i]);
+    arb_free(bufs);
+    arb_free(lens);
+    arb_free(prefix);
+    arb_free(fname);
     return rc;
 }
 
@@ -873,6 +874,6 @@ int arb_trace_load(arb_trace **out, const char *path, arb_trace_format fmt, char
         return arb_errf(err, errlen, rc, "%s: cannot read: %s", path,
                         rc == ARB_EIO ? strerror(errno) : "out of memory");
     rc = arb_trace_parse_text(out, data, len, path, err, errlen);
-    free(data);
+    arb_free(data);
     return rc;
 }

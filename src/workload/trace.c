@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 struct reader {
     const char *name;
@@ -59,7 +60,7 @@ static int push(arb_wl_flow **v, size_t *n, size_t *cap, const arb_wl_flow *f)
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 256;
-        arb_wl_flow *nv = realloc(*v, nc * sizeof *nv);
+        arb_wl_flow *nv = arb_realloc(*v, nc * sizeof *nv);
         if (!nv) return ARB_ENOMEM;
         *v = nv;
         *cap = nc;
@@ -296,7 +297,7 @@ static int parse_text(arb_workload_kind kind, const char *text, struct reader *r
     if (rc == 0 && n == 0)
         rc = arb_errf(rd->err, rd->errlen, ARB_EPARSE, "%s:%u: no flows", rd->name, rd->line);
     if (rc < 0) {
-        free(v);
+        arb_free(v);
         return rc;
     }
     *flows = v;
@@ -320,7 +321,7 @@ int arb_workload_parse(arb_workload **out, arb_workload_kind kind, const char *t
     rc = parse_text(kind, text, &rd, &flows, &n);
     if (rc == 0) {
         rc = wl_set_flows(w, flows, n, err, errlen);
-        if (rc < 0) free(flows);
+        if (rc < 0) arb_free(flows);
     }
     if (rc < 0) {
         arb_workload_free(w);
@@ -343,10 +344,10 @@ int arb_workload_new_file(arb_workload **out, arb_workload_kind kind, const char
     if (rc == ARB_ENOMEM) return arb_errf(err, errlen, rc, "%s: out of memory", path);
     if (rc < 0) return arb_errf(err, errlen, rc, "%s: read error", path);
     if (memchr(buf, '\0', len)) {
-        free(buf);
+        arb_free(buf);
         return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a text file", path);
     }
     rc = arb_workload_parse(out, kind, buf, path, n_hosts, cfg, err, errlen);
-    free(buf);
+    arb_free(buf);
     return rc;
 }

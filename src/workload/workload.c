@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/alloc.h"
 
 static const char *const qp_mode_names[] = {"split", "rr", "hpn"};
 static const char *const kind_names[] = {"flows", "pattern",        "incast",          "trace",
@@ -95,7 +96,7 @@ int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
     }
     int rc = check_cfg(kind, cfg, err, errlen);
     if (rc < 0) return rc;
-    arb_workload *w = calloc(1, sizeof *w);
+    arb_workload *w = arb_calloc(1, sizeof *w);
     if (!w) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     w->kind = kind;
     w->cfg = *cfg;
@@ -111,31 +112,31 @@ int wl_alloc(arb_workload **out, arb_workload_kind kind, uint32_t n_hosts,
 void arb_workload_free(arb_workload *w)
 {
     if (!w) return;
-    free(w->flows);
+    arb_free(w->flows);
     arb_traffic_free(w->tr);
-    free(w->tbuf);
-    free(w->hosts);
-    free(w->next_post);
-    free(w->qp_next);
-    free(w->qp_send);
-    free(w->qp_head);
-    free(w->qp_tail);
-    free(w->qp_busy);
-    free(w->msg_nxt);
-    free(w->msg_done);
-    free(w->recv_cnt);
-    free(w->qp_out);
-    free(w->qp_qtail);
-    free(w->hpn_last);
-    free(w->qp_sport);
-    free(w->qp_num);
-    free(w->sent);
-    free(w->done_at);
-    free(w->tags);
+    arb_free(w->tbuf);
+    arb_free(w->hosts);
+    arb_free(w->next_post);
+    arb_free(w->qp_next);
+    arb_free(w->qp_send);
+    arb_free(w->qp_head);
+    arb_free(w->qp_tail);
+    arb_free(w->qp_busy);
+    arb_free(w->msg_nxt);
+    arb_free(w->msg_done);
+    arb_free(w->recv_cnt);
+    arb_free(w->qp_out);
+    arb_free(w->qp_qtail);
+    arb_free(w->hpn_last);
+    arb_free(w->qp_sport);
+    arb_free(w->qp_num);
+    arb_free(w->sent);
+    arb_free(w->done_at);
+    arb_free(w->tags);
     hc_exec_free(w->hx);
     wl_iter_free(w->it);
     iter_arb_free(w->ia);
-    free(w);
+    arb_free(w);
 }
 
 arb_workload_kind arb_workload_get_kind(const arb_workload *w)
@@ -193,7 +194,7 @@ int arb_workload_new_flows(arb_workload **out, const arb_wl_flow *flows, size_t 
     arb_workload *w;
     int rc = wl_alloc(&w, ARB_WL_FLOWS, n_hosts, cfg, err, errlen);
     if (rc < 0) return rc;
-    arb_wl_flow *copy = malloc((n ? n : 1) * sizeof *copy);
+    arb_wl_flow *copy = arb_malloc((n ? n : 1) * sizeof *copy);
     if (!copy) {
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -201,7 +202,7 @@ int arb_workload_new_flows(arb_workload **out, const arb_wl_flow *flows, size_t 
     if (n) memcpy(copy, flows, n * sizeof *copy);
     rc = wl_set_flows(w, copy, n, err, errlen);
     if (rc < 0) {
-        free(copy);
+        arb_free(copy);
         arb_workload_free(w);
         return rc;
     }
@@ -220,7 +221,7 @@ int arb_workload_new_incast(arb_workload **out, uint32_t n_hosts, uint32_t recei
     if (senders == 0 || senders >= n_hosts)
         return arb_errf(err, errlen, ARB_EINVAL, "senders: %u is not in 1..%u", senders,
                         n_hosts - 1);
-    arb_wl_flow *f = calloc(senders, sizeof *f);
+    arb_wl_flow *f = arb_calloc(senders, sizeof *f);
     if (!f) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < senders; i++) {
         f[i].src = (receiver + 1 + i) % n_hosts;
@@ -232,7 +233,7 @@ int arb_workload_new_incast(arb_workload **out, uint32_t n_hosts, uint32_t recei
     int rc = wl_alloc(&w, ARB_WL_INCAST, n_hosts, cfg, err, errlen);
     if (rc == 0) rc = wl_set_flows(w, f, senders, err, errlen);
     if (rc < 0) {
-        free(f);
+        arb_free(f);
         arb_workload_free(w);
         return rc;
     }
@@ -263,7 +264,7 @@ int arb_workload_new_pattern(arb_workload **out, const char *spec, uint32_t n_ho
         return rc;
     }
     size_t cap = arb_traffic_max_flows(w->tr);
-    w->tbuf = malloc((cap ? cap : 1) * sizeof *w->tbuf);
+    w->tbuf = arb_malloc((cap ? cap : 1) * sizeof *w->tbuf);
     if (!w->tbuf) {
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -369,24 +370,24 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
     w->M = msgs;
     w->S = ar->bytes;
     w->start = ar->start;
-    w->hosts = malloc(n * sizeof *w->hosts);
-    w->next_post = calloc(n, sizeof *w->next_post);
-    w->qp_next = calloc((size_t)n * q, sizeof *w->qp_next);
-    w->qp_send = calloc((size_t)n * q, sizeof *w->qp_send);
-    w->qp_head = malloc((size_t)n * q * sizeof *w->qp_head);
-    w->qp_tail = malloc((size_t)n * q * sizeof *w->qp_tail);
-    w->qp_busy = calloc((size_t)n * q, 1);
-    w->qp_sport = calloc((size_t)n * q, sizeof *w->qp_sport);
-    w->qp_num = calloc((size_t)n * q, sizeof *w->qp_num);
-    w->sent = calloc(n, sizeof *w->sent);
-    w->done_at = malloc(n * sizeof *w->done_at);
+    w->hosts = arb_malloc(n * sizeof *w->hosts);
+    w->next_post = arb_calloc(n, sizeof *w->next_post);
+    w->qp_next = arb_calloc((size_t)n * q, sizeof *w->qp_next);
+    w->qp_send = arb_calloc((size_t)n * q, sizeof *w->qp_send);
+    w->qp_head = arb_malloc((size_t)n * q * sizeof *w->qp_head);
+    w->qp_tail = arb_malloc((size_t)n * q * sizeof *w->qp_tail);
+    w->qp_busy = arb_calloc((size_t)n * q, 1);
+    w->qp_sport = arb_calloc((size_t)n * q, sizeof *w->qp_sport);
+    w->qp_num = arb_calloc((size_t)n * q, sizeof *w->qp_num);
+    w->sent = arb_calloc(n, sizeof *w->sent);
+    w->done_at = arb_malloc(n * sizeof *w->done_at);
     if (hpn) {
-        w->msg_nxt = malloc((size_t)n * msgs * sizeof *w->msg_nxt);
-        w->msg_done = calloc((size_t)n * msgs, 1);
-        w->recv_cnt = calloc(n, sizeof *w->recv_cnt);
-        w->qp_out = calloc((size_t)n * q, sizeof *w->qp_out);
-        w->qp_qtail = malloc((size_t)n * q * sizeof *w->qp_qtail);
-        w->hpn_last = malloc(n * sizeof *w->hpn_last);
+        w->msg_nxt = arb_malloc((size_t)n * msgs * sizeof *w->msg_nxt);
+        w->msg_done = arb_calloc((size_t)n * msgs, 1);
+        w->recv_cnt = arb_calloc(n, sizeof *w->recv_cnt);
+        w->qp_out = arb_calloc((size_t)n * q, sizeof *w->qp_out);
+        w->qp_qtail = arb_malloc((size_t)n * q * sizeof *w->qp_qtail);
+        w->hpn_last = arb_malloc(n * sizeof *w->hpn_last);
         if (!w->msg_nxt || !w->msg_done || !w->recv_cnt || !w->qp_out || !w->qp_qtail ||
             !w->hpn_last) {
             arb_workload_free(w);
@@ -397,17 +398,17 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
         for (uint32_t r = 0; r < n; r++)
             w->hpn_last[r] = q - 1;
     }
-    uint8_t *seen = calloc(n_hosts ? n_hosts : 1, 1);
+    uint8_t *seen = arb_calloc(n_hosts ? n_hosts : 1, 1);
     if (!w->hosts || !w->next_post || !w->qp_next || !w->qp_send || !w->qp_head || !w->qp_tail ||
         !w->qp_busy || !w->qp_sport || !w->qp_num || !w->sent || !w->done_at || !seen) {
-        free(seen);
+        arb_free(seen);
         arb_workload_free(w);
         return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     }
     for (uint32_t r = 0; r < n; r++) {
         uint32_t h = ar->hosts ? ar->hosts[r] : r;
         if (h >= n_hosts || seen[h]) {
-            free(seen);
+            arb_free(seen);
             arb_workload_free(w);
             return arb_errf(err, errlen, ARB_EINVAL,
                             h >= n_hosts ? "hosts: rank %u on host %u, not below the fabric's %u"
@@ -428,7 +429,7 @@ int arb_workload_new_allreduce(arb_workload **out, const arb_allreduce_config *a
             if (w->cfg.shared_sport) w->qp_sport[k] = w->qp_sport[(size_t)r * q];
         }
     }
-    free(seen);
+    arb_free(seen);
     /* every message has a part on every QP (split) or one part (rr) */
     if (w->cfg.qp_mode == ARB_QP_SPLIT) /* hpn and rr: one part */
         w->planned = (uint64_t)n * msgs * q;
@@ -492,7 +493,7 @@ static int grow_tags(arb_workload *w)
 {
     if (w->n_tags < w->cap_tags) return 0;
     size_t ncap = w->cap_tags ? w->cap_tags * 2 : 1024;
-    struct wl_tag *nt = realloc(w->tags, ncap * sizeof *nt);
+    struct wl_tag *nt = arb_realloc(w->tags, ncap * sizeof *nt);
     if (!nt) return w->error = ARB_ENOMEM;
     w->tags = nt;
     w->cap_tags = ncap;
