@@ -247,8 +247,15 @@ const arb_plan_entry *arb_plan_get_entry(const arb_plan *p, uint32_t i);
  * ports; NULL when it has none. */
 const uint32_t *arb_plan_children(const arb_plan *p, const arb_plan_entry *e);
 
-/** The entry of node in tree `tree`, or NULL when the node is not in it. */
+/** The entry of node in tree `tree`, or NULL when the node is not in it
+ * (or either is out of range). Constant time: the plan holds an index of
+ * n_nodes + (nodes in some tree) x n_trees words, what a switch reads for
+ * every packet of a tree. */
 const arb_plan_entry *arb_plan_find(const arb_plan *p, uint32_t tree, uint32_t node);
+/** The entry of node in the tree of channel c on subchannel s (the tree
+ * channel c's first_tree + s), or NULL when any is out of range or the node
+ * is not in that tree. */
+const arb_plan_entry *arb_plan_find_sub(const arb_plan *p, uint32_t c, uint32_t s, uint32_t node);
 
 /** The fan-in row (3 bytes, root first; 1 above the member's depth) of
  * member m (0 .. R-1) of channel c on subchannel s, the table

@@ -33,6 +33,13 @@ struct arb_plan {
     uint8_t *depth;      /* depth[(first_member + m) * subchannels + s] */
     uint32_t root_level; /* L: the level of the trees' roots */
     uint32_t hdr_len;    /* 16 or 20 */
+    /* arb_plan_find's index: node_row[node] is the node's row (ARB_PLAN_NONE
+     * for a node in no tree), row_entry[row * n_trees + tree] its entry in
+     * that tree (ARB_PLAN_NONE). Rows are the nodes some tree holds, so the
+     * index is n_nodes + (nodes in the plan) x n_trees words. */
+    uint32_t n_nodes;    /* the fabric's nodes (node_row's length) */
+    uint32_t *node_row;  /* node -> row */
+    uint32_t *row_entry; /* (row, tree) -> entry index */
 };
 
 static const char *const coll_names[ARB_COLL_COUNT] = {"allreduce", "reduce",    "reducescatter",
@@ -71,6 +78,8 @@ void arb_plan_free(arb_plan *p)
     arb_mem_free(mem, p->child_ports);
     arb_mem_free(mem, p->fanin);
     arb_mem_free(mem, p->depth);
+    arb_mem_free(mem, p->node_row);
+    arb_mem_free(mem, p->row_entry);
     arb_mem_free(mem, p);
 }
 
@@ -319,6 +328,33 @@ static int make_channels(arb_plan *p, char *err, size_t errlen)
     return 0;
 }
 
+/* arb_plan_find's index over the built trees: a row per node some tree
+ * holds, in the order the entries first name them. */
+static int make_index(arb_plan *p, uint32_t n_nodes, char *err, size_t errlen)
+{
+    const arb_mem *mem = p->cfg.mem;
+    p->n_nodes = n_nodes;
+    p->node_row = arb_mem_malloc(mem, (size_t)n_nodes * sizeof *p->node_row);
+    if (!p->node_row) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < n_nodes; i++)
+        p->node_row[i] = ARB_PLAN_NONE;
+    uint32_t rows = 0;
+    for (uint32_t i = 0; i < p->n_entries; i++)
+        if (p->node_row[p->entries[i].node] == ARB_PLAN_NONE)
+            p->node_row[p->entries[i].node] = rows++;
+    size_t cells = (size_t)rows * p->n_trees;
+    p->row_entry = arb_mem_malloc(mem, (cells ? cells : 1) * sizeof *p->row_entry);
+    if (!p->row_entry) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cells; i++)
+        p->row_entry[i] = ARB_PLAN_NONE;
+    for (uint32_t t = 0; t < p->n_trees; t++)
+        for (uint32_t x = 0; x < p->trees[t].n_entries; x++) {
+            uint32_t e = p->trees[t].first_entry + x;
+            p->row_entry[(size_t)p->node_row[p->entries[e].node] * p->n_trees + t] = e;
+        }
+    return 0;
+}
+
 int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config *cfg, char *err,
                  size_t errlen)
 {
@@ -407,6 +443,7 @@ int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config
     }
     arb_mem_free(mem, b.entry_of);
     arb_mem_free(mem, b.pairs);
+    if (rc == 0) rc = make_index(p, f->n_nodes, err, errlen);
     if (rc == 0) {
         unsigned maxd = 0;
         for (uint32_t i = 0; i < p->n_trees; i++)
@@ -429,11 +466,17 @@ int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config
 
 const arb_plan_entry *arb_plan_find(const arb_plan *p, uint32_t tree, uint32_t node)
 {
-    if (!p || tree >= p->n_trees) return NULL;
-    const arb_plan_tree *tr = &p->trees[tree];
-    for (uint32_t i = 0; i < tr->n_entries; i++)
-        if (p->entries[tr->first_entry + i].node == node) return &p->entries[tr->first_entry + i];
-    return NULL;
+    if (!p || tree >= p->n_trees || node >= p->n_nodes) return NULL;
+    uint32_t row = p->node_row[node];
+    if (row == ARB_PLAN_NONE) return NULL;
+    uint32_t e = p->row_entry[(size_t)row * p->n_trees + tree];
+    return e == ARB_PLAN_NONE ? NULL : &p->entries[e];
+}
+
+const arb_plan_entry *arb_plan_find_sub(const arb_plan *p, uint32_t c, uint32_t s, uint32_t node)
+{
+    if (!p || c >= p->n_channels || s >= p->cfg.subchannels) return NULL;
+    return arb_plan_find(p, p->channels[c].first_tree + s, node);
 }
 
 const uint8_t *arb_plan_fanin(const arb_plan *p, uint32_t c, uint32_t m, uint32_t s)

@@ -39,7 +39,6 @@ struct sjob {
     uint8_t key[RT_KEY_LEN];
     uint32_t size, base;      /* 0: not known yet (no JOIN, no JOBINFO) */
     arb_plan *plan;           /* AllReduce over the job's hosts: channel r's trees */
-    uint32_t *entry;          /* per tree: index of this node's entry, or NONE */
     struct sockaddr_in *addr; /* per rank: its address (joined ranks below this node) */
     uint32_t *local;          /* per rank: the address of ours it dialled (0: unknown) */
     uint8_t *joined;
@@ -133,7 +132,6 @@ void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
 static void job_reset(struct sjob *j)
 {
     arb_plan_free(j->plan);
-    arb_free(j->entry);
     arb_free(j->addr);
     arb_free(j->local);
     arb_free(j->joined);
@@ -141,7 +139,6 @@ static void job_reset(struct sjob *j)
     arb_free(j->seen);
     j->seen = NULL;
     j->plan = NULL;
-    j->entry = NULL;
     j->addr = NULL;
     j->local = NULL;
     j->joined = NULL;
@@ -474,19 +471,14 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     pc.n_ranks = size;
     pc.bytes = (uint64_t)size * 4;
     if (arb_topo_plan(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
-    j->entry = arb_malloc(arb_plan_n_trees(j->plan) * sizeof *j->entry);
     j->addr = arb_calloc(size, sizeof *j->addr);
     j->local = arb_calloc(size, sizeof *j->local);
     j->joined = arb_calloc(size, 1);
     j->counter = arb_calloc(size, sizeof *j->counter);
     j->seen = arb_calloc(size, sizeof *j->seen);
-    if (!j->entry || !j->addr || !j->local || !j->joined || !j->counter || !j->seen) {
+    if (!j->addr || !j->local || !j->joined || !j->counter || !j->seen) {
         job_reset(j);
         return -1;
-    }
-    for (uint32_t t = 0; t < arb_plan_n_trees(j->plan); t++) {
-        const arb_plan_entry *e = arb_plan_find(j->plan, t, s->node);
-        j->entry[t] = e ? (uint32_t)(e - arb_plan_get_entry(j->plan, 0)) : NONE;
     }
     j->size = size;
     j->base = base;
@@ -761,16 +753,6 @@ static uint64_t chan_id(const struct fwd *f)
            (uint64_t)f->rh.channel << 8 | f->h.message_id;
 }
 
-static const arb_plan_entry *entry_of(const arb_rt_switch *s, const struct fwd *f)
-{
-    (void)s;
-    const arb_plan *p = f->j->plan;
-    if (f->rh.channel >= arb_plan_n_channels(p) || f->rh.sub >= arb_plan_get_config(p)->subchannels)
-        return NULL;
-    uint32_t e = f->j->entry[arb_plan_get_channel(p, f->rh.channel)->first_tree + f->rh.sub];
-    return e == NONE ? NULL : arb_plan_get_entry(p, e);
-}
-
 static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
 {
     return global_port == ARB_PLAN_NONE ? NONE : global_port - s->nd->first_port;
@@ -955,7 +937,7 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
     f.agg = owner_of(s, f.j->id, rh->channel);
     if (f.agg != wk->id) wk->st.foreign++;
     if (rh->dst_kind == 1) { /* group */
-        const arb_plan_entry *e = entry_of(s, &f);
+        const arb_plan_entry *e = arb_plan_find_sub(f.j->plan, rh->channel, rh->sub, s->node);
         if (!e || f.h.packet_type != ARB_PT_RESPONSE) {
             wk->st.unknown_channel++;
             return;
@@ -965,7 +947,7 @@ static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const
         agg_unlock(s, &f, e);
     } else if (rh->dst_kind == 0) { /* responder */
         if (f.h.packet_type == ARB_PT_DATA_REQUEST && !f.h.repair && f.h.agg_depth > 0) {
-            const arb_plan_entry *e = entry_of(s, &f);
+            const arb_plan_entry *e = arb_plan_find_sub(f.j->plan, rh->channel, rh->sub, s->node);
             if (!e) {
                 wk->st.unknown_channel++;
                 return;

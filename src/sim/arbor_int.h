@@ -85,7 +85,6 @@ struct ajob {
     arb_sim_arbor_config cfg;
     const arb_plan *p;
     uint64_t rtt_sum, rtt_n; /* credit-to-commit times (rtt_mean) */
-    uint32_t *entry;         /* n_nodes x n_trees: entry index or NONE */
     uint32_t n_trees;
     uint32_t *agg_nodes; /* the switches where this job aggregates */
     uint32_t n_agg_nodes;
@@ -333,12 +332,6 @@ static inline uint32_t arbor_virtual_len(const struct ajob *j, const arb_plan_ch
     }
     if (kind == ARB_EP_PUSH && h->credit_valid) return len_of(j, c, h->offset_b & mask);
     return 0;
-}
-
-/* Job j's tree-table entry of `tree` at `node`, or NONE. */
-static inline uint32_t entry_of(const struct ajob *j, uint32_t node, uint32_t tree)
-{
-    return j->entry[(size_t)node * j->n_trees + tree];
 }
 
 /* The engine of job j's part of switch `node`'s pool. */

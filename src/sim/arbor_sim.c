@@ -98,7 +98,6 @@ static void job_free(struct ajob *j)
         arb_free(j->eps[i].result);
     }
     arb_host_free(j->host);
-    arb_free(j->entry);
     arb_free(j->agg_nodes);
     arb_free(j->host_first);
     arb_free(j->host_eps);
@@ -181,8 +180,8 @@ static int route_engines(arb_sim *s, struct ajob *j)
         e->nic_port = s->hosts[e->host].nic_port;
         e->tree_port = tp;
         for (uint32_t u = 0; u < subs; u++) {
-            uint32_t ei = entry_of(j, e->host, arb_plan_get_channel(p, e->ch)->first_tree + u);
-            tp[u] = ei != NONE ? arb_plan_get_entry(p, ei)->up_port : e->nic_port;
+            const arb_plan_entry *he = arb_plan_find_sub(p, e->ch, u, e->host);
+            tp[u] = he ? he->up_port : e->nic_port;
         }
         j->ep_of[(size_t)e->host * arb_plan_n_channels(p) + e->ch] = x;
     }
@@ -356,7 +355,6 @@ static int job_trees(arb_sim *s, struct ajob *j)
         const arb_plan_tree *tr = arb_plan_get_tree(p, t);
         for (uint32_t x = 0; x < tr->n_entries && rc == 0; x++) {
             const arb_plan_entry *e = arb_plan_get_entry(p, tr->first_entry + x);
-            j->entry[(size_t)e->node * arb_plan_n_trees(p) + t] = tr->first_entry + x;
             if (e->level > 0) rc = switch_engine(s, e->node);
             if (!e->aggregate || rc < 0) continue;
             if (!mark[e->node]) j->n_agg_nodes++;
@@ -408,7 +406,6 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->n_trees = arb_plan_n_trees(p);
     j->part = j->index % a->n_parts;
     j->res.correct = cfg->values ? 1 : -1;
-    j->entry = arb_malloc((size_t)n_nodes * arb_plan_n_trees(p) * sizeof *j->entry);
     j->rank_of_host = arb_malloc(s->n_hosts * sizeof *j->rank_of_host);
     j->pacct = arb_calloc(s->n_ports, sizeof *j->pacct);
     uint32_t R = arb_plan_get_config(p)->n_ranks;
@@ -418,13 +415,11 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->reported = arb_calloc(R, 1);
     j->entered = arb_calloc(R, 1);
     j->live_at = arb_calloc(n_nodes, sizeof *j->live_at);
-    if (!j->entry || !j->rank_of_host || !j->pacct || !j->start_at || !j->started || !j->idle ||
-        !j->reported || !j->entered || !j->live_at)
+    if (!j->rank_of_host || !j->pacct || !j->start_at || !j->started || !j->idle || !j->reported ||
+        !j->entered || !j->live_at)
         return ARB_ENOMEM;
     for (uint32_t r = 0; r < R; r++)
         j->start_at[r] = ARB_TIME_NEVER;
-    for (size_t i = 0; i < (size_t)n_nodes * arb_plan_n_trees(p); i++)
-        j->entry[i] = NONE;
     for (uint32_t h = 0; h < s->n_hosts; h++)
         j->rank_of_host[h] = NONE;
     for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)

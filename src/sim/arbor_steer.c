@@ -229,13 +229,12 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
         sw_unicast(s, node, in_port, i);
         return;
     }
-    uint32_t ei = entry_of(j, node, k->qp);
-    if (ei == NONE) {
+    const arb_plan_entry *e = arb_plan_find(j->p, k->qp, node);
+    if (!e) {
         s->st.unroutable++;
         arbor_pkt_drop(s, node, i);
         return;
     }
-    const arb_plan_entry *e = arb_plan_get_entry(j->p, ei);
     size_t g = agg_index(a, node, j);
     /* header-only: no payload, and no length (what a packet stands for is
      * arbor_virtual_len's, for what the switch makes) */

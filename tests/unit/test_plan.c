@@ -486,6 +486,54 @@ TEST(hand_made_fabric)
     CHECK(p == NULL);
 }
 
+/* arb_plan_find's index answers what a scan of every tree's entries
+ * answers, for every (tree, node) of the fabric and one past its end, and
+ * arb_plan_find_sub names the channel's first_tree + s. */
+static void find_matches_scan(const arb_topo *t, const arb_plan *p)
+{
+    uint32_t n_nodes = arb_topo_n_nodes(t), bad = 0, found = 0;
+    for (uint32_t tr = 0; tr <= arb_plan_n_trees(p); tr++)
+        for (uint32_t node = 0; node <= n_nodes; node++) {
+            const arb_plan_entry *want = NULL;
+            const arb_plan_tree *tt = arb_plan_get_tree(p, tr);
+            for (uint32_t x = 0; tt && x < tt->n_entries; x++)
+                if (arb_plan_get_entry(p, tt->first_entry + x)->node == node)
+                    want = arb_plan_get_entry(p, tt->first_entry + x);
+            if (arb_plan_find(p, tr, node) != want) bad++;
+            if (want) found++;
+        }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(found, arb_plan_n_entries(p));
+    uint32_t subs = arb_plan_get_config(p)->subchannels;
+    for (uint32_t c = 0; c < arb_plan_n_channels(p); c++)
+        for (uint32_t s = 0; s < subs; s++) {
+            const arb_plan_tree *tt =
+                arb_plan_get_tree(p, arb_plan_get_channel(p, c)->first_tree + s);
+            const arb_plan_entry *root = NULL;
+            for (uint32_t x = 0; x < tt->n_entries; x++)
+                if (arb_plan_get_entry(p, tt->first_entry + x)->node == tt->root)
+                    root = arb_plan_get_entry(p, tt->first_entry + x);
+            CHECK(root != NULL && arb_plan_find_sub(p, c, s, tt->root) == root);
+        }
+    CHECK(arb_plan_find_sub(p, arb_plan_n_channels(p), 0, 0) == NULL);
+    CHECK(arb_plan_find_sub(p, 0, subs, arb_plan_get_tree(p, 0)->root) == NULL);
+    CHECK(arb_plan_find(NULL, 0, 0) == NULL && arb_plan_find_sub(NULL, 0, 0, 0) == NULL);
+}
+
+TEST(find_index)
+{
+    const char *fabrics[] = {"star:4", "leafspine:4,2,2", "kary:4,2", "pgft:3;2,2,2;1,2,2;1,1,1"};
+    for (size_t i = 0; i < sizeof fabrics / sizeof *fabrics; i++) {
+        arb_topo *t = topo(fabrics[i]);
+        if (!t) continue;
+        uint32_t n = arb_topo_n_hosts(t) < 8 ? arb_topo_n_hosts(t) : 8;
+        arb_plan *p = plan(t, ARB_COLL_ALLREDUCE, n, (uint64_t)n * 8192, 2, 0);
+        if (p) find_matches_scan(t, p);
+        arb_plan_free(p);
+        arb_topo_free(t);
+    }
+}
+
 int main(void)
 {
     RUN(star4_allreduce);
@@ -496,5 +544,6 @@ int main(void)
     RUN(invalid_inputs);
     RUN(root_offset_moves_the_roots);
     RUN(hand_made_fabric);
+    RUN(find_index);
     return testkit_done();
 }
