@@ -475,6 +475,59 @@ static int emit_miss(arb_agg *a, arb_agg_result *res, const arb_hdr *h, arb_agg_
     return 0;
 }
 
+/* Request h's contribution checked against slot id (s) and, in values
+ * mode, reduced into its accumulator: ARB_AGG_R_COUNTED, or why it may not
+ * count (the slot untouched). */
+static arb_agg_reason reduce_into(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h,
+                                  const void *payload, size_t plen, uint8_t fanin)
+{
+    if (plen > a->cfg.max_payload) return ARB_AGG_R_TOO_LONG;
+    if (s->ncontrib && (h->dtype != s->dtype || h->op != s->op || fanin != s->fanin ||
+                        h->payload_valid != s->payload_valid || plen != s->len))
+        return ARB_AGG_R_MISMATCH;
+    if (h->offset_b > (uint32_t)fanin - s->count) return ARB_AGG_R_OVERCOUNT;
+    if (!plen || a->cfg.header_only) return ARB_AGG_R_COUNTED;
+    uint8_t *acc = slot_acc(a, id);
+    if (s->ncontrib == 0)
+        memcpy(acc, payload, plen);
+    else if (arb_reduce_bytes((arb_op)h->op, (arb_dtype)h->dtype, acc, payload, plen) != 0)
+        return ARB_AGG_R_MISMATCH; /* unreachable for a validated header */
+    return ARB_AGG_R_COUNTED;
+}
+
+/* Slot id (s) has every contribution (h the last): it is done, and its
+ * aggregate goes on in h's place. */
+static int complete(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, size_t plen, arb_time t,
+                    arb_agg_result *res)
+{
+    s->state = SLOT_DONE;
+    a->st.live--;
+    close_live(a, s, t);
+    a->st.aggregates++;
+    if (s->due != ARB_TIME_NEVER) {
+        if (!s->tries) loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
+        s->due = ARB_TIME_NEVER;
+    }
+
+    arb_hdr *o = &res->hdr;
+    *o = *h;
+    pop(o);
+    o->aggregated = 1;
+    o->offset_b = s->count;
+    o->attempt = s->attempt; /* the owner's: the latest attempt it counts for */
+    s->msg_id = h->message_id;
+    s->ext = h->ext;
+    s->pkind = h->payload_kind;
+    s->out_depth = o->agg_depth;
+    memcpy(s->out_fanin, o->fanin, sizeof s->out_fanin);
+    res->action = ARB_AGG_EMIT_AGGREGATE;
+    res->reason = ARB_AGG_R_COMPLETE;
+    res->payload = a->cfg.header_only || !plen ? NULL : slot_acc(a, id);
+    res->payload_len = plen;
+    res->ce = s->ce;
+    return 0;
+}
+
 static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, uint64_t channel,
                       uint32_t port, int ce, arb_time t, arb_agg_result *res)
 {
@@ -517,21 +570,7 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     }
 
     size_t plen = h->payload_valid ? len : 0;
-    arb_agg_reason bad = ARB_AGG_R_COUNTED;
-    if (plen > a->cfg.max_payload)
-        bad = ARB_AGG_R_TOO_LONG;
-    else if (s->ncontrib && (h->dtype != s->dtype || h->op != s->op || fanin != s->fanin ||
-                             h->payload_valid != s->payload_valid || plen != s->len))
-        bad = ARB_AGG_R_MISMATCH;
-    else if (h->offset_b > (uint32_t)fanin - s->count)
-        bad = ARB_AGG_R_OVERCOUNT;
-    if (bad == ARB_AGG_R_COUNTED && plen && !a->cfg.header_only) {
-        uint8_t *acc = slot_acc(a, id);
-        if (s->ncontrib == 0)
-            memcpy(acc, payload, plen);
-        else if (arb_reduce_bytes((arb_op)h->op, (arb_dtype)h->dtype, acc, payload, plen) != 0)
-            bad = ARB_AGG_R_MISMATCH; /* unreachable for a validated header */
-    }
+    arb_agg_reason bad = reduce_into(a, s, id, h, payload, plen, fanin);
     if (bad != ARB_AGG_R_COUNTED) {
         a->st.protocol_error++;
         return drop(a, res, h, bad, channel, port);
@@ -571,32 +610,7 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
         return 0;
     }
 
-    s->state = SLOT_DONE;
-    a->st.live--;
-    close_live(a, s, t);
-    a->st.aggregates++;
-    if (s->due != ARB_TIME_NEVER) {
-        if (!s->tries) loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
-        s->due = ARB_TIME_NEVER;
-    }
-
-    arb_hdr *o = &res->hdr;
-    *o = *h;
-    pop(o);
-    o->aggregated = 1;
-    o->offset_b = s->count;
-    o->attempt = s->attempt; /* the owner's: the latest attempt it counts for */
-    s->msg_id = h->message_id;
-    s->ext = h->ext;
-    s->pkind = h->payload_kind;
-    s->out_depth = o->agg_depth;
-    memcpy(s->out_fanin, o->fanin, sizeof s->out_fanin);
-    res->action = ARB_AGG_EMIT_AGGREGATE;
-    res->reason = ARB_AGG_R_COMPLETE;
-    res->payload = a->cfg.header_only || !plen ? NULL : slot_acc(a, id);
-    res->payload_len = plen;
-    res->ce = s->ce;
-    return 0;
+    return complete(a, s, id, h, plen, t, res);
 }
 
 /* ---- entry points ------------------------------------------------------- */

@@ -335,11 +335,10 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 }
 
 /* Start call k: plan, engines, buffers. */
-int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
-                  arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
+/* Room for one more call: released calls whose engines still owe answers
+ * are progressed until one finishes (bounded by the deadline). */
+static int wait_for_room(arb_rt_comm *c)
 {
-    /* room for one more: released calls whose engines still owe answers are
-     * progressed until one finishes (bounded by the deadline) */
     arb_time give_up = rt_now() + c->cfg.timeout;
     while (c->n_calls >= MAX_CALLS) {
         uint32_t mine = 0;
@@ -355,38 +354,33 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
                            (double)c->cfg.timeout / ARB_PS_PER_S);
         rt_comm_wait(c, rt_next_wake(c, NULL, now));
     }
-    size_t es = arb_dtype_size(dt);
-    uint32_t N = c->cfg.size;
-    uint64_t bytes = (uint64_t)count * es;
-    if (coll == ARB_COLL_REDUCESCATTER || coll == ARB_COLL_ALLGATHER) bytes *= N;
-    struct arb_rt_request *k = arb_calloc(1, sizeof *k);
-    if (!k) return ARB_ENOMEM;
-    k->c = c;
-    k->coll = coll;
-    k->dt = dt;
-    k->op = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER
-                ? op
-                : ARB_OP_NOP;
-    k->msg = c->next_msg;
-    for (uint32_t r = 0; r < ARB_PLAN_MAX_RANKS; r++)
-        k->ep_of[r] = -1;
+    return 0;
+}
+
+/* The call's plan: its collective over the job's ranks on the switches'
+ * fabric. */
+static int call_plan(arb_rt_comm *c, struct arb_rt_request *k, uint32_t root, uint64_t bytes)
+{
     arb_plan_config pc;
     arb_plan_config_default(&pc);
-    pc.coll = coll;
+    pc.coll = k->coll;
     pc.ranks = c->ranks;
-    pc.n_ranks = N;
+    pc.n_ranks = c->cfg.size;
     pc.root = root;
     pc.bytes = bytes;
-    pc.dtype = dt;
+    pc.dtype = k->dt;
     /* a rooted collective's one channel takes the trees of its responder's
      * channel in the switches' plan (channel r rooted at offset r) */
-    if (coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST) pc.root_offset = root;
+    if (k->coll == ARB_COLL_REDUCE || k->coll == ARB_COLL_BROADCAST) pc.root_offset = root;
     char perr[160];
     int rc = arb_topo_plan(&k->plan, c->topo, &pc, perr, sizeof perr);
-    if (rc < 0) {
-        rt_call_free(k);
-        return rt_fail(c, rc, "%s", perr);
-    }
+    return rc < 0 ? rt_fail(c, rc, "%s", perr) : 0;
+}
+
+/* The call's engines: this rank's requesters and responders of the plan,
+ * through the rank driver. */
+static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
+{
     uint8_t local[ARB_PLAN_MAX_RANKS] = {0};
     local[c->cfg.rank] = 1;
     arb_host_config hc;
@@ -423,15 +417,91 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     hc.msg_id = k->msg;
     hc.send = engine_send;
     hc.on_failure = on_failure;
-    hc.on_commit = coll == ARB_COLL_ALLREDUCE ? on_commit : NULL;
+    hc.on_commit = k->coll == ARB_COLL_ALLREDUCE ? on_commit : NULL;
     hc.make_cc = make_cc;
     hc.ctx = k;
     hc.logger = c->cfg.logger;
-    rc = arb_host_new(&k->host, &hc);
+    int rc = arb_host_new(&k->host, &hc);
+    return rc < 0 ? rt_fail(c, rc, "cannot make the engines of %s: %s", arb_coll_name(k->coll),
+                            arb_strerror(rc))
+                  : 0;
+}
+
+/* Start engine e of call k on the user's buffers: what it reads and where
+ * it writes, by collective. */
+static int start_engine(struct arb_rt_request *k, arb_hep *e, const void *send, void *recv,
+                        uint64_t bytes, arb_time now)
+{
+    const arb_plan_channel *ch = e->c;
+    const uint8_t *in = NULL;
+    uint8_t *outp = NULL;
+    switch (k->coll) {
+    case ARB_COLL_ALLREDUCE:
+        in = (const uint8_t *)send + ch->lo;
+        outp = (uint8_t *)recv + ch->lo;
+        if (e->r && ch->hi > ch->lo) {
+            /* the result cache outlives the call: tails lost on their way
+             * are replayed from it after this rank returned */
+            k->user_out = outp;
+            outp = k->cache = arb_malloc(ch->hi - ch->lo);
+            if (!outp) return ARB_ENOMEM;
+        }
+        break;
+    case ARB_COLL_REDUCE:
+        in = send;
+        outp = e->r ? recv : NULL;
+        if (e->r && send == recv && bytes) {
+            /* in place: the root's engine writes partial results into
+             * recv while it still reads its own input: reduce a copy */
+            uint8_t *copy = k->cache = arb_malloc(bytes);
+            if (!copy) return ARB_ENOMEM;
+            in = memcpy(copy, send, bytes);
+        }
+        break;
+    case ARB_COLL_REDUCESCATTER:
+        in = (const uint8_t *)send + ch->lo;
+        outp = e->r ? recv : NULL;
+        break;
+    case ARB_COLL_BROADCAST:
+        in = e->r ? recv : NULL; /* the root pushes buf */
+        outp = e->r ? NULL : recv;
+        break;
+    case ARB_COLL_ALLGATHER:
+        in = e->r ? send : NULL;
+        outp = e->r ? NULL : (uint8_t *)recv + ch->lo;
+        break;
+    default:
+        break;
+    }
+    if (ch->hi == ch->lo) in = outp = NULL;
+    int rc = arb_host_start(e, in, outp, now);
+    if (rc == 0) arb_host_after(e, now);
+    return rc;
+}
+
+int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, size_t count,
+                  arb_dtype dt, arb_op op, uint32_t root, struct arb_rt_request **out)
+{
+    int rc = wait_for_room(c);
+    if (rc < 0) return rc;
+    uint64_t bytes = (uint64_t)count * arb_dtype_size(dt);
+    if (coll == ARB_COLL_REDUCESCATTER || coll == ARB_COLL_ALLGATHER) bytes *= c->cfg.size;
+    struct arb_rt_request *k = arb_calloc(1, sizeof *k);
+    if (!k) return ARB_ENOMEM;
+    k->c = c;
+    k->coll = coll;
+    k->dt = dt;
+    k->op = coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER
+                ? op
+                : ARB_OP_NOP;
+    k->msg = c->next_msg;
+    for (uint32_t r = 0; r < ARB_PLAN_MAX_RANKS; r++)
+        k->ep_of[r] = -1;
+    rc = call_plan(c, k, root, bytes);
+    if (rc == 0) rc = call_host(c, k, op);
     if (rc < 0) {
         rt_call_free(k);
-        return rt_fail(c, rc, "cannot make the engines of %s: %s", arb_coll_name(coll),
-                       arb_strerror(rc));
+        return rc;
     }
     arb_time now = rt_now();
     k->deadline = now + c->cfg.timeout;
@@ -443,53 +513,8 @@ int rt_call_start(arb_rt_comm *c, arb_coll coll, const void *send, void *recv, s
     }
     for (uint32_t x = 0; x < k->host->n_eps && rc == 0; x++) {
         arb_hep *e = arb_host_ep(k->host, x);
-        const arb_plan_channel *ch = e->c;
-        k->ep_of[ch->responder] = (int16_t)x;
-        const uint8_t *in = NULL;
-        uint8_t *outp = NULL;
-        switch (coll) {
-        case ARB_COLL_ALLREDUCE:
-            in = (const uint8_t *)send + ch->lo;
-            outp = (uint8_t *)recv + ch->lo;
-            if (e->r && ch->hi > ch->lo) {
-                /* the result cache outlives the call: tails lost on their way
-                 * are replayed from it after this rank returned */
-                k->user_out = outp;
-                outp = k->cache = arb_malloc(ch->hi - ch->lo);
-                if (!outp) rc = ARB_ENOMEM;
-            }
-            break;
-        case ARB_COLL_REDUCE:
-            in = send;
-            outp = e->r ? recv : NULL;
-            if (e->r && send == recv && bytes) {
-                /* in place: the root's engine writes partial results into
-                 * recv while it still reads its own input: reduce a copy */
-                uint8_t *copy = k->cache = arb_malloc(bytes);
-                if (!copy)
-                    rc = ARB_ENOMEM;
-                else
-                    in = memcpy(copy, send, bytes);
-            }
-            break;
-        case ARB_COLL_REDUCESCATTER:
-            in = (const uint8_t *)send + ch->lo;
-            outp = e->r ? recv : NULL;
-            break;
-        case ARB_COLL_BROADCAST:
-            in = e->r ? recv : NULL; /* the root pushes buf */
-            outp = e->r ? NULL : recv;
-            break;
-        case ARB_COLL_ALLGATHER:
-            in = e->r ? send : NULL;
-            outp = e->r ? NULL : (uint8_t *)recv + ch->lo;
-            break;
-        default:
-            break;
-        }
-        if (ch->hi == ch->lo) in = outp = NULL;
-        if (rc == 0) rc = arb_host_start(e, in, outp, now);
-        if (rc == 0) arb_host_after(e, now);
+        k->ep_of[e->c->responder] = (int16_t)x;
+        rc = start_engine(k, e, send, recv, bytes, now);
     }
     if (rc < 0) {
         rt_call_free(k);

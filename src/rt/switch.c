@@ -7,13 +7,12 @@
  * everything else toward its destination host. Packets from anyone who is
  * neither an admitted rank nor a peer switch, packets that do not decode,
  * and packets for unknown jobs or channels are dropped and counted.
+ *
+ * This file: its set-up, statistics and serving loop; the job table is
+ * switch_job.c's, the data path switch_fwd.c's (src/rt/switch_int.h).
  */
 #define _GNU_SOURCE
-#include "arbor/agg.h"
-#include "arbor/switch.h"
-#include "arbor/plan.h"
-#include "arbor/topo.h"
-#include "rt/rt_int.h"
+#include "rt/switch_int.h"
 
 #include <errno.h>
 #include <linux/filter.h>
@@ -25,95 +24,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "base/alloc.h"
-
-#define NONE UINT32_MAX
-#define ANNOUNCE_EVERY (50 * ARB_PS_PER_MS)
-#define NOTICES_PER_S 200
-/* The switch's own re-credit timer (local repair, docs/runtime.md section 5):
- * a rank descheduled for a time slice is not lost. */
-#define RT_RECREDIT_MIN (2 * ARB_PS_PER_MS)
-#define RT_RECREDIT_MAX (8 * ARB_PS_PER_MS)
-
-struct sjob {
-    uint32_t id;
-    uint8_t key[RT_KEY_LEN];
-    uint32_t size, base;      /* 0: not known yet (no JOIN, no JOBINFO) */
-    arb_plan *plan;           /* AllReduce over the job's hosts: channel r's trees */
-    struct sockaddr_in *addr; /* per rank: its address (joined ranks below this node) */
-    uint32_t *local;          /* per rank: the address of ours it dialled (0: unknown) */
-    uint8_t *joined;
-    uint64_t *counter; /* per rank: the last JOIN counter accepted */
-    arb_time *seen;    /* per rank: its last datagram from its address */
-};
-
-/* One thread of the switch: its socket (one of a SO_REUSEPORT group when
- * there are several), its batches, its counters and the datagram it is
- * handling. */
-struct sw_worker {
-    arb_rt_switch *s;
-    uint32_t id;
-    int fd;
-    rt_txq tx;
-    rt_rxq rx;
-    arb_rt_switch_stats st;
-    arb_switch *eng; /* the switch engine: what to do with a packet of a tree */
-    /* the local address the datagram being handled was sent to (0:
-     * unknown): answers leave from it, so a switch listening on 0.0.0.0
-     * answers from the address its rank or peer dialled */
-    uint32_t cur_local;
-    uint8_t head[RT_HDR_LEN + ARB_HDR_LEN_LONG];
-    pthread_t thread;
-    arb_time wait; /* serve for this long (worker 0: the caller's) */
-    /* ECN: the marking probability of the batch being handled (RED on the
-     * bytes still queued behind it) and the draws */
-    double mark_p;
-    arb_rng ecn_rng;
-};
-
-/*
- * Threads. Worker k owns the channels whose (job + channel) mod n_workers
- * is k: their aggregator slots are in aggs[k]. The kernel steers each
- * datagram to the socket of its channel's owner (a classic BPF program on
- * the SO_REUSEPORT group reads the runtime header), so each aggregator is
- * used by one thread; a datagram that reaches another thread all the same
- * (one GSO or GRO train of several channels, or no steering program) is
- * handled there under the owner's agg_lock, and counted as `foreign`.
- * The job table (addresses, plans) is read under jobs_lock by every
- * thread and written only by JOIN and JOBINFO, under its write side.
- */
-struct arb_rt_switch {
-    arb_rt_switch_config cfg;
-    uint16_t port;
-    arb_topo *t;
-    const arb_pgft *g;
-    const arb_node *nodes;
-    const arb_port *ports;
-    uint32_t node;
-    const arb_node *nd;
-    uint32_t radix;
-    uint32_t n_peers;
-    uint32_t peer_node[ARB_RT_SWITCH_MAX_PEERS];
-    struct sockaddr_in peer_addr[ARB_RT_SWITCH_MAX_PEERS];
-    uint32_t peer_port[ARB_RT_SWITCH_MAX_PEERS];  /* my port toward it, or NONE */
-    uint32_t peer_local[ARB_RT_SWITCH_MAX_PEERS]; /* our address it sends to (0: unknown; atomic) */
-    int32_t *port_peer; /* per local port: peer index of a switch there, or -1 */
-    uint32_t n_workers;
-    struct sw_worker *workers;
-    arb_agg **aggs;            /* per worker: the slot pool of the channels it owns */
-    pthread_mutex_t *agg_lock; /* per aggregator (n_workers > 1 only) */
-    pthread_rwlock_t jobs_lock;
-    pthread_mutex_t answer_lock; /* the NOTICE / REJECT budget */
-    int locks_made;
-    int steered; /* 1: the kernel steers datagrams by channel (BPF) */
-    int wake_fd; /* an eventfd: stop serving (n_workers > 1) */
-    int quit;    /* atomic: the helper workers return */
-    struct sjob jobs[ARB_RT_SWITCH_MAX_JOBS];
-    uint32_t n_jobs;
-    uint32_t fabric; /* rt_fabric_id of cfg.topo: a JOIN must carry the same */
-    arb_time last_announce, notice_window;
-    uint32_t notices;
-    int peers_checked;
-};
 
 void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
 {
@@ -129,28 +39,11 @@ void arb_rt_switch_config_default(arb_rt_switch_config *cfg)
     cfg->ecn.pmax = ARB_RT_ECN_PMAX_DEFAULT;
 }
 
-static void job_reset(struct sjob *j)
-{
-    arb_plan_free(j->plan);
-    arb_free(j->addr);
-    arb_free(j->local);
-    arb_free(j->joined);
-    arb_free(j->counter);
-    arb_free(j->seen);
-    j->seen = NULL;
-    j->plan = NULL;
-    j->addr = NULL;
-    j->local = NULL;
-    j->joined = NULL;
-    j->counter = NULL;
-    j->size = j->base = 0;
-}
-
 void arb_rt_switch_free(arb_rt_switch *s)
 {
     if (!s) return;
     for (uint32_t i = 0; i < s->n_jobs; i++)
-        job_reset(&s->jobs[i]);
+        rt_sw_job_reset(&s->jobs[i]);
     for (uint32_t k = 0; s->workers && k < s->n_workers; k++) {
         struct sw_worker *wk = &s->workers[k];
         if (wk->fd >= 0) close(wk->fd);
@@ -271,7 +164,7 @@ static int make_threads(arb_rt_switch *s, char *err, size_t errlen)
 
 /* The worker that owns a job's channel (the steering program computes the
  * same). */
-static uint32_t owner_of(const arb_rt_switch *s, uint32_t job, uint32_t channel)
+uint32_t rt_sw_owner_of(const arb_rt_switch *s, uint32_t job, uint32_t channel)
 {
     return (uint32_t)(job + channel) % s->n_workers;
 }
@@ -446,588 +339,12 @@ void arb_rt_switch_get_stats(const arb_rt_switch *s, arb_rt_switch_stats *out)
         out->jobs += s->jobs[i].size != 0;
 }
 
-static struct sjob *find_job(arb_rt_switch *s, uint32_t id)
-{
-    for (uint32_t i = 0; i < s->n_jobs; i++)
-        if (s->jobs[i].id == id) return &s->jobs[i];
-    return NULL;
-}
-
-/* The job's hosts and plan (size ranks on hosts base ..). 0 or -1. */
-static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t base)
-{
-    if (j->size == size && j->base == base) return 0;
-    if (size < 2 || size > ARB_PLAN_MAX_RANKS || base > arb_topo_n_hosts(s->t) ||
-        size > arb_topo_n_hosts(s->t) - base)
-        return -1;
-    job_reset(j);
-    uint32_t ranks[ARB_PLAN_MAX_RANKS];
-    for (uint32_t r = 0; r < size; r++)
-        ranks[r] = base + r;
-    arb_plan_config pc;
-    arb_plan_config_default(&pc);
-    pc.coll = ARB_COLL_ALLREDUCE;
-    pc.ranks = ranks;
-    pc.n_ranks = size;
-    pc.bytes = (uint64_t)size * 4;
-    if (arb_topo_plan(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
-    j->addr = arb_calloc(size, sizeof *j->addr);
-    j->local = arb_calloc(size, sizeof *j->local);
-    j->joined = arb_calloc(size, 1);
-    j->counter = arb_calloc(size, sizeof *j->counter);
-    j->seen = arb_calloc(size, sizeof *j->seen);
-    if (!j->addr || !j->local || !j->joined || !j->counter || !j->seen) {
-        job_reset(j);
-        return -1;
-    }
-    j->size = size;
-    j->base = base;
-    return 0;
-}
-
-/* The address of ours peer i sends to (0: unknown); any thread may learn
- * it. */
-static uint32_t peer_local(const arb_rt_switch *s, uint32_t i)
-{
-    return __atomic_load_n(&s->peer_local[i], __ATOMIC_RELAXED);
-}
-
-/* JOBINFO for job j to every peer. */
-static void announce(struct sw_worker *wk, const struct sjob *j)
-{
-    arb_rt_switch *s = wk->s;
-    uint8_t b[RT_JOBINFO_LEN];
-    rt_hdr h = {.kind = RT_K_JOBINFO, .job = j->id, .src = RT_SWITCH_RANK};
-    rt_hdr_put(b, &h);
-    for (int k = 0; k < 4; k++) {
-        b[16 + k] = (uint8_t)(j->size >> (24 - 8 * k));
-        b[20 + k] = (uint8_t)(j->base >> (24 - 8 * k));
-    }
-    for (uint32_t i = 0; i < s->n_peers; i++)
-        rt_tx_src(&wk->tx, &s->peer_addr[i], peer_local(s, i), b, sizeof b, NULL, 0, 0);
-}
-
-/* Answers to anyone (NOTICE, REJECT) share a budget of NOTICES_PER_S a
- * second: a stranger spoofing a victim's address cannot make the switch
- * send the victim more than that. 1 when one may go now. */
-static int answer_allowed(arb_rt_switch *s, arb_time now)
-{
-    pthread_mutex_lock(&s->answer_lock);
-    if (now - s->notice_window > ARB_PS_PER_S) {
-        s->notice_window = now;
-        s->notices = 0;
-    }
-    int ok = s->notices++ < NOTICES_PER_S;
-    pthread_mutex_unlock(&s->answer_lock);
-    return ok;
-}
-
-/* A REJECT for reason `why`; `more` (NULL: none) the 8 bytes reasons
- * RT_REJECT_SIZE and RT_REJECT_DUPLICATE add. */
-static void reject_more(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
-                        uint8_t why, const uint8_t *more, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    wk->st.join_rejected++;
-    if (!answer_allowed(s, now)) return;
-    uint8_t b[RT_REJECT_LEN];
-    rt_hdr h = {
-        .kind = RT_K_REJECT, .job = jn->job, .dst = (uint16_t)jn->rank, .src = RT_SWITCH_RANK};
-    rt_hdr_put(b, &h);
-    b[RT_HDR_LEN] = why;
-    if (more) memcpy(b + RT_HDR_LEN + 1, more, 8);
-    rt_tx_src(&wk->tx, to, wk->cur_local, b, more ? RT_REJECT_LEN : RT_HDR_LEN + 1, NULL, 0, 0);
-}
-
-static void reject(struct sw_worker *wk, const struct sockaddr_in *to, const rt_join *jn,
-                   uint8_t why, arb_time now)
-{
-    reject_more(wk, to, jn, why, NULL, now);
-}
-
-/* Some rank of job j is live (heard from within RT_LIVE_WINDOW): its
- * size and host base hold. */
-static int job_live(const struct sjob *j, arb_time now)
-{
-    for (uint32_t r = 0; r < j->size; r++)
-        if (j->joined[r] && now - __atomic_load_n(&j->seen[r], __ATOMIC_RELAXED) < RT_LIVE_WINDOW)
-            return 1;
-    return 0;
-}
-
-/* A JOIN that disagrees with the job's live ranks: its size or host base
- * (REJECT_SIZE, with the job's), or its rank joined from another address
- * that is live (REJECT_DUPLICATE, with that address).
- * 1 when refused. Before, the first reset the job's table at every JOIN
- * (each side's ranks blamed the other's as dead) and the second made
- * two processes take the rank's place in turn, timing out naming no one. */
-static int join_conflict(struct sw_worker *wk, const struct sockaddr_in *from, struct sjob *j,
-                         const rt_join *jn, arb_time now)
-{
-    uint8_t more[8] = {0};
-    if (j->size && (jn->size != j->size || jn->base != j->base) && job_live(j, now)) {
-        for (int k = 0; k < 4; k++) {
-            more[k] = (uint8_t)(j->size >> (24 - 8 * k));
-            more[4 + k] = (uint8_t)(j->base >> (24 - 8 * k));
-        }
-        reject_more(wk, from, jn, RT_REJECT_SIZE, more, now);
-        return 1;
-    }
-    if (j->size == jn->size && jn->rank < j->size && j->joined[jn->rank] &&
-        !rt_addr_eq(from, &j->addr[jn->rank]) &&
-        now - __atomic_load_n(&j->seen[jn->rank], __ATOMIC_RELAXED) < RT_LIVE_WINDOW) {
-        const struct sockaddr_in *o = &j->addr[jn->rank];
-        memcpy(more, &o->sin_addr.s_addr, 4); /* network order already */
-        memcpy(more + 4, &o->sin_port, 2);
-        reject_more(wk, from, jn, RT_REJECT_DUPLICATE, more, now);
-        return 1;
-    }
-    return 0;
-}
-
-static void on_join(struct sw_worker *wk, const struct sockaddr_in *from, const uint8_t *b,
-                    size_t len, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    rt_join jn;
-    if (rt_join_get(&jn, b, len) < 0) {
-        wk->st.undecodable++;
-        return;
-    }
-    struct sjob *j = find_job(s, jn.job);
-    if (!j) {
-        reject(wk, from, &jn, RT_REJECT_JOB, now);
-        return;
-    }
-    if (rt_join_verify(b, len, j->key) < 0) {
-        reject(wk, from, &jn, RT_REJECT_MAC, now);
-        return;
-    }
-    if (jn.fabric != s->fabric) {
-        reject(wk, from, &jn, RT_REJECT_FABRIC, now);
-        return;
-    }
-    if (join_conflict(wk, from, j, &jn, now)) return;
-    uint32_t host = jn.base + jn.rank;
-    if (jn.rank >= jn.size || s->nd->level != 1 || host < jn.base ||
-        host >= arb_topo_n_hosts(s->t) || !arb_pgft_below(s->g, s->nd, host) ||
-        job_learn(s, j, jn.size, jn.base) < 0) {
-        reject(wk, from, &jn, RT_REJECT_FIELDS, now);
-        return;
-    }
-    /* a counter below the last one accepted is a replay; the same counter
-     * from the same address is a retransmission */
-    if (j->joined[jn.rank] &&
-        (jn.counter < j->counter[jn.rank] ||
-         (jn.counter == j->counter[jn.rank] && !rt_addr_eq(from, &j->addr[jn.rank])))) {
-        reject(wk, from, &jn, RT_REJECT_REPLAY, now);
-        return;
-    }
-    if (j->joined[jn.rank] && jn.counter != j->counter[jn.rank]) {
-        if (rt_addr_eq(from, &j->addr[jn.rank]))
-            wk->st.keepalive_joins++;
-        else
-            wk->st.rejoins++;
-    }
-    if (!j->joined[jn.rank] || jn.counter != j->counter[jn.rank]) wk->st.joins++;
-    j->joined[jn.rank] = 1;
-    __atomic_store_n(&j->seen[jn.rank], now, __ATOMIC_RELAXED);
-    j->counter[jn.rank] = jn.counter;
-    j->addr[jn.rank] = *from;
-    j->local[jn.rank] = wk->cur_local;
-    uint8_t w[RT_WELCOME_LEN];
-    rt_welcome_put(w, &jn, j->key);
-    rt_tx_src(&wk->tx, from, wk->cur_local, w, sizeof w, NULL, 0, 0);
-    announce(wk, j);
-}
-
-/* The peer index of address a, or -1. */
-static int peer_of(const arb_rt_switch *s, const struct sockaddr_in *a)
-{
-    for (uint32_t i = 0; i < s->n_peers; i++)
-        if (rt_addr_eq(&s->peer_addr[i], a)) return (int)i;
-    return -1;
-}
-
-static void on_jobinfo(struct sw_worker *wk, const struct sockaddr_in *from, const rt_hdr *h,
-                       const uint8_t *b, size_t len)
-{
-    arb_rt_switch *s = wk->s;
-    if (peer_of(s, from) < 0) {
-        wk->st.strangers++;
-        return;
-    }
-    struct sjob *j = find_job(s, h->job);
-    if (len != RT_JOBINFO_LEN || !j) {
-        if (!j)
-            wk->st.unknown_job++;
-        else
-            wk->st.undecodable++;
-        return;
-    }
-    uint32_t size = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
-    uint32_t base = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
-    if (job_learn(s, j, size, base) < 0) wk->st.undecodable++;
-}
-
-/* A NOTICE to an address the switch does not know (it restarted, or the
- * rank never joined): join again. Rate-limited. */
-static void notice(struct sw_worker *wk, const struct sockaddr_in *to, const rt_hdr *h,
-                   arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    if (!answer_allowed(s, now)) return;
-    uint8_t b[RT_HDR_LEN];
-    rt_hdr n = {.kind = RT_K_NOTICE, .job = h->job, .dst = h->src, .src = RT_SWITCH_RANK};
-    rt_hdr_put(b, &n);
-    rt_tx_src(&wk->tx, to, wk->cur_local, b, sizeof b, NULL, 0, 0);
-}
-
-/* One Arbor packet in flight through the switch. */
-struct fwd {
-    struct sjob *j;
-    rt_hdr rh;
-    arb_hdr h;
-    const uint8_t *payload;
-    size_t plen;
-    int copy;     /* payload must be copied (an aggregate) */
-    uint32_t agg; /* the aggregator of its channel (its owner's) */
-};
-
-/* Send f out of local port p: to the rank or switch at its far end. */
-static void send_port(struct sw_worker *wk, const struct fwd *f, uint32_t p)
-{
-    arb_rt_switch *s = wk->s;
-    const struct sockaddr_in *to = NULL;
-    uint32_t src = 0;
-    int to_switch = 0;
-    if (p < s->radix) {
-        uint32_t peer = s->ports[s->nd->first_port + p].peer;
-        if (peer < arb_topo_n_hosts(s->t)) {
-            uint32_t r = peer - f->j->base;
-            if (peer >= f->j->base && r < f->j->size && f->j->joined[r]) {
-                to = &f->j->addr[r];
-                src = f->j->local[r];
-            }
-        } else if (s->port_peer[p] >= 0) {
-            to = &s->peer_addr[s->port_peer[p]];
-            to_switch = 1;
-            src = peer_local(s, (uint32_t)s->port_peer[p]);
-        }
-    }
-    if (!to) {
-        wk->st.unroutable++;
-        return;
-    }
-    size_t hl = 0;
-    rt_hdr_put(wk->head, &f->rh);
-    if (arb_hdr_encode(&f->h, f->plen, wk->head + RT_HDR_LEN, ARB_HDR_LEN_LONG, &hl) < 0) {
-        wk->st.undecodable++;
-        return;
-    }
-    wk->tx.by_channel = to_switch; /* a peer switch may steer by channel */
-    rt_tx_src(&wk->tx, to, src, wk->head, RT_HDR_LEN + hl, f->payload, f->plen, f->copy);
-}
-
-/* Unicast toward host `host`: down toward it when it is below, else up. */
-static void unicast(struct sw_worker *wk, const struct fwd *f, uint32_t host)
-{
-    arb_rt_switch *s = wk->s;
-    if (arb_pgft_below(s->g, s->nd, host)) {
-        send_port(wk, f, arb_pgft_down_port(s->g, s->nd, host) - s->nd->first_port);
-        return;
-    }
-    if (s->nd->n_up == 0) {
-        wk->st.unroutable++;
-        return;
-    }
-    send_port(wk, f, s->nd->n_down); /* up port 0 */
-}
-
-/* The aggregator's channel identity: job, tree (subchannel), channel and
- * message, each in its own bits (a job's channels and subchannels are
- * fewer than 2^16 and 2^8). */
-static uint64_t chan_id(const struct fwd *f)
-{
-    return (uint64_t)f->j->id << 32 | (uint64_t)(f->rh.sub & 0xFF) << 24 |
-           (uint64_t)f->rh.channel << 8 | f->h.message_id;
-}
-
-static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
-{
-    return global_port == ARB_PLAN_NONE ? NONE : global_port - s->nd->first_port;
-}
-
-/* A packet of a tree (a credit, or a normal request climbing), through the
- * switch engine: what it decided, sent. */
-static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
-                    uint32_t resp_host, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    arb_switch_packet pk = {.hdr = &f->h,
-                            .payload = f->payload,
-                            .payload_len = f->plen,
-                            .channel = chan_id(f),
-                            .port = in + s->nd->first_port,
-                            .ce = (f->rh.flags & RT_F_CE) != 0};
-    int credit = f->h.packet_type == ARB_PT_RESPONSE;
-    if (!credit) wk->st.requests++;
-    arb_switch_action act;
-    if (arb_switch_recv(wk->eng, s->aggs[f->agg], f->j->plan, e, &pk, now, &act) < 0) {
-        wk->st.agg_drops++;
-        return;
-    }
-    if (credit && (act.agg_called || act.error)) wk->st.credits++;
-    if (act.agg_called && act.agg.reason == ARB_AGG_R_ADOPT) wk->st.adoptions++;
-    if (act.agg_called && act.agg.reason == ARB_AGG_R_REPLAY) wk->st.replays++;
-    if (act.error || (act.agg_called &&
-                      ((credit && act.verb == ARB_SWITCH_DROP) || act.agg.action == ARB_AGG_DROP)))
-        wk->st.agg_drops++;
-    if (act.made) {
-        if (credit) f->rh.dst_kind = 0; /* an earlier attempt's aggregate in its place */
-        f->payload = pk.payload;
-        f->plen = pk.payload_len;
-        f->copy = pk.payload != NULL; /* an aggregate: in the aggregator's slot */
-        f->rh.flags = (uint8_t)(RT_F_SWITCH | (pk.ce ? RT_F_CE : 0));
-        f->rh.src = RT_SWITCH_RANK;
-        if (act.agg.action == ARB_AGG_EMIT_MISS)
-            wk->st.agg_miss++;
-        else
-            wk->st.aggregates++;
-    } else if (act.aggregated) {
-        f->rh.flags |= RT_F_SWITCH;
-    }
-    switch (act.verb) {
-    case ARB_SWITCH_UP:
-        send_port(wk, f, local(s, act.port));
-        return;
-    case ARB_SWITCH_CHILDREN:
-        for (uint32_t c = 0; c < act.n_ports; c++)
-            send_port(wk, f, local(s, act.ports[c]));
-        if (act.n_ports > 1) wk->st.copies += act.n_ports - 1;
-        return;
-    case ARB_SWITCH_UNICAST:
-        unicast(wk, f, resp_host);
-        return;
-    default: /* DROP, CONSUMED */
-        return;
-    }
-}
-
-/* Local repair: the credits this worker's aggregator wants sent again to
- * the ranks still missing (arb_switch_expire), each as its tree's group
- * packet from the switch. Under the jobs lock (read). */
-static void recredit(struct sw_worker *wk, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    arb_agg *agg = s->aggs[wk->id];
-    if (arb_switch_next_expiry(wk->eng, agg) > now) return;
-    if (s->n_workers > 1) pthread_mutex_lock(&s->agg_lock[wk->id]);
-    arb_switch_recredit rc;
-    while (arb_switch_expire(wk->eng, agg, now, &rc) == 1) {
-        struct fwd f;
-        memset(&f, 0, sizeof f);
-        f.j = find_job(s, (uint32_t)(rc.channel >> 32)); /* chan_id's fields */
-        if (!f.j || !f.j->size) continue;
-        f.rh = (rt_hdr){.kind = RT_K_ARBOR,
-                        .flags = (uint8_t)(RT_F_SWITCH | (rc.ce ? RT_F_CE : 0)),
-                        .dst_kind = 1,
-                        .job = f.j->id,
-                        .channel = (uint16_t)(rc.channel >> 8),
-                        .sub = (uint16_t)(rc.channel >> 24 & 0xFF),
-                        .src = RT_SWITCH_RANK};
-        f.h = rc.hdr;
-        f.payload = rc.payload;
-        f.plen = rc.payload_len;
-        f.copy = rc.payload != NULL; /* it lives in the aggregator */
-        for (uint32_t c = 0; c < rc.n_ports; c++)
-            send_port(wk, &f, local(s, rc.ports[c]));
-        wk->st.recredits++;
-    }
-    if (s->n_workers > 1) pthread_mutex_unlock(&s->agg_lock[wk->id]);
-}
-
-/* When this worker's next re-credit is due, or ARB_TIME_NEVER. */
-static arb_time recredit_due(const struct sw_worker *wk)
-{
-    return arb_switch_next_expiry(wk->eng, wk->s->aggs[wk->id]);
-}
-
-/* With several threads, the aggregator of f's channel is locked while an
- * entry that aggregates handles f (uncontended unless f reached another
- * thread than its channel's owner). */
-static void agg_lock(arb_rt_switch *s, const struct fwd *f, const arb_plan_entry *e)
-{
-    if (s->n_workers > 1 && e->aggregate) pthread_mutex_lock(&s->agg_lock[f->agg]);
-}
-
-static void agg_unlock(arb_rt_switch *s, const struct fwd *f, const arb_plan_entry *e)
-{
-    if (s->n_workers > 1 && e->aggregate) pthread_mutex_unlock(&s->agg_lock[f->agg]);
-}
-
-/* ECN: mark a datagram of the batch CE with the batch's probability
- * (requests carry it into their aggregate, credits into the requests that
- * answer them). */
-static void mark(struct sw_worker *wk, rt_hdr *rh)
-{
-    if (wk->mark_p <= 0 || (rh->flags & RT_F_CE)) return;
-    if (wk->mark_p < 1 && arb_rng_double(&wk->ecn_rng) >= wk->mark_p) return;
-    rh->flags |= RT_F_CE;
-    wk->st.ecn_marks++;
-}
-
-/* After a batch is read: the bytes still queued behind it (the queue's
- * peak) set the marking probability of its datagrams. */
-static void measure_queue(struct sw_worker *wk)
-{
-    int64_t q = rt_rx_queued(&wk->rx);
-    if (q < 0) {
-        wk->mark_p = 0;
-        return;
-    }
-    if ((uint64_t)q > wk->st.queue_peak) wk->st.queue_peak = (uint64_t)q;
-    wk->st.queue_reads++;
-    wk->st.queue_sum += (uint64_t)q;
-    wk->mark_p = rt_ecn_p(&wk->s->cfg.ecn, (uint64_t)q);
-}
-
-static void on_arbor(struct sw_worker *wk, const struct sockaddr_in *from, const rt_hdr *rh,
-                     uint8_t *b, size_t len, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    struct fwd f;
-    memset(&f, 0, sizeof f);
-    f.rh = *rh;
-    f.j = find_job(s, rh->job);
-    if (!f.j || !f.j->size) {
-        wk->st.unknown_job++;
-        if (f.j && peer_of(s, from) < 0) notice(wk, from, rh, now);
-        return;
-    }
-    /* the arrival port: a peer switch's, or the port of an admitted rank */
-    uint32_t in;
-    int peer = peer_of(s, from);
-    if (peer >= 0) {
-        in = s->peer_port[peer];
-    } else {
-        uint32_t r = rh->src;
-        if (r >= f.j->size || !f.j->joined[r] || !rt_addr_eq(from, &f.j->addr[r])) {
-            wk->st.strangers++;
-            notice(wk, from, rh, now);
-            return;
-        }
-        in = arb_pgft_down_port(s->g, s->nd, f.j->base + r) - s->nd->first_port;
-        /* several threads: any of them may write it, none reads it but a JOIN */
-        __atomic_store_n(&f.j->seen[r], now, __ATOMIC_RELAXED);
-    }
-    size_t off;
-    if (in == NONE || arb_hdr_decode(&f.h, b + RT_HDR_LEN, len - RT_HDR_LEN, &off) < 0) {
-        wk->st.undecodable++;
-        return;
-    }
-    f.payload = b + RT_HDR_LEN + off;
-    f.plen = len - RT_HDR_LEN - off;
-    if (rh->channel >= f.j->size) {
-        wk->st.unknown_channel++;
-        return;
-    }
-    uint32_t resp_host = f.j->base + rh->channel;
-    mark(wk, &f.rh);
-    f.agg = owner_of(s, f.j->id, rh->channel);
-    if (f.agg != wk->id) wk->st.foreign++;
-    if (rh->dst_kind == 1) { /* group */
-        const arb_plan_entry *e = arb_plan_find_sub(f.j->plan, rh->channel, rh->sub, s->node);
-        if (!e || f.h.packet_type != ARB_PT_RESPONSE) {
-            wk->st.unknown_channel++;
-            return;
-        }
-        agg_lock(s, &f, e);
-        on_tree(wk, &f, e, in, resp_host, now);
-        agg_unlock(s, &f, e);
-    } else if (rh->dst_kind == 0) { /* responder */
-        if (f.h.packet_type == ARB_PT_DATA_REQUEST && !f.h.repair && f.h.agg_depth > 0) {
-            const arb_plan_entry *e = arb_plan_find_sub(f.j->plan, rh->channel, rh->sub, s->node);
-            if (!e) {
-                wk->st.unknown_channel++;
-                return;
-            }
-            /* held until what it emits is queued: an aggregate's payload
-             * is in the aggregator's slot until then */
-            agg_lock(s, &f, e);
-            on_tree(wk, &f, e, in, resp_host, now);
-            agg_unlock(s, &f, e);
-        } else {
-            unicast(wk, &f, resp_host);
-        }
-    } else if (rh->dst_kind == 2 && rh->dst < f.j->size) { /* member */
-        unicast(wk, &f, f.j->base + rh->dst);
-    } else {
-        wk->st.unknown_channel++;
-    }
-}
-
-static void on_datagram(struct sw_worker *wk, const struct sockaddr_in *from, uint32_t local,
-                        uint8_t *b, size_t len, arb_time now)
-{
-    arb_rt_switch *s = wk->s;
-    rt_hdr h;
-    wk->st.rx_pkts++;
-    wk->st.rx_bytes += len;
-    wk->cur_local = local;
-    if (local) {
-        int peer = peer_of(s, from);
-        if (peer >= 0 && peer_local(s, (uint32_t)peer) != local)
-            __atomic_store_n(&s->peer_local[peer], local, __ATOMIC_RELAXED);
-    }
-    if (rt_hdr_get(&h, b, len) < 0) {
-        wk->st.undecodable++;
-        return;
-    }
-    switch (h.kind) {
-    case RT_K_ARBOR:
-        on_arbor(wk, from, &h, b, len, now);
-        break;
-    case RT_K_JOIN:
-        on_join(wk, from, b, len, now);
-        break;
-    case RT_K_JOBINFO:
-        on_jobinfo(wk, from, &h, b, len);
-        break;
-    default:
-        wk->st.undecodable++;
-        break;
-    }
-}
-
-/* JOIN and JOBINFO may change the job table: they take its write side. */
-static int writes_jobs(const uint8_t *b, size_t len)
-{
-    return len >= RT_HDR_LEN && b[0] == RT_MAGIC && (b[1] == RT_K_JOIN || b[1] == RT_K_JOBINFO);
-}
-
-/* Handle one datagram; the caller holds the job table's read side, which
- * a JOIN or JOBINFO trades for the write side while it is handled. */
-static void handle(struct sw_worker *wk, const struct sockaddr_in *from, uint32_t local, uint8_t *b,
-                   size_t len, arb_time now)
-{
-    if (!writes_jobs(b, len)) {
-        on_datagram(wk, from, local, b, len, now);
-        return;
-    }
-    pthread_rwlock_unlock(&wk->s->jobs_lock);
-    pthread_rwlock_wrlock(&wk->s->jobs_lock);
-    on_datagram(wk, from, local, b, len, now);
-    pthread_rwlock_unlock(&wk->s->jobs_lock);
-    pthread_rwlock_rdlock(&wk->s->jobs_lock);
-}
-
 void rt_switch_feed_on(arb_rt_switch *s, uint32_t k, const struct sockaddr_in *from, uint8_t *b,
                        size_t len, arb_time now)
 {
     struct sw_worker *wk = &s->workers[k < s->n_workers ? k : 0];
     pthread_rwlock_rdlock(&s->jobs_lock);
-    handle(wk, from, 0, b, len, now);
+    rt_sw_handle(wk, from, 0, b, len, now);
     pthread_rwlock_unlock(&s->jobs_lock);
 }
 
@@ -1087,7 +404,7 @@ static void periodic(struct sw_worker *wk, arb_time now)
     s->last_announce = now;
     pthread_rwlock_rdlock(&s->jobs_lock);
     for (uint32_t i = 0; i < s->n_jobs; i++)
-        if (s->jobs[i].size) announce(wk, &s->jobs[i]);
+        if (s->jobs[i].size) rt_sw_announce(wk, &s->jobs[i]);
     pthread_rwlock_unlock(&s->jobs_lock);
     rt_tx_flush(&wk->tx);
 }
@@ -1125,12 +442,12 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
     for (;;) {
         int n = rt_rx(&wk->rx);
         arb_time now = rt_now();
-        if (n > 0) measure_queue(wk);
+        if (n > 0) rt_sw_measure_queue(wk);
         pthread_rwlock_rdlock(&s->jobs_lock);
         for (int i = 0; i < n; i++)
-            handle(wk, wk->rx.dg[i].from, wk->rx.dg[i].local, wk->rx.dg[i].buf, wk->rx.dg[i].len,
-                   now);
-        recredit(wk, now);
+            rt_sw_handle(wk, wk->rx.dg[i].from, wk->rx.dg[i].local, wk->rx.dg[i].buf,
+                         wk->rx.dg[i].len, now);
+        rt_sw_recredit(wk, now);
         pthread_rwlock_unlock(&s->jobs_lock);
         rt_tx_flush(&wk->tx);
         if (wk->id == 0) {
@@ -1143,7 +460,7 @@ static void serve(struct sw_worker *wk, arb_time wait, volatile int *stop)
         if (n > 0) continue;
         arb_time left = wait == ARB_TIME_NEVER ? 100 * ARB_PS_PER_MS : wait - (now - start);
         if (left > 100 * ARB_PS_PER_MS) left = 100 * ARB_PS_PER_MS;
-        arb_time due = recredit_due(wk);
+        arb_time due = rt_sw_recredit_due(wk);
         if (due != ARB_TIME_NEVER && due - now < left) left = due > now ? due - now : 0;
         if (rt_rxq_wait(&wk->rx, wk->id ? s->wake_fd : -1, left, s->cfg.spin)) wk->st.waits++;
     }
