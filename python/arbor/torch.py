@@ -11,11 +11,19 @@ and float16 buckets go as Arbor's f32, f64, bf16 and f16 (the wire
 carries the half types; the switch sums them in float and rounds once per
 aggregation). Any other bucket dtype is a TypeError.
 
-The hook is blocking: it returns a completed future once the bucket's
-all-reduce is done, so the all-reduce does not overlap the rest of the
-backward pass as gloo's asynchronous one does. A failed call (a rank died,
-the deadline passed) raises arbor.ArborError carrying the runtime's message
-from the backward pass."""
+The hook is asynchronous, as gloo's all-reduce is: it hands the bucket to
+the state's one communication thread and returns a future at once, so the
+backward pass goes on computing the next buckets' gradients while this one
+is all-reduced (the runtime's calls release the interpreter's lock). The
+thread runs the state's calls one at a time in the order they were handed
+to it: DDP hands the buckets in the same order on every rank, and
+arbor.torch.allreduce goes through the same thread, so both keep that
+order. A failed call (a rank died, the deadline passed) sets the future's
+exception: arbor.ArborError carrying the runtime's message, raised where
+DDP waits for the bucket (the end of the backward pass)."""
+import queue
+import threading
+
 import torch
 
 from ._comm import Comm
@@ -27,13 +35,40 @@ _VIEW = {torch.float32: torch.float32, torch.float64: torch.float64,
 
 
 class HookState:
-    """The hook's state: the communicator and what the hook did (buckets
-    all-reduced, their bytes)."""
+    """The hook's state: the communicator, its communication thread (made
+    on the first call) and what the hook did (buckets all-reduced, their
+    bytes, and the most buckets queued at once)."""
 
     def __init__(self, comm=None):
         self.comm = comm if comm is not None else Comm()
         self.buckets = 0
         self.bytes = 0
+        self.most_queued = 0
+        self._queue = queue.Queue()
+        self._thread = None
+        self._start_lock = threading.Lock()
+
+    def _submit(self, tensor):
+        """Queue tensor's all-reduce (sum, in place); its future."""
+        fut = torch.futures.Future()
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, daemon=True,
+                                                name="arbor.torch")
+                self._thread.start()
+        self._queue.put((tensor, fut))
+        self.most_queued = max(self.most_queued, self._queue.qsize())
+        return fut
+
+    def _serve(self):
+        while True:
+            tensor, fut = self._queue.get()
+            try:
+                _allreduce_now(self, tensor)
+            except BaseException as e:  # the future carries it to the waiter
+                fut.set_exception(e)
+            else:
+                fut.set_result(tensor)
 
 
 _default = None
@@ -50,28 +85,42 @@ def state(comm=None):
     return _default
 
 
-def allreduce(st, tensor):
-    """All-reduce a contiguous CPU tensor in place through Arbor (sum);
-    returns it."""
+def _check_bucket(tensor):
     if tensor.dtype not in _DT:
         raise TypeError(f"arbor.torch: a {tensor.dtype} bucket; Arbor carries "
                         "float32, float64, bfloat16 and float16")
     if tensor.device.type != "cpu" or not tensor.is_contiguous():
         raise ValueError("arbor.torch: the bucket must be a contiguous CPU tensor")
+
+
+def _allreduce_now(st, tensor):
+    """On the state's thread: the all-reduce itself."""
     if tensor.numel():
         st.comm.allreduce(tensor.view(_VIEW[tensor.dtype]).numpy(), dtype=_DT[tensor.dtype])
     st.buckets += 1
     st.bytes += tensor.numel() * tensor.element_size()
-    return tensor
+
+
+def allreduce_async(st, tensor):
+    """Start all-reducing a contiguous CPU tensor in place through Arbor
+    (sum) on the state's thread; a torch.futures.Future whose value is the
+    tensor (its wait() raises arbor.ArborError if the call failed)."""
+    _check_bucket(tensor)
+    return st._submit(tensor)
+
+
+def allreduce(st, tensor):
+    """All-reduce a contiguous CPU tensor in place through Arbor (sum), in
+    order with the hook's buckets; returns it."""
+    return allreduce_async(st, tensor).wait()
 
 
 def allreduce_hook(st, bucket):
     """DDP communication hook: the bucket's average over the ranks,
-    through Arbor. st: state() (or None for the default state)."""
+    through Arbor, as a future (the all-reduce overlaps the rest of the
+    backward pass). st: state() (or None for the default state)."""
     st = st if st is not None else state()
     tensor = bucket.buffer()
+    _check_bucket(tensor)
     tensor.div_(st.comm.size)
-    allreduce(st, tensor)
-    fut = torch.futures.Future()
-    fut.set_result(tensor)
-    return fut
+    return st._submit(tensor)

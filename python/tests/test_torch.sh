@@ -18,9 +18,12 @@ timeout 300 "$ARBOR" run -n 4 -- $PY python/tests/torch_dtypes.py "$TMP/store" \
     >"$TMP/out" 2>"$TMP/err"
 same "torch_dtypes.py: exit status" 0 "$?"
 grep -v "^ " "$TMP/err" | tail -5
-# 4 dtypes allreduced, 2 DDP steps, 2 hook calls: 8 buckets, each one call
-ok=$(grep -c '^rank [0-3]: 9 checks, 0 wrong, 8 buckets, 8 calls$' "$TMP/out")
-same "torch_dtypes.py: every rank's 9 checks pass; 8 buckets, 8 runtime calls" 4 "$ok"
+# 4 dtypes allreduced, 2 DDP steps, 2 hook calls (8 buckets, 8 checks and
+# the int32 refusal), the asynchronous hook (1 bucket, 2 checks), DDP over
+# five layers (two passes: 1 bucket, then 5; 6 checks), the failing call
+# (no call, 1 check): 18 checks, 15 buckets, each one runtime call
+ok=$(grep -c '^rank [0-3]: 18 checks, 0 wrong, 15 buckets, 15 calls$' "$TMP/out")
+same "torch_dtypes.py: every rank's 18 checks pass; 15 buckets, 15 runtime calls" 4 "$ok"
 
 # ---- gloo against Arbor over 100 steps ----------------------------------------
 timeout 600 "$ARBOR" run -n 4 -- $PY examples/ddp_synthetic.py --steps 100 \
