@@ -143,6 +143,66 @@ int cli_parse_spin(const char *v, arb_time *out)
     return 0;
 }
 
+int cli_parse_fraction(const char *v, double *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= 0 && d < 1)) return -1;
+    *out = d;
+    return 0;
+}
+
+int cli_parse_io(const char *v, int *io)
+{
+    if (strcmp(v, "mmsg") == 0)
+        *io = ARB_RT_IO_MMSG;
+    else if (strcmp(v, "uring") == 0)
+        *io = ARB_RT_IO_URING;
+    else
+        return -1;
+    return 0;
+}
+
+int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v,
+                      arb_rt_switch_config *cfg)
+{
+    uint64_t x;
+    char why[256];
+    switch (c) {
+    case CLI_OPT_NO_GSO:
+        cfg->no_gso = 1;
+        return 0;
+    case CLI_OPT_SPIN:
+        if (cli_parse_spin(v, &cfg->spin) < 0)
+            return cli_error(cmd, "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
+        return 0;
+    case CLI_OPT_IO:
+        if (cli_parse_io(v, &cfg->io) < 0)
+            return cli_error(cmd, "--io '%s': want mmsg or uring", v);
+        return 0;
+    case CLI_OPT_THREADS:
+        if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &x) < 0 || x == 0)
+            return cli_error(cmd, "--%sthreads '%s': want 1..%d", prefix, v,
+                             ARB_RT_SWITCH_MAX_THREADS);
+        cfg->threads = (uint32_t)x;
+        return 0;
+    case CLI_OPT_ECN:
+        if (arb_rt_ecn_parse(v, &cfg->ecn, why, sizeof why) < 0)
+            return cli_error(cmd, "--%s%s", prefix, why);
+        return 0;
+    case CLI_OPT_DROP:
+        if (cli_parse_fraction(v, &cfg->drop) < 0)
+            return cli_error(cmd, "--%sdrop '%s': want a fraction in [0, 1)", prefix, v);
+        return 0;
+    case CLI_OPT_SEED:
+        if (cli_parse_u64(v, UINT64_MAX, &cfg->seed) < 0)
+            return cli_error(cmd, "--seed '%s': not a whole number", v);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 /* One line of a software switch's counters on stderr: "WHO: rx_pkts=...". */
 void cli_switch_stats(const char *who, const arb_rt_switch *s)
 {

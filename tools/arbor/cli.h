@@ -120,6 +120,44 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * 0 and *out set, or -1. */
 int cli_parse_spin(const char *v, arb_time *out);
 
+/* A fraction in [0, 1) (--drop): 0 and *out set, or -1. */
+int cli_parse_fraction(const char *v, double *out);
+
+/*
+ * The options that configure a software switch: one table and one parser
+ * for arbor switch (--threads, --ecn, --drop) and arbor run (the switches it
+ * starts: --switch-threads, --switch-ecn, --switch-drop), besides --no-gso,
+ * --spin, --io and --seed. CLI_SWITCH_OPTIONS(PREFIX) are the entries of a
+ * getopt_long table; cli_switch_option applies the option getopt_long
+ * returned as c, with value v, to cfg: 0, CLI_EXIT_USAGE having said what
+ * was wrong ("arbor CMD: --PREFIXthreads '...': ..."), or -1 when c is no
+ * switch option.
+ */
+enum {
+    CLI_OPT_NO_GSO = 256,
+    CLI_OPT_SPIN,
+    CLI_OPT_IO,
+    CLI_OPT_THREADS,
+    CLI_OPT_ECN,
+    CLI_OPT_DROP,
+    CLI_OPT_SEED
+};
+#define CLI_SWITCH_OPTIONS(PREFIX)                                                                 \
+    {"no-gso", no_argument, NULL, CLI_OPT_NO_GSO},                                                 \
+        {"spin", required_argument, NULL, CLI_OPT_SPIN},                                           \
+        {"io", required_argument, NULL, CLI_OPT_IO},                                               \
+        {PREFIX "threads", required_argument, NULL, CLI_OPT_THREADS},                              \
+        {PREFIX "ecn", required_argument, NULL, CLI_OPT_ECN},                                      \
+        {PREFIX "drop", required_argument, NULL, CLI_OPT_DROP},                                    \
+    {                                                                                              \
+        "seed", required_argument, NULL, CLI_OPT_SEED                                              \
+    }
+struct arb_rt_switch_config;
+int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v,
+                      struct arb_rt_switch_config *cfg);
+/* "mmsg" or "uring" into *io (ARB_RT_IO_*): 0, or -1. */
+int cli_parse_io(const char *v, int *io);
+
 /* A software switch's counters, one line on stderr: "WHO: rx_pkts=... "
  * (arbor switch at exit, --stats and SIGUSR1; arbor run on SIGUSR1). */
 struct arb_rt_switch;
