@@ -99,6 +99,10 @@ double cli_t95(unsigned df);
 int cli_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
 int cli_sim_seeds(const struct cli_seeds_run *run);
 
+/* arbor sim's one-screen text summary of a run's JSON, on stdout
+ * (sim_summary.c). */
+void cli_sim_summary(const char *json);
+
 /* A whole file as a NUL-terminated malloc'd string; NULL with errno set. */
 char *cli_slurp(const char *path);
 /* gnuplot is on PATH (arbor plot). */
