@@ -52,6 +52,20 @@ void cli_getopt_start(void);
 int cli_bad_option(const char *cmd, int c, char **argv);
 
 /*
+ * The option loop the commands share: cli_getopt_start, then getopt_long
+ * over argv with shorts and opts, handing each option getopt_long returns
+ * (and its value) to `one`, which returns CLI_GO_ON to go on or the exit
+ * status to stop with (after --help's usage: CLI_EXIT_OK). Returns
+ * CLI_GO_ON once every option is taken (optind is then the first
+ * operand), or the status `one` stopped with.
+ */
+#define CLI_GO_ON (-1)
+struct option;
+typedef int (*cli_option_fn)(int c, const char *v, char **argv, void *ctx);
+int cli_options(int argc, char **argv, const char *shorts, const struct option *opts,
+                cli_option_fn one, void *ctx);
+
+/*
  * JSON outputs: every object starts with "schema" (its kind and the major
  * version of its layout, the file docs/schema/KIND.schema.json describes)
  * and "version" (arb_version()). A field is renamed or its meaning changed
@@ -133,9 +147,9 @@ int cli_parse_fraction(const char *v, double *out);
  * starts: --switch-threads, --switch-ecn, --switch-drop), besides --no-gso,
  * --spin, --io and --seed. CLI_SWITCH_OPTIONS(PREFIX) are the entries of a
  * getopt_long table; cli_switch_option applies the option getopt_long
- * returned as c, with value v, to cfg: 0, CLI_EXIT_USAGE having said what
- * was wrong ("arbor CMD: --PREFIXthreads '...': ..."), or -1 when c is no
- * switch option.
+ * returned as c, with value v, to cfg: CLI_GO_ON, or CLI_EXIT_USAGE having
+ * said what was wrong ("arbor CMD: --PREFIXthreads '...': ...", or
+ * cli_bad_option's line when c is no switch option).
  */
 enum {
     CLI_OPT_NO_GSO = 256,
@@ -157,7 +171,7 @@ enum {
         "seed", required_argument, NULL, CLI_OPT_SEED                                              \
     }
 struct arb_rt_switch_config;
-int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v,
+int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v, char **argv,
                       struct arb_rt_switch_config *cfg);
 /* "mmsg" or "uring" into *io (ARB_RT_IO_*): 0, or -1. */
 int cli_parse_io(const char *v, int *io);

@@ -227,9 +227,10 @@ struct bench_opts {
     const char *record;
 };
 
-/* One option of arbor bench: 0, or an exit status (-h: CLI_EXIT_OK). */
-static int bench_option(int c, const char *v, char **argv, struct bench_opts *o)
+/* One option of arbor bench (cli_options). */
+static int bench_option(int c, const char *v, char **argv, void *ctx)
 {
+    struct bench_opts *o = ctx;
     static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
                                           ['n'] = "want 1..1000000 iterations",
                                           ['w'] = "want 0..1000000 iterations",
@@ -286,10 +287,10 @@ static int bench_option(int c, const char *v, char **argv, struct bench_opts *o)
     }
     }
     if (bad) return usage_error("-%c '%s': %s", c, v, c > 0 && c < 128 && rule[c] ? rule[c] : "");
-    return 0;
+    return CLI_GO_ON;
 }
 
-/* The collective and what it takes: -1 to go on, or an exit status. */
+/* The collective and what it takes: CLI_GO_ON, or an exit status. */
 static int parse_collective(int argc, char **argv, struct bench_opts *o)
 {
     if (optind >= argc) return usage_error("give a collective; see 'arbor bench --help'");
@@ -310,25 +311,20 @@ static int parse_collective(int argc, char **argv, struct bench_opts *o)
     if (o->minb > o->maxb)
         return usage_error("-b %llu is above -e %llu", (unsigned long long)o->minb,
                            (unsigned long long)o->maxb);
-    return -1;
+    return CLI_GO_ON;
 }
 
-/* The options and the collective into o: -1 to go on, or an exit status. */
+/* The options and the collective into o: CLI_GO_ON, or an exit status. */
 static int parse_options(int argc, char **argv, struct bench_opts *o)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'}, {"record", required_argument, NULL, 'R'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
-        int rc = bench_option(c, optarg, argv, o);
-        if (rc != 0 || c == 'h') return rc;
-    }
-    return parse_collective(argc, argv, o);
+    int rc = cli_options(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, bench_option, o);
+    return rc != CLI_GO_ON ? rc : parse_collective(argc, argv, o);
 }
 
-/* The communicator's configuration from the environment: -1 to go on, or
- * an exit status. */
+/* The communicator's configuration from the environment: CLI_GO_ON, or an
+ * exit status. */
 static int job_config(const struct bench_opts *o, arb_rt_config *cfg)
 {
     if (outside_job())
@@ -352,7 +348,7 @@ static int job_config(const struct bench_opts *o, arb_rt_config *cfg)
     cfg->logger.max_level = ARB_LOG_WARN;
     if (o->root >= cfg->size)
         return usage_error("-r %llu is not a rank of %u", (unsigned long long)o->root, cfg->size);
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* Rank 0's heading of the table. */
@@ -480,9 +476,9 @@ int cmd_bench(int argc, char **argv)
     /* each line in one write: ranks of one job share the terminal */
     setvbuf(stderr, NULL, _IOLBF, 0);
     int rc = parse_options(argc, argv, &o);
-    if (rc >= 0) return rc;
+    if (rc != CLI_GO_ON) return rc;
     arb_rt_config cfg;
-    if ((rc = job_config(&o, &cfg)) >= 0) return rc;
+    if ((rc = job_config(&o, &cfg)) != CLI_GO_ON) return rc;
     size_t es = arb_dtype_size(o.dt);
     size_t unit =
         es * (o.coll == ARB_COLL_ALLGATHER || o.coll == ARB_COLL_REDUCESCATTER ? cfg.size : 1);

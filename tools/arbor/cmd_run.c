@@ -323,9 +323,10 @@ struct run_opts {
     char random[2 * 32 + 1];
 };
 
-/* One option of arbor run: 0, or an exit status (-h: CLI_EXIT_OK). */
-static int run_option(int c, const char *v, char **argv, struct run_opts *o)
+/* One option of arbor run (cli_options). */
+static int run_option(int c, const char *v, char **argv, void *ctx)
 {
+    struct run_opts *o = ctx;
     switch (c) {
     case 'h':
         fputs(run_usage, stdout);
@@ -333,52 +334,51 @@ static int run_option(int c, const char *v, char **argv, struct run_opts *o)
     case 'n':
         if (cli_parse_u64(v, 256, &o->n) < 0 || o->n < 2)
             return cli_error("run", "-n '%s': want 2..256 ranks", v);
-        return 0;
+        return CLI_GO_ON;
     case 'W':
         o->sw = v;
-        return 0;
+        return CLI_GO_ON;
     case 't':
         o->topo = v;
-        return 0;
+        return CLI_GO_ON;
     case 'J':
         if (cli_parse_u64(v, UINT32_MAX, &o->job) < 0)
             return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
         o->job_given = 1;
-        return 0;
+        return CLI_GO_ON;
     case 'K':
         if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
             return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
         o->secret = v;
-        return 0;
+        return CLI_GO_ON;
     case 'k':
         if (read_secret_file(v, o->file_secret, sizeof o->file_secret) != 0) return CLI_EXIT_USAGE;
         o->secret = o->file_secret;
-        return 0;
+        return CLI_GO_ON;
     case 'T': {
         arb_time t;
         if (arb_topo_parse_time(v, &t) < 0 || t == 0)
             return cli_error("run", "--timeout '%s': want a duration such as 30s", v);
         o->timeout = v;
-        return 0;
+        return CLI_GO_ON;
     }
     case 'D': {
         double d;
         if (cli_parse_fraction(v, &d) < 0)
             return cli_error("run", "--drop '%s': want a fraction in [0, 1)", v);
         o->drop = v;
-        return 0;
+        return CLI_GO_ON;
     }
     default: {
-        int rc = cli_switch_option("run", "switch-", c, v, &o->base);
-        if (rc < 0) return cli_bad_option("run", c, argv);
-        if (rc == 0 && c == CLI_OPT_SPIN) o->spin = v;
-        if (rc == 0 && c == CLI_OPT_IO) o->io = v;
+        int rc = cli_switch_option("run", "switch-", c, v, argv, &o->base);
+        if (rc == CLI_GO_ON && c == CLI_OPT_SPIN) o->spin = v; /* for the ranks too */
+        if (rc == CLI_GO_ON && c == CLI_OPT_IO) o->io = v;
         return rc;
     }
     }
 }
 
-/* The options into o, COMMAND at argv[*cmd]: -1 to go on, or an exit
+/* The options into o, COMMAND at argv[*cmd]: CLI_GO_ON, or an exit
  * status. */
 static int parse_options(int argc, char **argv, struct run_opts *o, int *cmd)
 {
@@ -392,22 +392,18 @@ static int parse_options(int argc, char **argv, struct run_opts *o, int *cmd)
                                          CLI_SWITCH_OPTIONS("switch-"),
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
     /* '+': options end at COMMAND (its own options are its own), or at -- */
-    while ((c = getopt_long(argc, argv, "+:n:h", opts, NULL)) != -1) {
-        int rc = run_option(c, optarg, argv, o);
-        if (rc != 0 || c == 'h') return rc;
-    }
+    int rc = cli_options(argc, argv, "+:n:h", opts, run_option, o);
+    if (rc != CLI_GO_ON) return rc;
     *cmd = optind;
     if (o->n == 0) return cli_error("run", "give the number of ranks with -n N");
     if (optind >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* The job's secret and id: with --switch, the running switch's (a random
- * secret could never match), else a random secret unless given. -1 to go
- * on, or an exit status. */
+ * secret could never match), else a random secret unless given.
+ * CLI_GO_ON, or an exit status. */
 static int job_credentials(struct run_opts *o)
 {
     if (o->sw) {
@@ -435,7 +431,7 @@ static int job_credentials(struct run_opts *o)
             return cli_error("run", "libsodium failed to initialise");
         o->secret = o->random;
     }
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* The fabric the ranks join: its switches started here, or (--switch) the
@@ -505,10 +501,10 @@ int cmd_run(int argc, char **argv)
     o.base.threads = 1;
     int i = 0;
     int rc = parse_options(argc, argv, &o, &i);
-    if (rc >= 0) return rc;
+    if (rc != CLI_GO_ON) return rc;
     char self[4096];
     const char *program = rank_program(argv[i], self, sizeof self);
-    if ((rc = job_credentials(&o)) >= 0) return rc;
+    if ((rc = job_credentials(&o)) != CLI_GO_ON) return rc;
     /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
      * none is lost between a look and a wait; blocked before the switch
      * threads start, which inherit the mask (the ranks get the old one) */

@@ -424,12 +424,13 @@ struct sim_opts {
     const char *file, *csv, *seeds, *partition;
     int json, quiet, n_act, has_pcap, has_seed;
     struct sim_action *act;
+    int argc; /* of the command line */
 };
 
-/* One option of arbor sim: -1 to go on, or an exit status (-h, --keys:
- * their output's). */
-static int sim_option(int c, int argc, char **argv, struct sim_opts *o)
+/* One option of arbor sim (cli_options; --keys: the listing's status). */
+static int sim_option(int c, const char *v, char **argv, void *ctx)
 {
+    struct sim_opts *o = ctx;
     switch (c) {
     case 'h':
         fputs(sim_usage, stdout);
@@ -438,37 +439,37 @@ static int sim_option(int c, int argc, char **argv, struct sim_opts *o)
         return list_keys();
     case 'j':
         o->json = 1;
-        return -1;
+        return CLI_GO_ON;
     case 'q':
         o->quiet = 1;
-        return -1;
+        return CLI_GO_ON;
     case 'c':
-        o->csv = optarg;
-        return -1;
+        o->csv = v;
+        return CLI_GO_ON;
     case 'E':
-        o->seeds = optarg;
-        return -1;
+        o->seeds = v;
+        return CLI_GO_ON;
     case 'P':
-        o->partition = optarg;
-        return -1;
+        o->partition = v;
+        return CLI_GO_ON;
     case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
-        if (optind >= argc) return cli_error("sim", "--pcap needs PORTS and FILE");
-        o->act[o->n_act++] = (struct sim_action){'p', optarg, argv[optind++]};
+        if (optind >= o->argc) return cli_error("sim", "--pcap needs PORTS and FILE");
+        o->act[o->n_act++] = (struct sim_action){'p', v, argv[optind++]};
         o->has_pcap = 1;
-        return -1;
+        return CLI_GO_ON;
     case 's':
     case 'S':
     case 'L':
     case 'w':
-        o->act[o->n_act++] = (struct sim_action){c, optarg, NULL};
+        o->act[o->n_act++] = (struct sim_action){c, v, NULL};
         o->has_seed |= c == 'S';
-        return -1;
+        return CLI_GO_ON;
     default:
         return cli_bad_option("sim", c, argv);
     }
 }
 
-/* The options and the scenario file into o: -1 to go on, or an exit
+/* The options and the scenario file into o: CLI_GO_ON, or an exit
  * status. */
 static int parse_options(int argc, char **argv, struct sim_opts *o)
 {
@@ -485,12 +486,8 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
                                          {"snaplen", required_argument, NULL, 'L'},
                                          {"partition", required_argument, NULL, 'P'},
                                          {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":s:S:jc:p:wqkh", opts, NULL)) != -1) {
-        int rc = sim_option(c, argc, argv, o);
-        if (rc >= 0) return rc;
-    }
+    int rc = cli_options(argc, argv, ":s:S:jc:p:wqkh", opts, sim_option, o);
+    if (rc != CLI_GO_ON) return rc;
     for (int i = optind; i < argc; i++) {
         if (o->file)
             return cli_error("sim", "one scenario file only ('%s' and '%s')", o->file, argv[i]);
@@ -505,7 +502,7 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
                          "run arbor sim without mpirun",
                          ranks, ranks);
     }
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* --seeds A..B: the scenario once per seed, summarised. */
@@ -563,17 +560,18 @@ int cmd_sim(int argc, char **argv)
 {
     struct sim_opts o;
     memset(&o, 0, sizeof o);
+    o.argc = argc;
     o.act = calloc((size_t)argc + 1, sizeof *o.act);
     if (!o.act) {
         fprintf(stderr, "arbor sim: out of memory\n");
         return CLI_EXIT_FAIL;
     }
     int st = parse_options(argc, argv, &o);
-    if (st < 0 && o.seeds)
+    if (st == CLI_GO_ON && o.seeds)
         st = sim_seeds(&o);
-    else if (st < 0 && o.partition)
+    else if (st == CLI_GO_ON && o.partition)
         st = sim_partitioned(o.file, o.act, o.n_act, o.partition, o.json, o.quiet, o.csv, 0);
-    else if (st < 0)
+    else if (st == CLI_GO_ON)
         st = sim_once(&o);
     free(o.act);
     return st;

@@ -328,11 +328,18 @@ static int read_config(arb_rt_switch_config *cfg, const char *path, double *stat
     return 0;
 }
 
-/* What arbor switch runs with besides the switch's configuration. */
+/* What arbor switch runs: the switch's configuration and the rest. */
 struct switch_run {
+    arb_rt_switch_config cfg;
     double stats_every, run_for;
     const char *port_file;
 };
+
+/* An option's helper's 0 as the option loop's "go on". */
+static int go_on(int rc)
+{
+    return rc ? rc : CLI_GO_ON;
+}
 
 /* --peer LEVEL.INDEX=HOST:PORT. */
 static int peer_option(arb_rt_switch_config *cfg, const char *v)
@@ -376,10 +383,11 @@ static int seconds_option(const char *name, const char *v, double *out)
     return 0;
 }
 
-/* One option of arbor switch: 0, or an exit status (-h: CLI_EXIT_OK). */
-static int switch_option(int c, const char *v, char **argv, arb_rt_switch_config *cfg,
-                         struct switch_run *run)
+/* One option of arbor switch (cli_options). */
+static int switch_option(int c, const char *v, char **argv, void *ctx)
 {
+    struct switch_run *run = ctx;
+    arb_rt_switch_config *cfg = &run->cfg;
     uint64_t x;
     switch (c) {
     case 'h':
@@ -387,43 +395,42 @@ static int switch_option(int c, const char *v, char **argv, arb_rt_switch_config
         return CLI_EXIT_OK;
     case 'l':
         cfg->listen = v;
-        return 0;
+        return CLI_GO_ON;
     case 't':
         cfg->topo = v;
-        return 0;
+        return CLI_GO_ON;
     case 'N':
         if (parse_node(v, &cfg->level, &cfg->index) < 0)
             return cli_error("switch", "--node '%s': want LEVEL.INDEX, e.g. 1.0", v);
-        return 0;
+        return CLI_GO_ON;
     case 'P':
-        return peer_option(cfg, v);
+        return go_on(peer_option(cfg, v));
     case 'J':
-        return job_option(cfg, v);
+        return go_on(job_option(cfg, v));
     case 'F':
-        return read_job_file(cfg, v) != 0 ? CLI_EXIT_USAGE : 0;
+        return read_job_file(cfg, v) != 0 ? CLI_EXIT_USAGE : CLI_GO_ON;
     case 'C':
-        return read_config(cfg, v, &run->stats_every, &run->run_for) != 0 ? CLI_EXIT_USAGE : 0;
+        return read_config(cfg, v, &run->stats_every, &run->run_for) != 0 ? CLI_EXIT_USAGE
+                                                                          : CLI_GO_ON;
     case 'S':
         if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
             return cli_error("switch", "--slots '%s': want 1..65536", v);
         cfg->slots = (uint32_t)x;
-        return 0;
+        return CLI_GO_ON;
     case 's':
-        return seconds_option("stats", v, &run->stats_every);
+        return go_on(seconds_option("stats", v, &run->stats_every));
     case 'T':
-        return seconds_option("for", v, &run->run_for);
+        return go_on(seconds_option("for", v, &run->run_for));
     case 'f':
         run->port_file = v;
-        return 0;
-    default: {
-        int rc = cli_switch_option("switch", "", c, v, cfg);
-        return rc < 0 ? cli_bad_option("switch", c, argv) : rc;
-    }
+        return CLI_GO_ON;
+    default:
+        return cli_switch_option("switch", "", c, v, argv, cfg);
     }
 }
 
-/* The options into cfg and run: -1 to go on, or an exit status. */
-static int parse_options(int argc, char **argv, arb_rt_switch_config *cfg, struct switch_run *run)
+/* The options into run: CLI_GO_ON, or an exit status. */
+static int parse_options(int argc, char **argv, struct switch_run *run)
 {
     static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
                                          {"topo", required_argument, NULL, 't'},
@@ -439,17 +446,13 @@ static int parse_options(int argc, char **argv, arb_rt_switch_config *cfg, struc
                                          CLI_SWITCH_OPTIONS(""),
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = switch_option(c, optarg, argv, cfg, run);
-        if (rc != 0 || c == 'h') return rc;
-    }
+    int rc = cli_options(argc, argv, ":h", opts, switch_option, run);
+    if (rc != CLI_GO_ON) return rc;
     if (optind < argc)
         return cli_error("switch", "unexpected '%s'; see 'arbor switch --help'", argv[optind]);
-    if (cfg->n_jobs == 0)
+    if (run->cfg.n_jobs == 0)
         return cli_error("switch", "no job admitted: give --job ID:SECRET or --job-file FILE");
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* Write the port s listens on to path: 0, or -1 having said why. */
@@ -490,11 +493,11 @@ static void serve(arb_rt_switch *s, const struct switch_run *run)
 
 int cmd_switch(int argc, char **argv)
 {
-    arb_rt_switch_config cfg;
-    arb_rt_switch_config_default(&cfg);
-    struct switch_run run = {0, 0, NULL};
-    int rc = parse_options(argc, argv, &cfg, &run);
-    if (rc >= 0) return rc;
+    struct switch_run run = {.stats_every = 0, .run_for = 0, .port_file = NULL};
+    arb_rt_switch_config_default(&run.cfg);
+    int rc = parse_options(argc, argv, &run);
+    if (rc != CLI_GO_ON) return rc;
+    arb_rt_switch_config cfg = run.cfg;
     char err[256];
     arb_rt_switch *s;
     cfg.logger.fn = log_line;
