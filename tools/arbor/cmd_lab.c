@@ -563,36 +563,51 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     return 0;
 }
 
+/* The options as read: -s settings in their order, --clean. */
+struct lab_args {
+    struct lab_run *R;
+    const char *sets[256];
+    int n_sets, clean;
+};
+
+/* One option of arbor lab (cli_options). */
+static int lab_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct lab_args *a = ctx;
+    switch (c) {
+    case 'h':
+        fputs(lab_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'j':
+        a->R->json = 1;
+        return CLI_GO_ON;
+    case 'q':
+        a->R->quiet = 1;
+        return CLI_GO_ON;
+    case 'C':
+        a->clean = 1;
+        return CLI_EXIT_OK;
+    case 's':
+        if (a->n_sets == 256) return cli_error("lab", "at most 256 -s settings");
+        a->sets[a->n_sets++] = v;
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option("lab", c, argv);
+    }
+}
+
+/* The options, the scenario (FILE with the -s settings) and -- COMMAND:
+ * 0, -1 after --help, -2 for --clean, or an exit status. */
 static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R, const char **file)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},  {"json", no_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'}, {"set", required_argument, NULL, 's'},
         {"clean", no_argument, NULL, 'C'}, {0, 0, 0, 0}};
-    const char *sets[256];
-    int n_sets = 0, c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":hjqs:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(lab_usage, stdout);
-            return -1;
-        case 'j':
-            R->json = 1;
-            break;
-        case 'q':
-            R->quiet = 1;
-            break;
-        case 'C':
-            return -2;
-        case 's':
-            if (n_sets == 256) return cli_error("lab", "at most 256 -s settings");
-            sets[n_sets++] = optarg;
-            break;
-        default:
-            return cli_bad_option("lab", c, argv);
-        }
-    }
+    struct lab_args a = {.R = R};
+    int rc = cli_options(argc, argv, ":hjqs:", opts, lab_option, &a);
+    if (a.clean) return -2;
+    if (rc != CLI_GO_ON) return rc == CLI_EXIT_OK ? -1 : rc;
     if (optind >= argc) return cli_error("lab", "give a scenario file; see 'arbor lab --help'");
     *file = argv[optind];
     if (optind + 1 < argc) {
@@ -604,8 +619,9 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
     }
     char err[512];
     if (arb_scenario_load(sc, *file, err, sizeof err) < 0) return cli_error("lab", "%s", err);
-    for (int i = 0; i < n_sets; i++)
-        if (arb_scenario_set(sc, sets[i], err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    for (int i = 0; i < a.n_sets; i++)
+        if (arb_scenario_set(sc, a.sets[i], err, sizeof err) < 0)
+            return cli_error("lab", "%s", err);
     return lab_opts_of(sc, &R->o);
 }
 

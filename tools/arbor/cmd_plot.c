@@ -565,6 +565,42 @@ static int draw_figures(struct run *runs, int n, const int want[N_FIG], char png
     return rc;
 }
 
+/* What arbor plot was asked for. */
+struct plot_opts {
+    const char *dir, *name, *script, *sweep, *xv, *yf;
+};
+
+/* One option of arbor plot (cli_options). */
+static int plot_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct plot_opts *o = ctx;
+    switch (c) {
+    case 'h':
+        fputs(plot_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'o':
+        o->dir = v;
+        return CLI_GO_ON;
+    case 'n':
+        o->name = v;
+        return CLI_GO_ON;
+    case 's':
+        o->script = v;
+        return CLI_GO_ON;
+    case 'S':
+        o->sweep = v;
+        return CLI_GO_ON;
+    case 'x':
+        o->xv = v;
+        return CLI_GO_ON;
+    case 'y':
+        o->yf = v;
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option("plot", c, argv);
+    }
+}
+
 int cmd_plot(int argc, char **argv)
 {
     static const struct option lopts[] = {
@@ -572,29 +608,11 @@ int cmd_plot(int argc, char **argv)
         {"script", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
         {"sweep", required_argument, NULL, 'S'},  {"x", required_argument, NULL, 'x'},
         {"y", required_argument, NULL, 'y'},      {0, 0, 0, 0}};
-    const char *dir = NULL, *name = NULL, *script = NULL, *sweep = NULL, *xv = NULL, *yf = NULL;
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":o:n:x:y:h", lopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(plot_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        if (c == 'o')
-            dir = optarg;
-        else if (c == 'n')
-            name = optarg;
-        else if (c == 's')
-            script = optarg;
-        else if (c == 'S')
-            sweep = optarg;
-        else if (c == 'x')
-            xv = optarg;
-        else if (c == 'y')
-            yf = optarg;
-        else
-            return cli_bad_option("plot", c, argv);
-    }
+    struct plot_opts o = {0};
+    int st = cli_options(argc, argv, ":o:n:x:y:h", lopts, plot_option, &o);
+    if (st != CLI_GO_ON) return st;
+    const char *dir = o.dir, *name = o.name, *script = o.script, *sweep = o.sweep, *xv = o.xv,
+               *yf = o.yf;
     int n = argc - optind;
     struct stat ds;
     if (dir && (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)))
