@@ -43,10 +43,9 @@ int cli_is_help(const char *arg);
 /*
  * Options: every command parses its own with getopt_long (so --opt=value,
  * --opt value, abbreviations and short options all work), after
- * cli_getopt_start(). Its option string starts with ':' so that a missing
- * value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long
- * returned into one line on stderr ("unknown option", "needs a value") and
- * CLI_EXIT_USAGE.
+ * cli_getopt_start() (cli_options below does both). Its option string starts with ':' so that a
+ * missing value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long returned into
+ * one line on stderr ("unknown option", "needs a value") and CLI_EXIT_USAGE.
  */
 void cli_getopt_start(void);
 int cli_bad_option(const char *cmd, int c, char **argv);
@@ -160,16 +159,18 @@ enum {
     CLI_OPT_DROP,
     CLI_OPT_SEED
 };
-#define CLI_SWITCH_OPTIONS(PREFIX)                                                                 \
-    {"no-gso", no_argument, NULL, CLI_OPT_NO_GSO},                                                 \
-        {"spin", required_argument, NULL, CLI_OPT_SPIN},                                           \
-        {"io", required_argument, NULL, CLI_OPT_IO},                                               \
-        {PREFIX "threads", required_argument, NULL, CLI_OPT_THREADS},                              \
-        {PREFIX "ecn", required_argument, NULL, CLI_OPT_ECN},                                      \
-        {PREFIX "drop", required_argument, NULL, CLI_OPT_DROP},                                    \
+#define CLI_SWITCH_OPTION(NAME, HAS_ARG, VAL)                                                      \
     {                                                                                              \
-        "seed", required_argument, NULL, CLI_OPT_SEED                                              \
+        NAME, HAS_ARG, NULL, VAL                                                                   \
     }
+#define CLI_SWITCH_OPTIONS(PREFIX)                                                                 \
+    CLI_SWITCH_OPTION("no-gso", no_argument, CLI_OPT_NO_GSO),                                      \
+        CLI_SWITCH_OPTION("spin", required_argument, CLI_OPT_SPIN),                                \
+        CLI_SWITCH_OPTION("io", required_argument, CLI_OPT_IO),                                    \
+        CLI_SWITCH_OPTION(PREFIX "threads", required_argument, CLI_OPT_THREADS),                   \
+        CLI_SWITCH_OPTION(PREFIX "ecn", required_argument, CLI_OPT_ECN),                           \
+        CLI_SWITCH_OPTION(PREFIX "drop", required_argument, CLI_OPT_DROP),                         \
+        CLI_SWITCH_OPTION("seed", required_argument, CLI_OPT_SEED)
 struct arb_rt_switch_config;
 int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v, char **argv,
                       struct arb_rt_switch_config *cfg);
