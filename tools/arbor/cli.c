@@ -59,6 +59,18 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     return cli_error(cmd, "unknown option '%s'; see 'arbor %s --help'", a, cmd);
 }
 
+int cli_options(int argc, char **argv, const char *shorts, const struct option *opts,
+                cli_option_fn one, void *ctx)
+{
+    int c;
+    cli_getopt_start();
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+        int rc = one(c, optarg, argv, ctx);
+        if (rc != CLI_GO_ON) return rc;
+    }
+    return CLI_GO_ON;
+}
+
 void cli_json_head(cJSON *o, const char *schema)
 {
     cJSON_AddStringToObject(o, "schema", schema);
@@ -141,6 +153,66 @@ int cli_parse_spin(const char *v, arb_time *out)
         return -1;
     *out = t;
     return 0;
+}
+
+int cli_parse_fraction(const char *v, double *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= 0 && d < 1)) return -1;
+    *out = d;
+    return 0;
+}
+
+int cli_parse_io(const char *v, int *io)
+{
+    if (strcmp(v, "mmsg") == 0)
+        *io = ARB_RT_IO_MMSG;
+    else if (strcmp(v, "uring") == 0)
+        *io = ARB_RT_IO_URING;
+    else
+        return -1;
+    return 0;
+}
+
+int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v, char **argv,
+                      arb_rt_switch_config *cfg)
+{
+    uint64_t x;
+    char why[256];
+    switch (c) {
+    case CLI_OPT_NO_GSO:
+        cfg->no_gso = 1;
+        return CLI_GO_ON;
+    case CLI_OPT_SPIN:
+        if (cli_parse_spin(v, &cfg->spin) < 0)
+            return cli_error(cmd, "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
+        return CLI_GO_ON;
+    case CLI_OPT_IO:
+        if (cli_parse_io(v, &cfg->io) < 0)
+            return cli_error(cmd, "--io '%s': want mmsg or uring", v);
+        return CLI_GO_ON;
+    case CLI_OPT_THREADS:
+        if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &x) < 0 || x == 0)
+            return cli_error(cmd, "--%sthreads '%s': want 1..%d", prefix, v,
+                             ARB_RT_SWITCH_MAX_THREADS);
+        cfg->threads = (uint32_t)x;
+        return CLI_GO_ON;
+    case CLI_OPT_ECN:
+        if (arb_rt_ecn_parse(v, &cfg->ecn, why, sizeof why) < 0)
+            return cli_error(cmd, "--%s%s", prefix, why);
+        return CLI_GO_ON;
+    case CLI_OPT_DROP:
+        if (cli_parse_fraction(v, &cfg->drop) < 0)
+            return cli_error(cmd, "--%sdrop '%s': want a fraction in [0, 1)", prefix, v);
+        return CLI_GO_ON;
+    case CLI_OPT_SEED:
+        if (cli_parse_u64(v, UINT64_MAX, &cfg->seed) < 0)
+            return cli_error(cmd, "--seed '%s': not a whole number", v);
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option(cmd, c, argv);
+    }
 }
 
 /* One line of a software switch's counters on stderr: "WHO: rx_pkts=...". */

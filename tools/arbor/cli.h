@@ -43,13 +43,26 @@ int cli_is_help(const char *arg);
 /*
  * Options: every command parses its own with getopt_long (so --opt=value,
  * --opt value, abbreviations and short options all work), after
- * cli_getopt_start(). Its option string starts with ':' so that a missing
- * value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long
- * returned into one line on stderr ("unknown option", "needs a value") and
- * CLI_EXIT_USAGE.
+ * cli_getopt_start() (cli_options below does both). Its option string starts with ':' so that a
+ * missing value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long returned into
+ * one line on stderr ("unknown option", "needs a value") and CLI_EXIT_USAGE.
  */
 void cli_getopt_start(void);
 int cli_bad_option(const char *cmd, int c, char **argv);
+
+/*
+ * The option loop the commands share: cli_getopt_start, then getopt_long
+ * over argv with shorts and opts, handing each option getopt_long returns
+ * (and its value) to `one`, which returns CLI_GO_ON to go on or the exit
+ * status to stop with (after --help's usage: CLI_EXIT_OK). Returns
+ * CLI_GO_ON once every option is taken (optind is then the first
+ * operand), or the status `one` stopped with.
+ */
+#define CLI_GO_ON (-1)
+struct option;
+typedef int (*cli_option_fn)(int c, const char *v, char **argv, void *ctx);
+int cli_options(int argc, char **argv, const char *shorts, const struct option *opts,
+                cli_option_fn one, void *ctx);
 
 /*
  * JSON outputs: every object starts with "schema" (its kind and the major
@@ -99,6 +112,10 @@ double cli_t95(unsigned df);
 int cli_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
 int cli_sim_seeds(const struct cli_seeds_run *run);
 
+/* arbor sim's one-screen text summary of a run's JSON, on stdout
+ * (sim_summary.c). */
+void cli_sim_summary(const char *json);
+
 /* A whole file as a NUL-terminated malloc'd string; NULL with errno set. */
 char *cli_slurp(const char *path);
 /* gnuplot is on PATH (arbor plot). */
@@ -119,6 +136,46 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 /* --spin of arbor run and arbor switch: 0, or a duration of at most 10 ms.
  * 0 and *out set, or -1. */
 int cli_parse_spin(const char *v, arb_time *out);
+
+/* A fraction in [0, 1) (--drop): 0 and *out set, or -1. */
+int cli_parse_fraction(const char *v, double *out);
+
+/*
+ * The options that configure a software switch: one table and one parser
+ * for arbor switch (--threads, --ecn, --drop) and arbor run (the switches it
+ * starts: --switch-threads, --switch-ecn, --switch-drop), besides --no-gso,
+ * --spin, --io and --seed. CLI_SWITCH_OPTIONS(PREFIX) are the entries of a
+ * getopt_long table; cli_switch_option applies the option getopt_long
+ * returned as c, with value v, to cfg: CLI_GO_ON, or CLI_EXIT_USAGE having
+ * said what was wrong ("arbor CMD: --PREFIXthreads '...': ...", or
+ * cli_bad_option's line when c is no switch option).
+ */
+enum {
+    CLI_OPT_NO_GSO = 256,
+    CLI_OPT_SPIN,
+    CLI_OPT_IO,
+    CLI_OPT_THREADS,
+    CLI_OPT_ECN,
+    CLI_OPT_DROP,
+    CLI_OPT_SEED
+};
+#define CLI_SWITCH_OPTION(NAME, HAS_ARG, VAL)                                                      \
+    {                                                                                              \
+        NAME, HAS_ARG, NULL, VAL                                                                   \
+    }
+#define CLI_SWITCH_OPTIONS(PREFIX)                                                                 \
+    CLI_SWITCH_OPTION("no-gso", no_argument, CLI_OPT_NO_GSO),                                      \
+        CLI_SWITCH_OPTION("spin", required_argument, CLI_OPT_SPIN),                                \
+        CLI_SWITCH_OPTION("io", required_argument, CLI_OPT_IO),                                    \
+        CLI_SWITCH_OPTION(PREFIX "threads", required_argument, CLI_OPT_THREADS),                   \
+        CLI_SWITCH_OPTION(PREFIX "ecn", required_argument, CLI_OPT_ECN),                           \
+        CLI_SWITCH_OPTION(PREFIX "drop", required_argument, CLI_OPT_DROP),                         \
+        CLI_SWITCH_OPTION("seed", required_argument, CLI_OPT_SEED)
+struct arb_rt_switch_config;
+int cli_switch_option(const char *cmd, const char *prefix, int c, const char *v, char **argv,
+                      struct arb_rt_switch_config *cfg);
+/* "mmsg" or "uring" into *io (ARB_RT_IO_*): 0, or -1. */
+int cli_parse_io(const char *v, int *io);
 
 /* A software switch's counters, one line on stderr: "WHO: rx_pkts=... "
  * (arbor switch at exit, --stats and SIGUSR1; arbor run on SIGUSR1). */

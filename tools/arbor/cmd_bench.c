@@ -219,77 +219,80 @@ static uint64_t check(const struct bench *b, size_t count)
     return wrong;
 }
 
-int cmd_bench(int argc, char **argv)
+/* What arbor bench was asked for. */
+struct bench_opts {
+    uint64_t minb, maxb, iters, warm, root;
+    double factor;
+    int dt, op, checkr, stats, op_given, coll, reduces, rooted;
+    const char *record;
+};
+
+/* One option of arbor bench (cli_options). */
+static int bench_option(int c, const char *v, char **argv, void *ctx)
 {
-    uint64_t minb = 1024, maxb = 64 << 20, iters = 20, warm = 5, root = 0;
-    double factor = 2;
-    int dt = ARB_DTYPE_F32, op = ARB_OP_SUM, checkr = 0, bad = 0, stats = 0, op_given = 0, c;
-    const char *record = NULL;
-    /* each line in one write: ranks of one job share the terminal */
-    setvbuf(stderr, NULL, _IOLBF, 0);
-    static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'}, {"record", required_argument, NULL, 'R'}, {0, 0, 0, 0}};
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, NULL)) != -1) {
-        const char *v = optarg;
-        char *end;
-        switch (c) {
-        case 'h':
-            fputs(bench_usage, stdout);
-            return CLI_EXIT_OK;
-        case 'c':
-            checkr = 1;
-            break;
-        case 's':
-            stats = 1;
-            break;
-        case 'R':
-            record = v;
-            break;
-        case 'b':
-        case 'e': {
-            int rc = parse_size(v, c == 'b' ? &minb : &maxb);
-            if (rc == ARB_ERANGE) return usage_error("-%c '%s': at most 4G (4GiB)", c, v);
-            if (rc < 0) return usage_error("-%c '%s' %s", c, v, arb_size_why(rc));
-            break;
-        }
-        case 'f':
-            factor = strtod(v, &end);
-            if (end == v || *end || !(factor > 1)) bad = 1;
-            break;
-        case 'n':
-            if (cli_parse_u64(v, 1000000, &iters) < 0 || iters == 0) bad = 1;
-            break;
-        case 'w':
-            if (cli_parse_u64(v, 1000000, &warm) < 0) bad = 1;
-            break;
-        case 'd':
-            if ((dt = arb_dtype_parse(v)) < 0) bad = 1;
-            break;
-        case 'o':
-            op = arb_op_parse(v);
-            if (op <= ARB_OP_NOP) bad = 1;
-            op_given = 1;
-            break;
-        case 'r':
-            if (cli_parse_u64(v, 255, &root) < 0) bad = 1;
-            break;
-        default: {
-            const char *r = getenv("ARBOR_RANK");
-            if (r && strcmp(r, "0") != 0) return CLI_EXIT_USAGE; /* rank 0 says it */
-            return cli_bad_option("bench", c, argv);
-        }
-        }
-        if (bad) {
-            static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
-                                                  ['n'] = "want 1..1000000 iterations",
-                                                  ['w'] = "want 0..1000000 iterations",
-                                                  ['d'] = "want f16, bf16, f32, f64, i32 or i64",
-                                                  ['o'] = "want sum, max or min",
-                                                  ['r'] = "want a rank 0..255"};
-            return usage_error("-%c '%s': %s", c, v, c > 0 && c < 128 && rule[c] ? rule[c] : "");
-        }
+    struct bench_opts *o = ctx;
+    static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
+                                          ['n'] = "want 1..1000000 iterations",
+                                          ['w'] = "want 0..1000000 iterations",
+                                          ['d'] = "want f16, bf16, f32, f64, i32 or i64",
+                                          ['o'] = "want sum, max or min",
+                                          ['r'] = "want a rank 0..255"};
+    int bad = 0;
+    char *end;
+    switch (c) {
+    case 'h':
+        fputs(bench_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'c':
+        o->checkr = 1;
+        break;
+    case 's':
+        o->stats = 1;
+        break;
+    case 'R':
+        o->record = v;
+        break;
+    case 'b':
+    case 'e': {
+        int rc = parse_size(v, c == 'b' ? &o->minb : &o->maxb);
+        if (rc == ARB_ERANGE) return usage_error("-%c '%s': at most 4G (4GiB)", c, v);
+        if (rc < 0) return usage_error("-%c '%s' %s", c, v, arb_size_why(rc));
+        break;
     }
+    case 'f':
+        o->factor = strtod(v, &end);
+        bad = end == v || *end || !(o->factor > 1);
+        break;
+    case 'n':
+        bad = cli_parse_u64(v, 1000000, &o->iters) < 0 || o->iters == 0;
+        break;
+    case 'w':
+        bad = cli_parse_u64(v, 1000000, &o->warm) < 0;
+        break;
+    case 'd':
+        bad = (o->dt = arb_dtype_parse(v)) < 0;
+        break;
+    case 'o':
+        o->op = arb_op_parse(v);
+        bad = o->op <= ARB_OP_NOP;
+        o->op_given = 1;
+        break;
+    case 'r':
+        bad = cli_parse_u64(v, 255, &o->root) < 0;
+        break;
+    default: {
+        const char *r = getenv("ARBOR_RANK");
+        if (r && strcmp(r, "0") != 0) return CLI_EXIT_USAGE; /* rank 0 says it */
+        return cli_bad_option("bench", c, argv);
+    }
+    }
+    if (bad) return usage_error("-%c '%s': %s", c, v, c > 0 && c < 128 && rule[c] ? rule[c] : "");
+    return CLI_GO_ON;
+}
+
+/* The collective and what it takes: CLI_GO_ON, or an exit status. */
+static int parse_collective(int argc, char **argv, struct bench_opts *o)
+{
     if (optind >= argc) return usage_error("give a collective; see 'arbor bench --help'");
     if (optind + 1 < argc)
         return usage_error("one collective only ('%s' and '%s')", argv[optind], argv[optind + 1]);
@@ -298,25 +301,41 @@ int cmd_bench(int argc, char **argv)
         return usage_error("'%s' is not allreduce, reduce, reducescatter, broadcast, "
                            "allgather or barrier",
                            argv[optind]);
-    int reduces =
+    o->coll = coll;
+    o->reduces =
         coll == ARB_COLL_ALLREDUCE || coll == ARB_COLL_REDUCE || coll == ARB_COLL_REDUCESCATTER;
-    int rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
-    if (op_given && !reduces)
+    o->rooted = coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST;
+    if (o->op_given && !o->reduces)
         return usage_error("-o: %s has no operator (-o is for allreduce, reduce, reducescatter)",
                            arb_coll_name(coll));
-    if (minb > maxb)
-        return usage_error("-b %llu is above -e %llu", (unsigned long long)minb,
-                           (unsigned long long)maxb);
+    if (o->minb > o->maxb)
+        return usage_error("-b %llu is above -e %llu", (unsigned long long)o->minb,
+                           (unsigned long long)o->maxb);
+    return CLI_GO_ON;
+}
+
+/* The options and the collective into o: CLI_GO_ON, or an exit status. */
+static int parse_options(int argc, char **argv, struct bench_opts *o)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'}, {"record", required_argument, NULL, 'R'}, {0, 0, 0, 0}};
+    int rc = cli_options(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, bench_option, o);
+    return rc != CLI_GO_ON ? rc : parse_collective(argc, argv, o);
+}
+
+/* The communicator's configuration from the environment: CLI_GO_ON, or an
+ * exit status. */
+static int job_config(const struct bench_opts *o, arb_rt_config *cfg)
+{
     if (outside_job())
         return cli_error("bench",
                          "not in a job: run it as every rank, arbor run -n N -- arbor bench %s "
                          "... (or with ARBOR_RANK, ARBOR_SIZE, ARBOR_SWITCH and ARBOR_SECRET set, "
                          "docs/runtime.md)",
-                         arb_coll_name(coll));
-    arb_rt_config cfg;
-    arb_rt_config_default(&cfg);
+                         arb_coll_name(o->coll));
+    arb_rt_config_default(cfg);
     char err[256];
-    if (arb_rt_config_env(&cfg, err, sizeof err) < 0) {
+    if (arb_rt_config_env(cfg, err, sizeof err) < 0) {
         /* the same environment is every rank's: rank 0 says what is wrong
          * (any rank when ARBOR_RANK itself is what is wrong) */
         const char *r = getenv("ARBOR_RANK");
@@ -325,99 +344,175 @@ int cmd_bench(int argc, char **argv)
             return CLI_EXIT_USAGE;
         return cli_error("bench", "%s", err);
     }
-    cfg.logger.fn = warn_line; /* warnings only: errors are this command's to print */
-    cfg.logger.max_level = ARB_LOG_WARN;
-    if (root >= cfg.size)
-        return usage_error("-r %llu is not a rank of %u", (unsigned long long)root, cfg.size);
-    size_t es = arb_dtype_size(dt);
+    cfg->logger.fn = warn_line; /* warnings only: errors are this command's to print */
+    cfg->logger.max_level = ARB_LOG_WARN;
+    if (o->root >= cfg->size)
+        return usage_error("-r %llu is not a rank of %u", (unsigned long long)o->root, cfg->size);
+    return CLI_GO_ON;
+}
+
+/* Rank 0's heading of the table. */
+static void print_heading(const struct bench_opts *o, const struct bench *b,
+                          const arb_rt_config *cfg)
+{
+    char what[48] = "";
+    if (o->reduces)
+        snprintf(what, sizeof what, "%s %s, ", arb_dtype_name(o->dt), arb_op_name(o->op));
+    else if (o->coll != ARB_COLL_BARRIER)
+        snprintf(what, sizeof what, "%s, ", arb_dtype_name(o->dt));
+    printf("# arbor bench %s: %u ranks, %s%llu iterations (%llu warm-up), switch %s, "
+           "fabric %s\n#\n",
+           arb_coll_name(o->coll), b->n, what, (unsigned long long)o->iters,
+           (unsigned long long)o->warm, cfg->sw, cfg->topo);
+    printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root",
+           "time", "algbw", "busbw", "#wrong");
+    printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
+           "(GB/s)", "(GB/s)", "");
+    fflush(stdout);
+}
+
+/* One size: the warm-up and timed calls of `count` elements, then (over
+ * every rank) the slowest rank's mean and the wrong elements of all, a row
+ * of the table on rank 0. 0 with *wrong_all added to, or the failed call's
+ * code. */
+static int bench_size(struct bench *b, const struct bench_opts *o, size_t count, FILE *rec,
+                      double *wrong_all)
+{
+    size_t es = arb_dtype_size(b->dt);
+    uint64_t t = 0, wrong = 0;
+    int rc = 0;
+    for (uint64_t it = 0; it < o->warm + o->iters && rc == 0; it++) {
+        /* checked: every call's output starts as garbage, so a call
+         * that wrote nothing cannot pass on the last one's result */
+        if (o->checkr) memset(b->recv, 0x55, count * es);
+        uint64_t t0 = now_ns();
+        rc = one(b, count);
+        uint64_t t1 = now_ns();
+        if (it >= o->warm) t += t1 - t0;
+        if (it >= o->warm && rec && rc == 0)
+            fprintf(rec, "call %zu %llu %llu\n", count * es, (unsigned long long)t0,
+                    (unsigned long long)t1);
+        if (rc == 0 && o->checkr) wrong += check(b, count);
+    }
+    if (rc < 0) return rc;
+    /* the slowest rank's mean, and the wrong elements of all */
+    double mine[2] = {t * 1e-9 / o->iters, (double)wrong}, all[2];
+    rc = arb_rt_allreduce(b->c, mine, all, 1, ARB_DTYPE_F64, ARB_OP_MAX);
+    if (rc == 0) rc = arb_rt_allreduce(b->c, mine + 1, all + 1, 1, ARB_DTYPE_F64, ARB_OP_SUM);
+    if (rc < 0) return rc;
+    *wrong_all += all[1];
+    double bytes = (double)count * es;
+    double algbw = all[0] > 0 ? bytes / all[0] / 1e9 : 0;
+    if (b->me == 0) {
+        char wr[24];
+        if (o->checkr)
+            snprintf(wr, sizeof wr, "%.0f", all[1]);
+        else
+            snprintf(wr, sizeof wr, "N/A");
+        static const char *const ops[] = {"none", "sum", "max", "min"};
+        printf("  %12.0f %12zu %8s %6s %5d %10.1f %8.3f %8.3f %7s\n", bytes, count,
+               nccl_type[o->dt], ops[o->reduces ? o->op : 0], o->rooted ? (int)o->root : -1,
+               all[0] * 1e6, algbw, algbw * arb_rt_busbw_factor((arb_coll)o->coll, b->n), wr);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* -s: this rank's packet counters, one line on stderr. */
+static void print_rank_stats(const struct bench *b, const arb_rt_config *cfg)
+{
+    arb_rt_stats st;
+    arb_rt_get_stats(b->c, &st);
+    fprintf(stderr,
+            "arbor bench: rank %u: calls=%llu tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu "
+            "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
+            "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
+            "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
+            "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f "
+            "io_uring=%llu ce_marks=%llu cc_continued=%llu\n",
+            b->me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
+            (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
+            (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
+            (unsigned long long)st.send_errors, (unsigned long long)st.rx_undecodable,
+            (unsigned long long)st.rx_strangers, (unsigned long long)st.rx_unknown,
+            (unsigned long long)st.rx_late, (unsigned long long)st.rejoins,
+            (unsigned long long)st.gso_sends, (unsigned long long)st.credits,
+            (unsigned long long)st.retries, (unsigned long long)st.spurious,
+            (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits,
+            (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
+            (unsigned long long)st.keepalive_joins, arb_cc_kind_name(cfg->cc),
+            (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
+            (double)st.base_rtt / ARB_PS_PER_US, (unsigned long long)st.io_uring,
+            (unsigned long long)st.ce_marks, (unsigned long long)st.cc_continued);
+}
+
+/* Every size from -b to -e, each FACTOR times the one before: 0, or the
+ * failed call's code; *wrong the wrong elements of all. */
+static int bench_sizes(struct bench *b, const struct bench_opts *o, size_t unit, FILE *rec,
+                       double *wrong)
+{
+    size_t es = arb_dtype_size(b->dt);
+    for (uint64_t size = o->minb;;
+         size = (uint64_t)(size * o->factor) > size ? (uint64_t)(size * o->factor) : size + 1) {
+        if (size > o->maxb) break;
+        size_t count = o->coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
+        fill_inputs(b, count);
+        int rc = bench_size(b, o, count, rec, wrong);
+        if (rc < 0) return rc;
+        if (o->coll == ARB_COLL_BARRIER) break;
+    }
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct bench_opts o = {.minb = 1024,
+                           .maxb = 64 << 20,
+                           .iters = 20,
+                           .warm = 5,
+                           .factor = 2,
+                           .dt = ARB_DTYPE_F32,
+                           .op = ARB_OP_SUM};
+    /* each line in one write: ranks of one job share the terminal */
+    setvbuf(stderr, NULL, _IOLBF, 0);
+    int rc = parse_options(argc, argv, &o);
+    if (rc != CLI_GO_ON) return rc;
+    arb_rt_config cfg;
+    if ((rc = job_config(&o, &cfg)) != CLI_GO_ON) return rc;
+    size_t es = arb_dtype_size(o.dt);
     size_t unit =
-        es * (coll == ARB_COLL_ALLGATHER || coll == ARB_COLL_REDUCESCATTER ? cfg.size : 1);
-    if (coll != ARB_COLL_BARRIER && minb < unit)
+        es * (o.coll == ARB_COLL_ALLGATHER || o.coll == ARB_COLL_REDUCESCATTER ? cfg.size : 1);
+    if (o.coll != ARB_COLL_BARRIER && o.minb < unit)
         return usage_error("-b %llu: below one %s element%s (%zu B); want -b %zu or more",
-                           (unsigned long long)minb, arb_dtype_name(dt),
+                           (unsigned long long)o.minb, arb_dtype_name(o.dt),
                            unit > es ? " per rank" : "", unit, unit);
-    struct bench b = {.coll = (arb_coll)coll,
-                      .dt = (arb_dtype)dt,
-                      .op = (arb_op)op,
-                      .root = (uint32_t)root,
+    struct bench b = {.coll = (arb_coll)o.coll,
+                      .dt = (arb_dtype)o.dt,
+                      .op = (arb_op)o.op,
+                      .root = (uint32_t)o.root,
                       .n = cfg.size,
                       .me = cfg.rank};
-    int rc = arb_rt_comm_new(&b.c, &cfg, err, sizeof err);
+    char err[256];
+    rc = arb_rt_comm_new(&b.c, &cfg, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "arbor bench: rank %u: %s\n", cfg.rank, err);
         return rc == ARB_EINVAL || rc == ARB_EPARSE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
-    b.send = malloc(maxb + unit);
-    b.recv = malloc(maxb + unit);
+    b.send = malloc(o.maxb + unit);
+    b.recv = malloc(o.maxb + unit);
     if (!b.send || !b.recv) {
-        fprintf(stderr, "arbor bench: out of memory for %llu bytes\n", (unsigned long long)maxb);
+        fprintf(stderr, "arbor bench: out of memory for %llu bytes\n", (unsigned long long)o.maxb);
         return CLI_EXIT_FAIL;
     }
     FILE *rec = NULL;
-    if (record && !(rec = fopen(record, "w"))) {
-        fprintf(stderr, "arbor bench: rank %u: --record %s: %s\n", b.me, record, strerror(errno));
+    if (o.record && !(rec = fopen(o.record, "w"))) {
+        fprintf(stderr, "arbor bench: rank %u: --record %s: %s\n", b.me, o.record, strerror(errno));
         return CLI_EXIT_FAIL;
     }
-    if (b.me == 0) {
-        char what[48] = "";
-        if (reduces)
-            snprintf(what, sizeof what, "%s %s, ", arb_dtype_name(dt), arb_op_name(op));
-        else if (coll != ARB_COLL_BARRIER)
-            snprintf(what, sizeof what, "%s, ", arb_dtype_name(dt));
-        printf("# arbor bench %s: %u ranks, %s%llu iterations (%llu warm-up), switch %s, "
-               "fabric %s\n#\n",
-               arb_coll_name(coll), b.n, what, (unsigned long long)iters, (unsigned long long)warm,
-               cfg.sw, cfg.topo);
-        printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop",
-               "root", "time", "algbw", "busbw", "#wrong");
-        printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "",
-               "(us)", "(GB/s)", "(GB/s)", "");
-        fflush(stdout);
-    }
+    if (b.me == 0) print_heading(&o, &b, &cfg);
     int status = CLI_EXIT_OK;
     double total_wrong = 0;
-    for (uint64_t size = minb;;
-         size = (uint64_t)(size * factor) > size ? (uint64_t)(size * factor) : size + 1) {
-        if (size > maxb) break;
-        size_t count = coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
-        fill_inputs(&b, count);
-        uint64_t t = 0, wrong = 0;
-        for (uint64_t it = 0; it < warm + iters && rc == 0; it++) {
-            /* checked: every call's output starts as garbage, so a call
-             * that wrote nothing cannot pass on the last one's result */
-            if (checkr) memset(b.recv, 0x55, count * es);
-            uint64_t t0 = now_ns();
-            rc = one(&b, count);
-            uint64_t t1 = now_ns();
-            if (it >= warm) t += t1 - t0;
-            if (it >= warm && rec && rc == 0)
-                fprintf(rec, "call %zu %llu %llu\n", count * es, (unsigned long long)t0,
-                        (unsigned long long)t1);
-            if (rc == 0 && checkr) wrong += check(&b, count);
-        }
-        if (rc < 0) break;
-        /* the slowest rank's mean, and the wrong elements of all */
-        double mine[2] = {t * 1e-9 / iters, (double)wrong}, all[2];
-        rc = arb_rt_allreduce(b.c, mine, all, 1, ARB_DTYPE_F64, ARB_OP_MAX);
-        if (rc == 0) rc = arb_rt_allreduce(b.c, mine + 1, all + 1, 1, ARB_DTYPE_F64, ARB_OP_SUM);
-        if (rc < 0) break;
-        total_wrong += all[1];
-        double bytes = (double)count * es;
-        double algbw = all[0] > 0 ? bytes / all[0] / 1e9 : 0;
-        if (b.me == 0) {
-            char wr[24];
-            if (checkr)
-                snprintf(wr, sizeof wr, "%.0f", all[1]);
-            else
-                snprintf(wr, sizeof wr, "N/A");
-            static const char *const ops[] = {"none", "sum", "max", "min"};
-            printf("  %12.0f %12zu %8s %6s %5d %10.1f %8.3f %8.3f %7s\n", bytes, count,
-                   nccl_type[dt], ops[reduces ? op : 0], rooted ? (int)root : -1, all[0] * 1e6,
-                   algbw, algbw * arb_rt_busbw_factor((arb_coll)coll, b.n), wr);
-            fflush(stdout);
-        }
-        if (coll == ARB_COLL_BARRIER) break;
-    }
+    rc = bench_sizes(&b, &o, unit, rec, &total_wrong);
     record_end(rec, b.c, (uint64_t)total_wrong, rc);
     if (rec) fclose(rec);
     if (rc < 0) {
@@ -427,31 +522,7 @@ int cmd_bench(int argc, char **argv)
         if (b.me == 0) fprintf(stderr, "arbor bench: %.0f wrong elements\n", total_wrong);
         status = CLI_EXIT_FAIL;
     }
-    if (stats) {
-        arb_rt_stats st;
-        arb_rt_get_stats(b.c, &st);
-        fprintf(stderr,
-                "arbor bench: rank %u: calls=%llu tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu "
-                "rx_bytes=%llu dropped_tx=%llu send_errors=%llu undecodable=%llu strangers=%llu "
-                "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
-                "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
-                "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f "
-                "io_uring=%llu ce_marks=%llu cc_continued=%llu\n",
-                b.me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
-                (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
-                (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
-                (unsigned long long)st.send_errors, (unsigned long long)st.rx_undecodable,
-                (unsigned long long)st.rx_strangers, (unsigned long long)st.rx_unknown,
-                (unsigned long long)st.rx_late, (unsigned long long)st.rejoins,
-                (unsigned long long)st.gso_sends, (unsigned long long)st.credits,
-                (unsigned long long)st.retries, (unsigned long long)st.spurious,
-                (unsigned long long)st.tail_replays, (unsigned long long)st.repair_credits,
-                (unsigned long long)st.waits, (unsigned long long)st.spin_hits,
-                (unsigned long long)st.keepalive_joins, arb_cc_kind_name(cfg.cc),
-                (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
-                (double)st.base_rtt / ARB_PS_PER_US, (unsigned long long)st.io_uring,
-                (unsigned long long)st.ce_marks, (unsigned long long)st.cc_continued);
-    }
+    if (o.stats) print_rank_stats(&b, &cfg);
     arb_rt_comm_free(b.c);
     free(b.send);
     free(b.recv);

@@ -14,12 +14,11 @@
 #include "arbor/topo.h"
 #include "cli.h"
 #include "lab.h"
+#include "lab_run.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,15 +68,6 @@ static const char lab_usage[] =
 
 #define LAB_RANKS_MAX 256
 
-/* [lab]: the scenario's keys for this command (docs/lab.md). */
-struct lab_opts {
-    double scale; /* 0: auto */
-    uint64_t iters, warmup;
-    int check;
-    arb_time deadline;
-    const char *deadline_text;
-};
-
 static const char *setting(const arb_scenario *sc, const char *sec, const char *key)
 {
     const char *v = arb_scenario_get(sc, sec, key);
@@ -114,30 +104,6 @@ static void on_signal(int sig)
 {
     lab_signal = sig;
 }
-
-/* One rank's record (arbor bench --record). */
-struct rank_rec {
-    uint64_t *start, *end; /* ns, per timed call */
-    uint32_t n_calls;
-    uint64_t wrong, retries, spurious, credits, repair_credits, tx_pkts, rx_pkts, tx_bytes,
-        rx_bytes;
-    int have_end;
-    char status[512];
-};
-
-/* What the run is: the scenario's workload as the lab runs it. */
-struct lab_job {
-    arb_coll coll;
-    const char *dtype;
-    uint64_t bytes;
-    uint32_t ranks, root;
-    double scale;
-    uint64_t host_rate; /* the scenario's host link, bits/s */
-    double loss;        /* fabric.loss */
-    uint64_t queue;     /* switch.queue: each tbf's queue */
-    char secret[40];
-    char self[4096]; /* this arbor */
-};
 
 /* The workload as the lab runs it; 0 or an exit status (bad usage). */
 static int job_of(const arb_scenario *sc, const arb_topo *t, const struct lab_opts *o,
@@ -435,233 +401,6 @@ static int wait_ranks(struct lab *L, pid_t *pids, uint32_t n, uint64_t deadline_
     return failed;
 }
 
-static int read_rec(const char *path, struct rank_rec *rr, uint64_t max_calls)
-{
-    memset(rr, 0, sizeof *rr);
-    rr->start = calloc(max_calls + 1, sizeof *rr->start);
-    rr->end = calloc(max_calls + 1, sizeof *rr->end);
-    FILE *f = fopen(path, "r");
-    if (!f || !rr->start || !rr->end) {
-        if (f) fclose(f);
-        return -1;
-    }
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long sz, a, b;
-        if (sscanf(line, "call %llu %llu %llu", &sz, &a, &b) == 3 && rr->n_calls < max_calls) {
-            rr->start[rr->n_calls] = a;
-            rr->end[rr->n_calls++] = b;
-        } else if (strncmp(line, "wrong ", 6) == 0) {
-            rr->wrong = strtoull(line + 6, NULL, 10);
-        } else if (strncmp(line, "stats ", 6) == 0) {
-            static const char *const names[] = {
-                "retries=", "spurious=", "credits=",  "repair_credits=",
-                "tx_pkts=", "rx_pkts=",  "tx_bytes=", "rx_bytes="};
-            uint64_t *dst[] = {&rr->retries, &rr->spurious, &rr->credits,  &rr->repair_credits,
-                               &rr->tx_pkts, &rr->rx_pkts,  &rr->tx_bytes, &rr->rx_bytes};
-            for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-                const char *p = strstr(line, names[k]);
-                /* a name that is the tail of another (credits= in
-                 * repair_credits=) must start a word */
-                while (p && p > line && p[-1] != ' ')
-                    p = strstr(p + 1, names[k]);
-                if (p) *dst[k] = strtoull(p + strlen(names[k]), NULL, 10);
-            }
-        } else if (strncmp(line, "status ", 7) == 0) {
-            rr->have_end = 1;
-            snprintf(rr->status, sizeof rr->status, "%s", line + 7);
-            rr->status[strcspn(rr->status, "\n")] = 0;
-        }
-    }
-    fclose(f);
-    return 0;
-}
-
-/* The figures of a finished run. */
-struct lab_figs {
-    double cct_mean, cct_p50, cct_min, cct_max; /* us */
-    double *calls;                              /* cct of each call, us */
-    double *done;                               /* each rank's mean done time, us */
-    uint32_t n_calls;
-    uint64_t wrong, retries, spurious, credits, repair_credits, drops;
-    double goodput_gbps, wall_s;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Call i's CCT: the last rank's return minus the first rank's start (one
- * clock: CLOCK_MONOTONIC is the machine's, in every namespace). */
-static void figures(const struct rank_rec *rr, uint32_t n, const struct lab_job *j,
-                    struct lab_figs *F)
-{
-    uint32_t calls = UINT32_MAX;
-    for (uint32_t r = 0; r < n; r++) {
-        if (rr[r].n_calls < calls) calls = rr[r].n_calls;
-        F->retries += rr[r].retries;
-        F->spurious += rr[r].spurious;
-        F->credits += rr[r].credits;
-        F->repair_credits += rr[r].repair_credits;
-        if (rr[r].wrong > F->wrong) F->wrong = rr[r].wrong;
-    }
-    F->n_calls = calls;
-    F->calls = calloc(calls + 1, sizeof *F->calls);
-    F->done = calloc(n, sizeof *F->done);
-    if (!F->calls || !F->done || !calls) return;
-    for (uint32_t i = 0; i < calls; i++) {
-        uint64_t s = UINT64_MAX, e = 0;
-        for (uint32_t r = 0; r < n; r++) {
-            if (rr[r].start[i] < s) s = rr[r].start[i];
-            if (rr[r].end[i] > e) e = rr[r].end[i];
-        }
-        F->calls[i] = (double)(e - s) / 1e3;
-        F->cct_mean += F->calls[i] / calls;
-        for (uint32_t r = 0; r < n; r++)
-            F->done[r] += (double)(rr[r].end[i] - s) / 1e3 / calls;
-    }
-    double *sorted = malloc(calls * sizeof *sorted);
-    if (!sorted) return;
-    memcpy(sorted, F->calls, calls * sizeof *sorted);
-    qsort(sorted, calls, sizeof *sorted, cmp_double);
-    F->cct_min = sorted[0];
-    F->cct_max = sorted[calls - 1];
-    F->cct_p50 = calls % 2 ? sorted[calls / 2] : (sorted[calls / 2 - 1] + sorted[calls / 2]) / 2;
-    free(sorted);
-    F->goodput_gbps = F->cct_mean > 0 ? (double)j->bytes * 8 / (F->cct_mean * 1e3) : 0;
-}
-
-/* ---- reporting ------------------------------------------------------------ */
-
-static void add_real(cJSON *o, const char *name, double v)
-{
-    cli_json_real(o, name, v);
-}
-
-/* Every scenario key as its text, by section ([lab] among them). */
-static void scenario_json(cJSON *j, const arb_scenario *sc, const char *file)
-{
-    cJSON *s = cJSON_AddObjectToObject(j, "scenario");
-    cJSON_AddStringToObject(s, "file", file);
-    for (size_t i = 0; i < arb_scenario_n_keys(); i++) {
-        arb_scenario_key_info ki;
-        if (arb_scenario_key(i, &ki) < 0) continue;
-        cJSON *sec = cJSON_GetObjectItemCaseSensitive(s, ki.section);
-        if (!sec) sec = cJSON_AddObjectToObject(s, ki.section);
-        const char *v = arb_scenario_get(sc, ki.section, ki.key);
-        cJSON_AddStringToObject(sec, ki.key, v ? v : "");
-    }
-}
-
-static char *report_json(const arb_scenario *sc, const char *file, const struct lab_opts *o,
-                         const struct lab *L, const struct lab_job *j, const struct lab_figs *F,
-                         const struct rank_rec *rr, const char *failure)
-{
-    const arb_topo *t = L->t;
-    cJSON *root = cJSON_CreateObject();
-    if (!root) return NULL;
-    cli_json_head(root, "arbor-lab/1");
-    scenario_json(root, sc, file);
-    cJSON *tp = cJSON_AddObjectToObject(root, "topology");
-    cJSON_AddStringToObject(tp, "spec", arb_topo_spec(t));
-    cJSON_AddNumberToObject(tp, "hosts", arb_topo_n_hosts(t));
-    cJSON_AddNumberToObject(tp, "switches", arb_topo_n_nodes(t) - arb_topo_n_hosts(t));
-    cJSON_AddNumberToObject(tp, "links", L->n_links);
-    int done = !failure;
-    cJSON_AddBoolToObject(root, "completed", done);
-    cJSON_AddStringToObject(root, "status", done ? "done" : "failed");
-    if (failure) cJSON_AddStringToObject(root, "failure", failure);
-    if (done) {
-        add_real(root, "goodput_gbps", F->goodput_gbps);
-        add_real(root, "cct_us", F->cct_mean);
-    } else {
-        cJSON_AddNullToObject(root, "goodput_gbps");
-        cJSON_AddNullToObject(root, "cct_us");
-    }
-    if (done && o->check)
-        cJSON_AddBoolToObject(root, "correct", F->wrong == 0);
-    else
-        cJSON_AddNullToObject(root, "correct");
-    cJSON_AddNumberToObject(root, "drops", (double)F->drops);
-    cJSON *a = cJSON_AddObjectToObject(root, "arbor");
-    cJSON_AddStringToObject(a, "collective", arb_coll_name(j->coll));
-    cJSON_AddStringToObject(a, "mode", "values");
-    cJSON_AddNumberToObject(a, "ranks", j->ranks);
-    uint32_t ranks_done = 0;
-    for (uint32_t r = 0; r < j->ranks; r++)
-        ranks_done += rr[r].have_end && strcmp(rr[r].status, "ok") == 0;
-    cJSON_AddNumberToObject(a, "ranks_done", ranks_done);
-    cJSON_AddNumberToObject(a, "bytes", (double)j->bytes);
-    cJSON_AddNumberToObject(a, "credits", (double)F->credits);
-    cJSON_AddNumberToObject(a, "repair_credits", (double)F->repair_credits);
-    cJSON_AddNumberToObject(a, "wrong", (double)F->wrong);
-    cJSON *rec = cJSON_AddObjectToObject(a, "recovery");
-    cJSON_AddNumberToObject(rec, "retries", (double)F->retries);
-    cJSON_AddNumberToObject(rec, "spurious", (double)F->spurious);
-    cJSON *lab = cJSON_AddObjectToObject(root, "lab");
-    add_real(lab, "scale", j->scale);
-    add_real(lab, "link_rate_gbps", (double)j->host_rate / 1e9);
-    add_real(lab, "shaped_rate_gbps", (double)j->host_rate * j->scale / 1e9);
-    cJSON_AddNumberToObject(lab, "mtu", LAB_MTU);
-    cJSON_AddNumberToObject(lab, "calls", F->n_calls);
-    cJSON_AddNumberToObject(lab, "warmup", (double)o->warmup);
-    if (done) {
-        cJSON *c = cJSON_AddObjectToObject(lab, "cct_us");
-        add_real(c, "mean", F->cct_mean);
-        add_real(c, "p50", F->cct_p50);
-        add_real(c, "min", F->cct_min);
-        add_real(c, "max", F->cct_max);
-        cJSON *each = cJSON_AddArrayToObject(c, "each");
-        for (uint32_t i = 0; i < F->n_calls && F->calls; i++)
-            cJSON_AddItemToArray(each, cJSON_CreateNumber(round(F->calls[i] * 1e3) / 1e3));
-        add_real(lab, "link_share", F->goodput_gbps / ((double)j->host_rate * j->scale / 1e9));
-    }
-    cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");
-    for (uint32_t r = 0; r < j->ranks; r++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "rank", r);
-        cJSON_AddNumberToObject(e, "host", r);
-        cJSON_AddStringToObject(e, "namespace", L->ns ? L->ns[r] : "");
-        if (done && F->done)
-            add_real(e, "done_us", F->done[r]);
-        else
-            cJSON_AddNullToObject(e, "done_us");
-        cJSON_AddNumberToObject(e, "retries", (double)rr[r].retries);
-        cJSON_AddNumberToObject(e, "spurious", (double)rr[r].spurious);
-        cJSON_AddNumberToObject(e, "tx_pkts", (double)rr[r].tx_pkts);
-        cJSON_AddNumberToObject(e, "rx_pkts", (double)rr[r].rx_pkts);
-        cJSON_AddItemToArray(ranks, e);
-    }
-    cJSON *host = cJSON_AddObjectToObject(root, "host");
-    add_real(host, "wall_s", F->wall_s);
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
-    return s;
-}
-
-static void report_text(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
-                        const struct lab_figs *F)
-{
-    double shaped = (double)j->host_rate * j->scale / 1e9;
-    printf("arbor lab: %s, %u ranks, %s %s of %llu B, %u calls after %llu warm-up\n",
-           arb_topo_spec(L->t), j->ranks, arb_coll_name(j->coll), j->dtype,
-           (unsigned long long)j->bytes, F->n_calls, (unsigned long long)o->warmup);
-    printf("  links:   %.3g Gbit/s x scale %.6g = %.6g Gbit/s (tbf both ways), MTU %d, loss %g\n",
-           (double)j->host_rate / 1e9, j->scale, shaped, LAB_MTU, j->loss);
-    printf("  cct_us:  mean %.1f  p50 %.1f  min %.1f  max %.1f\n", F->cct_mean, F->cct_p50,
-           F->cct_min, F->cct_max);
-    printf("  goodput: %.3f Gbit/s (%.3f of the host link), algbw %.4f GB/s\n", F->goodput_gbps,
-           F->goodput_gbps / shaped, F->goodput_gbps / 8);
-    printf("  results: %s; retries %llu (spurious %llu), dropped by nftables %llu\n",
-           !o->check  ? "not checked"
-           : F->wrong ? "WRONG"
-                      : "exact",
-           (unsigned long long)F->retries, (unsigned long long)F->spurious,
-           (unsigned long long)F->drops);
-}
-
 /* ---- --clean ---------------------------------------------------------------- */
 
 /* Namespaces arblabPID-... whose process is gone: deleted. */
@@ -787,7 +526,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     for (uint32_t r = 0; r < R->j.ranks; r++) {
         char path[128];
         snprintf(path, sizeof path, "%s/rank-%u.rec", L->dir, r);
-        read_rec(path, &R->rr[r], R->o.iters);
+        lab_read_rec(path, &R->rr[r], R->o.iters);
     }
     R->F.wall_s = (double)(lab_now_ms() - t0) / 1e3;
     if (w < 0) {
@@ -811,7 +550,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
         return CLI_EXIT_FAIL;
     }
     if (R->cmd) return 0;
-    figures(R->rr, R->j.ranks, &R->j, &R->F);
+    lab_figures(R->rr, R->j.ranks, &R->j, &R->F);
     if (R->F.n_calls < R->o.iters) {
         snprintf(failure, flen, "a rank recorded %u of %llu calls", R->F.n_calls,
                  (unsigned long long)R->o.iters);
@@ -824,36 +563,51 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     return 0;
 }
 
+/* The options as read: -s settings in their order, --clean. */
+struct lab_args {
+    struct lab_run *R;
+    const char *sets[256];
+    int n_sets, clean;
+};
+
+/* One option of arbor lab (cli_options). */
+static int lab_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct lab_args *a = ctx;
+    switch (c) {
+    case 'h':
+        fputs(lab_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'j':
+        a->R->json = 1;
+        return CLI_GO_ON;
+    case 'q':
+        a->R->quiet = 1;
+        return CLI_GO_ON;
+    case 'C':
+        a->clean = 1;
+        return CLI_EXIT_OK;
+    case 's':
+        if (a->n_sets == 256) return cli_error("lab", "at most 256 -s settings");
+        a->sets[a->n_sets++] = v;
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option("lab", c, argv);
+    }
+}
+
+/* The options, the scenario (FILE with the -s settings) and -- COMMAND:
+ * 0, -1 after --help, -2 for --clean, or an exit status. */
 static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R, const char **file)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},  {"json", no_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'}, {"set", required_argument, NULL, 's'},
         {"clean", no_argument, NULL, 'C'}, {0, 0, 0, 0}};
-    const char *sets[256];
-    int n_sets = 0, c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":hjqs:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(lab_usage, stdout);
-            return -1;
-        case 'j':
-            R->json = 1;
-            break;
-        case 'q':
-            R->quiet = 1;
-            break;
-        case 'C':
-            return -2;
-        case 's':
-            if (n_sets == 256) return cli_error("lab", "at most 256 -s settings");
-            sets[n_sets++] = optarg;
-            break;
-        default:
-            return cli_bad_option("lab", c, argv);
-        }
-    }
+    struct lab_args a = {.R = R};
+    int rc = cli_options(argc, argv, ":hjqs:", opts, lab_option, &a);
+    if (a.clean) return -2;
+    if (rc != CLI_GO_ON) return rc == CLI_EXIT_OK ? -1 : rc;
     if (optind >= argc) return cli_error("lab", "give a scenario file; see 'arbor lab --help'");
     *file = argv[optind];
     if (optind + 1 < argc) {
@@ -865,8 +619,9 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
     }
     char err[512];
     if (arb_scenario_load(sc, *file, err, sizeof err) < 0) return cli_error("lab", "%s", err);
-    for (int i = 0; i < n_sets; i++)
-        if (arb_scenario_set(sc, sets[i], err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    for (int i = 0; i < a.n_sets; i++)
+        if (arb_scenario_set(sc, a.sets[i], err, sizeof err) < 0)
+            return cli_error("lab", "%s", err);
     return lab_opts_of(sc, &R->o);
 }
 
@@ -922,14 +677,14 @@ int cmd_lab(int argc, char **argv)
     } else {
         char *json = NULL;
         if (R.json && !R.cmd)
-            json = report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
+            json = lab_report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
         int left = lab_teardown(&R.L);
         if (left) fprintf(stderr, "arbor lab: %d namespace(s) could not be deleted\n", left);
         if (json) {
             printf("%s\n", json);
             free(json);
         } else if (rc == 0 && !R.cmd) {
-            report_text(&R.L, &R.j, &R.o, &R.F);
+            lab_report_text(&R.L, &R.j, &R.o, &R.F);
         }
         if (rc) fprintf(stderr, "arbor lab: %s\n", failure);
         if (lab_signal) rc = 128 + lab_signal;

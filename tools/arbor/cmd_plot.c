@@ -489,6 +489,118 @@ static void note_unsampled(const struct run *runs, int n)
             who, arbor ? "utilisation, queue and slots figures" : "utilisation and queue figures");
 }
 
+/* Where the figures go and under which name: DIR/NAME-FIGURE.png for
+ * each figure into png (DIR: the first run's directory, NAME: the runs'
+ * names joined by -vs-, unless given). 0 or an exit status. */
+static int png_paths(const struct run *runs, int n, const char *dir, const char *name,
+                     char png[N_FIG][4096])
+{
+    char pdir[4096], fname[1024];
+    if (!dir) {
+        const char *prefix = runs[0].prefix, *slash = strrchr(prefix, '/');
+        size_t len = slash ? (size_t)(slash - prefix) : 1;
+        if (len + 2 >= sizeof pdir) return cli_error("plot", "%s: path too long", prefix);
+        if (slash)
+            memcpy(pdir, prefix, len);
+        else
+            pdir[0] = '.';
+        if (slash && len == 0) pdir[len++] = '/';
+        pdir[len] = '\0';
+        dir = pdir;
+    }
+    if (name) {
+        snprintf(fname, sizeof fname, "%s", name);
+    } else {
+        fname[0] = '\0';
+        for (int i = 0; i < n; i++) {
+            size_t used = strlen(fname);
+            snprintf(fname + used, sizeof fname - used, "%s%s", i ? "-vs-" : "", runs[i].name);
+        }
+    }
+    for (int f = 0; f < N_FIG; f++) {
+        int w = snprintf(png[f], sizeof png[f], "%s/%s-%s.png", dir, fname, fig_suffix[f]);
+        if (w < 0 || (size_t)w >= sizeof png[f]) return cli_error("plot", "%s: path too long", dir);
+        if (!quotable(png[f])) return cli_error("plot", "%s: a quote or newline in the path", dir);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The wanted figures through gnuplot (and into the --script file),
+ * naming each PNG made: 0 or an exit status. */
+static int draw_figures(struct run *runs, int n, const int want[N_FIG], char png[N_FIG][4096],
+                        const char *script)
+{
+    if (!cli_have_gnuplot()) {
+        fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
+                        "PATH\n");
+        return CLI_EXIT_FAIL;
+    }
+    FILE *sf = NULL;
+    if (script && !(sf = fopen(script, "w")))
+        return cli_error("plot", "--script: cannot write %s: %s", script, strerror(errno));
+    int rc = CLI_EXIT_OK;
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        fprintf(stderr, "arbor plot: cannot start gnuplot\n");
+        rc = CLI_EXIT_FAIL;
+    } else {
+        for (int f = 0; f < N_FIG; f++)
+            if (want[f]) {
+                script_fig(g, (enum fig)f, png[f], runs, n);
+                if (sf) script_fig(sf, (enum fig)f, png[f], runs, n);
+            }
+        int st = pclose(g);
+        if (st != 0) {
+            fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : st);
+            rc = CLI_EXIT_FAIL;
+        } else {
+            for (int f = 0; f < N_FIG; f++)
+                if (want[f]) printf("%s\n", png[f]);
+            note_unsampled(runs, n);
+        }
+    }
+    if (sf && fclose(sf) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_error("plot", "--script: cannot write %s", script);
+    return rc;
+}
+
+/* What arbor plot was asked for. */
+struct plot_opts {
+    const char *dir, *name, *script, *sweep, *xv, *yf;
+};
+
+/* One option of arbor plot (cli_options). */
+static int plot_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct plot_opts *o = ctx;
+    switch (c) {
+    case 'h':
+        fputs(plot_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'o':
+        o->dir = v;
+        return CLI_GO_ON;
+    case 'n':
+        o->name = v;
+        return CLI_GO_ON;
+    case 's':
+        o->script = v;
+        return CLI_GO_ON;
+    case 'S':
+        o->sweep = v;
+        return CLI_GO_ON;
+    case 'x':
+        o->xv = v;
+        return CLI_GO_ON;
+    case 'y':
+        o->yf = v;
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option("plot", c, argv);
+    }
+}
+
 int cmd_plot(int argc, char **argv)
 {
     static const struct option lopts[] = {
@@ -496,29 +608,11 @@ int cmd_plot(int argc, char **argv)
         {"script", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
         {"sweep", required_argument, NULL, 'S'},  {"x", required_argument, NULL, 'x'},
         {"y", required_argument, NULL, 'y'},      {0, 0, 0, 0}};
-    const char *dir = NULL, *name = NULL, *script = NULL, *sweep = NULL, *xv = NULL, *yf = NULL;
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":o:n:x:y:h", lopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(plot_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        if (c == 'o')
-            dir = optarg;
-        else if (c == 'n')
-            name = optarg;
-        else if (c == 's')
-            script = optarg;
-        else if (c == 'S')
-            sweep = optarg;
-        else if (c == 'x')
-            xv = optarg;
-        else if (c == 'y')
-            yf = optarg;
-        else
-            return cli_bad_option("plot", c, argv);
-    }
+    struct plot_opts o = {0};
+    int st = cli_options(argc, argv, ":o:n:x:y:h", lopts, plot_option, &o);
+    if (st != CLI_GO_ON) return st;
+    const char *dir = o.dir, *name = o.name, *script = o.script, *sweep = o.sweep, *xv = o.xv,
+               *yf = o.yf;
     int n = argc - optind;
     struct stat ds;
     if (dir && (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)))
@@ -537,38 +631,8 @@ int cmd_plot(int argc, char **argv)
     for (int i = 0; i < n && rc == CLI_EXIT_OK; i++)
         rc = run_load(&runs[i], argv[optind + i]);
 
-    /* where and under which name */
-    char pdir[4096], fname[1024], png[N_FIG][4096];
-    if (rc == CLI_EXIT_OK && !dir) {
-        const char *prefix = runs[0].prefix, *slash = strrchr(prefix, '/');
-        size_t len = slash ? (size_t)(slash - prefix) : 1;
-        if (len + 2 >= sizeof pdir) rc = cli_error("plot", "%s: path too long", prefix);
-        if (slash)
-            memcpy(pdir, prefix, len);
-        else
-            pdir[0] = '.';
-        if (slash && len == 0) pdir[len++] = '/';
-        pdir[len] = '\0';
-        dir = pdir;
-    }
-    if (rc == CLI_EXIT_OK) {
-        if (name) {
-            snprintf(fname, sizeof fname, "%s", name);
-        } else {
-            fname[0] = '\0';
-            for (int i = 0; i < n; i++) {
-                size_t used = strlen(fname);
-                snprintf(fname + used, sizeof fname - used, "%s%s", i ? "-vs-" : "", runs[i].name);
-            }
-        }
-        for (int f = 0; f < N_FIG && rc == CLI_EXIT_OK; f++) {
-            int w = snprintf(png[f], sizeof png[f], "%s/%s-%s.png", dir, fname, fig_suffix[f]);
-            if (w < 0 || (size_t)w >= sizeof png[f])
-                rc = cli_error("plot", "%s: path too long", dir);
-            else if (!quotable(png[f]))
-                rc = cli_error("plot", "%s: a quote or newline in the path", dir);
-        }
-    }
+    char png[N_FIG][4096];
+    if (rc == CLI_EXIT_OK) rc = png_paths(runs, n, dir, name, png);
     int want[N_FIG] = {0}, any = 0;
     for (int f = 0; f < N_FIG; f++) {
         for (int i = 0; i < n; i++)
@@ -585,34 +649,7 @@ int cmd_plot(int argc, char **argv)
                         "PATH\n");
         rc = CLI_EXIT_FAIL;
     }
-    FILE *sf = NULL;
-    if (rc == CLI_EXIT_OK && script && !(sf = fopen(script, "w")))
-        rc = cli_error("plot", "--script: cannot write %s: %s", script, strerror(errno));
-    if (rc == CLI_EXIT_OK) {
-        FILE *g = popen("gnuplot", "w");
-        if (!g) {
-            fprintf(stderr, "arbor plot: cannot start gnuplot\n");
-            rc = CLI_EXIT_FAIL;
-        } else {
-            for (int f = 0; f < N_FIG; f++)
-                if (want[f]) {
-                    script_fig(g, (enum fig)f, png[f], runs, n);
-                    if (sf) script_fig(sf, (enum fig)f, png[f], runs, n);
-                }
-            int st = pclose(g);
-            if (st != 0) {
-                fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
-                        WIFEXITED(st) ? WEXITSTATUS(st) : st);
-                rc = CLI_EXIT_FAIL;
-            } else {
-                for (int f = 0; f < N_FIG; f++)
-                    if (want[f]) printf("%s\n", png[f]);
-                note_unsampled(runs, n);
-            }
-        }
-    }
-    if (sf && fclose(sf) != 0 && rc == CLI_EXIT_OK)
-        rc = cli_error("plot", "--script: cannot write %s", script);
+    if (rc == CLI_EXIT_OK) rc = draw_figures(runs, n, want, png, script);
     for (int i = 0; i < n; i++)
         run_free(&runs[i]);
     free(runs);

@@ -618,6 +618,120 @@ static int build_topo(const char *spec, const struct opts *o, arb_topo **t)
     return 0;
 }
 
+/* What a run routes: the fabric, the traffic's name, the routing and the
+ * trials, from --model or from the options. */
+struct route_plan {
+    const char *topo, *traffic, *routing;
+    uint64_t trials;
+    char topo_spec[64];
+};
+
+/* --model rack or pinning: its fabric and traffic into src and p; 0 or
+ * an exit status. */
+static int model_source(const struct opts *o, struct source *src, struct route_plan *p)
+{
+    if (o->topo || o->traffic)
+        return cli_error("route", "--model %s builds its own --topo and --traffic", o->model);
+    if (!o->has_trials) p->trials = 2000;
+    if (strcmp(o->model, "rack") == 0) {
+        if (!o->has_gpus) return cli_error("route", "--model rack needs --gpus G");
+        if (!o->has_uplinks) return cli_error("route", "--model rack needs --uplinks L");
+        src->kind = SRC_RACK;
+        src->gpus = (uint32_t)o->gpus;
+        src->qps = (uint32_t)o->qps;
+        snprintf(p->topo_spec, sizeof p->topo_spec, "leafspine:2,%u,%u", src->gpus,
+                 (unsigned)o->uplinks);
+        p->traffic = "rack";
+        if (!p->routing) p->routing = "ecmp";
+    } else if (strcmp(o->model, "pinning") == 0) {
+        if (!o->has_half) return cli_error("route", "--model pinning needs --half K (0..8)");
+        if (o->has_qps) return cli_error("route", "--model pinning has one flow per pair");
+        src->kind = SRC_PINNING;
+        src->half = (uint32_t)o->half;
+        snprintf(p->topo_spec, sizeof p->topo_spec, "leafspine:9,16,16");
+        p->traffic = "pinning";
+        if (!p->routing) p->routing = "pinning";
+    } else {
+        return cli_error("route", "--model: unknown model '%s' (bins, rack, pinning)", o->model);
+    }
+    p->topo = p->topo_spec;
+    return 0;
+}
+
+/* The fabric, routing and traffic of the options (--model's, or --topo,
+ * --routing, --traffic): 0 or an exit status. */
+static int plan_of(const struct opts *o, struct source *src, struct route_plan *p)
+{
+    p->topo = o->topo;
+    p->traffic = o->traffic;
+    p->routing = o->routing;
+    p->trials = o->trials;
+    if (o->model) return model_source(o, src, p);
+    if (!o->topo) return cli_error("route", "missing --topo SPEC; see 'arbor route --help'");
+    if (!o->routing) return cli_error("route", "missing --routing NAME");
+    if (!o->traffic) return cli_error("route", "missing --traffic SPEC");
+    return 0;
+}
+
+/* An error of the library: out of memory is a failure (1), the rest the
+ * option's (2). */
+static int lib_error(int rc, const char *option, const char *err)
+{
+    if (rc == ARB_ENOMEM) {
+        fprintf(stderr, "arbor route: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    return cli_error("route", "%s: %s", option, err);
+}
+
+/* The traffic source on fabric t: --traffic's generator, or the model's
+ * check. 0 or an exit status. */
+static int open_traffic(const struct opts *o, const arb_topo *t, struct source *src,
+                        struct route_plan *p)
+{
+    char err[512];
+    if (src->kind == SRC_TRAFFIC) {
+        arb_traffic_config tc;
+        arb_traffic_config_default(&tc);
+        tc.qps = (uint32_t)o->qps;
+        int rc =
+            arb_traffic_new(&src->traffic, o->traffic, arb_topo_n_hosts(t), &tc, err, sizeof err);
+        if (rc < 0) return lib_error(rc, "--traffic", err);
+        p->traffic = arb_traffic_spec(src->traffic);
+    } else if (src->kind == SRC_RACK && arb_topo_n_hosts(t) < 2) {
+        return cli_error("route", "--gpus: too few hosts");
+    }
+    return 0;
+}
+
+/* The trials, the report and the files (--csv opened as csv_f, --plot). */
+static int route_and_report(const arb_topo *t, arb_route *r, const struct source *src,
+                            const struct opts *o, const struct route_plan *p, FILE *csv_f)
+{
+    arb_route_load *l = NULL;
+    struct result res;
+    memset(&res, 0, sizeof res);
+    int out = CLI_EXIT_OK;
+    if (arb_route_load_new(&l, t) < 0 || run(t, r, src, o, p->trials, l, &res) < 0) {
+        fprintf(stderr, "arbor route: out of memory\n");
+        out = CLI_EXIT_FAIL;
+    } else {
+        if (o->json)
+            print_json(t, r, p->traffic, o, source_phases(src), &res, o->model);
+        else
+            print_text(t, r, p->traffic, o, source_phases(src), &res);
+        if (o->csv) {
+            out = write_csv(t, l, csv_f, o->csv);
+            csv_f = NULL;
+        }
+        if (out == CLI_EXIT_OK && o->plot) out = write_plot(t, r, p->traffic, l, o->plot);
+    }
+    if (csv_f) fclose(csv_f); /* the run failed before writing it */
+    free(res.hist);
+    arb_route_load_free(l);
+    return out;
+}
+
 int cmd_route(int argc, char **argv)
 {
     struct opts o;
@@ -635,111 +749,29 @@ int cmd_route(int argc, char **argv)
     }
     if (o.plot && (strchr(o.plot, '\'') || strchr(o.plot, '"') || strchr(o.plot, '\n')))
         return cli_error("route", "--plot: a file name with a quote or newline");
+    if (o.model && strcmp(o.model, "bins") == 0) return model_bins(&o);
     struct source src;
     memset(&src, 0, sizeof src);
-    char topo_spec[64];
-    const char *traffic_name = o.traffic;
-    const char *routing = o.routing;
-    uint64_t trials = o.trials;
-    if (o.model) {
-        if (strcmp(o.model, "bins") == 0) return model_bins(&o);
-        if (o.topo || o.traffic)
-            return cli_error("route", "--model %s builds its own --topo and --traffic", o.model);
-        if (!o.has_trials) trials = 2000;
-        if (strcmp(o.model, "rack") == 0) {
-            if (!o.has_gpus) return cli_error("route", "--model rack needs --gpus G");
-            if (!o.has_uplinks) return cli_error("route", "--model rack needs --uplinks L");
-            src.kind = SRC_RACK;
-            src.gpus = (uint32_t)o.gpus;
-            src.qps = (uint32_t)o.qps;
-            snprintf(topo_spec, sizeof topo_spec, "leafspine:2,%u,%u", src.gpus,
-                     (unsigned)o.uplinks);
-            traffic_name = "rack";
-            if (!routing) routing = "ecmp";
-        } else if (strcmp(o.model, "pinning") == 0) {
-            if (!o.has_half) return cli_error("route", "--model pinning needs --half K (0..8)");
-            if (o.has_qps) return cli_error("route", "--model pinning has one flow per pair");
-            src.kind = SRC_PINNING;
-            src.half = (uint32_t)o.half;
-            snprintf(topo_spec, sizeof topo_spec, "leafspine:9,16,16");
-            traffic_name = "pinning";
-            if (!routing) routing = "pinning";
-        } else {
-            return cli_error("route", "--model: unknown model '%s' (bins, rack, pinning)", o.model);
-        }
-    } else {
-        if (!o.topo) return cli_error("route", "missing --topo SPEC; see 'arbor route --help'");
-        if (!o.routing) return cli_error("route", "missing --routing NAME");
-        if (!o.traffic) return cli_error("route", "missing --traffic SPEC");
-    }
-
+    struct route_plan p;
+    if ((rc = plan_of(&o, &src, &p)) != 0) return rc;
     arb_topo *t = NULL;
-    rc = build_topo(o.model ? topo_spec : o.topo, &o, &t);
+    rc = build_topo(p.topo, &o, &t);
     if (rc) return rc;
     char err[512];
     arb_route *r = NULL;
-    rc = arb_route_new(&r, t, routing, NULL, err, sizeof err);
+    rc = arb_route_new(&r, t, p.routing, NULL, err, sizeof err);
     if (rc < 0) {
         arb_topo_free(t);
-        if (rc == ARB_ENOMEM) {
-            fprintf(stderr, "arbor route: %s\n", err);
-            return CLI_EXIT_FAIL;
-        }
-        return cli_error("route", "--routing: %s", err);
+        return lib_error(rc, "--routing", err);
     }
-    if (!arb_route_is_hashed(r) && !o.has_trials) trials = 1;
-    if (src.kind == SRC_TRAFFIC) {
-        arb_traffic_config tc;
-        arb_traffic_config_default(&tc);
-        tc.qps = (uint32_t)o.qps;
-        rc = arb_traffic_new(&src.traffic, o.traffic, arb_topo_n_hosts(t), &tc, err, sizeof err);
-        if (rc < 0) {
-            arb_route_free(r);
-            arb_topo_free(t);
-            if (rc == ARB_ENOMEM) {
-                fprintf(stderr, "arbor route: %s\n", err);
-                return CLI_EXIT_FAIL;
-            }
-            return cli_error("route", "--traffic: %s", err);
-        }
-        traffic_name = arb_traffic_spec(src.traffic);
-    } else if (src.kind == SRC_RACK && arb_topo_n_hosts(t) < 2) {
-        arb_route_free(r);
-        arb_topo_free(t);
-        return cli_error("route", "--gpus: too few hosts");
-    }
+    if (!arb_route_is_hashed(r) && !o.has_trials) p.trials = 1;
     /* the output file before the work, so that a bad path costs nothing */
     FILE *csv_f = NULL;
-    if (o.csv && !(csv_f = fopen(o.csv, "w"))) {
-        int e = errno;
-        arb_traffic_free(src.traffic);
-        arb_route_free(r);
-        arb_topo_free(t);
-        return cli_error("route", "--csv: cannot write %s: %s", o.csv, strerror(e));
-    }
-    arb_route_load *l = NULL;
-    struct result res;
-    memset(&res, 0, sizeof res);
-    int out = CLI_EXIT_OK;
-    if (arb_route_load_new(&l, t) < 0 || run(t, r, &src, &o, trials, l, &res) < 0) {
-        fprintf(stderr, "arbor route: out of memory\n");
-        out = CLI_EXIT_FAIL;
-    } else {
-        if (o.json)
-            print_json(t, r, traffic_name, &o, source_phases(&src), &res, o.model);
-        else
-            print_text(t, r, traffic_name, &o, source_phases(&src), &res);
-        if (o.csv) {
-            out = write_csv(t, l, csv_f, o.csv);
-            csv_f = NULL;
-        }
-        if (out == CLI_EXIT_OK && o.plot) out = write_plot(t, r, traffic_name, l, o.plot);
-    }
-    if (csv_f) fclose(csv_f); /* the run failed before writing it */
-    free(res.hist);
-    arb_route_load_free(l);
+    if ((rc = open_traffic(&o, t, &src, &p)) == 0 && o.csv && !(csv_f = fopen(o.csv, "w")))
+        rc = cli_error("route", "--csv: cannot write %s: %s", o.csv, strerror(errno));
+    if (rc == 0) rc = route_and_report(t, r, &src, &o, &p, csv_f);
     arb_traffic_free(src.traffic);
     arb_route_free(r);
     arb_topo_free(t);
-    return out;
+    return rc;
 }

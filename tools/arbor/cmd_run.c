@@ -313,20 +313,75 @@ static void reap(const pid_t *pids, uint32_t n, int *failed, int *stop_sig, cons
     }
 }
 
-int cmd_run(int argc, char **argv)
+/* What arbor run was asked for. */
+struct run_opts {
+    uint64_t n, job;
+    int job_given;
+    const char *sw, *topo, *secret, *timeout, *drop, *spin, *io;
+    arb_rt_switch_config base; /* the switches it starts */
+    char file_secret[ARB_RT_SECRET_MAX + 2];
+    char random[2 * 32 + 1];
+};
+
+/* One option of arbor run (cli_options). */
+static int run_option(int c, const char *v, char **argv, void *ctx)
 {
-    uint64_t n = 0, job = 1, seed = 0;
-    int job_given = 0;
-    static char file_secret[ARB_RT_SECRET_MAX + 2];
-    const char *sw = NULL, *topo = ARB_RT_TOPO_DEFAULT, *secret = NULL, *timeout = NULL;
-    const char *drop = NULL, *spin_s = NULL;
-    arb_time spin = 0;
-    double switch_drop = 0;
-    int no_gso = 0;
-    uint64_t sw_threads = 1;
-    arb_rt_ecn ecn;
-    arb_rt_ecn_parse("on", &ecn, NULL, 0);
-    const char *io_s = NULL;
+    struct run_opts *o = ctx;
+    switch (c) {
+    case 'h':
+        fputs(run_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'n':
+        if (cli_parse_u64(v, 256, &o->n) < 0 || o->n < 2)
+            return cli_error("run", "-n '%s': want 2..256 ranks", v);
+        return CLI_GO_ON;
+    case 'W':
+        o->sw = v;
+        return CLI_GO_ON;
+    case 't':
+        o->topo = v;
+        return CLI_GO_ON;
+    case 'J':
+        if (cli_parse_u64(v, UINT32_MAX, &o->job) < 0)
+            return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
+        o->job_given = 1;
+        return CLI_GO_ON;
+    case 'K':
+        if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
+            return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
+        o->secret = v;
+        return CLI_GO_ON;
+    case 'k':
+        if (read_secret_file(v, o->file_secret, sizeof o->file_secret) != 0) return CLI_EXIT_USAGE;
+        o->secret = o->file_secret;
+        return CLI_GO_ON;
+    case 'T': {
+        arb_time t;
+        if (arb_topo_parse_time(v, &t) < 0 || t == 0)
+            return cli_error("run", "--timeout '%s': want a duration such as 30s", v);
+        o->timeout = v;
+        return CLI_GO_ON;
+    }
+    case 'D': {
+        double d;
+        if (cli_parse_fraction(v, &d) < 0)
+            return cli_error("run", "--drop '%s': want a fraction in [0, 1)", v);
+        o->drop = v;
+        return CLI_GO_ON;
+    }
+    default: {
+        int rc = cli_switch_option("run", "switch-", c, v, argv, &o->base);
+        if (rc == CLI_GO_ON && c == CLI_OPT_SPIN) o->spin = v; /* for the ranks too */
+        if (rc == CLI_GO_ON && c == CLI_OPT_IO) o->io = v;
+        return rc;
+    }
+    }
+}
+
+/* The options into o, COMMAND at argv[*cmd]: CLI_GO_ON, or an exit
+ * status. */
+static int parse_options(int argc, char **argv, struct run_opts *o, int *cmd)
+{
     static const struct option opts[] = {{"switch", required_argument, NULL, 'W'},
                                          {"topo", required_argument, NULL, 't'},
                                          {"job", required_argument, NULL, 'J'},
@@ -334,112 +389,29 @@ int cmd_run(int argc, char **argv)
                                          {"secret-file", required_argument, NULL, 'k'},
                                          {"timeout", required_argument, NULL, 'T'},
                                          {"drop", required_argument, NULL, 'D'},
-                                         {"switch-drop", required_argument, NULL, 'X'},
-                                         {"seed", required_argument, NULL, 'r'},
-                                         {"no-gso", no_argument, NULL, 'G'},
-                                         {"spin", required_argument, NULL, 'Y'},
-                                         {"switch-threads", required_argument, NULL, 'H'},
-                                         {"switch-ecn", required_argument, NULL, 'E'},
-                                         {"io", required_argument, NULL, 'I'},
+                                         CLI_SWITCH_OPTIONS("switch-"),
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
     /* '+': options end at COMMAND (its own options are its own), or at -- */
-    while ((c = getopt_long(argc, argv, "+:n:h", opts, NULL)) != -1) {
-        const char *v = optarg;
-        char *end;
-        switch (c) {
-        case 'h':
-            fputs(run_usage, stdout);
-            return CLI_EXIT_OK;
-        case 'G':
-            no_gso = 1;
-            break;
-        case 'Y':
-            if (cli_parse_spin(v, &spin) < 0)
-                return cli_error("run", "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us",
-                                 v);
-            spin_s = v;
-            break;
-        case 'I':
-            if (strcmp(v, "mmsg") != 0 && strcmp(v, "uring") != 0)
-                return cli_error("run", "--io '%s': want mmsg or uring", v);
-            io_s = v;
-            break;
-        case 'H':
-            if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &sw_threads) < 0 || sw_threads == 0)
-                return cli_error("run", "--switch-threads '%s': want 1..%d", v,
-                                 ARB_RT_SWITCH_MAX_THREADS);
-            break;
-        case 'E': {
-            char why[256];
-            if (arb_rt_ecn_parse(v, &ecn, why, sizeof why) < 0)
-                return cli_error("run", "--switch-%s", why);
-            break;
-        }
-        case 'n':
-            if (cli_parse_u64(v, 256, &n) < 0 || n < 2)
-                return cli_error("run", "-n '%s': want 2..256 ranks", v);
-            break;
-        case 'W':
-            sw = v;
-            break;
-        case 't':
-            topo = v;
-            break;
-        case 'J':
-            if (cli_parse_u64(v, UINT32_MAX, &job) < 0)
-                return cli_error("run", "--job '%s': want 0..%u", v, UINT32_MAX);
-            job_given = 1;
-            break;
-        case 'K':
-            if (!*v || strlen(v) > ARB_RT_SECRET_MAX)
-                return cli_error("run", "--secret: want 1..%d bytes", ARB_RT_SECRET_MAX);
-            secret = v;
-            break;
-        case 'k':
-            if (read_secret_file(v, file_secret, sizeof file_secret) != 0) return CLI_EXIT_USAGE;
-            secret = file_secret;
-            break;
-        case 'T': {
-            arb_time t;
-            if (arb_topo_parse_time(v, &t) < 0 || t == 0)
-                return cli_error("run", "--timeout '%s': want a duration such as 30s", v);
-            timeout = v;
-            break;
-        }
-        case 'D': {
-            double d = strtod(v, &end);
-            if (end == v || *end || !(d >= 0 && d < 1))
-                return cli_error("run", "--drop '%s': want a fraction in [0, 1)", v);
-            drop = v;
-            break;
-        }
-        case 'X':
-            switch_drop = strtod(v, &end);
-            if (end == v || *end || !(switch_drop >= 0 && switch_drop < 1))
-                return cli_error("run", "--switch-drop '%s': want a fraction in [0, 1)", v);
-            break;
-        case 'r':
-            if (cli_parse_u64(v, UINT64_MAX, &seed) < 0)
-                return cli_error("run", "--seed '%s': not a whole number", v);
-            break;
-        default:
-            return cli_bad_option("run", c, argv);
-        }
-    }
-    int i = optind;
-    if (n == 0) return cli_error("run", "give the number of ranks with -n N");
-    if (i >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
-    char self[4096];
-    const char *program = rank_program(argv[i], self, sizeof self);
-    if (sw) {
+    int rc = cli_options(argc, argv, "+:n:h", opts, run_option, o);
+    if (rc != CLI_GO_ON) return rc;
+    *cmd = optind;
+    if (o->n == 0) return cli_error("run", "give the number of ranks with -n N");
+    if (optind >= argc) return cli_error("run", "no COMMAND to run; see 'arbor run --help'");
+    return CLI_GO_ON;
+}
+
+/* The job's secret and id: with --switch, the running switch's (a random
+ * secret could never match), else a random secret unless given.
+ * CLI_GO_ON, or an exit status. */
+static int job_credentials(struct run_opts *o)
+{
+    if (o->sw) {
         char err[256];
-        if (arb_rt_addr_check(sw, err, sizeof err) < 0)
+        if (arb_rt_addr_check(o->sw, err, sizeof err) < 0)
             return cli_error("run", "--switch: %s", err);
     }
-    if (sw && !secret) {
+    if (o->sw && !o->secret) {
         /* a switch that runs already admits the job only with its secret:
          * a random one could never match */
         const char *e = getenv("ARBOR_SECRET");
@@ -447,19 +419,92 @@ int cmd_run(int argc, char **argv)
             return cli_error("run",
                              "--switch needs the job's secret: give --secret-file FILE, --secret S "
                              "or ARBOR_SECRET");
-        secret = e;
+        o->secret = e;
     }
-    if (sw && !job_given && getenv("ARBOR_JOB")) {
+    if (o->sw && !o->job_given && getenv("ARBOR_JOB")) {
         const char *e = getenv("ARBOR_JOB");
-        if (cli_parse_u64(e, UINT32_MAX, &job) < 0)
+        if (cli_parse_u64(e, UINT32_MAX, &o->job) < 0)
             return cli_error("run", "ARBOR_JOB='%s': want 0..%u", e, UINT32_MAX);
     }
-    char secret_buf[2 * 32 + 1];
-    if (!secret) {
-        if (random_secret(secret_buf, sizeof secret_buf) < 0)
+    if (!o->secret) {
+        if (random_secret(o->random, sizeof o->random) < 0)
             return cli_error("run", "libsodium failed to initialise");
-        secret = secret_buf;
+        o->secret = o->random;
     }
+    return CLI_GO_ON;
+}
+
+/* The fabric the ranks join: its switches started here, or (--switch) the
+ * star of one that runs already. 0 or an exit status. */
+static int open_fabric(const struct run_opts *o, struct swt **w, uint32_t *n_sw, arb_topo **t)
+{
+    int rc = 0;
+    if (!o->sw) {
+        rc = start_fabric(o->topo, (uint32_t)o->job, o->secret, &o->base, w, n_sw, t);
+    } else {
+        char err[256];
+        if (arb_topo_new(t, o->topo, NULL, err, sizeof err) < 0)
+            rc = cli_error("run", "--topo: %s", err);
+        else if (arb_topo_height(*t) != 1)
+            rc =
+                cli_error("run", "--switch needs a one-switch fabric (star); %s has more", o->topo);
+    }
+    if (rc == 0 && o->n > arb_topo_n_hosts(*t))
+        rc = cli_error("run", "%llu ranks do not fit %s (%u hosts)", (unsigned long long)o->n,
+                       o->topo, arb_topo_n_hosts(*t));
+    return rc;
+}
+
+/* Rank r, in the child: the ARBOR_* environment, then COMMAND. */
+static void exec_rank(const struct run_opts *o, uint32_t r, const char *swa, const char *program,
+                      char **cmd, const sigset_t *old_mask, pid_t parent)
+{
+    char rank_s[16], size_s[16], job_s[16];
+    snprintf(rank_s, sizeof rank_s, "%u", r);
+    snprintf(size_s, sizeof size_s, "%llu", (unsigned long long)o->n);
+    snprintf(job_s, sizeof job_s, "%llu", (unsigned long long)o->job);
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
+    /* the signals arbor run passes on must reach the ranks, even
+     * where arbor run was started with them ignored (nohup, a
+     * script's background job): an ignored disposition would
+     * survive exec */
+    for (size_t q = 0; q < N_FWD; q++)
+        signal(fwd_signals[q], SIG_DFL);
+    /* die with arbor run, even when it is killed by SIGKILL */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
+    setenv("ARBOR_RANK", rank_s, 1);
+    setenv("ARBOR_SIZE", size_s, 1);
+    setenv("ARBOR_SWITCH", swa ? swa : "", 1);
+    setenv("ARBOR_JOB", job_s, 1);
+    setenv("ARBOR_SECRET", o->secret, 1);
+    setenv("ARBOR_TOPO", o->topo, 1);
+    setenv("ARBOR_HOST_BASE", "0", 1);
+    if (o->timeout) setenv("ARBOR_TIMEOUT", o->timeout, 1);
+    if (o->drop) setenv("ARBOR_DROP", o->drop, 1);
+    if (o->base.no_gso) setenv("ARBOR_GSO", "0", 1);
+    if (o->spin) setenv("ARBOR_SPIN", o->spin, 1);
+    if (o->io) setenv("ARBOR_IO", o->io, 1);
+    if (o->base.seed) {
+        char seed_s[24];
+        snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)o->base.seed);
+        setenv("ARBOR_SEED", seed_s, 1);
+    }
+    execvp(program, cmd);
+    fprintf(stderr, "arbor run: rank %u: cannot run %s: %s\n", r, cmd[0], strerror(errno));
+    _exit(127);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {.job = 1, .topo = ARB_RT_TOPO_DEFAULT};
+    arb_rt_switch_config_default(&o.base);
+    o.base.threads = 1;
+    int i = 0;
+    int rc = parse_options(argc, argv, &o, &i);
+    if (rc != CLI_GO_ON) return rc;
+    char self[4096];
+    const char *program = rank_program(argv[i], self, sizeof self);
+    if ((rc = job_credentials(&o)) != CLI_GO_ON) return rc;
     /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
      * none is lost between a look and a wait; blocked before the switch
      * threads start, which inherit the mask (the ranks get the old one) */
@@ -474,73 +519,17 @@ int cmd_run(int argc, char **argv)
     struct swt *w = NULL;
     uint32_t n_sw = 0;
     arb_topo *t = NULL;
-    int rc = 0;
-    if (!sw) {
-        arb_rt_switch_config base;
-        arb_rt_switch_config_default(&base);
-        base.drop = switch_drop;
-        base.seed = seed;
-        base.no_gso = no_gso;
-        base.spin = spin;
-        base.threads = (uint32_t)sw_threads;
-        base.io = io_s && strcmp(io_s, "uring") == 0 ? ARB_RT_IO_URING : ARB_RT_IO_MMSG;
-        base.ecn = ecn;
-        rc = start_fabric(topo, (uint32_t)job, secret, &base, &w, &n_sw, &t);
-    } else {
-        char err[256];
-        if (arb_topo_new(&t, topo, NULL, err, sizeof err) < 0)
-            rc = cli_error("run", "--topo: %s", err);
-        else if (arb_topo_height(t) != 1)
-            rc = cli_error("run", "--switch needs a one-switch fabric (star); %s has more", topo);
-    }
-    if (rc == 0 && n > arb_topo_n_hosts(t))
-        rc = cli_error("run", "%llu ranks do not fit %s (%u hosts)", (unsigned long long)n, topo,
-                       arb_topo_n_hosts(t));
+    rc = open_fabric(&o, &w, &n_sw, &t);
     pid_t pids[256];
     uint32_t started = 0;
-
-    for (uint32_t r = 0; rc == 0 && r < n; r++) {
-        char rank_s[16], size_s[16], job_s[16];
-        snprintf(rank_s, sizeof rank_s, "%u", r);
-        snprintf(size_s, sizeof size_s, "%llu", (unsigned long long)n);
-        snprintf(job_s, sizeof job_s, "%llu", (unsigned long long)job);
-        const char *swa = sw ? sw : leaf_of(t, w, n_sw, r);
+    for (uint32_t r = 0; rc == 0 && r < o.n; r++) {
+        const char *swa = o.sw ? o.sw : leaf_of(t, w, n_sw, r);
         pid_t p = fork();
         if (p < 0) {
             rc = cli_error("run", "fork: %s", strerror(errno));
             break;
         }
-        if (p == 0) {
-            sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            /* the signals arbor run passes on must reach the ranks, even
-             * where arbor run was started with them ignored (nohup, a
-             * script's background job): an ignored disposition would
-             * survive exec */
-            for (size_t q = 0; q < N_FWD; q++)
-                signal(fwd_signals[q], SIG_DFL);
-            /* die with arbor run, even when it is killed by SIGKILL */
-            if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
-            setenv("ARBOR_RANK", rank_s, 1);
-            setenv("ARBOR_SIZE", size_s, 1);
-            setenv("ARBOR_SWITCH", swa ? swa : "", 1);
-            setenv("ARBOR_JOB", job_s, 1);
-            setenv("ARBOR_SECRET", secret, 1);
-            setenv("ARBOR_TOPO", topo, 1);
-            setenv("ARBOR_HOST_BASE", "0", 1);
-            if (timeout) setenv("ARBOR_TIMEOUT", timeout, 1);
-            if (drop) setenv("ARBOR_DROP", drop, 1);
-            if (no_gso) setenv("ARBOR_GSO", "0", 1);
-            if (spin_s) setenv("ARBOR_SPIN", spin_s, 1);
-            if (io_s) setenv("ARBOR_IO", io_s, 1);
-            if (seed) {
-                char seed_s[24];
-                snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
-                setenv("ARBOR_SEED", seed_s, 1);
-            }
-            execvp(program, argv + i);
-            fprintf(stderr, "arbor run: rank %u: cannot run %s: %s\n", r, argv[i], strerror(errno));
-            _exit(127);
-        }
+        if (p == 0) exec_rank(&o, r, swa, program, argv + i, &old_mask, parent);
         pids[started++] = p;
     }
     int failed = 0, stop_sig = 0;

@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "sim_part.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -162,267 +161,6 @@ static int csv_write(struct csv_out *c, const arb_scenario_result *res)
     return status;
 }
 
-static double num(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsNumber(x) ? x->valuedouble : 0;
-}
-
-static const char *str(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsString(x) ? x->valuestring : "";
-}
-
-/* A figure of a fault event, or "n/a" when the JSON has null. */
-static const char *fig(const cJSON *o, const char *a, char *buf, size_t len)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (!cJSON_IsNumber(x)) return "n/a";
-    snprintf(buf, len, "%.3f", x->valuedouble);
-    return buf;
-}
-
-/* Fault events (fabric.fail_at, restore_at, reboot_at): a line each. */
-static void print_faults(const cJSON *faults)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(faults, "events"))
-    {
-        char lost[48] = "", d[32], b[32], du[32], a[32], r[32];
-        if (strcmp(str(e, "kind", NULL), "reboot") == 0)
-            snprintf(lost, sizeof lost, " (%.0f slots lost, down %.3f us)",
-                     num(e, "slots_lost", NULL), num(e, "down_us", NULL));
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "applied"))) {
-            printf("fault         %s %s at %.3f us%s: after the run\n", str(e, "kind", NULL),
-                   str(e, "items", NULL), num(e, "at_us", NULL), lost);
-            continue;
-        }
-        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "recovered");
-        char det[64] = "nothing resent after it";
-        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "detect_us")))
-            snprintf(det, sizeof det, "detected after %s us", fig(e, "detect_us", d, sizeof d));
-        printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; goodput "
-               "%s / %s / %s Gb/s before / during / after; %s%s%s\n",
-               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
-               num(e, "bytes_repaired", NULL), fig(e, "goodput_before_gbps", b, sizeof b),
-               fig(e, "goodput_during_gbps", du, sizeof du),
-               fig(e, "goodput_after_gbps", a, sizeof a),
-               cJSON_IsTrue(rec)    ? "recovered in "
-               : cJSON_IsFalse(rec) ? "not recovered by the end"
-                                    : "recovery n/a (outside the collective)",
-               cJSON_IsTrue(rec) ? fig(e, "recover_us", r, sizeof r) : "",
-               cJSON_IsTrue(rec) ? " us" : "");
-    }
-}
-
-/* run.watch: per port its queue and, where its parties overlapped, their rates. */
-static void print_watch(const cJSON *watch)
-{
-    const cJSON *w;
-    cJSON_ArrayForEach(w, watch)
-    {
-        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(w, "overlap");
-        printf("watch         %s: p99 %.0f B, max %.0f B, util %.4f", str(w, "port", NULL),
-               num(w, "queue", "p99_bytes"), num(w, "queue", "max_bytes"),
-               num(w, "utilisation", NULL));
-        if (cJSON_IsObject(ov)) {
-            printf("; %.3f-%.3f us together: p99 %.0f B, Jain %.4f,", num(ov, "from_us", NULL),
-                   num(ov, "to_us", NULL), num(ov, "p99_bytes", NULL), num(ov, "jain", NULL));
-            const cJSON *p;
-            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(w, "parties"))
-                printf(" %s %.3f", str(p, "party", NULL), num(p, "overlap_gbps", NULL));
-            printf(" Gb/s");
-        }
-        printf("\n");
-    }
-}
-
-/* The one-screen summary, read back from the JSON so both say the same. */
-static void print_summary(const char *json)
-{
-    cJSON *j = cJSON_Parse(json);
-    if (!j) return;
-    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(j, "scenario");
-    printf("scenario      %s\n", str(wl, "file", NULL));
-    printf("fabric        %s: %.0f hosts, %.0f switches, %.0f links, %s, %s per link\n",
-           str(j, "topology", "spec"), num(j, "topology", "hosts"), num(j, "topology", "switches"),
-           num(j, "topology", "links"), str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
-    printf("routing       %s\n", str(j, "routing", NULL));
-    const char *kind = str(wl, "workload", "kind");
-    if (strcmp(kind, "arbor") == 0) /* the Arbor engines are the transport */
-        printf("queues        pfc %s, ecn %s\n", str(wl, "switch", "pfc"),
-               str(wl, "switch", "ecn"));
-    else
-        printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
-               str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
-               str(wl, "transport", "dcqcn"));
-    if (strcmp(kind, "arbor") == 0)
-        printf("workload      arbor, size %s\n", str(wl, "workload", "size"));
-    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0 ||
-             strcmp(kind, "iteration") == 0)
-        printf("workload      %s, file %s, qps %s\n", kind, str(wl, "workload", "file"),
-               str(wl, "workload", "qps"));
-    else
-        printf("workload      %s, size %s, qps %s\n", kind, str(wl, "workload", "size"),
-               str(wl, "workload", "qps"));
-    const char *status = str(j, "status", NULL);
-    int failed = strcmp(status, "failed") == 0, incomplete = strcmp(status, "incomplete") == 0;
-    printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
-           num(j, "events", NULL), num(j, "packet_hops", NULL),
-           failed       ? " (failed: an engine or a flow gave up)"
-           : incomplete ? " (stopped before the workload finished)"
-                        : "");
-    char gave_up[48] = ""; /* flows whose sender gave up (transport.retry_limit) */
-    if (num(j, "flows", "gave_up") > 0)
-        snprintf(gave_up, sizeof gave_up, ", %.0f gave up", num(j, "flows", "gave_up"));
-    if (num(j, "flows", "count") > 0) /* an Arbor run has no transport flows */
-        printf("flows         %.0f of %.0f done%s; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
-               num(j, "flows", "done"), num(j, "flows", "count"), gave_up,
-               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
-               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
-               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
-               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
-    const cJSON *bg = cJSON_GetObjectItemCaseSensitive(j, "background");
-    if (bg)
-        printf("background    %.0f of %.0f flows done over %s (window %s, dcqcn %s), %.0f B, "
-               "goodput %.3f Gb/s (first start to last finish)\n",
-               num(bg, "done", NULL), num(bg, "flows", NULL), str(wl, "transport", "kind"),
-               str(wl, "transport", "window"), str(wl, "transport", "dcqcn"),
-               num(bg, "bytes", NULL), num(bg, "goodput_gbps", NULL));
-    const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
-    if (ar) {
-        const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
-        printf("arbor         %s of %.0f B over %.0f ranks, %s mode, %.0f B headers\n",
-               str(ar, "collective", NULL), num(ar, "bytes", NULL), num(ar, "ranks", NULL),
-               str(ar, "mode", NULL), num(ar, "header_bytes", NULL));
-        char cct[64];
-        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "cct_us")))
-            snprintf(cct, sizeof cct, "CCT %.3f us, goodput %.3f Gb/s", num(j, "cct_us", NULL),
-                     num(j, "goodput_gbps", NULL));
-        else
-            snprintf(cct, sizeof cct, "CCT n/a (not finished)");
-        printf("result        %s, %.0f/%.0f ranks done, correct %s\n", cct,
-               num(ar, "ranks_done", NULL), num(ar, "ranks", NULL),
-               cJSON_IsTrue(corr)    ? "yes"
-               : !cJSON_IsNull(corr) ? "NO"
-               : failed              ? "n/a (failed)"
-               : incomplete          ? "n/a (incomplete)"
-                                     : "n/a (header-only)");
-        const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
-        const cJSON *jb;
-        cJSON_ArrayForEach(jb, jobs)
-        {
-            printf(
-                "  job %-7.0f start %.3f us, %.0f ranks, %.0f B: JCT %.3f us, goodput %.3f Gb/s, "
-                "peak %.0f slots, %.0f commits (%.0f by repair)%s\n",
-                num(jb, "job", NULL), num(jb, "start_us", NULL), num(jb, "ranks", NULL),
-                num(jb, "bytes", NULL), num(jb, "cct_us", NULL), num(jb, "goodput_gbps", NULL),
-                num(jb, "peak_slots", NULL), num(jb, "commits", NULL), num(jb, "repairs", NULL),
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
-        }
-        const cJSON *fj = cJSON_GetObjectItemCaseSensitive(ar, "fairness");
-        if (fj && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fj, "jain")))
-            printf("jobs          %d, slots %s: Jain %.6f (goodput %.3f..%.3f Gb/s), JCT mean %.3f "
-                   "us, max %.3f us; all bytes over the makespan %.3f us: %.3f Gb/s\n",
-                   cJSON_GetArraySize(jobs),
-                   str(wl, "arbor", "slot_partition")[0] ? str(wl, "arbor", "slot_partition")
-                                                         : "shared",
-                   num(fj, "jain", NULL), num(fj, "goodput_min_gbps", NULL),
-                   num(fj, "goodput_max_gbps", NULL), num(fj, "jct_mean_us", NULL),
-                   num(fj, "jct_max_us", NULL), num(fj, "makespan_us", NULL),
-                   num(fj, "makespan_gbps", NULL));
-        printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
-               "%.0f timeouts\n",
-               num(j, "commits", NULL), num(ar, "repair_commits", NULL),
-               num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL),
-               num(ar, "timeouts", NULL));
-        printf("recovery      %.0f retries; losses %.0f by order, %.0f by timer (%.0f spurious); "
-               "%.0f bypassed; trees %.0f dead, %.0f revived\n",
-               num(ar, "recovery", "retries"), num(ar, "recovery", "losses_order"),
-               num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
-               num(ar, "recovery", "bypass"), num(ar, "recovery", "tree_deaths"),
-               num(ar, "recovery", "revivals"));
-        const cJSON *ccj = cJSON_GetObjectItemCaseSensitive(ar, "cc");
-        const cJSON *ccn = ccj ? cJSON_GetObjectItemCaseSensitive(ccj, "kind") : NULL;
-        printf(
-            "cc            %s: %.0f decreases, %.0f increases, %.0f samples with CE, window %.3f "
-            "at the end (mean)\n",
-            cJSON_IsString(ccn) ? ccn->valuestring : "?", num(ar, "cc", "decreases"),
-            num(ar, "cc", "increases"), num(ar, "cc", "ce_samples"), num(ar, "cc", "window_mean"));
-        printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
-               "live slots\n",
-               num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL),
-               num(ar, "copies", NULL), num(ar, "peak_live_slots", NULL));
-        printf("invariants    %.0f errors; %.0f wire checks, %.0f mismatches; %.0f B per packet\n",
-               num(ar, "invariants", "errors"), num(ar, "wire_checks", NULL),
-               num(ar, "wire_errors", NULL), num(ar, "bytes_per_packet", NULL));
-    }
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collective");
-    if (c && cJSON_GetObjectItemCaseSensitive(c, "algorithm")) /* host_collective */
-        printf("%-13s %s, %.0f ranks, %.0f B, %.0f messages: CCT %.3f us, algbw %.3f Gb/s, "
-               "busbw %.3f Gb/s (x %.4f)\n",
-               str(c, "collective", NULL), str(c, "algorithm", NULL), num(c, "ranks", NULL),
-               num(c, "bytes", NULL), num(c, "messages", NULL), num(c, "cct_us", NULL),
-               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL),
-               num(c, "busbw_factor", NULL));
-    else if (c)
-        printf("allreduce     %.0f ranks, %.0f B: CCT %.3f us, algbw %.3f Gb/s, busbw %.3f Gb/s\n",
-               num(c, "ranks", NULL), num(c, "bytes", NULL), num(c, "cct_us", NULL),
-               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL));
-    const cJSON *itr = cJSON_GetObjectItemCaseSensitive(j, "iteration");
-    if (itr)
-        printf("iteration     %.0f ranks, %.0f nodes, %.0f collectives, %.0f sends: iteration %.3f "
-               "us, compute max %.3f us, exposed communication max %.3f us, mean %.3f us\n",
-               num(itr, "ranks", NULL), num(itr, "nodes", NULL), num(itr, "collectives", NULL),
-               num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
-               num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
-               num(itr, "exposed_mean_us", NULL));
-    const cJSON *ita = itr ? cJSON_GetObjectItemCaseSensitive(itr, "arbor") : NULL;
-    if (ita) /* the collectives over Arbor (workload.backend) */
-        printf("collectives   over Arbor: %.0f jobs, %.0f/%.0f ranks done, %.0f commits (%.0f by "
-               "repair), peak %.0f live slots, %.0f invariant errors\n",
-               num(ita, "jobs", NULL), num(ita, "ranks_done", NULL), num(ita, "ranks", NULL),
-               num(ita, "commits", NULL), num(ita, "repairs", NULL),
-               num(ita, "peak_live_slots", NULL), num(ita, "invariant_errors", NULL));
-    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, ", num(j, "drops", NULL),
-           num(j, "unroutable", NULL), num(j, "timeouts", NULL));
-    if (num(j, "tlp_probes", NULL) > 0)
-        printf("%.0f tail-loss probes, ", num(j, "tlp_probes", NULL));
-    printf("%.0f B retransmitted", num(j, "retx_bytes", NULL));
-    if (num(j, "duplicated", NULL) > 0 || num(j, "reordered", NULL) > 0)
-        printf("; %.0f duplicated, %.0f reordered by links", num(j, "duplicated", NULL),
-               num(j, "reordered", NULL));
-    printf("\n");
-    printf("signals       %.0f ECN marks, %.0f PFC pauses (%.3f us paused), %.0f out of order, "
-           "reorder peak %.0f B\n",
-           num(j, "ecn_marks", NULL), num(j, "pfc", "pauses"), num(j, "pfc", "paused_us"),
-           num(j, "ooo_pkts", NULL), num(j, "reorder_peak_bytes", NULL));
-    printf("%-12s %-16s %7s %12s %12s %12s %8s %8s\n", "ports", "", "count", "queue max", "mean",
-           "p99", "util", "max");
-    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "queues");
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "utilisation");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, q)
-    {
-        const cJSON *ui = cJSON_GetObjectItemCaseSensitive(u, it->string);
-        printf("%-12s %-16s %7.0f %12.0f %12.1f %12.0f %8.4f %8.4f\n", it->string,
-               str(it, "ports_of", NULL), num(it, "ports", NULL), num(it, "max_bytes", NULL),
-               num(it, "mean_bytes", NULL), num(it, "p99_bytes", NULL), num(ui, "mean", NULL),
-               num(ui, "max", NULL));
-    }
-    print_watch(cJSON_GetObjectItemCaseSensitive(j, "watch"));
-    print_faults(cJSON_GetObjectItemCaseSensitive(j, "faults"));
-    printf("host          %.3f s wall, %.1f MB peak memory\n", num(j, "host", "wall_s"),
-           num(j, "host", "peak_rss_mb"));
-    cJSON_Delete(j);
-}
-
-/* The results: JSON on stdout (or the text summary), then the CSV files
- * (closed either way). Returns `status`, or CLI_EXIT_FAIL when the JSON
- * could not be made, or the CSV's status. */
 static int write_results(const arb_scenario_result *res, const arb_scenario_host *host, int json,
                          const char *csv, struct csv_out *csvo, int status)
 {
@@ -433,7 +171,7 @@ static int write_results(const arb_scenario_result *res, const arb_scenario_host
     } else if (json) {
         puts(out);
     } else {
-        print_summary(out);
+        cli_sim_summary(out);
     }
     free(out);
     if (status == CLI_EXIT_OK && csv) return csv_write(csvo, res);
@@ -680,7 +418,60 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
     return status;
 }
 
-int cmd_sim(int argc, char **argv)
+/* What arbor sim was asked for: the options, and the actions on the
+ * scenario (--set, --seed, --pcap, ...) in their order. */
+struct sim_opts {
+    const char *file, *csv, *seeds, *partition;
+    int json, quiet, n_act, has_pcap, has_seed;
+    struct sim_action *act;
+    int argc; /* of the command line */
+};
+
+/* One option of arbor sim (cli_options; --keys: the listing's status). */
+static int sim_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct sim_opts *o = ctx;
+    switch (c) {
+    case 'h':
+        fputs(sim_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'k':
+        return list_keys();
+    case 'j':
+        o->json = 1;
+        return CLI_GO_ON;
+    case 'q':
+        o->quiet = 1;
+        return CLI_GO_ON;
+    case 'c':
+        o->csv = v;
+        return CLI_GO_ON;
+    case 'E':
+        o->seeds = v;
+        return CLI_GO_ON;
+    case 'P':
+        o->partition = v;
+        return CLI_GO_ON;
+    case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
+        if (optind >= o->argc) return cli_error("sim", "--pcap needs PORTS and FILE");
+        o->act[o->n_act++] = (struct sim_action){'p', v, argv[optind++]};
+        o->has_pcap = 1;
+        return CLI_GO_ON;
+    case 's':
+    case 'S':
+    case 'L':
+    case 'w':
+        o->act[o->n_act++] = (struct sim_action){c, v, NULL};
+        o->has_seed |= c == 'S';
+        return CLI_GO_ON;
+    default:
+        return cli_bad_option("sim", c, argv);
+    }
+}
+
+/* The options and the scenario file into o: CLI_GO_ON, or an exit
+ * status. */
+static int parse_options(int argc, char **argv, struct sim_opts *o)
 {
     static const struct option opts[] = {{"set", required_argument, NULL, 's'},
                                          {"seed", required_argument, NULL, 'S'},
@@ -695,68 +486,15 @@ int cmd_sim(int argc, char **argv)
                                          {"snaplen", required_argument, NULL, 'L'},
                                          {"partition", required_argument, NULL, 'P'},
                                          {0, 0, 0, 0}};
-    const char *file = NULL, *csv = NULL, *seeds = NULL, *partition = NULL;
-    int json = 0, quiet = 0, n_act = 0, c, has_pcap = 0, has_seed = 0;
-    struct sim_action *act = calloc((size_t)argc + 1, sizeof *act);
-    if (!act) {
-        fprintf(stderr, "arbor sim: out of memory\n");
-        return CLI_EXIT_FAIL;
-    }
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":s:S:jc:p:wqkh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            free(act);
-            fputs(sim_usage, stdout);
-            return CLI_EXIT_OK;
-        case 'k':
-            free(act);
-            return list_keys();
-        case 'j':
-            json = 1;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'c':
-            csv = optarg;
-            break;
-        case 'E':
-            seeds = optarg;
-            break;
-        case 'P':
-            partition = optarg;
-            break;
-        case 'p': /* two values: PORTS (the option's) and FILE (the next word) */
-            if (optind >= argc) {
-                free(act);
-                return cli_error("sim", "--pcap needs PORTS and FILE");
-            }
-            act[n_act++] = (struct sim_action){'p', optarg, argv[optind++]};
-            has_pcap = 1;
-            break;
-        case 's':
-        case 'S':
-        case 'L':
-        case 'w':
-            act[n_act++] = (struct sim_action){c, optarg, NULL};
-            has_seed |= c == 'S';
-            break;
-        default:
-            free(act);
-            return cli_bad_option("sim", c, argv);
-        }
-    }
+    int rc = cli_options(argc, argv, ":s:S:jc:p:wqkh", opts, sim_option, o);
+    if (rc != CLI_GO_ON) return rc;
     for (int i = optind; i < argc; i++) {
-        if (file) {
-            free(act);
-            return cli_error("sim", "one scenario file only ('%s' and '%s')", file, argv[i]);
-        }
-        file = argv[i];
+        if (o->file)
+            return cli_error("sim", "one scenario file only ('%s' and '%s')", o->file, argv[i]);
+        o->file = argv[i];
     }
     uint32_t me, ranks = sim_part_launched(&me);
-    if (!partition && ranks > 1) { /* every rank would run the whole of it, and print it */
-        free(act);
+    if (!o->partition && ranks > 1) { /* every rank would run the whole of it, and print it */
         if (me != 0) return CLI_EXIT_USAGE;
         return cli_error("sim",
                          "started as one of %u MPI ranks without --partition: each would run "
@@ -764,46 +502,44 @@ int cmd_sim(int argc, char **argv)
                          "run arbor sim without mpirun",
                          ranks, ranks);
     }
-    if (seeds) {
-        uint64_t first, last;
-        const char *clash = csv         ? "--csv"
-                            : has_pcap  ? "--pcap"
-                            : has_seed  ? "--seed"
-                            : partition ? "--partition"
-                                        : NULL;
-        int st;
-        if (cli_parse_seeds(seeds, &first, &last) < 0) {
-            st = cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", seeds,
-                           CLI_MAX_SEEDS);
-        } else if (clash) {
-            st = cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
-        } else {
-            struct seeds_ctx x = {file, act, n_act};
-            struct cli_seeds_run run = {file, first, last, json, quiet, seeds_one, &x};
-            st = cli_sim_seeds(&run);
-        }
-        free(act);
-        return st;
-    }
-    if (partition) {
-        int st = sim_partitioned(file, act, n_act, partition, json, quiet, csv, seeds != NULL);
-        free(act);
-        return st;
-    }
+    return CLI_GO_ON;
+}
+
+/* --seeds A..B: the scenario once per seed, summarised. */
+static int sim_seeds(const struct sim_opts *o)
+{
+    uint64_t first, last;
+    const char *clash = o->csv         ? "--csv"
+                        : o->has_pcap  ? "--pcap"
+                        : o->has_seed  ? "--seed"
+                        : o->partition ? "--partition"
+                                       : NULL;
+    if (cli_parse_seeds(o->seeds, &first, &last) < 0)
+        return cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", o->seeds,
+                         CLI_MAX_SEEDS);
+    if (clash) return cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
+    struct seeds_ctx x = {o->file, o->act, o->n_act};
+    struct cli_seeds_run run = {o->file, first, last, o->json, o->quiet, seeds_one, &x};
+    return cli_sim_seeds(&run);
+}
+
+/* One run of the scenario in this process, with its progress line on a
+ * terminal, and its results. */
+static int sim_once(const struct sim_opts *o)
+{
     arb_scenario *sc;
-    int rc = build_scenario(file, act, n_act, &sc, 1);
-    free(act);
+    int rc = build_scenario(o->file, o->act, o->n_act, &sc, 1);
     if (rc) return rc;
     char err[1024];
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
-    if (csv && (rc = csv_open(&csvo, csv)) != 0) {
+    if (o->csv && (rc = csv_open(&csvo, o->csv)) != 0) {
         arb_scenario_free(sc);
         return rc;
     }
     struct progress pg;
     memset(&pg, 0, sizeof pg);
-    pg.on = !quiet && isatty(STDERR_FILENO);
+    pg.on = !o->quiet && isatty(STDERR_FILENO);
     clock_gettime(CLOCK_MONOTONIC, &pg.t0);
     arb_scenario_result *res;
     rc = arb_scenario_run(sc, on_progress, &pg, &res, err, sizeof err);
@@ -815,7 +551,28 @@ int cmd_sim(int argc, char **argv)
         return status_of(rc);
     }
     arb_scenario_host host = {since(&pg.t0), peak_rss_mb()};
-    int status = run_status(res, write_results(res, &host, json, csv, &csvo, CLI_EXIT_OK));
+    int status = run_status(res, write_results(res, &host, o->json, o->csv, &csvo, CLI_EXIT_OK));
     arb_scenario_result_free(res);
     return status;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    struct sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.argc = argc;
+    o.act = calloc((size_t)argc + 1, sizeof *o.act);
+    if (!o.act) {
+        fprintf(stderr, "arbor sim: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    int st = parse_options(argc, argv, &o);
+    if (st == CLI_GO_ON && o.seeds)
+        st = sim_seeds(&o);
+    else if (st == CLI_GO_ON && o.partition)
+        st = sim_partitioned(o.file, o.act, o.n_act, o.partition, o.json, o.quiet, o.csv, 0);
+    else if (st == CLI_GO_ON)
+        st = sim_once(&o);
+    free(o.act);
+    return st;
 }

@@ -100,18 +100,6 @@ static void print_stats(const arb_rt_switch *s)
     cli_switch_stats("arbor switch", s);
 }
 
-/* "mmsg" or "uring" into *io: 0, or -1. */
-static int parse_io(const char *v, int *io)
-{
-    if (strcmp(v, "mmsg") == 0)
-        *io = ARB_RT_IO_MMSG;
-    else if (strcmp(v, "uring") == 0)
-        *io = ARB_RT_IO_URING;
-    else
-        return -1;
-    return 0;
-}
-
 /* "L.I" into level, index. */
 static int parse_node(const char *s, uint32_t *level, uint32_t *index)
 {
@@ -304,7 +292,7 @@ static int config_line(void *user, const char *section, const char *name, const 
             return 0;
         }
     } else if (strcmp(name, "io") == 0) {
-        if (parse_io(value, &cfg->io) < 0) {
+        if (cli_parse_io(value, &cfg->io) < 0) {
             snprintf(x->why, sizeof x->why, "io '%s': want mmsg or uring", value);
             return 0;
         }
@@ -340,12 +328,110 @@ static int read_config(arb_rt_switch_config *cfg, const char *path, double *stat
     return 0;
 }
 
-int cmd_switch(int argc, char **argv)
-{
+/* What arbor switch runs: the switch's configuration and the rest. */
+struct switch_run {
     arb_rt_switch_config cfg;
-    arb_rt_switch_config_default(&cfg);
-    double stats_every = 0, run_for = 0;
-    const char *port_file = NULL;
+    double stats_every, run_for;
+    const char *port_file;
+};
+
+/* An option's helper's 0 as the option loop's "go on". */
+static int go_on(int rc)
+{
+    return rc ? rc : CLI_GO_ON;
+}
+
+/* --peer LEVEL.INDEX=HOST:PORT. */
+static int peer_option(arb_rt_switch_config *cfg, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    char node[32];
+    if (!eq || (size_t)(eq - v) >= sizeof node)
+        return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
+    memcpy(node, v, (size_t)(eq - v));
+    node[eq - v] = 0;
+    if (cfg->n_peers == ARB_RT_SWITCH_MAX_PEERS)
+        return cli_error("switch", "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
+    if (parse_node(node, &cfg->peers[cfg->n_peers].level, &cfg->peers[cfg->n_peers].index) < 0)
+        return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
+    cfg->peers[cfg->n_peers++].addr = eq + 1;
+    return 0;
+}
+
+/* --job ID:SECRET. */
+static int job_option(arb_rt_switch_config *cfg, const char *v)
+{
+    const char *colon = strchr(v, ':');
+    char idt[16];
+    uint64_t x;
+    if (!colon || (size_t)(colon - v) >= sizeof idt)
+        return cli_error("switch", "--job '%s': want ID:SECRET", v);
+    memcpy(idt, v, (size_t)(colon - v));
+    idt[colon - v] = 0;
+    if (cli_parse_u64(idt, UINT32_MAX, &x) < 0)
+        return cli_error("switch", "--job '%s': id is not a number 0..%u", v, UINT32_MAX);
+    return add_job(cfg, x, colon + 1, "--job") != 0 ? CLI_EXIT_USAGE : 0;
+}
+
+/* --stats and --for: seconds > 0 into *out. */
+static int seconds_option(const char *name, const char *v, double *out)
+{
+    char *end;
+    *out = strtod(v, &end);
+    if (end == v || *end || !(*out > 0))
+        return cli_error("switch", "--%s '%s': want seconds > 0", name, v);
+    return 0;
+}
+
+/* One option of arbor switch (cli_options). */
+static int switch_option(int c, const char *v, char **argv, void *ctx)
+{
+    struct switch_run *run = ctx;
+    arb_rt_switch_config *cfg = &run->cfg;
+    uint64_t x;
+    switch (c) {
+    case 'h':
+        fputs(switch_usage, stdout);
+        return CLI_EXIT_OK;
+    case 'l':
+        cfg->listen = v;
+        return CLI_GO_ON;
+    case 't':
+        cfg->topo = v;
+        return CLI_GO_ON;
+    case 'N':
+        if (parse_node(v, &cfg->level, &cfg->index) < 0)
+            return cli_error("switch", "--node '%s': want LEVEL.INDEX, e.g. 1.0", v);
+        return CLI_GO_ON;
+    case 'P':
+        return go_on(peer_option(cfg, v));
+    case 'J':
+        return go_on(job_option(cfg, v));
+    case 'F':
+        return read_job_file(cfg, v) != 0 ? CLI_EXIT_USAGE : CLI_GO_ON;
+    case 'C':
+        return read_config(cfg, v, &run->stats_every, &run->run_for) != 0 ? CLI_EXIT_USAGE
+                                                                          : CLI_GO_ON;
+    case 'S':
+        if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
+            return cli_error("switch", "--slots '%s': want 1..65536", v);
+        cfg->slots = (uint32_t)x;
+        return CLI_GO_ON;
+    case 's':
+        return go_on(seconds_option("stats", v, &run->stats_every));
+    case 'T':
+        return go_on(seconds_option("for", v, &run->run_for));
+    case 'f':
+        run->port_file = v;
+        return CLI_GO_ON;
+    default:
+        return cli_switch_option("switch", "", c, v, argv, cfg);
+    }
+}
+
+/* The options into run: CLI_GO_ON, or an exit status. */
+static int parse_options(int argc, char **argv, struct switch_run *run)
+{
     static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
                                          {"topo", required_argument, NULL, 't'},
                                          {"node", required_argument, NULL, 'N'},
@@ -354,160 +440,40 @@ int cmd_switch(int argc, char **argv)
                                          {"job-file", required_argument, NULL, 'F'},
                                          {"config", required_argument, NULL, 'C'},
                                          {"slots", required_argument, NULL, 'S'},
-                                         {"drop", required_argument, NULL, 'D'},
-                                         {"seed", required_argument, NULL, 'r'},
                                          {"stats", required_argument, NULL, 's'},
                                          {"for", required_argument, NULL, 'T'},
                                          {"port-file", required_argument, NULL, 'f'},
-                                         {"no-gso", no_argument, NULL, 'G'},
-                                         {"spin", required_argument, NULL, 'Y'},
-                                         {"threads", required_argument, NULL, 'n'},
-                                         {"io", required_argument, NULL, 'I'},
-                                         {"ecn", required_argument, NULL, 'E'},
+                                         CLI_SWITCH_OPTIONS(""),
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
-    int c;
-    cli_getopt_start();
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        const char *v = optarg;
-        uint64_t x;
-        char *end;
-        switch (c) {
-        case 'h':
-            fputs(switch_usage, stdout);
-            return CLI_EXIT_OK;
-        case 'G':
-            cfg.no_gso = 1;
-            break;
-        case 'Y':
-            if (cli_parse_spin(v, &cfg.spin) < 0)
-                return cli_error("switch",
-                                 "--spin '%s': want 0 or a duration up to 10ms, e.g. 50us", v);
-            break;
-        case 'I':
-            if (parse_io(v, &cfg.io) < 0)
-                return cli_error("switch", "--io '%s': want mmsg or uring", v);
-            break;
-        case 'E': {
-            char why[256];
-            if (arb_rt_ecn_parse(v, &cfg.ecn, why, sizeof why) < 0)
-                return cli_error("switch", "--%s", why);
-            break;
-        }
-        case 'n':
-            if (cli_parse_u64(v, ARB_RT_SWITCH_MAX_THREADS, &x) < 0 || x == 0)
-                return cli_error("switch", "--threads '%s': want 1..%d", v,
-                                 ARB_RT_SWITCH_MAX_THREADS);
-            cfg.threads = (uint32_t)x;
-            break;
-        case 'l':
-            cfg.listen = v;
-            break;
-        case 't':
-            cfg.topo = v;
-            break;
-        case 'N':
-            if (parse_node(v, &cfg.level, &cfg.index) < 0)
-                return cli_error("switch", "--node '%s': want LEVEL.INDEX, e.g. 1.0", v);
-            break;
-        case 'P': {
-            const char *eq = strchr(v, '=');
-            char node[32];
-            if (!eq || (size_t)(eq - v) >= sizeof node)
-                return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
-            memcpy(node, v, (size_t)(eq - v));
-            node[eq - v] = 0;
-            if (cfg.n_peers == ARB_RT_SWITCH_MAX_PEERS)
-                return cli_error("switch", "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
-            if (parse_node(node, &cfg.peers[cfg.n_peers].level, &cfg.peers[cfg.n_peers].index) < 0)
-                return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
-            cfg.peers[cfg.n_peers++].addr = eq + 1;
-            break;
-        }
-        case 'J': {
-            const char *colon = strchr(v, ':');
-            char idt[16];
-            if (!colon || (size_t)(colon - v) >= sizeof idt)
-                return cli_error("switch", "--job '%s': want ID:SECRET", v);
-            memcpy(idt, v, (size_t)(colon - v));
-            idt[colon - v] = 0;
-            if (cli_parse_u64(idt, UINT32_MAX, &x) < 0)
-                return cli_error("switch", "--job '%s': id is not a number 0..%u", v, UINT32_MAX);
-            if (add_job(&cfg, x, colon + 1, "--job") != 0) return CLI_EXIT_USAGE;
-            break;
-        }
-        case 'F':
-            if (read_job_file(&cfg, v) != 0) return CLI_EXIT_USAGE;
-            break;
-        case 'C':
-            if (read_config(&cfg, v, &stats_every, &run_for) != 0) return CLI_EXIT_USAGE;
-            break;
-        case 'S':
-            if (cli_parse_u64(v, 65536, &x) < 0 || x == 0)
-                return cli_error("switch", "--slots '%s': want 1..65536", v);
-            cfg.slots = (uint32_t)x;
-            break;
-        case 'D':
-            cfg.drop = strtod(v, &end);
-            if (end == v || *end || !(cfg.drop >= 0 && cfg.drop < 1))
-                return cli_error("switch", "--drop '%s': want a fraction in [0, 1)", v);
-            break;
-        case 'r':
-            if (cli_parse_u64(v, UINT64_MAX, &cfg.seed) < 0)
-                return cli_error("switch", "--seed '%s': not a whole number", v);
-            break;
-        case 's':
-            stats_every = strtod(v, &end);
-            if (end == v || *end || !(stats_every > 0))
-                return cli_error("switch", "--stats '%s': want seconds > 0", v);
-            break;
-        case 'T':
-            run_for = strtod(v, &end);
-            if (end == v || *end || !(run_for > 0))
-                return cli_error("switch", "--for '%s': want seconds > 0", v);
-            break;
-        case 'f':
-            port_file = v;
-            break;
-        default:
-            return cli_bad_option("switch", c, argv);
-        }
-    }
+    int rc = cli_options(argc, argv, ":h", opts, switch_option, run);
+    if (rc != CLI_GO_ON) return rc;
     if (optind < argc)
         return cli_error("switch", "unexpected '%s'; see 'arbor switch --help'", argv[optind]);
-    if (cfg.n_jobs == 0)
+    if (run->cfg.n_jobs == 0)
         return cli_error("switch", "no job admitted: give --job ID:SECRET or --job-file FILE");
-    char err[256];
-    arb_rt_switch *s;
-    cfg.logger.fn = log_line;
-    cfg.logger.max_level = ARB_LOG_WARN;
-    int rc = arb_rt_switch_new(&s, &cfg, err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "arbor switch: %s\n", err);
-        return rc == ARB_EIO ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    return CLI_GO_ON;
+}
+
+/* Write the port s listens on to path: 0, or -1 having said why. */
+static int write_port_file(const arb_rt_switch *s, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%u\n", arb_rt_switch_port(s)) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "arbor switch: cannot write --port-file %s\n", path);
+        return -1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, NULL);
-    if (port_file) {
-        FILE *f = fopen(port_file, "w");
-        if (!f || fprintf(f, "%u\n", arb_rt_switch_port(s)) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "arbor switch: cannot write --port-file %s\n", port_file);
-            arb_rt_switch_free(s);
-            return CLI_EXIT_FAIL;
-        }
-    }
-    const char *colon = strrchr(cfg.listen, ':');
-    fprintf(stderr, "arbor switch: listening on %.*s:%u\n",
-            (int)(colon ? colon - cfg.listen : (long)strlen(cfg.listen)), cfg.listen,
-            arb_rt_switch_port(s));
+    return 0;
+}
+
+/* Serve until SIGINT or SIGTERM or --for, printing the counters on the
+ * --stats schedule and on SIGUSR1. */
+static void serve(arb_rt_switch *s, const struct switch_run *run)
+{
     /* --stats on a fixed schedule from the start (not "a period after the
      * last print", which drifts by what each slice overran) */
     const double slice = 0.1, start = now_s();
+    const double stats_every = run->stats_every, run_for = run->run_for;
     double next_stats = start + stats_every;
     while (!stop_flag) {
         double now = now_s(), left = run_for > 0 ? start + run_for - now : slice;
@@ -523,6 +489,40 @@ int cmd_switch(int argc, char **argv)
         }
         if (run_for > 0 && now - start >= run_for) break;
     }
+}
+
+int cmd_switch(int argc, char **argv)
+{
+    struct switch_run run = {.stats_every = 0, .run_for = 0, .port_file = NULL};
+    arb_rt_switch_config_default(&run.cfg);
+    int rc = parse_options(argc, argv, &run);
+    if (rc != CLI_GO_ON) return rc;
+    arb_rt_switch_config cfg = run.cfg;
+    char err[256];
+    arb_rt_switch *s;
+    cfg.logger.fn = log_line;
+    cfg.logger.max_level = ARB_LOG_WARN;
+    rc = arb_rt_switch_new(&s, &cfg, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "arbor switch: %s\n", err);
+        return rc == ARB_EIO ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    if (run.port_file && write_port_file(s, run.port_file) < 0) {
+        arb_rt_switch_free(s);
+        return CLI_EXIT_FAIL;
+    }
+    const char *colon = strrchr(cfg.listen, ':');
+    fprintf(stderr, "arbor switch: listening on %.*s:%u\n",
+            (int)(colon ? colon - cfg.listen : (long)strlen(cfg.listen)), cfg.listen,
+            arb_rt_switch_port(s));
+    serve(s, &run);
     print_stats(s);
     arb_rt_switch_free(s);
     for (int i = 0; i < ARB_RT_SWITCH_MAX_JOBS; i++)

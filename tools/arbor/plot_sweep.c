@@ -142,163 +142,211 @@ static void script(FILE *g, const char *png, const char *xvar, const char *yfig,
     fprintf(g, "\nreset\n");
 }
 
+/* The table as read: its header's columns, and the points of the figure. */
+struct sweep_table {
+    const char *path;
+    char *text, *hbuf, *rbuf; /* the file; the header's and a row's fields */
+    char *cols[MAX_FIELDS];
+    int nc, c_seed, c_x, c_y, c_ci;
+    char ci_name[256];
+    struct pt *pts;
+    size_t n;
+    char **cats; /* the x values, when one is not a number */
+    size_t n_cats;
+    int numeric;
+};
+
+/* The header, with the variable and the figure in it: 0 or an exit
+ * status. *p is past it. */
+static int read_header(struct sweep_table *T, const char **p, const char *xvar, const char *yfig)
+{
+    T->nc = T->hbuf && T->rbuf ? csv_record(p, T->hbuf, T->cols) : -1;
+    int nc = T->nc;
+    T->c_seed = nc > 0 ? find_col(T->cols, nc, "seed") : -1;
+    T->c_x = nc > 0 ? find_col(T->cols, nc, xvar) : -1;
+    T->c_y = nc > 0 ? find_col(T->cols, nc, yfig) : -1;
+    snprintf(T->ci_name, sizeof T->ci_name, "%s_ci95", yfig);
+    T->c_ci = nc > 0 ? find_col(T->cols, nc, T->ci_name) : -1;
+    if (!T->hbuf || !T->rbuf) return cli_error("plot", "out of memory");
+    if (nc < 2 || strcmp(T->cols[0], "point") != 0 || T->c_seed < 0)
+        return cli_error("plot", "%s:1: not an 'arbor sweep --csv' table (point, ..., seed, ...)",
+                         T->path);
+    if (T->c_x < 1 || T->c_x >= T->c_seed) {
+        char list[512] = "";
+        for (int i = 1; i < T->c_seed; i++) {
+            size_t u = strlen(list);
+            snprintf(list + u, sizeof list - u, "%s%s", i > 1 ? ", " : "", T->cols[i]);
+        }
+        return cli_error("plot", "-x %s: not a variable of %s (%s)", xvar, T->path,
+                         T->c_seed > 1 ? list : "it has none");
+    }
+    if (T->c_y < T->c_seed + 4 || T->c_ci < 0)
+        return cli_error("plot", "-y %s: not a figure of %s (its columns after 'error')", yfig,
+                         T->path);
+    return CLI_EXIT_OK;
+}
+
+/* A point of row f (its figure y, ci): 0 or an exit status. */
+static int add_point(struct sweep_table *T, char **f, double y, double ci)
+{
+    struct pt *np = realloc(T->pts, (T->n + 1) * sizeof *np);
+    if (!np) return cli_error("plot", "out of memory");
+    T->pts = np;
+    struct pt *q = &T->pts[T->n++];
+    memset(q, 0, sizeof *q);
+    q->y = y;
+    q->ci = ci;
+    q->xtext = strdup(f[T->c_x]);
+    size_t sl = 1;
+    for (int i = 1; i < T->c_seed; i++)
+        if (i != T->c_x) sl += strlen(T->cols[i]) + strlen(f[i]) + 3;
+    q->series = malloc(sl);
+    if (!q->xtext || !q->series) return cli_error("plot", "out of memory");
+    q->series[0] = '\0';
+    for (int i = 1; i < T->c_seed; i++)
+        if (i != T->c_x) {
+            size_t u = strlen(q->series);
+            snprintf(q->series + u, sl - u, "%s%s=%s", u ? ", " : "", T->cols[i], f[i]);
+        }
+    double x;
+    if (!is_number(f[T->c_x], &x)) T->numeric = 0;
+    q->x = x;
+    return CLI_EXIT_OK;
+}
+
+/* The rows after the header, each with the figure a point: 0 or an exit
+ * status. */
+static int read_rows(struct sweep_table *T, const char *p, const char *yfig)
+{
+    char *f[MAX_FIELDS];
+    unsigned line = 1;
+    while (*p) {
+        line++;
+        int k = csv_record(&p, T->rbuf, f);
+        if (k == 1 && !f[0][0]) continue; /* a blank line */
+        if (k != T->nc)
+            return cli_error("plot", "%s:%u: %d fields, the header has %d", T->path, line, k,
+                             T->nc);
+        double y, ci = 0;
+        if (!is_number(f[T->c_y], &y)) continue; /* a point without the figure (an error row) */
+        if (f[T->c_ci][0] && !is_number(f[T->c_ci], &ci))
+            return cli_error("plot", "%s:%u: %s: not a number", T->path, line, T->ci_name);
+        int rc = add_point(T, f, y, ci);
+        if (rc != CLI_EXIT_OK) return rc;
+    }
+    if (T->n == 0) return cli_error("plot", "%s: no row has %s", T->path, yfig);
+    return CLI_EXIT_OK;
+}
+
+/* x values that are not all numbers: categories, in order of appearance,
+ * each point's x its category's index. 0 or an exit status. */
+static int categorise(struct sweep_table *T)
+{
+    if (T->numeric) return CLI_EXIT_OK;
+    T->cats = calloc(T->n, sizeof *T->cats);
+    if (!T->cats) return cli_error("plot", "out of memory");
+    for (size_t i = 0; i < T->n; i++) {
+        size_t c = 0;
+        while (c < T->n_cats && strcmp(T->cats[c], T->pts[i].xtext) != 0)
+            c++;
+        if (c == T->n_cats) T->cats[T->n_cats++] = T->pts[i].xtext;
+        T->pts[i].x = (double)c;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* DIR/NAME-FIGURE-vs-VARIABLE.png into png (DIR: the table's directory,
+ * NAME: the table's name without .csv, unless given): 0 or an exit
+ * status. */
+static int png_path(char *png, size_t len, const char *table, const char *dir, const char *name,
+                    const char *yfig, const char *xvar)
+{
+    char base[1024];
+    if (name) {
+        snprintf(base, sizeof base, "%s", name);
+    } else {
+        const char *slash = strrchr(table, '/');
+        snprintf(base, sizeof base, "%s", slash ? slash + 1 : table);
+        size_t bl = strlen(base);
+        if (bl > 4 && strcmp(base + bl - 4, ".csv") == 0) base[bl - 4] = '\0';
+    }
+    char pdir[4096];
+    if (!dir) {
+        const char *slash = strrchr(table, '/');
+        size_t dl = slash ? (size_t)(slash - table) : 0;
+        if (slash && dl == 0) dl = 1;
+        if (dl >= sizeof pdir) dl = sizeof pdir - 1;
+        memcpy(pdir, slash ? table : ".", slash ? dl : 1);
+        pdir[slash ? dl : 1] = '\0';
+        dir = pdir;
+    }
+    int w = snprintf(png, len, "%s/%s-%s-vs-%s.png", dir, base, yfig, xvar);
+    if (w < 0 || (size_t)w >= len || strpbrk(png, "'\n\r"))
+        return cli_error("plot", "%s: a path too long or with a quote or newline", png);
+    return CLI_EXIT_OK;
+}
+
+/* The gnuplot script into script_path (--script), then through gnuplot,
+ * naming the PNG it made: 0 or an exit status. */
+static int draw(const struct sweep_table *T, const char *png, const char *xvar, const char *yfig,
+                const char *script_path)
+{
+    if (!cli_have_gnuplot()) {
+        fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
+                        "PATH\n");
+        return CLI_EXIT_FAIL;
+    }
+    if (script_path) {
+        FILE *sf = fopen(script_path, "w");
+        if (!sf)
+            return cli_error("plot", "--script: cannot write %s: %s", script_path, strerror(errno));
+        script(sf, png, xvar, yfig, T->pts, T->n, T->numeric, T->cats, T->n_cats);
+        if (fclose(sf) != 0) return cli_error("plot", "--script: cannot write %s", script_path);
+    }
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        fprintf(stderr, "arbor plot: cannot start gnuplot\n");
+        return CLI_EXIT_FAIL;
+    }
+    script(g, png, xvar, yfig, T->pts, T->n, T->numeric, T->cats, T->n_cats);
+    int st = pclose(g);
+    if (st != 0) {
+        fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
+                WIFEXITED(st) ? WEXITSTATUS(st) : st);
+        return CLI_EXIT_FAIL;
+    }
+    printf("%s\n", png);
+    return CLI_EXIT_OK;
+}
+
 int cli_plot_sweep(const char *table, const char *xvar, const char *yfig, const char *dir,
                    const char *name, const char *script_path)
 {
     if (!xvar || !yfig) return cli_error("plot", "--sweep needs -x VARIABLE and -y FIGURE");
-    char *text = cli_slurp(table);
-    if (!text) return cli_error("plot", "%s: cannot open: %s", table, strerror(errno));
-    size_t len = strlen(text);
-    char *hbuf = malloc(len + 1), *rbuf = malloc(len + 1);
-    char *cols[MAX_FIELDS], *f[MAX_FIELDS];
-    struct pt *pts = NULL;
-    char **cats = NULL;
-    size_t n = 0, n_cats = 0;
-    int rc = CLI_EXIT_OK, numeric = 1;
-    const char *p = text;
-    int nc = hbuf && rbuf ? csv_record(&p, hbuf, cols) : -1;
-    int c_seed = nc > 0 ? find_col(cols, nc, "seed") : -1;
-    int c_x = nc > 0 ? find_col(cols, nc, xvar) : -1;
-    int c_y = nc > 0 ? find_col(cols, nc, yfig) : -1;
-    char ci_name[256];
-    snprintf(ci_name, sizeof ci_name, "%s_ci95", yfig);
-    int c_ci = nc > 0 ? find_col(cols, nc, ci_name) : -1;
-    if (!hbuf || !rbuf) {
-        rc = cli_error("plot", "out of memory");
-    } else if (nc < 2 || strcmp(cols[0], "point") != 0 || c_seed < 0) {
-        rc = cli_error("plot", "%s:1: not an 'arbor sweep --csv' table (point, ..., seed, ...)",
-                       table);
-    } else if (c_x < 1 || c_x >= c_seed) {
-        char list[512] = "";
-        for (int i = 1; i < c_seed; i++) {
-            size_t u = strlen(list);
-            snprintf(list + u, sizeof list - u, "%s%s", i > 1 ? ", " : "", cols[i]);
-        }
-        rc = cli_error("plot", "-x %s: not a variable of %s (%s)", xvar, table,
-                       c_seed > 1 ? list : "it has none");
-    } else if (c_y < c_seed + 4 || c_ci < 0) {
-        rc =
-            cli_error("plot", "-y %s: not a figure of %s (its columns after 'error')", yfig, table);
-    }
-    unsigned line = 1;
-    while (rc == CLI_EXIT_OK && *p) {
-        line++;
-        int k = csv_record(&p, rbuf, f);
-        if (k == 1 && !f[0][0]) continue; /* a blank line */
-        if (k != nc) {
-            rc = cli_error("plot", "%s:%u: %d fields, the header has %d", table, line, k, nc);
-            break;
-        }
-        double y, ci = 0, x;
-        if (!is_number(f[c_y], &y)) continue; /* a point without the figure (an error row) */
-        if (f[c_ci][0] && !is_number(f[c_ci], &ci)) {
-            rc = cli_error("plot", "%s:%u: %s: not a number", table, line, ci_name);
-            break;
-        }
-        struct pt *np = realloc(pts, (n + 1) * sizeof *np);
-        if (!np) {
-            rc = cli_error("plot", "out of memory");
-            break;
-        }
-        pts = np;
-        struct pt *q = &pts[n++];
-        memset(q, 0, sizeof *q);
-        q->y = y;
-        q->ci = ci;
-        q->xtext = strdup(f[c_x]);
-        size_t sl = 1;
-        for (int i = 1; i < c_seed; i++)
-            if (i != c_x) sl += strlen(cols[i]) + strlen(f[i]) + 3;
-        q->series = malloc(sl);
-        if (!q->xtext || !q->series) {
-            rc = cli_error("plot", "out of memory");
-            break;
-        }
-        q->series[0] = '\0';
-        for (int i = 1; i < c_seed; i++)
-            if (i != c_x) {
-                size_t u = strlen(q->series);
-                snprintf(q->series + u, sl - u, "%s%s=%s", u ? ", " : "", cols[i], f[i]);
-            }
-        if (!is_number(f[c_x], &x)) numeric = 0;
-        q->x = x;
-    }
-    if (rc == CLI_EXIT_OK && n == 0) rc = cli_error("plot", "%s: no row has %s", table, yfig);
-    if (rc == CLI_EXIT_OK && !numeric) { /* categories, in order of appearance */
-        cats = calloc(n, sizeof *cats);
-        if (!cats) rc = cli_error("plot", "out of memory");
-        for (size_t i = 0; i < n && cats; i++) {
-            size_t c = 0;
-            while (c < n_cats && strcmp(cats[c], pts[i].xtext) != 0)
-                c++;
-            if (c == n_cats) cats[n_cats++] = pts[i].xtext;
-            pts[i].x = (double)c;
-        }
-    }
+    struct sweep_table T;
+    memset(&T, 0, sizeof T);
+    T.path = table;
+    T.numeric = 1;
+    T.text = cli_slurp(table);
+    if (!T.text) return cli_error("plot", "%s: cannot open: %s", table, strerror(errno));
+    size_t len = strlen(T.text);
+    T.hbuf = malloc(len + 1);
+    T.rbuf = malloc(len + 1);
+    const char *p = T.text;
     char png[4096];
-    if (rc == CLI_EXIT_OK) {
-        char base[1024];
-        if (name) {
-            snprintf(base, sizeof base, "%s", name);
-        } else {
-            const char *slash = strrchr(table, '/');
-            snprintf(base, sizeof base, "%s", slash ? slash + 1 : table);
-            size_t bl = strlen(base);
-            if (bl > 4 && strcmp(base + bl - 4, ".csv") == 0) base[bl - 4] = '\0';
-        }
-        char pdir[4096];
-        if (!dir) {
-            const char *slash = strrchr(table, '/');
-            size_t dl = slash ? (size_t)(slash - table) : 0;
-            if (slash && dl == 0) dl = 1;
-            if (dl >= sizeof pdir) dl = sizeof pdir - 1;
-            memcpy(pdir, slash ? table : ".", slash ? dl : 1);
-            pdir[slash ? dl : 1] = '\0';
-            dir = pdir;
-        }
-        int w = snprintf(png, sizeof png, "%s/%s-%s-vs-%s.png", dir, base, yfig, xvar);
-        if (w < 0 || (size_t)w >= sizeof png || strpbrk(png, "'\n\r"))
-            rc = cli_error("plot", "%s: a path too long or with a quote or newline", png);
+    int rc = read_header(&T, &p, xvar, yfig);
+    if (rc == CLI_EXIT_OK) rc = read_rows(&T, p, yfig);
+    if (rc == CLI_EXIT_OK) rc = categorise(&T);
+    if (rc == CLI_EXIT_OK) rc = png_path(png, sizeof png, table, dir, name, yfig, xvar);
+    if (rc == CLI_EXIT_OK) rc = draw(&T, png, xvar, yfig, script_path);
+    for (size_t i = 0; i < T.n; i++) {
+        free(T.pts[i].series);
+        free(T.pts[i].xtext);
     }
-    if (rc == CLI_EXIT_OK && !cli_have_gnuplot()) {
-        fprintf(stderr, "arbor plot: needs gnuplot (Debian package gnuplot-nox), not found on "
-                        "PATH\n");
-        rc = CLI_EXIT_FAIL;
-    }
-    if (rc == CLI_EXIT_OK && script_path) {
-        FILE *sf = fopen(script_path, "w");
-        if (!sf) {
-            rc = cli_error("plot", "--script: cannot write %s: %s", script_path, strerror(errno));
-        } else {
-            script(sf, png, xvar, yfig, pts, n, numeric, cats, n_cats);
-            if (fclose(sf) != 0) rc = cli_error("plot", "--script: cannot write %s", script_path);
-        }
-    }
-    if (rc == CLI_EXIT_OK) {
-        FILE *g = popen("gnuplot", "w");
-        if (!g) {
-            fprintf(stderr, "arbor plot: cannot start gnuplot\n");
-            rc = CLI_EXIT_FAIL;
-        } else {
-            script(g, png, xvar, yfig, pts, n, numeric, cats, n_cats);
-            int st = pclose(g);
-            if (st != 0) {
-                fprintf(stderr, "arbor plot: gnuplot failed (status %d)\n",
-                        WIFEXITED(st) ? WEXITSTATUS(st) : st);
-                rc = CLI_EXIT_FAIL;
-            } else {
-                printf("%s\n", png);
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        free(pts[i].series);
-        free(pts[i].xtext);
-    }
-    free(pts);
-    free(cats);
-    free(hbuf);
-    free(rbuf);
-    free(text);
+    free(T.pts);
+    free(T.cats);
+    free(T.hbuf);
+    free(T.rbuf);
+    free(T.text);
     return rc;
 }

@@ -1,0 +1,302 @@
+/*
+ * arbor sim's text summary of a run: one screen, read back from the run's
+ * JSON (arb_scenario_json) so that both say the same.
+ */
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* A figure of a fault event, or "n/a" when the JSON has null. */
+static const char *fig(const cJSON *o, const char *a, char *buf, size_t len)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (!cJSON_IsNumber(x)) return "n/a";
+    snprintf(buf, len, "%.3f", x->valuedouble);
+    return buf;
+}
+
+/* Fault events (fabric.fail_at, restore_at, reboot_at): a line each. */
+static void print_faults(const cJSON *faults)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(faults, "events"))
+    {
+        char lost[48] = "", d[32], b[32], du[32], a[32], r[32];
+        if (strcmp(str(e, "kind", NULL), "reboot") == 0)
+            snprintf(lost, sizeof lost, " (%.0f slots lost, down %.3f us)",
+                     num(e, "slots_lost", NULL), num(e, "down_us", NULL));
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "applied"))) {
+            printf("fault         %s %s at %.3f us%s: after the run\n", str(e, "kind", NULL),
+                   str(e, "items", NULL), num(e, "at_us", NULL), lost);
+            continue;
+        }
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "recovered");
+        char det[64] = "nothing resent after it";
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "detect_us")))
+            snprintf(det, sizeof det, "detected after %s us", fig(e, "detect_us", d, sizeof d));
+        printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; goodput "
+               "%s / %s / %s Gb/s before / during / after; %s%s%s\n",
+               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
+               num(e, "bytes_repaired", NULL), fig(e, "goodput_before_gbps", b, sizeof b),
+               fig(e, "goodput_during_gbps", du, sizeof du),
+               fig(e, "goodput_after_gbps", a, sizeof a),
+               cJSON_IsTrue(rec)    ? "recovered in "
+               : cJSON_IsFalse(rec) ? "not recovered by the end"
+                                    : "recovery n/a (outside the collective)",
+               cJSON_IsTrue(rec) ? fig(e, "recover_us", r, sizeof r) : "",
+               cJSON_IsTrue(rec) ? " us" : "");
+    }
+}
+
+/* run.watch: per port its queue and, where its parties overlapped, their rates. */
+static void print_watch(const cJSON *watch)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, watch)
+    {
+        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(w, "overlap");
+        printf("watch         %s: p99 %.0f B, max %.0f B, util %.4f", str(w, "port", NULL),
+               num(w, "queue", "p99_bytes"), num(w, "queue", "max_bytes"),
+               num(w, "utilisation", NULL));
+        if (cJSON_IsObject(ov)) {
+            printf("; %.3f-%.3f us together: p99 %.0f B, Jain %.4f,", num(ov, "from_us", NULL),
+                   num(ov, "to_us", NULL), num(ov, "p99_bytes", NULL), num(ov, "jain", NULL));
+            const cJSON *p;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(w, "parties"))
+                printf(" %s %.3f", str(p, "party", NULL), num(p, "overlap_gbps", NULL));
+            printf(" Gb/s");
+        }
+        printf("\n");
+    }
+}
+
+/* The run's setup: scenario, fabric, routing, queues or transport,
+ * workload. */
+static void print_setup(const cJSON *j, const cJSON *wl)
+{
+    printf("scenario      %s\n", str(wl, "file", NULL));
+    printf("fabric        %s: %.0f hosts, %.0f switches, %.0f links, %s, %s per link\n",
+           str(j, "topology", "spec"), num(j, "topology", "hosts"), num(j, "topology", "switches"),
+           num(j, "topology", "links"), str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
+    printf("routing       %s\n", str(j, "routing", NULL));
+    const char *kind = str(wl, "workload", "kind");
+    if (strcmp(kind, "arbor") == 0) /* the Arbor engines are the transport */
+        printf("queues        pfc %s, ecn %s\n", str(wl, "switch", "pfc"),
+               str(wl, "switch", "ecn"));
+    else
+        printf("transport     %s, mtu %s, pfc %s, ecn %s, dcqcn %s\n", str(wl, "transport", "kind"),
+               str(wl, "transport", "mtu"), str(wl, "switch", "pfc"), str(wl, "switch", "ecn"),
+               str(wl, "transport", "dcqcn"));
+    if (strcmp(kind, "arbor") == 0)
+        printf("workload      arbor, size %s\n", str(wl, "workload", "size"));
+    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0 ||
+             strcmp(kind, "iteration") == 0)
+        printf("workload      %s, file %s, qps %s\n", kind, str(wl, "workload", "file"),
+               str(wl, "workload", "qps"));
+    else
+        printf("workload      %s, size %s, qps %s\n", kind, str(wl, "workload", "size"),
+               str(wl, "workload", "qps"));
+}
+
+/* How far it ran, its transport flows and background traffic. */
+static void print_progress(const cJSON *j, const cJSON *wl, int failed, int incomplete)
+{
+    printf("simulated     %.3f us, %.0f events, %.0f packet-hops%s\n", num(j, "sim_time_us", NULL),
+           num(j, "events", NULL), num(j, "packet_hops", NULL),
+           failed       ? " (failed: an engine or a flow gave up)"
+           : incomplete ? " (stopped before the workload finished)"
+                        : "");
+    char gave_up[48] = ""; /* flows whose sender gave up (transport.retry_limit) */
+    if (num(j, "flows", "gave_up") > 0)
+        snprintf(gave_up, sizeof gave_up, ", %.0f gave up", num(j, "flows", "gave_up"));
+    if (num(j, "flows", "count") > 0) /* an Arbor run has no transport flows */
+        printf("flows         %.0f of %.0f done%s; FCT us mean %.3f p50 %.3f p99 %.3f max %.3f\n",
+               num(j, "flows", "done"), num(j, "flows", "count"), gave_up,
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "mean"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p50"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "p99"),
+               num(cJSON_GetObjectItemCaseSensitive(j, "flows"), "fct_us", "max"));
+    const cJSON *bg = cJSON_GetObjectItemCaseSensitive(j, "background");
+    if (bg)
+        printf("background    %.0f of %.0f flows done over %s (window %s, dcqcn %s), %.0f B, "
+               "goodput %.3f Gb/s (first start to last finish)\n",
+               num(bg, "done", NULL), num(bg, "flows", NULL), str(wl, "transport", "kind"),
+               str(wl, "transport", "window"), str(wl, "transport", "dcqcn"),
+               num(bg, "bytes", NULL), num(bg, "goodput_gbps", NULL));
+}
+
+/* An Arbor run's result line and its jobs, one line each. */
+static void print_arbor_jobs(const cJSON *j, const cJSON *wl, const cJSON *ar, int failed,
+                             int incomplete)
+{
+    const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
+    printf("arbor         %s of %.0f B over %.0f ranks, %s mode, %.0f B headers\n",
+           str(ar, "collective", NULL), num(ar, "bytes", NULL), num(ar, "ranks", NULL),
+           str(ar, "mode", NULL), num(ar, "header_bytes", NULL));
+    char cct[64];
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "cct_us")))
+        snprintf(cct, sizeof cct, "CCT %.3f us, goodput %.3f Gb/s", num(j, "cct_us", NULL),
+                 num(j, "goodput_gbps", NULL));
+    else
+        snprintf(cct, sizeof cct, "CCT n/a (not finished)");
+    printf("result        %s, %.0f/%.0f ranks done, correct %s\n", cct, num(ar, "ranks_done", NULL),
+           num(ar, "ranks", NULL),
+           cJSON_IsTrue(corr)    ? "yes"
+           : !cJSON_IsNull(corr) ? "NO"
+           : failed              ? "n/a (failed)"
+           : incomplete          ? "n/a (incomplete)"
+                                 : "n/a (header-only)");
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(ar, "jobs");
+    const cJSON *jb;
+    cJSON_ArrayForEach(jb, jobs)
+    {
+        printf("  job %-7.0f start %.3f us, %.0f ranks, %.0f B: JCT %.3f us, goodput %.3f Gb/s, "
+               "peak %.0f slots, %.0f commits (%.0f by repair)%s\n",
+               num(jb, "job", NULL), num(jb, "start_us", NULL), num(jb, "ranks", NULL),
+               num(jb, "bytes", NULL), num(jb, "cct_us", NULL), num(jb, "goodput_gbps", NULL),
+               num(jb, "peak_slots", NULL), num(jb, "commits", NULL), num(jb, "repairs", NULL),
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
+    }
+    const cJSON *fj = cJSON_GetObjectItemCaseSensitive(ar, "fairness");
+    if (fj && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fj, "jain")))
+        printf("jobs          %d, slots %s: Jain %.6f (goodput %.3f..%.3f Gb/s), JCT mean %.3f "
+               "us, max %.3f us; all bytes over the makespan %.3f us: %.3f Gb/s\n",
+               cJSON_GetArraySize(jobs),
+               str(wl, "arbor", "slot_partition")[0] ? str(wl, "arbor", "slot_partition")
+                                                     : "shared",
+               num(fj, "jain", NULL), num(fj, "goodput_min_gbps", NULL),
+               num(fj, "goodput_max_gbps", NULL), num(fj, "jct_mean_us", NULL),
+               num(fj, "jct_max_us", NULL), num(fj, "makespan_us", NULL),
+               num(fj, "makespan_gbps", NULL));
+}
+
+/* An Arbor run's protocol, recovery, congestion control and switches. */
+static void print_arbor_protocol(const cJSON *j, const cJSON *ar)
+{
+    printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
+           "%.0f timeouts\n",
+           num(j, "commits", NULL), num(ar, "repair_commits", NULL),
+           num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL), num(ar, "timeouts", NULL));
+    printf("recovery      %.0f retries; losses %.0f by order, %.0f by timer (%.0f spurious); "
+           "%.0f bypassed; trees %.0f dead, %.0f revived\n",
+           num(ar, "recovery", "retries"), num(ar, "recovery", "losses_order"),
+           num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
+           num(ar, "recovery", "bypass"), num(ar, "recovery", "tree_deaths"),
+           num(ar, "recovery", "revivals"));
+    const cJSON *ccj = cJSON_GetObjectItemCaseSensitive(ar, "cc");
+    const cJSON *ccn = ccj ? cJSON_GetObjectItemCaseSensitive(ccj, "kind") : NULL;
+    printf("cc            %s: %.0f decreases, %.0f increases, %.0f samples with CE, window %.3f "
+           "at the end (mean)\n",
+           cJSON_IsString(ccn) ? ccn->valuestring : "?", num(ar, "cc", "decreases"),
+           num(ar, "cc", "increases"), num(ar, "cc", "ce_samples"), num(ar, "cc", "window_mean"));
+    printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
+           "live slots\n",
+           num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL), num(ar, "copies", NULL),
+           num(ar, "peak_live_slots", NULL));
+    printf("invariants    %.0f errors; %.0f wire checks, %.0f mismatches; %.0f B per packet\n",
+           num(ar, "invariants", "errors"), num(ar, "wire_checks", NULL),
+           num(ar, "wire_errors", NULL), num(ar, "bytes_per_packet", NULL));
+}
+
+/* A host collective, and an iteration's figures. */
+static void print_collective(const cJSON *j)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collective");
+    if (c && cJSON_GetObjectItemCaseSensitive(c, "algorithm")) /* host_collective */
+        printf("%-13s %s, %.0f ranks, %.0f B, %.0f messages: CCT %.3f us, algbw %.3f Gb/s, "
+               "busbw %.3f Gb/s (x %.4f)\n",
+               str(c, "collective", NULL), str(c, "algorithm", NULL), num(c, "ranks", NULL),
+               num(c, "bytes", NULL), num(c, "messages", NULL), num(c, "cct_us", NULL),
+               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL),
+               num(c, "busbw_factor", NULL));
+    else if (c)
+        printf("allreduce     %.0f ranks, %.0f B: CCT %.3f us, algbw %.3f Gb/s, busbw %.3f Gb/s\n",
+               num(c, "ranks", NULL), num(c, "bytes", NULL), num(c, "cct_us", NULL),
+               num(c, "algbw_gbps", NULL), num(c, "busbw_gbps", NULL));
+    const cJSON *itr = cJSON_GetObjectItemCaseSensitive(j, "iteration");
+    if (itr)
+        printf("iteration     %.0f ranks, %.0f nodes, %.0f collectives, %.0f sends: iteration %.3f "
+               "us, compute max %.3f us, exposed communication max %.3f us, mean %.3f us\n",
+               num(itr, "ranks", NULL), num(itr, "nodes", NULL), num(itr, "collectives", NULL),
+               num(itr, "p2p", NULL), num(itr, "iter_time_us", NULL),
+               num(itr, "compute_max_us", NULL), num(itr, "exposed_max_us", NULL),
+               num(itr, "exposed_mean_us", NULL));
+    const cJSON *ita = itr ? cJSON_GetObjectItemCaseSensitive(itr, "arbor") : NULL;
+    if (ita) /* the collectives over Arbor (workload.backend) */
+        printf("collectives   over Arbor: %.0f jobs, %.0f/%.0f ranks done, %.0f commits (%.0f by "
+               "repair), peak %.0f live slots, %.0f invariant errors\n",
+               num(ita, "jobs", NULL), num(ita, "ranks_done", NULL), num(ita, "ranks", NULL),
+               num(ita, "commits", NULL), num(ita, "repairs", NULL),
+               num(ita, "peak_live_slots", NULL), num(ita, "invariant_errors", NULL));
+}
+
+/* Losses, congestion signals, and the ports' queues and utilisation. */
+static void print_network(const cJSON *j)
+{
+    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, ", num(j, "drops", NULL),
+           num(j, "unroutable", NULL), num(j, "timeouts", NULL));
+    if (num(j, "tlp_probes", NULL) > 0)
+        printf("%.0f tail-loss probes, ", num(j, "tlp_probes", NULL));
+    printf("%.0f B retransmitted", num(j, "retx_bytes", NULL));
+    if (num(j, "duplicated", NULL) > 0 || num(j, "reordered", NULL) > 0)
+        printf("; %.0f duplicated, %.0f reordered by links", num(j, "duplicated", NULL),
+               num(j, "reordered", NULL));
+    printf("\n");
+    printf("signals       %.0f ECN marks, %.0f PFC pauses (%.3f us paused), %.0f out of order, "
+           "reorder peak %.0f B\n",
+           num(j, "ecn_marks", NULL), num(j, "pfc", "pauses"), num(j, "pfc", "paused_us"),
+           num(j, "ooo_pkts", NULL), num(j, "reorder_peak_bytes", NULL));
+    printf("%-12s %-16s %7s %12s %12s %12s %8s %8s\n", "ports", "", "count", "queue max", "mean",
+           "p99", "util", "max");
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "queues");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "utilisation");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, q)
+    {
+        const cJSON *ui = cJSON_GetObjectItemCaseSensitive(u, it->string);
+        printf("%-12s %-16s %7.0f %12.0f %12.1f %12.0f %8.4f %8.4f\n", it->string,
+               str(it, "ports_of", NULL), num(it, "ports", NULL), num(it, "max_bytes", NULL),
+               num(it, "mean_bytes", NULL), num(it, "p99_bytes", NULL), num(ui, "mean", NULL),
+               num(ui, "max", NULL));
+    }
+}
+
+/* The one-screen summary, read back from the JSON so both say the same. */
+void cli_sim_summary(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    if (!j) return;
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(j, "scenario");
+    print_setup(j, wl);
+    const char *status = str(j, "status", NULL);
+    int failed = strcmp(status, "failed") == 0, incomplete = strcmp(status, "incomplete") == 0;
+    print_progress(j, wl, failed, incomplete);
+    const cJSON *ar = cJSON_GetObjectItemCaseSensitive(j, "arbor");
+    if (ar) {
+        print_arbor_jobs(j, wl, ar, failed, incomplete);
+        print_arbor_protocol(j, ar);
+    }
+    print_collective(j);
+    print_network(j);
+    print_watch(cJSON_GetObjectItemCaseSensitive(j, "watch"));
+    print_faults(cJSON_GetObjectItemCaseSensitive(j, "faults"));
+    printf("host          %.3f s wall, %.1f MB peak memory\n", num(j, "host", "wall_s"),
+           num(j, "host", "peak_rss_mb"));
+    cJSON_Delete(j);
+}
