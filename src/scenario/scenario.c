@@ -198,6 +198,14 @@ void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
         snprintf(buf, len, "%s.%s", keys[k].sec, keys[k].key);
 }
 
+int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                 const char *msg)
+{
+    char where[512];
+    scn_where(sc, k, where, sizeof where);
+    return arb_errf(err, errlen, code, "%s: %s", where, msg);
+}
+
 /* ---- value parsing ----------------------------------------------------- */
 
 /* A size (arb_parse_size) of any value: 0, or an ARB_E* code. */

@@ -393,6 +393,9 @@ struct arb_scenario {
 /* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a
  * value an option other than -s set) or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
+/* An error about key k: "WHERE: message" into err (as arb_errf); returns code. */
+int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                 const char *msg);
 /* Typed values (checked when set, so these cannot fail). */
 const char *scn_str(const arb_scenario *sc, enum scn_key k);
 uint64_t scn_u64(const arb_scenario *sc, enum scn_key k);
@@ -493,13 +496,13 @@ int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 int scn_order_merge(struct scn_order *o, const arb_sim_part_ops *ops);
 void scn_order_free(struct scn_order *o);
 
-/* run.c: the [arbor] settings every Arbor collective of the scenario
+/* arbor_config.c: the [arbor] settings every Arbor collective of the scenario
  * shares -- the simulator's (plan, start apart) and the planner's (ranks,
  * bytes, collective, root apart) -- checked, the error naming the key. */
 struct arb_plan_config;
 int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, struct arb_plan_config *pc,
                      char *err, size_t errlen);
-/* run.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
+/* hosts.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
 int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
                     size_t len);
 /* hostwl.c: workload.kind host_collective and iteration ([host]); the
