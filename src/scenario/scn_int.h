@@ -393,6 +393,18 @@ struct arb_scenario {
 /* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a
  * value an option other than -s set) or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
+/* The key table (scenario.c) for the INI reader (ini.c): key k of `sec`.`key`
+ * or -1; a known section?; " (did you mean SECTION.KEY?)" for the nearest
+ * key a typo away, in sec or else every section, or ""; `s` checked for key
+ * k (0, or an ARB_E* code with msg); key k set to text, where it was set
+ * (ARB_ENOMEM); does key k take a list (continuation lines)? */
+int scn_find_key(const char *sec, const char *key);
+int scn_known_section(const char *sec);
+const char *scn_key_hint(const char *sec, const char *key, char *buf, size_t len);
+int scn_check_value(int k, const char *s, char *msg, size_t len);
+int scn_set_value(arb_scenario *sc, int k, const char *text, const char *file, unsigned line,
+                  const char *dir);
+int scn_key_is_list(int k);
 /* An error about key k: "WHERE: message" into err (as arb_errf); returns code. */
 int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
                  const char *msg);
