@@ -151,6 +151,142 @@ static int in_group(const arb_trace *t, uint32_t g, uint32_t r)
 }
 
 /* A node line: tok[0] rank or '*', tok[1] id, tok[2] op, then args. */
+/* A node's op (tok "comp", "coll", "send", "recv") into proto, and the
+ * positional arguments that follow it in *npos. */
+static int node_op(struct tx *x, const char *op, struct tr_node *proto, int *npos)
+{
+    static const struct {
+        const char *name;
+        uint8_t op;
+        int npos;
+    } ops[] = {
+        {"comp", TR_COMP, 1}, {"coll", TR_COLL, 2}, {"send", TR_SEND, 1}, {"recv", TR_RECV, 1}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(op, ops[i].name) == 0) {
+            proto->op = ops[i].op;
+            *npos = ops[i].npos;
+            return 0;
+        }
+    return tx_fail(x, "op", "'%s' is not comp, coll, send or recv", op);
+}
+
+/* The positional arguments after the op: comp's duration, coll's kind and
+ * bytes, send's and recv's bytes. */
+static int node_args(struct tx *x, char **tok, struct tr_node *proto)
+{
+    int rc;
+    if (proto->op == TR_COMP) {
+        if (arb_topo_parse_time(tok[3], &proto->dur) < 0)
+            return tx_fail(x, "duration", "'%s' is not a time (a number with ps, ns, us, ms or s)",
+                           tok[3]);
+    } else if (proto->op == TR_COLL) {
+        int c = arb_hc_coll_parse(tok[3]);
+        if (c < 0)
+            return tx_fail(x, "kind",
+                           "'%s' is not allreduce, reduce, reducescatter, broadcast, allgather, "
+                           "barrier or alltoall",
+                           tok[3]);
+        proto->coll = (uint8_t)c;
+        if ((rc = parse_bytes(tok[4], &proto->bytes)) < 0)
+            return tx_fail(x, "bytes", "'%s' %s", tok[4], arb_size_why(rc));
+        if (proto->bytes == 0 && c != ARB_HC_BARRIER)
+            return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
+    } else {
+        if ((rc = parse_bytes(tok[3], &proto->bytes)) < 0)
+            return tx_fail(x, "bytes", "'%s' %s", tok[3], arb_size_why(rc));
+        if (proto->bytes == 0) return tx_fail(x, "bytes", "%s", "must be at least 1");
+    }
+    return 0;
+}
+
+/* A node's key=value arguments, each split at its '=' in place: root, to,
+ * from and tag into proto; group= and deps= kept as written. */
+struct node_keys {
+    const char *gspec, *deps;
+    int have_peer;
+};
+
+static int node_key(struct tx *x, const char *op, const char *k, const char *v,
+                    struct tr_node *proto, struct node_keys *nk)
+{
+    uint64_t u;
+    if (strcmp(k, "deps") == 0) {
+        nk->deps = v;
+    } else if (strcmp(k, "group") == 0 && proto->op == TR_COLL) {
+        nk->gspec = v;
+    } else if (strcmp(k, "root") == 0 && proto->op == TR_COLL) {
+        if (parse_num(v, TR_MAX_RANKS, &u) < 0)
+            return tx_fail(x, "root", "'%s' is not a rank index", v);
+        proto->root = (uint32_t)u;
+    } else if ((strcmp(k, "to") == 0 && proto->op == TR_SEND) ||
+               (strcmp(k, "from") == 0 && proto->op == TR_RECV)) {
+        if (parse_num(v, x->t->n_ranks - 1, &u) < 0)
+            return tx_fail(x, k, "'%s' is not a rank below `ranks`", v);
+        proto->peer = (uint32_t)u;
+        nk->have_peer = 1;
+    } else if (strcmp(k, "tag") == 0 && (proto->op == TR_SEND || proto->op == TR_RECV)) {
+        if (parse_num(v, UINT32_MAX, &u) < 0)
+            return tx_fail(x, "tag", "'%s' is not a tag (0..4294967295)", v);
+        proto->tag = (uint32_t)u;
+    } else {
+        return tx_fail(x, k, "not a key of %s", op);
+    }
+    return 0;
+}
+
+static int node_keys(struct tx *x, char **tok, int first, int nt, struct tr_node *proto,
+                     struct node_keys *nk)
+{
+    for (int i = first; i < nt; i++) {
+        char *eq = strchr(tok[i], '=');
+        if (!eq) return tx_fail(x, "key", "'%s' is not key=value", tok[i]);
+        *eq = '\0';
+        int rc = node_key(x, tok[2], tok[i], eq + 1, proto, nk);
+        if (rc < 0) return rc;
+    }
+    if ((proto->op == TR_SEND || proto->op == TR_RECV) && !nk->have_peer)
+        return tx_fail(x, proto->op == TR_SEND ? "to" : "from", "%s", "missing");
+    return 0;
+}
+
+/* A collective's group (group=, else every rank) and its root checked. */
+static int node_group(struct tx *x, const char *gspec, struct tr_node *proto)
+{
+    long g = group_of(x, gspec);
+    if (g == ARB_ENOMEM) return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
+    if (g < 0) return (int)g;
+    proto->group = (uint32_t)g;
+    if ((proto->coll == ARB_HC_REDUCE || proto->coll == ARB_HC_BROADCAST) &&
+        proto->root >= x->t->g[g].n)
+        return tx_fail(x, "root", "%s", "not below the group's size");
+    return 0;
+}
+
+/* The node proto on rank r, with its dependencies (deps=, node ids
+ * separated by commas; NULL: none). */
+static int place_node(struct tx *x, const struct tr_node *proto, uint32_t r, const char *deps)
+{
+    arb_trace *t = x->t;
+    struct tr_node *n = tr_add_node(t, r);
+    if (!n) return tx_fail(x, "id", "%s", "too many nodes (out of memory or above 2^22)");
+    uint32_t off = n->dep_off;
+    *n = *proto;
+    n->dep_off = off;
+    n->n_deps = 0;
+    for (const char *p = deps; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        uint64_t d;
+        if (arb_parse_u64(p, len, UINT64_MAX, &d) < 0)
+            return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
+        if (tr_add_dep(t, r, d) < 0)
+            return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
+        p = e ? e + 1 : p + len;
+        if (e && !*p) return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
+    }
+    return 0;
+}
+
 static int parse_node_line(struct tx *x, char **tok, int nt)
 {
     arb_trace *t = x->t;
@@ -168,86 +304,13 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
     proto.where = x->line;
     proto.group = TR_NONE;
     proto.peer = TR_NONE;
-    int npos; /* positional arguments after the op */
-    const char *op = tok[2];
-    if (strcmp(op, "comp") == 0) {
-        proto.op = TR_COMP;
-        npos = 1;
-    } else if (strcmp(op, "coll") == 0) {
-        proto.op = TR_COLL;
-        npos = 2;
-    } else if (strcmp(op, "send") == 0) {
-        proto.op = TR_SEND;
-        npos = 1;
-    } else if (strcmp(op, "recv") == 0) {
-        proto.op = TR_RECV;
-        npos = 1;
-    } else {
-        return tx_fail(x, "op", "'%s' is not comp, coll, send or recv", op);
-    }
-    if (nt < 3 + npos) return tx_fail(x, op, "%s", "missing arguments");
-    const char *gspec = NULL, *deps = NULL;
-    int have_peer = 0;
-    if (proto.op == TR_COMP) {
-        if (arb_topo_parse_time(tok[3], &proto.dur) < 0)
-            return tx_fail(x, "duration", "'%s' is not a time (a number with ps, ns, us, ms or s)",
-                           tok[3]);
-    } else if (proto.op == TR_COLL) {
-        int c = arb_hc_coll_parse(tok[3]);
-        if (c < 0)
-            return tx_fail(x, "kind",
-                           "'%s' is not allreduce, reduce, reducescatter, broadcast, allgather, "
-                           "barrier or alltoall",
-                           tok[3]);
-        proto.coll = (uint8_t)c;
-        if ((rc = parse_bytes(tok[4], &proto.bytes)) < 0)
-            return tx_fail(x, "bytes", "'%s' %s", tok[4], arb_size_why(rc));
-        if (proto.bytes == 0 && c != ARB_HC_BARRIER)
-            return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
-    } else {
-        if ((rc = parse_bytes(tok[3], &proto.bytes)) < 0)
-            return tx_fail(x, "bytes", "'%s' %s", tok[3], arb_size_why(rc));
-        if (proto.bytes == 0) return tx_fail(x, "bytes", "%s", "must be at least 1");
-    }
-    for (int i = 3 + npos; i < nt; i++) {
-        char *eq = strchr(tok[i], '=');
-        if (!eq) return tx_fail(x, "key", "'%s' is not key=value", tok[i]);
-        *eq = '\0';
-        const char *k = tok[i], *v = eq + 1;
-        uint64_t u;
-        if (strcmp(k, "deps") == 0) {
-            deps = v;
-        } else if (strcmp(k, "group") == 0 && proto.op == TR_COLL) {
-            gspec = v;
-        } else if (strcmp(k, "root") == 0 && proto.op == TR_COLL) {
-            if (parse_num(v, TR_MAX_RANKS, &u) < 0)
-                return tx_fail(x, "root", "'%s' is not a rank index", v);
-            proto.root = (uint32_t)u;
-        } else if ((strcmp(k, "to") == 0 && proto.op == TR_SEND) ||
-                   (strcmp(k, "from") == 0 && proto.op == TR_RECV)) {
-            if (parse_num(v, t->n_ranks - 1, &u) < 0)
-                return tx_fail(x, k, "'%s' is not a rank below `ranks`", v);
-            proto.peer = (uint32_t)u;
-            have_peer = 1;
-        } else if (strcmp(k, "tag") == 0 && (proto.op == TR_SEND || proto.op == TR_RECV)) {
-            if (parse_num(v, UINT32_MAX, &u) < 0)
-                return tx_fail(x, "tag", "'%s' is not a tag (0..4294967295)", v);
-            proto.tag = (uint32_t)u;
-        } else {
-            return tx_fail(x, k, "not a key of %s", op);
-        }
-    }
-    if ((proto.op == TR_SEND || proto.op == TR_RECV) && !have_peer)
-        return tx_fail(x, proto.op == TR_SEND ? "to" : "from", "%s", "missing");
-    if (proto.op == TR_COLL) {
-        long g = group_of(x, gspec);
-        if (g == ARB_ENOMEM) return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
-        if (g < 0) return (int)g;
-        proto.group = (uint32_t)g;
-        if ((proto.coll == ARB_HC_REDUCE || proto.coll == ARB_HC_BROADCAST) &&
-            proto.root >= t->g[g].n)
-            return tx_fail(x, "root", "%s", "not below the group's size");
-    }
+    int npos = 0; /* positional arguments after the op */
+    if ((rc = node_op(x, tok[2], &proto, &npos)) < 0) return rc;
+    if (nt < 3 + npos) return tx_fail(x, tok[2], "%s", "missing arguments");
+    if ((rc = node_args(x, tok, &proto)) < 0) return rc;
+    struct node_keys nk = {NULL, NULL, 0};
+    if ((rc = node_keys(x, tok, 3 + npos, nt, &proto, &nk)) < 0) return rc;
+    if (proto.op == TR_COLL && (rc = node_group(x, nk.gspec, &proto)) < 0) return rc;
     uint32_t lo = all ? 0 : (uint32_t)rank, hi = all ? t->n_ranks : (uint32_t)rank + 1;
     for (uint32_t r = lo; r < hi; r++) {
         if (proto.op == TR_COLL && !in_group(t, proto.group, r)) {
@@ -256,23 +319,7 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
         }
         if ((proto.op == TR_SEND || proto.op == TR_RECV) && proto.peer == r)
             return tx_fail(x, proto.op == TR_SEND ? "to" : "from", "%s", "a rank's own rank");
-        struct tr_node *n = tr_add_node(t, r);
-        if (!n) return tx_fail(x, "id", "%s", "too many nodes (out of memory or above 2^22)");
-        uint32_t off = n->dep_off;
-        *n = proto;
-        n->dep_off = off;
-        n->n_deps = 0;
-        for (const char *p = deps; p && *p;) {
-            const char *e = strchr(p, ',');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            uint64_t d;
-            if (arb_parse_u64(p, len, UINT64_MAX, &d) < 0)
-                return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
-            if (tr_add_dep(t, r, d) < 0)
-                return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
-            p = e ? e + 1 : p + len;
-            if (e && !*p) return tx_fail(x, "deps", "'%s' is not a list of node ids", deps);
-        }
+        if ((rc = place_node(x, &proto, r, nk.deps)) < 0) return rc;
     }
     return 0;
 }
