@@ -13,13 +13,12 @@
 int scn_arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err, size_t errlen)
 {
     arb_plan_config_default(pc);
-    pc->coll = (arb_coll)scn_enum(sc, K_AR_COLL);
+    pc->coll = (arb_coll)scn_choice(sc, K_AR_COLL);
     pc->root = (uint32_t)scn_u64(sc, K_AR_ROOT);
     pc->bytes = scn_u64(sc, K_WL_SIZE);
-    pc->dtype = (arb_dtype)scn_enum(sc, K_AR_DTYPE);
+    pc->dtype = (arb_dtype)scn_choice(sc, K_AR_DTYPE);
     pc->subchannels = (uint32_t)scn_u64(sc, K_AR_SUBCH);
-    int prof = scn_enum(sc, K_AR_PROFILE);
-    pc->header = prof == 1 ? 16 : prof == 2 ? 20 : 0;
+    pc->header = (uint32_t)scn_choice(sc, K_AR_PROFILE); /* 0: auto */
     const char *lv = scn_str(sc, K_AR_LEVELS);
     for (const char *q = lv; *q;) {
         char *end;
@@ -38,14 +37,14 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
     arb_sim_arbor_config_default(ac);
     ac->payload = (uint32_t)scn_u64(sc, K_AR_PAYLOAD);
-    ac->values = scn_enum(sc, K_AR_MODE) == 1;
+    ac->values = scn_choice(sc, K_AR_MODE);
     ac->window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
     ac->slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
-    ac->local_repair = scn_enum(sc, K_AR_REPAIR) == 0;
+    ac->local_repair = scn_choice(sc, K_AR_REPAIR);
     ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
-    ac->adaptive_timeout = scn_enum(sc, K_AR_TOMODE) == 1;
+    ac->adaptive_timeout = scn_choice(sc, K_AR_TOMODE);
     ac->timeout_min = scn_u64(sc, K_AR_TOMIN);
-    ac->order_detection = scn_enum(sc, K_AR_DETECT) == 0;
+    ac->order_detection = scn_choice(sc, K_AR_DETECT);
     ac->attempts = (uint32_t)scn_u64(sc, K_AR_ATTEMPTS);
     ac->miss_limit = (uint32_t)scn_u64(sc, K_AR_MISSLIMIT);
     ac->dead_after = (uint32_t)scn_u64(sc, K_AR_DEADAFTER);
@@ -55,9 +54,9 @@ static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
     ac->start = scn_u64(sc, K_WL_START);
     ac->wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
     ac->skew = scn_u64(sc, K_AR_SKEW);
-    ac->skew_random = scn_enum(sc, K_AR_SKEWMODE);
+    ac->skew_random = scn_choice(sc, K_AR_SKEWMODE);
     ac->seed = scn_u64(sc, K_RUN_SEED);
-    ac->dynamic_subchannels = scn_enum(sc, K_AR_SUBMODE) == 1;
+    ac->dynamic_subchannels = scn_choice(sc, K_AR_SUBMODE);
     scn_arbor_cc_config(sc, ac);
 }
 

@@ -244,7 +244,7 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
     }
     arb_free(rk);
     if (rc == 0) rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
-    if (rc == 0 && scn_enum(sc, K_AR_PARTITION) == 1) { /* static */
+    if (rc == 0 && scn_choice(sc, K_AR_PARTITION)) { /* static */
         ac.partitions = l.jobs;
         if (ac.slots < l.jobs) {
             snprintf(msg, sizeof msg,

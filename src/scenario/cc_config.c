@@ -7,7 +7,7 @@
 void scn_arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
     arb_cc_config *c = &ac->cc;
-    ac->cc_kind = (arb_cc_kind)scn_enum(sc, K_AR_CC);
+    ac->cc_kind = (arb_cc_kind)scn_choice(sc, K_AR_CC);
     ac->cc_base_rtt = scn_u64(sc, K_AR_CC_BASERTT);
     uint64_t rate = scn_u64(sc, K_AR_CC_RATE);
     uint32_t frame = ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ac->payload + ARB_WIRE_EXTRA;

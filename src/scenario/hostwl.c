@@ -57,8 +57,8 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     }
     arb_hcoll_config hc;
     memset(&hc, 0, sizeof hc);
-    hc.coll = (arb_hc_coll)scn_enum(sc, K_HC_COLL);
-    hc.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    hc.coll = (arb_hc_coll)scn_choice(sc, K_HC_COLL);
+    hc.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     hc.hosts = hosts;
     hc.ranks = (uint32_t)ranks;
     hc.bytes = scn_u64(sc, K_WL_SIZE);
@@ -77,7 +77,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     uint32_t n_hosts = arb_topo_n_hosts(t);
     arb_sim_arbor_config ac;
     arb_plan_config pc;
-    int arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    int arbor = scn_choice(sc, K_WL_BACKEND);
     if (arbor) { /* the [arbor] settings every collective shares */
         int rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
         if (rc < 0) return rc;
@@ -88,7 +88,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
                             "workload kind iteration needs a trace file");
     arb_trace *tr = NULL;
     int rc =
-        arb_trace_load(&tr, path, (arb_trace_format)scn_enum(sc, K_HC_FORMAT), msg, sizeof msg);
+        arb_trace_load(&tr, path, (arb_trace_format)scn_choice(sc, K_HC_FORMAT), msg, sizeof msg);
     arb_free(path);
     if (rc < 0) return scn_key_fail(sc, K_WL_FILE, err, errlen, rc, msg);
     uint32_t *hosts, nh;
@@ -101,7 +101,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     memset(&ic, 0, sizeof ic);
     ic.hosts = hosts;
     ic.n_map = nh;
-    ic.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    ic.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     ic.chunk = scn_u64(sc, K_WL_CHUNK);
     ic.start = scn_u64(sc, K_WL_START);
     ic.arbor = arbor;

@@ -149,7 +149,7 @@ static int run_routing(struct scn_run *run)
     if (rc < 0) return scn_key_fail(sc, K_RT_SCHEME, run->err, run->errlen, rc, msg);
     snprintf(run->r->route_spec, sizeof run->r->route_spec, "%s", run->route.spec);
     if (run->w && arb_workload_get_kind(run->w) == ARB_WL_ALLREDUCE &&
-        scn_enum(sc, K_WL_QPMODE) == ARB_QP_HPN) {
+        scn_choice(sc, K_WL_QPMODE) == ARB_QP_HPN) {
         /* HPN's host side: ports whose paths the switches' hash keeps apart */
         rc = arb_workload_route_sports(run->w, arb_lb_router(run->route.ctx), NULL);
         if (rc < 0)

@@ -461,11 +461,6 @@ double scn_real(const arb_scenario *sc, enum scn_key k)
     return strtod(sc->v[k].text, NULL);
 }
 
-int scn_enum(const arb_scenario *sc, enum scn_key k)
-{
-    return enum_index(keys[k].choices, sc->v[k].text);
-}
-
 char *scn_path(const arb_scenario *sc, enum scn_key k)
 {
     const struct scn_value *v = &sc->v[k];

@@ -412,7 +412,21 @@ int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errle
 const char *scn_str(const arb_scenario *sc, enum scn_key k);
 uint64_t scn_u64(const arb_scenario *sc, enum scn_key k);
 double scn_real(const arb_scenario *sc, enum scn_key k);
-int scn_enum(const arb_scenario *sc, enum scn_key k); /* index in the choices */
+/* The keys that take one of a set of names (choices.c): each name's value
+ * (a name may have the value of another, as roce gbn's). scn_choice: key
+ * k's value by its name (checked when set, so it cannot fail for a key
+ * choices.c knows; 0 for another). scn_choice_parse: the value of `name`
+ * for key k into *value, 0 or ARB_ENOENT. scn_choice_name: the first name of
+ * `value`, or NULL. scn_choices: key k's table, ended by a NULL name (NULL
+ * where the engine names its values: the collectives). */
+struct scn_choice {
+    const char *name;
+    int value;
+};
+int scn_choice(const arb_scenario *sc, enum scn_key k);
+int scn_choice_parse(enum scn_key k, const char *name, int *value);
+const char *scn_choice_name(enum scn_key k, int value);
+const struct scn_choice *scn_choices(enum scn_key k);
 /* A path key resolved against its directory: malloc'd, NULL when empty. */
 char *scn_path(const arb_scenario *sc, enum scn_key k);
 /* The values of a VT_TIMES (ps), VT_SIZES (bytes) or VT_COUNTS key

@@ -59,8 +59,7 @@ static int transport_timers(const arb_scenario *sc, arb_sim_config *cfg, char *e
         snprintf(msg, sizeof msg, "above transport.rto_high (%s)", scn_str(sc, K_TR_RTOHIGH));
         return scn_key_fail(sc, K_TR_RTOLOW, err, errlen, ARB_EINVAL, msg);
     }
-    int tlp = scn_enum(sc, K_TR_TLP); /* auto|on|off */
-    cfg->tlp = tlp == 0 ? ARB_SIM_TLP_AUTO : tlp == 1;
+    cfg->tlp = scn_choice(sc, K_TR_TLP);
     return 0;
 }
 
@@ -76,7 +75,7 @@ int scn_run_sim_config(struct scn_run *run)
     run->r->mtu = cfg->mtu;
     run->r->hdr_bytes = cfg->hdr_bytes;
     cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
-    cfg->transport = scn_enum(sc, K_TR_KIND) == 2 ? ARB_TRANSPORT_IRN : ARB_TRANSPORT_GBN;
+    cfg->transport = (arb_transport)scn_choice(sc, K_TR_KIND);
     int rc = transport_timers(sc, cfg, run->err, run->errlen);
     if (rc < 0) return rc;
     cfg->retry_limit = (uint32_t)scn_u64(sc, K_TR_RETRY);
@@ -92,7 +91,7 @@ int scn_run_sim_config(struct scn_run *run)
     cfg->pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
     cfg->pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
     cfg->dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
-    cfg->local_order = scn_enum(sc, K_RUN_ORDER) == 1;
+    cfg->local_order = scn_choice(sc, K_RUN_ORDER);
     if (run->w) {
         cfg->on_flow_done = arb_workload_on_flow_done;
         cfg->done_ctx = run->w;

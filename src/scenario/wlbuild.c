@@ -19,7 +19,7 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
     if (wseed == 0) wseed = run_seed;
     wc.seed = wseed;
     wc.qps = (uint32_t)scn_u64(sc, K_WL_QPS);
-    wc.qp_mode = (arb_qp_mode)scn_enum(sc, K_WL_QPMODE);
+    wc.qp_mode = (arb_qp_mode)scn_choice(sc, K_WL_QPMODE);
     wc.shared_sport = (int)scn_u64(sc, K_WL_SHAREDSPORT);
     wc.start_delay = scn_u64(sc, K_WL_START_DELAY);
     uint64_t size = scn_u64(sc, K_WL_SIZE);
@@ -124,7 +124,7 @@ static int arbor_qp_mode_fail(const arb_scenario *sc, char *err, size_t errlen)
     snprintf(msg, sizeof msg,
              "qp_mode: %s: only ring_allreduce takes rr or hpn; the Arbor collective has no "
              "QPs (split)",
-             arb_qp_mode_name(scn_enum(sc, K_WL_QPMODE)));
+             arb_qp_mode_name(scn_choice(sc, K_WL_QPMODE)));
     return scn_key_fail(sc, K_WL_QPMODE, err, errlen, ARB_EINVAL, msg);
 }
 
@@ -160,7 +160,7 @@ int scn_run_workload(struct scn_run *run)
     const arb_scenario *sc = run->sc;
     arb_scenario_result *r = run->r;
     r->is_arbor = run->arbor;
-    r->iter_arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    r->iter_arbor = scn_choice(sc, K_WL_BACKEND);
     if (r->iter_arbor && strcmp(scn_str(sc, K_WL_KIND), "iteration") != 0)
         return scn_key_fail(
             sc, K_WL_BACKEND, run->err, run->errlen, ARB_EINVAL,
@@ -169,7 +169,7 @@ int scn_run_workload(struct scn_run *run)
     if (r->has_bg && !run->arbor)
         return scn_key_fail(sc, K_AR_BACKGROUND, run->err, run->errlen, ARB_EINVAL,
                             "only beside an Arbor collective (workload.kind = arbor)");
-    if (run->arbor && scn_enum(sc, K_WL_QPMODE) != ARB_QP_SPLIT)
+    if (run->arbor && scn_choice(sc, K_WL_QPMODE) != ARB_QP_SPLIT)
         return arbor_qp_mode_fail(sc, run->err, run->errlen);
     if (unused_keys(sc, run->arbor, r->has_bg, run->err, run->errlen) < 0) return ARB_EINVAL;
     if (run->arbor && !r->has_bg) return 0;
