@@ -37,6 +37,11 @@ static char *dup_str(const char *s)
     return d;
 }
 
+const char *scn_key_default(enum scn_key k)
+{
+    return keys[k].def ? keys[k].def : scn_engine_default(k);
+}
+
 size_t arb_scenario_n_keys(void)
 {
     return K_COUNT;
@@ -47,7 +52,7 @@ int arb_scenario_key(size_t i, arb_scenario_key_info *info)
     if (i >= K_COUNT) return ARB_EINVAL;
     info->section = keys[i].sec;
     info->key = keys[i].key;
-    info->def = keys[i].def;
+    info->def = scn_key_default((enum scn_key)i);
     info->doc = keys[i].doc;
     info->choices = keys[i].choices;
     return 0;
@@ -67,7 +72,7 @@ int arb_scenario_new(arb_scenario **out)
     arb_scenario *sc = arb_calloc(1, sizeof *sc);
     if (!sc) return ARB_ENOMEM;
     for (int k = 0; k < K_COUNT; k++) {
-        sc->v[k].text = dup_str(keys[k].def);
+        sc->v[k].text = dup_str(scn_key_default((enum scn_key)k));
         if (!sc->v[k].text) {
             arb_scenario_free(sc);
             return ARB_ENOMEM;
@@ -333,7 +338,7 @@ int scn_list(const arb_scenario *sc, enum scn_key k, uint64_t **out, uint32_t *n
 
 int scn_is_default(const arb_scenario *sc, enum scn_key k)
 {
-    return strcmp(sc->v[k].text, keys[k].def) == 0;
+    return strcmp(sc->v[k].text, scn_key_default(k)) == 0;
 }
 
 /* Check `s` for key k; on error write what is wrong into msg. */
