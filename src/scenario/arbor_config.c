@@ -13,12 +13,8 @@
 int scn_arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err, size_t errlen)
 {
     arb_plan_config_default(pc);
-    pc->coll = (arb_coll)scn_choice(sc, K_AR_COLL);
-    pc->root = (uint32_t)scn_u64(sc, K_AR_ROOT);
+    scn_engine_apply(sc, SCN_ENG_PLAN, pc); /* collective, dtype, root, subchannels, profile */
     pc->bytes = scn_u64(sc, K_WL_SIZE);
-    pc->dtype = (arb_dtype)scn_choice(sc, K_AR_DTYPE);
-    pc->subchannels = (uint32_t)scn_u64(sc, K_AR_SUBCH);
-    pc->header = (uint32_t)scn_choice(sc, K_AR_PROFILE); /* 0: auto */
     const char *lv = scn_str(sc, K_AR_LEVELS);
     for (const char *q = lv; *q;) {
         char *end;
@@ -36,27 +32,9 @@ int scn_arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err
 static void arbor_sim_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
     arb_sim_arbor_config_default(ac);
-    ac->payload = (uint32_t)scn_u64(sc, K_AR_PAYLOAD);
-    ac->values = scn_choice(sc, K_AR_MODE);
-    ac->window = (uint32_t)scn_u64(sc, K_AR_WINDOW);
-    ac->slots = (uint32_t)scn_u64(sc, K_AR_SLOTS);
-    ac->local_repair = scn_choice(sc, K_AR_REPAIR);
-    ac->timeout = scn_u64(sc, K_AR_TIMEOUT);
-    ac->adaptive_timeout = scn_choice(sc, K_AR_TOMODE);
-    ac->timeout_min = scn_u64(sc, K_AR_TOMIN);
-    ac->order_detection = scn_choice(sc, K_AR_DETECT);
-    ac->attempts = (uint32_t)scn_u64(sc, K_AR_ATTEMPTS);
-    ac->miss_limit = (uint32_t)scn_u64(sc, K_AR_MISSLIMIT);
-    ac->dead_after = (uint32_t)scn_u64(sc, K_AR_DEADAFTER);
-    ac->repair_tries = (uint32_t)scn_u64(sc, K_AR_REPTRIES);
-    ac->retry = scn_u64(sc, K_AR_RETRY);
-    ac->retry_min = scn_u64(sc, K_AR_RETRYMIN);
+    scn_engine_apply(sc, SCN_ENG_ARBOR, ac); /* the engines' settings and the controllers' */
     ac->start = scn_u64(sc, K_WL_START);
-    ac->wire_check = (int)scn_u64(sc, K_AR_WIRECHECK);
-    ac->skew = scn_u64(sc, K_AR_SKEW);
-    ac->skew_random = scn_choice(sc, K_AR_SKEWMODE);
     ac->seed = scn_u64(sc, K_RUN_SEED);
-    ac->dynamic_subchannels = scn_choice(sc, K_AR_SUBMODE);
     scn_arbor_cc_config(sc, ac);
 }
 

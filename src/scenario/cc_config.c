@@ -3,54 +3,15 @@
 
 #include <string.h>
 
-/* The responders' controller of [arbor] (arbor.cc, arbor.cc.*). */
+/* The responders' controller of [arbor] beside what scn_engine_apply set
+ * (arbor.cc, its base_rtt and every arbor.cc.KIND.*): the rate gate of
+ * arbor.cc.rate as a spacing, and arbor.cc.window (0: arbor.window). */
 void scn_arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
-    arb_cc_config *c = &ac->cc;
-    ac->cc_kind = (arb_cc_kind)scn_choice(sc, K_AR_CC);
-    ac->cc_base_rtt = scn_u64(sc, K_AR_CC_BASERTT);
     uint64_t rate = scn_u64(sc, K_AR_CC_RATE);
     uint32_t frame = ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ac->payload + ARB_WIRE_EXTRA;
-    c->spacing = rate ? arb_cc_spacing_for_rate(rate, frame) : 0;
-    c->window = (uint32_t)scn_u64(sc, K_AR_CC_WINDOW);
-    c->window_min = (uint32_t)scn_u64(sc, K_AR_CC_WMIN);
-    c->window_max = (uint32_t)scn_u64(sc, K_AR_CC_WMAX);
-    c->timely.alpha = scn_real(sc, K_AR_TI_ALPHA);
-    c->timely.beta = scn_real(sc, K_AR_TI_BETA);
-    c->timely.delta = scn_u64(sc, K_AR_TI_DELTA);
-    c->timely.t_low = scn_u64(sc, K_AR_TI_TLOW);
-    c->timely.t_high = scn_u64(sc, K_AR_TI_THIGH);
-    c->timely.interval = scn_u64(sc, K_AR_TI_INTERVAL);
-    c->timely.hai_after = (uint32_t)scn_u64(sc, K_AR_TI_HAI);
-    c->timely.hai_factor = (uint32_t)scn_u64(sc, K_AR_TI_HAIF);
-    c->timely.min_rate = scn_u64(sc, K_AR_TI_MINRATE);
-    c->swift.base_target = scn_u64(sc, K_AR_SW_TARGET);
-    c->swift.per_hop = scn_u64(sc, K_AR_SW_PERHOP);
-    c->swift.hops = (uint32_t)scn_u64(sc, K_AR_SW_HOPS);
-    c->swift.fs_range = scn_u64(sc, K_AR_SW_FSRANGE);
-    c->swift.ai = scn_real(sc, K_AR_SW_AI);
-    c->swift.beta = scn_real(sc, K_AR_SW_BETA);
-    c->swift.max_mdf = scn_real(sc, K_AR_SW_MAXMDF);
-    c->swift.min_cwnd = scn_real(sc, K_AR_SW_MINCWND);
-    c->swift.fs_min_cwnd = scn_real(sc, K_AR_SW_FSMIN);
-    c->swift.fs_max_cwnd = scn_real(sc, K_AR_SW_FSMAX);
-    c->swift.stall_reset = (uint32_t)scn_u64(sc, K_AR_SW_STALL);
-    c->dcqcn.cnp_interval = scn_u64(sc, K_AR_DC_CNP);
-    c->dcqcn.g = scn_real(sc, K_AR_DC_G);
-    c->dcqcn.alpha_init = scn_real(sc, K_AR_DC_ALPHA0);
-    c->dcqcn.alpha_timer = scn_u64(sc, K_AR_DC_ALPHAT);
-    c->dcqcn.rate_timer = scn_u64(sc, K_AR_DC_RATET);
-    c->dcqcn.byte_counter = scn_u64(sc, K_AR_DC_BYTES);
-    c->dcqcn.f = (uint32_t)scn_u64(sc, K_AR_DC_F);
-    c->dcqcn.rai = scn_u64(sc, K_AR_DC_RAI);
-    c->dcqcn.rhai = scn_u64(sc, K_AR_DC_RHAI);
-    c->dcqcn.min_rate = scn_u64(sc, K_AR_DC_MINRATE);
-    c->oscar.target = scn_u64(sc, K_AR_OS_TARGET);
-    c->oscar.gain = scn_real(sc, K_AR_OS_GAIN);
-    c->oscar.kappa = scn_real(sc, K_AR_OS_KAPPA);
-    c->oscar.headroom = scn_real(sc, K_AR_OS_HEADROOM);
-    c->oscar.max_growth = scn_real(sc, K_AR_OS_GROWTH);
-    c->oscar.min_cwnd = scn_real(sc, K_AR_OS_MINCWND);
+    ac->cc.spacing = rate ? arb_cc_spacing_for_rate(rate, frame) : 0;
+    ac->cc.window = (uint32_t)scn_u64(sc, K_AR_CC_WINDOW);
 }
 
 /* The key a controller's rule names ("timely.beta: ..." is arbor.cc.timely.beta). */

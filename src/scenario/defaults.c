@@ -4,10 +4,12 @@
  * collective's with the controllers', the planner's, the workload's) and
  * written as the key table writes values, so that `arbor sim --keys`, a
  * new scenario and a report's "is it the default" all come from the
- * engines. The key table (scn_int.h) marks such a key ENGINE; a key whose
- * 0 means something the scenario derives (workload.seed: run.seed,
- * transport.rto: auto, arbor.cc.window: arbor.window, arbor.cc.rate: no
- * rate gate) keeps its own default there.
+ * engines; and a scenario's values of those keys set into the engines'
+ * configurations by the same table (scn_engine_apply), so that a key and
+ * its field are tied in one place. The key table (scn_int.h) marks such a
+ * key ENGINE; a key whose 0 means something the scenario derives
+ * (workload.seed: run.seed, transport.rto: auto, arbor.cc.window:
+ * arbor.window, arbor.cc.rate: no rate gate) keeps its own default there.
  */
 #include "scn_int.h"
 
@@ -264,6 +266,46 @@ static void make_texts(void)
     engine_defaults(&d);
     for (size_t i = 0; i < sizeof engine_keys / sizeof engine_keys[0]; i++)
         fmt_value(texts[engine_keys[i].k], sizeof texts[0], &d, &engine_keys[i]);
+}
+
+/* Each engine's configuration in struct engine_defaults (enum scn_engine). */
+static const struct {
+    size_t off, size;
+} engines[] = {
+    {offsetof(struct engine_defaults, topo), sizeof(arb_topo_config)},
+    {offsetof(struct engine_defaults, sim), sizeof(arb_sim_config)},
+    {offsetof(struct engine_defaults, ar), sizeof(arb_sim_arbor_config)},
+    {offsetof(struct engine_defaults, plan), sizeof(arb_plan_config)},
+    {offsetof(struct engine_defaults, wl), sizeof(arb_workload_config)},
+};
+
+/* A whole number into a field of `size` bytes. */
+static void put_whole(void *p, size_t size, int64_t v)
+{
+    if (size == 1)
+        *(uint8_t *)p = (uint8_t)v;
+    else if (size == 2)
+        *(uint16_t *)p = (uint16_t)v;
+    else if (size == 4)
+        *(uint32_t *)p = (uint32_t)v;
+    else
+        *(uint64_t *)p = (uint64_t)v;
+}
+
+void scn_engine_apply(const arb_scenario *sc, enum scn_engine eng, void *cfg)
+{
+    size_t lo = engines[eng].off, hi = lo + engines[eng].size;
+    for (size_t i = 0; i < sizeof engine_keys / sizeof engine_keys[0]; i++) {
+        const struct engine_key *e = &engine_keys[i];
+        if (e->off < lo || e->off >= hi || e->fmt == DF_TIME_AUTO) continue;
+        void *p = (char *)cfg + (e->off - lo);
+        if (e->real)
+            *(double *)p = scn_real(sc, e->k);
+        else if (e->fmt == DF_CHOICE)
+            put_whole(p, e->size, scn_choice(sc, e->k));
+        else
+            put_whole(p, e->size, (int64_t)scn_u64(sc, e->k));
+    }
 }
 
 const char *scn_engine_default(enum scn_key k)

@@ -81,9 +81,7 @@ static int fabric_topo(const arb_scenario *sc, arb_topo **out, char *err, size_t
 {
     char msg[512];
     arb_topo_config tc = arb_topo_config_default();
-    tc.rate = scn_u64(sc, K_FAB_RATE);
-    tc.up_rate = scn_u64(sc, K_FAB_UPRATE);
-    tc.delay = scn_u64(sc, K_FAB_DELAY);
+    scn_engine_apply(sc, SCN_ENG_TOPO, &tc); /* link_rate, up_rate, delay */
     int rc = arb_topo_new(out, scn_str(sc, K_FAB_TOPO), &tc, msg, sizeof msg);
     if (rc < 0) return scn_key_fail(sc, K_FAB_TOPO, err, errlen, rc, msg);
     if (*scn_str(sc, K_FAB_FAIL)) {

@@ -412,6 +412,12 @@ int scn_key_is_list(int k);
  * ENGINE key the engine's (defaults.c; NULL for a key the table has). */
 const char *scn_key_default(enum scn_key k);
 const char *scn_engine_default(enum scn_key k);
+/* The ENGINE keys' values into an engine's configuration, cfg (which the
+ * engine's *_config_default() filled): every key whose default is a field
+ * of it, but a time left at auto (transport.rto_low, rto_high), which the
+ * scenario derives. */
+enum scn_engine { SCN_ENG_TOPO, SCN_ENG_SIM, SCN_ENG_ARBOR, SCN_ENG_PLAN, SCN_ENG_WORKLOAD };
+void scn_engine_apply(const arb_scenario *sc, enum scn_engine eng, void *cfg);
 /* An error about key k: "WHERE: message" into err (as arb_errf); returns code. */
 int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
                  const char *msg);

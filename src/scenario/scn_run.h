@@ -97,8 +97,9 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
                     arb_plan ***plans, uint32_t *n_plans, char *err, size_t errlen);
 /* arbor_config.c: the plan configuration of [arbor] (ranks and bytes apart). */
 int scn_arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err, size_t errlen);
-/* cc_config.c: the responders' controller of [arbor] (arbor.cc, arbor.cc.*)
- * into ac (ac->payload set first); the key a controller's rule names
+/* cc_config.c: the responders' controller of [arbor] beside the ENGINE keys
+ * (arbor.cc.rate as a spacing, arbor.cc.window) into ac (ac->payload set
+ * first); the key a controller's rule names
  * ("timely.beta: ..." is arbor.cc.timely.beta; else arbor.cc). */
 void scn_arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac);
 enum scn_key scn_cc_key(const char *why);

@@ -30,8 +30,9 @@ static int check_sim_config(const arb_scenario *sc, const arb_sim_config *c, cha
 }
 
 /* [transport]'s timers: go-back-N's rto; IRN's rto_low, rto_high and
- * rto_low_n, or one fixed timeout an explicit rto sets; the probes. The
- * simulator derives what is left at 0 from the fabric. */
+ * rto_low_n, or one fixed timeout an explicit rto sets (rto_low_n and tlp
+ * are set with the other keys). The simulator derives what is left at 0
+ * from the fabric. */
 static int transport_timers(const arb_scenario *sc, arb_sim_config *cfg, char *err, size_t errlen)
 {
     static const enum scn_key irn_keys[] = {K_TR_RTOLOW, K_TR_RTOHIGH, K_TR_RTON};
@@ -49,7 +50,6 @@ static int transport_timers(const arb_scenario *sc, arb_sim_config *cfg, char *e
                 "rto_low and rto_high, or rto");
     }
     cfg->rto = rto ? rto : ARB_PS_PER_MS;
-    cfg->rto_low_n = (uint32_t)scn_u64(sc, K_TR_RTON);
     if (irn) {
         cfg->rto_low = rto ? rto : scn_u64(sc, K_TR_RTOLOW);
         cfg->rto_high = rto ? rto : scn_u64(sc, K_TR_RTOHIGH);
@@ -59,7 +59,6 @@ static int transport_timers(const arb_scenario *sc, arb_sim_config *cfg, char *e
         snprintf(msg, sizeof msg, "above transport.rto_high (%s)", scn_str(sc, K_TR_RTOHIGH));
         return scn_key_fail(sc, K_TR_RTOLOW, err, errlen, ARB_EINVAL, msg);
     }
-    cfg->tlp = scn_choice(sc, K_TR_TLP);
     return 0;
 }
 
@@ -69,39 +68,17 @@ int scn_run_sim_config(struct scn_run *run)
     const arb_scenario *sc = run->sc;
     arb_sim_config *cfg = &run->cfg;
     arb_sim_config_default(cfg);
-    cfg->seed = run->seed;
-    cfg->mtu = (uint32_t)scn_u64(sc, K_TR_MTU);
-    cfg->hdr_bytes = (uint32_t)scn_u64(sc, K_TR_HDR);
+    scn_engine_apply(sc, SCN_ENG_SIM, cfg); /* [transport], [switch], the faults, run.seed */
     run->r->mtu = cfg->mtu;
     run->r->hdr_bytes = cfg->hdr_bytes;
-    cfg->ctrl_bytes = (uint32_t)scn_u64(sc, K_TR_CTRL);
-    cfg->transport = (arb_transport)scn_choice(sc, K_TR_KIND);
     int rc = transport_timers(sc, cfg, run->err, run->errlen);
     if (rc < 0) return rc;
-    cfg->retry_limit = (uint32_t)scn_u64(sc, K_TR_RETRY);
-    cfg->window = (uint32_t)scn_u64(sc, K_TR_WINDOW);
-    cfg->ack_every = (uint32_t)scn_u64(sc, K_TR_ACKEVERY);
-    cfg->irn_reorder = scn_u64(sc, K_TR_REORDER);
-    cfg->queue_bytes = scn_u64(sc, K_SW_QUEUE);
-    cfg->ecn = (int)scn_u64(sc, K_SW_ECN);
-    cfg->ecn_kmin = (uint32_t)scn_u64(sc, K_SW_KMIN);
-    cfg->ecn_kmax = (uint32_t)scn_u64(sc, K_SW_KMAX);
-    cfg->ecn_pmax = scn_real(sc, K_SW_PMAX);
-    cfg->pfc = (int)scn_u64(sc, K_SW_PFC);
-    cfg->pfc_xoff = (uint32_t)scn_u64(sc, K_SW_XOFF);
-    cfg->pfc_xon = (uint32_t)scn_u64(sc, K_SW_XON);
-    cfg->dcqcn = (int)scn_u64(sc, K_TR_DCQCN);
-    cfg->local_order = scn_choice(sc, K_RUN_ORDER);
     if (run->w) {
         cfg->on_flow_done = arb_workload_on_flow_done;
         cfg->done_ctx = run->w;
         cfg->on_flow_sent = arb_workload_on_flow_sent;
         cfg->sent_ctx = run->w;
     }
-    cfg->loss = scn_real(sc, K_FAB_LOSS);
-    cfg->dup = scn_real(sc, K_FAB_DUP);
-    cfg->reorder = scn_real(sc, K_FAB_REORDER);
-    cfg->reorder_delay = scn_u64(sc, K_FAB_REORDER_DELAY);
     enum scn_key bad = cfg->loss >= 1      ? K_FAB_LOSS
                        : cfg->dup >= 1     ? K_FAB_DUP
                        : cfg->reorder >= 1 ? K_FAB_REORDER

@@ -17,11 +17,8 @@ static int make_workload(const arb_scenario *sc, const arb_topo *t, uint64_t run
     arb_workload_config_default(&wc);
     uint64_t wseed = scn_u64(sc, K_WL_SEED);
     if (wseed == 0) wseed = run_seed;
+    scn_engine_apply(sc, SCN_ENG_WORKLOAD, &wc); /* qps, qp_mode, shared_sport, start_delay */
     wc.seed = wseed;
-    wc.qps = (uint32_t)scn_u64(sc, K_WL_QPS);
-    wc.qp_mode = (arb_qp_mode)scn_choice(sc, K_WL_QPMODE);
-    wc.shared_sport = (int)scn_u64(sc, K_WL_SHAREDSPORT);
-    wc.start_delay = scn_u64(sc, K_WL_START_DELAY);
     uint64_t size = scn_u64(sc, K_WL_SIZE);
     arb_time start = scn_u64(sc, K_WL_START);
     const char *kind = scn_str(sc, K_WL_KIND);
