@@ -530,7 +530,7 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 /* A partitioned run (collective, after it): every part's counts summed,
  * as each QP's packets reach their host through one part's ports (checked
- * by run.c); an error of any part is every part's. 0 or the operations'
+ * by partition.c); an error of any part is every part's. 0 or the operations'
  * ARB_E*. */
 int scn_order_merge(struct scn_order *o, const arb_sim_part_ops *ops);
 void scn_order_free(struct scn_order *o);
