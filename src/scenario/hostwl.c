@@ -15,14 +15,6 @@
 #include <string.h>
 #include "base/alloc.h"
 
-static int key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
-                    const char *msg)
-{
-    char where[512];
-    scn_where(sc, k, where, sizeof where);
-    return arb_errf(err, errlen, code, "%s: %s", where, msg);
-}
-
 /* workload.hosts (NULL when empty: rank r on host r) and its count. */
 static int hosts_of(const arb_scenario *sc, uint32_t n_hosts, uint32_t **hosts, uint32_t *nh,
                     char *err, size_t errlen)
@@ -33,7 +25,7 @@ static int hosts_of(const arb_scenario *sc, uint32_t n_hosts, uint32_t **hosts, 
     const char *hl = scn_str(sc, K_WL_HOSTS);
     if (!*hl) return 0;
     int rc = scn_parse_hosts(hl, n_hosts, hosts, nh, msg, sizeof msg);
-    return rc < 0 ? key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg) : 0;
+    return rc < 0 ? scn_key_fail(sc, K_WL_HOSTS, err, errlen, rc, msg) : 0;
 }
 
 static enum scn_key blame_of(const char *msg)
@@ -61,12 +53,12 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     if (ranks > nh) {
         arb_free(hosts);
         snprintf(msg, sizeof msg, "%llu ranks, but only %u hosts", (unsigned long long)ranks, nh);
-        return key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
+        return scn_key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
     }
     arb_hcoll_config hc;
     memset(&hc, 0, sizeof hc);
-    hc.coll = (arb_hc_coll)scn_enum(sc, K_HC_COLL);
-    hc.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    hc.coll = (arb_hc_coll)scn_choice(sc, K_HC_COLL);
+    hc.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     hc.hosts = hosts;
     hc.ranks = (uint32_t)ranks;
     hc.bytes = scn_u64(sc, K_WL_SIZE);
@@ -75,7 +67,7 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     hc.start = scn_u64(sc, K_WL_START);
     rc = arb_workload_new_hcoll(w, &hc, n_hosts, wc, msg, sizeof msg);
     arb_free(hosts);
-    return rc < 0 ? key_fail(sc, blame_of(msg), err, errlen, rc, msg) : 0;
+    return rc < 0 ? scn_key_fail(sc, blame_of(msg), err, errlen, rc, msg) : 0;
 }
 
 static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_workload_config *wc,
@@ -85,20 +77,20 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     uint32_t n_hosts = arb_topo_n_hosts(t);
     arb_sim_arbor_config ac;
     arb_plan_config pc;
-    int arbor = scn_enum(sc, K_WL_BACKEND) == 1;
+    int arbor = scn_choice(sc, K_WL_BACKEND);
     if (arbor) { /* the [arbor] settings every collective shares */
         int rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
         if (rc < 0) return rc;
     }
     char *path = scn_path(sc, K_WL_FILE);
     if (!path)
-        return key_fail(sc, K_WL_FILE, err, errlen, ARB_EINVAL,
-                        "workload kind iteration needs a trace file");
+        return scn_key_fail(sc, K_WL_FILE, err, errlen, ARB_EINVAL,
+                            "workload kind iteration needs a trace file");
     arb_trace *tr = NULL;
     int rc =
-        arb_trace_load(&tr, path, (arb_trace_format)scn_enum(sc, K_HC_FORMAT), msg, sizeof msg);
+        arb_trace_load(&tr, path, (arb_trace_format)scn_choice(sc, K_HC_FORMAT), msg, sizeof msg);
     arb_free(path);
-    if (rc < 0) return key_fail(sc, K_WL_FILE, err, errlen, rc, msg);
+    if (rc < 0) return scn_key_fail(sc, K_WL_FILE, err, errlen, rc, msg);
     uint32_t *hosts, nh;
     rc = hosts_of(sc, n_hosts, &hosts, &nh, err, errlen);
     if (rc < 0) {
@@ -109,7 +101,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     memset(&ic, 0, sizeof ic);
     ic.hosts = hosts;
     ic.n_map = nh;
-    ic.algo = (arb_hc_algo)scn_enum(sc, K_HC_ALGO);
+    ic.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     ic.chunk = scn_u64(sc, K_WL_CHUNK);
     ic.start = scn_u64(sc, K_WL_START);
     ic.arbor = arbor;
@@ -123,7 +115,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     if (rc < 0) {
         enum scn_key k = blame_of(msg);
         if (strstr(msg, ": inner_ranks: ")) k = K_AR_INNER;
-        return key_fail(sc, k == K_WL_KIND ? K_WL_FILE : k, err, errlen, rc, msg);
+        return scn_key_fail(sc, k == K_WL_KIND ? K_WL_FILE : k, err, errlen, rc, msg);
     }
     return 0;
 }

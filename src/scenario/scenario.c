@@ -1,18 +1,11 @@
 /*
- * Scenario files: the key table, value parsing and the INI reader
- * (libinih). inih reads one line per call of our reader, so the reader
- * knows the line number every handler call belongs to, checks section
- * headers (inih only reports sections that have keys) and marks indented
- * continuation lines.
+ * Scenario keys: the key table, the keys' names (with hints for a typo),
+ * value parsing and the typed values; ini.c reads files into them.
  */
 #include "scn_int.h"
 
-#include "base/file.h"
-
 #include <errno.h>
-#include <ini.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +37,11 @@ static char *dup_str(const char *s)
     return d;
 }
 
+const char *scn_key_default(enum scn_key k)
+{
+    return keys[k].def ? keys[k].def : scn_engine_default(k);
+}
+
 size_t arb_scenario_n_keys(void)
 {
     return K_COUNT;
@@ -54,7 +52,7 @@ int arb_scenario_key(size_t i, arb_scenario_key_info *info)
     if (i >= K_COUNT) return ARB_EINVAL;
     info->section = keys[i].sec;
     info->key = keys[i].key;
-    info->def = keys[i].def;
+    info->def = scn_key_default((enum scn_key)i);
     info->doc = keys[i].doc;
     info->choices = keys[i].choices;
     return 0;
@@ -74,7 +72,7 @@ int arb_scenario_new(arb_scenario **out)
     arb_scenario *sc = arb_calloc(1, sizeof *sc);
     if (!sc) return ARB_ENOMEM;
     for (int k = 0; k < K_COUNT; k++) {
-        sc->v[k].text = dup_str(keys[k].def);
+        sc->v[k].text = dup_str(scn_key_default((enum scn_key)k));
         if (!sc->v[k].text) {
             arb_scenario_free(sc);
             return ARB_ENOMEM;
@@ -98,7 +96,7 @@ const char *arb_scenario_file(const arb_scenario *sc)
     return sc->file;
 }
 
-static int find_key(const char *sec, const char *key)
+int scn_find_key(const char *sec, const char *key)
 {
     for (int k = 0; k < K_COUNT; k++)
         if (strcmp(keys[k].sec, sec) == 0 && strcmp(keys[k].key, key) == 0) return k;
@@ -133,7 +131,7 @@ static unsigned edit_distance(const char *a, const char *b)
  * (two edits, one for a key of four characters or fewer), in section sec,
  * or in every section when sec is NULL or has none so near; keys equally
  * near are all named ("transport.window or arbor.window"); "" for none. */
-static const char *key_hint(const char *sec, const char *key, char *buf, size_t len)
+const char *scn_key_hint(const char *sec, const char *key, char *buf, size_t len)
 {
     const unsigned near = strlen(key) > 4 ? 3 : 2; /* below this */
     for (int pass = sec ? 0 : 1; pass < 2; pass++) {
@@ -164,7 +162,7 @@ static const char *key_hint(const char *sec, const char *key, char *buf, size_t 
     return "";
 }
 
-static int known_section(const char *sec)
+int scn_known_section(const char *sec)
 {
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (strcmp(sections[i], sec) == 0) return 1;
@@ -173,7 +171,7 @@ static int known_section(const char *sec)
 
 const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key)
 {
-    int k = find_key(section, key);
+    int k = scn_find_key(section, key);
     return k < 0 ? NULL : sc->v[k].text;
 }
 
@@ -196,6 +194,14 @@ void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len)
         snprintf(buf, len, "%s:%u: %s.%s", v->file, v->line, keys[k].sec, keys[k].key);
     else
         snprintf(buf, len, "%s.%s", keys[k].sec, keys[k].key);
+}
+
+int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                 const char *msg)
+{
+    char where[512];
+    scn_where(sc, k, where, sizeof where);
+    return arb_errf(err, errlen, code, "%s: %s", where, msg);
 }
 
 /* ---- value parsing ----------------------------------------------------- */
@@ -332,11 +338,11 @@ int scn_list(const arb_scenario *sc, enum scn_key k, uint64_t **out, uint32_t *n
 
 int scn_is_default(const arb_scenario *sc, enum scn_key k)
 {
-    return strcmp(sc->v[k].text, keys[k].def) == 0;
+    return strcmp(sc->v[k].text, scn_key_default(k)) == 0;
 }
 
 /* Check `s` for key k; on error write what is wrong into msg. */
-static int check_value(int k, const char *s, char *msg, size_t len)
+int scn_check_value(int k, const char *s, char *msg, size_t len)
 {
     const struct keydef *d = &keys[k];
     uint64_t v = 0;
@@ -460,11 +466,6 @@ double scn_real(const arb_scenario *sc, enum scn_key k)
     return strtod(sc->v[k].text, NULL);
 }
 
-int scn_enum(const arb_scenario *sc, enum scn_key k)
-{
-    return enum_index(keys[k].choices, sc->v[k].text);
-}
-
 char *scn_path(const arb_scenario *sc, enum scn_key k)
 {
     const struct scn_value *v = &sc->v[k];
@@ -487,8 +488,8 @@ static char *trim(char *s)
     return s;
 }
 
-static int set_value(arb_scenario *sc, int k, const char *text, const char *file, unsigned line,
-                     const char *dir)
+int scn_set_value(arb_scenario *sc, int k, const char *text, const char *file, unsigned line,
+                  const char *dir)
 {
     char *t = dup_str(text), *f = dup_str(file), *d = dup_str(dir);
     if (!t || (file && !f) || (dir && !d)) {
@@ -526,12 +527,12 @@ static int resolve_bare(const char *nm, const char *opt, char *err, size_t errle
     int k = -1;
     /* The run's seed is what "seed" means on a command line; the routing
      * seed is reached as routing.seed. */
-    if (strcmp(nm, "seed") == 0) return find_key("run", "seed");
+    if (strcmp(nm, "seed") == 0) return scn_find_key("run", "seed");
     int hits = bare_hits(nm, &k);
     char hint[160];
     if (hits == 0)
         return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, nm,
-                        key_hint(NULL, nm, hint, sizeof hint));
+                        scn_key_hint(NULL, nm, hint, sizeof hint));
     if (hits > 1) {
         char list[160] = "";
         for (int i = 0; i < K_COUNT; i++)
@@ -556,17 +557,17 @@ static int resolve_key(char *nm, const char *opt, char *err, size_t errlen)
     *dot = '\0';
     char *sec = trim(nm), *key = trim(dot + 1);
     char hint[160];
-    if (!known_section(sec)) {
+    if (!scn_known_section(sec)) {
         char whole[128]; /* the name whole: a key with a dot of its own, misspelt? */
         snprintf(whole, sizeof whole, "%s.%s", sec, key);
-        if (*key_hint(NULL, whole, hint, sizeof hint))
+        if (*scn_key_hint(NULL, whole, hint, sizeof hint))
             return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, whole, hint);
         return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown section [%s]", opt, whole, sec);
     }
-    k = find_key(sec, key);
+    k = scn_find_key(sec, key);
     if (k < 0)
         return arb_errf(err, errlen, ARB_EPARSE, "%s %s.%s: unknown key in [%s]%s", opt, sec, key,
-                        sec, key_hint(sec, key, hint, sizeof hint));
+                        sec, scn_key_hint(sec, key, hint, sizeof hint));
     return k;
 }
 
@@ -589,229 +590,22 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
     if (!val) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
     char *v = trim(val);
     char msg[256];
-    int rc = check_value(k, v, msg, sizeof msg);
+    int rc = scn_check_value(k, v, msg, sizeof msg);
     if (rc < 0) {
         arb_free(val);
         char where[160];
         option_where(opt, k, where, sizeof where);
         return arb_errf(err, errlen, rc, "%s: %s", where, msg);
     }
-    rc = set_value(sc, k, v, opt, 0, NULL);
+    rc = scn_set_value(sc, k, v, opt, 0, NULL);
     arb_free(val);
     if (rc < 0) return arb_errf(err, errlen, rc, "out of memory");
     return 0;
 }
 
-/* ---- the INI reader ---------------------------------------------------- */
-
-struct ini_state {
-    arb_scenario *sc;
-    const char *name, *dir;
-    const char *p;   /* the text not read yet */
-    unsigned line;   /* of the line inih is working on */
-    int cont;        /* that line is an indented continuation */
-    int last_key;    /* the key of the previous key line, for continuations */
-    unsigned dangle; /* the line of a list that ended with ',' (a continuation must follow), or 0 */
-    int dangle_key;  /* its key */
-    int rc;          /* first error */
-    char *err;
-    size_t errlen;
-};
-
-static void first_error(struct ini_state *st, int code, const char *fmt, ...) ARB_PRINTF(3, 4);
-
-static void first_error(struct ini_state *st, int code, const char *fmt, ...)
-{
-    if (st->rc) return;
-    st->rc = code;
-    if (st->err && st->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(st->err, st->errlen, fmt, ap);
-        va_end(ap);
-    }
-}
-
-static char *reader(char *str, int num, void *stream)
-{
-    struct ini_state *st = stream;
-    if (!*st->p) return NULL;
-    const char *nl = strchr(st->p, '\n');
-    size_t len = nl ? (size_t)(nl - st->p) : strlen(st->p);
-    st->line++;
-    if (len + 2 > (size_t)num) {
-        first_error(st, ARB_EPARSE, "%s:%u: the line is longer than %d characters", st->name,
-                    st->line, num - 2);
-        str[0] = '\0'; /* consume it whole, hand inih a blank line */
-    } else {
-        memcpy(str, st->p, len);
-        str[len] = '\n';
-        str[len + 1] = '\0';
-    }
-    st->p += len + (nl ? 1 : 0);
-    /* section header check (inih reports only sections that have keys) */
-    const char *s = str;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    st->cont = (s != str) && *s && *s != '\n' && *s != '\r' && *s != ';' && *s != '#';
-    if (*s == '[') {
-        const char *e = strchr(s, ']');
-        if (!e)
-            first_error(st, ARB_EPARSE, "%s:%u: a section header without its ']'", st->name,
-                        st->line);
-        char sec[64];
-        size_t n = e ? (size_t)(e - s - 1) : 0;
-        if (e && n < sizeof sec) {
-            memcpy(sec, s + 1, n);
-            sec[n] = '\0';
-            if (!known_section(sec))
-                first_error(st, ARB_EPARSE,
-                            "%s:%u: unknown section [%s] (fabric, routing, transport, switch, "
-                            "workload, host, arbor, run)",
-                            st->name, st->line, sec);
-        }
-        st->last_key = -1;
-    }
-    return str;
-}
-
 /* Does key k take a list (which may go on over continuation lines)? */
-static int is_list(int k)
+int scn_key_is_list(int k)
 {
     return keys[k].type == VT_LIST || keys[k].type == VT_TIMES || keys[k].type == VT_SIZES ||
            keys[k].type == VT_COUNTS;
-}
-
-/* A list's line ended with ',' and no continuation line followed. */
-static void dangling(struct ini_state *st)
-{
-    first_error(st, ARB_EPARSE,
-                "%s:%u: %s.%s: the list ends with ',' and no continuation line (indented) follows",
-                st->name, st->dangle, keys[st->dangle_key].sec, keys[st->dangle_key].key);
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value)
-{
-    struct ini_state *st = user;
-    if (st->rc) return 1; /* keep only the first error; let inih finish */
-    if (!*section) {
-        first_error(st, ARB_EPARSE, "%s:%u: %s: a key before any [section]", st->name, st->line,
-                    name);
-        return 0;
-    }
-    if (!known_section(section)) return 1; /* reported by the reader */
-    int k = find_key(section, name);
-    if (k < 0) {
-        char hint[160];
-        first_error(st, ARB_EPARSE, "%s:%u: %s.%s: unknown key in [%s]%s", st->name, st->line,
-                    section, name, section, key_hint(section, name, hint, sizeof hint));
-        return 0;
-    }
-    int more = st->cont && k == st->last_key; /* this line continues the key's list */
-    if (st->dangle && !more) {
-        dangling(st);
-        return 0;
-    }
-    st->dangle = 0;
-    char *text;
-    if (more) {
-        if (!is_list(k)) {
-            first_error(st, ARB_EPARSE, "%s:%u: %s.%s: a continuation line for a single value",
-                        st->name, st->line, section, name);
-            return 0;
-        }
-        const char *old = st->sc->v[k].text;
-        size_t n = strlen(old) + strlen(value) + 2;
-        text = arb_malloc(n);
-        if (text) snprintf(text, n, "%s%s%s", old, *old ? "," : "", value);
-    } else {
-        text = dup_str(value);
-    }
-    if (!text) {
-        first_error(st, ARB_ENOMEM, "out of memory");
-        return 0;
-    }
-    if (is_list(k)) { /* "a, b," goes on on the next line: checked without the ',' */
-        size_t n = strlen(text);
-        while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
-            n--;
-        if (n && text[n - 1] == ',') {
-            text[n - 1] = '\0';
-            st->dangle = st->line;
-            st->dangle_key = k;
-        }
-    }
-    char msg[256];
-    int rc = check_value(k, text, msg, sizeof msg);
-    if (rc == 0) rc = set_value(st->sc, k, text, st->name, st->line, st->dir);
-    arb_free(text);
-    if (rc < 0) {
-        if (rc == ARB_ENOMEM)
-            first_error(st, rc, "out of memory");
-        else
-            first_error(st, rc, "%s:%u: %s.%s: %s", st->name, st->line, section, name, msg);
-        return 0;
-    }
-    st->last_key = k;
-    return 1;
-}
-
-int arb_scenario_load_string(arb_scenario *sc, const char *text, const char *name, const char *dir,
-                             char *err, size_t errlen)
-{
-    struct ini_state st;
-    memset(&st, 0, sizeof st);
-    st.sc = sc;
-    st.name = name ? name : "scenario";
-    st.dir = dir;
-    st.p = text;
-    st.last_key = -1;
-    st.err = err;
-    st.errlen = errlen;
-    int line = ini_parse_stream(reader, &st, handler, &st);
-    if (st.dangle) dangling(&st);
-    if (st.rc) return st.rc;
-    if (line > 0)
-        return arb_errf(err, errlen, ARB_EPARSE,
-                        "%s:%d: malformed line (expected [section] or key = value)", st.name, line);
-    if (line < 0) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    return 0;
-}
-
-/* A scenario file is text of a few kilobytes: anything past this is not one. */
-#define SCENARIO_MAX_BYTES ((size_t)16 << 20)
-
-int arb_scenario_load(arb_scenario *sc, const char *path, char *err, size_t errlen)
-{
-    char *buf;
-    size_t len;
-    int rd = arb_file_read(path, SCENARIO_MAX_BYTES, &buf, &len);
-    if (rd == ARB_ENOENT)
-        return arb_errf(err, errlen, ARB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (rd < 0) return arb_errf(err, errlen, rd, "%s: cannot read", path);
-    if (memchr(buf, '\0', len)) {
-        arb_free(buf);
-        return arb_errf(err, errlen, ARB_EPARSE, "%s: a NUL byte: not a scenario file", path);
-    }
-    char *dir = dup_str(path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (dir) {
-        if (slash == dir)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            dir[0] = '\0';
-    }
-    int rc = dir ? arb_scenario_load_string(sc, buf, path, dir, err, errlen)
-                 : arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-    arb_free(dir);
-    arb_free(buf);
-    if (rc == 0) {
-        char *fn = dup_str(path);
-        if (!fn) return arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
-        arb_free(sc->file);
-        sc->file = fn;
-    }
-    return rc;
 }

@@ -7,14 +7,18 @@
 #include "arbor/scenario.h"
 #include "arbor/topo.h"
 
-/* The keys, in table order: X(id, section, key, type, default, choices, lo, hi, doc). */
+/* The keys, in table order: X(id, section, key, type, default, choices, lo, hi, doc).
+ * ENGINE: the default is the engine's, from its *_config_default()
+ * (defaults.c, scn_key_default). */
+#define ENGINE NULL
 #define SCN_KEYS(X)                                                                                \
     X(FAB_TOPO, "fabric", "topology", VT_STR, "leafspine:4,4,4", NULL, 0, 0,                       \
       "the fabric, as for 'arbor topo' (star:N, leafspine:L,D,U, kary:K,N, pgft:..., ...)")        \
-    X(FAB_RATE, "fabric", "link_rate", VT_RATE, "100G", NULL, 0, 0, "rate of host links")          \
-    X(FAB_UPRATE, "fabric", "up_rate", VT_RATE0, "0", NULL, 0, 0,                                  \
+    X(FAB_RATE, "fabric", "link_rate", VT_RATE, ENGINE, NULL, 0, 0, "rate of host links")          \
+    X(FAB_UPRATE, "fabric", "up_rate", VT_RATE0, ENGINE, NULL, 0, 0,                               \
       "rate of switch-to-switch links; 0: link_rate")                                              \
-    X(FAB_DELAY, "fabric", "delay", VT_TIME, "1us", NULL, 0, 0, "propagation delay of every link") \
+    X(FAB_DELAY, "fabric", "delay", VT_TIME, ENGINE, NULL, 0, 0,                                   \
+      "propagation delay of every link")                                                           \
     X(FAB_FAIL, "fabric", "fail", VT_LIST, "", NULL, 0, 0,                                         \
       "failed links and switches, as for 'arbor topo --fail', separated by commas or blanks "      \
       "(empty: none)")                                                                             \
@@ -27,15 +31,15 @@
     X(FAB_REBOOTAT, "fabric", "reboot_at", VT_LIST, "", NULL, 0, 0,                                \
       "switch reboots during the run: TIME switch:NAME... [down=T]; ... (slot pools emptied; "     \
       "down=T: off the fabric for T, then back empty)")                                            \
-    X(FAB_LOSS, "fabric", "loss", VT_REAL, "0", NULL, 0, 1,                                        \
+    X(FAB_LOSS, "fabric", "loss", VT_REAL, ENGINE, NULL, 0, 1,                                     \
       "probability that a packet is lost on each link it crosses (seeded; below 1)")               \
-    X(FAB_DUP, "fabric", "dup", VT_REAL, "0", NULL, 0, 1,                                          \
+    X(FAB_DUP, "fabric", "dup", VT_REAL, ENGINE, NULL, 0, 1,                                       \
       "probability that a link delivers a packet twice, the copy right after it (seeded; below "   \
       "1)")                                                                                        \
-    X(FAB_REORDER, "fabric", "reorder", VT_REAL, "0", NULL, 0, 1,                                  \
+    X(FAB_REORDER, "fabric", "reorder", VT_REAL, ENGINE, NULL, 0, 1,                               \
       "probability that a link holds a packet back reorder_delay where it arrives, so later "      \
       "packets overtake it (seeded; below 1)")                                                     \
-    X(FAB_REORDER_DELAY, "fabric", "reorder_delay", VT_TIME, "10us", NULL, 0, 0,                   \
+    X(FAB_REORDER_DELAY, "fabric", "reorder_delay", VT_TIME, ENGINE, NULL, 0, 0,                   \
       "how long a reordered packet is held")                                                       \
     X(FAB_LINK, "fabric", "link", VT_LIST, "", NULL, 0, 0,                                         \
       "per-link settings: LINKS rate=R delay=T loss=P dup=P reorder=P; ... (links as for "         \
@@ -49,50 +53,50 @@
     X(RT_STEER, "routing", "steer", VT_LIST, "", NULL, 0, 0,                                       \
       "route overrides: SWITCH [src=hI] [dst=hJ] [kind=data|ctrl] [from=T] [until=T] up=Q|down=D|" \
       "port=P; ... (first match wins, else routing.scheme)")                                       \
-    X(TR_KIND, "transport", "kind", VT_ENUM, "gbn", "gbn|roce|irn", 0, 0,                          \
+    X(TR_KIND, "transport", "kind", VT_ENUM, ENGINE, "gbn|roce|irn", 0, 0,                         \
       "gbn (RoCE go-back-N; roce is a synonym) or irn (selective repeat)")                         \
-    X(TR_MTU, "transport", "mtu", VT_SIZE, "4096", NULL, 1, 65000, "payload bytes per packet")     \
-    X(TR_HDR, "transport", "header", VT_SIZE, "82", NULL, 0, 500,                                  \
+    X(TR_MTU, "transport", "mtu", VT_SIZE, ENGINE, NULL, 1, 65000, "payload bytes per packet")     \
+    X(TR_HDR, "transport", "header", VT_SIZE, ENGINE, NULL, 0, 500,                                \
       "wire bytes a data packet adds to its payload (headers, preamble, gap)")                     \
-    X(TR_CTRL, "transport", "ctrl", VT_SIZE, "86", NULL, 1, 65535,                                 \
+    X(TR_CTRL, "transport", "ctrl", VT_SIZE, ENGINE, NULL, 1, 65535,                               \
       "wire bytes of an ack, NACK or CNP")                                                         \
     X(TR_RTO, "transport", "rto", VT_TIME_AUTO, "auto", NULL, 1, 0,                                \
       "go-back-N's retransmission timeout (auto: 1ms); irn: one fixed timeout in place of "        \
       "rto_low and rto_high (auto: those two)")                                                    \
-    X(TR_RTOLOW, "transport", "rto_low", VT_TIME_AUTO, "auto", NULL, 1, 0,                         \
+    X(TR_RTOLOW, "transport", "rto_low", VT_TIME_AUTO, ENGINE, NULL, 1, 0,                         \
       "irn: the timeout while at most rto_low_n packets are outstanding (auto: 4 x the fabric's "  \
       "longest unloaded round trip)")                                                              \
-    X(TR_RTOHIGH, "transport", "rto_high", VT_TIME_AUTO, "auto", NULL, 1, 0,                       \
+    X(TR_RTOHIGH, "transport", "rto_high", VT_TIME_AUTO, ENGINE, NULL, 1, 0,                       \
       "irn: the timeout while more are outstanding (auto: rto_low + a full switch queue at each "  \
       "switch port of the longest path)")                                                          \
-    X(TR_RTON, "transport", "rto_low_n", VT_U64, "3", NULL, 0, UINT32_MAX,                         \
+    X(TR_RTON, "transport", "rto_low_n", VT_U64, ENGINE, NULL, 0, UINT32_MAX,                      \
       "irn: the most packets outstanding for which rto_low applies (the IRN paper's N)")           \
-    X(TR_TLP, "transport", "tlp", VT_ENUM, "auto", "auto|on|off", 0, 0,                            \
+    X(TR_TLP, "transport", "tlp", VT_ENUM, ENGINE, "auto|on|off", 0, 0,                            \
       "RACK-TLP (RFC 8985): after 2 x the smoothed round trip of silence the last packet again; "  \
       "irn: a lost resend found by a later packet (auto: on for irn, off for gbn)")                \
-    X(TR_RETRY, "transport", "retry_limit", VT_U64, "255", NULL, 0, UINT32_MAX,                    \
+    X(TR_RETRY, "transport", "retry_limit", VT_U64, ENGINE, NULL, 0, UINT32_MAX,                   \
       "timeouts in a row without progress after which a QP gives up (IB's retry count; the run "   \
       "then fails naming it); 0: never")                                                           \
-    X(TR_WINDOW, "transport", "window", VT_U64, "0", NULL, 0, UINT32_MAX,                          \
+    X(TR_WINDOW, "transport", "window", VT_U64, ENGINE, NULL, 0, UINT32_MAX,                       \
       "packets in flight per QP; 0: no limit")                                                     \
-    X(TR_ACKEVERY, "transport", "ack_every", VT_U64, "1", NULL, 1, UINT32_MAX,                     \
+    X(TR_ACKEVERY, "transport", "ack_every", VT_U64, ENGINE, NULL, 1, UINT32_MAX,                  \
       "the receiver acks every N-th in-order packet (and the last)")                               \
-    X(TR_REORDER, "transport", "irn_reorder", VT_TIME, "0", NULL, 0, 0,                            \
+    X(TR_REORDER, "transport", "irn_reorder", VT_TIME, ENGINE, NULL, 0, 0,                         \
       "IRN: a hole is lost once a packet sent this much later has arrived")                        \
-    X(TR_DCQCN, "transport", "dcqcn", VT_BOOL, "off", NULL, 0, 0,                                  \
+    X(TR_DCQCN, "transport", "dcqcn", VT_BOOL, ENGINE, NULL, 0, 0,                                 \
       "DCQCN rate control (CNPs for CE marks; defaults of docs/transports.md)")                    \
-    X(SW_QUEUE, "switch", "queue", VT_SIZE, "2MiB", NULL, 1, UINT32_MAX,                           \
+    X(SW_QUEUE, "switch", "queue", VT_SIZE, ENGINE, NULL, 1, UINT32_MAX,                           \
       "output queue capacity per port (drop-tail)")                                                \
-    X(SW_ECN, "switch", "ecn", VT_BOOL, "on", NULL, 0, 0, "RED-style ECN marking on enqueue")      \
-    X(SW_KMIN, "switch", "kmin", VT_SIZE, "100KB", NULL, 0, UINT32_MAX,                            \
+    X(SW_ECN, "switch", "ecn", VT_BOOL, ENGINE, NULL, 0, 0, "RED-style ECN marking on enqueue")    \
+    X(SW_KMIN, "switch", "kmin", VT_SIZE, ENGINE, NULL, 0, UINT32_MAX,                             \
       "queue depth where marking starts")                                                          \
-    X(SW_KMAX, "switch", "kmax", VT_SIZE, "400KB", NULL, 0, UINT32_MAX,                            \
+    X(SW_KMAX, "switch", "kmax", VT_SIZE, ENGINE, NULL, 0, UINT32_MAX,                             \
       "queue depth where every packet is marked")                                                  \
-    X(SW_PMAX, "switch", "pmax", VT_REAL, "0.2", NULL, 0, 1, "marking probability at kmax")        \
-    X(SW_PFC, "switch", "pfc", VT_BOOL, "off", NULL, 0, 0, "PFC: lossless, pause per ingress")     \
-    X(SW_XOFF, "switch", "xoff", VT_SIZE, "512KB", NULL, 1, UINT32_MAX,                            \
+    X(SW_PMAX, "switch", "pmax", VT_REAL, ENGINE, NULL, 0, 1, "marking probability at kmax")       \
+    X(SW_PFC, "switch", "pfc", VT_BOOL, ENGINE, NULL, 0, 0, "PFC: lossless, pause per ingress")    \
+    X(SW_XOFF, "switch", "xoff", VT_SIZE, ENGINE, NULL, 1, UINT32_MAX,                             \
       "bytes held per ingress port that send PAUSE")                                               \
-    X(SW_XON, "switch", "xon", VT_SIZE, "256KB", NULL, 0, UINT32_MAX,                              \
+    X(SW_XON, "switch", "xon", VT_SIZE, ENGINE, NULL, 0, UINT32_MAX,                               \
       "bytes held below which RESUME is sent")                                                     \
     X(WL_KIND, "workload", "kind", VT_ENUM, "ring_allreduce",                                      \
       "ring_allreduce|perm|shift|all2all|pattern|incast|trace|htsim|arbor|host_collective|"        \
@@ -102,13 +106,13 @@
       "algorithm of [host]; iteration: a training-iteration trace, workload.file)")                \
     X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, UINT64_MAX,                           \
       "bytes per flow (per pair); ring_allreduce and arbor: the buffer S")                         \
-    X(WL_QPS, "workload", "qps", VT_U64, "1", NULL, 1, 65535,                                      \
+    X(WL_QPS, "workload", "qps", VT_U64, ENGINE, NULL, 1, 65535,                                   \
       "QPs per connection; each pair's flow is split over them")                                   \
-    X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, "split", "split|rr|hpn", 0, 0,                    \
+    X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, ENGINE, "split|rr|hpn", 0, 0,                     \
       "ring_allreduce: split every message over the QPs, rr whole messages round robin, or hpn "   \
       "(disjoint source ports, each message to the least-loaded connection); other kinds: split "  \
       "only")                                                                                      \
-    X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, "off", NULL, 0, 0,                      \
+    X(WL_SHAREDSPORT, "workload", "shared_sport", VT_BOOL, ENGINE, NULL, 0, 0,                     \
       "the QPs of a connection share one UDP source port (only the QP number differs)")            \
     X(WL_CHUNK, "workload", "chunk", VT_SIZE, "0", NULL, 0, UINT64_MAX,                            \
       "ring_allreduce, host_collective, iteration: pipeline slice bytes; 0: one message per step") \
@@ -129,7 +133,7 @@
       "trace or Chakra PREFIX.0.et")                                                               \
     X(WL_START, "workload", "start", VT_TIME, "0", NULL, 0, 0,                                     \
       "start time of pattern, incast, ring_allreduce, host_collective and iteration flows")        \
-    X(WL_START_DELAY, "workload", "start_delay", VT_TIME, "0", NULL, 0, 0,                         \
+    X(WL_START_DELAY, "workload", "start_delay", VT_TIME, ENGINE, NULL, 0, 0,                      \
       "ring_allreduce, host_collective, iteration, pattern phases: from the delivery (or the "     \
       "QP's last message leaving) that lets a message start to its start")                         \
     X(WL_SEED, "workload", "seed", VT_U64, "0", NULL, 0, UINT64_MAX,                               \
@@ -146,146 +150,145 @@
       "host_collective: the root rank of reduce and broadcast")                                    \
     X(HC_FORMAT, "host", "trace_format", VT_ENUM, "auto", "auto|text|chakra", 0, 0,                \
       "iteration: the trace's format (auto: Chakra for a name ending .et, else text)")             \
-    X(AR_COLL, "arbor", "collective", VT_ENUM, "allreduce",                                        \
+    X(AR_COLL, "arbor", "collective", VT_ENUM, ENGINE,                                             \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier", 0, 0,                          \
       "the collective (docs/protocol.md section 10); its buffer is workload.size")                 \
-    X(AR_DTYPE, "arbor", "dtype", VT_ENUM, "f32", "f16|bf16|f32|f64|i32|i64", 0, 0,                \
+    X(AR_DTYPE, "arbor", "dtype", VT_ENUM, ENGINE, "f16|bf16|f32|f64|i32|i64", 0, 0,               \
       "element type")                                                                              \
-    X(AR_MODE, "arbor", "mode", VT_ENUM, "headers", "headers|values", 0, 0,                        \
+    X(AR_MODE, "arbor", "mode", VT_ENUM, ENGINE, "headers|values", 0, 0,                           \
       "headers: header-only (packets stand for their payload); values: real payloads, checked")    \
-    X(AR_PAYLOAD, "arbor", "payload", VT_SIZE, "8192", NULL, 1, 8192,                              \
+    X(AR_PAYLOAD, "arbor", "payload", VT_SIZE, ENGINE, NULL, 1, 8192,                              \
       "payload bytes per packet (whole elements)")                                                 \
-    X(AR_WINDOW, "arbor", "window", VT_U64, "0", NULL, 0, 65535,                                   \
+    X(AR_WINDOW, "arbor", "window", VT_U64, ENGINE, NULL, 0, 65535,                                \
       "credits outstanding per channel (a fixed window, no rate gate); 0: the loop's worth at "    \
       "the channel's share of a host link, at least 4 (docs/arbor-sim.md)")                        \
-    X(AR_SLOTS, "arbor", "slots", VT_U64, "1024", NULL, 1, 65536,                                  \
+    X(AR_SLOTS, "arbor", "slots", VT_U64, ENGINE, NULL, 1, 65536,                                  \
       "aggregation slots per aggregating switch (A)")                                              \
-    X(AR_REPAIR, "arbor", "repair", VT_ENUM, "local", "local|end-to-end", 0, 0,                    \
+    X(AR_REPAIR, "arbor", "repair", VT_ENUM, ENGINE, "local|end-to-end", 0, 0,                     \
       "local: a later attempt of an offset is repaired where it was lost (the switches keep what " \
       "an earlier attempt gathered); end-to-end: every attempt gathers anew (docs/protocol.md)")   \
-    X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, "50ms", NULL, 1, 0,                                 \
+    X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, ENGINE, NULL, 1, 0,                                 \
       "the responder's timers' ceiling (the original design's fixed per-offset timeout)")          \
-    X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, "adaptive", "fixed|adaptive", 0, 0,             \
+    X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, ENGINE, "fixed|adaptive", 0, 0,                 \
       "adaptive: a tree silent for srtt + 4 rttvar of the completion times (within timeout_min "   \
       "and timeout) loses its credits; fixed: every timer is arbor.timeout from the send")         \
-    X(AR_TOMIN, "arbor", "timeout_min", VT_TIME, "0", NULL, 0, 0,                                  \
+    X(AR_TOMIN, "arbor", "timeout_min", VT_TIME, ENGINE, NULL, 0, 0,                               \
       "the timers' floor; 0: twice the fabric's unloaded loop (docs/arbor-sim.md)")                \
-    X(AR_DETECT, "arbor", "detection", VT_ENUM, "order", "order|timer", 0, 0,                      \
+    X(AR_DETECT, "arbor", "detection", VT_ENUM, ENGINE, "order|timer", 0, 0,                       \
       "order: a credit is lost once a later one on its tree committed (and a reordering window "   \
       "passed), timers for the tail; timer: timers only")                                          \
-    X(AR_ATTEMPTS, "arbor", "attempts", VT_U64, "8", NULL, 1, 256,                                 \
+    X(AR_ATTEMPTS, "arbor", "attempts", VT_U64, ENGINE, NULL, 1, 256,                              \
       "credits per offset in the network before the bypass repair (1: bypass at the first loss)")  \
-    X(AR_MISSLIMIT, "arbor", "miss_limit", VT_U64, "2", NULL, 1, 255,                              \
+    X(AR_MISSLIMIT, "arbor", "miss_limit", VT_U64, ENGINE, NULL, 1, 255,                           \
       "AGG_MISS for one offset that send it to the bypass repair")                                 \
-    X(AR_DEADAFTER, "arbor", "dead_after", VT_U64, "3", NULL, 1, 255,                              \
+    X(AR_DEADAFTER, "arbor", "dead_after", VT_U64, ENGINE, NULL, 1, 255,                           \
       "timer losses on a tree, with no commit between, that make it dead (it is probed)")          \
-    X(AR_REPTRIES, "arbor", "repair_tries", VT_U64, "8", NULL, 1, 64,                              \
+    X(AR_REPTRIES, "arbor", "repair_tries", VT_U64, ENGINE, NULL, 1, 64,                           \
       "bypass repair credits per offset, and END-wait rounds, before a channel fails")             \
-    X(AR_RETRY, "arbor", "retry", VT_TIME, "10ms", NULL, 1, 0,                                     \
+    X(AR_RETRY, "arbor", "retry", VT_TIME, ENGINE, NULL, 1, 0,                                     \
       "requester REGISTER / END retry interval cap (doubling; failure after 255 x this)")          \
-    X(AR_RETRYMIN, "arbor", "retry_min", VT_TIME, "0", NULL, 0, 0,                                 \
+    X(AR_RETRYMIN, "arbor", "retry_min", VT_TIME, ENGINE, NULL, 0, 0,                              \
       "requester REGISTER / END first retry; 0: the timers' floor")                                \
-    X(AR_CC, "arbor", "cc", VT_ENUM, "fixed", "disabled|fixed|timely|swift|dcqcn|oscar", 0, 0,     \
+    X(AR_CC, "arbor", "cc", VT_ENUM, ENGINE, "disabled|fixed|timely|swift|dcqcn|oscar", 0, 0,      \
       "the responders' congestion controller, one per channel (docs/cc.md); fixed: arbor.window "  \
       "and arbor.cc.rate")                                                                         \
     X(AR_CC_RATE, "arbor", "cc.rate", VT_RATE0, "0", NULL, 0, 0,                                   \
       "fixed: the credits' rate in wire bits/s (a full frame each); 0: no rate gate")              \
     X(AR_CC_WINDOW, "arbor", "cc.window", VT_U64, "0", NULL, 0, 0xFFFFFF,                          \
       "swift, oscar: the initial window; 0: arbor.window")                                         \
-    X(AR_CC_WMIN, "arbor", "cc.window_min", VT_U64, "1", NULL, 1, 0xFFFFFF,                        \
+    X(AR_CC_WMIN, "arbor", "cc.window_min", VT_U64, ENGINE, NULL, 1, 0xFFFFFF,                     \
       "timely, swift, dcqcn, oscar: the least window")                                             \
-    X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, "256", NULL, 1, 0xFFFFFF,                      \
+    X(AR_CC_WMAX, "arbor", "cc.window_max", VT_U64, ENGINE, NULL, 1, 0xFFFFFF,                     \
       "timely, swift, dcqcn, oscar: the largest window (timely, dcqcn: the loop's worth at line "  \
       "rate, at most this)")                                                                       \
-    X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, "0", NULL, 0, 0,                             \
+    X(AR_CC_BASERTT, "arbor", "cc.base_rtt", VT_TIME, ENGINE, NULL, 0, 0,                          \
       "the unloaded loop the adaptive kinds scale from; 0: the collective's (docs/cc.md)")         \
-    X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, "0.875", NULL, 0, 1,                       \
+    X(AR_TI_ALPHA, "arbor", "cc.timely.alpha", VT_REAL, ENGINE, NULL, 0, 1,                        \
       "timely: EWMA weight of the newest loop-time difference, (0, 1]")                            \
-    X(AR_TI_BETA, "arbor", "cc.timely.beta", VT_REAL, "0.8", NULL, 0, 1,                           \
+    X(AR_TI_BETA, "arbor", "cc.timely.beta", VT_REAL, ENGINE, NULL, 0, 1,                          \
       "timely: multiplicative decrease, (0, 1]")                                                   \
-    X(AR_TI_DELTA, "arbor", "cc.timely.delta", VT_RATE0, "0", NULL, 0, 0,                          \
+    X(AR_TI_DELTA, "arbor", "cc.timely.delta", VT_RATE0, ENGINE, NULL, 0, 0,                       \
       "timely: additive increase per update; 0: line rate / 100")                                  \
-    X(AR_TI_TLOW, "arbor", "cc.timely.t_low", VT_TIME, "0", NULL, 0, 0,                            \
+    X(AR_TI_TLOW, "arbor", "cc.timely.t_low", VT_TIME, ENGINE, NULL, 0, 0,                         \
       "timely: a loop below this always increases; 0: 3/2 base_rtt")                               \
-    X(AR_TI_THIGH, "arbor", "cc.timely.t_high", VT_TIME, "0", NULL, 0, 0,                          \
+    X(AR_TI_THIGH, "arbor", "cc.timely.t_high", VT_TIME, ENGINE, NULL, 0, 0,                       \
       "timely: a loop above this decreases in proportion; 0: 10 base_rtt")                         \
-    X(AR_TI_INTERVAL, "arbor", "cc.timely.interval", VT_TIME, "0", NULL, 0, 0,                     \
+    X(AR_TI_INTERVAL, "arbor", "cc.timely.interval", VT_TIME, ENGINE, NULL, 0, 0,                  \
       "timely: least time between updates, and the gradient's normaliser; 0: base_rtt")            \
-    X(AR_TI_HAI, "arbor", "cc.timely.hai_after", VT_U64, "5", NULL, 1, 1000000,                    \
+    X(AR_TI_HAI, "arbor", "cc.timely.hai_after", VT_U64, ENGINE, NULL, 1, 1000000,                 \
       "timely: non-positive gradients in a row before hyper increase")                             \
-    X(AR_TI_HAIF, "arbor", "cc.timely.hai_factor", VT_U64, "5", NULL, 1, 1000000,                  \
+    X(AR_TI_HAIF, "arbor", "cc.timely.hai_factor", VT_U64, ENGINE, NULL, 1, 1000000,               \
       "timely: deltas per update in hyper increase")                                               \
-    X(AR_TI_MINRATE, "arbor", "cc.timely.min_rate", VT_RATE0, "0", NULL, 0, 0,                     \
+    X(AR_TI_MINRATE, "arbor", "cc.timely.min_rate", VT_RATE0, ENGINE, NULL, 0, 0,                  \
       "timely: the least rate; 0: line rate / 1000")                                               \
-    X(AR_SW_TARGET, "arbor", "cc.swift.base_target", VT_TIME, "0", NULL, 0, 0,                     \
+    X(AR_SW_TARGET, "arbor", "cc.swift.base_target", VT_TIME, ENGINE, NULL, 0, 0,                  \
       "swift: the target loop before scaling; 0: 3/2 base_rtt")                                    \
-    X(AR_SW_PERHOP, "arbor", "cc.swift.per_hop", VT_TIME, "0", NULL, 0, 0,                         \
+    X(AR_SW_PERHOP, "arbor", "cc.swift.per_hop", VT_TIME, ENGINE, NULL, 0, 0,                      \
       "swift: target added per hop of the loop (cc.swift.hops)")                                   \
-    X(AR_SW_HOPS, "arbor", "cc.swift.hops", VT_U64, "0", NULL, 0, 1000,                            \
+    X(AR_SW_HOPS, "arbor", "cc.swift.hops", VT_U64, ENGINE, NULL, 0, 1000,                         \
       "swift: hops of the loop for hop scaling")                                                   \
-    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME_OFF, "0", NULL, 0, 0,                   \
+    X(AR_SW_FSRANGE, "arbor", "cc.swift.fs_range", VT_TIME_OFF, ENGINE, NULL, 0, 0,                \
       "swift: flow scaling's largest addition to the target; 0: base_rtt / 2; off: none")          \
-    X(AR_SW_AI, "arbor", "cc.swift.ai", VT_REAL, "1", NULL, 0, 0xFFFFFF,                           \
+    X(AR_SW_AI, "arbor", "cc.swift.ai", VT_REAL, ENGINE, NULL, 0, 0xFFFFFF,                        \
       "swift: additive increase per loop, credits")                                                \
-    X(AR_SW_BETA, "arbor", "cc.swift.beta", VT_REAL, "0.8", NULL, 0, 1,                            \
+    X(AR_SW_BETA, "arbor", "cc.swift.beta", VT_REAL, ENGINE, NULL, 0, 1,                           \
       "swift: decrease gain on (delay - target) / delay, (0, 1]")                                  \
-    X(AR_SW_MAXMDF, "arbor", "cc.swift.max_mdf", VT_REAL, "0.5", NULL, 0, 1,                       \
+    X(AR_SW_MAXMDF, "arbor", "cc.swift.max_mdf", VT_REAL, ENGINE, NULL, 0, 1,                      \
       "swift: largest decrease per loop, (0, 1)")                                                  \
-    X(AR_SW_MINCWND, "arbor", "cc.swift.min_cwnd", VT_REAL, "0.001", NULL, 0, 1,                   \
+    X(AR_SW_MINCWND, "arbor", "cc.swift.min_cwnd", VT_REAL, ENGINE, NULL, 0, 1,                    \
       "swift: least window, credits, (0, 1] (below 1: pacing)")                                    \
-    X(AR_SW_FSMIN, "arbor", "cc.swift.fs_min_cwnd", VT_REAL, "0.1", NULL, 0, 1e9,                  \
+    X(AR_SW_FSMIN, "arbor", "cc.swift.fs_min_cwnd", VT_REAL, ENGINE, NULL, 0, 1e9,                 \
       "swift: the window at which flow scaling adds all of fs_range, > 0")                         \
-    X(AR_SW_FSMAX, "arbor", "cc.swift.fs_max_cwnd", VT_REAL, "100", NULL, 0, 1e9,                  \
+    X(AR_SW_FSMAX, "arbor", "cc.swift.fs_max_cwnd", VT_REAL, ENGINE, NULL, 0, 1e9,                 \
       "swift: the window at which flow scaling adds nothing, above fs_min_cwnd")                   \
-    X(AR_SW_STALL, "arbor", "cc.swift.stall_reset", VT_U64, "3", NULL, 1, 1000,                    \
+    X(AR_SW_STALL, "arbor", "cc.swift.stall_reset", VT_U64, ENGINE, NULL, 1, 1000,                 \
       "swift: stalls in a row (no completion between) that send the window to min_cwnd")           \
-    X(AR_DC_CNP, "arbor", "cc.dcqcn.cnp_interval", VT_TIME, "50us", NULL, 1, 0,                    \
+    X(AR_DC_CNP, "arbor", "cc.dcqcn.cnp_interval", VT_TIME, ENGINE, NULL, 1, 0,                    \
       "dcqcn: at most one rate cut per interval")                                                  \
-    X(AR_DC_G, "arbor", "cc.dcqcn.g", VT_REAL, "0.00390625", NULL, 0, 1,                           \
-      "dcqcn: alpha gain, (0, 1)")                                                                 \
-    X(AR_DC_ALPHA0, "arbor", "cc.dcqcn.alpha_init", VT_REAL, "1", NULL, 0, 1,                      \
+    X(AR_DC_G, "arbor", "cc.dcqcn.g", VT_REAL, ENGINE, NULL, 0, 1, "dcqcn: alpha gain, (0, 1)")    \
+    X(AR_DC_ALPHA0, "arbor", "cc.dcqcn.alpha_init", VT_REAL, ENGINE, NULL, 0, 1,                   \
       "dcqcn: alpha before the first cut, (0, 1]")                                                 \
-    X(AR_DC_ALPHAT, "arbor", "cc.dcqcn.alpha_timer", VT_TIME, "55us", NULL, 1, 0,                  \
+    X(AR_DC_ALPHAT, "arbor", "cc.dcqcn.alpha_timer", VT_TIME, ENGINE, NULL, 1, 0,                  \
       "dcqcn: alpha decays once per this without a cut")                                           \
-    X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, "55us", NULL, 1, 0,                    \
+    X(AR_DC_RATET, "arbor", "cc.dcqcn.rate_timer", VT_TIME, ENGINE, NULL, 1, 0,                    \
       "dcqcn: one rate increase per this after a cut")                                             \
-    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, "0", NULL, 0, UINT64_MAX,            \
+    X(AR_DC_BYTES, "arbor", "cc.dcqcn.byte_counter", VT_SIZE, ENGINE, NULL, 0, UINT64_MAX,         \
       "dcqcn: one rate increase per this many wire bytes after a cut; 0: 2 ms at line rate")       \
-    X(AR_DC_F, "arbor", "cc.dcqcn.f", VT_U64, "5", NULL, 1, 1000000,                               \
+    X(AR_DC_F, "arbor", "cc.dcqcn.f", VT_U64, ENGINE, NULL, 1, 1000000,                            \
       "dcqcn: fast-recovery steps before additive increase")                                       \
-    X(AR_DC_RAI, "arbor", "cc.dcqcn.rai", VT_RATE0, "0", NULL, 0, 0,                               \
+    X(AR_DC_RAI, "arbor", "cc.dcqcn.rai", VT_RATE0, ENGINE, NULL, 0, 0,                            \
       "dcqcn: additive increase; 0: line rate / 1000")                                             \
-    X(AR_DC_RHAI, "arbor", "cc.dcqcn.rhai", VT_RATE0, "0", NULL, 0, 0,                             \
+    X(AR_DC_RHAI, "arbor", "cc.dcqcn.rhai", VT_RATE0, ENGINE, NULL, 0, 0,                          \
       "dcqcn: hyper increase; 0: line rate / 100")                                                 \
-    X(AR_DC_MINRATE, "arbor", "cc.dcqcn.min_rate", VT_RATE0, "0", NULL, 0, 0,                      \
+    X(AR_DC_MINRATE, "arbor", "cc.dcqcn.min_rate", VT_RATE0, ENGINE, NULL, 0, 0,                   \
       "dcqcn: the least rate; 0: line rate / 1000")                                                \
-    X(AR_OS_TARGET, "arbor", "cc.oscar.target", VT_TIME, "0", NULL, 0, 0,                          \
+    X(AR_OS_TARGET, "arbor", "cc.oscar.target", VT_TIME, ENGINE, NULL, 0, 0,                       \
       "oscar: the loop time to hold; 0: 3/2 base_rtt")                                             \
-    X(AR_OS_GAIN, "arbor", "cc.oscar.gain", VT_REAL, "0.5", NULL, 0, 1,                            \
+    X(AR_OS_GAIN, "arbor", "cc.oscar.gain", VT_REAL, ENGINE, NULL, 0, 1,                           \
       "oscar: share of the step to the reference per loop, (0, 1]")                                \
-    X(AR_OS_KAPPA, "arbor", "cc.oscar.kappa", VT_REAL, "1", NULL, 0, 10,                           \
+    X(AR_OS_KAPPA, "arbor", "cc.oscar.kappa", VT_REAL, ENGINE, NULL, 0, 10,                        \
       "oscar: gradient damping, [0, 10]")                                                          \
-    X(AR_OS_HEADROOM, "arbor", "cc.oscar.headroom", VT_REAL, "1", NULL, 0, 0xFFFFFF,               \
+    X(AR_OS_HEADROOM, "arbor", "cc.oscar.headroom", VT_REAL, ENGINE, NULL, 0, 0xFFFFFF,            \
       "oscar: credits kept beyond the target per host link, shared by its channels")               \
-    X(AR_OS_GROWTH, "arbor", "cc.oscar.max_growth", VT_REAL, "2", NULL, 1, 1000000,                \
+    X(AR_OS_GROWTH, "arbor", "cc.oscar.max_growth", VT_REAL, ENGINE, NULL, 1, 1000000,             \
       "oscar: the reference is at most this times the window, > 1")                                \
-    X(AR_OS_MINCWND, "arbor", "cc.oscar.min_cwnd", VT_REAL, "0.01", NULL, 0, 1,                    \
+    X(AR_OS_MINCWND, "arbor", "cc.oscar.min_cwnd", VT_REAL, ENGINE, NULL, 0, 1,                    \
       "oscar: least window, credits, (0, 1] (below 1: pacing)")                                    \
-    X(AR_SUBCH, "arbor", "subchannels", VT_U64, "1", NULL, 1, 1024,                                \
+    X(AR_SUBCH, "arbor", "subchannels", VT_U64, ENGINE, NULL, 1, 1024,                             \
       "trees per channel (static choice: offset mod subchannels)")                                 \
     X(AR_LEVELS, "arbor", "agg_levels", VT_LIST, "", NULL, 0, 0,                                   \
       "switch levels that may aggregate, e.g. 1,3 (empty: all; the root always does)")             \
-    X(AR_PROFILE, "arbor", "profile", VT_ENUM, "auto", "auto|16|20", 0, 0,                         \
+    X(AR_PROFILE, "arbor", "profile", VT_ENUM, ENGINE, "auto|16|20", 0, 0,                         \
       "Arbor header: auto (20 B when a path has two aggregating tiers), 16 or 20")                 \
-    X(AR_ROOT, "arbor", "root", VT_U64, "0", NULL, 0, 255, "reduce, broadcast: the root rank")     \
-    X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, "off", NULL, 0, 0,                             \
+    X(AR_ROOT, "arbor", "root", VT_U64, ENGINE, NULL, 0, 255, "reduce, broadcast: the root rank")  \
+    X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, ENGINE, NULL, 0, 0,                            \
       "round-trip every Arbor header through the codec; a mismatch fails the run")                 \
-    X(AR_SKEW, "arbor", "skew", VT_TIME, "0", NULL, 0, 0,                                          \
+    X(AR_SKEW, "arbor", "skew", VT_TIME, ENGINE, NULL, 0, 0,                                       \
       "rank r calls the collective at workload.start + r x skew (skew_mode linear)")               \
-    X(AR_SKEWMODE, "arbor", "skew_mode", VT_ENUM, "linear", "linear|random|lag", 0, 0,             \
+    X(AR_SKEWMODE, "arbor", "skew_mode", VT_ENUM, ENGINE, "linear|random|lag", 0, 0,               \
       "random: rank starts uniform in [0, skew] (run.seed); lag: rank r handles packets r x skew " \
       "late")                                                                                      \
-    X(AR_SUBMODE, "arbor", "subchannel_mode", VT_ENUM, "static", "static|dynamic", 0, 0,           \
+    X(AR_SUBMODE, "arbor", "subchannel_mode", VT_ENUM, ENGINE, "static|dynamic", 0, 0,             \
       "static: offset k on tree k mod subchannels; dynamic: docs/protocol.md section 9 (best "     \
       "recent completion time)")                                                                   \
     X(AR_FAIL, "arbor", "fail", VT_LIST, "", NULL, 0, 0,                                           \
@@ -314,7 +317,7 @@
     X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
       "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
       "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \
-    X(RUN_SEED, "run", "seed", VT_U64, "1", NULL, 0, UINT64_MAX,                                   \
+    X(RUN_SEED, "run", "seed", VT_U64, ENGINE, NULL, 0, UINT64_MAX,                                \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \
       "stop at this simulated time; 0: when the fabric is idle")                                   \
@@ -339,7 +342,7 @@
     X(RUN_FAULTWIN, "run", "fault_window", VT_TIME, "1ms", NULL, 1, 0,                             \
       "fault events (fail_at, restore_at, reboot_at): the goodput window before each and after "   \
       "its recovery (JSON faults)")                                                                \
-    X(RUN_ORDER, "run", "order", VT_ENUM, "global", "global|local", 0, 0,                          \
+    X(RUN_ORDER, "run", "order", VT_ENUM, ENGINE, "global|local", 0, 0,                            \
       "events of one time: global, in the order they were scheduled; local, in the order of "      \
       "what they happen to, with ECN draws per port (what a partitioned run computes, "            \
       "--partition: docs/partition.md)")                                                           \
@@ -393,11 +396,50 @@ struct arb_scenario {
 /* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a
  * value an option other than -s set) or "section.key". */
 void scn_where(const arb_scenario *sc, enum scn_key k, char *buf, size_t len);
+/* The key table (scenario.c) for the INI reader (ini.c): key k of `sec`.`key`
+ * or -1; a known section?; " (did you mean SECTION.KEY?)" for the nearest
+ * key a typo away, in sec or else every section, or ""; `s` checked for key
+ * k (0, or an ARB_E* code with msg); key k set to text, where it was set
+ * (ARB_ENOMEM); does key k take a list (continuation lines)? */
+int scn_find_key(const char *sec, const char *key);
+int scn_known_section(const char *sec);
+const char *scn_key_hint(const char *sec, const char *key, char *buf, size_t len);
+int scn_check_value(int k, const char *s, char *msg, size_t len);
+int scn_set_value(arb_scenario *sc, int k, const char *text, const char *file, unsigned line,
+                  const char *dir);
+int scn_key_is_list(int k);
+/* Key k's default as the key table writes values: the table's, or for an
+ * ENGINE key the engine's (defaults.c; NULL for a key the table has). */
+const char *scn_key_default(enum scn_key k);
+const char *scn_engine_default(enum scn_key k);
+/* The ENGINE keys' values into an engine's configuration, cfg (which the
+ * engine's *_config_default() filled): every key whose default is a field
+ * of it, but a time left at auto (transport.rto_low, rto_high), which the
+ * scenario derives. */
+enum scn_engine { SCN_ENG_TOPO, SCN_ENG_SIM, SCN_ENG_ARBOR, SCN_ENG_PLAN, SCN_ENG_WORKLOAD };
+void scn_engine_apply(const arb_scenario *sc, enum scn_engine eng, void *cfg);
+/* An error about key k: "WHERE: message" into err (as arb_errf); returns code. */
+int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,
+                 const char *msg);
 /* Typed values (checked when set, so these cannot fail). */
 const char *scn_str(const arb_scenario *sc, enum scn_key k);
 uint64_t scn_u64(const arb_scenario *sc, enum scn_key k);
 double scn_real(const arb_scenario *sc, enum scn_key k);
-int scn_enum(const arb_scenario *sc, enum scn_key k); /* index in the choices */
+/* The keys that take one of a set of names (choices.c): each name's value
+ * (a name may have the value of another, as roce gbn's). scn_choice: key
+ * k's value by its name (checked when set, so it cannot fail for a key
+ * choices.c knows; 0 for another). scn_choice_parse: the value of `name`
+ * for key k into *value, 0 or ARB_ENOENT. scn_choice_name: the first name of
+ * `value`, or NULL. scn_choices: key k's table, ended by a NULL name (NULL
+ * where the engine names its values: the collectives). */
+struct scn_choice {
+    const char *name;
+    int value;
+};
+int scn_choice(const arb_scenario *sc, enum scn_key k);
+int scn_choice_parse(enum scn_key k, const char *name, int *value);
+const char *scn_choice_name(enum scn_key k, int value);
+const struct scn_choice *scn_choices(enum scn_key k);
 /* A path key resolved against its directory: malloc'd, NULL when empty. */
 char *scn_path(const arb_scenario *sc, enum scn_key k);
 /* The values of a VT_TIMES (ps), VT_SIZES (bytes) or VT_COUNTS key
@@ -488,18 +530,18 @@ int scn_order_make(struct scn_order **out, const arb_topo *t, arb_sim_config *cf
 int scn_order_get(const struct scn_order *o, uint64_t *ooo, uint64_t *pkts);
 /* A partitioned run (collective, after it): every part's counts summed,
  * as each QP's packets reach their host through one part's ports (checked
- * by run.c); an error of any part is every part's. 0 or the operations'
+ * by partition.c); an error of any part is every part's. 0 or the operations'
  * ARB_E*. */
 int scn_order_merge(struct scn_order *o, const arb_sim_part_ops *ops);
 void scn_order_free(struct scn_order *o);
 
-/* run.c: the [arbor] settings every Arbor collective of the scenario
+/* arbor_config.c: the [arbor] settings every Arbor collective of the scenario
  * shares -- the simulator's (plan, start apart) and the planner's (ranks,
  * bytes, collective, root apart) -- checked, the error naming the key. */
 struct arb_plan_config;
 int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, struct arb_plan_config *pc,
                      char *err, size_t errlen);
-/* run.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
+/* hosts.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */
 int scn_parse_hosts(const char *s, uint32_t n_hosts, uint32_t **out, uint32_t *n, char *msg,
                     size_t len);
 /* hostwl.c: workload.kind host_collective and iteration ([host]); the

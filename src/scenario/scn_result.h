@@ -1,6 +1,7 @@
 /*
  * scn_result.h - a scenario run's result (arb_scenario_result), private to
- * the scenario module: run.c fills it, report.c writes it as JSON and CSV.
+ * the scenario module: run.c and its steps fill it, report.c writes it as
+ * JSON and CSV.
  */
 #ifndef ARBOR_SCN_RESULT_H
 #define ARBOR_SCN_RESULT_H
@@ -107,7 +108,7 @@ struct arb_scenario_result {
     arb_sim_part_info part;
 };
 
-/* run.c: the time series' row in progress, as it will be written. */
+/* sampler.c: the time series' row in progress, as it will be written. */
 void scn_pending_row(const arb_scenario_result *r, double *util, double *qmean, uint32_t *live,
                      double *port_util);
 

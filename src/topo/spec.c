@@ -212,6 +212,27 @@ static void set_level(arb_pgft *g, unsigned l, uint32_t m, uint32_t w, uint32_t 
     g->p[l] = p;
 }
 
+/* A generator's parameters: its fields, their numbers, and the tree. */
+struct gen_spec {
+    const char *gen; /* the kind's name */
+    arb_pgft g;
+    struct field f[8];
+    uint32_t v[8];
+    size_t c; /* fields given */
+};
+
+/* The parameters of a generator of `kind` (see parse_list; numbers: every
+ * field read as one into v). */
+static int gen_parse(struct gen_spec *gs, arb_topo_kind kind, const char *syntax,
+                     const char *params, const char *const *names, size_t n, size_t n_opt,
+                     int numbers, char *err, size_t errlen)
+{
+    memset(gs, 0, sizeof *gs);
+    gs->gen = arb_topo_kind_name(kind);
+    return parse_list(gs->gen, syntax, params, names, n, n_opt, numbers ? gs->v : NULL, &gs->c,
+                      gs->f, err, errlen);
+}
+
 static int gen_pgft(arb_topo **out, const char *params, const struct topo_rates *r, char *err,
                     size_t errlen)
 {
@@ -264,6 +285,121 @@ static int gen_pgft(arb_topo **out, const char *params, const struct topo_rates 
     return 0;
 }
 
+static int gen_star(arb_topo **out, const char *params, const struct topo_rates *r, char *err,
+                    size_t errlen)
+{
+    static const char *const names[] = {"N"};
+    struct gen_spec gs;
+    int rc = gen_parse(&gs, ARB_TOPO_STAR, "N", params, names, 1, 0, 1, err, errlen);
+    if (rc < 0) return rc;
+    gs.g.h = 1;
+    set_level(&gs.g, 1, gs.v[0], 1, 1);
+    return finish(out, ARB_TOPO_STAR, &gs.g, r, gs.gen, err, errlen, "star:%u", gs.v[0]);
+}
+
+/* leafspine's UPRATE field into r->up_rate, and ",UPRATE" as written into
+ * txt for the canonical spec. */
+static int leafspine_uprate(const struct field *f, struct topo_rates *r, char *txt, size_t len,
+                            char *err, size_t errlen)
+{
+    char buf[64];
+    if (f->n == 0 || f->n >= sizeof buf)
+        return arb_errf(err, errlen, ARB_EPARSE, "leafspine: UPRATE is %s",
+                        f->n ? "too long" : "empty");
+    memcpy(buf, f->s, f->n);
+    buf[f->n] = '\0';
+    uint64_t ur;
+    if (arb_topo_parse_rate(buf, &ur) < 0)
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "leafspine: UPRATE '%s' is not a rate in 1..10T b/s (e.g. 400G)", buf);
+    r->up_rate = ur;
+    snprintf(txt, len, ",%s", buf);
+    return 0;
+}
+
+static int gen_leafspine(arb_topo **out, const char *params, const struct topo_rates *rates,
+                         char *err, size_t errlen)
+{
+    static const char *const names[] = {"LEAVES", "DOWN", "UP"};
+    struct topo_rates r = *rates;
+    struct gen_spec gs;
+    int rc = gen_parse(&gs, ARB_TOPO_LEAFSPINE, "LEAVES,DOWN,UP[,UPRATE]", params, names, 4, 1, 0,
+                       err, errlen);
+    if (rc < 0) return rc;
+    for (size_t i = 0; i < 3; i++)
+        if ((rc = field_u32(&gs.f[i], gs.gen, names[i], &gs.v[i], err, errlen)) < 0) return rc;
+    char rate_txt[80] = "";
+    if (gs.c == 4 &&
+        (rc = leafspine_uprate(&gs.f[3], &r, rate_txt, sizeof rate_txt, err, errlen)) < 0)
+        return rc;
+    gs.g.h = 2;
+    set_level(&gs.g, 1, gs.v[1], 1, 1);
+    set_level(&gs.g, 2, gs.v[0], gs.v[2], 1);
+    return finish(out, ARB_TOPO_LEAFSPINE, &gs.g, &r, gs.gen, err, errlen, "leafspine:%u,%u,%u%s",
+                  gs.v[0], gs.v[1], gs.v[2], rate_txt);
+}
+
+static int gen_kary(arb_topo **out, const char *params, const struct topo_rates *r, char *err,
+                    size_t errlen)
+{
+    static const char *const names[] = {"K", "N"};
+    struct gen_spec gs;
+    int rc = gen_parse(&gs, ARB_TOPO_KARY, "K,N", params, names, 2, 0, 1, err, errlen);
+    if (rc < 0) return rc;
+    if (gs.v[1] > ARB_TOPO_MAX_HEIGHT)
+        return arb_errf(err, errlen, ARB_EPARSE, "kary: N is %u, above %d levels", gs.v[1],
+                        ARB_TOPO_MAX_HEIGHT);
+    gs.g.h = gs.v[1];
+    for (unsigned l = 1; l <= gs.g.h; l++)
+        set_level(&gs.g, l, gs.v[0], l == 1 ? 1 : gs.v[0], 1);
+    return finish(out, ARB_TOPO_KARY, &gs.g, r, gs.gen, err, errlen, "kary:%u,%u", gs.v[0],
+                  gs.v[1]);
+}
+
+static int gen_dualplane(arb_topo **out, const char *params, const struct topo_rates *r, char *err,
+                         size_t errlen)
+{
+    static const char *const names[] = {"PAIRS", "HOSTS", "AGGS", "PODS", "CORES"};
+    struct gen_spec gs;
+    int rc = gen_parse(&gs, ARB_TOPO_DUALPLANE, "PAIRS,HOSTS,AGGS[,PODS,CORES]", params, names, 5,
+                       2, 1, err, errlen);
+    if (rc < 0) return rc;
+    if (gs.c == 4)
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "dualplane: PODS needs CORES (PAIRS,HOSTS,AGGS[,PODS,CORES])");
+    set_level(&gs.g, 1, gs.v[1], 2, 1);
+    set_level(&gs.g, 2, gs.v[0], gs.v[2], 1);
+    if (gs.c == 3) {
+        gs.g.h = 2;
+        return finish(out, ARB_TOPO_DUALPLANE, &gs.g, r, gs.gen, err, errlen, "dualplane:%u,%u,%u",
+                      gs.v[0], gs.v[1], gs.v[2]);
+    }
+    gs.g.h = 3;
+    set_level(&gs.g, 3, gs.v[3], gs.v[4], 1);
+    return finish(out, ARB_TOPO_DUALPLANE, &gs.g, r, gs.gen, err, errlen,
+                  "dualplane:%u,%u,%u,%u,%u", gs.v[0], gs.v[1], gs.v[2], gs.v[3], gs.v[4]);
+}
+
+static int gen_rail(arb_topo **out, const char *params, const struct topo_rates *r, char *err,
+                    size_t errlen)
+{
+    static const char *const names[] = {"GROUPS", "SERVERS", "RAILS", "SPINES"};
+    struct gen_spec gs;
+    int rc = gen_parse(&gs, ARB_TOPO_RAIL, "GROUPS,SERVERS,RAILS,SPINES", params, names, 4, 0, 1,
+                       err, errlen);
+    if (rc < 0) return rc;
+    uint64_t leaves = (uint64_t)gs.v[0] * gs.v[2];
+    if (leaves > ARB_TOPO_MAX_NODES)
+        return arb_errf(err, errlen, ARB_EPARSE,
+                        "rail: GROUPS * RAILS = %llu rail switches, above %u",
+                        (unsigned long long)leaves, ARB_TOPO_MAX_NODES);
+    gs.g.h = 2;
+    set_level(&gs.g, 1, gs.v[1], 1, 1);
+    set_level(&gs.g, 2, (uint32_t)leaves, gs.v[3], 1);
+    return finish(out, ARB_TOPO_RAIL, &gs.g, r, gs.gen, err, errlen, "rail:%u,%u,%u,%u", gs.v[0],
+                  gs.v[1], gs.v[2], gs.v[3]);
+}
+
 int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, char *err,
                  size_t errlen)
 {
@@ -287,104 +423,23 @@ int arb_topo_new(arb_topo **out, const char *spec, const arb_topo_config *cfg, c
     if (kind < 0)
         return arb_errf(err, errlen, ARB_EPARSE, "unknown topology '%.*s' (%s)",
                         (int)(klen > 40 ? 40 : klen), spec, KINDS);
-    const char *gen = arb_topo_kind_name(kind);
-    if (!colon) return arb_errf(err, errlen, ARB_EPARSE, "%s: missing ':' and parameters", gen);
+    if (!colon)
+        return arb_errf(err, errlen, ARB_EPARSE, "%s: missing ':' and parameters",
+                        arb_topo_kind_name(kind));
     const char *params = colon + 1;
-
-    arb_pgft g;
-    memset(&g, 0, sizeof g);
-    struct field f[8];
-    uint32_t v[8];
-    size_t c;
-    int rc;
     switch (kind) {
-    case ARB_TOPO_STAR: {
-        static const char *const names[] = {"N"};
-        rc = parse_list(gen, "N", params, names, 1, 0, v, &c, f, err, errlen);
-        if (rc < 0) return rc;
-        g.h = 1;
-        set_level(&g, 1, v[0], 1, 1);
-        return finish(out, ARB_TOPO_STAR, &g, &r, gen, err, errlen, "star:%u", v[0]);
-    }
-    case ARB_TOPO_LEAFSPINE: {
-        static const char *const names[] = {"LEAVES", "DOWN", "UP"};
-        rc = parse_list(gen, "LEAVES,DOWN,UP[,UPRATE]", params, names, 4, 1, NULL, &c, f, err,
-                        errlen);
-        if (rc < 0) return rc;
-        for (size_t i = 0; i < 3; i++)
-            if ((rc = field_u32(&f[i], gen, names[i], &v[i], err, errlen)) < 0) return rc;
-        char rate_txt[80] = "";
-        if (c == 4) {
-            char buf[64];
-            if (f[3].n == 0 || f[3].n >= sizeof buf)
-                return arb_errf(err, errlen, ARB_EPARSE, "leafspine: UPRATE is %s",
-                                f[3].n ? "too long" : "empty");
-            memcpy(buf, f[3].s, f[3].n);
-            buf[f[3].n] = '\0';
-            uint64_t ur;
-            if (arb_topo_parse_rate(buf, &ur) < 0)
-                return arb_errf(err, errlen, ARB_EPARSE,
-                                "leafspine: UPRATE '%s' is not a rate in 1..10T b/s (e.g. 400G)",
-                                buf);
-            r.up_rate = ur;
-            snprintf(rate_txt, sizeof rate_txt, ",%s", buf);
-        }
-        g.h = 2;
-        set_level(&g, 1, v[1], 1, 1);
-        set_level(&g, 2, v[0], v[2], 1);
-        return finish(out, ARB_TOPO_LEAFSPINE, &g, &r, gen, err, errlen, "leafspine:%u,%u,%u%s",
-                      v[0], v[1], v[2], rate_txt);
-    }
-    case ARB_TOPO_KARY: {
-        static const char *const names[] = {"K", "N"};
-        rc = parse_list(gen, "K,N", params, names, 2, 0, v, &c, f, err, errlen);
-        if (rc < 0) return rc;
-        if (v[1] > ARB_TOPO_MAX_HEIGHT)
-            return arb_errf(err, errlen, ARB_EPARSE, "kary: N is %u, above %d levels", v[1],
-                            ARB_TOPO_MAX_HEIGHT);
-        g.h = v[1];
-        for (unsigned l = 1; l <= g.h; l++)
-            set_level(&g, l, v[0], l == 1 ? 1 : v[0], 1);
-        return finish(out, ARB_TOPO_KARY, &g, &r, gen, err, errlen, "kary:%u,%u", v[0], v[1]);
-    }
+    case ARB_TOPO_STAR:
+        return gen_star(out, params, &r, err, errlen);
+    case ARB_TOPO_LEAFSPINE:
+        return gen_leafspine(out, params, &r, err, errlen);
+    case ARB_TOPO_KARY:
+        return gen_kary(out, params, &r, err, errlen);
     case ARB_TOPO_PGFT:
         return gen_pgft(out, params, &r, err, errlen);
-    case ARB_TOPO_DUALPLANE: {
-        static const char *const names[] = {"PAIRS", "HOSTS", "AGGS", "PODS", "CORES"};
-        rc = parse_list(gen, "PAIRS,HOSTS,AGGS[,PODS,CORES]", params, names, 5, 2, v, &c, f, err,
-                        errlen);
-        if (rc < 0) return rc;
-        if (c == 4)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "dualplane: PODS needs CORES (PAIRS,HOSTS,AGGS[,PODS,CORES])");
-        set_level(&g, 1, v[1], 2, 1);
-        set_level(&g, 2, v[0], v[2], 1);
-        if (c == 3) {
-            g.h = 2;
-            return finish(out, ARB_TOPO_DUALPLANE, &g, &r, gen, err, errlen, "dualplane:%u,%u,%u",
-                          v[0], v[1], v[2]);
-        }
-        g.h = 3;
-        set_level(&g, 3, v[3], v[4], 1);
-        return finish(out, ARB_TOPO_DUALPLANE, &g, &r, gen, err, errlen, "dualplane:%u,%u,%u,%u,%u",
-                      v[0], v[1], v[2], v[3], v[4]);
-    }
-    case ARB_TOPO_RAIL: {
-        static const char *const names[] = {"GROUPS", "SERVERS", "RAILS", "SPINES"};
-        rc = parse_list(gen, "GROUPS,SERVERS,RAILS,SPINES", params, names, 4, 0, v, &c, f, err,
-                        errlen);
-        if (rc < 0) return rc;
-        uint64_t leaves = (uint64_t)v[0] * v[2];
-        if (leaves > ARB_TOPO_MAX_NODES)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "rail: GROUPS * RAILS = %llu rail switches, above %u",
-                            (unsigned long long)leaves, ARB_TOPO_MAX_NODES);
-        g.h = 2;
-        set_level(&g, 1, v[1], 1, 1);
-        set_level(&g, 2, (uint32_t)leaves, v[3], 1);
-        return finish(out, ARB_TOPO_RAIL, &g, &r, gen, err, errlen, "rail:%u,%u,%u,%u", v[0], v[1],
-                      v[2], v[3]);
-    }
+    case ARB_TOPO_DUALPLANE:
+        return gen_dualplane(out, params, &r, err, errlen);
+    case ARB_TOPO_RAIL:
+        return gen_rail(out, params, &r, err, errlen);
     default:
         break;
     }
