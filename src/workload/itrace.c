@@ -334,7 +334,7 @@ static int match_colls(arb_trace *t, char *err, size_t errlen)
                     snprintf(rule, sizeof rule,
                              "collective differs from rank %u's matching call (%s of %llu bytes, "
                              "root %u)",
-                             G->ranks[0], arb_hc_coll_name(a->coll), (unsigned long long)a->bytes,
+                             G->ranks[0], arb_coll_name(a->coll), (unsigned long long)a->bytes,
                              a->root);
                     rc = node_fail(t, r, cur[r], err, errlen, "kind", rule);
                     break;
@@ -625,7 +625,7 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
             return tx_fail(x, "duration", "'%s' is not a time (a number with ps, ns, us, ms or s)",
                            tok[3]);
     } else if (proto.op == TR_COLL) {
-        int c = arb_hc_coll_parse(tok[3]);
+        int c = arb_coll_parse(tok[3]);
         if (c < 0)
             return tx_fail(x, "kind",
                            "'%s' is not allreduce, reduce, reducescatter, broadcast, allgather, "
@@ -634,7 +634,7 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
         proto.coll = (uint8_t)c;
         if ((rc = parse_bytes(tok[4], &proto.bytes)) < 0)
             return tx_fail(x, "bytes", "'%s' %s", tok[4], arb_size_why(rc));
-        if (proto.bytes == 0 && c != ARB_HC_BARRIER)
+        if (proto.bytes == 0 && c != ARB_COLL_BARRIER)
             return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
     } else {
         if ((rc = parse_bytes(tok[3], &proto.bytes)) < 0)
@@ -676,7 +676,7 @@ static int parse_node_line(struct tx *x, char **tok, int nt)
         if (g == ARB_ENOMEM) return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
         if (g < 0) return (int)g;
         proto.group = (uint32_t)g;
-        if ((proto.coll == ARB_HC_REDUCE || proto.coll == ARB_HC_BROADCAST) &&
+        if ((proto.coll == ARB_COLL_REDUCE || proto.coll == ARB_COLL_BROADCAST) &&
             proto.root >= t->g[g].n)
             return tx_fail(x, "root", "%s", "not below the group's size");
     }

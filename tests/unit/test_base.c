@@ -103,6 +103,38 @@ TEST(dtype_and_op_names)
     CHECK(arb_op_name(4) == NULL);
 }
 
+/* One table for every collective: each name round-trips, in any case, and
+ * the bus bandwidth factors are nccl-tests' (barrier: no data, 0). */
+TEST(coll_names_and_busbw)
+{
+    static const char *const want[ARB_COLL_COUNT] = {
+        "allreduce", "reduce", "reducescatter", "broadcast", "allgather", "barrier", "alltoall"};
+    for (int c = 0; c < ARB_COLL_COUNT; c++) {
+        CHECK_STR(arb_coll_name(c), want[c]);
+        CHECK_EQ_I(arb_coll_parse(arb_coll_name(c)), c);
+        char upper[32];
+        size_t i = 0;
+        for (; want[c][i] && i + 1 < sizeof upper; i++)
+            upper[i] = (char)(want[c][i] - 'a' + 'A');
+        upper[i] = '\0';
+        CHECK_EQ_I(arb_coll_parse(upper), c);
+    }
+    CHECK(arb_coll_name(ARB_COLL_COUNT) == NULL);
+    CHECK(arb_coll_name(-1) == NULL);
+    CHECK_EQ_I(arb_coll_parse("gather"), ARB_ENOENT);
+    CHECK_EQ_I(arb_coll_parse(""), ARB_ENOENT);
+    CHECK_EQ_I(arb_coll_parse(NULL), ARB_ENOENT);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, 8) == 14.0 / 8);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_REDUCESCATTER, 4) == 3.0 / 4);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLGATHER, 8) == 7.0 / 8);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLTOALL, 4) == 3.0 / 4);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_BROADCAST, 8) == 1);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_REDUCE, 8) == 1);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_BARRIER, 8) == 0);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, 0) == 0);
+    CHECK(arb_coll_busbw_factor((arb_coll)ARB_COLL_COUNT, 8) == 0);
+}
+
 TEST(rng_reference_values)
 {
     /* SplitMix64 from 1234567: published reference outputs. */
@@ -372,6 +404,7 @@ int main(void)
     RUN(time_tx_matches_wide);
     RUN(errors_named);
     RUN(dtype_and_op_names);
+    RUN(coll_names_and_busbw);
     RUN(rng_reference_values);
     RUN(rng_deterministic_and_split);
     RUN(rng_below_uniform);
