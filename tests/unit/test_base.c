@@ -1,6 +1,7 @@
 /* Unit tests: base (time, errors, names, numbers and sizes from text, random
- * generator, logging). */
+ * generator, logging, the JSON number formats). */
 #include "arbor/base.h"
+#include "base/json_out.h"
 #include "testkit.h"
 
 #include <math.h>
@@ -133,6 +134,46 @@ TEST(coll_names_and_busbw)
     CHECK(arb_coll_busbw_factor(ARB_COLL_BARRIER, 8) == 0);
     CHECK(arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, 0) == 0);
     CHECK(arb_coll_busbw_factor((arb_coll)ARB_COLL_COUNT, 8) == 0);
+}
+
+/* The JSON number formats (base/json_out.h), as the text they print. */
+static void check_json(cJSON *o, const char *want)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    CHECK_STR(text, want);
+    free(text);
+    cJSON_Delete(o);
+}
+
+TEST(json_number_formats)
+{
+    cJSON *o = cJSON_CreateObject();
+    arb_json_u64(o, "a", 0);
+    arb_json_u64(o, "b", UINT64_MAX);
+    check_json(o, "{\"a\":0,\"b\":18446744073709551615}");
+    o = cJSON_CreateObject();
+    arb_json_fixed(o, "a", 1.0 / 3, 6);
+    arb_json_fixed(o, "b", -2.5, 1);
+    arb_json_fixed(o, "c", 7, 0);
+    arb_json_fixed(o, "d", NAN, 6);
+    arb_json_fixed(o, "e", INFINITY, 6);
+    arb_json_fixed(o, "f", -1e301, 6);
+    check_json(o, "{\"a\":0.333333,\"b\":-2.5,\"c\":7,\"d\":null,\"e\":null,\"f\":null}");
+    o = cJSON_CreateObject();
+    arb_json_us(o, "a", 1234567);
+    arb_json_us(o, "b", 0);
+    arb_json_us(o, "c", 5 * ARB_PS_PER_US);
+    arb_json_us(o, "d", ARB_TIME_NEVER);
+    arb_json_us(o, "e", ARB_TIME_NEVER - 1);
+    check_json(o, "{\"a\":1.234567,\"b\":0.000000,\"c\":5.000000,\"d\":null,"
+                  "\"e\":18446744073709.551614}");
+    o = cJSON_CreateObject();
+    arb_json_num(o, "a", 12.5);
+    arb_json_num(o, "b", 0.1);
+    arb_json_num(o, "c", 1000);
+    arb_json_num(o, "d", NAN);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "d")));
+    check_json(o, "{\"a\":12.5,\"b\":0.1,\"c\":1000,\"d\":null}");
 }
 
 TEST(rng_reference_values)
@@ -405,6 +446,7 @@ int main(void)
     RUN(errors_named);
     RUN(dtype_and_op_names);
     RUN(coll_names_and_busbw);
+    RUN(json_number_formats);
     RUN(rng_reference_values);
     RUN(rng_deterministic_and_split);
     RUN(rng_below_uniform);
