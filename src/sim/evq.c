@@ -336,9 +336,108 @@ static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
     return 1;
 }
 
+/* Swap the current run and the scratch array (both with room for the
+ * bucket): the gathered entries become a sort's input, run its output. */
+static void swap_run(struct evq *q)
+{
+    struct evq_entry *t = q->run;
+    size_t cap = q->rcap;
+    q->run = q->scratch;
+    q->rcap = q->scratch_cap;
+    q->scratch = t;
+    q->scratch_cap = cap;
+}
+
+/* The local order's key of an entry of the bucket that starts at base:
+ * its time within the bucket, then its target. A stable sort on it leaves
+ * entries of one time and target in their (insertion) order. */
+static inline uint64_t local_key(const struct evq_entry *e, arb_time base)
+{
+    return (uint64_t)(e->t - base) << EVQ_TARGET_BITS | (e->key & EVQ_TARGET_MAX);
+}
+
+/* Merge the ascending runs a[lo..mid) and a[mid..hi) into out[lo..hi),
+ * stably (on equal keys the first run's entry goes first). */
+static void merge_runs(const struct evq_entry *a, size_t lo, size_t mid, size_t hi,
+                       struct evq_entry *out, arb_time base)
+{
+    size_t i = lo, j = mid, k = lo;
+    if (local_key(&a[mid - 1], base) > local_key(&a[mid], base)) {
+        uint64_t ki = local_key(&a[i], base), kj = local_key(&a[j], base);
+        for (;;) {
+            if (kj < ki) {
+                out[k++] = a[j++];
+                if (j == hi) break;
+                kj = local_key(&a[j], base);
+            } else {
+                out[k++] = a[i++];
+                if (i == mid) break;
+                ki = local_key(&a[i], base);
+            }
+        }
+    }
+    memcpy(out + k, a + i, (mid - i) * sizeof *a);
+    k += mid - i;
+    memcpy(out + k, a + j, (hi - j) * sizeof *a);
+}
+
+/* The most ascending runs a bucket may have for sort_local to merge them;
+ * a bucket with more is radix sorted. */
+#define LOCAL_RUNS 64
+
+/* The bucket's start of each ascending run of local keys in a[0..n), in
+ * b[0..k), and b[k] = n; returns k, or 0 when there are more than
+ * LOCAL_RUNS. */
+static size_t find_runs(const struct evq_entry *a, size_t n, arb_time base, size_t *b)
+{
+    size_t k = 0;
+    uint64_t prev = local_key(&a[0], base);
+    b[0] = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = local_key(&a[i], base);
+        if (x < prev) {
+            if (++k == LOCAL_RUNS) return 0;
+            b[k] = i;
+        }
+        prev = x;
+    }
+    b[++k] = n;
+    return k;
+}
+
+/* The current run's n gathered entries in the local order. Events pushed
+ * in time and target order, as a fabric in lockstep mostly does, leave a
+ * bucket a few ascending runs, which are merged pairwise; a bucket of many
+ * runs is sorted by time (bucket_sort), then each time's entries by target
+ * (sort_ties). */
+static void sort_local(struct evq *q, size_t n, arb_time base)
+{
+    size_t b[LOCAL_RUNS + 1];
+    size_t k = find_runs(q->run, n, base, b);
+    if (k == 0) {
+        swap_run(q);
+        bucket_sort(q, n, base);
+        sort_ties(q->run, n, q->scratch);
+        return;
+    }
+    while (k > 1) {
+        size_t m = 0;
+        for (size_t r = 0; r < k; r += 2, m++) {
+            if (r + 1 < k)
+                merge_runs(q->run, b[r], b[r + 1], b[r + 2], q->scratch, base);
+            else
+                memcpy(q->scratch + b[r], q->run + b[r], (b[r + 1] - b[r]) * sizeof *q->run);
+            b[m] = b[r];
+        }
+        b[m] = b[k];
+        k = m;
+        swap_run(q);
+    }
+}
+
 /* Make bucket q->cur the current run: gather its chunks (returning them to
  * the free list) and sort. Its entries were appended in sequence order
- * (sort_ties relies on it for entries of one time and one target). */
+ * (the local order relies on it for entries of one time and one target). */
 static int load_run(struct evq *q)
 {
     struct evq_bucket *b = &q->wheel[q->cur & MASK];
@@ -362,18 +461,14 @@ static int load_run(struct evq *q)
     b->tn = 0;
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
+    arb_time base = q->cur << EVQ_BUCKET_SHIFT;
     if (n <= SMALL_SORT) {
         insertion_sort(q, q->run, n);
+    } else if (q->local) {
+        sort_local(q, n, base);
     } else if (!in_order(q, q->run, n)) {
-        /* the gathered entries become the sort's input, run its output */
-        struct evq_entry *t = q->run;
-        size_t cap = q->rcap;
-        q->run = q->scratch;
-        q->rcap = q->scratch_cap;
-        q->scratch = t;
-        q->scratch_cap = cap;
-        bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
-        if (q->local) sort_ties(q->run, n, q->scratch);
+        swap_run(q);
+        bucket_sort(q, n, base);
     }
     q->pos = 0;
     q->rn = n;

@@ -215,6 +215,64 @@ TEST(evq_local_order_sorts_ties_by_target)
     evq_free(&q);
 }
 
+/* The local order of buckets pushed as a few ascending runs of (time,
+ * target), which are merged rather than radix sorted: 2, 3, 7 and 64 runs,
+ * and 65 (one too many to merge), each of a few times and a few targets so
+ * that entries of one time and target fall in different runs; checked
+ * against the definition. */
+TEST(evq_local_order_merges_ascending_runs)
+{
+    enum { MAXN = 6000 };
+    static const uint32_t runs[] = {2, 3, 7, 64, 65};
+    static arb_time ref_t[MAXN];
+    static uint32_t ref_target[MAXN];
+    struct evq q;
+    REQUIRE_EQ_I(evq_init(&q, 4), 0);
+    evq_set_local(&q);
+    arb_rng r;
+    arb_rng_seed(&r, 31);
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < sizeof runs / sizeof *runs; b++) {
+        arb_time base = ((arb_time)1 << 20) + (arb_time)b * 4 * (1u << EVQ_BUCKET_SHIFT);
+        for (uint32_t k = 0; k < runs[b]; k++) {
+            /* a run from (base, 0) up to (base + 2, 20), ascending */
+            uint32_t len = 2 + (uint32_t)arb_rng_below(&r, 40), key = 0;
+            for (uint32_t i = 0; i < len; i++, n++) {
+                REQUIRE(n < MAXN);
+                if (i == len - 1)
+                    key = 2 * 21 + 20;
+                else if (i > 0)
+                    key += (uint32_t)arb_rng_below(&r, 3);
+                if (key > 2 * 21 + 20) key = 2 * 21 + 20;
+                ref_t[n] = base + key / 21;
+                ref_target[n] = key % 21;
+                CHECK_EQ_I(evq_push(&q, ref_t[n], ref_target[n]), (int64_t)n);
+            }
+        }
+    }
+    arb_time t, last_t = 0;
+    uint32_t target, last_target = 0;
+    uint64_t seq, last_seq = 0;
+    uint32_t popped = 0;
+    while (evq_pop(&q, &t, &target, &seq) == 1) {
+        REQUIRE(seq < n);
+        CHECK_EQ_U(t, ref_t[seq]);
+        CHECK_EQ_U(target, ref_target[seq]);
+        if (popped) {
+            CHECK(t >= last_t);
+            if (t == last_t) CHECK(target >= last_target);
+            if (t == last_t && target == last_target) CHECK(seq > last_seq);
+        }
+        last_t = t;
+        last_target = target;
+        last_seq = seq;
+        popped++;
+        if (TEST_FAILING()) break;
+    }
+    CHECK_EQ_U(popped, n);
+    evq_free(&q);
+}
+
 TEST(pool_recycles)
 {
     struct pool p;
@@ -984,6 +1042,7 @@ int main(void)
     RUN(evq_matches_reference_order);
     RUN(evq_crowded_buckets_keep_the_order);
     RUN(evq_local_order_sorts_ties_by_target);
+    RUN(evq_local_order_merges_ascending_runs);
     RUN(pool_recycles);
     RUN(link_timing_one_packet);
     RUN(link_timing_pipelined);
