@@ -25,8 +25,7 @@
  * the local order the bucket is instead taken as the ascending runs of
  * (time, target) it was appended in, a few when events are scheduled in
  * that order as a fabric in lockstep mostly does, and they are merged
- * stably; a bucket of many runs is sorted by time and then each time's
- * entries by target.
+ * stably; a bucket of many runs is radix sorted on (time, target).
  * Events beyond the horizon (timeouts) wait in a 4-ary heap and move into
  * the wheel as it turns. The order is exactly that of a heap keyed by
  * (time, key); only the cost differs. An event inserted at the time being

@@ -150,10 +150,11 @@ static void check_local_pops(struct evq *q, const arb_time *ref_t, const uint32_
 }
 
 /* The local order: events of one time pop by target, and those of one
- * target and time in insertion order. Runs of ties long enough for the
- * radix sort (more than 24), with targets that differ in every digit, in
- * the low bits only (passes skipped), in the high bits only, already in
- * order, and all one target; checked against the definition. */
+ * target and time in insertion order. One bucket of too many ascending
+ * runs to merge (so radix sorted), runs of ties with targets that differ
+ * in every digit, in the low bits only (passes skipped), in the high bits
+ * only, already in order, and all one target; checked against the
+ * definition. */
 TEST(evq_local_order_sorts_ties_by_target)
 {
     enum { RUNS = 5, PER = 400, N = RUNS * PER };
@@ -187,14 +188,14 @@ TEST(evq_local_order_sorts_ties_by_target)
 }
 
 /* The local order of buckets pushed as a few ascending runs of (time,
- * target), which are merged rather than radix sorted: 2, 3, 7 and 64 runs,
- * and 65 (one too many to merge), each of a few times and a few targets so
+ * target), which are merged rather than radix sorted: 2, 3, 7 and 32 runs,
+ * and 33 (one too many to merge), each of a few times and a few targets so
  * that entries of one time and target fall in different runs; checked
  * against the definition. */
 TEST(evq_local_order_merges_ascending_runs)
 {
     enum { MAXN = 6000 };
-    static const uint32_t runs[] = {2, 3, 7, 64, 65};
+    static const uint32_t runs[] = {2, 3, 7, 32, 33};
     static arb_time ref_t[MAXN];
     static uint32_t ref_target[MAXN];
     struct evq q;
