@@ -253,80 +253,6 @@ int evq_batch_end(struct evq *q)
     return 0;
 }
 
-/* One stable counting pass of src[0..n) into dst on 7 bits of the target
- * from `shift` on. */
-static void target_pass(const struct evq_entry *src, struct evq_entry *dst, size_t n,
-                        unsigned shift)
-{
-    uint32_t count[128] = {0};
-    for (size_t i = 0; i < n; i++)
-        count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++;
-    uint32_t sum = 0;
-    for (uint32_t k = 0; k < 128; k++) {
-        uint32_t c = count[k];
-        count[k] = sum;
-        sum += c;
-    }
-    for (size_t i = 0; i < n; i++)
-        dst[count[(src[i].key & EVQ_TARGET_MAX) >> shift & 127]++] = src[i];
-}
-
-/* a[0..n) in target order, stably: a radix sort on the target's 28 bits
- * in passes of 7 through tmp (room for n), skipping the passes over bits
- * every target of the run shares (they would keep the order), and the whole
- * when the run is in order already. */
-static void sort_targets(struct evq_entry *a, size_t n, struct evq_entry *tmp)
-{
-    uint32_t any = 0, all = EVQ_TARGET_MAX, prev = 0;
-    int sorted = 1;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t t = (uint32_t)(a[i].key & EVQ_TARGET_MAX);
-        any |= t;
-        all &= t;
-        sorted &= t >= prev;
-        prev = t;
-    }
-    if (sorted) return;
-    uint32_t differ = any ^ all;
-    struct evq_entry *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < EVQ_TARGET_BITS; shift += 7) {
-        if (!(differ >> shift & 127)) continue;
-        target_pass(src, dst, n, shift);
-        struct evq_entry *x = src;
-        src = dst;
-        dst = x;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-}
-
-/* The local order: each run of one time in a[0..n), in insertion order,
- * put in target order (entries of one target keep their insertion order):
- * short runs by insertion, longer ones (a fabric in lockstep: thousands of
- * events at one picosecond) by sort_targets. */
-static void sort_ties(struct evq_entry *a, size_t n, struct evq_entry *tmp)
-{
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && a[j].t == a[i].t)
-            j++;
-        if (j - i > 24) {
-            sort_targets(a + i, j - i, tmp);
-        } else {
-            for (size_t k = i + 1; k < j; k++) {
-                struct evq_entry x = a[k];
-                uint64_t xt = x.key & EVQ_TARGET_MAX;
-                size_t m = k;
-                while (m > i && (a[m - 1].key & EVQ_TARGET_MAX) > xt) {
-                    a[m] = a[m - 1];
-                    m--;
-                }
-                a[m] = x;
-            }
-        }
-        i = j;
-    }
-}
-
 /* Already in (time, key) order? Buckets often are: events pushed in
  * time order with equal delays, such as the copies of one packet. */
 static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
@@ -336,9 +262,131 @@ static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
     return 1;
 }
 
+/* Swap the current run and the scratch array (both with room for the
+ * bucket): the gathered entries become a sort's input, run its output. */
+static void swap_run(struct evq *q)
+{
+    struct evq_entry *t = q->run;
+    size_t cap = q->rcap;
+    q->run = q->scratch;
+    q->rcap = q->scratch_cap;
+    q->scratch = t;
+    q->scratch_cap = cap;
+}
+
+/* The local order's key of an entry of the bucket that starts at base:
+ * its time within the bucket, then its target. A stable sort on it leaves
+ * entries of one time and target in their (insertion) order. */
+static inline uint64_t local_key(const struct evq_entry *e, arb_time base)
+{
+    return (uint64_t)(e->t - base) << EVQ_TARGET_BITS | (e->key & EVQ_TARGET_MAX);
+}
+
+/* Merge the ascending runs a[lo..mid) and a[mid..hi) into out[lo..hi),
+ * stably (on equal keys the first run's entry goes first). */
+static void merge_runs(const struct evq_entry *a, size_t lo, size_t mid, size_t hi,
+                       struct evq_entry *out, arb_time base)
+{
+    size_t i = lo, j = mid, k = lo;
+    if (local_key(&a[mid - 1], base) > local_key(&a[mid], base)) {
+        uint64_t ki = local_key(&a[i], base), kj = local_key(&a[j], base);
+        for (;;) {
+            if (kj < ki) {
+                out[k++] = a[j++];
+                if (j == hi) break;
+                kj = local_key(&a[j], base);
+            } else {
+                out[k++] = a[i++];
+                if (i == mid) break;
+                ki = local_key(&a[i], base);
+            }
+        }
+    }
+    memcpy(out + k, a + i, (mid - i) * sizeof *a);
+    k += mid - i;
+    memcpy(out + k, a + j, (hi - j) * sizeof *a);
+}
+
+/* The most ascending runs a bucket may have for sort_local to merge them
+ * (in at most log2 of it passes); a bucket with more is radix sorted. */
+#define LOCAL_RUNS 32
+
+/* The bucket's start of each ascending run of local keys in a[0..n), in
+ * b[0..k), and b[k] = n; returns k, or 0 when there are more than
+ * LOCAL_RUNS. *differ: the bits in which the keys differ. */
+static size_t find_runs(const struct evq_entry *a, size_t n, arb_time base, size_t *b,
+                        uint64_t *differ)
+{
+    size_t k = 0;
+    uint64_t prev = local_key(&a[0], base), any = prev, all = prev;
+    b[0] = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = local_key(&a[i], base);
+        any |= x;
+        all &= x;
+        if (x < prev && ++k <= LOCAL_RUNS) b[k] = i;
+        prev = x;
+    }
+    *differ = any ^ all;
+    if (++k > LOCAL_RUNS) return 0;
+    b[k] = n;
+    return k;
+}
+
+/* The current run's n entries by local key: a stable LSD radix sort over
+ * the bits the keys differ in, in digits of up to EVQ_BUCKET_SHIFT bits
+ * (fewer for a small bucket: the counters cost as much as the entries),
+ * with each entry's key in place of its time meanwhile. */
+static void sort_keys(struct evq *q, size_t n, arb_time base, uint64_t differ)
+{
+    unsigned digit = 6;
+    while (digit < EVQ_BUCKET_SHIFT && (size_t)1 << (digit + 1) <= n)
+        digit++;
+    for (size_t i = 0; i < n; i++)
+        q->run[i].t = local_key(&q->run[i], base);
+    while (differ) {
+        unsigned shift = (unsigned)__builtin_ctzll(differ);
+        unsigned span = 64 - (unsigned)__builtin_clzll(differ) - shift;
+        unsigned bits = span < digit ? span : digit;
+        radix_pass(q->count, q->run, q->scratch, n, 0, shift, bits);
+        swap_run(q);
+        differ &= ~(((UINT64_C(1) << bits) - 1) << shift);
+    }
+    for (size_t i = 0; i < n; i++)
+        q->run[i].t = base + (q->run[i].t >> EVQ_TARGET_BITS);
+}
+
+/* The current run's n gathered entries in the local order. Events pushed
+ * in time and target order, as a fabric in lockstep mostly does, leave a
+ * bucket a few ascending runs, which are merged pairwise; a bucket of many
+ * runs is radix sorted on (time, target) (sort_keys). */
+static void sort_local(struct evq *q, size_t n, arb_time base)
+{
+    size_t b[LOCAL_RUNS + 1];
+    uint64_t differ;
+    size_t k = find_runs(q->run, n, base, b, &differ);
+    if (k == 0) {
+        sort_keys(q, n, base, differ);
+        return;
+    }
+    while (k > 1) {
+        size_t m = 0;
+        for (size_t r = 0; r < k; r += 2, m++) {
+            if (r + 1 < k)
+                merge_runs(q->run, b[r], b[r + 1], b[r + 2], q->scratch, base);
+            else
+                memcpy(q->scratch + b[r], q->run + b[r], (b[r + 1] - b[r]) * sizeof *q->run);
+            b[m] = b[r];
+        }
+        b[m] = b[k];
+        k = m;
+        swap_run(q);
+    }
+}
+
 /* Make bucket q->cur the current run: gather its chunks (returning them to
  * the free list) and sort. Its entries were appended in sequence order
- * (sort_ties relies on it for entries of one time and one target). */
+ * (the local order relies on it for entries of one time and one target). */
 static int load_run(struct evq *q)
 {
     struct evq_bucket *b = &q->wheel[q->cur & MASK];
@@ -362,18 +410,14 @@ static int load_run(struct evq *q)
     b->tn = 0;
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
+    arb_time base = q->cur << EVQ_BUCKET_SHIFT;
     if (n <= SMALL_SORT) {
         insertion_sort(q, q->run, n);
+    } else if (q->local) {
+        sort_local(q, n, base);
     } else if (!in_order(q, q->run, n)) {
-        /* the gathered entries become the sort's input, run its output */
-        struct evq_entry *t = q->run;
-        size_t cap = q->rcap;
-        q->run = q->scratch;
-        q->rcap = q->scratch_cap;
-        q->scratch = t;
-        q->scratch_cap = cap;
-        bucket_sort(q, n, q->cur << EVQ_BUCKET_SHIFT);
-        if (q->local) sort_ties(q->run, n, q->scratch);
+        swap_run(q);
+        bucket_sort(q, n, base);
     }
     q->pos = 0;
     q->rn = n;

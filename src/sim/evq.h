@@ -21,8 +21,11 @@
  * reaches a bucket its chunks are gathered into one array (the current
  * run) and sorted there: a bucket's entries were appended in sequence
  * order, so a stable counting sort on the time within the bucket gives
- * (time, sequence) order in linear time however many share the bucket (in
- * the local order, the short runs of one time are then sorted by target).
+ * (time, sequence) order in linear time however many share the bucket. In
+ * the local order the bucket is instead taken as the ascending runs of
+ * (time, target) it was appended in, a few when events are scheduled in
+ * that order as a fabric in lockstep mostly does, and they are merged
+ * stably; a bucket of many runs is radix sorted on (time, target).
  * Events beyond the horizon (timeouts) wait in a 4-ary heap and move into
  * the wheel as it turns. The order is exactly that of a heap keyed by
  * (time, key); only the cost differs. An event inserted at the time being
