@@ -349,10 +349,11 @@ void arb_responder_config_default(arb_responder_config *cfg);
 
 /**
  * Make a responder. Errors: ARB_EINVAL for a NULL out or cfg, no send
- * callback, or a field out of its range (members, payload_size not whole
+ * callback, or a field out of its range (members, ep.payload not whole
  * elements, dtype, op, kind, subchannels, repair_budget, ring_factor,
- * attempts, miss_limit, dead_after, repair_tries, a timeout or floor
- * below ARB_EP_TIMER_MIN, a floor above the ceiling); ARB_ENOMEM.
+ * ep.attempts, miss_limit, dead_after, repair_tries, backoff_max, a
+ * timeout or floor below ARB_EP_TIMER_MIN, a floor above the ceiling);
+ * ARB_ENOMEM.
  */
 int arb_responder_new(arb_responder **out, const arb_responder_config *cfg);
 /** Free a responder (NULL is ignored); the buffers it was given stay the caller's. */
