@@ -171,6 +171,41 @@ int arb_dtype_parse(const char *name);
 /** Parse a name as printed by arb_op_name (case-insensitive). Errors: ARB_ENOENT. */
 int arb_op_parse(const char *name);
 
+/* ------------------------------------------------------------------ */
+/* Collectives                                                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The collectives, one enum for all that run them: the planner (plan.h)
+ * and the runtime (rt.h) every one but AllToAll, the simulator's host
+ * collectives and training iterations (workload.h) all seven.
+ */
+typedef enum arb_coll {
+    ARB_COLL_ALLREDUCE = 0,
+    ARB_COLL_REDUCE = 1,
+    ARB_COLL_REDUCESCATTER = 2,
+    ARB_COLL_BROADCAST = 3,
+    ARB_COLL_ALLGATHER = 4,
+    ARB_COLL_BARRIER = 5,
+    ARB_COLL_ALLTOALL = 6
+} arb_coll;
+
+#define ARB_COLL_COUNT 7 /**< the number of arb_coll values */
+
+/** "allreduce", "reduce", "reducescatter", "broadcast", "allgather",
+ * "barrier", "alltoall"; NULL outside the enum. */
+const char *arb_coll_name(int coll);
+/** Parse a name as printed by arb_coll_name (case-insensitive). Errors: ARB_ENOENT. */
+int arb_coll_parse(const char *name);
+
+/**
+ * nccl-tests' bus bandwidth factor of `coll` over n ranks (busbw = algbw x
+ * factor): allreduce 2(n-1)/n; reducescatter, allgather and alltoall
+ * (n-1)/n; broadcast and reduce 1; barrier 0 (it moves no data). 0 when n
+ * is 0 or `coll` is outside the enum.
+ */
+double arb_coll_busbw_factor(arb_coll coll, uint32_t n);
+
 /**
  * Parse s[0..len) as a whole unsigned decimal (digits only) no larger than
  * max into *out. Returns 0, or ARB_EPARSE for anything else (empty, a sign,

@@ -87,27 +87,14 @@ extern "C" {
 /** Hops of one path: a host and up to 16 switch levels above it. */
 #define ARB_PLAN_MAX_HOPS 17
 
-/** The collectives. */
-typedef enum arb_coll {
-    ARB_COLL_ALLREDUCE = 0,
-    ARB_COLL_REDUCE = 1,
-    ARB_COLL_REDUCESCATTER = 2,
-    ARB_COLL_BROADCAST = 3,
-    ARB_COLL_ALLGATHER = 4,
-    ARB_COLL_BARRIER = 5
-} arb_coll;
-
-#define ARB_COLL_COUNT 6 /**< the number of arb_coll values */
-
-/** "allreduce", "reduce", "reducescatter", "broadcast", "allgather",
- * "barrier"; NULL outside the enum. */
-const char *arb_coll_name(int coll);
-/** Parse a name above (case-insensitive); ARB_ENOENT otherwise. */
-int arb_coll_parse(const char *name);
+/** The planner plans the arb_coll values below this (base.h): every
+ * collective but ARB_COLL_ALLTOALL, which only the hosts run
+ * (workload.h's host collectives). */
+#define ARB_PLAN_COLL_COUNT 6
 
 /** What to plan (arb_plan_config_default). */
 typedef struct arb_plan_config {
-    arb_coll coll;         /**< the collective (default AllReduce) */
+    arb_coll coll;         /**< the collective, below ARB_PLAN_COLL_COUNT (default AllReduce) */
     const uint32_t *ranks; /**< host index of rank r; distinct hosts */
     uint32_t n_ranks;      /**< 2 .. ARB_PLAN_MAX_RANKS */
     uint32_t root;         /**< Reduce, Broadcast: the root rank (default 0) */

@@ -288,9 +288,10 @@ typedef struct arb_rt_stats {
 /** Copy the communicator's counters into *out. */
 void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
 
-/** The busbw factor of nccl-tests for a collective over n ranks:
- * allreduce 2(n-1)/n, reducescatter and allgather (n-1)/n, others 1. */
-double arb_rt_busbw_factor(arb_coll coll, uint32_t n);
+/** The busbw factor of nccl-tests for a collective over n ranks: the
+ * former name of arb_coll_busbw_factor (base.h), kept for source
+ * compatibility. */
+#define arb_rt_busbw_factor(coll, n) arb_coll_busbw_factor((coll), (n))
 
 /* ------------------------------------------------------------------ */
 /* The software switch                                                  */

@@ -245,10 +245,10 @@ typedef struct arb_workload_result {
     double algbw_gbps;     /**< S / CCT, Gb/s; 0 while not done */
     double busbw_gbps;     /**< algbw x the bus factor; 0 while not done */
     /* host collective (ring AllReduce too: coll allreduce, algo ring) */
-    int coll;                /**< arb_hc_coll */
+    int coll;                /**< arb_coll */
     int algo;                /**< arb_hc_algo (resolved) */
     uint64_t messages_total; /**< messages of all ranks */
-    double busbw_factor;     /**< nccl-tests' factor (arb_hc_busbw_factor) */
+    double busbw_factor;     /**< nccl-tests' factor (arb_coll_busbw_factor) */
     /* iteration */
     arb_time iter_time;    /**< last rank's last node done - start; NEVER while not done */
     arb_time exposed_max;  /**< the most exposed communication of a rank */
@@ -310,23 +310,35 @@ int arb_workload_rank(const arb_workload *w, uint32_t rank, uint32_t *host, arb_
  * reduce), broadcasts (broadcast), the whole buffer of which every rank
  * holds 1/n at the end (reducescatter) or at the start (allgather), and
  * the send buffer of an alltoall. algbw = S / CCT, busbw = algbw x
- * factor: allreduce 2(n-1)/n, reducescatter, allgather and alltoall
- * (n-1)/n, broadcast and reduce 1, barrier 0 (no data).
+ * factor (arb_coll_busbw_factor): allreduce 2(n-1)/n, reducescatter,
+ * allgather and alltoall (n-1)/n, broadcast and reduce 1, barrier 0 (no data).
  * With `chunk` > 0 the unit a message carries (ring: S/n; tree: S/2;
  * chain, binomial, rd: S; alltoall: S/n) is cut into
  * P = ceil(unit / chunk) slices of near-equal size, pipelined.
  * A rank is done when it has entered and every message it sends or
  * receives has been delivered; CCT is the last rank's, from the start.
  */
-typedef enum arb_hc_coll {
-    ARB_HC_ALLREDUCE = 0,
-    ARB_HC_REDUCE = 1,
-    ARB_HC_REDUCESCATTER = 2,
-    ARB_HC_BROADCAST = 3,
-    ARB_HC_ALLGATHER = 4,
-    ARB_HC_BARRIER = 5,
-    ARB_HC_ALLTOALL = 6
-} arb_hc_coll;
+typedef arb_coll arb_hc_coll;
+
+/** @name Former names
+ * A host collective is an arb_coll (base.h); these names of the host
+ * collectives' own enum, name table and busbw factor stay for source
+ * compatibility: new code writes the arb_coll ones.
+ * @{ */
+#define ARB_HC_ALLREDUCE ARB_COLL_ALLREDUCE         /**< ARB_COLL_ALLREDUCE */
+#define ARB_HC_REDUCE ARB_COLL_REDUCE               /**< ARB_COLL_REDUCE */
+#define ARB_HC_REDUCESCATTER ARB_COLL_REDUCESCATTER /**< ARB_COLL_REDUCESCATTER */
+#define ARB_HC_BROADCAST ARB_COLL_BROADCAST         /**< ARB_COLL_BROADCAST */
+#define ARB_HC_ALLGATHER ARB_COLL_ALLGATHER         /**< ARB_COLL_ALLGATHER */
+#define ARB_HC_BARRIER ARB_COLL_BARRIER             /**< ARB_COLL_BARRIER */
+#define ARB_HC_ALLTOALL ARB_COLL_ALLTOALL           /**< ARB_COLL_ALLTOALL */
+/** arb_coll_name */
+#define arb_hc_coll_name(c) arb_coll_name(c)
+/** arb_coll_parse */
+#define arb_hc_coll_parse(name) arb_coll_parse(name)
+/** arb_coll_busbw_factor */
+#define arb_hc_busbw_factor(c, ranks) arb_coll_busbw_factor((c), (ranks))
+/** @} */
 
 /** The host algorithms (see arb_hc_coll). */
 typedef enum arb_hc_algo {
@@ -339,10 +351,6 @@ typedef enum arb_hc_algo {
     ARB_HC_BINOMIAL = 6
 } arb_hc_algo;
 
-/** The collective's name as the scenario keys spell it; NULL outside the enum. */
-const char *arb_hc_coll_name(int c);
-/** Parse a collective's name (case-insensitive). Errors: ARB_ENOENT. */
-int arb_hc_coll_parse(const char *name);
 /** The algorithm's name as the scenario keys spell it; NULL outside the enum. */
 const char *arb_hc_algo_name(int a);
 /** Parse an algorithm's name (case-insensitive). Errors: ARB_ENOENT. */
@@ -350,14 +358,11 @@ int arb_hc_algo_parse(const char *name);
 
 /** The algorithm that runs `c` with `a` (auto resolved; ring for reduce
  * and broadcast is chain), or ARB_EINVAL when `c` has no such algorithm. */
-int arb_hc_algo_resolve(arb_hc_coll c, arb_hc_algo a, uint64_t bytes);
-
-/** nccl-tests' bus bandwidth factor for n ranks (0 for barrier). */
-double arb_hc_busbw_factor(arb_hc_coll c, uint32_t ranks);
+int arb_hc_algo_resolve(arb_coll c, arb_hc_algo a, uint64_t bytes);
 
 /** A host collective (arb_workload_new_hcoll). */
 typedef struct arb_hcoll_config {
-    arb_hc_coll coll;      /**< the collective */
+    arb_coll coll;         /**< the collective */
     arb_hc_algo algo;      /**< its algorithm (AUTO: see arb_hc_coll) */
     const uint32_t *hosts; /**< host of rank r; NULL: rank r on host r */
     uint32_t ranks;        /**< n >= 2 */

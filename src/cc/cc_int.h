@@ -7,6 +7,7 @@
 #define ARBOR_CC_INT_H
 
 #include "arbor/cc.h"
+#include "cc/dcqcn_rate.h"
 
 /* What a kind does; a NULL hook means "nothing". */
 typedef struct cc_ops {
@@ -41,13 +42,12 @@ struct swift_state {
 };
 
 struct dcqcn_state {
-    double rc, rt; /* current and target rate, bit/s */
+    struct dcqcn_rate r; /* rates (bit/s) and stages: dcqcn_rate.h */
     double alpha;
     arb_time last_cut; /* ARB_TIME_NEVER before the first */
     arb_time alpha_at; /* next alpha decay (ARB_TIME_NEVER: off) */
     arb_time inc_at;   /* next timer increase (ARB_TIME_NEVER: recovered) */
     uint64_t byte_cnt; /* bytes since the last byte-counter event */
-    uint32_t t_stage, b_stage;
 };
 
 struct oscar_state {

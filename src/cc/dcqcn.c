@@ -15,16 +15,10 @@
  *   alpha timer, every K without a cut: alpha = (1 - g) alpha; it stops
  *       once alpha < 1e-6 (a cut at that alpha changes the rate by less
  *       than a millionth) and restarts at the next cut.
- *   rate increase, when the rate timer T expires (timer stage t + 1) or B
- *   bytes have been sent (arb_cc_on_send) since the last such event or cut
- *   (byte stage b + 1), with t, b the stages before the event:
- *       max(t, b) < F:   fast recovery   Rc = (Rt + Rc) / 2
- *       min(t, b) >= F:  hyper increase  Rt += (min(t, b) - F + 1) R_HAI;
- *                                        Rc = (Rt + Rc) / 2
- *       otherwise:       additive        Rt += R_AI; Rc = (Rt + Rc) / 2
- *   Rt is capped at line rate; once it is there and Rc within a millionth
- *   of it, Rc snaps to line rate and the rate timer and byte counter stop
- *   until the next cut.
+ *   rate increase, when the rate timer T expires or B bytes have been sent
+ *   (arb_cc_on_send) since the last such event or cut: dcqcn_rate.h, the
+ *   simulator's DCQCN's step too; once Rc is back at line rate the rate
+ *   timer and byte counter stop until the next cut.
  *
  * Gates: spacing = credit_bytes x 8 / Rc; window = the loop's worth at line
  * rate (cc_rate_window): when Rc is too high for the path (at the start,
@@ -99,14 +93,14 @@ static const char *dcqcn_check(const arb_cc_config *c)
 static void dcqcn_init(arb_cc *cc)
 {
     struct dcqcn_state *d = &cc->u.dcqcn;
-    d->rc = d->rt = (double)cc->cfg.line_rate;
+    d->r.rc = d->r.rt = (double)cc->cfg.line_rate;
     d->alpha = cc->cfg.dcqcn.alpha_init;
     d->last_cut = ARB_TIME_NEVER;
     d->alpha_at = ARB_TIME_NEVER;
     d->inc_at = ARB_TIME_NEVER;
     d->byte_cnt = 0;
-    d->t_stage = d->b_stage = 0;
-    cc_set_rate(cc, d->rc, (double)cc->cfg.dcqcn.min_rate);
+    d->r.t_stage = d->r.b_stage = 0;
+    cc_set_rate(cc, d->r.rc, (double)cc->cfg.dcqcn.min_rate);
 }
 
 static arb_time after(arb_time now, arb_time dt)
@@ -118,12 +112,12 @@ static void cut(arb_cc *cc, arb_time now)
 {
     struct dcqcn_state *d = &cc->u.dcqcn;
     const arb_cc_dcqcn_config *p = &cc->cfg.dcqcn;
-    d->rt = d->rc;
-    d->rc = cc_set_rate(cc, d->rc * (1 - d->alpha / 2), (double)p->min_rate);
+    d->r.rt = d->r.rc;
+    d->r.rc = cc_set_rate(cc, d->r.rc * (1 - d->alpha / 2), (double)p->min_rate);
     d->alpha = (1 - p->g) * d->alpha + p->g;
     d->alpha_at = after(now, p->alpha_timer);
     d->inc_at = after(now, p->rate_timer);
-    d->t_stage = d->b_stage = 0;
+    d->r.t_stage = d->r.b_stage = 0;
     d->byte_cnt = 0;
     d->last_cut = now;
 }
@@ -143,25 +137,12 @@ static void increase(arb_cc *cc, int by_timer)
 {
     struct dcqcn_state *d = &cc->u.dcqcn;
     const arb_cc_dcqcn_config *p = &cc->cfg.dcqcn;
-    double line = (double)cc->cfg.line_rate;
-    uint32_t t = d->t_stage, b = d->b_stage;
-    uint32_t mx = t > b ? t : b, mn = t < b ? t : b;
-    if (mn >= p->f)
-        d->rt += (double)(mn - p->f + 1) * (double)p->rhai;
-    else if (mx >= p->f)
-        d->rt += (double)p->rai;
-    if (d->rt > line) d->rt = line;
-    double rc = (d->rt + d->rc) / 2;
-    if (by_timer)
-        d->t_stage++;
-    else
-        d->b_stage++;
-    if (d->rt >= line && line - rc <= line * 1e-6) {
-        rc = line;
+    if (dcqcn_increase(&d->r, by_timer, (double)cc->cfg.line_rate, p->f, (double)p->rai,
+                       (double)p->rhai)) {
         d->inc_at = ARB_TIME_NEVER;
         d->byte_cnt = 0;
     }
-    d->rc = cc_set_rate(cc, rc, (double)p->min_rate);
+    d->r.rc = cc_set_rate(cc, d->r.rc, (double)p->min_rate);
 }
 
 static void dcqcn_on_ack(arb_cc *cc, const arb_cc_sample *s, arb_time now)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* A plan: plain arrays owned by the plan. */
 struct arb_plan {
@@ -41,22 +40,6 @@ struct arb_plan {
     uint32_t *node_row;  /* node -> row */
     uint32_t *row_entry; /* (row, tree) -> entry index */
 };
-
-static const char *const coll_names[ARB_COLL_COUNT] = {"allreduce", "reduce",    "reducescatter",
-                                                       "broadcast", "allgather", "barrier"};
-
-const char *arb_coll_name(int coll)
-{
-    return coll >= 0 && coll < ARB_COLL_COUNT ? coll_names[coll] : NULL;
-}
-
-int arb_coll_parse(const char *name)
-{
-    if (!name) return ARB_ENOENT;
-    for (int i = 0; i < ARB_COLL_COUNT; i++)
-        if (strcasecmp(name, coll_names[i]) == 0) return i;
-    return ARB_ENOENT;
-}
 
 void arb_plan_config_default(arb_plan_config *cfg)
 {
@@ -365,7 +348,7 @@ int arb_plan_new(arb_plan **out, const arb_plan_fabric *f, const arb_plan_config
     if (!f->path || f->n_roots == 0 || f->n_hosts > f->n_nodes)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "plan: the fabric has no path function, no roots or more hosts than nodes");
-    if ((unsigned)cfg->coll >= ARB_COLL_COUNT)
+    if ((unsigned)cfg->coll >= ARB_PLAN_COLL_COUNT)
         return arb_errf(err, errlen, ARB_EINVAL, "plan: collective %d is not one of the six",
                         (int)cfg->coll);
     if (cfg->n_ranks < 2 || cfg->n_ranks > ARB_PLAN_MAX_RANKS)

@@ -207,20 +207,6 @@ void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out)
     out->gso_sends = c->tx.gso_sends;
 }
 
-double arb_rt_busbw_factor(arb_coll coll, uint32_t n)
-{
-    if (n == 0) return 0;
-    switch (coll) {
-    case ARB_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case ARB_COLL_REDUCESCATTER:
-    case ARB_COLL_ALLGATHER:
-        return (double)(n - 1) / n;
-    default:
-        return 1.0;
-    }
-}
-
 /* ---- joining ---------------------------------------------------------- */
 
 static void send_join(arb_rt_comm *c, arb_time now)

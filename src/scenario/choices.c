@@ -61,7 +61,7 @@ static const struct {
     {K_TR_TLP, tr_tlp, NULL, NULL},
     {K_WL_QPMODE, wl_qp_mode, NULL, NULL},
     {K_WL_BACKEND, wl_backend, NULL, NULL},
-    {K_HC_COLL, NULL, arb_hc_coll_parse, arb_hc_coll_name},
+    {K_HC_COLL, NULL, arb_coll_parse, arb_coll_name},
     {K_HC_ALGO, hc_algo, NULL, NULL},
     {K_HC_FORMAT, hc_format, NULL, NULL},
     {K_AR_COLL, NULL, arb_coll_parse, arb_coll_name},

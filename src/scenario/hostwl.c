@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/json_out.h"
 
 /* workload.hosts (NULL when empty: rank r on host r) and its count. */
 static int hosts_of(const arb_scenario *sc, uint32_t n_hosts, uint32_t **hosts, uint32_t *nh,
@@ -57,7 +58,7 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
     }
     arb_hcoll_config hc;
     memset(&hc, 0, sizeof hc);
-    hc.coll = (arb_hc_coll)scn_choice(sc, K_HC_COLL);
+    hc.coll = (arb_coll)scn_choice(sc, K_HC_COLL);
     hc.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     hc.hosts = hosts;
     hc.ranks = (uint32_t)ranks;
@@ -144,34 +145,7 @@ int scn_host_ranks(const arb_workload *w, arb_iter_rank **out, uint32_t *n)
     return 0;
 }
 
-/* ---- JSON (the formats of report.c) --------------------------------------- */
-
-static void j_u64(cJSON *o, const char *name, uint64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-static void j_real(cJSON *o, const char *name, double v, int decimals)
-{
-    char b[64];
-    if (v != v || v > 1e300 || v < -1e300)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%.*f", decimals, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-static void j_us(cJSON *o, const char *name, arb_time ps)
-{
-    char b[48];
-    if (ps == ARB_TIME_NEVER)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
-    cJSON_AddRawToObject(o, name, b);
-}
+/* ---- JSON (the formats of base/json_out.h, as report.c) ------------------- */
 
 void scn_host_json(cJSON *j, const arb_workload_result *wr, const arb_iter_rank *ir, uint32_t n)
 {
@@ -179,41 +153,41 @@ void scn_host_json(cJSON *j, const arb_workload_result *wr, const arb_iter_rank 
         cJSON *c = cJSON_AddObjectToObject(j, "collective");
         if (!c) return;
         cJSON_AddStringToObject(c, "kind", "host_collective");
-        cJSON_AddStringToObject(c, "collective", arb_hc_coll_name(wr->coll));
+        cJSON_AddStringToObject(c, "collective", arb_coll_name(wr->coll));
         cJSON_AddStringToObject(c, "algorithm", arb_hc_algo_name(wr->algo));
-        j_u64(c, "ranks", wr->ranks);
-        j_u64(c, "bytes", wr->buffer_bytes);
-        j_u64(c, "steps", wr->steps);
-        j_u64(c, "slices", wr->slices);
-        j_u64(c, "qps", wr->qps);
-        j_u64(c, "messages", wr->messages_total);
-        j_us(c, "cct_us", wr->cct);
-        j_real(c, "algbw_gbps", wr->algbw_gbps, 6);
-        j_real(c, "busbw_factor", wr->busbw_factor, 6);
-        j_real(c, "busbw_gbps", wr->busbw_gbps, 6);
+        arb_json_u64(c, "ranks", wr->ranks);
+        arb_json_u64(c, "bytes", wr->buffer_bytes);
+        arb_json_u64(c, "steps", wr->steps);
+        arb_json_u64(c, "slices", wr->slices);
+        arb_json_u64(c, "qps", wr->qps);
+        arb_json_u64(c, "messages", wr->messages_total);
+        arb_json_us(c, "cct_us", wr->cct);
+        arb_json_fixed(c, "algbw_gbps", wr->algbw_gbps, 6);
+        arb_json_fixed(c, "busbw_factor", wr->busbw_factor, 6);
+        arb_json_fixed(c, "busbw_gbps", wr->busbw_gbps, 6);
         return;
     }
     cJSON *o = cJSON_AddObjectToObject(j, "iteration");
     if (!o) return;
-    j_u64(o, "ranks", wr->ranks);
-    j_u64(o, "nodes", wr->nodes);
-    j_u64(o, "collectives", wr->collectives);
-    j_u64(o, "p2p", wr->p2p);
-    j_us(o, "iter_time_us", wr->iter_time);
-    j_us(o, "compute_max_us", wr->compute_max);
-    j_us(o, "exposed_max_us", wr->exposed_max);
-    j_us(o, "exposed_mean_us", wr->exposed_mean);
+    arb_json_u64(o, "ranks", wr->ranks);
+    arb_json_u64(o, "nodes", wr->nodes);
+    arb_json_u64(o, "collectives", wr->collectives);
+    arb_json_u64(o, "p2p", wr->p2p);
+    arb_json_us(o, "iter_time_us", wr->iter_time);
+    arb_json_us(o, "compute_max_us", wr->compute_max);
+    arb_json_us(o, "exposed_max_us", wr->exposed_max);
+    arb_json_us(o, "exposed_mean_us", wr->exposed_mean);
     cJSON *arr = cJSON_AddArrayToObject(o, "per_rank");
     for (uint32_t r = 0; arr && r < n; r++) {
         cJSON *e = cJSON_CreateObject();
         if (!e) break;
-        j_u64(e, "rank", r);
-        j_u64(e, "host", ir[r].host);
-        j_u64(e, "nodes_done", ir[r].nodes_done);
-        j_us(e, "finish_us", ir[r].finish);
-        j_us(e, "compute_us", ir[r].compute);
-        j_us(e, "comm_us", ir[r].comm);
-        j_us(e, "exposed_us", ir[r].exposed);
+        arb_json_u64(e, "rank", r);
+        arb_json_u64(e, "host", ir[r].host);
+        arb_json_u64(e, "nodes_done", ir[r].nodes_done);
+        arb_json_us(e, "finish_us", ir[r].finish);
+        arb_json_us(e, "compute_us", ir[r].compute);
+        arb_json_us(e, "comm_us", ir[r].comm);
+        arb_json_us(e, "exposed_us", ir[r].exposed);
         cJSON_AddItemToArray(arr, e);
     }
 }

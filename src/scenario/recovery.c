@@ -12,9 +12,11 @@
 #include "scn_int.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/json_out.h"
 
 #define RECOVER_SHARE 0.9 /* recovered: a slice back at this share of the rate before */
 
@@ -237,20 +239,17 @@ static void event_figures(const struct scn_recovery *rc, const struct fevent *e,
     if (rec != ARB_TIME_NEVER) fg->after = ahead(rc, rec);
 }
 
+/* The recovery figures are plain JSON numbers (json_out.h's arb_json_num),
+ * unlike the run's fixed decimals: times in microseconds, rates in Gb/s
+ * rounded to six decimals; null when there is none. */
 static void j_us(cJSON *o, const char *name, arb_time t)
 {
-    if (t == ARB_TIME_NEVER)
-        cJSON_AddNullToObject(o, name);
-    else
-        cJSON_AddNumberToObject(o, name, (double)t / ARB_PS_PER_US);
+    arb_json_num(o, name, t == ARB_TIME_NEVER ? NAN : (double)t / ARB_PS_PER_US);
 }
 
 static void j_gbps(cJSON *o, const char *name, double g)
 {
-    if (g < 0)
-        cJSON_AddNullToObject(o, name);
-    else
-        cJSON_AddNumberToObject(o, name, (double)(int64_t)(g * 1e6 + 0.5) / 1e6);
+    arb_json_num(o, name, g < 0 ? NAN : (double)(int64_t)(g * 1e6 + 0.5) / 1e6);
 }
 
 void scn_recovery_json(const struct scn_recovery *rc, cJSON *j)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/json_out.h"
 
 static const char *status_name(const arb_scenario_result *r)
 {
@@ -18,34 +19,6 @@ static const char *status_name(const arb_scenario_result *r)
 }
 
 /* ---- JSON -------------------------------------------------------------- */
-
-static void j_u64(cJSON *o, const char *name, uint64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-static void j_real(cJSON *o, const char *name, double v, int decimals)
-{
-    char b[64];
-    if (v != v || v > 1e300 || v < -1e300)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%.*f", decimals, v);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-/* Picoseconds as microseconds with six exact decimals. */
-static void j_us(cJSON *o, const char *name, arb_time ps)
-{
-    char b[48];
-    if (ps == ARB_TIME_NEVER)
-        snprintf(b, sizeof b, "null");
-    else
-        snprintf(b, sizeof b, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
-    cJSON_AddRawToObject(o, name, b);
-}
 
 /* Jain's fairness index of x[0..n): (sum x)^2 / (n sum x^2), in [1/n, 1];
  * 1 when every x is the same, 1/n when one has everything. */
@@ -91,14 +64,14 @@ static void fairness_json(cJSON *o, const arb_scenario_result *r)
         bytes += a->bytes;
     }
     double n = r->n_ar_jobs;
-    j_real(f, "jain", all ? jain_index(g, r->n_ar_jobs) : NAN, 6);
-    j_real(f, "goodput_min_gbps", all ? gmin : NAN, 3);
-    j_real(f, "goodput_max_gbps", all ? gmax : NAN, 3);
-    j_real(f, "jct_mean_us", all ? jct_sum / n / (double)ARB_PS_PER_US : NAN, 3);
-    j_us(f, "jct_max_us", all ? jct_max : ARB_TIME_NEVER);
-    j_us(f, "makespan_us", all ? last - first : ARB_TIME_NEVER);
-    j_real(f, "makespan_gbps",
-           all && last > first ? (double)bytes * 8e3 / (double)(last - first) : NAN, 3);
+    arb_json_fixed(f, "jain", all ? jain_index(g, r->n_ar_jobs) : NAN, 6);
+    arb_json_fixed(f, "goodput_min_gbps", all ? gmin : NAN, 3);
+    arb_json_fixed(f, "goodput_max_gbps", all ? gmax : NAN, 3);
+    arb_json_fixed(f, "jct_mean_us", all ? jct_sum / n / (double)ARB_PS_PER_US : NAN, 3);
+    arb_json_us(f, "jct_max_us", all ? jct_max : ARB_TIME_NEVER);
+    arb_json_us(f, "makespan_us", all ? last - first : ARB_TIME_NEVER);
+    arb_json_fixed(f, "makespan_gbps",
+                   all && last > first ? (double)bytes * 8e3 / (double)(last - first) : NAN, 3);
     arb_free(g);
 }
 
@@ -110,22 +83,22 @@ static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
         const arb_sim_arbor_result *a = &r->ar_jobs[k];
         cJSON *e = cJSON_CreateObject();
         if (!e) break;
-        j_u64(e, "job", k);
-        j_u64(e, "ranks", a->ranks);
-        j_u64(e, "ranks_done", a->ranks_done);
-        j_u64(e, "bytes", a->bytes);
+        arb_json_u64(e, "job", k);
+        arb_json_u64(e, "ranks", a->ranks);
+        arb_json_u64(e, "ranks_done", a->ranks_done);
+        arb_json_u64(e, "bytes", a->bytes);
         cJSON_AddBoolToObject(e, "done", a->done);
-        j_real(e, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
-        j_us(e, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
-        j_us(e, "start_us", a->start);
-        j_us(e, "finish_us", a->finish);
-        j_u64(e, "commits", a->commits);
-        j_u64(e, "repairs", a->repair_commits);
-        j_u64(e, "agg_miss", a->agg_miss);
-        j_u64(e, "timeouts", a->timeouts);
-        j_us(e, "rtt_mean_us", a->rtt_mean);
-        j_u64(e, "peak_slots", a->peak_job_slots);
-        j_u64(e, "invariant_errors", a->invariant_errors);
+        arb_json_fixed(e, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
+        arb_json_us(e, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
+        arb_json_us(e, "start_us", a->start);
+        arb_json_us(e, "finish_us", a->finish);
+        arb_json_u64(e, "commits", a->commits);
+        arb_json_u64(e, "repairs", a->repair_commits);
+        arb_json_u64(e, "agg_miss", a->agg_miss);
+        arb_json_u64(e, "timeouts", a->timeouts);
+        arb_json_us(e, "rtt_mean_us", a->rtt_mean);
+        arb_json_u64(e, "peak_slots", a->peak_job_slots);
+        arb_json_u64(e, "invariant_errors", a->invariant_errors);
         cJSON_AddItemToArray(arr, e);
     }
     fairness_json(o, r);
@@ -134,11 +107,11 @@ static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
 static void arbor_json(cJSON *j, const arb_scenario_result *r)
 {
     const arb_sim_arbor_result *a = &r->ar;
-    j_real(j, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
-    j_us(j, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
-    j_u64(j, "commits", a->commits);
-    j_u64(j, "repairs", a->repair_commits);
-    j_u64(j, "agg_miss", a->agg_miss);
+    arb_json_fixed(j, "goodput_gbps", a->finish == ARB_TIME_NEVER ? NAN : a->goodput_gbps, 3);
+    arb_json_us(j, "cct_us", a->finish == ARB_TIME_NEVER ? ARB_TIME_NEVER : a->cct);
+    arb_json_u64(j, "commits", a->commits);
+    arb_json_u64(j, "repairs", a->repair_commits);
+    arb_json_u64(j, "agg_miss", a->agg_miss);
     if (a->correct < 0 || a->ranks_done < a->ranks) /* header-only, or outputs not final */
         cJSON_AddNullToObject(j, "correct");
     else
@@ -146,78 +119,78 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     cJSON *o = cJSON_AddObjectToObject(j, "arbor");
     cJSON_AddStringToObject(o, "collective", r->echo[K_AR_COLL]);
     cJSON_AddStringToObject(o, "mode", r->echo[K_AR_MODE]);
-    j_u64(o, "ranks", a->ranks);
-    j_u64(o, "ranks_done", a->ranks_done);
-    j_u64(o, "bytes", a->bytes);
-    j_u64(o, "header_bytes", r->arb_hdr_len);
-    j_us(o, "start_us", a->start);
-    j_us(o, "finish_us", a->finish);
-    j_u64(o, "credits", a->credits);
-    j_u64(o, "requests", a->requests);
-    j_u64(o, "results", a->results);
-    j_u64(o, "repair_credits", a->repair_credits);
-    j_u64(o, "repair_commits", a->repair_commits);
-    j_u64(o, "timeouts", a->timeouts);
-    j_u64(o, "late_masters", a->late_masters);
-    j_u64(o, "tail_replays", a->tail_replays);
-    j_u64(o, "registers", a->registers);
-    j_u64(o, "ends", a->ends);
-    j_u64(o, "agg_inputs", a->agg_inputs);
-    j_u64(o, "agg_aggregates", a->agg_aggregates);
-    j_u64(o, "agg_passthrough", a->agg_passthrough);
-    j_u64(o, "agg_drops", a->agg_drops);
-    j_u64(o, "peak_live_slots", a->peak_live_slots);
-    j_u64(o, "agg_allocations", a->agg_allocations);
-    j_u64(o, "agg_reclaimed", a->agg_reclaimed);
-    j_us(o, "slot_time_us", a->slot_time);
-    j_us(o, "partial_slot_time_us", a->partial_slot_time);
-    j_us(o, "rtt_mean_us", a->rtt_mean);
-    j_us(o, "rtt_max_us", a->rtt_max);
+    arb_json_u64(o, "ranks", a->ranks);
+    arb_json_u64(o, "ranks_done", a->ranks_done);
+    arb_json_u64(o, "bytes", a->bytes);
+    arb_json_u64(o, "header_bytes", r->arb_hdr_len);
+    arb_json_us(o, "start_us", a->start);
+    arb_json_us(o, "finish_us", a->finish);
+    arb_json_u64(o, "credits", a->credits);
+    arb_json_u64(o, "requests", a->requests);
+    arb_json_u64(o, "results", a->results);
+    arb_json_u64(o, "repair_credits", a->repair_credits);
+    arb_json_u64(o, "repair_commits", a->repair_commits);
+    arb_json_u64(o, "timeouts", a->timeouts);
+    arb_json_u64(o, "late_masters", a->late_masters);
+    arb_json_u64(o, "tail_replays", a->tail_replays);
+    arb_json_u64(o, "registers", a->registers);
+    arb_json_u64(o, "ends", a->ends);
+    arb_json_u64(o, "agg_inputs", a->agg_inputs);
+    arb_json_u64(o, "agg_aggregates", a->agg_aggregates);
+    arb_json_u64(o, "agg_passthrough", a->agg_passthrough);
+    arb_json_u64(o, "agg_drops", a->agg_drops);
+    arb_json_u64(o, "peak_live_slots", a->peak_live_slots);
+    arb_json_u64(o, "agg_allocations", a->agg_allocations);
+    arb_json_u64(o, "agg_reclaimed", a->agg_reclaimed);
+    arb_json_us(o, "slot_time_us", a->slot_time);
+    arb_json_us(o, "partial_slot_time_us", a->partial_slot_time);
+    arb_json_us(o, "rtt_mean_us", a->rtt_mean);
+    arb_json_us(o, "rtt_max_us", a->rtt_max);
     cJSON *tb = cJSON_AddArrayToObject(o, "tier_bytes");
     for (int t = 0; tb && t < 4; t++) {
         cJSON *e = cJSON_CreateObject();
         if (!e) break;
-        j_u64(e, "up", a->tier_up_bytes[t]);
-        j_u64(e, "down", a->tier_down_bytes[t]);
+        arb_json_u64(e, "up", a->tier_up_bytes[t]);
+        arb_json_u64(e, "down", a->tier_down_bytes[t]);
         cJSON_AddItemToArray(tb, e);
     }
-    j_u64(o, "copies", a->copies);
-    j_u64(o, "packets", a->pkts);
-    j_u64(o, "wire_bytes", a->wire_bytes);
-    j_u64(o, "bytes_per_packet", a->bytes_per_packet);
-    j_u64(o, "checked", a->checked);
-    j_u64(o, "wrong", a->wrong);
-    j_u64(o, "wire_checks", a->wire_checks);
-    j_u64(o, "wire_errors", a->wire_errors);
+    arb_json_u64(o, "copies", a->copies);
+    arb_json_u64(o, "packets", a->pkts);
+    arb_json_u64(o, "wire_bytes", a->wire_bytes);
+    arb_json_u64(o, "bytes_per_packet", a->bytes_per_packet);
+    arb_json_u64(o, "checked", a->checked);
+    arb_json_u64(o, "wrong", a->wrong);
+    arb_json_u64(o, "wire_checks", a->wire_checks);
+    arb_json_u64(o, "wire_errors", a->wire_errors);
     cJSON *inv = cJSON_AddObjectToObject(o, "invariants");
-    j_u64(inv, "errors", a->invariant_errors);
-    j_u64(inv, "dup_commit", a->inv_dup_commit);
-    j_u64(inv, "count", a->inv_count);
-    j_u64(inv, "agg_check", a->inv_agg_check);
-    j_u64(inv, "missing_results", a->inv_missing);
-    j_u64(inv, "early_done", a->inv_early);
-    j_u64(inv, "conservation", a->inv_conservation);
-    j_u64(o, "dead_subchannels", a->dead_subchannels);
+    arb_json_u64(inv, "errors", a->invariant_errors);
+    arb_json_u64(inv, "dup_commit", a->inv_dup_commit);
+    arb_json_u64(inv, "count", a->inv_count);
+    arb_json_u64(inv, "agg_check", a->inv_agg_check);
+    arb_json_u64(inv, "missing_results", a->inv_missing);
+    arb_json_u64(inv, "early_done", a->inv_early);
+    arb_json_u64(inv, "conservation", a->inv_conservation);
+    arb_json_u64(o, "dead_subchannels", a->dead_subchannels);
     cJSON *rec = cJSON_AddObjectToObject(o, "recovery");
-    j_u64(rec, "retries", a->retries);
-    j_u64(rec, "losses_order", a->losses_order);
-    j_u64(rec, "losses_timer", a->losses_timer);
-    j_u64(rec, "spurious", a->spurious);
-    j_u64(rec, "bypass", a->bypass);
-    j_u64(rec, "tree_deaths", a->deaths);
-    j_u64(rec, "probes", a->probes);
-    j_u64(rec, "revivals", a->revivals);
-    j_u64(rec, "recredits", a->recredits);
-    j_u64(rec, "adoptions", a->agg_adoptions);
-    j_u64(rec, "replays", a->agg_replays);
-    j_u64(rec, "held", a->agg_held);
+    arb_json_u64(rec, "retries", a->retries);
+    arb_json_u64(rec, "losses_order", a->losses_order);
+    arb_json_u64(rec, "losses_timer", a->losses_timer);
+    arb_json_u64(rec, "spurious", a->spurious);
+    arb_json_u64(rec, "bypass", a->bypass);
+    arb_json_u64(rec, "tree_deaths", a->deaths);
+    arb_json_u64(rec, "probes", a->probes);
+    arb_json_u64(rec, "revivals", a->revivals);
+    arb_json_u64(rec, "recredits", a->recredits);
+    arb_json_u64(rec, "adoptions", a->agg_adoptions);
+    arb_json_u64(rec, "replays", a->agg_replays);
+    arb_json_u64(rec, "held", a->agg_held);
     cJSON *cc = cJSON_AddObjectToObject(o, "cc");
     cJSON_AddStringToObject(cc, "kind", r->echo[K_AR_CC]);
-    j_u64(cc, "increases", a->cc_increases);
-    j_u64(cc, "decreases", a->cc_decreases);
-    j_u64(cc, "ce_samples", a->cc_ce_samples);
-    j_u64(cc, "stalls", a->cc_stalls);
-    j_real(cc, "window_mean", a->cc_window_mean, 3);
+    arb_json_u64(cc, "increases", a->cc_increases);
+    arb_json_u64(cc, "decreases", a->cc_decreases);
+    arb_json_u64(cc, "ce_samples", a->cc_ce_samples);
+    arb_json_u64(cc, "stalls", a->cc_stalls);
+    arb_json_fixed(cc, "window_mean", a->cc_window_mean, 3);
     if (r->n_ar_jobs) arbor_jobs_json(o, r);
 }
 
@@ -234,15 +207,16 @@ static void background_json(cJSON *j, const arb_scenario_result *r)
         if (r->flows[i].start < first) first = r->flows[i].start;
         if (r->flows[i].finish > last) last = r->flows[i].finish;
     }
-    j_u64(o, "flows", r->n_flows);
-    j_u64(o, "done", r->fct_n);
-    j_u64(o, "bytes", bytes);
-    j_us(o, "start_us", first);
-    j_us(o, "finish_us", last);
-    j_real(o, "goodput_gbps",
-           last == ARB_TIME_NEVER || last <= first ? NAN
-                                                   : (double)bytes * 8e3 / (double)(last - first),
-           3);
+    arb_json_u64(o, "flows", r->n_flows);
+    arb_json_u64(o, "done", r->fct_n);
+    arb_json_u64(o, "bytes", bytes);
+    arb_json_us(o, "start_us", first);
+    arb_json_us(o, "finish_us", last);
+    arb_json_fixed(o, "goodput_gbps",
+                   last == ARB_TIME_NEVER || last <= first
+                       ? NAN
+                       : (double)bytes * 8e3 / (double)(last - first),
+                   3);
 }
 
 /* An iteration over Arbor: its collectives' jobs, as one whole. */
@@ -254,21 +228,21 @@ static void iter_arbor_json(cJSON *j, const arb_scenario_result *r)
     cJSON *o = cJSON_AddObjectToObject(it, "arbor");
     if (!o) return;
     const arb_sim_arbor_result *a = &r->ar;
-    j_u64(o, "jobs", r->iter_jobs);
-    j_u64(o, "ranks_done", a->ranks_done);
-    j_u64(o, "ranks", a->ranks);
-    j_u64(o, "commits", a->commits);
-    j_u64(o, "repairs", a->repair_commits);
-    j_u64(o, "agg_miss", a->agg_miss);
-    j_u64(o, "timeouts", a->timeouts);
-    j_u64(o, "peak_live_slots", a->peak_live_slots);
-    j_u64(o, "packets", a->pkts);
-    j_u64(o, "wire_bytes", a->wire_bytes);
+    arb_json_u64(o, "jobs", r->iter_jobs);
+    arb_json_u64(o, "ranks_done", a->ranks_done);
+    arb_json_u64(o, "ranks", a->ranks);
+    arb_json_u64(o, "commits", a->commits);
+    arb_json_u64(o, "repairs", a->repair_commits);
+    arb_json_u64(o, "agg_miss", a->agg_miss);
+    arb_json_u64(o, "timeouts", a->timeouts);
+    arb_json_u64(o, "peak_live_slots", a->peak_live_slots);
+    arb_json_u64(o, "packets", a->pkts);
+    arb_json_u64(o, "wire_bytes", a->wire_bytes);
     if (a->correct < 0 || !a->done || !r->iter_jobs)
         cJSON_AddNullToObject(o, "correct");
     else
         cJSON_AddBoolToObject(o, "correct", a->correct == 1);
-    j_u64(o, "invariant_errors", a->invariant_errors);
+    arb_json_u64(o, "invariant_errors", a->invariant_errors);
 }
 
 static const char *const sec_names[] = {"fabric",   "routing", "transport", "switch",
@@ -322,34 +296,34 @@ static void packets_json(cJSON *j, const arb_scenario_result *r)
 {
     const arb_sim_stats *st = &r->st;
     cJSON *pk = cJSON_AddObjectToObject(j, "packets");
-    j_u64(pk, "sent", st->pkts_sent);
-    j_u64(pk, "delivered", st->pkts_delivered);
-    j_u64(pk, "data_sent", st->data_pkts_sent);
-    j_u64(pk, "in_flight", st->in_flight);
-    j_u64(pk, "pool_size", st->pool_size);
-    j_u64(pk, "pool_peak", st->pool_peak);
+    arb_json_u64(pk, "sent", st->pkts_sent);
+    arb_json_u64(pk, "delivered", st->pkts_delivered);
+    arb_json_u64(pk, "data_sent", st->data_pkts_sent);
+    arb_json_u64(pk, "in_flight", st->in_flight);
+    arb_json_u64(pk, "pool_size", st->pool_size);
+    arb_json_u64(pk, "pool_peak", st->pool_peak);
     cJSON *by = cJSON_AddObjectToObject(j, "bytes");
-    j_u64(by, "wire_sent", st->bytes_sent);
-    j_u64(by, "payload_sent", st->payload_sent);
-    j_u64(by, "payload_delivered", st->payload_delivered);
-    j_u64(j, "drops", st->drops);
-    j_u64(j, "drop_bytes", st->drop_bytes);
-    j_u64(j, "duplicated", st->duplicated);
-    j_u64(j, "reordered", st->reordered);
-    j_u64(j, "unroutable", st->unroutable);
-    j_u64(j, "ecn_marks", st->ecn_marks);
+    arb_json_u64(by, "wire_sent", st->bytes_sent);
+    arb_json_u64(by, "payload_sent", st->payload_sent);
+    arb_json_u64(by, "payload_delivered", st->payload_delivered);
+    arb_json_u64(j, "drops", st->drops);
+    arb_json_u64(j, "drop_bytes", st->drop_bytes);
+    arb_json_u64(j, "duplicated", st->duplicated);
+    arb_json_u64(j, "reordered", st->reordered);
+    arb_json_u64(j, "unroutable", st->unroutable);
+    arb_json_u64(j, "ecn_marks", st->ecn_marks);
     cJSON *pfc = cJSON_AddObjectToObject(j, "pfc");
-    j_u64(pfc, "pauses", st->pfc_pauses);
-    j_us(pfc, "paused_us", st->pfc_paused_ps);
-    j_u64(j, "ooo_pkts", st->ooo_pkts);
-    j_u64(j, "retx_bytes", st->retx_bytes);
-    j_u64(j, "timeouts", st->timeouts);
-    j_u64(j, "tlp_probes", st->tlp_probes);
-    j_u64(j, "reorder_peak_bytes", r->reorder_peak);
+    arb_json_u64(pfc, "pauses", st->pfc_pauses);
+    arb_json_us(pfc, "paused_us", st->pfc_paused_ps);
+    arb_json_u64(j, "ooo_pkts", st->ooo_pkts);
+    arb_json_u64(j, "retx_bytes", st->retx_bytes);
+    arb_json_u64(j, "timeouts", st->timeouts);
+    arb_json_u64(j, "tlp_probes", st->tlp_probes);
+    arb_json_u64(j, "reorder_peak_bytes", r->reorder_peak);
     if (r->has_order) {
         cJSON *qo = cJSON_AddObjectToObject(j, "qp_order");
-        j_u64(qo, "ooo_pkts", r->order_ooo);
-        j_u64(qo, "pkts", r->order_pkts);
+        arb_json_u64(qo, "ooo_pkts", r->order_ooo);
+        arb_json_u64(qo, "pkts", r->order_pkts);
     }
 }
 
@@ -362,9 +336,9 @@ static void queues_json(cJSON *j, const arb_scenario_result *r)
         const struct pclass *pc = &r->cls[c];
         cJSON *qo = cJSON_AddObjectToObject(q, pc->name);
         cJSON_AddStringToObject(qo, "ports_of", pc->label);
-        j_u64(qo, "ports", pc->ports);
-        j_u64(qo, "max_bytes", pc->max_q);
-        j_real(qo, "mean_bytes", pc->n_q ? pc->sum_q / (double)pc->n_q : 0, 1);
+        arb_json_u64(qo, "ports", pc->ports);
+        arb_json_u64(qo, "max_bytes", pc->max_q);
+        arb_json_fixed(qo, "mean_bytes", pc->n_q ? pc->sum_q / (double)pc->n_q : 0, 1);
         uint64_t need = (pc->n_q * 99 + 99) / 100, seen = 0, p99 = 0;
         for (uint32_t b = 0; b < pc->n_hist && pc->n_q; b++) {
             seen += pc->hist[b];
@@ -374,12 +348,12 @@ static void queues_json(cJSON *j, const arb_scenario_result *r)
             }
         }
         if (p99 > pc->max_q) p99 = pc->max_q;
-        j_u64(qo, "p99_bytes", p99);
-        j_u64(qo, "samples", pc->n_q);
+        arb_json_u64(qo, "p99_bytes", p99);
+        arb_json_u64(qo, "samples", pc->n_q);
         cJSON *uo = cJSON_AddObjectToObject(u, pc->name);
         cJSON_AddStringToObject(uo, "ports_of", pc->label);
-        j_real(uo, "mean", pc->util_mean, 6);
-        j_real(uo, "max", pc->util_max, 6);
+        arb_json_fixed(uo, "mean", pc->util_mean, 6);
+        arb_json_fixed(uo, "max", pc->util_max, 6);
     }
 }
 
@@ -392,13 +366,13 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     scenario_json(j, r);
     cJSON *tp = cJSON_AddObjectToObject(j, "topology");
     cJSON_AddStringToObject(tp, "spec", r->topo_spec);
-    j_u64(tp, "hosts", r->hosts);
-    j_u64(tp, "switches", r->switches);
-    j_u64(tp, "links", r->links);
+    arb_json_u64(tp, "hosts", r->hosts);
+    arb_json_u64(tp, "switches", r->switches);
+    arb_json_u64(tp, "links", r->links);
     cJSON_AddStringToObject(j, "routing", r->route_spec);
-    j_us(j, "sim_time_us", r->active);
-    j_u64(j, "events", r->st.events);
-    j_u64(j, "packet_hops", r->st.packet_hops);
+    arb_json_us(j, "sim_time_us", r->active);
+    arb_json_u64(j, "events", r->st.events);
+    arb_json_u64(j, "packet_hops", r->st.packet_hops);
     cJSON_AddBoolToObject(j, "completed", r->wr.done);
     cJSON_AddBoolToObject(j, "stopped", r->stopped);
     cJSON_AddStringToObject(j, "status", status_name(r));
@@ -409,32 +383,32 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
     if (r->has_bg) background_json(j, r);
     cJSON *wl = cJSON_AddObjectToObject(j, "workload");
     cJSON_AddStringToObject(wl, "kind", r->is_arbor ? "arbor" : arb_workload_kind_name(r->wr.kind));
-    j_u64(wl, "flows_planned", r->wr.flows_planned);
-    j_u64(wl, "bytes_planned", r->wr.bytes_planned);
-    j_u64(wl, "phases", r->wr.phases);
-    j_us(wl, "finish_us", r->wr.finish);
+    arb_json_u64(wl, "flows_planned", r->wr.flows_planned);
+    arb_json_u64(wl, "bytes_planned", r->wr.bytes_planned);
+    arb_json_u64(wl, "phases", r->wr.phases);
+    arb_json_us(wl, "finish_us", r->wr.finish);
 
     cJSON *fl = cJSON_AddObjectToObject(j, "flows");
-    j_u64(fl, "count", r->n_flows);
-    j_u64(fl, "done", r->fct_n);
-    j_u64(fl, "gave_up", r->st.flows_gave_up);
+    arb_json_u64(fl, "count", r->n_flows);
+    arb_json_u64(fl, "done", r->fct_n);
+    arb_json_u64(fl, "gave_up", r->st.flows_gave_up);
     cJSON *fct = cJSON_AddObjectToObject(fl, "fct_us");
-    j_real(fct, "mean", r->fct_mean / (double)ARB_PS_PER_US, 6);
-    j_us(fct, "p50", r->fct_p50);
-    j_us(fct, "p99", r->fct_p99);
-    j_us(fct, "max", r->fct_max);
+    arb_json_fixed(fct, "mean", r->fct_mean / (double)ARB_PS_PER_US, 6);
+    arb_json_us(fct, "p50", r->fct_p50);
+    arb_json_us(fct, "p99", r->fct_p99);
+    arb_json_us(fct, "max", r->fct_max);
 
     if (r->wr.kind == ARB_WL_ALLREDUCE) {
         cJSON *c = cJSON_AddObjectToObject(j, "collective");
         cJSON_AddStringToObject(c, "kind", "ring_allreduce");
-        j_u64(c, "ranks", r->wr.ranks);
-        j_u64(c, "bytes", r->wr.buffer_bytes);
-        j_u64(c, "steps", r->wr.steps);
-        j_u64(c, "slices", r->wr.slices);
-        j_u64(c, "qps", r->wr.qps);
-        j_us(c, "cct_us", r->wr.cct);
-        j_real(c, "algbw_gbps", r->wr.algbw_gbps, 6);
-        j_real(c, "busbw_gbps", r->wr.busbw_gbps, 6);
+        arb_json_u64(c, "ranks", r->wr.ranks);
+        arb_json_u64(c, "bytes", r->wr.buffer_bytes);
+        arb_json_u64(c, "steps", r->wr.steps);
+        arb_json_u64(c, "slices", r->wr.slices);
+        arb_json_u64(c, "qps", r->wr.qps);
+        arb_json_us(c, "cct_us", r->wr.cct);
+        arb_json_fixed(c, "algbw_gbps", r->wr.algbw_gbps, 6);
+        arb_json_fixed(c, "busbw_gbps", r->wr.busbw_gbps, 6);
     }
     if (r->wr.kind == ARB_WL_HCOLL || r->wr.kind == ARB_WL_ITERATION)
         scn_host_json(j, &r->wr, r->iter, r->n_iter);
@@ -442,13 +416,13 @@ char *arb_scenario_json(const arb_scenario_result *r, const arb_scenario_host *h
 
     packets_json(j, r);
     queues_json(j, r);
-    j_u64(j, "samples", r->n_samp);
+    arb_json_u64(j, "samples", r->n_samp);
     if (r->watch) scn_watch_json(r->watch, j);
     if (r->rec) scn_recovery_json(r->rec, j);
     if (host) {
         cJSON *h = cJSON_AddObjectToObject(j, "host");
-        j_real(h, "wall_s", host->wall_s, 3);
-        j_real(h, "peak_rss_mb", host->peak_rss_mb, 1);
+        arb_json_fixed(h, "wall_s", host->wall_s, 3);
+        arb_json_fixed(h, "peak_rss_mb", host->peak_rss_mb, 1);
     }
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);

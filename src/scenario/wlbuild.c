@@ -104,6 +104,7 @@ static int make_background(const arb_scenario *sc, uint32_t n_hosts, uint64_t ru
 {
     arb_workload_config wc;
     arb_workload_config_default(&wc);
+    scn_engine_apply(sc, SCN_ENG_WORKLOAD, &wc); /* qps, shared_sport: they split its flows */
     uint64_t wseed = scn_u64(sc, K_WL_SEED);
     wc.seed = wseed ? wseed : run_seed;
     char msg[512], *path = scn_path(sc, K_AR_BACKGROUND);

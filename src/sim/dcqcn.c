@@ -13,15 +13,10 @@
  *   alpha decay:  alpha = (1 - g) alpha once per K that passes without
  *                 a CNP (computed when the next CNP arrives: no event).
  *   increase:     an event each time the timer T expires and each time B
- *                 bytes have been sent since the last event or cut; with
- *                 t, b the timer and byte stages before the event:
- *                   max(t, b) < F: fast recovery   Rc = (Rt + Rc) / 2
- *                   min(t, b) >= F: hyper increase Rt += (min(t,b) - F + 1) R_HAI
- *                   otherwise: additive increase   Rt += R_AI
- *                 and in the last two Rc = (Rt + Rc) / 2; Rt is capped at
- *                 line rate. Once Rt is at line rate and Rc within a
- *                 millionth of it, Rc snaps to line rate and the timer
- *                 stops until the next CNP.
+ *                 bytes have been sent since the last event or cut: the
+ *                 step of cc/dcqcn_rate.h, the responder's controller's
+ *                 too. Once Rc is back at line rate the timer stops until
+ *                 the next CNP.
  *   pacing:       a data packet of W wire bytes sent at time t holds the
  *                 connection until t + W * 8 / Rc (re-derived from t when
  *                 Rc changes in between, so a cut or an increase acts on
@@ -35,7 +30,7 @@
 
 static arb_time gap(const struct dcq *d, uint32_t bytes)
 {
-    double r = d->rc >= d->line ? d->line : d->rc;
+    double r = d->r.rc >= d->line ? d->line : d->r.rc;
     uint64_t bps = (uint64_t)r;
     return arb_time_tx(bytes, bps ? bps : 1);
 }
@@ -48,22 +43,8 @@ static void repace(struct dcq *d)
 static void increase(const arb_sim *s, struct dcq *d, int by_timer)
 {
     const arb_sim_config *cfg = &s->cfg;
-    uint32_t t = d->t_stage, b = d->b_stage;
-    uint32_t mx = t > b ? t : b, mn = t < b ? t : b;
-    if (mx >= cfg->dcqcn_f) {
-        if (mn >= cfg->dcqcn_f)
-            d->rt += (double)(mn - cfg->dcqcn_f + 1) * (double)cfg->dcqcn_rhai;
-        else
-            d->rt += (double)cfg->dcqcn_rai;
-        if (d->rt > d->line) d->rt = d->line;
-    }
-    d->rc = (d->rt + d->rc) / 2;
-    if (by_timer)
-        d->t_stage++;
-    else
-        d->b_stage++;
-    if (d->rt >= d->line && d->line - d->rc <= d->line * 1e-6) {
-        d->rc = d->line;
+    if (dcqcn_increase(&d->r, by_timer, d->line, cfg->dcqcn_f, (double)cfg->dcqcn_rai,
+                       (double)cfg->dcqcn_rhai)) {
         d->active = 0;
         d->inc_at = ARB_TIME_NEVER;
     }
@@ -74,7 +55,7 @@ void dcqcn_init(arb_sim *s, struct conn *c)
 {
     struct dcq *d = &c->cc;
     d->line = (double)s->ports[s->hosts[c->src].nic_port].rate;
-    d->rc = d->rt = d->min_rc = d->line;
+    d->r.rc = d->r.rt = d->min_rc = d->line;
     d->alpha = 1;
     d->inc_at = ARB_TIME_NEVER;
     d->cnp_last = ARB_TIME_NEVER;
@@ -101,16 +82,16 @@ void dcqcn_on_cnp(arb_sim *s, struct conn *c)
             d->alpha *= 1 - cfg->dcqcn_g;
         if (k > 0) d->alpha = 0;
     }
-    d->rt = d->rc;
-    d->rc *= 1 - d->alpha / 2;
-    if (d->rc < (double)cfg->dcqcn_min_rate) d->rc = (double)cfg->dcqcn_min_rate;
-    if (d->rc < d->min_rc) d->min_rc = d->rc;
+    d->r.rt = d->r.rc;
+    d->r.rc *= 1 - d->alpha / 2;
+    if (d->r.rc < (double)cfg->dcqcn_min_rate) d->r.rc = (double)cfg->dcqcn_min_rate;
+    if (d->r.rc < d->min_rc) d->min_rc = d->r.rc;
     d->alpha = (1 - cfg->dcqcn_g) * d->alpha + cfg->dcqcn_g;
     d->alpha_at = s->now;
     d->cut_once = 1;
     d->cuts++;
     s->st.rate_cuts++;
-    d->t_stage = d->b_stage = 0;
+    d->r.t_stage = d->r.b_stage = 0;
     d->byte_cnt = 0;
     d->active = 1;
     if (!c->send_done) {

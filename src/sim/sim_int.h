@@ -8,6 +8,7 @@
 #define ARBOR_SIM_INT_H
 
 #include "arbor/sim.h"
+#include "cc/dcqcn_rate.h"
 
 #include <stddef.h>
 #include "evq.h"
@@ -128,7 +129,7 @@ struct dre {
 /* DCQCN state of one connection (dcqcn.c): the sender's reaction point
  * and the receiver's notification point. */
 struct dcq {
-    double rc, rt;       /* current and target rate, bits/s */
+    struct dcqcn_rate r; /* current and target rate (bits/s), stages: cc/dcqcn_rate.h */
     double alpha;        /* congestion estimate, 1 before the first CNP */
     double line;         /* the sending NIC port's rate, bits/s */
     double min_rc;       /* lowest rc so far */
@@ -137,8 +138,6 @@ struct dcq {
     arb_time next_send;  /* pacing: no data packet before this */
     arb_time last_tx;    /* when the last data packet was sent */
     uint64_t byte_cnt;   /* wire bytes since the last byte-counter event */
-    uint32_t t_stage;    /* timer events since the last cut */
-    uint32_t b_stage;    /* byte-counter events since the last cut */
     uint32_t last_bytes; /* wire bytes of the last data packet */
     uint8_t active;      /* below line rate: timers and counter run */
     uint8_t cut_once;    /* a CNP has been received */

@@ -132,20 +132,20 @@ static int coll_of(uint64_t v)
 {
     switch (v) {
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__ALL_REDUCE:
-        return ARB_HC_ALLREDUCE;
+        return ARB_COLL_ALLREDUCE;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__REDUCE:
-        return ARB_HC_REDUCE;
+        return ARB_COLL_REDUCE;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__ALL_GATHER:
-        return ARB_HC_ALLGATHER;
+        return ARB_COLL_ALLGATHER;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__BROADCAST:
-        return ARB_HC_BROADCAST;
+        return ARB_COLL_BROADCAST;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__ALL_TO_ALL:
-        return ARB_HC_ALLTOALL;
+        return ARB_COLL_ALLTOALL;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER:
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER_BLOCK:
-        return ARB_HC_REDUCESCATTER;
+        return ARB_COLL_REDUCESCATTER;
     case ARBOR_CHAKRA__COLLECTIVE_COMM_TYPE__BARRIER:
-        return ARB_HC_BARRIER;
+        return ARB_COLL_BARRIER;
     default:
         return -1;
     }
@@ -196,7 +196,7 @@ static int take_node(struct ck *c, uint32_t r, uint32_t rec, const ArborChakra__
             return node_fail(c, r, m->id, rec,
                              k == 0 ? "COMM_COLL_NODE without the attribute comm_size"
                                     : "comm_size is not a non-negative integer");
-        if (n->bytes == 0 && coll != ARB_HC_BARRIER)
+        if (n->bytes == 0 && coll != ARB_COLL_BARRIER)
             return node_fail(c, r, m->id, rec, "comm_size 0 (only a barrier carries no data)");
         const char *pg = attr_str(m, "pg_name");
         long g = intern(c, pg ? pg : "");

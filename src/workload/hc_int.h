@@ -42,8 +42,8 @@ struct hc_plan {
  * root `root`. Errors (one line in err, naming the field first: "size:",
  * "chunk:", "root:", "ranks:", "algorithm:"): ARB_EINVAL, ARB_ENOMEM.
  */
-int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint32_t n,
-                  uint64_t bytes, uint64_t chunk, uint32_t root, char *err, size_t errlen);
+int hc_plan_build(struct hc_plan **out, arb_coll coll, arb_hc_algo algo, uint32_t n, uint64_t bytes,
+                  uint64_t chunk, uint32_t root, char *err, size_t errlen);
 /* One message src -> dst of `bytes` with no dependency (p2p). */
 int hc_plan_p2p(struct hc_plan **out, uint64_t bytes);
 void hc_plan_free(struct hc_plan *p);

@@ -18,22 +18,8 @@
 #include <string.h>
 #include "base/alloc.h"
 
-static const char *const coll_names[] = {"allreduce", "reduce",  "reducescatter", "broadcast",
-                                         "allgather", "barrier", "alltoall"};
 static const char *const algo_names[] = {"auto",   "ring",  "tree",    "rd",
                                          "direct", "chain", "binomial"};
-
-const char *arb_hc_coll_name(int c)
-{
-    return c >= 0 && c <= ARB_HC_ALLTOALL ? coll_names[c] : NULL;
-}
-
-int arb_hc_coll_parse(const char *name)
-{
-    for (int i = 0; name && i <= ARB_HC_ALLTOALL; i++)
-        if (strcmp(name, coll_names[i]) == 0) return i;
-    return ARB_ENOENT;
-}
 
 const char *arb_hc_algo_name(int a)
 {
@@ -49,46 +35,27 @@ int arb_hc_algo_parse(const char *name)
 
 #define HC_RD_MAX_AUTO (64 * 1024) /* auto: recursive doubling up to this */
 
-int arb_hc_algo_resolve(arb_hc_coll c, arb_hc_algo a, uint64_t bytes)
+int arb_hc_algo_resolve(arb_coll c, arb_hc_algo a, uint64_t bytes)
 {
     switch (c) {
-    case ARB_HC_ALLREDUCE:
+    case ARB_COLL_ALLREDUCE:
         if (a == ARB_HC_AUTO) return bytes <= HC_RD_MAX_AUTO ? ARB_HC_RD : ARB_HC_RING;
         return a == ARB_HC_RING || a == ARB_HC_TREE || a == ARB_HC_RD ? (int)a : ARB_EINVAL;
-    case ARB_HC_REDUCE:
+    case ARB_COLL_REDUCE:
         if (a == ARB_HC_AUTO || a == ARB_HC_BINOMIAL) return ARB_HC_BINOMIAL;
         return a == ARB_HC_RING || a == ARB_HC_CHAIN ? ARB_HC_CHAIN : ARB_EINVAL;
-    case ARB_HC_BROADCAST:
+    case ARB_COLL_BROADCAST:
         if (a == ARB_HC_AUTO || a == ARB_HC_RING || a == ARB_HC_CHAIN) return ARB_HC_CHAIN;
         return a == ARB_HC_BINOMIAL ? ARB_HC_BINOMIAL : ARB_EINVAL;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
         return a == ARB_HC_AUTO || a == ARB_HC_RING ? ARB_HC_RING : ARB_EINVAL;
-    case ARB_HC_BARRIER:
+    case ARB_COLL_BARRIER:
         return a == ARB_HC_AUTO || a == ARB_HC_RD ? ARB_HC_RD : ARB_EINVAL;
-    case ARB_HC_ALLTOALL:
+    case ARB_COLL_ALLTOALL:
         return a == ARB_HC_AUTO || a == ARB_HC_DIRECT ? ARB_HC_DIRECT : ARB_EINVAL;
     }
     return ARB_EINVAL;
-}
-
-double arb_hc_busbw_factor(arb_hc_coll c, uint32_t ranks)
-{
-    double n = ranks ? (double)ranks : 1;
-    switch (c) {
-    case ARB_HC_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
-    case ARB_HC_ALLTOALL:
-        return (n - 1) / n;
-    case ARB_HC_BROADCAST:
-    case ARB_HC_REDUCE:
-        return 1;
-    case ARB_HC_BARRIER:
-        return 0;
-    }
-    return 0;
 }
 
 /* ---- the builder ---------------------------------------------------------- */
@@ -515,7 +482,7 @@ static int build_alltoall(struct hc_plan *p, uint64_t S, uint32_t P)
 #define TR_MAX_RANKS_HC (1u << 20) /* n x n stays far from overflow */
 
 /* Messages of a plan (as the builders make them). */
-static uint64_t msg_count(arb_hc_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
+static uint64_t msg_count(arb_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
 {
     uint64_t p2 = 1, lg = 0;
     while (p2 * 2 <= n) {
@@ -524,43 +491,43 @@ static uint64_t msg_count(arb_hc_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
     }
     uint64_t rd = p2 * lg + 2 * (n - p2);
     switch (c) {
-    case ARB_HC_ALLREDUCE:
+    case ARB_COLL_ALLREDUCE:
         return (a == ARB_HC_RING ? 2 * (n - 1) * n : a == ARB_HC_TREE ? 4 * (n - 1) : rd) * P;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
         return (n - 1) * n * P;
-    case ARB_HC_REDUCE:
-    case ARB_HC_BROADCAST:
+    case ARB_COLL_REDUCE:
+    case ARB_COLL_BROADCAST:
         return (n - 1) * P;
-    case ARB_HC_BARRIER:
+    case ARB_COLL_BARRIER:
         return rd;
-    case ARB_HC_ALLTOALL:
+    case ARB_COLL_ALLTOALL:
         return n * (n - 1) * P;
     }
     return 0;
 }
 
 /* The unit a message carries, sliced. */
-static uint64_t unit_bytes(arb_hc_coll c, arb_hc_algo a, uint32_t n, uint64_t S)
+static uint64_t unit_bytes(arb_coll c, arb_hc_algo a, uint32_t n, uint64_t S)
 {
-    if (c == ARB_HC_BARRIER) return 1;
-    if (c == ARB_HC_ALLTOALL || a == ARB_HC_RING) return S / n;
+    if (c == ARB_COLL_BARRIER) return 1;
+    if (c == ARB_COLL_ALLTOALL || a == ARB_HC_RING) return S / n;
     if (a == ARB_HC_TREE) return S / 2;
     return S;
 }
 
-int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint32_t n,
-                  uint64_t bytes, uint64_t chunk, uint32_t root, char *err, size_t errlen)
+int hc_plan_build(struct hc_plan **out, arb_coll coll, arb_hc_algo algo, uint32_t n, uint64_t bytes,
+                  uint64_t chunk, uint32_t root, char *err, size_t errlen)
 {
     *out = NULL;
     int ra = arb_hc_algo_resolve(coll, algo, bytes);
     if (ra < 0)
         return arb_errf(err, errlen, ARB_EINVAL, "algorithm: %s has no algorithm %s",
-                        arb_hc_coll_name(coll) ? arb_hc_coll_name(coll) : "?",
+                        arb_coll_name(coll) ? arb_coll_name(coll) : "?",
                         arb_hc_algo_name(algo) ? arb_hc_algo_name(algo) : "?");
     algo = (arb_hc_algo)ra;
     if (n < 2) return arb_errf(err, errlen, ARB_EINVAL, "ranks: %u, at least 2 are needed", n);
-    if ((coll == ARB_HC_REDUCE || coll == ARB_HC_BROADCAST) && root >= n)
+    if ((coll == ARB_COLL_REDUCE || coll == ARB_COLL_BROADCAST) && root >= n)
         return arb_errf(err, errlen, ARB_EINVAL, "root: rank %u is not below the %u ranks", root,
                         n);
     uint64_t unit = unit_bytes(coll, algo, n, bytes);
@@ -568,7 +535,7 @@ int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint
         return arb_errf(err, errlen, ARB_EINVAL,
                         "size: %llu bytes is too small for %s over %u ranks",
                         (unsigned long long)bytes, arb_hc_algo_name(algo), n);
-    uint64_t P = chunk && coll != ARB_HC_BARRIER ? ceil_div(unit, chunk) : 1;
+    uint64_t P = chunk && coll != ARB_COLL_BARRIER ? ceil_div(unit, chunk) : 1;
     uint64_t msgs = msg_count(coll, algo, n, P);
     if (P > HC_MAX_MSGS || n > TR_MAX_RANKS_HC || msgs > HC_MAX_MSGS)
         return arb_errf(err, errlen, ARB_EINVAL,
@@ -580,7 +547,7 @@ int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint
     p->slices = (uint32_t)P;
     int rc = 0;
     switch (coll) {
-    case ARB_HC_ALLREDUCE:
+    case ARB_COLL_ALLREDUCE:
         if (algo == ARB_HC_RING) {
             p->steps = 2 * (n - 1);
             rc = build_ring(p, bytes, p->steps, p->slices);
@@ -592,26 +559,26 @@ int hc_plan_build(struct hc_plan **out, arb_hc_coll coll, arb_hc_algo algo, uint
             rc = build_rd(p, bytes, p->slices);
         }
         break;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
         p->steps = n - 1;
         rc = build_ring(p, bytes, p->steps, p->slices);
         break;
-    case ARB_HC_REDUCE:
-    case ARB_HC_BROADCAST:
+    case ARB_COLL_REDUCE:
+    case ARB_COLL_BROADCAST:
         if (algo == ARB_HC_CHAIN) {
             p->steps = n - 1;
-            rc = build_chain(p, bytes, p->slices, root, coll == ARB_HC_REDUCE);
+            rc = build_chain(p, bytes, p->slices, root, coll == ARB_COLL_REDUCE);
         } else {
             for (uint32_t v = 1; v < n; v <<= 1)
                 p->steps++;
-            rc = build_binomial(p, bytes, p->slices, root, coll == ARB_HC_REDUCE);
+            rc = build_binomial(p, bytes, p->slices, root, coll == ARB_COLL_REDUCE);
         }
         break;
-    case ARB_HC_BARRIER:
+    case ARB_COLL_BARRIER:
         rc = build_rd(p, 1, 1);
         break;
-    case ARB_HC_ALLTOALL:
+    case ARB_COLL_ALLTOALL:
         p->steps = 1;
         rc = build_alltoall(p, bytes, p->slices);
         break;

@@ -18,7 +18,7 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
     if (n < 2) return arb_errf(err, errlen, ARB_EINVAL, "ranks: %u, at least 2 are needed", n);
     if (!hc->hosts && n > n_hosts)
         return arb_errf(err, errlen, ARB_EINVAL, "ranks: %u ranks on %u hosts", n, n_hosts);
-    if (!arb_hc_coll_name((int)hc->coll))
+    if (!arb_coll_name((int)hc->coll))
         return arb_errf(err, errlen, ARB_EINVAL, "collective: unknown");
     arb_workload *w;
     int rc = wl_alloc(&w, ARB_WL_HCOLL, n_hosts, cfg, err, errlen);
@@ -66,7 +66,7 @@ int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint3
     w->hosts = hosts;
     w->N = n;
     w->P = pl->slices;
-    w->S = hc->coll == ARB_HC_BARRIER ? 0 : hc->bytes;
+    w->S = hc->coll == ARB_COLL_BARRIER ? 0 : hc->bytes;
     w->start = hc->start;
     w->hc_coll = (int)hc->coll;
     w->hc_algo = arb_hc_algo_resolve(hc->coll, hc->algo, hc->bytes);
@@ -95,7 +95,7 @@ void wl_hcoll_result(const arb_workload *w, arb_workload_result *r)
     r->buffer_bytes = w->S;
     r->coll = w->hc_coll;
     r->algo = w->hc_algo;
-    r->busbw_factor = arb_hc_busbw_factor((arb_hc_coll)w->hc_coll, w->N);
+    r->busbw_factor = arb_coll_busbw_factor((arb_coll)w->hc_coll, w->N);
     if (r->done) {
         arb_time last = 0;
         for (uint32_t k = 0; k < w->N; k++) {

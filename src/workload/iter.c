@@ -265,7 +265,7 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
         for (uint32_t m = 0; m < G->n; m++)
             hosts[m] = it->host[G->ranks[m]];
         if (w->ia) { /* Arbor, unless it has no such collective */
-            rc = iter_arb_add(w->ia, c, (arb_hc_coll)C->coll, hosts, G->n, C->bytes, C->root,
+            rc = iter_arb_add(w->ia, c, (arb_coll)C->coll, hosts, G->n, C->bytes, C->root,
                               &it->coll_arb[c], msg, sizeof msg);
             if (rc < 0) {
                 uint32_t g0 = t->coll_nodes[C->node_off], r0 = rank_of(it, g0);
@@ -276,9 +276,9 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
             if (it->coll_arb[c] != TR_NONE) continue;
         }
         arb_hc_algo a = ic->algo;
-        if (arb_hc_algo_resolve((arb_hc_coll)C->coll, a, C->bytes) < 0) a = ARB_HC_AUTO;
+        if (arb_hc_algo_resolve((arb_coll)C->coll, a, C->bytes) < 0) a = ARB_HC_AUTO;
         struct hc_plan *p;
-        rc = hc_plan_build(&p, (arb_hc_coll)C->coll, a, G->n, C->bytes, ic->chunk, C->root, msg,
+        rc = hc_plan_build(&p, (arb_coll)C->coll, a, G->n, C->bytes, ic->chunk, C->root, msg,
                            sizeof msg);
         if (rc < 0) {
             uint32_t g0 = t->coll_nodes[C->node_off], r0 = rank_of(it, g0);

@@ -187,19 +187,18 @@ static int plan_hier(struct iter_arb *x, struct acoll *c, const uint32_t *hosts,
     return rc;
 }
 
-int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint32_t *hosts,
-                 uint32_t n, uint64_t bytes, uint32_t root, uint32_t *index, char *err,
-                 size_t errlen)
+int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_coll coll, const uint32_t *hosts, uint32_t n,
+                 uint64_t bytes, uint32_t root, uint32_t *index, char *err, size_t errlen)
 {
     *index = TR_NONE;
-    if (coll == ARB_HC_ALLTOALL) return 0; /* no Arbor AllToAll: the host algorithm */
+    if (coll == ARB_COLL_ALLTOALL) return 0; /* no Arbor AllToAll: the host algorithm */
     uint32_t g = n, Q = 1;
     if (n > ARB_PLAN_MAX_RANKS) {
-        if (coll != ARB_HC_ALLREDUCE)
+        if (coll != ARB_COLL_ALLREDUCE)
             return arb_errf(err, errlen, ARB_EINVAL,
                             "collective: an Arbor group has at most %d ranks, and only an "
                             "AllReduce runs over more (in groups); this %s has %u",
-                            ARB_PLAN_MAX_RANKS, arb_hc_coll_name(coll), n);
+                            ARB_PLAN_MAX_RANKS, arb_coll_name(coll), n);
         g = inner_size(n, x->inner);
         if (g < 2 || g > ARB_PLAN_MAX_RANKS || n % g || n / g < 2 || n / g > ARB_PLAN_MAX_RANKS)
             return arb_errf(err, errlen, ARB_EINVAL,
@@ -234,9 +233,8 @@ int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint3
         c->job[p] = -1;
     for (uint32_t m = 0; c->hier && m < n; m++)
         c->left[m] = c->P;
-    int rc = c->hier
-                 ? plan_hier(x, c, hosts, bytes, err, errlen)
-                 : plan_one(x, &c->plans[0], (arb_coll)coll, hosts, n, bytes, root, 0, err, errlen);
+    int rc = c->hier ? plan_hier(x, c, hosts, bytes, err, errlen)
+                     : plan_one(x, &c->plans[0], coll, hosts, n, bytes, root, 0, err, errlen);
     if (rc < 0) return rc;
     *index = x->n - 1;
     return 0;

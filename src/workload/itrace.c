@@ -324,7 +324,7 @@ static int match_colls(arb_trace *t, char *err, size_t errlen)
                     snprintf(rule, sizeof rule,
                              "collective differs from rank %u's matching call (%s of %llu bytes, "
                              "root %u)",
-                             G->ranks[0], arb_hc_coll_name(a->coll), (unsigned long long)a->bytes,
+                             G->ranks[0], arb_coll_name(a->coll), (unsigned long long)a->bytes,
                              a->root);
                     rc = node_fail(t, r, cur[r], err, errlen, "kind", rule);
                     break;

@@ -180,7 +180,7 @@ static int node_args(struct tx *x, char **tok, struct tr_node *proto)
             return tx_fail(x, "duration", "'%s' is not a time (a number with ps, ns, us, ms or s)",
                            tok[3]);
     } else if (proto->op == TR_COLL) {
-        int c = arb_hc_coll_parse(tok[3]);
+        int c = arb_coll_parse(tok[3]);
         if (c < 0)
             return tx_fail(x, "kind",
                            "'%s' is not allreduce, reduce, reducescatter, broadcast, allgather, "
@@ -189,7 +189,7 @@ static int node_args(struct tx *x, char **tok, struct tr_node *proto)
         proto->coll = (uint8_t)c;
         if ((rc = parse_bytes(tok[4], &proto->bytes)) < 0)
             return tx_fail(x, "bytes", "'%s' %s", tok[4], arb_size_why(rc));
-        if (proto->bytes == 0 && c != ARB_HC_BARRIER)
+        if (proto->bytes == 0 && c != ARB_COLL_BARRIER)
             return tx_fail(x, "bytes", "%s", "must be at least 1 (only a barrier carries none)");
     } else {
         if ((rc = parse_bytes(tok[3], &proto->bytes)) < 0)
@@ -256,7 +256,7 @@ static int node_group(struct tx *x, const char *gspec, struct tr_node *proto)
     if (g == ARB_ENOMEM) return arb_errf(x->err, x->errlen, ARB_ENOMEM, "out of memory");
     if (g < 0) return (int)g;
     proto->group = (uint32_t)g;
-    if ((proto->coll == ARB_HC_REDUCE || proto->coll == ARB_HC_BROADCAST) &&
+    if ((proto->coll == ARB_COLL_REDUCE || proto->coll == ARB_COLL_BROADCAST) &&
         proto->root >= x->t->g[g].n)
         return tx_fail(x, "root", "%s", "not below the group's size");
     return 0;

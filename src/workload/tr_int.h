@@ -17,7 +17,7 @@ enum tr_op { TR_COMP = 0, TR_COLL = 1, TR_SEND = 2, TR_RECV = 3, TR_NOP = 4 };
 struct tr_node {
     uint64_t id;
     uint8_t op;
-    uint8_t coll; /* arb_hc_coll */
+    uint8_t coll; /* arb_coll */
     uint64_t bytes;
     arb_time dur;
     uint32_t peer, tag, root;

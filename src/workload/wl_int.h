@@ -88,9 +88,8 @@ void wl_iter_member_done(arb_workload *w, arb_sim *s, uint32_t ref, uint32_t m, 
  * algorithm), or an error with err "FIELD: rule". enter: member m calls it. */
 struct iter_arb;
 int iter_arb_new(struct iter_arb **out, const arb_iteration_config *ic, char *err, size_t errlen);
-int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_hc_coll coll, const uint32_t *hosts,
-                 uint32_t n, uint64_t bytes, uint32_t root, uint32_t *index, char *err,
-                 size_t errlen);
+int iter_arb_add(struct iter_arb *x, uint32_t ref, arb_coll coll, const uint32_t *hosts, uint32_t n,
+                 uint64_t bytes, uint32_t root, uint32_t *index, char *err, size_t errlen);
 void iter_arb_enter(arb_workload *w, arb_sim *s, uint32_t a, uint32_t m, arb_time now);
 uint32_t iter_arb_jobs(const struct iter_arb *x); /* simulator jobs added so far */
 /* Entries from then on start d after they are made (workload.start_delay). */

@@ -715,10 +715,10 @@ void arb_workload_get_result(const arb_workload *w, arb_workload_result *r)
         r->steps = 2 * (w->N - 1);
         r->messages = w->M;
         r->buffer_bytes = w->S;
-        r->coll = ARB_HC_ALLREDUCE;
+        r->coll = ARB_COLL_ALLREDUCE;
         r->algo = ARB_HC_RING;
         r->messages_total = w->M * w->N;
-        r->busbw_factor = arb_hc_busbw_factor(ARB_HC_ALLREDUCE, w->N);
+        r->busbw_factor = arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, w->N);
         if (r->done) {
             r->cct = w->finish - w->start;
             double secs = (double)r->cct / (double)ARB_PS_PER_S;

@@ -48,6 +48,12 @@ J=$("$ARBOR" sim "$TMP/mix.ini" --json --quiet)
 has "json: background" "$J" '"background":{"flows":1,"done":1,"bytes":1048576,'
 has "json: the echo names the file" "$J" '"background":"bulk.csv"'
 has "json: watch" "$J" '"watch":\[{"port":"h0->L1.0",'
+# workload.qps and shared_sport split the background's flows as they split
+# any trace's: one flow of 1 MiB over 3 QPs is three flows, the same bytes
+J=$("$ARBOR" sim "$TMP/mix.ini" -s workload.qps=3 --json --quiet)
+has "json: background over 3 QPs" "$J" '"background":{"flows":3,"done":3,"bytes":1048576,'
+J=$("$ARBOR" sim "$TMP/mix.ini" -s workload.qps=3 -s workload.shared_sport=on --json --quiet)
+has "json: background over 3 QPs, one source port" "$J" '"background":{"flows":3,"done":3,'
 T=$("$ARBOR" sim "$TMP/mix.ini" --quiet)
 has "summary: background line" "$T" "^background    1 of 1 flows done over irn"
 has "summary: watch line" "$T" "^watch         L1.0->h0: p99"

@@ -3,7 +3,8 @@
 # Usage errors first (no namespace needed); then, as root with `ip netns`,
 # a star of 4 hosts (exact AllReduce, the goodput within the shaped link's
 # bound; 1% loss on every link, still exact, nftables counting drops), a
-# leaf-spine of two leaves under a spine, and runs stopped by SIGTERM and
+# leaf-spine of two leaves under a spine, a two-level k-ary tree (two
+# spines, each a root), and runs stopped by SIGTERM and
 # SIGINT mid-collective. After every run: no namespace, veth, qdisc or
 # process of it is left (every namespace the run made is gone: no process
 # of the machine holds it, and no interface of this namespace names it as
@@ -170,6 +171,15 @@ if [ $rc -eq 0 ] && [ "$(field leafspine correct)" = true ] &&
     pass "leafspine:2,2,1: three switch processes, an exact AllReduce"
 else
     fail "leafspine" "status $rc" "$(cat "$TMP/leafspine.err")"
+fi
+
+# ---- a two-level k-ary tree: two leaves, two spines (two roots) ------------------
+lab kary -s fabric.topology=kary:2,2 -s arbor.collective=allreduce
+if [ $rc -eq 0 ] && [ "$(field kary correct)" = true ] &&
+    [ "$(field kary topology.switches)" = 4 ]; then
+    pass "kary:2,2: four switch processes (two spines, each a root), an exact AllReduce"
+else
+    fail "kary" "status $rc" "$(cat "$TMP/kary.err")"
 fi
 
 # ---- stopped mid-run: SIGTERM, SIGINT ------------------------------------------------

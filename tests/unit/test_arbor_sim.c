@@ -255,7 +255,7 @@ TEST(every_collective_both_modes)
     static const char *const topos[] = {"star:4", "leafspine:2,2,2", "pgft:3;2,2,2;1,2,2;1,1,1"};
     static const uint32_t n_of[] = {4, 4, 8};
     for (int ti = 0; ti < 3; ti++)
-        for (int coll = 0; coll < ARB_COLL_COUNT; coll++)
+        for (int coll = 0; coll < ARB_PLAN_COLL_COUNT; coll++)
             for (int values = 0; values < 2; values++) {
                 struct run x = {
                     topos[ti], (arb_coll)coll, n_of[ti], 100000, ARB_DTYPE_I32, values, 0, 0, 0, 0,
@@ -333,7 +333,7 @@ TEST(loss_repairs)
             CHECK(st.lost > 0);
             CHECK(r.repair_credits > 0 || r.tail_replays > 0 || r.registers > 12);
         }
-    for (int coll = 0; coll < ARB_COLL_COUNT; coll++) {
+    for (int coll = 0; coll < ARB_PLAN_COLL_COUNT; coll++) {
         struct run x = {"star:4", (arb_coll)coll, 4, 300000, ARB_DTYPE_I32, 1, 0.02, 0, 0, 0, 5};
         arb_sim_arbor_result r;
         arb_sim_stats st;

@@ -1,6 +1,7 @@
 /* Unit tests: base (time, errors, names, numbers and sizes from text, random
- * generator, logging). */
+ * generator, logging, the JSON number formats). */
 #include "arbor/base.h"
+#include "base/json_out.h"
 #include "testkit.h"
 
 #include <math.h>
@@ -101,6 +102,78 @@ TEST(dtype_and_op_names)
     CHECK_EQ_I(arb_op_parse(NULL), ARB_ENOENT);
     CHECK(arb_dtype_name(6) == NULL);
     CHECK(arb_op_name(4) == NULL);
+}
+
+/* One table for every collective: each name round-trips, in any case, and
+ * the bus bandwidth factors are nccl-tests' (barrier: no data, 0). */
+TEST(coll_names_and_busbw)
+{
+    static const char *const want[ARB_COLL_COUNT] = {
+        "allreduce", "reduce", "reducescatter", "broadcast", "allgather", "barrier", "alltoall"};
+    for (int c = 0; c < ARB_COLL_COUNT; c++) {
+        CHECK_STR(arb_coll_name(c), want[c]);
+        CHECK_EQ_I(arb_coll_parse(arb_coll_name(c)), c);
+        char upper[32];
+        size_t i = 0;
+        for (; want[c][i] && i + 1 < sizeof upper; i++)
+            upper[i] = (char)(want[c][i] - 'a' + 'A');
+        upper[i] = '\0';
+        CHECK_EQ_I(arb_coll_parse(upper), c);
+    }
+    CHECK(arb_coll_name(ARB_COLL_COUNT) == NULL);
+    CHECK(arb_coll_name(-1) == NULL);
+    CHECK_EQ_I(arb_coll_parse("gather"), ARB_ENOENT);
+    CHECK_EQ_I(arb_coll_parse(""), ARB_ENOENT);
+    CHECK_EQ_I(arb_coll_parse(NULL), ARB_ENOENT);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, 8) == 14.0 / 8);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_REDUCESCATTER, 4) == 3.0 / 4);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLGATHER, 8) == 7.0 / 8);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLTOALL, 4) == 3.0 / 4);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_BROADCAST, 8) == 1);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_REDUCE, 8) == 1);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_BARRIER, 8) == 0);
+    CHECK(arb_coll_busbw_factor(ARB_COLL_ALLREDUCE, 0) == 0);
+    CHECK(arb_coll_busbw_factor((arb_coll)ARB_COLL_COUNT, 8) == 0);
+}
+
+/* The JSON number formats (base/json_out.h), as the text they print. */
+static void check_json(cJSON *o, const char *want)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    CHECK_STR(text, want);
+    free(text);
+    cJSON_Delete(o);
+}
+
+TEST(json_number_formats)
+{
+    cJSON *o = cJSON_CreateObject();
+    arb_json_u64(o, "a", 0);
+    arb_json_u64(o, "b", UINT64_MAX);
+    check_json(o, "{\"a\":0,\"b\":18446744073709551615}");
+    o = cJSON_CreateObject();
+    arb_json_fixed(o, "a", 1.0 / 3, 6);
+    arb_json_fixed(o, "b", -2.5, 1);
+    arb_json_fixed(o, "c", 7, 0);
+    arb_json_fixed(o, "d", NAN, 6);
+    arb_json_fixed(o, "e", INFINITY, 6);
+    arb_json_fixed(o, "f", -1e301, 6);
+    check_json(o, "{\"a\":0.333333,\"b\":-2.5,\"c\":7,\"d\":null,\"e\":null,\"f\":null}");
+    o = cJSON_CreateObject();
+    arb_json_us(o, "a", 1234567);
+    arb_json_us(o, "b", 0);
+    arb_json_us(o, "c", 5 * ARB_PS_PER_US);
+    arb_json_us(o, "d", ARB_TIME_NEVER);
+    arb_json_us(o, "e", ARB_TIME_NEVER - 1);
+    check_json(o, "{\"a\":1.234567,\"b\":0.000000,\"c\":5.000000,\"d\":null,"
+                  "\"e\":18446744073709.551614}");
+    o = cJSON_CreateObject();
+    arb_json_num(o, "a", 12.5);
+    arb_json_num(o, "b", 0.1);
+    arb_json_num(o, "c", 1000);
+    arb_json_num(o, "d", NAN);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "d")));
+    check_json(o, "{\"a\":12.5,\"b\":0.1,\"c\":1000,\"d\":null}");
 }
 
 TEST(rng_reference_values)
@@ -372,6 +445,8 @@ int main(void)
     RUN(time_tx_matches_wide);
     RUN(errors_named);
     RUN(dtype_and_op_names);
+    RUN(coll_names_and_busbw);
+    RUN(json_number_formats);
     RUN(rng_reference_values);
     RUN(rng_deterministic_and_split);
     RUN(rng_below_uniform);

@@ -1,11 +1,16 @@
 /* Unit tests: DCQCN in the simulator (notification point, reaction point,
- * pacing) on small stars. */
+ * pacing) on small stars; the simulator's reaction point and the
+ * responder's controller (cc.h) give the same rates on one sequence of
+ * events. */
+#include "arbor/cc.h"
 #include "arbor/sim.h"
 #include "arbor/topo.h"
+#include "sim/sim_int.h"
 #include "simkit.h"
 #include "testkit.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* What a tap saw: data bytes per flow per 1 ms slot on one port, data
  * send times on another, CNP times per flow. */
@@ -360,6 +365,123 @@ TEST(bad_config)
     arb_topo_free(t);
 }
 
+/* ---- the simulator and the controller: one rate increase ---- */
+
+/* The parameters both take: T and K 55 us, B 1 MB, F 5, R_AI 1 Gb/s,
+ * R_HAI 10 Gb/s (of 100 Gb/s: back to line rate in tens of steps), the
+ * floor 100 Mb/s, g 1/256. */
+#define T_RATE (55 * ARB_PS_PER_US)
+#define K_ALPHA (55 * ARB_PS_PER_US)
+#define BYTES 1000000u
+#define F 5u
+#define RAI 1000000000u
+#define RHAI 10000000000u
+#define MIN_RATE 100000000u
+#define G (1.0 / 256)
+
+static arb_sim *dcqcn_sim(const arb_topo *t)
+{
+    arb_sim_config cfg;
+    arb_sim_config_default(&cfg);
+    cfg.route = simkit_dmodk;
+    cfg.dcqcn = 1;
+    cfg.dcqcn_g = G;
+    cfg.dcqcn_alpha_timer = K_ALPHA;
+    cfg.dcqcn_rate_timer = T_RATE;
+    cfg.dcqcn_byte_counter = BYTES;
+    cfg.dcqcn_f = F;
+    cfg.dcqcn_rai = RAI;
+    cfg.dcqcn_rhai = RHAI;
+    cfg.dcqcn_min_rate = MIN_RATE;
+    arb_sim *s = NULL;
+    REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
+    return s;
+}
+
+/* The controller at the same line rate; every CE sample cuts (the
+ * simulator's notification point gates its CNPs, the test sends each). */
+static arb_cc *dcqcn_cc(uint64_t line)
+{
+    arb_cc_config c;
+    arb_cc_config_default(&c);
+    c.line_rate = line;
+    c.dcqcn.cnp_interval = 1;
+    c.dcqcn.g = G;
+    c.dcqcn.alpha_init = 1;
+    c.dcqcn.alpha_timer = K_ALPHA;
+    c.dcqcn.rate_timer = T_RATE;
+    c.dcqcn.byte_counter = BYTES;
+    c.dcqcn.f = F;
+    c.dcqcn.rai = RAI;
+    c.dcqcn.rhai = RHAI;
+    c.dcqcn.min_rate = MIN_RATE;
+    arb_cc *cc = NULL;
+    REQUIRE_EQ_I(arb_cc_new(&cc, ARB_CC_DCQCN, &c), 0);
+    return cc;
+}
+
+static double cc_rate(const arb_cc *cc)
+{
+    arb_cc_stats st;
+    arb_cc_get_stats(cc, &st);
+    return st.rate;
+}
+
+TEST(same_rates_as_the_controller)
+{
+    arb_topo *t = simkit_topo("star:2");
+    arb_sim *s = dcqcn_sim(t);
+    struct conn c;
+    memset(&c, 0, sizeof c);
+    c.src = 0;
+    dcqcn_init(s, &c);
+    arb_cc *cc = dcqcn_cc((uint64_t)c.cc.line);
+    CHECK(cc_rate(cc) == c.cc.r.rc);
+    arb_rng r;
+    arb_rng_seed(&r, 7);
+    arb_time now = 0;
+    uint32_t cuts = 0, sends = 0, changes = 0, recovered = 0;
+    for (uint32_t i = 0; i < 4000; i++) {
+        /* mostly sends, a cut now and then, and quiet stretches in which
+         * only the timers raise the rate (up to 20 T: back to line rate) */
+        uint64_t what = arb_rng_below(&r, 100);
+        now += 1 +
+               (what < 97 ? arb_rng_below(&r, 20 * ARB_PS_PER_US) : arb_rng_below(&r, 20 * T_RATE));
+        double before = c.cc.r.rc;
+        s->now = now;
+        dcqcn_catch_up(s, &c);
+        if (what < 3) {
+            dcqcn_on_cnp(s, &c);
+            arb_cc_on_sample(cc, 10 * ARB_PS_PER_US, 1, now);
+            cuts++;
+        } else {
+            uint32_t bytes = 1000 + (uint32_t)arb_rng_below(&r, 400000);
+            dcqcn_on_sent(s, &c, bytes);
+            arb_cc_on_send(cc, bytes, now);
+            sends++;
+        }
+        if (cc_rate(cc) != c.cc.r.rc) {
+            TESTKIT_REPORT("event %u at %llu ps: controller %.17g, simulator %.17g", i,
+                           (unsigned long long)now, cc_rate(cc), c.cc.r.rc);
+            break;
+        }
+        changes += c.cc.r.rc != before;
+        recovered += c.cc.r.rc == c.cc.line && before < c.cc.line;
+    }
+    /* the sequence went through every rule */
+    CHECK(cuts > 50);
+    CHECK(sends > 1000);
+    CHECK(changes > 500);
+    CHECK(recovered > 20);
+    arb_cc_stats st;
+    arb_cc_get_stats(cc, &st);
+    CHECK(st.expiries > 100);
+    CHECK_EQ_U(c.cc.cuts, cuts);
+    arb_cc_free(cc);
+    arb_sim_free(s);
+    arb_topo_free(t);
+}
+
 int main(void)
 {
     RUN(incast_dcqcn_bounds_queue_and_shares);
@@ -370,5 +492,6 @@ int main(void)
     RUN(recovers_line_rate_after_congestion);
     RUN(deterministic);
     RUN(bad_config);
+    RUN(same_rates_as_the_controller);
     return testkit_done();
 }

@@ -53,7 +53,7 @@ static void rig_free(struct rig *g)
     arb_topo_free(g->t);
 }
 
-static arb_workload *hcoll(arb_hc_coll c, arb_hc_algo a, uint32_t n, uint64_t S, uint64_t chunk,
+static arb_workload *hcoll(arb_coll c, arb_hc_algo a, uint32_t n, uint64_t S, uint64_t chunk,
                            uint32_t root)
 {
     arb_hcoll_config hc = {c, a, NULL, n, S, chunk, root, 0};
@@ -83,23 +83,23 @@ static uint32_t log2_ceil(uint32_t n)
 }
 
 /* Messages each algorithm sends, from n and P slices. */
-static uint64_t want_msgs(arb_hc_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
+static uint64_t want_msgs(arb_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
 {
     uint64_t p2 = 1ull << log2_floor((uint32_t)n), rem = n - p2;
     switch (c) {
-    case ARB_HC_ALLREDUCE:
+    case ARB_COLL_ALLREDUCE:
         if (a == ARB_HC_RING) return 2 * (n - 1) * n * P;
         if (a == ARB_HC_TREE) return 2 * 2 * (n - 1) * P; /* 2 trees, up and down */
         return (p2 * log2_floor((uint32_t)n) + 2 * rem) * P;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
         return (n - 1) * n * P;
-    case ARB_HC_REDUCE:
-    case ARB_HC_BROADCAST:
+    case ARB_COLL_REDUCE:
+    case ARB_COLL_BROADCAST:
         return (n - 1) * P;
-    case ARB_HC_BARRIER:
+    case ARB_COLL_BARRIER:
         return p2 * log2_floor((uint32_t)n) + 2 * rem;
-    case ARB_HC_ALLTOALL:
+    case ARB_COLL_ALLTOALL:
         return n * (n - 1) * P;
     }
     return 0;
@@ -107,27 +107,27 @@ static uint64_t want_msgs(arb_hc_coll c, arb_hc_algo a, uint64_t n, uint64_t P)
 
 /* A lower bound on the CCT (ps) at 100 Gb/s from the bytes a host link
  * must carry in sequence (payload only, so headers only add to it). */
-static arb_time lower_bound(arb_hc_coll c, arb_hc_algo a, uint32_t n, uint64_t S, uint64_t P)
+static arb_time lower_bound(arb_coll c, arb_hc_algo a, uint32_t n, uint64_t S, uint64_t P)
 {
     uint64_t bits = 0;
     switch (c) {
-    case ARB_HC_ALLREDUCE:
+    case ARB_COLL_ALLREDUCE:
         if (a == ARB_HC_RING) bits = 2 * (n - 1) * (S / n) * 8; /* every rank sends 2(n-1) chunks */
         if (a == ARB_HC_TREE) bits = (n >= 4 ? S : S / 2) * 8; /* a root gets S/2 from each child */
         if (a == ARB_HC_RD) bits = log2_floor(n) * S * 8;      /* log2 p2 exchanges in turn */
         break;
-    case ARB_HC_REDUCESCATTER:
-    case ARB_HC_ALLGATHER:
-    case ARB_HC_ALLTOALL:
+    case ARB_COLL_REDUCESCATTER:
+    case ARB_COLL_ALLGATHER:
+    case ARB_COLL_ALLTOALL:
         bits = (n - 1) * (S / n) * 8;
         break;
-    case ARB_HC_REDUCE:
-    case ARB_HC_BROADCAST:
+    case ARB_COLL_REDUCE:
+    case ARB_COLL_BROADCAST:
         /* chain without slices: every hop waits for the whole buffer;
          * binomial: the root's link carries ceil(log2 n) buffers */
         bits = a == ARB_HC_CHAIN ? (P == 1 ? (n - 1) : 1) * S * 8 : log2_ceil(n) * S * 8;
         break;
-    case ARB_HC_BARRIER:
+    case ARB_COLL_BARRIER:
         /* log2 p2 dependent exchanges, each over two links of 1 us */
         return (arb_time)log2_floor(n) * 2 * ARB_TOPO_DEFAULT_DELAY;
     }
@@ -135,17 +135,17 @@ static arb_time lower_bound(arb_hc_coll c, arb_hc_algo a, uint32_t n, uint64_t S
 }
 
 struct combo {
-    arb_hc_coll c;
+    arb_coll c;
     arb_hc_algo a;
 };
 
 static const struct combo combos[] = {
-    {ARB_HC_ALLREDUCE, ARB_HC_RING},  {ARB_HC_ALLREDUCE, ARB_HC_TREE},
-    {ARB_HC_ALLREDUCE, ARB_HC_RD},    {ARB_HC_REDUCE, ARB_HC_BINOMIAL},
-    {ARB_HC_REDUCE, ARB_HC_CHAIN},    {ARB_HC_REDUCESCATTER, ARB_HC_RING},
-    {ARB_HC_BROADCAST, ARB_HC_CHAIN}, {ARB_HC_BROADCAST, ARB_HC_BINOMIAL},
-    {ARB_HC_ALLGATHER, ARB_HC_RING},  {ARB_HC_BARRIER, ARB_HC_RD},
-    {ARB_HC_ALLTOALL, ARB_HC_DIRECT},
+    {ARB_COLL_ALLREDUCE, ARB_HC_RING},  {ARB_COLL_ALLREDUCE, ARB_HC_TREE},
+    {ARB_COLL_ALLREDUCE, ARB_HC_RD},    {ARB_COLL_REDUCE, ARB_HC_BINOMIAL},
+    {ARB_COLL_REDUCE, ARB_HC_CHAIN},    {ARB_COLL_REDUCESCATTER, ARB_HC_RING},
+    {ARB_COLL_BROADCAST, ARB_HC_CHAIN}, {ARB_COLL_BROADCAST, ARB_HC_BINOMIAL},
+    {ARB_COLL_ALLGATHER, ARB_HC_RING},  {ARB_COLL_BARRIER, ARB_HC_RD},
+    {ARB_COLL_ALLTOALL, ARB_HC_DIRECT},
 };
 
 /* Every collective and algorithm on star fabrics of 2..7 ranks, with and
@@ -170,16 +170,16 @@ TEST(all_algorithms)
                 CHECK_EQ_I(rig_run(&g, topo, w), 0);
                 arb_workload_result r;
                 arb_workload_get_result(w, &r);
-                uint64_t unit = cb->c == ARB_HC_BARRIER                            ? 1
-                                : cb->a == ARB_HC_RING || cb->c == ARB_HC_ALLTOALL ? S / n
-                                : cb->a == ARB_HC_TREE                             ? S / 2
-                                                                                   : S;
-                uint64_t P = sliced && cb->c != ARB_HC_BARRIER ? (unit + chunk - 1) / chunk : 1;
+                uint64_t unit = cb->c == ARB_COLL_BARRIER                            ? 1
+                                : cb->a == ARB_HC_RING || cb->c == ARB_COLL_ALLTOALL ? S / n
+                                : cb->a == ARB_HC_TREE                               ? S / 2
+                                                                                     : S;
+                uint64_t P = sliced && cb->c != ARB_COLL_BARRIER ? (unit + chunk - 1) / chunk : 1;
                 if (!r.done || r.messages_total != want_msgs(cb->c, cb->a, n, P) || r.slices != P ||
                     r.cct < lower_bound(cb->c, cb->a, n, S, P))
                     printf("  %s/%s n=%u P=%llu: done %d msgs %llu want %llu cct %llu bound %llu\n",
-                           arb_hc_coll_name(cb->c), arb_hc_algo_name(cb->a), n,
-                           (unsigned long long)P, r.done, (unsigned long long)r.messages_total,
+                           arb_coll_name(cb->c), arb_hc_algo_name(cb->a), n, (unsigned long long)P,
+                           r.done, (unsigned long long)r.messages_total,
                            (unsigned long long)want_msgs(cb->c, cb->a, n, P),
                            (unsigned long long)r.cct,
                            (unsigned long long)lower_bound(cb->c, cb->a, n, S, P));
@@ -221,12 +221,12 @@ TEST(ring_volumes)
     const uint32_t n = 6;
     const uint64_t S = 6 * 100000;
     struct {
-        arb_hc_coll c;
+        arb_coll c;
         uint64_t per_rank;
-    } v[] = {{ARB_HC_ALLREDUCE, 2 * (n - 1) * (S / n)},
-             {ARB_HC_REDUCESCATTER, (n - 1) * (S / n)},
-             {ARB_HC_ALLGATHER, (n - 1) * (S / n)},
-             {ARB_HC_ALLTOALL, (n - 1) * (S / n)}};
+    } v[] = {{ARB_COLL_ALLREDUCE, 2 * (n - 1) * (S / n)},
+             {ARB_COLL_REDUCESCATTER, (n - 1) * (S / n)},
+             {ARB_COLL_ALLGATHER, (n - 1) * (S / n)},
+             {ARB_COLL_ALLTOALL, (n - 1) * (S / n)}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         arb_workload *w = hcoll(v[i].c, ARB_HC_AUTO, n, S, 0, 0);
         CHECK(w != NULL);
@@ -240,7 +240,7 @@ TEST(ring_volumes)
         }
         arb_workload_result r;
         arb_workload_get_result(w, &r);
-        double f = arb_hc_busbw_factor(v[i].c, n);
+        double f = arb_coll_busbw_factor(v[i].c, n);
         CHECK(r.busbw_gbps > r.algbw_gbps * f * 0.999999 &&
               r.busbw_gbps < r.algbw_gbps * f * 1.000001);
         rig_free(&g);
@@ -254,7 +254,8 @@ TEST(ring_matches_ring_allreduce)
     static const uint64_t chunks[] = {0, 64 * 1024};
     for (size_t i = 0; i < 2; i++) {
         arb_allreduce_config ar = {NULL, 8, 4 << 20, chunks[i], 0};
-        arb_workload *a = NULL, *b = hcoll(ARB_HC_ALLREDUCE, ARB_HC_RING, 8, 4 << 20, chunks[i], 0);
+        arb_workload *a = NULL,
+                     *b = hcoll(ARB_COLL_ALLREDUCE, ARB_HC_RING, 8, 4 << 20, chunks[i], 0);
         char err[256];
         CHECK_EQ_I(arb_workload_new_allreduce(&a, &ar, 16, NULL, err, sizeof err), 0);
         CHECK(b != NULL);
@@ -285,7 +286,7 @@ TEST(double_binary_tree_shape)
         struct hc_plan *p;
         char err[128];
         CHECK_EQ_I(
-            hc_plan_build(&p, ARB_HC_ALLREDUCE, ARB_HC_TREE, n, 1000 * n, 0, 0, err, sizeof err),
+            hc_plan_build(&p, ARB_COLL_ALLREDUCE, ARB_HC_TREE, n, 1000 * n, 0, 0, err, sizeof err),
             0);
         if (!p) continue;
         uint32_t *kids = calloc(2 * n, sizeof *kids), *ups = calloc(2, sizeof *ups);
@@ -336,7 +337,7 @@ TEST(two_qps)
         CHECK(r.done);
         /* a 1-byte barrier message cannot be split: one flow */
         CHECK_EQ_U(r.flows_planned,
-                   cb->c == ARB_HC_BARRIER ? r.messages_total : 2 * r.messages_total);
+                   cb->c == ARB_COLL_BARRIER ? r.messages_total : 2 * r.messages_total);
         CHECK_EQ_U(r.flows_done, r.flows_planned);
         arb_sim_stats st;
         arb_sim_get_stats(g.s, &st);
@@ -358,20 +359,20 @@ TEST(bad_configs)
 {
     char err[256];
     arb_workload *w = NULL;
-    arb_hcoll_config hc = {ARB_HC_ALLTOALL, ARB_HC_TREE, NULL, 4, 4096, 0, 0, 0};
+    arb_hcoll_config hc = {ARB_COLL_ALLTOALL, ARB_HC_TREE, NULL, 4, 4096, 0, 0, 0};
     CHECK_EQ_I(arb_workload_new_hcoll(&w, &hc, 4, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "algorithm:", 10) == 0);
-    hc = (arb_hcoll_config){ARB_HC_BROADCAST, ARB_HC_AUTO, NULL, 4, 4096, 0, 4, 0};
+    hc = (arb_hcoll_config){ARB_COLL_BROADCAST, ARB_HC_AUTO, NULL, 4, 4096, 0, 4, 0};
     CHECK_EQ_I(arb_workload_new_hcoll(&w, &hc, 4, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "root:", 5) == 0);
-    hc = (arb_hcoll_config){ARB_HC_ALLREDUCE, ARB_HC_RING, NULL, 4, 3, 0, 0, 0};
+    hc = (arb_hcoll_config){ARB_COLL_ALLREDUCE, ARB_HC_RING, NULL, 4, 3, 0, 0, 0};
     CHECK_EQ_I(arb_workload_new_hcoll(&w, &hc, 4, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "size:", 5) == 0);
-    hc = (arb_hcoll_config){ARB_HC_ALLREDUCE, ARB_HC_RING, NULL, 1, 4096, 0, 0, 0};
+    hc = (arb_hcoll_config){ARB_COLL_ALLREDUCE, ARB_HC_RING, NULL, 1, 4096, 0, 0, 0};
     CHECK_EQ_I(arb_workload_new_hcoll(&w, &hc, 4, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "ranks:", 6) == 0);
     uint32_t twice[] = {0, 1, 1};
-    hc = (arb_hcoll_config){ARB_HC_ALLREDUCE, ARB_HC_RING, twice, 3, 4096, 0, 0, 0};
+    hc = (arb_hcoll_config){ARB_COLL_ALLREDUCE, ARB_HC_RING, twice, 3, 4096, 0, 0, 0};
     CHECK_EQ_I(arb_workload_new_hcoll(&w, &hc, 4, NULL, err, sizeof err), ARB_EINVAL);
     CHECK(strncmp(err, "hosts:", 6) == 0);
     CHECK(w == NULL);
@@ -379,20 +380,25 @@ TEST(bad_configs)
 
 TEST(names_and_factors)
 {
-    CHECK(strcmp(arb_hc_coll_name(ARB_HC_REDUCESCATTER), "reducescatter") == 0);
+    CHECK(strcmp(arb_coll_name(ARB_COLL_REDUCESCATTER), "reducescatter") == 0);
     CHECK_EQ_I(arb_hc_algo_parse("binomial"), ARB_HC_BINOMIAL);
-    CHECK_EQ_I(arb_hc_coll_parse("gather"), ARB_ENOENT);
-    CHECK_EQ_I(arb_hc_algo_resolve(ARB_HC_ALLREDUCE, ARB_HC_AUTO, 64 * 1024), ARB_HC_RD);
-    CHECK_EQ_I(arb_hc_algo_resolve(ARB_HC_ALLREDUCE, ARB_HC_AUTO, 64 * 1024 + 1), ARB_HC_RING);
-    CHECK_EQ_I(arb_hc_algo_resolve(ARB_HC_BROADCAST, ARB_HC_RING, 1), ARB_HC_CHAIN);
-    /* nccl-tests: 2(n-1)/n, (n-1)/n, 1 */
+    CHECK_EQ_I(arb_coll_parse("gather"), ARB_ENOENT);
+    CHECK_EQ_I(arb_hc_algo_resolve(ARB_COLL_ALLREDUCE, ARB_HC_AUTO, 64 * 1024), ARB_HC_RD);
+    CHECK_EQ_I(arb_hc_algo_resolve(ARB_COLL_ALLREDUCE, ARB_HC_AUTO, 64 * 1024 + 1), ARB_HC_RING);
+    CHECK_EQ_I(arb_hc_algo_resolve(ARB_COLL_BROADCAST, ARB_HC_RING, 1), ARB_HC_CHAIN);
+    /* the names and nccl-tests' factors of every collective: test_base */
+    /* the host collectives' former names are aliases of base.h's */
+    arb_hc_coll old = ARB_HC_ALLTOALL;
+    CHECK_EQ_I(old, ARB_COLL_ALLTOALL);
+    CHECK_EQ_I(ARB_HC_ALLREDUCE, ARB_COLL_ALLREDUCE);
+    CHECK_EQ_I(ARB_HC_REDUCE, ARB_COLL_REDUCE);
+    CHECK_EQ_I(ARB_HC_REDUCESCATTER, ARB_COLL_REDUCESCATTER);
+    CHECK_EQ_I(ARB_HC_BROADCAST, ARB_COLL_BROADCAST);
+    CHECK_EQ_I(ARB_HC_ALLGATHER, ARB_COLL_ALLGATHER);
+    CHECK_EQ_I(ARB_HC_BARRIER, ARB_COLL_BARRIER);
+    CHECK(strcmp(arb_hc_coll_name(ARB_HC_ALLTOALL), "alltoall") == 0);
+    CHECK_EQ_I(arb_hc_coll_parse("barrier"), ARB_HC_BARRIER);
     CHECK(arb_hc_busbw_factor(ARB_HC_ALLREDUCE, 8) == 14.0 / 8);
-    CHECK(arb_hc_busbw_factor(ARB_HC_ALLGATHER, 8) == 7.0 / 8);
-    CHECK(arb_hc_busbw_factor(ARB_HC_REDUCESCATTER, 4) == 3.0 / 4);
-    CHECK(arb_hc_busbw_factor(ARB_HC_ALLTOALL, 4) == 3.0 / 4);
-    CHECK(arb_hc_busbw_factor(ARB_HC_BROADCAST, 8) == 1);
-    CHECK(arb_hc_busbw_factor(ARB_HC_REDUCE, 8) == 1);
-    CHECK(arb_hc_busbw_factor(ARB_HC_BARRIER, 8) == 0);
 }
 
 int main(void)

@@ -303,7 +303,12 @@ TEST(collectives)
     CHECK_STR(arb_coll_name(ARB_COLL_REDUCESCATTER), "reducescatter");
     CHECK_EQ_I(arb_coll_parse("AllGather"), ARB_COLL_ALLGATHER);
     CHECK_EQ_I(arb_coll_parse("gather"), ARB_ENOENT);
-    CHECK(arb_coll_name(6) == NULL);
+    CHECK(arb_coll_name(ARB_COLL_COUNT) == NULL);
+    /* AllToAll is a host collective only: the planner refuses it */
+    c.coll = ARB_COLL_ALLTOALL;
+    arb_plan *a2a = NULL;
+    CHECK_EQ_I(arb_topo_plan(&a2a, t, &c, NULL, 0), ARB_EINVAL);
+    CHECK(a2a == NULL);
     /* uneven split: 10 elements over 4 channels: 2, 3, 2, 3 */
     c.coll = ARB_COLL_ALLREDUCE;
     c.bytes = 40;

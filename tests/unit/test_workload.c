@@ -495,7 +495,7 @@ TEST(qp_mode_split_only)
     arb_workload *w = NULL;
     char err[256];
     arb_wl_flow f = {0, 1, 4096, 0, 0, 0};
-    arb_hcoll_config hc = {ARB_HC_ALLREDUCE, ARB_HC_AUTO, NULL, 4, 4096, 0, 0, 0};
+    arb_hcoll_config hc = {ARB_COLL_ALLREDUCE, ARB_HC_AUTO, NULL, 4, 4096, 0, 0, 0};
     for (int m = ARB_QP_RR; m <= ARB_QP_HPN; m++) {
         wc.qp_mode = (arb_qp_mode)m;
         int rc[5] = {

@@ -297,7 +297,7 @@ static int parse_collective(int argc, char **argv, struct bench_opts *o)
     if (optind + 1 < argc)
         return usage_error("one collective only ('%s' and '%s')", argv[optind], argv[optind + 1]);
     int coll = arb_coll_parse(argv[optind]);
-    if (coll < 0)
+    if (coll < 0 || coll >= ARB_PLAN_COLL_COUNT)
         return usage_error("'%s' is not allreduce, reduce, reducescatter, broadcast, "
                            "allgather or barrier",
                            argv[optind]);
