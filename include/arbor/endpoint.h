@@ -48,7 +48,7 @@ extern "C" {
  * confuses a message with the one before it. */
 #define ARB_EP_MAX_OFFSETS 0x800000u
 
-/** Defaults (arb_*_config_default). */
+/** Defaults (arb_ep_settings_default, arb_*_config_default). */
 #define ARB_EP_TIMEOUT_DEFAULT                                                                     \
     (50 * ARB_PS_PER_MS) /**< the timers' ceiling (the original design's timeout) */
 #define ARB_EP_TIMEOUT_MIN_DEFAULT (1 * ARB_PS_PER_MS) /**< the timers' floor */
@@ -136,30 +136,18 @@ typedef struct arb_commit_info {
     arb_time first_sent;   /**< when attempt 0's credit left */
 } arb_commit_info;
 
-/* ------------------------------------------------------------------ */
-/* Responder                                                            */
-/* ------------------------------------------------------------------ */
-
-/** A responder's configuration (arb_responder_config_default). */
-typedef struct arb_responder_config {
-    uint64_t channel;      /**< the channel identity (opaque; for logs) */
-    uint32_t members;      /**< R: the requester set, 1..ARB_EP_MAX_MEMBERS */
-    uint32_t payload_size; /**< bytes per offset: 1..8192, whole elements (default 8192) */
-    arb_dtype dtype;       /**< default f32 */
-    arb_op op;             /**< default SUM (NOP for push and barrier) */
-    arb_ep_kind kind;      /**< default PULL_RESULT */
-    uint32_t subchannels;  /**< n trees: offset k's first credit takes tree k mod n (default 1) */
-    /** Dynamic selection (default 0: static): a credit goes to the live tree
-     * with the least recent completion time x (its credits outstanding + 1),
-     * ties from k mod n on; a suspect tree's estimate counts double. An
-     * EWMA (1/8) of credit-to-commit. Static selection sends the first
-     * credit of offset k down tree k mod n whatever its health; both modes
-     * send retries, repairs and tails of a dead tree's offsets down a live
-     * one (docs/endpoint.md, "Tree health"). */
-    int dynamic_subchannels;
-    uint8_t ext;     /**< 1: 20 B headers (multi-tier trees); default 0 */
-    int header_only; /**< 1: no payload bytes at all; results are COMPLETIONs */
-    /** Timers (docs/endpoint.md, "Loss detection"). `timeout` is their
+/**
+ * The settings a driver gives both engines of a channel, and the only
+ * source of their defaults (arb_ep_settings_default). Drivers hold one and
+ * copy it into each engine's configuration (`ep`); the responder reads
+ * every field but the retry ones, the requester payload, header_only and
+ * the retry ones.
+ */
+typedef struct arb_ep_settings {
+    uint32_t payload; /**< bytes per offset: 1..8192, whole elements (default 8192) */
+    int header_only;  /**< 1: no payload bytes at all; results are COMPLETIONs */
+    uint32_t window;  /**< responder: used only when its cc is NULL (default 64) */
+    /** Responder timers (docs/endpoint.md, "Loss detection"). `timeout` is their
      * ceiling (default 50 ms, the original design's fixed timeout) and `timeout_min`
      * their floor (default 1 ms; a driver that knows its fabric sets it
      * from the fabric's loop). With adaptive_timeout (default 1) a credit
@@ -189,11 +177,6 @@ typedef struct arb_responder_config {
      * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the
      * first loss goes to the bypass repair at once (the original recovery). */
     uint32_t attempts;
-    /** A message of one offset is credited twice at once, as attempts 0 and
-     * 1, so that one lost copy costs nothing (default 1; it needs attempts
-     * >= 2): such a message has no later credit to reveal a loss, and a
-     * timer would cost many times the message. */
-    int redundant;
     /** AGG_MISS for one offset that send it to the bypass repair at once
      * (default 2): the switches' slot pools cannot hold it. */
     uint32_t miss_limit;
@@ -210,6 +193,45 @@ typedef struct arb_responder_config {
      * ceiling, so that repair_tries rounds take at most repair_tries
      * ceilings (the UDP runtime's choice). */
     uint32_t backoff_max;
+    /** Requester: REGISTER and END are sent again after retry_min (default
+     * 1 ms), then at doubling intervals up to `retry` (default 10 ms); the
+     * channel fails (ARB_ETIMEDOUT) once retry x (2^retry_tries - 1) has
+     * passed without an answer (retry_tries default 8: 2.55 s). */
+    arb_time retry;
+    arb_time retry_min;   /**< see retry */
+    uint32_t retry_tries; /**< see retry */
+    /** Responder: dynamic selection (default 0: static): a credit goes to
+     * the live tree with the least recent completion time x (its credits
+     * outstanding + 1), ties from k mod n on; a suspect tree's estimate
+     * counts double. An EWMA (1/8) of credit-to-commit. Static selection
+     * sends the first credit of offset k down tree k mod n whatever its
+     * health; both modes send retries, repairs and tails of a dead tree's
+     * offsets down a live one (docs/endpoint.md, "Tree health"). */
+    int dynamic_subchannels;
+} arb_ep_settings;
+
+/** Fill *s with the engines' defaults (the ones its fields name). */
+void arb_ep_settings_default(arb_ep_settings *s);
+
+/* ------------------------------------------------------------------ */
+/* Responder                                                            */
+/* ------------------------------------------------------------------ */
+
+/** A responder's configuration (arb_responder_config_default). */
+typedef struct arb_responder_config {
+    uint64_t channel;     /**< the channel identity (opaque; for logs) */
+    uint32_t members;     /**< R: the requester set, 1..ARB_EP_MAX_MEMBERS */
+    arb_dtype dtype;      /**< default f32 */
+    arb_op op;            /**< default SUM (NOP for push and barrier) */
+    arb_ep_kind kind;     /**< default PULL_RESULT */
+    uint32_t subchannels; /**< n trees: offset k's first credit takes tree k mod n (default 1) */
+    arb_ep_settings ep;   /**< payload, window, timers, recovery (arb_ep_settings_default) */
+    uint8_t ext;          /**< 1: 20 B headers (multi-tier trees); default 0 */
+    /** A message of one offset is credited twice at once, as attempts 0 and
+     * 1, so that one lost copy costs nothing (default 1; it needs attempts
+     * >= 2): such a message has no later credit to reveal a loss, and a
+     * timer would cost many times the message. */
+    int redundant;
     uint32_t repair_budget; /**< repair credits outstanding, 1..256 (default 16) */
     uint32_t ring_factor;   /**< ring limit = ring_factor x window (default 4) */
     /** Ring capacity in offsets; 0 (default): ring_factor x the window the
@@ -217,8 +239,7 @@ typedef struct arb_responder_config {
      * min(ring_factor x window, ring). */
     uint32_t ring;
     arb_cc *cc;           /**< the window and rate gates; not owned. NULL:
-                             a window of `window` and no rate gate */
-    uint32_t window;      /**< used only when cc is NULL (default 64) */
+                             a window of `ep.window` and no rate gate */
     uint8_t first_msg_id; /**< id of the channel's first message (default 0) */
     uint32_t first_seq;   /**< start_seq of the first message (default 0) */
     arb_ep_send_fn send;  /**< required */
@@ -328,10 +349,11 @@ void arb_responder_config_default(arb_responder_config *cfg);
 
 /**
  * Make a responder. Errors: ARB_EINVAL for a NULL out or cfg, no send
- * callback, or a field out of its range (members, payload_size not whole
+ * callback, or a field out of its range (members, ep.payload not whole
  * elements, dtype, op, kind, subchannels, repair_budget, ring_factor,
- * attempts, miss_limit, dead_after, repair_tries, a timeout or floor
- * below ARB_EP_TIMER_MIN, a floor above the ceiling); ARB_ENOMEM.
+ * ep.attempts, miss_limit, dead_after, repair_tries, backoff_max, a
+ * timeout or floor below ARB_EP_TIMER_MIN, a floor above the ceiling);
+ * ARB_ENOMEM.
  */
 int arb_responder_new(arb_responder **out, const arb_responder_config *cfg);
 /** Free a responder (NULL is ignored); the buffers it was given stay the caller's. */
@@ -397,27 +419,20 @@ uint64_t arb_responder_closed(const arb_responder *r);
 
 /** A requester's configuration (arb_requester_config_default). */
 typedef struct arb_requester_config {
-    uint64_t channel;      /**< the channel identity (opaque; for logs) */
-    uint32_t member;       /**< this requester's index in the requester set */
-    uint32_t payload_size; /**< as the responder's */
-    arb_dtype dtype;       /**< as the responder's */
-    arb_op op;             /**< as the responder's */
-    arb_ep_kind kind;      /**< as the responder's */
-    uint8_t ext;           /**< 1: 20 B headers for the packets this engine starts */
-    int header_only;       /**< 1: no payload bytes at all */
+    uint64_t channel;   /**< the channel identity (opaque; for logs) */
+    uint32_t member;    /**< this requester's index in the requester set */
+    arb_dtype dtype;    /**< as the responder's */
+    arb_op op;          /**< as the responder's */
+    arb_ep_kind kind;   /**< as the responder's */
+    arb_ep_settings ep; /**< payload, header_only, retry, retry_min, retry_tries (as the
+                           responder's; the rest is the responder's alone) */
+    uint8_t ext;        /**< 1: 20 B headers for the packets this engine starts */
     /** Fan-in vectors per subchannel, root tier first: fanin[s * 3 + i] is
      * what this rank writes in fanin[i] of a request on subchannel s
      * (the planner's table). NULL: every tier 1. Not copied: it must
      * outlive the engine. */
     const uint8_t *fanin;
     uint32_t subchannels; /**< rows of `fanin` (default 1) */
-    /** REGISTER and END are sent again after retry_min (default 1 ms), then
-     * at doubling intervals up to `retry` (default 10 ms); the channel
-     * fails (ARB_ETIMEDOUT) once retry x (2^retry_tries - 1) has passed
-     * without an answer (retry_tries default 8: 2.55 s). */
-    arb_time retry;
-    arb_time retry_min;   /**< see retry */
-    uint32_t retry_tries; /**< see retry */
     /** A message of one offset sends its first REGISTER and END twice, so
      * that one lost copy costs nothing (default 1; the responder's
      * `redundant` credits it twice likewise). */

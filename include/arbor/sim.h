@@ -66,6 +66,7 @@
 
 #include "arbor/base.h"
 #include "arbor/cc.h"
+#include "arbor/endpoint.h"
 #include "arbor/switch.h"
 #include "arbor/topo.h"
 #include "arbor/wire.h"
@@ -808,46 +809,34 @@ typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t r
  */
 typedef struct arb_sim_arbor_config {
     const struct arb_plan *plan; /**< borrowed; must outlive the simulator */
-    uint32_t payload;            /**< bytes per offset, whole elements, 1..8192 (8192) */
     int values;                  /**< 1: real payloads, checked; 0 (default): header-only */
-    uint32_t window;             /**< credits outstanding per channel; 0 (the
-                                  * default): arb_sim_arbor_window */
-    uint32_t slots;              /**< slots per aggregating switch (default 1024) */
+    /** The engines' settings (endpoint.h, arb_ep_settings), their defaults
+     * but for what the simulator derives from the fabric when 0 (the
+     * default): ep.window, credits outstanding per channel
+     * (arb_sim_arbor_window); ep.timeout_min, the timers' floor (twice the
+     * fabric's loop, arb_sim_arbor_loop); ep.retry_min, the first REGISTER
+     * / END retry (the timers' floor). ep.payload is every job's bytes per
+     * offset. The simulator sets ep.header_only from `values` and
+     * ep.tail_probe from `local_repair`. */
+    arb_ep_settings ep;
+    uint32_t slots; /**< slots per aggregating switch (default 1024) */
     /** 1 (the default): the switches repair locally (agg.h local_repair,
      * docs/protocol.md section 6.4); 0: every attempt is end to end. Every
      * job of a simulator must agree (the pools are shared). */
     int local_repair;
-    /** Recovery (endpoint.h, arb_responder_config): the timers' ceiling
-     * (default 50 ms) and floor (0, the default: twice the fabric's loop,
-     * arb_sim_arbor_loop), adaptive timers (default 1), order-based loss
-     * detection (default 1), credits per offset in the network (default 8),
-     * AGG_MISS before the bypass repair (2), silences that kill a tree (3),
-     * bypass repair and END-wait rounds before a channel fails (8). */
-    arb_time timeout;
-    arb_time timeout_min;    /**< see timeout */
-    int adaptive_timeout;    /**< see timeout */
-    int order_detection;     /**< see timeout */
-    uint32_t attempts;       /**< see timeout */
-    uint32_t miss_limit;     /**< see timeout */
-    uint32_t dead_after;     /**< see timeout */
-    uint32_t repair_tries;   /**< see timeout */
-    arb_time retry;          /**< requester REGISTER / END retry interval cap (default 10 ms) */
-    arb_time retry_min;      /**< its first interval (0, the default: the timers' floor) */
-    arb_time start;          /**< every rank calls the collective at this time (0) */
-    arb_time skew;           /**< rank r calls it at start + r x skew (0: all at start) */
-    int skew_random;         /**< 1: at start + a uniform time in [0, skew], drawn from seed;
-                                2 (lag): all start at `start`, and rank r handles every packet
-                                it receives r x skew after its arrival */
-    uint64_t seed;           /**< the skew's generator (skew_random) */
-    int dynamic_subchannels; /**< responders choose trees dynamically (docs/protocol.md section 9)
-                              */
-    int wire_check;          /**< round-trip every header through the codec */
+    arb_time start;  /**< every rank calls the collective at this time (0) */
+    arb_time skew;   /**< rank r calls it at start + r x skew (0: all at start) */
+    int skew_random; /**< 1: at start + a uniform time in [0, skew], drawn from seed;
+                        2 (lag): all start at `start`, and rank r handles every packet
+                        it receives r x skew after its arrival */
+    uint64_t seed;   /**< the skew's generator (skew_random) */
+    int wire_check;  /**< round-trip every header through the codec */
     /** Congestion control: one controller per channel, at its responder
-     * (cc.h). Default FIXED with `window` and no rate gate (cc.spacing).
+     * (cc.h). Default FIXED with `ep.window` and no rate gate (cc.spacing).
      * line_rate and credit_bytes are the fabric's (the channel's share of
      * its host's link, a full frame); base_rtt too when cc_base_rtt is 0
      * (arb_sim_arbor_cc_loop); oscar.headroom is a host link's, each of
-     * its channels keeping its share; SWIFT and OSCAR start from `window`. */
+     * its channels keeping its share; SWIFT and OSCAR start from `ep.window`. */
     arb_cc_kind cc_kind;
     arb_cc_config cc;     /**< see cc_kind */
     arb_time cc_base_rtt; /**< see cc_kind */

@@ -80,18 +80,18 @@ static arb_time rto_estimate(const arb_responder *r)
 {
     arb_time t;
     if (r->n_samples == 0 && r->msg[0].n == 1)
-        t = 3 * r->cfg.timeout_min; /* one offset: no window of its own to queue behind */
+        t = 3 * r->cfg.ep.timeout_min; /* one offset: no window of its own to queue behind */
     else if (r->n_samples == 0)
-        t = tmax(3 * r->cfg.timeout_min, RTO_INITIAL);
+        t = tmax(3 * r->cfg.ep.timeout_min, RTO_INITIAL);
     else
         t = tmax(r->srtt + 4 * r->rttvar, tmax(r->max_cur, r->max_prev) + r->rttvar);
-    return t < r->cfg.timeout_min ? r->cfg.timeout_min : t;
+    return t < r->cfg.ep.timeout_min ? r->cfg.ep.timeout_min : t;
 }
 
 arb_time rsp_rto(const arb_responder *r)
 {
-    arb_time max = r->cfg.timeout;
-    if (!r->cfg.adaptive_timeout) return max;
+    arb_time max = r->cfg.ep.timeout;
+    if (!r->cfg.ep.adaptive_timeout) return max;
     arb_time t = rto_estimate(r);
     if (t > max) t = max;
     return t * r->rto_mult; /* spurious timers back off past the ceiling */
@@ -102,17 +102,17 @@ arb_time rsp_rto(const arb_responder *r)
  * the loaded loop). */
 static uint32_t rto_mult_max(const arb_responder *r)
 {
-    return rto_estimate(r) > r->cfg.timeout ? RTO_MULT_MAX : MULT_MAX;
+    return rto_estimate(r) > r->cfg.ep.timeout ? RTO_MULT_MAX : MULT_MAX;
 }
 
 /* The bound of every backed-off wait. */
 /* Backed-off waits (an offset lost again, repair tries, END rounds, probes
- * of a dead tree) double from the timer up to cfg.backoff_max ceilings (64
+ * of a dead tree) double from the timer up to cfg.ep.backoff_max ceilings (64
  * by default: a ceiling below the loaded loop then slows a run instead of
  * failing it). */
 static arb_time backoff_cap(const arb_responder *r)
 {
-    arb_time c = r->cfg.timeout, m = r->cfg.backoff_max;
+    arb_time c = r->cfg.ep.timeout, m = r->cfg.ep.backoff_max;
     return c > ARB_TIME_NEVER / m ? ARB_TIME_NEVER : c * m;
 }
 
@@ -201,10 +201,10 @@ static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
         if (u->rounds < UINT8_MAX) u->rounds++;
         u->round_at = now;
     }
-    if (u->silences < r->cfg.dead_after) return;
+    if (u->silences < r->cfg.ep.dead_after) return;
     /* the last live tree dies only after dead_after rounds: its channel
      * then goes to the bypass, which random loss must not cause */
-    if (r->live_subs == 1 && u->rounds < 2 * r->cfg.dead_after) return;
+    if (r->live_subs == 1 && u->rounds < 2 * r->cfg.ep.dead_after) return;
     u->health = T_DEAD;
     r->live_subs--;
     r->st.deaths++;
@@ -245,7 +245,7 @@ uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
 {
     if (r->sub[s].health != T_DEAD) return s;
     uint32_t n = r->cfg.subchannels;
-    if (r->cfg.dynamic_subchannels) return best_live(r, k % n);
+    if (r->cfg.ep.dynamic_subchannels) return best_live(r, k % n);
     for (uint32_t x = 1; x < n; x++)
         if (r->sub[(s + x) % n].health != T_DEAD) return (s + x) % n;
     return s;
@@ -275,7 +275,7 @@ uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time 
     uint32_t n = r->cfg.subchannels, home = k % n;
     if (r->live_subs == 0) return r->probe_sub; /* every tree dead: a probe */
     if (n == 1) return 0;
-    if (!r->cfg.dynamic_subchannels) return first_attempt ? home : rsp_live_sub(r, home, k);
+    if (!r->cfg.ep.dynamic_subchannels) return first_attempt ? home : rsp_live_sub(r, home, k);
     if (first_attempt) {
         uint32_t p = rsp_probe_due(r, home, now);
         if (p != UINT32_MAX) return p;
@@ -376,7 +376,7 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
         tree_loss(r, e->sub, 1, now);
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 1, now);
     }
-    if (e->misses >= r->cfg.miss_limit || (uint32_t)e->attempt + 1 >= r->cfg.attempts) {
+    if (e->misses >= r->cfg.ep.miss_limit || (uint32_t)e->attempt + 1 >= r->cfg.ep.attempts) {
         rsp_enter_bypass(r, e);
         return;
     }
@@ -392,10 +392,10 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
  * controller's business). Fixed timeouts: the ceiling from the send. */
 static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_time rto)
 {
-    if (!r->cfg.adaptive_timeout) return e->sent + r->cfg.timeout;
+    if (!r->cfg.ep.adaptive_timeout) return e->sent + r->cfg.ep.timeout;
     const struct rsub *u = &r->sub[e->sub];
-    if (u->health == T_DEAD) return e->sent + r->cfg.timeout_min;
-    arb_time from = r->cfg.order_detection ? tmax(e->sent, u->progress) : e->sent;
+    if (u->health == T_DEAD) return e->sent + r->cfg.ep.timeout_min;
+    arb_time from = r->cfg.ep.order_detection ? tmax(e->sent, u->progress) : e->sent;
     arb_time t = rto + rto / 2 * e->expiries, cap = backoff_cap(r);
     return from + (t < cap ? t : cap);
 }
@@ -405,7 +405,7 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
 static arb_time probe_timeout(const arb_responder *r)
 {
     arb_time t = 2 * r->srtt;
-    return t < r->cfg.timeout_min ? r->cfg.timeout_min : t;
+    return t < r->cfg.ep.timeout_min ? r->cfg.ep.timeout_min : t;
 }
 
 /* The newest ISSUED credit, when every offset of the message has had its
@@ -413,7 +413,7 @@ static arb_time probe_timeout(const arb_responder *r)
  * UINT32_MAX. */
 static uint32_t tail_credit(const arb_responder *r)
 {
-    if (!r->cfg.tail_probe || !r->n_samples || r->next < r->msg[0].n) return UINT32_MAX;
+    if (!r->cfg.ep.tail_probe || !r->n_samples || r->next < r->msg[0].n) return UINT32_MAX;
     uint32_t best = UINT32_MAX;
     uint64_t seq = 0;
     for (uint32_t i = r->base; i < r->next; i++) {
@@ -449,14 +449,14 @@ void rsp_detect_losses(arb_responder *r, arb_time now)
             due = tmin(due, d);
         }
         const struct rsub *u = &r->sub[e->sub];
-        if (r->cfg.order_detection && u->rack_seq > e->seq) {
+        if (r->cfg.ep.order_detection && u->rack_seq > e->seq) {
             arb_time d = e->sent + u->rack_rtt + reo;
             if (d <= now) {
                 rsp_give_up(r, i, WHY_ORDER, now);
                 continue;
             }
             due = tmin(due, d);
-        } else if (r->cfg.order_detection && u->rack_seq == 0 && r->rack_seq > e->seq &&
+        } else if (r->cfg.ep.order_detection && u->rack_seq == 0 && r->rack_seq > e->seq &&
                    r->n_samples) {
             /* A tree that never committed, while a credit sent after this
              * one committed on a sibling: give it twice the sibling's loop
@@ -488,7 +488,7 @@ void rsp_detect_losses(arb_responder *r, arb_time now)
 static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
 {
     arb_time t = rsp_rto(r);
-    if (!r->cfg.adaptive_timeout) return t;
+    if (!r->cfg.ep.adaptive_timeout) return t;
     return doubled(t, rp->tries - 1, backoff_cap(r));
 }
 
@@ -530,7 +530,7 @@ void rsp_repair_expiries(arb_responder *r, arb_time now)
     for (uint32_t s = 0; r->reps_used && s < r->cfg.repair_budget; s++) {
         struct rrep *rp = &r->rep[s];
         if (!rp->used || rp->deadline > now) continue;
-        if (rp->tries >= r->cfg.repair_tries) {
+        if (rp->tries >= r->cfg.ep.repair_tries) {
             r->failure.waited = repair_rto(r, rp);
             rsp_fail(r, rp->index, 0, rp->bits);
             return;
@@ -556,7 +556,7 @@ int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size
     }
     bm_set(rp->bits, (uint32_t)from);
     r->st.repair_requests++;
-    if (ep_kind_pull(r->cfg.kind) && !r->cfg.header_only && len) {
+    if (ep_kind_pull(r->cfg.kind) && !r->cfg.ep.header_only && len) {
         if (rp->count == 0) {
             memcpy(rp->acc, payload, len);
         } else {
@@ -571,7 +571,7 @@ int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size
     r->reps_used--;
     r->in_repair--;
     e->rslot = 0;
-    rsp_commit(r, i, r->cfg.header_only ? NULL : rp->acc, rp->count, 1, 0, now);
+    rsp_commit(r, i, r->cfg.ep.header_only ? NULL : rp->acc, rp->count, 1, 0, now);
     return 1;
 }
 
@@ -584,7 +584,7 @@ int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size
  */
 arb_time rsp_end_due(const arb_responder *r)
 {
-    if (!r->cfg.order_detection || !r->end_delay || r->end_rounds) return ARB_TIME_NEVER;
+    if (!r->cfg.ep.order_detection || !r->end_delay || r->end_rounds) return ARB_TIME_NEVER;
     arb_time slack = tmax(reo_wnd(r), r->end_delay / 4);
     return r->last_tail + r->end_delay + slack;
 }
@@ -600,15 +600,15 @@ arb_time rsp_end_due(const arb_responder *r)
  * spurious losses, which say nothing of an idle fabric's END). */
 arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
 {
-    if (!r->cfg.adaptive_timeout) return r->cfg.timeout;
+    if (!r->cfg.ep.adaptive_timeout) return r->cfg.ep.timeout;
     arb_time t = 2 * tmax(r->end_delay, r->srtt);
-    if (t < r->cfg.timeout_min) t = r->cfg.timeout_min;
+    if (t < r->cfg.ep.timeout_min) t = r->cfg.ep.timeout_min;
     return doubled(t, rounds, backoff_cap(r));
 }
 
 void rsp_end_expiry(arb_responder *r, arb_time now)
 {
-    if (r->end_rounds >= r->cfg.repair_tries) {
+    if (r->end_rounds >= r->cfg.ep.repair_tries) {
         r->failure.waited = rsp_end_wait(r, r->end_rounds - 1);
         rsp_fail(r, UINT32_MAX, 1, r->ends);
         return;
@@ -647,7 +647,7 @@ void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answer
     arb_time waited = f->waited;
     memset(f, 0, sizeof *f);
     f->waited = waited;
-    f->tries = r->cfg.repair_tries;
+    f->tries = r->cfg.ep.repair_tries;
     f->error = ARB_ETIMEDOUT;
     f->msg_id = m->id;
     f->start_seq = m->start;
@@ -675,5 +675,5 @@ void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answer
                 "responder %llu: offset %u lost on tree %u after %u credits and %u repair "
                 "credits; %u members never answered",
                 (unsigned long long)r->cfg.channel, (unsigned)f->offset, (unsigned)f->subchannel,
-                (unsigned)f->attempts, (unsigned)r->cfg.repair_tries, (unsigned)f->n_missing);
+                (unsigned)f->attempts, (unsigned)r->cfg.ep.repair_tries, (unsigned)f->n_missing);
 }

@@ -168,14 +168,11 @@ static int make_room(arb_requester *q, struct qmsg *m, uint32_t i)
 void arb_requester_config_default(arb_requester_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->payload_size = ARB_PAYLOAD_MAX;
     cfg->dtype = ARB_DTYPE_F32;
     cfg->op = ARB_OP_SUM;
     cfg->kind = ARB_EP_PULL_RESULT;
     cfg->subchannels = 1;
-    cfg->retry = ARB_EP_RETRY_DEFAULT;
-    cfg->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
-    cfg->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
+    arb_ep_settings_default(&cfg->ep);
     cfg->redundant = 1;
 }
 
@@ -184,13 +181,13 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     if (!out || !cfg) return ARB_EINVAL;
     *out = NULL;
     size_t es = arb_dtype_size(cfg->dtype);
-    if (!cfg->send || cfg->member >= ARB_EP_MAX_MEMBERS || es == 0 || cfg->payload_size == 0 ||
-        cfg->payload_size > ARB_PAYLOAD_MAX || cfg->payload_size % es != 0 ||
+    if (!cfg->send || cfg->member >= ARB_EP_MAX_MEMBERS || es == 0 || cfg->ep.payload == 0 ||
+        cfg->ep.payload > ARB_PAYLOAD_MAX || cfg->ep.payload % es != 0 ||
         (unsigned)cfg->op >= ARB_OP_COUNT || (unsigned)cfg->kind >= ARB_EP_KIND_COUNT ||
         cfg->subchannels == 0 || cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1 ||
-        cfg->retry < ARB_EP_TIMER_MIN || cfg->retry_min < ARB_EP_TIMER_MIN ||
-        cfg->retry_min > cfg->retry || cfg->retry == ARB_TIME_NEVER || cfg->retry_tries == 0 ||
-        cfg->retry_tries > 32 || cfg->first_seq > ARB_OFFSET_MASK)
+        cfg->ep.retry < ARB_EP_TIMER_MIN || cfg->ep.retry_min < ARB_EP_TIMER_MIN ||
+        cfg->ep.retry_min > cfg->ep.retry || cfg->ep.retry == ARB_TIME_NEVER ||
+        cfg->ep.retry_tries == 0 || cfg->ep.retry_tries > 32 || cfg->first_seq > ARB_OFFSET_MASK)
         return ARB_EINVAL;
     if (ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP) return ARB_EINVAL;
     if (cfg->fanin)
@@ -202,8 +199,8 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     arb_requester *q = (arb_requester *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
     memset(q, 0, sizeof *q);
     q->block = block;
-    if (!cfg->header_only) {
-        q->scratch = arb_mem_malloc(cfg->mem, cfg->payload_size);
+    if (!cfg->ep.header_only) {
+        q->scratch = arb_mem_malloc(cfg->mem, cfg->ep.payload);
         if (!q->scratch) {
             arb_mem_free(cfg->mem, block);
             return ARB_ENOMEM;
@@ -213,7 +210,7 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     q->send = cfg->send;
     q->send_ctx = cfg->send_ctx;
     q->kind = (uint8_t)cfg->kind;
-    q->header_only = cfg->header_only != 0;
+    q->header_only = cfg->ep.header_only != 0;
     q->ext = cfg->ext;
     q->dtype = (uint8_t)cfg->dtype;
     q->req_op = ep_kind_pull(cfg->kind) ? (uint8_t)cfg->op : (uint8_t)ARB_OP_NOP;
@@ -271,13 +268,13 @@ static void send_control_first(arb_requester *q, const struct qmsg *m, arb_ptype
 /* Does index i of m need the rank's contribution bytes? */
 static int needs_input(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return q->in_bytes && ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
+    return q->in_bytes && ep_len(rest_c(q, m)->length, q->cfg.ep.payload, i) > 0;
 }
 
 /* Does result (or pushed packet) i travel with bytes? */
 static int result_has_data(const arb_requester *q, const struct qmsg *m, uint32_t i)
 {
-    return q->out_bytes && ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) > 0;
+    return q->out_bytes && ep_len(rest_c(q, m)->length, q->cfg.ep.payload, i) > 0;
 }
 
 static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *credit, uint32_t i,
@@ -305,9 +302,9 @@ static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *
     }
     if (needs_input(q, m, i)) {
         const struct qrest *x = rest_c(q, m);
-        len = ep_len(x->length, q->cfg.payload_size, i);
+        len = ep_len(x->length, q->cfg.ep.payload, i);
         if (x->in) {
-            pl = x->in + (size_t)i * q->cfg.payload_size;
+            pl = x->in + (size_t)i * q->cfg.ep.payload;
         } else {
             q->cfg.fill(q->cfg.fill_ctx, m->id, i, q->scratch, len);
             pl = q->scratch;
@@ -326,8 +323,8 @@ static void send_request(arb_requester *q, const struct qmsg *m, const arb_hdr *
  * what the doubling schedule from `retry` took (saturating). */
 static arb_time give_up_span(const arb_requester *q)
 {
-    uint64_t mult = (UINT64_C(1) << q->cfg.retry_tries) - 1;
-    return q->cfg.retry > ARB_TIME_NEVER / mult ? ARB_TIME_NEVER : q->cfg.retry * mult;
+    uint64_t mult = (UINT64_C(1) << q->cfg.ep.retry_tries) - 1;
+    return q->cfg.ep.retry > ARB_TIME_NEVER / mult ? ARB_TIME_NEVER : q->cfg.ep.retry * mult;
 }
 
 /* The first REGISTER or END went out: retry after retry_min, doubling up
@@ -336,7 +333,7 @@ static void arm(arb_requester *q, struct qmsg *m, arb_time now)
 {
     struct qrest *x = rest_of(q, m);
     arb_time span = give_up_span(q);
-    x->interval = q->cfg.retry_min;
+    x->interval = q->cfg.ep.retry_min;
     x->give_up = span > ARB_TIME_NEVER - now ? ARB_TIME_NEVER : now + span;
     m->timer = now + x->interval;
 }
@@ -387,7 +384,7 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     if (msg_id != q->next_id) return ARB_EINVAL;
     if (length % arb_dtype_size(q->cfg.dtype) != 0) return ARB_EINVAL;
     if (q->kind == ARB_EP_BARRIER && length != 0) return ARB_EINVAL;
-    uint64_t n = ep_packets(length, q->cfg.payload_size);
+    uint64_t n = ep_packets(length, q->cfg.ep.payload);
     if (n > ARB_EP_MAX_OFFSETS) return ARB_EINVAL;
     if (ep_kind_pull(q->kind) && !q->header_only && length > 0 && !input && !q->cfg.fill)
         return ARB_EINVAL;
@@ -426,7 +423,7 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
 static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *payload, size_t len,
                    int with_data)
 {
-    size_t want = q->out_bytes ? ep_len(rest_c(q, m)->length, q->cfg.payload_size, i) : 0;
+    size_t want = q->out_bytes ? ep_len(rest_c(q, m)->length, q->cfg.ep.payload, i) : 0;
     if (want ? !with_data || len != want : with_data && !q->header_only) {
         q->st.bad++;
         return 0;
@@ -439,7 +436,7 @@ static int deliver(arb_requester *q, struct qmsg *m, uint32_t i, const uint8_t *
     m->nhave++;
     q->results++;
     if (want && rest_c(q, m)->out)
-        memcpy(rest_c(q, m)->out + (size_t)i * q->cfg.payload_size, payload, want);
+        memcpy(rest_c(q, m)->out + (size_t)i * q->cfg.ep.payload, payload, want);
     if (q->on_result)
         q->on_result(q->result_ctx, m->id, ep_seq(m->start, i), i, want ? payload : NULL, want);
     return 1;
@@ -702,7 +699,7 @@ int arb_requester_on_expiry(arb_requester *q, arb_time now)
             return 0;
         }
         send_control(q, m, m->phase == ARB_REQ_REGISTER ? ARB_PT_REGISTER : ARB_PT_END);
-        x->interval = x->interval > q->cfg.retry / 2 ? q->cfg.retry : x->interval * 2;
+        x->interval = x->interval > q->cfg.ep.retry / 2 ? q->cfg.ep.retry : x->interval * 2;
         m->timer = now + x->interval < x->give_up ? now + x->interval : x->give_up;
     }
     return 0;

@@ -30,33 +30,42 @@ const char *arb_ep_kind_name(int kind)
     return kind >= 0 && kind < ARB_EP_KIND_COUNT ? names[kind] : NULL;
 }
 
+void arb_ep_settings_default(arb_ep_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->payload = ARB_PAYLOAD_MAX;
+    s->window = ARB_CC_WINDOW_DEFAULT;
+    s->timeout = ARB_EP_TIMEOUT_DEFAULT;
+    s->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
+    s->adaptive_timeout = 1;
+    s->order_detection = 1;
+    s->attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    s->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
+    s->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
+    s->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
+    s->backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT;
+    s->retry = ARB_EP_RETRY_DEFAULT;
+    s->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
+    s->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
+}
+
 void arb_responder_config_default(arb_responder_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->members = 1;
-    cfg->payload_size = ARB_PAYLOAD_MAX;
     cfg->dtype = ARB_DTYPE_F32;
     cfg->op = ARB_OP_SUM;
     cfg->kind = ARB_EP_PULL_RESULT;
     cfg->subchannels = 1;
-    cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
-    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
-    cfg->adaptive_timeout = 1;
-    cfg->order_detection = 1;
-    cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    arb_ep_settings_default(&cfg->ep);
     cfg->redundant = 1;
-    cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
-    cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
-    cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
-    cfg->backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT;
     cfg->repair_budget = ARB_EP_REPAIR_BUDGET_DEFAULT;
     cfg->ring_factor = ARB_EP_RING_FACTOR_DEFAULT;
-    cfg->window = ARB_CC_WINDOW_DEFAULT;
 }
 
 static uint32_t window_of(const arb_responder *r)
 {
-    uint32_t w = r->cfg.cc ? arb_cc_window(r->cfg.cc) : r->cfg.window;
+    uint32_t w = r->cfg.cc ? arb_cc_window(r->cfg.cc) : r->cfg.ep.window;
     return w ? w : 1;
 }
 
@@ -143,13 +152,13 @@ static void emit(arb_responder *r, arb_ep_dst_kind kind, uint32_t sub, uint32_t 
 
 static size_t pkt_len(const arb_responder *r, uint32_t i)
 {
-    return ep_len(r->msg[0].length, r->cfg.payload_size, i);
+    return ep_len(r->msg[0].length, r->cfg.ep.payload, i);
 }
 
 /* Does result (or pushed packet) i travel with bytes? */
 static int carries_data(const arb_responder *r, uint32_t i)
 {
-    if (r->cfg.header_only || pkt_len(r, i) == 0) return 0;
+    if (r->cfg.ep.header_only || pkt_len(r, i) == 0) return 0;
     return r->cfg.kind == ARB_EP_PULL_RESULT || r->cfg.kind == ARB_EP_PUSH;
 }
 
@@ -157,7 +166,7 @@ static int carries_data(const arb_responder *r, uint32_t i)
 static const uint8_t *data_of(arb_responder *r, uint32_t i)
 {
     const struct rmsg *m = &r->msg[0];
-    size_t off = (size_t)i * r->cfg.payload_size;
+    size_t off = (size_t)i * r->cfg.ep.payload;
     if (r->cfg.kind == ARB_EP_PULL_RESULT) return m->result + off;
     if (m->own) return m->own + off;
     r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, pkt_len(r, i));
@@ -423,7 +432,7 @@ static void issue_credits(arb_responder *r, arb_time now)
         int first = i == r->next;
         if (r->live_subs == 0 && no_tree(r, i, now)) continue;
         send_credit(r, i, now);
-        if (first && m->n == 1 && r->cfg.redundant && r->cfg.attempts > 1) send_twin(r, now);
+        if (first && m->n == 1 && r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
     }
 }
 
@@ -477,15 +486,15 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
     r->st.commits++;
     if (repaired) r->st.repair_commits++;
 
-    if (ep_kind_pull(r->cfg.kind) && !r->cfg.header_only && len && m->result) {
-        uint8_t *dst = m->result + (size_t)i * r->cfg.payload_size;
+    if (ep_kind_pull(r->cfg.kind) && !r->cfg.ep.header_only && len && m->result) {
+        uint8_t *dst = m->result + (size_t)i * r->cfg.ep.payload;
         if (data)
             memcpy(dst, data, len);
         else
             memset(dst, 0, len);
         const uint8_t *own = NULL;
         if (m->own) {
-            own = m->own + (size_t)i * r->cfg.payload_size;
+            own = m->own + (size_t)i * r->cfg.ep.payload;
         } else if (r->cfg.fill) {
             r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, len);
             own = r->scratch;
@@ -565,21 +574,21 @@ static int config_ok(const arb_responder_config *cfg)
 {
     size_t es = arb_dtype_size(cfg->dtype);
     if (!cfg->send || cfg->members == 0 || cfg->members > ARB_EP_MAX_MEMBERS || es == 0 ||
-        cfg->payload_size == 0 || cfg->payload_size > ARB_PAYLOAD_MAX ||
-        cfg->payload_size % es != 0 || (unsigned)cfg->op >= ARB_OP_COUNT ||
-        (unsigned)cfg->kind >= ARB_EP_KIND_COUNT || cfg->subchannels == 0 ||
-        cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1)
+        cfg->ep.payload == 0 || cfg->ep.payload > ARB_PAYLOAD_MAX || cfg->ep.payload % es != 0 ||
+        (unsigned)cfg->op >= ARB_OP_COUNT || (unsigned)cfg->kind >= ARB_EP_KIND_COUNT ||
+        cfg->subchannels == 0 || cfg->subchannels > ARB_EP_MAX_SUBCHANNELS || cfg->ext > 1)
         return 0;
-    if (cfg->timeout < ARB_EP_TIMER_MIN || cfg->timeout == ARB_TIME_NEVER ||
-        (cfg->adaptive_timeout &&
-         (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)))
+    if (cfg->ep.timeout < ARB_EP_TIMER_MIN || cfg->ep.timeout == ARB_TIME_NEVER ||
+        (cfg->ep.adaptive_timeout &&
+         (cfg->ep.timeout_min < ARB_EP_TIMER_MIN || cfg->ep.timeout_min > cfg->ep.timeout)))
         return 0;
-    if (cfg->attempts == 0 || cfg->attempts > ARB_ATTEMPT_MAX + 1u || cfg->miss_limit == 0 ||
-        cfg->dead_after == 0 || cfg->repair_tries == 0 || cfg->repair_tries > 64 ||
-        cfg->backoff_max == 0 || cfg->backoff_max > ARB_EP_BACKOFF_MAX_DEFAULT)
+    if (cfg->ep.attempts == 0 || cfg->ep.attempts > ARB_ATTEMPT_MAX + 1u ||
+        cfg->ep.miss_limit == 0 || cfg->ep.dead_after == 0 || cfg->ep.repair_tries == 0 ||
+        cfg->ep.repair_tries > 64 || cfg->ep.backoff_max == 0 ||
+        cfg->ep.backoff_max > ARB_EP_BACKOFF_MAX_DEFAULT)
         return 0;
     if (cfg->repair_budget == 0 || cfg->repair_budget > ARB_EP_MAX_MEMBERS ||
-        cfg->ring_factor == 0 || (!cfg->cc && cfg->window == 0) || cfg->ring > RING_MAX ||
+        cfg->ring_factor == 0 || (!cfg->cc && cfg->ep.window == 0) || cfg->ring > RING_MAX ||
         cfg->first_seq > ARB_OFFSET_MASK)
         return 0;
     return !(ep_kind_pull(cfg->kind) && cfg->op == ARB_OP_NOP);
@@ -597,7 +606,7 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     uint32_t cap = cfg->ring;
     if (!cap) {
         /* at most: the largest window the controller may ever open */
-        uint32_t w = cfg->cc ? arb_cc_max_window(cfg->cc) : cfg->window;
+        uint32_t w = cfg->cc ? arb_cc_max_window(cfg->cc) : cfg->ep.window;
         uint64_t c = (uint64_t)cfg->ring_factor * (w ? w : 1);
         cap = c > RING_MAX ? RING_MAX : (uint32_t)c;
     }
@@ -605,7 +614,7 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     /* to begin with: the window it opens with, within [RING_INITIAL,
      * RING_START] (a rate-based controller's window is its largest); the
      * ring grows with the offsets in play */
-    uint64_t c0 = (uint64_t)cfg->ring_factor * (cfg->cc ? arb_cc_window(cfg->cc) : cfg->window);
+    uint64_t c0 = (uint64_t)cfg->ring_factor * (cfg->cc ? arb_cc_window(cfg->cc) : cfg->ep.window);
     if (c0 < RING_INITIAL) c0 = RING_INITIAL;
     if (c0 > RING_START) c0 = RING_START;
     r->ring_cap = c0 < cap ? (uint32_t)c0 : cap;
@@ -615,11 +624,11 @@ int arb_responder_new(arb_responder **out, const arb_responder_config *cfg)
     r->pending = arb_mem_calloc(mem, cap, sizeof *r->pending);
     r->tails = arb_mem_calloc(mem, cap, sizeof *r->tails);
     r->rep = arb_mem_calloc(mem, cfg->repair_budget, sizeof *r->rep);
-    r->scratch = arb_mem_malloc(mem, cfg->payload_size);
+    r->scratch = arb_mem_malloc(mem, cfg->ep.payload);
     r->sub = arb_mem_calloc(mem, cfg->subchannels, sizeof *r->sub);
     int bad = !r->ring || !r->pending || !r->tails || !r->rep || !r->scratch || !r->sub;
-    for (uint32_t s = 0; !bad && !cfg->header_only && s < cfg->repair_budget; s++) {
-        r->rep[s].acc = arb_mem_malloc(mem, cfg->payload_size);
+    for (uint32_t s = 0; !bad && !cfg->ep.header_only && s < cfg->repair_budget; s++) {
+        r->rep[s].acc = arb_mem_malloc(mem, cfg->ep.payload);
         if (!r->rep[s].acc) bad = 1;
     }
     if (bad) {
@@ -666,9 +675,9 @@ int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t lengt
     if (msg_id != m->id) return ARB_EINVAL;
     if (length % arb_dtype_size(r->cfg.dtype) != 0) return ARB_EINVAL;
     if (r->cfg.kind == ARB_EP_BARRIER && length != 0) return ARB_EINVAL;
-    uint64_t n = ep_packets(length, r->cfg.payload_size);
+    uint64_t n = ep_packets(length, r->cfg.ep.payload);
     if (n > ARB_EP_MAX_OFFSETS) return ARB_EINVAL;
-    if (!r->cfg.header_only && length > 0) {
+    if (!r->cfg.ep.header_only && length > 0) {
         if (r->cfg.kind == ARB_EP_PULL_RESULT && !result_buf) return ARB_EINVAL;
         if (r->cfg.kind == ARB_EP_PUSH && !own_data && !r->cfg.fill) return ARB_EINVAL;
     }
@@ -800,7 +809,7 @@ static int64_t locate(arb_responder *r, const arb_hdr *h)
 /* Is `len` bytes (payload_valid `pv`) the contribution index i needs? */
 static int contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h, size_t len)
 {
-    if (r->cfg.header_only) return 1;
+    if (r->cfg.ep.header_only) return 1;
     size_t want = ep_kind_pull(r->cfg.kind) ? pkt_len(r, i) : 0;
     if (want == 0) return h->payload_valid == 0;
     return h->payload_valid && len == want;
@@ -853,7 +862,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.bad_length++;
         return;
     }
-    const uint8_t *data = r->cfg.header_only || !h->payload_valid ? NULL : payload;
+    const uint8_t *data = r->cfg.ep.header_only || !h->payload_valid ? NULL : payload;
     if (e->state == E_ISSUED && h->attempt == e->attempt) {
         arb_time sample = now - e->sent;
         r->outstanding--;

@@ -12,18 +12,7 @@
 void arb_host_config_default(arb_host_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->payload = ARB_PAYLOAD_MAX;
-    cfg->window = 4;
-    cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
-    cfg->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
-    cfg->retry = ARB_EP_RETRY_DEFAULT;
-    cfg->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
-    cfg->adaptive_timeout = 1;
-    cfg->order_detection = 1;
-    cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
-    cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
-    cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
-    cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
+    arb_ep_settings_default(&cfg->ep);
 }
 
 /* The engines' callbacks: count, then tell the driver. */
@@ -57,25 +46,12 @@ static int make_responder(arb_host *h, arb_hep *e)
     arb_responder_config_default(&rc_);
     rc_.channel = e->ch;
     rc_.members = ch->n_members;
-    rc_.payload_size = cfg->payload;
     rc_.dtype = arb_plan_get_config(p)->dtype;
     rc_.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     rc_.kind = ch->kind;
+    rc_.ep = cfg->ep;
     rc_.subchannels = arb_plan_get_config(p)->subchannels;
-    rc_.dynamic_subchannels = cfg->dynamic_subchannels;
     rc_.ext = arb_plan_hdr_len(p) == 20;
-    rc_.header_only = cfg->header_only;
-    rc_.timeout = cfg->timeout;
-    rc_.adaptive_timeout = cfg->adaptive_timeout;
-    rc_.timeout_min = cfg->timeout_min;
-    rc_.order_detection = cfg->order_detection;
-    rc_.tail_probe = cfg->tail_probe;
-    rc_.attempts = cfg->attempts;
-    rc_.miss_limit = cfg->miss_limit;
-    rc_.dead_after = cfg->dead_after;
-    rc_.repair_tries = cfg->repair_tries;
-    if (cfg->backoff_max) rc_.backoff_max = cfg->backoff_max;
-    rc_.window = cfg->window;
     rc_.cc = e->cc;
     rc_.first_msg_id = cfg->msg_id;
     rc_.first_seq = cfg->first_seq;
@@ -98,17 +74,13 @@ static int make_requester(arb_host *h, arb_hep *e)
     arb_requester_config_default(&qc);
     qc.channel = e->ch;
     qc.member = e->member;
-    qc.payload_size = cfg->payload;
     qc.dtype = arb_plan_get_config(p)->dtype;
     qc.op = cfg->op && ch->op != ARB_OP_NOP ? cfg->op : ch->op;
     qc.kind = ch->kind;
+    qc.ep = cfg->ep;
     qc.ext = arb_plan_hdr_len(p) == 20;
-    qc.header_only = cfg->header_only;
     qc.fanin = arb_plan_fanin(p, e->ch, e->member, 0);
     qc.subchannels = arb_plan_get_config(p)->subchannels;
-    qc.retry = cfg->retry;
-    qc.retry_min = cfg->retry_min;
-    if (cfg->retry_tries) qc.retry_tries = cfg->retry_tries;
     qc.first_msg_id = cfg->msg_id;
     qc.first_seq = cfg->first_seq;
     qc.send = cfg->send;
@@ -127,7 +99,7 @@ static int make_channel(arb_host *h, uint32_t c, uint32_t *x)
     const arb_plan *p = h->p;
     const arb_plan_channel *ch = arb_plan_get_channel(p, c);
     uint64_t bytes = ch->hi - ch->lo;
-    uint32_t pay = h->cfg.payload;
+    uint32_t pay = h->cfg.ep.payload;
     uint32_t offsets = bytes ? (uint32_t)((bytes + pay - 1) / pay) : 1;
     for (uint32_t m = 0; m <= ch->n_members; m++) {
         uint32_t rank = m == 0 ? ch->responder : arb_plan_member(p, c, m - 1);
@@ -154,7 +126,7 @@ int arb_host_new(arb_host **out, const arb_host_config *cfg)
     if (!out) return ARB_EINVAL;
     *out = NULL;
     if (!cfg || !cfg->plan || !cfg->send || (cfg->ep_size && cfg->ep_size < sizeof(arb_hep)) ||
-        cfg->payload == 0)
+        cfg->ep.payload == 0)
         return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
     arb_host *h = arb_calloc(1, sizeof *h);

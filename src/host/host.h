@@ -10,7 +10,7 @@
  * one). For each such rank it makes the responder of every channel the rank
  * owns and the requester of every channel it belongs to, configured from
  * the plan (kind, op, members, fan-in rows, header profile) and the
- * driver's settings (payload, window, timers, attempts). It counts each
+ * driver's settings (arb_ep_settings: payload, window, timers, attempts). It counts each
  * engine's results, decides when the rank's condition on each engine is met
  * and when the rank is done (docs/arbor-sim.md section 3, docs/protocol.md section 10), notices
  * when an engine finishes or gives up, and reports the time the driver must
@@ -73,16 +73,9 @@ typedef struct arb_host_config {
     /* arb_plan_get_config(plan)->n_ranks flags: 1 for the ranks this driver runs; NULL: all. */
     const uint8_t *local;
     size_t ep_size; /* bytes per engine record, >= sizeof(arb_hep); 0: sizeof(arb_hep) */
-    uint32_t payload;
-    uint32_t window; /* the responders' window when make_cc gives none */
-    arb_time timeout, timeout_min, retry, retry_min;
-    /* the requesters' REGISTER / END give-up: retry x (2^retry_tries - 1)
-     * unanswered (endpoint.h); 0: the engine's default */
-    uint32_t retry_tries;
-    int adaptive_timeout, order_detection, dynamic_subchannels, tail_probe;
-    uint32_t attempts, miss_limit, dead_after, repair_tries;
-    uint32_t backoff_max; /* the responders' (endpoint.h); 0: the engine's default */
-    int header_only;
+    /* Both engines' settings, copied into each engine's configuration as
+     * they are (ep.window: the responders' when make_cc gives none). */
+    arb_ep_settings ep;
     arb_op op;          /* pull channels' operator; NOP: the plan's (SUM) */
     uint8_t msg_id;     /* the message every engine runs (first_msg_id) */
     uint32_t first_seq; /* its start_seq on every channel */
@@ -116,8 +109,8 @@ typedef struct arb_host {
     uint32_t ranks_done, eps_finished;
 } arb_host;
 
-/* Fill in the engine-independent defaults (the library's engine defaults,
- * window 4, msg 0, seq 0). */
+/* Fill in the defaults: the engines' settings (arb_ep_settings_default),
+ * msg 0, seq 0. */
 void arb_host_config_default(arb_host_config *cfg);
 
 /*

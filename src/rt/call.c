@@ -89,7 +89,7 @@ static int on_commit(arb_hep *e, const arb_commit_info *ci)
 {
     struct arb_rt_request *k = e->h->cfg.ctx;
     if (k->user_out && ci->result && ci->len)
-        memcpy(k->user_out + (size_t)ci->index * e->h->cfg.payload, ci->result, ci->len);
+        memcpy(k->user_out + (size_t)ci->index * e->h->cfg.ep.payload, ci->result, ci->len);
     return 0;
 }
 
@@ -387,11 +387,11 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
     arb_host_config_default(&hc);
     hc.plan = k->plan;
     hc.local = local;
-    hc.payload = c->cfg.payload;
-    hc.window = c->cfg.window;
-    hc.timeout_min = c->cfg.timeout_min;
-    hc.timeout = c->cfg.timeout_max;
-    hc.repair_tries = c->cfg.repair_tries;
+    hc.ep.payload = c->cfg.payload;
+    hc.ep.window = c->cfg.window;
+    hc.ep.timeout_min = c->cfg.timeout_min;
+    hc.ep.timeout = c->cfg.timeout_max;
+    hc.ep.repair_tries = c->cfg.repair_tries;
     /* Backed-off waits pass the ceiling only as far as the deadline needs:
      * a responder gives up after repair_tries rounds, each at most
      * backoff_max ceilings after the last, and that span must cover the
@@ -400,7 +400,7 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
      * deadline that is 3 ceilings (the engines' own default, doubling to
      * 64, spaced the rounds of one offset seconds apart after a few unlucky
      * ones under heavy loss, and the call reached its deadline). */
-    hc.backoff_max = backoff_for(&c->cfg);
+    hc.ep.backoff_max = backoff_for(&c->cfg);
     /* The REGISTER / END retries start at the floor and double up to the
      * ceiling (register_cap), as every other wait here: at the engines' 10 ms cap, 64
      * ranks' REGISTERs to 64 channels made 400 k datagrams a second of
@@ -410,9 +410,9 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
      * clock: the call's deadline ends a call, naming the ranks measured
      * as unanswered (rt_suspects), so a slow job gets the time its user
      * gave it. */
-    hc.retry_min = c->cfg.timeout_min;
-    hc.retry = register_cap(&c->cfg);
-    hc.retry_tries = give_up_tries(hc.retry, c->cfg.timeout + c->cfg.timeout_max);
+    hc.ep.retry_min = c->cfg.timeout_min;
+    hc.ep.retry = register_cap(&c->cfg);
+    hc.ep.retry_tries = give_up_tries(hc.ep.retry, c->cfg.timeout + c->cfg.timeout_max);
     hc.op = op;
     hc.msg_id = k->msg;
     hc.send = engine_send;

@@ -46,20 +46,20 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
     int rc = scn_arbor_plan_config(sc, pc, err, errlen);
     if (rc < 0) return rc;
     arbor_sim_config(sc, ac);
-    if (ac->timeout < ARB_EP_TIMER_MIN)
+    if (ac->ep.timeout < ARB_EP_TIMER_MIN)
         return scn_key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL,
                             "below 1 us: no fabric loop is that short");
-    if (ac->timeout_min && ac->timeout_min < ARB_EP_TIMER_MIN)
+    if (ac->ep.timeout_min && ac->ep.timeout_min < ARB_EP_TIMER_MIN)
         return scn_key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                             "below 1 us: no fabric loop is that short (0: from the fabric)");
-    if (ac->timeout_min > ac->timeout)
+    if (ac->ep.timeout_min > ac->ep.timeout)
         return scn_key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                             "above arbor.timeout, the timers' ceiling");
     /* the controller's rules, on the fabric's figures (a channel's own
      * line rate and loop are filled in by the simulator) */
     arb_cc_config cc = ac->cc;
     if (ac->cc_kind == ARB_CC_DISABLED || ac->cc_kind == ARB_CC_FIXED || !cc.window)
-        cc.window = ac->window ? ac->window : ARB_SIM_ARBOR_WINDOW_MIN; /* 0: at least that */
+        cc.window = ac->ep.window ? ac->ep.window : ARB_SIM_ARBOR_WINDOW_MIN; /* 0: at least that */
     cc.base_rtt = ac->cc_base_rtt ? ac->cc_base_rtt : ARB_CC_BASE_RTT_DEFAULT;
     const char *why = arb_cc_check(ac->cc_kind, &cc);
     if (why) {
@@ -70,13 +70,14 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
                                 "Swift's base target, 1.5 x it, would be above 1 s");
         return scn_key_fail(sc, k, err, errlen, ARB_EINVAL, rule ? rule + 2 : why);
     }
-    if (ac->retry < ARB_EP_TIMER_MIN)
+    if (ac->ep.retry < ARB_EP_TIMER_MIN)
         return scn_key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL,
                             "below 1 us: no fabric loop is that short");
-    if (ac->retry_min && (ac->retry_min < ARB_EP_TIMER_MIN || ac->retry_min > ac->retry))
+    if (ac->ep.retry_min &&
+        (ac->ep.retry_min < ARB_EP_TIMER_MIN || ac->ep.retry_min > ac->ep.retry))
         return scn_key_fail(sc, K_AR_RETRYMIN, err, errlen, ARB_EINVAL,
                             "must be 1 us .. arbor.retry (0: the timers' floor)");
-    if (ac->payload % arb_dtype_size(pc->dtype))
+    if (ac->ep.payload % arb_dtype_size(pc->dtype))
         return scn_key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                             "not a whole number of elements of the dtype");
     return 0;

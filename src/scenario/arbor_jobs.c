@@ -208,12 +208,12 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
 static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
                              const arb_sim_arbor_config *ac, char *err, size_t errlen)
 {
-    arb_time loop = arb_sim_arbor_loop(s, ac->plan, ac->payload);
+    arb_time loop = arb_sim_arbor_loop(s, ac->plan, ac->ep.payload);
     char why[128];
     snprintf(why, sizeof why, "below the fabric's loop (%.3f us here): no answer can come sooner",
              (double)loop / ARB_PS_PER_US);
-    if (ac->timeout < loop) return scn_key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL, why);
-    if (ac->retry < loop) return scn_key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL, why);
+    if (ac->ep.timeout < loop) return scn_key_fail(sc, K_AR_TIMEOUT, err, errlen, ARB_EINVAL, why);
+    if (ac->ep.retry < loop) return scn_key_fail(sc, K_AR_RETRY, err, errlen, ARB_EINVAL, why);
     /* a controller's base loop below the fabric's: every sample looks
      * congested, and a delay-based controller starves the channel */
     if (ac->cc_base_rtt && ac->cc_base_rtt < loop)

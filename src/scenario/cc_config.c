@@ -9,7 +9,7 @@
 void scn_arbor_cc_config(const arb_scenario *sc, arb_sim_arbor_config *ac)
 {
     uint64_t rate = scn_u64(sc, K_AR_CC_RATE);
-    uint32_t frame = ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ac->payload + ARB_WIRE_EXTRA;
+    uint32_t frame = ARB_FRAME_OVERHEAD + ARB_HDR_LEN_LONG + ac->ep.payload + ARB_WIRE_EXTRA;
     ac->cc.spacing = rate ? arb_cc_spacing_for_rate(rate, frame) : 0;
     ac->cc.window = (uint32_t)scn_u64(sc, K_AR_CC_WINDOW);
 }

@@ -17,7 +17,7 @@ static int32_t val(uint32_t r, uint64_t e)
 static uint64_t elem0(const struct ajob *j, uint32_t ch, uint32_t index)
 {
     size_t es = arb_dtype_size(arb_plan_get_config(j->p)->dtype);
-    return (arb_plan_get_channel(j->p, ch)->lo + (uint64_t)index * j->cfg.payload) / es;
+    return (arb_plan_get_channel(j->p, ch)->lo + (uint64_t)index * j->cfg.ep.payload) / es;
 }
 
 void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len)

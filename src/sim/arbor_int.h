@@ -302,9 +302,9 @@ static inline void pkt_free(arb_sim *s, uint32_t i)
 /* Payload bytes of packet `index` of channel ch. */
 static inline uint32_t len_of(const struct ajob *j, const arb_plan_channel *c, uint32_t index)
 {
-    uint64_t len = c->hi - c->lo, lo = (uint64_t)index * j->cfg.payload;
+    uint64_t len = c->hi - c->lo, lo = (uint64_t)index * j->cfg.ep.payload;
     if (lo >= len) return 0;
-    return (uint32_t)(len - lo < j->cfg.payload ? len - lo : j->cfg.payload);
+    return (uint32_t)(len - lo < j->cfg.ep.payload ? len - lo : j->cfg.ep.payload);
 }
 
 /* The wire bytes of a packet with header h and `payload` payload bytes. */

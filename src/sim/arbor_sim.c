@@ -21,18 +21,13 @@ static uint64_t splitmix(uint64_t *x)
 void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->payload = ARB_PAYLOAD_MAX;
-    cfg->window = 0; /* arb_sim_arbor_window */
+    arb_ep_settings_default(&cfg->ep);
+    /* 0: derived from the fabric (arb_sim_arbor_window, arb_sim_arbor_loop) */
+    cfg->ep.window = 0;
+    cfg->ep.timeout_min = 0;
+    cfg->ep.retry_min = 0;
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
     cfg->local_repair = 1;
-    cfg->timeout = ARB_EP_TIMEOUT_DEFAULT;
-    cfg->adaptive_timeout = 1;
-    cfg->order_detection = 1;
-    cfg->attempts = ARB_EP_ATTEMPTS_DEFAULT;
-    cfg->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
-    cfg->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
-    cfg->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
-    cfg->retry = ARB_EP_RETRY_DEFAULT;
     cfg->cc_kind = ARB_CC_FIXED;
     arb_cc_config_default(&cfg->cc);
     cfg->cc.spacing = 0;
@@ -203,10 +198,11 @@ static int channel_cc(arb_sim *s, const struct ajob *j, arb_hep *e)
     /* and its share of the link's headroom: Oscar's costs a link the sum
      * over the channels on it (docs/cc.md) */
     c.oscar.headroom /= per_host;
-    c.credit_bytes = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(j->p) + cfg->payload + ARB_WIRE_EXTRA;
-    c.base_rtt = cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->payload);
+    c.credit_bytes = ARB_FRAME_OVERHEAD + arb_plan_hdr_len(j->p) + cfg->ep.payload + ARB_WIRE_EXTRA;
+    c.base_rtt =
+        cfg->cc_base_rtt ? cfg->cc_base_rtt : arb_sim_arbor_cc_loop(s, j->p, cfg->ep.payload);
     if (cfg->cc_kind == ARB_CC_DISABLED || cfg->cc_kind == ARB_CC_FIXED || !c.window)
-        c.window = cfg->window;
+        c.window = cfg->ep.window;
     if (c.window > c.window_max && cfg->cc_kind != ARB_CC_DISABLED && cfg->cc_kind != ARB_CC_FIXED)
         c.window = c.window_max;
     c.logger = s->cfg.log;
@@ -228,22 +224,12 @@ static int make_engines(arb_sim *s, struct ajob *j)
     arb_host_config hc;
     arb_host_config_default(&hc);
     hc.plan = p;
-    hc.payload = cfg->payload;
-    hc.window = cfg->window;
-    hc.timeout = cfg->timeout;
-    hc.timeout_min = j->floor;
-    hc.retry = cfg->retry;
-    hc.retry_min = cfg->retry_min ? cfg->retry_min : j->floor;
-    if (hc.retry_min > hc.retry) hc.retry_min = hc.retry;
-    hc.adaptive_timeout = cfg->adaptive_timeout;
-    hc.order_detection = cfg->order_detection;
-    hc.tail_probe = cfg->local_repair; /* the switches answer a probe from what they hold */
-    hc.dynamic_subchannels = cfg->dynamic_subchannels;
-    hc.attempts = cfg->attempts;
-    hc.miss_limit = cfg->miss_limit;
-    hc.dead_after = cfg->dead_after;
-    hc.repair_tries = cfg->repair_tries;
-    hc.header_only = !cfg->values;
+    hc.ep = cfg->ep;
+    hc.ep.timeout_min = j->floor;
+    hc.ep.retry_min = cfg->ep.retry_min ? cfg->ep.retry_min : j->floor;
+    if (hc.ep.retry_min > hc.ep.retry) hc.ep.retry_min = hc.ep.retry;
+    hc.ep.tail_probe = cfg->local_repair; /* the switches answer a probe from what they hold */
+    hc.ep.header_only = !cfg->values;
     hc.send = arbor_ep_send;
     hc.fill = cfg->values ? arbor_fill : NULL;
     hc.on_commit = arbor_on_commit;
@@ -292,8 +278,8 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     struct arbor_job *a = arb_calloc(1, sizeof *a);
     if (!a) return ARB_ENOMEM;
     s->arb = a;
-    a->bp.size = cfg->payload;
-    a->payload = cfg->payload;
+    a->bp.size = cfg->ep.payload;
+    a->payload = cfg->ep.payload;
     a->slots = cfg->slots;
     a->local_repair = cfg->local_repair;
     a->values = cfg->values;
@@ -401,7 +387,7 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
     j->index = a->n_jobs;
     j->ch_base = a->n_chan;
     j->cfg = *cfg;
-    if (!j->cfg.window) j->cfg.window = arb_sim_arbor_window(s, p, cfg->payload);
+    if (!j->cfg.ep.window) j->cfg.ep.window = arb_sim_arbor_window(s, p, cfg->ep.payload);
     j->p = p;
     j->n_trees = arb_plan_n_trees(p);
     j->part = j->index % a->n_parts;
@@ -424,9 +410,10 @@ static int job_new(arb_sim *s, const arb_sim_arbor_config *cfg, struct ajob **ou
         j->rank_of_host[h] = NONE;
     for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)
         j->rank_of_host[arb_plan_host(p, r)] = r;
-    j->floor = cfg->timeout_min ? cfg->timeout_min : 2 * arb_sim_arbor_loop(s, p, cfg->payload);
+    j->floor =
+        cfg->ep.timeout_min ? cfg->ep.timeout_min : 2 * arb_sim_arbor_loop(s, p, cfg->ep.payload);
     if (j->floor < ARB_EP_TIMER_MIN) j->floor = ARB_EP_TIMER_MIN;
-    if (j->floor > cfg->timeout) j->floor = cfg->timeout;
+    if (j->floor > cfg->ep.timeout) j->floor = cfg->ep.timeout;
     int rc = job_trees(s, j);
     if (rc == 0) rc = make_engines(s, j);
     if (rc == 0) job_values(j);
@@ -539,7 +526,7 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
     if (parts > ARB_AGG_SLOTS_MAX || cfg->slots / parts == 0) return ARB_EINVAL;
     if (cfg->deferred && cfg->skew && cfg->skew_random == 2) return ARB_EINVAL;
     if (!a) return 0;
-    if (cfg->values != a->values || cfg->payload != a->payload || cfg->slots != a->slots ||
+    if (cfg->values != a->values || cfg->ep.payload != a->payload || cfg->slots != a->slots ||
         parts != a->n_parts || (cfg->local_repair != 0) != (a->local_repair != 0))
         return ARB_EINVAL;
     int lag = cfg->skew && cfg->skew_random == 2;
@@ -555,12 +542,13 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
     if (!s || !cfg || !cfg->plan) return ARB_EINVAL;
     const arb_plan *p = cfg->plan;
     size_t es = arb_dtype_size(arb_plan_get_config(p)->dtype);
-    if (cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % es ||
-        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || cfg->timeout < ARB_EP_TIMER_MIN ||
-        cfg->retry < ARB_EP_TIMER_MIN ||
-        (cfg->timeout_min &&
-         (cfg->timeout_min < ARB_EP_TIMER_MIN || cfg->timeout_min > cfg->timeout)) ||
-        (cfg->retry_min && (cfg->retry_min < ARB_EP_TIMER_MIN || cfg->retry_min > cfg->retry)))
+    if (cfg->ep.payload == 0 || cfg->ep.payload > ARB_PAYLOAD_MAX || cfg->ep.payload % es ||
+        cfg->slots == 0 || cfg->slots > ARB_AGG_SLOTS_MAX || cfg->ep.timeout < ARB_EP_TIMER_MIN ||
+        cfg->ep.retry < ARB_EP_TIMER_MIN ||
+        (cfg->ep.timeout_min &&
+         (cfg->ep.timeout_min < ARB_EP_TIMER_MIN || cfg->ep.timeout_min > cfg->ep.timeout)) ||
+        (cfg->ep.retry_min &&
+         (cfg->ep.retry_min < ARB_EP_TIMER_MIN || cfg->ep.retry_min > cfg->ep.retry)))
         return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)

@@ -95,8 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t b0 = take(&rd), b1 = take(&rd), b2 = take(&rd);
     c->member = b0 & 7u;
     c->kind = (arb_ep_kind)((b0 >> 3) & 3u);
-    c->header_only = (b0 >> 5) & 1;
-    c->payload_size = (b0 & 0x40) ? 32 : 16;
+    c->ep.header_only = (b0 >> 5) & 1;
+    c->ep.payload = (b0 & 0x40) ? 32 : 16;
     c->dtype = ARB_DTYPE_I32;
     c->op = c->kind <= ARB_EP_PULL_COMPLETION ? ARB_OP_SUM : ARB_OP_NOP;
     c->subchannels = 1u + (b1 & 3u);
@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->ext = (b1 >> 3) & 1;
     c->first_msg_id = (b1 & 0x10) ? 255 : 0;
     c->first_seq = (b1 & 0x20) ? 0xFFFFF8u + (b2 & 7u) : b2;
-    c->retry = ARB_PS_PER_MS;
+    c->ep.retry = ARB_PS_PER_MS;
     c->send = on_send;
     c->send_ctx = hs;
     c->on_result = on_result;
@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op & 7u) {
         case 0: { /* start the next message */
             uint32_t pk = (uint32_t)(take(&rd) % (MAXN + 1));
-            uint64_t len = c->kind == ARB_EP_BARRIER ? 0 : (uint64_t)pk * c->payload_size / 2;
+            uint64_t len = c->kind == ARB_EP_BARRIER ? 0 : (uint64_t)pk * c->ep.payload / 2;
             len -= len % 4;
             if (arb_requester_start_message(hs->q, next_id, len, hs->in, hs->out, now) == 0) {
                 arb_requester_progress qp;
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 m->started = 1;
                 m->start = qp.start_seq;
                 m->n = qp.offsets;
-                require(m->n == (len ? (len + c->payload_size - 1) / c->payload_size : 1));
+                require(m->n == (len ? (len + c->ep.payload - 1) / c->ep.payload : 1));
                 next_id++;
             }
             break;
@@ -185,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     h.payload_valid = 1;
                     h.repair = (op >> 3 & 7u) == 3;
                     h.payload_kind = h.repair ? ARB_PK_REPLAY : ARB_PK_DATA;
-                    len = (x & 0x80) ? c->payload_size : c->payload_size / 2;
+                    len = (x & 0x80) ? c->ep.payload : c->ep.payload / 2;
                 }
                 break;
             default: /* credit, sometimes repair, sometimes with a ride */
@@ -204,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (x & 0x80) {
                     h.payload_valid = 1;
                     h.payload_kind = h.repair ? ARB_PK_REPLAY : ARB_PK_DATA;
-                    len = (y & 0x10) ? c->payload_size : c->payload_size / 2;
+                    len = (y & 0x10) ? c->ep.payload : c->ep.payload / 2;
                 } else if (!h.repair && (y & 0x08)) {
                     h.payload_kind = ARB_PK_COMPLETION;
                 }

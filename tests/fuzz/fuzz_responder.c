@@ -103,33 +103,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t b0 = take(&rd), b1 = take(&rd), b2 = take(&rd), b3 = take(&rd), b4 = take(&rd);
     c.members = 1u + (b0 & 7u);
     c.kind = (arb_ep_kind)((b0 >> 3) & 3u);
-    c.header_only = (b0 >> 5) & 1;
-    c.payload_size = (b0 & 0x40) ? 32 : 16;
+    c.ep.header_only = (b0 >> 5) & 1;
+    c.ep.payload = (b0 & 0x40) ? 32 : 16;
     c.dtype = (b0 & 0x80) ? ARB_DTYPE_I64 : ARB_DTYPE_I32;
     c.op = c.kind <= ARB_EP_PULL_COMPLETION ? (arb_op)(1 + b1 % 3) : ARB_OP_NOP;
-    c.window = 1u + (b1 >> 2 & 7u);
+    c.ep.window = 1u + (b1 >> 2 & 7u);
     c.repair_budget = 1u + (b1 >> 5);
     c.subchannels = 1u + (b2 & 3u);
     c.ring_factor = 1u + (b2 >> 2 & 3u);
     c.first_msg_id = (b2 & 0x10) ? 254 : 0;
     c.first_seq = (b2 & 0x20) ? 0xFFFFF0u + (b3 & 15u) : b3;
-    c.timeout = ARB_PS_PER_MS;
-    c.adaptive_timeout = (b2 & 0x40) != 0;
-    c.dynamic_subchannels = (b2 & 0x80) != 0;
-    c.attempts = 1u + (b4 & 7u);
-    c.order_detection = !(b4 & 8u);
-    c.miss_limit = 1u + (b4 >> 4 & 3u);
-    c.dead_after = 1u + (b4 >> 6);
-    c.timeout_min = 20 * ARB_PS_PER_US;
-    c.repair_tries = 4;
+    c.ep.timeout = ARB_PS_PER_MS;
+    c.ep.adaptive_timeout = (b2 & 0x40) != 0;
+    c.ep.dynamic_subchannels = (b2 & 0x80) != 0;
+    c.ep.attempts = 1u + (b4 & 7u);
+    c.ep.order_detection = !(b4 & 8u);
+    c.ep.miss_limit = 1u + (b4 >> 4 & 3u);
+    c.ep.dead_after = 1u + (b4 >> 6);
+    c.ep.timeout_min = 20 * ARB_PS_PER_US;
+    c.ep.repair_tries = 4;
     c.send = on_send;
     c.send_ctx = hs;
     c.on_commit = on_commit;
     c.commit_ctx = hs;
     hs->members = c.members;
-    hs->window = c.window;
+    hs->window = c.ep.window;
     hs->budget = c.repair_budget;
-    hs->attempts = c.attempts;
+    hs->attempts = c.ep.attempts;
     if (arb_responder_new(&hs->r, &c) != 0) abort();
     for (size_t i = 0; i < sizeof hs->own; i++)
         hs->own[i] = (uint8_t)(i * 7);
@@ -146,9 +146,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (op & 7u) {
         case 0: { /* start the next message */
             uint32_t pk = (uint32_t)(take(&rd) % (MAXN + 1));
-            uint64_t len = c.kind == ARB_EP_BARRIER ? 0 : (uint64_t)pk * c.payload_size / 2;
+            uint64_t len = c.kind == ARB_EP_BARRIER ? 0 : (uint64_t)pk * c.ep.payload / 2;
             len -= len % (c.dtype == ARB_DTYPE_I64 ? 8 : 4);
-            uint32_t n = len ? (uint32_t)((len + c.payload_size - 1) / c.payload_size) : 1;
+            uint32_t n = len ? (uint32_t)((len + c.ep.payload - 1) / c.ep.payload) : 1;
             if (arb_responder_start_message(hs->r, next_id, len, hs->own, hs->result, now) == 0) {
                 msgrec *m = &hs->msgs[next_id];
                 memset(m, 0, sizeof *m);
@@ -217,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 h.aggregated = !h.repair;
                 if (!h.repair) h.attempt = (uint8_t)(op >> 6);
                 if (!(x & 0x40)) {
-                    len = (x & 0x80) ? c.payload_size : c.payload_size / 2;
+                    len = (x & 0x80) ? c.ep.payload : c.ep.payload / 2;
                     h.payload_valid = 1;
                 }
                 break;

@@ -107,14 +107,14 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     ac.plan = p;
     ac.values = x->values;
     ac.wire_check = 1;
-    ac.timeout = 200 * ARB_PS_PER_US;
-    ac.retry = 100 * ARB_PS_PER_US;
-    if (x->payload) ac.payload = x->payload;
+    ac.ep.timeout = 200 * ARB_PS_PER_US;
+    ac.ep.retry = 100 * ARB_PS_PER_US;
+    if (x->payload) ac.ep.payload = x->payload;
     if (x->slots) ac.slots = x->slots;
     ac.skew = g_skew;
     ac.skew_random = g_skew_mode;
     ac.seed = 7;
-    ac.dynamic_subchannels = g_dynamic;
+    ac.ep.dynamic_subchannels = g_dynamic;
     uint32_t done = 0, all = 0;
     if (s) CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &all), ARB_EINVAL); /* none yet */
     rc = s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL;
@@ -470,8 +470,8 @@ static int run_jobs(const struct jobs *x, arb_sim_arbor_result *per, arb_sim_arb
         ac.plan = p[k];
         ac.values = x->values;
         ac.wire_check = 1;
-        ac.timeout = 200 * ARB_PS_PER_US;
-        ac.retry = 100 * ARB_PS_PER_US;
+        ac.ep.timeout = 200 * ARB_PS_PER_US;
+        ac.ep.retry = 100 * ARB_PS_PER_US;
         if (x->slots) ac.slots = x->slots;
         if (x->start) ac.start = x->start[k];
         ac.partitions = x->partitions;
@@ -983,7 +983,7 @@ TEST(counts_hold_mid_run)
     arb_sim_arbor_config ac;
     arb_sim_arbor_config_default(&ac);
     ac.plan = p;
-    ac.timeout = 200 * ARB_PS_PER_US;
+    ac.ep.timeout = 200 * ARB_PS_PER_US;
     CHECK_EQ_I(s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL, 0);
     int seen_on_wire = 0;
     for (arb_time at = 7 * ARB_PS_PER_US + 333; s && !arb_sim_arbor_done(s) && at < ARB_PS_PER_S;

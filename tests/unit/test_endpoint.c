@@ -130,9 +130,9 @@ static arb_hdr mk_credit(uint8_t msg, uint32_t k)
  * to the bypass repair at once (the tests of the bypass path use it). */
 static void seed_recovery(arb_responder_config *c)
 {
-    c->attempts = 1;
-    c->order_detection = 0;
-    c->adaptive_timeout = 0;
+    c->ep.attempts = 1;
+    c->ep.order_detection = 0;
+    c->ep.adaptive_timeout = 0;
 }
 
 /* A responder with i32 SUM, 16 B packets (4 elements), R members. */
@@ -140,7 +140,7 @@ static void rsp_cfg(arb_responder_config *c, uint32_t members, capture *cap)
 {
     arb_responder_config_default(c);
     c->members = members;
-    c->payload_size = 16;
+    c->ep.payload = 16;
     c->dtype = ARB_DTYPE_I32;
     c->op = ARB_OP_SUM;
     c->send = cap_send;
@@ -151,7 +151,7 @@ static void req_cfg(arb_requester_config *c, uint32_t member, capture *cap)
 {
     arb_requester_config_default(c);
     c->member = member;
-    c->payload_size = 16;
+    c->ep.payload = 16;
     c->dtype = ARB_DTYPE_I32;
     c->op = ARB_OP_SUM;
     c->send = cap_send;
@@ -495,19 +495,19 @@ static net *net_new(const net_opts *o)
     arb_responder_config rc;
     arb_responder_config_default(&rc);
     rc.members = o->R;
-    rc.payload_size = o->payload;
+    rc.ep.payload = o->payload;
     rc.dtype = o->dt;
     rc.op = o->op;
     rc.kind = o->kind;
-    rc.header_only = o->header_only;
-    rc.window = o->window;
+    rc.ep.header_only = o->header_only;
+    rc.ep.window = o->window;
     rc.cc = o->cc;
     rc.first_msg_id = o->first_msg;
     rc.first_seq = o->first_seq;
     rc.subchannels = o->subchannels;
     rc.ring = o->ring;
-    rc.timeout_min = 100 * US; /* the loopback's loop is a few us */
-    if (o->attempts) rc.attempts = o->attempts;
+    rc.ep.timeout_min = 100 * US; /* the loopback's loop is a few us */
+    if (o->attempts) rc.ep.attempts = o->attempts;
     if (o->seed) seed_recovery(&rc);
     rc.send = net_from_responder;
     rc.send_ctx = n;
@@ -522,11 +522,11 @@ static net *net_new(const net_opts *o)
         arb_requester_config qc;
         arb_requester_config_default(&qc);
         qc.member = j;
-        qc.payload_size = o->payload;
+        qc.ep.payload = o->payload;
         qc.dtype = o->dt;
         qc.op = o->op;
         qc.kind = o->kind;
-        qc.header_only = o->header_only;
+        qc.ep.header_only = o->header_only;
         qc.first_msg_id = o->first_msg;
         qc.first_seq = o->first_seq;
         qc.subchannels = o->subchannels;
@@ -1217,8 +1217,8 @@ TEST(order_detection_and_reordering_window)
     memset(&cap, 0, sizeof cap);
     arb_responder_config c;
     rsp_cfg(&c, 1, &cap);
-    c.window = 4;
-    c.timeout_min = 100 * US;
+    c.ep.window = 4;
+    c.ep.timeout_min = 100 * US;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     static int32_t res[8 * 4];
@@ -1290,8 +1290,8 @@ TEST(timer_estimate)
     memset(&cap, 0, sizeof cap);
     arb_responder_config c;
     rsp_cfg(&c, 1, &cap);
-    c.window = 1;
-    c.timeout_min = 20 * US;
+    c.ep.window = 1;
+    c.ep.timeout_min = 20 * US;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     arb_responder_stats st;
@@ -1333,25 +1333,25 @@ TEST(timer_estimate)
     CHECK_EQ_U(arb_responder_next_expiry(r), t1 + rto + rto / 2);
     arb_responder_free(r);
     /* timers below a microsecond, or a floor above the ceiling, are refused */
-    c.timeout_min = ARB_EP_TIMER_MIN - 1;
+    c.ep.timeout_min = ARB_EP_TIMER_MIN - 1;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.timeout_min = c.timeout + 1;
+    c.ep.timeout_min = c.ep.timeout + 1;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.timeout_min = 20 * US;
-    c.timeout = ARB_EP_TIMER_MIN - 1;
+    c.ep.timeout_min = 20 * US;
+    c.ep.timeout = ARB_EP_TIMER_MIN - 1;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.timeout = 1 * MS;
-    c.attempts = 0;
+    c.ep.timeout = 1 * MS;
+    c.ep.attempts = 0;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.attempts = ARB_ATTEMPT_MAX + 2;
+    c.ep.attempts = ARB_ATTEMPT_MAX + 2;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.attempts = ARB_EP_ATTEMPTS_DEFAULT;
+    c.ep.attempts = ARB_EP_ATTEMPTS_DEFAULT;
     /* backed-off waits: 1..64 ceilings */
-    c.backoff_max = 0;
+    c.ep.backoff_max = 0;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT + 1;
+    c.ep.backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT + 1;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
-    c.backoff_max = 1;
+    c.ep.backoff_max = 1;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     arb_responder_free(r);
 }
@@ -1368,10 +1368,10 @@ static void spurious_timer_losses(arb_time ceiling, int rounds, arb_time *rto_af
     memset(&cap, 0, sizeof cap);
     arb_responder_config c;
     rsp_cfg(&c, 1, &cap);
-    c.window = 1;
-    c.timeout_min = 20 * US;
-    c.timeout = ceiling;
-    c.order_detection = 0;
+    c.ep.window = 1;
+    c.ep.timeout_min = 20 * US;
+    c.ep.timeout = ceiling;
+    c.ep.order_detection = 0;
     arb_responder *r = NULL;
     if (arb_responder_new(&r, &c) != 0) return;
     static int32_t res[32 * 4];
@@ -1746,7 +1746,7 @@ static arb_responder *hand_responder(capture *cap, uint32_t window, uint32_t rin
     arb_responder_config c;
     rsp_cfg(&c, 1, cap);
     seed_recovery(&c); /* the bypass repair's budget and the ring, alone */
-    c.window = window;
+    c.ep.window = window;
     c.ring = ring;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
@@ -1891,7 +1891,7 @@ TEST(responder_config_errors)
     c.members = 257;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
-    c.payload_size = 18; /* not whole i32 */
+    c.ep.payload = 18; /* not whole i32 */
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.send = NULL;
@@ -1900,7 +1900,7 @@ TEST(responder_config_errors)
     c.op = ARB_OP_NOP; /* pull needs an operator */
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
-    c.timeout = 0;
+    c.ep.timeout = 0;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), ARB_EINVAL);
     rsp_cfg(&c, 3, &cap);
     c.subchannels = 0;
@@ -1994,7 +1994,7 @@ TEST(responder_commit_rides_tails)
     arb_responder_config c;
     rsp_cfg(&c, 2, &cap);
     seed_recovery(&c);
-    c.window = 2;
+    c.ep.window = 2;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t own[16], res[16];
@@ -2113,7 +2113,7 @@ TEST(responder_repair_path)
     arb_responder_config c;
     rsp_cfg(&c, 2, &cap);
     seed_recovery(&c);
-    c.window = 2;
+    c.ep.window = 2;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t own[16] = {0}, res[16];
@@ -2196,8 +2196,8 @@ TEST(responder_timeout_of_repair_is_repeated)
     arb_responder_config c;
     rsp_cfg(&c, 2, &cap);
     seed_recovery(&c);
-    c.window = 1;
-    c.timeout = 1 * MS;
+    c.ep.window = 1;
+    c.ep.timeout = 1 * MS;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     int32_t res[8];
@@ -2258,11 +2258,11 @@ static arb_responder *tree_responder(tree_play *tp, int dynamic, uint32_t dead_a
     tp->lat = 20 * US;
     arb_responder_config c;
     rsp_cfg(&c, 1, &tp->cap);
-    c.window = 4;
+    c.ep.window = 4;
     c.subchannels = 2;
-    c.dynamic_subchannels = dynamic;
-    c.timeout_min = 50 * US;
-    c.dead_after = dead_after;
+    c.ep.dynamic_subchannels = dynamic;
+    c.ep.timeout_min = 50 * US;
+    c.ep.dead_after = dead_after;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     return r;
@@ -2463,11 +2463,11 @@ TEST(requester_register_retry_and_failure)
     CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_RESPONDER);
     /* retry_min (1 ms), doubling up to retry (10 ms): sends at 0, 1, 3, 7,
      * 15, 25, 35, ... ms */
-    arb_time expect = 0, gap = c.retry_min;
+    arb_time expect = 0, gap = c.ep.retry_min;
     int sent = 1;
     while (expect + gap < 100 * MS) {
         expect += gap;
-        gap = gap * 2 > c.retry ? c.retry : gap * 2;
+        gap = gap * 2 > c.ep.retry ? c.ep.retry : gap * 2;
         CHECK_EQ_U(arb_requester_next_expiry(q), expect);
         arb_requester_on_expiry(q, expect - 1);
         CHECK_EQ_I(cap.n, sent);
@@ -2476,7 +2476,7 @@ TEST(requester_register_retry_and_failure)
     }
     CHECK_EQ_I(sent, 1 + 4 + 8); /* 1, 3, 7 and 15 ms, then 25 .. 95 ms */
     /* the channel fails once retry x (2^retry_tries - 1) = 2550 ms passed */
-    arb_time give_up = c.retry * ((UINT64_C(1) << c.retry_tries) - 1);
+    arb_time give_up = c.ep.retry * ((UINT64_C(1) << c.ep.retry_tries) - 1);
     CHECK_EQ_U(give_up, 2550 * MS);
     while (arb_requester_next_expiry(q) < give_up && cap.n < CAP_MAX - 1) {
         arb_requester_on_expiry(q, arb_requester_next_expiry(q));
@@ -2497,9 +2497,9 @@ TEST(requester_register_retry_and_failure)
     arb_requester_free(q);
     /* retries shorter than a microsecond, or a first retry above the cap,
      * are refused */
-    c.retry_min = ARB_EP_TIMER_MIN - 1;
+    c.ep.retry_min = ARB_EP_TIMER_MIN - 1;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
-    c.retry_min = c.retry + 1;
+    c.ep.retry_min = c.ep.retry + 1;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
 }
 
@@ -2511,7 +2511,7 @@ TEST(requester_trusted_reports_moves)
     memset(&cap, 0, sizeof cap);
     arb_requester_config c;
     req_cfg(&c, 0, &cap);
-    c.header_only = 1;
+    c.ep.header_only = 1;
     arb_requester *q = NULL;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     CHECK_EQ_I(arb_requester_start_message(q, 0, 32, NULL, NULL, 0), 0); /* 2 packets */
@@ -2659,8 +2659,8 @@ TEST(requester_credits_and_results)
     /* the next message may start now; the END keeps its retry */
     CHECK_EQ_I(arb_requester_start_message(q, 1, 16, in, out, 12), 0);
     CHECK(!arb_requester_done(q));
-    CHECK_EQ_U(arb_requester_next_expiry(q), 10 + c.retry_min);
-    arb_requester_on_expiry(q, 10 + c.retry_min);
+    CHECK_EQ_U(arb_requester_next_expiry(q), 10 + c.ep.retry_min);
+    arb_requester_on_expiry(q, 10 + c.ep.retry_min);
     CHECK_EQ_U(cap_last(&cap, ARB_PT_END)->h.message_id, 0);
     arb_hdr ea = mk(ARB_PT_END_ACK, 0, 0, 0);
     arb_requester_recv(q, &ea, NULL, 0, 0, 13);
@@ -2812,7 +2812,7 @@ TEST(requester_config_errors)
     c.fanin = zero_fan;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     req_cfg(&c, 0, &cap);
-    c.retry_tries = 0;
+    c.ep.retry_tries = 0;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), ARB_EINVAL);
     req_cfg(&c, 0, &cap);
     REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
@@ -2844,7 +2844,7 @@ TEST(requester_window_follows_indices_in_play)
     enum { N = 200000, LAG = 50 };
     arb_requester_config c;
     req_cfg(&c, 0, &cap);
-    c.header_only = 1;
+    c.ep.header_only = 1;
     arb_requester *q = NULL;
     REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     REQUIRE_EQ_I(arb_requester_start_message(q, 0, (uint64_t)N * 16, NULL, NULL, 0), 0);

@@ -186,11 +186,11 @@ static int responder_setup(const arb_mem *mem, void *ctx)
     arb_responder_config c;
     arb_responder_config_default(&c);
     c.members = 3;
-    c.payload_size = 256;
+    c.ep.payload = 256;
     c.dtype = ARB_DTYPE_I32;
     c.op = ARB_OP_SUM;
     c.kind = ARB_EP_PULL_RESULT;
-    c.header_only = *header_only;
+    c.ep.header_only = *header_only;
     c.subchannels = 2;
     c.send = ep_send_nothing;
     c.mem = mem;
@@ -213,11 +213,11 @@ static int requester_setup(const arb_mem *mem, void *ctx)
     static uint8_t in[64 * 1024], out[64 * 1024];
     arb_requester_config c;
     arb_requester_config_default(&c);
-    c.payload_size = 16;
+    c.ep.payload = 16;
     c.dtype = ARB_DTYPE_I32;
     c.op = ARB_OP_SUM;
     c.kind = ARB_EP_PULL_RESULT;
-    c.header_only = *header_only;
+    c.ep.header_only = *header_only;
     c.send = NULL;
     c.mem = mem;
     arb_requester *q = NULL;

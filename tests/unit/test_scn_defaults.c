@@ -135,20 +135,20 @@ TEST(arbor_engines)
     arb_sim_arbor_config a;
     arb_sim_arbor_config_default(&a);
     want_name("arbor.mode", a.values ? "values" : "headers");
-    want("arbor.payload", SIZE, a.payload, 0);
-    want("arbor.window", WHOLE, a.window, 0);
+    want("arbor.payload", SIZE, a.ep.payload, 0);
+    want("arbor.window", WHOLE, a.ep.window, 0);
     want("arbor.slots", WHOLE, a.slots, 0);
     want_name("arbor.repair", a.local_repair ? "local" : "end-to-end");
-    want("arbor.timeout", TIME, a.timeout, 0);
-    want_name("arbor.timeout_mode", a.adaptive_timeout ? "adaptive" : "fixed");
-    want("arbor.timeout_min", TIME, a.timeout_min, 0);
-    want_name("arbor.detection", a.order_detection ? "order" : "timer");
-    want("arbor.attempts", WHOLE, a.attempts, 0);
-    want("arbor.miss_limit", WHOLE, a.miss_limit, 0);
-    want("arbor.dead_after", WHOLE, a.dead_after, 0);
-    want("arbor.repair_tries", WHOLE, a.repair_tries, 0);
-    want("arbor.retry", TIME, a.retry, 0);
-    want("arbor.retry_min", TIME, a.retry_min, 0);
+    want("arbor.timeout", TIME, a.ep.timeout, 0);
+    want_name("arbor.timeout_mode", a.ep.adaptive_timeout ? "adaptive" : "fixed");
+    want("arbor.timeout_min", TIME, a.ep.timeout_min, 0);
+    want_name("arbor.detection", a.ep.order_detection ? "order" : "timer");
+    want("arbor.attempts", WHOLE, a.ep.attempts, 0);
+    want("arbor.miss_limit", WHOLE, a.ep.miss_limit, 0);
+    want("arbor.dead_after", WHOLE, a.ep.dead_after, 0);
+    want("arbor.repair_tries", WHOLE, a.ep.repair_tries, 0);
+    want("arbor.retry", TIME, a.ep.retry, 0);
+    want("arbor.retry_min", TIME, a.ep.retry_min, 0);
     want_name("arbor.cc", arb_cc_kind_name(a.cc_kind));
     want("arbor.cc.base_rtt", TIME, a.cc_base_rtt, 0);
     want("arbor.wire_check", SWITCH, (uint64_t)a.wire_check, 0);
@@ -156,7 +156,7 @@ TEST(arbor_engines)
     static const char *const skew[] = {"linear", "random", "lag"};
     want_name("arbor.skew_mode",
               a.skew_random >= 0 && a.skew_random < 3 ? skew[a.skew_random] : NULL);
-    want_name("arbor.subchannel_mode", a.dynamic_subchannels ? "dynamic" : "static");
+    want_name("arbor.subchannel_mode", a.ep.dynamic_subchannels ? "dynamic" : "static");
 }
 
 TEST(controllers)

@@ -397,8 +397,8 @@ static void sim_side(struct recs *r)
     ac.plan = p;
     ac.values = 1;
     ac.slots = DIFF_SLOTS;
-    ac.timeout = 200 * ARB_PS_PER_US;
-    ac.retry = 100 * ARB_PS_PER_US;
+    ac.ep.timeout = 200 * ARB_PS_PER_US;
+    ac.ep.retry = 100 * ARB_PS_PER_US;
     CHECK_EQ_I(arb_sim_arbor_add(s, &ac), 0);
     CHECK_EQ_I(arb_sim_run(s, ARB_PS_PER_S), 0);
     arb_sim_arbor_result res;
