@@ -22,8 +22,14 @@
  *
  * `--quick` runs 8 MiB instead of 64 MiB, skips 1 GiB and the fabrics and
  * checks no goal (the goals are for 64 MiB); `--fabrics` runs the fabrics
- * table alone. Run from the repository root. Prints a line per run, each
- * goal under its table with whether it was met, and a count.
+ * table alone, and after it `--seeds N` runs each lossy row of it with
+ * run.seed 1..N (Arbor with local repair and the ring; end-to-end with seed
+ * 1 only), printing the mean and the lowest, and judging the goals on the
+ * means (a lossy figure moves with the seed as much as with a change:
+ * star:32 at 1% spans 62-76 Gb/s over six seeds), and `--fabric NAME`
+ * runs that fabric's rows only. Run from the repository root. Prints a
+ * line per run, each goal under its table with whether it was met, and a
+ * count.
  */
 #include "arbor/scenario.h"
 #include "arbor/sim.h"
@@ -200,32 +206,76 @@ static void trees_table(void)
          a.ok && b.ok && b.gbps >= 0.9 * a.gbps && b.correct == 1);
 }
 
-/* One fabric, one size, one loss: Arbor local and end-to-end, the ring. */
+/* One fabric, one size, one loss: Arbor local and end-to-end, the ring;
+ * over seeds 1..g_seeds where lossy (the figures are means; low the
+ * lowest of Arbor's). */
 struct frow {
     struct outcome local, e2e, ring;
-    double ring_gbps;
+    double ring_gbps, low;
 };
+
+static int g_seeds = 1;
+static const char *g_fabric;
 
 static struct frow fabric_row(const char *topo, const char *size, const char *loss)
 {
-    char t[64], l[64];
+    char t[64], l[64], sd[64];
     snprintf(t, sizeof t, "fabric.topology=%s", topo);
     snprintf(l, sizeof l, "fabric.loss=%s", loss);
     g_size = size;
-    const char *as[] = {"arbor.mode=values", t, l, NULL, NULL};
+    double bytes = strcmp(size, "64MiB") == 0 ? 64.0 * 1024 * 1024 : 16.0 * 1024 * 1024;
+    int lossy = strcmp(loss, "0") != 0, n = lossy ? g_seeds : 1;
+    const char *as[] = {"arbor.mode=values", t, l, sd, NULL, NULL};
+    const char *rs[] = {t, l, sd, NULL};
     struct frow f;
-    f.local = run(NULL, as);
-    if (strcmp(loss, "0") != 0) {
-        as[3] = "arbor.repair=end-to-end";
+    memset(&f, 0, sizeof f);
+    double sum = 0, ring_sum = 0;
+    f.low = -1;
+    for (int k = 1; k <= n; k++) {
+        snprintf(sd, sizeof sd, "run.seed=%d", k);
+        struct outcome o = run(NULL, as), r = run("scenarios/arbor-star32-ring.ini", rs);
+        double g = o.ok ? o.gbps : 0;
+        sum += g;
+        ring_sum += ring_gbps(&r, bytes);
+        if (f.low < 0 || g < f.low) f.low = g;
+        if (k == 1) {
+            f.local = o;
+            f.ring = r;
+        } else { /* every seed must end exact, with no tree dead and nothing bypassed */
+            f.local.ok &= o.ok;
+            if (o.correct != 1) f.local.correct = o.correct;
+            f.local.deaths += o.deaths;
+            f.local.bypass += o.bypass;
+        }
+    }
+    f.local.gbps = sum / n;
+    f.ring_gbps = ring_sum / n;
+    if (lossy) {
+        snprintf(sd, sizeof sd, "run.seed=1");
+        as[4] = "arbor.repair=end-to-end";
         f.e2e = run(NULL, as);
     } else {
         f.e2e = f.local; /* nothing to repair: the same run */
     }
-    const char *rs[] = {t, l, NULL};
-    f.ring = run("scenarios/arbor-star32-ring.ini", rs);
-    f.ring_gbps =
-        ring_gbps(&f.ring, strcmp(size, "64MiB") == 0 ? 64.0 * 1024 * 1024 : 16.0 * 1024 * 1024);
     return f;
+}
+
+/* A lossy row's goals (l: 1 for 0.1%, 2 for 1%). */
+static void fabric_goals(const char *topo, const char *size, int l, const struct frow *f,
+                         double of0, double ratio)
+{
+    if (l == 0) return;
+    char what[128];
+    snprintf(what, sizeof what, "%s %s %s%%: exact, no tree dead, nothing bypassed", topo, size,
+             l == 1 ? "0.1" : "1");
+    goal(what,
+         f->local.ok && f->local.correct == 1 && f->local.deaths == 0 && f->local.bypass == 0);
+    snprintf(what, sizeof what, "%s %s %s%%: >= 1.5x the ring", topo, size, l == 1 ? "0.1" : "1");
+    goal(what, ratio >= 1.5);
+    if (l == 1) {
+        snprintf(what, sizeof what, "%s %s 0.1%%: >= 85%% of loss-free", topo, size);
+        goal(what, of0 >= 0.85);
+    }
 }
 
 static void fabrics_table(void)
@@ -234,10 +284,15 @@ static void fabrics_table(void)
     static const char *const sizes[] = {"16MiB", "64MiB"};
     static const char *const losses[] = {"0", "0.001", "0.01"};
     printf("fabrics: AllReduce, values, defaults; Arbor with local repair, with end-to-end "
-           "retries, and the ring over IRN (derived timeouts, RACK-TLP)\n");
-    printf("  %-16s %-6s %-6s %10s %7s %6s %5s %6s %10s %10s %7s\n", "fabric", "size", "loss",
-           "Arbor Gb/s", "of 0", "exact", "dead", "bypass", "e2e Gb/s", "ring Gb/s", "ratio");
-    for (int t = 0; t < 3; t++)
+           "retries, and the ring over IRN (derived timeouts, RACK-TLP)");
+    if (g_seeds > 1)
+        printf("; lossy rows: the mean over seeds 1..%d (lowest: Arbor's lowest; e2e: seed 1)",
+               g_seeds);
+    printf("\n  %-16s %-6s %-6s %10s %8s %7s %6s %5s %6s %10s %10s %7s\n", "fabric", "size", "loss",
+           "Arbor Gb/s", "lowest", "of 0", "exact", "dead", "bypass", "e2e Gb/s", "ring Gb/s",
+           "ratio");
+    for (int t = 0; t < 3; t++) {
+        if (g_fabric && strcmp(g_fabric, topos[t]) != 0) continue;
         for (int z = 0; z < 2; z++) {
             double free_gbps = 0;
             for (int l = 0; l < 3; l++) {
@@ -246,31 +301,34 @@ static void fabrics_table(void)
                 if (l == 0) free_gbps = a;
                 double of0 = free_gbps > 0 ? a / free_gbps : 0;
                 double ratio = f.ring_gbps > 0 ? a / f.ring_gbps : 0;
-                printf("  %-16s %-6s %-6s %10.3f %7.3f %6s %5llu %6llu %10.3f %10.3f %7.2f\n",
-                       topos[t], sizes[z], losses[l], a, of0, f.local.correct == 1 ? "yes" : "NO",
-                       (unsigned long long)f.local.deaths, (unsigned long long)f.local.bypass,
-                       f.e2e.ok ? f.e2e.gbps : 0, f.ring_gbps, ratio);
-                if (l == 0) continue;
-                char what[128];
-                snprintf(what, sizeof what, "%s %s %s%%: exact, no tree dead, nothing bypassed",
-                         topos[t], sizes[z], l == 1 ? "0.1" : "1");
-                goal(what, f.local.ok && f.local.correct == 1 && f.local.deaths == 0 &&
-                               f.local.bypass == 0);
-                snprintf(what, sizeof what, "%s %s %s%%: >= 1.5x the ring", topos[t], sizes[z],
-                         l == 1 ? "0.1" : "1");
-                goal(what, ratio >= 1.5);
-                if (l == 1) {
-                    snprintf(what, sizeof what, "%s %s 0.1%%: >= 85%% of loss-free", topos[t],
-                             sizes[z]);
-                    goal(what, of0 >= 0.85);
-                }
+                printf("  %-16s %-6s %-6s %10.3f %8.3f %7.3f %6s %5llu %6llu %10.3f %10.3f "
+                       "%7.2f\n",
+                       topos[t], sizes[z], losses[l], a, f.low, of0,
+                       f.local.correct == 1 ? "yes" : "NO", (unsigned long long)f.local.deaths,
+                       (unsigned long long)f.local.bypass, f.e2e.ok ? f.e2e.gbps : 0, f.ring_gbps,
+                       ratio);
+                fabric_goals(topos[t], sizes[z], l, &f, of0, ratio);
             }
         }
+    }
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fabrics") == 0) {
+        for (int i = 2; i < argc; i += 2) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "bench_recovery: %s needs a value\n", argv[i]);
+                return 2;
+            } else if (strcmp(argv[i], "--seeds") == 0 && atoi(argv[i + 1]) >= 1) {
+                g_seeds = atoi(argv[i + 1]);
+            } else if (strcmp(argv[i], "--fabric") == 0) {
+                g_fabric = argv[i + 1];
+            } else {
+                fprintf(stderr, "bench_recovery: --fabrics [--seeds N] [--fabric NAME]\n");
+                return 2;
+            }
+        }
         fabrics_table();
         printf("goals met: %d of %d\n", goals_met, goals);
         return 0;
