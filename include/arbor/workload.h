@@ -372,6 +372,11 @@ typedef struct arb_hcoll_config {
     arb_time start;        /**< every rank enters at this time */
 } arb_hcoll_config;
 
+/** The defaults of a host collective: AllReduce, algorithm AUTO, root 0,
+ * one slice, rank r on host r, starting at 0; ranks and bytes 0 (the
+ * caller's to set). */
+void arb_hcoll_config_default(arb_hcoll_config *hc);
+
 /** A host collective. Errors: as arb_workload_new_allreduce, the message naming the field
  * first ("size:", "chunk:", "root:", "ranks:", "hosts:", "algorithm:"). */
 int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint32_t n_hosts,
@@ -470,6 +475,12 @@ typedef struct arb_iteration_config {
     uint32_t inner_pieces; /**< Arbor: ... its buffer cut into this many pieces, pipelined
                               through the phases (0: 1) */
 } arb_iteration_config;
+
+/** The defaults of an iteration: the host algorithms (AUTO), trace rank r
+ * on host r, one slice, starting at 0; for the Arbor backend inner groups
+ * chosen by the ranks (inner_ranks 0) and the buffer in 2 pieces
+ * (inner_pieces; a zeroed configuration's 0 means 1). */
+void arb_iteration_config_default(arb_iteration_config *ic);
 
 /**
  * Replay a trace (the workload takes it, also on error). Every rank runs

@@ -1,7 +1,8 @@
 /*
  * The scenario keys' defaults that are an engine's: read from the engines'
  * *_config_default() (the topology's, the simulator's, its Arbor
- * collective's with the controllers', the planner's, the workload's) and
+ * collective's with the controllers', the planner's, the workload's, the
+ * host collective's and the iteration's) and
  * written as the key table writes values, so that `arbor sim --keys`, a
  * new scenario and a report's "is it the default" all come from the
  * engines; and a scenario's values of those keys set into the engines'
@@ -27,6 +28,8 @@ struct engine_defaults {
     arb_sim_arbor_config ar;
     arb_plan_config plan;
     arb_workload_config wl;
+    arb_hcoll_config hc;
+    arb_iteration_config it;
 };
 
 /* How a value is written: as the key table writes its defaults. */
@@ -86,6 +89,12 @@ static const struct engine_key engine_keys[] = {
     {K_WL_QPMODE, FIELD(wl.qp_mode), DF_CHOICE},
     {K_WL_SHAREDSPORT, FIELD(wl.shared_sport), DF_BOOL},
     {K_WL_START_DELAY, FIELD(wl.start_delay), DF_TIME},
+    {K_HC_COLL, FIELD(hc.coll), DF_CHOICE},
+    {K_HC_ALGO, FIELD(hc.algo), DF_CHOICE},
+    {K_HC_ROOT, FIELD(hc.root), DF_NUM},
+    {K_HC_ALGO, FIELD(it.algo), DF_CHOICE}, /* one key, both engines' field */
+    {K_AR_INNER, FIELD(it.inner_ranks), DF_NUM},
+    {K_AR_PIECES, FIELD(it.inner_pieces), DF_NUM},
     {K_AR_COLL, FIELD(plan.coll), DF_CHOICE},
     {K_AR_DTYPE, FIELD(plan.dtype), DF_CHOICE},
     {K_AR_MODE, FIELD(ar.values), DF_CHOICE},
@@ -162,6 +171,8 @@ static void engine_defaults(struct engine_defaults *d)
     arb_sim_arbor_config_default(&d->ar);
     arb_plan_config_default(&d->plan);
     arb_workload_config_default(&d->wl);
+    arb_hcoll_config_default(&d->hc);
+    arb_iteration_config_default(&d->it);
 }
 
 /* The field of e in d, a whole number: a choice or a switch as the signed
@@ -277,6 +288,8 @@ static const struct {
     {offsetof(struct engine_defaults, ar), sizeof(arb_sim_arbor_config)},
     {offsetof(struct engine_defaults, plan), sizeof(arb_plan_config)},
     {offsetof(struct engine_defaults, wl), sizeof(arb_workload_config)},
+    {offsetof(struct engine_defaults, hc), sizeof(arb_hcoll_config)},
+    {offsetof(struct engine_defaults, it), sizeof(arb_iteration_config)},
 };
 
 /* A whole number into a field of `size` bytes. */

@@ -57,14 +57,12 @@ static int make_hcoll(const arb_scenario *sc, uint32_t n_hosts, const arb_worklo
         return scn_key_fail(sc, K_WL_RANKS, err, errlen, ARB_EINVAL, msg);
     }
     arb_hcoll_config hc;
-    memset(&hc, 0, sizeof hc);
-    hc.coll = (arb_coll)scn_choice(sc, K_HC_COLL);
-    hc.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
+    arb_hcoll_config_default(&hc);
+    scn_engine_apply(sc, SCN_ENG_HCOLL, &hc); /* coll, algorithm, root_rank */
     hc.hosts = hosts;
     hc.ranks = (uint32_t)ranks;
     hc.bytes = scn_u64(sc, K_WL_SIZE);
     hc.chunk = scn_u64(sc, K_WL_CHUNK);
-    hc.root = (uint32_t)scn_u64(sc, K_HC_ROOT);
     hc.start = scn_u64(sc, K_WL_START);
     rc = arb_workload_new_hcoll(w, &hc, n_hosts, wc, msg, sizeof msg);
     arb_free(hosts);
@@ -99,18 +97,16 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
         return rc;
     }
     arb_iteration_config ic;
-    memset(&ic, 0, sizeof ic);
+    arb_iteration_config_default(&ic);
+    scn_engine_apply(sc, SCN_ENG_ITER, &ic); /* algorithm, inner_ranks, inner_pieces */
     ic.hosts = hosts;
     ic.n_map = nh;
-    ic.algo = (arb_hc_algo)scn_choice(sc, K_HC_ALGO);
     ic.chunk = scn_u64(sc, K_WL_CHUNK);
     ic.start = scn_u64(sc, K_WL_START);
     ic.arbor = arbor;
     ic.topo = t;
     ic.arbor_cfg = &ac;
     ic.plan_cfg = &pc;
-    ic.inner_ranks = (uint32_t)scn_u64(sc, K_AR_INNER);
-    ic.inner_pieces = (uint32_t)scn_u64(sc, K_AR_PIECES);
     rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
     arb_free(hosts);
     if (rc < 0) {

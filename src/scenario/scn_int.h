@@ -141,12 +141,12 @@
     X(WL_BACKEND, "workload", "backend", VT_ENUM, "host", "host|arbor", 0, 0,                      \
       "iteration: where the trace's collectives run: host (host.algorithm over [transport]) or "   \
       "arbor (the [arbor] engines and the switches; alltoall and sends stay on [transport])")      \
-    X(HC_COLL, "host", "coll", VT_ENUM, "allreduce",                                               \
+    X(HC_COLL, "host", "coll", VT_ENUM, ENGINE,                                                    \
       "allreduce|reduce|reducescatter|broadcast|allgather|barrier|alltoall", 0, 0,                 \
       "host_collective: the collective; its buffer is workload.size (docs/workloads.md)")          \
-    X(HC_ALGO, "host", "algorithm", VT_ENUM, "auto", "auto|ring|tree|rd|direct|chain|binomial", 0, \
+    X(HC_ALGO, "host", "algorithm", VT_ENUM, ENGINE, "auto|ring|tree|rd|direct|chain|binomial", 0, \
       0, "host_collective, iteration: the host algorithm (auto: per collective and size)")         \
-    X(HC_ROOT, "host", "root_rank", VT_U64, "0", NULL, 0, UINT32_MAX,                              \
+    X(HC_ROOT, "host", "root_rank", VT_U64, ENGINE, NULL, 0, UINT32_MAX,                           \
       "host_collective: the root rank of reduce and broadcast")                                    \
     X(HC_FORMAT, "host", "trace_format", VT_ENUM, "auto", "auto|text|chakra", 0, 0,                \
       "iteration: the trace's format (auto: Chakra for a name ending .et, else text)")             \
@@ -307,11 +307,11 @@
     X(AR_PARTITION, "arbor", "slot_partition", VT_ENUM, "shared", "shared|static", 0, 0,           \
       "shared: a switch's slots go to whichever job's credit comes next; static: job k has only "  \
       "its slots / arbor.jobs of them at every switch")                                            \
-    X(AR_INNER, "arbor", "inner_ranks", VT_U64, "0", NULL, 0, 256,                                 \
+    X(AR_INNER, "arbor", "inner_ranks", VT_U64, ENGINE, NULL, 0, 256,                              \
       "workload.backend arbor: an AllReduce over more than 256 ranks runs as ReduceScatter in "    \
       "groups of this many consecutive ranks, AllReduce across them, AllGather in them (0: the "   \
       "divisor nearest the square root)")                                                          \
-    X(AR_PIECES, "arbor", "inner_pieces", VT_U64, "2", NULL, 1, 64,                                \
+    X(AR_PIECES, "arbor", "inner_pieces", VT_U64, ENGINE, NULL, 1, 64,                             \
       "workload.backend arbor: such an AllReduce's buffer in this many pieces, piece p+1's "       \
       "ReduceScatter beside piece p's AllGather")                                                  \
     X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
@@ -416,7 +416,15 @@ const char *scn_engine_default(enum scn_key k);
  * engine's *_config_default() filled): every key whose default is a field
  * of it, but a time left at auto (transport.rto_low, rto_high), which the
  * scenario derives. */
-enum scn_engine { SCN_ENG_TOPO, SCN_ENG_SIM, SCN_ENG_ARBOR, SCN_ENG_PLAN, SCN_ENG_WORKLOAD };
+enum scn_engine {
+    SCN_ENG_TOPO,
+    SCN_ENG_SIM,
+    SCN_ENG_ARBOR,
+    SCN_ENG_PLAN,
+    SCN_ENG_WORKLOAD,
+    SCN_ENG_HCOLL,
+    SCN_ENG_ITER
+};
 void scn_engine_apply(const arb_scenario *sc, enum scn_engine eng, void *cfg);
 /* An error about key k: "WHERE: message" into err (as arb_errf); returns code. */
 int scn_key_fail(const arb_scenario *sc, enum scn_key k, char *err, size_t errlen, int code,

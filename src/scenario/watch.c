@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/json_out.h"
 
 #define NONE UINT32_MAX
 
@@ -277,28 +278,11 @@ static struct qfig queue_in(const struct scn_watch *w, uint32_t i, arb_time lo, 
     return f;
 }
 
-static void j_raw(cJSON *o, const char *name, const char *fmt, ...) ARB_PRINTF(3, 4);
-
-static void j_raw(cJSON *o, const char *name, const char *fmt, ...)
-{
-    char b[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    cJSON_AddRawToObject(o, name, b);
-}
-
-static void j_time(cJSON *o, const char *name, arb_time ps)
-{
-    j_raw(o, name, "%" PRIu64 ".%06" PRIu64, ps / ARB_PS_PER_US, ps % ARB_PS_PER_US);
-}
-
 static void j_queue(cJSON *o, const struct qfig *f)
 {
-    j_raw(o, "p99_bytes", "%u", f->p99);
-    j_raw(o, "mean_bytes", "%.1f", f->mean);
-    j_raw(o, "samples", "%u", f->n);
+    arb_json_u64(o, "p99_bytes", f->p99);
+    arb_json_fixed(o, "mean_bytes", f->mean, 1);
+    arb_json_u64(o, "samples", f->n);
 }
 
 static void party_name(const struct scn_watch *w, uint32_t k, char *buf, size_t len)
@@ -317,14 +301,15 @@ static void port_json(const struct scn_watch *w, uint32_t i, cJSON *e)
     const struct wport *p = &w->p[i];
     double secs = (double)w->now / (double)ARB_PS_PER_S;
     cJSON_AddStringToObject(e, "port", p->name);
-    j_raw(e, "rate_gbps", "%.3f", (double)p->rate / 1e9);
-    j_raw(e, "bytes", "%" PRIu64, p->tx_bytes);
-    j_raw(e, "utilisation", "%.6f",
-          secs > 0 && p->rate ? (double)p->tx_bytes * 8.0 / ((double)p->rate * secs) : 0);
+    arb_json_fixed(e, "rate_gbps", (double)p->rate / 1e9, 3);
+    arb_json_u64(e, "bytes", p->tx_bytes);
+    arb_json_fixed(e, "utilisation",
+                   secs > 0 && p->rate ? (double)p->tx_bytes * 8.0 / ((double)p->rate * secs) : 0,
+                   6);
     cJSON *q = cJSON_AddObjectToObject(e, "queue");
     struct qfig all = queue_in(w, i, 0, ARB_TIME_NEVER);
     if (q) {
-        j_raw(q, "max_bytes", "%u", p->max_queue);
+        arb_json_u64(q, "max_bytes", p->max_queue);
         j_queue(q, &all);
     }
     /* the parties that crossed it, and the window where all were active */
@@ -350,12 +335,12 @@ static void port_json(const struct scn_watch *w, uint32_t i, cJSON *e)
         char name[24];
         party_name(w, k, name, sizeof name);
         cJSON_AddStringToObject(o, "party", name);
-        j_raw(o, "bytes", "%" PRIu64, pb[k]);
+        arb_json_u64(o, "bytes", pb[k]);
         double gbps = overlap ? bytes_in(w, i, k, lo, hi) * 8.0 / secs_ov / 1e9 : 0;
         sum += gbps;
         sum2 += gbps * gbps;
         if (overlap)
-            j_raw(o, "overlap_gbps", "%.3f", gbps);
+            arb_json_fixed(o, "overlap_gbps", gbps, 3);
         else
             cJSON_AddNullToObject(o, "overlap_gbps");
         cJSON_AddItemToArray(arr, o);
@@ -367,13 +352,13 @@ static void port_json(const struct scn_watch *w, uint32_t i, cJSON *e)
     }
     cJSON *ov = cJSON_AddObjectToObject(e, "overlap");
     if (!ov) return;
-    j_time(ov, "from_us", lo);
-    j_time(ov, "to_us", hi);
-    j_raw(ov, "gbps", "%.3f", sum);
-    j_raw(ov, "utilisation", "%.6f", p->rate ? sum * 1e9 / (double)p->rate : 0);
-    j_raw(ov, "jain", "%.6f", sum2 > 0 ? sum * sum / ((double)crossed * sum2) : 1.0);
+    arb_json_us(ov, "from_us", lo);
+    arb_json_us(ov, "to_us", hi);
+    arb_json_fixed(ov, "gbps", sum, 3);
+    arb_json_fixed(ov, "utilisation", p->rate ? sum * 1e9 / (double)p->rate : 0, 6);
+    arb_json_fixed(ov, "jain", sum2 > 0 ? sum * sum / ((double)crossed * sum2) : 1.0, 6);
     struct qfig f = queue_in(w, i, lo, hi);
-    j_raw(ov, "max_bytes", "%u", f.max);
+    arb_json_u64(ov, "max_bytes", f.max);
     j_queue(ov, &f);
 }
 

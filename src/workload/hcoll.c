@@ -9,6 +9,14 @@
 #include <string.h>
 #include "base/alloc.h"
 
+void arb_hcoll_config_default(arb_hcoll_config *hc)
+{
+    memset(hc, 0, sizeof *hc);
+    hc->coll = ARB_COLL_ALLREDUCE;
+    hc->algo = ARB_HC_AUTO;
+    hc->root = 0;
+}
+
 int arb_workload_new_hcoll(arb_workload **out, const arb_hcoll_config *hc, uint32_t n_hosts,
                            const arb_workload_config *cfg, char *err, size_t errlen)
 {

@@ -317,6 +317,14 @@ static int make_instances(arb_workload *w, const arb_iteration_config *ic, char 
     return 0;
 }
 
+void arb_iteration_config_default(arb_iteration_config *ic)
+{
+    memset(ic, 0, sizeof *ic);
+    ic->algo = ARB_HC_AUTO;
+    ic->inner_ranks = 0;
+    ic->inner_pieces = 2;
+}
+
 int arb_workload_new_iteration(arb_workload **out, arb_trace *trace, const arb_iteration_config *ic,
                                uint32_t n_hosts, const arb_workload_config *cfg, char *err,
                                size_t errlen)

@@ -128,6 +128,16 @@ TEST(workload_and_plan)
     want("arbor.subchannels", WHOLE, pc.subchannels, 0);
     want("arbor.root", WHOLE, pc.root, 0);
     want_name("arbor.profile", pc.header == 0 ? "auto" : pc.header == 16 ? "16" : "20");
+    arb_hcoll_config hc;
+    arb_hcoll_config_default(&hc);
+    want_name("host.coll", arb_coll_name(hc.coll));
+    want_name("host.algorithm", arb_hc_algo_name(hc.algo));
+    want("host.root_rank", WHOLE, hc.root, 0);
+    arb_iteration_config ic;
+    arb_iteration_config_default(&ic);
+    want_name("host.algorithm", arb_hc_algo_name(ic.algo)); /* one key, both engines */
+    want("arbor.inner_ranks", WHOLE, ic.inner_ranks, 0);
+    want("arbor.inner_pieces", WHOLE, ic.inner_pieces, 0);
 }
 
 TEST(arbor_engines)
