@@ -1,8 +1,9 @@
 /*
- * The responder engine: registration, credit issue through the window and
- * rate gates, commit, result delivery and END. Loss detection, retries in
- * the network, the bypass repair, tree health and the timers live in
- * recovery.c; the state both share is in rsp_int.h. docs/endpoint.md walks
+ * The responder engine: credit issue through the window and rate gates,
+ * commit, result delivery, the receive path. The REGISTER and END
+ * handshakes live in handshake.c; loss detection, retries in the network,
+ * the bypass repair, tree health and the timers in recovery.c; the state
+ * they share is in rsp_int.h. docs/endpoint.md walks
  * through the state machine, docs/protocol.md through recovery.
  *
  * Offsets of the message in progress are kept by message-relative index i
@@ -23,31 +24,6 @@
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
 #include "endpoint/rsp_int.h"
-
-const char *arb_ep_kind_name(int kind)
-{
-    static const char *const names[] = {"pull-result", "pull-completion", "push", "barrier"};
-    return kind >= 0 && kind < ARB_EP_KIND_COUNT ? names[kind] : NULL;
-}
-
-void arb_ep_settings_default(arb_ep_settings *s)
-{
-    memset(s, 0, sizeof *s);
-    s->payload = ARB_PAYLOAD_MAX;
-    s->window = ARB_CC_WINDOW_DEFAULT;
-    s->timeout = ARB_EP_TIMEOUT_DEFAULT;
-    s->timeout_min = ARB_EP_TIMEOUT_MIN_DEFAULT;
-    s->adaptive_timeout = 1;
-    s->order_detection = 1;
-    s->attempts = ARB_EP_ATTEMPTS_DEFAULT;
-    s->miss_limit = ARB_EP_MISS_LIMIT_DEFAULT;
-    s->dead_after = ARB_EP_DEAD_AFTER_DEFAULT;
-    s->repair_tries = ARB_EP_REPAIR_TRIES_DEFAULT;
-    s->backoff_max = ARB_EP_BACKOFF_MAX_DEFAULT;
-    s->retry = ARB_EP_RETRY_DEFAULT;
-    s->retry_min = ARB_EP_RETRY_MIN_DEFAULT;
-    s->retry_tries = ARB_EP_RETRY_TRIES_DEFAULT;
-}
 
 void arb_responder_config_default(arb_responder_config *cfg)
 {
@@ -128,22 +104,9 @@ static uint32_t ring_limit(arb_responder *r)
     return l < r->ring_cap ? l : r->ring_cap;
 }
 
-static int is_member(const arb_responder *r, int from)
-{
-    return from >= 0 && (uint32_t)from < r->cfg.members;
-}
-
 static uint8_t op_of(const arb_responder *r)
 {
     return ep_kind_pull(r->cfg.kind) ? (uint8_t)r->cfg.op : (uint8_t)ARB_OP_NOP;
-}
-
-static void emit(arb_responder *r, arb_ep_dst_kind kind, uint32_t sub, uint32_t member,
-                 const arb_hdr *h, const uint8_t *payload, size_t len)
-{
-    arb_ep_dst d = {kind, sub, member};
-    assert(arb_hdr_validate(h, len) == 0);
-    r->cfg.send(r->cfg.send_ctx, &d, h, len ? payload : NULL, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -258,7 +221,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
     r->any_credit = 1;
     r->st.credits++;
     if (r->cfg.cc) arb_cc_on_send(r->cfg.cc, 0, now); /* the controller's credit_bytes */
-    emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
+    rsp_emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
 }
 
 void rsp_send_repair_credit(arb_responder *r, uint32_t i)
@@ -288,7 +251,7 @@ void rsp_send_repair_credit(arb_responder *r, uint32_t i)
     e->sub = rsp_live_sub(r, e->sub, k);
     const struct rrep *rp = e->rslot ? &r->rep[e->rslot - 1] : NULL;
     if (r->live_subs > 0 && (!rp || rp->tries <= 1)) {
-        emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
+        rsp_emit(r, ARB_EP_DST_GROUP, e->sub, 0, &h, pl, len);
         return;
     }
     /* A repeat: the tree did not bring every answer (it may be the one
@@ -296,7 +259,7 @@ void rsp_send_repair_credit(arb_responder *r, uint32_t i)
      * itself, routed like any unicast packet; so does every repair credit
      * while no tree is alive. */
     for (uint32_t j = 0; j < r->cfg.members; j++)
-        if (!bm_test(rp->bits, j)) emit(r, ARB_EP_DST_MEMBER, e->sub, j, &h, pl, len);
+        if (!bm_test(rp->bits, j)) rsp_emit(r, ARB_EP_DST_MEMBER, e->sub, j, &h, pl, len);
 }
 
 void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
@@ -313,12 +276,12 @@ void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
     uint32_t k = ep_seq(r->msg[0].start, p);
     uint32_t sub = rsp_live_sub(r, k % r->cfg.subchannels, k);
     if (member >= 0)
-        emit(r, ARB_EP_DST_MEMBER, sub, (uint32_t)member, &h, pl, len);
+        rsp_emit(r, ARB_EP_DST_MEMBER, sub, (uint32_t)member, &h, pl, len);
     else if (r->live_subs > 0)
-        emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
+        rsp_emit(r, ARB_EP_DST_GROUP, sub, 0, &h, pl, len);
     else /* no tree to carry it: to each member */
         for (uint32_t j = 0; j < r->cfg.members; j++)
-            emit(r, ARB_EP_DST_MEMBER, sub, j, &h, pl, len);
+            rsp_emit(r, ARB_EP_DST_MEMBER, sub, j, &h, pl, len);
 }
 
 /* Results that have no first credit left to ride leave as tails. */
@@ -698,98 +661,6 @@ int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t lengt
 /* Receive                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Is (id, start) one of the two messages closed last? */
-static int closed_recently(const arb_responder *r, uint8_t id, uint32_t start)
-{
-    for (int x = 0; x < 2; x++)
-        if (r->prev_valid[x] && id == r->prev_id[x] && start == r->prev_start[x]) return 1;
-    return 0;
-}
-
-/* Is message `id` one that closed before the two remembered (1..127 ids
- * behind the message in progress)? A requester may keep retrying the END of
- * a message whose END_ACK was lost while it runs two more (each message
- * moves aside once its output is complete); every message before the one in
- * progress closed with all its ENDs in, so the END is acknowledged again. */
-static int closed_long_ago(const arb_responder *r, uint8_t id)
-{
-    uint8_t behind = (uint8_t)(r->msg[0].id - id);
-    return r->closed && behind >= 1 && behind < 128 && (uint64_t)behind <= r->closed;
-}
-
-static void send_ack(arb_responder *r, arb_ptype type, uint8_t id, uint32_t start, int member)
-{
-    arb_hdr h;
-    ep_hdr(&h, type, id, (uint8_t)r->cfg.dtype, r->cfg.ext);
-    h.repair = type == ARB_PT_REGISTER_ACK;
-    h.offset_a = start;
-    emit(r, ARB_EP_DST_MEMBER, 0, (uint32_t)member, &h, NULL, 0);
-}
-
-static void on_register(arb_responder *r, const arb_hdr *h, int from)
-{
-    if (!is_member(r, from)) {
-        r->st.not_member++;
-        return;
-    }
-    for (int s = 0; s < 2; s++) {
-        struct rmsg *m = &r->msg[s];
-        if (h->message_id != m->id) continue;
-        uint32_t want;
-        if (s == 0)
-            want = m->started ? m->start : r->next_seq;
-        else if (r->msg[0].started)
-            want = ep_seq(r->msg[0].start, r->msg[0].n);
-        else
-            break; /* two messages ahead of anything started locally */
-        if (h->offset_a != want) break;
-        if (!bm_test(m->reg, (uint32_t)from)) {
-            bm_set(m->reg, (uint32_t)from);
-            m->nreg++;
-        }
-        r->st.registers++;
-        send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, want, from);
-        return;
-    }
-    if (closed_recently(r, h->message_id, h->offset_a)) {
-        r->st.registers++; /* a retry whose ack was lost: ack again */
-        send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, h->offset_a, from);
-        return;
-    }
-    r->st.bad_registers++;
-}
-
-static void on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
-{
-    if (!is_member(r, from)) {
-        r->st.not_member++;
-        return;
-    }
-    struct rmsg *m = &r->msg[0];
-    if ((r->phase == ARB_RSP_ACTIVE || r->phase == ARB_RSP_DRAIN) &&
-        r->cfg.kind != ARB_EP_BARRIER && h->message_id == m->id && h->offset_a == m->start) {
-        if (!bm_test(r->ends, (uint32_t)from)) {
-            bm_set(r->ends, (uint32_t)from);
-            r->nends++;
-            /* the order of ENDs tells of lost tails (recovery.c) */
-            if (!r->end_rounds && r->last_tail && now > r->last_tail &&
-                now - r->last_tail > r->end_delay)
-                r->end_delay = now - r->last_tail;
-            if (r->phase == ARB_RSP_DRAIN && rsp_end_due(r) < r->end_deadline)
-                r->end_deadline = rsp_end_due(r);
-        }
-        r->st.ends++;
-        send_ack(r, ARB_PT_END_ACK, m->id, m->start, from);
-        return;
-    }
-    if (closed_recently(r, h->message_id, h->offset_a) || closed_long_ago(r, h->message_id)) {
-        r->st.ends++;
-        send_ack(r, ARB_PT_END_ACK, h->message_id, h->offset_a, from);
-        return;
-    }
-    r->st.stale++;
-}
-
 /* The index of a packet for the message in progress, or -1 (counted). */
 static int64_t locate(arb_responder *r, const arb_hdr *h)
 {
@@ -898,7 +769,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
 static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t *payload,
                               size_t len, int from, arb_time now)
 {
-    if (!is_member(r, from)) {
+    if (!rsp_is_member(r, from)) {
         r->st.not_member++;
         return;
     }
@@ -950,7 +821,7 @@ int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *pay
     }
     switch (h->packet_type) {
     case ARB_PT_REGISTER:
-        on_register(r, h, from);
+        rsp_on_register(r, h, from);
         break;
     case ARB_PT_DATA_REQUEST:
         if (h->repair)
@@ -959,7 +830,7 @@ int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *pay
             on_master(r, h, payload, len, ce, now);
         break;
     case ARB_PT_END:
-        on_end(r, h, from, now);
+        rsp_on_end(r, h, from, now);
         break;
     case ARB_PT_AGG_MISS:
         on_miss(r, h, now);

@@ -7,6 +7,8 @@
 #ifndef ARBOR_RSP_INT_H
 #define ARBOR_RSP_INT_H
 
+#include <assert.h>
+
 #include "arbor/endpoint.h"
 #include "endpoint/ep_util.h"
 
@@ -185,6 +187,25 @@ void rsp_send_repair_credit(arb_responder *r, uint32_t i);
 void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member);
 void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t count, int repaired,
                 uint8_t attempt, arb_time now);
+
+/* handshake.c: a REGISTER, an END from member `from` */
+void rsp_on_register(arb_responder *r, const arb_hdr *h, int from);
+void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now);
+
+/* Is `from` one of the group's members? */
+static inline int rsp_is_member(const arb_responder *r, int from)
+{
+    return from >= 0 && (uint32_t)from < r->cfg.members;
+}
+
+/* Hand a packet to the driver (a valid header, by construction). */
+static inline void rsp_emit(arb_responder *r, arb_ep_dst_kind kind, uint32_t sub, uint32_t member,
+                            const arb_hdr *h, const uint8_t *payload, size_t len)
+{
+    arb_ep_dst d = {kind, sub, member};
+    assert(arb_hdr_validate(h, len) == 0);
+    r->cfg.send(r->cfg.send_ctx, &d, h, len ? payload : NULL, len);
+}
 
 static inline struct rentry *rsp_entry(arb_responder *r, uint32_t i)
 {

@@ -625,6 +625,47 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 /* The run itself, once the options are known and, under MPI, every rank
  * is up. rank 0 collects and writes. */
+/* Rank 0, every run in: the table (CSV, JSON, text) from the records;
+ * the exit status. */
+static int report(struct opts *o, struct collector *c, const char *how, double wall)
+{
+    int st = 0;
+    struct row *rows = calloc(c->n_points ? c->n_points : 1, sizeof *rows);
+    if (!rows || c->oom) {
+        fprintf(stderr, "arbor sweep: out of memory\n");
+        st = CLI_EXIT_FAIL;
+    } else {
+        int all_done = 1;
+        for (size_t p = 0; p < c->n_points; p++) {
+            make_row(c, p, &rows[p]);
+            all_done &= strcmp(rows[p].status, "done") == 0;
+        }
+        uint32_t cols = columns(c, rows);
+        int ok = 1;
+        if (o->csv.f) write_csv(o->csv.f, c, rows, cols);
+        if (o->json.f) {
+            char *s = json_text(c, o->file, rows, cols);
+            if (s) {
+                fputs(s, o->json.f);
+                fputc('\n', o->json.f);
+            } else {
+                ok = 0;
+            }
+            free(s);
+        }
+        if (o->csv.f != stdout && o->json.f != stdout)
+            write_text(stdout, c, o->file, rows, how, wall);
+        ok = out_close(&o->csv, "--csv", ok);
+        ok = out_close(&o->json, "--json", ok);
+        if (!ok)
+            st = CLI_EXIT_FAIL;
+        else if (!all_done)
+            st = not_done(c, rows);
+    }
+    free(rows);
+    return st;
+}
+
 static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
 {
     char err[1024];
@@ -701,41 +742,7 @@ static int sweep_main(struct opts *o, int use_mpi, int rank, int size)
     }
     double wall = since(&c.t0);
     if (c.tty) fputc('\n', stderr);
-    if (rank == 0 && st == 0) {
-        struct row *rows = calloc(c.n_points ? c.n_points : 1, sizeof *rows);
-        if (!rows || c.oom) {
-            fprintf(stderr, "arbor sweep: out of memory\n");
-            st = CLI_EXIT_FAIL;
-        } else {
-            int all_done = 1;
-            for (size_t p = 0; p < c.n_points; p++) {
-                make_row(&c, p, &rows[p]);
-                all_done &= strcmp(rows[p].status, "done") == 0;
-            }
-            uint32_t cols = columns(&c, rows);
-            int ok = 1;
-            if (o->csv.f) write_csv(o->csv.f, &c, rows, cols);
-            if (o->json.f) {
-                char *s = json_text(&c, o->file, rows, cols);
-                if (s) {
-                    fputs(s, o->json.f);
-                    fputc('\n', o->json.f);
-                } else {
-                    ok = 0;
-                }
-                free(s);
-            }
-            if (o->csv.f != stdout && o->json.f != stdout)
-                write_text(stdout, &c, o->file, rows, how, wall);
-            ok = out_close(&o->csv, "--csv", ok);
-            ok = out_close(&o->json, "--json", ok);
-            if (!ok)
-                st = CLI_EXIT_FAIL;
-            else if (!all_done)
-                st = not_done(&c, rows);
-        }
-        free(rows);
-    }
+    if (rank == 0 && st == 0) st = report(o, &c, how, wall);
     out_discard(&o->csv); /* (written and closed already, unless the sweep stopped) */
     out_discard(&o->json);
     if (c.runs)

@@ -1,0 +1,98 @@
+/*
+ * The responder's handshakes (rsp_int.h): REGISTER and END from the
+ * members, each acknowledged (REGISTER_ACK, END_ACK), also when it is a
+ * retry of a message closed already (docs/protocol.md section 5).
+ */
+#include "endpoint/rsp_int.h"
+
+/* Is (id, start) one of the two messages closed last? */
+static int closed_recently(const arb_responder *r, uint8_t id, uint32_t start)
+{
+    for (int x = 0; x < 2; x++)
+        if (r->prev_valid[x] && id == r->prev_id[x] && start == r->prev_start[x]) return 1;
+    return 0;
+}
+
+/* Is message `id` one that closed before the two remembered (1..127 ids
+ * behind the message in progress)? A requester may keep retrying the END of
+ * a message whose END_ACK was lost while it runs two more (each message
+ * moves aside once its output is complete); every message before the one in
+ * progress closed with all its ENDs in, so the END is acknowledged again. */
+static int closed_long_ago(const arb_responder *r, uint8_t id)
+{
+    uint8_t behind = (uint8_t)(r->msg[0].id - id);
+    return r->closed && behind >= 1 && behind < 128 && (uint64_t)behind <= r->closed;
+}
+
+static void send_ack(arb_responder *r, arb_ptype type, uint8_t id, uint32_t start, int member)
+{
+    arb_hdr h;
+    ep_hdr(&h, type, id, (uint8_t)r->cfg.dtype, r->cfg.ext);
+    h.repair = type == ARB_PT_REGISTER_ACK;
+    h.offset_a = start;
+    rsp_emit(r, ARB_EP_DST_MEMBER, 0, (uint32_t)member, &h, NULL, 0);
+}
+
+void rsp_on_register(arb_responder *r, const arb_hdr *h, int from)
+{
+    if (!rsp_is_member(r, from)) {
+        r->st.not_member++;
+        return;
+    }
+    for (int s = 0; s < 2; s++) {
+        struct rmsg *m = &r->msg[s];
+        if (h->message_id != m->id) continue;
+        uint32_t want;
+        if (s == 0)
+            want = m->started ? m->start : r->next_seq;
+        else if (r->msg[0].started)
+            want = ep_seq(r->msg[0].start, r->msg[0].n);
+        else
+            break; /* two messages ahead of anything started locally */
+        if (h->offset_a != want) break;
+        if (!bm_test(m->reg, (uint32_t)from)) {
+            bm_set(m->reg, (uint32_t)from);
+            m->nreg++;
+        }
+        r->st.registers++;
+        send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, want, from);
+        return;
+    }
+    if (closed_recently(r, h->message_id, h->offset_a)) {
+        r->st.registers++; /* a retry whose ack was lost: ack again */
+        send_ack(r, ARB_PT_REGISTER_ACK, h->message_id, h->offset_a, from);
+        return;
+    }
+    r->st.bad_registers++;
+}
+
+void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
+{
+    if (!rsp_is_member(r, from)) {
+        r->st.not_member++;
+        return;
+    }
+    struct rmsg *m = &r->msg[0];
+    if ((r->phase == ARB_RSP_ACTIVE || r->phase == ARB_RSP_DRAIN) &&
+        r->cfg.kind != ARB_EP_BARRIER && h->message_id == m->id && h->offset_a == m->start) {
+        if (!bm_test(r->ends, (uint32_t)from)) {
+            bm_set(r->ends, (uint32_t)from);
+            r->nends++;
+            /* the order of ENDs tells of lost tails (recovery.c) */
+            if (!r->end_rounds && r->last_tail && now > r->last_tail &&
+                now - r->last_tail > r->end_delay)
+                r->end_delay = now - r->last_tail;
+            if (r->phase == ARB_RSP_DRAIN && rsp_end_due(r) < r->end_deadline)
+                r->end_deadline = rsp_end_due(r);
+        }
+        r->st.ends++;
+        send_ack(r, ARB_PT_END_ACK, m->id, m->start, from);
+        return;
+    }
+    if (closed_recently(r, h->message_id, h->offset_a) || closed_long_ago(r, h->message_id)) {
+        r->st.ends++;
+        send_ack(r, ARB_PT_END_ACK, h->message_id, h->offset_a, from);
+        return;
+    }
+    r->st.stale++;
+}
