@@ -145,25 +145,28 @@ kill $SWO 2>/dev/null
 wait $SWO 2>/dev/null
 expect_err "config: a job an earlier option gave" 2 "sw.ini:6: job 4 was given before --config" \
     "$ARBOR" switch --job 4:x --config "$TMP/sw.ini"
-# --stats and --for on the clock: lines at 0.5, 1.0, 1.5 and 2.0 s, the last
-# at exit, 2.25 s after the start (not a slice count, which ran 10% late:
-# 225 ms). The margin is this machine's own: what a switch of --for 0.01
-# costs to start and stop, now (the most of one run before and one after),
-# plus 100 ms of scheduling.
+# --stats and --for on the clock: lines due at 0.5, 1.0, 1.5 and 2.0 s, and
+# one at exit, 2.05 s after the start. A schedule on the clock prints all
+# four periodic lines however late the process is woken (a line past due is
+# printed before --for is checked); one that counts slices and runs late
+# (a 10% overrun: the fourth line at 2.2 s) prints three. So the count is
+# the test; the wall time only bounds it: never early, and not stuck (the
+# margin, a second beyond what a switch of --for 0.01 costs to start and
+# stop here, is for a loaded machine, not a figure).
 ms_of() { # CMD...: its wall time in ms
     _t0=$(date +%s%N)
     "$@"
     echo $((($(date +%s%N) - _t0) / 1000000))
 }
 base1=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --for 0.01 2>/dev/null)
-ms=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --stats 0.5 --for 2.25 2>"$TMP/stats.err")
+ms=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --stats 0.5 --for 2.05 2>"$TMP/stats.err")
 base2=$(ms_of "$ARBOR" switch --listen 127.0.0.1:0 --job 1:s --for 0.01 2>/dev/null)
 base=$((base1 > base2 ? base1 : base2))
-hi=$((2250 + base + 100))
-if [ "$(grep -c 'rx_pkts=' "$TMP/stats.err")" -eq 5 ] && [ "$ms" -ge 2250 ] && [ "$ms" -le $hi ]; then
-    pass "--stats 0.5 --for 2.25: four periodic lines and one at exit, after $ms ms (<= $hi)"
+hi=$((2050 + base + 1000))
+if [ "$(grep -c 'rx_pkts=' "$TMP/stats.err")" -eq 5 ] && [ "$ms" -ge 2050 ] && [ "$ms" -le $hi ]; then
+    pass "--stats 0.5 --for 2.05: four periodic lines and one at exit, after $ms ms (<= $hi)"
 else
-    fail "--stats schedule" "$ms ms, want 2250..$hi (a switch of 10 ms took $base1, $base2 ms)" \
+    fail "--stats schedule" "$(grep -c 'rx_pkts=' "$TMP/stats.err") lines, $ms ms, want 5 lines, 2050..$hi ms (a switch of 10 ms took $base1, $base2 ms)" \
         "$(cat "$TMP/stats.err")"
 fi
 # the rest of the options: for, stats, drop, seed, no-gso, spin, threads
