@@ -456,6 +456,7 @@ typedef struct arb_requester_config {
 typedef struct arb_requester_stats {
     uint64_t registers;       /**< REGISTERs sent, retries included */
     uint64_t ends;            /**< ENDs sent, retries included */
+    uint64_t end_answers;     /**< of ENDs: sent again at once for a tail replayed after it */
     uint64_t requests;        /**< normal DATA_REQUESTs */
     uint64_t repair_requests; /**< repair DATA_REQUESTs */
     uint64_t retry_answers;   /**< of requests: answers to credits of attempt >= 1 */

@@ -78,12 +78,8 @@ void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
         if (!bm_test(r->ends, (uint32_t)from)) {
             bm_set(r->ends, (uint32_t)from);
             r->nends++;
-            /* the order of ENDs tells of lost tails (recovery.c) */
-            if (!r->end_rounds && r->last_tail && now > r->last_tail &&
-                now - r->last_tail > r->end_delay)
-                r->end_delay = now - r->last_tail;
-            if (r->phase == ARB_RSP_DRAIN && rsp_end_due(r) < r->end_deadline)
-                r->end_deadline = rsp_end_due(r);
+            rsp_end_seen(r, now); /* the order of ENDs tells of lost tails */
+            if (r->phase == ARB_RSP_DRAIN) rsp_end_arm(r);
         }
         r->st.ends++;
         send_ack(r, ARB_PT_END_ACK, m->id, m->start, from);

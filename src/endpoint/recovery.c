@@ -577,27 +577,48 @@ int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size
 
 /*
  * The END wait by order: every requester sends END as soon as it holds the
- * last result, so once some ENDs have come in after the last tail, a
- * member still silent a reordering window after the slowest of them has
- * most likely lost a tail. ARB_TIME_NEVER until an END has come after the
- * last tail (the timer alone then decides).
+ * last result (and again when a replayed tail reaches it after its END), so
+ * once some ENDs have come in after the last tail, or after the last replay
+ * round, a member still silent a reordering window after the slowest of
+ * them has most likely lost a tail (or its END). ARB_TIME_NEVER until such
+ * an END has come (the timer alone then decides).
  */
 arb_time rsp_end_due(const arb_responder *r)
 {
-    if (!r->cfg.ep.order_detection || !r->end_delay || r->end_rounds) return ARB_TIME_NEVER;
-    arb_time slack = tmax(reo_wnd(r), r->end_delay / 4);
-    return r->last_tail + r->end_delay + slack;
+    if (!r->cfg.ep.order_detection) return ARB_TIME_NEVER;
+    arb_time from = r->end_rounds ? r->replay_at : r->last_tail;
+    arb_time delay = r->end_rounds ? r->round_delay : r->end_delay;
+    if (!delay) return ARB_TIME_NEVER;
+    if (r->end_rounds && r->min_rtt != ARB_TIME_NEVER) delay = tmax(delay, r->min_rtt);
+    return from + delay + tmax(reo_wnd(r), delay / 4);
 }
 
-/* The END wait passed with ENDs missing: a lost tail shows up as a missing
- * END (docs/protocol.md), so every tail result is replayed to each member
- * missing from the END bitmap; after repair_tries rounds the channel
- * fails. */
-/* How long an END-wait round waits after it replayed the tails: a tail
- * and the END it brings take about a loop, or as long as the slowest END
- * took after the last tail; twice that, at least the floor, doubling per
- * round (not the loss timer: its multipliers grow with the data phase's
- * spurious losses, which say nothing of an idle fabric's END). */
+/* The END wait's deadline: its timer, or the order's due when that is
+ * sooner (recomputed as ENDs come: a later END moves it on). */
+void rsp_end_arm(arb_responder *r)
+{
+    r->end_deadline = tmin(r->end_timer, rsp_end_due(r));
+}
+
+/* A member's first END of the message came in: how long after the last
+ * tail (or the last replay round) it came. */
+void rsp_end_seen(arb_responder *r, arb_time now)
+{
+    if (!r->end_rounds) {
+        if (r->last_tail && now > r->last_tail && now - r->last_tail > r->end_delay)
+            r->end_delay = now - r->last_tail;
+        return;
+    }
+    arb_time d = now > r->replay_at ? now - r->replay_at : 1;
+    if (d > r->round_delay) r->round_delay = d;
+}
+
+/* How long an END-wait round waits: a tail and the END it brings take
+ * about a loop, or as long as the slowest END took after the last tail;
+ * twice that, at least the floor, doubled once for a replay and again per
+ * round before it that brought no END (not the loss timer: its multipliers grow
+ * with the data phase's spurious losses, which say nothing of an idle
+ * fabric's END). */
 arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
 {
     if (!r->cfg.ep.adaptive_timeout) return r->cfg.ep.timeout;
@@ -606,11 +627,18 @@ arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
     return doubled(t, rounds, backoff_cap(r));
 }
 
-void rsp_end_expiry(arb_responder *r, arb_time now)
+/* Every tail result again, to each member missing from the END bitmap:
+ * down the tree once when several are missing (a tail lost above them:
+ * one packet a tail, not one a member, on the responder's link, which
+ * would otherwise carry members x tails), else to the one. */
+static void replay_tails(arb_responder *r)
 {
-    if (r->end_rounds >= r->cfg.ep.repair_tries) {
-        r->failure.waited = rsp_end_wait(r, r->end_rounds - 1);
-        rsp_fail(r, UINT32_MAX, 1, r->ends);
+    uint32_t missing = r->cfg.members - r->nends;
+    if (missing > 1 && missing >= r->cfg.members / 8 && r->live_subs > 0) {
+        for (uint32_t t = 0; t < r->ntails; t++) {
+            rsp_send_tail(r, r->tails[t], 1, -1);
+            r->st.tail_replays++;
+        }
         return;
     }
     for (uint32_t j = 0; j < r->cfg.members; j++) {
@@ -620,8 +648,27 @@ void rsp_end_expiry(arb_responder *r, arb_time now)
             r->st.tail_replays++;
         }
     }
+}
+
+/* The END wait passed with ENDs missing: a lost tail shows up as a missing
+ * END (docs/protocol.md), so every tail result is replayed to each member
+ * missing from the END bitmap. A round that brought some END made
+ * progress: the next waits as the first did; after repair_tries rounds in
+ * a row that brought none, the channel fails. */
+void rsp_end_expiry(arb_responder *r, arb_time now)
+{
+    if (r->end_rounds) r->end_silent = r->round_delay ? 0 : r->end_silent + 1;
+    if (r->end_silent >= r->cfg.ep.repair_tries) {
+        r->failure.waited = rsp_end_wait(r, r->end_silent - 1);
+        rsp_fail(r, UINT32_MAX, 1, r->ends);
+        return;
+    }
+    replay_tails(r);
     r->end_rounds++;
-    r->end_deadline = now + rsp_end_wait(r, r->end_rounds);
+    r->replay_at = now;
+    r->round_delay = 0;
+    r->end_timer = now + rsp_end_wait(r, r->end_silent + 1);
+    rsp_end_arm(r);
 }
 
 /* The earliest timer of the message in progress: loss deadlines (as of the

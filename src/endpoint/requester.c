@@ -582,6 +582,12 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
     }
     uint32_t p = result_index(q, m, h);
     if (p == BAD_PACKET) return;
+    if (m->phase == ARB_REQ_END && !h->credit_valid) {
+        /* A tail after every result is in: a replay, so the responder has
+         * not heard our END. Say it again now rather than at our timer. */
+        q->st.end_answers++;
+        send_control(q, m, ARB_PT_END);
+    }
     uint32_t i = h->credit_valid ? ep_index(m->start, h->offset_b) : UINT32_MAX;
     if ((p < m->n && make_room(q, m, p) != 0) || (i < m->n && make_room(q, m, i) != 0)) {
         q->st.no_memory++;

@@ -423,8 +423,9 @@ static void pump(arb_responder *r, arb_time now)
     if (r->committed == m->n) {
         r->phase = ARB_RSP_DRAIN;
         r->end_rounds = 0;
-        r->end_deadline = now + rsp_end_wait(r, 0);
-        if (rsp_end_due(r) < r->end_deadline) r->end_deadline = rsp_end_due(r);
+        r->end_silent = 0;
+        r->end_timer = now + rsp_end_wait(r, 0);
+        rsp_end_arm(r);
         if (all_ended(r)) close_message(r, now);
     } else {
         rsp_detect_losses(r, now); /* the deadlines of the credits just sent */
@@ -502,10 +503,13 @@ static void reset_run(arb_responder *r)
     r->last_credit = 0;
     memset(r->ends, 0, sizeof r->ends);
     r->nends = 0;
-    r->end_deadline = ARB_TIME_NEVER;
+    r->end_deadline = r->end_timer = ARB_TIME_NEVER;
     r->end_rounds = 0;
+    r->end_silent = 0;
     r->last_tail = 0;
     r->end_delay = 0;
+    r->replay_at = 0;
+    r->round_delay = 0;
     r->pend_head = r->pend_len = 0;
     r->ntails = 0;
     r->next_due = ARB_TIME_NEVER;

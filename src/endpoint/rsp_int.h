@@ -115,10 +115,14 @@ struct arb_responder {
     int any_credit;
     uint64_t ends[EP_MEMBER_WORDS];
     uint32_t nends;
-    arb_time end_deadline;
-    uint32_t end_rounds; /* END-wait replays sent */
-    arb_time last_tail;  /* when the last tail left (0: none) */
-    arb_time end_delay;  /* the longest an END took to arrive after the last tail */
+    arb_time end_deadline; /* the earlier of end_timer and the order's due */
+    arb_time end_timer;    /* the END wait's timer */
+    uint32_t end_rounds;   /* END-wait replays sent */
+    uint32_t end_silent;   /* replay rounds in a row that brought no END */
+    arb_time last_tail;    /* when the last tail left (0: none) */
+    arb_time end_delay;    /* the longest an END took to arrive after the last tail */
+    arb_time replay_at;    /* when the last replay round left */
+    arb_time round_delay;  /* the longest an END took after it (0: none came yet) */
 
     struct rentry *ring;
     uint32_t ring_cap;
@@ -170,6 +174,8 @@ int rsp_repair_answer(arb_responder *r, uint32_t i, const uint8_t *payload, size
 arb_time rsp_end_wait(const arb_responder *r, unsigned rounds);
 void rsp_end_expiry(arb_responder *r, arb_time now);
 arb_time rsp_end_due(const arb_responder *r);
+void rsp_end_seen(arb_responder *r, arb_time now);
+void rsp_end_arm(arb_responder *r);
 arb_time rsp_rto(const arb_responder *r);
 arb_time rsp_timers(const arb_responder *r);
 uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now);

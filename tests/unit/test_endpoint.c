@@ -2072,20 +2072,28 @@ TEST(responder_commit_rides_tails)
     arb_hdr e = mk_end(0, 0);
     arb_responder_recv(r, &e, NULL, 0, ARB_EP_NOT_MEMBER, 15);
     CHECK_EQ_I(cap.n, 0);
-    /* END wait expires: the tails are replayed to both members */
+    /* END wait expires with both members missing: each of the two tails is
+     * replayed once down the tree (a tail lost above both), not once a
+     * member */
     CHECK_EQ_U(arb_responder_next_expiry(r), 14 + 50 * MS);
     arb_responder_on_expiry(r, 14 + 50 * MS);
-    CHECK_EQ_I(cap.n, 4);
+    CHECK_EQ_I(cap.n, 2);
     CHECK_EQ_U(cap.p[0].h.repair, 1);
     CHECK_EQ_U(cap.p[0].h.payload_kind, ARB_PK_REPLAY);
-    CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_MEMBER);
+    CHECK_EQ_U(cap.p[0].dst.kind, ARB_EP_DST_GROUP);
+    CHECK_EQ_U(cap.p[1].dst.kind, ARB_EP_DST_GROUP);
     cap.n = 0;
     arb_responder_recv(r, &e, NULL, 0, 0, 20 + 50 * MS);
     CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_END_ACK);
-    arb_responder_on_expiry(r, 20 + 100 * MS); /* only member 1 is missing now */
+    /* the timer (fixed here, order detection off) 50 ms after the replay */
+    arb_time due = arb_responder_next_expiry(r);
+    CHECK_EQ_U(due, 14 + 100 * MS);
+    arb_responder_on_expiry(r, due); /* only member 1 is missing now: to it alone */
     CHECK_EQ_I(cap.n, 3);
+    CHECK_EQ_U(cap.p[1].dst.kind, ARB_EP_DST_MEMBER);
     CHECK_EQ_U(cap.p[1].dst.member, 1);
-    arb_responder_recv(r, &e, NULL, 0, 1, 21 + 100 * MS);
+    CHECK_EQ_U(cap.p[2].dst.member, 1);
+    arb_responder_recv(r, &e, NULL, 0, 1, due + 1);
     CHECK(arb_responder_done(r));
     CHECK_EQ_U(arb_responder_closed(r), 1);
     /* a late END of the closed message is ACKed again */
@@ -2097,8 +2105,117 @@ TEST(responder_commit_rides_tails)
     CHECK_EQ_U(st.not_member, 1);
     CHECK_EQ_U(st.dup_masters, 1);
     CHECK_EQ_U(st.tails, 2);
-    CHECK_EQ_U(st.tail_replays, 6);
+    CHECK_EQ_U(st.tail_replays, 4);
     CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/* A responder of 4 members whose 4 offsets have all committed at 10 us,
+ * every result a tail; the adaptive timers and order detection on. */
+static arb_responder *drained_four(capture *cap, uint32_t repair_tries)
+{
+    arb_responder_config c;
+    rsp_cfg(&c, 4, cap);
+    c.ep.window = 4;
+    c.ep.repair_tries = repair_tries;
+    arb_responder *r = NULL;
+    if (arb_responder_new(&r, &c) != 0) return NULL;
+    int32_t own[16] = {0}, res[16];
+    arb_responder_start_message(r, 0, 64, own, res, 0);
+    register_all(r, 4, 0, 0, 0);
+    int32_t agg[4] = {1, 2, 3, 4};
+    for (uint32_t k = 0; k < 4; k++) {
+        arb_hdr h = mk_master(0, k, 4, 1);
+        arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10 * US);
+    }
+    return r;
+}
+
+/* Replays of one END-wait round: how many, and to whom (-1: the group). */
+static int replays_of(const capture *cap, int from, int *to)
+{
+    int n = 0;
+    *to = -2;
+    for (int i = from; i < cap->n; i++) {
+        if (cap->p[i].h.packet_type != ARB_PT_RESPONSE || !cap->p[i].h.repair) continue;
+        n++;
+        *to = cap->p[i].dst.kind == ARB_EP_DST_GROUP ? -1 : (int)cap->p[i].dst.member;
+    }
+    return n;
+}
+
+/* The END wait by order: a replay round goes down the tree once when
+ * several members are missing, to the member alone when one is; a round
+ * ends a reordering window after the slowest END it brought (each END
+ * moves the deadline on), well before the round's timer. */
+TEST(responder_end_rounds_by_order)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = drained_four(&cap, 8);
+    REQUIRE(r != NULL);
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    REQUIRE_EQ_U(pr.phase, ARB_RSP_DRAIN);
+    /* no END at all: the timer, then every tail once, to the group */
+    arb_time t1 = arb_responder_next_expiry(r), wait0 = t1 - 10 * US;
+    int to, from = cap.n;
+    arb_responder_on_expiry(r, t1);
+    CHECK_EQ_I(replays_of(&cap, from, &to), 4);
+    CHECK_EQ_I(to, -1);
+    /* three ENDs come back; each moves the deadline on */
+    arb_hdr e = mk_end(0, 0);
+    arb_responder_recv(r, &e, NULL, 0, 0, t1 + 2 * US);
+    arb_time due_a = arb_responder_next_expiry(r);
+    arb_responder_recv(r, &e, NULL, 0, 1, t1 + 3 * US);
+    arb_responder_recv(r, &e, NULL, 0, 2, t1 + 4 * US);
+    arb_time due_b = arb_responder_next_expiry(r);
+    CHECK(due_b >= due_a);
+    CHECK(due_b > t1 + 4 * US);
+    /* the round's timer is twice the first wait after a replay */
+    CHECK(due_b < t1 + 2 * wait0);
+    from = cap.n;
+    arb_responder_on_expiry(r, due_b);
+    CHECK_EQ_I(replays_of(&cap, from, &to), 4); /* to member 3 alone */
+    CHECK_EQ_I(to, 3);
+    arb_responder_recv(r, &e, NULL, 0, 3, due_b + 3 * US);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    arb_responder_free(r);
+}
+
+/* A round that brings an END is progress: members answering one a round
+ * never fail the channel, however many rounds that takes; repair_tries
+ * rounds in a row that bring none do, naming the member. */
+TEST(responder_end_rounds_fail_on_silence_only)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = drained_four(&cap, 2);
+    REQUIRE(r != NULL);
+    arb_hdr e = mk_end(0, 0);
+    arb_time t = arb_responder_next_expiry(r);
+    for (int j = 0; j < 3; j++) { /* rounds 1..3: one END each */
+        arb_responder_on_expiry(r, t);
+        arb_responder_recv(r, &e, NULL, 0, j, t + 2 * US);
+        t = arb_responder_next_expiry(r);
+        CHECK_EQ_I(arb_responder_error(r), 0);
+    }
+    /* member 3 never answers: round 4 replays to it, then two silent
+     * rounds (repair_tries) fail the channel */
+    int rounds = 0;
+    while (arb_responder_error(r) == 0 && rounds < 10) {
+        arb_responder_on_expiry(r, t);
+        t = arb_responder_next_expiry(r);
+        rounds++;
+    }
+    CHECK_EQ_I(rounds, 3);
+    CHECK_EQ_I(arb_responder_error(r), ARB_ETIMEDOUT);
+    arb_responder_failure f;
+    arb_responder_get_failure(r, &f);
+    CHECK_EQ_U(f.end_wait, 1);
+    CHECK_EQ_U(f.n_missing, 1);
+    CHECK_EQ_U(f.missing[0], 1u << 3);
     arb_responder_free(r);
 }
 
@@ -2650,12 +2767,16 @@ TEST(requester_credits_and_results)
     arb_requester_get_progress(q, &qp);
     CHECK_EQ_U(qp.phase, ARB_REQ_END);
     CHECK(qp.complete);
-    /* a replayed tail it already has: ignored */
+    /* a replayed tail it already has: its result ignored, and the END said
+     * again at once (the replay says the responder has not heard it) */
     arb_hdr tr = t0;
     tr.repair = 1;
     tr.payload_kind = ARB_PK_REPLAY;
+    int before = cap.n;
     arb_requester_recv(q, &tr, (uint8_t *)r2, 16, 0, 11);
     CHECK_EQ_I(out[0], 5);
+    CHECK_EQ_I(cap.n, before + 1);
+    CHECK_EQ_U(cap.p[cap.n - 1].h.packet_type, ARB_PT_END);
     /* the next message may start now; the END keeps its retry */
     CHECK_EQ_I(arb_requester_start_message(q, 1, 16, in, out, 12), 0);
     CHECK(!arb_requester_done(q));
@@ -2674,7 +2795,8 @@ TEST(requester_credits_and_results)
     CHECK_EQ_U(s.dup_results, 3);
     CHECK_EQ_U(s.bad, 1);
     CHECK_EQ_U(s.stale, 4);
-    CHECK_EQ_U(s.ends, 2);
+    CHECK_EQ_U(s.ends, 3);
+    CHECK_EQ_U(s.end_answers, 1);
     CHECK_EQ_I(cap.invalid, 0);
     arb_requester_free(q);
 }
@@ -2920,6 +3042,8 @@ int main(void)
     RUN(requester_config_errors);
     RUN(registration);
     RUN(responder_commit_rides_tails);
+    RUN(responder_end_rounds_by_order);
+    RUN(responder_end_rounds_fail_on_silence_only);
     RUN(responder_repair_path);
     RUN(responder_timeout_of_repair_is_repeated);
     RUN(tree_dies_is_probed_and_revives);
