@@ -108,7 +108,7 @@ static int parse(int argc, char **argv, struct opts *o, int *help)
     o->trials = 1;
     o->seed = 1;
     *help = 0;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     int c, idx;
     while ((c = getopt_long(argc, argv, ":t:r:T:m:c:f:n:jh", lopts, &idx)) != -1) {
         const char *v = optarg;

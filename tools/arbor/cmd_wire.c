@@ -240,7 +240,7 @@ static int wire_decode(int argc, char **argv)
                                           {0, 0, 0, 0}};
     int json = 0, frame = 0, c;
     const char *arg = NULL;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     while ((c = getopt_long(argc, argv, ":jfh", lopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(wire_usage, stdout);

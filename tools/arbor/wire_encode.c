@@ -444,7 +444,7 @@ int wire_encode(int argc, char **argv)
     static const struct option lopts[] = {
         {"frame", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     while ((c = getopt_long(argc, argv, ":fh", lopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(wire_usage, stdout);
