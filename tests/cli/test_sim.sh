@@ -22,6 +22,10 @@ size = 64KiB
 sample = 5us
 INI
 
+# The text summary's counts: one switch, two hosts and links.
+T=$("$ARBOR" sim -s topology=star:2 -s workload.kind=perm -s size=64KiB)
+has "summary: 1 switch, singular" "$T" '^fabric        star:2: 2 hosts, 1 switch, 2 links, '
+
 # Errors: exit 2, one stderr line, nothing on stdout.
 printf '[fabric]\ntopology = star:4\nbogus = 1\n' >"$TMP/bad.ini"
 expect_err "unknown key names file:line: key" 2 "bad.ini:3: fabric.bogus: unknown key" "$ARBOR" sim "$TMP/bad.ini"
