@@ -73,6 +73,17 @@ expect_status "run --switch-ecn with sizes in K and M" 0 "$ARBOR" run -n 2 --swi
 expect_err "run --switch-ecn not a setting" 2 "arbor run: --switch-ecn 'x': want off, on, or KMIN,KMAX,PMAX" \
     "$ARBOR" run -n 2 --switch-ecn x -- true
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
+expect_err "switch: a bad --listen is named before the missing job, as every bad value" 2 \
+    "^arbor switch: --listen: address 'nohost.invalid': host 'nohost.invalid' does not resolve\$" \
+    "$ARBOR" switch --listen nohost.invalid
+expect_err "  ... the same with a job" 2 "^arbor switch: --listen: address 'nohost.invalid': host" \
+    "$ARBOR" switch --job 1:s --listen nohost.invalid
+expect_err "  ... a peer's address" 2 "^arbor switch: --peer: address '127.0.0.1:x': port is not 0..65535\$" \
+    "$ARBOR" switch --peer 2.0=127.0.0.1:x
+printf '[switch]\nlisten = 127.0.0.1:70000\n' >"$TMP/badlisten.ini"
+expect_err "  ... a config file's listen, by file and line" 2 \
+    "^arbor switch: .*badlisten.ini:2: address '127.0.0.1:70000': port is not 0..65535\$" \
+    "$ARBOR" switch --config "$TMP/badlisten.ini"
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
     "$ARBOR" switch --node 2.0 --job 1:s --listen 127.0.0.1:0
