@@ -19,6 +19,13 @@ port_of() { for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; d
 expect_err "run without -n" 2 "arbor run: give the number of ranks" "$ARBOR" run -- true
 expect_err "run -n 1" 2 "arbor run: -n '1': want 2..256 ranks" "$ARBOR" run -n 1 -- true
 expect_err "run without a command" 2 "arbor run: no COMMAND to run" "$ARBOR" run -n 2 --
+expect_err "run of a program that does not exist: one line, before any rank" 2 \
+    "^arbor run: /no/such/program: No such file or directory\$" "$ARBOR" run -n 4 -- /no/such/program
+expect_err "  ... nor on PATH" 2 "^arbor run: no-such-program-x: no such program on PATH\$" \
+    "$ARBOR" run -n 2 -- no-such-program-x
+printf 'true\n' >"$TMP/notexec" && chmod 644 "$TMP/notexec"
+expect_err "  ... a file that is not executable" 2 "^arbor run: .*/notexec: not an executable file\$" \
+    "$ARBOR" run -n 2 -- "$TMP/notexec"
 expect_err "run: unknown option" 2 "arbor run: unknown option '--bogus'" "$ARBOR" run -n 2 --bogus -- true
 expect_err "run --switch without a secret" 2 "arbor run: --switch needs the job's secret" \
     env -u ARBOR_SECRET "$ARBOR" run -n 2 --switch 127.0.0.1:9 -- true
