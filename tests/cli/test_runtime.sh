@@ -35,6 +35,17 @@ expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" b
 expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
 expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64" "$ARBOR" bench allreduce -d f8
+# -d takes the table's own type names (nccl-tests'): double is f64
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -d double -b 64 -e 64 -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '^# arbor bench allreduce: 2 ranks, f64 SUM' &&
+    printf '%s\n' "$out" | grep -Eq '^ +64 +8 +double +sum .* 0$'; then
+    pass "bench -d double: the table's name for f64"
+else
+    fail "bench -d double" "$out" "$(cat "$TMP/err")"
+fi
+expect_err "bench bad dtype: both sets of names" 2 \
+    "^arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64 \\(or half, bfloat16, float, double, int32, int64\\)\$" \
+    "$ARBOR" bench allreduce -d f8
 expect_err "bench bad op" 2 "arbor bench: -o 'prod': want sum, max or min" "$ARBOR" bench allreduce -o prod
 expect_err "bench -b of an unknown unit lists the units" 2 \
     "arbor bench: -b '1X' has an unknown unit \(want B, K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB or TB\)\$" \

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static const char bench_usage[] =
@@ -38,7 +39,9 @@ static const char bench_usage[] =
     "             (1.5M = 1572864; docs/scenarios.md, Sizes)\n"
     "  -f FACTOR  each size is the one before times FACTOR (default 2)\n"
     "  -n ITERS   timed iterations per size (default 20); -w WARMUP untimed (5)\n"
-    "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64\n"
+    "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64, or as the table\n"
+    "             names them (nccl-tests' -d): half, bfloat16, float, double,\n"
+    "             int32, int64\n"
     "  -o OP      sum (default), max, min: allreduce, reduce, reducescatter only\n"
     "  -r ROOT    root of reduce and broadcast (default 0)\n"
     "  -c         check every call's result, warm-up and timed, against a\n"
@@ -57,6 +60,16 @@ static const char bench_usage[] =
 
 static const char *const nccl_type[ARB_DTYPE_COUNT] = {"half",   "bfloat16", "float",
                                                        "double", "int32",    "int64"};
+
+/* -d: a dtype's name, or the name the table gives it (nccl-tests'), in
+ * any case; -1 for neither. */
+static int parse_dtype(const char *v)
+{
+    int dt = arb_dtype_parse(v);
+    for (int i = 0; dt < 0 && i < ARB_DTYPE_COUNT; i++)
+        if (strcasecmp(v, nccl_type[i]) == 0) dt = i;
+    return dt;
+}
 
 /* A usage error (the same on every rank): printed by rank 0 only, so that
  * `arbor run -n 8 -- arbor bench ...` shows it once; every rank exits 2. */
@@ -234,7 +247,8 @@ static int bench_option(int c, const char *v, char **argv, void *ctx)
     static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
                                           ['n'] = "want 1..1000000 iterations",
                                           ['w'] = "want 0..1000000 iterations",
-                                          ['d'] = "want f16, bf16, f32, f64, i32 or i64",
+                                          ['d'] = "want f16, bf16, f32, f64, i32 or i64 (or "
+                                                  "half, bfloat16, float, double, int32, int64)",
                                           ['o'] = "want sum, max or min",
                                           ['r'] = "want a rank 0..255"};
     int bad = 0;
@@ -270,7 +284,7 @@ static int bench_option(int c, const char *v, char **argv, void *ctx)
         bad = cli_parse_u64(v, 1000000, &o->warm) < 0;
         break;
     case 'd':
-        bad = (o->dt = arb_dtype_parse(v)) < 0;
+        bad = (o->dt = parse_dtype(v)) < 0;
         break;
     case 'o':
         o->op = arb_op_parse(v);
