@@ -43,6 +43,19 @@ if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '^# arbor bench allreduce: 2 r
 else
     fail "bench -d double" "$out" "$(cat "$TMP/err")"
 fi
+# a size not a whole number of elements per rank runs rounded down, and the
+# heading says so
+out=$("$ARBOR" run -n 4 -- "$ARBOR" bench reducescatter -b 20 -e 20 -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] &&
+    printf '%s\n' "$out" | grep -q '^# sizes rounded down to whole f32 elements per rank (multiples of 16 B): the size column is what ran$' &&
+    printf '%s\n' "$out" | grep -Eq '^ +16 +4 +float +sum .* 0$'; then
+    pass "bench reducescatter -b 20 on 4 ranks: rounded to 16 B, and said"
+else
+    fail "bench reducescatter -b 20: rounded and said" "$out" "$(cat "$TMP/err")"
+fi
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 64 -e 64 -n 1 -w 0 2>&1)
+if printf '%s\n' "$out" | grep -q '^# sizes rounded'; then fail "  ... no such line when nothing is rounded" "$out"
+else pass "  ... no such line when nothing is rounded"; fi
 expect_err "bench bad dtype: both sets of names" 2 \
     "^arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64 \\(or half, bfloat16, float, double, int32, int64\\)\$" \
     "$ARBOR" bench allreduce -d f8

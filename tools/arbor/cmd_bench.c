@@ -30,8 +30,8 @@ static const char bench_usage[] =
     "rank's mean), algbw = size / time, busbw = algbw x nccl-tests' factor\n"
     "(allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; others 1), #wrong.\n"
     "size is the whole buffer, as in nccl-tests (allgather: the output), rounded\n"
-    "down to whole elements (allgather, reducescatter: whole elements per rank);\n"
-    "a size below one element (per rank) is refused.\n"
+    "down to whole elements (allgather, reducescatter: whole elements per rank),\n"
+    "which the heading then says; a size below one element (per rank) is refused.\n"
     "\n"
     "  -b BYTES   the first size (default 1K); -e BYTES the last (default 64M),\n"
     "             at most 4G: a number with an optional unit, K, M, G binary as\n"
@@ -365,9 +365,26 @@ static int job_config(const struct bench_opts *o, arb_rt_config *cfg)
     return CLI_GO_ON;
 }
 
-/* Rank 0's heading of the table. */
+/* The size after size: times the factor, at least one more. */
+static uint64_t next_size(uint64_t size, double factor)
+{
+    uint64_t n = (uint64_t)(size * factor);
+    return n > size ? n : size + 1;
+}
+
+/* Whether a size from -b to -e is not a whole number of units (one
+ * element, or one per rank): those run rounded down. */
+static int any_rounded(const struct bench_opts *o, size_t unit)
+{
+    if (o->coll == ARB_COLL_BARRIER) return 0;
+    for (uint64_t size = o->minb; size <= o->maxb; size = next_size(size, o->factor))
+        if (size % unit) return 1;
+    return 0;
+}
+
+/* Rank 0's heading of the table (unit: bench_sizes'). */
 static void print_heading(const struct bench_opts *o, const struct bench *b,
-                          const arb_rt_config *cfg)
+                          const arb_rt_config *cfg, size_t unit)
 {
     char what[48] = "";
     if (o->reduces)
@@ -378,6 +395,10 @@ static void print_heading(const struct bench_opts *o, const struct bench *b,
            "fabric %s\n#\n",
            arb_coll_name(o->coll), b->n, what, (unsigned long long)o->iters,
            (unsigned long long)o->warm, cfg->sw, cfg->topo);
+    if (any_rounded(o, unit))
+        printf("# sizes rounded down to whole %s elements%s (multiples of %zu B): the size "
+               "column is what ran\n#\n",
+               arb_dtype_name(o->dt), unit > arb_dtype_size(o->dt) ? " per rank" : "", unit);
     printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root",
            "time", "algbw", "busbw", "#wrong");
     printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
@@ -466,8 +487,7 @@ static int bench_sizes(struct bench *b, const struct bench_opts *o, size_t unit,
                        double *wrong)
 {
     size_t es = arb_dtype_size(b->dt);
-    for (uint64_t size = o->minb;;
-         size = (uint64_t)(size * o->factor) > size ? (uint64_t)(size * o->factor) : size + 1) {
+    for (uint64_t size = o->minb;; size = next_size(size, o->factor)) {
         if (size > o->maxb) break;
         size_t count = o->coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
         fill_inputs(b, count);
@@ -523,7 +543,7 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "arbor bench: rank %u: --record %s: %s\n", b.me, o.record, strerror(errno));
         return CLI_EXIT_FAIL;
     }
-    if (b.me == 0) print_heading(&o, &b, &cfg);
+    if (b.me == 0) print_heading(&o, &b, &cfg, unit);
     int status = CLI_EXIT_OK;
     double total_wrong = 0;
     rc = bench_sizes(&b, &o, unit, rec, &total_wrong);
