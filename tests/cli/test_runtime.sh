@@ -56,6 +56,11 @@ fi
 out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 64 -e 64 -n 1 -w 0 2>&1)
 if printf '%s\n' "$out" | grep -q '^# sizes rounded'; then fail "  ... no such line when nothing is rounded" "$out"
 else pass "  ... no such line when nothing is rounded"; fi
+if printf '%s\n' "$out" | grep -q '^# arbor bench allreduce: 2 ranks, f32 SUM, 1 iteration (0 warm-up), '; then
+    pass "bench heading: 1 iteration, singular"
+else
+    fail "bench heading: 1 iteration, singular" "$(printf '%s\n' "$out" | head -1)"
+fi
 expect_err "bench bad dtype: both sets of names" 2 \
     "^arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64 \\(or half, bfloat16, float, double, int32, int64\\)\$" \
     "$ARBOR" bench allreduce -d f8
@@ -385,7 +390,7 @@ out=$("$ARBOR" run -n 4 -- "$ARBOR" bench barrier -n 5 -w 1 2>"$TMP/err")
 has "bench barrier prints one row" "$out" "none    -1"
 has "bench barrier's header names no dtype or op" "$out" "^# arbor bench barrier: 4 ranks, 5 iterations"
 out=$("$ARBOR" run -n 2 -- "$ARBOR" bench broadcast -b 1K -e 1K -n 1 -w 0 2>"$TMP/err")
-has "bench broadcast's header names the dtype, no op" "$out" "^# arbor bench broadcast: 2 ranks, f32, 1 iterations"
+has "bench broadcast's header names the dtype, no op" "$out" "^# arbor bench broadcast: 2 ranks, f32, 1 iteration ("
 expect_err "bench -o for broadcast is refused" 2 "arbor bench: -o: broadcast has no operator" \
     "$ARBOR" bench broadcast -o max
 expect_err "bench: a size below one element is refused" 2 \

@@ -391,10 +391,10 @@ static void print_heading(const struct bench_opts *o, const struct bench *b,
         snprintf(what, sizeof what, "%s %s, ", arb_dtype_name(o->dt), arb_op_name(o->op));
     else if (o->coll != ARB_COLL_BARRIER)
         snprintf(what, sizeof what, "%s, ", arb_dtype_name(o->dt));
-    printf("# arbor bench %s: %u ranks, %s%llu iterations (%llu warm-up), switch %s, "
+    printf("# arbor bench %s: %u ranks, %s%llu iteration%s (%llu warm-up), switch %s, "
            "fabric %s\n#\n",
            arb_coll_name(o->coll), b->n, what, (unsigned long long)o->iters,
-           (unsigned long long)o->warm, cfg->sw, cfg->topo);
+           o->iters == 1 ? "" : "s", (unsigned long long)o->warm, cfg->sw, cfg->topo);
     if (any_rounded(o, unit))
         printf("# sizes rounded down to whole %s elements%s (multiples of %zu B): the size "
                "column is what ran\n#\n",
