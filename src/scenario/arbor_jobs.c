@@ -180,6 +180,22 @@ static enum scn_key arbor_plan_blame(const arb_scenario *sc, const char *msg)
     return K_AR_COLL;
 }
 
+/* A ReduceScatter or AllGather splits its buffer into a block per rank:
+ * fewer elements than ranks would leave some ranks none. 0, or
+ * ARB_EINVAL with the rule in msg (its "bytes" blames the size), as
+ * arbor bench refuses such a size. */
+static int per_rank_block(const arb_plan_config *pc, char *msg, size_t len)
+{
+    if (pc->coll != ARB_COLL_REDUCESCATTER && pc->coll != ARB_COLL_ALLGATHER) return 0;
+    size_t es = arb_dtype_size(pc->dtype);
+    if (pc->bytes / es >= pc->n_ranks) return 0;
+    snprintf(msg, len,
+             "%s of %llu bytes over %u ranks: below one %s element per rank (want %llu B or more)",
+             arb_coll_name(pc->coll), (unsigned long long)pc->bytes, pc->n_ranks,
+             arb_dtype_name(pc->dtype), (unsigned long long)(es * pc->n_ranks));
+    return ARB_EINVAL;
+}
+
 /* Job k's plan: its ranks of rk, its buffer. The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
                       const uint32_t *rk, uint32_t k, const struct layout *l, arb_plan **plan,
@@ -192,7 +208,8 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.n_ranks = l->count[k];
     pc.bytes = l->bytes[k];
     pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
-    int rc = arb_topo_plan(plan, t, &pc, msg, sizeof msg);
+    int rc = per_rank_block(&pc, msg, sizeof msg);
+    if (rc == 0) rc = arb_topo_plan(plan, t, &pc, msg, sizeof msg);
     if (rc == 0) return 0;
     enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)

@@ -520,6 +520,27 @@ static int bare_hits(const char *nm, int *k)
     return hits;
 }
 
+/* Section sec's keys as "sec.a, sec.b, ...": the first four of a longer
+ * list, and how many. */
+static const char *section_keys(const char *sec, char *buf, size_t len)
+{
+    int n = 0;
+    for (int i = 0; i < K_COUNT; i++)
+        n += strcmp(keys[i].sec, sec) == 0;
+    size_t used = 0;
+    int shown = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < K_COUNT && (n <= 5 || shown < 4); i++) {
+        if (strcmp(keys[i].sec, sec) != 0) continue;
+        int w = snprintf(buf + used, len - used, "%s%s.%s", shown ? ", " : "", sec, keys[i].key);
+        if (w < 0 || (size_t)w >= len - used) return buf;
+        used += (size_t)w;
+        shown++;
+    }
+    if (shown < n) snprintf(buf + used, len - used, ", ... %d in all", n);
+    return buf;
+}
+
 /* The key a bare name (no section) on a command line stands for, or an
  * error naming the nearest keys of every section. */
 static int resolve_bare(const char *nm, const char *opt, char *err, size_t errlen)
@@ -530,6 +551,9 @@ static int resolve_bare(const char *nm, const char *opt, char *err, size_t errle
     if (strcmp(nm, "seed") == 0) return scn_find_key("run", "seed");
     int hits = bare_hits(nm, &k);
     char hint[160];
+    if (hits == 0 && scn_known_section(nm))
+        return arb_errf(err, errlen, ARB_EPARSE, "%s %s: a section, not a key (its keys: %s)", opt,
+                        nm, section_keys(nm, hint, sizeof hint));
     if (hits == 0)
         return arb_errf(err, errlen, ARB_EPARSE, "%s %s: unknown key%s", opt, nm,
                         scn_key_hint(NULL, nm, hint, sizeof hint));

@@ -21,6 +21,15 @@ expect_err "a file's key of another section" 2 \
 expect_err "-s a short key with a dot, misspelt" 2 \
     "^arbor sim: -s cc\.rat: unknown key \(did you mean arbor\.cc\.rate\?\)\$" \
     "$ARBOR" sim -s cc.rat=10G
+expect_err "-s a section as a key: its keys" 2 \
+    "^arbor sim: -s routing: a section, not a key \(its keys: routing\.scheme, routing\.seed, routing\.steer\)\$" \
+    "$ARBOR" sim -s routing=nope
+expect_err "  ... a section of many keys: the first, and how many" 2 \
+    "^arbor sim: -s transport: a section, not a key \(its keys: transport\.[a-z_]+, transport\.[a-z_]+, transport\.[a-z_]+, transport\.[a-z_]+, \.\.\. [0-9]+ in all\)\$" \
+    "$ARBOR" sim -s transport=irn
+expect_err "routing.scheme: the choices" 2 \
+    "^arbor sim: -s routing\.scheme: .*unknown scheme 'nope' \(engines dmodk, .*; choosers ar, " \
+    "$ARBOR" sim -s routing.scheme=nope
 
 # A failed spine leaves no tree: the failure is to blame, not arbor.root.
 expect_err "fail cuts the tree: fabric.fail" 2 \

@@ -44,6 +44,12 @@ expect_err "a value missing" 2 "^arbor sim: --csv needs a value" "$A" sim --csv
 expect_err "an unknown short option in a cluster" 2 "^arbor sim: unknown option '-x'" "$A" sim -jx
 expect_err "an unknown long option" 2 "^arbor route: unknown option '--frob'" "$A" route --frob
 expect_err "arbor: an unknown option" 2 "^arbor: unknown option '--frob'" "$A" --frob
+expect_err "an ambiguous abbreviation: ambiguous, with its matches" 2 \
+    "^arbor sim: ambiguous option '--se' \\(--set, --seed, --seeds\\); see 'arbor sim --help'$" "$A" sim --se 3
+expect_err "  ... with a value after '='" 2 "^arbor sim: ambiguous option '--se' \\(--set, --seed, --seeds\\)" \
+    "$A" sim --se=3
+expect_err "  ... in a command with its own option loop" 2 "^arbor sweep: ambiguous option '--p' \\(--procs, --progress\\)" \
+    "$A" sweep --p 2 x.ini
 
 # The version: -V, --version and `version` agree; a commit when built from git.
 v=$("$A" -V)

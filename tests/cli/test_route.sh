@@ -134,6 +134,14 @@ expect_err "plot without gnuplot" 1 "needs gnuplot" env PATH=/nonexistent "$ARBO
 expect_err "no topo" 2 "missing --topo" "$ARBOR" route --routing dmodk --traffic ring
 expect_err "bad topo" 2 "route: --topo: .*kary" "$ARBOR" route --topo kary:0,2 --routing dmodk --traffic ring
 expect_err "bad routing" 2 "unknown engine 'dmodx'" "$ARBOR" route --topo kary:2,2 --routing dmodx --traffic ring
+expect_err "  ... one prefix, and the engines route takes, adaptive not among them" 2 \
+    "^arbor route: --routing: unknown engine 'bad' \\(dmodk, smodk, rnca\\[:SEED\\], pinning, table\\[:PATH\\], updown, dmodc, ecmp\\[:polarized\\], eecmp\\[:polarized\\]\\)$" \
+    "$ARBOR" route --topo kary:2,2 --routing bad --traffic ring
+expect_err "adaptive: the simulator's, not route's" 2 \
+    "^arbor route: --routing: adaptive chooses as packets flow: the simulator's \\(routing = adaptive in a scenario\\); route takes dmodk, .*eecmp\\[:polarized\\]$" \
+    "$ARBOR" route --topo kary:2,2 --routing adaptive --traffic ring
+expect_err "an engine's option: one prefix" 2 "^arbor route: --routing: ecmp option 'x' is not 'polarized'$" \
+    "$ARBOR" route --topo kary:2,2 --routing ecmp:x --traffic ring
 expect_err "bad routing option" 2 "ecmp option 'x'" "$ARBOR" route --topo kary:2,2 --routing ecmp:x --traffic ring
 expect_err "bad rnca seed" 2 "rnca seed" "$ARBOR" route --topo kary:2,2 --routing rnca:z --traffic ring
 expect_err "bad traffic" 2 "route: --traffic: .*shift" "$ARBOR" route --topo kary:2,2 --routing dmodk --traffic shift:9

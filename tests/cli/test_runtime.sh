@@ -19,6 +19,13 @@ port_of() { for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; d
 expect_err "run without -n" 2 "arbor run: give the number of ranks" "$ARBOR" run -- true
 expect_err "run -n 1" 2 "arbor run: -n '1': want 2..256 ranks" "$ARBOR" run -n 1 -- true
 expect_err "run without a command" 2 "arbor run: no COMMAND to run" "$ARBOR" run -n 2 --
+expect_err "run of a program that does not exist: one line, before any rank" 2 \
+    "^arbor run: /no/such/program: No such file or directory\$" "$ARBOR" run -n 4 -- /no/such/program
+expect_err "  ... nor on PATH" 2 "^arbor run: no-such-program-x: no such program on PATH\$" \
+    "$ARBOR" run -n 2 -- no-such-program-x
+printf 'true\n' >"$TMP/notexec" && chmod 644 "$TMP/notexec"
+expect_err "  ... a file that is not executable" 2 "^arbor run: .*/notexec: not an executable file\$" \
+    "$ARBOR" run -n 2 -- "$TMP/notexec"
 expect_err "run: unknown option" 2 "arbor run: unknown option '--bogus'" "$ARBOR" run -n 2 --bogus -- true
 expect_err "run --switch without a secret" 2 "arbor run: --switch needs the job's secret" \
     env -u ARBOR_SECRET "$ARBOR" run -n 2 --switch 127.0.0.1:9 -- true
@@ -28,6 +35,35 @@ expect_err "bench: a missing value" 2 "arbor bench: -b needs a value" "$ARBOR" b
 expect_err "switch: --opt=value" 2 "arbor switch: --slots '0'" "$ARBOR" switch --slots=0
 expect_err "bench of no collective" 2 "arbor bench: 'alltoall' is not allreduce" "$ARBOR" bench alltoall
 expect_err "bench bad dtype" 2 "arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64" "$ARBOR" bench allreduce -d f8
+# -d takes the table's own type names (nccl-tests'): double is f64
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -d double -b 64 -e 64 -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '^# arbor bench allreduce: 2 ranks, f64 SUM' &&
+    printf '%s\n' "$out" | grep -Eq '^ +64 +8 +double +sum .* 0$'; then
+    pass "bench -d double: the table's name for f64"
+else
+    fail "bench -d double" "$out" "$(cat "$TMP/err")"
+fi
+# a size not a whole number of elements per rank runs rounded down, and the
+# heading says so
+out=$("$ARBOR" run -n 4 -- "$ARBOR" bench reducescatter -b 20 -e 20 -n 1 -w 0 -c 2>"$TMP/err")
+if [ $? -eq 0 ] &&
+    printf '%s\n' "$out" | grep -q '^# sizes rounded down to whole f32 elements per rank (multiples of 16 B): the size column is what ran$' &&
+    printf '%s\n' "$out" | grep -Eq '^ +16 +4 +float +sum .* 0$'; then
+    pass "bench reducescatter -b 20 on 4 ranks: rounded to 16 B, and said"
+else
+    fail "bench reducescatter -b 20: rounded and said" "$out" "$(cat "$TMP/err")"
+fi
+out=$("$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 64 -e 64 -n 1 -w 0 2>&1)
+if printf '%s\n' "$out" | grep -q '^# sizes rounded'; then fail "  ... no such line when nothing is rounded" "$out"
+else pass "  ... no such line when nothing is rounded"; fi
+if printf '%s\n' "$out" | grep -q '^# arbor bench allreduce: 2 ranks, f32 SUM, 1 iteration (0 warm-up), '; then
+    pass "bench heading: 1 iteration, singular"
+else
+    fail "bench heading: 1 iteration, singular" "$(printf '%s\n' "$out" | head -1)"
+fi
+expect_err "bench bad dtype: both sets of names" 2 \
+    "^arbor bench: -d 'f8': want f16, bf16, f32, f64, i32 or i64 \\(or half, bfloat16, float, double, int32, int64\\)\$" \
+    "$ARBOR" bench allreduce -d f8
 expect_err "bench bad op" 2 "arbor bench: -o 'prod': want sum, max or min" "$ARBOR" bench allreduce -o prod
 expect_err "bench -b of an unknown unit lists the units" 2 \
     "arbor bench: -b '1X' has an unknown unit \(want B, K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB or TB\)\$" \
@@ -73,6 +109,17 @@ expect_status "run --switch-ecn with sizes in K and M" 0 "$ARBOR" run -n 2 --swi
 expect_err "run --switch-ecn not a setting" 2 "arbor run: --switch-ecn 'x': want off, on, or KMIN,KMAX,PMAX" \
     "$ARBOR" run -n 2 --switch-ecn x -- true
 expect_err "switch without a job" 2 "arbor switch: no job admitted" "$ARBOR" switch
+expect_err "switch: a bad --listen is named before the missing job, as every bad value" 2 \
+    "^arbor switch: --listen: address 'nohost.invalid': host 'nohost.invalid' does not resolve\$" \
+    "$ARBOR" switch --listen nohost.invalid
+expect_err "  ... the same with a job" 2 "^arbor switch: --listen: address 'nohost.invalid': host" \
+    "$ARBOR" switch --job 1:s --listen nohost.invalid
+expect_err "  ... a peer's address" 2 "^arbor switch: --peer: address '127.0.0.1:x': port is not 0..65535\$" \
+    "$ARBOR" switch --peer 2.0=127.0.0.1:x
+printf '[switch]\nlisten = 127.0.0.1:70000\n' >"$TMP/badlisten.ini"
+expect_err "  ... a config file's listen, by file and line" 2 \
+    "^arbor switch: .*badlisten.ini:2: address '127.0.0.1:70000': port is not 0..65535\$" \
+    "$ARBOR" switch --config "$TMP/badlisten.ini"
 expect_err "switch bad node" 2 "arbor switch: --node 'x': want LEVEL.INDEX" "$ARBOR" switch --node x --job 1:s
 expect_err "switch node outside the fabric" 2 "node 2.0 is not a switch of star:256" \
     "$ARBOR" switch --node 2.0 --job 1:s --listen 127.0.0.1:0
@@ -343,7 +390,7 @@ out=$("$ARBOR" run -n 4 -- "$ARBOR" bench barrier -n 5 -w 1 2>"$TMP/err")
 has "bench barrier prints one row" "$out" "none    -1"
 has "bench barrier's header names no dtype or op" "$out" "^# arbor bench barrier: 4 ranks, 5 iterations"
 out=$("$ARBOR" run -n 2 -- "$ARBOR" bench broadcast -b 1K -e 1K -n 1 -w 0 2>"$TMP/err")
-has "bench broadcast's header names the dtype, no op" "$out" "^# arbor bench broadcast: 2 ranks, f32, 1 iterations"
+has "bench broadcast's header names the dtype, no op" "$out" "^# arbor bench broadcast: 2 ranks, f32, 1 iteration ("
 expect_err "bench -o for broadcast is refused" 2 "arbor bench: -o: broadcast has no operator" \
     "$ARBOR" bench broadcast -o max
 expect_err "bench: a size below one element is refused" 2 \

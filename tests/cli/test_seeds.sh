@@ -34,6 +34,16 @@ fi
 "$ARBOR" sim "$@" --seeds 1..4 --quiet >"$TMP/text"
 if grep -q "^4 runs of (built-in), seeds 1..4" "$TMP/text" && grep -q "^sim_time_us " "$TMP/text"
 then pass "text summary"; else fail "text summary" "$(cat "$TMP/text")"; fi
+# counts (every run's value whole) as integers, their mean, sd and CI with
+# two decimals (an integer when whole); times and rates with three
+if grep -Eq '^drops +[0-9]+(\.[0-9]{2})? +[0-9]+(\.[0-9]{2})? +[0-9]+(\.[0-9]{2})? +[0-9]+ +[0-9]+$' "$TMP/text" &&
+    grep -Eq '^pfc\.pauses +0 +0 +0 +0 +0$' "$TMP/text" &&
+    grep -Eq '^sim_time_us +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3}$' "$TMP/text" &&
+    ! grep -q '\.000000' "$TMP/text"; then
+    pass "text summary: counts as integers, means to two decimals, times to three"
+else
+    fail "text summary: counts as integers" "$(cat "$TMP/text")"
+fi
 # runs whose figures are all alike (a loss-free Arbor AllReduce: the seed
 # changes nothing) have a spread of exactly 0, not the sum's rounding, and
 # their mean is the single run's figure. That figure is bounded below by the

@@ -22,6 +22,10 @@ size = 64KiB
 sample = 5us
 INI
 
+# The text summary's counts: one switch, two hosts and links.
+T=$("$ARBOR" sim -s topology=star:2 -s workload.kind=perm -s size=64KiB)
+has "summary: 1 switch, singular" "$T" '^fabric        star:2: 2 hosts, 1 switch, 2 links, '
+
 # Errors: exit 2, one stderr line, nothing on stdout.
 printf '[fabric]\ntopology = star:4\nbogus = 1\n' >"$TMP/bad.ini"
 expect_err "unknown key names file:line: key" 2 "bad.ini:3: fabric.bogus: unknown key" "$ARBOR" sim "$TMP/bad.ini"
@@ -292,6 +296,14 @@ for c in allreduce reduce reducescatter broadcast allgather barrier; do
     has "$c: wire checked" "$J" '"wire_errors":0,'
     has "$c: invariants" "$J" '"invariants":{"errors":0,'
 done
+# a block per rank: fewer elements than ranks is refused, naming the size
+expect_err "reducescatter below one element per rank: refused" 2 \
+    "^arbor sim: -s workload.size: reducescatter of 4 bytes over 8 ranks: below one f32 element per rank \(want 32 B or more\)\$" \
+    "$ARBOR" sim -s topology=star:8 -s collective=reducescatter -s size=4
+expect_err "  ... allgather too" 2 "^arbor sim: -s workload.size: allgather of 28 bytes over 8 ranks: below one i32 element" \
+    "$ARBOR" sim -s topology=star:8 -s collective=allgather -s dtype=i32 -s size=28
+J=$("$ARBOR" sim --json --quiet -s topology=star:8 -s collective=reducescatter -s size=32 -s mode=values)
+has "  ... one element per rank runs, exact" "$J" '"correct":true'
 J=$("$ARBOR" sim --json --quiet -s topology=leafspine:2,4,2 -s size=512KiB -s dtype=f16 -s mode=values -s link_rate=400G)
 has "f16 at 400G correct" "$J" '"correct":true'
 has "leaf-spine: 20 B headers" "$J" '"header_bytes":20,'

@@ -147,6 +147,31 @@ expect_err "plot --sweep: an unknown figure" 2 "plot: -y nope: not a figure of" 
 expect_err "plot --sweep: not a sweep table" 2 "not an 'arbor sweep --csv' table" \
     "$A" plot --sweep "$TMP/s.ini" -x size -y cct_us
 
+# ---- a variable named after a column of the table --------------------------------
+# seed = ${seed=3,5} with repeat = 2: the variable's column is ${seed}, the
+# table's seed (the first replication's) stays seed: one column per name,
+# and plot --sweep -x seed finds the variable
+printf '[fabric]\ntopology = star:4\nloss = 0.01\n[workload]\nkind = arbor\nsize = 64KiB\n[run]\nseed = ${seed=3,5}\n[sweep]\nrepeat = 2\n' >"$TMP/vseed.ini"
+"$A" sweep "$TMP/vseed.ini" -n 1 -q --csv "$TMP/vseed.csv" >/dev/null 2>"$TMP/err"
+head=$(head -1 "$TMP/vseed.csv")
+dups=$(head -1 "$TMP/vseed.csv" | tr ',' '\n' | sort | uniq -d)
+if [ -z "$dups" ] && echo "$head" | grep -q '^point,${seed},seed,n,status,error,' &&
+    grep -q '^0,3,3,2,' "$TMP/vseed.csv" && grep -q '^1,5,5,2,' "$TMP/vseed.csv"; then
+    pass "a variable named seed: its column \${seed}, the table's seed once"
+else
+    fail "a variable named seed: one column per name" "$head" "twice: $dups" "$(cat "$TMP/err")"
+fi
+if command -v gnuplot >/dev/null 2>&1; then
+    out=$("$A" plot --sweep "$TMP/vseed.csv" -x seed -y sim_time_us -o "$TMP" --script "$TMP/vs.gp" 2>&1)
+    rc=$?
+    got=$(awk '/^\$s0 << EOD/ { on = 1; next } /^EOD/ { on = 0 } on { printf "%s ", $1 }' "$TMP/vs.gp")
+    if [ $rc -eq 0 ] && [ "$got" = "3 5 " ]; then
+        pass "  ... plot --sweep -x seed draws the variable's values"
+    else
+        fail "  ... plot --sweep -x seed" "status $rc: $out" "x: $got"
+    fi
+fi
+
 # ---- progress -----------------------------------------------------------------
 "$A" sweep "$TMP/s.ini" -n 2 --progress --csv "$TMP/p.csv" >/dev/null 2>"$TMP/err"
 if [ "$(grep -c 'points (.*runs)' "$TMP/err")" -eq 8 ] && grep -q 'about .* left' "$TMP/err" &&

@@ -81,6 +81,15 @@ if [ "$n" -ge 15 ] && [ -z "$bad" ]; then
 else
     fail "examples round trip" "n=$n bad:$bad"
 fi
+# decode --json has payload_len, not the bytes: its keys alone encode the
+# header and as many zero bytes (docs/wire.md section 7)
+hex=$(awk '$1 == "request" { print $2 }' "$TMP/ex")
+json=$("$ARBOR" wire decode --json "$hex")
+# shellcheck disable=SC2046 # one word per key
+zeroed=$("$ARBOR" wire encode $(keys "$json") \
+    "$(printf '%s' "$json" | grep -o '"payload_len":[0-9]*' | tr -d '"' | tr : =)" 2>&1)
+want=$(printf '%s' "$hex" | cut -c1-32)$(printf '%s' "$hex" | cut -c33- | tr '0-9a-f' '0')
+same "encode of decode's keys with payload_len: the header, the payload zeroed" "$want" "$zeroed"
 # an example with keys over it: the keys kept, the rest adjusted to stay valid
 expect_out "encode credit_result offset_b=3: the example, offset_b 3" \
     "$(sed -n 's/^credit_result *\([0-9a-f]\{12\}\)[0-9a-f]\{6\}\([0-9a-f]*\) .*/\1000003\2/p' "$TMP/ex")" \
@@ -111,6 +120,11 @@ expect_err "not hex" 2 "hex digit" "$ARBOR" wire decode 84zz
 expect_err "odd digits" 2 "odd number" "$ARBOR" wire decode 840
 expect_err "empty stdin" 2 "EWIRE_SHORT" sh -c "printf '' | '$ARBOR' wire decode -"
 expect_err "missing argument" 2 "missing HEX" "$ARBOR" wire decode
+expect_err "encode -: refused, saying it reads no stdin" 2 \
+    "^arbor wire encode: '-': encode reads no stdin; give KEY=VALUE \\.\\.\\. \\(or an example's name first\\) as arguments\$" \
+    "$ARBOR" wire encode -
+expect_err "  ... after keys too" 2 "^arbor wire encode: '-': encode reads no stdin" \
+    "$ARBOR" wire encode type=end -
 expect_err "encode unknown key" 2 "unknown key 'colour'" "$ARBOR" wire encode colour=blue
 expect_err "encode bad value" 2 "offset_a" "$ARBOR" wire encode offset_a=0x1000000
 expect_err "encode: a given field the type refuses, named with what it needs" 2 \

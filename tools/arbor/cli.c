@@ -38,10 +38,31 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-void cli_getopt_start(void)
+/* The long options of the loop under way, for cli_bad_option's matches. */
+static const struct option *cur_opts;
+
+void cli_getopt_start(const struct option *opts)
 {
     optind = 0; /* glibc and musl: start over, options may follow operands */
     opterr = 0; /* the messages are ours (cli_bad_option) */
+    cur_opts = opts;
+}
+
+/* The long options "--NAME" (up to an '=') abbreviates, as "--a, --b" in
+ * list: how many. */
+static int long_matches(const char *word, char *list, size_t len)
+{
+    const char *name = word + 2;
+    size_t n = strcspn(name, "="), used = 0;
+    int hits = 0;
+    list[0] = '\0';
+    for (const struct option *o = cur_opts; o && o->name; o++) {
+        if (strncmp(o->name, name, n) != 0) continue;
+        int w = snprintf(list + used, len - used, "%s--%s", hits ? ", " : "", o->name);
+        if (w > 0 && (size_t)w < len - used) used += (size_t)w;
+        hits++;
+    }
+    return hits;
 }
 
 int cli_bad_option(const char *cmd, int c, char **argv)
@@ -54,6 +75,11 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     if (optopt && strncmp(word, "--", 2) == 0 && strchr(word, '='))
         return cli_error(cmd, "%.*s takes no value; see 'arbor %s --help'",
                          (int)(strchr(word, '=') - word), word, cmd);
+    char list[512];
+    if (!optopt && strncmp(word, "--", 2) == 0 && word[2] &&
+        long_matches(word, list, sizeof list) > 1)
+        return cli_error(cmd, "ambiguous option '%.*s' (%s); see 'arbor %s --help'",
+                         (int)strcspn(word, "="), word, list, cmd);
     char shortopt[3] = {'-', (char)optopt, '\0'};
     const char *a = optopt ? shortopt : word;
     return cli_error(cmd, "unknown option '%s'; see 'arbor %s --help'", a, cmd);
@@ -63,7 +89,7 @@ int cli_options(int argc, char **argv, const char *shorts, const struct option *
                 cli_option_fn one, void *ctx)
 {
     int c;
-    cli_getopt_start();
+    cli_getopt_start(opts);
     while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
         int rc = one(c, optarg, argv, ctx);
         if (rc != CLI_GO_ON) return rc;

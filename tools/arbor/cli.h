@@ -43,11 +43,14 @@ int cli_is_help(const char *arg);
 /*
  * Options: every command parses its own with getopt_long (so --opt=value,
  * --opt value, abbreviations and short options all work), after
- * cli_getopt_start() (cli_options below does both). Its option string starts with ':' so that a
- * missing value comes back as ':'; cli_bad_option turns the '?' or ':' getopt_long returned into
- * one line on stderr ("unknown option", "needs a value") and CLI_EXIT_USAGE.
+ * cli_getopt_start(opts) (cli_options below does both), which remembers the long options
+ * for cli_bad_option. Its option string starts with ':' so that a missing value comes back as
+ * ':'; cli_bad_option turns the '?' or ':' getopt_long returned into one line on stderr
+ * ("unknown option", "ambiguous option '--se' (--seed, --seeds)", "needs a value") and
+ * CLI_EXIT_USAGE.
  */
-void cli_getopt_start(void);
+struct option;
+void cli_getopt_start(const struct option *opts);
 int cli_bad_option(const char *cmd, int c, char **argv);
 
 /*
@@ -59,7 +62,6 @@ int cli_bad_option(const char *cmd, int c, char **argv);
  * operand), or the status `one` stopped with.
  */
 #define CLI_GO_ON (-1)
-struct option;
 typedef int (*cli_option_fn)(int c, const char *v, char **argv, void *ctx);
 int cli_options(int argc, char **argv, const char *shorts, const struct option *opts,
                 cli_option_fn one, void *ctx);

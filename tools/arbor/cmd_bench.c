@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static const char bench_usage[] =
@@ -29,8 +30,8 @@ static const char bench_usage[] =
     "rank's mean), algbw = size / time, busbw = algbw x nccl-tests' factor\n"
     "(allreduce 2(n-1)/n; reducescatter, allgather (n-1)/n; others 1), #wrong.\n"
     "size is the whole buffer, as in nccl-tests (allgather: the output), rounded\n"
-    "down to whole elements (allgather, reducescatter: whole elements per rank);\n"
-    "a size below one element (per rank) is refused.\n"
+    "down to whole elements (allgather, reducescatter: whole elements per rank),\n"
+    "which the heading then says; a size below one element (per rank) is refused.\n"
     "\n"
     "  -b BYTES   the first size (default 1K); -e BYTES the last (default 64M),\n"
     "             at most 4G: a number with an optional unit, K, M, G binary as\n"
@@ -38,7 +39,9 @@ static const char bench_usage[] =
     "             (1.5M = 1572864; docs/scenarios.md, Sizes)\n"
     "  -f FACTOR  each size is the one before times FACTOR (default 2)\n"
     "  -n ITERS   timed iterations per size (default 20); -w WARMUP untimed (5)\n"
-    "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64\n"
+    "  -d DTYPE   f16, bf16, f32 (default), f64, i32, i64, or as the table\n"
+    "             names them (nccl-tests' -d): half, bfloat16, float, double,\n"
+    "             int32, int64\n"
     "  -o OP      sum (default), max, min: allreduce, reduce, reducescatter only\n"
     "  -r ROOT    root of reduce and broadcast (default 0)\n"
     "  -c         check every call's result, warm-up and timed, against a\n"
@@ -57,6 +60,16 @@ static const char bench_usage[] =
 
 static const char *const nccl_type[ARB_DTYPE_COUNT] = {"half",   "bfloat16", "float",
                                                        "double", "int32",    "int64"};
+
+/* -d: a dtype's name, or the name the table gives it (nccl-tests'), in
+ * any case; -1 for neither. */
+static int parse_dtype(const char *v)
+{
+    int dt = arb_dtype_parse(v);
+    for (int i = 0; dt < 0 && i < ARB_DTYPE_COUNT; i++)
+        if (strcasecmp(v, nccl_type[i]) == 0) dt = i;
+    return dt;
+}
 
 /* A usage error (the same on every rank): printed by rank 0 only, so that
  * `arbor run -n 8 -- arbor bench ...` shows it once; every rank exits 2. */
@@ -234,7 +247,8 @@ static int bench_option(int c, const char *v, char **argv, void *ctx)
     static const char *const rule[128] = {['f'] = "want a factor above 1, such as 2",
                                           ['n'] = "want 1..1000000 iterations",
                                           ['w'] = "want 0..1000000 iterations",
-                                          ['d'] = "want f16, bf16, f32, f64, i32 or i64",
+                                          ['d'] = "want f16, bf16, f32, f64, i32 or i64 (or "
+                                                  "half, bfloat16, float, double, int32, int64)",
                                           ['o'] = "want sum, max or min",
                                           ['r'] = "want a rank 0..255"};
     int bad = 0;
@@ -270,7 +284,7 @@ static int bench_option(int c, const char *v, char **argv, void *ctx)
         bad = cli_parse_u64(v, 1000000, &o->warm) < 0;
         break;
     case 'd':
-        bad = (o->dt = arb_dtype_parse(v)) < 0;
+        bad = (o->dt = parse_dtype(v)) < 0;
         break;
     case 'o':
         o->op = arb_op_parse(v);
@@ -351,19 +365,40 @@ static int job_config(const struct bench_opts *o, arb_rt_config *cfg)
     return CLI_GO_ON;
 }
 
-/* Rank 0's heading of the table. */
+/* The size after size: times the factor, at least one more. */
+static uint64_t next_size(uint64_t size, double factor)
+{
+    uint64_t n = (uint64_t)(size * factor);
+    return n > size ? n : size + 1;
+}
+
+/* Whether a size from -b to -e is not a whole number of units (one
+ * element, or one per rank): those run rounded down. */
+static int any_rounded(const struct bench_opts *o, size_t unit)
+{
+    if (o->coll == ARB_COLL_BARRIER) return 0;
+    for (uint64_t size = o->minb; size <= o->maxb; size = next_size(size, o->factor))
+        if (size % unit) return 1;
+    return 0;
+}
+
+/* Rank 0's heading of the table (unit: bench_sizes'). */
 static void print_heading(const struct bench_opts *o, const struct bench *b,
-                          const arb_rt_config *cfg)
+                          const arb_rt_config *cfg, size_t unit)
 {
     char what[48] = "";
     if (o->reduces)
         snprintf(what, sizeof what, "%s %s, ", arb_dtype_name(o->dt), arb_op_name(o->op));
     else if (o->coll != ARB_COLL_BARRIER)
         snprintf(what, sizeof what, "%s, ", arb_dtype_name(o->dt));
-    printf("# arbor bench %s: %u ranks, %s%llu iterations (%llu warm-up), switch %s, "
+    printf("# arbor bench %s: %u ranks, %s%llu iteration%s (%llu warm-up), switch %s, "
            "fabric %s\n#\n",
            arb_coll_name(o->coll), b->n, what, (unsigned long long)o->iters,
-           (unsigned long long)o->warm, cfg->sw, cfg->topo);
+           o->iters == 1 ? "" : "s", (unsigned long long)o->warm, cfg->sw, cfg->topo);
+    if (any_rounded(o, unit))
+        printf("# sizes rounded down to whole %s elements%s (multiples of %zu B): the size "
+               "column is what ran\n#\n",
+               arb_dtype_name(o->dt), unit > arb_dtype_size(o->dt) ? " per rank" : "", unit);
     printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root",
            "time", "algbw", "busbw", "#wrong");
     printf("# %12s %12s %8s %6s %5s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
@@ -452,8 +487,7 @@ static int bench_sizes(struct bench *b, const struct bench_opts *o, size_t unit,
                        double *wrong)
 {
     size_t es = arb_dtype_size(b->dt);
-    for (uint64_t size = o->minb;;
-         size = (uint64_t)(size * o->factor) > size ? (uint64_t)(size * o->factor) : size + 1) {
+    for (uint64_t size = o->minb;; size = next_size(size, o->factor)) {
         if (size > o->maxb) break;
         size_t count = o->coll == ARB_COLL_BARRIER ? 0 : (size / unit) * (unit / es);
         fill_inputs(b, count);
@@ -509,7 +543,7 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "arbor bench: rank %u: --record %s: %s\n", b.me, o.record, strerror(errno));
         return CLI_EXIT_FAIL;
     }
-    if (b.me == 0) print_heading(&o, &b, &cfg);
+    if (b.me == 0) print_heading(&o, &b, &cfg, unit);
     int status = CLI_EXIT_OK;
     double total_wrong = 0;
     rc = bench_sizes(&b, &o, unit, rec, &total_wrong);

@@ -108,7 +108,7 @@ static int parse(int argc, char **argv, struct opts *o, int *help)
     o->trials = 1;
     o->seed = 1;
     *help = 0;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     int c, idx;
     while ((c = getopt_long(argc, argv, ":t:r:T:m:c:f:n:jh", lopts, &idx)) != -1) {
         const char *v = optarg;
@@ -681,7 +681,37 @@ static int lib_error(int rc, const char *option, const char *err)
         fprintf(stderr, "arbor route: %s\n", err);
         return CLI_EXIT_FAIL;
     }
+    /* the library's message may start with the option's own name
+     * ("routing: ..."): said once */
+    size_t n = strlen(option + 2);
+    if (strncmp(err, option + 2, n) == 0 && strncmp(err + n, ": ", 2) == 0) err += n + 2;
     return cli_error("route", "%s: %s", option, err);
+}
+
+/* The engines arbor route takes: the static ones (adaptive chooses as
+ * packets flow, in the simulator). */
+#define ROUTE_ENGINES                                                                              \
+    "dmodk, smodk, rnca[:SEED], pinning, table[:PATH], updown, dmodc, ecmp[:polarized], "          \
+    "eecmp[:polarized]"
+
+/* --routing's engine name (before any ':') checked against those route
+ * takes: 0 or an exit status. */
+static int check_engine(const char *spec)
+{
+    size_t n = strcspn(spec, ":");
+    int kind = -1;
+    for (int i = 0; i < ARB_ROUTE_KIND_COUNT; i++) {
+        const char *name = arb_route_kind_name(i);
+        if (name && strlen(name) == n && strncmp(spec, name, n) == 0) kind = i;
+    }
+    if (kind == ARB_ROUTE_ADAPTIVE)
+        return cli_error("route",
+                         "--routing: adaptive chooses as packets flow: the simulator's (routing = "
+                         "adaptive in a scenario); route takes " ROUTE_ENGINES);
+    if (kind < 0)
+        return cli_error("route", "--routing: unknown engine '%.*s' (" ROUTE_ENGINES ")", (int)n,
+                         spec);
+    return 0;
 }
 
 /* The traffic source on fabric t: --traffic's generator, or the model's
@@ -754,6 +784,7 @@ int cmd_route(int argc, char **argv)
     memset(&src, 0, sizeof src);
     struct route_plan p;
     if ((rc = plan_of(&o, &src, &p)) != 0) return rc;
+    if ((rc = check_engine(p.routing)) != 0) return rc;
     arb_topo *t = NULL;
     rc = build_topo(p.topo, &o, &t);
     if (rc) return rc;

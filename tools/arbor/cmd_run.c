@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +82,36 @@ static const char *rank_program(const char *command, char *self, size_t len)
     if (n <= 0) return command;
     self[n] = '\0';
     return self;
+}
+
+/* Whether path is a regular file this process may execute. */
+static int runnable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The rank program checked before any rank starts, as execvp would find
+ * it (a name with a '/' as it is, else along PATH): CLI_GO_ON, or one
+ * line and CLI_EXIT_USAGE (every rank would fail alike). */
+static int check_program(const char *program)
+{
+    if (strchr(program, '/')) {
+        if (runnable(program)) return CLI_GO_ON;
+        if (access(program, F_OK) != 0) return cli_error("run", "%s: %s", program, strerror(errno));
+        return cli_error("run", "%s: not an executable file", program);
+    }
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/bin:/usr/bin"; /* execvp's default */
+    for (const char *p = path;; p++) {                /* an empty entry is the current directory */
+        size_t n = strcspn(p, ":");
+        char full[4096];
+        int w = snprintf(full, sizeof full, "%.*s%s%s", (int)n, p, n ? "/" : "", program);
+        if (w > 0 && (size_t)w < sizeof full && runnable(full)) return CLI_GO_ON;
+        p += n;
+        if (!*p) break;
+    }
+    return cli_error("run", "%s: no such program on PATH", program);
 }
 
 /* The signals arbor run passes on to its ranks. */
@@ -504,6 +535,7 @@ int cmd_run(int argc, char **argv)
     if (rc != CLI_GO_ON) return rc;
     char self[4096];
     const char *program = rank_program(argv[i], self, sizeof self);
+    if ((rc = check_program(program)) != CLI_GO_ON) return rc;
     if ((rc = job_credentials(&o)) != CLI_GO_ON) return rc;
     /* the stop signals and SIGCHLD are taken by sigtimedwait in reap(), so
      * none is lost between a look and a wait; blocked before the switch

@@ -214,12 +214,40 @@ static void csv_real(FILE *f, double v)
     fputs(b, f);
 }
 
+/* Whether name is one of the table's own columns: point, seed, n, status,
+ * error, a figure or its _ci95. */
+static int table_column(const char *name)
+{
+    static const char *const own[] = {"point", "seed", "n", "status", "error"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(name, own[i]) == 0) return 1;
+    for (size_t m = 0; m < CLI_N_FIGURES; m++) {
+        size_t len = strlen(cli_figures[m]);
+        if (strncmp(name, cli_figures[m], len) == 0 &&
+            (name[len] == '\0' || strcmp(name + len, "_ci95") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* Variable v's column in the CSV: its name, or ${NAME} when the name is
+ * one of the table's own columns (one column per name). */
+static void csv_var_column(FILE *f, const arb_sweep *sw, size_t v)
+{
+    const char *name = arb_sweep_var_name(sw, v);
+    if (!table_column(name)) {
+        csv_field(f, name);
+        return;
+    }
+    fprintf(f, "${%s}", name); /* a name is letters, digits, '_', '.', '#' */
+}
+
 static void write_csv(FILE *f, const struct collector *c, const struct row *rows, uint32_t cols)
 {
     fputs("point", f);
     for (size_t v = 0; v < arb_sweep_n_vars(c->sw); v++) {
         fputc(',', f);
-        csv_field(f, arb_sweep_var_name(c->sw, v));
+        csv_var_column(f, c->sw, v);
     }
     fputs(",seed,n,status,error", f);
     for (size_t m = 0; m < CLI_N_FIGURES; m++)
@@ -557,7 +585,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         {"list", no_argument, NULL, 'l'},      {"mpi", no_argument, NULL, 'M'},
         {"progress", no_argument, NULL, 'P'},  {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},      {0, 0, 0, 0}};
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     int c;
     while ((c = getopt_long(argc, argv, ":s:n:qh", lopts, NULL)) != -1) {
         uint64_t v;

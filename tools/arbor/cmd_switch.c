@@ -230,6 +230,7 @@ static int config_line(void *user, const char *section, const char *name, const 
         return 0;
     }
     if (strcmp(name, "listen") == 0) {
+        if (arb_rt_addr_check(value, x->why, sizeof x->why) < 0) return 0;
         cfg->listen = keep(value);
     } else if (strcmp(name, "topo") == 0) {
         cfg->topo = keep(value);
@@ -341,6 +342,16 @@ static int go_on(int rc)
     return rc ? rc : CLI_GO_ON;
 }
 
+/* An address option's value checked as it is read (so that a bad one is
+ * named before what is missing, as every other value is): 0 or an exit
+ * status. */
+static int addr_option(const char *opt, const char *v)
+{
+    char err[256];
+    if (arb_rt_addr_check(v, err, sizeof err) < 0) return cli_error("switch", "%s: %s", opt, err);
+    return 0;
+}
+
 /* --peer LEVEL.INDEX=HOST:PORT. */
 static int peer_option(arb_rt_switch_config *cfg, const char *v)
 {
@@ -354,6 +365,7 @@ static int peer_option(arb_rt_switch_config *cfg, const char *v)
         return cli_error("switch", "more than %d peers", ARB_RT_SWITCH_MAX_PEERS);
     if (parse_node(node, &cfg->peers[cfg->n_peers].level, &cfg->peers[cfg->n_peers].index) < 0)
         return cli_error("switch", "--peer '%s': want LEVEL.INDEX=HOST:PORT", v);
+    if (addr_option("--peer", eq + 1) != 0) return CLI_EXIT_USAGE;
     cfg->peers[cfg->n_peers++].addr = eq + 1;
     return 0;
 }
@@ -395,7 +407,7 @@ static int switch_option(int c, const char *v, char **argv, void *ctx)
         return CLI_EXIT_OK;
     case 'l':
         cfg->listen = v;
-        return CLI_GO_ON;
+        return go_on(addr_option("--listen", v));
     case 't':
         cfg->topo = v;
         return CLI_GO_ON;

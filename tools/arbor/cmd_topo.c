@@ -69,7 +69,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, int want_node, str
         {"up-rate", required_argument, NULL, 'u'}, {"delay", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},          {"force", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},          {0, 0, 0, 0}};
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     int c, idx;
     while ((c = getopt_long(argc, argv, ":f:r:u:d:jFh", lopts, &idx)) != -1) {
         switch (c) {

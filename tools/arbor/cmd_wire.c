@@ -29,13 +29,17 @@ const char wire_usage[] =
     "         repair, op, message_id, payload_valid, payload_kind, credit_valid,\n"
     "         ext, agg_depth, aggregated, offset_a, offset_b, agg_loc, fanin,\n"
     "         attempt, dtype, header_len, payload_len (and frame, with --frame).\n"
-    "encode   print the hex of the packet the keys describe; decode(encode(x))\n"
-    "         is x. Keys are those of decode --json (schema must be arbor-wire/1,\n"
+    "encode   print the hex of the packet the keys describe (as arguments:\n"
+    "         encode reads no stdin); decode --json of it gives the keys back.\n"
+    "         Keys are those of decode --json (schema must be arbor-wire/1,\n"
     "         arbor_version is ignored; header_len 16 or 20 sets ext; type is\n"
     "         packet_type), with names (any case) or numbers for packet_type, op,\n"
     "         payload_kind and dtype, and 'a,b,c' for agg_loc and fanin.\n"
     "         payload=HEX gives payload bytes, payload_len=N that many zero\n"
-    "         bytes; either sets payload_valid=1 unless it is given. It starts\n"
+    "         bytes; either sets payload_valid=1 unless it is given. decode\n"
+    "         --json has payload_len, not the bytes: encode of its keys is the\n"
+    "         packet with a zeroed payload, and with payload=HEX (the bytes\n"
+    "         after the header) the packet itself. It starts\n"
     "         from a valid header of the type: unset fields are 0 (version 2)\n"
     "         but where the type needs another value (type=register has\n"
     "         repair=1, type=data_request offset_b=1, type=response a credit);\n"
@@ -240,7 +244,7 @@ static int wire_decode(int argc, char **argv)
                                           {0, 0, 0, 0}};
     int json = 0, frame = 0, c;
     const char *arg = NULL;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     while ((c = getopt_long(argc, argv, ":jfh", lopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(wire_usage, stdout);

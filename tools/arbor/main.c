@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {0, 0, 0, 0}};
-    cli_getopt_start();
+    cli_getopt_start(opts);
     int c;
     /* '+': stop at the command; its own options are its own */
     while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {

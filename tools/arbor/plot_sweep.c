@@ -52,10 +52,35 @@ static int csv_record(const char **p, char *buf, char *fields[MAX_FIELDS])
     return n;
 }
 
-static int find_col(char **cols, int n, const char *name)
+static int find_col(char **cols, int from, int n, const char *name)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = from; i < n; i++)
         if (strcmp(cols[i], name) == 0) return i;
+    return -1;
+}
+
+/* The table's seed column: the one followed by n, status, error (a
+ * variable before it may be called seed too). */
+static int seed_col(char **cols, int n)
+{
+    for (int i = 1; i + 3 < n; i++)
+        if (strcmp(cols[i], "seed") == 0 && strcmp(cols[i + 1], "n") == 0 &&
+            strcmp(cols[i + 2], "status") == 0 && strcmp(cols[i + 3], "error") == 0)
+            return i;
+    return -1;
+}
+
+/* Variable name's column among the first n: NAME, or ${NAME} for one named
+ * after a column of the table's own. */
+static int var_col(char **cols, int n, const char *name)
+{
+    for (int i = 1; i < n; i++) {
+        size_t len = strlen(name);
+        const char *c = cols[i];
+        if (strcmp(c, name) == 0 || (strncmp(c, "${", 2) == 0 && strncmp(c + 2, name, len) == 0 &&
+                                     strcmp(c + 2 + len, "}") == 0))
+            return i;
+    }
     return -1;
 }
 
@@ -162,15 +187,17 @@ static int read_header(struct sweep_table *T, const char **p, const char *xvar, 
 {
     T->nc = T->hbuf && T->rbuf ? csv_record(p, T->hbuf, T->cols) : -1;
     int nc = T->nc;
-    T->c_seed = nc > 0 ? find_col(T->cols, nc, "seed") : -1;
-    T->c_x = nc > 0 ? find_col(T->cols, nc, xvar) : -1;
-    T->c_y = nc > 0 ? find_col(T->cols, nc, yfig) : -1;
+    T->c_seed = nc > 0 ? seed_col(T->cols, nc) : -1;
+    T->c_x = T->c_seed > 0 ? var_col(T->cols, T->c_seed, xvar) : -1;
+    T->c_y = T->c_seed > 0 ? find_col(T->cols, T->c_seed + 4, nc, yfig) : -1;
     snprintf(T->ci_name, sizeof T->ci_name, "%s_ci95", yfig);
-    T->c_ci = nc > 0 ? find_col(T->cols, nc, T->ci_name) : -1;
+    T->c_ci = T->c_seed > 0 ? find_col(T->cols, T->c_seed + 4, nc, T->ci_name) : -1;
     if (!T->hbuf || !T->rbuf) return cli_error("plot", "out of memory");
     if (nc < 2 || strcmp(T->cols[0], "point") != 0 || T->c_seed < 0)
-        return cli_error("plot", "%s:1: not an 'arbor sweep --csv' table (point, ..., seed, ...)",
-                         T->path);
+        return cli_error(
+            "plot",
+            "%s:1: not an 'arbor sweep --csv' table (point, ..., seed, n, status, error, ...)",
+            T->path);
     if (T->c_x < 1 || T->c_x >= T->c_seed) {
         char list[512] = "";
         for (int i = 1; i < T->c_seed; i++) {

@@ -75,6 +75,33 @@ uint32_t cli_figures_of(const cJSON *run, double v[CLI_N_FIGURES])
     return have;
 }
 
+/* A figure's statistic in the text summary: a count (every run's value
+ * whole) as an integer when it is one, else to two decimals; any other
+ * figure (times, rates) to three. */
+static void fmt_stat(char *buf, size_t len, double v, int whole)
+{
+    if (whole && v == floor(v))
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.*f", whole ? 2 : 3, v);
+}
+
+/* The text summary's row of figure name: its n values x, and st = mean,
+ * ci95, sd, min, max. */
+static void text_row(const char *name, const double *x, uint64_t n, const double st[5])
+{
+    int whole = 1;
+    for (uint64_t k = 0; k < n; k++)
+        whole &= x[k] == floor(x[k]);
+    printf("%-24s", name);
+    for (int i = 0; i < 5; i++) {
+        char b[64];
+        fmt_stat(b, sizeof b, st[i], whole);
+        printf(" %14s", b);
+    }
+    putchar('\n');
+}
+
 /* Two-sided 95% quantile of Student's t with df degrees of freedom: the
  * table to 30, then z + (z^3 + z) / (4 df), within 0.01% of it beyond. */
 double cli_t95(unsigned df)
@@ -178,9 +205,7 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
             cli_json_real(e, "ci95", ci);
             cli_json_real(e, "min", lo);
             cli_json_real(e, "max", hi);
-            if (!run->json)
-                printf("%-24s %14.6f %14.6f %14.6f %14.6f %14.6f\n", cli_figures[m], mean, ci, sdv,
-                       lo, hi);
+            if (!run->json) text_row(cli_figures[m], x, n, (double[]){mean, ci, sdv, lo, hi});
         }
         if (run->json) {
             char *s = cJSON_PrintUnformatted(o);

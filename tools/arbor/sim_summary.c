@@ -22,6 +22,12 @@ static const char *str(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
+/* The noun for n of it: one, or many for every other count. */
+static const char *noun(double n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
 /* A figure of a fault event, or "n/a" when the JSON has null. */
 static const char *fig(const cJSON *o, const char *a, char *buf, size_t len)
 {
@@ -91,9 +97,12 @@ static void print_watch(const cJSON *watch)
 static void print_setup(const cJSON *j, const cJSON *wl)
 {
     printf("scenario      %s\n", str(wl, "file", NULL));
-    printf("fabric        %s: %.0f hosts, %.0f switches, %.0f links, %s, %s per link\n",
-           str(j, "topology", "spec"), num(j, "topology", "hosts"), num(j, "topology", "switches"),
-           num(j, "topology", "links"), str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
+    double hosts = num(j, "topology", "hosts"), switches = num(j, "topology", "switches");
+    double links = num(j, "topology", "links");
+    printf("fabric        %s: %.0f %s, %.0f %s, %.0f %s, %s, %s per link\n",
+           str(j, "topology", "spec"), hosts, noun(hosts, "host", "hosts"), switches,
+           noun(switches, "switch", "switches"), links, noun(links, "link", "links"),
+           str(wl, "fabric", "link_rate"), str(wl, "fabric", "delay"));
     printf("routing       %s\n", str(j, "routing", NULL));
     const char *kind = str(wl, "workload", "kind");
     if (strcmp(kind, "arbor") == 0) /* the Arbor engines are the transport */
@@ -193,9 +202,10 @@ static void print_arbor_protocol(const cJSON *j, const cJSON *ar)
            "%.0f timeouts\n",
            num(j, "commits", NULL), num(ar, "repair_commits", NULL),
            num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL), num(ar, "timeouts", NULL));
-    printf("recovery      %.0f retries; losses %.0f by order, %.0f by timer (%.0f spurious); "
+    double retries = num(ar, "recovery", "retries");
+    printf("recovery      %.0f %s; losses %.0f by order, %.0f by timer (%.0f spurious); "
            "%.0f bypassed; trees %.0f dead, %.0f revived\n",
-           num(ar, "recovery", "retries"), num(ar, "recovery", "losses_order"),
+           retries, noun(retries, "retry", "retries"), num(ar, "recovery", "losses_order"),
            num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
            num(ar, "recovery", "bypass"), num(ar, "recovery", "tree_deaths"),
            num(ar, "recovery", "revivals"));
@@ -249,18 +259,22 @@ static void print_collective(const cJSON *j)
 /* Losses, congestion signals, and the ports' queues and utilisation. */
 static void print_network(const cJSON *j)
 {
-    printf("losses        %.0f drops, %.0f unroutable, %.0f timeouts, ", num(j, "drops", NULL),
-           num(j, "unroutable", NULL), num(j, "timeouts", NULL));
-    if (num(j, "tlp_probes", NULL) > 0)
-        printf("%.0f tail-loss probes, ", num(j, "tlp_probes", NULL));
+    double drops = num(j, "drops", NULL), timeouts = num(j, "timeouts", NULL);
+    double probes = num(j, "tlp_probes", NULL);
+    printf("losses        %.0f %s, %.0f unroutable, %.0f %s, ", drops, noun(drops, "drop", "drops"),
+           num(j, "unroutable", NULL), timeouts, noun(timeouts, "timeout", "timeouts"));
+    if (probes > 0)
+        printf("%.0f %s, ", probes, noun(probes, "tail-loss probe", "tail-loss probes"));
     printf("%.0f B retransmitted", num(j, "retx_bytes", NULL));
     if (num(j, "duplicated", NULL) > 0 || num(j, "reordered", NULL) > 0)
         printf("; %.0f duplicated, %.0f reordered by links", num(j, "duplicated", NULL),
                num(j, "reordered", NULL));
     printf("\n");
-    printf("signals       %.0f ECN marks, %.0f PFC pauses (%.3f us paused), %.0f out of order, "
+    double marks = num(j, "ecn_marks", NULL), pauses = num(j, "pfc", "pauses");
+    printf("signals       %.0f %s, %.0f %s (%.3f us paused), %.0f out of order, "
            "reorder peak %.0f B\n",
-           num(j, "ecn_marks", NULL), num(j, "pfc", "pauses"), num(j, "pfc", "paused_us"),
+           marks, noun(marks, "ECN mark", "ECN marks"), pauses,
+           noun(pauses, "PFC pause", "PFC pauses"), num(j, "pfc", "paused_us"),
            num(j, "ooo_pkts", NULL), num(j, "reorder_peak_bytes", NULL));
     printf("%-12s %-16s %7s %12s %12s %12s %8s %8s\n", "ports", "", "count", "queue max", "mean",
            "p99", "util", "max");

@@ -431,6 +431,18 @@ static void default_frame(arb_frame_addr *fa)
     fa->ip_ttl = 64;
 }
 
+/* A word without '=': the example to start from when it is the first,
+ * else (and '-' anywhere) an error. An exit status. */
+static int bare_word(struct encode_state *st, const char *a, int first)
+{
+    if (strcmp(a, "-") == 0)
+        return cli_error("wire encode", "'-': encode reads no stdin; give KEY=VALUE ... (or an "
+                                        "example's name first) as arguments");
+    if (first) return start_from_example(st, a);
+    return cli_error("wire encode", "expected KEY=VALUE, got '%s' (an example's name comes first)",
+                     a);
+}
+
 int wire_encode(int argc, char **argv)
 {
     const char *E = "wire encode";
@@ -444,7 +456,7 @@ int wire_encode(int argc, char **argv)
     static const struct option lopts[] = {
         {"frame", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
-    cli_getopt_start();
+    cli_getopt_start(lopts);
     while ((c = getopt_long(argc, argv, ":fh", lopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(wire_usage, stdout);
@@ -456,13 +468,9 @@ int wire_encode(int argc, char **argv)
     for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
         const char *a = argv[i];
         const char *eq = strchr(a, '=');
-        if (!eq && i == optind) { /* an example to start from */
-            rc = start_from_example(&st, a);
+        if (!eq) { /* an example to start from, first */
+            rc = bare_word(&st, a, i == optind);
             continue;
-        }
-        if (!eq) {
-            rc = cli_error(E, "expected KEY=VALUE, got '%s' (an example's name comes first)", a);
-            break;
         }
         /* decode --json's own fields: its schema (checked) and the
          * program's version (ignored), so that its keys are encode's */
