@@ -42,7 +42,7 @@ expect_err "a workload that is not Arbor's" 2 "workload.kind = perm: the lab run
     "$ARBOR" lab "$TMP/star.ini" -s workload.kind=perm
 expect_err "a scenario key's own error" 2 "fabric.topology" \
     "$ARBOR" lab "$TMP/star.ini" -s fabric.topology=star:x
-expect_err "--csv where no file can be made" 2 "--csv $TMP/none/x: cannot write in $TMP/none" \
+expect_err "--csv where no file can be made" 2 "csv $TMP/none/x: cannot write in $TMP/none" \
     "$ARBOR" lab "$TMP/star.ini" --csv "$TMP/none/x"
 
 if [ "$(id -u)" -ne 0 ]; then
