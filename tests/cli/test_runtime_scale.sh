@@ -33,7 +33,7 @@ start=$(date +%s)
 if "$ARBOR" run -n 256 --timeout 600s -- sh -c \
     '"$0" bench allreduce -b 1K -e 1K -n 1 -w 0 -c && "$0" bench barrier -n 1 -w 0' \
     "$ARBOR" >"$TMP/out" 2>"$TMP/err"; then
-    rows=$(grep -v '^#' "$TMP/out" | awk '{ printf "%s%s %s %s", s, $1, $5, $9; s = "; " }')
+    rows=$(grep -v '^#' "$TMP/out" | awk '{ printf "%s%s %s %s", s, $1, $4, $9; s = "; " }')
     same "256 ranks on one switch: an exact AllReduce, then a Barrier ($(($(date +%s) - start)) s)" \
         "1024 sum 0; 0 none N/A" "$rows"
 else
