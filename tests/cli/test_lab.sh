@@ -3,7 +3,8 @@
 # Usage errors first (no namespace needed); then, as root with `ip netns`,
 # a star of 4 hosts (exact AllReduce, the goodput within the shaped link's
 # bound; 1% loss on every link, still exact, nftables counting drops), a
-# leaf-spine of two leaves under a spine, a two-level k-ary tree (two
+# leaf-spine of two leaves under a spine (its --csv drawn by arbor plot,
+# alone and over arbor sim's), a two-level k-ary tree (two
 # spines, each a root), and runs stopped by SIGTERM and
 # SIGINT mid-collective. After every run: no namespace, veth, qdisc or
 # process of it is left (every namespace the run made is gone: no process
@@ -41,6 +42,8 @@ expect_err "a workload that is not Arbor's" 2 "workload.kind = perm: the lab run
     "$ARBOR" lab "$TMP/star.ini" -s workload.kind=perm
 expect_err "a scenario key's own error" 2 "fabric.topology" \
     "$ARBOR" lab "$TMP/star.ini" -s fabric.topology=star:x
+expect_err "--csv where no file can be made" 2 "csv $TMP/none/x: cannot write in $TMP/none" \
+    "$ARBOR" lab "$TMP/star.ini" --csv "$TMP/none/x"
 
 if [ "$(id -u)" -ne 0 ]; then
     expect_err "not root: one line, exit 2" 2 "needs root" "$ARBOR" lab "$TMP/star.ini"
@@ -165,12 +168,42 @@ else
 fi
 
 # ---- a leaf-spine: two leaves and a spine, each an arbor switch -----------------
-lab leafspine -s fabric.topology=leafspine:2,2,1 -s arbor.collective=allreduce
+# with --csv: arbor sim --csv's files, which arbor plot draws
+lab leafspine -s fabric.topology=leafspine:2,2,1 -s arbor.collective=allreduce \
+    --csv "$TMP/lab" -s run.sample=10us
 if [ $rc -eq 0 ] && [ "$(field leafspine correct)" = true ] &&
     [ "$(field leafspine topology.switches)" = 3 ]; then
     pass "leafspine:2,2,1: three switch processes, an exact AllReduce"
 else
     fail "leafspine" "status $rc" "$(cat "$TMP/leafspine.err")"
+fi
+"$ARBOR" sim "$TMP/star.ini" -q -s fabric.topology=leafspine:2,2,1 -s workload.size=64K \
+    --csv "$TMP/sim" >/dev/null 2>"$TMP/sim.err" || fail "arbor sim --csv" "$(cat "$TMP/sim.err")"
+for f in util queue flows ranks; do
+    same "lab --csv: $f.csv has arbor sim's columns" "$(head -1 "$TMP/sim-$f.csv" 2>&1)" \
+        "$(head -1 "$TMP/lab-$f.csv" 2>&1)"
+done
+same "lab --csv: a row per rank, each with its done time" "0,0,0 0,1,1 0,2,2 0,3,3" \
+    "$(awk -F, 'NR > 1 && $4 > 0 { printf "%s%s,%s,%s", s, $1, $2, $3; s = " " }' "$TMP/lab-ranks.csv")"
+# 10 us of the scenario at scale 0.01 is 1 ms of the lab: a run of a
+# second or more has hundreds of samples; the collective's 4 x 1 MiB
+# crossed the spine's links (tier1) at some point of them
+rows=$(($(wc -l <"$TMP/lab-util.csv") - 1))
+busy=$(awk -F, 'NR > 1 && ($4 > 0.05 || $5 > 0.05) { n++ } END { print n + 0 }' "$TMP/lab-util.csv")
+if [ "$rows" -ge 100 ] && [ "$busy" -gt 0 ] && [ "$(wc -l <"$TMP/lab-queue.csv")" -eq $((rows + 1)) ]; then
+    pass "lab --csv: $rows samples of the links, $busy with the spine's links busy"
+else
+    fail "lab --csv: samples" "$rows rows, $busy busy on tier1" "$(head -3 "$TMP/lab-util.csv")"
+fi
+if command -v gnuplot >/dev/null 2>&1; then
+    expect_out "arbor plot draws the lab's run" "lab-util.png lab-queue.png lab-ranks.png" \
+        sh -c 'o=$("$0" plot "$1" -o "$2") || exit; for f in $o; do basename "$f"; done | paste -sd" "' \
+        "$ARBOR" "$TMP/lab" "$TMP"
+    expect_out "arbor plot draws the lab's run over the simulation's" "sim-vs-lab-ranks.png" \
+        sh -c 'o=$("$0" plot "$1" "$2") || exit; echo "$o" | grep -o "sim-vs-lab-ranks.png"' \
+        "$ARBOR" "$TMP/sim" "$TMP/lab"
+else
+    skip "arbor plot of the lab's run" "gnuplot is not installed"
 fi
 
 # ---- a two-level k-ary tree: two leaves, two spines (two roots) ------------------

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "lab.h"
 #include "lab_run.h"
+#include "lab_sample.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,7 +31,7 @@
 #include <unistd.h>
 
 static const char lab_usage[] =
-    "usage: arbor lab FILE [-s KEY=VALUE]... [--json] [-q] [-- COMMAND [ARGS...]]\n"
+    "usage: arbor lab FILE [-s KEY=VALUE]... [--json] [-c PREFIX] [-q] [-- COMMAND [ARGS...]]\n"
     "       arbor lab --clean\n"
     "\n"
     "Build the scenario's fabric from network namespaces on this machine (one per\n"
@@ -58,6 +59,10 @@ static const char lab_usage[] =
     "                    is at most 30 s of it\n"
     "  --json        print the results as JSON (arbor sim's names, schema\n"
     "                arbor-lab/1, docs/schema/arbor-lab.schema.json)\n"
+    "  -c, --csv PREFIX  write arbor sim --csv's files, for arbor plot PREFIX:\n"
+    "                PREFIX-util.csv and -queue.csv (each port class's tbf\n"
+    "                sampled every run.sample / lab.scale, at least 1 ms),\n"
+    "                -ranks.csv (each rank's mean done time), -flows.csv (none)\n"
     "  -q            no progress lines on stderr\n"
     "  --clean       remove the namespaces left by lab runs that were killed\n"
     "                (SIGKILL leaves no chance to clean up)\n"
@@ -89,6 +94,7 @@ static int lab_opts_of(const arb_scenario *sc, struct lab_opts *o)
     v = setting(sc, "lab", "check");
     o->check = !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true");
     o->deadline_text = setting(sc, "lab", "deadline");
+    if (arb_topo_parse_time(setting(sc, "run", "sample"), &o->sample) < 0) o->sample = 0;
     if (arb_topo_parse_time(o->deadline_text, &o->deadline) < 0 || o->deadline < ARB_PS_PER_S ||
         o->deadline > 86400 * ARB_PS_PER_S)
         return cli_error("lab", "lab.deadline '%s': want a time of 1s..1d, such as 60s",
@@ -374,7 +380,8 @@ static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_
 
 /* Wait for the ranks: 0 every one exited 0; else the first rank that
  * failed (its index + 1), or -1 for the deadline or a signal. */
-static int wait_ranks(struct lab *L, pid_t *pids, uint32_t n, uint64_t deadline_ms, int *status)
+static int wait_ranks(struct lab *L, pid_t *pids, uint32_t n, uint64_t deadline_ms, int *status,
+                      struct lab_sampler *S)
 {
     uint32_t left = n;
     int failed = 0;
@@ -396,7 +403,9 @@ static int wait_ranks(struct lab *L, pid_t *pids, uint32_t n, uint64_t deadline_
                 grace_end = now + 3000;
             }
         }
-        usleep(10000);
+        lab_sample_poll(S);
+        uint64_t wait = lab_sample_wait_ns(S) / 1000;
+        usleep(wait < 10000 ? (useconds_t)wait : 10000);
     }
     return failed;
 }
@@ -484,8 +493,10 @@ struct lab_run {
     struct lab_figs F;
     struct rank_rec *rr;
     pid_t *pids;
+    struct lab_sampler S;
     int quiet, json;
-    char **cmd; /* -- COMMAND: run it on every host instead of arbor bench */
+    const char *csv; /* --csv PREFIX */
+    char **cmd;      /* -- COMMAND: run it on every host instead of arbor bench */
 };
 
 /* Rank r's standard output (a -- COMMAND's), onto ours. */
@@ -501,6 +512,21 @@ static void copy_out(const char *dir, uint32_t r)
     fflush(stdout);
 }
 
+/* With --csv, the links' sampler: every run.sample / lab.scale (the
+ * scenario's interval at the lab's pace), at least LAB_SAMPLE_MIN_NS.
+ * 0, or -1 with L->err. */
+static int sampler_open(struct lab_run *R)
+{
+    uint64_t ns = 0;
+    if (R->csv && R->o.sample > 0) {
+        double want = (double)R->o.sample / 1e3 / R->j.scale;
+        ns = want < LAB_SAMPLE_MIN_NS ? LAB_SAMPLE_MIN_NS : (uint64_t)want;
+    }
+    if (lab_sample_open(&R->S, &R->L, ns) == 0) return 0;
+    snprintf(R->L.err, sizeof R->L.err, "cannot sample the links: %s", R->S.err);
+    return -1;
+}
+
 /* Make the lab, run the job, read the records. 0, or an exit status with
  * *failure set (the run's one line). */
 static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, size_t flen)
@@ -511,7 +537,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     progress(R->quiet, "%s: %u namespaces, %u ranks, links x %.6g (names %s-*)",
              arb_topo_spec(L->t), L->n_nodes, R->j.ranks, R->j.scale, L->prefix);
     if (lab_fabric_up(L, R->j.scale, R->j.loss, R->j.queue) < 0 ||
-        start_switches(L, &R->j, &R->o) < 0 ||
+        start_switches(L, &R->j, &R->o) < 0 || sampler_open(R) < 0 ||
         start_ranks(L, &R->j, &R->o, sc, R->cmd, R->pids) < 0) {
         if (*L->stop) return -1;
         snprintf(failure, flen, "cannot build the lab: %s", L->err);
@@ -519,7 +545,7 @@ static int run_lab(struct lab_run *R, const arb_scenario *sc, char *failure, siz
     }
     progress(R->quiet, "fabric up in %.1f s; running", (double)(lab_now_ms() - t0) / 1e3);
     int st = 0;
-    int w = wait_ranks(L, R->pids, R->j.ranks, deadline, &st);
+    int w = wait_ranks(L, R->pids, R->j.ranks, deadline, &st, &R->S);
     if (*L->stop) return -1;
     if (R->cmd) copy_out(L->dir, 0);
     R->F.drops = lab_drops(L);
@@ -584,6 +610,9 @@ static int lab_option(int c, const char *v, char **argv, void *ctx)
     case 'q':
         a->R->quiet = 1;
         return CLI_GO_ON;
+    case 'c':
+        a->R->csv = v;
+        return CLI_GO_ON;
     case 'C':
         a->clean = 1;
         return CLI_EXIT_OK;
@@ -600,12 +629,15 @@ static int lab_option(int c, const char *v, char **argv, void *ctx)
  * 0, -1 after --help, -2 for --clean, or an exit status. */
 static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R, const char **file)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'},  {"json", no_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'}, {"set", required_argument, NULL, 's'},
-        {"clean", no_argument, NULL, 'C'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"set", required_argument, NULL, 's'},
+                                         {"clean", no_argument, NULL, 'C'},
+                                         {"csv", required_argument, NULL, 'c'},
+                                         {0, 0, 0, 0}};
     struct lab_args a = {.R = R};
-    int rc = cli_options(argc, argv, ":hjqs:", opts, lab_option, &a);
+    int rc = cli_options(argc, argv, ":hjqs:c:", opts, lab_option, &a);
     if (a.clean) return -2;
     if (rc != CLI_GO_ON) return rc == CLI_EXIT_OK ? -1 : rc;
     if (optind >= argc) return cli_error("lab", "give a scenario file; see 'arbor lab --help'");
@@ -623,6 +655,25 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
         if (arb_scenario_set(sc, a.sets[i], err, sizeof err) < 0)
             return cli_error("lab", "%s", err);
     return lab_opts_of(sc, &R->o);
+}
+
+/* --csv PREFIX: its directory must take files, before the lab is built
+ * for a run whose figures would be lost. 0, or an exit status. */
+static int csv_dir_ok(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!n || prefix[n - 1] == '/')
+        return cli_error("lab", "--csv '%s': the prefix names a directory, not files", prefix);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", prefix);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = 0; /* "/x": the root */
+    if (access(dir, W_OK) != 0)
+        return cli_error("lab", "--csv %s: cannot write in %s: %s", prefix, dir, strerror(errno));
+    return 0;
 }
 
 int cmd_lab(int argc, char **argv)
@@ -643,6 +694,7 @@ int cmd_lab(int argc, char **argv)
     if (rc == 0 && arb_scenario_fabric(sc, &t, err, sizeof err) < 0)
         rc = cli_error("lab", "%s", err);
     if (rc == 0) rc = job_of(sc, t, &R.o, &R.j);
+    if (rc == 0 && R.csv) rc = csv_dir_ok(R.csv);
     if (rc == 0) rc = need_tools(any_loss(t, R.j.loss));
     if (rc != 0) {
         arb_topo_free(t);
@@ -680,6 +732,14 @@ int cmd_lab(int argc, char **argv)
             json = lab_report_json(sc, file, &R.o, &R.L, &R.j, &R.F, R.rr, rc ? failure : NULL);
         int left = lab_teardown(&R.L);
         if (left) fprintf(stderr, "arbor lab: %d namespace(s) could not be deleted\n", left);
+        char cerr[300];
+        if (R.csv && lab_report_csv(R.csv, &R.j, &R.F, &R.S, !R.cmd, cerr, sizeof cerr) < 0) {
+            if (rc == 0)
+                snprintf(failure, sizeof failure, "%s", cerr);
+            else
+                fprintf(stderr, "arbor lab: %s\n", cerr);
+            rc = rc ? rc : CLI_EXIT_FAIL;
+        }
         if (json) {
             printf("%s\n", json);
             free(json);
@@ -699,6 +759,7 @@ int cmd_lab(int argc, char **argv)
     free(R.pids);
     free(R.F.calls);
     free(R.F.done);
+    lab_sample_close(&R.S);
     arb_topo_free(t);
     arb_scenario_free(sc);
     return rc;

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,4 +223,51 @@ void lab_report_text(const struct lab *L, const struct lab_job *j, const struct 
                       : "exact",
            (unsigned long long)F->retries, (unsigned long long)F->spurious,
            (unsigned long long)F->drops);
+}
+
+/* One CSV file PREFIX-SUFFIX.csv: opened for writing, or NULL with err. */
+static FILE *csv_open(const char *prefix, const char *suffix, char *path, size_t plen, char *err,
+                      size_t elen)
+{
+    snprintf(path, plen, "%s-%s.csv", prefix, suffix);
+    FILE *f = fopen(path, "w");
+    if (!f) snprintf(err, elen, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+/* Rank r of job 0 on host r: its mean done time from each call's first
+ * start (empty without a finished run). */
+static void ranks_csv(FILE *f, const struct lab_job *j, const struct lab_figs *F)
+{
+    fprintf(f, "job,rank,host,done_us\n");
+    for (uint32_t r = 0; r < j->ranks; r++) {
+        fprintf(f, "0,%u,%u,", r, r);
+        if (F->done && F->n_calls) fprintf(f, "%.6f", F->done[r]);
+        fprintf(f, "\n");
+    }
+}
+
+int lab_report_csv(const char *prefix, const struct lab_job *j, const struct lab_figs *F,
+                   const struct lab_sampler *S, int ranks, char *err, size_t elen)
+{
+    static const char *const suffix[] = {"util", "queue", "flows", "ranks"};
+    for (int k = 0; k < 3 + (ranks != 0); k++) {
+        char path[4096];
+        FILE *f = csv_open(prefix, suffix[k], path, sizeof path, err, elen);
+        if (!f) return -1;
+        int rc = 0;
+        if (k < 2)
+            rc = lab_sample_csv(S, k == 0, f);
+        else if (k == 2)
+            fprintf(f, "id,src,dst,bytes,start_us,finish_us,fct_us,src_ip,dst_ip,proto,sport,"
+                       "dport,qp,retx_bytes,ideal_us,slowdown,gave_up_us\n");
+        else
+            ranks_csv(f, j, F);
+        int bad = rc < 0 || ferror(f);
+        if (fclose(f) != 0 || bad) {
+            snprintf(err, elen, "%s: cannot write", path);
+            return -1;
+        }
+    }
+    return 0;
 }

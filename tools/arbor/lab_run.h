@@ -9,6 +9,7 @@
 #include "arbor/plan.h"
 #include "arbor/scenario.h"
 #include "lab.h"
+#include "lab_sample.h"
 
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ struct lab_opts {
     int check;
     arb_time deadline;
     const char *deadline_text;
+    arb_time sample; /* run.sample: the scenario's interval (0: none) */
 };
 
 /* One rank's record (arbor bench --record). */
@@ -71,6 +73,16 @@ void lab_figures(const struct rank_rec *rr, uint32_t n, const struct lab_job *j,
 char *lab_report_json(const arb_scenario *sc, const char *file, const struct lab_opts *o,
                       const struct lab *L, const struct lab_job *j, const struct lab_figs *F,
                       const struct rank_rec *rr, const char *failure);
+
+/*
+ * With --csv PREFIX, arbor sim --csv's files for arbor plot: PREFIX-util.csv
+ * and PREFIX-queue.csv (S's samples), PREFIX-flows.csv (its header: an Arbor
+ * collective has no flows), and with ranks PREFIX-ranks.csv (job 0, each
+ * rank's mean done time; empty cells when the run did not finish). 0, or
+ * -1 with err naming the file that could not be written.
+ */
+int lab_report_csv(const char *prefix, const struct lab_job *j, const struct lab_figs *F,
+                   const struct lab_sampler *S, int ranks, char *err, size_t elen);
 
 /* The run's text summary on stdout. */
 void lab_report_text(const struct lab *L, const struct lab_job *j, const struct lab_opts *o,
