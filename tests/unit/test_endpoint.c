@@ -2120,7 +2120,8 @@ static arb_responder *drained_four(capture *cap, uint32_t repair_tries)
     c.ep.repair_tries = repair_tries;
     arb_responder *r = NULL;
     if (arb_responder_new(&r, &c) != 0) return NULL;
-    int32_t own[16] = {0}, res[16];
+    /* the buffers outlive this call: the responder reads and writes them */
+    static int32_t own[16], res[16];
     arb_responder_start_message(r, 0, 64, own, res, 0);
     register_all(r, 4, 0, 0, 0);
     int32_t agg[4] = {1, 2, 3, 4};
