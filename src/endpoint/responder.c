@@ -178,6 +178,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         e->attempt = 0;
         e->misses = 0;
         e->expiries = 0;
+        e->probes = 0;
         e->why = WHY_NONE;
         e->rslot = 0;
         e->ride = NO_RIDE;

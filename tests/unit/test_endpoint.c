@@ -2220,6 +2220,74 @@ TEST(responder_end_rounds_fail_on_silence_only)
     arb_responder_free(r);
 }
 
+/* The latest credit of offset k in the capture from `from` on: its attempt,
+ * or -1. */
+static int credit_attempt(const capture *cap, int from, uint32_t k)
+{
+    int a = -1;
+    for (int i = from; i < cap->n; i++)
+        if (cap->p[i].h.packet_type == ARB_PT_RESPONSE && cap->p[i].h.credit_valid &&
+            cap->p[i].h.offset_b == k)
+            a = cap->p[i].h.attempt;
+    return a;
+}
+
+/* The tail probe (RACK-TLP's PTO): the newest credit of a message's tail
+ * is credited again twice the smoothed loop after it left, and so is each
+ * probe's own credit, each waiting twice as long as the last, three
+ * probes at most; the loss timer alone, which still holds the loaded
+ * loop's maxima, would wait many loops. */
+TEST(responder_tail_probes_back_off)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.ep.window = 4;
+    c.ep.tail_probe = 1;
+    c.ep.timeout_min = 10 * US;
+    c.ep.adaptive_timeout = 0; /* a loss timer of 10 ms, far above the loop */
+    c.ep.timeout = 10 * MS;
+    arb_responder *r = NULL;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t own[32] = {0}, res[32];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 128, own, res, 0), 0); /* 8 offsets */
+    register_all(r, 2, 0, 0, 0);
+    int32_t agg[4] = {1, 2, 3, 4};
+    /* 0-3 commit at 10 us (credits 4-7 leave then), 4-6 at 20 us: a loop
+     * of 10 us; 7, the tail's newest credit, is not answered */
+    for (uint32_t k = 0; k < 7; k++) {
+        arb_hdr h = mk_master(0, k, 2, 1);
+        arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH,
+                           k < 4 ? 10 * US : 20 * US);
+    }
+    REQUIRE_EQ_I(credit_attempt(&cap, 0, 7), 0);
+    arb_time sent = 10 * US, gap[4];
+    for (int p = 0; p < 3; p++) {
+        arb_time due = arb_responder_next_expiry(r);
+        gap[p] = due - sent;
+        int from = cap.n;
+        arb_responder_on_expiry(r, due);
+        CHECK_EQ_I(credit_attempt(&cap, from, 7), p + 1);
+        sent = due;
+    }
+    CHECK(gap[0] >= 20 * US); /* twice the loop, at least */
+    CHECK_EQ_U(gap[1], 2 * gap[0]);
+    CHECK_EQ_U(gap[2], 4 * gap[0]);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.tail_probes, 3);
+    /* three probes: the fourth credit waits for the loss timer */
+    CHECK_EQ_U(arb_responder_next_expiry(r), sent + 10 * MS);
+    arb_hdr h = mk_master(0, 7, 2, 1);
+    h.attempt = 3;
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, sent + 5 * US);
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    CHECK_EQ_U(pr.committed, 8);
+    arb_responder_free(r);
+}
+
 /* The bypass repair (the original recovery: AGG_MISS sends an offset there at
  * once): the repair credit, repair requests (deduplicated, non-members
  * dropped), the commit by repair; and a late normal master, which commits
@@ -3043,6 +3111,7 @@ int main(void)
     RUN(requester_config_errors);
     RUN(registration);
     RUN(responder_commit_rides_tails);
+    RUN(responder_tail_probes_back_off);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
     RUN(responder_repair_path);
