@@ -14,11 +14,12 @@
  *             (arbor.fail) or failing 2 ms in (fabric.fail_at), dynamic and
  *             static selection; one flaky uplink at 1%
  *   loss-free the default run at 64 MiB and 1 GiB (header-only)
- *   fabrics   star:32, leafspine:4,8,8 and kary:8,2 at 16 and 64 MiB, loss
- *             0, 0.1%, 1%: Arbor with local repair (the default), Arbor with
- *             end-to-end retries (arbor.repair=end-to-end) and the ring over
- *             IRN, side by side, with the trees declared dead and the offsets
- *             bypassed
+ *   fabrics   star:32, leafspine:4,8,8, kary:8,2, the three-level kary:4,3,
+ *             pgft:2;8,4;1,2;1,2 (parallel links, 2:1) and rail:2,8,4,4 (2:1)
+ *             at 16 and 64 MiB, loss 0, 0.1%, 1%: Arbor with local repair
+ *             (the default), Arbor with end-to-end retries
+ *             (arbor.repair=end-to-end) and the ring over IRN, side by side,
+ *             with the trees declared dead and the offsets bypassed
  *
  * `--quick` runs 8 MiB instead of 64 MiB, skips 1 GiB and the fabrics and
  * checks no goal (the goals are for 64 MiB); `--fabrics` runs the fabrics
@@ -26,10 +27,9 @@
  * run.seed 1..N (Arbor with local repair and the ring; end-to-end with seed
  * 1 only), printing the mean and the lowest, and judging the goals on the
  * means (a lossy figure moves with the seed as much as with a change:
- * star:32 at 1% spans 62-76 Gb/s over six seeds), and `--fabric NAME`
- * runs that fabric's rows only. Run from the repository root. Prints a
- * line per run, each goal under its table with whether it was met, and a
- * count.
+ * star:32 at 1% spans 62-76 Gb/s over six seeds), and `--fabric SPEC`
+ * runs the rows of that one fabric, any topology spec (`arbor topo`). Run from the repository root.
+ * Prints a line per run, each goal under its table with whether it was met, and a count.
  */
 #include "arbor/scenario.h"
 #include "arbor/sim.h"
@@ -280,7 +280,10 @@ static void fabric_goals(const char *topo, const char *size, int l, const struct
 
 static void fabrics_table(void)
 {
-    static const char *const topos[] = {"star:32", "leafspine:4,8,8", "kary:8,2"};
+    static const char *const all[] = {"star:32",  "leafspine:4,8,8",    "kary:8,2",
+                                      "kary:4,3", "pgft:2;8,4;1,2;1,2", "rail:2,8,4,4"};
+    const char *const *topos = g_fabric ? &g_fabric : all;
+    int n = g_fabric ? 1 : (int)(sizeof all / sizeof all[0]);
     static const char *const sizes[] = {"16MiB", "64MiB"};
     static const char *const losses[] = {"0", "0.001", "0.01"};
     printf("fabrics: AllReduce, values, defaults; Arbor with local repair, with end-to-end "
@@ -288,11 +291,10 @@ static void fabrics_table(void)
     if (g_seeds > 1)
         printf("; lossy rows: the mean over seeds 1..%d (lowest: Arbor's lowest; e2e: seed 1)",
                g_seeds);
-    printf("\n  %-16s %-6s %-6s %10s %8s %7s %6s %5s %6s %10s %10s %7s\n", "fabric", "size", "loss",
+    printf("\n  %-18s %-6s %-6s %10s %8s %7s %6s %5s %6s %10s %10s %7s\n", "fabric", "size", "loss",
            "Arbor Gb/s", "lowest", "of 0", "exact", "dead", "bypass", "e2e Gb/s", "ring Gb/s",
            "ratio");
-    for (int t = 0; t < 3; t++) {
-        if (g_fabric && strcmp(g_fabric, topos[t]) != 0) continue;
+    for (int t = 0; t < n; t++) {
         for (int z = 0; z < 2; z++) {
             double free_gbps = 0;
             for (int l = 0; l < 3; l++) {
@@ -301,7 +303,7 @@ static void fabrics_table(void)
                 if (l == 0) free_gbps = a;
                 double of0 = free_gbps > 0 ? a / free_gbps : 0;
                 double ratio = f.ring_gbps > 0 ? a / f.ring_gbps : 0;
-                printf("  %-16s %-6s %-6s %10.3f %8.3f %7.3f %6s %5llu %6llu %10.3f %10.3f "
+                printf("  %-18s %-6s %-6s %10.3f %8.3f %7.3f %6s %5llu %6llu %10.3f %10.3f "
                        "%7.2f\n",
                        topos[t], sizes[z], losses[l], a, f.low, of0,
                        f.local.correct == 1 ? "yes" : "NO", (unsigned long long)f.local.deaths,
@@ -325,7 +327,7 @@ int main(int argc, char **argv)
             } else if (strcmp(argv[i], "--fabric") == 0) {
                 g_fabric = argv[i + 1];
             } else {
-                fprintf(stderr, "bench_recovery: --fabrics [--seeds N] [--fabric NAME]\n");
+                fprintf(stderr, "bench_recovery: --fabrics [--seeds N] [--fabric SPEC]\n");
                 return 2;
             }
         }
