@@ -171,7 +171,10 @@ typedef struct arb_ep_settings {
      * smoothed loop after it left, as RACK-TLP probes a tail (RFC 8985):
      * no later credit will show it lost by order, and with local repair a
      * switch answers the probe from what it holds, so it costs what was
-     * lost. Its original committing is not a spurious loss. */
+     * lost. Before the tail the same probe goes out twice the smoothed
+     * loop after the newest credit left or its tree last committed,
+     * whichever is later: a window lost whole shows nothing by order
+     * either. Its original committing is not a spurious loss. */
     int tail_probe;
     /** Credits per offset in the network (attempts 0 .. attempts-1),
      * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the
@@ -263,7 +266,7 @@ typedef struct arb_responder_stats {
     uint64_t twins;            /**< one-offset messages credited twice at once (cfg.redundant) */
     uint64_t losses_order;     /**< attempts presumed lost by order (a later credit committed) */
     uint64_t losses_timer;     /**< attempts presumed lost by a timer (tail, silent tree) */
-    uint64_t tail_probes;      /**< tail credits credited again by the probe (tail_probe) */
+    uint64_t tail_probes;      /**< newest credits credited again by the probe (tail_probe) */
     uint64_t spurious;         /**< presumed losses whose attempt committed after all */
     uint64_t bypass;           /**< offsets that fell back to the bypass repair */
     uint64_t probes;           /**< credits sent down a dead tree to probe it */

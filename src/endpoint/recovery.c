@@ -415,12 +415,11 @@ static arb_time probe_timeout(const arb_responder *r)
     return t < r->cfg.ep.timeout_min ? r->cfg.ep.timeout_min : t;
 }
 
-/* The newest ISSUED credit, when every offset of the message has had its
- * first credit (no later credit will show it lost by order), or
+/* The newest ISSUED credit (the one a probe credits again), or
  * UINT32_MAX. */
 static uint32_t tail_credit(const arb_responder *r)
 {
-    if (!r->cfg.ep.tail_probe || !r->n_samples || r->next < r->msg[0].n) return UINT32_MAX;
+    if (!r->cfg.ep.tail_probe || !r->n_samples) return UINT32_MAX;
     uint32_t best = UINT32_MAX;
     uint64_t seq = 0;
     for (uint32_t i = r->base; i < r->next; i++) {
@@ -433,12 +432,28 @@ static uint32_t tail_credit(const arb_responder *r)
     return best;
 }
 
+/* Where the probe's wait starts: in a message's tail (every offset has had
+ * its first credit: no later credit will show the newest lost by order),
+ * when the newest credit left; before it, when the newest credit left or
+ * its tree last committed, whichever is later. A window lost whole (every
+ * credit in flight lost at once: on kary:4,3 at 1% loss a third of the
+ * offsets lose a packet above the switches that re-credit by themselves)
+ * shows nothing by order either, and the loss timer, which holds the
+ * loaded loop's maxima and multipliers (3 ms against a 124 us srtt there),
+ * would stall the channel; a tree that commits is not stalled. */
+static arb_time probe_from(const arb_responder *r, const struct rentry *e)
+{
+    if (r->next >= r->msg[0].n) return e->sent;
+    return tmax(e->sent, r->sub[e->sub].progress);
+}
+
 /*
  * Every ISSUED credit whose order or timer says it is lost is given up;
  * r->next_due is the earliest deadline of those left. With tail probes
- * (local repair), the newest credit of a message's tail is credited again
- * a probe timeout after it left, as RACK-TLP probes a tail: the switches
- * answer the probe from what they hold, so it costs what was lost.
+ * (local repair), the newest credit still out is credited again a probe
+ * timeout after it left (before the message's tail: after it left or its
+ * tree last committed), as RACK-TLP probes a tail: the switches answer
+ * the probe from what they hold, so it costs what was lost.
  */
 void rsp_detect_losses(arb_responder *r, arb_time now)
 {
@@ -448,7 +463,7 @@ void rsp_detect_losses(arb_responder *r, arb_time now)
         struct rentry *e = rsp_entry(r, i);
         if (e->state != E_ISSUED) continue;
         if (i == tail && e->probes < TAIL_PROBES && r->sub[e->sub].health != T_DEAD) {
-            arb_time d = e->sent + (probe_timeout(r) << e->probes);
+            arb_time d = probe_from(r, e) + (probe_timeout(r) << e->probes);
             if (d <= now) {
                 rsp_give_up(r, i, WHY_PROBE, now);
                 continue;

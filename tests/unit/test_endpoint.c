@@ -2288,6 +2288,64 @@ TEST(responder_tail_probes_back_off)
     arb_responder_free(r);
 }
 
+/* A window lost whole before the message's tail: no later credit commits,
+ * so order shows nothing, and the loss timer (10 ms here) would stall the
+ * channel. The newest credit still out is probed twice the loop after its
+ * tree last committed; a probe's commit shows the rest of the window lost
+ * by order. */
+TEST(responder_probes_a_window_lost_whole)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.ep.window = 4;
+    c.ep.tail_probe = 1;
+    c.ep.timeout_min = 10 * US;
+    c.ep.adaptive_timeout = 0; /* a loss timer of 10 ms, far above the loop */
+    c.ep.timeout = 10 * MS;
+    arb_responder *r = NULL;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t own[64] = {0}, res[64];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 256, own, res, 0), 0); /* 16 offsets */
+    register_all(r, 2, 0, 0, 0);
+    int32_t agg[4] = {1, 2, 3, 4};
+    /* 0-3 commit at 10 us, 4-7 at 20 us (a loop of 10 us; credits 8-11
+     * leave then), and none of 8-11 is answered: the window is lost whole */
+    for (uint32_t k = 0; k < 8; k++) {
+        arb_hdr h = mk_master(0, k, 2, 1);
+        arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH,
+                           k < 4 ? 10 * US : 20 * US);
+    }
+    REQUIRE_EQ_I(credit_attempt(&cap, 0, 11), 0);
+    arb_time due = arb_responder_next_expiry(r);
+    CHECK(due >= 40 * US);  /* twice the loop after the last commit, at least */
+    CHECK(due <= 100 * US); /* not the loss timer */
+    int from = cap.n;
+    arb_responder_on_expiry(r, due);
+    CHECK_EQ_I(credit_attempt(&cap, from, 11), 1); /* the newest, probed */
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(st.tail_probes >= 1);
+    CHECK_EQ_U(st.losses_timer, 0);
+    /* the probes commit, and whatever of the window is still out is lost
+     * by order: the window is credited again within loops, not 10 ms */
+    for (uint32_t k = 8; k < 12; k++) {
+        arb_hdr h = mk_master(0, k, 2, 1);
+        h.attempt = (uint8_t)credit_attempt(&cap, from, k);
+        if (credit_attempt(&cap, from, k) > 0)
+            arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, due + 10 * US);
+    }
+    arb_time next = arb_responder_next_expiry(r);
+    CHECK(next < due + MS);
+    arb_responder_on_expiry(r, next);
+    for (uint32_t k = 8; k < 12; k++)
+        CHECK(credit_attempt(&cap, 0, k) >= 1);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.losses_timer, 0);
+    arb_responder_free(r);
+}
+
 /* The bypass repair (the original recovery: AGG_MISS sends an offset there at
  * once): the repair credit, repair requests (deduplicated, non-members
  * dropped), the commit by repair; and a late normal master, which commits
@@ -3112,6 +3170,7 @@ int main(void)
     RUN(registration);
     RUN(responder_commit_rides_tails);
     RUN(responder_tail_probes_back_off);
+    RUN(responder_probes_a_window_lost_whole);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
     RUN(responder_repair_path);
