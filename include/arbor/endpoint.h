@@ -171,10 +171,11 @@ typedef struct arb_ep_settings {
      * smoothed loop after it left, as RACK-TLP probes a tail (RFC 8985):
      * no later credit will show it lost by order, and with local repair a
      * switch answers the probe from what it holds, so it costs what was
-     * lost. Before the tail the same probe goes out twice the smoothed
-     * loop after the newest credit left or its tree last committed,
-     * whichever is later: a window lost whole shows nothing by order
-     * either. Its original committing is not a spurious loss. */
+     * lost. Before the tail the same probe goes out twice the larger of
+     * the smoothed loop and its tree's latest loop (that of the newest
+     * credit that committed on it) after the newest credit left or its
+     * tree last committed, whichever is later: a window lost whole shows
+     * nothing by order either. Its original committing is not a spurious loss. */
     int tail_probe;
     /** Credits per offset in the network (attempts 0 .. attempts-1),
      * 1..ARB_ATTEMPT_MAX + 1 (default 8); then the bypass repair. 1: the

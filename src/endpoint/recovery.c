@@ -432,28 +432,36 @@ static uint32_t tail_credit(const arb_responder *r)
     return best;
 }
 
-/* Where the probe's wait starts: in a message's tail (every offset has had
- * its first credit: no later credit will show the newest lost by order),
- * when the newest credit left; before it, when the newest credit left or
- * its tree last committed, whichever is later. A window lost whole (every
- * credit in flight lost at once: on kary:4,3 at 1% loss a third of the
- * offsets lose a packet above the switches that re-credit by themselves)
- * shows nothing by order either, and the loss timer, which holds the
- * loaded loop's maxima and multipliers (3 ms against a 124 us srtt there),
- * would stall the channel; a tree that commits is not stalled. */
-static arb_time probe_from(const arb_responder *r, const struct rentry *e)
+/* When the newest credit still out is probed. In a message's tail (every
+ * offset has had its first credit: no later credit will show the newest
+ * lost by order), the probe timeout after it left. Before the tail, a
+ * window lost whole (every credit in flight lost at once: on kary:4,3 at
+ * 1% loss a third of the offsets lose a packet above the switches that
+ * re-credit by themselves) shows nothing by order either, and the loss
+ * timer, which holds the loaded loop's maxima and multipliers (3 ms
+ * against a 124 us srtt there), would stall the channel: the probe goes out
+ * the larger of the probe timeout and twice the tree's latest loop
+ * (RACK's: the loop of its newest credit that committed; srtt lags a loop
+ * that grows as the windows of every channel queue up: 2 srtt alone
+ * probed credits that were only slow, and cost kary:4,3 a sixth of its
+ * goodput at 16 MiB) after the credit left or its tree last committed,
+ * whichever is later; a tree that commits is not stalled. Doubled for each
+ * earlier probe of the offset. */
+static arb_time probe_due(const arb_responder *r, const struct rentry *e)
 {
-    if (r->next >= r->msg[0].n) return e->sent;
-    return tmax(e->sent, r->sub[e->sub].progress);
+    if (r->next >= r->msg[0].n) return e->sent + (probe_timeout(r) << e->probes);
+    const struct rsub *u = &r->sub[e->sub];
+    arb_time t = tmax(probe_timeout(r), 2 * u->rack_rtt);
+    return tmax(e->sent, u->progress) + (t << e->probes);
 }
 
 /*
  * Every ISSUED credit whose order or timer says it is lost is given up;
  * r->next_due is the earliest deadline of those left. With tail probes
  * (local repair), the newest credit still out is credited again a probe
- * timeout after it left (before the message's tail: after it left or its
- * tree last committed), as RACK-TLP probes a tail: the switches answer
- * the probe from what they hold, so it costs what was lost.
+ * timeout after it left (before the message's tail: a window lost whole,
+ * probe_due), as RACK-TLP probes a tail: the switches answer the probe
+ * from what they hold, so it costs what was lost.
  */
 void rsp_detect_losses(arb_responder *r, arb_time now)
 {
@@ -463,7 +471,7 @@ void rsp_detect_losses(arb_responder *r, arb_time now)
         struct rentry *e = rsp_entry(r, i);
         if (e->state != E_ISSUED) continue;
         if (i == tail && e->probes < TAIL_PROBES && r->sub[e->sub].health != T_DEAD) {
-            arb_time d = probe_from(r, e) + (probe_timeout(r) << e->probes);
+            arb_time d = probe_due(r, e);
             if (d <= now) {
                 rsp_give_up(r, i, WHY_PROBE, now);
                 continue;
