@@ -36,6 +36,7 @@ struct rentry {
     uint8_t expiries; /* timer losses of this offset: its timer doubles */
     uint8_t why;      /* how the last attempt was given up (WHY_*) */
     uint8_t probes;   /* tail probes of this offset: each waits twice the last */
+    uint8_t early;    /* credited before registration: its loop is no sample */
     uint32_t rslot;   /* repair slot + 1; 0 while waiting for the budget */
     uint32_t ride;    /* index of the result that rode the credits, or NO_RIDE */
     uint32_t sub;     /* the tree of the current attempt */
