@@ -166,7 +166,7 @@ typedef struct arb_ep_settings {
      * only. */
     int order_detection;
     /** Early credits (default 0; the runtime's 1): the responder credits a
-     * pull message's first offset (and its twin) as soon as the message
+     * pull message of one offset (and its twin) as soon as the message
      * starts there, before every member has registered (docs/protocol.md
      * section 5), so that a member starting later finds the credit
      * waiting and answers it with its REGISTER: the registration pass

@@ -72,7 +72,7 @@ struct arb_requester {
     uint8_t next_id;
     uint32_t next_seq;
     /* Credits of message next_id that came before it started (a responder
-     * credits a pull message's first offset before registration): the
+     * credits a pull message of one offset before registration): the
      * first credit and its twin, answered when the message starts. */
     struct {
         arb_hdr h;

@@ -403,21 +403,23 @@ static void issue_credits(arb_responder *r, arb_time now)
 }
 
 /*
- * Before every member has registered (ep.early): the first offset of a
- * pull message, with its twin, so that a member that starts after this
- * responder finds its credit waiting (docs/protocol.md section 5). A pull
- * message's first credit carries no result, and nothing commits before
- * registration, so a member whose start_seq disagrees is still refused
- * before any of its bytes count.
+ * Before every member has registered (ep.early): a pull message of one
+ * offset is credited, with its twin, so that a member that starts after
+ * this responder finds its credit waiting (docs/protocol.md section 5). A
+ * longer message ends with its last offsets, credited after registration
+ * anyway: crediting its first early only splits its credits in two waves.
+ * A pull message's first credit carries no result, and nothing commits
+ * before registration, so a member whose start_seq disagrees is still
+ * refused before any of its bytes count.
  */
 static void credit_early(arb_responder *r, arb_time now)
 {
     const struct rmsg *m = &r->msg[0];
-    if (!r->cfg.ep.early || !ep_kind_pull(r->cfg.kind) || r->next != 0 || m->n == 0 ||
+    if (!r->cfg.ep.early || !ep_kind_pull(r->cfg.kind) || r->next != 0 || m->n != 1 ||
         r->live_subs == 0)
         return;
     send_credit(r, 0, now);
-    if (m->n == 1 && r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
+    if (r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
 }
 
 /* Every member registered: the loss timers of the credits sent early run
