@@ -269,7 +269,7 @@ typedef struct arb_responder_stats {
     uint64_t tails;            /**< tail RESPONSEs (credit_valid = 0) */
     uint64_t retries;          /**< normal credits of attempt >= 1 (included in credits) */
     uint64_t twins;            /**< one-offset messages credited twice at once (cfg.redundant) */
-    uint64_t early;            /**< first credits sent before every member registered (ep.early) */
+    uint64_t early;            /**< credits sent before the last REGISTER came (ep.early) */
     uint64_t early_masters;    /**< aggregates dropped because they came before registration */
     uint64_t losses_order;     /**< attempts presumed lost by order (a later credit committed) */
     uint64_t losses_timer;     /**< attempts presumed lost by a timer (tail, silent tree) */

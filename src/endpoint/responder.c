@@ -184,7 +184,6 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         e->rslot = 0;
         e->ride = NO_RIDE;
         e->first = now;
-        if (e->early) r->st.early++;
     } else {
         assert(e->state == E_LOST);
         e->attempt++;
@@ -422,28 +421,6 @@ static void credit_early(arb_responder *r, arb_time now)
     if (r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
 }
 
-/* Every member registered: the loss timers of the credits sent early run
- * from now (a member may have started only now), and credits flow. A
- * credit sent this instant was not early after all: its loop is a
- * sample. */
-static void begin_active(arb_responder *r, arb_time now)
-{
-    r->phase = ARB_RSP_ACTIVE;
-    r->any_credit = 0;
-    for (uint32_t i = r->base; i < r->next; i++) {
-        struct rentry *e = rsp_entry(r, i);
-        if (e->state != E_ISSUED) continue;
-        if (e->first == now) {
-            e->early = 0;
-            r->st.early--;
-            continue;
-        }
-        e->sent = now;
-        for (uint32_t a = 0; a < ATT_KEEP; a++)
-            e->att_sent[a] = now;
-    }
-}
-
 /* Issue what the gates allow; start repairs the budget allows; flush
  * tails; move through the phases. */
 static void pump(arb_responder *r, arb_time now)
@@ -459,7 +436,7 @@ static void pump(arb_responder *r, arb_time now)
             credit_early(r, now);
             return;
         }
-        begin_active(r, now);
+        rsp_registered(r, now);
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 

@@ -199,6 +199,7 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
 /* handshake.c: a REGISTER, an END from member `from` */
 void rsp_on_register(arb_responder *r, const arb_hdr *h, int from);
 void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now);
+void rsp_registered(arb_responder *r, arb_time now);
 
 /* Is `from` one of the group's members? */
 static inline int rsp_is_member(const arb_responder *r, int from)
