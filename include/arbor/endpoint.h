@@ -165,6 +165,14 @@ typedef struct arb_ep_settings {
      * reordering window has passed (RACK, RFC 8985, for groups). 0: timers
      * only. */
     int order_detection;
+    /** Early credits (default 0; the runtime's 1): the responder credits a
+     * pull message of one offset (and its twin) as soon as the message
+     * starts there, before every member has registered (docs/protocol.md
+     * section 5), so that a member starting later finds the credit
+     * waiting and answers it with its REGISTER: the registration pass
+     * leaves a small call's path. Nothing commits and no timer runs until
+     * every member has registered; the offset's loop is no sample. */
+    int early;
     /** Tail probes (default 0; on where the switches repair locally): once
      * every offset of a message has had its first credit, the newest
      * credit still out is credited again (its next attempt) twice the
@@ -265,6 +273,8 @@ typedef struct arb_responder_stats {
     uint64_t tails;            /**< tail RESPONSEs (credit_valid = 0) */
     uint64_t retries;          /**< normal credits of attempt >= 1 (included in credits) */
     uint64_t twins;            /**< one-offset messages credited twice at once (cfg.redundant) */
+    uint64_t early;            /**< credits sent before the last REGISTER came (ep.early) */
+    uint64_t early_masters;    /**< aggregates dropped because they came before registration */
     uint64_t losses_order;     /**< attempts presumed lost by order (a later credit committed) */
     uint64_t losses_timer;     /**< attempts presumed lost by a timer (tail, silent tree) */
     uint64_t tail_probes;      /**< newest credits credited again by the probe (tail_probe) */
@@ -465,6 +475,8 @@ typedef struct arb_requester_stats {
     uint64_t repair_requests; /**< repair DATA_REQUESTs */
     uint64_t retry_answers;   /**< of requests: answers to credits of attempt >= 1 */
     uint64_t dup_credits;     /**< normal credits already answered */
+    uint64_t held;            /**< credits that came before their message started here, held
+                                 and answered when it started (arb_ep_settings.early) */
     uint64_t results;         /**< results / COMPLETIONs delivered */
     uint64_t dup_results;     /**< results already held */
     uint64_t stale;           /**< packets for another message or offset */
@@ -477,7 +489,9 @@ typedef struct arb_requester_stats {
 typedef enum arb_requester_phase {
     ARB_REQ_IDLE = 0,     /**< no message */
     ARB_REQ_REGISTER = 1, /**< REGISTER sent, no ack or credit yet */
-    ARB_REQ_ACTIVE = 2,   /**< answering credits, collecting results */
+    ARB_REQ_ACTIVE = 2,   /**< answering credits, collecting results (the REGISTER is retried
+                               until its ack, a result or a later credit comes: a first
+                               credit may have been sent before registration) */
     ARB_REQ_END = 3,      /**< every result in; END sent, no END_ACK yet */
     ARB_REQ_DONE = 4,     /**< END_ACK in (barrier: request sent) */
     ARB_REQ_FAILED = 5    /**< REGISTER or END unanswered after every try */

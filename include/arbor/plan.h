@@ -21,10 +21,15 @@
  * Channels (docs/protocol.md section 10, N ranks, S bytes, e = element size):
  *
  * @verbatim
- *   AllReduce      N channels; channel c: responder rank c, requesters the
- *                  other N-1 ranks, bytes [c S/N, (c+1) S/N) rounded down
- *                  to whole elements (lo = floor(c E / N) e for E = S/e
- *                  elements); kind PULL_RESULT.
+ *   AllReduce      C channels: N, or with share_min
+ *                  min(N, ceil(S / share_min)) (at least 1); channel c:
+ *                  responder rank c, requesters the other N-1 ranks, bytes
+ *                  [c S/C, (c+1) S/C) rounded down to whole elements
+ *                  (lo = floor(c E / C) e for E = S/e elements); kind
+ *                  PULL_RESULT. With share_min a small AllReduce is one
+ *                  channel: N channels of a few bytes each would cost N
+ *                  times the packets for the same passes through the
+ *                  fabric.
  *   Reduce         1 channel: responder the root, requesters the others,
  *                  bytes [0, S); PULL_COMPLETION.
  *   ReduceScatter  N channels as AllReduce; PULL_COMPLETION.
@@ -32,7 +37,8 @@
  *                  bytes [0, S); PUSH.
  *   AllGather      N channels as AllReduce (channel c pushes shard c of the
  *                  S-byte output); PUSH.
- *   Barrier        N channels, each one header-only offset; BARRIER.
+ *   Barrier        N channels, each one header-only offset; with
+ *                  share_min one channel (responder rank 0); BARRIER.
    @endverbatim
  *
  * Trees (docs/protocol.md section 12). Subchannel s of channel c is a tree rooted at one of
@@ -81,6 +87,9 @@ extern "C" {
 
 /** Ranks in one group (docs/protocol.md section 4: fan-ins are bytes). */
 #define ARB_PLAN_MAX_RANKS 256
+/** arb_plan_config.share_min of the runtime and the simulator: 8192 B, the
+ * protocol's payload per packet (docs/protocol.md section 4.6). */
+#define ARB_PLAN_SHARE_MIN 8192u
 /** The largest buffer a collective plans: 2^50 bytes (1 PiB). */
 #define ARB_PLAN_MAX_BYTES ((uint64_t)1 << 50)
 #define ARB_PLAN_NONE UINT32_MAX /**< "none": no up port (at a tree's root), no such rank */
@@ -103,10 +112,17 @@ typedef struct arb_plan_config {
     uint32_t subchannels;  /**< trees per channel, 1 .. ARB_EP_MAX_SUBCHANNELS (default 1) */
     uint32_t agg_levels;   /**< bit l: level-l switches may aggregate; 0 (default): all */
     uint32_t header;       /**< 0 (default): the profile the trees need; 16 or 20 */
-    uint32_t root_offset;  /**< trees rooted at (c + s + root_offset) mod W_L (default 0):
-                              groups sharing a fabric pass different offsets so that
-                              their trees take different top switches */
-    const arb_mem *mem;    /**< allocator (base.h); NULL: the C library's */
+    /** 0 (default): a channel for every rank (AllReduce, ReduceScatter,
+     * AllGather, Barrier). Else the least bytes an AllReduce channel's
+     * share carries before the buffer is split among more responders
+     * (ARB_PLAN_SHARE_MIN: one packet's payload), and a Barrier has one
+     * channel. The runtime and the simulator's Arbor jobs plan with
+     * ARB_PLAN_SHARE_MIN. */
+    uint32_t share_min;
+    uint32_t root_offset; /**< trees rooted at (c + s + root_offset) mod W_L (default 0):
+                             groups sharing a fabric pass different offsets so that
+                             their trees take different top switches */
+    const arb_mem *mem;   /**< allocator (base.h); NULL: the C library's */
 } arb_plan_config;
 
 /** One channel. Its members (requesters) are ranks m = 0 .. n_members - 1 of
@@ -211,7 +227,8 @@ const arb_plan_config *arb_plan_get_config(const arb_plan *p);
 /** The host of rank r; ARB_PLAN_NONE when r is out of range. */
 uint32_t arb_plan_host(const arb_plan *p, uint32_t r);
 
-/** How many channels the plan has (N, or 1 for Reduce and Broadcast). */
+/** How many channels the plan has (N, or 1 for Reduce and Broadcast; with
+ * share_min 1 for Barrier and 1..N for AllReduce). */
 uint32_t arb_plan_n_channels(const arb_plan *p);
 /** Channel c; NULL when out of range. */
 const arb_plan_channel *arb_plan_get_channel(const arb_plan *p, uint32_t c);

@@ -283,6 +283,10 @@ typedef struct arb_rt_stats {
     /** calls whose responder's controller continued from an earlier call's
      * (an adaptive ARBOR_CC: a controller outlives its call) */
     uint64_t cc_continued;
+    /** first credits that came before this rank's call started (the
+     * responder credits a message of one offset before registration: docs/protocol.md
+     * section 5), kept and answered when the call started */
+    uint64_t early_credits;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */

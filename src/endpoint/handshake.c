@@ -1,7 +1,8 @@
 /*
  * The responder's handshakes (rsp_int.h): REGISTER and END from the
  * members, each acknowledged (REGISTER_ACK, END_ACK), also when it is a
- * retry of a message closed already (docs/protocol.md section 5).
+ * retry of a message closed already, and the end of registration
+ * (docs/protocol.md section 5).
  */
 #include "endpoint/rsp_int.h"
 
@@ -91,4 +92,26 @@ void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
         return;
     }
     r->st.stale++;
+}
+
+/* Every member registered: credits flow, and the loss timers of the
+ * credits sent before (ep.early) run from now, since a member may have
+ * started only now; their loops are no samples. A credit sent this instant
+ * was not early after all. */
+void rsp_registered(arb_responder *r, arb_time now)
+{
+    r->phase = ARB_RSP_ACTIVE;
+    r->any_credit = 0;
+    for (uint32_t i = r->base; i < r->next; i++) {
+        struct rentry *e = rsp_entry(r, i);
+        if (e->state != E_ISSUED || !e->early) continue;
+        if (e->first == now) {
+            e->early = 0;
+            continue;
+        }
+        r->st.early++;
+        e->sent = now;
+        for (uint32_t a = 0; a < ATT_KEEP; a++)
+            e->att_sent[a] = now;
+    }
 }

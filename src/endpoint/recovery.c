@@ -316,7 +316,7 @@ void rsp_on_commit_sample(arb_responder *r, struct rentry *e, arb_time sample, a
  * attempt is among the last ATT_KEEP, and its tree is alive. */
 void rsp_on_late_commit(arb_responder *r, struct rentry *e, uint8_t attempt, arb_time now)
 {
-    int known = (unsigned)(e->attempt - attempt) < ATT_KEEP;
+    int known = !e->early && (unsigned)(e->attempt - attempt) < ATT_KEEP;
     if (known) {
         arb_time sent = e->att_sent[attempt % ATT_KEEP];
         uint32_t s = e->att_sub[attempt % ATT_KEEP];

@@ -71,6 +71,14 @@ struct arb_requester {
     arb_requester_stats st; /* but results and requests */
     uint8_t next_id;
     uint32_t next_seq;
+    /* Credits of message next_id that came before it started (a responder
+     * credits a pull message of one offset before registration): the
+     * first credit and its twin, answered when the message starts. */
+    struct {
+        arb_hdr h;
+        uint32_t sub;
+    } held[2];
+    uint32_t n_held;
     int failed;
     uint8_t *scratch; /* contributions from cfg.fill; values mode only */
     void *block;      /* the allocation q lies in (q is its first aligned line) */
@@ -374,6 +382,34 @@ static int start_window(const arb_mem *mem, struct qmsg *m, struct qrest *x)
     return 0;
 }
 
+static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
+                        uint32_t sub, arb_time now);
+
+/* The credits held for the message that just started, answered now. */
+static void answer_held(arb_requester *q, arb_time now)
+{
+    uint32_t n = q->n_held;
+    q->n_held = 0;
+    for (uint32_t x = 0; x < n; x++)
+        if (q->held[x].h.message_id == q->cur.id)
+            on_response(q, &q->held[x].h, NULL, 0, q->held[x].sub, now);
+}
+
+/* A first credit of the message this engine starts next (it may come
+ * before the message starts here): held, 1; or 0. Only a bare normal
+ * credit of a pull message, which carries no bytes, is held. */
+static int hold_early(arb_requester *q, const arb_hdr *h, uint32_t sub)
+{
+    if (!h->credit_valid || h->repair || h->payload_valid || !ep_kind_pull(q->kind) ||
+        h->message_id != q->next_id || q->n_held == 2)
+        return 0;
+    q->held[q->n_held].h = *h;
+    q->held[q->n_held].sub = sub;
+    q->n_held++;
+    q->st.held++;
+    return 1;
+}
+
 int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t length,
                                 const void *input, void *output, arb_time now)
 {
@@ -416,6 +452,7 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     q->next_seq = ep_seq(m->start, m->n);
     send_control_first(q, m, ARB_PT_REGISTER);
     arm(q, m, now);
+    answer_held(q, now);
     return 0;
 }
 
@@ -457,6 +494,7 @@ static struct qmsg *msg_of(arb_requester *q, const arb_hdr *h)
 /* A RESPONSE for no message this engine tracks. */
 static void on_stale_response(arb_requester *q, const arb_hdr *h, uint32_t sub)
 {
+    if (hold_early(q, h, sub)) return;
     q->st.stale++;
     /* A repair credit of a message this engine no longer tracks (it
      * finished, and the next one started). Its answer needs no bytes
@@ -568,6 +606,15 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
     return 1;
 }
 
+/* Does RESPONSE h (result p) tell that the responder has every REGISTER?
+ * Only a bare credit of the first offset may have been sent before
+ * (arb_ep_settings.early); a result, a tail or any later credit
+ * comes after registration. */
+static int acks_register(const struct qmsg *m, const arb_hdr *h, uint32_t p)
+{
+    return p != NO_RESULT || !h->credit_valid || h->repair || ep_index(m->start, h->offset_b) != 0;
+}
+
 static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *payload, size_t len,
                         uint32_t sub, arb_time now)
 {
@@ -576,12 +623,10 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
         on_stale_response(q, h, sub);
         return;
     }
-    if (m->phase == ARB_REQ_REGISTER) { /* a credit acknowledges the REGISTER */
-        m->phase = ARB_REQ_ACTIVE;
-        m->timer = ARB_TIME_NEVER;
-    }
+    if (m->phase == ARB_REQ_REGISTER) m->phase = ARB_REQ_ACTIVE; /* its REGISTER still retried */
     uint32_t p = result_index(q, m, h);
     if (p == BAD_PACKET) return;
+    if (m->phase == ARB_REQ_ACTIVE && acks_register(m, h, p)) m->timer = ARB_TIME_NEVER;
     if (m->phase == ARB_REQ_END && !h->credit_valid) {
         /* A tail after every result is in: a replay, so the responder has
          * not heard our END. Say it again now rather than at our timer. */
@@ -608,13 +653,19 @@ static void on_response(arb_requester *q, const arb_hdr *h, const uint8_t *paylo
     check_complete(q, m, now);
 }
 
+/* Is m's REGISTER unacknowledged (and retried)? */
+static int registering(const struct qmsg *m)
+{
+    return m->phase == ARB_REQ_REGISTER ||
+           (m->phase == ARB_REQ_ACTIVE && m->timer != ARB_TIME_NEVER);
+}
+
 /* Every packet type but RESPONSE. */
 static void on_control(arb_requester *q, const arb_hdr *h)
 {
     switch (h->packet_type) {
     case ARB_PT_REGISTER_ACK:
-        if (q->cur.phase == ARB_REQ_REGISTER && h->message_id == q->cur.id &&
-            h->offset_a == q->cur.start) {
+        if (registering(&q->cur) && h->message_id == q->cur.id && h->offset_a == q->cur.start) {
             q->cur.phase = ARB_REQ_ACTIVE;
             q->cur.timer = ARB_TIME_NEVER;
         } else {
@@ -678,7 +729,7 @@ arb_time arb_requester_next_expiry(const arb_requester *q)
     arb_time t = ARB_TIME_NEVER;
     const struct qmsg *ms[2] = {&q->cur, &q->prev};
     for (int j = 0; j < 2; j++)
-        if ((ms[j]->phase == ARB_REQ_REGISTER || ms[j]->phase == ARB_REQ_END) && ms[j]->timer < t)
+        if ((registering(ms[j]) || ms[j]->phase == ARB_REQ_END) && ms[j]->timer < t)
             t = ms[j]->timer;
     return t;
 }
@@ -690,21 +741,21 @@ int arb_requester_on_expiry(arb_requester *q, arb_time now)
     struct qmsg *ms[2] = {&q->cur, &q->prev};
     for (int j = 0; j < 2; j++) {
         struct qmsg *m = ms[j];
-        if (m->phase != ARB_REQ_REGISTER && m->phase != ARB_REQ_END) continue;
+        if (!registering(m) && m->phase != ARB_REQ_END) continue;
         if (m->timer > now) continue;
         struct qrest *x = rest_of(q, m);
         if (now >= x->give_up) {
             arb_log(&q->cfg.logger, ARB_LOG_ERROR,
                     "requester %u of channel %llu: %s of message %u unanswered after %llu us",
                     (unsigned)q->cfg.member, (unsigned long long)q->cfg.channel,
-                    m->phase == ARB_REQ_REGISTER ? "REGISTER" : "END", (unsigned)m->id,
+                    m->phase == ARB_REQ_END ? "END" : "REGISTER", (unsigned)m->id,
                     (unsigned long long)(give_up_span(q) / ARB_PS_PER_US));
             m->phase = ARB_REQ_FAILED;
             m->timer = ARB_TIME_NEVER;
             q->failed = 1;
             return 0;
         }
-        send_control(q, m, m->phase == ARB_REQ_REGISTER ? ARB_PT_REGISTER : ARB_PT_END);
+        send_control(q, m, m->phase == ARB_REQ_END ? ARB_PT_END : ARB_PT_REGISTER);
         x->interval = x->interval > q->cfg.ep.retry / 2 ? q->cfg.ep.retry : x->interval * 2;
         m->timer = now + x->interval < x->give_up ? now + x->interval : x->give_up;
     }

@@ -179,6 +179,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         e->misses = 0;
         e->expiries = 0;
         e->probes = 0;
+        e->early = r->phase == ARB_RSP_REGISTER;
         e->why = WHY_NONE;
         e->rslot = 0;
         e->ride = NO_RIDE;
@@ -400,6 +401,26 @@ static void issue_credits(arb_responder *r, arb_time now)
     }
 }
 
+/*
+ * Before every member has registered (ep.early): a pull message of one
+ * offset is credited, with its twin, so that a member that starts after
+ * this responder finds its credit waiting (docs/protocol.md section 5). A
+ * longer message ends with its last offsets, credited after registration
+ * anyway: crediting its first early only splits its credits in two waves.
+ * A pull message's first credit carries no result, and nothing commits
+ * before registration, so a member whose start_seq disagrees is still
+ * refused before any of its bytes count.
+ */
+static void credit_early(arb_responder *r, arb_time now)
+{
+    const struct rmsg *m = &r->msg[0];
+    if (!r->cfg.ep.early || !ep_kind_pull(r->cfg.kind) || r->next != 0 || m->n != 1 ||
+        r->live_subs == 0)
+        return;
+    send_credit(r, 0, now);
+    if (r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
+}
+
 /* Issue what the gates allow; start repairs the budget allows; flush
  * tails; move through the phases. */
 static void pump(arb_responder *r, arb_time now)
@@ -410,9 +431,12 @@ static void pump(arb_responder *r, arb_time now)
         close_message(r, now);
         return;
     }
-    if (r->phase == ARB_RSP_REGISTER && m->started && m->nreg == r->cfg.members) {
-        r->phase = ARB_RSP_ACTIVE;
-        r->any_credit = 0;
+    if (r->phase == ARB_RSP_REGISTER && m->started) {
+        if (m->nreg < r->cfg.members) {
+            credit_early(r, now);
+            return;
+        }
+        rsp_registered(r, now);
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 
@@ -670,6 +694,10 @@ int arb_responder_start_message(arb_responder *r, uint8_t msg_id, uint64_t lengt
 static int64_t locate(arb_responder *r, const arb_hdr *h)
 {
     const struct rmsg *m = &r->msg[0];
+    if (r->phase == ARB_RSP_REGISTER && h->message_id == m->id && r->next) {
+        r->st.early_masters++; /* before registration: the timer will retry it */
+        return -1;
+    }
     if ((r->phase != ARB_RSP_ACTIVE && r->phase != ARB_RSP_DRAIN) || h->message_id != m->id) {
         r->st.stale++;
         return -1;
@@ -743,9 +771,12 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         arb_time sample = now - e->sent;
         r->outstanding--;
         r->sub[e->sub].out--;
-        rsp_on_commit_sample(r, e, sample, now);
+        if (e->early) /* its loop includes a member's late start: no sample */
+            rsp_tree_commit(r, e->sub, now);
+        else
+            rsp_on_commit_sample(r, e, sample, now);
         rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
-        cc_sample(r, sample, ce, now);
+        if (!e->early) cc_sample(r, sample, ce, now);
         return;
     }
     /* An earlier attempt completed after all. */
@@ -767,7 +798,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
     r->st.late_masters++;
     rsp_on_late_commit(r, e, h->attempt, now);
     rsp_commit(r, i, data, h->offset_b, 0, h->attempt, now);
-    if ((unsigned)(e->attempt - h->attempt) < ATT_KEEP)
+    if (!e->early && (unsigned)(e->attempt - h->attempt) < ATT_KEEP)
         cc_sample(r, now - e->att_sent[h->attempt % ATT_KEEP], ce, now);
 }
 

@@ -36,6 +36,7 @@ struct rentry {
     uint8_t expiries; /* timer losses of this offset: its timer doubles */
     uint8_t why;      /* how the last attempt was given up (WHY_*) */
     uint8_t probes;   /* tail probes of this offset: each waits twice the last */
+    uint8_t early;    /* credited before registration: its loop is no sample */
     uint32_t rslot;   /* repair slot + 1; 0 while waiting for the budget */
     uint32_t ride;    /* index of the result that rode the credits, or NO_RIDE */
     uint32_t sub;     /* the tree of the current attempt */
@@ -198,6 +199,7 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
 /* handshake.c: a REGISTER, an END from member `from` */
 void rsp_on_register(arb_responder *r, const arb_hdr *h, int from);
 void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now);
+void rsp_registered(arb_responder *r, arb_time now);
 
 /* Is `from` one of the group's members? */
 static inline int rsp_is_member(const arb_responder *r, int from)

@@ -180,7 +180,9 @@ static inline uint32_t arb_host_results(const arb_hep *e)
 
 /* The rank's condition on engine e (docs/arbor-sim.md section 3): a
  * responder's offsets all committed; a Reduce requester's END acknowledged;
- * a Barrier requester at once; any other requester holding every result. A
+ * a Barrier requester of one channel its credit answered (it comes once
+ * everyone has arrived), of N channels at once (the rank's own channel
+ * commits once everyone has); any other requester holding every result. A
  * requester counting without on_result moves its phase (END) with its last
  * result, so it is tested after the calls that move it. */
 static inline void arb_host_cond(arb_hep *e, arb_time now)
@@ -192,7 +194,7 @@ static inline void arb_host_cond(arb_hep *e, arb_time now)
     else if (arb_plan_get_config(h->p)->coll == ARB_COLL_REDUCE)
         met = arb_requester_done(e->q);
     else if (e->c->kind == ARB_EP_BARRIER)
-        met = 1;
+        met = arb_plan_n_channels(h->p) > 1 || arb_requester_done(e->q);
     else
         met = arb_host_results(e) >= e->offsets;
     if (met) arb_host_cond_met(e, now);

@@ -258,12 +258,26 @@ static int build_tree(struct build *b, uint32_t ti, uint32_t c, uint32_t s)
     return 0;
 }
 
+/* How many channels the collective has (plan.h): one for a rooted one;
+ * with share_min, one for a Barrier and one per share_min bytes of an
+ * AllReduce up to N; else N. */
+static uint32_t channels_of(const arb_plan_config *c)
+{
+    uint32_t N = c->n_ranks;
+    if (c->coll == ARB_COLL_REDUCE || c->coll == ARB_COLL_BROADCAST) return 1;
+    if (c->share_min == 0) return N;
+    if (c->coll == ARB_COLL_BARRIER) return 1;
+    if (c->coll != ARB_COLL_ALLREDUCE) return N;
+    uint64_t k = (c->bytes + c->share_min - 1) / c->share_min;
+    return k < 1 ? 1 : k < N ? (uint32_t)k : N;
+}
+
 static int make_channels(arb_plan *p, char *err, size_t errlen)
 {
     const arb_plan_config *c = &p->cfg;
     uint32_t N = c->n_ranks;
     int one = c->coll == ARB_COLL_REDUCE || c->coll == ARB_COLL_BROADCAST;
-    p->n_channels = one ? 1 : N;
+    p->n_channels = channels_of(c);
     p->n_members = p->n_channels * (N - 1);
     p->channels = arb_mem_calloc(c->mem, p->n_channels, sizeof *p->channels);
     p->members = arb_mem_calloc(c->mem, p->n_members, sizeof *p->members);
@@ -279,13 +293,8 @@ static int make_channels(arb_plan *p, char *err, size_t errlen)
         x->n_members = N - 1;
         for (uint32_t r = 0; r < N; r++)
             if (r != x->responder) p->members[mi++] = r;
-        if (one) {
-            x->lo = 0;
-            x->hi = E * es;
-        } else {
-            x->lo = E * ch / N * es;
-            x->hi = E * (ch + 1) / N * es;
-        }
+        x->lo = E * ch / p->n_channels * es;
+        x->hi = E * (ch + 1) / p->n_channels * es;
         x->first_tree = ch * c->subchannels;
         switch (c->coll) {
         case ARB_COLL_ALLREDUCE:

@@ -311,7 +311,8 @@ static void note_mismatch(struct arb_rt_request *k, const rt_hdr *rh, const arb_
                  arb_op_name(k->op));
 }
 
-/* Replay REGISTERs that came before the call was started. */
+/* Replay the REGISTERs and first credits that came before the call was
+ * started. */
 static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
 {
     uint32_t w = 0;
@@ -320,11 +321,13 @@ static void replay_stash(arb_rt_comm *c, struct arb_rt_request *k, arb_time now)
         if (s->msg == k->msg) {
             rt_hdr rh = {.kind = RT_K_ARBOR, .src = s->src};
             note_mismatch(k, &rh, &s->h);
-            int x = k->ep_of[c->cfg.rank];
+            int x = s->channel < c->cfg.size ? k->ep_of[s->channel] : -1;
             if (x >= 0) {
                 arb_hep *e = arb_host_ep(k->host, (uint32_t)x);
                 int from = s->src < c->cfg.rank ? s->src : s->src - 1;
-                arb_host_deliver(e, &s->h, NULL, 0, from, 0, 0, 0, now);
+                c->echo_ce = !e->r && s->ce;
+                arb_host_deliver(e, &s->h, NULL, 0, e->r ? from : 0, s->sub, s->ce, 0, now);
+                c->echo_ce = 0;
             }
             continue;
         }
@@ -369,6 +372,7 @@ static int call_plan(arb_rt_comm *c, struct arb_rt_request *k, uint32_t root, ui
     pc.root = root;
     pc.bytes = bytes;
     pc.dtype = k->dt;
+    pc.share_min = ARB_PLAN_SHARE_MIN; /* a small call: one channel, not N (plan.h) */
     /* a rooted collective's one channel takes the trees of its responder's
      * channel in the switches' plan (channel r rooted at offset r) */
     if (k->coll == ARB_COLL_REDUCE || k->coll == ARB_COLL_BROADCAST) pc.root_offset = root;
@@ -410,6 +414,7 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
      * clock: the call's deadline ends a call, naming the ranks measured
      * as unanswered (rt_suspects), so a slow job gets the time its user
      * gave it. */
+    hc.ep.early = 1; /* ranks start calls at their own times: a first credit waits for them */
     hc.ep.retry_min = c->cfg.timeout_min;
     hc.ep.retry = register_cap(&c->cfg);
     hc.ep.retry_tries = give_up_tries(hc.ep.retry, c->cfg.timeout + c->cfg.timeout_max);
@@ -540,6 +545,22 @@ static struct arb_rt_request *call_of(arb_rt_comm *c, uint8_t msg)
     return NULL;
 }
 
+/* Keep a packet of a call not started yet: 0, or -1 when the stash is
+ * full (the sender retries a REGISTER; a credit is retried by its timer). */
+static int stash(arb_rt_comm *c, const rt_hdr *rh, const arb_hdr *h)
+{
+    if (c->n_stash == STASH_MAX) return -1;
+    struct stash *s = &c->stash[c->n_stash++];
+    s->msg = h->message_id;
+    s->src = rh->src;
+    s->channel = rh->channel;
+    s->sub = rh->sub;
+    s->ce = (rh->flags & RT_F_CE) != 0;
+    s->h = *h;
+    if (s->ce) c->st.ce_marks++;
+    return 0;
+}
+
 /* Answer for an engine that does not exist (yet, or any more): ack a
  * REGISTER that is early (and keep it for the call) or late, and an END
  * whose call is gone. */
@@ -569,20 +590,19 @@ static void orphan(arb_rt_comm *c, const rt_hdr *rh, const arb_hdr *h)
         c->st.rx_late++;
         return;
     }
+    uint8_t ahead = (uint8_t)(h->message_id - c->last_msg);
+    int early = !c->started_any || (ahead >= 1 && ahead <= MAX_CALLS);
+    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair && !h->payload_valid &&
+        rh->channel < c->cfg.size && rh->channel != c->cfg.rank && early) {
+        if (stash(c, rh, h) == 0) c->st.early_credits++; /* the responder's call is ahead */
+        return;
+    }
     if (rh->channel != c->cfg.rank || rh->src >= c->cfg.size || rh->src == c->cfg.rank ||
         (h->packet_type != ARB_PT_REGISTER && h->packet_type != ARB_PT_END)) {
         c->st.rx_late++;
         return;
     }
-    uint8_t ahead = (uint8_t)(h->message_id - c->last_msg);
-    if (h->packet_type == ARB_PT_REGISTER &&
-        (!c->started_any || (ahead >= 1 && ahead <= MAX_CALLS))) {
-        if (c->n_stash == STASH_MAX) return;
-        struct stash *s = &c->stash[c->n_stash++];
-        s->msg = h->message_id;
-        s->src = rh->src;
-        s->h = *h;
-    }
+    if (h->packet_type == ARB_PT_REGISTER && early && stash(c, rh, h) < 0) return;
     arb_hdr a;
     arb_hdr_init(&a, h->packet_type == ARB_PT_REGISTER ? ARB_PT_REGISTER_ACK : ARB_PT_END_ACK,
                  h->message_id, h->dtype, h->ext);

@@ -13,7 +13,7 @@
 #include "rt/rt_int.h"
 
 #define MAX_CALLS 16  /* calls in flight or lingering */
-#define STASH_MAX 512 /* REGISTERs that came before their call */
+#define STASH_MAX 512 /* REGISTERs and first credits that came before their call */
 #define REJOIN_SILENCE (50 * ARB_PS_PER_MS)
 #define JOIN_RETRY (100 * ARB_PS_PER_MS)
 /* After the last call a rank keeps answering until its switch has been
@@ -72,9 +72,14 @@ struct rt_cc_keep {
     arb_cc *cc;
 };
 
+/* A packet that came before its call: a REGISTER for this rank's channel,
+ * or a first credit (arb_ep_settings.early) of another rank's. */
 struct stash {
     uint8_t msg;
     uint16_t src;
+    uint16_t channel; /* the responder's rank */
+    uint16_t sub;     /* the subchannel it came down */
+    uint8_t ce;       /* it came marked CE (a credit's answer echoes it) */
     arb_hdr h;
 };
 

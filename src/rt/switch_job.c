@@ -48,6 +48,7 @@ static int job_learn(arb_rt_switch *s, struct sjob *j, uint32_t size, uint32_t b
     pc.ranks = ranks;
     pc.n_ranks = size;
     pc.bytes = (uint64_t)size * 4;
+    /* share_min 0: a channel for every rank, the trees of any call's plan */
     if (arb_topo_plan(&j->plan, s->t, &pc, NULL, 0) < 0) return -1;
     j->addr = arb_calloc(size, sizeof *j->addr);
     j->local = arb_calloc(size, sizeof *j->local);

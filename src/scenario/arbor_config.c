@@ -15,6 +15,7 @@ int scn_arbor_plan_config(const arb_scenario *sc, arb_plan_config *pc, char *err
     arb_plan_config_default(pc);
     scn_engine_apply(sc, SCN_ENG_PLAN, pc); /* collective, dtype, root, subchannels, profile */
     pc->bytes = scn_u64(sc, K_WL_SIZE);
+    pc->share_min = (uint32_t)scn_u64(sc, K_AR_PAYLOAD); /* as the runtime: a packet a share */
     const char *lv = scn_str(sc, K_AR_LEVELS);
     for (const char *q = lv; *q;) {
         char *end;

@@ -281,6 +281,9 @@
     X(AR_PROFILE, "arbor", "profile", VT_ENUM, ENGINE, "auto|16|20", 0, 0,                         \
       "Arbor header: auto (20 B when a path has two aggregating tiers), 16 or 20")                 \
     X(AR_ROOT, "arbor", "root", VT_U64, ENGINE, NULL, 0, 255, "reduce, broadcast: the root rank")  \
+    X(AR_EARLY, "arbor", "early_credit", VT_BOOL, ENGINE, NULL, 0, 0,                              \
+      "credit a pull message of one offset before every member has registered (the runtime's "     \
+      "default)")                                                                                  \
     X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, ENGINE, NULL, 0, 0,                            \
       "round-trip every Arbor header through the codec; a mismatch fails the run")                 \
     X(AR_SKEW, "arbor", "skew", VT_TIME, ENGINE, NULL, 0, 0,                                       \

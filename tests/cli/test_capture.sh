@@ -98,11 +98,12 @@ if [ "$types" = "0 1 2 3 4 5 " ]; then
 else
     fail "arbor types" "got: $types"
 fi
-# a request's payload decodes: 12 KiB over 3 channels is 4 KiB of f32 each
-# (and bench's own one-element f64 AllReduces of its timings)
+# a request's payload decodes: 12 KiB on 3 ranks is min(3, ceil(12 KiB / 8 KiB))
+# = 2 channels (docs/protocol.md section 10) of 6 KiB of f32 each (and bench's
+# own one-element f64 AllReduces of its timings)
 cnt=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -Y "arbor.packet_type == 1 && arbor.payload_valid == 1" \
     -T fields -e arbor.payload.count | sort -u | tr '\n' ' ')
-if [ "$cnt" = "1 1024 " ]; then pass "AllReduce requests carry 1024 f32 each"; else fail "payload count" "$cnt"; fi
+if [ "$cnt" = "1 1536 " ]; then pass "AllReduce requests carry 1536 f32 each"; else fail "payload count" "$cnt"; fi
 has_job=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -T fields -e arbor_rt.job | sort -u | tr '\n' ' ')
 if [ "$has_job" = "3 " ]; then pass "runtime header: job 3"; else fail "job field" "$has_job"; fi
 

@@ -456,6 +456,42 @@ for k in timely swift dcqcn oscar; do
         fail "ARBOR_CC=$k" "status $rc" "$out" "$(cat "$TMP/err")"
     fi
 done
+# A small AllReduce is one channel (docs/protocol.md section 10): rank 1, a
+# requester only, sends per call its REGISTER, its request and its END, each
+# twice (a message of one offset, section 6.5): 6 packets, where as one of
+# four channels' requesters and a responder it sent 33 (at most 12 allowed:
+# REGISTERs retried on a loaded machine before their acks come). Early credits
+# (section 5): rank 0's calls start first, so a credit of its next call
+# reaches the others before theirs (stashed, answered at their start).
+out=$("$ARBOR" run -n 4 -- "$ARBOR" bench allreduce -b 1K -e 1K -n 50 -w 5 -c -s 2>"$TMP/err")
+rc=$?
+r1=$(grep 'rank 1:' "$TMP/err")
+calls=$(echo "$r1" | sed -n 's/.* calls=\([0-9]*\) .*/\1/p')
+tx=$(echo "$r1" | sed -n 's/.* tx_pkts=\([0-9]*\) .*/\1/p')
+early=$(sed -n 's/.* early_credits=\([0-9]*\).*/\1/p' "$TMP/err" | awk '{ s += $1 } END { print s + 0 }')
+if [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ -n "$calls" ] && [ "$calls" -gt 0 ] &&
+    [ "$tx" -le $((calls * 12)) ] && [ "$early" -gt 0 ]; then
+    pass "1 KiB AllReduce: one channel ($tx packets from rank 1 in $calls calls), early credits ($early)"
+else
+    fail "small AllReduce" "status $rc calls $calls tx $tx early $early" "$out" "$(cat "$TMP/err")"
+fi
+# arbor run spins 200 us by default with at most 4 ranks a core
+# (docs/runtime.md section 7): some wait of 50 calls finds its datagram
+# while spinning; --spin 0 or ARBOR_SPIN=0 in the environment: none does
+hits() { sed -n 's/.* spin_hits=\([0-9]*\) .*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'; }
+"$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 1K -e 1K -n 50 -w 5 -s >/dev/null 2>"$TMP/spin1"
+rc1=$?
+"$ARBOR" run -n 2 --spin 0 -- "$ARBOR" bench allreduce -b 1K -e 1K -n 50 -w 5 -s >/dev/null 2>"$TMP/spin2"
+rc2=$?
+ARBOR_SPIN=0 "$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 1K -e 1K -n 50 -w 5 -s >/dev/null \
+    2>"$TMP/spin3"
+rc3=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ "$(hits "$TMP/spin1")" -gt 0 ] &&
+    [ "$(hits "$TMP/spin2")" -eq 0 ] && [ "$(hits "$TMP/spin3")" -eq 0 ]; then
+    pass "arbor run spins by default on few ranks a core; --spin 0 and ARBOR_SPIN=0 do not"
+else
+    fail "default spin" "status $rc1 $rc2 $rc3" "$(cat "$TMP/spin1" "$TMP/spin2" "$TMP/spin3")"
+fi
 out=$(ARBOR_CC=oscar ARBOR_BASE_RTT=40us ARBOR_LINE_RATE=10G "$ARBOR" run -n 2 -- \
     "$ARBOR" bench reducescatter -b 64K -e 64K -n 1 -w 0 -c -s 2>"$TMP/err")
 if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && grep -q "cc=oscar .*base_rtt_us=40.0" "$TMP/err"; then

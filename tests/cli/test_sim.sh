@@ -417,4 +417,21 @@ expect_err "hpn refuses a shared port" 2 "workload.qp_mode: qp_mode: hpn gives e
     "$ARBOR" sim "$TMP/hpn.ini" -s workload.shared_sport=on
 J=$("$ARBOR" sim "$TMP/hpn.ini" --json --quiet -s qp_mode=split -s shared_sport=on)
 has "shared_sport completes" "$J" '"completed":true'
+
+# arbor.early_credit (docs/protocol.md section 5): an 8 KiB AllReduce on four
+# ranks is one channel of one offset; with ranks starting 20 us apart the last
+# finds its credit waiting and skips the REGISTER and credit passes, so the
+# collective ends sooner, exact either way; off is the default
+cct() { sed -n 's/.*"cct_us":\([0-9.]*\).*/\1/p'; }
+set -- -s topology=star:4 -s size=8KiB -s mode=values -s arbor.skew=20us --json --quiet
+off=$("$ARBOR" sim "$@" -s arbor.early_credit=off)
+on=$("$ARBOR" sim "$@" -s arbor.early_credit=on)
+dflt=$("$ARBOR" sim "$@")
+if echo "$off" | grep -q '"correct":true' && echo "$on" | grep -q '"correct":true' &&
+    [ "$(echo "$dflt" | cct)" = "$(echo "$off" | cct)" ] &&
+    awk -v a="$(echo "$on" | cct)" -v b="$(echo "$off" | cct)" 'BEGIN { exit !(a > 60 && a < b) }'; then
+    pass "arbor.early_credit: a late rank's call ends sooner ($(echo "$on" | cct) us against $(echo "$off" | cct)), exact"
+else
+    fail "arbor.early_credit" "on $(echo "$on" | cct) off $(echo "$off" | cct) default $(echo "$dflt" | cct)"
+fi
 finish

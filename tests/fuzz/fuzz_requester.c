@@ -113,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     arb_time now = 0;
     uint8_t next_id = c->first_msg_id;
+    uint32_t next_seq = c->first_seq;
     uint8_t pay[64];
     int steps = 0;
 
@@ -123,16 +124,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint32_t pk = (uint32_t)(take(&rd) % (MAXN + 1));
             uint64_t len = c->kind == ARB_EP_BARRIER ? 0 : (uint64_t)pk * c->ep.payload / 2;
             len -= len % 4;
+            /* the record first: a credit held for this message is
+             * answered inside start_message */
+            msgrec *m = &hs->msgs[next_id], keep = *m;
+            memset(m, 0, sizeof *m);
+            m->started = 1;
+            m->start = next_seq;
+            m->n = len ? (uint32_t)((len + c->ep.payload - 1) / c->ep.payload) : 1;
             if (arb_requester_start_message(hs->q, next_id, len, hs->in, hs->out, now) == 0) {
                 arb_requester_progress qp;
                 arb_requester_get_progress(hs->q, &qp);
-                msgrec *m = &hs->msgs[next_id];
-                memset(m, 0, sizeof *m);
-                m->started = 1;
-                m->start = qp.start_seq;
-                m->n = qp.offsets;
-                require(m->n == (len ? (len + c->ep.payload - 1) / c->ep.payload : 1));
+                require(qp.start_seq == m->start && qp.offsets == m->n);
+                next_seq = (next_seq + m->n) & ARB_OFFSET_MASK;
                 next_id++;
+            } else {
+                *m = keep;
             }
             break;
         }

@@ -70,6 +70,10 @@ static void on_commit(void *ctx, const arb_commit_info *ci)
     m->ncommitted++;
     require(m->ncommitted <= m->n);
     require(count == hs->members);
+    /* nothing commits before every member registered (early credits too) */
+    arb_responder_progress pr;
+    arb_responder_get_progress(hs->r, &pr);
+    require(pr.registered == hs->members);
 }
 
 static void check(harness *hs)
@@ -122,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.ep.dead_after = 1u + (b4 >> 6);
     c.ep.timeout_min = 20 * ARB_PS_PER_US;
     c.ep.repair_tries = 4;
+    c.ep.early = (b3 & 0x40) != 0; /* a first credit before registration */
     c.send = on_send;
     c.send_ctx = hs;
     c.on_commit = on_commit;

@@ -653,7 +653,10 @@ static void run_pull_message(uint32_t R, int use_switch, size_t elems, uint32_t 
     CHECK_EQ_U(st.repair_credits, 0);
     CHECK_EQ_U(st.messages, 1);
     CHECK_EQ_U(st.results_riding + st.tails, count);
-    CHECK_EQ_U(st.samples, count);
+    /* a sample a commit, but of the first offset when it was credited
+     * before every member registered: its loop holds a late start */
+    CHECK(st.early <= 1);
+    CHECK_EQ_U(st.samples, count - st.early);
     for (uint32_t j = 0; j < R; j++) {
         arb_requester_stats qs;
         arb_requester_get_stats(n->q[j], &qs);
@@ -1730,9 +1733,9 @@ TEST(window_and_rate_gate)
     CHECK(n->min_credit_gap >= 1 * US);
     arb_cc_stats cs;
     arb_cc_get_stats(cc, &cs);
-    CHECK_EQ_U(cs.samples, 50);
     arb_responder_stats st;
     arb_responder_get_stats(n->r, &st);
+    CHECK_EQ_U(cs.samples, 50 - st.early); /* an early first credit is no sample */
     CHECK(st.peak_outstanding <= 3);
     i32_msg_free(&m, 3);
     net_free(n);
@@ -1932,6 +1935,7 @@ TEST(registration)
     arb_responder_config c;
     rsp_cfg(&c, 3, &cap);
     c.first_seq = 100;
+    c.ep.early = 1;
     arb_responder *r = NULL;
     REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
     /* REGISTERs before the local call are acknowledged and remembered */
@@ -1967,6 +1971,8 @@ TEST(registration)
     CHECK_EQ_I(arb_responder_start_message(r, 0, 32, NULL, buf, 0), 0);
     arb_responder_get_progress(r, &pr);
     CHECK_EQ_U(pr.phase, ARB_RSP_REGISTER);
+    /* a message of two offsets: nothing before registration, early
+     * credits or not (ep.early credits a message of one offset) */
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 0);
     /* message 1 may register ahead once message 0 is started locally */
     h = mk_register(1, 102);
@@ -1975,14 +1981,104 @@ TEST(registration)
     h = mk_register(0, 100);
     arb_responder_recv(r, &h, NULL, 0, 1, 0);
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 0);
+    CHECK_EQ_U(arb_responder_next_expiry(r), ARB_TIME_NEVER);
     arb_responder_recv(r, &h, NULL, 0, 2, 5);
     /* complete: two credits (two packets) go out */
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
     const cap_pkt *cr = cap_last(&cap, ARB_PT_RESPONSE);
     CHECK_EQ_U(cr->h.offset_b, 101);
     CHECK_EQ_U(cr->dst.kind, ARB_EP_DST_GROUP);
+    CHECK(arb_responder_next_expiry(r) != ARB_TIME_NEVER);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.early, 0);
     CHECK_EQ_I(cap.invalid, 0);
     arb_responder_free(r);
+}
+
+/* Without early credits (ep.early = 0) no credit goes out before every
+ * member has registered; with them, a pull message's first offset (and
+ * its twin) does, but nothing of it commits before registration: an
+ * aggregate that comes first is dropped and counted, and the offset is
+ * credited again by its timer once registration is complete. */
+TEST(responder_early_credit_commits_after_registration)
+{
+    for (int early = 0; early <= 1; early++) {
+        static capture cap;
+        memset(&cap, 0, sizeof cap);
+        arb_responder_config c;
+        rsp_cfg(&c, 2, &cap);
+        c.ep.early = early;
+        arb_responder *r = NULL;
+        REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+        int32_t own[4] = {1, 2, 3, 4}, res[4] = {0};
+        CHECK_EQ_I(arb_responder_start_message(r, 0, 16, own, res, 0), 0); /* one offset */
+        /* one offset: the credit and its twin, or nothing */
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), early ? 2 : 0);
+        int32_t agg[4] = {10, 20, 30, 40};
+        arb_hdr m = mk_master(0, 0, 2, 1);
+        arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+        arb_responder_stats st;
+        arb_responder_get_stats(r, &st);
+        CHECK_EQ_U(st.commits, 0);
+        CHECK_EQ_U(st.early_masters, (uint64_t)early);
+        register_all(r, 2, 0, 0, 20);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 2); /* early: no new credit */
+        /* the timer runs from registration, not from the early credit */
+        arb_time t = arb_responder_next_expiry(r);
+        CHECK(t != ARB_TIME_NEVER && t > 20);
+        /* the aggregate of the attempt in flight now commits */
+        m = mk_master(0, 0, 2, 1);
+        arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 30);
+        arb_responder_get_stats(r, &st);
+        CHECK_EQ_U(st.commits, 1);
+        CHECK_EQ_I(res[0], 11);
+        CHECK_EQ_I(res[3], 44);
+        /* an early credit's loop includes the members' late start: no sample */
+        CHECK_EQ_U(st.samples, early ? 0u : 1u);
+        CHECK_EQ_U(st.early, (uint64_t)early);
+        CHECK_EQ_I(cap.invalid, 0);
+        arb_responder_free(r);
+    }
+}
+
+/* A credit of a message not started yet (the responder's first credit
+ * before registration) is held by the requester and answered when the
+ * message starts, after its REGISTER; a credit of another message is
+ * not held. */
+TEST(requester_holds_early_credit)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_requester_config c;
+    req_cfg(&c, 0, &cap);
+    c.ep.header_only = 1;
+    arb_requester *q = NULL;
+    REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
+    arb_hdr c0 = mk_credit(0, 0);
+    CHECK_EQ_I(arb_requester_recv(q, &c0, NULL, 0, 0, 1), 0);
+    arb_hdr other = mk_credit(5, 0); /* not the next message */
+    CHECK_EQ_I(arb_requester_recv(q, &other, NULL, 0, 0, 1), 0);
+    CHECK_EQ_I(cap.n, 0);
+    arb_requester_stats st;
+    arb_requester_get_stats(q, &st);
+    CHECK_EQ_U(st.held, 1);
+    CHECK_EQ_U(st.stale, 1);
+    CHECK_EQ_I(arb_requester_start_message(q, 0, 32, NULL, NULL, 2), 0); /* 2 packets */
+    /* its REGISTER first, then the answer to the held credit */
+    REQUIRE(cap.n >= 2);
+    CHECK_EQ_U(cap.p[0].h.packet_type, ARB_PT_REGISTER);
+    CHECK_EQ_U(cap.p[cap.n - 1].h.packet_type, ARB_PT_DATA_REQUEST);
+    CHECK_EQ_U(cap.p[cap.n - 1].h.offset_a, 0);
+    arb_requester_get_stats(q, &st);
+    CHECK_EQ_U(st.requests, 1);
+    /* the REGISTER is still retried: the credit came before registration */
+    CHECK(arb_requester_next_expiry(q) != ARB_TIME_NEVER);
+    arb_hdr ack = mk(ARB_PT_REGISTER_ACK, 0, 0, 0);
+    ack.repair = 1;
+    CHECK_EQ_I(arb_requester_recv(q, &ack, NULL, 0, 0, 3), 0);
+    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_requester_free(q);
 }
 
 /* Pull-result with R = 2, window 2, 4 packets: the whole table of rides
@@ -2003,9 +2099,10 @@ TEST(responder_commit_rides_tails)
     CHECK_EQ_I(arb_responder_start_message(r, 0, 64, own, res, 0), 0);
     register_all(r, 2, 0, 0, 0);
     CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, 0), 2);
-    CHECK_EQ_U(cap.p[2].h.payload_valid, 0); /* nothing to ride yet */
-    CHECK_EQ_U(cap.p[2].h.payload_kind, ARB_PK_DATA);
-    CHECK_EQ_U(cap.p[2].h.credit_valid, 1);
+    const cap_pkt *c1 = cap_last(&cap, ARB_PT_RESPONSE);
+    CHECK_EQ_U(c1->h.payload_valid, 0); /* nothing to ride yet */
+    CHECK_EQ_U(c1->h.payload_kind, ARB_PK_DATA);
+    CHECK_EQ_U(c1->h.credit_valid, 1);
     int32_t agg[4] = {1, 2, 3, 4};
     /* a master with the wrong count is dropped */
     arb_hdr h = mk_master(0, 1, 1, 1);
@@ -2760,12 +2857,18 @@ TEST(requester_trusted_reports_moves)
     REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
     CHECK_EQ_I(arb_requester_start_message(q, 0, 32, NULL, NULL, 0), 0); /* 2 packets */
     arb_hdr c0 = mk_credit(0, 0);
-    CHECK_EQ_I(arb_requester_recv_trusted(q, &c0, NULL, 0, 0, 1), 1); /* acknowledges REGISTER */
-    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
+    arb_time retry = arb_requester_next_expiry(q);
+    CHECK(retry != ARB_TIME_NEVER);
+    /* the first credit moves the phase, but may have come before the
+     * registration: the REGISTER is still retried */
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &c0, NULL, 0, 0, 1), 1);
+    CHECK_EQ_U(arb_requester_next_expiry(q), retry);
     arb_hdr c1 = mk_credit(0, 1);
     c1.offset_a = 0;
     c1.payload_kind = ARB_PK_COMPLETION; /* result 0 rides credit 1 */
-    CHECK_EQ_I(arb_requester_recv_trusted(q, &c1, NULL, 0, 0, 2), 0);
+    /* a later credit (with a result) comes after registration: no retry */
+    CHECK_EQ_I(arb_requester_recv_trusted(q, &c1, NULL, 0, 0, 2), 1);
+    CHECK_EQ_U(arb_requester_next_expiry(q), ARB_TIME_NEVER);
     CHECK_EQ_I(arb_requester_recv_trusted(q, &c1, NULL, 0, 0, 2), 0); /* a copy: answered */
     arb_hdr tail = mk(ARB_PT_RESPONSE, 0, 1, 0);
     tail.op = ARB_OP_SUM;
@@ -3168,6 +3271,8 @@ int main(void)
     RUN(requester_answers_each_attempt);
     RUN(requester_config_errors);
     RUN(registration);
+    RUN(responder_early_credit_commits_after_registration);
+    RUN(requester_holds_early_credit);
     RUN(responder_commit_rides_tails);
     RUN(responder_tail_probes_back_off);
     RUN(responder_probes_a_window_lost_whole);
