@@ -660,11 +660,14 @@ arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
 /* Every tail result again, to each member missing from the END bitmap:
  * down the tree once when several are missing (a tail lost above them:
  * one packet a tail, not one a member, on the responder's link, which
- * would otherwise carry members x tails), else to the one. */
+ * would otherwise carry members x tails), else to the one. After a round
+ * that brought no END, to each member by itself, routed like any unicast
+ * packet: the tree may be the one that failed (a repeat of a repair
+ * credit goes the same way). */
 static void replay_tails(arb_responder *r)
 {
     uint32_t missing = r->cfg.members - r->nends;
-    if (missing > 1 && missing >= r->cfg.members / 8 && r->live_subs > 0) {
+    if (missing > 1 && missing >= r->cfg.members / 8 && r->live_subs > 0 && !r->end_silent) {
         for (uint32_t t = 0; t < r->ntails; t++) {
             rsp_send_tail(r, r->tails[t], 1, -1);
             r->st.tail_replays++;
