@@ -13,6 +13,8 @@
 #include "arbor/reduce.h"
 
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_DONE = 2 };
+/* Ways of the recent table's sets (local repair). */
+#define RECENT_WAYS 4u
 
 typedef struct slot {
     uint64_t channel;     /* owner: channel identity */
@@ -60,9 +62,10 @@ struct arb_agg {
     slot *slots;
     uint64_t *bitmap; /* nslots x words: ports that contributed */
     uint8_t *acc;     /* nslots x max_payload, NULL in header-only mode */
-    /* local repair: the slot a (channel, offset) was last given, by hash,
-     * direct-mapped (id + 1; 0 none); a hit is checked against the slot's
-     * owner, a collision only costs the shortcut */
+    /* local repair: the slot a (channel, offset) was last given (id + 1;
+     * 0 none), by hash, RECENT_WAYS-way set-associative: a hit is checked
+     * against the slot's owner; an entry whose slot went to another
+     * context, or is no longer fresh, is replaced first, then the oldest */
     uint32_t *recent;
     uint32_t recent_mask;
     /* re-credit: per slot the ports a credit went to, and (values) its
@@ -141,7 +144,7 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
     c.local_repair = c.local_repair != 0;
     if (c.local_repair) {
         uint32_t n = 1;
-        while (n < 2 * c.slots)
+        while (n < 2 * c.slots || n < RECENT_WAYS)
             n *= 2;
         a->recent = arb_mem_calloc(c.mem, n, sizeof *a->recent);
         a->recent_mask = n - 1;
@@ -284,9 +287,17 @@ static void loop_sample(arb_agg *a, arb_time sample);
 
 /* ---- local repair: the slot of an earlier attempt -------------------------- */
 
-static uint32_t *recent_at(const arb_agg *a, uint64_t channel, uint32_t offset)
+/* The recent table's set of (channel, offset). Set-associative, because
+ * channels advance in step: two contexts that share an entry are in flight
+ * together, offset after offset, at every switch alike (one hash), and in
+ * a direct-mapped table each evicted the other's every attempt (seen on
+ * rail:2,8,4,4 at 1% loss: an offset's eight credits gathered anew, each
+ * presumed lost before the leaves' re-credits came, and it went to the
+ * bypass repair). */
+static uint32_t *recent_set(const arb_agg *a, uint64_t channel, uint32_t offset)
 {
-    return &a->recent[mix64(channel ^ (uint64_t)offset << 40) & a->recent_mask];
+    uint64_t h = mix64(channel ^ (uint64_t)offset << 40);
+    return &a->recent[h & a->recent_mask & ~(uint64_t)(RECENT_WAYS - 1)];
 }
 
 /* A slot is another attempt's (or copy's) of the same context only while
@@ -299,18 +310,58 @@ static int fresh(const arb_agg *a, const slot *s, arb_time now)
     return now - s->t_alloc <= a->cfg.recredit_hold;
 }
 
+/* The slot (channel, offset) was last given here, fresh, or -1. */
+static int32_t recent_find(const arb_agg *a, uint64_t channel, uint32_t offset, arb_time now)
+{
+    const uint32_t *set = recent_set(a, channel, offset);
+    for (unsigned w = 0; w < RECENT_WAYS; w++) {
+        if (!set[w]) continue;
+        const slot *s = &a->slots[set[w] - 1];
+        if (s->state != SLOT_FREE && s->channel == channel && s->offset == offset &&
+            fresh(a, s, now))
+            return (int32_t)(set[w] - 1);
+    }
+    return -1;
+}
+
+/* Slot id was given to (channel, offset): its entry replaces that
+ * context's own, else an empty or stale one (its slot free, not fresh, or
+ * gone to a context of another set), else the oldest. */
+static void recent_put(arb_agg *a, uint64_t channel, uint32_t offset, uint32_t id, arb_time now)
+{
+    uint32_t *set = recent_set(a, channel, offset);
+    unsigned victim = 0, w;
+    arb_time oldest = ARB_TIME_NEVER;
+    for (w = 0; w < RECENT_WAYS; w++) {
+        if (!set[w]) continue;
+        const slot *s = &a->slots[set[w] - 1];
+        if (set[w] - 1 == id || (s->channel == channel && s->offset == offset)) break;
+    }
+    if (w < RECENT_WAYS) {
+        set[w] = id + 1;
+        return;
+    }
+    for (w = 0; w < RECENT_WAYS; w++) {
+        if (!set[w]) break;
+        const slot *s = &a->slots[set[w] - 1];
+        if (s->state == SLOT_FREE || !fresh(a, s, now) ||
+            recent_set(a, s->channel, s->offset) != set)
+            break;
+        if (s->t_alloc < oldest) {
+            oldest = s->t_alloc;
+            victim = w;
+        }
+    }
+    set[w < RECENT_WAYS ? w : victim] = id + 1;
+}
+
 /* The slot an earlier attempt of (channel, offset) took here and still
  * holds, fresh, or -1. */
 static int32_t earlier_attempt(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t attempt,
                                arb_time now)
 {
-    uint32_t v = *recent_at(a, channel, offset);
-    if (!v) return -1;
-    const slot *s = &a->slots[v - 1];
-    if (s->state == SLOT_FREE || s->channel != channel || s->offset != offset ||
-        s->attempt >= attempt || !fresh(a, s, now))
-        return -1;
-    return (int32_t)(v - 1);
+    int32_t id = recent_find(a, channel, offset, now);
+    return id >= 0 && a->slots[id].attempt < attempt ? id : -1;
 }
 
 /* The live slot this very context (same attempt) holds here, fresh, or
@@ -318,13 +369,9 @@ static int32_t earlier_attempt(const arb_agg *a, uint64_t channel, uint32_t offs
 static int32_t held(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t attempt,
                     arb_time now)
 {
-    uint32_t v = *recent_at(a, channel, offset);
-    if (!v) return -1;
-    const slot *s = &a->slots[v - 1];
-    if (s->state != SLOT_LIVE || s->channel != channel || s->offset != offset ||
-        s->attempt != attempt || !fresh(a, s, now))
-        return -1;
-    return (int32_t)(v - 1);
+    int32_t id = recent_find(a, channel, offset, now);
+    return id >= 0 && a->slots[id].state == SLOT_LIVE && a->slots[id].attempt == attempt ? id
+                                                                                          : -1;
 }
 
 /* A later attempt's credit takes over the partial slot of an earlier one:
@@ -446,7 +493,7 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
     /* The accumulator is not cleared: the first contribution overwrites it. */
     memset(slot_bits(a, id), 0, a->words * sizeof(uint64_t));
     a->st.allocations++;
-    if (a->recent) *recent_at(a, channel, s->offset) = id + 1;
+    if (a->recent) recent_put(a, channel, s->offset, id, t);
 
     h->agg_loc[d] = (uint16_t)id;
     h->agg_depth = (uint8_t)(d + 1);

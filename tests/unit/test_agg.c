@@ -683,6 +683,35 @@ TEST(local_repair_only_where_the_slot_is_held)
     arb_agg_free(off);
 }
 
+/* Contexts in flight together keep their shortcut whatever their hashes:
+ * a pool of 2 slots has a recent table of one set of 4 ways, so every
+ * pair of contexts shares it. Channels advance in step, so a direct-mapped
+ * table's collision would cost a pair its shortcut on every attempt (one
+ * pair in four of these 32 would have). */
+TEST(local_repair_contexts_that_share_a_set)
+{
+    for (uint32_t k = 0; k < 32; k++) {
+        arb_agg *a = make(2, 4, 0);
+        uint64_t ch[2] = {CH1 + k, CH2 + 977 * k};
+        uint32_t off[2] = {8 + k, 15 + 3 * k};
+        for (int i = 0; i < 2; i++) {
+            arb_hdr c0 = credit(off[i], 0, 0);
+            CHECK_EQ_I(feed(a, &c0, NULL, 0, ch[i], 0, 0).slot, i);
+        }
+        for (uint8_t att = 1; att <= 3; att++)
+            for (int i = 0; i < 2; i++) {
+                arb_hdr c = credit(off[i], 0, 0);
+                c.attempt = att;
+                arb_agg_result r = feed(a, &c, NULL, 0, ch[i], 0, 0);
+                CHECK_EQ_I(r.reason, ARB_AGG_R_ADOPT);
+                CHECK_EQ_I(r.slot, i);
+            }
+        CHECK_EQ_U(stats(a).adoptions, 6);
+        CHECK_EQ_U(stats(a).allocations, 2);
+        arb_agg_free(a);
+    }
+}
+
 TEST(bad_slot_index)
 {
     arb_agg *a = make(4, 4, 1);
@@ -1237,6 +1266,7 @@ int main(void)
     RUN(local_repair_adopts_a_partial_slot);
     RUN(local_repair_replays_a_complete_slot);
     RUN(local_repair_only_where_the_slot_is_held);
+    RUN(local_repair_contexts_that_share_a_set);
     RUN(bad_slot_index);
     RUN(duplicate_from_same_port);
     RUN(late_after_completion);
