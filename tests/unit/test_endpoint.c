@@ -2317,6 +2317,41 @@ TEST(responder_end_rounds_fail_on_silence_only)
     arb_responder_free(r);
 }
 
+/* The first replay round ends by the ENDs' own loop: when its replay is
+ * lost as well, the next goes once the slowest END after the last tail
+ * took (at least the smallest loop), plus a reordering window, has passed
+ * with no END: at most twice the larger of that delay and srtt. The round
+ * after a silent one waits for its timer, four times that (doubled for
+ * the replay and for the silent round). Before, the first round waited for
+ * its timer too: half the next one's. */
+TEST(responder_end_first_round_by_end_delay)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = drained_four(&cap, 8);
+    REQUIRE(r != NULL);
+    arb_hdr e = mk_end(0, 0);
+    for (int j = 0; j < 3; j++) /* members 0..2 END soon after the tails */
+        arb_responder_recv(r, &e, NULL, 0, j, 10 * US + (arb_time)(j + 1) * US);
+    arb_time t1 = arb_responder_next_expiry(r);
+    int to, from = cap.n;
+    arb_responder_on_expiry(r, t1); /* by order: member 3 alone */
+    CHECK_EQ_I(replays_of(&cap, from, &to), 4);
+    CHECK_EQ_I(to, 3);
+    arb_time t2 = arb_responder_next_expiry(r);
+    from = cap.n;
+    arb_responder_on_expiry(r, t2); /* no END: member 3 again */
+    CHECK_EQ_I(replays_of(&cap, from, &to), 4);
+    CHECK_EQ_I(to, 3);
+    arb_time t3 = arb_responder_next_expiry(r);
+    CHECK(t2 > t1);
+    CHECK(t3 - t2 >= 4 * (t2 - t1));
+    arb_responder_recv(r, &e, NULL, 0, 3, t2 + 2 * US);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    arb_responder_free(r);
+}
+
 /* The latest credit of offset k in the capture from `from` on: its attempt,
  * or -1. */
 static int credit_attempt(const capture *cap, int from, uint32_t k)
@@ -3278,6 +3313,7 @@ int main(void)
     RUN(responder_probes_a_window_lost_whole);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
+    RUN(responder_end_first_round_by_end_delay);
     RUN(responder_repair_path);
     RUN(responder_timeout_of_repair_is_repeated);
     RUN(tree_dies_is_probed_and_revives);
