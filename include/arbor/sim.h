@@ -807,6 +807,24 @@ typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t r
  * table indexed by packet index, and a payload buffer (from a pool) only
  * in values mode.
  */
+/**
+ * The time the hosts and switches of an Arbor run spend on its packets
+ * (docs/arbor-sim.md, "Host cost"): 0 in every field (the default) is none,
+ * and the run is what it was without it. A node handles the Arbor packets
+ * that reach it one at a time, in arrival order: a packet is handled (its
+ * engine, or the switch, sees it) `*_pkt` after the node is free and the
+ * packet has arrived; a packet reaching a node that has done nothing for
+ * longer than `spin` (handled no packet and, a host, sent none) waits
+ * `*_wake` more first: the node was asleep.
+ */
+typedef struct arb_sim_arbor_cost {
+    arb_time host_pkt;    /**< a host's time per packet it receives */
+    arb_time host_wake;   /**< a host's wake-up after more than `spin` idle */
+    arb_time switch_pkt;  /**< a switch's time per packet */
+    arb_time switch_wake; /**< a switch's wake-up after more than `spin` idle */
+    arb_time spin;        /**< idle time after which a node sleeps (0: at once) */
+} arb_sim_arbor_cost;
+
 typedef struct arb_sim_arbor_config {
     const struct arb_plan *plan; /**< borrowed; must outlive the simulator */
     int values;                  /**< 1: real payloads, checked; 0 (default): header-only */
@@ -852,6 +870,10 @@ typedef struct arb_sim_arbor_config {
     /** Optional: each rank's completion (ctx: rank_ctx). */
     arb_sim_arbor_rank_fn on_rank_done;
     void *rank_ctx; /**< passed to on_rank_done; borrowed */
+    /** The nodes' time per packet and wake-ups: the first job's, every
+     * job's (a node is one). With skew_random 2 (lag), a host's lag
+     * follows its cost. */
+    arb_sim_arbor_cost cost;
 } arb_sim_arbor_config;
 
 /** Fill *cfg with the defaults its fields name (no plan). */

@@ -78,6 +78,11 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
         (ac->ep.retry_min < ARB_EP_TIMER_MIN || ac->ep.retry_min > ac->ep.retry))
         return scn_key_fail(sc, K_AR_RETRYMIN, err, errlen, ARB_EINVAL,
                             "must be 1 us .. arbor.retry (0: the timers' floor)");
+    ac->cost = (arb_sim_arbor_cost){.host_pkt = scn_u64(sc, K_AR_HPKT),
+                                    .host_wake = scn_u64(sc, K_AR_HWAKE),
+                                    .switch_pkt = scn_u64(sc, K_AR_SPKT),
+                                    .switch_wake = scn_u64(sc, K_AR_SWAKE),
+                                    .spin = scn_u64(sc, K_AR_SPIN)};
     if (ac->ep.payload % arb_dtype_size(pc->dtype))
         return scn_key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                             "not a whole number of elements of the dtype");

@@ -239,6 +239,49 @@ static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
     return 0;
 }
 
+/* arbor.calls: rank `rank` is done with call `job`; its next call starts
+ * arbor.host_call later (ctx: the result, which holds both). */
+static void next_call(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now)
+{
+    const arb_scenario_result *r = ctx;
+    if ((uint32_t)job + 1 < r->calls)
+        (void)arb_sim_arbor_enter(s, job + 1, rank, now + r->host_call);
+}
+
+/* arbor.calls and arbor.warmup: one job, at least one timed call. */
+static int calls_check(const arb_scenario *sc, arb_scenario_result *r, const struct layout *l,
+                       char *err, size_t errlen)
+{
+    r->calls = (uint32_t)scn_u64(sc, K_AR_CALLS);
+    r->warmup = (uint32_t)scn_u64(sc, K_AR_WARMUP);
+    r->host_call = scn_u64(sc, K_AR_HCALL);
+    if (r->calls > 1 && l->jobs > 1)
+        return scn_key_fail(sc, K_AR_CALLS, err, errlen, ARB_EINVAL,
+                            "repeated calls of one job: arbor.jobs must be 1");
+    if (r->warmup >= r->calls)
+        return scn_key_fail(sc, K_AR_WARMUP, err, errlen, ARB_EINVAL,
+                            "leaves no timed call (it must be below arbor.calls)");
+    return 0;
+}
+
+/* Add the job of plan p, and with arbor.calls its later calls (deferred:
+ * each rank enters call k + 1 from its done of call k, next_call). */
+static int add_calls(arb_sim *s, arb_scenario_result *r, arb_sim_arbor_config *ac, char *err,
+                     size_t errlen)
+{
+    ac->start += r->host_call;
+    if (r->calls > 1) {
+        ac->on_rank_done = next_call;
+        ac->rank_ctx = r;
+    }
+    for (uint32_t k = 0; k < r->calls; k++) {
+        ac->deferred = k > 0;
+        int job = arb_sim_arbor_add(s, ac);
+        if (job < 0) return arb_errf(err, errlen, job, "arbor: %s", arb_strerror(job));
+    }
+    return 0;
+}
+
 /* The Arbor collective: its plan from [arbor] and the group from
  * workload.ranks / workload.hosts. */
 int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t, arb_sim *s,
@@ -252,6 +295,7 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
     arb_sim_arbor_config ac;
     int rc = arbor_ranks(sc, r, &rk, &ranks, err, errlen);
     if (rc == 0) rc = arbor_layout(sc, ranks, &l, err, errlen);
+    if (rc == 0) rc = calls_check(sc, r, &l, err, errlen);
     if (rc == 0) rc = scn_arbor_plan_config(sc, &pc, err, errlen);
     if (rc == 0 && !(*plans = arb_calloc(l.jobs, sizeof **plans)))
         rc = arb_errf(err, errlen, ARB_ENOMEM, "out of memory");
@@ -282,9 +326,7 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
         ac.plan = (*plans)[k];
         ac.start = l.start[k];
         rc = timers_above_loop(sc, s, &ac, err, errlen);
-        if (rc < 0) break;
-        int job = arb_sim_arbor_add(s, &ac);
-        if (job < 0) rc = arb_errf(err, errlen, job, "arbor: %s", arb_strerror(job));
+        if (rc == 0) rc = add_calls(s, r, &ac, err, errlen);
     }
     layout_free(&l);
     return rc;

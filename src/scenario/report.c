@@ -104,6 +104,47 @@ static void arbor_jobs_json(cJSON *o, const arb_scenario_result *r)
     fairness_json(o, r);
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+    arb_time x = *(const arb_time *)a, y = *(const arb_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* arbor.calls > 1: "calls", the timed calls' CCTs as arbor lab reports
+ * its calls' (mean, median, least, most, each in order). */
+static void arbor_calls_json(cJSON *o, const arb_scenario_result *r)
+{
+    cJSON *c = cJSON_AddObjectToObject(o, "calls");
+    if (!c) return;
+    uint32_t n = r->calls - r->warmup;
+    arb_json_u64(c, "calls", n);
+    arb_json_u64(c, "warmup", r->warmup);
+    arb_json_us(c, "host_call_us", r->host_call);
+    arb_time *v = arb_malloc(n * sizeof *v);
+    cJSON *ct = cJSON_AddObjectToObject(c, "cct_us");
+    cJSON *each = ct ? cJSON_AddArrayToObject(ct, "each") : NULL;
+    int all = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        const arb_sim_arbor_result *a = &r->ar_jobs[r->warmup + k];
+        if (a->finish == ARB_TIME_NEVER) all = 0;
+        if (v) v[k] = a->cct;
+        if (each)
+            cJSON_AddItemToArray(each, a->finish == ARB_TIME_NEVER
+                                           ? cJSON_CreateNull()
+                                           : cJSON_CreateNumber((double)a->cct / ARB_PS_PER_US));
+    }
+    if (!v || !ct || !all) {
+        arb_free(v);
+        return;
+    }
+    qsort(v, n, sizeof *v, cmp_time);
+    arb_json_us(ct, "mean", r->ar.cct);
+    arb_json_us(ct, "p50", v[(n - 1) / 2]);
+    arb_json_us(ct, "min", v[0]);
+    arb_json_us(ct, "max", v[n - 1]);
+    arb_free(v);
+}
+
 static void arbor_json(cJSON *j, const arb_scenario_result *r)
 {
     const arb_sim_arbor_result *a = &r->ar;
@@ -191,7 +232,10 @@ static void arbor_json(cJSON *j, const arb_scenario_result *r)
     arb_json_u64(cc, "ce_samples", a->cc_ce_samples);
     arb_json_u64(cc, "stalls", a->cc_stalls);
     arb_json_fixed(cc, "window_mean", a->cc_window_mean, 3);
-    if (r->n_ar_jobs) arbor_jobs_json(o, r);
+    if (r->calls > 1)
+        arbor_calls_json(o, r);
+    else if (r->n_ar_jobs)
+        arbor_jobs_json(o, r);
 }
 
 /* arbor.background: the transport flows beside the collective, as one
@@ -255,7 +299,9 @@ static int echo_when_set(size_t k)
 {
     return k == K_AR_JOBSTART || k == K_AR_JOBSIZE || k == K_AR_JOBRANKS || k == K_AR_PARTITION ||
            k == K_AR_INNER || k == K_AR_PIECES || k == K_WL_BACKEND || k == K_FAB_RESTOREAT ||
-           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN || k == K_RUN_ORDER;
+           k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN || k == K_RUN_ORDER || k == K_AR_CALLS ||
+           k == K_AR_WARMUP || k == K_AR_HCALL || k == K_AR_HPKT || k == K_AR_HWAKE ||
+           k == K_AR_SPKT || k == K_AR_SWAKE || k == K_AR_SPIN;
 }
 
 /* "scenario": the keys it ran with, by section. */

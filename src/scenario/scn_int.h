@@ -320,6 +320,24 @@
     X(AR_BACKGROUND, "arbor", "background", VT_PATH, "", NULL, 0, 0,                               \
       "transport flows beside the collective: a CSV trace as workload.file (src,dst,bytes,"        \
       "start_us[,sport]) run on [transport]; empty: none (JSON background)")                       \
+    X(AR_CALLS, "arbor", "calls", VT_U64, "1", NULL, 1, 100000,                                    \
+      "calls of the collective each rank makes, one after another (each a job; arbor.jobs 1): "    \
+      "the JSON's cct_us is then the timed calls' mean (JSON arbor.calls)")                        \
+    X(AR_WARMUP, "arbor", "warmup", VT_U64, "0", NULL, 0, 99999,                                   \
+      "of arbor.calls, the first ones left out of cct_us (below arbor.calls)")                     \
+    X(AR_HCALL, "arbor", "host_call", VT_TIME, "0", NULL, 0, 0,                                    \
+      "a rank's own time per call: each call starts this long after its previous one ended (the "  \
+      "first after workload.start)")                                                               \
+    X(AR_HPKT, "arbor", "host_pkt", VT_TIME, "0", NULL, 0, 0,                                      \
+      "a host's time per Arbor packet it receives, one at a time (0: none)")                       \
+    X(AR_HWAKE, "arbor", "host_wake", VT_TIME, "0", NULL, 0, 0,                                    \
+      "a packet reaching a host idle for longer than arbor.spin waits this much more (0: none)")   \
+    X(AR_SPKT, "arbor", "switch_pkt", VT_TIME, "0", NULL, 0, 0,                                    \
+      "a switch's time per Arbor packet, one at a time (0: none)")                                 \
+    X(AR_SWAKE, "arbor", "switch_wake", VT_TIME, "0", NULL, 0, 0,                                  \
+      "a packet reaching a switch idle for longer than arbor.spin waits this much more (0: none)") \
+    X(AR_SPIN, "arbor", "spin", VT_TIME, "0", NULL, 0, 0,                                          \
+      "a host or switch idle for longer than this sleeps: host_wake, switch_wake (0: at once)")    \
     X(RUN_SEED, "run", "seed", VT_U64, ENGINE, NULL, 0, UINT64_MAX,                                \
       "the run's seed (ECN marking; the 0 seeds above)")                                           \
     X(RUN_STOP, "run", "stop", VT_TIME, "1s", NULL, 0, 0,                                          \

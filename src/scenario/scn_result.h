@@ -54,8 +54,13 @@ struct arb_scenario_result {
     int iter_arbor; /* an iteration over Arbor (workload.backend): `ar` holds its jobs' whole */
     uint32_t iter_jobs;
     arb_sim_arbor_result ar;
-    arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1: each job's figures */
+    arb_sim_arbor_result *ar_jobs; /* arbor.jobs > 1 or arbor.calls > 1: each job's figures */
     uint32_t n_ar_jobs;
+    /* arbor.calls: each rank's calls (a job each, the next one entered
+     * host_call after its previous one is done), the first `warmup` not
+     * timed; with calls > 1, `ar` holds the timed calls' mean cct */
+    uint32_t calls, warmup;
+    arb_time host_call;
     uint32_t arb_hdr_len;
     int has_bg;               /* arbor.background: transport flows beside the collective */
     arb_workload_result bg;   /* their workload's figures */

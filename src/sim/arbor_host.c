@@ -98,7 +98,19 @@ void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uin
                                           .kind = PK_ARBOR,
                                           .flags = (uint8_t)(PF_ECT | echo_ce(s, h))};
     j->a->acct[e->host].in++;
+    if (s->arb->busy && s->arb->busy[e->host] < s->now) s->arb->busy[e->host] = s->now; /* awake */
     host_send(s, port, i);
+}
+
+arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, arb_time now)
+{
+    const arb_sim_arbor_cost *c = &a->cost;
+    arb_time t = a->busy[node];
+    if (t < now) { /* idle since t: asleep after spin */
+        t = now + (now - a->busy[node] > c->spin ? (host ? c->host_wake : c->switch_wake) : 0);
+    }
+    a->busy[node] = t + (host ? c->host_pkt : c->switch_pkt);
+    return a->busy[node];
 }
 
 void arbor_arm(arb_sim *s, uint32_t h, arb_time t)
@@ -277,8 +289,9 @@ void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t i)
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
     count_sent(job_of(s, k->conn), port, k);
-    if (a->lag && a->lag[host]) {
-        k->ts = s->now + a->lag[host];
+    arb_time lag = a->lag ? a->lag[host] : 0;
+    if (lag || a->busy) { /* handled later: its lag, the host's cost */
+        k->ts = (a->busy ? arbor_cost_due(a, host, 1, s->now) : s->now) + lag;
         plist_push(&s->pool, &a->held[host], i);
         a->n_held++;
         arbor_arm(s, host, k->ts);

@@ -169,12 +169,14 @@ struct arbor_job {
     uint8_t echo_ce;    /* a requester is answering a credit that arrived with CE */
     arb_time *timer_at; /* per host (a host belongs to one job) */
     uint64_t *timer_seq;
-    arb_time *lag;       /* per host: packets are handled this long after arrival (its job's) */
-    struct plist *held;  /* per host: arrived packets waiting for their lag (ts = due) */
-    uint64_t n_held;     /* packets in the held lists */
-    struct hjobs *hj;    /* per host: the jobs with engines there */
-    uint32_t *next_port; /* per host: the port its next job's channels take */
-    struct rnote *notes; /* ranks done in this event, to report after it */
+    arb_time *lag;      /* per host: packets are handled this long after arrival (its job's) */
+    struct plist *held; /* per node: arrived packets waiting for their lag or cost (ts = due) */
+    arb_sim_arbor_cost cost; /* the first job's (arb_sim_arbor_cost) */
+    arb_time *busy;          /* per node, with a cost: when it was last busy (NULL: no cost) */
+    uint64_t n_held;         /* packets in the held lists */
+    struct hjobs *hj;        /* per host: the jobs with engines there */
+    uint32_t *next_port;     /* per host: the port its next job's channels take */
+    struct rnote *notes;     /* ranks done in this event, to report after it */
     uint32_t n_notes, cap_notes;
     struct aenters *enters; /* per host, deferred entries (arbor_defer_enter), or NULL */
     struct ajob **chan_job; /* per global channel (pkt->conn): its job */
@@ -226,6 +228,12 @@ void arbor_arm(arb_sim *s, uint32_t h, arb_time t);
  * before then is the same whether the callback ran at once (one process)
  * or at the end of the window (a partitioned run). 0 or ARB_ENOMEM. */
 int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at);
+
+/* arbor_host.c: a node's cost (arb_sim_arbor_cost; a->busy set): when
+ * a packet reaching it now is handled, the node busy until then. */
+arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, arb_time now);
+/* arbor_sim.c: the held lists, one per node, made once (ARB_ENOMEM). */
+int arbor_held_lists(arb_sim *s);
 
 /* arbor_check.c: accounting and invariants (values, exactly-once, wire checks). */
 void arbor_fill(void *ctx, uint8_t msg_id, uint32_t index, uint8_t *dst, size_t len);

@@ -142,6 +142,7 @@ void arbor_free(arb_sim *s)
     arb_free(a->timer_seq);
     arb_free(a->lag);
     arb_free(a->held);
+    arb_free(a->busy);
     arb_free(a->hj);
     arb_free(a->next_port);
     arb_free(a->notes);
@@ -270,6 +271,19 @@ static int make_engines(arb_sim *s, struct ajob *j)
     return route_engines(s, j);
 }
 
+/* The nodes' cost (arb_sim_arbor_cost): with any, every node's time
+ * last busy (0: idle from the start) and its held list. */
+static int cost_state(arb_sim *s, const arb_sim_arbor_cost *c)
+{
+    struct arbor_job *a = s->arb;
+    a->cost = *c;
+    if (!c->host_pkt && !c->host_wake && !c->switch_pkt && !c->switch_wake) return 0;
+    a->busy = arb_calloc(arb_topo_n_nodes(s->topo), sizeof *a->busy);
+    int rc = a->busy ? arbor_held_lists(s) : ARB_ENOMEM;
+    if (rc < 0) arbor_free(s);
+    return rc;
+}
+
 /* What the jobs share, made with the first job: its payload, slots and mode
  * become every job's (one slot pool per switch, one buffer pool). */
 static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
@@ -307,6 +321,17 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
         a->timer_at[h] = ARB_TIME_NEVER;
     for (uint32_t n = 0; n < n_nodes; n++)
         a->sw_timer_at[n] = ARB_TIME_NEVER;
+    return cost_state(s, &cfg->cost);
+}
+
+int arbor_held_lists(arb_sim *s)
+{
+    struct arbor_job *a = s->arb;
+    uint32_t n_nodes = arb_topo_n_nodes(s->topo);
+    if (a->held) return 0;
+    if (!(a->held = arb_malloc(n_nodes * sizeof *a->held))) return ARB_ENOMEM;
+    for (uint32_t n = 0; n < n_nodes; n++)
+        a->held[n].head = a->held[n].tail = PKT_NONE;
     return 0;
 }
 
@@ -479,10 +504,7 @@ static int job_lag(arb_sim *s, const struct ajob *j)
     struct arbor_job *a = s->arb;
     if (!a->lag) {
         a->lag = arb_calloc(s->n_hosts, sizeof *a->lag);
-        a->held = arb_malloc(s->n_hosts * sizeof *a->held);
-        if (!a->lag || !a->held) return ARB_ENOMEM;
-        for (uint32_t h = 0; h < s->n_hosts; h++)
-            a->held[h].head = a->held[h].tail = PKT_NONE;
+        if (!a->lag || arbor_held_lists(s) < 0) return ARB_ENOMEM;
     }
     for (uint32_t r = 0; r < arb_plan_get_config(j->p)->n_ranks; r++)
         a->lag[arb_plan_host(j->p, r)] = (arb_time)r * j->cfg.skew;

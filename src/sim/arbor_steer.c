@@ -147,12 +147,19 @@ static arb_time sw_next_expiry(const arb_sim *s, uint32_t node)
     return t;
 }
 
+static void sw_release(arb_sim *s, uint32_t node);
+static void sw_handle(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i);
+
 /* Node's re-credit timer at its pool's earliest, unless one is pending
  * earlier (it looks again when it fires). */
 static void sw_timer_arm(arb_sim *s, uint32_t node)
 {
     struct arbor_job *a = s->arb;
     arb_time t = sw_next_expiry(s, node);
+    if (a->busy && a->held[node].head != PKT_NONE) { /* a held packet's turn */
+        arb_time due = pool_get(&s->pool, a->held[node].head)->ts;
+        if (due < t) t = due;
+    }
     if (t == ARB_TIME_NEVER || a->sw_timer_at[node] <= t) return;
     if (t < s->now) t = s->now;
     int64_t seq =
@@ -209,6 +216,7 @@ void arbor_on_switch_timer(arb_sim *s, uint32_t node, uint64_t seq)
     struct arbor_job *a = s->arb;
     if (!a || seq != a->sw_timer_seq[node] || a->sw_timer_at[node] != s->now) return;
     a->sw_timer_at[node] = ARB_TIME_NEVER;
+    if (a->busy) sw_release(s, node);
     for (uint32_t k = 0; k < a->n_parts && !s->error; k++) {
         arb_agg *g = a->agg[(size_t)node * a->n_parts + k];
         arb_switch_recredit rc;
@@ -222,9 +230,34 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
 {
     struct arbor_job *a = s->arb;
     struct pkt *k = pool_get(&s->pool, i);
+    count_sent(job_of(s, k->conn), port, k);
+    if (a->busy) { /* the switch's cost: handled in its turn (sw_release) */
+        k->ts = arbor_cost_due(a, node, 0, s->now);
+        k->in_port = in_port;
+        plist_push(&s->pool, &a->held[node], i);
+        sw_timer_arm(s, node);
+        return;
+    }
+    sw_handle(s, node, in_port, i);
+}
+
+/* The packets held at switch `node` whose turn has come, in order. */
+static void sw_release(arb_sim *s, uint32_t node)
+{
+    struct plist *l = &s->arb->held[node];
+    while (l->head != PKT_NONE && pool_get(&s->pool, l->head)->ts <= s->now && !s->error) {
+        uint32_t i = plist_pop(&s->pool, l);
+        sw_handle(s, node, pool_get(&s->pool, i)->in_port, i);
+    }
+}
+
+/* Switch `node` handles Arbor packet i, which came in by in_port. */
+static void sw_handle(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    struct arbor_job *a = s->arb;
+    struct pkt *k = pool_get(&s->pool, i);
     a->acct[node].in++;
     struct ajob *j = job_of(s, k->conn);
-    count_sent(j, port, k);
     if ((k->psn & 1u) == ROUTE_UNICAST) {
         sw_unicast(s, node, in_port, i);
         return;
