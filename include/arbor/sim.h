@@ -812,15 +812,17 @@ typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t r
  * (docs/arbor-sim.md, "Host cost"): 0 in every field (the default) is none,
  * and the run is what it was without it. A node handles the Arbor packets
  * that reach it one at a time, in arrival order: a packet is handled (its
- * engine, or the switch, sees it) `*_pkt` after the node is free and the
- * packet has arrived; a packet reaching a node that has done nothing for
- * longer than `spin` (handled no packet and, a host, sent none) waits
+ * engine, or the switch, sees it) `*_pkt` plus its wire bytes at `*_rate`
+ * after the node is free and the packet has arrived; a packet reaching a node that has done nothing
+ * for longer than `spin` (handled no packet and, a host, sent none) waits
  * `*_wake` more first: the node was asleep.
  */
 typedef struct arb_sim_arbor_cost {
     arb_time host_pkt;    /**< a host's time per packet it receives */
+    uint64_t host_rate;   /**< and the packet's wire bytes at this rate, bits/s (0: none) */
     arb_time host_wake;   /**< a host's wake-up after more than `spin` idle */
     arb_time switch_pkt;  /**< a switch's time per packet */
+    uint64_t switch_rate; /**< and the packet's wire bytes at this rate, bits/s (0: none) */
     arb_time switch_wake; /**< a switch's wake-up after more than `spin` idle */
     arb_time spin;        /**< idle time after which a node sleeps (0: at once) */
 } arb_sim_arbor_cost;

@@ -79,7 +79,9 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
         return scn_key_fail(sc, K_AR_RETRYMIN, err, errlen, ARB_EINVAL,
                             "must be 1 us .. arbor.retry (0: the timers' floor)");
     ac->cost = (arb_sim_arbor_cost){.host_pkt = scn_u64(sc, K_AR_HPKT),
+                                    .host_rate = scn_u64(sc, K_AR_HRATE),
                                     .host_wake = scn_u64(sc, K_AR_HWAKE),
+                                    .switch_rate = scn_u64(sc, K_AR_SRATE),
                                     .switch_pkt = scn_u64(sc, K_AR_SPKT),
                                     .switch_wake = scn_u64(sc, K_AR_SWAKE),
                                     .spin = scn_u64(sc, K_AR_SPIN)};

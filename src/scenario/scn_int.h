@@ -330,10 +330,14 @@
       "first after workload.start)")                                                               \
     X(AR_HPKT, "arbor", "host_pkt", VT_TIME, "0", NULL, 0, 0,                                      \
       "a host's time per Arbor packet it receives, one at a time (0: none)")                       \
+    X(AR_HRATE, "arbor", "host_rate", VT_RATE0, "0", NULL, 0, 0,                                   \
+      "and each packet's wire bytes at this rate (0: none)")                                       \
     X(AR_HWAKE, "arbor", "host_wake", VT_TIME, "0", NULL, 0, 0,                                    \
       "a packet reaching a host idle for longer than arbor.spin waits this much more (0: none)")   \
     X(AR_SPKT, "arbor", "switch_pkt", VT_TIME, "0", NULL, 0, 0,                                    \
       "a switch's time per Arbor packet, one at a time (0: none)")                                 \
+    X(AR_SRATE, "arbor", "switch_rate", VT_RATE0, "0", NULL, 0, 0,                                 \
+      "and each packet's wire bytes at this rate (0: none)")                                       \
     X(AR_SWAKE, "arbor", "switch_wake", VT_TIME, "0", NULL, 0, 0,                                  \
       "a packet reaching a switch idle for longer than arbor.spin waits this much more (0: none)") \
     X(AR_SPIN, "arbor", "spin", VT_TIME, "0", NULL, 0, 0,                                          \

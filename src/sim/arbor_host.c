@@ -102,14 +102,16 @@ void arbor_ep_send(void *ctx, const arb_ep_dst *dst, const arb_hdr *h, const uin
     host_send(s, port, i);
 }
 
-arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, arb_time now)
+arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, uint32_t bytes, arb_time now)
 {
     const arb_sim_arbor_cost *c = &a->cost;
     arb_time t = a->busy[node];
+    uint64_t rate = host ? c->host_rate : c->switch_rate;
     if (t < now) { /* idle since t: asleep after spin */
         t = now + (now - a->busy[node] > c->spin ? (host ? c->host_wake : c->switch_wake) : 0);
     }
-    a->busy[node] = t + (host ? c->host_pkt : c->switch_pkt);
+    a->busy[node] =
+        t + (host ? c->host_pkt : c->switch_pkt) + (rate ? arb_time_tx(bytes, rate) : 0);
     return a->busy[node];
 }
 
@@ -291,7 +293,7 @@ void arbor_host_recv(arb_sim *s, uint32_t port, uint32_t host, uint32_t i)
     count_sent(job_of(s, k->conn), port, k);
     arb_time lag = a->lag ? a->lag[host] : 0;
     if (lag || a->busy) { /* handled later: its lag, the host's cost */
-        k->ts = (a->busy ? arbor_cost_due(a, host, 1, s->now) : s->now) + lag;
+        k->ts = (a->busy ? arbor_cost_due(a, host, 1, k->bytes, s->now) : s->now) + lag;
         plist_push(&s->pool, &a->held[host], i);
         a->n_held++;
         arbor_arm(s, host, k->ts);

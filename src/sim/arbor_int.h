@@ -230,8 +230,9 @@ void arbor_arm(arb_sim *s, uint32_t h, arb_time t);
 int arbor_defer_enter(arb_sim *s, struct ajob *j, uint32_t r, arb_time at);
 
 /* arbor_host.c: a node's cost (arb_sim_arbor_cost; a->busy set): when
- * a packet reaching it now is handled, the node busy until then. */
-arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, arb_time now);
+ * a packet of `bytes` wire bytes reaching it now is handled, the node
+ * busy until then. */
+arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, uint32_t bytes, arb_time now);
 /* arbor_sim.c: the held lists, one per node, made once (ARB_ENOMEM). */
 int arbor_held_lists(arb_sim *s);
 

@@ -277,7 +277,9 @@ static int cost_state(arb_sim *s, const arb_sim_arbor_cost *c)
 {
     struct arbor_job *a = s->arb;
     a->cost = *c;
-    if (!c->host_pkt && !c->host_wake && !c->switch_pkt && !c->switch_wake) return 0;
+    if (!c->host_pkt && !c->host_rate && !c->host_wake && !c->switch_pkt && !c->switch_rate &&
+        !c->switch_wake)
+        return 0;
     a->busy = arb_calloc(arb_topo_n_nodes(s->topo), sizeof *a->busy);
     int rc = a->busy ? arbor_held_lists(s) : ARB_ENOMEM;
     if (rc < 0) arbor_free(s);

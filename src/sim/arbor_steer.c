@@ -232,7 +232,7 @@ void arbor_switch(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, ui
     struct pkt *k = pool_get(&s->pool, i);
     count_sent(job_of(s, k->conn), port, k);
     if (a->busy) { /* the switch's cost: handled in its turn (sw_release) */
-        k->ts = arbor_cost_due(a, node, 0, s->now);
+        k->ts = arbor_cost_due(a, node, 0, k->bytes, s->now);
         k->in_port = in_port;
         plist_push(&s->pool, &a->held[node], i);
         sw_timer_arm(s, node);
