@@ -825,6 +825,10 @@ typedef struct arb_sim_arbor_cost {
     uint64_t switch_rate; /**< and the packet's wire bytes at this rate, bits/s (0: none) */
     arb_time switch_wake; /**< a switch's wake-up after more than `spin` idle */
     arb_time spin;        /**< idle time after which a node sleeps (0: at once) */
+    /** The cores the nodes share (0: as many as nodes): a packet is handled
+     * on the core free first, once the node and a core are both free
+     * (the processes of one machine, as arbor lab runs them). */
+    uint32_t cores;
 } arb_sim_arbor_cost;
 
 typedef struct arb_sim_arbor_config {

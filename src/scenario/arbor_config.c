@@ -84,7 +84,8 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
                                     .switch_rate = scn_u64(sc, K_AR_SRATE),
                                     .switch_pkt = scn_u64(sc, K_AR_SPKT),
                                     .switch_wake = scn_u64(sc, K_AR_SWAKE),
-                                    .spin = scn_u64(sc, K_AR_SPIN)};
+                                    .spin = scn_u64(sc, K_AR_SPIN),
+                                    .cores = (uint32_t)scn_u64(sc, K_AR_CORES)};
     if (ac->ep.payload % arb_dtype_size(pc->dtype))
         return scn_key_fail(sc, K_AR_PAYLOAD, err, errlen, ARB_EINVAL,
                             "not a whole number of elements of the dtype");

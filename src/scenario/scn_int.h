@@ -340,6 +340,8 @@
       "and each packet's wire bytes at this rate (0: none)")                                       \
     X(AR_SWAKE, "arbor", "switch_wake", VT_TIME, "0", NULL, 0, 0,                                  \
       "a packet reaching a switch idle for longer than arbor.spin waits this much more (0: none)") \
+    X(AR_CORES, "arbor", "cores", VT_U64, "0", NULL, 0, 1024,                                      \
+      "cores the hosts and switches share: a packet waits for a free one (0: a core each)")        \
     X(AR_SPIN, "arbor", "spin", VT_TIME, "0", NULL, 0, 0,                                          \
       "a host or switch idle for longer than this sleeps: host_wake, switch_wake (0: at once)")    \
     X(RUN_SEED, "run", "seed", VT_U64, ENGINE, NULL, 0, UINT64_MAX,                                \

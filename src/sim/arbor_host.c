@@ -110,8 +110,15 @@ arb_time arbor_cost_due(struct arbor_job *a, uint32_t node, int host, uint32_t b
     if (t < now) { /* idle since t: asleep after spin */
         t = now + (now - a->busy[node] > c->spin ? (host ? c->host_wake : c->switch_wake) : 0);
     }
-    a->busy[node] =
-        t + (host ? c->host_pkt : c->switch_pkt) + (rate ? arb_time_tx(bytes, rate) : 0);
+    arb_time each = (host ? c->host_pkt : c->switch_pkt) + (rate ? arb_time_tx(bytes, rate) : 0);
+    if (c->cores) { /* on the core free first, once it is */
+        uint32_t k = 0;
+        for (uint32_t x = 1; x < c->cores; x++)
+            if (a->core_free[x] < a->core_free[k]) k = x;
+        if (a->core_free[k] > t) t = a->core_free[k];
+        a->core_free[k] = t + each;
+    }
+    a->busy[node] = t + each;
     return a->busy[node];
 }
 

@@ -173,6 +173,7 @@ struct arbor_job {
     struct plist *held; /* per node: arrived packets waiting for their lag or cost (ts = due) */
     arb_sim_arbor_cost cost; /* the first job's (arb_sim_arbor_cost) */
     arb_time *busy;          /* per node, with a cost: when it was last busy (NULL: no cost) */
+    arb_time *core_free;     /* per core (cost.cores), with a cost: when it is free */
     uint64_t n_held;         /* packets in the held lists */
     struct hjobs *hj;        /* per host: the jobs with engines there */
     uint32_t *next_port;     /* per host: the port its next job's channels take */

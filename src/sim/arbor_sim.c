@@ -143,6 +143,7 @@ void arbor_free(arb_sim *s)
     arb_free(a->lag);
     arb_free(a->held);
     arb_free(a->busy);
+    arb_free(a->core_free);
     arb_free(a->hj);
     arb_free(a->next_port);
     arb_free(a->notes);
@@ -281,7 +282,8 @@ static int cost_state(arb_sim *s, const arb_sim_arbor_cost *c)
         !c->switch_wake)
         return 0;
     a->busy = arb_calloc(arb_topo_n_nodes(s->topo), sizeof *a->busy);
-    int rc = a->busy ? arbor_held_lists(s) : ARB_ENOMEM;
+    a->core_free = c->cores ? arb_calloc(c->cores, sizeof *a->core_free) : NULL;
+    int rc = a->busy && (a->core_free || !c->cores) ? arbor_held_lists(s) : ARB_ENOMEM;
     if (rc < 0) arbor_free(s);
     return rc;
 }
