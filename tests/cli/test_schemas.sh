@@ -43,6 +43,8 @@ out "sim: trace" "$A" sim --json scenarios/trace.ini
 out "sim: ring allreduce" "$A" sim --json -s workload.kind=ring_allreduce -s size=1MiB
 out "sim: host collective" "$A" sim --json scenarios/hc-allreduce-tree.ini
 out "sim: iteration" "$A" sim --json scenarios/iteration-dp.ini
+out "sim: the lab's twin (repeated calls, host model)" "$A" sim --json scenarios/lab-twin.ini \
+    -s workload.size=64KiB
 out "sim: fault events" "$A" sim --json -s size=1MiB -s topology=leafspine:2,2,2 \
     -s fail_at="20us up:L1.0:0" -s restore_at="40us up:L1.0:0; 1s up:L1.1:0" \
     -s reboot_at="30us switch:L2.1 down=5us"

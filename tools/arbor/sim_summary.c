@@ -182,6 +182,14 @@ static void print_arbor_jobs(const cJSON *j, const cJSON *wl, const cJSON *ar, i
                num(jb, "peak_slots", NULL), num(jb, "commits", NULL), num(jb, "repairs", NULL),
                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
     }
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ar, "calls");
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(calls, "cct_us");
+    if (calls && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cc, "mean")))
+        printf("calls         %.0f timed after %.0f warm-up, %.3f us apart: CCT mean %.3f us, p50 "
+               "%.3f, min %.3f, max %.3f (the figures above: the whole run's, cct the mean)\n",
+               num(calls, "calls", NULL), num(calls, "warmup", NULL),
+               num(calls, "host_call_us", NULL), num(cc, "mean", NULL), num(cc, "p50", NULL),
+               num(cc, "min", NULL), num(cc, "max", NULL));
     const cJSON *fj = cJSON_GetObjectItemCaseSensitive(ar, "fairness");
     if (fj && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fj, "jain")))
         printf("jobs          %d, slots %s: Jain %.6f (goodput %.3f..%.3f Gb/s), JCT mean %.3f "
