@@ -798,24 +798,14 @@ struct arb_plan;
 typedef void (*arb_sim_arbor_rank_fn)(void *ctx, arb_sim *s, int job, uint32_t rank, arb_time now);
 
 /**
- * One Arbor collective on the simulated fabric: the plan's channels run
- * their responder and requester engines (endpoint.h) on the hosts, the
- * switches the plan marks aggregate with an arb_agg each, and tree tables
- * per (channel, subchannel) steer credits down (replicated, one copy per
- * child port) and requests up; everything else is unicast through the
- * simulator's routing. Packets carry their decoded arb_hdr in a side
- * table indexed by packet index, and a payload buffer (from a pool) only
- * in values mode.
- */
-/**
  * The time the hosts and switches of an Arbor run spend on its packets
  * (docs/arbor-sim.md, "Host cost"): 0 in every field (the default) is none,
  * and the run is what it was without it. A node handles the Arbor packets
  * that reach it one at a time, in arrival order: a packet is handled (its
  * engine, or the switch, sees it) `*_pkt` plus its wire bytes at `*_rate`
- * after the node is free and the packet has arrived; a packet reaching a node that has done nothing
- * for longer than `spin` (handled no packet and, a host, sent none) waits
- * `*_wake` more first: the node was asleep.
+ * after the node is free and the packet has arrived; a packet reaching a
+ * node that has done nothing for longer than `spin` (handled no packet
+ * and, a host, sent none) waits `*_wake` more first: the node was asleep.
  */
 typedef struct arb_sim_arbor_cost {
     arb_time host_pkt;    /**< a host's time per packet it receives */
@@ -831,6 +821,16 @@ typedef struct arb_sim_arbor_cost {
     uint32_t cores;
 } arb_sim_arbor_cost;
 
+/**
+ * One Arbor collective on the simulated fabric: the plan's channels run
+ * their responder and requester engines (endpoint.h) on the hosts, the
+ * switches the plan marks aggregate with an arb_agg each, and tree tables
+ * per (channel, subchannel) steer credits down (replicated, one copy per
+ * child port) and requests up; everything else is unicast through the
+ * simulator's routing. Packets carry their decoded arb_hdr in a side
+ * table indexed by packet index, and a payload buffer (from a pool) only
+ * in values mode.
+ */
 typedef struct arb_sim_arbor_config {
     const struct arb_plan *plan; /**< borrowed; must outlive the simulator */
     int values;                  /**< 1: real payloads, checked; 0 (default): header-only */
