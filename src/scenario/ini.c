@@ -152,6 +152,9 @@ static int include_file(struct ini_state *st, const char *value)
     if (!*value) {
         rc = ARB_EPARSE;
         first_error(st, rc, "%s:%u: include: no file named", st->name, st->line);
+    } else if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) { /* a FIFO or device could block */
+        rc = ARB_EIO;
+        first_error(st, rc, "%s:%u: include: %s: not a regular file", st->name, st->line, path);
     } else if (stat(path, &sb) < 0 || arb_file_read(path, SCENARIO_MAX_BYTES, &text, &len) < 0) {
         rc = ARB_EIO;
         first_error(st, rc, "%s:%u: include: %s: cannot open: %s", st->name, st->line, path,

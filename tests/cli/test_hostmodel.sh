@@ -99,6 +99,9 @@ printf '[arbor]\nhost_pkt = lots\n' >"$TMP/inc/sub/bad.ini"
 printf 'include = sub/bad.ini\n' >"$TMP/inc/bad.ini"
 expect_err "include: an error in the included file names its file and line" 2 \
     "sub/bad.ini:2: arbor.host_pkt: 'lots' is not a time" "$ARBOR" sim "$TMP/inc/bad.ini"
+printf '[run]\ninclude = /dev/null\n' >"$TMP/inc/dev.ini"
+expect_err "include: only a regular file" 2 "dev.ini:2: include: /dev/null: not a regular file" \
+    "$ARBOR" sim "$TMP/inc/dev.ini"
 printf 'include = b.ini\n' >"$TMP/inc/a.ini"
 printf '[fabric]\ninclude = a.ini\n' >"$TMP/inc/b.ini"
 expect_err "include: a loop is refused" 2 "b.ini:2: include: .*a.ini: an include loop" \
