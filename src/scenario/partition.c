@@ -75,12 +75,29 @@ static int chained_starts(struct scn_run *run)
     return scn_key_fail(sc, K_WL_START_DELAY, run->err, run->errlen, ARB_EINVAL, msg);
 }
 
+/* The host model and repeated calls (arbor.calls and the cost keys):
+ * not in a partitioned run, whose parts would hear of a call's end only
+ * at the end of a window, the key that asks named. */
+static int host_model(const arb_scenario *sc, char *err, size_t errlen)
+{
+    static const enum scn_key keys[] = {K_AR_CALLS, K_AR_HCALL, K_AR_HPKT,  K_AR_HRATE, K_AR_HWAKE,
+                                        K_AR_SPKT,  K_AR_SRATE, K_AR_SWAKE, K_AR_CORES};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (scn_u64(sc, keys[i]) > (keys[i] == K_AR_CALLS))
+            return scn_key_fail(sc, keys[i], err, errlen, ARB_EINVAL,
+                                "not supported by a partitioned run (--partition): the host model "
+                                "and repeated calls run whole");
+    return 0;
+}
+
 /* A partitioned run: what it does not support, by the key that asks for
  * it (docs/partition.md); then the fabric cut by subtree. */
 int scn_run_partition(struct scn_run *run)
 {
     const arb_scenario *sc = run->sc;
     char msg[512];
+    int hm = host_model(sc, run->err, run->errlen);
+    if (hm < 0) return hm;
     if (!run->cfg.local_order)
         return scn_key_fail(sc, K_RUN_ORDER, run->err, run->errlen, ARB_EINVAL,
                             "a partitioned run (--partition) needs local: the global order has no "

@@ -84,6 +84,21 @@ expect_err "warmup must leave a timed call" 2 "arbor.warmup: leaves no timed cal
 expect_err "calls of one job only" 2 "arbor.calls: .*arbor.jobs must be 1" \
     "$ARBOR" sim "$TMP/s.ini" -s arbor.calls=2 -s arbor.jobs=2
 
+# --- a partitioned run refuses the model, naming the key -------------------
+if ! "$ARBOR" sweep --help | grep -q "built with MPI"; then
+    skip "--partition refuses the model" "this arbor was built without MPI"
+elif ! command -v mpirun >/dev/null 2>&1; then
+    skip "--partition refuses the model" "mpirun is not installed (Debian: openmpi-bin)"
+else
+    out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 120 \
+        mpirun --oversubscribe -np 2 "$ARBOR" sim "$TMP/s.ini" --partition 2 -s arbor.host_pkt=1us 2>&1)
+    case $out in
+    *"arbor.host_pkt: not supported by a partitioned run"*) pass "--partition refuses the model, naming the key" ;;
+    *) fail "--partition refuses the model, naming the key" "$(printf '%s' "$out" | head -3)" ;;
+    esac
+fi
+
 # --- include --------------------------------------------------------------
 mkdir -p "$TMP/inc/sub"
 printf '[arbor]\nhost_pkt = 1ns\n' >"$TMP/inc/sub/cost.ini"
