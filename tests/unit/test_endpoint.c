@@ -2317,14 +2317,14 @@ TEST(responder_end_rounds_fail_on_silence_only)
     arb_responder_free(r);
 }
 
-/* The first replay round ends by the ENDs' own loop: when its replay is
- * lost as well, the next goes once the slowest END after the last tail
- * took (at least the smallest loop), plus a reordering window, has passed
- * with no END: at most twice the larger of that delay and srtt. The round
- * after a silent one waits for its timer, four times that (doubled for
- * the replay and for the silent round). Before, the first round waited for
- * its timer too: half the next one's. */
-TEST(responder_end_first_round_by_end_delay)
+/* The first replay round ends after a loop: when its replay is lost as
+ * well, the next goes once the larger of srtt and the slowest END's delay
+ * after the last tail, plus a reordering window (at most srtt), has passed
+ * with no END: at most twice that loop. The round after a silent one waits
+ * for its timer, eight times it (twice the loop, doubled for the replay
+ * and for the silent round). Before, the first round waited for its timer
+ * too: half the next one's. */
+TEST(responder_end_first_round_after_a_loop)
 {
     static capture cap;
     memset(&cap, 0, sizeof cap);
@@ -3313,7 +3313,7 @@ int main(void)
     RUN(responder_probes_a_window_lost_whole);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
-    RUN(responder_end_first_round_by_end_delay);
+    RUN(responder_end_first_round_after_a_loop);
     RUN(responder_repair_path);
     RUN(responder_timeout_of_repair_is_repeated);
     RUN(tree_dies_is_probed_and_revives);
