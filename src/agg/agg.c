@@ -370,8 +370,7 @@ static int32_t held(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t
                     arb_time now)
 {
     int32_t id = recent_find(a, channel, offset, now);
-    return id >= 0 && a->slots[id].state == SLOT_LIVE && a->slots[id].attempt == attempt ? id
-                                                                                          : -1;
+    return id >= 0 && a->slots[id].state == SLOT_LIVE && a->slots[id].attempt == attempt ? id : -1;
 }
 
 /* A later attempt's credit takes over the partial slot of an earlier one:

@@ -618,13 +618,14 @@ arb_time rsp_end_due(const arb_responder *r)
     if (!r->cfg.ep.order_detection) return ARB_TIME_NEVER;
     arb_time from = r->end_rounds ? r->replay_at : r->last_tail;
     arb_time delay = r->end_rounds ? r->round_delay : r->end_delay;
-    /* The first replay round, while it has brought no END: the ENDs after
-     * the last tail said how long a tail and its END take now (the fabric
-     * is idle in a message's END wait; srtt is the loaded loop of the data
-     * phase); a replay lost as well is then replayed after that, not after
-     * the round's timer (hundreds of us against a dozen). Later rounds:
-     * the timer, or the order of the ENDs they bring. */
-    if (r->end_rounds == 1 && !delay) delay = r->end_delay;
+    /* The first replay round, while it has brought no END: a loop (the
+     * larger of srtt and the slowest END after the last tail) and a
+     * reordering window after the replay, not the round's timer, four
+     * times that: a replay lost as well goes again after about a loop.
+     * Not the END delay alone: where the fabric is congested a replay's
+     * END is as slow as the data's loop, and would be replayed again for
+     * nothing. Later rounds: the timer, or the order of their ENDs. */
+    if (r->end_rounds == 1 && !delay) delay = tmax(r->end_delay, r->srtt);
     if (!delay) return ARB_TIME_NEVER;
     if (r->end_rounds && r->min_rtt != ARB_TIME_NEVER) delay = tmax(delay, r->min_rtt);
     return from + delay + tmax(reo_wnd(r), delay / 4);

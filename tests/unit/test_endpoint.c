@@ -2317,14 +2317,14 @@ TEST(responder_end_rounds_fail_on_silence_only)
     arb_responder_free(r);
 }
 
-/* The first replay round ends by the ENDs' own loop: when its replay is
- * lost as well, the next goes once the slowest END after the last tail
- * took (at least the smallest loop), plus a reordering window, has passed
- * with no END: at most twice the larger of that delay and srtt. The round
- * after a silent one waits for its timer, four times that (doubled for
- * the replay and for the silent round). Before, the first round waited for
- * its timer too: half the next one's. */
-TEST(responder_end_first_round_by_end_delay)
+/* The first replay round ends after a loop: when its replay is lost as
+ * well, the next goes once the larger of srtt and the slowest END's delay
+ * after the last tail, plus a reordering window (at most srtt), has passed
+ * with no END: at most twice that loop. The round after a silent one waits
+ * for its timer, eight times it (twice the loop, doubled for the replay
+ * and for the silent round). Before, the first round waited for its timer
+ * too: half the next one's. */
+TEST(responder_end_first_round_after_a_loop)
 {
     static capture cap;
     memset(&cap, 0, sizeof cap);
@@ -2369,30 +2369,46 @@ static int credit_attempt(const capture *cap, int from, uint32_t k)
  * probe's own credit, each waiting twice as long as the last, three
  * probes at most; the loss timer alone, which still holds the loaded
  * loop's maxima, would wait many loops. */
-TEST(responder_tail_probes_back_off)
+/* A responder of 2 members with tail probes on, a window of 4, and a
+ * fixed loss timer of 10 ms, far above the loop; a message of `n` offsets
+ * (the buffers static: the responder reads and writes them) whose first
+ * `commit` offsets commit, 0-3 at 10 us and the rest at 20 us: a loop of
+ * 10 us. */
+static arb_responder *probing_two(capture *cap, uint32_t n, uint32_t commit)
 {
-    static capture cap;
-    memset(&cap, 0, sizeof cap);
     arb_responder_config c;
-    rsp_cfg(&c, 2, &cap);
+    rsp_cfg(&c, 2, cap);
     c.ep.window = 4;
     c.ep.tail_probe = 1;
     c.ep.timeout_min = 10 * US;
-    c.ep.adaptive_timeout = 0; /* a loss timer of 10 ms, far above the loop */
+    c.ep.adaptive_timeout = 0;
     c.ep.timeout = 10 * MS;
     arb_responder *r = NULL;
-    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
-    int32_t own[32] = {0}, res[32];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, 128, own, res, 0), 0); /* 8 offsets */
+    if (arb_responder_new(&r, &c) != 0) return NULL;
+    static int32_t own[64], res[64];
+    memset(own, 0, sizeof own);
+    if (n > 16 || arb_responder_start_message(r, 0, 16ull * n, own, res, 0) != 0) {
+        arb_responder_free(r);
+        return NULL;
+    }
     register_all(r, 2, 0, 0, 0);
     int32_t agg[4] = {1, 2, 3, 4};
-    /* 0-3 commit at 10 us (credits 4-7 leave then), 4-6 at 20 us: a loop
-     * of 10 us; 7, the tail's newest credit, is not answered */
-    for (uint32_t k = 0; k < 7; k++) {
+    for (uint32_t k = 0; k < commit; k++) {
         arb_hdr h = mk_master(0, k, 2, 1);
         arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH,
                            k < 4 ? 10 * US : 20 * US);
     }
+    return r;
+}
+
+TEST(responder_tail_probes_back_off)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    /* 8 offsets: 0-3 commit at 10 us (credits 4-7 leave then), 4-6 at
+     * 20 us; 7, the tail's newest credit, is not answered */
+    arb_responder *r = probing_two(&cap, 8, 7);
+    REQUIRE(r != NULL);
     REQUIRE_EQ_I(credit_attempt(&cap, 0, 7), 0);
     arb_time sent = 10 * US, gap[4];
     for (int p = 0; p < 3; p++) {
@@ -2413,6 +2429,7 @@ TEST(responder_tail_probes_back_off)
     CHECK_EQ_U(arb_responder_next_expiry(r), sent + 10 * MS);
     arb_hdr h = mk_master(0, 7, 2, 1);
     h.attempt = 3;
+    int32_t agg[4] = {1, 2, 3, 4};
     arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, sent + 5 * US);
     arb_responder_progress pr;
     arb_responder_get_progress(r, &pr);
@@ -2429,26 +2446,11 @@ TEST(responder_probes_a_window_lost_whole)
 {
     static capture cap;
     memset(&cap, 0, sizeof cap);
-    arb_responder_config c;
-    rsp_cfg(&c, 2, &cap);
-    c.ep.window = 4;
-    c.ep.tail_probe = 1;
-    c.ep.timeout_min = 10 * US;
-    c.ep.adaptive_timeout = 0; /* a loss timer of 10 ms, far above the loop */
-    c.ep.timeout = 10 * MS;
-    arb_responder *r = NULL;
-    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
-    int32_t own[64] = {0}, res[64];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, 256, own, res, 0), 0); /* 16 offsets */
-    register_all(r, 2, 0, 0, 0);
+    /* 16 offsets: 0-3 commit at 10 us, 4-7 at 20 us (credits 8-11 leave
+     * then), and none of 8-11 is answered: the window is lost whole */
+    arb_responder *r = probing_two(&cap, 16, 8);
+    REQUIRE(r != NULL);
     int32_t agg[4] = {1, 2, 3, 4};
-    /* 0-3 commit at 10 us, 4-7 at 20 us (a loop of 10 us; credits 8-11
-     * leave then), and none of 8-11 is answered: the window is lost whole */
-    for (uint32_t k = 0; k < 8; k++) {
-        arb_hdr h = mk_master(0, k, 2, 1);
-        arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH,
-                           k < 4 ? 10 * US : 20 * US);
-    }
     REQUIRE_EQ_I(credit_attempt(&cap, 0, 11), 0);
     arb_time due = arb_responder_next_expiry(r);
     CHECK(due >= 40 * US);  /* twice the loop after the last commit, at least */
@@ -3313,7 +3315,7 @@ int main(void)
     RUN(responder_probes_a_window_lost_whole);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
-    RUN(responder_end_first_round_by_end_delay);
+    RUN(responder_end_first_round_after_a_loop);
     RUN(responder_repair_path);
     RUN(responder_timeout_of_repair_is_repeated);
     RUN(tree_dies_is_probed_and_revives);
