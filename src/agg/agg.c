@@ -335,7 +335,7 @@ static void recent_put(arb_agg *a, uint64_t channel, uint32_t offset, uint32_t i
     for (w = 0; w < RECENT_WAYS; w++) {
         if (!set[w]) continue;
         const slot *s = &a->slots[set[w] - 1];
-        if (set[w] - 1 == id || (s->channel == channel && s->offset == offset)) break;
+        if (s->channel == channel && s->offset == offset) break; /* slot id is one: set already */
     }
     if (w < RECENT_WAYS) {
         set[w] = id + 1;
