@@ -68,6 +68,14 @@ EACH=$(printf '%s' "$JC" | grep -o '"each":\[[^]]*\]' | tr -d '"each:[]')
 MEAN=$(printf '%s' "$EACH" | awk -F, '{ for (i = 1; i <= NF; i++) s += $i; printf "%.6f", s / NF }')
 check "cct_us is the timed calls' mean ($(jv "$JC" cct_us), each $EACH)" \
     "$(jv "$JC" cct_us) - $MEAN < 1e-6 && $MEAN - $(jv "$JC" cct_us) < 1e-6"
+# the summary speaks of one call's ranks and bytes, and the calls
+"$ARBOR" sim "$TMP/s.ini" -s arbor.calls=4 -s arbor.warmup=1 >"$TMP/sum.txt" 2>&1
+if grep -Eq "^arbor +allreduce of 1024 B over 4 ranks x 4 calls \(1 warm-up\)," "$TMP/sum.txt" &&
+    grep -Eq "^result .* 16/16 rank-calls done, correct " "$TMP/sum.txt"; then
+    pass "calls 4: the summary says 4 ranks x 4 calls of 1024 B"
+else
+    fail "calls 4: the summary says 4 ranks x 4 calls of 1024 B" "$(grep -E '^(arbor|result) ' "$TMP/sum.txt")"
+fi
 # one call: the same run, 250 us later
 J1=$(sim -s arbor.host_call=250us)
 same "host_call, one call: it starts 250 us after workload.start" "250.000000" "$(jv "$J1" start_us)"

@@ -155,17 +155,27 @@ static void print_arbor_jobs(const cJSON *j, const cJSON *wl, const cJSON *ar, i
                              int incomplete)
 {
     const cJSON *corr = cJSON_GetObjectItemCaseSensitive(j, "correct");
-    printf("arbor         %s of %.0f B over %.0f ranks, %s mode, %.0f B headers\n",
-           str(ar, "collective", NULL), num(ar, "bytes", NULL), num(ar, "ranks", NULL),
-           str(ar, "mode", NULL), num(ar, "header_bytes", NULL));
+    /* repeated calls (arbor.calls): each a job on the same ranks, and the
+     * JSON's bytes and ranks sum them */
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ar, "calls");
+    double n_calls = calls ? num(calls, "calls", NULL) + num(calls, "warmup", NULL) : 1;
+    if (n_calls < 1) n_calls = 1;
+    char each[64] = "";
+    if (calls)
+        snprintf(each, sizeof each, " x %.0f calls (%.0f warm-up)", n_calls,
+                 num(calls, "warmup", NULL));
+    printf("arbor         %s of %.0f B over %.0f ranks%s, %s mode, %.0f B headers\n",
+           str(ar, "collective", NULL), num(ar, "bytes", NULL) / n_calls,
+           num(ar, "ranks", NULL) / n_calls, each, str(ar, "mode", NULL),
+           num(ar, "header_bytes", NULL));
     char cct[64];
     if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "cct_us")))
         snprintf(cct, sizeof cct, "CCT %.3f us, goodput %.3f Gb/s", num(j, "cct_us", NULL),
                  num(j, "goodput_gbps", NULL));
     else
         snprintf(cct, sizeof cct, "CCT n/a (not finished)");
-    printf("result        %s, %.0f/%.0f ranks done, correct %s\n", cct, num(ar, "ranks_done", NULL),
-           num(ar, "ranks", NULL),
+    printf("result        %s, %.0f/%.0f %s done, correct %s\n", cct, num(ar, "ranks_done", NULL),
+           num(ar, "ranks", NULL), calls ? "rank-calls" : "ranks",
            cJSON_IsTrue(corr)    ? "yes"
            : !cJSON_IsNull(corr) ? "NO"
            : failed              ? "n/a (failed)"
@@ -182,7 +192,6 @@ static void print_arbor_jobs(const cJSON *j, const cJSON *wl, const cJSON *ar, i
                num(jb, "peak_slots", NULL), num(jb, "commits", NULL), num(jb, "repairs", NULL),
                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jb, "done")) ? "" : ", not done");
     }
-    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ar, "calls");
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(calls, "cct_us");
     if (calls && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cc, "mean")))
         printf("calls         %.0f timed after %.0f warm-up, %.3f us apart: CCT mean %.3f us, p50 "
