@@ -73,6 +73,7 @@
 #include "arbor/scenario.h"
 #include "arbor/sweep.h"
 #include "arbor/sim.h"
+#include "arbor/sim_arbor.h"
 #include "arbor/switch.h"
 #include "arbor/topo.h"
 #include "arbor/traffic.h"
