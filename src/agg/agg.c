@@ -6,90 +6,12 @@
  */
 #include "arbor/agg.h"
 #include "agg/agg_trusted.h"
+#include "agg/agg_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "arbor/reduce.h"
-
-enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_DONE = 2 };
-/* Ways of the recent table's sets (local repair). */
-#define RECENT_WAYS 4u
-
-typedef struct slot {
-    uint64_t channel;     /* owner: channel identity */
-    uint64_t gen;         /* allocation number of the current owner (0: never) */
-    uint64_t owner_sig;   /* mix of (channel, offset, attempt, gen), written at allocation */
-    uint64_t contrib_gen; /* gen under which the held contributions were counted */
-    arb_time t_alloc;     /* allocation time */
-    arb_time t_first;     /* first contribution's time */
-    uint32_t offset;      /* owner: credit offset (24 bits) */
-    uint32_t count;       /* original contributions gathered (sum of offset_b) */
-    uint32_t ncontrib;    /* packets counted, one per port */
-    uint32_t len;         /* payload bytes of the first contribution */
-    uint8_t state;        /* SLOT_* */
-    uint8_t fanin;        /* fan-in of the first contribution (0: none yet) */
-    uint8_t dtype;        /* of the first contribution */
-    uint8_t op;           /* of the first contribution */
-    uint8_t payload_valid;
-    uint8_t ce;      /* OR of the contributions' CE bits */
-    uint8_t attempt; /* owner: the credit context's attempt (the latest that adopted it) */
-    /* once complete, what its aggregate carried beyond the slot's own
-     * fields, to send it again for a later attempt (replay) */
-    uint8_t msg_id, ext, pkind, out_depth;
-    uint8_t at_depth; /* the stack depth the owning credit pushed it at */
-    /* re-credit (local repair): the credit as it went down, when, to which
-     * ports (expect, per slot in `bitmap`'s shape), and the timer */
-    uint8_t tries;       /* re-credits sent */
-    uint8_t resent;      /* its credit went down more than once (re-credit, adoption) */
-    uint8_t cred_ce;     /* the CE bit its credit went down with */
-    uint32_t arm_seq;    /* the queue entry that is this slot's timer */
-    uint32_t cred_len;   /* its payload's length (header-only: what it stands for) */
-    arb_time t_credit;   /* when it went down */
-    arb_time due;        /* the timer; ARB_TIME_NEVER: none */
-    arb_time t_recredit; /* the last re-credit */
-    uint64_t arm_no;     /* its credit's place in the order credits went down (0: none) */
-    arb_hdr cred;        /* the credit as it went down (its stack pushed) */
-    uint8_t out_fanin[ARB_MAX_DEPTH];
-} slot;
-
-struct arb_agg {
-    arb_agg_config cfg;
-    uint32_t nslots;
-    uint32_t next;  /* the next slot the rotation hands out */
-    uint32_t words; /* bitmap words per slot */
-    uint64_t gen;   /* allocations so far */
-    slot *slots;
-    uint64_t *bitmap; /* nslots x words: ports that contributed */
-    uint8_t *acc;     /* nslots x max_payload, NULL in header-only mode */
-    /* local repair: the slot a (channel, offset) was last given (id + 1;
-     * 0 none), by hash, RECENT_WAYS-way set-associative: a hit is checked
-     * against the slot's owner; an entry whose slot went to another
-     * context, or is no longer fresh, is replaced first, then the oldest */
-    uint32_t *recent;
-    uint32_t recent_mask;
-    /* re-credit: per slot the ports a credit went to, and (values) its
-     * payload; a FIFO of timers by arming time (qcap entries); the
-     * completion estimate (srtt, rttvar) of slots not re-credited */
-    uint64_t *expect;
-    uint8_t *cpay;
-    struct timer {
-        uint32_t slot, seq;
-        arb_time due;
-    } * q;
-    uint32_t qcap, qhead, qlen;
-    arb_time srtt, rttvar, maxrtt, minrtt;
-    /* a re-credit answered sooner than half a loop was spurious (the
-     * original was on its way): the timers grow (x2, up to 64) and shrink
-     * back (/2) after 64 completions without one */
-    uint32_t mult, clean;
-    /* order: credits go down each port in the order they were armed, and a
-     * child answers them in that order, so a port that answered a later
-     * credit has lost an earlier one it has not answered (RACK, per port) */
-    uint64_t arms;       /* credits armed so far */
-    uint64_t *port_last; /* per port: the latest armed credit it answered */
-    arb_agg_stats st;    /* slot times here are the closed intervals only */
-};
 
 static const char *const action_names[ARB_AGG_ACTION_COUNT] = {
     "CONSUMED", "FORWARD", "EMIT_AGGREGATE", "EMIT_MISS", "DROP"};
@@ -188,17 +110,6 @@ void arb_agg_free(arb_agg *a)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static arb_time sat_add(arb_time x, arb_time y)
-{
-    return x > ARB_TIME_NEVER - y ? ARB_TIME_NEVER : x + y;
-}
-
-/* Time from t0 to t; 0 if the clock was given out of order. */
-static arb_time since(arb_time t, arb_time t0)
-{
-    return t > t0 ? t - t0 : 0;
-}
-
 /* arb_mix64 (base), here so that arb_agg_check's scan inlines it. */
 static uint64_t mix64(uint64_t x)
 {
@@ -219,11 +130,6 @@ static unsigned popcount64(uint64_t x)
     x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
     x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
     return (unsigned)((x * 0x0101010101010101ull) >> 56);
-}
-
-static uint64_t *slot_bits(const arb_agg *a, uint32_t id)
-{
-    return a->bitmap + (size_t)id * a->words;
 }
 
 static uint8_t *slot_acc(const arb_agg *a, uint32_t id)
@@ -282,8 +188,6 @@ static void pop(arb_hdr *h)
     h->agg_loc[h->agg_depth] = 0;
     h->fanin[h->agg_depth] = 0;
 }
-
-static void loop_sample(arb_agg *a, arb_time sample);
 
 /* ---- local repair: the slot of an earlier attempt -------------------------- */
 
@@ -551,7 +455,7 @@ static int complete(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, size_t p
     close_live(a, s, t);
     a->st.aggregates++;
     if (s->due != ARB_TIME_NEVER) {
-        if (!s->tries) loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
+        if (!s->tries) agg_loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
         s->due = ARB_TIME_NEVER;
     }
 
@@ -722,193 +626,6 @@ int arb_agg_reset(arb_agg *a, arb_time now)
     a->st.reset_live += lost;
     arb_log(&a->cfg.logger, ARB_LOG_DEBUG, "agg: reset: %u live slots lost", (unsigned)lost);
     return (int)lost;
-}
-
-/* ---- re-credit: the switch's own timer on its partial slots ------------- */
-
-/* A completion sample (credit down to aggregate up) of a slot that was not
- * re-credited: srtt and rttvar as RFC 6298 computes them. */
-static void loop_sample(arb_agg *a, arb_time sample)
-{
-    if (!a->minrtt || sample < a->minrtt) a->minrtt = sample;
-    if (++a->clean >= 64 && a->mult > 1) {
-        a->mult /= 2;
-        a->clean = 0;
-    }
-    /* the recent largest, decaying by 1/64 of the gap per sample: the
-     * loops have a long tail (a window's credits complete together) */
-    a->maxrtt = sample >= a->maxrtt ? sample : a->maxrtt - (a->maxrtt - sample) / 64;
-    if (!a->srtt) {
-        a->srtt = sample;
-        a->rttvar = sample / 2;
-        return;
-    }
-    arb_time d = sample > a->srtt ? sample - a->srtt : a->srtt - sample;
-    a->rttvar = (3 * a->rttvar + d) / 4;
-    a->srtt = (7 * a->srtt + sample) / 8;
-}
-
-/* How long a slot waits for its children before it asks again: the larger
- * of srtt + 4 rttvar and the recent largest + rttvar of this switch's own
- * completions (before the first: four floors), times the patience (the
- * timer is the backstop of the tail: order finds a loss on a busy port in
- * about a loop, and a spurious re-credit costs a copy on a link that is
- * busy), within the floor and the ceiling, doubled per re-credit. */
-static arb_time recredit_timeout(const arb_agg *a, unsigned tries)
-{
-    arb_time t = 4 * a->cfg.recredit_min;
-    if (a->srtt) {
-        t = a->srtt + 4 * a->rttvar;
-        if (a->maxrtt + a->rttvar > t) t = a->maxrtt + a->rttvar;
-    }
-    t *= ARB_AGG_RECREDIT_PATIENCE;
-    if (a->mult > 1) t *= a->mult;
-    if (t < a->cfg.recredit_min) t = a->cfg.recredit_min;
-    for (unsigned k = 0; k < tries && t < a->cfg.recredit_max; k++)
-        t *= 2;
-    return t < a->cfg.recredit_max ? t : a->cfg.recredit_max;
-}
-
-static void queue_timer(arb_agg *a, uint32_t id)
-{
-    slot *s = &a->slots[id];
-    if (a->qlen == a->qcap) { /* full: the oldest timer is lost (the responder's remains) */
-        a->qhead = a->qhead + 1 == a->qcap ? 0 : a->qhead + 1;
-        a->qlen--;
-        a->st.recredit_lost++;
-    }
-    uint32_t at = a->qhead + a->qlen;
-    if (at >= a->qcap) at -= a->qcap;
-    a->q[at] = (struct timer){.slot = id, .seq = s->arm_seq, .due = s->due};
-    a->qlen++;
-}
-
-int arb_agg_arm(arb_agg *a, int32_t slot_id, const arb_hdr *credit, const void *payload, size_t len,
-                int ce, const uint32_t *ports, uint32_t n_ports, uint32_t first_port, arb_time now)
-{
-    if (!a || !credit || slot_id < 0 || (uint32_t)slot_id >= a->nslots || (n_ports && !ports))
-        return ARB_EINVAL;
-    if (!a->expect) return 0; /* no local repair */
-    uint32_t id = (uint32_t)slot_id;
-    slot *s = &a->slots[id];
-    if (s->state != SLOT_LIVE) return 0;
-    uint64_t *ex = a->expect + (size_t)id * a->words;
-    memset(ex, 0, a->words * sizeof *ex);
-    for (uint32_t i = 0; i < n_ports; i++) {
-        uint32_t p = ports[i] - first_port;
-        if (p >= a->cfg.ports) return ARB_EINVAL;
-        ex[p / 64] |= (uint64_t)1 << (p % 64);
-    }
-    size_t keep = len <= a->cfg.max_payload ? len : a->cfg.max_payload;
-    if (a->cpay && payload && keep)
-        memcpy(a->cpay + (size_t)id * a->cfg.max_payload, payload, keep);
-    s->cred = *credit;
-    s->cred_len = (uint32_t)len;
-    s->cred_ce = ce != 0;
-    s->t_credit = now;
-    s->due = now + recredit_timeout(a, s->tries);
-    s->arm_seq++;
-    s->arm_no = ++a->arms;
-    queue_timer(a, id);
-    return 0;
-}
-
-/* The missing ports of slot id that answered a later credit: lost by order
- * (into miss, words wide); nonzero when any. */
-static int order_lost(const arb_agg *a, uint32_t id, uint64_t *miss)
-{
-    if (!a->cfg.recredit_order) return 0;
-    const slot *s = &a->slots[id];
-    const uint64_t *ex = a->expect + (size_t)id * a->words, *have = slot_bits(a, id);
-    int any = 0;
-    for (uint32_t w = 0; w < a->words; w++) {
-        uint64_t m = ex[w] & ~have[w], lost = 0;
-        for (uint64_t x = m; x; x &= x - 1) {
-            uint32_t p = 64 * w + (uint32_t)__builtin_ctzll(x);
-            if (a->port_last[p] > s->arm_no) lost |= (uint64_t)1 << (p % 64);
-        }
-        if (miss) miss[w] = lost;
-        any |= lost != 0;
-    }
-    return any;
-}
-
-arb_time arb_agg_next_expiry(const arb_agg *a)
-{
-    if (!a || !a->qlen) return ARB_TIME_NEVER;
-    /* the front only: a stale entry there gives a wake-up that clears it */
-    const struct timer *tm = &a->q[a->qhead];
-    const slot *s = &a->slots[tm->slot];
-    int valid = s->state == SLOT_LIVE && s->arm_seq == tm->seq && s->due != ARB_TIME_NEVER;
-    return valid && order_lost(a, tm->slot, NULL) ? 0 : tm->due;
-}
-
-/* Pop the front entry. */
-static struct timer pop_timer(arb_agg *a)
-{
-    struct timer tm = a->q[a->qhead];
-    a->qhead = a->qhead + 1 == a->qcap ? 0 : a->qhead + 1;
-    a->qlen--;
-    return tm;
-}
-
-int arb_agg_expire(arb_agg *a, arb_time now, arb_agg_recredit *out)
-{
-    if (!a || !out) return ARB_EINVAL;
-    while (a->qlen) {
-        const struct timer *f = &a->q[a->qhead];
-        slot *s = &a->slots[f->slot];
-        if (s->state != SLOT_LIVE || s->arm_seq != f->seq || s->due == ARB_TIME_NEVER) {
-            pop_timer(a);
-            continue;
-        }
-        uint64_t *miss = out->missing;
-        int by_order = order_lost(a, f->slot, miss);
-        if (!by_order && f->due > now) return 0;
-        struct timer tm = pop_timer(a);
-        if (s->tries >= a->cfg.recredit_tries) { /* the responder's to repair now */
-            s->due = ARB_TIME_NEVER;
-            continue;
-        }
-        int any = by_order;
-        if (!by_order) { /* the timer: every port still missing */
-            const uint64_t *ex = a->expect + (size_t)tm.slot * a->words;
-            const uint64_t *have = slot_bits(a, tm.slot);
-            for (uint32_t w = 0; w < a->words; w++) {
-                miss[w] = ex[w] & ~have[w];
-                any |= miss[w] != 0;
-            }
-        }
-        if (!any) {
-            s->due = ARB_TIME_NEVER;
-            continue;
-        }
-        s->tries++;
-        s->resent = 1;
-        s->t_recredit = now;
-        s->due = now + recredit_timeout(a, s->tries);
-        s->arm_seq++;
-        s->arm_no = ++a->arms; /* it goes down again: after every credit so far */
-        queue_timer(a, tm.slot);
-        a->st.recredits++;
-        if (by_order) a->st.recredits_order++;
-        out->slot = (int32_t)tm.slot;
-        out->channel = s->channel;
-        out->hdr = s->cred;
-        out->payload =
-            a->cpay && s->cred_len ? a->cpay + (size_t)tm.slot * a->cfg.max_payload : NULL;
-        out->payload_len = s->cred_len;
-        out->ce = s->cred_ce;
-        out->words = a->words;
-        return 1;
-    }
-    return 0;
-}
-
-int arb_agg_on_expiry(arb_agg *a, arb_time now)
-{
-    (void)now;
-    return a ? 0 : ARB_EINVAL;
 }
 
 void arb_agg_get_stats(const arb_agg *a, arb_time now, arb_agg_stats *out)
