@@ -31,7 +31,10 @@
  *     complete one answers with its aggregate again (EMIT_AGGREGATE,
  *     REPLAY: a DATA_REQUEST of the credit's attempt on the credit's stack,
  *     sent up in the credit's place, which goes no further); a copy of a
- *     credit whose slot is live here is dropped (HELD).
+ *     credit whose slot is live here is dropped (HELD), and so is a later
+ *     attempt that takes over a slot this engine re-credits itself, while
+ *     its copy is young and every port it lacks answered last with CE
+ *     (HELD: the copy is queued on its way; docs/aggregator.md).
  *     Call it only for credits going down: a credit climbing to the root is
  *     forwarded by the driver without the engine; the root calls the engine
  *     before it replicates.
@@ -187,7 +190,8 @@ typedef enum arb_agg_reason {
                                   aggregate, sent again */
     ARB_AGG_R_HELD = 18        /**< DROP: a copy of a credit whose context holds a live slot
                                   here (a re-credit from above; this switch's own timer asks
-                                  its children) */
+                                  its children), or a later attempt that took over a slot whose
+                                  missing children answer this switch's copy on a queued path */
 } arb_agg_reason;
 
 #define ARB_AGG_REASON_COUNT 19 /**< the number of arb_agg_reason values */
@@ -242,7 +246,8 @@ typedef struct arb_agg_stats {
     uint64_t aggregates;        /**< slots completed (aggregates emitted) */
     uint64_t adoptions;         /**< credits that took over an earlier attempt's partial slot */
     uint64_t replays;           /**< credits answered with an aggregate made here before */
-    uint64_t dup_credits;       /**< copies of a credit whose slot is live here (HELD) */
+    uint64_t dup_credits;       /**< credits dropped as HELD: copies of a credit whose slot is
+                                     live here, and later attempts held on a queued path */
     uint64_t recredits;         /**< credits sent again to the children still missing */
     uint64_t recredits_order;   /**< of which because the child answered a later credit */
     uint64_t recredit_spurious; /**< re-credits answered sooner than a loop: the original

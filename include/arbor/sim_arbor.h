@@ -272,11 +272,11 @@ typedef struct arb_sim_arbor_result {
     uint64_t agg_allocations; /**< slots allocated by credits */
     uint64_t agg_reclaimed;   /**< of which took a slot still live (pool too small) */
     /* local repair (docs/protocol.md section 6.4) */
-    uint64_t agg_adoptions;     /**< later attempts' credits that took over an earlier's slot */
-    uint64_t agg_replays;       /**< credits answered with an aggregate made before */
-    uint64_t agg_held;          /**< copies of a credit whose slot was live (dropped) */
-    uint64_t recredits;         /**< credits the switches sent again to missing children */
-    arb_time slot_time;         /**< summed over switches: slots live (allocation to completion) */
+    uint64_t agg_adoptions; /**< later attempts' credits that took over an earlier's slot */
+    uint64_t agg_replays;   /**< credits answered with an aggregate made before */
+    uint64_t agg_held;  /**< credits dropped as HELD (copies; later attempts on a queued path) */
+    uint64_t recredits; /**< credits the switches sent again to missing children */
+    arb_time slot_time; /**< summed over switches: slots live (allocation to completion) */
     arb_time partial_slot_time; /**< summed: slots partially filled (first input to completion) */
     /** normal credit sent -> offset committed, at the responders (the loop R): mean */
     arb_time rtt_mean;

@@ -77,13 +77,14 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
         a->qcap = 2 * c.slots;
         a->q = arb_mem_malloc(c.mem, (size_t)a->qcap * sizeof *a->q);
         a->port_last = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_last);
+        a->port_ce = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_ce);
     }
     if (c.recredit_min == 0) c.recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
     if (c.recredit_max < c.recredit_min) c.recredit_max = c.recredit_min;
     a->cfg = c;
     if (!a->slots || !a->bitmap || (!c.header_only && !a->acc) ||
-        (c.local_repair &&
-         (!a->recent || !a->expect || !a->q || !a->port_last || (!c.header_only && !a->cpay)))) {
+        (c.local_repair && (!a->recent || !a->expect || !a->q || !a->port_last || !a->port_ce ||
+                            (!c.header_only && !a->cpay)))) {
         arb_agg_free(a);
         return ARB_ENOMEM;
     }
@@ -105,6 +106,7 @@ void arb_agg_free(arb_agg *a)
     arb_mem_free(mem, a->cpay);
     arb_mem_free(mem, a->q);
     arb_mem_free(mem, a->port_last);
+    arb_mem_free(mem, a->port_ce);
     arb_mem_free(mem, a);
 }
 
@@ -280,20 +282,26 @@ static int32_t held(const arb_agg *a, uint64_t channel, uint32_t offset, uint8_t
 /* A later attempt's credit takes over the partial slot of an earlier one:
  * what its inputs counted stays (the same data: a requester answers every
  * attempt with the same contribution); the credit goes on only to the
- * ports that have not contributed (res->have). */
+ * ports that have not contributed (res->have), unless they are answering
+ * the copy this switch sent them on a queued path (agg_answering): then it
+ * goes no further (HELD). */
 static int adopt(arb_agg *a, slot *s, uint32_t id, arb_hdr *h, const void *payload, size_t len,
-                 arb_agg_result *res)
+                 uint32_t port, arb_time now, arb_agg_result *res)
 {
     s->attempt = h->attempt;
+    s->owner_sig = owner_sig(s->channel, s->offset, s->attempt, s->gen);
+    res->slot = (int32_t)id;
+    if (agg_answering(a, id, now)) {
+        a->st.dup_credits++;
+        return drop(a, res, h, ARB_AGG_R_HELD, s->channel, port);
+    }
+    a->st.adoptions++;
     s->tries = 0;
     s->resent = 1;
     s->due = ARB_TIME_NEVER; /* armed again by the driver (arb_agg_arm) */
     s->arm_seq++;
-    s->owner_sig = owner_sig(s->channel, s->offset, s->attempt, s->gen);
-    a->st.adoptions++;
     h->agg_loc[h->agg_depth] = (uint16_t)id;
     h->agg_depth++;
-    res->slot = (int32_t)id;
     res->have = slot_bits(a, id);
     return forward(res, h, payload, len, ARB_AGG_R_ADOPT);
 }
@@ -355,7 +363,7 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
         if (old >= 0) {
             slot *o = &a->slots[old];
             if (o->at_depth == d && o->state == SLOT_LIVE)
-                return adopt(a, o, (uint32_t)old, h, payload, len, res);
+                return adopt(a, o, (uint32_t)old, h, payload, len, port, t, res);
             if (o->at_depth == d && o->out_depth == d) return replay(a, o, (uint32_t)old, h, res);
         }
     }
@@ -537,11 +545,11 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     /* a re-credit waits in the same queues as the credits before it: an
      * answer within half the smoothed loop of it is the original's */
     arb_time soon = a->srtt / 2 > a->minrtt ? a->srtt / 2 : a->minrtt;
-    if (s->tries && s->t_recredit && t - s->t_recredit < soon) {
+    if (s->tries && !s->judged && t - s->t_recredit < soon) {
         a->st.recredit_spurious++;
         if (a->mult < 64) a->mult = a->mult ? 2 * a->mult : 2;
         a->clean = 0;
-        s->t_recredit = 0; /* once per re-credit */
+        s->judged = 1; /* once per re-credit */
     }
     s->count += h->offset_b;
     s->ncontrib++;
@@ -549,6 +557,7 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
      * re-credited one does not (its first copy may be what came back) */
     if (a->port_last && !s->resent && s->arm_no > a->port_last[port])
         a->port_last[port] = s->arm_no;
+    if (a->port_ce) a->port_ce[port] = ce != 0;
     s->contrib_gen = s->gen;
     s->ce |= ce != 0;
     bits[port / 64] |= bit;
@@ -618,6 +627,7 @@ int arb_agg_reset(arb_agg *a, arb_time now)
     if (a->recent) memset(a->recent, 0, ((size_t)a->recent_mask + 1) * sizeof *a->recent);
     a->qhead = a->qlen = 0;
     if (a->port_last) memset(a->port_last, 0, a->cfg.ports * sizeof *a->port_last);
+    if (a->port_ce) memset(a->port_ce, 0, a->cfg.ports * sizeof *a->port_ce);
     a->mult = 1;
     a->clean = 0;
     a->next = 0;

@@ -39,6 +39,7 @@ typedef struct slot {
     uint8_t tries;       /* re-credits sent */
     uint8_t resent;      /* its credit went down more than once (re-credit, adoption) */
     uint8_t cred_ce;     /* the CE bit its credit went down with */
+    uint8_t judged;      /* an answer told whether its last re-credit was spurious */
     uint32_t arm_seq;    /* the queue entry that is this slot's timer */
     uint32_t cred_len;   /* its payload's length (header-only: what it stands for) */
     arb_time t_credit;   /* when it went down */
@@ -84,6 +85,7 @@ struct arb_agg {
      * credit has lost an earlier one it has not answered (RACK, per port) */
     uint64_t arms;       /* credits armed so far */
     uint64_t *port_last; /* per port: the latest armed credit it answered */
+    uint8_t *port_ce;    /* per port: its latest answer carried CE (its loop is queued) */
     arb_agg_stats st;    /* slot times here are the closed intervals only */
 };
 
@@ -106,5 +108,10 @@ static inline uint64_t *slot_bits(const arb_agg *a, uint32_t id)
 /* A completion sample (credit down to aggregate up) of a slot that was not
  * re-credited (recredit.c). */
 void agg_loop_sample(arb_agg *a, arb_time sample);
+
+/* Whether the children a partial slot lacks are answering the copy this
+ * switch sent them, on a queued path (recredit.c): a later attempt's
+ * credit is not sent after it. */
+int agg_answering(const arb_agg *a, uint32_t id, arb_time now);
 
 #endif

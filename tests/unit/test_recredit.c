@@ -1,0 +1,141 @@
+/*
+ * Unit tests of local repair's re-credit state as a later attempt meets it
+ * (agg.h: arb_agg_arm, arb_agg_expire, ARB_AGG_R_HELD): a later attempt is
+ * held where the children it would go to are answering the switch's copy
+ * on a queued path, and goes down as before everywhere else.
+ */
+#include "arbor/agg.h"
+
+#include "testkit.h"
+#include "aggkit.h"
+
+#define US ((arb_time)1000000) /* arb_time is in ps */
+
+static const uint8_t FANIN2 = 2;
+static const uint32_t BOTH[2] = {0, 1};
+
+/* Credit offset k down ports 0 and 1 (a PUSH here, armed at t). */
+static arb_hdr push(arb_agg *a, uint32_t k)
+{
+    arb_hdr c = credit(k, 0, 0);
+    arb_agg_result r = feed(a, &c, NULL, 0, CH1, 3, 0);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_PUSH);
+    CHECK_EQ_I(arb_agg_arm(a, r.slot, &c, NULL, 0, 0, BOTH, 2, 0, t), 0);
+    return c; /* as sent down: its stack pushed */
+}
+
+/* Port p answers credit c (one contribution of a fan-in of 2), its
+ * request marked CE or not. */
+static arb_agg_result answer(arb_agg *a, const arb_hdr *c, uint32_t p, int ce)
+{
+    arb_hdr q = request(c, 1, &FANIN2, 0, ARB_OP_SUM, ARB_DTYPE_F32);
+    return feed(a, &q, NULL, 0, CH1, p, ce);
+}
+
+/* A switch whose one completion took `loop` (srtt `loop`, rttvar half of
+ * it), port 1's answer marked CE if `queued`. */
+static arb_agg *warmed(arb_time loop, int queued)
+{
+    arb_agg *a = make(16, 4, 1);
+    arb_hdr c = push(a, 1);
+    t += loop;
+    answer(a, &c, 0, 0);
+    CHECK_EQ_I(answer(a, &c, 1, queued).action, ARB_AGG_EMIT_AGGREGATE);
+    return a;
+}
+
+/* Attempt 1 of offset 50, whose slot has port 0's input and waits for port
+ * 1's; `dt` after the credit went down. */
+static arb_agg_result attempt_1(arb_agg *a, arb_hdr *c0, arb_time dt)
+{
+    *c0 = push(a, 50);
+    answer(a, c0, 0, 0);
+    t += dt;
+    arb_hdr c1 = credit(50, 0, 0);
+    c1.attempt = 1;
+    return feed(a, &c1, NULL, 0, CH1, 3, 0);
+}
+
+/* Port 1's answers come marked CE, and its copy of the credit went down
+ * less than a loop ago: it is queued on the way, and the later attempt
+ * goes no further (HELD), taking the slot over; port 1's answer to the
+ * first copy then completes it as attempt 1. */
+TEST(later_attempt_held_on_a_queued_path)
+{
+    t = 0;
+    arb_agg *a = warmed(10 * US, 1);
+    arb_hdr c0;
+    arb_agg_result r = attempt_1(a, &c0, 2 * US);
+    CHECK_EQ_I(r.action, ARB_AGG_DROP);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_HELD);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.dup_credits, 1);
+    CHECK_EQ_U(st.adoptions, 0);
+    r = answer(a, &c0, 1, 1); /* attempt 0's answer */
+    CHECK_EQ_I(r.action, ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.attempt, 1);
+    arb_agg_free(a);
+}
+
+/* ... and goes down as before to port 1 where its answers were not marked
+ * (case 0), where its copy went down longer than srtt + 4 rttvar ago (1:
+ * 10 us + 4 x 5 us), and where the switch has spent its re-credits on the
+ * slot (2: the offset is the responder's to repair). */
+TEST(later_attempt_goes_down_where_the_path_is_clear)
+{
+    for (int c = 0; c < 3; c++) {
+        t = 0;
+        /* case 2: a 2 us loop, so that three timers fit within the hold */
+        arb_agg *a = warmed(c == 2 ? 2 * US : 10 * US, c != 0);
+        arb_hdr c0 = push(a, 50);
+        answer(a, &c0, 0, 0);
+        t += c == 1 ? 31 * US : 1 * US;
+        if (c == 2) {
+            arb_agg_config cfg;
+            arb_agg_config_default(&cfg);
+            arb_agg_recredit rc;
+            for (uint32_t k = 0; k < cfg.recredit_tries; k++) {
+                int got = 0;
+                for (int i = 0; i < 4 && !got; i++) { /* a stale front first */
+                    t = arb_agg_next_expiry(a);
+                    REQUIRE(t != ARB_TIME_NEVER);
+                    got = arb_agg_expire(a, t, &rc);
+                }
+                REQUIRE_EQ_I(got, 1);
+                CHECK_EQ_U(rc.missing[0], 2); /* port 1 */
+            }
+            CHECK(t < cfg.recredit_hold);
+        }
+        arb_hdr c1 = credit(50, 0, 0);
+        c1.attempt = 1;
+        arb_agg_result r = feed(a, &c1, NULL, 0, CH1, 3, 0);
+        CHECK_EQ_I(r.action, ARB_AGG_FORWARD);
+        CHECK_EQ_I(r.reason, ARB_AGG_R_ADOPT);
+        REQUIRE(r.have != NULL);
+        CHECK_EQ_U(r.have[0], 1); /* port 0 has: it goes to port 1 */
+        CHECK_EQ_U(stats(a).adoptions, 1);
+        arb_agg_free(a);
+    }
+}
+
+/* Without local repair nothing is held: every attempt allocates. */
+TEST(nothing_held_without_local_repair)
+{
+    t = 0;
+    arb_agg *a = make_lr(16, 4, 1, 0);
+    arb_hdr c0 = credit(50, 0, 0), c1 = credit(50, 0, 0);
+    feed(a, &c0, NULL, 0, CH1, 3, 0);
+    answer(a, &c0, 1, 1);
+    c1.attempt = 1;
+    CHECK_EQ_I(feed(a, &c1, NULL, 0, CH1, 3, 0).reason, ARB_AGG_R_PUSH);
+    CHECK_EQ_U(stats(a).dup_credits, 0);
+    arb_agg_free(a);
+}
+
+int main(void)
+{
+    RUN(later_attempt_held_on_a_queued_path);
+    RUN(later_attempt_goes_down_where_the_path_is_clear);
+    RUN(nothing_held_without_local_repair);
+    return testkit_done();
+}
