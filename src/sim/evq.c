@@ -193,20 +193,35 @@ static void radix_pass(uint32_t *count, const struct evq_entry *src, struct evq_
         dst[count[(src[i].t - base) >> shift & mask]++] = src[i];
 }
 
+/* The bits of a bucket's time the first pass of bucket_sort orders by (the
+ * high ones): 2^TOP_BITS digits, a few entries each in a typical bucket, so
+ * that the insertion pass after it moves few. */
+#define TOP_BITS 7
+
 /* Stable sort of a gathered bucket, scratch[0..n), into run by the time
  * within the bucket: entries of one time keep their (insertion) order. One
- * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets, two passes of
- * half the bits otherwise. */
+ * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets; otherwise one
+ * pass on the high TOP_BITS bits, which leaves each entry behind at most
+ * the few of its digit it should follow, then an insertion pass on the
+ * time (stable: entries of one time are of one digit, in their order). */
 static void bucket_sort(struct evq *q, size_t n, arb_time base)
 {
     if (n >= BUCKET_PS / 2) {
         radix_pass(q->count, q->scratch, q->run, n, base, 0, EVQ_BUCKET_SHIFT);
         return;
     }
-    unsigned lo = EVQ_BUCKET_SHIFT / 2;
-    radix_pass(q->count, q->scratch, q->run, n, base, 0, lo);
-    radix_pass(q->count, q->run, q->scratch, n, base, lo, EVQ_BUCKET_SHIFT - lo);
-    memcpy(q->run, q->scratch, n * sizeof *q->run);
+    radix_pass(q->count, q->scratch, q->run, n, base, EVQ_BUCKET_SHIFT - TOP_BITS, TOP_BITS);
+    struct evq_entry *a = q->run;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].t >= a[i - 1].t) continue;
+        struct evq_entry x = a[i];
+        size_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && x.t < a[j - 1].t);
+        a[j] = x;
+    }
 }
 
 /* (time, key) and (time, target, sequence), for qsort. */
