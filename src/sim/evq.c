@@ -492,7 +492,6 @@ int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target)
         rc = heap_push(q, e);
     if (rc < 0) return rc;
     q->seq++;
-    q->n++;
     return (int64_t)seq;
 }
 
@@ -516,7 +515,7 @@ static int migrate(struct evq *q)
 static int current(struct evq *q)
 {
     if (q->pos < q->rn) return 1;
-    if (q->n == 0) return 0;
+    if (q->in_wheel == 0 && q->hn == 0) return 0; /* (and the run is drained) */
     q->pos = q->rn = 0;
     if (q->in_wheel == 0)
         q->cur = q->h[0].t >> EVQ_BUCKET_SHIFT; /* jump over the empty wheel */

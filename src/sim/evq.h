@@ -62,7 +62,9 @@ struct evq_entry {
 struct evq_chunk {
     struct evq_entry e[EVQ_CHUNK];
     uint32_t next; /* the next chunk of the bucket, or of the free list */
+    uint32_t unused[3];
 };
+_Static_assert(sizeof(struct evq_chunk) == 256, "a chunk's index becomes its offset by a shift");
 
 /* A bucket: a chain of chunks, `tn` entries in the last one. */
 struct evq_bucket {
@@ -84,7 +86,6 @@ struct evq {
     struct evq_entry *scratch; /* the gathered bucket before sorting */
     size_t scratch_cap;
     uint32_t *count;   /* counting sort: one counter per ps of a bucket */
-    size_t n;          /* entries in all */
     uint64_t seq;      /* next insertion sequence number */
     int local;         /* the local order: events of one time by target (evq_set_local) */
     int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
@@ -134,7 +135,6 @@ static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
     e->t = t;
     e->key = seq << EVQ_TARGET_BITS | target;
     q->seq = seq + 1;
-    q->n++;
     q->in_wheel++;
     return (int64_t)seq;
 }
@@ -149,7 +149,6 @@ static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint
     const struct evq_entry *e = &q->run[q->pos];
     if (e->t > until) return 0;
     q->pos++;
-    q->n--;
     *t = e->t;
     *target = evq_target(e);
     if (seq) *seq = e->key >> EVQ_TARGET_BITS;
