@@ -265,8 +265,8 @@ static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t bytes
 /* PORT_SCHED: packet i, accepted by the queue, starts when the port is
  * free; until then it counts as queued. `exact`: q_bytes is, and the
  * deepest queue is checked (sched_clear). */
-static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, uint32_t bytes,
-                       int exact)
+static SIM_ALWAYS_INLINE void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i,
+                                         uint32_t bytes, int exact)
 {
     uint32_t q = sp->q_bytes + bytes;
     if (exact && q > sp->max_q) sp->max_q = q; /* queued, if only for no time */
@@ -364,23 +364,30 @@ static void ecn_mark(arb_sim *s, uint32_t port, struct sport *sp, struct pkt *k)
     }
 }
 
+/* Does the queue of `port` take packet i (with q_bytes exact)? Dropped
+ * if not; marked (ECN) as it deserves if so. */
+static SIM_ALWAYS_INLINE int admit(arb_sim *s, uint32_t port, struct sport *sp, uint32_t i,
+                                   struct pkt *k)
+{
+    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || sp->failed) {
+        drop(s, port, i);
+        return 0;
+    }
+    if (s->cfg.ecn) ecn_mark(s, port, sp, k);
+    return 1;
+}
+
 void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    if (sp->kind == PORT_SCHED && sched_clear(s, sp, k->bytes) && !sp->failed) {
-        sched_send(s, sp, port, i, k->bytes, 0);
+    if (sp->kind == PORT_SCHED) { /* one call of sched_send: inlined */
+        int exact = !sched_clear(s, sp, k->bytes) || sp->failed;
+        if (exact && !admit(s, port, sp, i, k)) return;
+        sched_send(s, sp, port, i, k->bytes, exact);
         return;
     }
-    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || sp->failed) {
-        drop(s, port, i);
-        return;
-    }
-    if (s->cfg.ecn) ecn_mark(s, port, sp, k);
-    if (sp->kind == PORT_SCHED) {
-        sched_send(s, sp, port, i, k->bytes, 1);
-        return;
-    }
+    if (!admit(s, port, sp, i, k)) return;
     plist_push(&s->pool, &sp->q, i);
     sp->q_bytes += k->bytes;
     if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
