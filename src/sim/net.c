@@ -377,7 +377,8 @@ static SIM_ALWAYS_INLINE int admit(arb_sim *s, uint32_t port, struct sport *sp, 
     return 1;
 }
 
-void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
+/* net_enqueue, inlined in the switch's forwarding (the per-hop path). */
+static SIM_ALWAYS_INLINE void enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
@@ -407,6 +408,11 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
         sp->txdone_armed = 1;
         net_push_event(s, sp->busy_until, EV_PORT(port, EV_TXDONE));
     }
+}
+
+void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
+{
+    enqueue(s, port, i);
 }
 
 void net_on_pause(arb_sim *s, uint32_t port, int pause)
@@ -448,7 +454,7 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         return;
     }
     if (s->cfg.inband) k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
-    net_enqueue(s, out, i); /* k->in_port was set on arrival */
+    enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 
 static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
