@@ -457,7 +457,8 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 
-static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
+static SIM_ALWAYS_INLINE void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
+                                      uint32_t i);
 static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
 
 static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
@@ -589,8 +590,10 @@ static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i)
     deliver(s, port, node, in_port, i);
 }
 
-/* Packet i, off the wire of `port`, to `node`, which it enters by in_port. */
-static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+/* Packet i, off the wire of `port`, to `node`, which it enters by in_port:
+ * inlined in the arrival, the per-hop path (a call less there). */
+static SIM_ALWAYS_INLINE void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
+                                      uint32_t i)
 {
     if (pool_get(&s->pool, i)->kind == PK_ARBOR) {
         if (node < s->n_hosts)
@@ -601,6 +604,12 @@ static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, 
         rdma_on_packet(s, node, i);
     else
         forward(s, node, in_port, i);
+}
+
+/* deliver, out of line: for the rarer paths (duplicates, reordering). */
+static void deliver_call(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    deliver(s, port, node, in_port, i);
 }
 
 /* A copy of packet i as the link delivers it a second time, or PKT_NONE
@@ -642,8 +651,8 @@ static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
     if (late)
         hold_late(s, port, i);
     else
-        deliver(s, port, node, in_port, i);
-    if (c != PKT_NONE) deliver(s, port, node, in_port, c);
+        deliver_call(s, port, node, in_port, i);
+    if (c != PKT_NONE) deliver_call(s, port, node, in_port, c);
 }
 
 void net_on_late(arb_sim *s, uint32_t port)
@@ -655,7 +664,7 @@ void net_on_late(arb_sim *s, uint32_t port)
         arb_time next = pool_get(&s->pool, l->head)->t;
         net_push_event(s, next, (s->n_ports << 2) + 2 * s->n_hosts + port);
     }
-    deliver(s, port, s->far[port].node, s->far[port].in, i);
+    deliver_call(s, port, s->far[port].node, s->far[port].in, i);
 }
 
 /* ---- failures during a run ------------------------------------------- */
