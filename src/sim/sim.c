@@ -500,9 +500,27 @@ static void report_done(arb_sim *s)
     s->n_done = 0;
 }
 
-static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
+/* A port's event (target < port_events), the common case: first. */
+static void dispatch(arb_sim *s, uint32_t target, uint64_t seq, uint32_t port_events)
 {
-    uint32_t port_events = s->n_ports << 2;
+    if (target < port_events) {
+        uint32_t port = target >> 2;
+        switch (target & 3) {
+        case EV_TXDONE:
+            net_on_txdone(s, port);
+            break;
+        case EV_ARRIVE:
+            net_on_arrive(s, port);
+            break;
+        case EV_PAUSE:
+            net_on_pause(s, port, 1);
+            break;
+        default:
+            net_on_pause(s, port, 0);
+            break;
+        }
+        return;
+    }
     if (target >= port_events + 2 * s->n_hosts) {
         uint32_t x = target - port_events - 2 * s->n_hosts;
         if (x >= s->n_ports + 2 * s->n_hosts)
@@ -519,29 +537,11 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
         arbor_on_timer(s, target - port_events - s->n_hosts, seq);
         return;
     }
-    if (target >= port_events) {
-        uint32_t h = target - port_events;
-        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
-            rdma_on_timer(s, h);
-        else
-            s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
-        return;
-    }
-    uint32_t port = target >> 2;
-    switch (target & 3) {
-    case EV_TXDONE:
-        net_on_txdone(s, port);
-        break;
-    case EV_ARRIVE:
-        net_on_arrive(s, port);
-        break;
-    case EV_PAUSE:
-        net_on_pause(s, port, 1);
-        break;
-    default:
-        net_on_pause(s, port, 0);
-        break;
-    }
+    uint32_t h = target - port_events;
+    if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
+        rdma_on_timer(s, h);
+    else
+        s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
 }
 
 /* A partitioned run's event changed the live packets (part_live0 to
@@ -586,7 +586,7 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
             s->part_live0 = s->pool.live;
             s->pool.peak = s->pool.live; /* a part's own peak means nothing: the event's, here */
         }
-        dispatch(s, target, seq);
+        dispatch(s, target, seq, port_events);
         /* (peak >= live0, since it was live0 and only climbs; it is live0 and
          * live is too unless the event changed the live packets) */
         if (part && (s->pool.peak != s->part_live0 || s->pool.live != s->part_live0))
