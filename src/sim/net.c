@@ -59,10 +59,16 @@ static void dre_add(arb_sim *s, uint32_t port, uint32_t bytes)
 
 /* ---- events --------------------------------------------------------- */
 
-void net_push_event(arb_sim *s, arb_time t, uint32_t target)
+/* net_push_event, inlined where every arrival and transmission pushes. */
+static SIM_ALWAYS_INLINE void push_event(arb_sim *s, arb_time t, uint32_t target)
 {
     int64_t r = evq_push(&s->q, t, target);
     if (r < 0 && s->error == 0) s->error = (int)r;
+}
+
+void net_push_event(arb_sim *s, arb_time t, uint32_t target)
+{
+    push_event(s, t, target);
 }
 
 /* PFC's event for the port at the far end of a link: the other part's
@@ -203,7 +209,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     /* Something to send after this one? */
     if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
-        net_push_event(s, end, EV_PORT(port, EV_TXDONE));
+        push_event(s, end, EV_PORT(port, EV_TXDONE));
     }
 }
 
@@ -472,7 +478,7 @@ static SIM_ALWAYS_INLINE void wire_next(arb_sim *s, const struct sport *sp, uint
     if (sp->wire.head != PKT_NONE) {
         arb_time next =
             k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
-        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
+        push_event(s, next, EV_PORT(port, EV_ARRIVE));
     }
 }
 
