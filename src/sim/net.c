@@ -144,6 +144,13 @@ static arb_time tx_time(const arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
+/* The serialisation of a frame of `bytes` on link lk: a product when the
+ * rate allows (slink.ps_per_byte), else remembered (tx_time). */
+static SIM_ALWAYS_INLINE arb_time link_tx(const arb_sim *s, const struct slink *lk, uint32_t bytes)
+{
+    return lk->ps_per_byte ? bytes * lk->ps_per_byte : tx_time(s, bytes, lk->rate);
+}
+
 /* Does the n-th packet port `port` sends meet an event of probability p
  * on its link? A function of the seed, a salt per kind of event, the port
  * and n alone (splitmix64's finaliser), so the draws do not depend on the
@@ -180,7 +187,7 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
     const struct slink *lk = &s->lk[sp->link];
-    arb_time end = start + tx_time(s, k->bytes, lk->rate);
+    arb_time end = start + link_tx(s, lk, k->bytes);
     arb_time tail_t = sp->busy_until + lk->delay; /* the wire's last packet arrives then */
     sp->busy_until = end;
     if (s->cfg.tap) {
@@ -239,7 +246,7 @@ static void sched_catch_up(const arb_sim *s, struct sport *sp)
     }
     do {
         const struct pkt *k = pool_get(&s->pool, i);
-        if (k->t - lk->delay - tx_time(s, k->bytes, lk->rate) >= upto) break;
+        if (k->t - lk->delay - link_tx(s, lk, k->bytes) >= upto) break;
         sp->q_bytes -= k->bytes;
         sp->sched.pkts--;
         i = k->next;

@@ -112,6 +112,14 @@ static uint32_t link_hash(uint64_t rate, arb_time delay, const struct link_fault
     return (uint32_t)(z >> 32);
 }
 
+/* 8 * 10^12 / rate when it is whole and the rate valid (arb_time_tx's
+ * ceiling of bytes * 8 * 10^12 / rate is then bytes times it), else 0. */
+static arb_time ps_per_byte(uint64_t rate)
+{
+    const uint64_t bit_ps = 8 * (uint64_t)ARB_PS_PER_S;
+    return rate && rate <= ARB_RATE_MAX && bit_ps % rate == 0 ? bit_ps / rate : 0;
+}
+
 /* The class of (rate, delay, faults) among lk[0..*n), added as class *n if
  * new (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
  * more than twice SIM_MAX_LINKS or the ports, each 0 or a class + 1. */
@@ -124,6 +132,7 @@ static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t
             lk[*n].rate = rate;
             lk[*n].delay = delay;
             lk[*n].mbps = (rate + 999999) / 1000000;
+            lk[*n].ps_per_byte = ps_per_byte(rate);
             lk[*n].loss = f->loss;
             lk[*n].dup = f->dup;
             lk[*n].reorder = f->reorder;

@@ -89,14 +89,16 @@ struct sport {
 /* A rate, a delay and a loss probability some links share (s->lk, indexed
  * by sport.link). */
 struct slink {
-    uint64_t rate;  /* bits per second */
-    arb_time delay; /* propagation, picoseconds */
-    uint64_t mbps;  /* the rate in Mb/s, rounded up (sched_bound_clears) */
-    double loss;    /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
-    double dup;     /* cfg.dup, or the link's own */
-    double reorder; /* cfg.reorder, or the link's own */
-    uint8_t odd;    /* LK_*: what the per-hop path must look at */
-    uint32_t to;    /* LK_CUT: the part the link leads to */
+    uint64_t rate;        /* bits per second */
+    arb_time delay;       /* propagation, picoseconds */
+    uint64_t mbps;        /* the rate in Mb/s, rounded up (sched_bound_clears) */
+    arb_time ps_per_byte; /* 8e12 / rate when that is whole (100 Gb/s: 80), so that a
+                           * frame's serialisation is bytes times it; else 0 (net.c) */
+    double loss;          /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
+    double dup;           /* cfg.dup, or the link's own */
+    double reorder;       /* cfg.reorder, or the link's own */
+    uint8_t odd;          /* LK_*: what the per-hop path must look at */
+    uint32_t to;          /* LK_CUT: the part the link leads to */
 };
 /* slink.odd: the link loses, duplicates or reorders (link_fate); it leaves
  * this part of a partitioned run (PCUT_OUT: part_send_pkt). */
