@@ -180,26 +180,26 @@ static SIM_ALWAYS_INLINE void link_fate(const arb_sim *s, uint32_t port, uint64_
 }
 
 /* Port `port` starts sending packet i at `start` (now, or for PORT_SCHED
- * when the packets ahead of it are out); inlined in its callers, the
- * per-hop path. */
-static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, arb_time start)
+ * when the packets ahead of it are out) on link lk. `plain` (a constant):
+ * lk->odd is 0, so no tap, DRE, fate or cut is looked at. */
+static SIM_ALWAYS_INLINE void transmit_as(arb_sim *s, uint32_t port, uint32_t i, arb_time start,
+                                          const struct slink *lk, int plain)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    const struct slink *lk = &s->lk[sp->link];
     arb_time end = start + link_tx(s, lk, k->bytes);
     arb_time tail_t = sp->busy_until + lk->delay; /* the wire's last packet arrives then */
     sp->busy_until = end;
-    if (s->cfg.tap) {
+    if (!plain && s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);
         f.index = i;
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
-    uint8_t odd = lk->odd;
+    uint8_t odd = plain ? 0 : lk->odd;
     if (odd & LK_FATE) link_fate(s, port, sp->tx_pkts, lk, k);
     sp->tx_pkts++;
-    if (s->dre) dre_add(s, port, k->bytes);
+    if (!plain && s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
     if (odd & LK_CUT) {
@@ -218,6 +218,24 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
         sp->txdone_armed = 1;
         push_event(s, end, EV_PORT(port, EV_TXDONE));
     }
+}
+
+/* transmit on a link with something odd (slink.odd), out of line. */
+static void transmit_odd(arb_sim *s, uint32_t port, uint32_t i, arb_time start,
+                         const struct slink *lk)
+{
+    transmit_as(s, port, i, start, lk, 0);
+}
+
+/* Port `port` starts sending packet i at `start`; inlined in its callers,
+ * the per-hop path, for a plain link. */
+static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, arb_time start)
+{
+    const struct slink *lk = &s->lk[s->sp[port].link];
+    if (lk->odd)
+        transmit_odd(s, port, i, start, lk);
+    else
+        transmit_as(s, port, i, start, lk, 1);
 }
 
 /* Port `port` starts sending the packet next_packet picks, if any. */

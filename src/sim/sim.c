@@ -179,6 +179,9 @@ int sim_links(arb_sim *s)
             cls[p] = (uint16_t)c;
     }
     if (rc == 0) {
+        if (s->cfg.tap || s->cfg.dre_period)
+            for (uint32_t c = 0; c < n; c++)
+                lk[c].odd |= LK_SEEN;
         for (uint32_t p = 0; p < n_ports; p++) {
             s->sp[p].link = cls[p];
             s->sp[p].failed = s->ports[p].failed;

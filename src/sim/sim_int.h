@@ -101,8 +101,9 @@ struct slink {
     uint32_t to;          /* LK_CUT: the part the link leads to */
 };
 /* slink.odd: the link loses, duplicates or reorders (link_fate); it leaves
- * this part of a partitioned run (PCUT_OUT: part_send_pkt). */
-enum { LK_FATE = 1, LK_CUT = 2 };
+ * this part of a partitioned run (PCUT_OUT: part_send_pkt); a tap or the
+ * DRE sees every packet sent (cfg.tap, cfg.dre_period: every link). */
+enum { LK_FATE = 1, LK_CUT = 2, LK_SEEN = 4 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 
 /* The far end of a port: where an arrival off its wire happens. */
