@@ -28,6 +28,13 @@
 #else
 #define SIM_PREFETCH(p) ((void)(p))
 #endif
+/* A function kept out of line, so that the common path around its call
+ * stays small. */
+#if defined(__GNUC__)
+#define SIM_NOINLINE __attribute__((noinline))
+#else
+#define SIM_NOINLINE
+#endif
 /* A rare path, kept out of the per-hop code around its call. */
 #if defined(__GNUC__)
 #define SIM_COLD __attribute__((cold, noinline))
