@@ -510,9 +510,7 @@ static int migrate(struct evq *q)
     return 0;
 }
 
-/* The current run with an entry at pos; 0 when the queue is empty, or
- * ARB_ENOMEM. */
-static int current(struct evq *q)
+int evq_load(struct evq *q)
 {
     if (q->pos < q->rn) return 1;
     if (q->in_wheel == 0 && q->hn == 0) return 0; /* (and the run is drained) */
@@ -527,17 +525,10 @@ static int current(struct evq *q)
 
 arb_time evq_peek_time(struct evq *q)
 {
-    return current(q) > 0 ? q->run[q->pos].t : ARB_TIME_NEVER;
+    return evq_load(q) > 0 ? q->run[q->pos].t : ARB_TIME_NEVER;
 }
 
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
 {
     return evq_pop_until(q, ARB_TIME_NEVER, t, target, seq);
-}
-
-int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
-{
-    int rc = current(q);
-    if (rc <= 0) return rc; /* empty, or ARB_ENOMEM: the next bucket could not be sorted */
-    return evq_pop_until(q, until, t, target, seq);
 }

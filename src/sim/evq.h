@@ -115,7 +115,10 @@ void evq_free(struct evq *q);
 
 /* The slow paths of the inline functions below (evq.c). */
 int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target);
-int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq);
+/* The current run with an entry to pop, the next bucket gathered and
+ * sorted when it is drained: 1, 0 when the queue is empty, ARB_ENOMEM
+ * when the bucket could not be gathered (the queue is unchanged). */
+int evq_load(struct evq *q);
 
 /*
  * Insert an event for `target` at time t, which must not be earlier than
@@ -145,7 +148,10 @@ static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
 static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target,
                                 uint64_t *seq)
 {
-    if (q->pos == q->rn) return evq_pop_slow(q, until, t, target, seq);
+    if (q->pos == q->rn) { /* (not handing the pointers out keeps them in registers) */
+        int rc = evq_load(q);
+        if (rc <= 0) return rc;
+    }
     const struct evq_entry *e = &q->run[q->pos];
     if (e->t > until) return 0;
     q->pos++;
