@@ -120,26 +120,34 @@ int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target);
  * when the bucket could not be gathered (the queue is unchanged). */
 int evq_load(struct evq *q);
 
-/*
- * Insert an event for `target` at time t, which must not be earlier than
- * the last event popped; returns its sequence number (>= 0) or ARB_ENOMEM /
- * ARB_ERANGE (target too large, or the sequence space is exhausted).
- * Inline for the common case: a later bucket within the horizon whose last
- * chunk has room.
- */
-static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+/* evq_push's common case, inline: a later bucket within the horizon whose
+ * last chunk has room. 1 if the event went in; 0 if it did not, and
+ * evq_push must insert it (a caller with nothing else to keep across that
+ * call may then make it from a frame of its own). */
+static inline int evq_push_try(struct evq *q, arb_time t, uint32_t target)
 {
     uint64_t bi = t >> EVQ_BUCKET_SHIFT, seq = q->seq;
     struct evq_bucket *b = &q->wheel[bi & ((1u << EVQ_WHEEL_BITS) - 1)];
     if (bi - q->cur - 1 >= (1u << EVQ_WHEEL_BITS) - 1 || b->tn - 1u >= EVQ_CHUNK - 1u ||
         target > EVQ_TARGET_MAX || seq > EVQ_SEQ_MAX)
-        return evq_push_slow(q, t, target);
+        return 0;
     struct evq_entry *e = &q->chunks[b->tail].e[b->tn++];
     e->t = t;
     e->key = seq << EVQ_TARGET_BITS | target;
     q->seq = seq + 1;
     q->in_wheel++;
-    return (int64_t)seq;
+    return 1;
+}
+
+/*
+ * Insert an event for `target` at time t, which must not be earlier than
+ * the last event popped; returns its sequence number (>= 0) or ARB_ENOMEM /
+ * ARB_ERANGE (target too large, or the sequence space is exhausted).
+ */
+static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+{
+    uint64_t seq = q->seq;
+    return evq_push_try(q, t, target) ? (int64_t)seq : evq_push_slow(q, t, target);
 }
 
 /* Remove the earliest event if it is at or before `until`: 1 if one was

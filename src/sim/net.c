@@ -494,27 +494,29 @@ static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
 
 static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 
-/* Packet i, just popped off port's wire: it no longer counts among the
- * packets not yet started (PORT_SCHED), and the next on the wire gets its
- * arrival event. */
+/* Packet k, just popped off a wire: the arrival of the one now at the
+ * wire's head (there is one), which then gets its arrival event
+ * (wire_next). */
+static SIM_ALWAYS_INLINE arb_time wire_next_t(const arb_sim *s, const struct sport *sp,
+                                              const struct pkt *k)
+{
+    return k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
+}
+
 static SIM_ALWAYS_INLINE void wire_next(arb_sim *s, const struct sport *sp, uint32_t port,
                                         const struct pkt *k)
 {
-    if (sp->wire.head != PKT_NONE) {
-        arb_time next =
-            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
-        push_event(s, next, EV_PORT(port, EV_ARRIVE));
-    }
+    if (sp->wire.head != PKT_NONE) push_event(s, wire_next_t(s, sp, k), EV_PORT(port, EV_ARRIVE));
 }
 
-static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
-                                          const struct pkt *k, uint32_t i)
+/* PORT_SCHED: packet i, just popped off the wire, is no longer counted
+ * among those not yet started. */
+static SIM_ALWAYS_INLINE void sched_popped(struct sport *sp, const struct pkt *k, uint32_t i)
 {
     if (sp->kind == PORT_SCHED && sp->sched.head == i) {
         sp->q_bytes -= k->bytes;
         sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
     }
-    wire_next(s, sp, port, k);
 }
 
 /* A partitioned run's arrival off a wire across the cut, at the receiving
@@ -585,6 +587,15 @@ void net_cut_head(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *m
     if (sp->kind == PORT_SCHED && sp->sched.head == SCHED_NEXT) sp->sched.head = e->i;
 }
 
+/* An arrival whose next arrival event (at `next`) takes the event
+ * queue's slow path: out of line, so that net_on_arrive makes no call it
+ * returns from, and needs no frame. */
+static SIM_NOINLINE void land_after_push(arb_sim *s, uint32_t port, uint32_t i, arb_time next)
+{
+    push_event(s, next, EV_PORT(port, EV_ARRIVE));
+    land(s, port, i);
+}
+
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     if (s->pcut && s->pcut[port]) {
@@ -594,7 +605,15 @@ void net_on_arrive(arb_sim *s, uint32_t port)
     struct sport *sp = &s->sp[port];
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
-    wire_popped(s, sp, port, pool_get(&s->pool, i), i);
+    const struct pkt *k = pool_get(&s->pool, i);
+    sched_popped(sp, k, i);
+    if (sp->wire.head != PKT_NONE) { /* wire_next, its push tried inline */
+        arb_time next = wire_next_t(s, sp, k);
+        if (!evq_push_try(&s->q, next, EV_PORT(port, EV_ARRIVE))) {
+            land_after_push(s, port, i, next);
+            return;
+        }
+    }
     land(s, port, i);
 }
 

@@ -513,7 +513,8 @@ static void report_done(arb_sim *s)
 }
 
 /* A port's event (target < port_events), the common case: first. */
-static void dispatch(arb_sim *s, uint32_t target, uint64_t seq, uint32_t port_events)
+static SIM_ALWAYS_INLINE void dispatch(arb_sim *s, uint32_t target, uint64_t seq,
+                                       uint32_t port_events)
 {
     if (target < port_events) {
         uint32_t port = target >> 2;
