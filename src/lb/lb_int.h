@@ -32,6 +32,13 @@
 #else
 #define LB_COLD
 #endif
+/* Kept out of line so that the path around its call saves no registers
+ * (a route callback's taken guess). */
+#if defined(__GNUC__)
+#define LB_NOINLINE __attribute__((noinline))
+#else
+#define LB_NOINLINE
+#endif
 
 /* One entry of a switch's flowlet table: 16 bytes. */
 struct flowlet {

@@ -63,6 +63,23 @@ static uint32_t take_guess(arb_lb *lb, uint32_t node, const arb_sim_pkt_info *f)
     return f->guess;
 }
 
+/* spray_route's decision without a guess: out of line, so that a guess
+ * taken back costs no frame. */
+static LB_NOINLINE uint32_t spray_decide(arb_lb *lb, const arb_sim *s, uint32_t node,
+                                         uint32_t in_port, const arb_sim_pkt_info *f, arb_time now)
+{
+    arb_route_key k = lb_key_of(f);
+    /* a plain range needs no list: pick its index */
+    uint32_t first, stride;
+    int m = arb_route_candidate_range(lb->r, node, &k, &first, &stride);
+    if (m == 1) return first;
+    if (m > 1) {
+        lb->st.choices++;
+        return first + stride * spray_index(lb, node, (unsigned)m);
+    }
+    return lb_decide_listed(lb, s, node, in_port, &k, now);
+}
+
 static uint32_t spray_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
                             const arb_sim_pkt_info *f, arb_time now)
 {
@@ -75,16 +92,7 @@ static uint32_t spray_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t
             return p;
         }
     }
-    arb_route_key k = lb_key_of(f);
-    /* a plain range needs no list: pick its index */
-    uint32_t first, stride;
-    int m = arb_route_candidate_range(lb->r, node, &k, &first, &stride);
-    if (m == 1) return first;
-    if (m > 1) {
-        lb->st.choices++;
-        return first + stride * spray_index(lb, node, (unsigned)m);
-    }
-    return lb_decide_listed(lb, s, node, in_port, &k, now);
+    return spray_decide(lb, s, node, in_port, f, now);
 }
 
 static int spray_option(arb_lb *lb, const char *key, const char *val)

@@ -193,20 +193,35 @@ static void radix_pass(uint32_t *count, const struct evq_entry *src, struct evq_
         dst[count[(src[i].t - base) >> shift & mask]++] = src[i];
 }
 
+/* The bits of a bucket's time the first pass of bucket_sort orders by (the
+ * high ones): 2^TOP_BITS digits, a few entries each in a typical bucket, so
+ * that the insertion pass after it moves few. */
+#define TOP_BITS 7
+
 /* Stable sort of a gathered bucket, scratch[0..n), into run by the time
  * within the bucket: entries of one time keep their (insertion) order. One
- * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets, two passes of
- * half the bits otherwise. */
+ * pass over all 2^EVQ_BUCKET_SHIFT ps for crowded buckets; otherwise one
+ * pass on the high TOP_BITS bits, which leaves each entry behind at most
+ * the few of its digit it should follow, then an insertion pass on the
+ * time (stable: entries of one time are of one digit, in their order). */
 static void bucket_sort(struct evq *q, size_t n, arb_time base)
 {
     if (n >= BUCKET_PS / 2) {
         radix_pass(q->count, q->scratch, q->run, n, base, 0, EVQ_BUCKET_SHIFT);
         return;
     }
-    unsigned lo = EVQ_BUCKET_SHIFT / 2;
-    radix_pass(q->count, q->scratch, q->run, n, base, 0, lo);
-    radix_pass(q->count, q->run, q->scratch, n, base, lo, EVQ_BUCKET_SHIFT - lo);
-    memcpy(q->run, q->scratch, n * sizeof *q->run);
+    radix_pass(q->count, q->scratch, q->run, n, base, EVQ_BUCKET_SHIFT - TOP_BITS, TOP_BITS);
+    struct evq_entry *a = q->run;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].t >= a[i - 1].t) continue;
+        struct evq_entry x = a[i];
+        size_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && x.t < a[j - 1].t);
+        a[j] = x;
+    }
 }
 
 /* (time, key) and (time, target, sequence), for qsort. */
@@ -477,7 +492,6 @@ int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target)
         rc = heap_push(q, e);
     if (rc < 0) return rc;
     q->seq++;
-    q->n++;
     return (int64_t)seq;
 }
 
@@ -496,12 +510,10 @@ static int migrate(struct evq *q)
     return 0;
 }
 
-/* The current run with an entry at pos; 0 when the queue is empty, or
- * ARB_ENOMEM. */
-static int current(struct evq *q)
+int evq_load(struct evq *q)
 {
     if (q->pos < q->rn) return 1;
-    if (q->n == 0) return 0;
+    if (q->in_wheel == 0 && q->hn == 0) return 0; /* (and the run is drained) */
     q->pos = q->rn = 0;
     if (q->in_wheel == 0)
         q->cur = q->h[0].t >> EVQ_BUCKET_SHIFT; /* jump over the empty wheel */
@@ -513,17 +525,10 @@ static int current(struct evq *q)
 
 arb_time evq_peek_time(struct evq *q)
 {
-    return current(q) > 0 ? q->run[q->pos].t : ARB_TIME_NEVER;
+    return evq_load(q) > 0 ? q->run[q->pos].t : ARB_TIME_NEVER;
 }
 
 int evq_pop(struct evq *q, arb_time *t, uint32_t *target, uint64_t *seq)
 {
     return evq_pop_until(q, ARB_TIME_NEVER, t, target, seq);
-}
-
-int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq)
-{
-    int rc = current(q);
-    if (rc <= 0) return rc; /* empty, or ARB_ENOMEM: the next bucket could not be sorted */
-    return evq_pop_until(q, until, t, target, seq);
 }

@@ -62,7 +62,9 @@ struct evq_entry {
 struct evq_chunk {
     struct evq_entry e[EVQ_CHUNK];
     uint32_t next; /* the next chunk of the bucket, or of the free list */
+    uint32_t unused[3];
 };
+_Static_assert(sizeof(struct evq_chunk) == 256, "a chunk's index becomes its offset by a shift");
 
 /* A bucket: a chain of chunks, `tn` entries in the last one. */
 struct evq_bucket {
@@ -84,7 +86,6 @@ struct evq {
     struct evq_entry *scratch; /* the gathered bucket before sorting */
     size_t scratch_cap;
     uint32_t *count;   /* counting sort: one counter per ps of a bucket */
-    size_t n;          /* entries in all */
     uint64_t seq;      /* next insertion sequence number */
     int local;         /* the local order: events of one time by target (evq_set_local) */
     int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
@@ -114,29 +115,39 @@ void evq_free(struct evq *q);
 
 /* The slow paths of the inline functions below (evq.c). */
 int64_t evq_push_slow(struct evq *q, arb_time t, uint32_t target);
-int evq_pop_slow(struct evq *q, arb_time until, arb_time *t, uint32_t *target, uint64_t *seq);
+/* The current run with an entry to pop, the next bucket gathered and
+ * sorted when it is drained: 1, 0 when the queue is empty, ARB_ENOMEM
+ * when the bucket could not be gathered (the queue is unchanged). */
+int evq_load(struct evq *q);
 
-/*
- * Insert an event for `target` at time t, which must not be earlier than
- * the last event popped; returns its sequence number (>= 0) or ARB_ENOMEM /
- * ARB_ERANGE (target too large, or the sequence space is exhausted).
- * Inline for the common case: a later bucket within the horizon whose last
- * chunk has room.
- */
-static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+/* evq_push's common case, inline: a later bucket within the horizon whose
+ * last chunk has room. 1 if the event went in; 0 if it did not, and
+ * evq_push must insert it (a caller with nothing else to keep across that
+ * call may then make it from a frame of its own). */
+static inline int evq_push_try(struct evq *q, arb_time t, uint32_t target)
 {
     uint64_t bi = t >> EVQ_BUCKET_SHIFT, seq = q->seq;
     struct evq_bucket *b = &q->wheel[bi & ((1u << EVQ_WHEEL_BITS) - 1)];
     if (bi - q->cur - 1 >= (1u << EVQ_WHEEL_BITS) - 1 || b->tn - 1u >= EVQ_CHUNK - 1u ||
         target > EVQ_TARGET_MAX || seq > EVQ_SEQ_MAX)
-        return evq_push_slow(q, t, target);
+        return 0;
     struct evq_entry *e = &q->chunks[b->tail].e[b->tn++];
     e->t = t;
     e->key = seq << EVQ_TARGET_BITS | target;
     q->seq = seq + 1;
-    q->n++;
     q->in_wheel++;
-    return (int64_t)seq;
+    return 1;
+}
+
+/*
+ * Insert an event for `target` at time t, which must not be earlier than
+ * the last event popped; returns its sequence number (>= 0) or ARB_ENOMEM /
+ * ARB_ERANGE (target too large, or the sequence space is exhausted).
+ */
+static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
+{
+    uint64_t seq = q->seq;
+    return evq_push_try(q, t, target) ? (int64_t)seq : evq_push_slow(q, t, target);
 }
 
 /* Remove the earliest event if it is at or before `until`: 1 if one was
@@ -145,11 +156,13 @@ static inline int64_t evq_push(struct evq *q, arb_time t, uint32_t target)
 static inline int evq_pop_until(struct evq *q, arb_time until, arb_time *t, uint32_t *target,
                                 uint64_t *seq)
 {
-    if (q->pos == q->rn) return evq_pop_slow(q, until, t, target, seq);
+    if (q->pos == q->rn) { /* (not handing the pointers out keeps them in registers) */
+        int rc = evq_load(q);
+        if (rc <= 0) return rc;
+    }
     const struct evq_entry *e = &q->run[q->pos];
     if (e->t > until) return 0;
     q->pos++;
-    q->n--;
     *t = e->t;
     *target = evq_target(e);
     if (seq) *seq = e->key >> EVQ_TARGET_BITS;

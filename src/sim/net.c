@@ -59,10 +59,16 @@ static void dre_add(arb_sim *s, uint32_t port, uint32_t bytes)
 
 /* ---- events --------------------------------------------------------- */
 
-void net_push_event(arb_sim *s, arb_time t, uint32_t target)
+/* net_push_event, inlined where every arrival and transmission pushes. */
+static SIM_ALWAYS_INLINE void push_event(arb_sim *s, arb_time t, uint32_t target)
 {
     int64_t r = evq_push(&s->q, t, target);
     if (r < 0 && s->error == 0) s->error = (int)r;
+}
+
+void net_push_event(arb_sim *s, arb_time t, uint32_t target)
+{
+    push_event(s, t, target);
 }
 
 /* PFC's event for the port at the far end of a link: the other part's
@@ -138,6 +144,13 @@ static arb_time tx_time(const arb_sim *s, uint32_t bytes, uint64_t rate)
     return m->ps;
 }
 
+/* The serialisation of a frame of `bytes` on link lk: a product when the
+ * rate allows (slink.ps_per_byte), else remembered (tx_time). */
+static SIM_ALWAYS_INLINE arb_time link_tx(const arb_sim *s, const struct slink *lk, uint32_t bytes)
+{
+    return lk->ps_per_byte ? bytes * lk->ps_per_byte : tx_time(s, bytes, lk->rate);
+}
+
 /* Does the n-th packet port `port` sends meet an event of probability p
  * on its link? A function of the seed, a salt per kind of event, the port
  * and n alone (splitmix64's finaliser), so the draws do not depend on the
@@ -167,26 +180,26 @@ static SIM_ALWAYS_INLINE void link_fate(const arb_sim *s, uint32_t port, uint64_
 }
 
 /* Port `port` starts sending packet i at `start` (now, or for PORT_SCHED
- * when the packets ahead of it are out); inlined in its callers, the
- * per-hop path. */
-static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, arb_time start)
+ * when the packets ahead of it are out) on link lk. `plain` (a constant):
+ * lk->odd is 0, so no tap, DRE, fate or cut is looked at. */
+static SIM_ALWAYS_INLINE void transmit_as(arb_sim *s, uint32_t port, uint32_t i, arb_time start,
+                                          const struct slink *lk, int plain)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    const struct slink *lk = &s->lk[sp->link];
-    arb_time end = start + tx_time(s, k->bytes, lk->rate);
+    arb_time end = start + link_tx(s, lk, k->bytes);
     arb_time tail_t = sp->busy_until + lk->delay; /* the wire's last packet arrives then */
     sp->busy_until = end;
-    if (s->cfg.tap) {
+    if (!plain && s->cfg.tap) {
         arb_sim_pkt_info f = pkt_info(k);
         f.index = i;
         s->cfg.tap(s->cfg.tap_ctx, s, port, &f, start);
     }
     sp->tx_bytes += k->bytes;
-    uint8_t odd = lk->odd;
+    uint8_t odd = plain ? 0 : lk->odd;
     if (odd & LK_FATE) link_fate(s, port, sp->tx_pkts, lk, k);
     sp->tx_pkts++;
-    if (s->dre) dre_add(s, port, k->bytes);
+    if (!plain && s->dre) dre_add(s, port, k->bytes);
     s->st.packet_hops++;
     k->t = end + lk->delay;
     if (odd & LK_CUT) {
@@ -203,8 +216,26 @@ static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, ar
     /* Something to send after this one? */
     if (sp->q.head != PKT_NONE || (sp->kind >= NIC_HOST && nic_may_send(s, sp, port))) {
         sp->txdone_armed = 1;
-        net_push_event(s, end, EV_PORT(port, EV_TXDONE));
+        push_event(s, end, EV_PORT(port, EV_TXDONE));
     }
+}
+
+/* transmit on a link with something odd (slink.odd), out of line. */
+static void transmit_odd(arb_sim *s, uint32_t port, uint32_t i, arb_time start,
+                         const struct slink *lk)
+{
+    transmit_as(s, port, i, start, lk, 0);
+}
+
+/* Port `port` starts sending packet i at `start`; inlined in its callers,
+ * the per-hop path, for a plain link. */
+static SIM_ALWAYS_INLINE void transmit(arb_sim *s, uint32_t port, uint32_t i, arb_time start)
+{
+    const struct slink *lk = &s->lk[s->sp[port].link];
+    if (lk->odd)
+        transmit_odd(s, port, i, start, lk);
+    else
+        transmit_as(s, port, i, start, lk, 1);
 }
 
 /* Port `port` starts sending the packet next_packet picks, if any. */
@@ -233,7 +264,7 @@ static void sched_catch_up(const arb_sim *s, struct sport *sp)
     }
     do {
         const struct pkt *k = pool_get(&s->pool, i);
-        if (k->t - lk->delay - tx_time(s, k->bytes, lk->rate) >= upto) break;
+        if (k->t - lk->delay - link_tx(s, lk, k->bytes) >= upto) break;
         sp->q_bytes -= k->bytes;
         sp->sched.pkts--;
         i = k->next;
@@ -265,8 +296,8 @@ static inline int sched_clear(const arb_sim *s, struct sport *sp, uint32_t bytes
 /* PORT_SCHED: packet i, accepted by the queue, starts when the port is
  * free; until then it counts as queued. `exact`: q_bytes is, and the
  * deepest queue is checked (sched_clear). */
-static void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i, uint32_t bytes,
-                       int exact)
+static SIM_ALWAYS_INLINE void sched_send(arb_sim *s, struct sport *sp, uint32_t port, uint32_t i,
+                                         uint32_t bytes, int exact)
 {
     uint32_t q = sp->q_bytes + bytes;
     if (exact && q > sp->max_q) sp->max_q = q; /* queued, if only for no time */
@@ -364,23 +395,31 @@ static void ecn_mark(arb_sim *s, uint32_t port, struct sport *sp, struct pkt *k)
     }
 }
 
-void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
+/* Does the queue of `port` take packet i (with q_bytes exact)? Dropped
+ * if not; marked (ECN) as it deserves if so. */
+static SIM_ALWAYS_INLINE int admit(arb_sim *s, uint32_t port, struct sport *sp, uint32_t i,
+                                   struct pkt *k)
+{
+    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || sp->failed) {
+        drop(s, port, i);
+        return 0;
+    }
+    if (s->cfg.ecn) ecn_mark(s, port, sp, k);
+    return 1;
+}
+
+/* net_enqueue, inlined in the switch's forwarding (the per-hop path). */
+static SIM_ALWAYS_INLINE void enqueue(arb_sim *s, uint32_t port, uint32_t i)
 {
     struct sport *sp = &s->sp[port];
     struct pkt *k = pool_get(&s->pool, i);
-    if (sp->kind == PORT_SCHED && sched_clear(s, sp, k->bytes) && !sp->failed) {
-        sched_send(s, sp, port, i, k->bytes, 0);
+    if (sp->kind == PORT_SCHED) { /* one call of sched_send: inlined */
+        int exact = !sched_clear(s, sp, k->bytes) || sp->failed;
+        if (exact && !admit(s, port, sp, i, k)) return;
+        sched_send(s, sp, port, i, k->bytes, exact);
         return;
     }
-    if ((uint64_t)sp->q_bytes + k->bytes > s->cfg.queue_bytes || sp->failed) {
-        drop(s, port, i);
-        return;
-    }
-    if (s->cfg.ecn) ecn_mark(s, port, sp, k);
-    if (sp->kind == PORT_SCHED) {
-        sched_send(s, sp, port, i, k->bytes, 1);
-        return;
-    }
+    if (!admit(s, port, sp, i, k)) return;
     plist_push(&s->pool, &sp->q, i);
     sp->q_bytes += k->bytes;
     if (sp->q_bytes > sp->max_q) sp->max_q = sp->q_bytes;
@@ -400,6 +439,11 @@ void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
         sp->txdone_armed = 1;
         net_push_event(s, sp->busy_until, EV_PORT(port, EV_TXDONE));
     }
+}
+
+void net_enqueue(arb_sim *s, uint32_t port, uint32_t i)
+{
+    enqueue(s, port, i);
 }
 
 void net_on_pause(arb_sim *s, uint32_t port, int pause)
@@ -441,35 +485,38 @@ static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
         return;
     }
     if (s->cfg.inband) k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
-    net_enqueue(s, out, i); /* k->in_port was set on arrival */
+    enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 
-static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
+static SIM_ALWAYS_INLINE void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
+                                      uint32_t i);
 static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i);
 
 static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i);
 
-/* Packet i, just popped off port's wire: it no longer counts among the
- * packets not yet started (PORT_SCHED), and the next on the wire gets its
- * arrival event. */
+/* Packet k, just popped off a wire: the arrival of the one now at the
+ * wire's head (there is one), which then gets its arrival event
+ * (wire_next). */
+static SIM_ALWAYS_INLINE arb_time wire_next_t(const arb_sim *s, const struct sport *sp,
+                                              const struct pkt *k)
+{
+    return k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
+}
+
 static SIM_ALWAYS_INLINE void wire_next(arb_sim *s, const struct sport *sp, uint32_t port,
                                         const struct pkt *k)
 {
-    if (sp->wire.head != PKT_NONE) {
-        arb_time next =
-            k->gap != PKT_GAP_FAR ? k->t + k->gap : pool_get(&s->pool, sp->wire.head)->t;
-        net_push_event(s, next, EV_PORT(port, EV_ARRIVE));
-    }
+    if (sp->wire.head != PKT_NONE) push_event(s, wire_next_t(s, sp, k), EV_PORT(port, EV_ARRIVE));
 }
 
-static SIM_ALWAYS_INLINE void wire_popped(arb_sim *s, struct sport *sp, uint32_t port,
-                                          const struct pkt *k, uint32_t i)
+/* PORT_SCHED: packet i, just popped off the wire, is no longer counted
+ * among those not yet started. */
+static SIM_ALWAYS_INLINE void sched_popped(struct sport *sp, const struct pkt *k, uint32_t i)
 {
     if (sp->kind == PORT_SCHED && sp->sched.head == i) {
         sp->q_bytes -= k->bytes;
         sp->sched.head = --sp->sched.pkts ? sp->wire.head : PKT_NONE;
     }
-    wire_next(s, sp, port, k);
 }
 
 /* A partitioned run's arrival off a wire across the cut, at the receiving
@@ -540,6 +587,15 @@ void net_cut_head(arb_sim *s, const struct cut_sent *e, uint8_t *mark, size_t *m
     if (sp->kind == PORT_SCHED && sp->sched.head == SCHED_NEXT) sp->sched.head = e->i;
 }
 
+/* An arrival whose next arrival event (at `next`) takes the event
+ * queue's slow path: out of line, so that net_on_arrive makes no call it
+ * returns from, and needs no frame. */
+static SIM_NOINLINE void land_after_push(arb_sim *s, uint32_t port, uint32_t i, arb_time next)
+{
+    push_event(s, next, EV_PORT(port, EV_ARRIVE));
+    land(s, port, i);
+}
+
 void net_on_arrive(arb_sim *s, uint32_t port)
 {
     if (s->pcut && s->pcut[port]) {
@@ -549,7 +605,15 @@ void net_on_arrive(arb_sim *s, uint32_t port)
     struct sport *sp = &s->sp[port];
     uint32_t i = plist_pop(&s->pool, &sp->wire);
     if (i == PKT_NONE) return;
-    wire_popped(s, sp, port, pool_get(&s->pool, i), i);
+    const struct pkt *k = pool_get(&s->pool, i);
+    sched_popped(sp, k, i);
+    if (sp->wire.head != PKT_NONE) { /* wire_next, its push tried inline */
+        arb_time next = wire_next_t(s, sp, k);
+        if (!evq_push_try(&s->q, next, EV_PORT(port, EV_ARRIVE))) {
+            land_after_push(s, port, i, next);
+            return;
+        }
+    }
     land(s, port, i);
 }
 
@@ -576,8 +640,10 @@ static SIM_ALWAYS_INLINE void land(arb_sim *s, uint32_t port, uint32_t i)
     deliver(s, port, node, in_port, i);
 }
 
-/* Packet i, off the wire of `port`, to `node`, which it enters by in_port. */
-static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+/* Packet i, off the wire of `port`, to `node`, which it enters by in_port:
+ * inlined in the arrival, the per-hop path (a call less there). */
+static SIM_ALWAYS_INLINE void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
+                                      uint32_t i)
 {
     if (pool_get(&s->pool, i)->kind == PK_ARBOR) {
         if (node < s->n_hosts)
@@ -588,6 +654,12 @@ static void deliver(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, 
         rdma_on_packet(s, node, i);
     else
         forward(s, node, in_port, i);
+}
+
+/* deliver, out of line: for the rarer paths (duplicates, reordering). */
+static void deliver_call(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    deliver(s, port, node, in_port, i);
 }
 
 /* A copy of packet i as the link delivers it a second time, or PKT_NONE
@@ -629,8 +701,8 @@ static void impaired(arb_sim *s, uint32_t port, uint32_t node, uint32_t in_port,
     if (late)
         hold_late(s, port, i);
     else
-        deliver(s, port, node, in_port, i);
-    if (c != PKT_NONE) deliver(s, port, node, in_port, c);
+        deliver_call(s, port, node, in_port, i);
+    if (c != PKT_NONE) deliver_call(s, port, node, in_port, c);
 }
 
 void net_on_late(arb_sim *s, uint32_t port)
@@ -642,7 +714,7 @@ void net_on_late(arb_sim *s, uint32_t port)
         arb_time next = pool_get(&s->pool, l->head)->t;
         net_push_event(s, next, (s->n_ports << 2) + 2 * s->n_hosts + port);
     }
-    deliver(s, port, s->far[port].node, s->far[port].in, i);
+    deliver_call(s, port, s->far[port].node, s->far[port].in, i);
 }
 
 /* ---- failures during a run ------------------------------------------- */

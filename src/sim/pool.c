@@ -89,7 +89,7 @@ uint32_t pool_alloc_raw(struct pool *p)
 }
 #else
 /* A new chunk's packets onto the free stack, its lowest index on top. */
-static int grow_stack(struct pool *p)
+int pool_grow_stack(struct pool *p)
 {
     if (p->cap_free < p->made + POOL_CHUNK) {
         uint32_t ncap = p->cap_free ? p->cap_free * 2 : POOL_CHUNK;
@@ -106,38 +106,5 @@ static int grow_stack(struct pool *p)
     for (uint32_t k = POOL_CHUNK; k-- > 0;)
         p->free_ids[p->n_free++] = base + k;
     return 0;
-}
-
-/* Free packets wait on a stack of indices, not a list through their
- * `next`: handing one out reads the stack (contiguous), never the cold line
- * of a packet freed long ago, so a run of allocations (a window's packets
- * from another part) is not a chain of cache misses; and the packets a few
- * places down are fetched ahead. The order is the list's: last freed,
- * first handed out; a new chunk lowest index first. */
-uint32_t pool_alloc_raw(struct pool *p)
-{
-    if (p->n_free == 0 && grow_stack(p) < 0) return PKT_NONE;
-    uint32_t i = p->free_ids[--p->n_free];
-#if defined(__GNUC__)
-    if (p->n_free >= 4) __builtin_prefetch(pool_get(p, p->free_ids[p->n_free - 4]), 1);
-#endif
-    if (++p->live > p->peak) p->peak = p->live;
-    return i;
-}
-
-uint32_t pool_alloc(struct pool *p)
-{
-    uint32_t i = pool_alloc_raw(p);
-    if (i == PKT_NONE) return PKT_NONE;
-    struct pkt *k = pool_get(p, i);
-    memset(k, 0, sizeof *k);
-    k->next = PKT_NONE;
-    return i;
-}
-
-void pool_release(struct pool *p, uint32_t i)
-{
-    p->free_ids[p->n_free++] = i; /* room: the stack holds every packet made */
-    p->live--;
 }
 #endif

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arbor/base.h"
 #include "arbor/sim.h"
@@ -103,6 +104,7 @@ static inline struct pkt *pool_get(const struct pool *p, uint32_t i)
     return &p->chunks[i >> POOL_CHUNK_BITS][i & (POOL_CHUNK - 1)];
 }
 
+#ifdef ARB_NO_POOLS
 /* A zeroed packet's index, or PKT_NONE when memory ran out. */
 uint32_t pool_alloc(struct pool *p);
 
@@ -110,5 +112,50 @@ uint32_t pool_alloc(struct pool *p);
  * at once (built with ARB_NO_POOLS it is zeroed all the same). */
 uint32_t pool_alloc_raw(struct pool *p);
 void pool_release(struct pool *p, uint32_t i);
+#else
+/* A new chunk's packets onto the free stack (pool.c): 0, ARB_ENOMEM or
+ * ARB_ERANGE. */
+int pool_grow_stack(struct pool *p);
+
+/*
+ * A packet's index, not zeroed, for a caller that writes the whole packet
+ * at once; PKT_NONE when memory ran out. Inline, as are pool_alloc and
+ * pool_release: the transports allocate and free a packet per packet sent.
+ *
+ * Free packets wait on a stack of indices, not a list through their
+ * `next`: handing one out reads the stack (contiguous), never the cold line
+ * of a packet freed long ago, so a run of allocations (a window's packets
+ * from another part) is not a chain of cache misses; and the packets a few
+ * places down are fetched ahead. The order is the list's: last freed,
+ * first handed out; a new chunk lowest index first.
+ */
+static inline uint32_t pool_alloc_raw(struct pool *p)
+{
+    if (p->n_free == 0 && pool_grow_stack(p) < 0) return PKT_NONE;
+    uint32_t i = p->free_ids[--p->n_free];
+#if defined(__GNUC__)
+    if (p->n_free >= 4) __builtin_prefetch(pool_get(p, p->free_ids[p->n_free - 4]), 1);
+#endif
+    if (++p->live > p->peak) p->peak = p->live;
+    return i;
+}
+
+/* A zeroed packet's index, or PKT_NONE when memory ran out. */
+static inline uint32_t pool_alloc(struct pool *p)
+{
+    uint32_t i = pool_alloc_raw(p);
+    if (i == PKT_NONE) return PKT_NONE;
+    struct pkt *k = pool_get(p, i);
+    memset(k, 0, sizeof *k);
+    k->next = PKT_NONE;
+    return i;
+}
+
+static inline void pool_release(struct pool *p, uint32_t i)
+{
+    p->free_ids[p->n_free++] = i; /* room: the stack holds every packet made */
+    p->live--;
+}
+#endif
 
 #endif

@@ -143,11 +143,10 @@ void rdma_arm_host(arb_sim *s, uint32_t h)
     rdma_arm_at(s, h, t);
 }
 
-void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
+/* rdma_arm_at once its timer is to move earlier. */
+static SIM_NOINLINE void arm_earlier(arb_sim *s, uint32_t h, arb_time t)
 {
     struct host *ho = &s->hosts[h];
-    if (t == ARB_TIME_NEVER || ho->timer_at <= t)
-        return;                                   /* an earlier timer will fire and look again */
     if (s->part && !part_owns_host(s, h)) return; /* another part runs it */
     if (t < s->now) t = s->now;
     int64_t seq = evq_push(&s->q, t, (s->n_ports << 2) + h);
@@ -157,6 +156,18 @@ void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
     }
     ho->timer_at = t;
     ho->timer_seq = (uint64_t)seq;
+}
+
+/* Host h's timer to fire by t: the test that an earlier one will (the
+ * common case) inline in the transport's per-packet paths. */
+static SIM_ALWAYS_INLINE void arm_at(arb_sim *s, uint32_t h, arb_time t)
+{
+    if (t != ARB_TIME_NEVER && s->hosts[h].timer_at > t) arm_earlier(s, h, t);
+}
+
+void rdma_arm_at(arb_sim *s, uint32_t h, arb_time t)
+{
+    arm_at(s, h, t); /* else an earlier timer will fire and look again */
 }
 
 /*
@@ -235,7 +246,7 @@ void rdma_host_add(arb_sim *s, uint32_t h, uint32_t cid)
     nic_pulls(s, h);
     insert_by_start(s, ho->pend, ho->pend_head, ho->n_pend, cid);
     ho->n_pend++;
-    rdma_arm_at(s, h, s->conns[cid].start);
+    arm_at(s, h, s->conns[cid].start);
 }
 
 /* Move a connection that starts now into the round robin, at its index
@@ -440,7 +451,7 @@ static void arm_pto(arb_sim *s, struct conn *c)
         if (t >= c->rto_at) t = ARB_TIME_NEVER;
     }
     c->pto_at = t;
-    rdma_arm_at(s, c->src, t);
+    arm_at(s, c->src, t);
 }
 
 /* An ack's round trip: the time since the packet it answers left (the ack
@@ -499,7 +510,7 @@ static void on_ack(arb_sim *s, uint32_t cid, const struct pkt *k)
         }
         if (s->tm.tlp) irn_lost_resend(s, c, k->ts);
     }
-    rdma_arm_at(s, c->src, c->rto_at);
+    arm_at(s, c->src, c->rto_at);
     if (s->tm.tlp) arm_pto(s, c);
     net_kick_nic(s, s->hosts[c->src].nic_port);
 }
@@ -628,7 +639,7 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
         if (s->cfg.dcqcn) dcqcn_on_sent(s, c, k->bytes);
         if (c->rto_at == ARB_TIME_NEVER) {
             c->rto_at = s->now + rto_of(s, c);
-            rdma_arm_at(s, h, c->rto_at);
+            arm_at(s, h, c->rto_at);
         } else if (fresh && c->snd_max - c->snd_una == s->tm.rto_low_n + 1) {
             /* more than rto_low_n outstanding from now: the timer armed at
              * the last progress (rto_low) runs to rto_high */
@@ -645,7 +656,7 @@ uint32_t rdma_pull(arb_sim *s, uint32_t h)
         return i;
     }
     /* Only paced connections could send: wake the NIC when the first may. */
-    rdma_arm_at(s, h, wake);
+    arm_at(s, h, wake);
     return PKT_NONE;
 }
 

@@ -112,6 +112,14 @@ static uint32_t link_hash(uint64_t rate, arb_time delay, const struct link_fault
     return (uint32_t)(z >> 32);
 }
 
+/* 8 * 10^12 / rate when it is whole and the rate valid (arb_time_tx's
+ * ceiling of bytes * 8 * 10^12 / rate is then bytes times it), else 0. */
+static arb_time ps_per_byte(uint64_t rate)
+{
+    const uint64_t bit_ps = 8 * (uint64_t)ARB_PS_PER_S;
+    return rate && rate <= ARB_RATE_MAX && bit_ps % rate == 0 ? bit_ps / rate : 0;
+}
+
 /* The class of (rate, delay, faults) among lk[0..*n), added as class *n if
  * new (ARB_ERANGE when that would be one too many). map has mask + 1 slots,
  * more than twice SIM_MAX_LINKS or the ports, each 0 or a class + 1. */
@@ -124,6 +132,7 @@ static int64_t link_class(struct slink *lk, uint32_t *n, uint32_t *map, uint32_t
             lk[*n].rate = rate;
             lk[*n].delay = delay;
             lk[*n].mbps = (rate + 999999) / 1000000;
+            lk[*n].ps_per_byte = ps_per_byte(rate);
             lk[*n].loss = f->loss;
             lk[*n].dup = f->dup;
             lk[*n].reorder = f->reorder;
@@ -170,6 +179,9 @@ int sim_links(arb_sim *s)
             cls[p] = (uint16_t)c;
     }
     if (rc == 0) {
+        if (s->cfg.tap || s->cfg.dre_period)
+            for (uint32_t c = 0; c < n; c++)
+                lk[c].odd |= LK_SEEN;
         for (uint32_t p = 0; p < n_ports; p++) {
             s->sp[p].link = cls[p];
             s->sp[p].failed = s->ports[p].failed;
@@ -500,9 +512,28 @@ static void report_done(arb_sim *s)
     s->n_done = 0;
 }
 
-static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
+/* A port's event (target < port_events), the common case: first. */
+static SIM_ALWAYS_INLINE void dispatch(arb_sim *s, uint32_t target, uint64_t seq,
+                                       uint32_t port_events)
 {
-    uint32_t port_events = s->n_ports << 2;
+    if (target < port_events) {
+        uint32_t port = target >> 2;
+        switch (target & 3) {
+        case EV_TXDONE:
+            net_on_txdone(s, port);
+            break;
+        case EV_ARRIVE:
+            net_on_arrive(s, port);
+            break;
+        case EV_PAUSE:
+            net_on_pause(s, port, 1);
+            break;
+        default:
+            net_on_pause(s, port, 0);
+            break;
+        }
+        return;
+    }
     if (target >= port_events + 2 * s->n_hosts) {
         uint32_t x = target - port_events - 2 * s->n_hosts;
         if (x >= s->n_ports + 2 * s->n_hosts)
@@ -519,29 +550,11 @@ static void dispatch(arb_sim *s, uint32_t target, uint64_t seq)
         arbor_on_timer(s, target - port_events - s->n_hosts, seq);
         return;
     }
-    if (target >= port_events) {
-        uint32_t h = target - port_events;
-        if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
-            rdma_on_timer(s, h);
-        else
-            s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
-        return;
-    }
-    uint32_t port = target >> 2;
-    switch (target & 3) {
-    case EV_TXDONE:
-        net_on_txdone(s, port);
-        break;
-    case EV_ARRIVE:
-        net_on_arrive(s, port);
-        break;
-    case EV_PAUSE:
-        net_on_pause(s, port, 1);
-        break;
-    default:
-        net_on_pause(s, port, 0);
-        break;
-    }
+    uint32_t h = target - port_events;
+    if (seq == s->hosts[h].timer_seq && s->hosts[h].timer_at == s->now)
+        rdma_on_timer(s, h);
+    else
+        s->idle = 1; /* superseded by a timer armed earlier since: nothing happens */
 }
 
 /* A partitioned run's event changed the live packets (part_live0 to
@@ -586,7 +599,7 @@ static SIM_ALWAYS_INLINE void event_loop(arb_sim *s, arb_time until, int part)
             s->part_live0 = s->pool.live;
             s->pool.peak = s->pool.live; /* a part's own peak means nothing: the event's, here */
         }
-        dispatch(s, target, seq);
+        dispatch(s, target, seq, port_events);
         /* (peak >= live0, since it was live0 and only climbs; it is live0 and
          * live is too unless the event changed the live packets) */
         if (part && (s->pool.peak != s->part_live0 || s->pool.live != s->part_live0))

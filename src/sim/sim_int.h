@@ -28,6 +28,13 @@
 #else
 #define SIM_PREFETCH(p) ((void)(p))
 #endif
+/* A function kept out of line, so that the common path around its call
+ * stays small. */
+#if defined(__GNUC__)
+#define SIM_NOINLINE __attribute__((noinline))
+#else
+#define SIM_NOINLINE
+#endif
 /* A rare path, kept out of the per-hop code around its call. */
 #if defined(__GNUC__)
 #define SIM_COLD __attribute__((cold, noinline))
@@ -89,18 +96,21 @@ struct sport {
 /* A rate, a delay and a loss probability some links share (s->lk, indexed
  * by sport.link). */
 struct slink {
-    uint64_t rate;  /* bits per second */
-    arb_time delay; /* propagation, picoseconds */
-    uint64_t mbps;  /* the rate in Mb/s, rounded up (sched_bound_clears) */
-    double loss;    /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
-    double dup;     /* cfg.dup, or the link's own */
-    double reorder; /* cfg.reorder, or the link's own */
-    uint8_t odd;    /* LK_*: what the per-hop path must look at */
-    uint32_t to;    /* LK_CUT: the part the link leads to */
+    uint64_t rate;        /* bits per second */
+    arb_time delay;       /* propagation, picoseconds */
+    uint64_t mbps;        /* the rate in Mb/s, rounded up (sched_bound_clears) */
+    arb_time ps_per_byte; /* 8e12 / rate when that is whole (100 Gb/s: 80), so that a
+                           * frame's serialisation is bytes times it; else 0 (net.c) */
+    double loss;          /* cfg.loss, or the link's own (arb_topo_set_link_loss) */
+    double dup;           /* cfg.dup, or the link's own */
+    double reorder;       /* cfg.reorder, or the link's own */
+    uint8_t odd;          /* LK_*: what the per-hop path must look at */
+    uint32_t to;          /* LK_CUT: the part the link leads to */
 };
 /* slink.odd: the link loses, duplicates or reorders (link_fate); it leaves
- * this part of a partitioned run (PCUT_OUT: part_send_pkt). */
-enum { LK_FATE = 1, LK_CUT = 2 };
+ * this part of a partitioned run (PCUT_OUT: part_send_pkt); a tap or the
+ * DRE sees every packet sent (cfg.tap, cfg.dre_period: every link). */
+enum { LK_FATE = 1, LK_CUT = 2, LK_SEEN = 4 };
 #define SIM_MAX_LINKS 65536 /* distinct (rate, delay) pairs a fabric may have */
 
 /* The far end of a port: where an arrival off its wire happens. */
