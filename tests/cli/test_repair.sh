@@ -24,6 +24,14 @@ same "kary:8,2 at 1%: no tree declared dead, nothing bypassed" "0 0" \
     "$(fig "$TMP/kl.json" '"%d %d" % (r["tree_deaths"], r["bypass"])')"
 same "kary:8,2 at 1%: the switches re-credited and reused slots" True \
     "$(fig "$TMP/kl.json" 'r["recredits"] > 0 and r["adoptions"] + r["replays"] > 0')"
+# the text summary reports the switches' side with the JSON's numbers
+want=$(fig "$TMP/kl.json" '"local repair: %d re-credits, %d adoptions, %d replays, %d held" % (r["recredits"], r["adoptions"], r["replays"], r["held"])')
+"$ARBOR" sim -s mode=values -s run.stop=0 -s topology=kary:8,2 -s size=4MiB -s loss=0.01 >"$TMP/kl.txt" 2>&1
+if [ -n "$want" ] && grep -q "^switches .*; $want\$" "$TMP/kl.txt"; then
+    pass "kary:8,2 at 1%: the summary's switches line ($want)"
+else
+    fail "kary:8,2 at 1%: the summary's switches line" "want '$want'" "$(grep '^switches' "$TMP/kl.txt")"
+fi
 l=$(fig "$TMP/kl.json" 'd["goodput_gbps"]') e=$(fig "$TMP/ke.json" 'd["goodput_gbps"]')
 if [ -n "$l" ] && [ -n "$e" ] && awk -v l="$l" -v e="$e" 'BEGIN { exit !(l > e) }'; then
     pass "kary:8,2 at 1%: local repair ($l Gb/s) beats end-to-end retries ($e Gb/s)"

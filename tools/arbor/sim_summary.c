@@ -216,11 +216,11 @@ static void print_arbor_jobs(const cJSON *j, const cJSON *wl, const cJSON *ar, i
 static void print_arbor_protocol(const cJSON *j, const cJSON *ar)
 {
     printf("protocol      %.0f commits (%.0f by repair), %.0f repair credits, %.0f AGG_MISS, "
-           "%.0f timeouts\n",
+           "%.0f timer losses\n",
            num(j, "commits", NULL), num(ar, "repair_commits", NULL),
            num(ar, "repair_credits", NULL), num(j, "agg_miss", NULL), num(ar, "timeouts", NULL));
     double retries = num(ar, "recovery", "retries");
-    printf("recovery      %.0f %s; losses %.0f by order, %.0f by timer (%.0f spurious); "
+    printf("recovery      %.0f %s; losses %.0f by order, %.0f by timer, %.0f of them spurious; "
            "%.0f bypassed; trees %.0f dead, %.0f revived\n",
            retries, noun(retries, "retry", "retries"), num(ar, "recovery", "losses_order"),
            num(ar, "recovery", "losses_timer"), num(ar, "recovery", "spurious"),
@@ -233,9 +233,11 @@ static void print_arbor_protocol(const cJSON *j, const cJSON *ar)
            cJSON_IsString(ccn) ? ccn->valuestring : "?", num(ar, "cc", "decreases"),
            num(ar, "cc", "increases"), num(ar, "cc", "ce_samples"), num(ar, "cc", "window_mean"));
     printf("switches      %.0f inputs aggregated into %.0f aggregates, %.0f copies, peak %.0f "
-           "live slots\n",
+           "live slots; local repair: %.0f re-credits, %.0f adoptions, %.0f replays, %.0f held\n",
            num(ar, "agg_inputs", NULL), num(ar, "agg_aggregates", NULL), num(ar, "copies", NULL),
-           num(ar, "peak_live_slots", NULL));
+           num(ar, "peak_live_slots", NULL), num(ar, "recovery", "recredits"),
+           num(ar, "recovery", "adoptions"), num(ar, "recovery", "replays"),
+           num(ar, "recovery", "held"));
     printf("invariants    %.0f errors; %.0f wire checks, %.0f mismatches; %.0f B per packet\n",
            num(ar, "invariants", "errors"), num(ar, "wire_checks", NULL),
            num(ar, "wire_errors", NULL), num(ar, "bytes_per_packet", NULL));
@@ -279,7 +281,8 @@ static void print_network(const cJSON *j)
     double drops = num(j, "drops", NULL), timeouts = num(j, "timeouts", NULL);
     double probes = num(j, "tlp_probes", NULL);
     printf("losses        %.0f %s, %.0f unroutable, %.0f %s, ", drops, noun(drops, "drop", "drops"),
-           num(j, "unroutable", NULL), timeouts, noun(timeouts, "timeout", "timeouts"));
+           num(j, "unroutable", NULL), timeouts,
+           noun(timeouts, "transport timeout", "transport timeouts"));
     if (probes > 0)
         printf("%.0f %s, ", probes, noun(probes, "tail-loss probe", "tail-loss probes"));
     printf("%.0f B retransmitted", num(j, "retx_bytes", NULL));
