@@ -193,7 +193,9 @@ typedef struct arb_ep_settings {
      * (default 2): the switches' slot pools cannot hold it. */
     uint32_t miss_limit;
     /** Timer losses on one tree, with no commit on it in between, that make
-     * it dead (default 3); a dead tree is probed and revived by a commit. */
+     * it dead (default 3) where the channel's other trees lose nothing;
+     * where they lose a share p of their credits, the least n >= this with
+     * p^n <= 1/16384. A dead tree is probed and revived by a commit. */
     uint32_t dead_after;
     /** Bypass repair credits sent for one offset, and END-wait replay
      * rounds, before the channel fails with ARB_ETIMEDOUT (default 8). */

@@ -12,8 +12,9 @@
  *              `attempts` credits or `miss_limit` AGG_MISS; the channel
  *              fails after `repair_tries` unanswered repair credits;
  *   trees      suspect after a loss, dead after `dead_after` timer losses
- *              with no commit in between, probed while dead, revived by
- *              any commit.
+ *              with no commit in between (more where the other trees
+ *              lose credits too), probed while dead, revived by any
+ *              commit.
  */
 #include <assert.h>
 #include <string.h>
@@ -183,13 +184,59 @@ void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now)
     u->probe_gap = 0;
 }
 
+/* A credit on tree s was resolved: committed in time, or presumed lost.
+ * The counts are of its recent credits (halved past OUTCOMES). */
+#define OUTCOMES 256u
+static void tree_outcome(struct rsub *u, int lost)
+{
+    if (u->done >= OUTCOMES) {
+        u->done /= 2;
+        u->lost /= 2;
+    }
+    u->done++;
+    u->lost += lost != 0;
+}
+
+/* The largest fraction of recent credits lost on a live tree other than
+ * s: the loss the fabric itself gives a credit, as far as this channel can
+ * tell. 0 when the other trees lose nothing (or there is none). */
+static double loss_elsewhere(const arb_responder *r, uint32_t s)
+{
+    double p = 0;
+    for (uint32_t t = 0; t < r->cfg.subchannels; t++) {
+        const struct rsub *v = &r->sub[t];
+        if (t == s || v->health == T_DEAD || !v->done) continue;
+        double q = (double)v->lost / v->done;
+        if (q > p) p = q;
+    }
+    return p;
+}
+
+/* Timer losses with no commit between that make tree s dead: dead_after,
+ * or more where the other trees lose credits too, so many that random loss
+ * at their rate would give such a run less than once in 1/DEATH_ODDS
+ * runs. A failed tree loses every credit, a lossy one a fraction. */
+#define DEATH_ODDS (1.0 / 16384)
+#define SILENCES_MAX 64u
+static uint32_t silences_needed(const arb_responder *r, uint32_t s)
+{
+    uint32_t n = r->cfg.ep.dead_after;
+    double p = loss_elsewhere(r, s), run = 1;
+    if (p <= 0) return n;
+    if (p >= 1) return SILENCES_MAX;
+    for (uint32_t i = 0; i < n; i++) run *= p;
+    for (; run > DEATH_ODDS && n < SILENCES_MAX; n++) run *= p;
+    return n;
+}
+
 /* A credit on tree s was lost: suspect after any loss; dead after
- * dead_after timer losses with no commit in between. The last live tree
- * may die too: its channel then runs through the bypass repair, probing
- * the trees, until one answers (rsp_no_tree). */
+ * silences_needed timer losses with no commit in between. The last live
+ * tree may die too: its channel then runs through the bypass repair,
+ * probing the trees, until one answers (rsp_no_tree). */
 static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
 {
     struct rsub *u = &r->sub[s];
+    tree_outcome(u, 1);
     if (u->health == T_DEAD) return;
     u->health = T_SUSPECT;
     if (!by_timer) return;
@@ -201,7 +248,7 @@ static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
         if (u->rounds < UINT8_MAX) u->rounds++;
         u->round_at = now;
     }
-    if (u->silences < r->cfg.ep.dead_after) return;
+    if (u->silences < silences_needed(r, s)) return;
     /* the last live tree dies only after dead_after rounds: its channel
      * then goes to the bypass, which random loss must not cause */
     if (r->live_subs == 1 && u->rounds < 2 * r->cfg.ep.dead_after) return;
@@ -307,6 +354,7 @@ void rsp_on_commit_sample(arb_responder *r, struct rentry *e, arb_time sample, a
         r->rack_seq = e->seq;
         r->rack_rtt = sample;
     }
+    tree_outcome(u, 0);
     rsp_tree_commit(r, e->sub, now);
 }
 

@@ -85,6 +85,8 @@ struct rsub {
     uint8_t silences;   /* timer losses on it since its last commit */
     uint8_t rounds;     /* of those, the ones a timer apart (the last live tree dies by these) */
     arb_time round_at;  /* when the last of those rounds was counted */
+    uint32_t done;      /* its credits resolved lately (committed or lost; halved past 256) */
+    uint32_t lost;      /* of those, the ones presumed lost */
     uint64_t rack_seq;  /* seq of the most recently sent credit committed on it (0: none) */
     arb_time rack_rtt;  /* that credit's completion time */
     arb_time progress;  /* time of its last commit (0: none) */

@@ -58,6 +58,20 @@ done
 same "a spine dead from the start: its trees declared dead, the run done" True \
     "$(fig "$TMP/f.json" 'r["tree_deaths"] > 0 and a["ranks_done"] == 32')"
 
+# two trees a channel at 1% per link (docs/protocol.md section 9): every
+# tree loses credits, so a run of timer losses on one is weighed against
+# its sibling's losses, and no tree is taken for a failed one
+sim -s topology=leafspine:4,8,8 -s size=16MiB -s loss=0.01 -s arbor.subchannels=2 \
+    -s arbor.subchannel_mode=dynamic >"$TMP/two.json"
+same "two trees a channel at 1%: exact, no tree declared dead" "True 0" \
+    "$(fig "$TMP/two.json" '"%s %d" % (d["correct"], r["tree_deaths"])')"
+# the same with spine L2.0 dead from the start: its trees are found, and
+# only they: 32 channels x 2 trees over 8 spines put 8 trees through L2.0
+sim -s topology=leafspine:4,8,8 -s size=16MiB -s loss=0.01 -s arbor.subchannels=2 \
+    -s arbor.subchannel_mode=dynamic -s arbor.fail=switch:L2.0 >"$TMP/twof.json"
+same "two trees at 1%, a spine dead: exact, its 8 trees dead, none revived" "True 8 0" \
+    "$(fig "$TMP/twof.json" '"%s %d %d" % (d["correct"], r["tree_deaths"], r["revivals"])')"
+
 expect_err "arbor.repair: a bad value" 2 "arbor.repair.*'nearby'.*local.*end-to-end" \
     "$ARBOR" sim -s arbor.repair=nearby
 finish
