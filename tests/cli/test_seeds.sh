@@ -61,6 +61,26 @@ else
     fail "identical runs: the single run's CCT, sd and ci95 exactly 0" "single runs: $one $(cat "$TMP/two")" \
         "$(grep -o '"cct_us":{[^}]*}' "$TMP/alike.json")"
 fi
+# an Arbor run's health per seed: each run's trees declared dead, offsets
+# bypassed, results checked and wrong are those of its single run; values
+# over star:4 check all 4 x 256 KiB / 4 B = 262,144 f32 results a run
+set -- -s topology=star:4 -s workload.size=256KiB -s mode=values -s loss=0.01
+for s in 1 2; do
+    "$ARBOR" sim "$@" --seed $s --json -q >"$TMP/a$s.json"
+done
+"$ARBOR" sim "$@" --seeds 1..2 --json -q >"$TMP/as.json"
+health() { # FILE [RUN]: "deaths bypass checked wrong" of a run or of runs[RUN]
+    python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+if len(sys.argv) > 2:
+    r=d["runs"][int(sys.argv[2])]; print(*[int(r[k]) for k in ("arbor.recovery.tree_deaths", "arbor.recovery.bypass", "arbor.checked", "arbor.wrong")])
+else:
+    a=d["arbor"]; print(a["recovery"]["tree_deaths"], a["recovery"]["bypass"], a["checked"], a["wrong"])' "$@" 2>/dev/null
+}
+same "--seeds: run 1's trees dead, bypassed, checked, wrong" "$(health "$TMP/a1.json")" "$(health "$TMP/as.json" 0)"
+same "--seeds: run 2's trees dead, bypassed, checked, wrong" "$(health "$TMP/a2.json")" "$(health "$TMP/as.json" 1)"
+same "--seeds: every result of a values run checked, none wrong" "262144 0" \
+    "$(health "$TMP/as.json" 0 | cut -d' ' -f3-)"
 expect_err "--seeds B below A" 2 "sim: --seeds: .4..1. is not A..B" "$ARBOR" sim --seeds 4..1
 expect_err "--seeds with --csv" 2 "not with --csv" "$ARBOR" sim --seeds 1..2 --csv "$TMP/x"
 finish

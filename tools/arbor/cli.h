@@ -105,7 +105,7 @@ struct cli_seeds_run {
  * JSON object: v[m] for each, and bit m of the mask when it is a number
  * (the flows' figures only for runs with transport flows).
  */
-#define CLI_N_FIGURES 16
+#define CLI_N_FIGURES 20
 extern const char *const cli_figures[CLI_N_FIGURES];
 uint32_t cli_figures_of(const struct cJSON *run, double v[CLI_N_FIGURES]);
 /* The two-sided 95% quantile of Student's t with df degrees of freedom. */

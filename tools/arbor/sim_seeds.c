@@ -32,7 +32,11 @@ const char *const cli_figures[CLI_N_FIGURES] = {"sim_time_us",
                                                 "timeouts",
                                                 "ecn_marks",
                                                 "pfc.pauses",
-                                                "arbor.recovery.retries"};
+                                                "arbor.recovery.retries",
+                                                "arbor.recovery.tree_deaths",
+                                                "arbor.recovery.bypass",
+                                                "arbor.checked",
+                                                "arbor.wrong"};
 
 int cli_parse_seeds(const char *s, uint64_t *a, uint64_t *b)
 {
