@@ -456,6 +456,10 @@ void arb_topo_clear_failures(arb_topo *t);
  * a reader can tell whether what it derived from the failures is current.
  */
 uint64_t arb_topo_failure_gen(const arb_topo *t);
+/** Where arb_topo_failure_gen's number lives, for a reader that checks it
+ * on every decision (the simulator's forwarding) without a call: valid as
+ * long as t is. */
+const uint64_t *arb_topo_failure_gen_ref(const arb_topo *t);
 
 /** Failed links (each counted once, not per direction) and failed switches. */
 void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switches);

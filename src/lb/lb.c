@@ -492,6 +492,8 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     cfg->route_peek = peek_fn(lb);
     cfg->peek_ctx = lb;
     cfg->route_fast = &lb->fast;
+    lb->fast.route = cfg->route;
+    lb->fast.ctx = lb;
     if (lb->sc->inband) {
         cfg->inband = arb_lb_inband;
         cfg->inband_ctx = lb;

@@ -300,6 +300,9 @@ struct arb_sim {
     uint64_t pf_gen;         /* the topology's failure generation when the slots were
                               * last cleared: a guess made since holds only in it */
     const arb_pgft *pgft;    /* the topology's (cfg.route_fast's guesses), or NULL */
+    const uint64_t *topo_gen; /* the topology's failure generation, read live */
+    /* cfg.route_fast when the switches decide by it (rule.h), else NULL */
+    const arb_sim_route_fast *rule;
     uint8_t pf_on;           /* prefetching (the state outgrew the caches) */
     uint32_t pf_made;        /* pool size when that was decided */
     size_t pf_min_bytes;     /* prefetching above this state size (PF_MIN_BYTES; tests move it) */
