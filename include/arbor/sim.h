@@ -179,20 +179,26 @@ struct arb_route; /**< route.h */
  * With `made` set, the simulator also decides by the rule itself: while
  * cfg.route and cfg.route_ctx are `route` and `ctx` (no wrapper around
  * them), cfg.inband is unset, the rule holds and gives a port, a switch
- * hop makes no packet view and no call of `route`, but calls made(ctx,
- * node, token, guessed): the router counts the decision and moves its
- * state as route would have for that port (token ARB_SIM_TOKEN_PURE, or
- * ARB_SIM_TOKEN_RR | c: the counter read c and advances; guessed: a guess
- * made ahead, as route_peek's, was taken back).
+ * hop makes no packet view and no call of `route`; the simulator counts
+ * the decision in *made and moves the router's state as route would have
+ * (rr[node] advances when m > 1).
  */
+/** The decisions the simulator made by a router's rule (arb_sim_route_fast.made). */
+typedef struct arb_sim_rule_counts {
+    uint64_t decisions; /**< every one */
+    uint64_t choices;   /**< among m > 1 ports (round robin: rr[node] advanced) */
+    uint64_t guessed;   /**< a guess made ahead (as route_peek's) taken back */
+} arb_sim_rule_counts;
+
 typedef struct arb_sim_route_fast {
-    const uint32_t *rr;           /**< round robin: the counter of every node; else NULL */
+    uint32_t *rr;                 /**< round robin: the counter of every node; else NULL */
     const struct arb_route *ecmp; /**< ECMP: the router whose hash decides; else NULL */
     uint64_t plain_gen;           /**< where the rule holds; UINT64_MAX: nowhere */
-    /** Optional: a decision the simulator made by the rule (see above). */
-    void (*made)(void *ctx, uint32_t node, uint64_t token, int guessed);
+    /** Optional: the simulator decides by the rule itself and counts here
+     * (see above); NULL: it only guesses. */
+    arb_sim_rule_counts *made;
     arb_sim_route_fn route; /**< the route callback whose decisions the rule makes */
-    void *ctx; /**< the rule's route_ctx, passed to made */
+    void *ctx;              /**< that callback's route_ctx */
 } arb_sim_route_fast;
 
 /** Round robin over m > 1 ports first, first + stride, ... at `node`,

@@ -38,22 +38,13 @@ static uint32_t route_peek(void *ctx, const arb_sim *s, uint32_t node, uint32_t 
     return p;
 }
 
-/* An ECMP decision the simulator made by the rule of lb->fast (sim.h). */
-static void route_made(void *ctx, uint32_t node, uint64_t token, int guessed)
-{
-    arb_lb *lb = ctx;
-    (void)node, (void)token;
-    lb->st.decisions++;
-    lb->st.guessed += (uint64_t)guessed;
-}
-
 static int route_init(arb_lb *lb, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     arb_route_kind rk = arb_route_get_kind(lb->r);
     if (rk == ARB_ROUTE_ECMP || rk == ARB_ROUTE_EECMP) {
         lb->fast.ecmp = lb->r;
-        lb->fast.made = route_made;
+        lb->fast.made = &lb->made;
     }
     return 0;
 }

@@ -95,19 +95,6 @@ static uint32_t spray_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t
     return spray_decide(lb, s, node, in_port, f, now);
 }
 
-/* A decision the simulator made by the rule of lb->fast (sim.h): counted,
- * and the counter moved, as spray_route would have. */
-static void spray_made(void *ctx, uint32_t node, uint64_t token, int guessed)
-{
-    arb_lb *lb = ctx;
-    lb->st.decisions++;
-    lb->st.guessed += (uint64_t)guessed;
-    if (token != ARB_SIM_TOKEN_PURE) {
-        lb->st.choices++;
-        lb->rr[node]++;
-    }
-}
-
 static int spray_option(arb_lb *lb, const char *key, const char *val)
 {
     if (val) return ARB_ENOENT;
@@ -125,7 +112,7 @@ static int spray_init(arb_lb *lb, char *err, size_t errlen)
     int rc = is_random(lb) ? lb_alloc_rng(lb) : lb_alloc_rr(lb);
     if (rc < 0) return arb_errf(err, errlen, rc, "load balancing: out of memory");
     lb->fast.rr = is_random(lb) ? NULL : lb->rr;
-    lb->fast.made = is_random(lb) ? NULL : spray_made;
+    lb->fast.made = is_random(lb) ? NULL : &lb->made;
     return 0;
 }
 

@@ -56,9 +56,10 @@ static SIM_ALWAYS_INLINE int rule_guess_holds(const arb_sim *s, const arb_sim_ro
            (tok == ARB_SIM_TOKEN_PURE || (rf->rr && tok == (ARB_SIM_TOKEN_RR | rf->rr[node])));
 }
 
-/* Switch node's decision for packet k (index i) by the rule, told to the
- * router (made), or ARB_TOPO_NONE when the rule does not decide it (then
- * cfg.route does). s->rule is set: its router lets the simulator decide. */
+/* Switch node's decision for packet k (index i) by the rule, counted and
+ * made in the router's state (made, rr), or ARB_TOPO_NONE when the rule
+ * does not decide it (then cfg.route does). s->rule is set: its router
+ * lets the simulator decide. */
 static SIM_ALWAYS_INLINE uint32_t rule_hop(arb_sim *s, uint32_t node, const struct pkt *k,
                                            uint32_t i)
 {
@@ -77,7 +78,13 @@ static SIM_ALWAYS_INLINE uint32_t rule_hop(arb_sim *s, uint32_t node, const stru
         out = fast_ecmp(s, rf, node, &key, &tok);
     }
     if (out == ARB_TOPO_NONE) return out;
-    rf->made(rf->ctx, node, tok, guessed);
+    arb_sim_rule_counts *n = rf->made;
+    n->decisions++;
+    n->guessed += (uint64_t)guessed;
+    if (tok != ARB_SIM_TOKEN_PURE) { /* the round robin's choice: its counter moves */
+        n->choices++;
+        rf->rr[node]++;
+    }
     return out;
 }
 
