@@ -161,6 +161,13 @@ typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node
 
 struct arb_route; /**< route.h */
 
+/** The decisions the simulator made by a router's rule (arb_sim_route_fast.made). */
+typedef struct arb_sim_rule_counts {
+    uint64_t decisions; /**< every one */
+    uint64_t choices;   /**< among m > 1 ports (round robin: rr[node] advanced) */
+    uint64_t guessed;   /**< a guess made ahead (as route_peek's) taken back */
+} arb_sim_rule_counts;
+
 /**
  * Optional (cfg.route_fast): decisions the event loop may guess inline,
  * without calling route_peek, because the router makes them by a rule the
@@ -183,13 +190,6 @@ struct arb_route; /**< route.h */
  * the decision in *made and moves the router's state as route would have
  * (rr[node] advances when m > 1).
  */
-/** The decisions the simulator made by a router's rule (arb_sim_route_fast.made). */
-typedef struct arb_sim_rule_counts {
-    uint64_t decisions; /**< every one */
-    uint64_t choices;   /**< among m > 1 ports (round robin: rr[node] advanced) */
-    uint64_t guessed;   /**< a guess made ahead (as route_peek's) taken back */
-} arb_sim_rule_counts;
-
 typedef struct arb_sim_route_fast {
     uint32_t *rr;                 /**< round robin: the counter of every node; else NULL */
     const struct arb_route *ecmp; /**< ECMP: the router whose hash decides; else NULL */
