@@ -122,7 +122,9 @@ typedef struct arb_lb arb_lb;
  * scheme's own route callback: the decision arb_lb_route makes),
  * cfg->route_peek and cfg->peek_ctx (likewise arb_lb_route_peek's),
  * cfg->route_fast (the round robin or ECMP rule the simulator may guess
- * inline; owned by the load balancer), and for conga cfg->inband,
+ * inline, and decide by while cfg->route is the load balancer's own,
+ * counting those decisions in the load balancer; owned by the load
+ * balancer), and for conga cfg->inband,
  * cfg->inband_ctx, cfg->dre_period and cfg->dre_alpha. cfg->seed must already hold the run's seed.
  * `base` (may be NULL) is a router on t that supplies candidate sets and the hash (and is the whole
  * decision for scheme "route"); it must outlive the load balancer. t must outlive it too. Errors:

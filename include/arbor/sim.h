@@ -161,6 +161,13 @@ typedef uint32_t (*arb_sim_peek_fn)(void *ctx, const arb_sim *sim, uint32_t node
 
 struct arb_route; /**< route.h */
 
+/** The decisions the simulator made by a router's rule (arb_sim_route_fast.made). */
+typedef struct arb_sim_rule_counts {
+    uint64_t decisions; /**< every one */
+    uint64_t choices;   /**< among m > 1 ports (round robin: rr[node] advanced) */
+    uint64_t guessed;   /**< a guess made ahead (as route_peek's) taken back */
+} arb_sim_rule_counts;
+
 /**
  * Optional (cfg.route_fast): decisions the event loop may guess inline,
  * without calling route_peek, because the router makes them by a rule the
@@ -175,11 +182,23 @@ struct arb_route; /**< route.h */
  * keeps it current (plain_gen UINT64_MAX: the rule does not hold now); it
  * must take back the guesses it describes as route_peek's. A wrapper around
  * `route` that does not pass f on unchanged must clear it with route_peek.
+ *
+ * With `made` set, the simulator also decides by the rule itself: while
+ * cfg.route and cfg.route_ctx are `route` and `ctx` (no wrapper around
+ * them), cfg.inband is unset, the rule holds and gives a port, a switch
+ * hop makes no packet view and no call of `route`; the simulator counts
+ * the decision in *made and moves the router's state as route would have
+ * (rr[node] advances when m > 1).
  */
 typedef struct arb_sim_route_fast {
-    const uint32_t *rr;           /**< round robin: the counter of every node; else NULL */
+    uint32_t *rr;                 /**< round robin: the counter of every node; else NULL */
     const struct arb_route *ecmp; /**< ECMP: the router whose hash decides; else NULL */
     uint64_t plain_gen;           /**< where the rule holds; UINT64_MAX: nowhere */
+    /** Optional: the simulator decides by the rule itself and counts here
+     * (see above); NULL: it only guesses. */
+    arb_sim_rule_counts *made;
+    arb_sim_route_fn route; /**< the route callback whose decisions the rule makes */
+    void *ctx;              /**< that callback's route_ctx */
 } arb_sim_route_fast;
 
 /** Round robin over m > 1 ports first, first + stride, ... at `node`,

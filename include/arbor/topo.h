@@ -191,8 +191,9 @@ static inline unsigned arb_pgft_next_range(const arb_pgft *g, const arb_node *n,
                                            uint32_t *first, uint32_t *stride)
 {
     unsigned l = n->level;
-    if (l > 0 && arb_pgft_below(g, n, j)) {
-        *first = n->first_port + (j / g->M[l - 1]) % g->m[l];
+    uint32_t r = j - n->hosts_from; /**< j below n: r < M_l, hosts_from a multiple of M_l */
+    if (l > 0 && r < g->M[l]) {
+        *first = n->first_port + r / g->M[l - 1]; /**< (j / M_{l-1}) mod m_l, one division */
         *stride = g->m[l];
         return g->p[l];
     }
@@ -456,6 +457,10 @@ void arb_topo_clear_failures(arb_topo *t);
  * a reader can tell whether what it derived from the failures is current.
  */
 uint64_t arb_topo_failure_gen(const arb_topo *t);
+/** Where arb_topo_failure_gen's number lives, for a reader that checks it
+ * on every decision (the simulator's forwarding) without a call: valid as
+ * long as t is. */
+const uint64_t *arb_topo_failure_gen_ref(const arb_topo *t);
 
 /** Failed links (each counted once, not per direction) and failed switches. */
 void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switches);

@@ -42,7 +42,10 @@ static int route_init(arb_lb *lb, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     arb_route_kind rk = arb_route_get_kind(lb->r);
-    if (rk == ARB_ROUTE_ECMP || rk == ARB_ROUTE_EECMP) lb->fast.ecmp = lb->r;
+    if (rk == ARB_ROUTE_ECMP || rk == ARB_ROUTE_EECMP) {
+        lb->fast.ecmp = lb->r;
+        lb->fast.made = &lb->made;
+    }
     return 0;
 }
 

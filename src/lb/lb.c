@@ -329,6 +329,7 @@ void arb_lb_reset(arb_lb *lb)
 {
     if (!lb) return;
     memset(&lb->st, 0, sizeof lb->st);
+    memset(&lb->made, 0, sizeof lb->made);
     free_flowlets(lb);
     if (lb->rr) memset(lb->rr, 0, sizeof *lb->rr * lb->n_nodes);
     if (lb->rng) {
@@ -492,6 +493,8 @@ int arb_lb_new(arb_lb **out, const arb_topo *t, const arb_route *base, const cha
     cfg->route_peek = peek_fn(lb);
     cfg->peek_ctx = lb;
     cfg->route_fast = &lb->fast;
+    lb->fast.route = cfg->route;
+    lb->fast.ctx = lb;
     if (lb->sc->inband) {
         cfg->inband = arb_lb_inband;
         cfg->inband_ctx = lb;
@@ -522,4 +525,7 @@ const arb_route *arb_lb_router(const arb_lb *lb)
 void arb_lb_get_stats(const arb_lb *lb, arb_lb_stats *st)
 {
     *st = lb->st;
+    st->decisions += lb->made.decisions;
+    st->choices += lb->made.choices;
+    st->guessed += lb->made.guessed;
 }

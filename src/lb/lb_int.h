@@ -125,6 +125,8 @@ struct arb_lb {
     void *priv;   /* the scheme's own */
 
     arb_lb_stats st;
+    arb_sim_rule_counts made; /* the simulator's decisions by lb->fast's rule (in st for
+                               * arb_lb_get_stats) */
 };
 
 /* ---- shared helpers (lb.c) ------------------------------------------- */

@@ -112,6 +112,7 @@ static int spray_init(arb_lb *lb, char *err, size_t errlen)
     int rc = is_random(lb) ? lb_alloc_rng(lb) : lb_alloc_rr(lb);
     if (rc < 0) return arb_errf(err, errlen, rc, "load balancing: out of memory");
     lb->fast.rr = is_random(lb) ? NULL : lb->rr;
+    lb->fast.made = is_random(lb) ? NULL : &lb->made;
     return 0;
 }
 

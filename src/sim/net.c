@@ -8,7 +8,7 @@
  * packet it accepts is scheduled at once, to start when the ones ahead of
  * it are out, and its queue is counted up to the present when looked at.
  */
-#include "sim_int.h"
+#include "rule.h"
 
 #include <stdlib.h>
 #include "base/alloc.h"
@@ -467,24 +467,35 @@ void net_on_pause(arb_sim *s, uint32_t port, int pause)
     }
 }
 
-static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+/* Switch node's decision for packet i by cfg.route, with the packet's
+ * view and the guess made for it here, if any; then cfg.inband's word for
+ * a routable decision. Out of line: the rule's path (rule_hop) needs no
+ * view and no frame of this size. */
+static SIM_NOINLINE uint32_t route_call(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
 {
     struct pkt *k = pool_get(&s->pool, i);
     arb_sim_pkt_info f = pkt_info(k);
     uint32_t e = s->pf_cur; /* the guess made for this packet here, if any */
-    if (s->pf.tok[e] && s->pf.pkt[e] == i && s->pf.node[e] == node &&
-        arb_topo_failure_gen(s->topo) == s->pf_gen) {
+    if (s->pf.tok[e] && s->pf.pkt[e] == i && s->pf.node[e] == node && *s->topo_gen == s->pf_gen) {
         f.guess = s->pf.port[e];
         f.token = s->pf.tok[e];
     }
     uint32_t out = s->cfg.route(s->cfg.route_ctx, s, node, in_port, &f, s->now);
-    if (out == ARB_TOPO_NONE || out >= s->n_ports || s->sp[out].failed) {
+    if (s->cfg.inband && out < s->n_ports && !s->sp[out].failed)
+        k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
+    return out;
+}
+
+static void forward(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
+{
+    uint32_t out = s->rule ? rule_hop(s, node, pool_get(&s->pool, i), i) : ARB_TOPO_NONE;
+    if (out == ARB_TOPO_NONE) out = route_call(s, node, in_port, i);
+    if (out >= s->n_ports || s->sp[out].failed) { /* (ARB_TOPO_NONE among them) */
         if (out == ARB_SIM_ROUTE_ENOMEM && !s->error) s->error = ARB_ENOMEM;
         s->st.unroutable++;
         pool_release(&s->pool, i);
         return;
     }
-    if (s->cfg.inband) k->lb = s->cfg.inband(s->cfg.inband_ctx, s, node, in_port, out, &f, s->now);
     enqueue(s, out, i); /* k->in_port was set on arrival */
 }
 

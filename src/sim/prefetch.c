@@ -7,7 +7,8 @@ void sim_forget_guesses(arb_sim *s)
 {
     for (uint32_t i = 0; i <= PF_SLOTS; i++)
         pf_clear(s, i);
-    s->pf_gen = arb_topo_failure_gen(s->topo);
+    s->pf_gen = *s->topo_gen;
+    rule_decide(s); /* (each run's start comes here) */
 }
 
 /* Turn prefetching on or off for the state's present size. */

@@ -10,9 +10,7 @@
 #ifndef ARBOR_SIM_PREFETCH_H
 #define ARBOR_SIM_PREFETCH_H
 
-#include "sim_int.h"
-
-#include "arbor/route.h"
+#include "rule.h"
 
 /*
  * On large fabrics every port, packet and connection an event touches is a
@@ -107,32 +105,6 @@ static SIM_ALWAYS_INLINE void pf_conn(const arb_sim *s, uint32_t cid, size_t byt
     const char *c = (const char *)&s->conns[cid];
     for (size_t off = 0; off < bytes; off += 64)
         SIM_PREFETCH(c + off);
-}
-
-/* cfg.route_fast's round robin (the caller checked rr and plain_gen):
- * switch `node` routing toward host dst after `before` other decisions. */
-static inline uint32_t fast_rr(const arb_sim *s, const arb_sim_route_fast *rf, uint32_t node,
-                               uint32_t dst, uint32_t before, uint64_t *token)
-{
-    uint32_t first, stride;
-    unsigned m = arb_pgft_next_range(s->pgft, &s->nodes[node], dst, &first, &stride);
-    if (m == 1) {
-        *token = ARB_SIM_TOKEN_PURE;
-        return first;
-    }
-    return m ? arb_sim_rr_pick(rf->rr, node, first, stride, m, before, token) : ARB_TOPO_NONE;
-}
-
-/* cfg.route_fast's ECMP (the caller checked ecmp and plain_gen): the hash
- * of key picks among the minimal next hops of switch `node`. */
-static inline uint32_t fast_ecmp(const arb_sim *s, const arb_sim_route_fast *rf, uint32_t node,
-                                 const arb_route_key *key, uint64_t *token)
-{
-    uint32_t first, stride;
-    unsigned m = arb_pgft_next_range(s->pgft, &s->nodes[node], key->dst, &first, &stride);
-    if (m == 0) return ARB_TOPO_NONE;
-    *token = ARB_SIM_TOKEN_PURE;
-    return m == 1 ? first : first + stride * (uint32_t)(arb_route_hash(rf->ecmp, node, key) % m);
 }
 
 /* PF_ROUTE for event a, whose slot e is clear: fills it. */

@@ -235,6 +235,7 @@ int arb_sim_new(arb_sim **out, const arb_topo *topo, const arb_sim_config *cfg)
     }
     s->pf_pend = arb_calloc(arb_topo_n_nodes(topo) ? arb_topo_n_nodes(topo) : 1, 1);
     s->pgft = arb_topo_pgft(topo);
+    s->topo_gen = arb_topo_failure_gen_ref(topo);
     s->sp = sport_array(n_ports);
     s->spc = arb_calloc(n_ports, sizeof *s->spc);
     s->hosts = arb_aligned_alloc(64, (n_hosts ? n_hosts : 1) * sizeof *s->hosts);

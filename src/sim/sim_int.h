@@ -294,12 +294,15 @@ struct arb_sim {
     } pf;
     /* The slot of the event being handled (PF_SLOTS, a slot always clear,
      * while prefetching is off), cleared when the next event's stages run:
-     * forward hands its guess to cfg.route. */
+     * forward takes its guess back (rule.h) or hands it to cfg.route. */
     uint32_t pf_cur;
-    uint8_t *pf_pend;        /* per node: the slots naming it as the switch that routes */
-    uint64_t pf_gen;         /* the topology's failure generation when the slots were
-                              * last cleared: a guess made since holds only in it */
-    const arb_pgft *pgft;    /* the topology's (cfg.route_fast's guesses), or NULL */
+    uint8_t *pf_pend;         /* per node: the slots naming it as the switch that routes */
+    uint64_t pf_gen;          /* the topology's failure generation when the slots were
+                               * last cleared: a guess made since holds only in it */
+    const arb_pgft *pgft;     /* the topology's (cfg.route_fast's guesses), or NULL */
+    const uint64_t *topo_gen; /* the topology's failure generation, read live */
+    /* cfg.route_fast when the switches decide by it (rule.h), else NULL */
+    const arb_sim_route_fast *rule;
     uint8_t pf_on;           /* prefetching (the state outgrew the caches) */
     uint32_t pf_made;        /* pool size when that was decided */
     size_t pf_min_bytes;     /* prefetching above this state size (PF_MIN_BYTES; tests move it) */

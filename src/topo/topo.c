@@ -486,6 +486,11 @@ uint64_t arb_topo_failure_gen(const arb_topo *t)
     return t->failure_gen;
 }
 
+const uint64_t *arb_topo_failure_gen_ref(const arb_topo *t)
+{
+    return &t->failure_gen;
+}
+
 void arb_topo_count_failed(const arb_topo *t, uint32_t *links, uint32_t *switches)
 {
     uint32_t nl = 0, ns = 0;

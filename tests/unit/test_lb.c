@@ -430,12 +430,22 @@ TEST(route_peek_guesses_without_deciding)
     }
 }
 
+/* cfg.route passed on unchanged through a wrapper: the simulator then
+ * calls it for every decision (arb_sim_route_fast.route is not cfg.route). */
+static arb_sim_route_fn wrapped_route;
+static uint32_t wrap_route(void *ctx, const arb_sim *s, uint32_t node, uint32_t in_port,
+                           const arb_sim_pkt_info *f, arb_time now)
+{
+    return wrapped_route(ctx, s, node, in_port, f, now);
+}
+
 /* A 128-host fat tree, every host sending 300 kB to host + 37 at once
  * (events crowd the buckets, so the prefetching stages run), with
- * prefetching on whatever the size (pf_min_bytes 0) or off. */
+ * prefetching on whatever the size (pf_min_bytes 0) or off; with `wrap`,
+ * cfg.route wrapped (the switches do not decide by cfg.route_fast's rule). */
 static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double loss,
-                         const char *fail, int on, arb_sim_stats *st, arb_sim_flow_result *fl,
-                         uint64_t *staged, arb_lb_stats *ls)
+                         const char *fail, int on, int wrap, arb_sim_stats *st,
+                         arb_sim_flow_result *fl, uint64_t *staged, arb_lb_stats *ls)
 {
     arb_topo *t = simkit_topo("pgft:3;4,4,8;1,4,4;1,1,1");
     char ferr[200];
@@ -451,6 +461,10 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     arb_lb *lb = NULL;
     char err[200];
     REQUIRE_EQ_I(arb_lb_new(&lb, t, NULL, scheme, &cfg, err, sizeof err), 0);
+    if (wrap) {
+        wrapped_route = cfg.route;
+        cfg.route = wrap_route;
+    }
     arb_sim *s = NULL;
     REQUIRE_EQ_I(arb_sim_new(&s, t, &cfg), 0);
     s->pf_min_bytes = on ? 0 : SIZE_MAX;
@@ -475,6 +489,9 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
     for (uint32_t f = 0; f < 128; f++)
         arb_sim_flow(s, f, &fl[f]);
     *staged = s->pf_events;
+    /* the switches decided by the rule unless route was wrapped */
+    CHECK((rf->made != NULL) == (rf->rr != NULL || rf->ecmp != NULL));
+    CHECK((s->rule != NULL) == (!wrap && rf->made != NULL));
     arb_lb_get_stats(lb, ls);
     arb_sim_free(s);
     arb_lb_free(lb);
@@ -482,7 +499,9 @@ static void run_prefetch(const char *scheme, arb_transport tr, int pfc, double l
 }
 
 /* Prefetching is a hint, and a guess taken back is the decision: the same
- * run with it and without, to the byte. */
+ * run with it and without, to the byte; and the same again when every
+ * decision is route's (cfg.route wrapped) rather than cfg.route_fast's rule
+ * applied by the simulator. */
 TEST(prefetching_changes_nothing)
 {
     static const struct {
@@ -503,18 +522,21 @@ TEST(prefetching_changes_nothing)
         {"eecmp", ARB_TRANSPORT_IRN, 0, 0.0, 2, NULL},
         {"flowlet", ARB_TRANSPORT_GBN, 0, 0.0, 0, NULL},
     };
-    static arb_sim_flow_result fl[2][128];
+    static arb_sim_flow_result fl[3][128];
     for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        arb_sim_stats st[2];
-        arb_lb_stats ls[2];
-        uint64_t staged[2];
-        for (int on = 0; on < 2; on++)
+        arb_sim_stats st[3];
+        arb_lb_stats ls[3];
+        uint64_t staged[3];
+        for (int m = 0; m < 3; m++) /* off, on, on with route wrapped */
             run_prefetch(cases[c].scheme, cases[c].tr, cases[c].pfc, cases[c].loss, cases[c].fail,
-                         on, &st[on], fl[on], &staged[on], &ls[on]);
+                         m > 0, m == 2, &st[m], fl[m], &staged[m], &ls[m]);
         CHECK_EQ_U(st[0].flows_done, 128);
         CHECK(staged[0] == 0 && staged[1] > st[1].events / 8); /* the stages ran */
         CHECK(memcmp(&st[0], &st[1], sizeof st[0]) == 0);
         CHECK(memcmp(fl[0], fl[1], sizeof fl[0]) == 0);
+        CHECK(memcmp(&st[1], &st[2], sizeof st[0]) == 0);
+        CHECK(memcmp(fl[1], fl[2], sizeof fl[0]) == 0);
+        CHECK(memcmp(&ls[1], &ls[2], sizeof ls[0]) == 0); /* the same guesses taken too */
         printf("  %s%s%s: %llu of %llu decisions taken back from guesses (%llu choices)\n",
                cases[c].scheme, cases[c].fail ? ", failing " : "",
                cases[c].fail ? cases[c].fail : "", (unsigned long long)ls[1].guessed,
