@@ -756,7 +756,7 @@ arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
     arb_time t = 2 * tmax(r->end_delay, r->srtt);
     /* A message that lived in its first window, before any END: its tails
      * queue behind every other channel's on the members' links as its
-     * requests did on the way up (on star:32 at 1 MiB the ENDs came 90-155
+     * requests did on the way up (on star:32 at 1 MiB the ENDs came 83-156
      * us after the last tail, against a floor of 13 us: the floor replayed
      * every tail, round after round, and the replays held the links) */
     if (cold_message(r) && !r->nends) t = tmax(t, END_COLD_LOOPS * r->cold_max);
