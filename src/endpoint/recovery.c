@@ -497,7 +497,7 @@ static arb_time probe_timeout(const arb_responder *r)
 {
     arb_time t = 2 * r->srtt, floor = r->cfg.ep.timeout_min;
     /* A message in its first window (cold_message): twice the cold srtt,
-     * at most twice the floor (four of the fabric's unloaded loops), also
+     * at most twice the floor (in the simulator four unloaded loops), also
      * before its first sample. Its cold samples hold the switches' own
      * repairs, whose timers start at many floors (on kary:4,3 at 1% loss
      * the first commits took 300-900 us against a 16 us loop), and a probe
