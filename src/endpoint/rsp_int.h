@@ -158,12 +158,12 @@ struct arb_responder {
      * (0: none): the loop of a message that lives in its first window
      * (one_window), which never gets a warm sample. */
     arb_time cold_srtt, cold_rttvar, cold_max;
-    arb_time first_commit;      /* the responder's first commit (0: none yet) */
-    arb_time reo_seen;          /* largest reordering measured (a late commit past its window) */
-    uint32_t reo_mult;          /* the reordering window's multiplier (spurious losses raise it) */
-    uint32_t rto_mult;          /* the timer's multiplier (spurious timer losses raise it) */
-    uint32_t clean;             /* samples since the last spurious loss (the multipliers decay) */
-    arb_time next_due;          /* the earliest loss deadline of an ISSUED entry (detect_losses) */
+    arb_time first_commit; /* the responder's first commit (0: none yet) */
+    arb_time reo_seen;     /* largest reordering measured (a late commit past its window) */
+    uint32_t reo_mult;     /* the reordering window's multiplier (spurious losses raise it) */
+    uint32_t rto_mult;     /* the timer's multiplier (spurious timer losses raise it) */
+    uint32_t clean;        /* samples since the last spurious loss (the multipliers decay) */
+    arb_time next_due;     /* the earliest loss deadline of an ISSUED entry (detect_losses) */
 
     /* A channel that could not finish (arb_responder_error). */
     int error;
