@@ -45,8 +45,12 @@
  * 158-164 us, then 85 us in steady state). Cold samples feed the order
  * (RACK) state and the smallest loop, never the timer. RFC 6298 starts at
  * 1 s for want of any knowledge; a fabric's loop is microseconds. Losses
- * before the first warm sample are found by order. */
+ * before the first warm sample are found by order, or, in a message that
+ * lives in its first window, by the cold loop (cold_message). */
 #define RTO_INITIAL (1 * ARB_PS_PER_MS)
+/* The first END wait of a message that lived in its first window, before
+ * any END came: at least this many of its slowest cold loops. */
+#define END_COLD_LOOPS 3u
 
 static arb_time tmin(arb_time a, arb_time b)
 {
@@ -70,6 +74,18 @@ static arb_time doubled(arb_time a, unsigned k, arb_time cap)
 /* Estimates                                                            */
 /* ------------------------------------------------------------------ */
 
+/* A message that lives in its first window: every offset had its first
+ * credit before any committed (a small message: 1 MiB over 32 or 64
+ * ranks is 2 to 4 offsets a channel), and no warm sample came yet. No
+ * later window of its own will queue behind the first, and it never gets
+ * a warm sample (a retry's is the first): its timer and its tail probe go
+ * by the cold loop, the loop it lives in, rather than RTO_INITIAL, which a
+ * loss would wait for whole, then its backoffs. */
+static int cold_message(const arb_responder *r)
+{
+    return r->one_window && r->n_samples == 0;
+}
+
 /* The timer in force: the ceiling (fixed), or the larger of srtt + 4
  * rttvar and the recent maximum sample plus rttvar, within the floor and
  * the ceiling, 3 floors before the first sample, times the spurious-timer
@@ -80,7 +96,9 @@ static arb_time doubled(arb_time a, unsigned k, arb_time cap)
 static arb_time rto_estimate(const arb_responder *r)
 {
     arb_time t;
-    if (r->n_samples == 0 && r->msg[0].n == 1)
+    if (cold_message(r) && r->cold_srtt)
+        t = tmax(r->cold_srtt + 4 * r->cold_rttvar, r->cold_max + r->cold_rttvar);
+    else if (r->n_samples == 0 && r->msg[0].n == 1)
         t = 3 * r->cfg.ep.timeout_min; /* one offset: no window of its own to queue behind */
     else if (r->n_samples == 0)
         t = tmax(3 * r->cfg.ep.timeout_min, RTO_INITIAL);
@@ -127,13 +145,31 @@ static arb_time reo_wnd(const arb_responder *r)
     return r->srtt ? tmin(w, r->srtt) : w;
 }
 
+/* The cold samples' own estimate (cold_message). */
+static void cold_sample(arb_responder *r, arb_time sample)
+{
+    if (sample > r->cold_max) r->cold_max = sample;
+    if (r->cold_srtt == 0) {
+        r->cold_srtt = sample ? sample : 1;
+        r->cold_rttvar = sample / 2;
+        return;
+    }
+    arb_time d = r->cold_srtt > sample ? r->cold_srtt - sample : sample - r->cold_srtt;
+    r->cold_rttvar = (3 * r->cold_rttvar + d) / 4;
+    r->cold_srtt = (7 * r->cold_srtt + sample) / 8;
+    if (r->cold_srtt == 0) r->cold_srtt = 1;
+}
+
 /* RFC 6298's estimator over completion samples, and the recent maximum;
- * a cold sample (its credit left before the first commit) only counts as
- * the smallest loop. */
+ * a cold sample (its credit left before the first commit) counts as the
+ * smallest loop and in the cold estimate only. */
 static void rto_sample(arb_responder *r, arb_time sample, arb_time sent)
 {
     if (sample < r->min_rtt) r->min_rtt = sample;
-    if (!r->first_commit || sent < r->first_commit) return;
+    if (!r->first_commit || sent < r->first_commit) {
+        cold_sample(r, sample);
+        return;
+    }
     r->n_samples++;
     if (++r->max_n > MAX_WINDOW) {
         r->max_prev = r->max_cur;
@@ -459,15 +495,24 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
 #define TAIL_PROBES 3u
 static arb_time probe_timeout(const arb_responder *r)
 {
-    arb_time t = 2 * r->srtt;
-    return t < r->cfg.ep.timeout_min ? r->cfg.ep.timeout_min : t;
+    arb_time t = 2 * r->srtt, floor = r->cfg.ep.timeout_min;
+    /* A message in its first window (cold_message): twice the cold srtt,
+     * at most twice the floor (in the simulator four unloaded loops), also
+     * before its first sample. Its cold samples hold the switches' own
+     * repairs, whose timers start at many floors (on kary:4,3 at 1% loss
+     * the first commits took 300-900 us against a 16 us loop), and a probe
+     * that waits longer than the switches' hold (1 ms) finds no slot to
+     * take over: every member is asked again, at 1% loss on 63 members
+     * rarely with success. */
+    if (cold_message(r)) t = 2 * (r->cold_srtt ? tmin(r->cold_srtt, floor) : floor);
+    return t < floor ? floor : t;
 }
 
 /* The newest ISSUED credit (the one a probe credits again), or
  * UINT32_MAX. */
 static uint32_t tail_credit(const arb_responder *r)
 {
-    if (!r->cfg.ep.tail_probe || !r->n_samples) return UINT32_MAX;
+    if (!r->cfg.ep.tail_probe || (!r->n_samples && !cold_message(r))) return UINT32_MAX;
     uint32_t best = UINT32_MAX;
     uint64_t seq = 0;
     for (uint32_t i = r->base; i < r->next; i++) {
@@ -709,6 +754,12 @@ arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
 {
     if (!r->cfg.ep.adaptive_timeout) return r->cfg.ep.timeout;
     arb_time t = 2 * tmax(r->end_delay, r->srtt);
+    /* A message that lived in its first window, before any END: its tails
+     * queue behind every other channel's on the members' links as its
+     * requests did on the way up (on star:32 at 1 MiB the ENDs came 83-156
+     * us after the last tail, against a floor of 13 us: the floor replayed
+     * every tail, round after round, and the replays held the links) */
+    if (cold_message(r) && !r->nends) t = tmax(t, END_COLD_LOOPS * r->cold_max);
     if (t < r->cfg.ep.timeout_min) t = r->cfg.ep.timeout_min;
     return doubled(t, rounds, backoff_cap(r));
 }

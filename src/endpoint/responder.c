@@ -217,6 +217,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         if (e->ride != NO_RIDE) ride_fields(r, &h, e->ride, 0, &pl, &len);
     }
     if (first) r->next++;
+    if (first && r->next == m->n && m->n > 1 && r->committed == 0) r->one_window = 1;
     r->outstanding++;
     if (r->outstanding > r->st.peak_outstanding) r->st.peak_outstanding = r->outstanding;
     r->last_credit = now;
@@ -537,6 +538,7 @@ static void reset_run(arb_responder *r)
     r->round_delay = 0;
     r->pend_head = r->pend_len = 0;
     r->ntails = 0;
+    r->one_window = 0;
     r->next_due = ARB_TIME_NEVER;
 }
 

@@ -127,6 +127,7 @@ struct arb_responder {
     arb_time end_delay;    /* the longest an END took to arrive after the last tail */
     arb_time replay_at;    /* when the last replay round left */
     arb_time round_delay;  /* the longest an END took after it (0: none came yet) */
+    int one_window;        /* every offset (2 or more) had its first credit before any committed */
 
     struct rentry *ring;
     uint32_t ring_cap;
@@ -153,12 +154,16 @@ struct arb_responder {
     arb_time max_cur, max_prev; /* the largest sample of this and the last window of samples */
     uint32_t max_n;             /* samples in this window */
     uint64_t n_samples;         /* warm completion samples taken (the timer's) */
-    arb_time first_commit;      /* the responder's first commit (0: none yet) */
-    arb_time reo_seen;          /* largest reordering measured (a late commit past its window) */
-    uint32_t reo_mult;          /* the reordering window's multiplier (spurious losses raise it) */
-    uint32_t rto_mult;          /* the timer's multiplier (spurious timer losses raise it) */
-    uint32_t clean;             /* samples since the last spurious loss (the multipliers decay) */
-    arb_time next_due;          /* the earliest loss deadline of an ISSUED entry (detect_losses) */
+    /* RFC 6298's estimator and the largest sample over the cold samples
+     * (0: none): the loop of a message that lives in its first window
+     * (one_window), which never gets a warm sample. */
+    arb_time cold_srtt, cold_rttvar, cold_max;
+    arb_time first_commit; /* the responder's first commit (0: none yet) */
+    arb_time reo_seen;     /* largest reordering measured (a late commit past its window) */
+    uint32_t reo_mult;     /* the reordering window's multiplier (spurious losses raise it) */
+    uint32_t rto_mult;     /* the timer's multiplier (spurious timer losses raise it) */
+    uint32_t clean;        /* samples since the last spurious loss (the multipliers decay) */
+    arb_time next_due;     /* the earliest loss deadline of an ISSUED entry (detect_losses) */
 
     /* A channel that could not finish (arb_responder_error). */
     int error;

@@ -2480,6 +2480,122 @@ TEST(responder_probes_a_window_lost_whole)
     arb_responder_free(r);
 }
 
+/* A message that lives in its first window: 2 offsets, a window of 4, both
+ * credited at 0 before anything commits, on a responder of 2 members with
+ * tail probes on, the adaptive timer and a floor of 10 us. It never gets a
+ * warm sample, so RTO_INITIAL (1 ms) would be its only timer. */
+static arb_responder *one_window_two(capture *cap)
+{
+    arb_responder_config c;
+    rsp_cfg(&c, 2, cap);
+    c.ep.window = 4;
+    c.ep.tail_probe = 1;
+    c.ep.timeout_min = 10 * US;
+    arb_responder *r = NULL;
+    if (arb_responder_new(&r, &c) != 0) return NULL;
+    static int32_t own[8], res[8];
+    memset(own, 0, sizeof own);
+    if (arb_responder_start_message(r, 0, sizeof own, own, res, 0) != 0) {
+        arb_responder_free(r);
+        return NULL;
+    }
+    register_all(r, 2, 0, 0, 0);
+    return r;
+}
+
+/* Before any sample, its newest credit is probed twice the floor after it
+ * left (four unloaded loops), not after the 1 ms initial timer; the probe
+ * is no timer loss. */
+TEST(responder_one_window_probes_before_a_sample)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = one_window_two(&cap);
+    REQUIRE(r != NULL);
+    REQUIRE_EQ_I(credit_attempt(&cap, 0, 1), 0);
+    CHECK_EQ_U(arb_responder_next_expiry(r), 20 * US);
+    int from = cap.n;
+    arb_responder_on_expiry(r, 20 * US);
+    CHECK_EQ_I(credit_attempt(&cap, from, 1), 1);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(st.tail_probes >= 1);
+    CHECK_EQ_U(st.losses_timer, 0);
+    /* the probe's own credit is probed in turn, twice as late */
+    CHECK_EQ_U(arb_responder_next_expiry(r), 20 * US + 40 * US);
+    arb_responder_free(r);
+}
+
+/* Once its first offset commits (a cold sample S of 50 us), the timer is
+ * the cold estimate, max(S + 4 S/2, S + S/2) = 3 S, not 1 ms; the probe
+ * waits twice the smaller of the cold srtt and the floor after the newest
+ * credit left: 20 us. A message of more than one window keeps the 1 ms
+ * initial timer after a cold sample (its next window queues behind every
+ * channel's first). */
+TEST(responder_one_window_cold_timer)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = one_window_two(&cap);
+    REQUIRE(r != NULL);
+    int32_t agg[4] = {1, 2, 3, 4};
+    arb_hdr h = mk_master(0, 0, 2, 1);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 15 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.rto, 45 * US);
+    CHECK_EQ_U(arb_responder_next_expiry(r), 20 * US);
+    arb_responder_free(r);
+
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.ep.window = 4;
+    c.ep.tail_probe = 1;
+    c.ep.timeout_min = 10 * US;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    static int32_t own[32], res[32];
+    memset(own, 0, sizeof own);
+    REQUIRE_EQ_I(arb_responder_start_message(r, 0, sizeof own, own, res, 0), 0);
+    register_all(r, 2, 0, 0, 0);
+    arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 15 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.rto, 1 * MS);
+    CHECK_EQ_U(st.tail_probes, 0);
+    arb_responder_free(r);
+}
+
+/* Its END wait, before any END, is at least three of its slowest cold
+ * loops after the last commit, not the floor: the tails queue behind every
+ * other channel's on the members' links, as the requests did on the way
+ * up, and a wait on the floor replayed every tail round after round. */
+TEST(responder_one_window_end_wait)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder *r = one_window_two(&cap);
+    REQUIRE(r != NULL);
+    int32_t agg[4] = {1, 2, 3, 4};
+    for (uint32_t k = 0; k < 2; k++) {
+        arb_hdr h = mk_master(0, k, 2, 1);
+        arb_responder_recv(r, &h, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, (40 + 10 * k) * US);
+    }
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    REQUIRE_EQ_I(pr.phase, ARB_RSP_DRAIN);
+    /* cold samples of 40 and 50 us: the slowest 50 us */
+    CHECK_EQ_U(arb_responder_next_expiry(r), 50 * US + 3 * 50 * US);
+    arb_responder_stats st;
+    arb_responder_on_expiry(r, 50 * US + 3 * 50 * US - 1);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.tail_replays, 0);
+    /* one END: the rest is waited for by order, as before */
+    arb_hdr e = mk_end(0, 0);
+    arb_responder_recv(r, &e, NULL, 0, 0, 60 * US);
+    CHECK(arb_responder_next_expiry(r) < 50 * US + 3 * 50 * US);
+    arb_responder_free(r);
+}
+
 /* The bypass repair (the original recovery: AGG_MISS sends an offset there at
  * once): the repair credit, repair requests (deduplicated, non-members
  * dropped), the commit by repair; and a late normal master, which commits
@@ -3392,6 +3508,9 @@ int main(void)
     RUN(requester_holds_early_credit);
     RUN(responder_commit_rides_tails);
     RUN(responder_tail_probes_back_off);
+    RUN(responder_one_window_probes_before_a_sample);
+    RUN(responder_one_window_cold_timer);
+    RUN(responder_one_window_end_wait);
     RUN(responder_probes_a_window_lost_whole);
     RUN(responder_end_rounds_by_order);
     RUN(responder_end_rounds_fail_on_silence_only);
