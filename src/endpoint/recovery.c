@@ -260,8 +260,10 @@ static uint32_t silences_needed(const arb_responder *r, uint32_t s)
     double p = loss_elsewhere(r, s), run = 1;
     if (p <= 0) return n;
     if (p >= 1) return SILENCES_MAX;
-    for (uint32_t i = 0; i < n; i++) run *= p;
-    for (; run > DEATH_ODDS && n < SILENCES_MAX; n++) run *= p;
+    for (uint32_t i = 0; i < n; i++)
+        run *= p;
+    for (; run > DEATH_ODDS && n < SILENCES_MAX; n++)
+        run *= p;
     return n;
 }
 
