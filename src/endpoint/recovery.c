@@ -145,19 +145,26 @@ static arb_time reo_wnd(const arb_responder *r)
     return r->srtt ? tmin(w, r->srtt) : w;
 }
 
+/* RFC 6298's smoothed loop and its variation, one sample on (srtt 0: the
+ * first sample; srtt is never 0 after it). */
+static void smooth(arb_time *srtt, arb_time *rttvar, arb_time sample)
+{
+    if (*srtt == 0) {
+        *srtt = sample ? sample : 1;
+        *rttvar = sample / 2;
+        return;
+    }
+    arb_time d = *srtt > sample ? *srtt - sample : sample - *srtt;
+    *rttvar = (3 * *rttvar + d) / 4;
+    *srtt = (7 * *srtt + sample) / 8;
+    if (*srtt == 0) *srtt = 1;
+}
+
 /* The cold samples' own estimate (cold_message). */
 static void cold_sample(arb_responder *r, arb_time sample)
 {
     if (sample > r->cold_max) r->cold_max = sample;
-    if (r->cold_srtt == 0) {
-        r->cold_srtt = sample ? sample : 1;
-        r->cold_rttvar = sample / 2;
-        return;
-    }
-    arb_time d = r->cold_srtt > sample ? r->cold_srtt - sample : sample - r->cold_srtt;
-    r->cold_rttvar = (3 * r->cold_rttvar + d) / 4;
-    r->cold_srtt = (7 * r->cold_srtt + sample) / 8;
-    if (r->cold_srtt == 0) r->cold_srtt = 1;
+    smooth(&r->cold_srtt, &r->cold_rttvar, sample);
 }
 
 /* RFC 6298's estimator over completion samples, and the recent maximum;
@@ -182,15 +189,7 @@ static void rto_sample(arb_responder *r, arb_time sample, arb_time sent)
         if (r->reo_mult > 1) r->reo_mult /= 2;
         if (r->rto_mult > 1) r->rto_mult /= 2;
     }
-    if (r->srtt == 0) {
-        r->srtt = sample ? sample : 1;
-        r->rttvar = sample / 2;
-    } else {
-        arb_time d = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
-        r->rttvar = (3 * r->rttvar + d) / 4;
-        r->srtt = (7 * r->srtt + sample) / 8;
-        if (r->srtt == 0) r->srtt = 1;
-    }
+    smooth(&r->srtt, &r->rttvar, sample);
 }
 
 /* ------------------------------------------------------------------ */
