@@ -1,0 +1,308 @@
+/*
+ * Unit tests of tree health in the responder, hand-made (epkit.h): the test
+ * plays the network for a responder of one member on two trees
+ * (subchannels) that go silent, lose credits, die, are probed and revive,
+ * with dynamic and static selection, and with every tree dead.
+ */
+#include "arbor/endpoint.h"
+
+#include "testkit.h"
+#include "epkit.h"
+
+/* A responder of R = 1 with two trees; the test plays the network: every
+ * normal credit on a tree marked alive is answered (its master, of the
+ * credit's attempt) `lat` after it left; credits on a dead tree vanish. */
+typedef struct tree_play {
+    capture cap;
+    int seen;     /* cap entries handled */
+    int alive[2]; /* trees that answer */
+    arb_time lat; /* credit to master */
+    arb_time due[CAP_MAX];
+    int pending[CAP_MAX];
+    int on_tree[2]; /* normal credits sent down each tree */
+    int retries_on[2];
+    int repair_unicast;  /* repair credits sent to the member by itself */
+    arb_time repair_lat; /* repair credit to its answer (0: lat) */
+    int drop_mod[2];     /* a live tree loses every drop_mod-th credit sent down it (0: none) */
+    int drop_next[2];    /* ... and the next drop_next credits sent down it */
+} tree_play;
+
+static arb_responder *tree_responder(tree_play *tp, int dynamic, uint32_t dead_after)
+{
+    memset(tp, 0, sizeof *tp);
+    tp->alive[0] = tp->alive[1] = 1;
+    tp->lat = 20 * US;
+    arb_responder_config c;
+    rsp_cfg(&c, 1, &tp->cap);
+    c.ep.window = 4;
+    c.subchannels = 2;
+    c.ep.dynamic_subchannels = dynamic;
+    c.ep.timeout_min = 50 * US;
+    c.ep.dead_after = dead_after;
+    arb_responder *r = NULL;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    return r;
+}
+
+/* Deliver what is due by `now`, then note the credits sent since; the
+ * member sends its END once everything committed. */
+static void tree_step(tree_play *tp, arb_responder *r, arb_time now)
+{
+    static const int32_t pay[4] = {1, 2, 3, 4};
+    arb_responder_progress pr;
+    arb_responder_get_progress(r, &pr);
+    if (pr.phase == ARB_RSP_DRAIN) {
+        arb_hdr e = mk_end(pr.msg_id, pr.start_seq);
+        arb_responder_recv(r, &e, NULL, 0, 0, now);
+    }
+    for (int i = 0; i < tp->seen; i++) {
+        if (!tp->pending[i] || tp->due[i] > now) continue;
+        tp->pending[i] = 0;
+        if (tp->cap.p[i].h.repair) { /* the member answers a repair credit straight back */
+            arb_hdr q = mk_repair_req(0, tp->cap.p[i].h.offset_b, 1);
+            arb_responder_recv(r, &q, (const uint8_t *)pay, 16, 0, tp->due[i]);
+            continue;
+        }
+        arb_hdr m = mk_master(0, tp->cap.p[i].h.offset_b, 1, 1);
+        m.attempt = tp->cap.p[i].h.attempt;
+        arb_responder_recv(r, &m, (const uint8_t *)pay, 16, ARB_EP_FROM_SWITCH, tp->due[i]);
+    }
+    for (; tp->seen < tp->cap.n; tp->seen++) {
+        const cap_pkt *p = &tp->cap.p[tp->seen];
+        if (p->h.packet_type == ARB_PT_RESPONSE && p->h.credit_valid && p->h.repair &&
+            p->dst.kind == ARB_EP_DST_MEMBER) { /* unicast: no tree to lose it */
+            tp->repair_unicast++;
+            tp->pending[tp->seen] = 1;
+            tp->due[tp->seen] = now + (tp->repair_lat ? tp->repair_lat : tp->lat);
+            continue;
+        }
+        if (p->h.packet_type != ARB_PT_RESPONSE || !p->h.credit_valid || p->h.repair) continue;
+        uint32_t s = p->dst.subchannel;
+        tp->on_tree[s]++;
+        tp->retries_on[s] += p->h.attempt > 0;
+        if (!tp->alive[s]) continue;
+        if (tp->drop_next[s] > 0) {
+            tp->drop_next[s]--;
+            continue;
+        }
+        if (tp->drop_mod[s] && tp->on_tree[s] % tp->drop_mod[s] == 0) continue;
+        tp->pending[tp->seen] = 1;
+        tp->due[tp->seen] = now + tp->lat;
+    }
+}
+
+/* Run from `from` to `to` in steps of `step`, serving expiries. */
+static void tree_run(tree_play *tp, arb_responder *r, arb_time from, arb_time to, arb_time step)
+{
+    for (arb_time t = from; t <= to && tp->cap.n < CAP_MAX - 8; t += step) {
+        tree_step(tp, r, t);
+        if (arb_responder_next_expiry(r) <= t) arb_responder_on_expiry(r, t);
+        tree_step(tp, r, t);
+    }
+}
+
+/*
+ * Tree health, dynamic selection. Both trees answer (100 us loops) until
+ * tree 0 goes silent: its credits in flight are lost by timer (no later
+ * credit of tree 0 commits), two silences make it dead, their retries and
+ * every credit after go down tree 1, but for probes of tree 0 at a growing
+ * interval. When tree 0 answers again, a probe commits and revives it.
+ */
+TEST(tree_dies_is_probed_and_revives)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 1, 2);
+    if (!r) return;
+    static int32_t res[200 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tp.lat = 100 * US;
+    tree_step(&tp, r, 0);
+    CHECK_EQ_I(tp.on_tree[0], 2); /* no sample yet: ties from k mod 2 */
+    CHECK_EQ_I(tp.on_tree[1], 2);
+    tree_run(&tp, r, 1 * US, 500 * US, 1 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.losses_timer + st.losses_order, 0);
+    CHECK(tp.on_tree[0] > 2 && tp.on_tree[1] > 2);
+    /* tree 0 goes silent */
+    tp.alive[0] = 0;
+    int sent0 = tp.on_tree[0];
+    tree_run(&tp, r, 501 * US, 2500 * US, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.deaths, 1);
+    CHECK_EQ_U(st.dead_subchannels, 1);
+    CHECK(st.losses_timer >= 2);
+    CHECK_EQ_U(st.repair_commits, 0);
+    CHECK(st.probes >= 1);
+    /* after its death tree 0 saw only probes; retries went to tree 1 */
+    CHECK(tp.on_tree[0] - sent0 <= 2 + (int)st.probes); /* at most its window, then probes */
+    CHECK_EQ_I(tp.retries_on[0], 0);
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    /* tree 0 comes back: the next probe commits and revives it */
+    tp.alive[0] = 1;
+    int before = tp.on_tree[0];
+    tree_run(&tp, r, 2501 * US, 12 * MS, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.revivals, 1);
+    CHECK_EQ_U(st.dead_subchannels, 0);
+    CHECK(tp.on_tree[0] > before + 2); /* used again after the revival */
+    CHECK_EQ_U(st.commits, 200);
+    CHECK_EQ_I(tp.cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/*
+ * Static selection keeps sending each offset's first credit down its own
+ * tree (k mod 2), dead or not; once tree 0 is dead, its credits are given
+ * up after the floor (timeout_min) rather than the full timer, and their
+ * retries go down tree 1: the message completes.
+ */
+TEST(static_selection_moves_retries_off_a_dead_tree)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 0, 2);
+    if (!r) return;
+    static int32_t res[64 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0); /* 64 offsets */
+    register_all(r, 1, 0, 0, 0);
+    tree_run(&tp, r, 0, 100 * US, 1 * US); /* both answer: warm samples */
+    tp.alive[0] = 0;
+    tree_run(&tp, r, 101 * US, 20 * MS, 1 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 64);
+    CHECK_EQ_U(st.repair_commits, 0);
+    CHECK_EQ_I(tp.on_tree[0] - tp.retries_on[0], 32); /* every even offset's first credit */
+    CHECK_EQ_I(tp.retries_on[0], 0);
+    CHECK_EQ_U(st.deaths, 1);
+    CHECK_EQ_U(st.probes, 0); /* static selection probes with its first credits */
+    CHECK_EQ_I(tp.cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/*
+ * Random loss is not a failure. Tree 1 loses every second credit sent down
+ * it; tree 0 loses the next 4 of its credits, then answers again: 4 timer
+ * losses with no commit between, where dead_after is 2. Were tree 1
+ * clean, two would make tree 0 dead (the next test); with tree 1 losing
+ * half its credits, a run of n is what random loss gives once in 2^n runs,
+ * so the verdict needs 14 (2^-14 <= 1/16384, docs/protocol.md 9.2) and
+ * tree 0 stays alive. The message completes either way.
+ */
+static uint64_t silent_run_deaths(int loss_elsewhere)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 0, 2);
+    if (!r) return UINT64_MAX;
+    static int32_t res[48 * 4];
+    REQUIRE_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tp.drop_mod[1] = loss_elsewhere ? 2 : 0;
+    tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    uint64_t timer_before = st.losses_timer;
+    tp.drop_next[0] = 4;
+    tree_run(&tp, r, 201 * US, 40 * MS, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 48);
+    CHECK(st.losses_timer >= timer_before + 2); /* tree 0's silence was seen */
+    CHECK(tp.cap.n < CAP_MAX - 8);
+    CHECK_EQ_I(tp.cap.invalid, 0);
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    arb_responder_free(r);
+    return st.deaths;
+}
+
+TEST(a_silence_where_other_trees_lose_too_is_not_a_death)
+{
+    CHECK_EQ_U(silent_run_deaths(1), 0);
+}
+
+TEST(a_silence_where_other_trees_lose_nothing_is_a_death)
+{
+    CHECK_EQ_U(silent_run_deaths(0), 1);
+}
+
+/* A tree that has failed is still found where the other loses half its
+ * credits: every credit down it is lost, so its silences reach the 14 that
+ * random loss at 1/2 would not give, and the message completes over the
+ * other tree. */
+TEST(a_dead_tree_is_found_where_the_other_is_lossy)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 0, 2);
+    if (!r) return;
+    static int32_t res[64 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tp.drop_mod[1] = 2;
+    tree_run(&tp, r, 0, 200 * US, 1 * US);
+    tp.alive[0] = 0;
+    tree_run(&tp, r, 201 * US, 60 * MS, 1 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 64);
+    CHECK_EQ_U(st.deaths, 1);
+    CHECK_EQ_U(st.dead_subchannels, 1);
+    CHECK(st.losses_timer >= 14);
+    CHECK(tp.cap.n < CAP_MAX - 8);
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    arb_responder_free(r);
+}
+
+/* Both trees silent: one dies, then, after a silence of dead_after timers,
+ * the last one too. The channel goes on through the bypass repair (its
+ * repair credits go to the member by itself, and commit) while it probes
+ * the trees; when they answer again a probe revives one and credits
+ * resume: the message completes without an error. */
+TEST(every_tree_dies_bypass_then_revival)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 1, 1);
+    if (!r) return;
+    static int32_t res[180 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tp.repair_lat = 300 * US; /* the bypass is slow: the probes find the trees back */
+    tree_run(&tp, r, 0, 100 * US, 1 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    uint64_t before = st.commits;
+    tp.alive[0] = tp.alive[1] = 0;
+    tree_run(&tp, r, 101 * US, 2 * MS, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK_EQ_U(st.deaths, 2);
+    CHECK_EQ_U(st.dead_subchannels, 2);
+    CHECK(st.bypass > 0);
+    CHECK(tp.repair_unicast > 0);
+    CHECK(st.repair_commits > 0);
+    CHECK(st.commits > before); /* the bypass carries on */
+    CHECK(st.probes > 0);
+    CHECK(st.commits < 180); /* offsets remain for the trees when they answer again */
+    tp.alive[0] = tp.alive[1] = 1;
+    tree_run(&tp, r, 2 * MS + 1 * US, 60 * MS, 1 * US);
+
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 180);
+    CHECK(tp.cap.n < CAP_MAX - 8); /* the run was not cut by the capture */
+    CHECK(st.revivals >= 1);
+    CHECK_EQ_I(arb_responder_error(r), 0);
+    arb_responder_free(r);
+}
+
+int main(void)
+{
+    RUN(tree_dies_is_probed_and_revives);
+    RUN(static_selection_moves_retries_off_a_dead_tree);
+    RUN(a_silence_where_other_trees_lose_too_is_not_a_death);
+    RUN(a_silence_where_other_trees_lose_nothing_is_a_death);
+    RUN(a_dead_tree_is_found_where_the_other_is_lossy);
+    RUN(every_tree_dies_bypass_then_revival);
+    return testkit_done();
+}
