@@ -12,7 +12,9 @@
  *   six       the six collectives at 0.1% against their loss-free time
  *   trees     leafspine:4,8,8, two subchannels, spine L2.0 dead from the start
  *             (arbor.fail) or failing 2 ms in (fabric.fail_at), dynamic and
- *             static selection; one flaky uplink at 1%
+ *             static selection; one flaky uplink at 1%; random loss alone
+ *             (0.1%, 1%) over seeds 1..3 (or --seeds), each selection,
+ *             against the ring
  *   loss-free the default run at 64 MiB and 1 GiB (header-only)
  *   fabrics   star:32, leafspine:4,8,8, kary:8,2, the three-level kary:4,3,
  *             pgft:2;8,4;1,2;1,2 (parallel links, 2:1) and rail:2,8,4,4 (2:1)
@@ -172,14 +174,16 @@ static void trees_table(void)
     } rows[] = {
         {"no failure, dynamic", "arbor.subchannel_mode=dynamic", NULL, 0},
         {"no failure, static", "arbor.subchannel_mode=static", NULL, 0},
+        /* the figures a failed tree must still give (docs/results.md, "One tree failed"):
+         * dynamic 96.6, static 85.6 Gb/s when local repair came */
         {"dead from the start, dynamic", "arbor.subchannel_mode=dynamic", "arbor.fail=switch:L2.0",
-         95},
+         96.6},
         {"dead from the start, static", "arbor.subchannel_mode=static", "arbor.fail=switch:L2.0",
-         45},
+         85.6},
         {"fails 2 ms in, dynamic", "arbor.subchannel_mode=dynamic",
-         "fabric.fail_at=2ms switch:L2.0", 95},
+         "fabric.fail_at=2ms switch:L2.0", 96.6},
         {"fails 2 ms in, static", "arbor.subchannel_mode=static", "fabric.fail_at=2ms switch:L2.0",
-         45},
+         85.6},
     };
     printf("  %-32s %12s %8s\n", "case", "Gb/s", "retries");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -190,7 +194,7 @@ static void trees_table(void)
                (unsigned long long)o.retries);
         if (rows[i].goal > 0) {
             char what[96];
-            snprintf(what, sizeof what, "%s: >= %.0f Gb/s", rows[i].name, rows[i].goal);
+            snprintf(what, sizeof what, "%s: >= %.1f Gb/s", rows[i].name, rows[i].goal);
             goal(what, o.ok && o.gbps >= rows[i].goal);
         }
     }
@@ -206,6 +210,67 @@ static void trees_table(void)
          a.ok && b.ok && b.gbps >= 0.9 * a.gbps && b.correct == 1);
 }
 
+static int g_seeds = 1;
+
+/* Two trees a channel under random loss alone, each selection, seeds
+ * 1..g_seeds (at least 3): every run exact, no tree taken for a failed one,
+ * nothing bypassed, and the mean at least 1.5x the ring's at the same loss
+ * (docs/protocol.md section 9). */
+static void trees_loss_rows(void)
+{
+    static const char *const modes[] = {"arbor.subchannel_mode=dynamic",
+                                        "arbor.subchannel_mode=static"};
+    static const char *const losses[] = {"fabric.loss=0.001", "fabric.loss=0.01"};
+    int n = g_seeds > 3 ? g_seeds : 3;
+    printf("  two trees under random loss, seeds 1..%d: mean (lowest), trees dead, bypassed, "
+           "against the ring\n",
+           n);
+    for (int l = 0; l < 2; l++) {
+        double ring = 0;
+        char sd[32];
+        const char *rs[] = {"fabric.topology=leafspine:4,8,8", losses[l], sd, NULL};
+        for (int k = 1; k <= n; k++) {
+            snprintf(sd, sizeof sd, "run.seed=%d", k);
+            struct outcome r = run("scenarios/arbor-star32-ring.ini", rs);
+            ring += ring_gbps(&r, size_bytes()) / n;
+        }
+        for (int m = 0; m < 2; m++) {
+            const char *as[] = {"fabric.topology=leafspine:4,8,8",
+                                "arbor.subchannels=2",
+                                modes[m],
+                                "arbor.mode=values",
+                                losses[l],
+                                sd,
+                                NULL};
+            double sum = 0, low = -1;
+            uint64_t dead = 0, bypass = 0;
+            int exact = 1;
+            for (int k = 1; k <= n; k++) {
+                snprintf(sd, sizeof sd, "run.seed=%d", k);
+                struct outcome o = run(NULL, as);
+                double g = o.ok ? o.gbps : 0;
+                sum += g;
+                if (low < 0 || g < low) low = g;
+                exact &= o.ok && o.correct == 1;
+                dead += o.deaths;
+                bypass += o.bypass;
+            }
+            const char *mode = strchr(modes[m], '=') + 1;
+            const char *loss = l ? "1%" : "0.1%";
+            char name[64], what[128];
+            snprintf(name, sizeof name, "%s, %s", loss, mode);
+            printf("  %-32s %12.3f (%.3f) %4llu dead %4llu bypassed, ring %.3f: %.2fx\n", name,
+                   sum / n, low, (unsigned long long)dead, (unsigned long long)bypass, ring,
+                   ring > 0 ? sum / n / ring : 0);
+            snprintf(what, sizeof what, "two trees, %s, %s: exact, no tree dead, nothing bypassed",
+                     loss, mode);
+            goal(what, exact && dead == 0 && bypass == 0);
+            snprintf(what, sizeof what, "two trees, %s, %s: >= 1.5x the ring", loss, mode);
+            goal(what, ring > 0 && sum / n >= 1.5 * ring);
+        }
+    }
+}
+
 /* One fabric, one size, one loss: Arbor local and end-to-end, the ring;
  * over seeds 1..g_seeds where lossy (the figures are means; low the
  * lowest of Arbor's). */
@@ -213,8 +278,6 @@ struct frow {
     struct outcome local, e2e, ring;
     double ring_gbps, low;
 };
-
-static int g_seeds = 1;
 static const char *g_fabric;
 
 static struct frow fabric_row(const char *topo, const char *size, const char *loss)
@@ -349,6 +412,7 @@ int main(int argc, char **argv)
     goal(">= 1.5x the ring at every loss rate", all);
     six_table();
     trees_table();
+    trees_loss_rows();
     printf("loss-free: the default AllReduce, header-only\n");
     const char *none[] = {NULL};
     struct outcome o = run(NULL, none);

@@ -232,16 +232,18 @@ static void tree_outcome(struct rsub *u, int lost)
     u->lost += lost != 0;
 }
 
-/* The largest fraction of recent credits lost on a live tree other than
- * s: the loss the fabric itself gives a credit, as far as this channel can
- * tell. 0 when the other trees lose nothing (or there is none). */
+/* The largest share of recent credits lost on a live tree other than s:
+ * the loss the fabric itself gives a credit, as far as this channel can
+ * tell; 0 where there is no other live tree. Each share is estimated as
+ * (lost + 1) / (done + 2) (Laplace's rule): a sibling that has resolved
+ * few credits, none lost, is not yet evidence of a loss-free fabric. */
 static double loss_elsewhere(const arb_responder *r, uint32_t s)
 {
     double p = 0;
     for (uint32_t t = 0; t < r->cfg.subchannels; t++) {
         const struct rsub *v = &r->sub[t];
-        if (t == s || v->health == T_DEAD || !v->done) continue;
-        double q = (double)v->lost / v->done;
+        if (t == s || v->health == T_DEAD) continue;
+        double q = (v->lost + 1.0) / (v->done + 2.0);
         if (q > p) p = q;
     }
     return p;
@@ -335,6 +337,24 @@ uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
     return s;
 }
 
+/* A later attempt stays on its earlier attempt's tree while that tree
+ * has had fewer timer losses than this with no commit between: after two
+ * it may be failing, and the attempt goes where selection says. */
+#define RETRY_SILENCES 2u
+
+/* Tree s if it is live and has not gone silent twice running
+ * (RETRY_SILENCES), else the next such tree, else a live one
+ * (rsp_live_sub): the tree of a static later attempt, and of a tail. */
+uint32_t rsp_quiet_sub(const arb_responder *r, uint32_t s, uint32_t k)
+{
+    uint32_t n = r->cfg.subchannels;
+    for (uint32_t x = 0; x < n; x++) {
+        const struct rsub *u = &r->sub[(s + x) % n];
+        if (u->health != T_DEAD && u->silences < RETRY_SILENCES) return (s + x) % n;
+    }
+    return rsp_live_sub(r, s, k);
+}
+
 /* A dead tree due for a probe, or UINT32_MAX. */
 uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now)
 {
@@ -351,19 +371,33 @@ uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now)
     return UINT32_MAX;
 }
 
-/* The tree of a normal credit for offset k: static, the offset's own tree
- * for its first credit and a live one for later attempts; dynamic, a dead
- * tree due for a probe (first credits only), else the best live tree. */
-uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now)
+/* The tree of a normal credit for offset k; prev is the tree of its
+ * attempt before (a later attempt). A later attempt goes down its earlier
+ * attempt's tree while that lives and has not gone silent twice running
+ * (RETRY_SILENCES): the switches there hold what the earlier one gathered
+ * (a partial slot to take over, a complete one to send again), which
+ * another tree's switches would gather anew from every member. Static:
+ * the offset's own tree while it lives (a later attempt: while it has not
+ * gone silent twice running, else the next live tree that has not); a
+ * dead one's first credits go to a dead tree due for a probe, else to the
+ * next live tree. Dynamic: a dead tree due for a probe (first credits
+ * only), else the best live tree. */
+uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t prev, arb_time now)
 {
     uint32_t n = r->cfg.subchannels, home = k % n;
     if (r->live_subs == 0) return r->probe_sub; /* every tree dead: a probe */
     if (n == 1) return 0;
-    if (!r->cfg.ep.dynamic_subchannels) return first_attempt ? home : rsp_live_sub(r, home, k);
+    if (!first_attempt && prev < n && r->sub[prev].health != T_DEAD &&
+        r->sub[prev].silences < RETRY_SILENCES)
+        return prev;
+    if (!r->cfg.ep.dynamic_subchannels && r->sub[home].health != T_DEAD &&
+        (first_attempt || r->sub[home].silences < RETRY_SILENCES))
+        return home;
     if (first_attempt) {
         uint32_t p = rsp_probe_due(r, home, now);
         if (p != UINT32_MAX) return p;
     }
+    if (!r->cfg.ep.dynamic_subchannels) return rsp_quiet_sub(r, (home + 1) % n, k);
     return best_live(r, home);
 }
 
@@ -534,18 +568,23 @@ static uint32_t tail_credit(const arb_responder *r)
  * re-credit by themselves) shows nothing by order either, and the loss
  * timer, which holds the loaded loop's maxima and multipliers (3 ms
  * against a 124 us srtt there), would stall the channel: the probe goes out
- * the larger of the probe timeout and twice the tree's latest loop
- * (RACK's: the loop of its newest credit that committed; srtt lags a loop
- * that grows as the windows of every channel queue up: 2 srtt alone
- * probed credits that were only slow, and cost kary:4,3 a sixth of its
- * goodput at 16 MiB) after the credit left or its tree last committed,
- * whichever is later; a tree that commits is not stalled. Doubled for each
- * earlier probe of the offset. */
+ * the larger of the probe timeout and twice the channel's latest loop
+ * (RACK's: the loop of its newest credit that committed, on any of its
+ * trees; srtt lags a loop that grows as the windows of every channel queue
+ * up: 2 srtt alone probed credits that were only slow, and cost kary:4,3 a
+ * sixth of its goodput at 16 MiB) after the credit left or its tree last
+ * committed, whichever is later; a tree that commits is not stalled.
+ * Doubled for each earlier probe of the offset. The channel's loop, not
+ * the tree's own: a tree that gets few credits (a suspect one, under
+ * dynamic selection) keeps the loop of its last commit for long, and that
+ * commit may have been a slow one the switches repaired (580 us against a
+ * 15-50 us loop on leafspine:4,8,8 at 1% loss, which held a channel's
+ * window for 1.7 ms and then 2.3 ms). */
 static arb_time probe_due(const arb_responder *r, const struct rentry *e)
 {
     if (r->next >= r->msg[0].n) return e->sent + (probe_timeout(r) << e->probes);
     const struct rsub *u = &r->sub[e->sub];
-    arb_time t = tmax(probe_timeout(r), 2 * u->rack_rtt);
+    arb_time t = tmax(probe_timeout(r), 2 * r->rack_rtt);
     return tmax(e->sent, u->progress) + (t << e->probes);
 }
 

@@ -187,8 +187,9 @@ void rsp_end_seen(arb_responder *r, arb_time now);
 void rsp_end_arm(arb_responder *r);
 arb_time rsp_rto(const arb_responder *r);
 arb_time rsp_timers(const arb_responder *r);
-uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, arb_time now);
+uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t prev, arb_time now);
 uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k);
+uint32_t rsp_quiet_sub(const arb_responder *r, uint32_t s, uint32_t k);
 /* A dead tree due for a probe (its next probe time moves on), or UINT32_MAX. */
 uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now);
 /* Offset e goes to the bypass repair (waiting for a repair slot). */

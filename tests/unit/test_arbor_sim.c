@@ -361,12 +361,14 @@ TEST(dynamic_subchannels_avoid_a_failed_tree)
      * after planning: every channel's tree there goes silent, its credits
      * are lost by timer, the tree is declared dead and its offsets are
      * credited again on the live tree, in the network (no bypass repair).
-     * Dynamic selection then sends everything down the live tree but for
-     * probes; static selection keeps sending every other offset's first
-     * credit down the dead tree and recovers each on the live one: both
+     * Both selections then send everything down the live tree but for
+     * probes (static selection used to keep every other offset's first
+     * credit on the dead tree and recover each on the live one): both
      * finish with exact values. */
+    /* 4 MiB: 64 offsets a channel, long enough for every verdict (at 1 MiB
+     * a channel may finish on the live tree before its dead one's) */
     struct run x = {
-        "leafspine:4,2,2", ARB_COLL_ALLREDUCE, 8, 1 << 20, ARB_DTYPE_I32, 1, 0, 0, 2, 0, 0};
+        "leafspine:4,2,2", ARB_COLL_ALLREDUCE, 8, 1 << 22, ARB_DTYPE_I32, 1, 0, 0, 2, 0, 0};
     arb_sim_arbor_result r;
     arb_sim_stats st;
     g_dynamic = 1;
@@ -381,17 +383,16 @@ TEST(dynamic_subchannels_avoid_a_failed_tree)
     CHECK_EQ_U(r.deaths, 8);
     CHECK(r.losses_timer > 0 && r.retries > 0);
     CHECK_EQ_U(r.repair_commits, 0);
-    uint64_t dynamic_retries = r.retries;
     g_dynamic = 0;
     if (run(&x, &r, &st) < 0) goto out;
     check_good(&x, &r, &st);
     CHECK_EQ_U(r.deaths, 8);
     CHECK_EQ_U(r.repair_commits, 0);
-    CHECK_EQ_U(r.probes, 0);
-    /* every even offset's first credit went down the dead tree (8 channels
-     * of 16 offsets: 64 of them), and was credited again */
-    CHECK(r.retries >= 64);
-    CHECK(r.retries > dynamic_retries);
+    CHECK(r.probes > 0);
+    /* not every even offset's first credit went down the dead tree (8
+     * channels of 64 offsets: 256 of them, each credited again, when static
+     * selection kept them there) */
+    CHECK(r.retries < 256);
 out:
     g_dynamic = 0;
     g_fail_node = 0;
