@@ -257,6 +257,14 @@ static int run_start(struct scn_run *run)
         rc = scn_arbor_setup(run->sc, r, run->t, run->s, &run->plans, &run->n_plans, run->err,
                              run->errlen);
         if (rc < 0) return rc;
+        /* arbor.fail failed links and switches after the plans: the
+         * routing and the simulator learn of it as of a fabric.fail_at
+         * entry at time 0 (the trees keep what failed) */
+        if (*scn_str(run->sc, K_AR_FAIL)) {
+            if (arb_lb_refresh(run->route.ctx) < 0)
+                return arb_errf(run->err, run->errlen, ARB_ENOMEM, "out of memory");
+            arb_sim_fabric_changed(run->s);
+        }
     }
     if (r->watch && run->n_plans) {
         uint32_t *ch_end = arb_malloc(run->n_plans * sizeof *ch_end);

@@ -58,6 +58,15 @@ done
 same "a spine dead from the start: its trees declared dead, the run done" True \
     "$(fig "$TMP/f.json" 'r["tree_deaths"] > 0 and a["ranks_done"] == 32')"
 
+# a link failed after planning (arbor.fail): the routing learns of it, so
+# routed packets (REGISTER, END, unicast repairs) go around it under a
+# scheme that routes around failures; before, they went into it and no
+# rank finished (0 of 32, REGISTERs unanswered)
+sim -s topology=leafspine:4,8,8 -s size=1MiB -s arbor.fail=link:L1.0-L2.0 \
+    -s routing.scheme=updown >"$TMP/fl.json"
+same "arbor.fail of a link, updown: exact, every rank done" "True 32" \
+    "$(fig "$TMP/fl.json" '"%s %d" % (d["correct"], a["ranks_done"])')"
+
 # two trees a channel at 1% per link (docs/protocol.md section 9): every
 # tree loses credits, so a run of timer losses on one is weighed against
 # its sibling's losses, and no tree is taken for a failed one
