@@ -50,6 +50,7 @@ void evq_free(struct evq *q)
     arb_free(q->h);
     arb_free(q->scratch);
     arb_free(q->count);
+    evq_free_local(q);
     memset(q, 0, sizeof *q);
 }
 
@@ -289,116 +290,6 @@ static void swap_run(struct evq *q)
     q->scratch_cap = cap;
 }
 
-/* The local order's key of an entry of the bucket that starts at base:
- * its time within the bucket, then its target. A stable sort on it leaves
- * entries of one time and target in their (insertion) order. */
-static inline uint64_t local_key(const struct evq_entry *e, arb_time base)
-{
-    return (uint64_t)(e->t - base) << EVQ_TARGET_BITS | (e->key & EVQ_TARGET_MAX);
-}
-
-/* Merge the ascending runs a[lo..mid) and a[mid..hi) into out[lo..hi),
- * stably (on equal keys the first run's entry goes first). */
-static void merge_runs(const struct evq_entry *a, size_t lo, size_t mid, size_t hi,
-                       struct evq_entry *out, arb_time base)
-{
-    size_t i = lo, j = mid, k = lo;
-    if (local_key(&a[mid - 1], base) > local_key(&a[mid], base)) {
-        uint64_t ki = local_key(&a[i], base), kj = local_key(&a[j], base);
-        for (;;) {
-            if (kj < ki) {
-                out[k++] = a[j++];
-                if (j == hi) break;
-                kj = local_key(&a[j], base);
-            } else {
-                out[k++] = a[i++];
-                if (i == mid) break;
-                ki = local_key(&a[i], base);
-            }
-        }
-    }
-    memcpy(out + k, a + i, (mid - i) * sizeof *a);
-    k += mid - i;
-    memcpy(out + k, a + j, (hi - j) * sizeof *a);
-}
-
-/* The most ascending runs a bucket may have for sort_local to merge them
- * (in at most log2 of it passes); a bucket with more is radix sorted. */
-#define LOCAL_RUNS 32
-
-/* The bucket's start of each ascending run of local keys in a[0..n), in
- * b[0..k), and b[k] = n; returns k, or 0 when there are more than
- * LOCAL_RUNS. *differ: the bits in which the keys differ. */
-static size_t find_runs(const struct evq_entry *a, size_t n, arb_time base, size_t *b,
-                        uint64_t *differ)
-{
-    size_t k = 0;
-    uint64_t prev = local_key(&a[0], base), any = prev, all = prev;
-    b[0] = 0;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = local_key(&a[i], base);
-        any |= x;
-        all &= x;
-        if (x < prev && ++k <= LOCAL_RUNS) b[k] = i;
-        prev = x;
-    }
-    *differ = any ^ all;
-    if (++k > LOCAL_RUNS) return 0;
-    b[k] = n;
-    return k;
-}
-
-/* The current run's n entries by local key: a stable LSD radix sort over
- * the bits the keys differ in, in digits of up to EVQ_BUCKET_SHIFT bits
- * (fewer for a small bucket: the counters cost as much as the entries),
- * with each entry's key in place of its time meanwhile. */
-static void sort_keys(struct evq *q, size_t n, arb_time base, uint64_t differ)
-{
-    unsigned digit = 6;
-    while (digit < EVQ_BUCKET_SHIFT && (size_t)1 << (digit + 1) <= n)
-        digit++;
-    for (size_t i = 0; i < n; i++)
-        q->run[i].t = local_key(&q->run[i], base);
-    while (differ) {
-        unsigned shift = (unsigned)__builtin_ctzll(differ);
-        unsigned span = 64 - (unsigned)__builtin_clzll(differ) - shift;
-        unsigned bits = span < digit ? span : digit;
-        radix_pass(q->count, q->run, q->scratch, n, 0, shift, bits);
-        swap_run(q);
-        differ &= ~(((UINT64_C(1) << bits) - 1) << shift);
-    }
-    for (size_t i = 0; i < n; i++)
-        q->run[i].t = base + (q->run[i].t >> EVQ_TARGET_BITS);
-}
-
-/* The current run's n gathered entries in the local order. Events pushed
- * in time and target order, as a fabric in lockstep mostly does, leave a
- * bucket a few ascending runs, which are merged pairwise; a bucket of many
- * runs is radix sorted on (time, target) (sort_keys). */
-static void sort_local(struct evq *q, size_t n, arb_time base)
-{
-    size_t b[LOCAL_RUNS + 1];
-    uint64_t differ;
-    size_t k = find_runs(q->run, n, base, b, &differ);
-    if (k == 0) {
-        sort_keys(q, n, base, differ);
-        return;
-    }
-    while (k > 1) {
-        size_t m = 0;
-        for (size_t r = 0; r < k; r += 2, m++) {
-            if (r + 1 < k)
-                merge_runs(q->run, b[r], b[r + 1], b[r + 2], q->scratch, base);
-            else
-                memcpy(q->scratch + b[r], q->run + b[r], (b[r + 1] - b[r]) * sizeof *q->run);
-            b[m] = b[r];
-        }
-        b[m] = b[k];
-        k = m;
-        swap_run(q);
-    }
-}
-
 /* Make bucket q->cur the current run: gather its chunks (returning them to
  * the free list) and sort. Its entries were appended in sequence order
  * (the local order relies on it for entries of one time and one target). */
@@ -410,7 +301,8 @@ static int load_run(struct evq *q)
         n += c == b->tail ? b->tn : EVQ_CHUNK;
         if (c == b->tail) break;
     }
-    if (grow(&q->run, &q->rcap, n) < 0 || grow(&q->scratch, &q->scratch_cap, n) < 0)
+    if (grow(&q->run, &q->rcap, n) < 0 || grow(&q->scratch, &q->scratch_cap, n) < 0 ||
+        (q->local && n >= q->blk_cap && evq_local_room(q, n) < 0))
         return ARB_ENOMEM;
     size_t k = 0;
     for (uint32_t c = b->head;;) {
@@ -426,10 +318,10 @@ static int load_run(struct evq *q)
     q->occ[(q->cur & MASK) >> 6] &= ~(UINT64_C(1) << (q->cur & 63));
     q->in_wheel -= n;
     arb_time base = q->cur << EVQ_BUCKET_SHIFT;
-    if (n <= SMALL_SORT) {
+    if (q->local) {
+        evq_sort_local(q, n, base);
+    } else if (n <= SMALL_SORT) {
         insertion_sort(q, q->run, n);
-    } else if (q->local) {
-        sort_local(q, n, base);
     } else if (!in_order(q, q->run, n)) {
         swap_run(q);
         bucket_sort(q, n, base);

@@ -22,10 +22,10 @@
  * run) and sorted there: a bucket's entries were appended in sequence
  * order, so a stable counting sort on the time within the bucket gives
  * (time, sequence) order in linear time however many share the bucket. In
- * the local order the bucket is instead taken as the ascending runs of
- * (time, target) it was appended in, a few when events are scheduled in
- * that order as a fabric in lockstep mostly does, and they are merged
- * stably; a bucket of many runs is radix sorted on (time, target).
+ * the local order the bucket is instead taken as the stretches of ascending
+ * targets of one time it was appended in, a few for each time when events
+ * are scheduled in that order as a fabric in lockstep mostly does, and
+ * each time's are merged (evq_local.c).
  * Events beyond the horizon (timeouts) wait in a 4-ary heap and move into
  * the wheel as it turns. The order is exactly that of a heap keyed by
  * (time, key); only the cost differs. An event inserted at the time being
@@ -33,8 +33,8 @@
  *
  * An entry is 16 bytes: the time, and a key: the insertion sequence number
  * in the high 36 bits and the target (a port event slot or a host timer) in
- * the low 28 (the local order compares the target first). Targets are small integers the simulator
- * assigns; the queue does not interpret them.
+ * the low 28 (the local order compares the target first). Targets are
+ * small integers the simulator assigns; the queue does not interpret them.
  */
 #ifndef ARBOR_SIM_EVQ_H
 #define ARBOR_SIM_EVQ_H
@@ -58,6 +58,8 @@ struct evq_entry {
 };
 
 #define EVQ_CHUNK 15 /* entries per chunk: 256-byte chunks */
+
+struct evq_span; /* (evq_local.c) */
 
 struct evq_chunk {
     struct evq_entry e[EVQ_CHUNK];
@@ -90,6 +92,13 @@ struct evq {
     int local;         /* the local order: events of one time by target (evq_set_local) */
     int batch;         /* evq_batch_begin: pushes into the current run wait unsorted */
     size_t batch_from; /* where they start */
+    /* the local order's sort of a bucket (evq_local.c) */
+    struct evq_entry *tmp;  /* a third array for merges */
+    uint32_t *bnd;          /* where each block or round starts */
+    uint8_t *tix;           /* each block's time, numbered */
+    struct evq_span *spans; /* the blocks or rounds as stretches */
+    size_t blk_cap;         /* of tmp, bnd, tix and spans */
+    uint8_t *tmap;          /* a time within the bucket's number (0: none yet) */
 };
 
 /* The target of an entry. */
@@ -175,6 +184,16 @@ static inline uint32_t evq_ahead(const struct evq *q, size_t d)
 {
     return q->pos + d < q->rn ? evq_target(&q->run[q->pos + d]) : UINT32_MAX;
 }
+
+/* The local order's sort (evq_local.c) of the bucket that starts at base,
+ * gathered into the current run's n entries in the order they were
+ * appended (the scratch array has room for n too), after
+ * evq_local_room(q, n) (0 or ARB_ENOMEM) made room for its work (none
+ * needed while n < blk_cap);
+ * evq_free_local: the arrays it keeps, freed. */
+int evq_local_room(struct evq *q, size_t n);
+void evq_sort_local(struct evq *q, size_t n, arb_time base);
+void evq_free_local(struct evq *q);
 
 /* The earliest event's time, or ARB_TIME_NEVER when empty. (It may sort
  * or advance the wheel, hence not const.) */

@@ -150,11 +150,10 @@ static void check_local_pops(struct evq *q, const arb_time *ref_t, const uint32_
 }
 
 /* The local order: events of one time pop by target, and those of one
- * target and time in insertion order. One bucket of too many ascending
- * runs to merge (so radix sorted), runs of ties with targets that differ
- * in every digit, in the low bits only (passes skipped), in the high bits
- * only, already in order, and all one target; checked against the
- * definition. */
+ * target and time in insertion order. One bucket of five times, each a
+ * run of ties: targets that differ in every digit, in the low bits only,
+ * in the high bits only, already in order, and all one target; checked
+ * against the definition. */
 TEST(evq_local_order_sorts_ties_by_target)
 {
     enum { RUNS = 5, PER = 400, N = RUNS * PER };
@@ -187,11 +186,10 @@ TEST(evq_local_order_sorts_ties_by_target)
     evq_free(&q);
 }
 
-/* The local order of buckets pushed as a few ascending runs of (time,
- * target), which are merged rather than radix sorted: 2, 3, 7 and 32 runs,
- * and 33 (one too many to merge), each of a few times and a few targets so
- * that entries of one time and target fall in different runs; checked
- * against the definition. */
+/* The local order of buckets pushed as ascending runs of (time, target):
+ * 2, 3, 7, 32 and 33 runs, each of a few times and a few targets so that
+ * entries of one time and target fall in different runs; checked against
+ * the definition. */
 TEST(evq_local_order_merges_ascending_runs)
 {
     enum { MAXN = 6000 };
@@ -226,6 +224,290 @@ TEST(evq_local_order_merges_ascending_runs)
     evq_free(&q);
 }
 
+/* A queue in the local order for push_bucket. */
+struct lq {
+    struct evq q;
+    arb_time t[40000];
+    uint32_t target[40000];
+    uint32_t n;
+};
+
+/* Push (base + dt, target) as the next event of l (all of one bucket past
+ * the current one, so that it is gathered and sorted when reached). */
+static void lq_push(struct lq *l, arb_time base, uint32_t dt, uint32_t target)
+{
+    REQUIRE(l->n < 40000);
+    l->t[l->n] = base + dt;
+    l->target[l->n] = target;
+    CHECK_EQ_I(evq_push(&l->q, base + dt, target), (int64_t)l->n);
+    l->n++;
+}
+
+#define LQ_BASE ((arb_time)1 << 24) /* a bucket's start, ahead of the first */
+
+/* Rounds as a fabric in lockstep schedules them: each round a block of
+ * ascending targets (per_block of them, from a random subset) at each of
+ * `times` times, and `strays` single events at random times and targets
+ * after each round. */
+static void push_rounds(struct lq *l, arb_rng *r, int rounds, int times, int per_block, int strays)
+{
+    for (int k = 0; k < rounds; k++) {
+        for (int i = 0; i < times; i++) {
+            uint32_t g = (uint32_t)arb_rng_below(r, 8);
+            for (int j = 0; j < per_block; j++) {
+                g += 1 + (uint32_t)arb_rng_below(r, 16);
+                lq_push(l, LQ_BASE, 320 * (uint32_t)i + 96, g);
+            }
+        }
+        for (int j = 0; j < strays; j++)
+            lq_push(l, LQ_BASE, 320 * (uint32_t)arb_rng_below(r, (uint64_t)times) + 96,
+                    (uint32_t)arb_rng_below(r, 4000));
+    }
+}
+
+/* Buckets shaped as a fabric's: rounds of blocks and stray events, small
+ * (sorted as rounds) and large (as blocks: per time two long blocks and a
+ * rest of a few entries, of many entries in many spans, of many entries in
+ * a few spans); each checked against the definition of the local order. */
+TEST(evq_local_order_sorts_rounds_and_blocks)
+{
+    static const int shape[][4] = {
+        /* rounds, times, per block, strays */
+        {2, 3, 6, 2},    /* 40: as rounds */
+        {3, 4, 8, 3},    /* 105: as rounds, three long and the rest */
+        {30, 1, 1, 1},   /* 60 in 60 short rounds: as blocks */
+        {2, 4, 60, 5},   /* 490: as blocks, a rest of a few entries per time */
+        {2, 2, 200, 40}, /* 880: a rest of many entries in many spans */
+        {6, 2, 100, 0},  /* 1200: six long blocks a time */
+        {2, 5, 40, 12},  /* 424 */
+    };
+    static struct lq l;
+    arb_rng r;
+    arb_rng_seed(&r, 41);
+    for (size_t k = 0; k < sizeof shape / sizeof *shape; k++) {
+        REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
+        evq_set_local(&l.q);
+        l.n = 0;
+        push_rounds(&l, &r, shape[k][0], shape[k][1], shape[k][2], shape[k][3]);
+        check_local_pops(&l.q, l.t, l.target, l.n);
+        evq_free(&l.q);
+        if (TEST_FAILING()) break;
+    }
+}
+
+/* Buckets of one time in many short blocks, as one level of a fabric's
+ * switches hands its packets to the next: a transpose (targets j + K * i
+ * pushed by j, then i), of fewer entries than take a radix sort and of
+ * more; one long block with scattered singletons (galloped into it); one
+ * long block and a few far shorter; every target twice in two blocks
+ * (ties in insertion order); blocks of one time each, in order; and 14
+ * blocks of targets spread over 22 bits (merged in halves rather than
+ * radix sorted). */
+TEST(evq_local_order_sorts_transposes_and_ties)
+{
+    static struct lq l;
+    arb_rng r;
+    arb_rng_seed(&r, 43);
+    for (int shape = 0; shape < 7; shape++) {
+        REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
+        evq_set_local(&l.q);
+        l.n = 0;
+        if (shape == 0 || shape == 1) {
+            uint32_t K = shape == 0 ? 64 : 600, L = 8;
+            for (uint32_t j = 0; j < K; j++)
+                for (uint32_t i = 0; i < L; i++)
+                    lq_push(&l, LQ_BASE, 7, 4 * (j + K * i) + 1);
+        } else if (shape == 2) {
+            for (uint32_t i = 0; i < 3000; i++)
+                lq_push(&l, LQ_BASE, 7, 3 * i);
+            for (uint32_t i = 0; i < 20; i++)
+                lq_push(&l, LQ_BASE, 7, (uint32_t)arb_rng_below(&r, 9000));
+        } else if (shape == 3) {
+            for (uint32_t i = 0; i < 2000; i++)
+                lq_push(&l, LQ_BASE, 7, 2 * i);
+            for (uint32_t b = 0; b < 5; b++)
+                for (uint32_t i = 0; i < 8; i++)
+                    lq_push(&l, LQ_BASE, 7, 500 * b + 37 * i);
+        } else if (shape == 4) {
+            for (uint32_t rep = 0; rep < 2; rep++)
+                for (uint32_t i = 0; i < 300; i++) {
+                    lq_push(&l, LQ_BASE, 7, i);
+                    lq_push(&l, LQ_BASE, 7, i);
+                }
+        } else if (shape == 5) {
+            for (uint32_t t = 0; t < 10; t++)
+                for (uint32_t i = 0; i < 30; i++)
+                    lq_push(&l, LQ_BASE, 100 * t, 5 * i + t);
+        } else {
+            for (uint32_t b = 0; b < 14; b++)
+                for (uint32_t i = 0, g = 0; i < 80; i++) {
+                    g += 1 + (uint32_t)arb_rng_below(&r, 1u << 16);
+                    lq_push(&l, LQ_BASE, 7, g);
+                }
+        }
+        check_local_pops(&l.q, l.t, l.target, l.n);
+        evq_free(&l.q);
+        if (TEST_FAILING()) break;
+    }
+}
+
+/* A bucket of more distinct times than the blocks are sorted by (40
+ * times): radix sorted whole. */
+TEST(evq_local_order_sorts_many_times)
+{
+    static struct lq l;
+    arb_rng r;
+    arb_rng_seed(&r, 47);
+    REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
+    evq_set_local(&l.q);
+    l.n = 0;
+    for (int round = 0; round < 3; round++)
+        for (uint32_t t = 0; t < 40; t++)
+            for (uint32_t i = 0, g = 0; i < 5; i++) {
+                g += 1 + (uint32_t)arb_rng_below(&r, 50);
+                lq_push(&l, LQ_BASE, 60 * t, g);
+            }
+    check_local_pops(&l.q, l.t, l.target, l.n);
+    evq_free(&l.q);
+}
+
+/* An allocator that fails on demand, the C library's otherwise. */
+static int fail_alloc;
+static void *f_malloc(size_t n, void *u)
+{
+    (void)u;
+    return fail_alloc ? NULL : malloc(n);
+}
+static void *f_calloc(size_t n, size_t s, void *u)
+{
+    (void)u;
+    return fail_alloc ? NULL : calloc(n, s);
+}
+static void *f_realloc(void *p, size_t n, void *u)
+{
+    (void)u;
+    return fail_alloc ? NULL : realloc(p, n);
+}
+static void f_free(void *p, void *u)
+{
+    (void)u;
+    free(p);
+}
+static void *f_aligned(size_t a, size_t n, void *u)
+{
+    (void)u;
+    return fail_alloc ? NULL : aligned_alloc(a, n);
+}
+
+/* A bucket of the local order whose sort finds no memory for its blocks:
+ * the pop fails with ARB_ENOMEM and leaves the queue as it was, and the
+ * events pop in order once memory is back. */
+TEST(evq_local_order_without_memory)
+{
+    static const arb_mem failing = {NULL, f_malloc, f_calloc, f_realloc, f_free, f_aligned};
+    REQUIRE_EQ_I(arb_mem_set_default(&failing), 0);
+    static struct lq l;
+    arb_rng r;
+    arb_rng_seed(&r, 53);
+    fail_alloc = 0;
+    REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
+    evq_set_local(&l.q);
+    l.n = 0;
+    /* a first bucket of a few entries (sorted by insertion, with no
+     * memory of its own: the run and scratch arrays take room for 64),
+     * then one of 57 in rounds, reached with every allocation failing */
+    for (uint32_t i = 0; i < 8; i++)
+        lq_push(&l, LQ_BASE - 100000, 0, 8 - i);
+    push_rounds(&l, &r, 3, 4, 4, 3);
+    arb_time t;
+    uint32_t target;
+    uint64_t seq;
+    for (uint32_t i = 0; i < 8; i++) {
+        CHECK_EQ_I(evq_pop(&l.q, &t, &target, &seq), 1);
+        CHECK_EQ_U(target, i + 1);
+    }
+    fail_alloc = 1;
+    CHECK_EQ_I(evq_pop(&l.q, &t, &target, &seq), ARB_ENOMEM);
+    CHECK_EQ_I(evq_pop(&l.q, &t, &target, &seq), ARB_ENOMEM);
+    fail_alloc = 0;
+    /* the rest, as if nothing had happened */
+    arb_time last_t = 0;
+    uint32_t last_target = 0, popped = 0;
+    uint64_t last_seq = 0;
+    while (evq_pop(&l.q, &t, &target, &seq) == 1) {
+        REQUIRE(seq >= 8 && seq < l.n);
+        CHECK_EQ_U(t, l.t[seq]);
+        CHECK_EQ_U(target, l.target[seq]);
+        if (popped) {
+            CHECK(t >= last_t);
+            if (t == last_t) CHECK(target >= last_target);
+            if (t == last_t && target == last_target) CHECK(seq > last_seq);
+        }
+        last_t = t;
+        last_target = target;
+        last_seq = seq;
+        popped++;
+    }
+    CHECK_EQ_U(popped, l.n - 8);
+    evq_free(&l.q);
+    arb_mem_set_default(NULL);
+}
+
+/* The local order against a brute-force reference: pushes near and far
+ * (into the overflow heap, the current bucket, the next) interleaved with
+ * pops, targets from a small set so that ties of time and target abound. */
+TEST(evq_local_order_matches_reference)
+{
+    enum { N = 20000 };
+    static arb_time ref_t[N];
+    static uint32_t ref_g[N];
+    static int ref_live[N];
+    struct evq q;
+    REQUIRE_EQ_I(evq_init(&q, 4), 0);
+    evq_set_local(&q);
+    arb_rng r;
+    arb_rng_seed(&r, 59);
+    arb_time now = 0;
+    uint32_t pushed = 0, popped = 0;
+    while (popped < N) {
+        int pushes = pushed < N ? (int)arb_rng_below(&r, 6) : 0;
+        for (int i = 0; i < pushes && pushed < N; i++) {
+            uint64_t kind = arb_rng_below(&r, 10);
+            arb_time dt = kind < 5   ? arb_rng_below(&r, 30) * 320     /* lockstep times */
+                          : kind < 7 ? 0                               /* now */
+                          : kind < 9 ? arb_rng_below(&r, 3000000)      /* within a few us */
+                                     : arb_rng_below(&r, 5000000000u); /* ms: overflow */
+            ref_t[pushed] = now + dt;
+            ref_g[pushed] = (uint32_t)arb_rng_below(&r, 40);
+            ref_live[pushed] = 1;
+            CHECK_EQ_I(evq_push(&q, ref_t[pushed], ref_g[pushed]), (int64_t)pushed);
+            pushed++;
+        }
+        if (pushed == popped) continue;
+        /* the reference minimum: earliest time, then lowest target, then
+         * lowest sequence */
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < pushed; i++)
+            if (ref_live[i] && (best == UINT32_MAX || ref_t[i] < ref_t[best] ||
+                                (ref_t[i] == ref_t[best] && ref_g[i] < ref_g[best])))
+                best = i;
+        CHECK_EQ_U(evq_peek_time(&q), ref_t[best]);
+        arb_time t;
+        uint32_t target;
+        uint64_t seq;
+        CHECK_EQ_I(evq_pop(&q, &t, &target, &seq), 1);
+        CHECK_EQ_U(seq, best);
+        CHECK_EQ_U(t, ref_t[best]);
+        CHECK_EQ_U(target, ref_g[best]);
+        ref_live[best] = 0;
+        now = t;
+        popped++;
+        if (TEST_FAILING()) break;
+    }
+    CHECK_EQ_U(evq_peek_time(&q), ARB_TIME_NEVER);
+    evq_free(&q);
+}
+
 int main(void)
 {
     RUN(evq_orders_by_time_then_insertion);
@@ -233,5 +515,10 @@ int main(void)
     RUN(evq_crowded_buckets_keep_the_order);
     RUN(evq_local_order_sorts_ties_by_target);
     RUN(evq_local_order_merges_ascending_runs);
+    RUN(evq_local_order_sorts_rounds_and_blocks);
+    RUN(evq_local_order_sorts_transposes_and_ties);
+    RUN(evq_local_order_sorts_many_times);
+    RUN(evq_local_order_without_memory);
+    RUN(evq_local_order_matches_reference);
     return testkit_done();
 }
