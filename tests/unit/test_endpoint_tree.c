@@ -260,7 +260,7 @@ TEST(a_retry_stays_on_its_tree_static)
  * again: a run of timer losses with no commit between, where dead_after is
  * 2. Were tree 1 clean, a few would make tree 0 dead (the next test); with
  * tree 1 losing half its credits, a run of n is what random loss gives once
- * in 2^n runs, so the verdict needs 14 (2^-14 <= 1/16384, docs/protocol.md
+ * in 2^n runs, so the verdict needs 20 (2^-20 <= 10^-6, docs/protocol.md
  * 9) and tree 0 stays alive. The message completes either way.
  */
 static uint64_t silent_run_deaths(int loss_elsewhere)
@@ -301,13 +301,55 @@ TEST(a_silence_where_other_trees_lose_nothing_is_a_death)
     CHECK_EQ_U(silent_run_deaths(0), 1);
 }
 
+/* A burst is one round. With a window of 16, tree 0 loses every credit
+ * sent down it for 60 us (20 us loops, a 50 us floor), while tree 1 loses
+ * nothing: at least 4 timer losses with no commit between, within one
+ * timer of each other, past dead_after (3) and what tree 1's share asks
+ * for (a dead tree with DEATH_ROUNDS 1). Losses of one round share their
+ * cause, so the verdict waits for a second round, and tree 0's next
+ * credits commit before it: no death. */
+TEST(a_burst_of_losses_in_one_round_is_no_death)
+{
+    static tree_play tp;
+    memset(&tp, 0, sizeof tp);
+    tp.alive[0] = tp.alive[1] = 1;
+    tp.lat = 20 * US;
+    arb_responder_config c;
+    rsp_cfg(&c, 1, &tp.cap);
+    c.ep.window = 16;
+    c.subchannels = 2;
+    c.ep.timeout_min = 50 * US;
+    c.ep.dead_after = 3;
+    arb_responder *r = NULL;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    static int32_t res[256 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    uint64_t timer_before = st.losses_timer;
+    tp.alive[0] = 0;
+    tree_run(&tp, r, 201 * US, 260 * US, 1 * US);
+    tp.alive[0] = 1;
+    tree_run(&tp, r, 261 * US, 40 * MS, 1 * US);
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 256);
+    CHECK(st.losses_timer >= timer_before + 4); /* the burst was seen, past dead_after */
+    CHECK_EQ_U(st.deaths, 0);
+    CHECK(tp.cap.n < CAP_MAX - 8);
+    CHECK_EQ_I(tp.cap.invalid, 0);
+    arb_responder_free(r);
+}
+
 /* At the start of a run the sibling has resolved few credits: that it has
  * lost none of them is not yet evidence of a loss-free fabric (its share
  * is counted as (lost + 1) / (resolved + 2)). Tree 0 loses its first four
  * credits (offsets 0 and 2, whose retries go down tree 1 once tree 0 has
  * gone silent twice, then 4 and 6) while tree 1 commits its first ones:
  * four silences, over dead_after (3), which made tree 0 dead where the
- * sibling's share was counted as 0; the verdict now asks for five to seven
+ * sibling's share was counted as 0; the verdict now asks for eight or nine
  * (a share of 1/7 to 1/5), and tree 0 answers again before. */
 TEST(silences_in_the_first_window_are_no_death)
 {
@@ -406,6 +448,7 @@ int main(void)
     RUN(a_retry_stays_on_its_tree_static);
     RUN(a_silence_where_other_trees_lose_too_is_not_a_death);
     RUN(a_silence_where_other_trees_lose_nothing_is_a_death);
+    RUN(a_burst_of_losses_in_one_round_is_no_death);
     RUN(silences_in_the_first_window_are_no_death);
     RUN(a_dead_tree_is_found_where_the_other_is_lossy);
     RUN(every_tree_dies_bypass_then_revival);
