@@ -353,16 +353,20 @@ uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
  * it may be failing, and the attempt goes where selection says. */
 #define RETRY_SILENCES 2u
 
+/* Tree s lives and has not gone silent twice running. */
+static int tree_quiet_ok(const arb_responder *r, uint32_t s)
+{
+    return r->sub[s].health != T_DEAD && r->sub[s].silences < RETRY_SILENCES;
+}
+
 /* Tree s if it is live and has not gone silent twice running
  * (RETRY_SILENCES), else the next such tree, else a live one
  * (rsp_live_sub): the tree of a static later attempt, and of a tail. */
 uint32_t rsp_quiet_sub(const arb_responder *r, uint32_t s, uint32_t k)
 {
     uint32_t n = r->cfg.subchannels;
-    for (uint32_t x = 0; x < n; x++) {
-        const struct rsub *u = &r->sub[(s + x) % n];
-        if (u->health != T_DEAD && u->silences < RETRY_SILENCES) return (s + x) % n;
-    }
+    for (uint32_t x = 0; x < n; x++)
+        if (tree_quiet_ok(r, (s + x) % n)) return (s + x) % n;
     return rsp_live_sub(r, s, k);
 }
 
@@ -398,11 +402,9 @@ uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t 
     uint32_t n = r->cfg.subchannels, home = k % n;
     if (r->live_subs == 0) return r->probe_sub; /* every tree dead: a probe */
     if (n == 1) return 0;
-    if (!first_attempt && prev < n && r->sub[prev].health != T_DEAD &&
-        r->sub[prev].silences < RETRY_SILENCES)
-        return prev;
-    if (!r->cfg.ep.dynamic_subchannels && r->sub[home].health != T_DEAD &&
-        (first_attempt || r->sub[home].silences < RETRY_SILENCES))
+    if (!first_attempt && prev < n && tree_quiet_ok(r, prev)) return prev;
+    if (!r->cfg.ep.dynamic_subchannels &&
+        (first_attempt ? r->sub[home].health != T_DEAD : tree_quiet_ok(r, home)))
         return home;
     if (first_attempt) {
         uint32_t p = rsp_probe_due(r, home, now);
