@@ -175,6 +175,14 @@ const char *arb_scenario_get(const arb_scenario *sc, const char *section, const 
     return k < 0 ? NULL : sc->v[k].text;
 }
 
+const char *arb_scenario_origin(const arb_scenario *sc, const char *section, const char *key,
+                                unsigned *line)
+{
+    int k = scn_find_key(section, key);
+    if (line) *line = k < 0 ? 0 : sc->v[k].line;
+    return k < 0 ? NULL : sc->v[k].file;
+}
+
 /* A value set by a command-line option: "-s section.key" as the user wrote
  * it, or "--pcap (run.pcap)" for an option that stands for a key. */
 static void option_where(const char *option, int k, char *buf, size_t len)

@@ -31,6 +31,19 @@ expect_err "routing.scheme: the choices" 2 \
     "^arbor sim: -s routing\.scheme: .*unknown scheme 'nope' \(engines dmodk, .*; choosers ar, " \
     "$ARBOR" sim -s routing.scheme=nope
 
+# --seeds gives each run its seed: a seed the command line gives too, by -s
+# (its short form included) or --seed, is refused naming the option and the
+# key, in either order (a file's seed is a default it overrides:
+# test_seeds.sh).
+expect_err "-s run.seed with --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): -s run\\.seed=7 sets it too; --seeds gives each run its seed: give one or the other\$" \
+    "$ARBOR" sim -s run.seed=7 --seeds 1..2 -s size=1MiB
+expect_err "-s seed (short) after --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): -s run\\.seed=3 sets it too;" \
+    "$ARBOR" sim --seeds 1..2 -s seed=3
+expect_err "--seed with --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): --seed 3 sets it too;" \
+    "$ARBOR" sim --seed 3 --seeds 1..2 -s size=1MiB
 # A failed spine leaves no tree: the failure is to blame, not arbor.root.
 expect_err "fail cuts the tree: fabric.fail" 2 \
     "^arbor sim: -s fabric.fail: no live path from host 0 to the root" \

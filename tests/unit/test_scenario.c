@@ -171,6 +171,18 @@ TEST(option_origin)
     CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap=/nonexistent/y.pcap", "-s", err, sizeof err), 0);
     CHECK(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) < 0);
     CHECK_STR(err, "-s run.pcap: /nonexistent/y.pcap: cannot create the file");
+    /* where each value came from: a default, a file's line, an option */
+    unsigned line = 99;
+    CHECK(arb_scenario_origin(sc, "run", "seed", &line) == NULL);
+    CHECK_EQ_I((int)line, 0);
+    CHECK_STR(arb_scenario_origin(sc, "workload", "size", &line), "t.ini");
+    CHECK_EQ_I((int)line, 5);
+    CHECK_STR(arb_scenario_origin(sc, "run", "pcap_ports", &line), "--pcap");
+    CHECK_EQ_I((int)line, 0);
+    CHECK_STR(arb_scenario_origin(sc, "run", "pcap", NULL), "-s");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "seed=3", "--seed", err, sizeof err), 0);
+    CHECK_STR(arb_scenario_origin(sc, "run", "seed", &line), "--seed");
+    CHECK(arb_scenario_origin(sc, "run", "nope", &line) == NULL);
     arb_scenario_free(sc);
 }
 
