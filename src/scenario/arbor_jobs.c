@@ -196,6 +196,26 @@ static int per_rank_block(const arb_plan_config *pc, char *msg, size_t len)
     return ARB_EINVAL;
 }
 
+/* Each channel's share of the buffer is one message of the engines: at
+ * most ARB_EP_MAX_OFFSETS offsets of arbor.payload. 0, or ARB_EINVAL with
+ * the rule in msg (its "bytes" blames the size). */
+static int channel_offsets(const arb_plan *p, uint32_t payload, char *msg, size_t len)
+{
+    for (uint32_t c = 0; c < arb_plan_n_channels(p); c++) {
+        const arb_plan_channel *ch = arb_plan_get_channel(p, c);
+        uint64_t n = (ch->hi - ch->lo + payload - 1) / payload;
+        if (n <= ARB_EP_MAX_OFFSETS) continue;
+        snprintf(msg, len,
+                 "%llu bytes over %u channels: channel %u's share, %llu bytes, is %llu offsets "
+                 "of arbor.payload (%u B), above the 2^23 of a channel's message (%llu bytes)",
+                 (unsigned long long)arb_plan_get_config(p)->bytes, arb_plan_n_channels(p), c,
+                 (unsigned long long)(ch->hi - ch->lo), (unsigned long long)n, payload,
+                 (unsigned long long)ARB_EP_MAX_OFFSETS * payload);
+        return ARB_EINVAL;
+    }
+    return 0;
+}
+
 /* Job k's plan: its ranks of rk, its buffer. The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
                       const uint32_t *rk, uint32_t k, const struct layout *l, arb_plan **plan,
@@ -210,7 +230,12 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
     int rc = per_rank_block(&pc, msg, sizeof msg);
     if (rc == 0) rc = arb_topo_plan(plan, t, &pc, msg, sizeof msg);
+    if (rc == 0) rc = channel_offsets(*plan, (uint32_t)scn_u64(sc, K_AR_PAYLOAD), msg, sizeof msg);
     if (rc == 0) return 0;
+    if (*plan) { /* (a plan whose channels the engines cannot carry) */
+        arb_plan_free(*plan);
+        *plan = NULL;
+    }
     enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)
         snprintf(full, sizeof full, "job %u: %s", k, msg);
