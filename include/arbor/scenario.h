@@ -113,6 +113,14 @@ const char *arb_scenario_get(const arb_scenario *sc, const char *section, const 
 const char *arb_scenario_origin(const arb_scenario *sc, const char *section, const char *key,
                                 unsigned *line);
 
+/**
+ * Where runs of the scenario report what they find questionable but run
+ * anyway (ARB_LOG_WARN, one line each, "section.key: what" as err's
+ * messages name the key: more subchannels than the fabric has distinct
+ * trees). lg is copied; NULL or a zeroed logger (the default): none.
+ */
+void arb_scenario_set_logger(arb_scenario *sc, const arb_logger *lg);
+
 /** The file loaded last, or NULL (built-in). */
 const char *arb_scenario_file(const arb_scenario *sc);
 

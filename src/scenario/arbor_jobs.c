@@ -245,6 +245,46 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     return scn_key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, full);
 }
 
+/* The distinct trees of a channel of plan p: its subchannels' roots
+ * (subchannel s of channel c is rooted at candidate root c + s mod the
+ * fabric's candidates, so channel 0's say how many there are). */
+static uint32_t distinct_trees(const arb_plan *p)
+{
+    const arb_plan_channel *ch = arb_plan_get_channel(p, 0);
+    uint32_t nsub = arb_plan_get_config(p)->subchannels, n = 0;
+    for (uint32_t s = 0; s < nsub; s++) {
+        uint32_t root = arb_plan_get_tree(p, ch->first_tree + s)->root, seen = 0;
+        for (uint32_t q = 0; q < s && !seen; q++)
+            seen = arb_plan_get_tree(p, ch->first_tree + q)->root == root;
+        n += !seen;
+    }
+    return n;
+}
+
+/* arbor.subchannels above the distinct trees the fabric offers a job's
+ * group: legal, but the subchannels past them repeat a tree's links; one
+ * warning line, for the job with the fewest. */
+static void subchannels_warn(const arb_scenario *sc, arb_plan *const *plans, uint32_t jobs)
+{
+    uint32_t nsub = (uint32_t)scn_u64(sc, K_AR_SUBCH), fewest = nsub, job = 0;
+    for (uint32_t k = 0; k < jobs && nsub > 1; k++) {
+        uint32_t n = distinct_trees(plans[k]);
+        if (n < fewest) {
+            fewest = n;
+            job = k;
+        }
+    }
+    if (fewest == nsub) return;
+    char where[160], pre[32] = "";
+    scn_where(sc, K_AR_SUBCH, where, sizeof where);
+    if (jobs > 1) snprintf(pre, sizeof pre, "job %u: ", job);
+    arb_log(&sc->log, ARB_LOG_WARN,
+            "%s: %s%u subchannels, but the fabric offers the group %u distinct tree%s a channel "
+            "(%u candidate root%s): subchannel s takes the links of subchannel s - %u",
+            where, pre, nsub, fewest, fewest == 1 ? "" : "s", fewest, fewest == 1 ? "" : "s",
+            fewest);
+}
+
 /* A timer ceiling below the fabric's loop cannot work: no completion can
  * come before it, so every credit would be presumed lost. */
 static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,
@@ -329,6 +369,7 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
         if (rc == 0) *n_plans = k + 1;
     }
     arb_free(rk);
+    if (rc == 0) subchannels_warn(sc, *plans, l.jobs);
     if (rc == 0) rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
     if (rc == 0 && scn_choice(sc, K_AR_PARTITION)) { /* static */
         ac.partitions = l.jobs;

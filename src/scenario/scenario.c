@@ -91,6 +91,14 @@ void arb_scenario_free(arb_scenario *sc)
     arb_free(sc);
 }
 
+void arb_scenario_set_logger(arb_scenario *sc, const arb_logger *lg)
+{
+    if (lg)
+        sc->log = *lg;
+    else
+        memset(&sc->log, 0, sizeof sc->log);
+}
+
 const char *arb_scenario_file(const arb_scenario *sc)
 {
     return sc->file;

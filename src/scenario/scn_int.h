@@ -420,6 +420,7 @@ struct scn_value {
 struct arb_scenario {
     struct scn_value v[K_COUNT];
     char *file;
+    arb_logger log; /* a run's warnings (arb_scenario_set_logger) */
 };
 
 /* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a

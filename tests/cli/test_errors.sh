@@ -44,6 +44,16 @@ expect_err "-s seed (short) after --seeds: refused" 2 \
 expect_err "--seed with --seeds: refused" 2 \
     "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): --seed 3 sets it too;" \
     "$ARBOR" sim --seed 3 --seeds 1..2 -s size=1MiB
+# arbor.subchannels is 1..1024 (ARB_EP_MAX_SUBCHANNELS, the engines' limit;
+# more than the fabric's distinct trees is a warning: test_sim.sh)
+expect_err "subchannels above 1024: refused with the range" 2 \
+    "^arbor sim: -s arbor\\.subchannels: '1025' is not in 1\\.\\.1024\$" \
+    "$ARBOR" sim -s arbor.subchannels=1025
+expect_err "subchannels 0: refused with the range" 2 \
+    "^arbor sim: -s arbor\\.subchannels: '0' is not in 1\\.\\.1024\$" \
+    "$ARBOR" sim -s arbor.subchannels=0
+expect_status "subchannels 1024 runs" 0 "$ARBOR" sim -s topology=star:4 -s size=64KiB \
+    -s arbor.subchannels=1024 -q
 # A failed spine leaves no tree: the failure is to blame, not arbor.root.
 expect_err "fail cuts the tree: fabric.fail" 2 \
     "^arbor sim: -s fabric.fail: no live path from host 0 to the root" \

@@ -281,10 +281,24 @@ static int build_scenario(const char *file, const struct sim_action *act, int n_
     return CLI_EXIT_OK;
 }
 
+/* A run's warnings (arb_scenario_set_logger): a line each on stderr. */
+static void sim_warning(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    if (level <= ARB_LOG_WARN) fprintf(stderr, "arbor sim: warning: %s\n", msg);
+}
+
+static void warn_on_stderr(arb_scenario *sc)
+{
+    arb_logger lg = {sim_warning, NULL, ARB_LOG_WARN};
+    arb_scenario_set_logger(sc, &lg);
+}
+
 struct seeds_ctx {
     const char *file;
     const struct sim_action *act;
     int n_act;
+    uint64_t first; /* its run says the scenario's warnings, the others do not repeat them */
 };
 
 /* One run of --seeds: the scenario with run.seed = seed, its JSON. */
@@ -294,6 +308,7 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
     arb_scenario *sc;
     int rc = build_scenario(x->file, x->act, x->n_act, &sc, 1);
     if (rc) return rc;
+    if (seed == x->first) warn_on_stderr(sc);
     char as[64], err[1024];
     snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
     arb_scenario_result *res = NULL;
@@ -381,6 +396,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
     if (n_act) memcpy(all + 1, act, (size_t)n_act * sizeof *act);
     int rc = build_scenario(file, all, n_act + 1, &sc, rank0); /* the same in every rank */
     free(all);
+    if (rc == 0 && rank0) warn_on_stderr(sc);
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
     if (rc == 0 && rank0 && csv) rc = csv_open(&csvo, csv);
@@ -540,7 +556,7 @@ static int sim_seeds(const struct sim_opts *o)
     if (clash) return cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
     int rc = seeds_seed_clash(o);
     if (rc) return rc;
-    struct seeds_ctx x = {o->file, o->act, o->n_act};
+    struct seeds_ctx x = {o->file, o->act, o->n_act, first};
     struct cli_seeds_run run = {o->file, first, last, o->json, o->quiet, seeds_one, &x};
     return cli_sim_seeds(&run);
 }
@@ -552,6 +568,7 @@ static int sim_once(const struct sim_opts *o)
     arb_scenario *sc;
     int rc = build_scenario(o->file, o->act, o->n_act, &sc, 1);
     if (rc) return rc;
+    warn_on_stderr(sc);
     char err[1024];
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
