@@ -103,6 +103,24 @@ int arb_scenario_set_from(arb_scenario *sc, const char *assignment, const char *
 /** The current text of section.key, or NULL for an unknown key. */
 const char *arb_scenario_get(const arb_scenario *sc, const char *section, const char *key);
 
+/**
+ * Where section.key's current value came from: the file that set it (*line
+ * its line, 1 on; for text, the name arb_scenario_load_string had), the command-line
+ * option that set it ("-s", or the option arb_scenario_set_from named;
+ * *line 0), or NULL when the key holds its default or is unknown. line may
+ * be NULL. The text is valid until the key is set again or sc is freed.
+ */
+const char *arb_scenario_origin(const arb_scenario *sc, const char *section, const char *key,
+                                unsigned *line);
+
+/**
+ * Where runs of the scenario report what they find questionable but run
+ * anyway (ARB_LOG_WARN, one line each, "section.key: what" as err's
+ * messages name the key: more subchannels than the fabric has distinct
+ * trees). lg is copied; NULL or a zeroed logger (the default): none.
+ */
+void arb_scenario_set_logger(arb_scenario *sc, const arb_logger *lg);
+
 /** The file loaded last, or NULL (built-in). */
 const char *arb_scenario_file(const arb_scenario *sc);
 

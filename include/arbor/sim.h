@@ -430,6 +430,9 @@ uint64_t arb_sim_port_load(const arb_sim *s, uint32_t port);
  * R x dre_period / dre_alpha. */
 uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
 
+/** The most packets a flow may have (arb_sim_add_flow): 2^31 - 1. */
+#define ARB_SIM_FLOW_MAX_PKTS UINT32_C(2147483647)
+
 /**
  * Add a flow: `bytes` (> 0) from host src to host dst, starting at `start`,
  * on UDP source port sport with destination QP qp. *id (may be NULL)
@@ -439,7 +442,8 @@ uint64_t arb_sim_port_dre(const arb_sim *s, uint32_t port);
  * `start` and its host sees it only then (what the host does meanwhile
  * does not depend on when the callback ran: a partitioned run's parts run
  * it at the end of a window). Errors: ARB_EINVAL (a host out of range,
- * src == dst, bytes 0), ARB_ENOMEM, ARB_ESTATE (a partitioned run's
+ * src == dst, bytes 0), ARB_ERANGE (more than ARB_SIM_FLOW_MAX_PKTS packets
+ * of the configuration's mtu), ARB_ENOMEM, ARB_ESTATE (a partitioned run's
  * callback starting a flow inside the window just run).
  */
 int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb_time start,

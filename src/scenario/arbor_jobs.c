@@ -196,6 +196,26 @@ static int per_rank_block(const arb_plan_config *pc, char *msg, size_t len)
     return ARB_EINVAL;
 }
 
+/* Each channel's share of the buffer is one message of the engines: at
+ * most ARB_EP_MAX_OFFSETS offsets of arbor.payload. 0, or ARB_EINVAL with
+ * the rule in msg (its "bytes" blames the size). */
+static int channel_offsets(const arb_plan *p, uint32_t payload, char *msg, size_t len)
+{
+    for (uint32_t c = 0; c < arb_plan_n_channels(p); c++) {
+        const arb_plan_channel *ch = arb_plan_get_channel(p, c);
+        uint64_t n = (ch->hi - ch->lo + payload - 1) / payload;
+        if (n <= ARB_EP_MAX_OFFSETS) continue;
+        snprintf(msg, len,
+                 "%llu bytes over %u channels: channel %u's share, %llu bytes, is %llu offsets "
+                 "of arbor.payload (%u B), above the 2^23 of a channel's message (%llu bytes)",
+                 (unsigned long long)arb_plan_get_config(p)->bytes, arb_plan_n_channels(p), c,
+                 (unsigned long long)(ch->hi - ch->lo), (unsigned long long)n, payload,
+                 (unsigned long long)ARB_EP_MAX_OFFSETS * payload);
+        return ARB_EINVAL;
+    }
+    return 0;
+}
+
 /* Job k's plan: its ranks of rk, its buffer. The error names the key to blame. */
 static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config *base,
                       const uint32_t *rk, uint32_t k, const struct layout *l, arb_plan **plan,
@@ -210,7 +230,12 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
     pc.root_offset = l->first[k]; /* job k's trees after job k-1's (its channels or fewer) */
     int rc = per_rank_block(&pc, msg, sizeof msg);
     if (rc == 0) rc = arb_topo_plan(plan, t, &pc, msg, sizeof msg);
+    if (rc == 0) rc = channel_offsets(*plan, (uint32_t)scn_u64(sc, K_AR_PAYLOAD), msg, sizeof msg);
     if (rc == 0) return 0;
+    if (*plan) { /* (a plan whose channels the engines cannot carry) */
+        arb_plan_free(*plan);
+        *plan = NULL;
+    }
     enum scn_key blame = arbor_plan_blame(sc, msg);
     if (jobs > 1)
         snprintf(full, sizeof full, "job %u: %s", k, msg);
@@ -218,6 +243,46 @@ static int arbor_plan(const arb_scenario *sc, arb_topo *t, const arb_plan_config
         snprintf(full, sizeof full, "%s", msg);
     /* what the scenario asks is impossible: a usage error, not a failed run */
     return scn_key_fail(sc, blame, err, errlen, rc == ARB_ENOMEM ? rc : ARB_EINVAL, full);
+}
+
+/* The distinct trees of a channel of plan p: its subchannels' roots
+ * (subchannel s of channel c is rooted at candidate root c + s mod the
+ * fabric's candidates, so channel 0's say how many there are). */
+static uint32_t distinct_trees(const arb_plan *p)
+{
+    const arb_plan_channel *ch = arb_plan_get_channel(p, 0);
+    uint32_t nsub = arb_plan_get_config(p)->subchannels, n = 0;
+    for (uint32_t s = 0; s < nsub; s++) {
+        uint32_t root = arb_plan_get_tree(p, ch->first_tree + s)->root, seen = 0;
+        for (uint32_t q = 0; q < s && !seen; q++)
+            seen = arb_plan_get_tree(p, ch->first_tree + q)->root == root;
+        n += !seen;
+    }
+    return n;
+}
+
+/* arbor.subchannels above the distinct trees the fabric offers a job's
+ * group: legal, but the subchannels past them repeat a tree's links; one
+ * warning line, for the job with the fewest. */
+static void subchannels_warn(const arb_scenario *sc, arb_plan *const *plans, uint32_t jobs)
+{
+    uint32_t nsub = (uint32_t)scn_u64(sc, K_AR_SUBCH), fewest = nsub, job = 0;
+    for (uint32_t k = 0; k < jobs && nsub > 1; k++) {
+        uint32_t n = distinct_trees(plans[k]);
+        if (n < fewest) {
+            fewest = n;
+            job = k;
+        }
+    }
+    if (fewest == nsub) return;
+    char where[160], pre[32] = "";
+    scn_where(sc, K_AR_SUBCH, where, sizeof where);
+    if (jobs > 1) snprintf(pre, sizeof pre, "job %u: ", job);
+    arb_log(&sc->log, ARB_LOG_WARN,
+            "%s: %s%u subchannels, but the fabric offers the group %u distinct tree%s a channel "
+            "(%u candidate root%s): subchannel s takes the links of subchannel s - %u",
+            where, pre, nsub, fewest, fewest == 1 ? "" : "s", fewest, fewest == 1 ? "" : "s",
+            fewest);
 }
 
 /* A timer ceiling below the fabric's loop cannot work: no completion can
@@ -304,6 +369,7 @@ int scn_arbor_setup(const arb_scenario *sc, arb_scenario_result *r, arb_topo *t,
         if (rc == 0) *n_plans = k + 1;
     }
     arb_free(rk);
+    if (rc == 0) subchannels_warn(sc, *plans, l.jobs);
     if (rc == 0) rc = scn_arbor_config(sc, &ac, &pc, err, errlen);
     if (rc == 0 && scn_choice(sc, K_AR_PARTITION)) { /* static */
         ac.partitions = l.jobs;

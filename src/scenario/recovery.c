@@ -146,7 +146,11 @@ void scn_recovery_event(struct scn_recovery *rc, const struct scn_failure *f, ar
     e->good0 = r->good;
     e->resent0 = r->resent;
     e->resent_end = r->resent;
-    if (rc->arbor && arb_sim_arbor_watch(s, now) == 0) e->pending = 1;
+    /* from te, not from the simulator's last event: a fabric that was idle
+     * since then has its change applied at that event's time
+     * (arb_sim_fabric_changed), and what it sends then must not count as
+     * an answer before te */
+    if (rc->arbor && arb_sim_arbor_watch(s, f->t) == 0) e->pending = 1;
 }
 
 void scn_recovery_finish(struct scn_recovery *rc, arb_sim *s, arb_time start, arb_time finish)

@@ -276,7 +276,7 @@ static int run_start(struct scn_run *run)
     }
     if (run->w) {
         rc = arb_workload_start(run->w, run->s);
-        if (rc < 0) return arb_errf(run->err, run->errlen, rc, "workload: %s", arb_strerror(rc));
+        if (rc < 0) return scn_workload_fail(run, rc);
     }
     return 0;
 }
@@ -317,6 +317,8 @@ static int run_slice(struct scn_run *run, arb_time next)
     int rc = run_to(&run->failat, run->t, run->route.ctx, run->s, run->w, next);
     if (rc == 0 && r->rec) scn_recovery_read(r->rec, run->s, next);
     if (rc == 0 && run->w) rc = arb_workload_error(run->w);
+    if (rc == ARB_ERANGE && run->w && arb_workload_error(run->w) == rc) /* a flow too large */
+        return scn_workload_fail(run, rc);
     if (rc == ARB_ETIMEDOUT && (run->arbor || r->iter_arbor)) {
         /* not bad input: what the run got is reported, with what was lost */
         scn_describe_failure(run->sc, &run->failat, run->t, run->s, r);

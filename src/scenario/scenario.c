@@ -91,6 +91,14 @@ void arb_scenario_free(arb_scenario *sc)
     arb_free(sc);
 }
 
+void arb_scenario_set_logger(arb_scenario *sc, const arb_logger *lg)
+{
+    if (lg)
+        sc->log = *lg;
+    else
+        memset(&sc->log, 0, sizeof sc->log);
+}
+
 const char *arb_scenario_file(const arb_scenario *sc)
 {
     return sc->file;
@@ -173,6 +181,14 @@ const char *arb_scenario_get(const arb_scenario *sc, const char *section, const 
 {
     int k = scn_find_key(section, key);
     return k < 0 ? NULL : sc->v[k].text;
+}
+
+const char *arb_scenario_origin(const arb_scenario *sc, const char *section, const char *key,
+                                unsigned *line)
+{
+    int k = scn_find_key(section, key);
+    if (line) *line = k < 0 ? 0 : sc->v[k].line;
+    return k < 0 ? NULL : sc->v[k].file;
 }
 
 /* A value set by a command-line option: "-s section.key" as the user wrote
@@ -341,6 +357,26 @@ int scn_is_default(const arb_scenario *sc, enum scn_key k)
     return strcmp(sc->v[k].text, scn_key_default(k)) == 0;
 }
 
+/* "'s' is not in LO..HI" for a value out of key d's range; a size's
+ * bound that is a power of two from 1 MiB on is written as one, and in
+ * its binary unit ("2^50 bytes (1 PiB)"). */
+static int out_of_range(const struct keydef *d, const char *s, char *msg, size_t len)
+{
+    uint64_t hi = d->hi;
+    if (d->type != VT_SIZE || hi < ((uint64_t)1 << 20) || (hi & (hi - 1)))
+        return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
+                        (unsigned long long)d->lo, (unsigned long long)hi);
+    static const char *const units[] = {"MiB", "GiB", "TiB", "PiB", "EiB"};
+    unsigned n = 0, u = 0;
+    while ((hi >> n) > 1)
+        n++;
+    while (u < 4 && n >= 30 + 10 * u)
+        u++;
+    return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..2^%u bytes (%llu %s)", s,
+                    (unsigned long long)d->lo, n, (unsigned long long)(hi >> (20 + 10 * u)),
+                    units[u]);
+}
+
 /* Check `s` for key k; on error write what is wrong into msg. */
 int scn_check_value(int k, const char *s, char *msg, size_t len)
 {
@@ -360,9 +396,7 @@ int scn_check_value(int k, const char *s, char *msg, size_t len)
         return check_items(d->type, s, msg, len);
     case VT_SIZE: {
         int rc = arb_parse_size(s, strlen(s), d->hi, &v);
-        if (rc == ARB_ERANGE)
-            return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
-                            (unsigned long long)d->lo, (unsigned long long)d->hi);
+        if (rc == ARB_ERANGE) return out_of_range(d, s, msg, len);
         if (rc < 0) return arb_errf(msg, len, ARB_EPARSE, "'%s' %s", s, arb_size_why(rc));
         break;
     }
@@ -420,9 +454,7 @@ int scn_check_value(int k, const char *s, char *msg, size_t len)
             return arb_errf(msg, len, ARB_EPARSE, "'%s' is not one of %s", s, d->choices);
         return 0;
     }
-    if (v < d->lo || v > d->hi)
-        return arb_errf(msg, len, ARB_EPARSE, "'%s' is not in %llu..%llu", s,
-                        (unsigned long long)d->lo, (unsigned long long)d->hi);
+    if (v < d->lo || v > d->hi) return out_of_range(d, s, msg, len);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #define ARBOR_SCN_INT_H
 
 #include "arbor/lb.h"
+#include "arbor/plan.h"
 #include "arbor/route.h"
 #include "arbor/scenario.h"
 #include "arbor/topo.h"
@@ -104,8 +105,9 @@
       0, 0,                                                                                        \
       "what the hosts send (arbor: the Arbor collective of [arbor]; host_collective: the host "    \
       "algorithm of [host]; iteration: a training-iteration trace, workload.file)")                \
-    X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, UINT64_MAX,                           \
-      "bytes per flow (per pair); ring_allreduce and arbor: the buffer S")                         \
+    X(WL_SIZE, "workload", "size", VT_SIZE, "4MiB", NULL, 1, ARB_PLAN_MAX_BYTES,                   \
+      "bytes per flow (per pair); ring_allreduce, host_collective and arbor: the buffer S; "       \
+      "1..2^50 (1 PiB)")                                                                           \
     X(WL_QPS, "workload", "qps", VT_U64, ENGINE, NULL, 1, 65535,                                   \
       "QPs per connection; each pair's flow is split over them")                                   \
     X(WL_QPMODE, "workload", "qp_mode", VT_ENUM, ENGINE, "split|rr|hpn", 0, 0,                     \
@@ -418,6 +420,7 @@ struct scn_value {
 struct arb_scenario {
     struct scn_value v[K_COUNT];
     char *file;
+    arb_logger log; /* a run's warnings (arb_scenario_set_logger) */
 };
 
 /* "FILE:LINE: section.key", "-s section.key", "OPTION (section.key)" (a

@@ -58,6 +58,10 @@ struct scn_run {
 /* wlbuild.c: [workload]: the flows (with Arbor, only arbor.background's),
  * the keys a workload would ignore refused. */
 int scn_run_workload(struct scn_run *run);
+/* wlbuild.c: the workload's error rc, when it starts or later, as the
+ * run's: a flow above the simulator's packets (ARB_ERANGE) blames the key
+ * its size came from, with the limit (ARB_EINVAL); any other, the workload. */
+int scn_workload_fail(struct scn_run *run, int rc);
 /* sim_config.c: [transport], [switch] and the fabric's faults into run->cfg,
  * checked; and after the simulator is made, the timers it derived echoed
  * where the keys were left at auto (ARB_ENOMEM). */

@@ -152,6 +152,27 @@ static int unused_keys(const arb_scenario *sc, int arbor, int has_bg, char *err,
     return 0;
 }
 
+int scn_workload_fail(struct scn_run *run, int rc)
+{
+    const arb_scenario *sc = run->sc;
+    if (rc != ARB_ERANGE)
+        return arb_errf(run->err, run->errlen, rc, "workload: %s", arb_strerror(rc));
+    const char *kind = scn_str(sc, K_WL_KIND);
+    enum scn_key k = K_WL_SIZE; /* the flows' sizes: workload.size's, or a file's */
+    if (run->arbor)
+        k = K_AR_BACKGROUND;
+    else if (strcmp(kind, "trace") == 0 || strcmp(kind, "htsim") == 0 ||
+             strcmp(kind, "iteration") == 0)
+        k = K_WL_FILE;
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "makes a flow of more than %u packets of transport.mtu (%u B): a simulated flow "
+             "carries at most %llu bytes",
+             ARB_SIM_FLOW_MAX_PKTS, run->cfg.mtu,
+             (unsigned long long)ARB_SIM_FLOW_MAX_PKTS * run->cfg.mtu);
+    return scn_key_fail(sc, k, run->err, run->errlen, ARB_EINVAL, msg);
+}
+
 /* [workload]: the flows (with Arbor, only its background's). */
 int scn_run_workload(struct scn_run *run)
 {

@@ -354,7 +354,7 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
     if (src >= s->n_hosts || dst >= s->n_hosts || src == dst || bytes == 0) return ARB_EINVAL;
     if (s->n_conns >= SIM_SENT_BIT) return ARB_ENOMEM; /* flow indices fit in 31 bits */
     uint64_t n_pkts = (bytes + s->cfg.mtu - 1) / s->cfg.mtu;
-    if (n_pkts > UINT32_MAX / 2) return ARB_ERANGE;
+    if (n_pkts > ARB_SIM_FLOW_MAX_PKTS) return ARB_ERANGE;
     if (s->n_conns == s->cap_conns) {
         uint32_t ncap = s->cap_conns ? s->cap_conns * 2 : 64;
         struct conn *nc = arb_aligned_alloc(64, ncap * sizeof *nc); /* line-aligned: conn */

@@ -31,6 +31,29 @@ expect_err "routing.scheme: the choices" 2 \
     "^arbor sim: -s routing\.scheme: .*unknown scheme 'nope' \(engines dmodk, .*; choosers ar, " \
     "$ARBOR" sim -s routing.scheme=nope
 
+# --seeds gives each run its seed: a seed the command line gives too, by -s
+# (its short form included) or --seed, is refused naming the option and the
+# key, in either order (a file's seed is a default it overrides:
+# test_seeds.sh).
+expect_err "-s run.seed with --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): -s run\\.seed=7 sets it too; --seeds gives each run its seed: give one or the other\$" \
+    "$ARBOR" sim -s run.seed=7 --seeds 1..2 -s size=1MiB
+expect_err "-s seed (short) after --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): -s run\\.seed=3 sets it too;" \
+    "$ARBOR" sim --seeds 1..2 -s seed=3
+expect_err "--seed with --seeds: refused" 2 \
+    "^arbor sim: --seeds 1\\.\\.2 \\(run\\.seed\\): --seed 3 sets it too;" \
+    "$ARBOR" sim --seed 3 --seeds 1..2 -s size=1MiB
+# arbor.subchannels is 1..1024 (ARB_EP_MAX_SUBCHANNELS, the engines' limit;
+# more than the fabric's distinct trees is a warning: test_sim.sh)
+expect_err "subchannels above 1024: refused with the range" 2 \
+    "^arbor sim: -s arbor\\.subchannels: '1025' is not in 1\\.\\.1024\$" \
+    "$ARBOR" sim -s arbor.subchannels=1025
+expect_err "subchannels 0: refused with the range" 2 \
+    "^arbor sim: -s arbor\\.subchannels: '0' is not in 1\\.\\.1024\$" \
+    "$ARBOR" sim -s arbor.subchannels=0
+expect_status "subchannels 1024 runs" 0 "$ARBOR" sim -s topology=star:4 -s size=64KiB \
+    -s arbor.subchannels=1024 -q
 # A failed spine leaves no tree: the failure is to blame, not arbor.root.
 expect_err "fail cuts the tree: fabric.fail" 2 \
     "^arbor sim: -s fabric.fail: no live path from host 0 to the root" \
@@ -47,10 +70,36 @@ expect_err "too many hosts: fabric.topology, ranks as the default" 2 \
 expect_err "too many ranks given: workload.ranks" 2 \
     "^arbor sim: -s workload.ranks: 300 ranks: a group has 2..256" \
     "$ARBOR" sim -s topology=star:300 -s workload.ranks=300
-# A size past the planner's limit says so; a ragged one says that.
-expect_err "size above 2^50" 2 \
-    "^arbor sim: -s workload.size: .*9223372036854775808 bytes is above the largest message, 2\\^50 bytes" \
-    "$ARBOR" sim -s size=9223372036854775808
+# workload.size is 1..2^50 bytes (the planner's largest message) for every
+# workload, checked as it is set: both ends, and the range in the message.
+for v in 0 1125899906842625 9223372036854775808; do
+    expect_err "size $v: refused as set, with the range" 2 \
+        "^arbor sim: -s workload.size: '$v' is not in 1\\.\\.2\\^50 bytes \\(1 PiB\\)\$" \
+        "$ARBOR" sim -s size=$v -s run.stop=1us
+done
+# Below it, what a run can carry: an Arbor channel's share of the buffer is
+# one message of at most 2^23 offsets of arbor.payload. Over star:32's 32
+# channels of 8192 B payloads that is 32 x 2^23 x 8192 = 2^41 bytes, which
+# starts (run.stop ends it); 32 f32 elements more put 4 B more in channel
+# 0's share, 2^23 + 1 offsets; 2^50 has 2^45 B a channel, 2^32 offsets.
+# (the summary of a run cut short to /dev/null: only its status line)
+quiet() { sh -c 'exec "$0" "$@" >/dev/null' "$@"; }
+expect_err "Arbor: 2^41 B over 32 channels starts" 1 "^arbor sim: incomplete: run.stop came first" \
+    quiet "$ARBOR" sim -s size=2199023255552 -s run.stop=1us -q
+expect_err "Arbor: 2^41 + 128 B: a channel's share above 2^23 offsets" 2 \
+    "^arbor sim: -s workload.size: 2199023255680 bytes over 32 channels: channel 0's share, 68719476740 bytes, is 8388609 offsets of arbor.payload \\(8192 B\\), above the 2\\^23 of a channel's message \\(68719476736 bytes\\)\$" \
+    "$ARBOR" sim -s size=2199023255680 -s run.stop=1us
+expect_err "Arbor: 2^50 B: taken as set, refused by the channels" 2 \
+    "^arbor sim: -s workload.size: 1125899906842624 bytes over 32 channels: channel 0's share, 35184372088832 bytes, is 4294967296 offsets" \
+    "$ARBOR" sim -s size=1125899906842624 -s run.stop=1us
+# a transport flow has at most 2^31 - 1 packets of transport.mtu:
+# 2147483647 x 4096 = 8796093018112 bytes starts, a byte more is refused
+expect_err "flows: (2^31 - 1) x mtu starts" 1 "^arbor sim: incomplete: run.stop came first" \
+    quiet "$ARBOR" sim -s topology=star:4 -s workload.kind=perm -s size=8796093018112 -s run.stop=1us -q
+expect_err "flows: a byte more is refused, naming the limit" 2 \
+    "^arbor sim: -s workload.size: makes a flow of more than 2147483647 packets of transport.mtu \\(4096 B\\): a simulated flow carries at most 8796093018112 bytes\$" \
+    "$ARBOR" sim -s topology=star:4 -s workload.kind=perm -s size=8796093018113 -s run.stop=1us
+# A ragged size says that.
 expect_err "size not whole elements" 2 \
     "^arbor sim: -s workload.size: .*10 bytes is not a whole number of f32 elements \\(4 B each\\)" \
     "$ARBOR" sim -s size=10

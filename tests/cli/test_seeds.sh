@@ -83,4 +83,24 @@ same "--seeds: every result of a values run checked, none wrong" "262144 0" \
     "$(health "$TMP/as.json" 0 | cut -d' ' -f3-)"
 expect_err "--seeds B below A" 2 "sim: --seeds: .4..1. is not A..B" "$ARBOR" sim --seeds 4..1
 expect_err "--seeds with --csv" 2 "not with --csv" "$ARBOR" sim --seeds 1..2 --csv "$TMP/x"
+# A seed the file sets is a default, as every key of the file: --seeds
+# overrides it (run k is the file's run with --seed k, not with its own
+# seed 5, whose run differs here); one the command line sets is refused
+# (tests/cli/test_errors.sh).
+printf '[fabric]\ntopology = star:4\nloss = 0.01\n[transport]\nrto = 30us\n[workload]\nkind = incast\nsenders = 3\nreceiver = 0\nsize = 200KB\n[run]\nseed = 5\n' \
+    >"$TMP/seed5.ini"
+own=$("$ARBOR" sim "$TMP/seed5.ini" --json -q | fig sim_time_us)
+s1=$("$ARBOR" sim "$TMP/seed5.ini" --seed 1 --json -q | fig sim_time_us)
+s2=$("$ARBOR" sim "$TMP/seed5.ini" --seed 2 --json -q | fig sim_time_us)
+"$ARBOR" sim "$TMP/seed5.ini" --seeds 1..2 --json -q >"$TMP/f.json"
+rc=$?
+runs=$(grep -o '"sim_time_us":[-0-9.e+]*' "$TMP/f.json" | head -2 | cut -d: -f2 |
+    awk '{printf "%.6f ", $1}')
+want=$(printf '%s\n%s\n' "$s1" "$s2" | awk '{printf "%.6f ", $1}')
+if [ $rc -eq 0 ] && [ -n "$own" ] && [ "$runs" = "$want" ] && [ "$s1" != "$own" ]; then
+    pass "a file's run.seed: --seeds overrides it (runs $runs; the file's seed 5: $own)"
+else
+    fail "a file's run.seed: --seeds overrides it" "status $rc" "want: $want (not $own)" \
+        "got:  $runs"
+fi
 finish

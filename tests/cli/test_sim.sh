@@ -201,6 +201,37 @@ has "warning: done in the JSON" "$J" '"status":"done"'
 has "warning: exact" "$J" '"correct":true'
 has "warning: the warning in the JSON" "$J" '"warning":"channel'
 
+# arbor.subchannels past the distinct trees the fabric offers the group (a
+# tree per candidate root: star's one switch; leafspine:4,4,4's 4 spines
+# for a group on every leaf) is legal and runs, with one warning line on
+# stderr saying so; up to them, nothing. --seeds says it once.
+"$ARBOR" sim -s topology=star:32 -s arbor.subchannels=300 -s size=1MiB -s run.stop=0 --json \
+    >"$TMP/sub.json" 2>"$TMP/sub.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l <"$TMP/sub.err")" -eq 1 ] &&
+    grep -q '"status":"done"' "$TMP/sub.json" &&
+    grep -Eq "^arbor sim: warning: -s arbor\.subchannels: 300 subchannels, but the fabric offers the group 1 distinct tree a channel \(1 candidate root\): subchannel s takes the links of subchannel s - 1\$" "$TMP/sub.err"; then
+    pass "subchannels 300 over star:32: runs, one warning (1 distinct tree)"
+else
+    fail "subchannels 300 over star:32: runs, one warning" "status $rc" "stderr: $(cat "$TMP/sub.err")"
+fi
+SUB="-s topology=leafspine:4,4,4 -s workload.kind=arbor -s size=1MiB -s run.stop=0"
+# shellcheck disable=SC2086
+"$ARBOR" sim $SUB -s arbor.subchannels=6 -q >/dev/null 2>"$TMP/sub.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l <"$TMP/sub.err")" -eq 1 ] &&
+    grep -q "6 subchannels, but the fabric offers the group 4 distinct trees a channel (4 candidate roots): subchannel s takes the links of subchannel s - 4\$" "$TMP/sub.err"; then
+    pass "subchannels 6 over 4 spines: one warning (4 distinct trees)"
+else
+    fail "subchannels 6 over 4 spines: one warning" "status $rc" "stderr: $(cat "$TMP/sub.err")"
+fi
+# shellcheck disable=SC2086
+expect_status "subchannels 4 over 4 spines: runs" 0 "$ARBOR" sim $SUB -s arbor.subchannels=4 -q
+if [ ! -s "$TMP/err" ]; then pass "  ... without a warning"; else fail "  ... without a warning" "$(cat "$TMP/err")"; fi
+# shellcheck disable=SC2086
+"$ARBOR" sim $SUB -s arbor.subchannels=6 --seeds 1..2 -q >/dev/null 2>"$TMP/sub.err"
+same "--seeds: the warning once" "1" "$(grep -c 'warning: -s arbor.subchannels' "$TMP/sub.err")"
+
 # One flaky uplink (fabric.link loss=) at 1%, the rest clean, dynamic
 # subchannels: only the credits and aggregates of the trees through that
 # link cross it (two packets per offset of those trees), so about 2% of

@@ -171,6 +171,18 @@ TEST(option_origin)
     CHECK_EQ_I(arb_scenario_set_from(sc, "run.pcap=/nonexistent/y.pcap", "-s", err, sizeof err), 0);
     CHECK(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err) < 0);
     CHECK_STR(err, "-s run.pcap: /nonexistent/y.pcap: cannot create the file");
+    /* where each value came from: a default, a file's line, an option */
+    unsigned line = 99;
+    CHECK(arb_scenario_origin(sc, "run", "seed", &line) == NULL);
+    CHECK_EQ_I((int)line, 0);
+    CHECK_STR(arb_scenario_origin(sc, "workload", "size", &line), "t.ini");
+    CHECK_EQ_I((int)line, 5);
+    CHECK_STR(arb_scenario_origin(sc, "run", "pcap_ports", &line), "--pcap");
+    CHECK_EQ_I((int)line, 0);
+    CHECK_STR(arb_scenario_origin(sc, "run", "pcap", NULL), "-s");
+    CHECK_EQ_I(arb_scenario_set_from(sc, "seed=3", "--seed", err, sizeof err), 0);
+    CHECK_STR(arb_scenario_origin(sc, "run", "seed", &line), "--seed");
+    CHECK(arb_scenario_origin(sc, "run", "nope", &line) == NULL);
     arb_scenario_free(sc);
 }
 
@@ -624,6 +636,54 @@ TEST(background_and_watch)
  * goodputs is in [1/n, 1], and 1 for identical jobs in symmetric places
  * (one per leaf of a leaf-spine, starting together); the makespan spans
  * the first start to the last finish and carries every job's bytes. */
+/* The lines a run's logger got, one after the other. */
+struct log_lines {
+    char text[1024];
+    int n;
+};
+
+static void log_line(void *user, arb_log_level level, const char *msg)
+{
+    struct log_lines *l = user;
+    size_t used = strlen(l->text);
+    snprintf(l->text + used, sizeof l->text - used, "%s%d %s", l->n ? "\n" : "", (int)level, msg);
+    l->n++;
+}
+
+/* More subchannels than the fabric has distinct trees for the group (a
+ * star's one switch): a warning through the scenario's logger, naming the
+ * key where it was set; up to them, or without a logger, nothing. */
+TEST(subchannels_warning)
+{
+    static const char *text = "[fabric]\ntopology = star:4\n[workload]\nkind = arbor\n"
+                              "size = 64KiB\n[arbor]\nsubchannels = 3\n";
+    arb_scenario *sc = load(text);
+    REQUIRE(sc != NULL);
+    struct log_lines l = {"", 0};
+    arb_logger lg = {log_line, &l, ARB_LOG_DEBUG};
+    arb_scenario_set_logger(sc, &lg);
+    char err[512];
+    arb_scenario_result *r = NULL;
+    REQUIRE_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
+    arb_scenario_result_free(r);
+    CHECK_EQ_I(l.n, 1);
+    CHECK_STR(l.text, "1 t.ini:7: arbor.subchannels: 3 subchannels, but the fabric offers the "
+                      "group 1 distinct tree a channel (1 candidate root): subchannel s takes "
+                      "the links of subchannel s - 1");
+    l.text[0] = '\0';
+    l.n = 0;
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.subchannels=1", err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
+    arb_scenario_result_free(r);
+    CHECK_EQ_I(l.n, 0);
+    arb_scenario_set_logger(sc, NULL); /* none: the run says nothing, and runs */
+    CHECK_EQ_I(arb_scenario_set(sc, "arbor.subchannels=3", err, sizeof err), 0);
+    REQUIRE_EQ_I(arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err), 0);
+    arb_scenario_result_free(r);
+    CHECK_EQ_I(l.n, 0);
+    arb_scenario_free(sc);
+}
+
 TEST(jobs_fairness)
 {
     static const char *stagger = "[fabric]\ntopology = leafspine:4,4,2\n"
@@ -694,5 +754,6 @@ int main(void)
     RUN(a_flow_that_gives_up_fails_the_run);
     RUN(background_and_watch);
     RUN(jobs_fairness);
+    RUN(subchannels_warning);
     return testkit_done();
 }

@@ -49,7 +49,8 @@ static const char sim_usage[] =
     "-k, --keys     list every key with its default and exit\n"
     "--seeds A..B   run once per seed A..B (run.seed) and summarise: mean, 95% CI\n"
     "               of the mean (Student's t), sd, min and max of each figure;\n"
-    "               with --json one object (schema arbor-sim-seeds/1)\n"
+    "               with --json one object (schema arbor-sim-seeds/1); over the\n"
+    "               file's run.seed, not with -s run.seed or --seed\n"
     "Options take '--opt value' or '--opt=value' and may be abbreviated.\n"
     "\n"
     "Exit status: 0 the run finished (a channel that could not close after every\n"
@@ -280,10 +281,24 @@ static int build_scenario(const char *file, const struct sim_action *act, int n_
     return CLI_EXIT_OK;
 }
 
+/* A run's warnings (arb_scenario_set_logger): a line each on stderr. */
+static void sim_warning(void *user, arb_log_level level, const char *msg)
+{
+    (void)user;
+    if (level <= ARB_LOG_WARN) fprintf(stderr, "arbor sim: warning: %s\n", msg);
+}
+
+static void warn_on_stderr(arb_scenario *sc)
+{
+    arb_logger lg = {sim_warning, NULL, ARB_LOG_WARN};
+    arb_scenario_set_logger(sc, &lg);
+}
+
 struct seeds_ctx {
     const char *file;
     const struct sim_action *act;
     int n_act;
+    uint64_t first; /* its run says the scenario's warnings, the others do not repeat them */
 };
 
 /* One run of --seeds: the scenario with run.seed = seed, its JSON. */
@@ -293,6 +308,7 @@ static int seeds_one(void *ctx, uint64_t seed, char **json)
     arb_scenario *sc;
     int rc = build_scenario(x->file, x->act, x->n_act, &sc, 1);
     if (rc) return rc;
+    if (seed == x->first) warn_on_stderr(sc);
     char as[64], err[1024];
     snprintf(as, sizeof as, "run.seed=%llu", (unsigned long long)seed);
     arb_scenario_result *res = NULL;
@@ -380,6 +396,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
     if (n_act) memcpy(all + 1, act, (size_t)n_act * sizeof *act);
     int rc = build_scenario(file, all, n_act + 1, &sc, rank0); /* the same in every rank */
     free(all);
+    if (rc == 0 && rank0) warn_on_stderr(sc);
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);
     if (rc == 0 && rank0 && csv) rc = csv_open(&csvo, csv);
@@ -422,7 +439,7 @@ static int sim_partitioned(const char *file, const struct sim_action *act, int n
  * scenario (--set, --seed, --pcap, ...) in their order. */
 struct sim_opts {
     const char *file, *csv, *seeds, *partition;
-    int json, quiet, n_act, has_pcap, has_seed;
+    int json, quiet, n_act, has_pcap;
     struct sim_action *act;
     int argc; /* of the command line */
 };
@@ -462,7 +479,6 @@ static int sim_option(int c, const char *v, char **argv, void *ctx)
     case 'L':
     case 'w':
         o->act[o->n_act++] = (struct sim_action){c, v, NULL};
-        o->has_seed |= c == 'S';
         return CLI_GO_ON;
     default:
         return cli_bad_option("sim", c, argv);
@@ -505,20 +521,42 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
     return CLI_GO_ON;
 }
 
+/* --seeds sets run.seed for each run: a seed the command line gives too
+ * (-s run.seed, --seed) is refused, one a file sets is a default it
+ * overrides, as -s does. The scenario of the command line is built to see
+ * where its run.seed came from (its errors are the run's). */
+static int seeds_seed_clash(const struct sim_opts *o)
+{
+    arb_scenario *sc;
+    int rc = build_scenario(o->file, o->act, o->n_act, &sc, 1);
+    if (rc) return rc;
+    unsigned line;
+    const char *from = arb_scenario_origin(sc, "run", "seed", &line);
+    if (from && line == 0) /* "-s run.seed=7", "--seed 7" */
+        rc = cli_error("sim",
+                       "--seeds %s (run.seed): %s%s%s sets it too; --seeds gives each run its "
+                       "seed: give one or the other",
+                       o->seeds, from, strcmp(from, "-s") == 0 ? " run.seed=" : " ",
+                       arb_scenario_get(sc, "run", "seed"));
+    arb_scenario_free(sc);
+    return rc;
+}
+
 /* --seeds A..B: the scenario once per seed, summarised. */
 static int sim_seeds(const struct sim_opts *o)
 {
     uint64_t first, last;
     const char *clash = o->csv         ? "--csv"
                         : o->has_pcap  ? "--pcap"
-                        : o->has_seed  ? "--seed"
                         : o->partition ? "--partition"
                                        : NULL;
     if (cli_parse_seeds(o->seeds, &first, &last) < 0)
         return cli_error("sim", "--seeds: '%s' is not A..B with A <= B, at most %d runs", o->seeds,
                          CLI_MAX_SEEDS);
     if (clash) return cli_error("sim", "--seeds runs the scenario many times: not with %s", clash);
-    struct seeds_ctx x = {o->file, o->act, o->n_act};
+    int rc = seeds_seed_clash(o);
+    if (rc) return rc;
+    struct seeds_ctx x = {o->file, o->act, o->n_act, first};
     struct cli_seeds_run run = {o->file, first, last, o->json, o->quiet, seeds_one, &x};
     return cli_sim_seeds(&run);
 }
@@ -530,6 +568,7 @@ static int sim_once(const struct sim_opts *o)
     arb_scenario *sc;
     int rc = build_scenario(o->file, o->act, o->n_act, &sc, 1);
     if (rc) return rc;
+    warn_on_stderr(sc);
     char err[1024];
     struct csv_out csvo;
     memset(&csvo, 0, sizeof csvo);

@@ -37,13 +37,121 @@ static const char *fig(const cJSON *o, const char *a, char *buf, size_t len)
     return buf;
 }
 
+/* Event e did not slow the goodput: the window from te on already carried
+ * the share of the goodput before it (recover_us 0). */
+static int undisturbed(const cJSON *e)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "recovered")) &&
+           num(e, "recover_us", NULL) == 0;
+}
+
+/* The goodput before, during and after event e, and its recovery, as the
+ * JSON has them: "goodput B / D / A Gb/s before / during / after;
+ * recovered in R us" (not recovered: "B / D before / since"); an event
+ * whose window from te on carried P% of the goodput before (recover_us 0)
+ * had no "during" and nothing to recover from: "B / A before / after;
+ * never below P% of before". A restore (`restore`) takes nothing away to
+ * recover: "B / A before / after", and a slower stretch after it, if any,
+ * "below P% of before for R us after it" (or "to the end"). */
+static void goodput_text(const cJSON *e, double share, int restore, char *out, size_t len)
+{
+    char bb[32], db[32], ab[32], rb[32];
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "recovered");
+    double p = share * 100;
+    const char *b = fig(e, "goodput_before_gbps", bb, sizeof bb);
+    const char *du = fig(e, "goodput_during_gbps", db, sizeof db);
+    const char *a = fig(e, "goodput_after_gbps", ab, sizeof ab);
+    const char *r = fig(e, "recover_us", rb, sizeof rb);
+    if (!cJSON_IsBool(rec))
+        snprintf(out, len,
+                 "goodput %s / %s / %s Gb/s before / during / after; recovery n/a "
+                 "(outside the collective)",
+                 b, du, a);
+    else if (cJSON_IsFalse(rec) && restore)
+        snprintf(out, len, "goodput %s / %s Gb/s before / since; below %.0f%% of before to the end",
+                 b, du, p);
+    else if (cJSON_IsFalse(rec))
+        snprintf(out, len, "goodput %s / %s Gb/s before / since; not recovered by the end", b, du);
+    else if (undisturbed(e) && restore)
+        snprintf(out, len, "goodput %s / %s Gb/s before / after", b, a);
+    else if (undisturbed(e))
+        snprintf(out, len, "goodput %s / %s Gb/s before / after; never below %.0f%% of before", b,
+                 a, p);
+    else if (restore)
+        snprintf(out, len,
+                 "goodput %s / %s / %s Gb/s before / during / after; below %.0f%% of "
+                 "before for %s us after it",
+                 b, du, a, p, r);
+    else
+        snprintf(out, len, "goodput %s / %s / %s Gb/s before / during / after; recovered in %s us",
+                 b, du, a, r);
+}
+
+/* The failure a restore undoes: the last fail event before it of the same
+ * items, or NULL. */
+static const cJSON *failure_of(const cJSON *events, const cJSON *restore)
+{
+    const cJSON *e, *found = NULL;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (e == restore) break;
+        if (strcmp(str(e, "kind", NULL), "fail") == 0 &&
+            strcmp(str(e, "items", NULL), str(restore, "items", NULL)) == 0 &&
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "applied")))
+            found = e;
+    }
+    return found;
+}
+
+/* What a restore brought back: when the goodput came back to share x the
+ * goodput before the failure it undoes (that failure's recovery, seen from
+ * the restore), or "" when no failure of the run is undone or its figures
+ * are n/a. */
+static void restore_text(const cJSON *events, const cJSON *e, double share, char *out, size_t len)
+{
+    const cJSON *f = failure_of(events, e);
+    const cJSON *rec = f ? cJSON_GetObjectItemCaseSensitive(f, "recovered") : NULL;
+    out[0] = '\0';
+    if (!cJSON_IsBool(rec) || undisturbed(f)) return; /* (nothing to come back from) */
+    double back = num(f, "at_us", NULL) + num(f, "recover_us", NULL) - num(e, "at_us", NULL);
+    char level[96];
+    snprintf(level, sizeof level, "%.0f%% of the %.3f Gb/s before the failure", share * 100,
+             num(f, "goodput_before_gbps", NULL));
+    if (cJSON_IsFalse(rec))
+        snprintf(out, len, ", not back to %s by the end", level);
+    else if (back >= 0)
+        snprintf(out, len, ", back to %s %.3f us after it", level, back);
+    else
+        snprintf(out, len, ", back to %s since %.3f us before it", level, -back);
+}
+
+/* A restore: a link or switch carries packets again. Nothing is lost to
+ * detect or to recover from; what it is measured by is its failure's
+ * recovery, and what was sent again after it. */
+static void print_restore(const cJSON *events, const cJSON *e, double share)
+{
+    char gp[256], back[160], det[96], d[32];
+    goodput_text(e, share, 1, gp, sizeof gp);
+    restore_text(events, e, share, back, sizeof back);
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "detect_us")))
+        snprintf(det, sizeof det, "%.0f B repaired, the first resend %s us after it",
+                 num(e, "bytes_repaired", NULL), fig(e, "detect_us", d, sizeof d));
+    else if (num(e, "bytes_repaired", NULL) > 0)
+        snprintf(det, sizeof det, "%.0f B repaired", num(e, "bytes_repaired", NULL));
+    else
+        snprintf(det, sizeof det, "nothing resent after it");
+    printf("fault         restore %s at %.3f us: %s%s; %s\n", str(e, "items", NULL),
+           num(e, "at_us", NULL), gp, back, det);
+}
+
 /* Fault events (fabric.fail_at, restore_at, reboot_at): a line each. */
 static void print_faults(const cJSON *faults)
 {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(faults, "events"))
+    const cJSON *e, *events = cJSON_GetObjectItemCaseSensitive(faults, "events");
+    double share = num(faults, "recover_share", NULL);
+    cJSON_ArrayForEach(e, events)
     {
-        char lost[48] = "", d[32], b[32], du[32], a[32], r[32];
+        char lost[48] = "", d[32], gp[256];
         if (strcmp(str(e, "kind", NULL), "reboot") == 0)
             snprintf(lost, sizeof lost, " (%.0f slots lost, down %.3f us)",
                      num(e, "slots_lost", NULL), num(e, "down_us", NULL));
@@ -52,21 +160,17 @@ static void print_faults(const cJSON *faults)
                    str(e, "items", NULL), num(e, "at_us", NULL), lost);
             continue;
         }
-        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "recovered");
+        if (strcmp(str(e, "kind", NULL), "restore") == 0) {
+            print_restore(events, e, share);
+            continue;
+        }
         char det[64] = "nothing resent after it";
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "detect_us")))
             snprintf(det, sizeof det, "detected after %s us", fig(e, "detect_us", d, sizeof d));
-        printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; goodput "
-               "%s / %s / %s Gb/s before / during / after; %s%s%s\n",
-               str(e, "kind", NULL), str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
-               num(e, "bytes_repaired", NULL), fig(e, "goodput_before_gbps", b, sizeof b),
-               fig(e, "goodput_during_gbps", du, sizeof du),
-               fig(e, "goodput_after_gbps", a, sizeof a),
-               cJSON_IsTrue(rec)    ? "recovered in "
-               : cJSON_IsFalse(rec) ? "not recovered by the end"
-                                    : "recovery n/a (outside the collective)",
-               cJSON_IsTrue(rec) ? fig(e, "recover_us", r, sizeof r) : "",
-               cJSON_IsTrue(rec) ? " us" : "");
+        goodput_text(e, share, 0, gp, sizeof gp);
+        printf("fault         %s %s at %.3f us%s: %s, %.0f B repaired; %s\n", str(e, "kind", NULL),
+               str(e, "items", NULL), num(e, "at_us", NULL), lost, det,
+               num(e, "bytes_repaired", NULL), gp);
     }
 }
 
