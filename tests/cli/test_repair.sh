@@ -81,6 +81,16 @@ sim -s topology=leafspine:4,8,8 -s size=16MiB -s loss=0.01 -s arbor.subchannels=
 same "two trees at 1%, a spine dead: exact, its 8 trees dead, none revived" "True 8 0" \
     "$(fig "$TMP/twof.json" '"%s %d %d" % (d["correct"], r["tree_deaths"], r["revivals"])')"
 
+# seed 1 of the same: an offset's retries went down its dead tree while the
+# verdict waited (11 silences at the siblings' 28%) until its 8 attempts
+# were spent and it went to the bypass (43.0 Gb/s); a later attempt now
+# leaves a failing tree (docs/protocol.md section 9). Other seeds may still
+# bypass an offset (1 in 6): this one pins the mechanism.
+sim -s topology=leafspine:4,8,8 -s size=16MiB -s loss=0.01 -s arbor.subchannels=2 \
+    -s arbor.subchannel_mode=dynamic -s arbor.fail=switch:L2.0 -s run.seed=1 >"$TMP/twof1.json"
+same "two trees at 1%, a spine dead, seed 1: exact, nothing bypassed" "True 0" \
+    "$(fig "$TMP/twof1.json" '"%s %d" % (d["correct"], r["bypass"])')"
+
 # two trees a channel at 1%, each selection, seeds 1..6: every seed at
 # least 1.5 times the ring's algbw (IRN with its short RTO and tail probe,
 # the strong ring) on the same fabric, loss and size. A retry goes down

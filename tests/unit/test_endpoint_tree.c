@@ -343,6 +343,41 @@ TEST(a_burst_of_losses_in_one_round_is_no_death)
     arb_responder_free(r);
 }
 
+/* Dynamic selection: a retry leaves a failing tree. Tree 1 loses every
+ * second credit, so a verdict on tree 0 needs 20 silences; tree 0 goes
+ * silent for 1 ms. Its credits given up, none out, tree 0 looks best to the
+ * estimate, and its offsets' retries went back down it (on a fabric, until
+ * they had spent their attempts and went to the bypass). Once tree 0 has
+ * had dead_after silences over three rounds, later attempts go down tree 1. */
+TEST(a_retry_leaves_a_failing_tree_dynamic)
+{
+    static tree_play tp;
+    arb_responder *r = tree_responder(&tp, 1, 3);
+    if (!r) return;
+    static int32_t res[200 * 4];
+    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    tp.drop_mod[1] = 2;
+    tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
+    tp.alive[0] = 0;
+    int before = tp.retries_on[0];
+    tree_run(&tp, r, 201 * US, 1200 * US, 1 * US);
+    int on_failing = tp.retries_on[0] - before;
+    tp.alive[0] = 1;
+    tree_run(&tp, r, 1201 * US, 80 * MS, 1 * US);
+    arb_responder_stats st;
+    arb_responder_get_stats(r, &st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st.commits, 200);
+    CHECK_EQ_U(st.bypass, 0);
+    /* only retries sent before tree 0 was failing, one a round of its
+     * three (13 before the rule: it looked best to the estimate) */
+    CHECK(on_failing <= 3);
+    CHECK(tp.cap.n < CAP_MAX - 8);
+    CHECK_EQ_I(tp.cap.invalid, 0);
+    arb_responder_free(r);
+}
+
 /* At the start of a run the sibling has resolved few credits: that it has
  * lost none of them is not yet evidence of a loss-free fabric (its share
  * is counted as (lost + 1) / (resolved + 2)). Tree 0 loses its first four
@@ -449,6 +484,7 @@ int main(void)
     RUN(a_silence_where_other_trees_lose_too_is_not_a_death);
     RUN(a_silence_where_other_trees_lose_nothing_is_a_death);
     RUN(a_burst_of_losses_in_one_round_is_no_death);
+    RUN(a_retry_leaves_a_failing_tree_dynamic);
     RUN(silences_in_the_first_window_are_no_death);
     RUN(a_dead_tree_is_found_where_the_other_is_lossy);
     RUN(every_tree_dies_bypass_then_revival);
