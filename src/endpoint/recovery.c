@@ -375,7 +375,6 @@ uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
     return s;
 }
 
-
 /* Tree s lives and has not gone silent twice running. */
 static int tree_quiet_ok(const arb_responder *r, uint32_t s)
 {

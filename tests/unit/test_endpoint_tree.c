@@ -44,6 +44,36 @@ static arb_responder *tree_responder(tree_play *tp, int dynamic, uint32_t dead_a
     return r;
 }
 
+/* The results of a tree test's message: at most TREE_MAX_OFFSETS offsets of
+ * 16 B (one test runs at a time). */
+#define TREE_MAX_OFFSETS 256u
+static int32_t tree_res[TREE_MAX_OFFSETS * 4];
+
+/* tree_responder's engine with a message of n offsets started and every
+ * member registered; NULL where it could not be made. */
+static arb_responder *tree_begin(tree_play *tp, int dynamic, uint32_t dead_after, uint32_t n)
+{
+    arb_responder *r = tree_responder(tp, dynamic, dead_after);
+    if (!r) return NULL;
+    REQUIRE(n <= TREE_MAX_OFFSETS);
+    CHECK_EQ_I(arb_responder_start_message(r, 0, (size_t)n * 16, NULL, tree_res, 0), 0);
+    register_all(r, 1, 0, 0, 0);
+    return r;
+}
+
+/* The end of a tree test's run: its counters into st; the message done
+ * with `commits` commits, the run not cut by the capture, every packet the
+ * engine sent valid. */
+static void tree_done(const tree_play *tp, arb_responder *r, uint64_t commits,
+                      arb_responder_stats *st)
+{
+    arb_responder_get_stats(r, st);
+    CHECK(arb_responder_done(r));
+    CHECK_EQ_U(st->commits, commits);
+    CHECK(tp->cap.n < CAP_MAX - 8);
+    CHECK_EQ_I(tp->cap.invalid, 0);
+}
+
 /* Deliver what is due by `now`, then note the credits sent since; the
  * member sends its END once everything committed. */
 static void tree_step(tree_play *tp, arb_responder *r, arb_time now)
@@ -129,11 +159,8 @@ static arb_time tree_run_until_death(tree_play *tp, arb_responder *r, arb_time f
 TEST(tree_dies_is_probed_and_revives)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 1, 2);
+    arb_responder *r = tree_begin(&tp, 1, 2, 200);
     if (!r) return;
-    static int32_t res[200 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.lat = 100 * US;
     tree_step(&tp, r, 0);
     CHECK_EQ_I(tp.on_tree[0], 2); /* no sample yet: ties from k mod 2 */
@@ -184,11 +211,8 @@ TEST(tree_dies_is_probed_and_revives)
 TEST(static_selection_moves_credits_off_a_dead_tree)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 0, 2);
+    arb_responder *r = tree_begin(&tp, 0, 2, 64);
     if (!r) return;
-    static int32_t res[64 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0); /* 64 offsets */
-    register_all(r, 1, 0, 0, 0);
     tree_run(&tp, r, 0, 100 * US, 1 * US); /* both answer: warm samples */
     tp.alive[0] = 0;
     arb_time died = tree_run_until_death(&tp, r, 101 * US, 20 * MS, 1 * US);
@@ -223,11 +247,8 @@ TEST(static_selection_moves_credits_off_a_dead_tree)
 static void retry_stays(int dynamic)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, dynamic, 2);
+    arb_responder *r = tree_begin(&tp, dynamic, 2, 64);
     if (!r) return;
-    static int32_t res[64 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
     CHECK(tp.on_tree[0] > 4 && tp.on_tree[1] > 4);
     tp.drop_next[0] = 1; /* tree 0's next credit is lost */
@@ -266,11 +287,8 @@ TEST(a_retry_stays_on_its_tree_static)
 static uint64_t silent_run_deaths(int loss_elsewhere)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 0, 2);
+    arb_responder *r = tree_begin(&tp, 0, 2, 160);
     if (!r) return UINT64_MAX;
-    static int32_t res[160 * 4];
-    REQUIRE_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.drop_mod[1] = loss_elsewhere ? 2 : 0;
     tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
     arb_responder_stats st;
@@ -333,13 +351,9 @@ TEST(a_burst_of_losses_in_one_round_is_no_death)
     tree_run(&tp, r, 201 * US, 260 * US, 1 * US);
     tp.alive[0] = 1;
     tree_run(&tp, r, 261 * US, 40 * MS, 1 * US);
-    arb_responder_get_stats(r, &st);
-    CHECK(arb_responder_done(r));
-    CHECK_EQ_U(st.commits, 256);
+    tree_done(&tp, r, 256, &st);
     CHECK(st.losses_timer >= timer_before + 4); /* the burst was seen, past dead_after */
     CHECK_EQ_U(st.deaths, 0);
-    CHECK(tp.cap.n < CAP_MAX - 8);
-    CHECK_EQ_I(tp.cap.invalid, 0);
     arb_responder_free(r);
 }
 
@@ -352,11 +366,8 @@ TEST(a_burst_of_losses_in_one_round_is_no_death)
 TEST(a_retry_leaves_a_failing_tree_dynamic)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 1, 3);
+    arb_responder *r = tree_begin(&tp, 1, 3, 200);
     if (!r) return;
-    static int32_t res[200 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.drop_mod[1] = 2;
     tree_run(&tp, r, 0, 200 * US, 1 * US); /* warm samples on both */
     tp.alive[0] = 0;
@@ -366,15 +377,11 @@ TEST(a_retry_leaves_a_failing_tree_dynamic)
     tp.alive[0] = 1;
     tree_run(&tp, r, 1201 * US, 80 * MS, 1 * US);
     arb_responder_stats st;
-    arb_responder_get_stats(r, &st);
-    CHECK(arb_responder_done(r));
-    CHECK_EQ_U(st.commits, 200);
+    tree_done(&tp, r, 200, &st);
     CHECK_EQ_U(st.bypass, 0);
     /* only retries sent before tree 0 was failing, one a round of its
      * three (13 before the rule: it looked best to the estimate) */
     CHECK(on_failing <= 3);
-    CHECK(tp.cap.n < CAP_MAX - 8);
-    CHECK_EQ_I(tp.cap.invalid, 0);
     arb_responder_free(r);
 }
 
@@ -389,11 +396,8 @@ TEST(a_retry_leaves_a_failing_tree_dynamic)
 TEST(silences_in_the_first_window_are_no_death)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 0, 3);
+    arb_responder *r = tree_begin(&tp, 0, 3, 64);
     if (!r) return;
-    static int32_t res[64 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.drop_next[0] = 5;
     tree_run(&tp, r, 0, 20 * MS, 1 * US);
     arb_responder_stats st;
@@ -407,17 +411,14 @@ TEST(silences_in_the_first_window_are_no_death)
 }
 
 /* A tree that has failed is still found where the other loses half its
- * credits: every credit down it is lost, so its silences reach the 14 that
- * random loss at 1/2 would not give, and the message completes over the
+ * credits: every credit down it is lost, so its silences reach the 20 that
+ * random loss at 1/2 would not give (10^-6), and the message completes over the
  * other tree. */
 TEST(a_dead_tree_is_found_where_the_other_is_lossy)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 0, 2);
+    arb_responder *r = tree_begin(&tp, 0, 2, 64);
     if (!r) return;
-    static int32_t res[64 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.drop_mod[1] = 2;
     tree_run(&tp, r, 0, 200 * US, 1 * US);
     tp.alive[0] = 0;
@@ -442,11 +443,8 @@ TEST(a_dead_tree_is_found_where_the_other_is_lossy)
 TEST(every_tree_dies_bypass_then_revival)
 {
     static tree_play tp;
-    arb_responder *r = tree_responder(&tp, 1, 1);
+    arb_responder *r = tree_begin(&tp, 1, 1, 180);
     if (!r) return;
-    static int32_t res[180 * 4];
-    CHECK_EQ_I(arb_responder_start_message(r, 0, sizeof res, NULL, res, 0), 0);
-    register_all(r, 1, 0, 0, 0);
     tp.repair_lat = 300 * US; /* the bypass is slow: the probes find the trees back */
     tree_run(&tp, r, 0, 100 * US, 1 * US);
     arb_responder_stats st;
