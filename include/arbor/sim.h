@@ -455,7 +455,9 @@ int arb_sim_add_flow(arb_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, arb
  */
 int arb_sim_run(arb_sim *s, arb_time until);
 
-/** The simulated time of the last event run. */
+/** The simulated time of the last event run, or of the last change made
+ * between runs (arb_sim_fabric_changed, arb_sim_arbor_reboot: the end of
+ * the run before it) if that is later. */
 arb_time arb_sim_now(const arb_sim *s);
 
 /**
@@ -798,12 +800,16 @@ int arb_sim_pcap_close(arb_sim_pcap *cap);
  * Links brought back (arb_topo_restore) carry packets again from now on,
  * a host NIC starting on what it kept; what was lost stays lost.
  * Links whose rate or delay changed (arb_topo_set_link) serialise and
- * propagate at the new values from now on. A fabric of more than 65,536
+ * propagate at the new values from now on. "Now" is the end of the last
+ * arb_sim_run (its `until`, or where a callback's timer stopped it), every
+ * event up to it done, even when the fabric was idle since an earlier
+ * event: the simulator's clock (arb_sim_now) moves there first, so that a
+ * change made between runs to `until` takes effect at `until`. A fabric of more than 65,536
  * different (rate, delay) pairs makes the next arb_sim_run fail with
  * ARB_ERANGE. In a partitioned simulator it is collective (every part
  * calls it, its topology changed alike, between runs): each part applies
- * the change to its own ports at the time of the whole run's last event,
- * as one process does, and the lookahead becomes the smallest delay of a
+ * the change to its own ports at the end of the last run, as one process
+ * does, and the lookahead becomes the smallest delay of a
  * cut link as the links now are (one of zero delay makes the next
  * arb_sim_run fail with ARB_EINVAL).
  */

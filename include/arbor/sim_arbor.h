@@ -339,7 +339,8 @@ uint32_t arb_sim_arbor_job_ranks(const arb_sim *s, int job);
 int arb_sim_arbor_rank(const arb_sim *s, int job, uint32_t rank, uint32_t *host, arb_time *done);
 
 /**
- * Switch `node` reboots now (between runs, or from a callback): every
+ * Switch `node` reboots now (between runs: at the end of the last run, the
+ * clock moving there as for arb_sim_fabric_changed; or from a callback): every
  * aggregator pool of it is emptied (arb_agg_reset: slots, owners and
  * contributions gone) and no job holds a slot there any more. What is in
  * flight goes on; a request for a slot of before finds it free or taken

@@ -134,8 +134,7 @@ void scn_recovery_read(struct scn_recovery *rc, arb_sim *s, arb_time now)
 void scn_recovery_event(struct scn_recovery *rc, const struct scn_failure *f, arb_sim *s,
                         int slots_lost)
 {
-    arb_time now = arb_sim_now(s);
-    scn_recovery_read(rc, s, now);
+    scn_recovery_read(rc, s, f->t); /* (the simulator may have been idle since its last event) */
     if (rc->oom || !rc->n_rd || f->event >= rc->n_ev) return;
     const struct reading *r = &rc->rd[rc->n_rd - 1];
     struct fevent *e = &rc->ev[f->event];
@@ -146,10 +145,7 @@ void scn_recovery_event(struct scn_recovery *rc, const struct scn_failure *f, ar
     e->good0 = r->good;
     e->resent0 = r->resent;
     e->resent_end = r->resent;
-    /* from te, not from the simulator's last event: a fabric that was idle
-     * since then has its change applied at that event's time
-     * (arb_sim_fabric_changed), and what it sends then must not count as
-     * an answer before te */
+    /* from te: what the hosts sent before it is no answer */
     if (rc->arbor && arb_sim_arbor_watch(s, f->t) == 0) e->pending = 1;
 }
 

@@ -143,6 +143,7 @@ int arb_sim_arbor_reboot(arb_sim *s, uint32_t node)
     struct arbor_job *a = s ? s->arb : NULL;
     if (!a || node >= arb_topo_n_nodes(s->topo) || s->nodes[node].kind != ARB_NODE_SWITCH)
         return ARB_EINVAL;
+    sim_to_run_end(s); /* between runs: at the end of the last */
     int lost = 0, err = 0;
     for (uint32_t k = 0; k < a->n_parts; k++) {
         size_t g = (size_t)node * a->n_parts + k;

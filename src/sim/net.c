@@ -759,6 +759,7 @@ static int nic_back(const arb_sim *s, uint32_t p)
 
 void arb_sim_fabric_changed(arb_sim *s)
 {
+    sim_to_run_end(s); /* the change's time, though the fabric was idle before it */
     sim_forget_guesses(s);
     uint32_t live = s->pool.live, n_up = 0, *up = NULL;
     for (uint32_t p = 0; p < s->n_ports; p++)

@@ -459,6 +459,11 @@ const arb_sim_stats *part_stats(const arb_sim *s)
     return s->part && !s->in_run ? &s->part->gst : NULL;
 }
 
+void part_moved_to(arb_sim *s, arb_time now)
+{
+    s->part->gnow = now;
+}
+
 arb_time part_now(const arb_sim *s, int active)
 {
     return active ? s->part->gactive : s->part->gnow;

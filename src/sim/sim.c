@@ -645,9 +645,18 @@ int arb_sim_run(arb_sim *s, arb_time until)
     s->stop_at = until;
     event_loop(s, until, 0);
     s->in_run = 0;
-    if (!s->error && until > s->horizon) s->horizon = until;
+    /* every event up to here is done: `until`, or where a callback's timer
+     * stopped the run (arb_sim_stop_at) */
+    if (!s->error && s->stop_at > s->horizon) s->horizon = s->stop_at;
     s->next_event = evq_peek_time(&s->q);
     return s->error;
+}
+
+void sim_to_run_end(arb_sim *s)
+{
+    if (s->in_run || s->horizon == ARB_TIME_NEVER || s->horizon <= s->now) return;
+    s->now = s->horizon;
+    if (s->part) part_moved_to(s, s->now);
 }
 
 arb_time arb_sim_next_event(const arb_sim *s)

@@ -380,6 +380,12 @@ int sim_links(arb_sim *s);
 
 /* prefetch.c: drop every route guess (the fabric changed). */
 void sim_forget_guesses(arb_sim *s);
+/* A change between runs (arb_sim_fabric_changed, arb_sim_arbor_reboot)
+ * happens at the end of the last run, every event up to it done, not at
+ * its last event: the clock moves there (a part's and the whole run's
+ * alike, the end being every part's). Inside a run, or after a run to
+ * ARB_TIME_NEVER, it stays. */
+void sim_to_run_end(arb_sim *s);
 
 /* sim.c: the sender of flow f gave up now (rdma.c, give_up): marked and
  * counted, and noted for the other parts of a partitioned run. */
@@ -545,6 +551,8 @@ void part_changed(arb_sim *s, uint32_t live_before);
  * something). */
 const arb_sim_stats *part_stats(const arb_sim *s);
 arb_time part_now(const arb_sim *s, int active);
+/* Between runs, every part's clock moved to `now` alike (sim_to_run_end). */
+void part_moved_to(arb_sim *s, arb_time now);
 /* sim.c: this process's own counters (arb_sim_get_stats of a whole run). */
 void sim_local_stats(const arb_sim *s, arb_sim_stats *st);
 /* sim.c: run this part's events up to `until` (one window); the

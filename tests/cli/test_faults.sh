@@ -105,12 +105,34 @@ same "link flap: fail, restore, and one after the end" yes \
     "$(verdict "$TMP/flap.json" '[x["kind"] for x in e] == ["fail", "restore", "restore"] and [x["applied"] for x in e] == [True, True, False] and e[2]["detect_us"] is None and e[2]["recovered"] is None')"
 same "link flap: what was resent after the failure and the restore" yes \
     "$(verdict "$TMP/flap.json" 'e[0]["bytes_repaired"] + e[1]["bytes_repaired"] > 0')"
-# The fabric was idle when h0's link came back (its traffic stopped at the
-# cut): the simulator applies the change at its last event, before the
-# restore's time, and what h0's NIC then sends must not count as an answer
-# before the restore (detect_us was negative there, wrapped to 1.8e13 us).
+# What h0's NIC sends when its link comes back must not count as an answer
+# before the restore (detect_us was once negative, wrapped to 1.8e13 us).
 same "link flap: every detect_us within the run, from its event on" yes \
     "$(verdict "$TMP/flap.json" 'all(x["detect_us"] is None or 0 <= x["detect_us"] <= d["sim_time_us"] for x in e)')"
+# The fabric is idle when h0's link comes back (its traffic stopped at the
+# cut, the others wait on it): the restore still takes effect at 60 us, not
+# at the simulator's last event before it. Nothing crosses h0's link, either
+# way, strictly between the failure and the restore, and h0's NIC, which
+# kept what it had to send, starts on it at 60 us exactly (the capture's
+# stamps are nanoseconds; before, it sent from 39.24 us on).
+# shellcheck disable=SC2086
+"$ARBOR" sim $SMALL -s 'fail_at=20us link:h0-L1.0' -s 'restore_at=60us link:h0-L1.0' \
+    -p host:h0 "$TMP/flap.pcap" >/dev/null
+same "link flap capture: exit 0" 0 $?
+same "link flap capture: nothing on h0's link in (20, 60) us, a frame at 60 us" yes "$(python3 -c 'import struct,sys
+d = open(sys.argv[1], "rb").read()
+assert struct.unpack("<I", d[:4])[0] == 0xa1b23c4d  # nanosecond stamps
+off, t = 24, []
+while off < len(d):
+    sec, ns, incl, _ = struct.unpack("<IIII", d[off:off + 16])
+    t.append(sec * 10**9 + ns)
+    off += 16 + incl
+early = [x for x in t if 20000 < x < 60000]
+first = min(x for x in t if x > 20000)
+# (a frame at 60 us exactly: the restore started it, the failure having
+# emptied the port of the leaf and nothing else being under way)
+ok = not early and first == 60000
+print("yes" if ok else "no: %d frames inside, first after 20 us at %d ns" % (len(early), first))' "$TMP/flap.pcap" 2>&1)"
 
 # The summary of a link failing and coming back: a restore takes nothing
 # away, so its line has no detection or recovery of its own ("recovered in
