@@ -320,11 +320,11 @@ static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
  * FAILING_ROUNDS rounds (timer losses a timer apart): what makes a tree
  * dead on a clean fabric, and a round more. Where the siblings lose
  * credits too the verdict waits for more (silences_needed), and the tree
- * is failing meanwhile. With two rounds, or two silences, random loss
- * alone made trees failing (on leafspine:4,8,8 at 1%, 16 MiB, seeds 1..6,
- * the lowest seed fell from 65.1 to 58.0 Gb/s); with three rounds of
- * dead_after it did not there and on kary:4,3, rail:2,8,4,4 and kary:8,2
- * it changed the means by less than 1 Gb/s. */
+ * is failing meanwhile. With two rounds (after 2, 3 or 4 silences) the
+ * rule changed random-loss runs (on leafspine:4,8,8 at 1%, 16 MiB, seeds
+ * 1..6, the lowest seed fell from 65.1 to 58.0, 58.0 and 56.6 Gb/s); with
+ * three rounds of dead_after it changed nothing there and the means on
+ * kary:4,3, rail:2,8,4,4 and kary:8,2 by less than 1 Gb/s. */
 #define FAILING_ROUNDS 3u
 static int tree_failing(const arb_responder *r, const struct rsub *u)
 {
@@ -574,7 +574,7 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
  * against a 124 us srtt seen on kary:8,2 at 1% loss) while the fabric is
  * idle. With three probes, each twice as late as the last, a last offset
  * that lost four attempts running (about 1 in 100 on rail:2,8,4,4 at 1%,
- * where an attempt that crosses the rails and spines fails 1 time in 4)
+ * where 31% of the credits are presumed lost: 0.31^4)
  * waited 1.7 ms for that timer: 16 MiB over two trees, seed 8, 25.8 Gb/s
  * against 56.0 with eight probes, each at most twice the first's wait. */
 #define TAIL_PROBES 8u

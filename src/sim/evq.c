@@ -278,18 +278,6 @@ static int in_order(const struct evq *q, const struct evq_entry *a, size_t n)
     return 1;
 }
 
-/* Swap the current run and the scratch array (both with room for the
- * bucket): the gathered entries become a sort's input, run its output. */
-static void swap_run(struct evq *q)
-{
-    struct evq_entry *t = q->run;
-    size_t cap = q->rcap;
-    q->run = q->scratch;
-    q->rcap = q->scratch_cap;
-    q->scratch = t;
-    q->scratch_cap = cap;
-}
-
 /* Make bucket q->cur the current run: gather its chunks (returning them to
  * the free list) and sort. Its entries were appended in sequence order
  * (the local order relies on it for entries of one time and one target). */
@@ -323,7 +311,7 @@ static int load_run(struct evq *q)
     } else if (n <= SMALL_SORT) {
         insertion_sort(q, q->run, n);
     } else if (!in_order(q, q->run, n)) {
-        swap_run(q);
+        evq_swap_run(q);
         bucket_sort(q, n, base);
     }
     q->pos = 0;

@@ -185,6 +185,18 @@ static inline uint32_t evq_ahead(const struct evq *q, size_t d)
     return q->pos + d < q->rn ? evq_target(&q->run[q->pos + d]) : UINT32_MAX;
 }
 
+/* Swap the current run and the scratch array (both with room for the
+ * bucket): the gathered entries become a sort's input, run its output. */
+static inline void evq_swap_run(struct evq *q)
+{
+    struct evq_entry *t = q->run;
+    size_t cap = q->rcap;
+    q->run = q->scratch;
+    q->rcap = q->scratch_cap;
+    q->scratch = t;
+    q->scratch_cap = cap;
+}
+
 /* The local order's sort (evq_local.c) of the bucket that starts at base,
  * gathered into the current run's n entries in the order they were
  * appended (the scratch array has room for n too), after

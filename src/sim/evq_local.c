@@ -70,17 +70,16 @@ static void copy_entries(struct evq_entry *dst, const struct evq_entry *src, siz
     }
 }
 
-/* Swap the current run and the scratch array (both with room for the
- * bucket): the gathered entries become a sort's input, run its output. */
-static void swap_arrays(struct evq *q)
-{
-    struct evq_entry *t = q->run;
-    size_t cap = q->rcap;
-    q->run = q->scratch;
-    q->rcap = q->scratch_cap;
-    q->scratch = t;
-    q->scratch_cap = cap;
-}
+/* One step of the unrolled scans for a run's end (find_blocks,
+ * find_rounds): entry e[i]'s target into cur; at an entry of another time
+ * than pt, or a target below prev, e moves to it and the scan goes to
+ * `out`. */
+#define RUN_STEP(i, cur, prev, out)                                                                \
+    cur = evq_target(&e[i]);                                                                       \
+    if (e[i].t != pt || cur < prev) {                                                              \
+        e += i;                                                                                    \
+        goto out;                                                                                  \
+    }
 
 /* ceil(log2(r)), r >= 1. */
 static unsigned log2_up(size_t r)
@@ -133,7 +132,7 @@ static void sort_keys(struct evq *q, size_t n, arb_time base, uint64_t differ)
         unsigned span = 64 - (unsigned)__builtin_clzll(differ) - shift;
         unsigned bits = span < digit ? span : digit;
         key_pass(q->count, q->run, q->scratch, n, shift, bits);
-        swap_arrays(q);
+        evq_swap_run(q);
         differ &= ~(((UINT64_C(1) << bits) - 1) << shift);
     }
     for (size_t i = 0; i < n; i++)
@@ -422,28 +421,21 @@ static size_t find_blocks(const struct evq_entry *a, size_t n, arb_time base, ui
         while (e < end8) {
             g = evq_target(&e[0]);
             if (e[0].t != pt || g < pg) goto start;
-#define STEP(i, cur, prev)                                                                         \
-    cur = evq_target(&e[i]);                                                                       \
-    if (e[i].t != pt || cur < prev) {                                                              \
-        e += i;                                                                                    \
-        goto start;                                                                                \
-    }
-            STEP(1, h, g)
-            STEP(2, g, h)
-            STEP(3, h, g)
-            STEP(4, g, h)
-            STEP(5, h, g)
-            STEP(6, g, h)
-            STEP(7, h, g)
-            STEP(8, g, h)
-            STEP(9, h, g)
-            STEP(10, g, h)
-            STEP(11, h, g)
-            STEP(12, g, h)
-            STEP(13, h, g)
-            STEP(14, g, h)
-            STEP(15, h, g)
-#undef STEP
+            RUN_STEP(1, h, g, start)
+            RUN_STEP(2, g, h, start)
+            RUN_STEP(3, h, g, start)
+            RUN_STEP(4, g, h, start)
+            RUN_STEP(5, h, g, start)
+            RUN_STEP(6, g, h, start)
+            RUN_STEP(7, h, g, start)
+            RUN_STEP(8, g, h, start)
+            RUN_STEP(9, h, g, start)
+            RUN_STEP(10, g, h, start)
+            RUN_STEP(11, h, g, start)
+            RUN_STEP(12, g, h, start)
+            RUN_STEP(13, h, g, start)
+            RUN_STEP(14, g, h, start)
+            RUN_STEP(15, h, g, start)
             pg = h;
             e += 16;
         }
@@ -644,7 +636,7 @@ static void sort_blocks(struct evq *q, size_t n, arb_time base)
         for (size_t b = 0; b < k; b++)
             sp[first[tix[b]]++] = (struct evq_span){src + bnd[b], bnd[b + 1] - bnd[b]};
     }
-    swap_arrays(q); /* (src is now the scratch array) */
+    evq_swap_run(q); /* (src is now the scratch array) */
     struct evq_entry *o = q->run, *alt = q->tmp;
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t r = tm.blocks[order[i]];
@@ -700,20 +692,13 @@ static size_t find_rounds(const struct evq_entry *a, size_t n, uint32_t *b)
         while (e < end8) {
             g = evq_target(&e[0]);
             if (e[0].t != pt || g < pg) goto other;
-#define STEP(i, cur, prev)                                                                         \
-    cur = evq_target(&e[i]);                                                                       \
-    if (e[i].t != pt || cur < prev) {                                                              \
-        e += i;                                                                                    \
-        goto other;                                                                                \
-    }
-            STEP(1, h, g)
-            STEP(2, g, h)
-            STEP(3, h, g)
-            STEP(4, g, h)
-            STEP(5, h, g)
-            STEP(6, g, h)
-            STEP(7, h, g)
-#undef STEP
+            RUN_STEP(1, h, g, other)
+            RUN_STEP(2, g, h, other)
+            RUN_STEP(3, h, g, other)
+            RUN_STEP(4, g, h, other)
+            RUN_STEP(5, h, g, other)
+            RUN_STEP(6, g, h, other)
+            RUN_STEP(7, h, g, other)
             pg = h;
             e += 8;
         }
@@ -864,7 +849,7 @@ static void sort_by_rounds(struct evq *q, size_t n, arb_time base)
     struct evq_span *sp = q->spans;
     for (size_t i = 0; i < k; i++)
         sp[i] = (struct evq_span){q->run + b[i], b[i + 1] - b[i]};
-    swap_arrays(q);
+    evq_swap_run(q);
     sort_rounds(sp, k, n, q->run, q->tmp);
 }
 

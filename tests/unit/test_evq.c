@@ -243,6 +243,23 @@ static void lq_push(struct lq *l, arb_time base, uint32_t dt, uint32_t target)
     l->n++;
 }
 
+/* An empty queue in the local order (0), or -1 where it could not be made. */
+static int lq_start(struct lq *l)
+{
+    l->n = 0;
+    CHECK_EQ_I(evq_init(&l->q, 4), 0);
+    if (TEST_FAILING()) return -1;
+    evq_set_local(&l->q);
+    return 0;
+}
+
+/* Every event pushed pops in the local order; the queue freed. */
+static void lq_finish(struct lq *l)
+{
+    check_local_pops(&l->q, l->t, l->target, l->n);
+    evq_free(&l->q);
+}
+
 #define LQ_BASE ((arb_time)1 << 24) /* a bucket's start, ahead of the first */
 
 /* Rounds as a fabric in lockstep schedules them: each round a block of
@@ -285,12 +302,9 @@ TEST(evq_local_order_sorts_rounds_and_blocks)
     arb_rng r;
     arb_rng_seed(&r, 41);
     for (size_t k = 0; k < sizeof shape / sizeof *shape; k++) {
-        REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
-        evq_set_local(&l.q);
-        l.n = 0;
+        REQUIRE(lq_start(&l) == 0);
         push_rounds(&l, &r, shape[k][0], shape[k][1], shape[k][2], shape[k][3]);
-        check_local_pops(&l.q, l.t, l.target, l.n);
-        evq_free(&l.q);
+        lq_finish(&l);
         if (TEST_FAILING()) break;
     }
 }
@@ -309,9 +323,7 @@ TEST(evq_local_order_sorts_transposes_and_ties)
     arb_rng r;
     arb_rng_seed(&r, 43);
     for (int shape = 0; shape < 7; shape++) {
-        REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
-        evq_set_local(&l.q);
-        l.n = 0;
+        REQUIRE(lq_start(&l) == 0);
         if (shape == 0 || shape == 1) {
             uint32_t K = shape == 0 ? 64 : 600, L = 8;
             for (uint32_t j = 0; j < K; j++)
@@ -345,8 +357,7 @@ TEST(evq_local_order_sorts_transposes_and_ties)
                     lq_push(&l, LQ_BASE, 7, g);
                 }
         }
-        check_local_pops(&l.q, l.t, l.target, l.n);
-        evq_free(&l.q);
+        lq_finish(&l);
         if (TEST_FAILING()) break;
     }
 }
@@ -358,17 +369,14 @@ TEST(evq_local_order_sorts_many_times)
     static struct lq l;
     arb_rng r;
     arb_rng_seed(&r, 47);
-    REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
-    evq_set_local(&l.q);
-    l.n = 0;
+    REQUIRE(lq_start(&l) == 0);
     for (int round = 0; round < 3; round++)
         for (uint32_t t = 0; t < 40; t++)
             for (uint32_t i = 0, g = 0; i < 5; i++) {
                 g += 1 + (uint32_t)arb_rng_below(&r, 50);
                 lq_push(&l, LQ_BASE, 60 * t, g);
             }
-    check_local_pops(&l.q, l.t, l.target, l.n);
-    evq_free(&l.q);
+    lq_finish(&l);
 }
 
 /* An allocator that fails on demand, the C library's otherwise. */
@@ -410,9 +418,7 @@ TEST(evq_local_order_without_memory)
     arb_rng r;
     arb_rng_seed(&r, 53);
     fail_alloc = 0;
-    REQUIRE_EQ_I(evq_init(&l.q, 4), 0);
-    evq_set_local(&l.q);
-    l.n = 0;
+    REQUIRE(lq_start(&l) == 0);
     /* a first bucket of a few entries (sorted by insertion, with no
      * memory of its own: the run and scratch arrays take room for 64),
      * then one of 57 in rounds, reached with every allocation failing */
