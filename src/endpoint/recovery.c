@@ -1,7 +1,7 @@
 /*
  * The responder's recovery (docs/protocol.md, "Loss and recovery";
  * docs/endpoint.md, "Loss detection"): which credits are lost, what a loss
- * costs, and which trees are worth using.
+ * costs.
  *
  *   detection  by order (a credit sent after this one on the same tree has
  *              committed and a reordering window has passed: RACK, RFC
@@ -11,15 +11,10 @@
  *              in the network; the original design's bypass repair after
  *              `attempts` credits or `miss_limit` AGG_MISS; the channel
  *              fails after `repair_tries` unanswered repair credits;
- *   trees      suspect after a loss, dead after `dead_after` timer losses
- *              with no commit in between (more where the other trees
- *              lose credits too), probed while dead, revived by any
- *              commit.
+ *   trees      their health and the choice among them: trees.c.
  */
 #include <assert.h>
 #include <string.h>
-#include <stdlib.h>
-#include <stdio.h>
 
 #include "arbor/endpoint.h"
 #include "arbor/reduce.h"
@@ -60,14 +55,6 @@ static arb_time tmin(arb_time a, arb_time b)
 static arb_time tmax(arb_time a, arb_time b)
 {
     return a > b ? a : b;
-}
-
-/* a x 2^k, saturating at cap. */
-static arb_time doubled(arb_time a, unsigned k, arb_time cap)
-{
-    for (; k > 0 && a < cap; k--)
-        a = a > cap / 2 ? cap : a * 2;
-    return a < cap ? a : cap;
 }
 
 /* ------------------------------------------------------------------ */
@@ -129,7 +116,7 @@ static uint32_t rto_mult_max(const arb_responder *r)
  * of a dead tree) double from the timer up to cfg.ep.backoff_max ceilings (64
  * by default: a ceiling below the loaded loop then slows a run instead of
  * failing it). */
-static arb_time backoff_cap(const arb_responder *r)
+arb_time rsp_backoff_cap(const arb_responder *r)
 {
     arb_time c = r->cfg.ep.timeout, m = r->cfg.ep.backoff_max;
     return c > ARB_TIME_NEVER / m ? ARB_TIME_NEVER : c * m;
@@ -193,260 +180,6 @@ static void rto_sample(arb_responder *r, arb_time sample, arb_time sent)
 }
 
 /* ------------------------------------------------------------------ */
-/* Trees                                                                */
-/* ------------------------------------------------------------------ */
-
-void rsp_reset_trees(arb_responder *r)
-{
-    for (uint32_t s = 0; r->sub && s < r->cfg.subchannels; s++)
-        r->sub[s].out = 0;
-}
-
-/* A commit on tree s: it is alive. */
-void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now)
-{
-    struct rsub *u = &r->sub[s];
-    u->progress = now;
-    u->silences = 0;
-    u->rounds = 0;
-    if (u->health == T_DEAD) {
-        r->live_subs++;
-        r->st.revivals++;
-        arb_log(&r->cfg.logger, ARB_LOG_INFO, "responder %llu: tree %u revived",
-                (unsigned long long)r->cfg.channel, (unsigned)s);
-    }
-    u->health = T_LIVE;
-    u->probe_gap = 0;
-}
-
-/* A credit on tree s was resolved: committed in time, or presumed lost.
- * The counts are of its recent credits (halved past OUTCOMES). */
-#define OUTCOMES 256u
-static void tree_outcome(struct rsub *u, int lost)
-{
-    if (u->done >= OUTCOMES) {
-        u->done /= 2;
-        u->lost /= 2;
-    }
-    u->done++;
-    u->lost += lost != 0;
-}
-
-/* The largest share of recent credits lost on a live tree other than s:
- * the loss the fabric itself gives a credit, as far as this channel can
- * tell; 0 where there is no other live tree. Each share is estimated as
- * (lost + 1) / (done + 2) (Laplace's rule): a sibling that has resolved
- * few credits, none lost, is not yet evidence of a loss-free fabric. */
-static double loss_elsewhere(const arb_responder *r, uint32_t s)
-{
-    double p = 0;
-    for (uint32_t t = 0; t < r->cfg.subchannels; t++) {
-        const struct rsub *v = &r->sub[t];
-        if (t == s || v->health == T_DEAD) continue;
-        uint32_t run = v->silences < v->lost ? v->silences : v->lost;
-        double q = (v->lost - run + 1.0) / (v->done - run + 2.0);
-        if (q > p) p = q;
-    }
-    return p;
-}
-
-/* Timer losses with no commit between that make tree s dead: dead_after,
- * or more where the other trees lose credits too, so many that random loss
- * at their rate would give such a run less than once in 1/DEATH_ODDS
- * runs. A failed tree loses every credit, a lossy one a fraction. The odds
- * are per run of credits, and a channel's tree has hundreds of runs to
- * start in a message, a fabric thousands of channel-trees: at 1/16384 a
- * 16 MiB AllReduce at 1% loss on kary:4,3 (where 40% of the credits the
- * responder sees are lost) killed a healthy tree in 2 runs of 8 with 11
- * silences. */
-#define DEATH_ODDS 1e-6
-#define SILENCES_MAX 64u
-#define DEATH_ROUNDS 2u
-static uint32_t silences_needed(const arb_responder *r, uint32_t s)
-{
-    uint32_t n = r->cfg.ep.dead_after;
-    double p = loss_elsewhere(r, s), run = 1;
-    if (p <= 0) return n;
-    if (p >= 1) return SILENCES_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        run *= p;
-    for (; run > DEATH_ODDS && n < SILENCES_MAX; n++)
-        run *= p;
-    return n;
-}
-
-/* A credit on tree s was lost: suspect after any loss; dead after
- * silences_needed timer losses with no commit in between. The last live
- * tree may die too: its channel then runs through the bypass repair,
- * probing the trees, until one answers (rsp_no_tree). */
-static void tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now)
-{
-    struct rsub *u = &r->sub[s];
-    tree_outcome(u, 1);
-    if (u->health == T_DEAD) return;
-    u->health = T_SUSPECT;
-    if (!by_timer) return;
-    if (u->silences < UINT8_MAX) u->silences++;
-    /* Rounds: timer losses at least a timer apart. A window lost at once
-     * (a burst of loss, or congestion) is one round; a dead tree loses
-     * every retry too, round after round. */
-    if (!u->rounds || now - u->round_at >= rsp_rto(r)) {
-        if (u->rounds < UINT8_MAX) u->rounds++;
-        u->round_at = now;
-    }
-    if (u->silences < silences_needed(r, s)) return;
-    /* Timer losses of one round share their cause (a window that queued
-     * or lost together: 4 silences in one round killed a tree whose
-     * sibling lost 1 in 13, on kary:4,3 at 1% loss): a tree dies only when
-     * it stays silent a timer later too. The last live tree dies only after
-     * 2 dead_after rounds: its channel then goes to the bypass, which
-     * random loss must not cause. */
-    if (u->rounds < (r->live_subs == 1 ? 2 * r->cfg.ep.dead_after : DEATH_ROUNDS)) return;
-    u->health = T_DEAD;
-    r->live_subs--;
-    r->st.deaths++;
-    u->probe_gap = rsp_rto(r);
-    u->probe_at = now + u->probe_gap;
-    arb_log(&r->cfg.logger, ARB_LOG_INFO, "responder %llu: tree %u dead after %u silences",
-            (unsigned long long)r->cfg.channel, (unsigned)s, (unsigned)u->silences);
-}
-
-/* A later attempt stays on its earlier attempt's tree while that tree
- * has had fewer timer losses than this with no commit between: after two
- * it may be failing, and the attempt goes where selection says. */
-#define RETRY_SILENCES 2u
-
-/* Tree u has had dead_after timer losses with no commit between, over
- * FAILING_ROUNDS rounds (timer losses a timer apart): what makes a tree
- * dead on a clean fabric, and a round more. Where the siblings lose
- * credits too the verdict waits for more (silences_needed), and the tree
- * is failing meanwhile. With two rounds (after 2, 3 or 4 silences) the
- * rule changed random-loss runs (on leafspine:4,8,8 at 1%, 16 MiB, seeds
- * 1..6, the lowest seed fell from 65.1 to 58.0, 58.0 and 56.6 Gb/s); with
- * three rounds of dead_after it changed nothing there and the means on
- * kary:4,3, rail:2,8,4,4 and kary:8,2 by less than 1 Gb/s. */
-#define FAILING_ROUNDS 3u
-static int tree_failing(const arb_responder *r, const struct rsub *u)
-{
-    return u->silences >= r->cfg.ep.dead_after && u->rounds >= FAILING_ROUNDS;
-}
-
-/* The live tree with the least completion estimate, ties from `home` on;
- * with `quiet`, of those not failing (tree_failing), UINT32_MAX if none.
- * A tree without a sample yet is taken to be as fast as the fastest one
- * with a sample: it is explored, never preferred for being unknown. */
-static uint32_t best_of(const arb_responder *r, uint32_t home, int quiet)
-{
-    uint32_t n = r->cfg.subchannels, best = home;
-    arb_time known = 0;
-    for (uint32_t s = 0; s < n; s++)
-        if (r->sub[s].health != T_DEAD && r->sub[s].ct && (!known || r->sub[s].ct < known))
-            known = r->sub[s].ct;
-    double best_est = -1;
-    for (uint32_t x = 0; x < n; x++) {
-        uint32_t s = (home + x) % n;
-        const struct rsub *u = &r->sub[s];
-        if (u->health == T_DEAD || (quiet && tree_failing(r, u))) continue;
-        arb_time ct = u->ct ? u->ct : known;
-        double est = (double)ct * (u->out + 1) * (u->health == T_SUSPECT ? 2 : 1);
-        if (best_est < 0 || est < best_est) {
-            best = s;
-            best_est = est;
-        }
-    }
-    return best_est < 0 ? UINT32_MAX : best;
-}
-
-static uint32_t best_live(const arb_responder *r, uint32_t home)
-{
-    uint32_t s = best_of(r, home, 0);
-    return s == UINT32_MAX ? home : s;
-}
-
-/* Tree s if it is not dead; else a live one (dynamic: the best; static:
- * the next after s). */
-uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k)
-{
-    if (r->sub[s].health != T_DEAD) return s;
-    uint32_t n = r->cfg.subchannels;
-    if (r->cfg.ep.dynamic_subchannels) return best_live(r, k % n);
-    for (uint32_t x = 1; x < n; x++)
-        if (r->sub[(s + x) % n].health != T_DEAD) return (s + x) % n;
-    return s;
-}
-
-/* Tree s lives and has not gone silent twice running. */
-static int tree_quiet_ok(const arb_responder *r, uint32_t s)
-{
-    return r->sub[s].health != T_DEAD && r->sub[s].silences < RETRY_SILENCES;
-}
-
-/* Tree s if it is live and has not gone silent twice running
- * (RETRY_SILENCES), else the next such tree, else a live one
- * (rsp_live_sub): the tree of a static later attempt, and of a tail. */
-uint32_t rsp_quiet_sub(const arb_responder *r, uint32_t s, uint32_t k)
-{
-    uint32_t n = r->cfg.subchannels;
-    for (uint32_t x = 0; x < n; x++)
-        if (tree_quiet_ok(r, (s + x) % n)) return (s + x) % n;
-    return rsp_live_sub(r, s, k);
-}
-
-/* A dead tree due for a probe, or UINT32_MAX. */
-uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now)
-{
-    uint32_t n = r->cfg.subchannels;
-    for (uint32_t x = 0; r->live_subs < n && x < n; x++) {
-        uint32_t s = (home + x) % n;
-        struct rsub *u = &r->sub[s];
-        if (u->health != T_DEAD || now < u->probe_at) continue;
-        u->probe_gap = doubled(u->probe_gap ? u->probe_gap : rsp_rto(r), 1, backoff_cap(r));
-        u->probe_at = now + u->probe_gap;
-        r->st.probes++;
-        return s;
-    }
-    return UINT32_MAX;
-}
-
-/* The tree of a normal credit for offset k; prev is the tree of its
- * attempt before (a later attempt). A later attempt goes down its earlier
- * attempt's tree while that lives and has not gone silent twice running
- * (RETRY_SILENCES): the switches there hold what the earlier one gathered
- * (a partial slot to take over, a complete one to send again), which
- * another tree's switches would gather anew from every member. Static:
- * the offset's own tree while it lives (a later attempt: while it has not
- * gone silent twice running, else the next live tree that has not); a
- * dead one's first credits go to a dead tree due for a probe, else to the
- * next live tree. Dynamic: a dead tree due for a probe (first credits
- * only), else the best live tree; for a later attempt the best live tree
- * that is not failing (tree_failing), if any. A failing tree, not yet
- * dead, looks best to the estimate (its credits given up, none out): on
- * leafspine:4,8,8 with a spine dead and 1% loss, where a verdict waits for
- * 11 silences, an offset's retries went down its dead tree until the
- * offset had spent its attempts and went to the bypass (seed 1: 43.0
- * Gb/s against 74.7 with the shorter verdict; 78.3 now). */
-uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t prev, arb_time now)
-{
-    uint32_t n = r->cfg.subchannels, home = k % n;
-    if (r->live_subs == 0) return r->probe_sub; /* every tree dead: a probe */
-    if (n == 1) return 0;
-    if (!first_attempt && prev < n && tree_quiet_ok(r, prev)) return prev;
-    if (!r->cfg.ep.dynamic_subchannels &&
-        (first_attempt ? r->sub[home].health != T_DEAD : tree_quiet_ok(r, home)))
-        return home;
-    if (first_attempt) {
-        uint32_t p = rsp_probe_due(r, home, now);
-        if (p != UINT32_MAX) return p;
-    }
-    if (!r->cfg.ep.dynamic_subchannels) return rsp_quiet_sub(r, (home + 1) % n, k);
-    if (!first_attempt) {
-        uint32_t s = best_of(r, home, 1);
-        if (s != UINT32_MAX) return s;
-    }
-    return best_live(r, home);
-}
-
-/* ------------------------------------------------------------------ */
 /* Samples                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -470,7 +203,7 @@ void rsp_on_commit_sample(arb_responder *r, struct rentry *e, arb_time sample, a
         r->rack_seq = e->seq;
         r->rack_rtt = sample;
     }
-    tree_outcome(u, 0);
+    rsp_tree_outcome(u, 0);
     rsp_tree_commit(r, e->sub, now);
 }
 
@@ -528,7 +261,7 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
     e->why = (uint8_t)why;
     if (why == WHY_ORDER) {
         r->st.losses_order++;
-        tree_loss(r, e->sub, 0, now);
+        rsp_tree_loss(r, e->sub, 0, now);
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 0, now);
     } else if (why == WHY_PROBE) {
         r->st.tail_probes++;
@@ -538,7 +271,7 @@ void rsp_give_up(arb_responder *r, uint32_t i, int why, arb_time now)
     } else if (why == WHY_TIMER) {
         r->st.losses_timer++;
         if (e->expiries < UINT8_MAX) e->expiries++;
-        tree_loss(r, e->sub, 1, now);
+        rsp_tree_loss(r, e->sub, 1, now);
         if (r->cfg.cc) arb_cc_on_loss(r->cfg.cc, 1, now);
     }
     if (e->misses >= r->cfg.ep.miss_limit || (uint32_t)e->attempt + 1 >= r->cfg.ep.attempts) {
@@ -561,7 +294,7 @@ static arb_time timer_due(const arb_responder *r, const struct rentry *e, arb_ti
     const struct rsub *u = &r->sub[e->sub];
     if (u->health == T_DEAD) return e->sent + r->cfg.ep.timeout_min;
     arb_time from = r->cfg.ep.order_detection ? tmax(e->sent, u->progress) : e->sent;
-    arb_time t = rto + rto / 2 * e->expiries, cap = backoff_cap(r);
+    arb_time t = rto + rto / 2 * e->expiries, cap = rsp_backoff_cap(r);
     return from + (t < cap ? t : cap);
 }
 
@@ -707,7 +440,7 @@ static arb_time repair_rto(const arb_responder *r, const struct rrep *rp)
 {
     arb_time t = rsp_rto(r);
     if (!r->cfg.ep.adaptive_timeout) return t;
-    return doubled(t, rp->tries - 1, backoff_cap(r));
+    return rsp_doubled(t, rp->tries - 1, rsp_backoff_cap(r));
 }
 
 static void start_repair(arb_responder *r, uint32_t i, arb_time now)
@@ -856,7 +589,7 @@ arb_time rsp_end_wait(const arb_responder *r, unsigned rounds)
      * every tail, round after round, and the replays held the links) */
     if (cold_message(r) && !r->nends) t = tmax(t, END_COLD_LOOPS * r->cold_max);
     if (t < r->cfg.ep.timeout_min) t = r->cfg.ep.timeout_min;
-    return doubled(t, rounds, backoff_cap(r));
+    return rsp_doubled(t, rounds, rsp_backoff_cap(r));
 }
 
 /* Every tail result again, to each member missing from the END bitmap:

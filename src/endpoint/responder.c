@@ -191,7 +191,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         r->st.retries++;
     }
     e->state = E_ISSUED;
-    e->sub = rsp_pick_sub(r, k, first, first ? UINT32_MAX : e->sub, now);
+    e->sub = rsp_pick_sub(r, k, first, first ? UINT32_MAX : e->sub, e->expiries, now);
     r->sub[e->sub].out++;
     e->seq = ++r->seq;
     e->sent = now;
@@ -277,7 +277,7 @@ void rsp_send_tail(arb_responder *r, uint32_t p, int replay, int member)
      * the tail COMPLETION sent again. */
     if (replay && h.payload_valid) h.repair = 1;
     uint32_t k = ep_seq(r->msg[0].start, p);
-    /* not down a tree that went silent twice running: it may have failed
+    /* not down a tree that has gone silent: it may have failed
      * for some members, and a short message ends before its verdict */
     uint32_t sub = rsp_quiet_sub(r, k % r->cfg.subchannels, k);
     if (member >= 0)

@@ -1,7 +1,8 @@
 /*
- * rsp_int.h - the responder's state, shared by its two files:
- * responder.c (messages, credits, commit, receive) and recovery.c (loss
- * detection, retries in the network, bypass repair, tree health, timers).
+ * rsp_int.h - the responder's state, shared by its files: responder.c
+ * (messages, credits, commit, receive), handshake.c (registration, END),
+ * recovery.c (loss detection, retries in the network, bypass repair,
+ * timers) and trees.c (tree health, the choice of a credit's tree).
  * docs/endpoint.md and docs/protocol.md describe the state machine.
  */
 #ifndef ARBOR_RSP_INT_H
@@ -186,16 +187,25 @@ arb_time rsp_end_due(const arb_responder *r);
 void rsp_end_seen(arb_responder *r, arb_time now);
 void rsp_end_arm(arb_responder *r);
 arb_time rsp_rto(const arb_responder *r);
+/* The bound of every backed-off wait. */
+arb_time rsp_backoff_cap(const arb_responder *r);
 arb_time rsp_timers(const arb_responder *r);
-uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t prev, arb_time now);
+/* Offset e goes to the bypass repair (waiting for a repair slot). */
+void rsp_enter_bypass(arb_responder *r, struct rentry *e);
+void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answered);
+
+/* trees.c */
+uint32_t rsp_pick_sub(arb_responder *r, uint32_t k, int first_attempt, uint32_t prev,
+                      uint8_t expiries, arb_time now);
 uint32_t rsp_live_sub(const arb_responder *r, uint32_t s, uint32_t k);
 uint32_t rsp_quiet_sub(const arb_responder *r, uint32_t s, uint32_t k);
 /* A dead tree due for a probe (its next probe time moves on), or UINT32_MAX. */
 uint32_t rsp_probe_due(arb_responder *r, uint32_t home, arb_time now);
-/* Offset e goes to the bypass repair (waiting for a repair slot). */
-void rsp_enter_bypass(arb_responder *r, struct rentry *e);
 void rsp_tree_commit(arb_responder *r, uint32_t s, arb_time now);
-void rsp_fail(arb_responder *r, uint32_t i, int end_wait, const uint64_t *answered);
+/* A credit on tree u was resolved: committed in time (lost 0) or presumed lost. */
+void rsp_tree_outcome(struct rsub *u, int lost);
+/* A credit on tree s was lost (by its timer, or by order). */
+void rsp_tree_loss(arb_responder *r, uint32_t s, int by_timer, arb_time now);
 void rsp_reset_trees(arb_responder *r);
 
 /* responder.c */
@@ -208,6 +218,14 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
 void rsp_on_register(arb_responder *r, const arb_hdr *h, int from);
 void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now);
 void rsp_registered(arb_responder *r, arb_time now);
+
+/* a x 2^k, saturating at cap. */
+static inline arb_time rsp_doubled(arb_time a, unsigned k, arb_time cap)
+{
+    for (; k > 0 && a < cap; k--)
+        a = a > cap / 2 ? cap : a * 2;
+    return a < cap ? a : cap;
+}
 
 /* Is `from` one of the group's members? */
 static inline int rsp_is_member(const arb_responder *r, int from)
