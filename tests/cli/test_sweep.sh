@@ -19,6 +19,30 @@ size = ${size=128,256}KiB
 repeat = 3
 EOF
 
+# ---- a point's warnings --------------------------------------------------------
+# A run's warnings reach stderr as arbor sim's do, once a point (from its
+# first replication), naming the point: 4 subchannels on star:4, whose
+# fabric offers one tree, at two sizes, two replications each.
+cat >"$TMP/warn.ini" <<'EOF'
+[fabric]
+topology = star:4
+[workload]
+kind = arbor
+size = ${64,128}KiB
+[arbor]
+subchannels = 4
+[run]
+stop = 0
+[sweep]
+repeat = 2
+EOF
+"$A" sweep "$TMP/warn.ini" -n 2 -q --csv "$TMP/warn.csv" >/dev/null 2>"$TMP/warn.err"
+rc=$?
+n0=$(grep -c "^arbor sweep: warning: point 0: .*warn.ini:7: arbor.subchannels: 4 subchannels, but the fabric offers the group 1 distinct tree" "$TMP/warn.err")
+n1=$(grep -c "^arbor sweep: warning: point 1: .*arbor.subchannels: 4 subchannels" "$TMP/warn.err")
+same "a point's warning: once a point, naming it (status, lines for points 0 and 1, lines in all)" \
+    "0 1 1 2" "$rc $n0 $n1 $(wc -l <"$TMP/warn.err" | tr -d ' ')"
+
 # ---- the points --------------------------------------------------------------
 "$A" sweep "$TMP/s.ini" --list >"$TMP/list" 2>"$TMP/err"
 want='8 points x 3 replications

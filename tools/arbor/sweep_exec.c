@@ -21,6 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A point's warnings (arb_scenario_set_logger), from its first
+ * replication only: a line each on stderr, naming the point. */
+static void point_warning(void *user, arb_log_level level, const char *msg)
+{
+    if (level <= ARB_LOG_WARN)
+        fprintf(stderr, "arbor sweep: warning: point %zu: %s\n", *(const size_t *)user, msg);
+}
+
 void sweep_run_task(const struct sweep_job *job, uint32_t t, struct sweep_rec *rec)
 {
     memset(rec, 0, sizeof *rec);
@@ -32,6 +40,10 @@ void sweep_run_task(const struct sweep_job *job, uint32_t t, struct sweep_rec *r
     arb_scenario_result *res = NULL;
     int rc = arb_scenario_new(&sc);
     if (rc < 0) snprintf(rec->msg, sizeof rec->msg, "out of memory");
+    if (rc == 0 && rep == 0) {
+        arb_logger lg = {point_warning, &point, ARB_LOG_WARN};
+        arb_scenario_set_logger(sc, &lg);
+    }
     if (rc == 0) rc = arb_sweep_point_load(job->sw, point, sc, rec->msg, sizeof rec->msg);
     for (int i = 0; rc == 0 && i < job->n_sets; i++)
         rc = arb_scenario_set(sc, job->sets[i], rec->msg, sizeof rec->msg);
