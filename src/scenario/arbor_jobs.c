@@ -285,6 +285,29 @@ static void subchannels_warn(const arb_scenario *sc, arb_plan *const *plans, uin
             fewest);
 }
 
+/* An iteration's Arbor collectives (workload.backend = arbor): the same
+ * warning, for the group of all the trace's hosts (a plan of theirs made
+ * for it alone; its groups of fewer hosts may offer fewer trees). */
+void scn_arbor_warn_subchannels(const arb_scenario *sc, const arb_topo *t,
+                                const arb_plan_config *base, const uint32_t *hosts, uint32_t n)
+{
+    if (scn_u64(sc, K_AR_SUBCH) < 2 || n < 2) return;
+    uint32_t *all = NULL; /* no host list: host r is rank r */
+    if (!hosts && !(hosts = all = arb_calloc(n, sizeof *all))) return;
+    for (uint32_t r = 0; all && r < n; r++)
+        all[r] = r;
+    arb_plan_config pc = *base;
+    pc.coll = ARB_COLL_ALLREDUCE;
+    pc.ranks = hosts;
+    pc.n_ranks = n;
+    pc.bytes = (uint64_t)n * arb_dtype_size(pc.dtype);
+    arb_plan *p = NULL;
+    char msg[256];
+    if (arb_topo_plan(&p, t, &pc, msg, sizeof msg) == 0) subchannels_warn(sc, &p, 1);
+    arb_plan_free(p);
+    arb_free(all);
+}
+
 /* A timer ceiling below the fabric's loop cannot work: no completion can
  * come before it, so every credit would be presumed lost. */
 static int timers_above_loop(const arb_scenario *sc, const arb_sim *s,

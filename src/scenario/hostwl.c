@@ -108,6 +108,7 @@ static int make_iteration(const arb_scenario *sc, const arb_topo *t, const arb_w
     ic.arbor_cfg = &ac;
     ic.plan_cfg = &pc;
     rc = arb_workload_new_iteration(w, tr, &ic, n_hosts, wc, msg, sizeof msg);
+    if (rc >= 0 && arbor) scn_arbor_warn_subchannels(sc, t, &pc, hosts, nh);
     arb_free(hosts);
     if (rc < 0) {
         enum scn_key k = blame_of(msg);

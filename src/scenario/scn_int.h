@@ -577,6 +577,11 @@ void scn_order_free(struct scn_order *o);
  * shares -- the simulator's (plan, start apart) and the planner's (ranks,
  * bytes, collective, root apart) -- checked, the error naming the key. */
 struct arb_plan_config;
+/* arbor.subchannels above the distinct trees the fabric offers the group
+ * of `hosts`: a warning (workload.backend = arbor iterations). */
+void scn_arbor_warn_subchannels(const arb_scenario *sc, const arb_topo *t,
+                                const struct arb_plan_config *base, const uint32_t *hosts,
+                                uint32_t n);
 int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, struct arb_plan_config *pc,
                      char *err, size_t errlen);
 /* hosts.c: "0-7,16,20-23" into hosts (malloc'd); ARB_EPARSE / ARB_EINVAL with msg. */

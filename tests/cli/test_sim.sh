@@ -231,6 +231,18 @@ if [ ! -s "$TMP/err" ]; then pass "  ... without a warning"; else fail "  ... wi
 # shellcheck disable=SC2086
 "$ARBOR" sim $SUB -s arbor.subchannels=6 --seeds 1..2 -q >/dev/null 2>"$TMP/sub.err"
 same "--seeds: the warning once" "1" "$(grep -c 'warning: -s arbor.subchannels' "$TMP/sub.err")"
+# The same for an iteration's Arbor collectives (workload.backend = arbor),
+# for the group of all its hosts: 8 subchannels on star:8 (one tree) warn,
+# 2 on leafspine:2,4,2 (two spines) do not.
+ITER=scenarios/iteration-dp-arbor.ini
+"$ARBOR" sim "$ITER" -s arbor.subchannels=8 -q >/dev/null 2>"$TMP/sub.err"
+rc=$?
+same "iteration, backend arbor, 8 subchannels on star:8: runs, one warning (1 distinct tree)" "0 1 1" \
+    "$rc $(wc -l <"$TMP/sub.err" | tr -d ' ') $(grep -c '^arbor sim: warning: -s arbor.subchannels: 8 subchannels, but the fabric offers the group 1 distinct tree a channel' "$TMP/sub.err")"
+"$ARBOR" sim "$ITER" -s arbor.subchannels=2 -s topology=leafspine:2,4,2 -q >/dev/null 2>"$TMP/sub.err"
+rc=$?
+same "iteration, backend arbor, 2 subchannels on leafspine:2,4,2: runs, no warning" "0 0" \
+    "$rc $(wc -l <"$TMP/sub.err" | tr -d ' ')"
 
 # One flaky uplink (fabric.link loss=) at 1%, the rest clean, dynamic
 # subchannels: only the credits and aggregates of the trees through that
