@@ -87,6 +87,7 @@ def main():
         print("# gloo's all-reduce adds %.2fx what Arbor's adds to a step" % (g / a if a > 0 else float("inf")))
         sys.stdout.flush()
     dist.barrier()
+    arbor.torch.state().close()
     arbor.torch.state().comm.free()
     dist.destroy_process_group()
 
