@@ -5,12 +5,15 @@ one process per host of an `arbor lab` fabric (bench/ddp_lab runs it as
 under DDP's no_sync(): no all-reduce), so that what each all-reduce adds
 to a step is the difference.
 
-Usage: ddp_step.py MIB STEPS WARMUP
+Usage: ddp_step.py MIB STEPS WARMUP [sync]
 The model is a stack of square float32 Linear layers of 1 MiB of weights
 each (512 x 512), MIB of them, so its gradient is MIB MiB, in DDP's buckets
 (bucket_cap_mb 4 after its first pass); each rank runs a batch of 32 rows.
 The three alternate step by step; each figure is the slowest rank's mean
-over STEPS steps after WARMUP.
+over STEPS steps after WARMUP. With "sync", a fourth model alternates with
+them: Arbor's hook made synchronous (it waits for its bucket's all-reduce
+before it returns, so nothing overlaps the backward pass), which shows
+what the overlap gives.
 Reads ARBOR_LAB_RANK, ARBOR_LAB_SIZE, ARBOR_LAB_ADDRS (rank 0's address
 is gloo's rendezvous) and the ARBOR_* variables of an Arbor rank; needs
 Debian's python3-torch (/usr/bin/python3) and arbor's Python package on
@@ -35,6 +38,13 @@ def model(layers):
     return torch.nn.Sequential(*[torch.nn.Linear(W, W, bias=False) for _ in range(layers)])
 
 
+def sync_hook(state, bucket):
+    """arbor.torch.allreduce_hook, waited for inside the hook."""
+    fut = arbor.torch.allreduce_hook(state, bucket)
+    fut.wait()
+    return fut
+
+
 def one_step(m, opt, x, sync):
     dist.barrier()
     t0 = time.perf_counter()
@@ -50,6 +60,7 @@ def one_step(m, opt, x, sync):
 
 def main():
     mib, steps, warm = (int(a) for a in sys.argv[1:4])
+    with_sync = sys.argv[4:5] == ["sync"]
     rank = int(os.environ["ARBOR_LAB_RANK"])
     size = int(os.environ["ARBOR_LAB_SIZE"])
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "e0")
@@ -58,12 +69,14 @@ def main():
                             world_size=size, timeout=datetime.timedelta(seconds=300))
     torch.set_num_threads(1)
     x = torch.randn(32, W, generator=torch.Generator().manual_seed(rank))
-    names = ("compute", "gloo", "arbor")
+    names = ("compute", "gloo", "arbor") + (("arbor-sync",) if with_sync else ())
     runs = []
     for name in names:
         m = DDP(model(mib), bucket_cap_mb=4)
         if name == "arbor":
             m.register_comm_hook(arbor.torch.state(), arbor.torch.allreduce_hook)
+        if name == "arbor-sync":
+            m.register_comm_hook(arbor.torch.state(), sync_hook)
         runs.append((m, torch.optim.SGD(m.parameters(), lr=1e-3), name != "compute"))
     # the three alternate step by step, so that what else the machine does
     # falls on each alike
@@ -80,9 +93,9 @@ def main():
         comp = rows[0][1]
         print("# DDP step, %d ranks, a %d MiB float32 gradient, %d steps after %d warm-up"
               % (size, mib, steps, warm))
-        print("# %-8s %10s %14s" % ("", "step (ms)", "all-reduce adds (ms)"))
+        print("# %-10s %10s %14s" % ("", "step (ms)", "all-reduce adds (ms)"))
         for name, t in rows:
-            print("  %-8s %10.1f %14.1f" % (name, t * 1e3, (t - comp) * 1e3))
+            print("  %-10s %10.1f %14.1f" % (name, t * 1e3, (t - comp) * 1e3))
         g, a = rows[1][1] - comp, rows[2][1] - comp
         print("# gloo's all-reduce adds %.2fx what Arbor's adds to a step" % (g / a if a > 0 else float("inf")))
         sys.stdout.flush()
