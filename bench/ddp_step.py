@@ -10,7 +10,8 @@ The model is a stack of square float32 Linear layers of 1 MiB of weights
 each (512 x 512), MIB of them, so its gradient is MIB MiB, in DDP's buckets
 (bucket_cap_mb 4 after its first pass); each rank runs a batch of 32 rows.
 The three alternate step by step; each figure is the slowest rank's mean
-over STEPS steps after WARMUP. With "sync", a fourth model alternates with
+over STEPS steps after WARMUP, and beside it the CPU time a step took in
+the ranks' processes, summed over the ranks (the switch's is not in it). With "sync", a fourth model alternates with
 them: Arbor's hook made synchronous (it waits for its bucket's all-reduce
 before it returns, so nothing overlaps the backward pass), which shows
 what the overlap gives.
@@ -46,7 +47,10 @@ def sync_hook(state, bucket):
 
 
 def one_step(m, opt, x, sync):
+    """The step's wall time and the CPU time of this rank's process (every
+    thread: the compute's, gloo's, Arbor's communication thread)."""
     dist.barrier()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     opt.zero_grad()
     if sync:
@@ -55,7 +59,7 @@ def one_step(m, opt, x, sync):
         with m.no_sync():
             m(x).square().mean().backward()
     opt.step()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def main():
@@ -81,21 +85,26 @@ def main():
     # the three alternate step by step, so that what else the machine does
     # falls on each alike
     total = [0.0] * len(runs)
+    cpu = [0.0] * len(runs)
     for it in range(warm + steps):
         for i, (m, opt, sync) in enumerate(runs):
-            t = one_step(m, opt, x, sync)
+            t, c = one_step(m, opt, x, sync)
             if it >= warm:
                 total[i] += t
+                cpu[i] += c
     t = torch.tensor([v / steps for v in total], dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    rows = list(zip(names, t.tolist()))
+    c = torch.tensor([v / steps for v in cpu], dtype=torch.float64)
+    dist.all_reduce(c)
+    rows = list(zip(names, t.tolist(), c.tolist()))
     if rank == 0:
         comp = rows[0][1]
         print("# DDP step, %d ranks, a %d MiB float32 gradient, %d steps after %d warm-up"
               % (size, mib, steps, warm))
-        print("# %-10s %10s %14s" % ("", "step (ms)", "all-reduce adds (ms)"))
-        for name, t in rows:
-            print("  %-10s %10.1f %14.1f" % (name, t * 1e3, (t - comp) * 1e3))
+        print("# %-10s %10s %14s %16s" % ("", "step (ms)", "all-reduce adds (ms)",
+                                            "CPU, all ranks (ms)"))
+        for name, t, c in rows:
+            print("  %-10s %10.1f %14.1f %16.1f" % (name, t * 1e3, (t - comp) * 1e3, c * 1e3))
         g, a = rows[1][1] - comp, rows[2][1] - comp
         print("# gloo's all-reduce adds %.2fx what Arbor's adds to a step" % (g / a if a > 0 else float("inf")))
         sys.stdout.flush()
