@@ -144,7 +144,11 @@ def kill(victim):
     t0 = time.monotonic()
     fut = arbor.torch.allreduce_hook(st, Bucket(x))
     if rank == victim:
-        time.sleep(0.05)  # inside the call: 64 MiB take longer
+        # once the thread has started the call (its request registered),
+        # die inside it: 64 MiB take longer than 50 ms
+        while not st.comm._inflight and time.monotonic() - t0 < 10:
+            time.sleep(0.001)
+        time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGKILL)
     try:
         fut.wait()
