@@ -139,5 +139,6 @@ if rank == 0:
         os.unlink(os.path.join(tempfile.gettempdir(), f"arbor-ddp-{tag}"))
     except FileNotFoundError:
         pass
+hook.close()
 hook.comm.free()
 dist.destroy_process_group()

@@ -93,32 +93,38 @@ class Request:
         self._h = handle
         self._result = result
         self._bufs = bufs
-        self._done = False
+        self._err = None
 
     def test(self):
         """True when the call completed (wait() then returns at once);
         ArborError when it failed."""
-        if self._done:
-            return True
-        flag = ctypes.c_int(0)
         with self._comm._lock:
-            rc = self._comm._L.arb_rt_test(self._h, ctypes.byref(flag))
-        if rc < 0 or flag.value:
+            if self._h is None:
+                done = True
+            else:
+                flag = ctypes.c_int(0)
+                rc = self._comm._L.arb_rt_test(self._h, ctypes.byref(flag))
+                done = rc < 0 or bool(flag.value)
+        if done:
             self.wait()
-            return True
-        return False
+        return done
 
     def wait(self):
         """Wait for the call; its result (the output buffer, or None for a
-        barrier); ArborError when it failed."""
-        if not self._done:
-            self._done = True
-            with self._comm._lock:
-                rc = self._comm._L.arb_rt_wait(self._h)
-            self._h = None
-            self._comm._inflight.discard(self)
-            self._bufs = None
-            self._comm._check(rc)
+        barrier); ArborError when it failed. Safe from any thread: a second
+        wait() (or one racing the first) returns the same result or raises
+        the same error once the call is over."""
+        with self._comm._lock:
+            if self._h is not None:
+                h, self._h = self._h, None
+                rc = self._comm._L.arb_rt_wait(h)
+                # the message while the communicator surely lives: free()
+                # takes the same lock before it frees it
+                self._err = self._comm._error(rc) if rc < 0 else None
+                self._comm._inflight.discard(self)
+                self._bufs = None
+        if self._err is not None:
+            raise self._err
         return self._result
 
 
@@ -168,23 +174,33 @@ class Comm:
                     self._lock.release()
 
     def free(self):
-        """Finish what lingers, leave the job. The communicator is unusable after."""
+        """Finish what lingers, leave the job. The communicator is unusable
+        after (its calls raise ArborError). A call another thread is inside
+        ends first (its deadline bounds the wait): the runtime is freed
+        under the lock every call holds."""
         if getattr(self, "_h", None):
-            for r in list(self._inflight):
+            with self._lock:
+                pending = list(self._inflight)
+            for r in pending:
                 try:
                     r.wait()
                 except ArborError:
                     pass
             self._stop.set()
-            self._ticker.join()
-            self._L.arb_rt_comm_free(self._h)
-            self._h = None
+            if self._ticker is not threading.current_thread():
+                self._ticker.join()
+            with self._lock:
+                h, self._h = self._h, None
+                if h:
+                    self._L.arb_rt_comm_free(h)
 
     def stats(self):
         """The communicator's counters (arb_rt_get_stats): calls completed,
         datagrams and bytes each way, ..."""
         buf = ctypes.create_string_buffer(_lib.STATS_BYTES)
         with self._lock:
+            if not self._h:
+                raise ArborError(-1, "the communicator was freed")
             self._L.arb_rt_get_stats(self._h, buf)
         v = (ctypes.c_uint64 * len(_lib.STATS_FIELDS)).from_buffer(buf)
         return dict(zip(_lib.STATS_FIELDS, v))
@@ -198,22 +214,26 @@ class Comm:
     def __del__(self):
         self.free()
 
+    def _error(self, rc):
+        """The ArborError of a call's return code rc (< 0), with the
+        runtime's message; the caller holds the lock."""
+        msg = self._L.arb_rt_errmsg(self._h) if self._h else None
+        if not msg:
+            msg = self._L.arb_strerror(rc)
+        return ArborError(rc, msg.decode(errors="replace"))
+
     def _check(self, rc):
         if rc < 0:
-            msg = self._L.arb_rt_errmsg(self._h) if self._h else None
-            if not msg:
-                msg = self._L.arb_strerror(rc)
-            raise ArborError(rc, msg.decode(errors="replace"))
+            raise self._error(rc)
 
     def _start(self, fn, args, result, bufs):
-        if not self._h:
-            raise ArborError(-1, "the communicator was freed")
         h = ctypes.c_void_p()
         with self._lock:
-            rc = fn(self._h, *args, ctypes.byref(h))
-            self._check(rc)
-        req = Request(self, h, result, bufs)
-        self._inflight.add(req)
+            if not self._h:
+                raise ArborError(-1, "the communicator was freed")
+            self._check(fn(self._h, *args, ctypes.byref(h)))
+            req = Request(self, h, result, bufs)
+            self._inflight.add(req)
         return req
 
     @staticmethod
@@ -271,14 +291,7 @@ class Comm:
 
     def ibarrier(self):
         """Returns once every rank has entered."""
-        if not self._h:
-            raise ArborError(-1, "the communicator was freed")
-        h = ctypes.c_void_p()
-        with self._lock:
-            self._check(self._L.arb_rt_ibarrier(self._h, ctypes.byref(h)))
-        req = Request(self, h, None, ())
-        self._inflight.add(req)
-        return req
+        return self._start(self._L.arb_rt_ibarrier, (), None, ())
 
     # ---- blocking -------------------------------------------------------
     def allreduce(self, buf, out=None, op="sum", dtype=None):

@@ -18,15 +18,21 @@ is all-reduced (the runtime's calls release the interpreter's lock). The
 thread runs the state's calls one at a time in the order they were handed
 to it: DDP hands the buckets in the same order on every rank, and
 arbor.torch.allreduce goes through the same thread, so both keep that
-order. A failed call (a rank died, the deadline passed) sets the future's
-exception: arbor.ArborError carrying the runtime's message, raised where
-DDP waits for the bucket (the end of the backward pass)."""
+order. At most `depth` buckets wait for the thread (16 by default): a
+further one waits in the hook for a place. A failed call (a rank died, the
+deadline passed) sets the future's exception: arbor.ArborError carrying
+the runtime's message, raised where DDP waits for the bucket (the end of
+the backward pass); every later bucket of the state then fails at once
+with an ArborError naming that first failure (the ranks' calls no longer
+match, so none is started). close() lets the thread finish the buckets
+handed to it and joins it; it runs at the interpreter's exit too."""
+import atexit
 import queue
 import threading
 
 import torch
 
-from ._comm import Comm
+from ._comm import ArborError, Comm
 
 _DT = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16", torch.float16: "f16"}
 # a same-size type NumPy knows, to pass the bucket's memory as a buffer
@@ -37,51 +43,82 @@ _VIEW = {torch.float32: torch.float32, torch.float64: torch.float64,
 class HookState:
     """The hook's state: the communicator, its communication thread (made
     on the first call) and what the hook did (buckets all-reduced, their
-    bytes, and the most buckets queued at once)."""
+    bytes, and the most buckets queued at once). depth: how many buckets
+    may wait for the thread (at least 1)."""
 
-    def __init__(self, comm=None):
+    def __init__(self, comm=None, depth=16):
+        if depth < 1:
+            raise ValueError(f"depth {depth}: want at least 1")
         self.comm = comm if comm is not None else Comm()
         self.buckets = 0
         self.bytes = 0
         self.most_queued = 0
-        self._queue = queue.Queue()
+        self._queue = queue.Queue(maxsize=depth)
         self._thread = None
-        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()  # the thread's start, the queue's order, close
+        self._closed = False
+        self._failed = None  # the first failed call's ArborError
 
     def _submit(self, tensor):
         """Queue tensor's all-reduce (sum, in place); its future."""
         fut = torch.futures.Future()
-        with self._start_lock:
+        with self._lock:
+            if self._closed:
+                raise ArborError(-1, "arbor.torch: the hook state was closed")
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, daemon=True,
                                                 name="arbor.torch")
                 self._thread.start()
-        self._queue.put((tensor, fut))
-        self.most_queued = max(self.most_queued, self._queue.qsize())
+                atexit.register(self.close)
+            # under the lock, so that close()'s end mark comes after it; a
+            # full queue blocks here until the thread takes a bucket
+            self._queue.put((tensor, fut))
+            self.most_queued = max(self.most_queued, self._queue.qsize())
         return fut
 
     def _serve(self):
         while True:
-            tensor, fut = self._queue.get()
+            item = self._queue.get()
+            if item is None:  # close(): everything before it is done
+                return
+            tensor, fut = item
             try:
+                if self._failed is not None:
+                    raise ArborError(self._failed.code, "arbor.torch: not started, an earlier "
+                                     f"all-reduce of this state failed: {self._failed}")
                 _allreduce_now(self, tensor)
+            except ArborError as e:
+                if self._failed is None:
+                    self._failed = e
+                fut.set_exception(e)
             except BaseException as e:  # the future carries it to the waiter
                 fut.set_exception(e)
             else:
                 fut.set_result(tensor)
 
+    def close(self):
+        """Take no more buckets, let the thread finish those handed to it
+        (each bounded by the runtime's deadline) and join it. The
+        communicator stays open (comm.free() leaves the job)."""
+        with self._lock:
+            thread, self._closed = (None if self._closed else self._thread), True
+            if thread is not None:
+                self._queue.put(None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
 
 _default = None
 
 
-def state(comm=None):
+def state(comm=None, depth=16):
     """The hook state over comm (None: one communicator from the ARBOR_*
-    variables, made once per process and shared)."""
+    variables, made once per process and shared; its state too)."""
     global _default
     if comm is not None:
-        return HookState(comm)
+        return HookState(comm, depth)
     if _default is None:
-        _default = HookState()
+        _default = HookState(depth=depth)
     return _default
 
 

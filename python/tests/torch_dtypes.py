@@ -154,5 +154,6 @@ s = st.comm.stats()
 os.write(1, f"rank {rank}: {checks} checks, {wrong} wrong, {st.buckets} buckets, "
          f"{s['calls']} calls\n".encode())
 dist.barrier()
+st.close()
 st.comm.free()
 sys.exit(1 if wrong else 0)

@@ -475,6 +475,19 @@ if [ $rc -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && [ -n "$calls" ] && [ "$calls"
 else
     fail "small AllReduce" "status $rc calls $calls tx $tx early $early" "$out" "$(cat "$TMP/err")"
 fi
+# bench -B: a barrier before every call. 2 sizes x (1 warm-up + 3 timed)
+# calls, and per size the two AllReduces that gather the table's row: 12
+# calls on each rank without -B, 12 + 8 barriers with it
+"$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 1K -e 2K -n 3 -w 1 -s >/dev/null 2>"$TMP/nob"
+rc1=$?
+"$ARBOR" run -n 2 -- "$ARBOR" bench allreduce -b 1K -e 2K -n 3 -w 1 -s -B >/dev/null 2>"$TMP/b"
+rc2=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(grep -c ' calls=12 ' "$TMP/nob")" -eq 2 ] &&
+    [ "$(grep -c ' calls=20 ' "$TMP/b")" -eq 2 ]; then
+    pass "bench -B: a barrier before each of the 8 calls (20 calls a rank, 12 without)"
+else
+    fail "bench -B" "status $rc1 $rc2" "$(cat "$TMP/nob" "$TMP/b")"
+fi
 # arbor run spins 200 us by default with at most 4 ranks a core
 # (docs/runtime.md section 7): some wait of 50 calls finds its datagram
 # while spinning; --spin 0 or ARBOR_SPIN=0 in the environment: none does

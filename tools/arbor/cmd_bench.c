@@ -20,7 +20,7 @@
 
 static const char bench_usage[] =
     "usage: arbor bench COLLECTIVE [-b BYTES] [-e BYTES] [-f FACTOR] [-n ITERS]\n"
-    "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c] [-s]\n"
+    "                   [-w WARMUP] [-d DTYPE] [-o OP] [-r ROOT] [-c] [-s] [-B]\n"
     "                   [--record FILE]\n"
     "\n"
     "Run as every rank of a job (arbor run -n 4 -- arbor bench allreduce): time\n"
@@ -47,6 +47,8 @@ static const char bench_usage[] =
     "  -c         check every call's result, warm-up and timed, against a\n"
     "             reference (#wrong: wrong elements over calls and ranks; else N/A)\n"
     "  -s         print each rank's packet counters on stderr at the end\n"
+    "  -B         a barrier before every call, not timed (as bench/mpi_allreduce.c\n"
+    "             times MPI_Allreduce); without it the calls run back to back\n"
     "  --record FILE  write this rank's timed calls to FILE, one line each\n"
     "             (call SIZE START_NS END_NS, CLOCK_MONOTONIC), then its wrong\n"
     "             elements and counters (arbor lab reads it)\n"
@@ -236,7 +238,7 @@ static uint64_t check(const struct bench *b, size_t count)
 struct bench_opts {
     uint64_t minb, maxb, iters, warm, root;
     double factor;
-    int dt, op, checkr, stats, op_given, coll, reduces, rooted;
+    int dt, op, checkr, stats, op_given, coll, reduces, rooted, barrier;
     const char *record;
 };
 
@@ -262,6 +264,9 @@ static int bench_option(int c, const char *v, char **argv, void *ctx)
         break;
     case 's':
         o->stats = 1;
+        break;
+    case 'B':
+        o->barrier = 1;
         break;
     case 'R':
         o->record = v;
@@ -333,7 +338,7 @@ static int parse_options(int argc, char **argv, struct bench_opts *o)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'}, {"record", required_argument, NULL, 'R'}, {0, 0, 0, 0}};
-    int rc = cli_options(argc, argv, ":b:e:f:n:w:d:o:r:csh", opts, bench_option, o);
+    int rc = cli_options(argc, argv, ":b:e:f:n:w:d:o:r:csBh", opts, bench_option, o);
     return rc != CLI_GO_ON ? rc : parse_collective(argc, argv, o);
 }
 
@@ -420,6 +425,7 @@ static int bench_size(struct bench *b, const struct bench_opts *o, size_t count,
         /* checked: every call's output starts as garbage, so a call
          * that wrote nothing cannot pass on the last one's result */
         if (o->checkr) memset(b->recv, 0x55, count * es);
+        if (o->barrier && (rc = arb_rt_barrier(b->c)) < 0) break;
         uint64_t t0 = now_ns();
         rc = one(b, count);
         uint64_t t1 = now_ns();
