@@ -72,10 +72,13 @@ static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *
  * us, B 10 MB, F 5, R_AI 40 Mb/s) the first CNPs cut both flows, fast
  * recovery and additive increase bring them back, and the queue stays
  * near the marking band (kmin 100 KB .. kmax 400 KB): measured peak
- * 409,444 B. Over 40..60 ms the two flows carry the link (measured 56.2
- * and 43.7 Gb/s): DCQCN converges slowly and its byte counter favours the
+ * 447,046 B (409,444 with run.order = global). Over 40..60 ms the two
+ * flows carry the link (measured 46.6 and 53.4 Gb/s; 56.2 and 43.7 in the
+ * global order): DCQCN converges slowly and its byte counter favours the
  * faster flow (it reaches B sooner and so increases more often), which
- * leaves a lasting gap of about 10% of the link at these parameters. The
+ * leaves a lasting gap of up to about 10% of the link at these parameters,
+ * to whichever flow got ahead (the order of simultaneous events decides
+ * it: incast_dcqcn_symmetric_is_fair below). The
  * test asks for each flow within 50 +- 10 Gb/s (Jain index >= 0.96) and
  * the pair within 5% of line rate.
  */
