@@ -170,7 +170,8 @@ TEST(incast_dcqcn_symmetric_is_fair)
         CHECK_EQ_I(arb_sim_run(s, 60 * ARB_PS_PER_MS), 0);
         double a = gbps(&w, 0, 40, 60), b = gbps(&w, 1, 40, 60);
         if (!(a + b > 95))
-            TESTKIT_REPORT("seed %llu: the pair carries %.2f Gb/s", (unsigned long long)seed, a + b);
+            TESTKIT_REPORT("seed %llu: the pair carries %.2f Gb/s", (unsigned long long)seed,
+                           a + b);
         ahead[a < b]++;
         arb_sim_free(s);
     }
