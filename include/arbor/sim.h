@@ -346,13 +346,14 @@ typedef struct arb_sim_config {
     double reorder;         /**< see dup */
     arb_time reorder_delay; /**< default 10 us */
     /**
-     * 0 (default): events of one time run in the order they were scheduled,
-     * and ECN marks draw from one stream for the run. 1, the local order:
-     * events of one time run in the order of what they happen to (a port,
-     * a host's timer), and each port draws its marks from its own stream;
-     * every part of a partitioned run can compute that order alone
-     * (arb_sim_partition needs it), and a run in it gives figures that
-     * differ from the default's as another seed's would (docs/partition.md).
+     * 1 (default), the local order: events of one time run in the order of
+     * what they happen to (a port, a host's timer), and each port draws its
+     * ECN marks from its own stream; every part of a partitioned run can
+     * compute that order alone (arb_sim_partition needs it), so a run's
+     * figures do not depend on how many parts computed it. 0, the global
+     * order: events of one time run in the order they were scheduled, and
+     * ECN marks draw from one stream for the run; its figures differ from
+     * the local order's as another seed's would (docs/partition.md).
      */
     int local_order;
 } arb_sim_config;
@@ -618,8 +619,9 @@ typedef struct arb_sim_part_ops {
  * completion's time plus the lookahead or more: otherwise ARB_ESTATE, the
  * run failing). arb_sim_part_collect gives part 0 every flow's figures.
  * The figures equal those of the same simulator run whole. Not supported
- * (ARB_EINVAL, err naming it): the default order (cfg.local_order must be
- * 1: the figures are those of the whole simulator in that order). A tap
+ * (ARB_EINVAL, err naming it): the global order (cfg.local_order must be
+ * 1, the default: the figures are those of the whole simulator in that
+ * order). A tap
  * (cfg.tap) sees the packets that start on its own part's ports only, in
  * the local order; what it counts the caller merges over the parts (a
  * capture: arb_sim_pcap_partition). The

@@ -372,9 +372,9 @@
       "fault events (fail_at, restore_at, reboot_at): the goodput window before each and after "   \
       "its recovery (JSON faults)")                                                                \
     X(RUN_ORDER, "run", "order", VT_ENUM, ENGINE, "global|local", 0, 0,                            \
-      "events of one time: global, in the order they were scheduled; local, in the order of "      \
-      "what they happen to, with ECN draws per port (what a partitioned run computes, "            \
-      "--partition: docs/partition.md)")                                                           \
+      "events of one time: local, in the order of what they happen to, with ECN draws per port "   \
+      "(what a partitioned run computes, --partition: the same figures however many ranks); "      \
+      "global, in the order they were scheduled (docs/partition.md)")                              \
     X(LAB_SCALE, "lab", "scale", VT_STR, "auto", NULL, 0, 0,                                       \
       "arbor lab: factor in (0, 1] on every link rate; auto: the host links at 1 Gbit/s "          \
       "(docs/lab.md; the simulator ignores [lab])")                                                \

@@ -130,7 +130,7 @@ int arb_sim_partition(arb_sim *s, const arb_sim_part_ops *ops, const uint32_t *n
     if (!s->cfg.local_order)
         return arb_errf(err, errlen, ARB_EINVAL,
                         "partition: the simulator must run in the local order (run.order = "
-                        "local): the default order is global");
+                        "local, the default): the global order has no parts");
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t v = 0; v < n_nodes; v++)
         if (node_part[v] >= ops->n_ranks)

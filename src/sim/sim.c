@@ -62,6 +62,7 @@ void arb_sim_config_default(arb_sim_config *cfg)
     cfg->dcqcn_min_rate = 100000000;
     cfg->dre_alpha = 0.1;
     cfg->reorder_delay = 10 * ARB_PS_PER_US;
+    cfg->local_order = 1;
     cfg->log.max_level = ARB_LOG_WARN;
 }
 

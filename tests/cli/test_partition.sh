@@ -1,7 +1,8 @@
 #!/bin/sh
 # arbor sim --partition K (docs/partition.md): one fabric split across K MPI
 # ranks gives, byte for byte, the JSON of one process in the same order
-# (run.order = local), at K = 1, 2 and 4, for a permutation over IRN with
+# (run.order = local, the default: no key set), at K = 1, 2 and 4 (and
+# scenarios/perm-kary.ini as shipped at K = 2), for a permutation over IRN with
 # ECN, one over go-back-N with PFC pausing across the cut and DCQCN, and
 # one with lossy, duplicating, reordering links and spraying, the flowlet
 # schemes (flowlet AR, LetFlow with a small table, CONGA on lossy links;
@@ -267,7 +268,7 @@ figures() { sed 's/,"host":{"wall_s":[^}]*}//' "$1"; }
 seq_has() {
     file="$TMP/$1.ini"
     [ "$1" = arstar ] && file=""
-    "$A" sim $file --json -q -s run.order=local >"$TMP/$1.seq" 2>"$TMP/err"
+    "$A" sim $file --json -q >"$TMP/$1.seq" 2>"$TMP/err"
     has "$2" "$(cat "$TMP/$1.seq")" "$3"
 }
 has() { if printf '%s' "$2" | grep -Eq -- "$3"; then pass "$1"; else fail "$1" "no $3 in: $(printf '%s' "$2" | head -c 300)"; fi; }
@@ -347,7 +348,7 @@ seq_has flowlet "the flowlet AR case routes by flowlets" \
     '"routing":"flowlet:gap=1us,table=64,bias=1,thresh=0",.*"completed":true'
 seq_has lftable "the LetFlow case has 8 entries a switch" \
     '"routing":"letflow:gap=1us,table=8",.*"completed":true'
-"$A" sim "$TMP/lftable.ini" --json -q -s run.order=local -s routing.scheme=letflow:gap=1us |
+"$A" sim "$TMP/lftable.ini" --json -q -s routing.scheme=letflow:gap=1us |
     sed 's/,"host":{[^}]*}//; s/"routing":"[^"]*"//' >"$TMP/a"
 sed 's/,"host":{[^}]*}//; s/"routing":"[^"]*"//' "$TMP/lftable.seq" >"$TMP/b"
 if [ -s "$TMP/a" ] && ! cmp -s "$TMP/a" "$TMP/b"; then
@@ -380,11 +381,11 @@ done
 # an engine that gives up ends the run (status 1): the same failure and the
 # same figures (the parts run again, every one stopping at the failure); in
 # an Arbor job, and in an iteration's
-"$A" sim "$TMP/arfail.ini" --json -q -s run.order=local >"$TMP/arfail.seq" 2>"$TMP/arfail.seq.err"
+"$A" sim "$TMP/arfail.ini" --json -q >"$TMP/arfail.seq" 2>"$TMP/arfail.seq.err"
 rc=$?
 has "the failing Arbor run fails" "status $rc $(cat "$TMP/arfail.seq.err")" \
     'status 1 arbor sim: failed at [0-9.]* us: channel [0-9]* \(responder h[0-9]*\): offset'
-"$A" sim "$TMP/iterfail.ini" --json -q -s run.order=local >"$TMP/iterfail.seq" 2>"$TMP/iterfail.seq.err"
+"$A" sim "$TMP/iterfail.ini" --json -q >"$TMP/iterfail.seq" 2>"$TMP/iterfail.seq.err"
 rc=$?
 has "the failing iteration over Arbor fails" "status $rc $(cat "$TMP/iterfail.seq.err")" \
     'status 1 arbor sim: failed at [0-9.]* us: job [0-9]*, channel [0-9]* \(responder h[0-9]*\): .*h0; the fabric: link:h0-L1.0 failed at 400us'
@@ -411,7 +412,7 @@ done
 # failure, the same JSON and the same per-flow times (the flows CSV) as one
 # process
 { cat "$TMP/irn.ini"; printf '[fabric]\nfail_at = 10us link:h40-L1.10\n[transport]\nrto = 100us\nretry_limit = 3\n[run]\nstop = 0\n'; } >"$TMP/flowfail.ini"
-"$A" sim "$TMP/flowfail.ini" --json -q -s run.order=local --csv "$TMP/flowfail.seq" \
+"$A" sim "$TMP/flowfail.ini" --json -q --csv "$TMP/flowfail.seq" \
     >"$TMP/flowfail.seq" 2>"$TMP/flowfail.seq.err"
 rc=$?
 has "the run whose flows give up fails" "status $rc $(cat "$TMP/flowfail.seq.err")" \
@@ -443,7 +444,7 @@ done
 cap_case() {
     name=$1 file=$2 ports=$3
     shift 3
-    "$A" sim "$file" --json -q -s run.order=local --pcap "$ports" "$TMP/cap.pcap" "$@" \
+    "$A" sim "$file" --json -q --pcap "$ports" "$TMP/cap.pcap" "$@" \
         >"$TMP/$name.cseq" 2>"$TMP/err"
     srcc=$?
     mv "$TMP/cap.pcap" "$TMP/$name.one"
@@ -492,7 +493,7 @@ fi
 for what in "/nonexistent-dir/x.pcap:/nonexistent-dir/x.pcap: cannot create the file" \
     "/dev/full:a write failed"; do
     path=${what%%:*} msg=${what#*:}
-    "$A" sim "$TMP/irn.ini" -q -s run.order=local --pcap all "$path" >/dev/null 2>"$TMP/err"
+    "$A" sim "$TMP/irn.ini" -q --pcap all "$path" >/dev/null 2>"$TMP/err"
     src=$?
     one=$(head -1 "$TMP/err")
     timeout 60 $MPIRUN -np 2 "$A" sim "$TMP/irn.ini" -q --partition 2 --pcap all "$path" \
@@ -528,12 +529,26 @@ if grep -Eq "partition: rank 0: .* [1-9][0-9]* packets out, [1-9][0-9]* in" "$TM
 else
     fail "Arbor packets cross the cut" "$(cat "$TMP/arkary.2.err")"
 fi
-# the default (global) order differs from the local one: the two are not the same run
-if figures "$TMP/irn.seq" >"$TMP/a" && "$A" sim "$TMP/irn.ini" --json -q | sed 's/,"host":{[^}]*}//' >"$TMP/b" &&
+# the global order differs from the local one, the default: the two are not the same run
+if figures "$TMP/irn.seq" >"$TMP/a" &&
+    "$A" sim "$TMP/irn.ini" --json -q -s run.order=global | sed 's/,"host":{[^}]*}//' >"$TMP/b" &&
     ! cmp -s "$TMP/a" "$TMP/b"; then
-    pass "run.order=local is a run of its own"
+    pass "run.order=global is a run of its own"
 else
-    fail "run.order=local is a run of its own" "the same JSON as the global order"
+    fail "run.order=global is a run of its own" "the same JSON as the local order"
+fi
+# a shipped scenario as a user runs it, with no key set: two ranks give the
+# figures of one process in the default order
+SCN="$(cd "$(dirname "$0")/../../scenarios" && pwd)"
+"$A" sim "$SCN/perm-kary.ini" --json -q >"$TMP/pk.seq" 2>"$TMP/pk.seq.err"
+timeout 120 $MPIRUN -np 2 "$A" sim "$SCN/perm-kary.ini" --partition 2 --json -q >"$TMP/pk.2" 2>"$TMP/pk.2.err"
+rc=$?
+if [ $rc -eq 0 ] && figures "$TMP/pk.seq" >"$TMP/a" && figures "$TMP/pk.2" >"$TMP/b" && [ -s "$TMP/a" ] &&
+    cmp -s "$TMP/a" "$TMP/b"; then
+    pass "scenarios/perm-kary.ini, 2 ranks: the one-process run's JSON with no key set"
+else
+    fail "scenarios/perm-kary.ini, 2 ranks" "status $rc" "$(diff "$TMP/a" "$TMP/b" | head -c 600)" \
+        "$(head -5 "$TMP/pk.2.err")"
 fi
 
 # refused, naming the key (a singleton: one rank, no launcher)

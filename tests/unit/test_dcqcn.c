@@ -72,10 +72,13 @@ static arb_sim *incast_sim(const arb_topo *t, arb_sim_config *cfg, struct seen *
  * us, B 10 MB, F 5, R_AI 40 Mb/s) the first CNPs cut both flows, fast
  * recovery and additive increase bring them back, and the queue stays
  * near the marking band (kmin 100 KB .. kmax 400 KB): measured peak
- * 409,444 B. Over 40..60 ms the two flows carry the link (measured 56.2
- * and 43.7 Gb/s): DCQCN converges slowly and its byte counter favours the
+ * 447,046 B (409,444 with run.order = global). Over 40..60 ms the two
+ * flows carry the link (measured 46.6 and 53.4 Gb/s; 56.2 and 43.7 in the
+ * global order): DCQCN converges slowly and its byte counter favours the
  * faster flow (it reaches B sooner and so increases more often), which
- * leaves a lasting gap of about 10% of the link at these parameters. The
+ * leaves a lasting gap of up to about 10% of the link at these parameters,
+ * to whichever flow got ahead (the order of simultaneous events decides
+ * it: incast_dcqcn_symmetric_is_fair below). The
  * test asks for each flow within 50 +- 10 Gb/s (Jain index >= 0.96) and
  * the pair within 5% of line rate.
  */
@@ -133,24 +136,47 @@ TEST(incast_dcqcn_bounds_queue_and_shares)
     arb_topo_free(t);
 }
 
-/* Symmetric starts: the flows differ only in which packets RED marks
- * (measured 49.4 and 50.6 Gb/s over 40..60 ms); within 5% of each other. */
+/*
+ * Symmetric starts: two flows of one size from hosts 1 and 2, both at time
+ * 0, through one bottleneck. Nothing in DCQCN pulls the two rates
+ * together within 60 ms (its byte counter favours whichever flow is ahead,
+ * above), so which flow ends up ahead, and by how much, is decided by the
+ * draws of the ECN marks and the order of simultaneous events, not by the
+ * flows: one seed's split is not a property to hold a bound to (in either
+ * order of simultaneous events one flow's share over 40..60 ms reaches 2/3
+ * at some seed in 1..10). What does not depend on the split: (a) every
+ * seed's pair fills the link, as in the test above (DCQCN holds the queue
+ * in the marking band, so the port is never left idle for long: more than
+ * 95 of 100 Gb/s); (b) by symmetry neither flow is favoured: were
+ * each seed a fair coin for which flow is ahead, one flow would be ahead
+ * in 9 or all 10 of seeds 1..10 with probability 2 x 11/1024 = 2.1%; the
+ * test asks each flow to be ahead at two seeds or more, a check that fails
+ * a systematic bias toward one host (a flow ahead at every seed) and not
+ * the scatter of fair draws.
+ */
 TEST(incast_dcqcn_symmetric_is_fair)
 {
     arb_topo *t = simkit_topo("star:3");
     static struct seen w;
-    arb_sim_config cfg;
-    arb_sim_config_default(&cfg);
-    cfg.dcqcn = 1;
-    arb_sim *s = incast_sim(t, &cfg, &w);
-    CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, 600000000, 0, 1001, 1, NULL), 0);
-    CHECK_EQ_I(arb_sim_add_flow(s, 2, 0, 600000000, 0, 1002, 2, NULL), 0);
-    CHECK_EQ_I(arb_sim_run(s, 60 * ARB_PS_PER_MS), 0);
-    double a = gbps(&w, 0, 40, 60), b = gbps(&w, 1, 40, 60);
-    CHECK(a > 45 && b > 45);
-    CHECK(a / b < 1.05 && b / a < 1.05);
-    CHECK(a + b > 95);
-    arb_sim_free(s);
+    int ahead[2] = {0, 0};
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        arb_sim_config cfg;
+        arb_sim_config_default(&cfg);
+        cfg.dcqcn = 1;
+        cfg.seed = seed;
+        arb_sim *s = incast_sim(t, &cfg, &w);
+        CHECK_EQ_I(arb_sim_add_flow(s, 1, 0, 600000000, 0, 1001, 1, NULL), 0);
+        CHECK_EQ_I(arb_sim_add_flow(s, 2, 0, 600000000, 0, 1002, 2, NULL), 0);
+        CHECK_EQ_I(arb_sim_run(s, 60 * ARB_PS_PER_MS), 0);
+        double a = gbps(&w, 0, 40, 60), b = gbps(&w, 1, 40, 60);
+        if (!(a + b > 95))
+            TESTKIT_REPORT("seed %llu: the pair carries %.2f Gb/s", (unsigned long long)seed,
+                           a + b);
+        ahead[a < b]++;
+        arb_sim_free(s);
+    }
+    if (!(ahead[0] >= 2 && ahead[1] >= 2))
+        TESTKIT_REPORT("flow 0 ahead at %d of 10 seeds, flow 1 at %d", ahead[0], ahead[1]);
     arb_topo_free(t);
 }
 
