@@ -38,32 +38,15 @@ import torch
 
 import arbor
 import arbor.torch
+from torchkit import Bucket, Checks
 
 DELAY = 1.5
 rank, size = int(os.environ["ARBOR_RANK"]), int(os.environ["ARBOR_SIZE"])
-checks = wrong = 0
+check = Checks(rank)
 
 
 def say(line):
     os.write(1, (line + "\n").encode())
-
-
-def check(what, ok):
-    global checks, wrong
-    checks += 1
-    if not ok:
-        wrong += 1
-        os.write(2, f"rank {rank}: WRONG {what}\n".encode())
-
-
-class Bucket:
-    """What the hook reads of DDP's GradBucket."""
-
-    def __init__(self, t):
-        self.t = t
-
-    def buffer(self):
-        return self.t
 
 
 def data(r, n, k=0):
@@ -129,9 +112,9 @@ def order():
     except arbor.ArborError as e:
         check("a closed state refuses a bucket: " + str(e), "closed" in str(e))
     st.close()
-    say(f"rank {rank}: {checks} checks, {wrong} wrong")
+    say(f"rank {rank}: {check.n} checks, {check.wrong} wrong")
     st.comm.free()
-    sys.exit(1 if wrong else 0)
+    sys.exit(1 if check.wrong else 0)
 
 
 def kill(victim):

@@ -30,30 +30,13 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import arbor.torch
+from torchkit import Bucket, Checks
 
 rank, size = int(os.environ["ARBOR_RANK"]), int(os.environ["ARBOR_SIZE"])
 store = dist.FileStore(sys.argv[1], size)
 dist.init_process_group("gloo", store=store, rank=rank, world_size=size)
 st = arbor.torch.state()
-checks = wrong = 0
-
-
-def check(what, ok):
-    global checks, wrong
-    checks += 1
-    if not ok:
-        wrong += 1
-        os.write(2, f"rank {rank}: WRONG {what}\n".encode())
-
-
-class Bucket:
-    """What the hook reads of DDP's GradBucket."""
-
-    def __init__(self, t):
-        self.t = t
-
-    def buffer(self):
-        return self.t
+check = Checks(rank)
 
 
 def data(r, n):
@@ -151,9 +134,9 @@ except arbor.ArborError as e:
     check("a failed call raises from the future's wait(): " + str(e), "rank 2" in str(e))
 
 s = st.comm.stats()
-os.write(1, f"rank {rank}: {checks} checks, {wrong} wrong, {st.buckets} buckets, "
+os.write(1, f"rank {rank}: {check.n} checks, {check.wrong} wrong, {st.buckets} buckets, "
          f"{s['calls']} calls\n".encode())
 dist.barrier()
 st.close()
 st.comm.free()
-sys.exit(1 if wrong else 0)
+sys.exit(1 if check.wrong else 0)
