@@ -395,18 +395,19 @@ TEST(a_retry_leaves_a_failing_tree_dynamic)
 
 /* At the start of a run the sibling has resolved few credits: that it has
  * lost none of them is not yet evidence of a loss-free fabric (its share
- * is counted as (lost + 1) / (resolved + 2)). Tree 0 loses its first seven
- * credits (its first offsets, and the retries that stay on it while it
- * has not gone silent past the siblings' odds) while tree 1 commits its
- * first ones: four silences, over dead_after (3), which made tree 0 dead
- * where the sibling's share was counted as 0; the verdict now asks for
- * eight or nine (a share of 1/7 to 1/5), and tree 0 answers again before. */
+ * is counted as (lost + 1) / (resolved + 2)). Tree 0 loses its first five
+ * credits (offsets 0 and 2, whose retries go down tree 1 once tree 0 has
+ * gone silent twice: a tree that has never committed gets no odds, then 4
+ * and 6) while tree 1 commits its first ones: four silences, over
+ * dead_after (3), which made tree 0 dead where the sibling's share was
+ * counted as 0; the verdict now asks for eight or nine (a share of 1/7 to
+ * 1/5), and tree 0 answers again before. */
 TEST(silences_in_the_first_window_are_no_death)
 {
     static tree_play tp;
     arb_responder *r = tree_begin(&tp, 0, 3, 64);
     if (!r) return;
-    tp.drop_next[0] = 7;
+    tp.drop_next[0] = 5;
     tree_run(&tp, r, 0, 20 * MS, 1 * US);
     arb_responder_stats st;
     arb_responder_get_stats(r, &st);
