@@ -889,13 +889,29 @@ int evq_local_room(struct evq *q, size_t n)
     return 0;
 }
 
+/* A bucket's blocks are long (a fabric in lockstep: sort_blocks) when
+ * fewer than LONG_BREAKS of PROBE pairs of neighbours spread over it
+ * break a block (another time, or a lower target). Out of lockstep a
+ * block holds 2.7 entries on average (evq_cells.c), in lockstep 8 and
+ * more (bench/sim_instr's stretches). */
+#define PROBE 64
+#define LONG_BREAKS 13
+
+static int long_blocks(const struct evq_entry *a, size_t n)
+{
+    size_t step = n / PROBE, breaks = 0;
+    for (size_t i = 1; i < n; i += step)
+        breaks += a[i].t != a[i - 1].t || evq_target(&a[i]) < evq_target(&a[i - 1]);
+    return breaks < LONG_BREAKS;
+}
+
 void evq_sort_local(struct evq *q, size_t n, arb_time base)
 {
     if (n <= SMALL_LOCAL)
         insertion_local(q->run, n);
     else if (n <= ROUNDS_LOCAL)
         sort_by_rounds(q, n, base);
-    else
+    else if (long_blocks(q->run, n) || !evq_sort_cells(q, n, base))
         sort_blocks(q, n, base);
 }
 

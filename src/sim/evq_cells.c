@@ -1,0 +1,181 @@
+/* The event queue's local order (evq.h) for a bucket out of lockstep:
+ * the bucket sorted by (time, target, sequence) as cells.
+ *
+ * Out of lockstep a bucket holds some 25 times, appended interleaved in
+ * stretches of about three entries of one time, and a time's targets in
+ * no order to speak of (blocks of 2.7 entries; half the entries in times
+ * of 128 or more). Merging such blocks (evq_local.c) takes many passes.
+ * Here each time gets as many cells as it has entries, rounded up to a
+ * power of two, over the range of its targets; the cells, in the order of
+ * (time, target), are filled by one counting sort, and an entry that
+ * meets another of its cell is inserted among them (a cell holds one
+ * entry on average, and a few in a crowded stretch of targets).
+ *
+ * Three passes over the bucket: its stretches of one time (the times
+ * numbered through q->tmap, each time's count and least and greatest
+ * target); each entry's cell, counted; each entry put in its cell. The
+ * counting sort is stable, so entries of one time and target keep their
+ * (insertion) order, and the insertion within a cell compares the target
+ * and then the sequence number (okey): the order of evq.c's heap. */
+#include "evq.h"
+
+#include <string.h>
+
+#define BUCKET_PS (1u << EVQ_BUCKET_SHIFT)
+
+/* The most times a bucket may hold here (numbered in a byte). */
+#define CELL_TIMES 255
+
+/* (as evq_local.c's) */
+static inline uint64_t okey(const struct evq_entry *e)
+{
+    return e->key << EVQ_SEQ_BITS | e->key >> EVQ_TARGET_BITS;
+}
+
+static unsigned log2_up(size_t r)
+{
+    return r > 1 ? 64 - (unsigned)__builtin_clzll(r - 1) : 0;
+}
+
+/* Zero n counters in pieces: one memset of more than 2 KiB is `rep
+ * stosb`, which callgrind (bench/sim_instr) counts a byte at a time. */
+#define ZERO_PIECE 256
+
+static void zero_counts(uint32_t *c, size_t n)
+{
+    while (n) {
+        size_t k = n < ZERO_PIECE ? n : ZERO_PIECE;
+        memset(c, 0, k * sizeof *c);
+        c += k;
+        n -= k;
+    }
+}
+
+/* Each time of a bucket, by its number (1..): its time, entries, least
+ * and greatest target; then its cells: the shift of a target and the
+ * offset that make (target >> sh) + adj its cell. */
+struct cell_times {
+    arb_time t[CELL_TIMES + 1];
+    uint32_t cnt[CELL_TIMES + 1], lo[CELL_TIMES + 1], hi[CELL_TIMES + 1], adj[CELL_TIMES + 1];
+    uint8_t sh[CELL_TIMES + 1];
+    uint32_t n;
+};
+
+/* The stretches of one time of e[0..n) (e[n] a sentinel of no time):
+ * their starts in rs[0..k), rs[k] = n, their times' numbers in rx[0..k),
+ * the times in *ct (tmap maps a time within the bucket to its number).
+ * Returns k, or 0 past CELL_TIMES times (tmap all 0 again). */
+static size_t find_times(const struct evq_entry *e, size_t n, arb_time base, uint8_t *tmap,
+                         uint32_t *rs, uint8_t *rx, struct cell_times *ct)
+{
+    const struct evq_entry *p = e, *end = e + n;
+    uint32_t nt = 0;
+    size_t k = 0;
+    while (p < end) {
+        arb_time t = p->t;
+        const struct evq_entry *r = p++;
+        uint32_t l = evq_target(r), h = l;
+        while (p->t == t) { /* (the sentinel ends the last) */
+            uint32_t g = evq_target(p++);
+            l = g < l ? g : l;
+            h = g > h ? g : h;
+        }
+        uint32_t d = (uint32_t)(t - base), x = tmap[d];
+        if (__builtin_expect(!x, 0)) {
+            if (nt == CELL_TIMES) {
+                for (uint32_t i = 1; i <= nt; i++)
+                    tmap[ct->t[i] - base] = 0;
+                return 0;
+            }
+            x = tmap[d] = (uint8_t)++nt;
+            ct->t[x] = t;
+            ct->cnt[x] = 0;
+            ct->lo[x] = l;
+            ct->hi[x] = h;
+        }
+        ct->cnt[x] += (uint32_t)(p - r);
+        ct->lo[x] = l < ct->lo[x] ? l : ct->lo[x];
+        ct->hi[x] = h > ct->hi[x] ? h : ct->hi[x];
+        rs[k] = (uint32_t)(r - e);
+        rx[k++] = (uint8_t)x;
+    }
+    rs[k] = (uint32_t)n;
+    ct->n = nt;
+    return k;
+}
+
+/* The cells of the times of *ct, in the order of the times (found in a
+ * map of the bucket's picoseconds; tmap all 0 again): each time's shift
+ * and offset. Returns the number of cells, at most 2n: a time of m > 1
+ * entries takes at most 2^log2_up(m) + 1 <= 2m, one of one entry one. */
+static uint32_t lay_cells(struct cell_times *ct, arb_time base, uint8_t *tmap)
+{
+    uint64_t tbits[BUCKET_PS / 64] = {0};
+    for (uint32_t x = 1; x <= ct->n; x++) {
+        uint32_t d = (uint32_t)(ct->t[x] - base);
+        tbits[d >> 6] |= UINT64_C(1) << (d & 63);
+    }
+    uint32_t cells = 0;
+    for (uint32_t w = 0; w < BUCKET_PS / 64; w++)
+        for (uint64_t bits = tbits[w]; bits; bits &= bits - 1) {
+            uint32_t d = w << 6 | (uint32_t)__builtin_ctzll(bits), x = tmap[d];
+            tmap[d] = 0;
+            uint32_t lo = ct->lo[x], hi = ct->hi[x];
+            unsigned span = lo == hi ? 0 : 32 - (unsigned)__builtin_clz(hi - lo);
+            unsigned want = log2_up(ct->cnt[x]), sh = span > want ? span - want : 0;
+            ct->sh[x] = (uint8_t)sh;
+            ct->adj[x] = cells - (lo >> sh);
+            cells += (hi >> sh) - (lo >> sh) + 1;
+        }
+    return cells;
+}
+
+int evq_sort_cells(struct evq *q, size_t n, arb_time base)
+{
+    struct cell_times ct;
+    struct evq_entry *e = q->run;
+    /* (evq_local_room: blk_cap > n, so the work arrays hold n + 1 each) */
+    uint8_t *rx = q->tix;
+    uint32_t *rs = q->bnd, *cid = (uint32_t *)(void *)q->tmp;
+    uint32_t *count = (uint32_t *)(void *)q->spans, *start = count + 2 * n;
+    e[n].t = ARB_TIME_NEVER; /* (a sentinel: every stretch ends before it) */
+    size_t k = find_times(e, n, base, q->tmap, rs, rx, &ct);
+    if (k == 0) return 0;
+    uint32_t cells = lay_cells(&ct, base, q->tmap);
+    /* each entry's cell, counted (a stretch's time's cells at once) */
+    zero_counts(count, cells);
+    for (size_t r = 0; r < k; r++) {
+        uint32_t x = rx[r], sh = ct.sh[x], adj = ct.adj[x];
+        const struct evq_entry *f = e + rs[r], *fe = e + rs[r + 1];
+        uint32_t *ci = cid + rs[r];
+        do {
+            uint32_t c = (evq_target(f++) >> sh) + adj;
+            *ci++ = c;
+            count[c]++;
+        } while (f < fe);
+    }
+    uint32_t sum = 0;
+    for (uint32_t c = 0; c < cells; c++) {
+        uint32_t m = count[c];
+        count[c] = sum;
+        start[c] = sum;
+        sum += m;
+    }
+    /* each entry into its cell, after those of its cell it follows */
+    struct evq_entry *a = q->scratch;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = cid[i], w = count[c]++, s = start[c];
+        if (w == s || okey(&a[w - 1]) < okey(&e[i])) {
+            a[w] = e[i];
+            continue;
+        }
+        uint64_t key = okey(&e[i]);
+        do {
+            a[w] = a[w - 1];
+            w--;
+        } while (w > s && okey(&a[w - 1]) > key);
+        a[w] = e[i];
+    }
+    evq_swap_run(q);
+    return 1;
+}
