@@ -3,20 +3,23 @@
  *
  * Out of lockstep a bucket holds some 25 times, appended interleaved in
  * stretches of about three entries of one time, and a time's targets in
- * no order to speak of (blocks of 2.7 entries; half the entries in times
- * of 128 or more). Merging such blocks (evq_local.c) takes many passes.
+ * no order to speak of (scenarios/bench-perm16k.ini between 40 and 60 us:
+ * blocks of 2.7 entries, half the entries in times of 128 or more).
+ * Merging such blocks (evq_local.c) took 86 instructions an entry there.
  * Here each time gets as many cells as it has entries, rounded up to a
- * power of two, over the range of its targets; the cells, in the order of
- * (time, target), are filled by one counting sort, and an entry that
- * meets another of its cell is inserted among them (a cell holds one
- * entry on average, and a few in a crowded stretch of targets).
+ * power of two, over the range of its targets (a cell holds one entry on
+ * average, a few in a crowded stretch of targets): 68 an entry.
  *
- * Three passes over the bucket: its stretches of one time (the times
- * numbered through q->tmap, each time's count and least and greatest
- * target); each entry's cell, counted; each entry put in its cell. The
- * counting sort is stable, so entries of one time and target keep their
- * (insertion) order, and the insertion within a cell compares the target
- * and then the sequence number (okey): the order of evq.c's heap. */
+ * Two passes over the bucket and one over the cells: the stretches of one
+ * time (the times numbered through q->tmap; each time's count and least
+ * and greatest target); each entry onto its cell's list, the lists kept
+ * in the order the entries were appended; the cells in the order of
+ * (time, target), each entry of a cell inserted after those of the cell
+ * it follows, by target and then sequence number (okey): the order of
+ * evq.c's heap. (Lists rather than a counting sort: no pass over the
+ * cells to sum their counts, and no array of each entry's cell, 1.7
+ * instructions an entry fewer. Half as many cells cost 1.1 more; twice
+ * as many, 11 more, measured with the counting sort.) */
 #include "evq.h"
 
 #include <string.h>
@@ -38,7 +41,8 @@ static unsigned log2_up(size_t r)
 }
 
 /* Zero n counters in pieces: one memset of more than 2 KiB is `rep
- * stosb`, which callgrind (bench/sim_instr) counts a byte at a time. */
+ * stosb`, which callgrind (bench/sim_instr) counts a byte at a time (3.6
+ * instructions an entry at first). */
 #define ZERO_PIECE 256
 
 static void zero_counts(uint32_t *c, size_t n)
@@ -136,45 +140,40 @@ int evq_sort_cells(struct evq *q, size_t n, arb_time base)
     struct evq_entry *e = q->run;
     /* (evq_local_room: blk_cap > n, so the work arrays hold n + 1 each) */
     uint8_t *rx = q->tix;
-    uint32_t *rs = q->bnd, *cid = (uint32_t *)(void *)q->tmp;
-    uint32_t *count = (uint32_t *)(void *)q->spans, *start = count + 2 * n;
+    uint32_t *rs = q->bnd, *next = (uint32_t *)(void *)q->tmp;
+    uint32_t *head = (uint32_t *)(void *)q->spans;
     e[n].t = ARB_TIME_NEVER; /* (a sentinel: every stretch ends before it) */
     size_t k = find_times(e, n, base, q->tmap, rs, rx, &ct);
     if (k == 0) return 0;
     uint32_t cells = lay_cells(&ct, base, q->tmap);
-    /* each entry's cell, counted (a stretch's time's cells at once) */
-    zero_counts(count, cells);
-    for (size_t r = 0; r < k; r++) {
+    /* each cell's entries in a list (1 + index; 0 ends it), in the order
+     * they were appended: the stretches taken from the last */
+    zero_counts(head, cells);
+    for (size_t r = k; r-- > 0;) {
         uint32_t x = rx[r], sh = ct.sh[x], adj = ct.adj[x];
-        const struct evq_entry *f = e + rs[r], *fe = e + rs[r + 1];
-        uint32_t *ci = cid + rs[r];
-        do {
-            uint32_t c = (evq_target(f++) >> sh) + adj;
-            *ci++ = c;
-            count[c]++;
-        } while (f < fe);
-    }
-    uint32_t sum = 0;
-    for (uint32_t c = 0; c < cells; c++) {
-        uint32_t m = count[c];
-        count[c] = sum;
-        start[c] = sum;
-        sum += m;
-    }
-    /* each entry into its cell, after those of its cell it follows */
-    struct evq_entry *a = q->scratch;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = cid[i], w = count[c]++, s = start[c];
-        if (w == s || okey(&a[w - 1]) < okey(&e[i])) {
-            a[w] = e[i];
-            continue;
+        for (uint32_t i = rs[r + 1]; i-- > rs[r];) {
+            uint32_t c = (evq_target(&e[i]) >> sh) + adj;
+            next[i] = head[c];
+            head[c] = i + 1;
         }
-        uint64_t key = okey(&e[i]);
-        do {
-            a[w] = a[w - 1];
-            w--;
-        } while (w > s && okey(&a[w - 1]) > key);
-        a[w] = e[i];
+    }
+    /* the cells in order, each entry inserted after those of its cell it
+     * follows */
+    struct evq_entry *o = q->scratch;
+    for (uint32_t c = 0; c < cells; c++) {
+        uint32_t i = head[c];
+        if (!i) continue;
+        struct evq_entry *cs = o;
+        *o++ = e[i - 1];
+        for (i = next[i - 1]; i; i = next[i - 1]) {
+            struct evq_entry *w = o++;
+            uint64_t key = okey(&e[i - 1]);
+            while (w > cs && okey(w - 1) > key) {
+                *w = w[-1];
+                w--;
+            }
+            *w = e[i - 1];
+        }
     }
     evq_swap_run(q);
     return 1;
