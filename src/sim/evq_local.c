@@ -15,7 +15,8 @@
  * dozen entries is merged as its rounds instead (sort_by_rounds: fewer
  * pieces, on (time, target) keys), a handful of entries sorted by
  * insertion. A bucket of more than LOCAL_TIMES times is radix sorted whole
- * (sort_keys).
+ * (sort_keys). Out of lockstep a bucket's blocks are short, and it is
+ * sorted as cells instead (evq_cells.c; long_blocks tells the two apart).
  *
  * The order is the heap's of evq.c (less): entries of one time and target
  * are in insertion order in a bucket, a block keeps them so, and the
@@ -842,8 +843,8 @@ static void sort_by_rounds(struct evq *q, size_t n, arb_time base)
     uint32_t *b = q->bnd;
     size_t k = find_rounds(q->run, n, b);
     if (k == 1) return;
-    if (k > ROUNDS_MAX) { /* (many short rounds: as blocks) */
-        sort_blocks(q, n, base);
+    if (k > ROUNDS_MAX) { /* (many short rounds: as cells, or blocks) */
+        if (!evq_sort_cells(q, n, base)) sort_blocks(q, n, base);
         return;
     }
     struct evq_span *sp = q->spans;
