@@ -65,7 +65,8 @@ struct cell_times {
     uint32_t n;
 };
 
-/* The stretches of one time of e[0..n) (e[n] a sentinel of no time):
+/* The stretches of one time of e[0..n) (e[n] a sentinel of another time
+ * than e[n - 1]'s):
  * their starts in rs[0..k), rs[k] = n, their times' numbers in rx[0..k),
  * the times in *ct (tmap maps a time within the bucket to its number).
  * Returns k, or 0 past CELL_TIMES times (tmap all 0 again). */
@@ -142,7 +143,7 @@ int evq_sort_cells(struct evq *q, size_t n, arb_time base)
     uint8_t *rx = q->tix;
     uint32_t *rs = q->bnd, *next = (uint32_t *)(void *)q->tmp;
     uint32_t *head = (uint32_t *)(void *)q->spans;
-    e[n].t = ARB_TIME_NEVER; /* (a sentinel: every stretch ends before it) */
+    e[n].t = ~e[n - 1].t; /* (a sentinel: the last stretch's time it is not) */
     size_t k = find_times(e, n, base, q->tmap, rs, rx, &ct);
     if (k == 0) return 0;
     uint32_t cells = lay_cells(&ct, base, q->tmap);
