@@ -393,11 +393,11 @@ TEST(evq_local_order_sorts_cells)
 {
     static const uint32_t shape[][5] = {
         /* times, entries, target range, clustered, dup (0: none) */
-        {25, 700, 1u << 19, 0, 10},
-        {40, 2000, EVQ_TARGET_MAX + 1u, 1, 7},
-        {3, 129, 1u << 10, 0, 3},
-        {200, 3000, 1u << 17, 0, 0},
-        {300, 1500, 1u << 16, 0, 0},
+        {25, 700, 1u << 19, 0, 10},            /* as the 16k benchmark's */
+        {40, 2000, EVQ_TARGET_MAX + 1u, 1, 7}, /* crowded cells */
+        {3, 129, 1u << 10, 0, 3},              /* few times, many repeats */
+        {200, 3000, 1u << 17, 0, 0},           /* many times */
+        {300, 1500, 1u << 16, 0, 0},           /* too many: as blocks */
     };
     static struct lq l;
     arb_rng r;
