@@ -289,7 +289,8 @@ static int load_run(struct evq *q)
         n += c == b->tail ? b->tn : EVQ_CHUNK;
         if (c == b->tail) break;
     }
-    if (grow(&q->run, &q->rcap, n) < 0 || grow(&q->scratch, &q->scratch_cap, n) < 0 ||
+    /* (room for one more: evq_sort_cells's sentinel) */
+    if (grow(&q->run, &q->rcap, n + 1) < 0 || grow(&q->scratch, &q->scratch_cap, n + 1) < 0 ||
         (q->local && n >= q->blk_cap && evq_local_room(q, n) < 0))
         return ARB_ENOMEM;
     size_t k = 0;

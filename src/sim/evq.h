@@ -199,13 +199,17 @@ static inline void evq_swap_run(struct evq *q)
 
 /* The local order's sort (evq_local.c) of the bucket that starts at base,
  * gathered into the current run's n entries in the order they were
- * appended (the scratch array has room for n too), after
+ * appended (the run and the scratch array have room for n + 1), after
  * evq_local_room(q, n) (0 or ARB_ENOMEM) made room for its work (none
  * needed while n < blk_cap);
- * evq_free_local: the arrays it keeps, freed. */
+ * evq_free_local: the arrays it keeps, freed.
+ * evq_sort_cells (evq_cells.c): the same sort for a bucket of many short
+ * blocks (n > 16); 0 if the bucket holds too many times for it (nothing
+ * changed), 1 when sorted. */
 int evq_local_room(struct evq *q, size_t n);
 void evq_sort_local(struct evq *q, size_t n, arb_time base);
 void evq_free_local(struct evq *q);
+int evq_sort_cells(struct evq *q, size_t n, arb_time base);
 
 /* The earliest event's time, or ARB_TIME_NEVER when empty. (It may sort
  * or advance the wheel, hence not const.) */

@@ -379,6 +379,57 @@ TEST(evq_local_order_sorts_many_times)
     lq_finish(&l);
 }
 
+/* Buckets out of lockstep (sorted as cells, evq_cells.c): every entry at
+ * one of `times` times drawn at random, so that a block holds one or two
+ * entries (far more than 13 of the 64 neighbours evq_sort_local probes
+ * break a block); targets drawn from [0, range), or 9 in 10 from a
+ * cluster of 100 at 1000; one entry in `dup` repeats a target already
+ * pushed (the same time and target: insertion order). Also one time of
+ * 500 entries all of one target beside times of one entry each, targets
+ * up to EVQ_TARGET_MAX, and 300 distinct times (more than a time's number
+ * fits in a byte: sorted as blocks). Each checked against the definition
+ * of the local order. */
+TEST(evq_local_order_sorts_cells)
+{
+    static const uint32_t shape[][5] = {
+        /* times, entries, target range, clustered, dup (0: none) */
+        {25, 700, 1u << 19, 0, 10},            /* as the 16k benchmark's */
+        {40, 2000, EVQ_TARGET_MAX + 1u, 1, 7}, /* crowded cells */
+        {3, 129, 1u << 10, 0, 3},              /* few times, many repeats */
+        {200, 3000, 1u << 17, 0, 0},           /* many times */
+        {300, 1500, 1u << 16, 0, 0},           /* too many: as blocks */
+    };
+    static struct lq l;
+    arb_rng r;
+    arb_rng_seed(&r, 59);
+    for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++) {
+        const uint32_t *sh = shape[k];
+        REQUIRE(lq_start(&l) == 0);
+        uint32_t first = l.n;
+        for (uint32_t i = 0; i < sh[1]; i++) {
+            uint32_t t = 13 * (uint32_t)arb_rng_below(&r, sh[0]), g;
+            if (sh[4] && i > first && arb_rng_below(&r, sh[4]) == 0) {
+                uint32_t j = first + (uint32_t)arb_rng_below(&r, i - first);
+                t = (uint32_t)(l.t[j] - LQ_BASE);
+                g = l.target[j];
+            } else if (sh[3] && arb_rng_below(&r, 10) != 0) {
+                g = 1000 + (uint32_t)arb_rng_below(&r, 100);
+            } else {
+                g = (uint32_t)arb_rng_below(&r, sh[2]);
+            }
+            lq_push(&l, LQ_BASE, t, g);
+        }
+        lq_finish(&l);
+        if (TEST_FAILING()) return;
+    }
+    REQUIRE(lq_start(&l) == 0);
+    for (uint32_t i = 0; i < 500; i++) {
+        lq_push(&l, LQ_BASE, 2000, 77);
+        if (i % 5 == 0) lq_push(&l, LQ_BASE, 3 * i, (uint32_t)arb_rng_below(&r, 1u << 12));
+    }
+    lq_finish(&l);
+}
+
 /* An allocator that fails on demand, the C library's otherwise. */
 static int fail_alloc;
 static void *f_malloc(size_t n, void *u)
@@ -524,6 +575,7 @@ int main(void)
     RUN(evq_local_order_sorts_rounds_and_blocks);
     RUN(evq_local_order_sorts_transposes_and_ties);
     RUN(evq_local_order_sorts_many_times);
+    RUN(evq_local_order_sorts_cells);
     RUN(evq_local_order_without_memory);
     RUN(evq_local_order_matches_reference);
     return testkit_done();
