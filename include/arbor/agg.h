@@ -339,8 +339,9 @@ int arb_agg_arm(arb_agg *a, int32_t slot, const arb_hdr *credit, const void *pay
                 int ce, const uint32_t *ports, uint32_t n_ports, uint32_t first_port, arb_time now);
 
 /** The earliest re-credit timer (it may turn out to have nothing to do):
- * 0 when the oldest armed slot is already lost by order, ARB_TIME_NEVER
- * when none is armed. */
+ * 0 when the oldest armed slot is already lost by order (or its timer is
+ * stale: arb_agg_expire clears it; a timer leaves the front when its slot
+ * completes or is armed again), ARB_TIME_NEVER when none is armed. */
 arb_time arb_agg_next_expiry(const arb_agg *a);
 
 /**

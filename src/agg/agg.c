@@ -465,6 +465,7 @@ static int complete(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, size_t p
     if (s->due != ARB_TIME_NEVER) {
         if (!s->tries) agg_loop_sample(a, t - s->t_credit); /* Karn: not a re-credited one */
         s->due = ARB_TIME_NEVER;
+        agg_drop_stale(a);
     }
 
     arb_hdr *o = &res->hdr;

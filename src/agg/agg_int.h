@@ -108,6 +108,9 @@ static inline uint64_t *slot_bits(const arb_agg *a, uint32_t id)
 /* A completion sample (credit down to aggregate up) of a slot that was not
  * re-credited (recredit.c). */
 void agg_loop_sample(arb_agg *a, arb_time sample);
+/* Drop the stale timers at the front of the re-credit queue (their slots
+ * completed, or were armed again): the front's due is the driver's. */
+void agg_drop_stale(arb_agg *a);
 
 /* Whether the children a partial slot lacks are answering the copy this
  * switch sent them, on a queued path (recredit.c): a later attempt's

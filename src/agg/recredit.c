@@ -97,6 +97,7 @@ int arb_agg_arm(arb_agg *a, int32_t slot_id, const arb_hdr *credit, const void *
     s->arm_seq++;
     s->arm_no = ++a->arms;
     queue_timer(a, id);
+    agg_drop_stale(a); /* its earlier timer, when at the front */
     return 0;
 }
 
@@ -120,14 +121,22 @@ static int order_lost(const arb_agg *a, uint32_t id, uint64_t *miss)
     return any;
 }
 
+/* A timer is stale once its slot completed or was armed again. */
+static int stale(const arb_agg *a, const struct timer *tm)
+{
+    const slot *s = &a->slots[tm->slot];
+    return s->state != SLOT_LIVE || s->arm_seq != tm->seq || s->due == ARB_TIME_NEVER;
+}
+
 arb_time arb_agg_next_expiry(const arb_agg *a)
 {
     if (!a || !a->qlen) return ARB_TIME_NEVER;
-    /* the front only: a stale entry there gives a wake-up that clears it */
+    /* the front only (agg_drop_stale keeps it one that counts); a stale
+     * one left there wakes the driver at once, and arb_agg_expire clears
+     * it: at its own due it would hold every timer behind it, and every
+     * loss order found there, until then */
     const struct timer *tm = &a->q[a->qhead];
-    const slot *s = &a->slots[tm->slot];
-    int valid = s->state == SLOT_LIVE && s->arm_seq == tm->seq && s->due != ARB_TIME_NEVER;
-    return valid && order_lost(a, tm->slot, NULL) ? 0 : tm->due;
+    return stale(a, tm) || order_lost(a, tm->slot, NULL) ? 0 : tm->due;
 }
 
 /* Pop the front entry. */
@@ -139,13 +148,19 @@ static struct timer pop_timer(arb_agg *a)
     return tm;
 }
 
+void agg_drop_stale(arb_agg *a)
+{
+    while (a->qlen && stale(a, &a->q[a->qhead]))
+        pop_timer(a);
+}
+
 int arb_agg_expire(arb_agg *a, arb_time now, arb_agg_recredit *out)
 {
     if (!a || !out) return ARB_EINVAL;
     while (a->qlen) {
         const struct timer *f = &a->q[a->qhead];
         slot *s = &a->slots[f->slot];
-        if (s->state != SLOT_LIVE || s->arm_seq != f->seq || s->due == ARB_TIME_NEVER) {
+        if (stale(a, f)) {
             pop_timer(a);
             continue;
         }

@@ -132,10 +132,37 @@ TEST(nothing_held_without_local_repair)
     arb_agg_free(a);
 }
 
+/* Timers wait in a queue in the order they were armed, and the driver is
+ * told when the front's is due. A front whose slot completed is stale: it
+ * leaves the queue then, rather than at its own due, which held every
+ * timer behind it, and every loss that order had found there, until then
+ * (before a switch's first completion four floors times the patience: 320
+ * us at the default 20 us floor). Offset 2 lost port 0's answer: port 0
+ * has answered offset 3's credit, armed after it. */
+TEST(a_completed_front_holds_no_timer_behind_it)
+{
+    t = 0;
+    arb_agg *a = make(16, 4, 1);
+    arb_hdr b = push(a, 1); /* the front of the queue */
+    push(a, 2);
+    arb_hdr d = push(a, 3);
+    t = 5 * US;
+    answer(a, &b, 0, 0);
+    CHECK_EQ_I(answer(a, &b, 1, 0).action, ARB_AGG_EMIT_AGGREGATE);
+    answer(a, &d, 0, 0);
+    CHECK_EQ_U(arb_agg_next_expiry(a), 0);
+    arb_agg_recredit rc;
+    CHECK_EQ_I(arb_agg_expire(a, t, &rc), 1);
+    CHECK_EQ_U(rc.hdr.offset_b, 2);
+    CHECK_EQ_U(rc.missing[0], 1); /* port 0 */
+    arb_agg_free(a);
+}
+
 int main(void)
 {
     RUN(later_attempt_held_on_a_queued_path);
     RUN(later_attempt_goes_down_where_the_path_is_clear);
     RUN(nothing_held_without_local_repair);
+    RUN(a_completed_front_holds_no_timer_behind_it);
     return testkit_done();
 }
