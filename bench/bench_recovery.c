@@ -378,8 +378,26 @@ static void fabrics_table(void)
     }
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_recovery [--quick | --fabrics [--seeds N] [--fabric SPEC]]\n"
+               "The Arbor transport under loss and failure beside the ring over IRN, each\n"
+               "row with its goal (docs/results.md); --quick: 8 MiB, no goals; --fabrics:\n"
+               "the fabrics table alone, --seeds N its lossy rows over seeds 1..N.\n");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--fabrics") != 0 &&
+        (strcmp(argv[1], "--quick") != 0 || argc > 2)) {
+        fprintf(stderr, "bench_recovery: unknown argument '%s'\n", argv[argc > 2 ? 2 : 1]);
+        usage(stderr);
+        return 2;
+    }
     if (argc > 1 && strcmp(argv[1], "--fabrics") == 0) {
         for (int i = 2; i < argc; i += 2) {
             if (i + 1 >= argc) {
