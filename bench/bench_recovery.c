@@ -394,7 +394,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--fabrics") != 0 &&
         (strcmp(argv[1], "--quick") != 0 || argc > 2)) {
-        fprintf(stderr, "bench_recovery: unknown argument '%s'\n", argv[argc > 2 ? 2 : 1]);
+        int bad = strcmp(argv[1], "--quick") == 0 ? 2 : 1; /* --quick takes nothing after it */
+        fprintf(stderr, "bench_recovery: unknown argument '%s'\n", argv[bad]);
         usage(stderr);
         return 2;
     }
