@@ -36,6 +36,7 @@
 #include "arbor/scenario.h"
 #include "arbor/sim.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,9 @@ struct outcome {
 };
 
 static const char *g_size = "64MiB";
+
+/* The ring's scenario, relative to the repository root. */
+#define RING_FILE "scenarios/arbor-star32-ring.ini"
 
 /* Run a scenario (the built-in one when file is NULL) with settings. */
 static struct outcome run(const char *file, const char *const *sets)
@@ -70,9 +74,9 @@ static struct outcome run(const char *file, const char *const *sets)
     arb_scenario_result *r = NULL;
     if (rc == 0) rc = arb_scenario_run(sc, NULL, NULL, &r, err, sizeof err);
     arb_scenario_free(sc);
-    if (rc < 0) {
-        fprintf(stderr, "bench_recovery: %s (run from the repository root)\n", err);
-        return o;
+    if (rc < 0) { /* a setting or the ring's file: every row would fail alike */
+        fprintf(stderr, "bench_recovery: %s\n", err);
+        exit(2);
     }
     const arb_sim_arbor_result *a = arb_scenario_result_arbor(r);
     const arb_workload_result *w = arb_scenario_result_workload(r);
@@ -130,7 +134,7 @@ static void loss_table(double *arbor_at, double *ring_at)
         const char *as[] = {"arbor.mode=values", loss, NULL};
         struct outcome a = run(NULL, as);
         const char *rs[] = {loss, NULL};
-        struct outcome rg = run("scenarios/arbor-star32-ring.ini", rs);
+        struct outcome rg = run(RING_FILE, rs);
         double ring = ring_gbps(&rg, size_bytes());
         arbor_at[i] = a.ok ? a.gbps : 0;
         ring_at[i] = ring;
@@ -231,7 +235,7 @@ static void trees_loss_rows(void)
         const char *rs[] = {"fabric.topology=leafspine:4,8,8", losses[l], sd, NULL};
         for (int k = 1; k <= n; k++) {
             snprintf(sd, sizeof sd, "run.seed=%d", k);
-            struct outcome r = run("scenarios/arbor-star32-ring.ini", rs);
+            struct outcome r = run(RING_FILE, rs);
             ring += ring_gbps(&r, size_bytes()) / n;
         }
         for (int m = 0; m < 2; m++) {
@@ -296,7 +300,7 @@ static struct frow fabric_row(const char *topo, const char *size, const char *lo
     f.low = -1;
     for (int k = 1; k <= n; k++) {
         snprintf(sd, sizeof sd, "run.seed=%d", k);
-        struct outcome o = run(NULL, as), r = run("scenarios/arbor-star32-ring.ini", rs);
+        struct outcome o = run(NULL, as), r = run(RING_FILE, rs);
         double g = o.ok ? o.gbps : 0;
         sum += g;
         ring_sum += ring_gbps(&r, bytes);
@@ -399,6 +403,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    FILE *ring = fopen(RING_FILE, "r");
+    if (!ring) {
+        fprintf(stderr, "bench_recovery: %s: cannot open: %s (run from the repository root)\n",
+                RING_FILE, strerror(errno));
+        return 2;
+    }
+    fclose(ring);
     if (argc > 1 && strcmp(argv[1], "--fabrics") == 0) {
         for (int i = 2; i < argc; i += 2) {
             if (i + 1 >= argc) {

@@ -105,4 +105,15 @@ for args in "--bogus" "--bogus --quick" "--quick extra"; do
         fail "bench_recovery $args: named, exit 2, nothing run" "rc $rc" "$(head -c 200 "$TMP/o")"
     fi
 done
+# run where the ring's scenario is not (outside the repository root): named,
+# exit 2, nothing run (every row used to fail alike, one line each)
+(cd "$TMP" && timeout 60 "$BR" --quick >"$TMP/o" 2>"$TMP/e")
+rc=$?
+if [ $rc -eq 2 ] && [ ! -s "$TMP/o" ] && [ "$(wc -l <"$TMP/e")" -eq 1 ] &&
+    grep -q "arbor-star32-ring.ini: cannot open.*repository root" "$TMP/e"; then
+    pass "bench_recovery outside the repository root: one line, exit 2, nothing run"
+else
+    fail "bench_recovery outside the repository root: one line, exit 2, nothing run" "rc $rc" \
+        "$(head -c 200 "$TMP/e")"
+fi
 finish
