@@ -99,6 +99,7 @@ struct evq {
     struct evq_span *spans; /* the blocks or rounds as stretches */
     size_t blk_cap;         /* of tmp, bnd, tix and spans */
     uint8_t *tmap;          /* a time within the bucket's number (0: none yet) */
+    int32_t *tadj;          /* evq_cells.c: a time within the bucket's first cell */
 };
 
 /* The target of an entry. */

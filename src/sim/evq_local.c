@@ -877,6 +877,7 @@ int evq_local_room(struct evq *q, size_t n)
     if (n <= SMALL_LOCAL) return 0;            /* (by insertion: none needed) */
     if (n > UINT32_MAX - 1) return ARB_ENOMEM; /* (positions are 32-bit) */
     if (!q->tmap && !(q->tmap = arb_calloc(BUCKET_PS, 1))) return ARB_ENOMEM;
+    if (!q->tadj && !(q->tadj = arb_malloc(BUCKET_PS * sizeof *q->tadj))) return ARB_ENOMEM;
     if (q->blk_cap > n) return 0;
     /* (what the arrays held is spent: new ones, not a copy) */
     size_t cap = 2 * n + 1;
@@ -923,4 +924,5 @@ void evq_free_local(struct evq *q)
 {
     free_blocks(q);
     arb_free(q->tmap);
+    arb_free(q->tadj);
 }
