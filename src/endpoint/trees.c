@@ -51,10 +51,11 @@ void rsp_tree_outcome(struct rsub *u, int lost)
 }
 
 /* The odds that random loss at tree t's recent rate gives a run of n
- * timer losses. The rate is not known, only t's credits. `averaged`: the
+ * timer losses are a product of n factors (run_odds); this is the i-th,
+ * from 0. The rate is not known, only t's credits. `averaged`: the
  * run's probability averaged over the rates those credits allow, a
  * uniform prior updated by lost of done, E[p^n] under Beta(lost + 1,
- * done - lost + 1), the product below. With many credits this is about
+ * done - lost + 1), the factors (a + i) / (ab + i). With many credits this is about
  * the share (lost + 1) / (done + 2) to the power n; with few it is far
  * larger, as it should be for a verdict: a sibling that had lost none of
  * 4 credits (besides a run of its own) allows a run of 8 once in 1,300,
@@ -63,12 +64,19 @@ void rsp_tree_outcome(struct rsub *u, int lost)
  * sibling with no loss in 100 credits allows 4 silences where the share
  * allowed 3. Else the share to the power n (the silent rule, below). The
  * run t is in now is not counted: t may be failing itself. */
-static double run_odds(const struct rsub *v, uint32_t n, int averaged)
+static double run_factor(const struct rsub *v, uint32_t i, int averaged)
 {
     uint32_t run = v->silences < v->lost ? v->silences : v->lost;
-    double a = v->lost - run + 1.0, ab = v->done - run + 2.0, odds = 1;
+    double a = v->lost - run + 1.0, ab = v->done - run + 2.0;
+    return averaged ? (a + i) / (ab + i) : a / ab;
+}
+
+/* The odds of a run of n: the factors of its losses 0..n-1. */
+static double run_odds(const struct rsub *v, uint32_t n, int averaged)
+{
+    double odds = 1;
     for (uint32_t i = 0; i < n; i++)
-        odds *= averaged ? (a + i) / (ab + i) : a / ab;
+        odds *= run_factor(v, i, averaged);
     return odds;
 }
 
@@ -94,8 +102,9 @@ static uint32_t run_needed(const arb_responder *r, uint32_t s, uint32_t n, doubl
     for (uint32_t t = 0; t < r->cfg.subchannels; t++) {
         const struct rsub *v = &r->sub[t];
         if (t == s || v->health == T_DEAD) continue;
-        while (need < SILENCES_MAX && run_odds(v, need, averaged) > odds)
-            need++;
+        double o = run_odds(v, need, averaged);
+        for (; need < SILENCES_MAX && o > odds; need++)
+            o *= run_factor(v, need, averaged); /* the run one longer */
     }
     return need;
 }
