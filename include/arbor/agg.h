@@ -253,6 +253,8 @@ typedef struct arb_agg_stats {
     uint64_t recredit_spurious; /**< re-credits answered sooner than a loop: the original
                                      was on its way (the timers grow) */
     uint64_t recredit_lost;     /**< timers lost to a full queue */
+    uint64_t recredit_waits;    /**< timers that found every missing port still answering
+                                     earlier credits, and waited for it to fall silent */
     uint64_t resets;            /**< arb_agg_reset calls (the switch lost its state) */
     uint64_t reset_live;        /**< slots live when a reset emptied the pool */
     uint32_t live;              /**< slots live now */
