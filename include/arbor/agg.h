@@ -330,7 +330,10 @@ typedef struct arb_agg_recredit {
  * slot: the credit as sent (its stack pushed) and its CE bit, its payload (copied in
  * values mode) and the ports are kept, and if the slot is still partial
  * when its timer runs out, arb_agg_expire hands the credit back for the
- * ports whose contribution is missing; sooner, by order, for a port that
+ * ports whose contribution is missing and that have been silent since (a
+ * port still answering earlier credits is waited for until it has been
+ * silent a timeout, at most recredit_max after the credit went down);
+ * sooner, by order, for a port that
  * has answered a credit armed after it (credits go down a port, and are
  * answered, in order: the port lost it; a requester answers every copy of
  * a credit; a switch below answers from its slot, see ARB_AGG_R_REPLAY and
