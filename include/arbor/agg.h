@@ -253,6 +253,8 @@ typedef struct arb_agg_stats {
     uint64_t recredit_spurious; /**< re-credits answered sooner than a loop: the original
                                      was on its way (the timers grow) */
     uint64_t recredit_lost;     /**< timers lost to a full queue */
+    uint64_t recredit_waits;    /**< timers that found every missing port still answering
+                                     earlier credits, and waited for it to fall silent */
     uint64_t resets;            /**< arb_agg_reset calls (the switch lost its state) */
     uint64_t reset_live;        /**< slots live when a reset emptied the pool */
     uint32_t live;              /**< slots live now */
@@ -328,7 +330,10 @@ typedef struct arb_agg_recredit {
  * slot: the credit as sent (its stack pushed) and its CE bit, its payload (copied in
  * values mode) and the ports are kept, and if the slot is still partial
  * when its timer runs out, arb_agg_expire hands the credit back for the
- * ports whose contribution is missing; sooner, by order, for a port that
+ * ports whose contribution is missing and that have been silent since (a
+ * port still answering earlier credits is waited for until it has been
+ * silent a timeout, at most recredit_max after the credit went down);
+ * sooner, by order, for a port that
  * has answered a credit armed after it (credits go down a port, and are
  * answered, in order: the port lost it; a requester answers every copy of
  * a credit; a switch below answers from its slot, see ARB_AGG_R_REPLAY and

@@ -78,12 +78,13 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
         a->q = arb_mem_malloc(c.mem, (size_t)a->qcap * sizeof *a->q);
         a->port_last = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_last);
         a->port_ce = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_ce);
+        a->port_heard = arb_mem_calloc(c.mem, c.ports, sizeof *a->port_heard);
     }
     if (c.recredit_min == 0) c.recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
     if (c.recredit_max < c.recredit_min) c.recredit_max = c.recredit_min;
     a->cfg = c;
     if (!a->slots || !a->bitmap || (!c.header_only && !a->acc) ||
-        (c.local_repair && (!a->recent || !a->expect || !a->q || !a->port_last || !a->port_ce ||
+        (c.local_repair && (!a->recent || !a->expect || !a->q || !a->port_last || !a->port_ce || !a->port_heard ||
                             (!c.header_only && !a->cpay)))) {
         arb_agg_free(a);
         return ARB_ENOMEM;
@@ -107,6 +108,7 @@ void arb_agg_free(arb_agg *a)
     arb_mem_free(mem, a->q);
     arb_mem_free(mem, a->port_last);
     arb_mem_free(mem, a->port_ce);
+    arb_mem_free(mem, a->port_heard);
     arb_mem_free(mem, a);
 }
 
@@ -559,6 +561,7 @@ static int on_request(arb_agg *a, arb_hdr *h, const void *payload, size_t len, u
     if (a->port_last && !s->resent && s->arm_no > a->port_last[port])
         a->port_last[port] = s->arm_no;
     if (a->port_ce) a->port_ce[port] = ce != 0;
+    if (a->port_heard) a->port_heard[port] = t;
     s->contrib_gen = s->gen;
     s->ce |= ce != 0;
     bits[port / 64] |= bit;
@@ -629,6 +632,7 @@ int arb_agg_reset(arb_agg *a, arb_time now)
     a->qhead = a->qlen = 0;
     if (a->port_last) memset(a->port_last, 0, a->cfg.ports * sizeof *a->port_last);
     if (a->port_ce) memset(a->port_ce, 0, a->cfg.ports * sizeof *a->port_ce);
+    if (a->port_heard) memset(a->port_heard, 0, a->cfg.ports * sizeof *a->port_heard);
     a->mult = 1;
     a->clean = 0;
     a->next = 0;

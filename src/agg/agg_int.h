@@ -86,6 +86,7 @@ struct arb_agg {
     uint64_t arms;       /* credits armed so far */
     uint64_t *port_last; /* per port: the latest armed credit it answered */
     uint8_t *port_ce;    /* per port: its latest answer carried CE (its loop is queued) */
+    arb_time *port_heard; /* per port: when it last answered a credit (a counted input) */
     arb_agg_stats st;    /* slot times here are the closed intervals only */
 };
 

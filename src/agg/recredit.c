@@ -121,6 +121,48 @@ static int order_lost(const arb_agg *a, uint32_t id, uint64_t *miss)
     return any;
 }
 
+/* The time the latest credit of slot id went down (its arming or its last
+ * re-credit). */
+static arb_time last_credit(const slot *s)
+{
+    return s->tries && s->t_recredit > s->t_credit ? s->t_recredit : s->t_credit;
+}
+
+/* The timer of slot id at now: into miss, the missing ports that have been
+ * silent for a timeout; *any nonzero when there are. A missing port that
+ * answered another credit after the slot's went down, within a timeout of
+ * now, is still working through the credits it was sent, in order (it
+ * answered none armed after this one, or order would have found the loss):
+ * it is left out, and the time it would have been silent a timeout is
+ * returned (the earliest of them; ARB_TIME_NEVER when none was left out),
+ * as a TCP sender restarts its timer when data is acknowledged. A host
+ * link that queues a window of many channels answers for longer than the
+ * switch's loops (first completions on an idle fabric take 3-6 us): its
+ * timer re-credited most of a first window that was only queued. The wait
+ * is bounded: the timer asks at most recredit_max after the latest credit
+ * went down. */
+static arb_time timer_silent(arb_agg *a, uint32_t id, arb_time now, uint64_t *miss, int *any)
+{
+    const slot *s = &a->slots[id];
+    const uint64_t *ex = a->expect + (size_t)id * a->words, *have = slot_bits(a, id);
+    arb_time last = last_credit(s), t = recredit_timeout(a, s->tries), wake = ARB_TIME_NEVER;
+    int waiting = since(now, last) < a->cfg.recredit_max;
+    *any = 0;
+    for (uint32_t w = 0; w < a->words; w++) {
+        miss[w] = ex[w] & ~have[w];
+        for (uint64_t x = miss[w]; waiting && x; x &= x - 1) {
+            uint32_t p = 64 * w + (uint32_t)__builtin_ctzll(x);
+            arb_time heard = a->port_heard[p];
+            if (heard <= last || since(now, heard) >= t) continue; /* silent */
+            miss[w] &= ~((uint64_t)1 << (p % 64));
+            if (sat_add(heard, t) < wake) wake = sat_add(heard, t);
+        }
+        *any |= miss[w] != 0;
+    }
+    arb_time bound = sat_add(last, a->cfg.recredit_max);
+    return wake != ARB_TIME_NEVER && wake > bound ? bound : wake;
+}
+
 /* A timer is stale once its slot completed or was armed again. */
 static int stale(const arb_agg *a, const struct timer *tm)
 {
@@ -173,12 +215,13 @@ int arb_agg_expire(arb_agg *a, arb_time now, arb_agg_recredit *out)
             continue;
         }
         int any = by_order;
-        if (!by_order) { /* the timer: every port still missing */
-            const uint64_t *ex = a->expect + (size_t)tm.slot * a->words;
-            const uint64_t *have = slot_bits(a, tm.slot);
-            for (uint32_t w = 0; w < a->words; w++) {
-                miss[w] = ex[w] & ~have[w];
-                any |= miss[w] != 0;
+        if (!by_order) { /* the timer: every port still missing and silent */
+            arb_time wake = timer_silent(a, tm.slot, now, miss, &any);
+            if (!any && wake != ARB_TIME_NEVER) {
+                s->due = wake; /* all of them still answering: wait */
+                queue_timer(a, tm.slot);
+                a->st.recredit_waits++;
+                continue;
             }
         }
         if (!any) {
@@ -233,7 +276,7 @@ int agg_answering(const arb_agg *a, uint32_t id, arb_time now)
     const slot *s = &a->slots[id];
     if (!a->expect || !a->srtt || s->due == ARB_TIME_NEVER || s->tries >= a->cfg.recredit_tries)
         return 0;
-    arb_time last = s->tries && s->t_recredit > s->t_credit ? s->t_recredit : s->t_credit;
+    arb_time last = last_credit(s);
     if (since(now, last) >= a->srtt + 4 * a->rttvar) return 0;
     const uint64_t *ex = a->expect + (size_t)id * a->words, *have = slot_bits(a, id);
     int any = 0;

@@ -158,11 +158,75 @@ TEST(a_completed_front_holds_no_timer_behind_it)
     arb_agg_free(a);
 }
 
+/* A missing port that is still answering the credits sent before this one
+ * (a host link that queues a window) has not lost it: the slot's timer
+ * waits until the port has been silent a timeout, rather than asking
+ * again, as a TCP sender restarts its timer on each acknowledgement.
+ * Offsets 2..13 go down both ports at once; port 0 answers them all, port
+ * 1 one every 50 us, in order. Every slot's timer (four times the 30 us
+ * of srtt + 4 rttvar, from a 10 us loop: 120 us) runs out while port 1 is
+ * still on its way through them: none is re-credited, each waits. */
+TEST(a_port_still_answering_is_not_asked_again)
+{
+    t = 0;
+    arb_agg *a = warmed(10 * US, 0);
+    arb_time t0 = t;
+    arb_hdr c[12];
+    for (uint32_t k = 0; k < 12; k++)
+        c[k] = push(a, 2 + k);
+    for (uint32_t k = 0; k < 12; k++)
+        answer(a, &c[k], 0, 0);
+    arb_agg_recredit rc;
+    for (uint32_t k = 0; k < 12; k++) {
+        t = t0 + (k + 1) * 50 * US;
+        CHECK_EQ_I(arb_agg_expire(a, t, &rc), 0);
+        CHECK_EQ_I(answer(a, &c[k], 1, 0).action, ARB_AGG_EMIT_AGGREGATE);
+    }
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.recredits, 0);
+    CHECK(st.recredit_waits >= 1);
+    arb_agg_free(a);
+}
+
+/* ... but however long the port keeps answering, a slot it still owes is
+ * asked again at most recredit_max after its credit went down. Offsets
+ * 2..41 go down both ports at once (no loop sampled yet); port 0 answers
+ * them all, port 1 answers offsets 2..40 one every 50 us, until 1.95 ms,
+ * and never offset 41. */
+TEST(a_port_answering_for_long_is_asked_again_within_the_bound)
+{
+    arb_agg_config cfg;
+    arb_agg_config_default(&cfg);
+    t = 0;
+    arb_agg *a = make(64, 4, 1);
+    arb_hdr c[40];
+    for (uint32_t k = 0; k < 40; k++)
+        c[k] = push(a, 2 + k);
+    for (uint32_t k = 0; k < 40; k++)
+        answer(a, &c[k], 0, 0);
+    arb_time asked = ARB_TIME_NEVER;
+    arb_agg_recredit rc;
+    for (t = US; t <= 2 * cfg.recredit_max && asked == ARB_TIME_NEVER; t += US) {
+        if (t % (50 * US) == 0 && t / (50 * US) <= 39)
+            answer(a, &c[t / (50 * US) - 1], 1, 0); /* offset t / 50 us + 1 */
+        while (arb_agg_expire(a, t, &rc) == 1) {
+            CHECK_EQ_U(rc.missing[0], 2); /* port 1 */
+            if (rc.hdr.offset_b == 41) asked = t;
+        }
+    }
+    CHECK(asked <= cfg.recredit_max);
+    CHECK(asked > 320 * US); /* the first timer (4 floors x 4) waited */
+    CHECK(stats(a).recredit_waits >= 1);
+    arb_agg_free(a);
+}
+
 int main(void)
 {
     RUN(later_attempt_held_on_a_queued_path);
     RUN(later_attempt_goes_down_where_the_path_is_clear);
     RUN(nothing_held_without_local_repair);
     RUN(a_completed_front_holds_no_timer_behind_it);
+    RUN(a_port_still_answering_is_not_asked_again);
+    RUN(a_port_answering_for_long_is_asked_again_within_the_bound);
     return testkit_done();
 }
