@@ -131,12 +131,13 @@ has "arbor-spine-fails static: done" "$J" '"ranks_done":32'
 le "arbor-spine-fails static: above half the ceiling" 49.5 "$(jnum goodput_gbps "$J")"
 
 # A run cut short by run.stop says so: status "incomplete" in the JSON (no
-# verdict on correctness), one line on stderr, exit status 1.
+# verdict on correctness), one line on stderr that says how to run on until
+# each rank is done or gives up, exit status 1.
 "$ARBOR" sim -s mode=values -s run.stop=100us --json >"$TMP/inc.json" 2>"$TMP/inc.err"
 rc=$?
 J=$(cat "$TMP/inc.json")
 if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/inc.err")" -eq 1 ] &&
-    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last activity at [0-9.]+ us\)$" "$TMP/inc.err"; then
+    grep -Eq "^arbor sim: incomplete: run.stop came first, 0 of 32 ranks done \(last activity at [0-9.]+ us; -s run.stop=0 runs until each is done or gives up, naming what was lost\)$" "$TMP/inc.err"; then
     pass "incomplete: one line, status 1"
 else
     fail "incomplete: one line, status 1" "status $rc" "stderr: $(cat "$TMP/inc.err")"

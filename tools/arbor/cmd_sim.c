@@ -346,10 +346,11 @@ static int run_status(const arb_scenario_result *res, int status)
     } else if (st == ARB_SCN_INCOMPLETE) {
         const arb_workload_result *w = arb_scenario_result_workload(res);
         const arb_sim_arbor_result *a = arb_scenario_result_arbor(res);
-        if (a)
+        if (a) /* a rank cut off by a failure gives up later than the default run.stop */
             fprintf(stderr,
                     "arbor sim: incomplete: run.stop came first, %u of %u ranks done (last "
-                    "activity at %.3f us)\n",
+                    "activity at %.3f us; -s run.stop=0 runs until each is done or gives up, "
+                    "naming what was lost)\n",
                     a->ranks_done, a->ranks, at);
         else
             fprintf(stderr,
