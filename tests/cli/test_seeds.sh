@@ -81,6 +81,17 @@ same "--seeds: run 1's trees dead, bypassed, checked, wrong" "$(health "$TMP/a1.
 same "--seeds: run 2's trees dead, bypassed, checked, wrong" "$(health "$TMP/a2.json")" "$(health "$TMP/as.json" 1)"
 same "--seeds: every result of a values run checked, none wrong" "262144 0" \
     "$(health "$TMP/as.json" 0 | cut -d' ' -f3-)"
+# each run's verdict as its single run gives it: a Barrier checks no
+# element (arbor.checked 0), so only correct says it was exact; a
+# header-only run has none (null)
+verdicts() { # FILE: each run's correct
+    python3 -c 'import json,sys; print(*[json.dumps(r["correct"]) for r in json.load(open(sys.argv[1]))["runs"]])' "$1" 2>/dev/null
+}
+"$ARBOR" sim -s topology=star:4 -s collective=barrier -s mode=values --seeds 1..2 --json -q >"$TMP/b.json"
+same "--seeds: a values Barrier's runs correct, checking no element" "true true" "$(verdicts "$TMP/b.json")"
+same "--seeds: runs of the values run above correct" "true true" "$(verdicts "$TMP/as.json")"
+"$ARBOR" sim -s topology=star:4 --seeds 1..2 --json -q >"$TMP/h.json"
+same "--seeds: header-only runs have no verdict" "null null" "$(verdicts "$TMP/h.json")"
 expect_err "--seeds B below A" 2 "sim: --seeds: .4..1. is not A..B" "$ARBOR" sim --seeds 4..1
 expect_err "--seeds with --csv" 2 "not with --csv" "$ARBOR" sim --seeds 1..2 --csv "$TMP/x"
 # A seed the file sets is a default, as every key of the file: --seeds

@@ -126,8 +126,9 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
     int *have = calloc(CLI_N_FIGURES, sizeof *have);
     uint64_t *seeds = calloc(n, sizeof *seeds);
     char **status = calloc(n, sizeof *status);
-    if (!v || !have || !seeds || !status) {
-        free(v), free(have), free(seeds), free(status);
+    int *correct = calloc(n, sizeof *correct); /* 1, 0, or -1: no verdict (null) */
+    if (!v || !have || !seeds || !status || !correct) {
+        free(v), free(have), free(seeds), free(status), free(correct);
         fprintf(stderr, "arbor sim: out of memory\n");
         return CLI_EXIT_FAIL;
     }
@@ -151,6 +152,8 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
         }
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
         status[k] = strdup(cJSON_IsString(st) ? st->valuestring : "?");
+        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(j, "correct");
+        correct[k] = cJSON_IsBool(ok) ? cJSON_IsTrue(ok) : -1;
         double fig[CLI_N_FIGURES];
         uint32_t got = cli_figures_of(j, fig);
         for (size_t m = 0; m < CLI_N_FIGURES; m++) {
@@ -175,6 +178,10 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
             cJSON *r = cJSON_CreateObject();
             cJSON_AddNumberToObject(r, "seed", (double)seeds[k]);
             cJSON_AddStringToObject(r, "status", status[k] ? status[k] : "?");
+            if (correct[k] < 0)
+                cJSON_AddNullToObject(r, "correct");
+            else
+                cJSON_AddBoolToObject(r, "correct", correct[k]);
             for (size_t m = 0; m < CLI_N_FIGURES; m++)
                 if (have[m]) cli_json_real(r, cli_figures[m], v[m * n + k]);
             cJSON_AddItemToArray(runs, r);
@@ -228,6 +235,7 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
     for (uint64_t k = 0; k < n; k++)
         free(status[k]);
     free(status);
+    free(correct);
     free(seeds);
     free(have);
     free(v);
