@@ -83,8 +83,12 @@ int scn_run_sim_config(struct scn_run *run)
                        : cfg->dup >= 1     ? K_FAB_DUP
                        : cfg->reorder >= 1 ? K_FAB_REORDER
                                            : K_COUNT;
-    if (bad != K_COUNT)
-        return scn_key_fail(sc, bad, run->err, run->errlen, ARB_EINVAL, "must be below 1");
+    if (bad != K_COUNT) { /* the key's range is 0..1; a probability of 1 would take every packet */
+        char m[128];
+        snprintf(m, sizeof m, "'%.40s' is not below 1 (a probability in 0..1, 1 excluded)",
+                 scn_str(sc, bad));
+        return scn_key_fail(sc, bad, run->err, run->errlen, ARB_EINVAL, m);
+    }
     if (cfg->reorder > 0 && cfg->reorder_delay == 0)
         return scn_key_fail(sc, K_FAB_REORDER_DELAY, run->err, run->errlen, ARB_EINVAL,
                             "must be above 0 when fabric.reorder is");

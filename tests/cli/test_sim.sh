@@ -361,7 +361,7 @@ expect_err "arbor: bad collective" 2 "sim: -s arbor.collective: 'gather' is not 
 expect_err "arbor: bad size" 2 "workload.size: plan: 6 bytes is not a whole number of f32" "$ARBOR" sim -s size=6
 expect_err "arbor: one rank" 2 "workload.ranks: 1 ranks" "$ARBOR" sim -s workload.ranks=1
 expect_err "arbor: 16 B header on two tiers" 2 "arbor.profile: plan: a path has 2" "$ARBOR" sim -s topology=leafspine:2,4,2 -s profile=16
-expect_err "arbor: loss of 1" 2 "fabric.loss: must be below 1" "$ARBOR" sim -s loss=1
+expect_err "arbor: loss of 1" 2 "fabric.loss: .1. is not below 1 \(a probability in 0..1, 1 excluded\)$" "$ARBOR" sim -s loss=1
 J=$("$ARBOR" sim scenarios/arbor-star32-values.ini --json --quiet -s size=4MiB)
 has "arbor-star32-values.ini correct" "$J" '"correct":true'
 # arbor.jobs: several jobs on one fabric, a JSON entry per job beside the whole.

@@ -139,7 +139,7 @@ TEST(errors)
     static const struct {
         const char *set, *want;
     } cases[] = {
-        {"fabric.dup=1", "fabric.dup: must be below 1"},
+        {"fabric.dup=1", "fabric.dup: '1' is not below 1 (a probability in 0..1, 1 excluded)"},
         {"fabric.reorder=1.5", "fabric.reorder: '1.5' is not in 0..1"},
         {"fabric.link=host:h1 dup=2", "'dup=2': not a duplication probability"},
         {"fabric.link=host:h1 reorder=x", "'reorder=x': not a reordering probability"},
