@@ -332,7 +332,8 @@ typedef struct arb_agg_recredit {
  * when its timer runs out, arb_agg_expire hands the credit back for the
  * ports whose contribution is missing and that have been silent since (a
  * port still answering earlier credits is waited for until it has been
- * silent a timeout, at most recredit_max after the credit went down);
+ * silent a timeout, at most recredit_max after the credit went down, where
+ * ports answer in order: cfg.recredit_order);
  * sooner, by order, for a port that
  * has answered a credit armed after it (credits go down a port, and are
  * answered, in order: the port lost it; a requester answers every copy of

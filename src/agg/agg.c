@@ -84,8 +84,8 @@ int arb_agg_new(arb_agg **out, const arb_agg_config *cfg)
     if (c.recredit_max < c.recredit_min) c.recredit_max = c.recredit_min;
     a->cfg = c;
     if (!a->slots || !a->bitmap || (!c.header_only && !a->acc) ||
-        (c.local_repair && (!a->recent || !a->expect || !a->q || !a->port_last || !a->port_ce || !a->port_heard ||
-                            (!c.header_only && !a->cpay)))) {
+        (c.local_repair && (!a->recent || !a->expect || !a->q || !a->port_last || !a->port_ce ||
+                            !a->port_heard || (!c.header_only && !a->cpay)))) {
         arb_agg_free(a);
         return ARB_ENOMEM;
     }

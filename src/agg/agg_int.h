@@ -83,11 +83,11 @@ struct arb_agg {
     /* order: credits go down each port in the order they were armed, and a
      * child answers them in that order, so a port that answered a later
      * credit has lost an earlier one it has not answered (RACK, per port) */
-    uint64_t arms;       /* credits armed so far */
-    uint64_t *port_last; /* per port: the latest armed credit it answered */
-    uint8_t *port_ce;    /* per port: its latest answer carried CE (its loop is queued) */
+    uint64_t arms;        /* credits armed so far */
+    uint64_t *port_last;  /* per port: the latest armed credit it answered */
+    uint8_t *port_ce;     /* per port: its latest answer carried CE (its loop is queued) */
     arb_time *port_heard; /* per port: when it last answered a credit (a counted input) */
-    arb_agg_stats st;    /* slot times here are the closed intervals only */
+    arb_agg_stats st;     /* slot times here are the closed intervals only */
 };
 
 static inline arb_time sat_add(arb_time x, arb_time y)

@@ -141,12 +141,14 @@ static arb_time last_credit(const slot *s)
  * timer re-credited most of a first window that was only queued. The wait
  * is bounded: the timer asks at most recredit_max after the latest credit
  * went down. */
-static arb_time timer_silent(arb_agg *a, uint32_t id, arb_time now, uint64_t *miss, int *any)
+static arb_time timer_silent(const arb_agg *a, uint32_t id, arb_time now, uint64_t *miss, int *any)
 {
     const slot *s = &a->slots[id];
     const uint64_t *ex = a->expect + (size_t)id * a->words, *have = slot_bits(a, id);
     arb_time last = last_credit(s), t = recredit_timeout(a, s->tries), wake = ARB_TIME_NEVER;
-    int waiting = since(now, last) < a->cfg.recredit_max;
+    /* only where ports answer in order (recredit_order): otherwise an
+     * answer to another credit says nothing of this one's */
+    int waiting = a->cfg.recredit_order && since(now, last) < a->cfg.recredit_max;
     *any = 0;
     for (uint32_t w = 0; w < a->words; w++) {
         miss[w] = ex[w] & ~have[w];
