@@ -283,9 +283,9 @@ expect_err "timer below a microsecond" 2 "sim: -s arbor.timeout: below 1 us" "$A
 
 # The switches' re-credit timers (arbor.recredit_*): checked, the error
 # naming the key; echoed only when set; they reach the switches. lab-twin at
-# 16 credits a channel, no host model: the default timers (20 us .. 1 ms)
-# re-credit; with a floor of 1 s and no port order no timer can fire in a
-# run that ends before 1 s, so none does.
+# 16 credits a channel, no host model and its re-credit keys left out: the
+# default timers (20 us .. 1 ms) re-credit; with a floor of 1 s and no port
+# order no timer can fire in a run that ends before 1 s, so none does.
 expect_err "re-credit floor of 0" 2 "sim: -s arbor.recredit_min: '0': must be above 0" \
     "$ARBOR" sim -s arbor.recredit_min=0
 expect_err "re-credit floor below a microsecond" 2 "sim: -s arbor.recredit_min: below 1 us" \
@@ -296,7 +296,9 @@ expect_err "re-credit ceiling above 1 s" 2 "sim: -s arbor.recredit_max: above 1 
     "$ARBOR" sim -s arbor.recredit_min=2ms -s arbor.recredit_max=1001ms
 expect_err "re-credit order not a switch" 2 "sim: -s arbor.recredit_order: 'maybe' is not on/off" \
     "$ARBOR" sim -s arbor.recredit_order=maybe
-TW="scenarios/lab-twin.ini -s arbor.window=16 -s arbor.calls=1 -s arbor.warmup=0"
+sed '/^recredit_/d' scenarios/lab-twin.ini >"$TMP/twin.ini"
+cp scenarios/lab-host.ini "$TMP/lab-host.ini"
+TW="$TMP/twin.ini -s arbor.window=16 -s arbor.calls=1 -s arbor.warmup=0"
 for k in host_pkt host_rate host_wake switch_pkt switch_rate switch_wake host_call; do
     TW="$TW -s arbor.$k=0"
 done
