@@ -304,6 +304,11 @@ void arb_rt_get_stats(const arb_rt_comm *c, arb_rt_stats *out);
 #define ARB_RT_SWITCH_MAX_JOBS 64    /**< jobs one switch admits */
 #define ARB_RT_SWITCH_MAX_PEERS 64   /**< peer switches one switch knows */
 #define ARB_RT_SWITCH_MAX_THREADS 64 /**< threads one switch serves with */
+/** The switch's re-credit timer (local repair, docs/runtime.md section 5),
+ * by the timer only (datagrams of several sockets: no port order): a rank
+ * descheduled for a time slice is not lost. */
+#define ARB_RT_SWITCH_RECREDIT_MIN (2 * ARB_PS_PER_MS)
+#define ARB_RT_SWITCH_RECREDIT_MAX (8 * ARB_PS_PER_MS) /**< see ARB_RT_SWITCH_RECREDIT_MIN */
 
 /**
  * The switch's ECN marking (docs/runtime.md, section 5.1): RED on the bytes

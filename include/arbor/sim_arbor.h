@@ -75,6 +75,14 @@ typedef struct arb_sim_arbor_config {
      * docs/protocol.md section 6.4); 0: every attempt is end to end. Every
      * job of a simulator must agree (the pools are shared). */
     int local_repair;
+    /** The switches' re-credit timers (agg.h recredit_min, recredit_max,
+     * recredit_order), by default the aggregator's (20 us, 1 ms, on);
+     * recredit_min at least ARB_EP_TIMER_MIN, recredit_max from it to 1 s.
+     * Every job of a simulator must agree (the pools are shared). */
+    arb_time recredit_min;
+    arb_time recredit_max; /**< see recredit_min */
+    int recredit_order;    /**< see recredit_min */
+
     arb_time start;  /**< every rank calls the collective at this time (0) */
     arb_time skew;   /**< rank r calls it at start + r x skew (0: all at start) */
     int skew_random; /**< 1: at start + a uniform time in [0, skew], drawn from seed;
@@ -126,8 +134,8 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg);
  * (arb_sim_arbor_result.port). Errors: ARB_EINVAL (no plan, a plan for
  * another topology, a field out of range, a switch with more than 256
  * ports that aggregates, partitions of no slot, deferred with lag; for a
- * later job: a payload, slots, partitions or mode other than the first
- * job's, which the shared pools fix, or lag on a host another job uses),
+ * later job: a payload, slots, partitions, mode or re-credit timers
+ * other than the first job's, which the shared pools fix, or lag on a host another job uses),
  * ARB_ERANGE (a
  * host out of UDP ports), ARB_ENOMEM.
  */

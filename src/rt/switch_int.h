@@ -19,10 +19,9 @@
 #define NONE UINT32_MAX
 #define ANNOUNCE_EVERY (50 * ARB_PS_PER_MS)
 #define NOTICES_PER_S 200
-/* The switch's own re-credit timer (local repair, docs/runtime.md section 5):
- * a rank descheduled for a time slice is not lost. */
-#define RT_RECREDIT_MIN (2 * ARB_PS_PER_MS)
-#define RT_RECREDIT_MAX (8 * ARB_PS_PER_MS)
+/* The switch's own re-credit timer (rt.h) */
+#define RT_RECREDIT_MIN ARB_RT_SWITCH_RECREDIT_MIN
+#define RT_RECREDIT_MAX ARB_RT_SWITCH_RECREDIT_MAX
 
 struct sjob {
     uint32_t id;

@@ -56,6 +56,14 @@ int scn_arbor_config(const arb_scenario *sc, arb_sim_arbor_config *ac, arb_plan_
     if (ac->ep.timeout_min > ac->ep.timeout)
         return scn_key_fail(sc, K_AR_TOMIN, err, errlen, ARB_EINVAL,
                             "above arbor.timeout, the timers' ceiling");
+    if (ac->recredit_min < ARB_EP_TIMER_MIN)
+        return scn_key_fail(sc, K_AR_RCMIN, err, errlen, ARB_EINVAL,
+                            "below 1 us: no fabric loop is that short");
+    if (ac->recredit_min > ac->recredit_max)
+        return scn_key_fail(sc, K_AR_RCMIN, err, errlen, ARB_EINVAL,
+                            "above arbor.recredit_max, the timer's ceiling");
+    if (ac->recredit_max > ARB_PS_PER_S)
+        return scn_key_fail(sc, K_AR_RCMAX, err, errlen, ARB_EINVAL, "above 1 s");
     /* the controller's rules, on the fabric's figures (a channel's own
      * line rate and loop are filled in by the simulator) */
     arb_cc_config cc = ac->cc;

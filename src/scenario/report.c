@@ -302,7 +302,8 @@ static int echo_when_set(size_t k)
            k == K_FAB_REBOOTAT || k == K_RUN_FAULTWIN || k == K_RUN_ORDER || k == K_AR_CALLS ||
            k == K_AR_WARMUP || k == K_AR_HCALL || k == K_AR_HPKT || k == K_AR_HWAKE ||
            k == K_AR_SPKT || k == K_AR_SWAKE || k == K_AR_SPIN || k == K_AR_HRATE ||
-           k == K_AR_SRATE || k == K_AR_CORES;
+           k == K_AR_SRATE || k == K_AR_CORES || k == K_AR_RCMIN || k == K_AR_RCMAX ||
+           k == K_AR_RCORDER;
 }
 
 /* "scenario": the keys it ran with, by section. */

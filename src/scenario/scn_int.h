@@ -169,6 +169,13 @@
     X(AR_REPAIR, "arbor", "repair", VT_ENUM, ENGINE, "local|end-to-end", 0, 0,                     \
       "local: a later attempt of an offset is repaired where it was lost (the switches keep what " \
       "an earlier attempt gathered); end-to-end: every attempt gathers anew (docs/protocol.md)")   \
+    X(AR_RCMIN, "arbor", "recredit_min", VT_TIME, ENGINE, NULL, 1, 0,                              \
+      "the switches' re-credit timer's floor (agg.h; 1 us at least, at most recredit_max)")        \
+    X(AR_RCMAX, "arbor", "recredit_max", VT_TIME, ENGINE, NULL, 1, 0,                              \
+      "the switches' re-credit timer's ceiling (agg.h; at most 1 s)")                              \
+    X(AR_RCORDER, "arbor", "recredit_order", VT_BOOL, ENGINE, NULL, 0, 0,                          \
+      "the switches re-credit a port by order too (it answered a later credit), not by the "       \
+      "timer only")                                                                                \
     X(AR_TIMEOUT, "arbor", "timeout", VT_TIME, ENGINE, NULL, 1, 0,                                 \
       "the responder's timers' ceiling (the original design's fixed per-offset timeout)")          \
     X(AR_TOMODE, "arbor", "timeout_mode", VT_ENUM, ENGINE, "fixed|adaptive", 0, 0,                 \

@@ -189,6 +189,9 @@ struct arbor_job {
     int values;
     int local_repair;              /* the aggregators' (agg.h), every job's */
     arb_sim_arbor_failure failure; /* the first engine that gave up */
+    /* the aggregators' re-credit timers, every job's */
+    arb_time recredit_min, recredit_max;
+    int recredit_order;
     /* arb_sim_arbor_counters_get: payload bytes committed and sent again,
      * retry and repair credits sent, and the watch for the first of those
      * at or after watch_from (arb_sim_arbor_watch) */

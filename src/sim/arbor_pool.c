@@ -94,6 +94,9 @@ int arbor_pool_part(arb_sim *s, uint32_t node, uint32_t part)
     ac.max_payload = a->payload;
     ac.header_only = !a->values;
     ac.local_repair = a->local_repair;
+    ac.recredit_min = a->recredit_min;
+    ac.recredit_max = a->recredit_max;
+    ac.recredit_order = a->recredit_order;
     ac.ports = radix;
     ac.logger = s->cfg.log;
     a->owner[g] = arb_calloc(ac.slots, sizeof *a->owner[g]);

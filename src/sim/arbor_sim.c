@@ -28,6 +28,9 @@ void arb_sim_arbor_config_default(arb_sim_arbor_config *cfg)
     cfg->ep.retry_min = 0;
     cfg->slots = ARB_AGG_SLOTS_DEFAULT;
     cfg->local_repair = 1;
+    cfg->recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
+    cfg->recredit_max = ARB_AGG_RECREDIT_MAX_DEFAULT;
+    cfg->recredit_order = 1;
     cfg->cc_kind = ARB_CC_FIXED;
     arb_cc_config_default(&cfg->cc);
     cfg->cc.spacing = 0;
@@ -300,6 +303,9 @@ static int arbor_state(arb_sim *s, const arb_sim_arbor_config *cfg)
     a->payload = cfg->ep.payload;
     a->slots = cfg->slots;
     a->local_repair = cfg->local_repair;
+    a->recredit_min = cfg->recredit_min;
+    a->recredit_max = cfg->recredit_max;
+    a->recredit_order = cfg->recredit_order != 0;
     a->values = cfg->values;
     a->spare = NONE;
     a->watch_hit = a->g_watch_hit = ARB_TIME_NEVER;
@@ -553,7 +559,9 @@ static int job_fits(const arb_sim *s, const arb_sim_arbor_config *cfg)
     if (cfg->deferred && cfg->skew && cfg->skew_random == 2) return ARB_EINVAL;
     if (!a) return 0;
     if (cfg->values != a->values || cfg->ep.payload != a->payload || cfg->slots != a->slots ||
-        parts != a->n_parts || (cfg->local_repair != 0) != (a->local_repair != 0))
+        parts != a->n_parts || (cfg->local_repair != 0) != (a->local_repair != 0) ||
+        cfg->recredit_min != a->recredit_min || cfg->recredit_max != a->recredit_max ||
+        (cfg->recredit_order != 0) != a->recredit_order)
         return ARB_EINVAL;
     int lag = cfg->skew && cfg->skew_random == 2;
     for (uint32_t r = 0; r < arb_plan_get_config(cfg->plan)->n_ranks; r++) {
@@ -574,7 +582,9 @@ int arb_sim_arbor_add(arb_sim *s, const arb_sim_arbor_config *cfg)
         (cfg->ep.timeout_min &&
          (cfg->ep.timeout_min < ARB_EP_TIMER_MIN || cfg->ep.timeout_min > cfg->ep.timeout)) ||
         (cfg->ep.retry_min &&
-         (cfg->ep.retry_min < ARB_EP_TIMER_MIN || cfg->ep.retry_min > cfg->ep.retry)))
+         (cfg->ep.retry_min < ARB_EP_TIMER_MIN || cfg->ep.retry_min > cfg->ep.retry)) ||
+        cfg->recredit_min < ARB_EP_TIMER_MIN || cfg->recredit_max < cfg->recredit_min ||
+        cfg->recredit_max > ARB_PS_PER_S)
         return ARB_EINVAL;
     uint32_t n_nodes = arb_topo_n_nodes(s->topo);
     for (uint32_t r = 0; r < arb_plan_get_config(p)->n_ranks; r++)

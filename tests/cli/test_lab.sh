@@ -42,6 +42,21 @@ expect_err "a workload that is not Arbor's" 2 "workload.kind = perm: the lab run
     "$ARBOR" lab "$TMP/star.ini" -s workload.kind=perm
 expect_err "a scenario key's own error" 2 "fabric.topology" \
     "$ARBOR" lab "$TMP/star.ini" -s fabric.topology=star:x
+# the lab's switches re-credit as the runtime's (include/arbor/rt.h): other values refused
+rt_ms() { sed -n "s/^#define ARB_RT_SWITCH_RECREDIT_$1 (\([0-9]*\) \* ARB_PS_PER_MS).*/\1ms/p" include/arbor/rt.h; }
+RC_MIN=$(rt_ms MIN) RC_MAX=$(rt_ms MAX)
+[ -n "$RC_MIN" ] && [ -n "$RC_MAX" ] || fail "the runtime's re-credit timers in include/arbor/rt.h" "'$RC_MIN' '$RC_MAX'"
+expect_err "a re-credit floor other than the runtime's" 2 \
+    "arbor.recredit_min = 20us: the lab's switches use the runtime's $RC_MIN" \
+    "$ARBOR" lab "$TMP/star.ini" -s arbor.recredit_min=20us
+expect_err "a re-credit ceiling other than the runtime's" 2 \
+    "arbor.recredit_max = 1ms: the lab's switches use the runtime's $RC_MAX" \
+    "$ARBOR" lab "$TMP/star.ini" -s arbor.recredit_max=1ms
+expect_err "re-credit by port order" 2 "arbor.recredit_order = on: the lab's switches re-credit by the timer only" \
+    "$ARBOR" lab "$TMP/star.ini" -s arbor.recredit_order=on
+expect_err "the runtime's re-credit timers pass (to the next check)" 2 "lab.scale '2'" \
+    "$ARBOR" lab "$TMP/star.ini" -s arbor.recredit_min="$RC_MIN" -s arbor.recredit_max="$RC_MAX" \
+    -s arbor.recredit_order=off -s lab.scale=2
 expect_err "--csv where no file can be made" 2 "csv $TMP/none/x: cannot write in $TMP/none" \
     "$ARBOR" lab "$TMP/star.ini" --csv "$TMP/none/x"
 
@@ -122,6 +137,8 @@ if [ $rc -eq 0 ] && [ "$st" = "done true 4 3" ]; then
 else
     fail "star:4" "status $rc: $st" "$(cat "$TMP/star.err")"
 fi
+same "the JSON echoes the runtime's re-credit timers" "$RC_MIN $RC_MAX off" \
+    "$(field star scenario.arbor.recredit_min) $(field star scenario.arbor.recredit_max) $(field star scenario.arbor.recredit_order)"
 same "the default scale puts 100G host links at 1 Gbit/s" "0.010000 1.000000" \
     "$(field star lab.scale | awk '{ printf "%.6f", $1 }') $(field star lab.shaped_rate_gbps | awk '{ printf "%.6f", $1 }')"
 # Every rank receives the whole 1 MiB result over its own link, shaped to

@@ -282,6 +282,38 @@ le "loss, seed: waits its 50 ms timer" 50000 "$(jnum cct_us "$JS")"
 expect_err "timer floor above the ceiling" 2 "sim: -s arbor.timeout_min: above arbor.timeout" "$ARBOR" sim -s arbor.timeout_min=60ms
 expect_err "timer below a microsecond" 2 "sim: -s arbor.timeout: below 1 us" "$ARBOR" sim -s arbor.timeout=20ns
 
+# The switches' re-credit timers (arbor.recredit_*): checked, the error
+# naming the key; echoed only when set; they reach the switches. lab-twin at
+# 16 credits a channel, no host model and its re-credit keys left out: the
+# default timers (20 us .. 1 ms) re-credit; with a floor of 1 s and no port
+# order no timer can fire in a run that ends before 1 s, so none does.
+expect_err "re-credit floor of 0" 2 "sim: -s arbor.recredit_min: '0': must be above 0" \
+    "$ARBOR" sim -s arbor.recredit_min=0
+expect_err "re-credit floor below a microsecond" 2 "sim: -s arbor.recredit_min: below 1 us" \
+    "$ARBOR" sim -s arbor.recredit_min=500ns
+expect_err "re-credit floor above its ceiling" 2 "sim: -s arbor.recredit_min: above arbor.recredit_max" \
+    "$ARBOR" sim -s arbor.recredit_min=2ms -s arbor.recredit_max=1500us
+expect_err "re-credit ceiling above 1 s" 2 "sim: -s arbor.recredit_max: above 1 s" \
+    "$ARBOR" sim -s arbor.recredit_min=2ms -s arbor.recredit_max=1001ms
+expect_err "re-credit order not a switch" 2 "sim: -s arbor.recredit_order: 'maybe' is not on/off" \
+    "$ARBOR" sim -s arbor.recredit_order=maybe
+sed '/^recredit_/d' scenarios/lab-twin.ini >"$TMP/twin.ini"
+cp scenarios/lab-host.ini "$TMP/lab-host.ini"
+TW="$TMP/twin.ini -s arbor.window=16 -s arbor.calls=1 -s arbor.warmup=0"
+for k in host_pkt host_rate host_wake switch_pkt switch_rate switch_wake host_call; do
+    TW="$TW -s arbor.$k=0"
+done
+# shellcheck disable=SC2086 # TW is a list of arguments
+RD=$("$ARBOR" sim $TW --json --quiet)
+# shellcheck disable=SC2086
+RS=$("$ARBOR" sim $TW -s arbor.recredit_min=1s -s arbor.recredit_max=1s \
+    -s arbor.recredit_order=off --json --quiet)
+if printf '%s' "$RD" | grep -q recredit_; then fail "re-credit keys unset: not echoed" "$RD"; else pass "re-credit keys unset: not echoed"; fi
+has "re-credit keys set: echoed" "$RS" '"recredit_min":"1s","recredit_max":"1s","recredit_order":"off"'
+check "default re-credit timers re-credit at 16 credits" "$(jnum recredits "$RD") > 0"
+check "a run shorter than the 1 s floor" "$(jnum sim_time_us "$RS") < 1000000"
+same "no re-credit with a 1 s floor and no port order" 0 "$(jnum recredits "$RS")"
+
 # Determinism, overrides, --seed.
 A=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)
 B=$("$ARBOR" sim "$TMP/small.ini" --json | nohost)

@@ -632,6 +632,14 @@ TEST(jobs_deterministic_and_refused)
     arb_sim_arbor_config ac;
     arb_sim_arbor_config_default(&ac);
     ac.plan = p[0];
+    ac.recredit_min = ARB_EP_TIMER_MIN - 1;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* a floor below 1 us */
+    ac.recredit_min = ac.recredit_max + 1;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* a floor above the ceiling */
+    ac.recredit_min = ARB_AGG_RECREDIT_MIN_DEFAULT;
+    ac.recredit_max = ARB_PS_PER_S + 1;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* a ceiling above 1 s */
+    ac.recredit_max = ARB_AGG_RECREDIT_MAX_DEFAULT;
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), 0);
     ac.plan = p[2];
     ac.slots = 512;
@@ -643,6 +651,12 @@ TEST(jobs_deterministic_and_refused)
     ac.partitions = 2;
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another partition */
     ac.partitions = 0;
+    ac.recredit_min *= 2;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* another re-credit floor */
+    ac.recredit_min /= 2;
+    ac.recredit_order = 0;
+    REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* re-credits by the timer only */
+    ac.recredit_order = 1;
     ac.skew = 1000, ac.skew_random = 2;
     ac.plan = p[1];
     REQUIRE_EQ_I(arb_sim_arbor_add(s, &ac), ARB_EINVAL); /* lag on host 3, which job 0 has */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -99,6 +100,45 @@ static int lab_opts_of(const arb_scenario *sc, struct lab_opts *o)
         o->deadline > 86400 * ARB_PS_PER_S)
         return cli_error("lab", "lab.deadline '%s': want a time of 1s..1d, such as 60s",
                          o->deadline_text);
+    return 0;
+}
+
+/* arbor.recredit_min, _max, _order: the lab's switches re-credit as the
+ * runtime's do (rt.h: 2 ms .. 8 ms, by the timer only). A value set to
+ * anything else is refused; unset, each is set to the runtime's, which the
+ * report echoes. 0, or an exit status. */
+static int lab_recredit(arb_scenario *sc)
+{
+    static const struct {
+        const char *key;
+        arb_time rt;
+    } timers[] = {{"recredit_min", ARB_RT_SWITCH_RECREDIT_MIN},
+                  {"recredit_max", ARB_RT_SWITCH_RECREDIT_MAX}};
+    char set[64], err[256];
+    for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+        const char *v = setting(sc, "arbor", timers[i].key);
+        unsigned long long ms = (unsigned long long)(timers[i].rt / ARB_PS_PER_MS);
+        arb_time t;
+        if (arb_scenario_origin(sc, "arbor", timers[i].key, NULL) &&
+            (arb_topo_parse_time(v, &t) < 0 || t != timers[i].rt))
+            return cli_error("lab",
+                             "arbor.%s = %s: the lab's switches use the runtime's %llums "
+                             "(set that or leave it unset)",
+                             timers[i].key, v, ms);
+        snprintf(set, sizeof set, "arbor.%s=%llums", timers[i].key, ms);
+        if (arb_scenario_set(sc, set, err, sizeof err) < 0) return cli_error("lab", "%s", err);
+    }
+    const char *v = setting(sc, "arbor", "recredit_order");
+    /* the parser took it as on/off, true/false, yes/no or 1/0, in any case */
+    int on =
+        strcasecmp(v, "off") && strcasecmp(v, "false") && strcasecmp(v, "no") && strcmp(v, "0");
+    if (arb_scenario_origin(sc, "arbor", "recredit_order", NULL) && on)
+        return cli_error("lab",
+                         "arbor.recredit_order = %s: the lab's switches re-credit by the "
+                         "timer only, as the runtime's (set off or leave it unset)",
+                         v);
+    if (arb_scenario_set(sc, "arbor.recredit_order=off", err, sizeof err) < 0)
+        return cli_error("lab", "%s", err);
     return 0;
 }
 
@@ -654,7 +694,8 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
     for (int i = 0; i < a.n_sets; i++)
         if (arb_scenario_set(sc, a.sets[i], err, sizeof err) < 0)
             return cli_error("lab", "%s", err);
-    return lab_opts_of(sc, &R->o);
+    rc = lab_recredit(sc);
+    return rc ? rc : lab_opts_of(sc, &R->o);
 }
 
 /* --csv PREFIX: its directory must take files, before the lab is built
