@@ -127,9 +127,10 @@ TEST(agg_fails_cleanly)
     int values = 0, header_only = 1;
     /* the engine, slots, bitmaps, accumulators; local repair's table of
      * recent slots, expected ports, credit payloads, timer queue, per-port
-     * order and per-port CE (header-only: no accumulators, no payloads) */
-    CHECK_EQ_U(every_failure("agg (values)", agg_setup, &values), 10);
-    CHECK_EQ_U(every_failure("agg (header-only)", agg_setup, &header_only), 8);
+     * order, per-port CE and per-port last answer (header-only: no
+     * accumulators, no payloads) */
+    CHECK_EQ_U(every_failure("agg (values)", agg_setup, &values), 11);
+    CHECK_EQ_U(every_failure("agg (header-only)", agg_setup, &header_only), 9);
 }
 
 static int switch_setup(const arb_mem *mem, void *ctx)
