@@ -119,6 +119,23 @@ double cli_t95(unsigned df)
     return z + (z * z * z + z) / (4.0 * df);
 }
 
+/* runs[k] of the JSON: its seed, status, verdict (correct < 0: null) and
+ * figures (figure m at v[m * stride], those every run has). */
+static cJSON *run_json(uint64_t seed, const char *status, int correct, const double *v,
+                       uint64_t stride, const int *have)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "seed", (double)seed);
+    cJSON_AddStringToObject(r, "status", status ? status : "?");
+    if (correct < 0)
+        cJSON_AddNullToObject(r, "correct");
+    else
+        cJSON_AddBoolToObject(r, "correct", correct);
+    for (size_t m = 0; m < CLI_N_FIGURES; m++)
+        if (have[m]) cli_json_real(r, cli_figures[m], v[m * stride]);
+    return r;
+}
+
 int cli_sim_seeds(const struct cli_seeds_run *run)
 {
     uint64_t n = run->last - run->first + 1;
@@ -174,18 +191,8 @@ int cli_sim_seeds(const struct cli_seeds_run *run)
         cJSON_AddNumberToObject(sd, "last", (double)run->last);
         cJSON_AddNumberToObject(sd, "n", (double)n);
         cJSON *runs = cJSON_AddArrayToObject(o, "runs");
-        for (uint64_t k = 0; k < n; k++) {
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddNumberToObject(r, "seed", (double)seeds[k]);
-            cJSON_AddStringToObject(r, "status", status[k] ? status[k] : "?");
-            if (correct[k] < 0)
-                cJSON_AddNullToObject(r, "correct");
-            else
-                cJSON_AddBoolToObject(r, "correct", correct[k]);
-            for (size_t m = 0; m < CLI_N_FIGURES; m++)
-                if (have[m]) cli_json_real(r, cli_figures[m], v[m * n + k]);
-            cJSON_AddItemToArray(runs, r);
-        }
+        for (uint64_t k = 0; k < n; k++)
+            cJSON_AddItemToArray(runs, run_json(seeds[k], status[k], correct[k], v + k, n, have));
         cJSON *sum = cJSON_AddObjectToObject(o, "summary");
         if (!run->json)
             printf("%llu runs of %s, seeds %llu..%llu; 95%% CI of the mean (Student's t)\n"
