@@ -452,8 +452,11 @@ typedef struct arb_rt_switch_stats {
                                *   only the ranks missing from it were asked again */
     uint64_t replays;         /**< later attempts' credits answered with a complete slot's
                                *   aggregate (local repair) */
-    uint64_t jobs;            /**< jobs known now */
-    uint64_t waits;           /**< times it blocked for its socket (ppoll) */
+    /** seeded aggregates (small AllReduce calls) whose result this switch
+     * also sent down to the members itself (docs/protocol.md section 5) */
+    uint64_t results_down;
+    uint64_t jobs;  /**< jobs known now */
+    uint64_t waits; /**< times it blocked for its socket (ppoll) */
     /** JOINs of a rank already joined, from its address, with a newer
      * counter (a rank that heard nothing for 50 ms inside a call) */
     uint64_t keepalive_joins;

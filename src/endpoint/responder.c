@@ -159,6 +159,25 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
 /* Credits                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The seed of credit h (index i): the responder's own input to it. */
+static void seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr *h,
+                        const uint8_t **pl, size_t *len)
+{
+    h->payload_valid = 1;
+    h->payload_kind = ARB_PK_SEED;
+    h->offset_a = h->offset_b;
+    *len = pkt_len(r, i);
+    if (r->cfg.ep.header_only) {
+        *pl = NULL;
+    } else if (m->own) {
+        *pl = m->own + (size_t)i * r->cfg.ep.payload;
+    } else {
+        r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, *len);
+        *pl = r->scratch;
+    }
+    r->st.seeded++;
+}
+
 /*
  * A normal credit for index i: its first (the entry is new: i == next) or
  * a later attempt (the entry is LOST). A later attempt carries the result
@@ -180,6 +199,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         e->expiries = 0;
         e->probes = 0;
         e->early = r->phase == ARB_RSP_REGISTER;
+        e->seeded = 0;
         e->why = WHY_NONE;
         e->rslot = 0;
         e->ride = NO_RIDE;
@@ -214,7 +234,10 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
             r->pend_len--;
             r->st.results_riding++;
         }
-        if (e->ride != NO_RIDE) ride_fields(r, &h, e->ride, 0, &pl, &len);
+        if (e->ride != NO_RIDE)
+            ride_fields(r, &h, e->ride, 0, &pl, &len);
+        else if (rsp_seeds(r, m))
+            seed_fields(r, m, i, &h, &pl, &len);
     }
     if (first) r->next++;
     if (first && r->next == m->n && m->n > 1 && r->committed == 0) r->one_window = 1;
@@ -297,7 +320,7 @@ static void flush_tails(arb_responder *r, arb_time now)
         uint32_t p = r->pending[r->pend_head];
         r->pend_head = (r->pend_head + 1) % r->ring_cap;
         r->pend_len--;
-        rsp_send_tail(r, p, 0, -1);
+        if (!rsp_entry(r, p)->seeded) rsp_send_tail(r, p, 0, -1); /* else the switch sent it */
         assert(r->ntails < r->ring_cap);
         r->tails[r->ntails++] = p;
         r->st.tails++;
@@ -424,6 +447,8 @@ static void credit_early(arb_responder *r, arb_time now)
     if (r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
 }
 
+static void release_held(arb_responder *r, arb_time now);
+
 /* Issue what the gates allow; start repairs the budget allows; flush
  * tails; move through the phases. */
 static void pump(arb_responder *r, arb_time now)
@@ -440,6 +465,7 @@ static void pump(arb_responder *r, arb_time now)
             return;
         }
         rsp_registered(r, now);
+        release_held(r, now);
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 
@@ -485,7 +511,9 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
         else
             memset(dst, 0, len);
         const uint8_t *own = NULL;
-        if (m->own) {
+        if (e->seeded) {
+            /* the switch's slot held it: the aggregate is the whole result */
+        } else if (m->own) {
             own = m->own + (size_t)i * r->cfg.ep.payload;
         } else if (r->cfg.fill) {
             r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, len);
@@ -541,6 +569,7 @@ static void reset_run(arb_responder *r)
     r->pend_head = r->pend_len = 0;
     r->ntails = 0;
     r->one_window = 0;
+    r->held = 0;
     r->next_due = ARB_TIME_NEVER;
 }
 
@@ -734,6 +763,47 @@ static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
 }
 
 /*
+ * A seeded aggregate before registration completed: the members hold its
+ * result already (the switch sent it down), and may have finished their
+ * calls, so it is kept, its payload in the result buffer, and committed
+ * once every member has registered (release_held) rather than dropped and
+ * credited again. 1 when h was kept (or is a copy of the one kept).
+ */
+static int hold_seeded(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
+                       int ce)
+{
+    struct rmsg *m = &r->msg[0];
+    if (h->payload_kind != ARB_PK_SEED || r->phase != ARB_RSP_REGISTER || h->message_id != m->id ||
+        !r->next || ep_index(m->start, h->offset_a) != 0 || h->offset_b != r->cfg.members ||
+        !contribution_ok(r, 0, h, len))
+        return 0;
+    if (!r->held) {
+        r->held = 1;
+        r->held_h = *h;
+        r->held_len = len;
+        r->held_ce = ce;
+        if (!r->cfg.ep.header_only && len && m->result) memcpy(m->result, payload, len);
+        r->st.held_masters++;
+    }
+    return 1;
+}
+
+static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
+                      int ce, arb_time now);
+
+/* Registration completed: the seeded aggregate kept meanwhile commits. */
+static void release_held(arb_responder *r, arb_time now)
+{
+    if (!r->held) return;
+    r->held = 0;
+    const uint8_t *data = NULL;
+    if (!r->cfg.ep.header_only && r->held_len && r->msg[0].result)
+        data = memcpy(r->scratch, r->msg[0].result, r->held_len);
+    arb_hdr h = r->held_h;
+    on_master(r, &h, data, r->held_len, r->held_ce, now);
+}
+
+/*
  * A root aggregate (a "master"). Whichever attempt completes first commits
  * the offset, exactly once: the attempt in flight (a completion sample), an
  * earlier one the responder had given up on (a spurious loss), or any
@@ -746,6 +816,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.unexpected++;
         return;
     }
+    if (hold_seeded(r, h, payload, len, ce)) return;
     int64_t at = locate(r, h);
     if (at < 0) return;
     uint32_t i = (uint32_t)at;
@@ -771,6 +842,8 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         return;
     }
     const uint8_t *data = r->cfg.ep.header_only || !h->payload_valid ? NULL : payload;
+    e->seeded = h->payload_kind == ARB_PK_SEED;
+    if (e->seeded) r->st.seeded_commits++;
     if (e->state == E_ISSUED && h->attempt == e->attempt) {
         arb_time sample = now - e->sent;
         r->outstanding--;

@@ -38,6 +38,7 @@ struct rentry {
     uint8_t why;      /* how the last attempt was given up (WHY_*) */
     uint8_t probes;   /* tail probes of this offset: each waits twice the last */
     uint8_t early;    /* credited before registration: its loop is no sample */
+    uint8_t seeded;   /* committed from a seeded aggregate: the switch sent its result */
     uint32_t rslot;   /* repair slot + 1; 0 while waiting for the budget */
     uint32_t ride;    /* index of the result that rode the credits, or NO_RIDE */
     uint32_t sub;     /* the tree of the current attempt */
@@ -139,6 +140,12 @@ struct arb_responder {
     uint32_t ntails;
     struct rrep *rep;
     uint8_t *scratch; /* fill output: own data or push payload */
+    /* a seeded aggregate that came before registration completed (ep.seed):
+     * its payload waits in the message's result buffer */
+    int held;
+    int held_ce;
+    arb_hdr held_h;
+    size_t held_len;
 
     arb_responder_stats st;
     uint64_t closed;
@@ -240,6 +247,14 @@ static inline void rsp_emit(arb_responder *r, arb_ep_dst_kind kind, uint32_t sub
     arb_ep_dst d = {kind, sub, member};
     assert(arb_hdr_validate(h, len) == 0);
     r->cfg.send(r->cfg.send_ctx, &d, h, len ? payload : NULL, len);
+}
+
+/* Does message m's credit carry the responder's own contribution (ep.seed):
+ * an AllReduce of one offset with bytes to carry. */
+static inline int rsp_seeds(const arb_responder *r, const struct rmsg *m)
+{
+    return r->cfg.ep.seed && r->cfg.kind == ARB_EP_PULL_RESULT && m->n == 1 && m->length > 0 &&
+           (r->cfg.ep.header_only || m->own || r->cfg.fill);
 }
 
 static inline struct rentry *rsp_entry(arb_responder *r, uint32_t i)
