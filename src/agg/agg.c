@@ -520,7 +520,7 @@ static int complete(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, size_t p
     o->offset_b = s->count;
     o->attempt = s->attempt; /* the owner's: the latest attempt it counts for */
     /* a seeded slot's aggregate is the whole result; no input may claim it */
-    o->payload_kind = s->seeded && o->payload_valid ? ARB_PK_SEED : ARB_PK_DATA;
+    o->payload_kind = s->seeded ? ARB_PK_SEED : ARB_PK_DATA;
     res->down = o->payload_kind == ARB_PK_SEED && o->agg_depth == 0;
     if (res->down) a->st.seeded_results++;
     s->msg_id = h->message_id;

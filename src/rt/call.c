@@ -415,8 +415,7 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
      * as unanswered (rt_suspects), so a slow job gets the time its user
      * gave it. */
     hc.ep.early = 1; /* ranks start calls at their own times: a first credit waits for them */
-    const char *ns = getenv("ARBOR_NO_SEED");
-    hc.ep.seed = !(ns && *ns); /* a small AllReduce's result from the switch */
+    hc.ep.seed = !c->cfg.responder_results; /* a small AllReduce's result from the switch */
     hc.ep.retry_min = c->cfg.timeout_min;
     hc.ep.retry = register_cap(&c->cfg);
     hc.ep.retry_tries = give_up_tries(hc.ep.retry, c->cfg.timeout + c->cfg.timeout_max);

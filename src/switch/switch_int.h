@@ -126,7 +126,8 @@ static inline void sw_result_down(arb_switch *sw, const arb_plan *plan, const ar
     arb_hdr_init(d, ARB_PT_RESPONSE, h->message_id, h->dtype, h->ext);
     d->op = h->op;
     d->payload_valid = h->payload_valid;
-    d->payload_kind = ARB_PK_DATA;
+    /* header-only: a result that stands for its bytes */
+    d->payload_kind = h->payload_valid ? ARB_PK_DATA : ARB_PK_COMPLETION;
     d->offset_a = h->offset_a;
     out->ports = arb_plan_children(plan, e);
     out->n_ports = e->n_children;
