@@ -163,10 +163,10 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
 static void seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr *h,
                         const uint8_t **pl, size_t *len)
 {
-    h->payload_valid = 1;
+    h->payload_valid = !r->cfg.ep.header_only; /* header-only: it stands for its bytes */
     h->payload_kind = ARB_PK_SEED;
     h->offset_a = h->offset_b;
-    *len = pkt_len(r, i);
+    *len = h->payload_valid ? pkt_len(r, i) : 0;
     if (r->cfg.ep.header_only) {
         *pl = NULL;
     } else if (m->own) {
