@@ -146,6 +146,11 @@ expect_err "encode: op on a control packet" 2 "^arbor wire encode: op=SUM: an EN
 expect_err "encode: the field to add" 2 \
     "^arbor wire encode: a RESPONSE with payload_kind=REPLAY, repair=1, credit_valid=0 needs a payload \(payload=HEX or payload_len=N\) \(EWIRE_PAYLOAD_FLAG\)\$" \
     "$ARBOR" wire encode type=response payload_kind=REPLAY repair=1 credit_valid=0
+expect_out "encode: a seeded credit (its own offset's input)" "9000f0000005000005000000000000000000803f" \
+    "$ARBOR" wire encode type=response payload_kind=SEED offset_a=5 offset_b=5 payload=0000803f
+expect_err "encode: a seed of another offset, named" 2 \
+    "^arbor wire encode: payload_kind=SEED: a credit's seed is the input to its own offset, so offset_a=4 must equal offset_b=5 \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode type=response payload_kind=SEED offset_a=4 offset_b=5 payload=0000803f
 expect_err "encode: agg_depth 2 on the 16 B header" 2 \
     "^arbor wire encode: agg_depth=2: needs the 20 B header, header_len=20 \(or ext=1\)" \
     "$ARBOR" wire encode type=data_request agg_depth=2
