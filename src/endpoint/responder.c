@@ -113,15 +113,10 @@ static uint8_t op_of(const arb_responder *r)
 /* Payloads                                                             */
 /* ------------------------------------------------------------------ */
 
-static size_t pkt_len(const arb_responder *r, uint32_t i)
-{
-    return ep_len(r->msg[0].length, r->cfg.ep.payload, i);
-}
-
 /* Does result (or pushed packet) i travel with bytes? */
 static int carries_data(const arb_responder *r, uint32_t i)
 {
-    if (r->cfg.ep.header_only || pkt_len(r, i) == 0) return 0;
+    if (r->cfg.ep.header_only || rsp_pkt_len(r, i) == 0) return 0;
     return r->cfg.kind == ARB_EP_PULL_RESULT || r->cfg.kind == ARB_EP_PUSH;
 }
 
@@ -132,7 +127,7 @@ static const uint8_t *data_of(arb_responder *r, uint32_t i)
     size_t off = (size_t)i * r->cfg.ep.payload;
     if (r->cfg.kind == ARB_EP_PULL_RESULT) return m->result + off;
     if (m->own) return m->own + off;
-    r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, pkt_len(r, i));
+    r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, rsp_pkt_len(r, i));
     return r->scratch;
 }
 
@@ -146,7 +141,7 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
         h->payload_valid = 1;
         h->payload_kind = replay ? ARB_PK_REPLAY : ARB_PK_DATA;
         *pl = data_of(r, p);
-        *len = pkt_len(r, p);
+        *len = rsp_pkt_len(r, p);
     } else {
         h->payload_valid = 0;
         h->payload_kind = ARB_PK_COMPLETION;
@@ -158,25 +153,6 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
 /* ------------------------------------------------------------------ */
 /* Credits                                                              */
 /* ------------------------------------------------------------------ */
-
-/* The seed of credit h (index i): the responder's own input to it. */
-static void seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr *h,
-                        const uint8_t **pl, size_t *len)
-{
-    h->payload_valid = !r->cfg.ep.header_only; /* header-only: it stands for its bytes */
-    h->payload_kind = ARB_PK_SEED;
-    h->offset_a = h->offset_b;
-    *len = h->payload_valid ? pkt_len(r, i) : 0;
-    if (r->cfg.ep.header_only) {
-        *pl = NULL;
-    } else if (m->own) {
-        *pl = m->own + (size_t)i * r->cfg.ep.payload;
-    } else {
-        r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, *len);
-        *pl = r->scratch;
-    }
-    r->st.seeded++;
-}
 
 /*
  * A normal credit for index i: its first (the entry is new: i == next) or
@@ -237,7 +213,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         if (e->ride != NO_RIDE)
             ride_fields(r, &h, e->ride, 0, &pl, &len);
         else if (rsp_seeds(r, m))
-            seed_fields(r, m, i, &h, &pl, &len);
+            rsp_seed_fields(r, m, i, &h, &pl, &len);
     }
     if (first) r->next++;
     if (first && r->next == m->n && m->n > 1 && r->committed == 0) r->one_window = 1;
@@ -447,8 +423,6 @@ static void credit_early(arb_responder *r, arb_time now)
     if (r->cfg.redundant && r->cfg.ep.attempts > 1) send_twin(r, now);
 }
 
-static void release_held(arb_responder *r, arb_time now);
-
 /* Issue what the gates allow; start repairs the budget allows; flush
  * tails; move through the phases. */
 static void pump(arb_responder *r, arb_time now)
@@ -465,7 +439,7 @@ static void pump(arb_responder *r, arb_time now)
             return;
         }
         rsp_registered(r, now);
-        release_held(r, now);
+        rsp_release_held(r, now);
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 
@@ -495,7 +469,7 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
 {
     struct rmsg *m = &r->msg[0];
     struct rentry *e = rsp_entry(r, i);
-    size_t len = pkt_len(r, i);
+    size_t len = rsp_pkt_len(r, i);
     const uint8_t *res = NULL;
 
     e->state = E_COMMITTED;
@@ -743,15 +717,6 @@ static int64_t locate(arb_responder *r, const arb_hdr *h)
     return i;
 }
 
-/* Is `len` bytes (payload_valid `pv`) the contribution index i needs? */
-static int contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h, size_t len)
-{
-    if (r->cfg.ep.header_only) return 1;
-    size_t want = ep_kind_pull(r->cfg.kind) ? pkt_len(r, i) : 0;
-    if (want == 0) return h->payload_valid == 0;
-    return h->payload_valid && len == want;
-}
-
 /* One completion sample for the controller: the credits outstanding when
  * it arrived include this one. */
 static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
@@ -763,60 +728,19 @@ static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
 }
 
 /*
- * A seeded aggregate before registration completed: the members hold its
- * result already (the switch sent it down), and may have finished their
- * calls, so it is kept, its payload in the result buffer, and committed
- * once every member has registered (release_held) rather than dropped and
- * credited again. 1 when h was kept (or is a copy of the one kept).
- */
-static int hold_seeded(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
-                       int ce)
-{
-    struct rmsg *m = &r->msg[0];
-    if (h->payload_kind != ARB_PK_SEED || r->phase != ARB_RSP_REGISTER || h->message_id != m->id ||
-        !r->next || ep_index(m->start, h->offset_a) != 0 || h->offset_b != r->cfg.members ||
-        !contribution_ok(r, 0, h, len))
-        return 0;
-    if (!r->held) {
-        r->held = 1;
-        r->held_h = *h;
-        r->held_len = len;
-        r->held_ce = ce;
-        if (!r->cfg.ep.header_only && len && m->result) memcpy(m->result, payload, len);
-        r->st.held_masters++;
-    }
-    return 1;
-}
-
-static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
-                      int ce, arb_time now);
-
-/* Registration completed: the seeded aggregate kept meanwhile commits. */
-static void release_held(arb_responder *r, arb_time now)
-{
-    if (!r->held) return;
-    r->held = 0;
-    const uint8_t *data = NULL;
-    if (!r->cfg.ep.header_only && r->held_len && r->msg[0].result)
-        data = memcpy(r->scratch, r->msg[0].result, r->held_len);
-    arb_hdr h = r->held_h;
-    on_master(r, &h, data, r->held_len, r->held_ce, now);
-}
-
-/*
  * A root aggregate (a "master"). Whichever attempt completes first commits
  * the offset, exactly once: the attempt in flight (a completion sample), an
  * earlier one the responder had given up on (a spurious loss), or any
  * attempt while the bypass repair is under way (the repair is abandoned).
  */
-static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
-                      int ce, arb_time now)
+void rsp_on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce,
+                   arb_time now)
 {
     if (h->agg_depth != 0) { /* it should have been aggregated on the way */
         r->st.unexpected++;
         return;
     }
-    if (hold_seeded(r, h, payload, len, ce)) return;
+    if (rsp_hold_seeded(r, h, payload, len, ce)) return;
     int64_t at = locate(r, h);
     if (at < 0) return;
     uint32_t i = (uint32_t)at;
@@ -837,7 +761,7 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.count_mismatch++;
         return;
     }
-    if (!contribution_ok(r, i, h, len)) {
+    if (!rsp_contribution_ok(r, i, h, len)) {
         r->st.bad_length++;
         return;
     }
@@ -898,7 +822,7 @@ static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t 
         r->st.stale++;
         return;
     }
-    if (!contribution_ok(r, i, h, len)) {
+    if (!rsp_contribution_ok(r, i, h, len)) {
         r->st.bad_length++;
         return;
     }
@@ -940,7 +864,7 @@ int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *pay
         if (h->repair)
             on_repair_request(r, h, payload, len, from, now);
         else
-            on_master(r, h, payload, len, ce, now);
+            rsp_on_master(r, h, payload, len, ce, now);
         break;
     case ARB_PT_END:
         rsp_on_end(r, h, from, now);

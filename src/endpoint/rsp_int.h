@@ -257,6 +257,33 @@ static inline int rsp_seeds(const arb_responder *r, const struct rmsg *m)
            (r->cfg.ep.header_only || m->own || r->cfg.fill);
 }
 
+/* Bytes of index i of the message in progress. */
+static inline size_t rsp_pkt_len(const arb_responder *r, uint32_t i)
+{
+    return ep_len(r->msg[0].length, r->cfg.ep.payload, i);
+}
+
+/* Is `len` bytes (payload_valid `pv`) the contribution index i needs? */
+static inline int rsp_contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h,
+                                      size_t len)
+{
+    if (r->cfg.ep.header_only) return 1;
+    size_t want = ep_kind_pull(r->cfg.kind) ? rsp_pkt_len(r, i) : 0;
+    if (want == 0) return h->payload_valid == 0;
+    return h->payload_valid && len == want;
+}
+
+/* A root aggregate (a master): commit it, or say why not (responder.c). */
+void rsp_on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce,
+                   arb_time now);
+/* seed.c: credit h (index i of m) carries the responder's own input. */
+void rsp_seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr *h,
+                     const uint8_t **pl, size_t *len);
+/* seed.c: a seeded aggregate before registration completed is kept: 1. */
+int rsp_hold_seeded(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce);
+/* seed.c: registration completed: the aggregate kept meanwhile commits. */
+void rsp_release_held(arb_responder *r, arb_time now);
+
 static inline struct rentry *rsp_entry(arb_responder *r, uint32_t i)
 {
     return &r->ring[i % r->ring_cap];
