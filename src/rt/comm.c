@@ -177,10 +177,11 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("ARBOR_SWITCH_RESULTS"))) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-            return arb_errf(err, errlen, ARB_EPARSE,
-                            "ARBOR_SWITCH_RESULTS='%s': want 1 (a small AllReduce's result from the "
-                            "switch, the default) or 0 (from its responder)",
-                            v);
+            return arb_errf(
+                err, errlen, ARB_EPARSE,
+                "ARBOR_SWITCH_RESULTS='%s': want 1 (a small AllReduce's result from the "
+                "switch, the default) or 0 (from its responder)",
+                v);
         cfg->responder_results = *v == '0';
     }
     if ((v = getenv("ARBOR_SEED"))) {
