@@ -765,6 +765,10 @@ void rsp_on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, s
         r->st.bad_length++;
         return;
     }
+    if (h->payload_kind == ARB_PK_SEED && !rsp_seeds(r, &r->msg[0])) {
+        r->st.unexpected++; /* a whole result of a message this responder did not seed */
+        return;
+    }
     const uint8_t *data = r->cfg.ep.header_only || !h->payload_valid ? NULL : payload;
     e->seeded = h->payload_kind == ARB_PK_SEED;
     if (e->seeded) r->st.seeded_commits++;

@@ -37,9 +37,9 @@ void rsp_seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr
 int rsp_hold_seeded(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce)
 {
     struct rmsg *m = &r->msg[0];
-    if (h->payload_kind != ARB_PK_SEED || r->phase != ARB_RSP_REGISTER || h->message_id != m->id ||
-        !r->next || ep_index(m->start, h->offset_a) != 0 || h->offset_b != r->cfg.members ||
-        !rsp_contribution_ok(r, 0, h, len))
+    if (h->payload_kind != ARB_PK_SEED || !rsp_seeds(r, m) || r->phase != ARB_RSP_REGISTER ||
+        h->message_id != m->id || !r->next || ep_index(m->start, h->offset_a) != 0 ||
+        h->offset_b != r->cfg.members || !rsp_contribution_ok(r, 0, h, len))
         return 0;
     if (!r->held) {
         r->held = 1;

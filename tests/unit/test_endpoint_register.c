@@ -230,6 +230,13 @@ TEST(responder_seeded_credit)
         } else {
             arb_hdr g0 = mk_register(0, 0);
             arb_responder_recv(r, &g0, NULL, 0, 0, 20);
+            /* a whole result of a message it did not seed: refused, counted */
+            m = mk_master(0, 0, 2, 1);
+            m.payload_kind = ARB_PK_SEED;
+            arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 25);
+            arb_responder_get_stats(r, &st);
+            CHECK_EQ_U(st.commits, 0);
+            CHECK_EQ_U(st.unexpected, 1);
             m = mk_master(0, 0, 2, 1);
             agg[0] = 10;
             arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 30);
