@@ -43,7 +43,7 @@ local PT = {
     [7] = "invalid (7)",
 }
 local OPS = { [0] = "NOP", [1] = "SUM", [2] = "MAX", [3] = "MIN" }
-local KINDS = { [0] = "DATA", [1] = "COMPLETION", [2] = "REPLAY", [3] = "invalid (3)" }
+local KINDS = { [0] = "DATA", [1] = "COMPLETION", [2] = "REPLAY", [3] = "SEED" }
 local DTYPES = { [0] = "f16", [1] = "bf16", [2] = "f32", [3] = "f64", [4] = "i32", [5] = "i64" }
 local DTYPE_SIZE = { [0] = 2, [1] = 2, [2] = 4, [3] = 8, [4] = 4, [5] = 8 }
 local EXT_NAMES = { [0] = "16 B header", [1] = "20 B header" }
@@ -138,7 +138,6 @@ local e = {
     short = ProtoExpert.new("arbor.short", "Buffer shorter than the Arbor header", MAL, ERR),
     version = ProtoExpert.new("arbor.bad_version", "Version is not 2", MAL, ERR),
     ptype = ProtoExpert.new("arbor.bad_type", "packet_type 7 is invalid", MAL, ERR),
-    kind = ProtoExpert.new("arbor.bad_kind", "payload_kind 3 is invalid", MAL, ERR),
     depth_ext = ProtoExpert.new("arbor.depth_ext",
         "agg_depth > 1 needs the 20 B header (ext = 1)", MAL, ERR),
     dtype = ProtoExpert.new("arbor.bad_dtype", "dtype is not 0..5", MAL, ERR),
@@ -159,7 +158,7 @@ local e = {
         "Payload cut by the capture's snapshot length", expert.group.UNDECODED, expert.severity.NOTE),
 }
 arbor.experts = {
-    e.short, e.version, e.ptype, e.kind, e.depth_ext, e.dtype, e.table, e.fanin, e.missing,
+    e.short, e.version, e.ptype, e.depth_ext, e.dtype, e.table, e.fanin, e.missing,
     e.align, e.too_long, e.unexpected, e.attempt, e.snap,
 }
 
@@ -213,17 +212,19 @@ local function row(pairs_, depth, aggr, offb, nop, att)
 end
 local P_NONE = { ["0/0"] = true }
 local P_REQ = { ["1/0"] = true, ["0/0"] = true }
+-- a normal request may be a seeded slot's aggregate (kind SEED, 3)
+local P_REQ_SEED = { ["1/0"] = true, ["0/0"] = true, ["1/3"] = true, ["0/3"] = true }
 local TABLE = {
     [0] = { [1] = { [0] = row(P_NONE, 0, false, "zero", true) } },
     [5] = { [1] = { [0] = row(P_NONE, 0, false, "zero", true) } },
     [1] = {
-        [0] = { [0] = row(P_REQ, 3, true, "pos", false, true) },
+        [0] = { [0] = row(P_REQ_SEED, 3, true, "pos", false, true) },
         [1] = { [0] = row(P_REQ, 0, false, "one", false) },
     },
     [2] = {
         [0] = {
-            [1] = row({ ["1/0"] = true, ["0/1"] = true, ["0/0"] = true }, 3, false, "any", false,
-                true),
+            [1] = row({ ["1/0"] = true, ["0/1"] = true, ["0/0"] = true, ["1/3"] = true,
+                ["0/3"] = true }, 3, false, "any", false, true),
             [0] = row({ ["1/0"] = true, ["0/1"] = true }, 0, false, "zero", false),
         },
         [1] = {
@@ -264,6 +265,11 @@ local function table_problems(h)
     if not r.pairs[h.pvalid .. "/" .. h.kind] then
         out[#out + 1] = string.format("%s with payload_valid = %d / payload_kind %s", name,
             h.pvalid, KINDS[h.kind])
+    elseif h.kind == 3 and h.ptype == 2 and h.offa ~= h.offb then
+        out[#out + 1] = string.format("a seed of offset %d on the credit of offset %d", h.offa,
+            h.offb)
+    elseif h.kind == 3 and h.ptype == 1 and h.aggregated == 0 then
+        out[#out + 1] = "a SEED request that is no switch's aggregate"
     end
     if h.depth > r.depth then
         out[#out + 1] = string.format("%s with agg_depth %d (at most %d)", name, h.depth, r.depth)
@@ -309,10 +315,12 @@ local function summary(h, plen)
         s[#s + 1] = "offset=" .. h.offa
         s[#s + 1] = "count=" .. h.offb
         if h.aggregated == 1 then s[#s + 1] = "aggregated" end
+        if h.kind == 3 then s[#s + 1] = "whole result" end
     elseif t == 2 then
         if h.credit == 1 then s[#s + 1] = "credit=" .. h.offb else s[#s + 1] = "tail" end
         if h.pvalid == 1 then
-            s[#s + 1] = ((h.kind == 2) and "replay@" or "payload@") .. h.offa
+            local tag = (h.kind == 2) and "replay@" or (h.kind == 3) and "seed@" or "payload@"
+            s[#s + 1] = tag .. h.offa
         elseif h.kind == 1 then
             s[#s + 1] = "commit@" .. h.offa
         end
@@ -441,7 +449,6 @@ local function dissect_arbor(tvb, pinfo, root)
         bad(e.version, string.format("Version is %d, not 2", h.version))
     end
     if h.ptype == 7 then bad(e.ptype) end
-    if h.kind == 3 then bad(e.kind) end
     if h.depth > 1 and ext == 0 then
         bad(e.depth_ext,
             string.format("agg_depth %d needs the 20 B header (ext = 1)", h.depth))

@@ -35,6 +35,13 @@
  *     attempt that takes over a slot this engine re-credits itself, while
  *     its copy is young and every port it lacks answered last with CE
  *     (HELD: the copy is queued on its way; docs/aggregator.md).
+ *     A seeded credit (payload_kind SEED, on the credit that takes the
+ *     first slot of its stack, agg_depth 0) leaves its payload, the
+ *     responder's own contribution, in the slot it takes (values mode: as
+ *     the accumulator's first input; header-only: as a mark) and goes on
+ *     bare (payload_valid 0, kind DATA, res.payload NULL); a seed deeper in
+ *     the stack is stripped alike and kept nowhere. A seeded slot's
+ *     aggregate carries kind SEED (it is the whole result) and res.down = 1.
  *     Call it only for credits going down: a credit climbing to the root is
  *     forwarded by the driver without the engine; the root calls the engine
  *     before it replicates.
@@ -223,6 +230,10 @@ typedef struct arb_agg_result {
      * holds already: the credit goes on only to the others. NULL otherwise;
      * valid until the next call on the engine. */
     const uint64_t *have;
+    /** EMIT_AGGREGATE, COMPLETE of a seeded slot (its aggregate is the
+     * whole result): 1, the aggregate also goes down to the slot's
+     * children as the offset's tail result (switch.h builds it); else 0. */
+    uint8_t down;
 } arb_agg_result;
 
 /** An engine's counters (arb_agg_get_stats). */
@@ -246,6 +257,8 @@ typedef struct arb_agg_stats {
     uint64_t aggregates;        /**< slots completed (aggregates emitted) */
     uint64_t adoptions;         /**< credits that took over an earlier attempt's partial slot */
     uint64_t replays;           /**< credits answered with an aggregate made here before */
+    uint64_t seeds;             /**< slots a seeded credit took, its seed kept */
+    uint64_t seeded_results;    /**< seeded slots completed: their results went down too */
     uint64_t dup_credits;       /**< credits dropped as HELD: copies of a credit whose slot is
                                      live here, and later attempts held on a queued path */
     uint64_t recredits;         /**< credits sent again to the children still missing */

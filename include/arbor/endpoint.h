@@ -173,6 +173,19 @@ typedef struct arb_ep_settings {
      * leaves a small call's path. Nothing commits and no timer runs until
      * every member has registered; the offset's loop is no sample. */
     int early;
+    /** Seeded credits (default 0; the runtime's 1): an AllReduce message
+     * (ARB_EP_PULL_RESULT) of one offset is credited with the responder's
+     * own contribution (payload_kind SEED). The first switch that takes a
+     * slot for it keeps it, so the slot's aggregate is the whole result,
+     * which that switch sends down to the members itself as well as up to
+     * the responder (docs/protocol.md section 5, "Seeded credits"): the
+     * responder's pass leaves a small call's path. The responder adds
+     * nothing to a seeded aggregate, sends no tail of its own for it, and
+     * keeps one that arrives before registration completes until it does
+     * (the members hold it already); an END then counts as its member's
+     * REGISTER. Where no switch aggregates, the credit arrives with its
+     * seed, the requester ignores it, and nothing changes. */
+    int seed;
     /** Tail probes (default 0; on where the switches repair locally): once
      * every offset of a message has had its first credit, the newest
      * credit still out is credited again (its next attempt) twice the
@@ -277,6 +290,10 @@ typedef struct arb_responder_stats {
     uint64_t twins;            /**< one-offset messages credited twice at once (cfg.redundant) */
     uint64_t early;            /**< credits sent before the last REGISTER came (ep.early) */
     uint64_t early_masters;    /**< aggregates dropped because they came before registration */
+    uint64_t seeded;           /**< credits sent with the responder's contribution (ep.seed) */
+    uint64_t seeded_commits;   /**< commits of seeded aggregates: the switch sent their results */
+    uint64_t held_masters;     /**< seeded aggregates kept until registration completed */
+    uint64_t end_registers;    /**< ENDs that registered their member (ep.seed) */
     uint64_t losses_order;     /**< attempts presumed lost by order (a later credit committed) */
     uint64_t losses_timer;     /**< attempts presumed lost by a timer (tail, silent tree) */
     uint64_t tail_probes;      /**< newest credits credited again by the probe (tail_probe) */

@@ -84,6 +84,11 @@ typedef struct arb_rt_config {
     /** ARBOR_GSO=0: no UDP GSO / GRO, plain sendmmsg / recvmmsg (captures on
      * loopback see a GSO send unsegmented, so they need it off). */
     int no_gso;
+    /** ARBOR_SWITCH_RESULTS=0: a one-packet AllReduce's result goes down from
+     * its responder, as every other result, instead of from the switch that
+     * completed it (seeded credits, docs/protocol.md section 5; default 0:
+     * the switch sends it, a pass less on a small call's path). */
+    int responder_results;
     /** ARBOR_SPIN: before a call blocks for its socket, look again without
      * blocking for up to this long, yielding the core between looks (a
      * reply due within microseconds then costs no sleep and wake-up).
@@ -452,8 +457,11 @@ typedef struct arb_rt_switch_stats {
                                *   only the ranks missing from it were asked again */
     uint64_t replays;         /**< later attempts' credits answered with a complete slot's
                                *   aggregate (local repair) */
-    uint64_t jobs;            /**< jobs known now */
-    uint64_t waits;           /**< times it blocked for its socket (ppoll) */
+    /** seeded aggregates (small AllReduce calls) whose result this switch
+     * also sent down to the members itself (docs/protocol.md section 5) */
+    uint64_t results_down;
+    uint64_t jobs;  /**< jobs known now */
+    uint64_t waits; /**< times it blocked for its socket (ppoll) */
     /** JOINs of a rank already joined, from its address, with a newer
      * counter (a rank that heard nothing for 50 ms inside a call) */
     uint64_t keepalive_joins;

@@ -30,7 +30,10 @@
  *                                            responder), or the request or its
  *                                            aggregate on: UP, or UNICAST at the
  *                                            root or once the location stack is
- *                                            empty;
+ *                                            empty; the aggregate of a seeded
+ *                                            slot (agg.down) also goes DOWN,
+ *                                            as the tail result, to every
+ *                                            child (arb_switch_action.down);
  *   anything else on a tree                  UNICAST toward the responder.
  *
  * What the driver keeps: its I/O (queues or sockets), turning ports into
@@ -101,6 +104,15 @@ typedef struct arb_switch_action {
     /** 1: the aggregator saw the packet; agg is its answer (the slot taken
      * or freed, its reason). 0: agg is not set (not even zeroed). */
     uint8_t agg_called;
+    /** 1 (UNICAST of a seeded slot's aggregate, agg.down): the aggregate is
+     * also the offset's whole result, sent down as its tail result: a copy
+     * of down_hdr with the packet's payload (payload_len, ce 0) to each of
+     * ports[0..n_ports), the entry's replication set, marked as the
+     * switch's. 0 otherwise. */
+    uint8_t down;
+    /** down: the tail result's header (RESPONSE, credit_valid 0, kind DATA,
+     * offset_a the offset, agg_depth 0). */
+    arb_hdr down_hdr;
     /** The aggregator refused the call (a driver's contract broken; agg.h):
      * its error code, agg_called 0 and verb DROP; 0 otherwise. */
     int error;
@@ -210,6 +222,7 @@ typedef struct arb_switch_stats {
     uint64_t spared;
     uint64_t recredits;       /**< credits sent again by the switch's own timer */
     uint64_t recredit_copies; /**< the copies they made */
+    uint64_t results_down;    /**< seeded aggregates also sent down as tail results */
 } arb_switch_stats;
 
 /** The engine's counters. */

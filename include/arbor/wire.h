@@ -62,8 +62,17 @@ typedef enum arb_ptype {
 
 #define ARB_PT_COUNT 7 /**< the number of arb_ptype values */
 
-/** The payload_kind field (docs/protocol.md section 4). */
-typedef enum arb_pkind { ARB_PK_DATA = 0, ARB_PK_COMPLETION = 1, ARB_PK_REPLAY = 2 } arb_pkind;
+/** The payload_kind field (docs/protocol.md section 4). SEED: on a normal
+ * credit, the responder's own contribution to the offset it credits, which
+ * the first switch that takes a slot for it keeps; on an aggregate, that the
+ * aggregate holds it, so that it is the whole result (docs/protocol.md
+ * section 5, "Seeded credits"). */
+typedef enum arb_pkind {
+    ARB_PK_DATA = 0,
+    ARB_PK_COMPLETION = 1,
+    ARB_PK_REPLAY = 2,
+    ARB_PK_SEED = 3
+} arb_pkind;
 
 /**
  * A decoded Arbor header. Field names and widths follow docs/protocol.md section 4;
@@ -97,7 +106,7 @@ typedef struct arb_hdr {
 
 /** "REGISTER", "DATA_REQUEST", ...; NULL outside 0..6. */
 const char *arb_ptype_name(int pt);
-/** "DATA", "COMPLETION", "REPLAY"; NULL outside 0..2. */
+/** "DATA", "COMPLETION", "REPLAY", "SEED"; NULL outside 0..3. */
 const char *arb_pkind_name(int pk);
 /** Parse a name arb_ptype_name gives (case-insensitive); ARB_ENOENT if unknown. */
 int arb_ptype_parse(const char *name);

@@ -159,6 +159,7 @@ static void result_init(arb_agg_result *res, int ce)
     res->ce = ce != 0;
     res->slot = -1;
     res->have = NULL;
+    res->down = 0;
 }
 
 static int forward(arb_agg_result *res, const arb_hdr *h, const void *payload, size_t len,
@@ -191,6 +192,17 @@ static void pop(arb_hdr *h)
     h->agg_depth--;
     h->agg_loc[h->agg_depth] = 0;
     h->fanin[h->agg_depth] = 0;
+}
+
+/* A seeded credit's seed goes no further than the first slot: the credit
+ * goes on bare (it carried no result: a seed is its own offset's). */
+static void strip_seed(arb_hdr *h, const void **payload, size_t *len)
+{
+    if (h->payload_kind != ARB_PK_SEED) return;
+    h->payload_valid = 0;
+    h->payload_kind = ARB_PK_DATA;
+    *payload = NULL;
+    *len = 0;
 }
 
 /* ---- local repair: the slot of an earlier attempt -------------------------- */
@@ -302,6 +314,7 @@ static int adopt(arb_agg *a, slot *s, uint32_t id, arb_hdr *h, const void *paylo
     s->resent = 1;
     s->due = ARB_TIME_NEVER; /* armed again by the driver (arb_agg_arm) */
     s->arm_seq++;
+    strip_seed(h, &payload, &len); /* the slot kept its first credit's, the same bytes */
     h->agg_loc[h->agg_depth] = (uint16_t)id;
     h->agg_depth++;
     res->have = slot_bits(a, id);
@@ -340,6 +353,28 @@ static int replay(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, arb_agg_re
 }
 
 /* ---- credits going down ------------------------------------------------- */
+
+/* Slot id (s), just taken at the top of its stack, keeps the seed its
+ * credit carries (values: as the accumulator's first input). A seed too
+ * long for the accumulator, or of a header-only credit, is a mark only
+ * where the mode is header-only: otherwise the slot is left unseeded and
+ * the responder adds its own contribution itself. */
+static void keep_seed(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, const void *payload,
+                      size_t len)
+{
+    s->seeded = 0;
+    if (h->payload_kind != ARB_PK_SEED || h->agg_depth != 0) return;
+    if (a->cfg.header_only) {
+        s->seeded = 1;
+        return;
+    }
+    if (!payload || !len || len > a->cfg.max_payload) return;
+    memcpy(slot_acc(a, id), payload, len);
+    s->len = (uint32_t)len;
+    s->dtype = h->dtype;
+    s->op = h->op;
+    s->seeded = 1;
+}
 
 static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, uint64_t channel,
                      uint32_t port, arb_time t, arb_agg_result *res)
@@ -403,11 +438,15 @@ static int on_credit(arb_agg *a, arb_hdr *h, const void *payload, size_t len, ui
     s->resent = 0;
     s->due = ARB_TIME_NEVER;
     s->arm_seq++;
-    /* The accumulator is not cleared: the first contribution overwrites it. */
+    /* The accumulator is not cleared: the seed or the first contribution
+     * overwrites it. */
+    keep_seed(a, s, id, h, payload, len);
+    if (s->seeded) a->st.seeds++;
     memset(slot_bits(a, id), 0, a->words * sizeof(uint64_t));
     a->st.allocations++;
     if (a->recent) recent_put(a, channel, s->offset, id, t);
 
+    strip_seed(h, &payload, &len);
     h->agg_loc[d] = (uint16_t)id;
     h->agg_depth = (uint8_t)(d + 1);
     res->slot = (int32_t)id;
@@ -445,10 +484,14 @@ static arb_agg_reason reduce_into(arb_agg *a, slot *s, uint32_t id, const arb_hd
     if (s->ncontrib && (h->dtype != s->dtype || h->op != s->op || fanin != s->fanin ||
                         h->payload_valid != s->payload_valid || plen != s->len))
         return ARB_AGG_R_MISMATCH;
+    /* a seed sets what the inputs must be (values mode) */
+    if (!s->ncontrib && s->seeded && !a->cfg.header_only &&
+        (h->dtype != s->dtype || h->op != s->op || !h->payload_valid || plen != s->len))
+        return ARB_AGG_R_MISMATCH;
     if (h->offset_b > (uint32_t)fanin - s->count) return ARB_AGG_R_OVERCOUNT;
     if (!plen || a->cfg.header_only) return ARB_AGG_R_COUNTED;
     uint8_t *acc = slot_acc(a, id);
-    if (s->ncontrib == 0)
+    if (s->ncontrib == 0 && !s->seeded)
         memcpy(acc, payload, plen);
     else if (arb_reduce_bytes((arb_op)h->op, (arb_dtype)h->dtype, acc, payload, plen) != 0)
         return ARB_AGG_R_MISMATCH; /* unreachable for a validated header */
@@ -476,9 +519,13 @@ static int complete(arb_agg *a, slot *s, uint32_t id, const arb_hdr *h, size_t p
     o->aggregated = 1;
     o->offset_b = s->count;
     o->attempt = s->attempt; /* the owner's: the latest attempt it counts for */
+    /* a seeded slot's aggregate is the whole result; no input may claim it */
+    o->payload_kind = s->seeded ? ARB_PK_SEED : ARB_PK_DATA;
+    res->down = o->payload_kind == ARB_PK_SEED && o->agg_depth == 0;
+    if (res->down) a->st.seeded_results++;
     s->msg_id = h->message_id;
     s->ext = h->ext;
-    s->pkind = h->payload_kind;
+    s->pkind = o->payload_kind;
     s->out_depth = o->agg_depth;
     memcpy(s->out_fanin, o->fanin, sizeof s->out_fanin);
     res->action = ARB_AGG_EMIT_AGGREGATE;

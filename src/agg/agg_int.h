@@ -34,6 +34,7 @@ typedef struct slot {
      * fields, to send it again for a later attempt (replay) */
     uint8_t msg_id, ext, pkind, out_depth;
     uint8_t at_depth; /* the stack depth the owning credit pushed it at */
+    uint8_t seeded;   /* its credit's seed (the responder's own input) is in the accumulator */
     /* re-credit (local repair): the credit as it went down, when, to which
      * ports (expect, per slot in `bitmap`'s shape), and the timer */
     uint8_t tries;       /* re-credits sent */

@@ -74,6 +74,20 @@ void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
         return;
     }
     struct rmsg *m = &r->msg[0];
+    if (r->phase == ARB_RSP_REGISTER && r->cfg.ep.seed && m->started && h->message_id == m->id &&
+        h->offset_a == m->start) {
+        /* A member that holds its result before its REGISTER came (a seeded
+         * credit's, sent down by the switch: its REGISTER was lost, and it
+         * stopped sending it once the result came): its END names the
+         * message and its start as the REGISTER would. Acknowledged when it
+         * comes again, once every member has registered. */
+        if (!bm_test(m->reg, (uint32_t)from)) {
+            bm_set(m->reg, (uint32_t)from);
+            m->nreg++;
+            r->st.end_registers++;
+        }
+        return;
+    }
     if ((r->phase == ARB_RSP_ACTIVE || r->phase == ARB_RSP_DRAIN) &&
         r->cfg.kind != ARB_EP_BARRIER && h->message_id == m->id && h->offset_a == m->start) {
         if (!bm_test(r->ends, (uint32_t)from)) {
@@ -83,6 +97,10 @@ void rsp_on_end(arb_responder *r, const arb_hdr *h, int from, arb_time now)
             if (r->phase == ARB_RSP_DRAIN) rsp_end_arm(r);
         }
         r->st.ends++;
+        /* a seeded message's member holds its result before the commit
+         * (the switch sent it) and keeps its input for a credit sent again
+         * until its END is acknowledged: after the commit */
+        if (rsp_seeds(r, m) && r->committed < m->n) return;
         send_ack(r, ARB_PT_END_ACK, m->id, m->start, from);
         return;
     }

@@ -33,6 +33,10 @@ struct qmsg {
     arb_time timer; /* next REGISTER / END retry */
     uint8_t phase;  /* arb_requester_phase */
     uint8_t id;
+    /* seeded (ep.seed): its result may come before the responder committed
+     * it, so every copy of its credits is answered, from `keep`, until its
+     * END is acknowledged */
+    uint8_t seeded;
     uint32_t gbase; /* the first group in `bits`; every index below it is held and answered */
 };
 
@@ -45,6 +49,7 @@ struct qrest {
     size_t used;       /* groups of `bits` in use: gbase .. gbase + used */
     arb_time interval; /* the current backoff */
     arb_time give_up;  /* REGISTER / END unanswered at this time: the channel fails */
+    uint8_t *keep;     /* ep.seed: a copy of a seeded message's input (one offset) */
 };
 
 struct arb_requester {
@@ -209,10 +214,16 @@ int arb_requester_new(arb_requester **out, const arb_requester_config *cfg)
     q->block = block;
     if (!cfg->ep.header_only) {
         q->scratch = arb_mem_malloc(cfg->mem, cfg->ep.payload);
-        if (!q->scratch) {
+        /* seeded messages keep their input: one offset each, two at once */
+        if (cfg->ep.seed && cfg->kind == ARB_EP_PULL_RESULT)
+            q->cur_rest.keep = arb_mem_malloc(cfg->mem, 2 * (size_t)cfg->ep.payload);
+        if (!q->scratch || (cfg->ep.seed && cfg->kind == ARB_EP_PULL_RESULT && !q->cur_rest.keep)) {
+            arb_mem_free(cfg->mem, q->scratch);
+            arb_mem_free(cfg->mem, q->cur_rest.keep);
             arb_mem_free(cfg->mem, block);
             return ARB_ENOMEM;
         }
+        if (q->cur_rest.keep) q->prev_rest.keep = q->cur_rest.keep + cfg->ep.payload;
     }
     q->cfg = *cfg;
     q->send = cfg->send;
@@ -241,6 +252,8 @@ void arb_requester_free(arb_requester *q)
     arb_mem_free(mem, q->cur.bits);
     arb_mem_free(mem, q->prev.bits);
     arb_mem_free(mem, q->scratch);
+    /* the two halves of one block, in either order after swaps */
+    arb_mem_free(mem, q->cur_rest.keep < q->prev_rest.keep ? q->cur_rest.keep : q->prev_rest.keep);
     arb_mem_free(mem, q->block);
 }
 
@@ -400,10 +413,12 @@ static void answer_held(arb_requester *q, arb_time now)
  * credit of a pull message, which carries no bytes, is held. */
 static int hold_early(arb_requester *q, const arb_hdr *h, uint32_t sub)
 {
-    if (!h->credit_valid || h->repair || h->payload_valid || !ep_kind_pull(q->kind) ||
-        h->message_id != q->next_id || q->n_held == 2)
+    if (!h->credit_valid || h->repair || (h->payload_valid && h->payload_kind != ARB_PK_SEED) ||
+        !ep_kind_pull(q->kind) || h->message_id != q->next_id || q->n_held == 2)
         return 0;
     q->held[q->n_held].h = *h;
+    q->held[q->n_held].h.payload_valid = 0; /* a seed no switch kept is no result */
+    q->held[q->n_held].h.payload_kind = ARB_PK_DATA;
     q->held[q->n_held].sub = sub;
     q->n_held++;
     q->st.held++;
@@ -447,6 +462,9 @@ int arb_requester_start_message(arb_requester *q, uint8_t msg_id, uint64_t lengt
     x->length = length;
     x->in = input;
     x->out = output;
+    /* seeded (ep.seed, one offset): its input outlives the call */
+    m->seeded = q->cfg.ep.seed && q->kind == ARB_EP_PULL_RESULT && n == 1 && length > 0;
+    if (m->seeded && x->keep && input) x->in = memcpy(x->keep, input, length);
     m->nhave = m->nanswered = 0;
     q->next_id = (uint8_t)(msg_id + 1);
     q->next_seq = ep_seq(m->start, m->n);
@@ -541,7 +559,10 @@ static uint32_t result_index(arb_requester *q, const struct qmsg *m, const arb_h
         return NO_RESULT;
     }
     int has = 0;
-    if (h->payload_valid || h->payload_kind == ARB_PK_COMPLETION) {
+    if (h->payload_kind == ARB_PK_SEED) {
+        /* the responder's own input, which no switch kept (none aggregates
+         * on the way): a bare credit here */
+    } else if (h->payload_valid || h->payload_kind == ARB_PK_COMPLETION) {
         has = 1;
     } else if (h->repair && h->credit_valid && h->offset_a != h->offset_b) {
         /* A replay that cannot carry bytes (docs/endpoint.md). */
@@ -580,13 +601,18 @@ static int take_credit(arb_requester *q, struct qmsg *m, const arb_hdr *h, uint3
          * bitmap. A copy for the previous message is not answered: its
          * call has returned, and its input and op may be gone; nor a copy
          * whose offset's own result is in (it committed). */
-        if (answered_test(q, m, i)) {
+        if (answered_test(q, m, i) && !m->seeded) {
             q->st.dup_credits++;
             if (m == &q->prev) return 0; /* its call has returned: its op, input are gone */
             /* offset i's own result is in: it committed, with this member's
              * contribution, so the copy is late; and the caller's input may
              * be gone already (the call returns once every result is in) */
             if (needs_input(q, m, i) && have_test(q, m, i)) return 0;
+        } else if (answered_test(q, m, i)) {
+            /* a seeded message's result comes from the switch, which may
+             * hold it while the responder has not: answered from its kept
+             * input until its END is acknowledged (after the commit) */
+            q->st.dup_credits++;
         }
         if (!delivered) return 0;
         if (q->fanin && sub >= q->subchannels) {

@@ -113,15 +113,10 @@ static uint8_t op_of(const arb_responder *r)
 /* Payloads                                                             */
 /* ------------------------------------------------------------------ */
 
-static size_t pkt_len(const arb_responder *r, uint32_t i)
-{
-    return ep_len(r->msg[0].length, r->cfg.ep.payload, i);
-}
-
 /* Does result (or pushed packet) i travel with bytes? */
 static int carries_data(const arb_responder *r, uint32_t i)
 {
-    if (r->cfg.ep.header_only || pkt_len(r, i) == 0) return 0;
+    if (r->cfg.ep.header_only || rsp_pkt_len(r, i) == 0) return 0;
     return r->cfg.kind == ARB_EP_PULL_RESULT || r->cfg.kind == ARB_EP_PUSH;
 }
 
@@ -132,7 +127,7 @@ static const uint8_t *data_of(arb_responder *r, uint32_t i)
     size_t off = (size_t)i * r->cfg.ep.payload;
     if (r->cfg.kind == ARB_EP_PULL_RESULT) return m->result + off;
     if (m->own) return m->own + off;
-    r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, pkt_len(r, i));
+    r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, rsp_pkt_len(r, i));
     return r->scratch;
 }
 
@@ -146,7 +141,7 @@ static void ride_fields(arb_responder *r, arb_hdr *h, uint32_t p, int replay, co
         h->payload_valid = 1;
         h->payload_kind = replay ? ARB_PK_REPLAY : ARB_PK_DATA;
         *pl = data_of(r, p);
-        *len = pkt_len(r, p);
+        *len = rsp_pkt_len(r, p);
     } else {
         h->payload_valid = 0;
         h->payload_kind = ARB_PK_COMPLETION;
@@ -180,6 +175,7 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
         e->expiries = 0;
         e->probes = 0;
         e->early = r->phase == ARB_RSP_REGISTER;
+        e->seeded = 0;
         e->why = WHY_NONE;
         e->rslot = 0;
         e->ride = NO_RIDE;
@@ -214,7 +210,10 @@ static void send_credit(arb_responder *r, uint32_t i, arb_time now)
             r->pend_len--;
             r->st.results_riding++;
         }
-        if (e->ride != NO_RIDE) ride_fields(r, &h, e->ride, 0, &pl, &len);
+        if (e->ride != NO_RIDE)
+            ride_fields(r, &h, e->ride, 0, &pl, &len);
+        else if (rsp_seeds(r, m))
+            rsp_seed_fields(r, m, i, &h, &pl, &len);
     }
     if (first) r->next++;
     if (first && r->next == m->n && m->n > 1 && r->committed == 0) r->one_window = 1;
@@ -297,7 +296,7 @@ static void flush_tails(arb_responder *r, arb_time now)
         uint32_t p = r->pending[r->pend_head];
         r->pend_head = (r->pend_head + 1) % r->ring_cap;
         r->pend_len--;
-        rsp_send_tail(r, p, 0, -1);
+        if (!rsp_entry(r, p)->seeded) rsp_send_tail(r, p, 0, -1); /* else the switch sent it */
         assert(r->ntails < r->ring_cap);
         r->tails[r->ntails++] = p;
         r->st.tails++;
@@ -440,6 +439,7 @@ static void pump(arb_responder *r, arb_time now)
             return;
         }
         rsp_registered(r, now);
+        rsp_release_held(r, now);
     }
     if (r->phase != ARB_RSP_ACTIVE) return;
 
@@ -469,7 +469,7 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
 {
     struct rmsg *m = &r->msg[0];
     struct rentry *e = rsp_entry(r, i);
-    size_t len = pkt_len(r, i);
+    size_t len = rsp_pkt_len(r, i);
     const uint8_t *res = NULL;
 
     e->state = E_COMMITTED;
@@ -485,7 +485,9 @@ void rsp_commit(arb_responder *r, uint32_t i, const uint8_t *data, uint32_t coun
         else
             memset(dst, 0, len);
         const uint8_t *own = NULL;
-        if (m->own) {
+        if (e->seeded) {
+            /* the switch's slot held it: the aggregate is the whole result */
+        } else if (m->own) {
             own = m->own + (size_t)i * r->cfg.ep.payload;
         } else if (r->cfg.fill) {
             r->cfg.fill(r->cfg.fill_ctx, m->id, i, r->scratch, len);
@@ -541,6 +543,7 @@ static void reset_run(arb_responder *r)
     r->pend_head = r->pend_len = 0;
     r->ntails = 0;
     r->one_window = 0;
+    r->held = 0;
     r->next_due = ARB_TIME_NEVER;
 }
 
@@ -714,15 +717,6 @@ static int64_t locate(arb_responder *r, const arb_hdr *h)
     return i;
 }
 
-/* Is `len` bytes (payload_valid `pv`) the contribution index i needs? */
-static int contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h, size_t len)
-{
-    if (r->cfg.ep.header_only) return 1;
-    size_t want = ep_kind_pull(r->cfg.kind) ? pkt_len(r, i) : 0;
-    if (want == 0) return h->payload_valid == 0;
-    return h->payload_valid && len == want;
-}
-
 /* One completion sample for the controller: the credits outstanding when
  * it arrived include this one. */
 static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
@@ -739,13 +733,14 @@ static void cc_sample(arb_responder *r, arb_time rtt, int ce, arb_time now)
  * earlier one the responder had given up on (a spurious loss), or any
  * attempt while the bypass repair is under way (the repair is abandoned).
  */
-static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len,
-                      int ce, arb_time now)
+void rsp_on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce,
+                   arb_time now)
 {
     if (h->agg_depth != 0) { /* it should have been aggregated on the way */
         r->st.unexpected++;
         return;
     }
+    if (rsp_hold_seeded(r, h, payload, len, ce)) return;
     int64_t at = locate(r, h);
     if (at < 0) return;
     uint32_t i = (uint32_t)at;
@@ -766,11 +761,17 @@ static void on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload
         r->st.count_mismatch++;
         return;
     }
-    if (!contribution_ok(r, i, h, len)) {
+    if (!rsp_contribution_ok(r, i, h, len)) {
         r->st.bad_length++;
         return;
     }
+    if (h->payload_kind == ARB_PK_SEED && !rsp_seeds(r, &r->msg[0])) {
+        r->st.unexpected++; /* a whole result of a message this responder did not seed */
+        return;
+    }
     const uint8_t *data = r->cfg.ep.header_only || !h->payload_valid ? NULL : payload;
+    e->seeded = h->payload_kind == ARB_PK_SEED;
+    if (e->seeded) r->st.seeded_commits++;
     if (e->state == E_ISSUED && h->attempt == e->attempt) {
         arb_time sample = now - e->sent;
         r->outstanding--;
@@ -825,7 +826,7 @@ static void on_repair_request(arb_responder *r, const arb_hdr *h, const uint8_t 
         r->st.stale++;
         return;
     }
-    if (!contribution_ok(r, i, h, len)) {
+    if (!rsp_contribution_ok(r, i, h, len)) {
         r->st.bad_length++;
         return;
     }
@@ -867,7 +868,7 @@ int arb_responder_recv_ce(arb_responder *r, const arb_hdr *h, const uint8_t *pay
         if (h->repair)
             on_repair_request(r, h, payload, len, from, now);
         else
-            on_master(r, h, payload, len, ce, now);
+            rsp_on_master(r, h, payload, len, ce, now);
         break;
     case ARB_PT_END:
         rsp_on_end(r, h, from, now);

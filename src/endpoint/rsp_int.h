@@ -38,6 +38,7 @@ struct rentry {
     uint8_t why;      /* how the last attempt was given up (WHY_*) */
     uint8_t probes;   /* tail probes of this offset: each waits twice the last */
     uint8_t early;    /* credited before registration: its loop is no sample */
+    uint8_t seeded;   /* committed from a seeded aggregate: the switch sent its result */
     uint32_t rslot;   /* repair slot + 1; 0 while waiting for the budget */
     uint32_t ride;    /* index of the result that rode the credits, or NO_RIDE */
     uint32_t sub;     /* the tree of the current attempt */
@@ -139,6 +140,12 @@ struct arb_responder {
     uint32_t ntails;
     struct rrep *rep;
     uint8_t *scratch; /* fill output: own data or push payload */
+    /* a seeded aggregate that came before registration completed (ep.seed):
+     * its payload waits in the message's result buffer */
+    int held;
+    int held_ce;
+    arb_hdr held_h;
+    size_t held_len;
 
     arb_responder_stats st;
     uint64_t closed;
@@ -241,6 +248,41 @@ static inline void rsp_emit(arb_responder *r, arb_ep_dst_kind kind, uint32_t sub
     assert(arb_hdr_validate(h, len) == 0);
     r->cfg.send(r->cfg.send_ctx, &d, h, len ? payload : NULL, len);
 }
+
+/* Does message m's credit carry the responder's own contribution (ep.seed):
+ * an AllReduce of one offset with bytes to carry. */
+static inline int rsp_seeds(const arb_responder *r, const struct rmsg *m)
+{
+    return r->cfg.ep.seed && r->cfg.kind == ARB_EP_PULL_RESULT && m->n == 1 && m->length > 0 &&
+           (r->cfg.ep.header_only || m->own || r->cfg.fill);
+}
+
+/* Bytes of index i of the message in progress. */
+static inline size_t rsp_pkt_len(const arb_responder *r, uint32_t i)
+{
+    return ep_len(r->msg[0].length, r->cfg.ep.payload, i);
+}
+
+/* Is `len` bytes (payload_valid `pv`) the contribution index i needs? */
+static inline int rsp_contribution_ok(const arb_responder *r, uint32_t i, const arb_hdr *h,
+                                      size_t len)
+{
+    if (r->cfg.ep.header_only) return 1;
+    size_t want = ep_kind_pull(r->cfg.kind) ? rsp_pkt_len(r, i) : 0;
+    if (want == 0) return h->payload_valid == 0;
+    return h->payload_valid && len == want;
+}
+
+/* A root aggregate (a master): commit it, or say why not (responder.c). */
+void rsp_on_master(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce,
+                   arb_time now);
+/* seed.c: credit h (index i of m) carries the responder's own input. */
+void rsp_seed_fields(arb_responder *r, const struct rmsg *m, uint32_t i, arb_hdr *h,
+                     const uint8_t **pl, size_t *len);
+/* seed.c: a seeded aggregate before registration completed is kept: 1. */
+int rsp_hold_seeded(arb_responder *r, const arb_hdr *h, const uint8_t *payload, size_t len, int ce);
+/* seed.c: registration completed: the aggregate kept meanwhile commits. */
+void rsp_release_held(arb_responder *r, arb_time now);
 
 static inline struct rentry *rsp_entry(arb_responder *r, uint32_t i)
 {

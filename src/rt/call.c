@@ -415,6 +415,7 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
      * as unanswered (rt_suspects), so a slow job gets the time its user
      * gave it. */
     hc.ep.early = 1; /* ranks start calls at their own times: a first credit waits for them */
+    hc.ep.seed = !c->cfg.responder_results; /* a small AllReduce's result from the switch */
     hc.ep.retry_min = c->cfg.timeout_min;
     hc.ep.retry = register_cap(&c->cfg);
     hc.ep.retry_tries = give_up_tries(hc.ep.retry, c->cfg.timeout + c->cfg.timeout_max);
@@ -557,6 +558,8 @@ static int stash(arb_rt_comm *c, const rt_hdr *rh, const arb_hdr *h)
     s->sub = rh->sub;
     s->ce = (rh->flags & RT_F_CE) != 0;
     s->h = *h;
+    s->h.payload_valid = 0; /* a seed no switch kept (ep.seed): a bare credit */
+    s->h.payload_kind = ARB_PK_DATA;
     if (s->ce) c->st.ce_marks++;
     return 0;
 }
@@ -592,8 +595,9 @@ static void orphan(arb_rt_comm *c, const rt_hdr *rh, const arb_hdr *h)
     }
     uint8_t ahead = (uint8_t)(h->message_id - c->last_msg);
     int early = !c->started_any || (ahead >= 1 && ahead <= MAX_CALLS);
-    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair && !h->payload_valid &&
-        rh->channel < c->cfg.size && rh->channel != c->cfg.rank && early) {
+    if (h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair &&
+        (!h->payload_valid || h->payload_kind == ARB_PK_SEED) && rh->channel < c->cfg.size &&
+        rh->channel != c->cfg.rank && early) {
         if (stash(c, rh, h) == 0) c->st.early_credits++; /* the responder's call is ahead */
         return;
     }

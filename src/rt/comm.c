@@ -175,6 +175,15 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
             return arb_errf(err, errlen, ARB_EPARSE, "ARBOR_GSO='%s': want 0 or 1", v);
         cfg->no_gso = *v == '0';
     }
+    if ((v = getenv("ARBOR_SWITCH_RESULTS"))) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return arb_errf(
+                err, errlen, ARB_EPARSE,
+                "ARBOR_SWITCH_RESULTS='%s': want 1 (a small AllReduce's result from the "
+                "switch, the default) or 0 (from its responder)",
+                v);
+        cfg->responder_results = *v == '0';
+    }
     if ((v = getenv("ARBOR_SEED"))) {
         uint64_t s;
         if (arb_parse_u64(v, strlen(v), UINT64_MAX, &s) < 0)

@@ -81,6 +81,22 @@ static uint32_t local(const arb_rt_switch *s, uint32_t global_port)
     return global_port == ARB_PLAN_NONE ? NONE : global_port - s->nd->first_port;
 }
 
+/* A seeded slot's aggregate, the offset's whole result, down to the
+ * channel's members as its tail result, from the switch (act->down). */
+static void send_down(struct sw_worker *wk, const struct fwd *f, const arb_switch_action *act)
+{
+    struct fwd g = *f;
+    g.h = act->down_hdr;
+    g.rh.dst_kind = 1;
+    g.rh.dst = 0;
+    g.rh.flags = RT_F_SWITCH;
+    g.rh.src = RT_SWITCH_RANK;
+    for (uint32_t c = 0; c < act->n_ports; c++)
+        send_port(wk, &g, local(wk->s, act->ports[c]));
+    wk->st.results_down++;
+    if (act->n_ports > 1) wk->st.copies += act->n_ports - 1;
+}
+
 /* A packet of a tree (a credit, or a normal request climbing), through the
  * switch engine: what it decided, sent. */
 static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e, uint32_t in,
@@ -117,9 +133,12 @@ static void on_tree(struct sw_worker *wk, struct fwd *f, const arb_plan_entry *e
             wk->st.agg_miss++;
         else
             wk->st.aggregates++;
-    } else if (act.aggregated) {
-        f->rh.flags |= RT_F_SWITCH;
+    } else {
+        if (act.aggregated) f->rh.flags |= RT_F_SWITCH;
+        f->payload = pk.payload; /* a credit's seed stays in the slot */
+        f->plen = pk.payload_len;
     }
+    if (act.down) send_down(wk, f, &act);
     switch (act.verb) {
     case ARB_SWITCH_UP:
         send_port(wk, f, local(s, act.port));

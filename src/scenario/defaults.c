@@ -159,6 +159,7 @@ static const struct engine_key engine_keys[] = {
     {K_AR_PROFILE, FIELD(plan.header), DF_CHOICE},
     {K_AR_ROOT, FIELD(plan.root), DF_NUM},
     {K_AR_EARLY, FIELD(ar.ep.early), DF_BOOL},
+    {K_AR_SWRES, FIELD(ar.ep.seed), DF_BOOL},
     {K_AR_WIRECHECK, FIELD(ar.wire_check), DF_BOOL},
     {K_AR_SKEW, FIELD(ar.skew), DF_TIME},
     {K_AR_SKEWMODE, FIELD(ar.skew_random), DF_CHOICE},

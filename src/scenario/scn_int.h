@@ -293,6 +293,9 @@
     X(AR_EARLY, "arbor", "early_credit", VT_BOOL, ENGINE, NULL, 0, 0,                              \
       "credit a pull message of one offset before every member has registered (the runtime's "     \
       "default)")                                                                                  \
+    X(AR_SWRES, "arbor", "switch_results", VT_BOOL, ENGINE, NULL, 0, 0,                            \
+      "a one-offset AllReduce's credit carries the responder's input and the switch that "         \
+      "completes it sends the result down itself (the runtime's default)")                         \
     X(AR_WIRECHECK, "arbor", "wire_check", VT_BOOL, ENGINE, NULL, 0, 0,                            \
       "round-trip every Arbor header through the codec; a mismatch fails the run")                 \
     X(AR_SKEW, "arbor", "skew", VT_TIME, ENGINE, NULL, 0, 0,                                       \

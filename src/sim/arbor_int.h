@@ -339,6 +339,7 @@ static inline uint32_t arbor_virtual_len(const struct ajob *j, const arb_plan_ch
                    : 0;
     if (h->packet_type != ARB_PT_RESPONSE) return 0;
     if (kind == ARB_EP_PULL_RESULT) {
+        if (h->payload_kind == ARB_PK_SEED) return len_of(j, c, h->offset_b & mask); /* its input */
         int rides = h->payload_kind == ARB_PK_COMPLETION ||
                     (h->repair && h->credit_valid && h->offset_a != h->offset_b);
         return rides ? len_of(j, c, h->offset_a & mask) : 0;

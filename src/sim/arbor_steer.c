@@ -86,6 +86,32 @@ static int sw_replace(arb_sim *s, struct ajob *j, uint32_t node, uint32_t i,
     return 0;
 }
 
+/* A seeded slot's aggregate (packet i, made here) is the whole result: a
+ * copy goes down to each of the entry's children as the offset's tail
+ * result, from the switch (act->down). */
+static void result_down(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, uint32_t i,
+                        const arb_switch_action *act)
+{
+    struct arbor_job *a = s->arb;
+    uint32_t d = arbor_pkt_copy(s, i);
+    if (d == PKT_NONE) {
+        fatal(s, ARB_ENOMEM);
+        return;
+    }
+    a->acct[node].copies++; /* made here, as replicate's copies */
+    j->res.copies++;
+    struct pkt *k = pool_get(&s->pool, d);
+    a->hdr[d] = act->down_hdr;
+    if (!a->values)
+        k->payload = (uint16_t)arbor_virtual_len(
+            j, arb_plan_get_channel(j->p, k->conn - j->ch_base), &a->hdr[d]);
+    k->bytes = (uint16_t)wire_of(&a->hdr[d], k->payload);
+    k->flags = (uint8_t)((k->flags & ~PF_CE) | PF_SWITCH);
+    if (j->cfg.wire_check)
+        arbor_wire_check(s, k->conn, &a->hdr[d], k->aux != NONE ? k->payload : 0);
+    replicate(s, j, node, in_port, act->ports, act->n_ports, d);
+}
+
 /* The slot accounting of the aggregator's answer (owner tables). */
 static void slot_account(struct arbor_job *a, struct ajob *j, uint32_t node, size_t g,
                          const arb_agg_result *r)
@@ -102,6 +128,7 @@ static void sw_act(arb_sim *s, struct ajob *j, uint32_t node, uint32_t in_port, 
     struct pkt *k = pool_get(&s->pool, i);
     if (act->error) fatal(s, act->error);
     if (act->made && sw_replace(s, j, node, i, pk, was_credit) < 0) return;
+    if (act->down) result_down(s, j, node, in_port, i, act);
     if (act->aggregated) {
         k->flags = (uint8_t)((k->flags & ~PF_CE) | (pk->ce ? PF_CE : 0) | PF_SWITCH);
         k->bytes = (uint16_t)wire_of(&a->hdr[i], k->payload); /* header-only: what it stands for */
@@ -282,7 +309,14 @@ static void sw_handle(arb_sim *s, uint32_t node, uint32_t in_port, uint32_t i)
     assert(arb_hdr_validate(pk.hdr, pk.payload_len) == 0);
     arb_switch_action act;
     int was_credit = pk.hdr->packet_type == ARB_PT_RESPONSE;
+    int was_seed = was_credit && pk.hdr->payload_kind == ARB_PK_SEED;
     switch_decide(a->sw[node], a->agg[g], j->p, e, &pk, s->now, &act);
+    if (was_seed && a->hdr[i].payload_kind != ARB_PK_SEED) { /* kept in the slot: on bare */
+        buf_put(s, k->aux);
+        k->aux = NONE;
+        k->payload = 0;
+        k->bytes = (uint16_t)wire_of(&a->hdr[i], 0);
+    }
     if (act.agg_called) slot_account(a, j, node, g, &act.agg);
     int armed = act.agg_called && act.verb == ARB_SWITCH_CHILDREN &&
                 (act.agg.reason == ARB_AGG_R_PUSH || act.agg.reason == ARB_AGG_R_ADOPT);

@@ -100,6 +100,9 @@ static inline int sw_on_credit(arb_switch *sw, arb_agg *agg, const arb_plan *pla
             out->verb = ARB_SWITCH_DROP;
             return 0;
         }
+        /* a seed stays in the slot: the credit goes on bare */
+        pkt->payload = out->agg.payload;
+        pkt->payload_len = out->agg.payload_len;
     }
     out->ports = arb_plan_children(plan, e);
     out->n_ports = e->n_children;
@@ -114,11 +117,30 @@ static inline int sw_on_credit(arb_switch *sw, arb_agg *agg, const arb_plan *pla
     return 0;
 }
 
+/* A seeded slot's aggregate (h) is the whole result: it also goes down to
+ * e's children as the offset's tail result. */
+static inline void sw_result_down(arb_switch *sw, const arb_plan *plan, const arb_plan_entry *e,
+                                  const arb_hdr *h, arb_switch_action *out)
+{
+    arb_hdr *d = &out->down_hdr;
+    arb_hdr_init(d, ARB_PT_RESPONSE, h->message_id, h->dtype, h->ext);
+    d->op = h->op;
+    d->payload_valid = h->payload_valid;
+    /* header-only: a result that stands for its bytes */
+    d->payload_kind = h->payload_valid ? ARB_PK_DATA : ARB_PK_COMPLETION;
+    d->offset_a = h->offset_a;
+    out->ports = arb_plan_children(plan, e);
+    out->n_ports = e->n_children;
+    out->down = out->n_ports > 0;
+    sw->st.results_down += out->down;
+}
+
 /* A normal request climbing its tree: to the aggregator where e
  * aggregates, then on up (or to the responder at the root, or once its
  * location stack is empty). */
-static inline int sw_on_request(arb_switch *sw, arb_agg *agg, const arb_plan_entry *e,
-                                arb_switch_packet *pkt, arb_time now, arb_switch_action *out)
+static inline int sw_on_request(arb_switch *sw, arb_agg *agg, const arb_plan *plan,
+                                const arb_plan_entry *e, arb_switch_packet *pkt, arb_time now,
+                                arb_switch_action *out)
 {
     if (!e->aggregate) {
         sw_climb(e, out);
@@ -151,6 +173,7 @@ static inline int sw_on_request(arb_switch *sw, arb_agg *agg, const arb_plan_ent
         pkt->payload = r->payload;
         pkt->payload_len = r->payload_len;
         out->made = 1;
+        if (r->down) sw_result_down(sw, plan, e, pkt->hdr, out);
         break;
     default: /* FORWARD: a fan-in-1 pop */
         break;
@@ -174,7 +197,7 @@ static inline int switch_decide(arb_switch *sw, arb_agg *agg, const arb_plan *pl
     out->port = ARB_PLAN_NONE;
     out->ports = NULL;
     out->n_ports = 0;
-    out->aggregated = out->made = out->agg_called = 0;
+    out->aggregated = out->made = out->agg_called = out->down = 0;
     out->error = 0;
     arb_hdr in;
     const void *in_payload = pkt->payload;
@@ -186,7 +209,7 @@ static inline int switch_decide(arb_switch *sw, arb_agg *agg, const arb_plan *pl
     if (h->packet_type == ARB_PT_RESPONSE)
         rc = sw_on_credit(sw, agg, plan, e, pkt, now, out);
     else if (h->packet_type == ARB_PT_DATA_REQUEST && !h->repair && h->agg_depth > 0)
-        rc = sw_on_request(sw, agg, e, pkt, now, out);
+        rc = sw_on_request(sw, agg, plan, e, pkt, now, out);
     else { /* other packets on a tree: toward the responder */
         out->verb = ARB_SWITCH_UNICAST;
         rc = 0;

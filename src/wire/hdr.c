@@ -21,8 +21,8 @@
 static const char *const ptype_names[ARB_PT_COUNT] = {"REGISTER", "DATA_REQUEST", "RESPONSE", "END",
                                                       "END_ACK",  "REGISTER_ACK", "AGG_MISS"};
 
-#define PK_COUNT 3
-static const char *const pkind_names[PK_COUNT] = {"DATA", "COMPLETION", "REPLAY"};
+#define PK_COUNT 4
+static const char *const pkind_names[PK_COUNT] = {"DATA", "COMPLETION", "REPLAY", "SEED"};
 
 const char *arb_ptype_name(int pt)
 {
@@ -49,11 +49,13 @@ int arb_pkind_parse(const char *name)
 /* ------------------------------------------------------------------ */
 
 /* One bit per (payload_valid, payload_kind) pair a row allows. */
-#define PAIR(pv, kind) (1u << ((pv)*3 + (kind)))
+#define PAIR(pv, kind) (1u << ((pv)*4 + (kind)))
 #define P0_DATA PAIR(0, ARB_PK_DATA)
 #define P0_COMPLETION PAIR(0, ARB_PK_COMPLETION)
 #define P1_DATA PAIR(1, ARB_PK_DATA)
 #define P1_REPLAY PAIR(1, ARB_PK_REPLAY)
+#define P0_SEED PAIR(0, ARB_PK_SEED) /* header-only: a seed that stands for its bytes */
+#define P1_SEED PAIR(1, ARB_PK_SEED)
 
 enum offb_rule { OFFB_ANY, OFFB_ZERO, OFFB_ONE, OFFB_NONZERO };
 
@@ -71,10 +73,11 @@ struct rule {
  * {pairs, max_depth, may_agg, offb, any_op, check_fanin, attempt}. */
 static const struct rule row_control = {P0_DATA, 0, 0, OFFB_ZERO, 0, 0, 0};
 static const struct rule row_miss = {P0_DATA, 0, 0, OFFB_ZERO, 0, 0, 1};
-static const struct rule row_request = {P0_DATA | P1_DATA, 3, 1, OFFB_NONZERO, 1, 1, 1};
+static const struct rule row_request = {
+    P0_DATA | P1_DATA | P0_SEED | P1_SEED, 3, 1, OFFB_NONZERO, 1, 1, 1};
 static const struct rule row_request_repair = {P0_DATA | P1_DATA, 0, 0, OFFB_ONE, 1, 1, 0};
 static const struct rule row_response = {
-    P1_DATA | P0_COMPLETION | P0_DATA, 3, 0, OFFB_ANY, 1, 0, 1};
+    P1_DATA | P0_COMPLETION | P0_DATA | P0_SEED | P1_SEED, 3, 0, OFFB_ANY, 1, 0, 1};
 static const struct rule row_response_tail = {P1_DATA | P0_COMPLETION, 0, 0, OFFB_ZERO, 1, 0, 0};
 static const struct rule row_response_repair = {P1_REPLAY | P0_DATA, 0, 0, OFFB_ANY, 1, 0, 0};
 static const struct rule row_response_tail_replay = {P1_REPLAY, 0, 0, OFFB_ZERO, 1, 0, 0};
@@ -121,6 +124,11 @@ static int check_ranges(const arb_hdr *h)
 static int check_row(const arb_hdr *h, const struct rule *r)
 {
     if (!(r->pairs & PAIR(h->payload_valid, h->payload_kind))) return ARB_EWIRE_PAYLOAD_FLAG;
+    /* a seed is the credited offset's own (offset_a = offset_b); a request
+     * carries one only as a switch's aggregate */
+    if (h->payload_kind == ARB_PK_SEED &&
+        (h->packet_type == ARB_PT_RESPONSE ? h->offset_a != h->offset_b : !h->aggregated))
+        return ARB_EWIRE_PAYLOAD_FLAG;
     if (h->agg_depth > r->max_depth) return ARB_EWIRE_DEPTH;
     if (h->aggregated && !r->may_agg) return ARB_EWIRE_AGGREGATED;
     switch (r->offb) {

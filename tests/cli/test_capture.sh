@@ -104,6 +104,18 @@ fi
 cnt=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -Y "arbor.packet_type == 1 && arbor.payload_valid == 1" \
     -T fields -e arbor.payload.count | sort -u | tr '\n' ' ')
 if [ "$cnt" = "1 1536 " ]; then pass "AllReduce requests carry 1536 f32 each"; else fail "payload count" "$cnt"; fi
+# one-packet AllReduce channels are seeded (docs/protocol.md section 5): each
+# credit carries its responder's 1536 f32 (kind SEED, 3; bench's own timing
+# AllReduces, one f64 each, too) to the switch, and the
+# switch sends each result down itself (a tail, from the switch's source)
+seeds=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" \
+    -Y "arbor.packet_type == 2 && arbor.credit_valid == 1 && arbor.payload_kind == 3" \
+    -T fields -e arbor.payload.count | sort -u | tr '\n' ' ')
+if [ "$seeds" = "1 1536 " ]; then pass "seeded credits carry 1536 f32"; else fail "seeds" "$seeds"; fi
+nres=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" \
+    -Y "arbor.packet_type == 2 && arbor.credit_valid == 0 && arbor_rt.from_switch == 1" \
+    -T fields -e arbor.payload.count | grep -c 1536)
+if [ "$nres" -ge 4 ]; then pass "the switch sends results down ($nres)"; else fail "results down" "$nres"; fi
 has_job=$(ts -r "$TMP/cap.pcapng" -o "arbor.udp_port:$P" -T fields -e arbor_rt.job | sort -u | tr '\n' ' ')
 if [ "$has_job" = "3 " ]; then pass "runtime header: job 3"; else fail "job field" "$has_job"; fi
 

@@ -212,6 +212,20 @@ expect_lines "examples: Info column" "$TMP/want" "$TMP/got"
 got=$(fields "$TMP/ex.pcap" -e _ws.expert.message -e _ws.malformed | tr -d '\t\n')
 if [ -z "$got" ]; then pass "examples: no expert info"; else fail "examples: expert info" "$got"; fi
 
+# Seeded credits (docs/protocol.md section 5): a credit carrying its own
+# offset's input, and a seeded slot's aggregate, the whole result
+{
+    "$ARBOR" wire encode --frame type=response credit_valid=1 payload_kind=SEED op=sum \
+        message_id=1 offset_a=5 offset_b=5 agg_depth=1 dtype=f32 payload=0000803f0000803f
+    "$ARBOR" wire encode --frame type=data_request payload_kind=SEED aggregated=1 op=sum \
+        message_id=1 offset_a=5 offset_b=3 dtype=f32 payload=0000803f0000803f
+} | pcap "$TMP/seed.pcap"
+printf 'RESPONSE credit=5 seed@5 depth=1 msg=1 SUM 2xf32\nDATA_REQUEST offset=5 count=3 aggregated whole result msg=1 SUM 2xf32\n' >"$TMP/want"
+fields "$TMP/seed.pcap" -e $COL >"$TMP/got"
+expect_lines "seeded credit and aggregate: Info column" "$TMP/want" "$TMP/got"
+got=$(fields "$TMP/seed.pcap" -e _ws.expert.message -e _ws.malformed | tr -d '\t\n')
+if [ -z "$got" ]; then pass "seeded packets: no expert info"; else fail "seeded: expert info" "$got"; fi
+
 # ------------------------------------------------------------------
 # Payload values of every dtype (little-endian)
 # ------------------------------------------------------------------
@@ -309,7 +323,10 @@ malformed "20 B header cut" 8aff8fabcdef000003123404020100050001 \
     "Buffer shorter than the Arbor header (18 of 20 bytes)"
 malformed "version 1" 44010000000000000000000000000002 "Version is 1, not 2"
 malformed "packet_type 7" b8010000000000000000000000000002 "packet_type 7 is invalid"
-malformed "payload_kind 3" 9107f2000102000105000c1f00000002 "payload_kind 3 is invalid"
+malformed "a seed of another offset" 9107f2000102000105000c1f000000020000803f \
+    "a seed of offset 258 on the credit of offset 261"
+malformed "a seed on a request that is no aggregate" 8907e2000102000001000c0300000002 \
+    "a SEED request that is no switch's aggregate"
 malformed "agg_depth 2 with ext 0" 910794000102000105000c1f00000002 \
     "agg_depth 2 needs the 20 B header (ext = 1)"
 malformed "dtype 6" 84010000000000000000000000000006 "dtype 6 is not 0..5"

@@ -110,7 +110,9 @@ expect_err "frame bad ip checksum" 2 "EFRAME_IP_CHECKSUM" "$ARBOR" wire decode -
 expect_err "short" 2 "EWIRE_SHORT" "$ARBOR" wire decode 9107
 expect_err "version 1" 2 "EWIRE_VERSION" "$ARBOR" wire decode 44010000000000000000000000000002
 expect_err "type 7" 2 "EWIRE_TYPE" "$ARBOR" wire decode b8010000000000000000000000000002
-expect_err "payload_kind 3" 2 "EWIRE_KIND" "$ARBOR" wire decode 9107f2000102000105000c1f00000002
+expect_err "payload_kind 3 (SEED) naming another offset" 2 "EWIRE_PAYLOAD_FLAG" "$ARBOR" wire decode 9107f2000102000105000c1f00000002
+expect_out "decode a seeded credit" "SEED (3)" \
+    sh -c "'$ARBOR' wire decode 9107f2000105000105000c1f000000020000803f | awk '/^payload_kind/ {print \$2, \$3}'"
 expect_err "register without repair" 2 "EWIRE_REPAIR" "$ARBOR" wire decode 80010000000000000000000000000002
 expect_err "depth 2 in 16 B" 2 "EWIRE_DEPTH_EXT" "$ARBOR" wire decode 910794000102000105000c1f00000002
 expect_err "dtype 6" 2 "EWIRE_DTYPE" "$ARBOR" wire decode 84010000000000000000000000000006
@@ -144,6 +146,11 @@ expect_err "encode: op on a control packet" 2 "^arbor wire encode: op=SUM: an EN
 expect_err "encode: the field to add" 2 \
     "^arbor wire encode: a RESPONSE with payload_kind=REPLAY, repair=1, credit_valid=0 needs a payload \(payload=HEX or payload_len=N\) \(EWIRE_PAYLOAD_FLAG\)\$" \
     "$ARBOR" wire encode type=response payload_kind=REPLAY repair=1 credit_valid=0
+expect_out "encode: a seeded credit (its own offset's input)" "9000f0000005000005000000000000000000803f" \
+    "$ARBOR" wire encode type=response payload_kind=SEED offset_a=5 offset_b=5 payload=0000803f
+expect_err "encode: a seed of another offset, named" 2 \
+    "^arbor wire encode: payload_kind=SEED: a credit's seed is the input to its own offset, so offset_a=4 must equal offset_b=5 \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode type=response payload_kind=SEED offset_a=4 offset_b=5 payload=0000803f
 expect_err "encode: agg_depth 2 on the 16 B header" 2 \
     "^arbor wire encode: agg_depth=2: needs the 20 B header, header_len=20 \(or ext=1\)" \
     "$ARBOR" wire encode type=data_request agg_depth=2

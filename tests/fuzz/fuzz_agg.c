@@ -73,6 +73,10 @@ typedef struct ref_slot {
     uint8_t port_seen[16];
     uint8_t fanin, dtype, op, pv, attempt;
     size_t len;
+    /* a seeded credit's slot: the seed sets the inputs' dtype, op and
+     * length (values mode), and the aggregate is the whole result */
+    uint8_t seeded, sdtype, sop;
+    size_t slen;
 } ref_slot;
 
 typedef struct state {
@@ -110,6 +114,13 @@ static arb_agg_reason predict(state *s, const arb_hdr *h, size_t len, uint64_t c
         x->ch = ch;
         x->off = h->offset_b;
         x->attempt = h->attempt;
+        if (h->payload_kind == ARB_PK_SEED && h->agg_depth == 0 &&
+            (s->header_only || (h->payload_valid && len))) {
+            x->seeded = 1;
+            x->sdtype = h->dtype;
+            x->sop = h->op;
+            x->slen = len;
+        }
         return ARB_AGG_R_PUSH;
     }
     if (h->repair || h->packet_type != ARB_PT_DATA_REQUEST || h->agg_depth == 0)
@@ -128,6 +139,9 @@ static arb_agg_reason predict(state *s, const arb_hdr *h, size_t len, uint64_t c
     if (plen > ARB_PAYLOAD_MAX) return ARB_AGG_R_TOO_LONG;
     if (x->n && (x->fanin != h->fanin[top] || x->dtype != h->dtype || x->op != h->op ||
                  x->pv != h->payload_valid || x->len != plen))
+        return ARB_AGG_R_MISMATCH;
+    if (!x->n && x->seeded && !s->header_only &&
+        (h->dtype != x->sdtype || h->op != x->sop || !h->payload_valid || plen != x->slen))
         return ARB_AGG_R_MISMATCH;
     if (x->count + h->offset_b > h->fanin[top]) return ARB_AGG_R_OVERCOUNT;
     if (!x->n) {
@@ -162,6 +176,9 @@ static void feed(state *s, arb_hdr *h, const void *p, size_t len, uint64_t ch, u
     case ARB_AGG_FORWARD:
         require(memcmp(&r.hdr, h, sizeof *h) == 0);
         require(arb_hdr_validate(&r.hdr, r.payload_len) == 0);
+        /* a credit never carries its seed past the engine */
+        require(!(h->packet_type == ARB_PT_RESPONSE && h->credit_valid && !h->repair) ||
+                (h->payload_kind != ARB_PK_SEED && (r.payload_len == 0) == !h->payload_valid));
         if (r.reason == ARB_AGG_R_PUSH) {
             int i = s->ncredits++ % 8;
             s->credits[i] = *h;
@@ -172,6 +189,11 @@ static void feed(state *s, arb_hdr *h, const void *p, size_t len, uint64_t ch, u
         require(arb_hdr_validate(&r.hdr, r.payload_len) == 0);
         require(r.hdr.aggregated == 1 && r.hdr.offset_b >= 2 && r.hdr.offset_b <= 255);
         require(r.payload_len <= ARB_PAYLOAD_MAX);
+        /* the whole result only from a seeded slot, and only it goes down */
+        if (r.reason == ARB_AGG_R_COMPLETE) {
+            require((r.hdr.payload_kind == ARB_PK_SEED) == (s->ref[want_slot].seeded != 0));
+            require(r.down == (s->ref[want_slot].seeded && r.hdr.agg_depth == 0));
+        }
         if (s->header_only || !r.hdr.payload_valid) {
             require(r.payload == NULL);
         } else {

@@ -105,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c->first_msg_id = (b1 & 0x10) ? 255 : 0;
     c->first_seq = (b1 & 0x20) ? 0xFFFFF8u + (b2 & 7u) : b2;
     c->ep.retry = ARB_PS_PER_MS;
+    c->ep.seed = (b1 & 0x40) != 0; /* seeded messages keep their input */
     c->send = on_send;
     c->send_ctx = hs;
     c->on_result = on_result;

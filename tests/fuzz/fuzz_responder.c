@@ -127,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.ep.timeout_min = 20 * ARB_PS_PER_US;
     c.ep.repair_tries = 4;
     c.ep.early = (b3 & 0x40) != 0; /* a first credit before registration */
+    c.ep.seed = (b3 & 0x80) != 0;  /* a one-offset AllReduce's credit carries its input */
     c.send = on_send;
     c.send_ctx = hs;
     c.on_commit = on_commit;

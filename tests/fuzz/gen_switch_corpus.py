@@ -17,7 +17,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_wire_corpus import hdr, payload, PT, REPLAY  # noqa: E402
+from gen_wire_corpus import hdr, payload, PT, REPLAY, SEED  # noqa: E402
 
 SWITCH = 0xFFFF
 
@@ -46,6 +46,13 @@ def seeds():
     end = rec(1, arbor(1, 0, hdr(PT["END"])))
     tail = rec(0, arbor(0, 1, hdr(PT["RESPONSE"], op=1, pv=1), payload(16)))
     out["star-offset"] = b"\x00" + b"".join(reg) + ack + credit + b"".join(reqs) + tail + end
+    # a seeded credit (docs/protocol.md section 5): the switch keeps rank 0's input and sends
+    # the whole result down as well as up; then a late copy and a seed of another offset
+    seeded = rec(0, arbor(0, 1, hdr(PT["RESPONSE"], op=1, pv=1, kind=SEED, credit=1, off_a=0,
+                                    off_b=0), payload(16)))
+    out["star-seeded-offset"] = b"\x00" + b"".join(reg) + ack + seeded + b"".join(reqs) + \
+        reqs[2] + end + rec(0, arbor(0, 1, hdr(PT["RESPONSE"], op=1, pv=1, kind=SEED, credit=1,
+                                               off_a=1, off_b=2), payload(16)))
     out["star-duplicate-request"] = b"\x00" + credit + reqs[0] + reqs[0] + reqs[1]
     out["star-late-request"] = b"\x00" + credit + b"".join(reqs) + reqs[2]
     out["star-repair"] = b"\x00" + rec(0, arbor(0, 1, hdr(PT["RESPONSE"], repair=1, op=1, credit=1,

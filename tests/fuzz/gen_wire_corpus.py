@@ -16,7 +16,7 @@ import struct
 import sys
 
 PT = dict(REGISTER=0, DATA_REQUEST=1, RESPONSE=2, END=3, END_ACK=4, REGISTER_ACK=5, AGG_MISS=6)
-DATA, COMPLETION, REPLAY = 0, 1, 2
+DATA, COMPLETION, REPLAY, SEED = 0, 1, 2, 3
 ESIZE = [2, 2, 4, 8, 4, 8]  # f16 bf16 f32 f64 i32 i64
 
 
@@ -99,6 +99,14 @@ def seeds():
                                         off_b=0x31)
     s["pkt-response-tail-replay"] = hdr(PT["RESPONSE"], repair=1, pv=1, kind=REPLAY,
                                         off_a=0x22) + payload(8)
+    # seeded credits (docs/protocol.md section 5): the credited offset's own input, and the
+    # whole-result aggregate a seeded slot sends up; header-only forms without a payload
+    s["pkt-response-seeded-credit"] = hdr(PT["RESPONSE"], op=1, pv=1, kind=SEED, credit=1,
+                                          off_a=0x41, off_b=0x41) + payload(16)
+    s["pkt-response-seeded-credit-header-only"] = hdr(PT["RESPONSE"], op=1, kind=SEED, credit=1,
+                                                      depth=1, off_a=5, off_b=5)
+    s["pkt-request-seeded-aggregate"] = hdr(PT["DATA_REQUEST"], op=1, pv=1, kind=SEED, agg=1,
+                                            off_a=0x41, off_b=3) + payload(16)
     s["pkt-end"] = hdr(PT["END"], msg=12, off_a=0x200)
     s["pkt-end-ack-ext"] = hdr(PT["END_ACK"], msg=12, ext=1, off_a=0x200)
     s["pkt-agg-miss"] = hdr(PT["AGG_MISS"], off_a=0x123456, loc=(7, 0, 0), fanin=(2, 0, 0))
@@ -120,7 +128,10 @@ def seeds():
     s["bad-short-ext"] = hdr(PT["END"], ext=1)[:18]
     s["bad-version"] = hdr(PT["END"], version=1)
     s["bad-type"] = hdr(7)
-    s["bad-kind"] = hdr(PT["END"], kind=3)
+    s["bad-kind"] = hdr(PT["END"], kind=SEED)  # a seed on a control packet: PAYLOAD_FLAG
+    s["bad-seed-other-offset"] = hdr(PT["RESPONSE"], op=1, pv=1, kind=SEED, credit=1, off_a=4,
+                                     off_b=5) + payload(4)
+    s["bad-seed-request"] = hdr(PT["DATA_REQUEST"], op=1, pv=1, kind=SEED, off_b=1) + payload(4)
     s["bad-depth-ext"] = hdr(PT["DATA_REQUEST"], depth=2, off_b=1, fanin=(1, 1, 0))
     s["bad-dtype"] = hdr(PT["END"], dtype=6)
     s["bad-repair"] = hdr(PT["REGISTER"])

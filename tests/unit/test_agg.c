@@ -544,6 +544,117 @@ TEST(local_repair_replays_a_complete_slot)
     arb_agg_free(a);
 }
 
+/* A seeded credit (docs/protocol.md section 5, "Seeded credits"): the
+ * first slot keeps the responder's input and the credit goes on bare; the
+ * slot's aggregate holds every input, seed included, is marked SEED and
+ * goes down too. Values: 1 + 2 + 4 in each element, any order. */
+TEST(seeded_credit_makes_the_whole_result)
+{
+    arb_agg *a = make(4, 4, 0);
+    int32_t seed[2] = {1, 10}, v[2] = {2, 20}, w[2] = {4, 40};
+    arb_hdr c = credit(9, 0, 0);
+    c.payload_valid = 1, c.payload_kind = ARB_PK_SEED, c.offset_a = 9;
+    c.dtype = ARB_DTYPE_I32;
+    arb_agg_result r = feed(a, &c, seed, sizeof seed, CH1, 3, 0);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_PUSH);
+    CHECK_EQ_U(c.agg_depth, 1);
+    seed[0] = seed[1] = -99; /* kept by value: the caller's buffer may go */
+    uint8_t fi[1] = {2};
+    arb_hdr q = request(&c, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    CHECK_EQ_I(feed(a, &q, v, sizeof v, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    r = feed(a, &q, w, sizeof w, CH1, 1, 0);
+    REQUIRE(r.action == ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.payload_kind, ARB_PK_SEED);
+    CHECK_EQ_U(r.hdr.offset_b, 2); /* the seed is no contribution */
+    CHECK_EQ_U(r.hdr.agg_depth, 0);
+    CHECK_EQ_U(r.down, 1);
+    int32_t got[2];
+    REQUIRE(r.payload && r.payload_len == sizeof got);
+    memcpy(got, r.payload, sizeof got);
+    CHECK_EQ_I(got[0], 7);
+    CHECK_EQ_I(got[1], 70);
+    arb_agg_stats st = stats(a);
+    CHECK_EQ_U(st.seeds, 1);
+    CHECK_EQ_U(st.seeded_results, 1);
+    /* an unseeded credit's aggregate is DATA and stays up */
+    arb_hdr c2 = credit(10, 0, 0);
+    c2.dtype = ARB_DTYPE_I32;
+    feed(a, &c2, NULL, 0, CH1, 3, 0);
+    arb_hdr q2 = request(&c2, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    feed(a, &q2, v, sizeof v, CH1, 0, 0);
+    r = feed(a, &q2, w, sizeof w, CH1, 1, 0);
+    REQUIRE(r.action == ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.payload_kind, ARB_PK_DATA);
+    CHECK_EQ_U(r.down, 0);
+    memcpy(got, r.payload, sizeof got);
+    CHECK_EQ_I(got[0], 6);
+    arb_agg_free(a);
+}
+
+/* A seed sets what the inputs must be: another length or type is a
+ * protocol error; a seed below the first slot of its stack is stripped and
+ * kept nowhere (only the top slot's aggregate is the whole result); a
+ * later attempt's seeded credit that takes over the partial slot goes on
+ * bare too. Header-only: the seed is a mark, its aggregate SEED as well. */
+TEST(seeds_only_at_the_top_and_checked)
+{
+    arb_agg *a = make(8, 4, 0);
+    int32_t seed[2] = {1, 1}, v[4] = {2, 2, 2, 2};
+    arb_hdr c = credit(5, 0, 0);
+    c.payload_valid = 1, c.payload_kind = ARB_PK_SEED, c.offset_a = 5;
+    c.dtype = ARB_DTYPE_I32;
+    feed(a, &c, seed, sizeof seed, CH1, 3, 0);
+    uint8_t fi[1] = {2};
+    arb_hdr q = request(&c, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    arb_agg_result r = feed(a, &q, v, sizeof v, CH1, 0, 0); /* 16 B against an 8 B seed */
+    CHECK_EQ_I(r.action, ARB_AGG_DROP);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_MISMATCH);
+    arb_hdr qf = request(&c, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_F32);
+    CHECK_EQ_I(feed(a, &qf, v, 8, CH1, 0, 0).reason, ARB_AGG_R_MISMATCH);
+    /* a later attempt's seeded credit adopts the partial slot, bare */
+    CHECK_EQ_I(feed(a, &q, v, 8, CH1, 0, 0).action, ARB_AGG_CONSUMED);
+    arb_hdr c1 = credit(5, 0, 0);
+    c1.payload_valid = 1, c1.payload_kind = ARB_PK_SEED, c1.offset_a = 5, c1.attempt = 1;
+    c1.dtype = ARB_DTYPE_I32;
+    r = feed(a, &c1, seed, sizeof seed, CH1, 3, 0);
+    CHECK_EQ_I(r.reason, ARB_AGG_R_ADOPT);
+    arb_hdr q1 = request(&c1, 1, fi, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    r = feed(a, &q1, v, 8, CH1, 1, 0);
+    REQUIRE(r.action == ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.payload_kind, ARB_PK_SEED);
+    int32_t got[2];
+    memcpy(got, r.payload, sizeof got);
+    CHECK_EQ_I(got[0], 5); /* 1 + 2 + 2: the seed once */
+    /* below the top of the stack: stripped, not kept */
+    arb_hdr d = credit(6, 1, 1);
+    d.payload_valid = 1, d.payload_kind = ARB_PK_SEED, d.offset_a = 6;
+    d.dtype = ARB_DTYPE_I32;
+    feed(a, &d, seed, sizeof seed, CH1, 3, 0);
+    uint8_t fi2[2] = {4, 2};
+    arb_hdr qd = request(&d, 1, fi2, 1, ARB_OP_SUM, ARB_DTYPE_I32);
+    feed(a, &qd, v, 8, CH1, 0, 0);
+    r = feed(a, &qd, v, 8, CH1, 1, 0);
+    REQUIRE(r.action == ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.payload_kind, ARB_PK_DATA);
+    CHECK_EQ_U(r.down, 0);
+    memcpy(got, r.payload, sizeof got);
+    CHECK_EQ_I(got[0], 4);
+    CHECK_EQ_U(stats(a).seeds, 1);
+    arb_agg_free(a);
+
+    arb_agg *h = make(4, 4, 1);
+    arb_hdr ch = credit(7, 0, 0);
+    ch.payload_kind = ARB_PK_SEED, ch.offset_a = 7;
+    feed(h, &ch, NULL, 0, CH1, 3, 0);
+    arb_hdr qh = request(&ch, 1, fi, 0, ARB_OP_SUM, ARB_DTYPE_F32);
+    feed(h, &qh, NULL, 0, CH1, 0, 0);
+    r = feed(h, &qh, NULL, 0, CH1, 1, 0);
+    REQUIRE(r.action == ARB_AGG_EMIT_AGGREGATE);
+    CHECK_EQ_U(r.hdr.payload_kind, ARB_PK_SEED);
+    CHECK_EQ_U(r.down, 1);
+    arb_agg_free(h);
+}
+
 /* Where the earlier attempt's slot is gone (taken by the rotation, or
  * another channel's), or local repair is off, a later attempt allocates. */
 TEST(local_repair_only_where_the_slot_is_held)
@@ -1153,6 +1264,8 @@ int main(void)
     RUN(attempts_keep_their_own_slots);
     RUN(local_repair_adopts_a_partial_slot);
     RUN(local_repair_replays_a_complete_slot);
+    RUN(seeded_credit_makes_the_whole_result);
+    RUN(seeds_only_at_the_top_and_checked);
     RUN(local_repair_only_where_the_slot_is_held);
     RUN(local_repair_contexts_that_share_a_set);
     RUN(bad_slot_index);

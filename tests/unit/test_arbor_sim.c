@@ -48,6 +48,8 @@ static arb_time g_skew;
 static int g_skew_mode;
 /* dynamic subchannels, and a switch failed after planning (0: none) */
 static int g_dynamic;
+static int g_seeded; /* ep.seed */
+static int g_early;  /* ep.early */
 static uint32_t g_fail_node;
 static int g_fail_rc; /* arb_sim_run may fail with this (0: must not fail) */
 
@@ -115,6 +117,8 @@ static int run(const struct run *x, arb_sim_arbor_result *res, arb_sim_stats *st
     ac.skew_random = g_skew_mode;
     ac.seed = 7;
     ac.ep.dynamic_subchannels = g_dynamic;
+    ac.ep.seed = g_seeded;
+    ac.ep.early = g_early;
     uint32_t done = 0, all = 0;
     if (s) CHECK_EQ_I(arb_sim_arbor_progress(s, &done, &all), ARB_EINVAL); /* none yet */
     rc = s && p ? arb_sim_arbor_add(s, &ac) : ARB_EINVAL;
@@ -340,6 +344,64 @@ TEST(loss_repairs)
         if (run(&x, &r, &st) < 0) return;
         check_good(&x, &r, &st);
     }
+}
+
+/* A good run of x with seeded credits on or off: its finish, or 0 when it
+ * could not run. */
+static uint64_t seeded_run(const struct run *x, int seeded)
+{
+    arb_sim_arbor_result r;
+    arb_sim_stats st;
+    g_seeded = seeded;
+    int rc = run(x, &r, &st);
+    g_seeded = 0;
+    if (rc < 0) return 0;
+    check_good(x, &r, &st);
+    return r.finish;
+}
+
+/* Seeded credits (arbor.switch_results): a one-offset AllReduce's result
+ * comes down from the switch that completes it, exact, on one switch and
+ * on trees of two and three aggregating levels, header-only and with
+ * values, loss-free and at 5% loss; loss-free it ends sooner than without
+ * them (the responder's pass is off the path) and in the same time in both
+ * modes (the seed stands for its bytes). Longer messages are untouched. */
+TEST(switch_results_exact_and_sooner)
+{
+    static const char *const topos[] = {"star:4", "leafspine:2,2,2", "pgft:3;2,2,2;1,2,2;1,1,1"};
+    static const uint32_t n_of[] = {4, 4, 8};
+    g_early = 1; /* as the runtime: the difference is the switch's results alone */
+    for (int ti = 0; ti < 3 && !TEST_FAILING(); ti++) {
+        uint64_t fin[2][2] = {{0}};
+        for (int seeded = 0; seeded < 2; seeded++)
+            for (int values = 0; values < 2; values++) {
+                struct run x = {topos[ti],
+                                ARB_COLL_ALLREDUCE,
+                                n_of[ti],
+                                4096,
+                                ARB_DTYPE_I32,
+                                values,
+                                0,
+                                0,
+                                0,
+                                0,
+                                0};
+                fin[seeded][values] = seeded_run(&x, seeded);
+                x.loss = 0.05;
+                x.seed = 11;
+                seeded_run(&x, seeded);
+            }
+        CHECK(fin[1][0] > 0 && fin[1][0] < fin[0][0]);
+        CHECK_EQ_U(fin[1][0], fin[1][1]);
+        CHECK_EQ_U(fin[0][0], fin[0][1]);
+    }
+    /* several offsets a channel: nothing seeds, the same run */
+    struct run x = {
+        "leafspine:2,2,2", ARB_COLL_ALLREDUCE, 4, 200000, ARB_DTYPE_I32, 1, 0, 0, 0, 0, 0};
+    uint64_t f0 = seeded_run(&x, 0);
+    CHECK(f0 > 0);
+    CHECK_EQ_U(seeded_run(&x, 1), f0);
+    g_early = 0;
 }
 
 TEST(small_slot_pool_misses)
@@ -1132,6 +1194,7 @@ int main(void)
     RUN(dtypes_and_two_ranks);
     RUN(deterministic);
     RUN(loss_repairs);
+    RUN(switch_results_exact_and_sooner);
     RUN(small_slot_pool_misses);
     RUN(rank_skew);
     RUN(dynamic_subchannels_avoid_a_failed_tree);

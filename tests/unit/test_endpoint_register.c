@@ -170,6 +170,172 @@ TEST(responder_early_credit_commits_after_registration)
     }
 }
 
+/* Seeded credits (ep.seed; docs/protocol.md section 5): a one-offset
+ * AllReduce is credited (and twinned) with the responder's own input; a
+ * seeded aggregate is the whole result (nothing added), committed without
+ * a tail of the responder's; one that comes before registration is kept
+ * and commits once registration completes, an END completing it in place
+ * of a lost REGISTER; a seeded message's END is acknowledged only after
+ * the commit. Without ep.seed: bare credits, and the responder's input
+ * added at commit. */
+TEST(responder_seeded_credit)
+{
+    for (int seed = 0; seed <= 1; seed++) {
+        static capture cap;
+        memset(&cap, 0, sizeof cap);
+        arb_responder_config c;
+        rsp_cfg(&c, 2, &cap);
+        c.ep.early = 1;
+        c.ep.seed = seed;
+        arb_responder *r = NULL;
+        REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+        int32_t own[4] = {1, 2, 3, 4}, res[4] = {0};
+        CHECK_EQ_I(arb_responder_start_message(r, 0, 16, own, res, 0), 0);
+        REQUIRE_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 2); /* the credit and its twin */
+        for (int x = 0; x < 2; x++) {
+            const cap_pkt *k = &cap.p[x];
+            CHECK_EQ_U(k->h.credit_valid, 1);
+            CHECK_EQ_U(k->h.payload_kind, seed ? ARB_PK_SEED : ARB_PK_DATA);
+            CHECK_EQ_U(k->len, seed ? 16u : 0u);
+            CHECK(!seed || memcmp(k->data, own, 16) == 0);
+            CHECK_EQ_U(k->h.offset_a, k->h.offset_b);
+        }
+        int32_t agg[4] = {10, 20, 30, 40};
+        arb_hdr m = mk_master(0, 0, 2, 1);
+        if (seed) m.payload_kind = ARB_PK_SEED;
+        arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 10);
+        agg[0] = -1; /* kept by value */
+        arb_responder_stats st;
+        arb_responder_get_stats(r, &st);
+        CHECK_EQ_U(st.commits, 0);
+        CHECK_EQ_U(st.held_masters, (uint64_t)seed);
+        CHECK_EQ_U(st.early_masters, (uint64_t)!seed);
+        /* member 0's END before its REGISTER: a registration where seeded,
+         * acknowledged by neither */
+        arb_hdr e0 = mk_end(0, 0);
+        arb_responder_recv(r, &e0, NULL, 0, 0, 15);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_END_ACK, -1), 0);
+        arb_hdr g1 = mk_register(0, 0);
+        arb_responder_recv(r, &g1, NULL, 0, 1, 20);
+        arb_responder_get_stats(r, &st);
+        CHECK_EQ_U(st.end_registers, (uint64_t)seed);
+        CHECK_EQ_U(st.commits, (uint64_t)seed); /* the kept one commits at registration */
+        CHECK_EQ_U(st.seeded_commits, (uint64_t)seed);
+        if (seed) {
+            CHECK_EQ_I(res[0], 10); /* the whole result: nothing added */
+            CHECK_EQ_I(res[3], 40);
+            CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 2); /* no tail of its own */
+            arb_responder_recv(r, &e0, NULL, 0, 0, 30);          /* END again: acknowledged */
+            CHECK_EQ_I(cap_count(&cap, ARB_PT_END_ACK, -1), 1);
+        } else {
+            arb_hdr g0 = mk_register(0, 0);
+            arb_responder_recv(r, &g0, NULL, 0, 0, 20);
+            /* a whole result of a message it did not seed: refused, counted */
+            m = mk_master(0, 0, 2, 1);
+            m.payload_kind = ARB_PK_SEED;
+            arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 25);
+            arb_responder_get_stats(r, &st);
+            CHECK_EQ_U(st.commits, 0);
+            CHECK_EQ_U(st.unexpected, 1);
+            m = mk_master(0, 0, 2, 1);
+            agg[0] = 10;
+            arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 30);
+            arb_responder_get_stats(r, &st);
+            CHECK_EQ_U(st.commits, 1);
+            CHECK_EQ_I(res[0], 11); /* its own input added */
+            CHECK_EQ_I(res[3], 44);
+            CHECK_EQ_I(cap_count(&cap, ARB_PT_RESPONSE, -1), 3); /* its tail */
+        }
+        CHECK_EQ_I(cap.invalid, 0);
+        arb_responder_free(r);
+    }
+}
+
+/* A seeded message's END that comes before the commit (the member has
+ * its result from the switch, the responder's aggregate is late or lost)
+ * is counted but not acknowledged: the member keeps answering the
+ * offset's credits until the commit. */
+TEST(responder_acks_a_seeded_end_after_commit)
+{
+    static capture cap;
+    memset(&cap, 0, sizeof cap);
+    arb_responder_config c;
+    rsp_cfg(&c, 2, &cap);
+    c.ep.early = 1;
+    c.ep.seed = 1;
+    arb_responder *r = NULL;
+    REQUIRE_EQ_I(arb_responder_new(&r, &c), 0);
+    int32_t own[4] = {1, 2, 3, 4}, res[4] = {0};
+    CHECK_EQ_I(arb_responder_start_message(r, 0, 16, own, res, 0), 0);
+    register_all(r, 2, 0, 0, 5);
+    arb_hdr e0 = mk_end(0, 0);
+    arb_responder_recv(r, &e0, NULL, 0, 0, 10);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_END_ACK, -1), 0);
+    int32_t agg[4] = {5, 6, 7, 8};
+    arb_hdr m = mk_master(0, 0, 2, 1);
+    m.payload_kind = ARB_PK_SEED;
+    arb_responder_recv(r, &m, (uint8_t *)agg, 16, ARB_EP_FROM_SWITCH, 20);
+    CHECK_EQ_I(res[2], 7);
+    arb_responder_recv(r, &e0, NULL, 0, 0, 30);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_END_ACK, -1), 1);
+    arb_hdr e1 = mk_end(0, 0);
+    arb_responder_recv(r, &e1, NULL, 0, 1, 31);
+    CHECK_EQ_I(cap_count(&cap, ARB_PT_END_ACK, -1), 2);
+    CHECK_EQ_I(arb_responder_done(r), 1);
+    CHECK_EQ_I(cap.invalid, 0);
+    arb_responder_free(r);
+}
+
+/* A requester of a seeded message: a credit that still carries its seed
+ * (no switch kept it) is a bare credit, never a result; once its result is
+ * in (from the switch, before the responder committed), a credit sent
+ * again is answered from the input it kept, whatever the caller did to
+ * its buffer since. Without ep.seed such a copy is late and unanswered. */
+TEST(requester_answers_a_seeded_message_until_acknowledged)
+{
+    for (int seed = 0; seed <= 1; seed++) {
+        static capture cap;
+        memset(&cap, 0, sizeof cap);
+        arb_requester_config c;
+        req_cfg(&c, 0, &cap);
+        c.ep.seed = seed;
+        arb_requester *q = NULL;
+        REQUIRE_EQ_I(arb_requester_new(&q, &c), 0);
+        int32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
+        CHECK_EQ_I(arb_requester_start_message(q, 0, 16, in, out, 0), 0);
+        int32_t seedv[4] = {9, 9, 9, 9};
+        arb_hdr k0 = mk_credit(0, 0);
+        k0.payload_valid = 1, k0.payload_kind = ARB_PK_SEED;
+        CHECK_EQ_I(arb_requester_recv(q, &k0, (uint8_t *)seedv, 16, 0, 1), 0);
+        CHECK_EQ_I(out[0], 0); /* no result */
+        int reqs = cap_count(&cap, ARB_PT_DATA_REQUEST, 0);
+        CHECK_EQ_I(reqs, 1);
+        CHECK(memcmp(cap_last(&cap, ARB_PT_DATA_REQUEST)->data, in, 16) == 0);
+        in[0] = in[1] = in[2] = in[3] = -7; /* the call returns: the buffer is the caller's */
+        int32_t sum[4] = {11, 12, 13, 14};
+        arb_hdr tail = mk(ARB_PT_RESPONSE, 0, 0, 0);
+        tail.op = ARB_OP_SUM;
+        tail.payload_valid = 1;
+        CHECK_EQ_I(arb_requester_recv(q, &tail, (uint8_t *)sum, 16, 0, 2), 0);
+        CHECK_EQ_I(out[3], 14);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_END, -1) > 0, 1);
+        arb_hdr k2 = mk_credit(0, 0);
+        k2.attempt = 2;
+        CHECK_EQ_I(arb_requester_recv(q, &k2, NULL, 0, 0, 3), 0);
+        CHECK_EQ_I(cap_count(&cap, ARB_PT_DATA_REQUEST, 0), reqs + seed);
+        if (seed) {
+            const cap_pkt *a = cap_last(&cap, ARB_PT_DATA_REQUEST);
+            int32_t kept[4];
+            memcpy(kept, a->data, 16);
+            CHECK_EQ_I(kept[0], 1);
+            CHECK_EQ_I(kept[3], 4);
+            CHECK_EQ_U(a->h.attempt, 2);
+        }
+        CHECK_EQ_I(cap.invalid, 0);
+        arb_requester_free(q);
+    }
+}
+
 /* A credit of a message not started yet (the responder's first credit
  * before registration) is held by the requester and answered when the
  * message starts, after its REGISTER; a credit of another message is
@@ -308,6 +474,9 @@ int main(void)
     RUN(registration);
     RUN(responder_early_credit_commits_after_registration);
     RUN(requester_holds_early_credit);
+    RUN(responder_seeded_credit);
+    RUN(responder_acks_a_seeded_end_after_commit);
+    RUN(requester_answers_a_seeded_message_until_acknowledged);
     RUN(requester_register_retry_and_failure);
     return testkit_done();
 }

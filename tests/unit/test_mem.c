@@ -210,7 +210,7 @@ static int responder_setup(const arb_mem *mem, void *ctx)
  * the bitmap window is allocated at the start. */
 static int requester_setup(const arb_mem *mem, void *ctx)
 {
-    const int *header_only = ctx;
+    const int *mode = ctx; /* 0 values, 1 header-only, 2 values with seeded credits */
     static uint8_t in[64 * 1024], out[64 * 1024];
     arb_requester_config c;
     arb_requester_config_default(&c);
@@ -218,7 +218,8 @@ static int requester_setup(const arb_mem *mem, void *ctx)
     c.dtype = ARB_DTYPE_I32;
     c.op = ARB_OP_SUM;
     c.kind = ARB_EP_PULL_RESULT;
-    c.ep.header_only = *header_only;
+    c.ep.header_only = *mode == 1;
+    c.ep.seed = *mode == 2; /* a copy of two offsets' input, allocated once */
     c.send = NULL;
     c.mem = mem;
     arb_requester *q = NULL;
@@ -244,8 +245,11 @@ TEST(endpoints_fail_cleanly)
     int values = 0, header_only = 1;
     CHECK(every_failure("responder (values)", responder_setup, &values) >= 7);
     CHECK(every_failure("responder (header-only)", responder_setup, &header_only) >= 6);
-    CHECK(every_failure("requester (values)", requester_setup, &values) >= 3);
+    int rv = every_failure("requester (values)", requester_setup, &values);
+    CHECK(rv >= 3);
     CHECK(every_failure("requester (header-only)", requester_setup, &header_only) >= 2);
+    int seeded = 2;
+    CHECK_EQ_I(every_failure("requester (seeded)", requester_setup, &seeded), rv + 1);
 }
 
 /* ---- the planner -------------------------------------------------------- */

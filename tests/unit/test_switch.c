@@ -221,6 +221,49 @@ TEST(root_unicasts_and_miss)
     arb_switch_free(sw);
 }
 
+/* A seeded credit's slot (docs/protocol.md section 5, "Seeded credits"):
+ * its aggregate goes to the responder and, being the whole result, down
+ * to every child as the offset's tail result; an unseeded one does not. */
+TEST(seeded_result_goes_down_too)
+{
+    const arb_plan_entry *root = entry_at(2);
+    REQUIRE(root != NULL);
+    arb_switch *sw = make_switch(root, 0);
+    arb_agg *a = make_agg(root);
+    const uint32_t *kids = arb_plan_children(g_p, root);
+    arb_hdr c = credit(21, 0);
+    c.payload_kind = ARB_PK_SEED, c.offset_a = 21; /* header-only: a mark */
+    arb_switch_action act = feed(sw, a, root, &c, kids[0], 1);
+    CHECK_EQ_I(act.verb, ARB_SWITCH_CHILDREN);
+    CHECK_EQ_U(c.payload_kind, ARB_PK_DATA); /* on bare */
+    arb_hdr r0 = request(&c), r1 = request(&c);
+    r0.payload_valid = r1.payload_valid = 0;
+    feed(sw, a, root, &r0, kids[0], 2);
+    act = feed(sw, a, root, &r1, kids[1], 3);
+    CHECK_EQ_I(act.verb, ARB_SWITCH_UNICAST);
+    CHECK_EQ_U(r1.payload_kind, ARB_PK_SEED);
+    CHECK_EQ_U(act.down, 1);
+    CHECK(act.ports == kids);
+    CHECK_EQ_U(act.n_ports, root->n_children);
+    CHECK_EQ_U(act.down_hdr.packet_type, ARB_PT_RESPONSE);
+    CHECK_EQ_U(act.down_hdr.credit_valid, 0);
+    CHECK_EQ_U(act.down_hdr.offset_a, 21);
+    CHECK_EQ_U(act.down_hdr.payload_kind, ARB_PK_COMPLETION); /* header-only */
+    CHECK_EQ_I(arb_hdr_validate(&act.down_hdr, 0), 0);
+    arb_hdr u = credit(22, 0);
+    feed(sw, a, root, &u, kids[0], 4);
+    arb_hdr u0 = request(&u), u1 = request(&u);
+    feed(sw, a, root, &u0, kids[0], 5);
+    act = feed(sw, a, root, &u1, kids[1], 6);
+    CHECK_EQ_I(act.verb, ARB_SWITCH_UNICAST);
+    CHECK_EQ_U(act.down, 0);
+    arb_switch_stats st;
+    arb_switch_get_stats(sw, &st);
+    CHECK_EQ_U(st.results_down, 1);
+    arb_agg_free(a);
+    arb_switch_free(sw);
+}
+
 /* A repair request and any other packet of a tree go to the responder
  * without the aggregator; an entry that does not aggregate passes a
  * request up. */
@@ -535,6 +578,7 @@ int main(void)
     RUN(credit_down_replicates_up_climbs);
     RUN(requests_aggregate_and_climb);
     RUN(root_unicasts_and_miss);
+    RUN(seeded_result_goes_down_too);
     RUN(others_unicast);
     RUN(malformed_and_errors);
     RUN(simulator_and_runtime_decide_alike);

@@ -160,7 +160,6 @@ static int ref_validate(const arb_hdr *h, size_t plen)
         return ARB_ERANGE;
     if (h->version != 2) return ARB_EWIRE_VERSION;
     if (h->packet_type == 7) return ARB_EWIRE_TYPE;
-    if (h->payload_kind == 3) return ARB_EWIRE_KIND;
     if (!h->ext && h->agg_depth > 1) return ARB_EWIRE_DEPTH_EXT;
     if (h->dtype > 5) return ARB_EWIRE_DTYPE;
 
@@ -179,7 +178,9 @@ static int ref_validate(const arb_hdr *h, size_t plen)
         if (h->attempt && t != ARB_PT_AGG_MISS) return ARB_EWIRE_ATTEMPT;
     } else if (t == ARB_PT_DATA_REQUEST) {
         if (h->credit_valid) return ARB_EWIRE_CREDIT;
-        if (k != ARB_PK_DATA) return ARB_EWIRE_PAYLOAD_FLAG;
+        /* a seed only on a switch's aggregate */
+        if (k != ARB_PK_DATA && !(k == ARB_PK_SEED && !h->repair && h->aggregated))
+            return ARB_EWIRE_PAYLOAD_FLAG;
         if (h->repair) {
             if (h->agg_depth) return ARB_EWIRE_DEPTH;
             if (h->aggregated) return ARB_EWIRE_AGGREGATED;
@@ -192,8 +193,10 @@ static int ref_validate(const arb_hdr *h, size_t plen)
             if (!h->fanin[i]) return ARB_EWIRE_FANIN;
     } else { /* RESPONSE */
         int ok;
-        if (!h->repair && h->credit_valid)
-            ok = (pv && k == ARB_PK_DATA) || (!pv && k != ARB_PK_REPLAY);
+        if (!h->repair && h->credit_valid) /* a seed is its own offset's */
+            ok = ((pv && k == ARB_PK_DATA) || (!pv && k != ARB_PK_REPLAY) ||
+                  (pv && k == ARB_PK_SEED)) &&
+                 (k != ARB_PK_SEED || h->offset_a == h->offset_b);
         else if (!h->repair)
             ok = (pv && k == ARB_PK_DATA) || (!pv && k == ARB_PK_COMPLETION);
         else if (h->credit_valid)
@@ -263,6 +266,7 @@ static size_t gen_valid(arb_rng *r, int type, arb_hdr *h, unsigned max_elems)
         } else {
             max_depth = 3;
             h->aggregated = (uint8_t)rnd(r, 2);
+            if (h->aggregated && !rnd(r, 4)) h->payload_kind = ARB_PK_SEED; /* a seeded slot's */
             /* Small counts are the common case; cover the whole range too. */
             h->offset_b = rnd(r, 2) ? 1 + rnd(r, 255) : 1 + rnd(r, 0xFFFFFF);
         }
@@ -282,6 +286,11 @@ static size_t gen_valid(arb_rng *r, int type, arb_hdr *h, unsigned max_elems)
         h->payload_kind = p[1];
         h->offset_b = h->credit_valid ? rnd(r, 1u << 24) : 0;
         max_depth = !h->repair && h->credit_valid ? 3 : 0;
+        if (max_depth && !rnd(r, 4)) { /* a seeded credit: its own offset's */
+            h->payload_kind = ARB_PK_SEED;
+            h->payload_valid = (uint8_t)rnd(r, 2);
+            h->offset_a = h->offset_b;
+        }
         break;
     }
     default: /* END, END_ACK, AGG_MISS */
@@ -603,7 +612,7 @@ TEST(names)
 {
     for (int t = 0; t < ARB_PT_COUNT; t++)
         CHECK_EQ_I(arb_ptype_parse(arb_ptype_name(t)), t);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         CHECK_EQ_I(arb_pkind_parse(arb_pkind_name(k)), k);
     CHECK_STR(arb_ptype_name(ARB_PT_DATA_REQUEST), "DATA_REQUEST");
     CHECK_STR(arb_ptype_name(ARB_PT_AGG_MISS), "AGG_MISS");
@@ -612,7 +621,8 @@ TEST(names)
     CHECK_EQ_I(arb_pkind_parse("Completion"), ARB_PK_COMPLETION);
     CHECK(arb_ptype_name(7) == NULL);
     CHECK(arb_ptype_name(-1) == NULL);
-    CHECK(arb_pkind_name(3) == NULL);
+    CHECK_STR(arb_pkind_name(ARB_PK_SEED), "SEED");
+    CHECK(arb_pkind_name(4) == NULL);
     CHECK_EQ_I(arb_ptype_parse("REGISTE"), ARB_ENOENT);
     CHECK_EQ_I(arb_ptype_parse("REGISTERX"), ARB_ENOENT);
     CHECK_EQ_I(arb_ptype_parse(""), ARB_ENOENT);
@@ -896,8 +906,11 @@ TEST(random_fields_match_reference)
     }
     CHECK(accepted > 10000);
     CHECK(reached[-ARB_ERANGE]);
+    /* every 2-bit payload_kind is a kind: EWIRE_KIND guards wider values,
+     * which ERANGE refuses first */
     for (int c = ARB_EWIRE_VERSION; c >= ARB_EWIRE_ATTEMPT; c--)
-        if (!reached[-c % 128]) TESTKIT_REPORT("never reached %s", arb_errname(c));
+        if (!reached[-c % 128] && c != ARB_EWIRE_KIND)
+            TESTKIT_REPORT("never reached %s", arb_errname(c));
 }
 
 /* Arbitrary bytes: decode agrees with the reference applied to the raw
@@ -933,6 +946,7 @@ TEST(random_bytes_match_reference)
             ref.op = tmp[0] & 3;
             ref.payload_valid = tmp[2] >> 7;
             ref.payload_kind = tmp[2] >> 5 & 3;
+            ref.offset_a = (uint32_t)tmp[3] << 16 | (uint32_t)tmp[4] << 8 | tmp[5];
             ref.credit_valid = tmp[2] >> 4 & 1;
             ref.ext = tmp[2] >> 3 & 1;
             ref.agg_depth = tmp[2] >> 1 & 3;
@@ -1340,8 +1354,20 @@ TEST(reject_header_fields)
     }
     h = b, h.packet_type = 7;
     EXPECT_REJECT(&h, 0, ARB_EWIRE_TYPE);
-    h = b, h.payload_kind = 3;
-    EXPECT_REJECT(&h, 0, ARB_EWIRE_KIND);
+    /* kind 3 (SEED) on a request only as a switch's aggregate */
+    h = b, h.payload_kind = ARB_PK_SEED, h.aggregated = 0;
+    EXPECT_REJECT(&h, 0, ARB_EWIRE_PAYLOAD_FLAG);
+    h = b, h.payload_kind = ARB_PK_SEED, h.aggregated = 1;
+    EXPECT_ACCEPT(&h, 0);
+    /* on a credit, only its own offset's: offset_a = offset_b */
+    arb_hdr c = row_base(ARB_PT_RESPONSE, 0, 1);
+    c.payload_kind = ARB_PK_SEED, c.offset_a = 5, c.offset_b = 5;
+    EXPECT_ACCEPT(&c, 0);
+    c.offset_a = 4;
+    EXPECT_REJECT(&c, 0, ARB_EWIRE_PAYLOAD_FLAG);
+    c = row_base(ARB_PT_RESPONSE, 0, 0); /* a tail carries no seed */
+    c.payload_kind = ARB_PK_SEED;
+    EXPECT_REJECT(&c, 0, ARB_EWIRE_PAYLOAD_FLAG);
     h = b, h.agg_depth = 2, h.fanin[0] = h.fanin[1] = 1;
     EXPECT_REJECT(&h, 0, ARB_EWIRE_DEPTH_EXT);
     h.agg_depth = 3;
@@ -1359,8 +1385,6 @@ TEST(reject_header_fields)
     EXPECT_REJECT(&h, 0, ARB_EWIRE_VERSION);
     h = b, h.packet_type = 7, h.payload_kind = 3;
     EXPECT_REJECT(&h, 0, ARB_EWIRE_TYPE);
-    h = b, h.payload_kind = 3, h.agg_depth = 2;
-    EXPECT_REJECT(&h, 0, ARB_EWIRE_KIND);
     h = b, h.agg_depth = 2, h.dtype = 9;
     EXPECT_REJECT(&h, 0, ARB_EWIRE_DEPTH_EXT);
     h = b, h.dtype = 9, h.credit_valid = 1;

@@ -251,7 +251,7 @@ void cli_switch_stats(const char *who, const arb_rt_switch *s)
             "joins=%llu rejoins=%llu join_rejected=%llu undecodable=%llu strangers=%llu "
             "unknown_job=%llu unknown_channel=%llu unroutable=%llu credits=%llu requests=%llu "
             "aggregates=%llu agg_miss=%llu agg_drops=%llu copies=%llu recredits=%llu "
-            "adoptions=%llu replays=%llu "
+            "adoptions=%llu replays=%llu results_down=%llu "
             "dropped_tx=%llu "
             "send_errors=%llu gso_sends=%llu waits=%llu keepalive_joins=%llu foreign=%llu "
             "io_uring=%llu ecn_marks=%llu queue_peak=%llu queue_mean=%llu\n",
@@ -266,10 +266,10 @@ void cli_switch_stats(const char *who, const arb_rt_switch *s)
             (unsigned long long)st.agg_miss, (unsigned long long)st.agg_drops,
             (unsigned long long)st.copies, (unsigned long long)st.recredits,
             (unsigned long long)st.adoptions, (unsigned long long)st.replays,
-            (unsigned long long)st.dropped_tx, (unsigned long long)st.send_errors,
-            (unsigned long long)st.gso_sends, (unsigned long long)st.waits,
-            (unsigned long long)st.keepalive_joins, (unsigned long long)st.foreign,
-            (unsigned long long)st.io_uring, (unsigned long long)st.ecn_marks,
-            (unsigned long long)st.queue_peak,
+            (unsigned long long)st.results_down, (unsigned long long)st.dropped_tx,
+            (unsigned long long)st.send_errors, (unsigned long long)st.gso_sends,
+            (unsigned long long)st.waits, (unsigned long long)st.keepalive_joins,
+            (unsigned long long)st.foreign, (unsigned long long)st.io_uring,
+            (unsigned long long)st.ecn_marks, (unsigned long long)st.queue_peak,
             (unsigned long long)(st.queue_reads ? st.queue_sum / st.queue_reads : 0));
 }

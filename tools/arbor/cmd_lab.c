@@ -142,6 +142,17 @@ static int lab_recredit(arb_scenario *sc)
     return 0;
 }
 
+/* arbor.switch_results: the ranks' ARBOR_SWITCH_RESULTS; unset, the
+ * runtime's default (on), which the report echoes. 0, or an exit status. */
+static int lab_switch_results(arb_scenario *sc)
+{
+    char err[256];
+    if (arb_scenario_origin(sc, "arbor", "switch_results", NULL)) return 0;
+    if (arb_scenario_set(sc, "arbor.switch_results=on", err, sizeof err) < 0)
+        return cli_error("lab", "%s", err);
+    return 0;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 static volatile sig_atomic_t lab_signal;
@@ -341,6 +352,7 @@ static void bench_argv(const struct lab *L, const struct lab_job *j, const struc
 /* What every rank's environment shares (NAME=VALUE each). */
 struct rank_env {
     char tmo[48], rate[48], secret[64], topo[160], size[32], cc[48], payload[48], window[48];
+    char swres[32];
     char lsize[32], *addrs, *names;
 };
 
@@ -359,6 +371,10 @@ static int rank_env_make(const struct lab *L, const struct lab_job *j, const str
     snprintf(e->payload, sizeof e->payload, "ARBOR_PAYLOAD=%s", setting(sc, "arbor", "payload"));
     const char *w = setting(sc, "arbor", "window");
     snprintf(e->window, sizeof e->window, "ARBOR_WINDOW=%s", strcmp(w, "0") ? w : "16");
+    const char *sr = setting(sc, "arbor", "switch_results"); /* as the parser took it */
+    int sr_on =
+        strcasecmp(sr, "off") && strcasecmp(sr, "false") && strcasecmp(sr, "no") && strcmp(sr, "0");
+    snprintf(e->swres, sizeof e->swres, "ARBOR_SWITCH_RESULTS=%d", sr_on);
     size_t na = 32 + 16 * (size_t)j->ranks, nn = 32 + 41 * (size_t)j->ranks;
     e->addrs = malloc(na);
     e->names = malloc(nn);
@@ -398,9 +414,10 @@ static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_
         snprintf(swv, sizeof swv, "ARBOR_SWITCH=%s:%d", sw, LAB_PORT);
         snprintf(out, sizeof out, "%s/rank-%u.out", L->dir, r);
         snprintf(errf, sizeof errf, "%s/rank-%u.err", L->dir, r);
-        char *env[] = {rank,    e.size,  swv,  "ARBOR_JOB=1", e.secret, e.topo, "ARBOR_HOST_BASE=0",
-                       e.tmo,   e.rate,  e.cc, e.payload,     e.window, lrank,  e.lsize,
-                       e.addrs, e.names, NULL};
+        char *env[] = {
+            rank,    e.size,  swv,     "ARBOR_JOB=1", e.secret, e.topo, "ARBOR_HOST_BASE=0",
+            e.tmo,   e.rate,  e.cc,    e.payload,     e.window, lrank,  e.lsize,
+            e.addrs, e.names, e.swres, NULL};
         char *argv[24];
         struct bench_args b;
         char **run = argv;
@@ -695,6 +712,7 @@ static int parse_args(int argc, char **argv, arb_scenario *sc, struct lab_run *R
         if (arb_scenario_set(sc, a.sets[i], err, sizeof err) < 0)
             return cli_error("lab", "%s", err);
     rc = lab_recredit(sc);
+    if (rc == 0) rc = lab_switch_results(sc);
     return rc ? rc : lab_opts_of(sc, &R->o);
 }
 

@@ -34,7 +34,7 @@ static int parse_enum(const char *v, int (*by_name)(const char *), int count, ui
         return 0;
     }
     /* numbers are allowed up to the field's width so that invalid wire
-     * values (packet_type 7, payload_kind 3) can be expressed and rejected
+     * values (packet_type 7) can be expressed and rejected
      * by the encoder with its own message. */
     (void)count;
     return cli_parse_u64(v, 255, out);
@@ -218,8 +218,9 @@ static int set_text_key(struct encode_state *st, int k, const char *v)
         h->op = (uint8_t)x;
         return 0;
     case K_PKIND:
-        if (parse_enum(v, arb_pkind_parse, 3, &x) < 0 || x > keys[k].max)
-            return cli_error(E, "payload_kind: '%s' is not DATA, COMPLETION, REPLAY or 0..3", v);
+        if (parse_enum(v, arb_pkind_parse, 4, &x) < 0 || x > keys[k].max)
+            return cli_error(E, "payload_kind: '%s' is not DATA, COMPLETION, REPLAY, SEED or 0..3",
+                             v);
         h->payload_kind = (uint8_t)x;
         return 0;
     case K_DTYPE:

@@ -190,6 +190,12 @@ static int field_problem(const struct wire_fit *f, char *msg, size_t len)
     const arb_hdr *h = &f->h;
     int rc = arb_hdr_validate(h, f->payload_len);
     const char *code = arb_errname(rc);
+    if (h->packet_type == ARB_PT_RESPONSE && h->payload_kind == ARB_PK_SEED &&
+        h->offset_a != h->offset_b)
+        return arb_errf(msg, len, ARB_EWIRE_PAYLOAD_FLAG,
+                        "payload_kind=SEED: a credit's seed is the input to its own offset, so "
+                        "offset_a=%u must equal offset_b=%u (%s)",
+                        h->offset_a, h->offset_b, arb_errname(ARB_EWIRE_PAYLOAD_FLAG));
     switch (rc) {
     case ARB_EWIRE_VERSION:
         return arb_errf(msg, len, rc, "version=%u: the header's version is %d (%s)", h->version,
@@ -200,7 +206,8 @@ static int field_problem(const struct wire_fit *f, char *msg, size_t len)
                         "END_ACK, REGISTER_ACK, AGG_MISS: 0..6) (%s)",
                         h->packet_type, code);
     case ARB_EWIRE_KIND:
-        return arb_errf(msg, len, rc, "payload_kind=%u: not DATA, COMPLETION or REPLAY (0..2) (%s)",
+        return arb_errf(msg, len, rc,
+                        "payload_kind=%u: not DATA, COMPLETION, REPLAY or SEED (0..3) (%s)",
                         h->payload_kind, code);
     case ARB_EWIRE_DEPTH_EXT:
         return arb_errf(msg, len, rc,
