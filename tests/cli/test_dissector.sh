@@ -205,6 +205,8 @@ DATA_REQUEST repair offset=5 count=1 msg=1 SUM 4xf32
 RESPONSE repair tail replay@7 msg=1 SUM 4xf32
 END start_seq=0 msg=1
 END_ACK start_seq=0 msg=1
+RESPONSE credit=5 seed@5 msg=1 SUM 4xf32
+DATA_REQUEST offset=5 count=31 aggregated whole result msg=1 SUM 4xf32
 EOF
 fields "$TMP/ex.pcap" -e $COL >"$TMP/got"
 expect_lines "examples: Info column" "$TMP/want" "$TMP/got"

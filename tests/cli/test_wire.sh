@@ -151,6 +151,15 @@ expect_out "encode: a seeded credit (its own offset's input)" "9000f000000500000
 expect_err "encode: a seed of another offset, named" 2 \
     "^arbor wire encode: payload_kind=SEED: a credit's seed is the input to its own offset, so offset_a=4 must equal offset_b=5 \(EWIRE_PAYLOAD_FLAG\)\$" \
     "$ARBOR" wire encode type=response payload_kind=SEED offset_a=4 offset_b=5 payload=0000803f
+expect_err "decode: a seed on a request that is no aggregate, named" 2 \
+    "a request carries a seed only as a switch's aggregate \(aggregated 1, repair 0\) \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire decode 8901e2000005000001000c1f000000020000803f
+expect_err "encode: a seed on a request, the rule named" 2 \
+    "^arbor wire encode: payload_kind=SEED: a request carries a seed only as a switch's aggregate \(aggregated=1, repair=0\) \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode type=data_request payload_kind=seed payload_len=4
+expect_err "encode: a seed on a repair credit, the rule named" 2 \
+    "only a normal credit \(credit_valid=1, repair=0\) carries a seed" \
+    "$ARBOR" wire encode repair_credit payload_kind=seed offset_a=5
 expect_err "encode: agg_depth 2 on the 16 B header" 2 \
     "^arbor wire encode: agg_depth=2: needs the 20 B header, header_len=20 \(or ext=1\)" \
     "$ARBOR" wire encode type=data_request agg_depth=2

@@ -118,6 +118,20 @@ void wire_print_hex(const uint8_t *buf, size_t len)
 }
 /* ------------------------------------------------------------------ */
 /* decode                                                               */
+/* Which rule of a seed (payload_kind SEED, docs/protocol.md section 5) h
+ * breaks, or NULL when it carries none. */
+static const char *seed_rule(const arb_hdr *h)
+{
+    if (h->payload_kind != ARB_PK_SEED) return NULL;
+    if (h->packet_type == ARB_PT_RESPONSE)
+        return h->repair || !h->credit_valid
+                   ? "only a normal credit (credit_valid 1, repair 0) carries a seed"
+                   : "a credit's seed is the input to its own offset (offset_a = offset_b)";
+    if (h->packet_type == ARB_PT_DATA_REQUEST)
+        return "a request carries a seed only as a switch's aggregate (aggregated 1, repair 0)";
+    return "only a normal credit or a switch's aggregate carries a seed";
+}
+
 /* ------------------------------------------------------------------ */
 
 static void print_ip(FILE *f, uint32_t ip)
@@ -293,6 +307,10 @@ static int wire_decode(int argc, char **argv)
     rc = arb_hdr_decode(&h, udp, udp_len, &poff);
     if (rc < 0) {
         free(buf);
+        const char *why = rc == ARB_EWIRE_PAYLOAD_FLAG ? seed_rule(&h) : NULL;
+        if (why)
+            return cli_error("wire decode", "malformed packet: %s: %s (%s)", arb_strerror(rc), why,
+                             arb_errname(rc));
         return cli_error("wire decode", "malformed packet: %s (%s)", arb_strerror(rc),
                          arb_errname(rc));
     }

@@ -190,6 +190,18 @@ static int field_problem(const struct wire_fit *f, char *msg, size_t len)
     const arb_hdr *h = &f->h;
     int rc = arb_hdr_validate(h, f->payload_len);
     const char *code = arb_errname(rc);
+    if (h->payload_kind == ARB_PK_SEED && h->packet_type == ARB_PT_DATA_REQUEST &&
+        (h->repair || !h->aggregated))
+        return arb_errf(msg, len, ARB_EWIRE_PAYLOAD_FLAG,
+                        "payload_kind=SEED: a request carries a seed only as a switch's aggregate "
+                        "(aggregated=1, repair=0) (%s)",
+                        arb_errname(ARB_EWIRE_PAYLOAD_FLAG));
+    if (h->payload_kind == ARB_PK_SEED && h->packet_type == ARB_PT_RESPONSE &&
+        (h->repair || (given(f, WD_CREDIT) && !h->credit_valid)))
+        return arb_errf(msg, len, ARB_EWIRE_PAYLOAD_FLAG,
+                        "payload_kind=SEED: only a normal credit (credit_valid=1, repair=0) "
+                        "carries a seed (%s)",
+                        arb_errname(ARB_EWIRE_PAYLOAD_FLAG));
     if (h->packet_type == ARB_PT_RESPONSE && h->payload_kind == ARB_PK_SEED &&
         h->offset_a != h->offset_b)
         return arb_errf(msg, len, ARB_EWIRE_PAYLOAD_FLAG,
