@@ -35,8 +35,9 @@ static void tick_once(struct ampi *g)
 /* Between calls, the communicators' engines answer their peers from here:
  * a tick each quiet sleep (no blocking wait ran in it). Through a long call
  * or a loop of short ones it wakes every 8 ms, not every millisecond: each
- * wake took a core from a rank or the switch (a 64 MiB AllReduce's ranks
- * switched 40% more often than without the thread). */
+ * wake took a core from a rank or the switch (a run of 64 MiB AllReduces
+ * made 77-90 k voluntary context switches where arbor bench's, without the
+ * thread, made 58-72 k: docs/mpi.md, "Overhead"). */
 static void *tick_main(void *arg)
 {
     struct ampi *g = arg;
