@@ -31,8 +31,13 @@ EOF
 expect_err "no file" 2 "give a scenario file" "$ARBOR" lab
 expect_err "a [lab] key out of range" 2 "lab.scale '2': want auto or a factor in \(0, 1\]" \
     "$ARBOR" lab "$TMP/star.ini" -s lab.scale=2
-expect_err "a spin above 10 ms" 2 "lab.spin '20ms': want 0 or a duration up to 10ms" \
+expect_err "a spin above 10 ms" 2 "lab.spin: '20ms': must be at most 10ms" \
     "$ARBOR" lab "$TMP/star.ini" -s lab.spin=20ms
+printf '[lab]\nspin = 2\n' >"$TMP/spin.ini"
+expect_err "a spin that is no time, in the file, with its line" 2 "spin.ini:2: lab.spin: '2' is not a time" \
+    "$ARBOR" lab "$TMP/spin.ini"
+expect_err "arbor sim checks a [lab] key's syntax too" 2 "lab.spin: 'abc' is not a time" \
+    "$ARBOR" sim "$TMP/star.ini" -s lab.spin=abc
 expect_err "an unknown [lab] key" 2 "lab.speed: unknown key" "$ARBOR" lab "$TMP/star.ini" -s lab.speed=1
 printf '[lab]\niters = 0\n' >"$TMP/bad.ini"
 expect_err "a [lab] key in the file, with its line" 2 "bad.ini:2: lab.iters: '0' is not in 1..100000" \
