@@ -75,13 +75,22 @@ struct ampi {
     int err_class, err_code;
     struct ampi_stats st;
     /* Every use of an Arbor communicator holds the lock. A thread keeps
-     * them progressing between calls (every ARBOR_MPI_TICK, 1 ms): a call
-     * done here may still owe its peers answers, and the program may next
-     * wait in MPI, not in Arbor. */
+     * them progressing between calls (ampi.c, tick_main): a call done here
+     * may still owe its peers answers, and the program may next wait in
+     * MPI, not in Arbor. It skips its tick, and sleeps longer, while
+     * blocking waits run or have run since its last look (they progress
+     * the engines themselves): `waits` counts those begun, `waiting`
+     * those running (atomics, no lock on a call's path). */
     pthread_mutex_t lock;
     pthread_t ticker;
     int ticking;
     volatile int stop;
+    unsigned long waits;
+    int waiting;
+    /* the ticker's figures (ARBOR_MPI_VERBOSE's summary): its wakes, those
+     * that found a wait running or run since, its ticks; ns in waits */
+    unsigned long wakes, busy_wakes, ticks;
+    uint64_t wait_ns;
 };
 extern struct ampi ampi_g;
 

@@ -63,7 +63,7 @@ int ampi_req_new(MPI_Comm comm, struct amc *m, enum ampi_coll coll, arb_rt_reque
     int rc = a ? PMPI_Grequest_start(q_query, q_free, q_cancel, a, &a->h) : MPI_ERR_OTHER;
     if (rc != MPI_SUCCESS) {
         pthread_mutex_lock(&ampi_g.lock);
-        arb_rt_wait(ar);
+        ampi_wait(ar);
         pthread_mutex_unlock(&ampi_g.lock);
         free(tmp);
         return a ? rc : ampi_fail(comm, m, coll, ARB_ESTATE);

@@ -2,6 +2,7 @@
 import ctypes
 import os
 import threading
+import time
 
 from . import _lib
 
@@ -117,7 +118,7 @@ class Request:
         with self._comm._lock:
             if self._h is not None:
                 h, self._h = self._h, None
-                rc = self._comm._L.arb_rt_wait(h)
+                rc = self._comm._wait(h)
                 # the message while the communicator surely lives: free()
                 # takes the same lock before it frees it
                 self._err = self._comm._error(rc) if rc < 0 else None
@@ -158,20 +159,56 @@ class Comm:
         self.size = L.arb_rt_size(h)
         # A call done here may still owe its peers answers while this rank
         # computes before its next call: a thread answers them meanwhile
-        # (every millisecond; ctypes lets it run beside Python code).
+        # (ctypes lets it run beside Python code), a tick each quiet sleep.
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._waits = 0    # waits begun (the ticker reads it without a lock)
+        self._waiting = 0  # waits running
+        self._tk = {"wakes": 0, "busy_wakes": 0, "ticks": 0, "wait_s": 0.0}
         self._ticker = threading.Thread(target=self._tick, daemon=True)
         self._ticker.start()
 
+    # The ticker's sleeps: 1 ms after a quiet one, doubling up to 8 ms while
+    # waits (which progress the engines themselves) run or ran in the last
+    # one; 8 ms is below the engines' own 10 ms floor (docs/runtime.md
+    # section 5). Each wake takes the interpreter's lock: through a long call
+    # it now wakes every 8 ms, not every millisecond.
+    _TICK_MIN, _TICK_MAX = 0.001, 0.008
+
     def _tick(self):
-        while not self._stop.wait(0.001):
-            if self._lock.acquire(blocking=False):
+        seen, t, tk = self._waits, self._TICK_MIN, self._tk
+        while not self._stop.wait(t):
+            tk["wakes"] += 1
+            if self._waits != seen or self._waiting:
+                seen, t = self._waits, min(2 * t, self._TICK_MAX)
+                tk["busy_wakes"] += 1
+                continue
+            tk["ticks"] += 1
+            if self._lock.acquire(blocking=False):  # else a call progresses them
                 try:
                     if self._h:
                         self._L.arb_rt_progress(self._h)
                 finally:
                     self._lock.release()
+            t = self._TICK_MIN
+
+    def _wait(self, h):
+        """arb_rt_wait(h), counted for the ticker; the caller holds the
+        lock (so the counts are written under it)."""
+        self._waits += 1
+        self._waiting += 1
+        t0 = time.monotonic()
+        try:
+            return self._L.arb_rt_wait(h)
+        finally:
+            self._waiting -= 1
+            self._tk["wait_s"] += time.monotonic() - t0
+
+    def ticker_stats(self):
+        """What the thread that answers the peers between calls did: its
+        wakes, those that found a wait running or run since (it skipped its
+        tick and slept longer), its ticks, and the seconds spent in waits."""
+        return dict(self._tk)
 
     def free(self):
         """Finish what lingers, leave the job. The communicator is unusable

@@ -11,6 +11,9 @@ them) and exits 1 when a check failed.
                          directory DIR first)
     colls.py DIR kill R  rank R dies inside a 64 MiB AllReduce; the others
                          print "rank Q: error after T s: MESSAGE"
+    colls.py DIR ticker  five 100 ms gaps between barriers, then 20
+                         AllReduces of 16 MiB; prints "rank R: ticker
+                         WAKES BUSY_WAKES WAIT_S TICKS" (ticker_stats())
 """
 import array
 import os
@@ -80,9 +83,24 @@ def meet(ready):
         time.sleep(0.01)
 
 
+def ticker_mode():
+    for _ in range(5):
+        time.sleep(0.1)
+        comm.barrier()
+    x = np.zeros(4 << 20, np.float32)
+    for _ in range(20):
+        comm.allreduce(x)
+    tk = comm.ticker_stats()
+    say(f"rank {me}: ticker {tk['wakes']} {tk['busy_wakes']} {tk['wait_s']:.3f} {tk['ticks']}")
+    comm.free()
+    sys.exit(0)
+
+
 meet(sys.argv[1])
 if len(sys.argv) > 3 and sys.argv[2] == "kill":
     kill_mode(int(sys.argv[3]))
+if len(sys.argv) > 2 and sys.argv[2] == "ticker":
+    ticker_mode()
 
 OPS = {"sum": lambda a: a.sum(axis=0), "max": lambda a: a.max(axis=0),
        "min": lambda a: a.min(axis=0)}

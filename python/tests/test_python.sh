@@ -36,6 +36,21 @@ same "colls.py: every rank's checks pass, none wrong" 4 "$ok"
 calls=$(sed -n 's/^rank [0-3]: .* wrong, \([0-9]*\) calls.*/\1/p' "$TMP/out" | sort -u)
 same "colls.py: each communicator counted the 352 calls made" 352 "$calls"
 
+# ---- the ticker: ticks between calls, sleeps through them ----------------------
+# as the MPI interposer's (tests/cli/test_mpi.sh, which derives the bound):
+# a tick in each of five 100 ms gaps; wakes that found a wait at most
+# 30 + waits / 8 ms (a tick every millisecond gave about waits / 1 ms)
+mkdir "$TMP/tick"
+timeout 120 "$ARBOR" run -n 4 -- $PY python/tests/colls.py "$TMP/tick" ticker >"$TMP/out" 2>"$TMP/err"
+same "colls.py ticker: exit status" 0 "$?"
+ok=$(awk '$3 == "ticker" && NF == 7 && $7 >= 5 && $5 <= 30 + $6 / 0.008 { n++ } END { print n + 0 }' "$TMP/out")
+if [ "$ok" -eq 4 ]; then
+    pass "the ticker ticked in every gap and slept through the waits on every rank"
+else
+    fail "the ticker: at least 5 ticks, at most 30 + waits / 8 ms wakes in calls" \
+        "$(grep ticker "$TMP/out")" "$(tail -3 "$TMP/err")"
+fi
+
 # ---- a rank killed inside a call ----------------------------------------------
 # rank 2 dies inside a 64 MiB AllReduce; deadline 3 s: every other rank's
 # call raises ArborError naming rank 2 within the deadline plus 1 s of

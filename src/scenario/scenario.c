@@ -415,6 +415,12 @@ int scn_check_value(int k, const char *s, char *msg, size_t len)
                             : d->type == VT_TIME_AUTO ? ", or auto"
                                                       : "");
         if (d->lo && t < d->lo) return arb_errf(msg, len, ARB_EPARSE, "'%s': must be above 0", s);
+        if (d->hi && t > d->hi) { /* (the bounds in use are whole microseconds) */
+            int ms = d->hi % ARB_PS_PER_MS == 0;
+            return arb_errf(msg, len, ARB_EPARSE, "'%s': must be at most %llu%s", s,
+                            (unsigned long long)(d->hi / (ms ? ARB_PS_PER_MS : ARB_PS_PER_US)),
+                            ms ? "ms" : "us");
+        }
         return 0;
     }
     case VT_RATE:

@@ -31,6 +31,13 @@ EOF
 expect_err "no file" 2 "give a scenario file" "$ARBOR" lab
 expect_err "a [lab] key out of range" 2 "lab.scale '2': want auto or a factor in \(0, 1\]" \
     "$ARBOR" lab "$TMP/star.ini" -s lab.scale=2
+expect_err "a spin above 10 ms" 2 "lab.spin: '20ms': must be at most 10ms" \
+    "$ARBOR" lab "$TMP/star.ini" -s lab.spin=20ms
+printf '[lab]\nspin = 2\n' >"$TMP/spin.ini"
+expect_err "a spin that is no time, in the file, with its line" 2 "spin.ini:2: lab.spin: '2' is not a time" \
+    "$ARBOR" lab "$TMP/spin.ini"
+expect_err "arbor sim checks a [lab] key's syntax too" 2 "lab.spin: 'abc' is not a time" \
+    "$ARBOR" sim "$TMP/star.ini" -s lab.spin=abc
 expect_err "an unknown [lab] key" 2 "lab.speed: unknown key" "$ARBOR" lab "$TMP/star.ini" -s lab.speed=1
 printf '[lab]\niters = 0\n' >"$TMP/bad.ini"
 expect_err "a [lab] key in the file, with its line" 2 "bad.ini:2: lab.iters: '0' is not in 1..100000" \
@@ -222,6 +229,17 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     skip "arbor plot of the lab's run" "gnuplot is not installed"
 fi
+
+# ---- another program on the fabric; lab.spin reaches ranks and switches ----------
+# the program prints, on rank 0, its ARBOR_SPIN and how many switch processes
+# run with --spin 50us (one: the star's; every lab process shares this PID
+# namespace); the default run's JSON says 0
+out=$(timeout 120 "$ARBOR" lab "$TMP/star.ini" -q -s lab.spin=50us -- sh -c \
+    'echo "rank $ARBOR_LAB_RANK of $ARBOR_LAB_SIZE, spin $ARBOR_SPIN"; ps -eo args | grep -c "[s]witch --listen .* --spin 50us"' \
+    2>"$TMP/prog.err")
+same "a program run on every host, rank 0's output printed; lab.spin in its environment and the switch's" \
+    "rank 0 of 4, spin 50us 1" "$(echo $out)"
+same "lab.spin: 0 in the JSON when unset" "0.0" "$(field star lab.spin_us)"
 
 # ---- a two-level k-ary tree: two leaves, two spines (two roots) ------------------
 lab kary -s fabric.topology=kary:2,2 -s arbor.collective=allreduce

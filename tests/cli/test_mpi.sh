@@ -81,6 +81,28 @@ else
     fail "the switch aggregated" "aggregates=$aggs, reducing calls=$reds" "$st"
 fi
 
+# ---- the ticker: ticks between calls, sleeps through them --------------------
+# Between calls a thread answers the peers (a tick 1 ms after a quiet sleep);
+# while blocking waits run it sleeps 1, 2, 4, then 8 ms. mpi_colls ticker:
+# five 100 ms gaps (each must hold a tick), then 20 AllReduces of 16 MiB.
+# A wake that finds a wait running (or run since its last) costs, per
+# stretch of waits, at most one at its start, three at the 1, 2 and 4 ms
+# sleeps, one at its end, and one per 8 ms of waiting: six stretches give at
+# most 30 + waits / 8 ms (a tick every millisecond through the waits, as
+# before, gave about waits / 1 ms).
+# shellcheck disable=SC2086
+timeout 120 "$ARBOR" mpirun --verbose $PRELOAD $MPIRUN -- "$COLLS" ticker >"$TMP/out" 2>"$TMP/err"
+rc=$?
+same "mpi_colls ticker: exit status" 0 "$rc"
+tk=$(sed -n 's/^arbor-mpi: rank \([0-3]\): ticker: \([0-9]*\) wakes, \([0-9]*\) in calls (\([0-9.]*\) s in blocking waits), \([0-9]*\) ticks$/\1 \2 \3 \4 \5/p' "$TMP/err")
+ok=$(echo "$tk" | awk 'NF == 5 && $5 >= 5 && $3 <= 30 + $4 / 0.008 { n++ } END { print n + 0 }')
+if [ "$ok" -eq 4 ]; then
+    pass "the ticker ticked in every gap and slept through the waits on every rank"
+else
+    fail "the ticker: at least 5 ticks, at most 30 + waits / 8 ms wakes in calls" \
+        "rank, wakes, in calls, waits (s), ticks:" "$tk" "$(grep ticker "$TMP/err")"
+fi
+
 # ---- a rank killed inside a call --------------------------------------------
 # rank 2 dies inside a 16 MiB AllReduce; deadline 5 s: each other rank's call
 # ends with an error naming rank 2 ("rank 2 never answered", "unanswered for

@@ -151,6 +151,9 @@ expect_out "encode: a seeded credit (its own offset's input)" "9000f000000500000
 expect_err "encode: a seed of another offset, named" 2 \
     "^arbor wire encode: payload_kind=SEED: a credit's seed is the input to its own offset, so offset_a=4 must equal offset_b=5 \(EWIRE_PAYLOAD_FLAG\)\$" \
     "$ARBOR" wire encode type=response payload_kind=SEED offset_a=4 offset_b=5 payload=0000803f
+expect_err "encode: the tail example with a seed: a tail carries none" 2 \
+    "^arbor wire encode: payload_kind=SEED: a tail \(credit_valid=0\) carries no seed, and a credit's seed is the input to its own offset, so offset_a=7 must equal offset_b=0 \(EWIRE_PAYLOAD_FLAG\)\$" \
+    "$ARBOR" wire encode tail payload_kind=seed
 expect_err "decode: a seed on a request that is no aggregate, named" 2 \
     "a request carries a seed only as a switch's aggregate \(aggregated 1, repair 0\) \(EWIRE_PAYLOAD_FLAG\)\$" \
     "$ARBOR" wire decode 8901e2000005000001000c1f000000020000803f

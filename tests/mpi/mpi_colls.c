@@ -305,12 +305,33 @@ static int kill_mode(int victim)
     return 1;
 }
 
+/* The interposer's ticker (ARBOR_MPI_VERBOSE prints its figures): five
+ * quiet gaps of 100 ms between calls, each of which it must tick in, then
+ * 20 AllReduces of 16 MiB back to back, through which it must not wake
+ * every millisecond. */
+static int ticker_mode(void)
+{
+    size_t count = 4u << 20;
+    float *a = calloc(count, 4), *b = calloc(count, 4);
+    struct timespec gap = {0, 100 * 1000 * 1000};
+    for (int i = 0; i < 5; i++) {
+        nanosleep(&gap, NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    for (int i = 0; i < 20; i++)
+        MPI_Allreduce(a, b, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    free(a), free(b);
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc > 2 && strcmp(argv[1], "kill") == 0) return kill_mode(atoi(argv[2]));
+    if (argc > 1 && strcmp(argv[1], "ticker") == 0) return ticker_mode();
     rng += (uint64_t)me * 0x9e3779b97f4a7c15ull;
     static const struct type types[] = {{MPI_FLOAT, "MPI_FLOAT", 4, 2},
                                         {MPI_DOUBLE, "MPI_DOUBLE", 8, 2},

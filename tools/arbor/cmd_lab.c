@@ -58,6 +58,8 @@ static const char lab_usage[] =
     "      lab.check     on (default): every call's output checked, exact\n"
     "      lab.deadline  the whole run's bound (default 120s); a call's deadline\n"
     "                    is at most 30 s of it\n"
+    "      lab.spin      ranks and switches look again for up to this long before\n"
+    "                    blocking for their socket (default 0: at once; up to 10ms)\n"
     "  --json        print the results as JSON (arbor sim's names, schema\n"
     "                arbor-lab/1, docs/schema/arbor-lab.schema.json)\n"
     "  -c, --csv PREFIX  write arbor sim --csv's files, for arbor plot PREFIX:\n"
@@ -95,6 +97,10 @@ static int lab_opts_of(const arb_scenario *sc, struct lab_opts *o)
     v = setting(sc, "lab", "check");
     o->check = !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true");
     o->deadline_text = setting(sc, "lab", "deadline");
+    o->spin = setting(sc, "lab", "spin");
+    if (cli_parse_spin(o->spin, &o->spin_ps) < 0)
+        return cli_error("lab", "lab.spin '%s': want 0 or a duration up to 10ms, e.g. 50us",
+                         o->spin);
     if (arb_topo_parse_time(setting(sc, "run", "sample"), &o->sample) < 0) o->sample = 0;
     if (arb_topo_parse_time(o->deadline_text, &o->deadline) < 0 || o->deadline < ARB_PS_PER_S ||
         o->deadline > 86400 * ARB_PS_PER_S)
@@ -281,6 +287,8 @@ static int start_switches(struct lab *L, const struct lab_job *j, const struct l
         argv[a++] = ports[s];
         argv[a++] = "--for";
         argv[a++] = forv;
+        argv[a++] = "--spin";
+        argv[a++] = (char *)o->spin;
         uint32_t np = 0;
         for (uint32_t q = 0; q < L->n_links; q++)
             for (int e = 0; e < 2; e++) {
@@ -352,7 +360,7 @@ static void bench_argv(const struct lab *L, const struct lab_job *j, const struc
 /* What every rank's environment shares (NAME=VALUE each). */
 struct rank_env {
     char tmo[48], rate[48], secret[64], topo[160], size[32], cc[48], payload[48], window[48];
-    char swres[32];
+    char swres[32], spin[48];
     char lsize[32], *addrs, *names;
 };
 
@@ -375,6 +383,7 @@ static int rank_env_make(const struct lab *L, const struct lab_job *j, const str
     int sr_on =
         strcasecmp(sr, "off") && strcasecmp(sr, "false") && strcasecmp(sr, "no") && strcmp(sr, "0");
     snprintf(e->swres, sizeof e->swres, "ARBOR_SWITCH_RESULTS=%d", sr_on);
+    snprintf(e->spin, sizeof e->spin, "ARBOR_SPIN=%s", o->spin);
     size_t na = 32 + 16 * (size_t)j->ranks, nn = 32 + 41 * (size_t)j->ranks;
     e->addrs = malloc(na);
     e->names = malloc(nn);
@@ -417,7 +426,7 @@ static int start_ranks(struct lab *L, const struct lab_job *j, const struct lab_
         char *env[] = {
             rank,    e.size,  swv,     "ARBOR_JOB=1", e.secret, e.topo, "ARBOR_HOST_BASE=0",
             e.tmo,   e.rate,  e.cc,    e.payload,     e.window, lrank,  e.lsize,
-            e.addrs, e.names, e.swres, NULL};
+            e.addrs, e.names, e.swres, e.spin,        NULL};
         char *argv[24];
         struct bench_args b;
         char **run = argv;

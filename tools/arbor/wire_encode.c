@@ -21,6 +21,7 @@ struct encode_state {
     int have_payload;
     const char *payload_name; /* the key that gave it */
     unsigned given;           /* 1 << WD_*: the fields a key set */
+    int example;              /* the header started as an example's */
     arb_frame_addr fa;
     int frame_keys;
 };
@@ -391,6 +392,7 @@ static int start_from_example(struct encode_state *st, const char *name)
                          names, name);
     }
     st->h = e->h;
+    st->example = 1;
     if (e->payload_len) {
         st->payload = calloc(e->payload_len, 1);
         if (!st->payload) return cli_error("wire encode", "out of memory");
@@ -410,6 +412,7 @@ static int fit_header(struct encode_state *st)
                          .payload_len = st->payload_len,
                          .payload_valid_given = st->have_payload_valid,
                          .given = st->given,
+                         .example = st->example,
                          .payload_name = st->payload_name ? st->payload_name : "payload"};
     char msg[512];
     size_t plen;

@@ -204,9 +204,14 @@ static int field_problem(const struct wire_fit *f, char *msg, size_t len)
                         arb_errname(ARB_EWIRE_PAYLOAD_FLAG));
     if (h->packet_type == ARB_PT_RESPONSE && h->payload_kind == ARB_PK_SEED &&
         h->offset_a != h->offset_b)
+        /* (a RESPONSE of a seed can only be a credit: say so to one that
+         * the user made a tail, by a key or an example) */
         return arb_errf(msg, len, ARB_EWIRE_PAYLOAD_FLAG,
-                        "payload_kind=SEED: a credit's seed is the input to its own offset, so "
+                        "payload_kind=SEED: %sa credit's seed is the input to its own offset, so "
                         "offset_a=%u must equal offset_b=%u (%s)",
+                        !h->credit_valid && (f->example || given(f, WD_CREDIT))
+                            ? "a tail (credit_valid=0) carries no seed, and "
+                            : "",
                         h->offset_a, h->offset_b, arb_errname(ARB_EWIRE_PAYLOAD_FLAG));
     switch (rc) {
     case ARB_EWIRE_VERSION:

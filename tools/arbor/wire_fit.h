@@ -30,6 +30,7 @@ struct wire_fit {
     size_t payload_len;       /* the payload's bytes (0: none) */
     int payload_valid_given;  /* payload_valid set by a key: kept as given */
     unsigned given;           /* 1 << WD_*: set by a key, kept unless it is what is wrong */
+    int example;              /* h started as an example's (its fields the user's choice too) */
     const char *payload_name; /* how the user gave the payload: "payload" or "payload_len" */
 };
 
