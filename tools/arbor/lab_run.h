@@ -20,7 +20,7 @@ struct lab_opts {
     int check;
     arb_time deadline;
     const char *deadline_text;
-    arb_time sample; /* run.sample: the scenario's interval (0: none) */
+    arb_time sample;  /* run.sample: the scenario's interval (0: none) */
     const char *spin; /* lab.spin: the ranks' ARBOR_SPIN, the switches' --spin */
     arb_time spin_ps; /* the same, parsed */
 };
