@@ -395,9 +395,10 @@
       "arbor lab: check every call's output against the reference")                                \
     X(LAB_DEADLINE, "lab", "deadline", VT_TIME, "120s", NULL, 1, 0,                                \
       "arbor lab: the whole run's bound (a call's deadline is at most 30 s of it)")                \
-    X(LAB_SPIN, "lab", "spin", VT_TIME, "0", NULL, 0, 10000000000u,                                \
+    X(LAB_SPIN, "lab", "spin", VT_TIME_AUTO, "auto", NULL, 0, 10000000000u,                        \
       "arbor lab: ranks and switches look again for up to this long (0, or up to 10ms such as "    \
-      "50us) before blocking for their socket (ARBOR_SPIN, arbor switch --spin)")
+      "50us) before blocking for their socket (ARBOR_SPIN, arbor switch --spin); auto: 50us "      \
+      "while the lab's processes are at most 4 a core, else 0")
 
 enum scn_vt {
     VT_STR,

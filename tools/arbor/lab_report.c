@@ -214,9 +214,9 @@ void lab_report_text(const struct lab *L, const struct lab_job *j, const struct 
            (unsigned long long)j->bytes, F->n_calls, (unsigned long long)o->warmup);
     printf("  links:   %.3g Gbit/s x scale %.6g = %.6g Gbit/s (tbf both ways), MTU %d, loss %g\n",
            (double)j->host_rate / 1e9, j->scale, shaped, LAB_MTU, j->loss);
-    if (o->spin_ps)
-        printf("  spin:    %g us before blocking (ranks and switches)\n",
-               (double)o->spin_ps / ARB_PS_PER_US);
+    if (o->spin_ps || o->spin_auto)
+        printf("  spin:    %g us before blocking (ranks and switches%s)\n",
+               (double)o->spin_ps / ARB_PS_PER_US, o->spin_auto ? "; lab.spin = auto" : "");
     printf("  cct_us:  mean %.1f  p50 %.1f  min %.1f  max %.1f\n", F->cct_mean, F->cct_p50,
            F->cct_min, F->cct_max);
     printf("  goodput: %.3f Gbit/s (%.3f of the host link), algbw %.4f GB/s\n", F->goodput_gbps,

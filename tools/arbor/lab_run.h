@@ -22,7 +22,8 @@ struct lab_opts {
     const char *deadline_text;
     arb_time sample;  /* run.sample: the scenario's interval (0: none) */
     const char *spin; /* lab.spin: the ranks' ARBOR_SPIN, the switches' --spin */
-    arb_time spin_ps; /* the same, parsed */
+    arb_time spin_ps; /* the same, parsed (after lab_spin_auto) */
+    int spin_auto;    /* lab.spin = auto: chosen by the processes a core */
 };
 
 /* One rank's record (arbor bench --record). */
