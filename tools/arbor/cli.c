@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_error(const char *prefix, const char *fmt, ...)
 {
@@ -170,6 +171,12 @@ char *cli_read_stdin(size_t limit)
     }
     buf[len] = '\0';
     return buf;
+}
+
+int cli_fits_cores(uint64_t n)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 && n <= CLI_PROCS_PER_CORE * (uint64_t)cores;
 }
 
 int cli_parse_spin(const char *v, arb_time *out)

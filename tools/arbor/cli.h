@@ -139,6 +139,15 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * 0 and *out set, or -1. */
 int cli_parse_spin(const char *v, arb_time *out);
 
+/* Whether n processes of this machine (arbor run's ranks; arbor lab's
+ * ranks and switches) share its online cores lightly: at most
+ * CLI_PROCS_PER_CORE a core. Past that, a process that spins before
+ * blocking takes the others' turns (arbor run then neither spins nor keeps
+ * its ranks' priority; arbor lab's lab.spin = auto does not spin). 1 or 0
+ * (0 also when the cores cannot be counted). */
+#define CLI_PROCS_PER_CORE 4
+int cli_fits_cores(uint64_t n);
+
 /* A fraction in [0, 1) (--drop): 0 and *out set, or -1. */
 int cli_parse_fraction(const char *v, double *out);
 

@@ -599,21 +599,19 @@ static int sampler_open(struct lab_run *R)
 /*
  * lab.spin = auto. Every rank and switch of the lab is a process of this
  * machine; a wait that blocks costs a wake-up, which on few cores waits for
- * a core. While they are at most LAB_SPIN_PER_CORE a core, looking again
- * for 50 us first is cheaper (lab-star4, 1 Gbit/s, 1 KiB: median CCT
- * 298-407 us at 0 against 216-426 at 50us, 238-283 at 100us, 301-327 at
- * 200us; docs/lab.md); with more, the spinners would take the others'
- * turns. arbor run's rule (4 ranks a core), with its switches counted.
+ * a core. While they share the cores lightly (cli_fits_cores, arbor run's
+ * rule, with the switches counted), looking again for 50 us first is
+ * cheaper (lab-star4, 1 Gbit/s, 1 KiB: median CCT 298-407 us at 0 against
+ * 216-426 at 50us, 238-283 at 100us, 301-327 at 200us; docs/lab.md); with
+ * more, the spinners would take the others' turns.
  */
-#define LAB_SPIN_PER_CORE 4
 #define LAB_SPIN_AUTO "50us"
 
 static void lab_spin_auto(const struct lab *L, const struct lab_job *j, struct lab_opts *o)
 {
     if (!o->spin_auto) return;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t procs = j->ranks + (uint64_t)(L->n_nodes - arb_topo_n_hosts(L->t));
-    o->spin = cores > 0 && procs <= LAB_SPIN_PER_CORE * (uint64_t)cores ? LAB_SPIN_AUTO : "0";
+    o->spin = cli_fits_cores(procs) ? LAB_SPIN_AUTO : "0";
     if (cli_parse_spin(o->spin, &o->spin_ps) < 0) o->spin_ps = 0; /* (both parse) */
 }
 

@@ -499,13 +499,12 @@ static int open_fabric(const struct run_opts *o, struct swt **w, uint32_t *n_sw,
  * cannot hold, and the ranks' retries of what it dropped take the CPU it
  * lacks (64 ranks on two cores: a Barrier of 3.4 s and 13.5 k datagrams a
  * rank; 128 ranks missed the default 30 s deadline, and 256 did not join in
- * it). So past RANKS_PER_CORE ranks a core they run at nice +RANK_NICE, and
+ * it). So past CLI_PROCS_PER_CORE ranks a core (cli.h) they run at nice +RANK_NICE, and
  * a switch with work runs first (a few ranks a core keep their priority: on
  * a machine busy with other work, niced ranks would wait for it). Not with
  * --switch: its switch is another process's business.
  */
 #define RANK_NICE 19
-#define RANKS_PER_CORE 4
 
 /*
  * A wait that blocks costs a wake-up, and on few cores a wake-up waits for
@@ -520,17 +519,13 @@ static int open_fabric(const struct run_opts *o, struct swt **w, uint32_t *n_sw,
 
 static void default_spin(struct run_opts *o)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->spin || getenv("ARBOR_SPIN") || o->sw || cores < 1 ||
-        o->n > RANKS_PER_CORE * (uint64_t)cores)
-        return;
+    if (o->spin || getenv("ARBOR_SPIN") || o->sw || !cli_fits_cores(o->n)) return;
     if (cli_parse_spin(SPIN_DEFAULT, &o->base.spin) == 0) o->spin = SPIN_DEFAULT;
 }
 
 static void rank_priority(const struct run_opts *o)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->sw || cores < 1 || o->n <= RANKS_PER_CORE * (uint64_t)cores) return;
+    if (o->sw || sysconf(_SC_NPROCESSORS_ONLN) < 1 || cli_fits_cores(o->n)) return;
     errno = 0;
     int now = getpriority(PRIO_PROCESS, 0);
     if (errno == 0) setpriority(PRIO_PROCESS, 0, now + RANK_NICE);
