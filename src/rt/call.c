@@ -115,11 +115,17 @@ static uint32_t credit_bytes(const arb_rt_config *rc)
 
 /* The window a call's channels start with: ARBOR_WINDOW, or for auto the
  * loop's worth at a channel's share of the link (the simulator's default
- * window with the loop measured), within RT_WINDOW_AUTO_MIN..MAX. */
+ * window with the loop measured), within RT_WINDOW_AUTO_MIN..MAX. Before
+ * any loop was sampled (and without ARBOR_BASE_RTT) the least: the JOIN's
+ * round trip is no credit's loop (in the lab it holds the first ARP), and
+ * a window above the loop's worth inflates the very samples it learns
+ * from, with the queue it builds; from the least, one call's samples
+ * give the loop. */
 static uint32_t start_window(const arb_rt_comm *c, uint32_t share)
 {
     const arb_rt_config *rc = &c->cfg;
     if (rc->window) return rc->window;
+    if (!rc->base_rtt && !c->loop_sampled) return RT_WINDOW_AUTO_MIN;
     return arb_cc_loop_window(c->st.base_rtt, rc->line_rate, share, credit_bytes(rc),
                               RT_WINDOW_AUTO_MIN, RT_WINDOW_AUTO_MAX);
 }
@@ -127,10 +133,10 @@ static uint32_t start_window(const arb_rt_comm *c, uint32_t share)
 /* The host driver's make_cc: cfg.cc for each channel this rank answers,
  * with the rank's link shared by every channel it takes part in (each
  * moves a frame per credit across it, as in the simulator), a frame per
- * credit, and the communicator's base loop. FIXED and DISABLED with a
- * window set make none (the engines hold ARBOR_WINDOW); with auto, a
- * FIXED controller of the window start_window chose, whose samples teach
- * the next calls the loop. Every adaptive kind keeps at least a
+ * credit, and the communicator's base loop. FIXED with a window set and
+ * DISABLED make none (the engines hold ARBOR_WINDOW, DISABLED's auto 16);
+ * FIXED with auto a fixed controller of the window start_window chose,
+ * whose samples teach the next calls the loop. Every adaptive kind keeps at least a
  * credit per base loop: a host's loop holds scheduling stalls of
  * milliseconds, which a delay controller reads as queueing, and at the
  * papers' floors (Swift: 0.001 credit) a channel would pace a credit per
@@ -143,8 +149,8 @@ static int make_cc(void *ctx, arb_hep *e, arb_cc **out)
     (void)out;                                      /* e->cc is written */
     uint32_t share = e->h->n_eps ? e->h->n_eps : 1; /* set before any engine */
     int adaptive = adaptive_cc(rc->cc);
-    if (!adaptive && rc->window) {
-        note_window(c, e, rc->window);
+    if (!adaptive && (rc->window || rc->cc == ARB_CC_DISABLED)) {
+        note_window(c, e, rc->window ? rc->window : RT_WINDOW_AUTO_MAX);
         return 0;
     }
     if (adaptive && !k->cc_ep && (e->cc = cc_take(c, share)) != NULL) {
@@ -715,6 +721,7 @@ static void learn_base_rtt(arb_rt_comm *c, const arb_host *h)
         if (!e->cc) continue;
         arb_cc_stats cs;
         arb_cc_get_stats(e->cc, &cs);
+        if (cs.samples) c->loop_sampled = 1;
         if (cs.min >= ARB_PS_PER_US && cs.min < c->st.base_rtt) c->st.base_rtt = cs.min;
     }
 }

@@ -523,15 +523,17 @@ fi
 # 66160 bits. 4 ranks' AllReduce: 4 channels share the rank's link, so at
 # 1 Gbit/s a channel has 250 Mbit/s; over a base loop of 3 ms that is
 # 750000 bits, 11.3 frames: 12 credits. At 1 ms, 3.8 frames: the floor, 4;
-# at 5 ms, 18.9: the ceiling, 16. ARBOR_WINDOW=7 is held as it is. (No -c:
+# at 5 ms, 18.9: the ceiling, 16. ARBOR_WINDOW=7 is held as it is, and
+# ARBOR_CC=disabled's auto is 16 whatever the loop. (No -c:
 # its closing check is a call of one channel, whose share is the whole link.)
 win_of() { grep -o 'window=[0-9]*' "$1" | cut -d= -f2 | sort -u | tr '\n' ' '; }
-for c in "3ms auto 12" "1ms auto 4" "5ms auto 16" "3ms 7 7"; do
+for c in "3ms auto 12 fixed" "1ms auto 4 fixed" "5ms auto 16 fixed" "3ms 7 7 fixed" \
+    "3ms auto 16 disabled"; do
     set -- $c
-    out=$(ARBOR_BASE_RTT=$1 ARBOR_LINE_RATE=1G ARBOR_WINDOW=$2 "$ARBOR" run -n 4 -- \
+    out=$(ARBOR_CC=$4 ARBOR_BASE_RTT=$1 ARBOR_LINE_RATE=1G ARBOR_WINDOW=$2 "$ARBOR" run -n 4 -- \
         "$ARBOR" bench allreduce -b 1M -e 1M -n 2 -w 0 -s 2>"$TMP/err")
     if [ $? -eq 0 ] && [ "$(rows "$out")" -eq 1 ] && [ "$(win_of "$TMP/err")" = "$3 " ]; then
-        pass "ARBOR_WINDOW=$2 at 1 Gbit/s, base loop $1: $3 credits a channel"
+        pass "ARBOR_WINDOW=$2 ($4) at 1 Gbit/s, base loop $1: $3 credits a channel"
     else
         fail "ARBOR_WINDOW=$2, base loop $1" "windows: $(win_of "$TMP/err") (want $3)" "$out" \
             "$(cat "$TMP/err")"
