@@ -344,6 +344,18 @@ void arb_cc_get_config(const arb_cc *cc, arb_cc_config *out);
  */
 arb_time arb_cc_spacing_for_rate(uint64_t bits_per_s, uint64_t bytes_per_credit);
 
+/**
+ * The credits a channel needs to keep its share of a link busy: the bits
+ * of one `loop` (a credit's round trip) at `bits_per_s` shared by `share`
+ * channels, over the bits of a frame of `frame_bytes`, rounded up, and
+ * within [least, most] (least for a loop, rate or frame of 0). The
+ * simulator's default window (arb_sim_arbor_window, its least 4) and the
+ * runtime's ARBOR_WINDOW=auto (the loop it measured, at most 16) are this
+ * rule: more credits than the loop holds only queue.
+ */
+uint32_t arb_cc_loop_window(arb_time loop, uint64_t bits_per_s, uint32_t share,
+                            uint32_t frame_bytes, uint32_t least, uint32_t most);
+
 /** "disabled", "fixed", "timely", "swift", "dcqcn", "oscar"; NULL outside. */
 const char *arb_cc_kind_name(int kind);
 /** Parse a name above (case-insensitive); ARB_ENOENT if unknown. */

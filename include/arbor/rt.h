@@ -63,8 +63,12 @@ typedef struct arb_rt_config {
     uint32_t host_base; /**< ARBOR_HOST_BASE: rank r is host base + r (default 0) */
     const char *bind;   /**< ARBOR_BIND: local "HOST[:PORT]"; NULL: any */
     arb_time timeout;   /**< ARBOR_TIMEOUT: a call's deadline (default 30 s) */
-    uint32_t window;    /**< ARBOR_WINDOW: credits per channel (default 16) */
-    uint32_t payload;   /**< ARBOR_PAYLOAD: bytes per packet (default 8192) */
+    /** ARBOR_WINDOW: credits per channel; 0 (auto, the default): the
+     * loop's worth at the channel's share of the link (line_rate over the
+     * channels the rank takes part in, times the base loop: base_rtt, or
+     * the one learnt), at least 4 and at most 16 (arb_cc_loop_window) */
+    uint32_t window;
+    uint32_t payload; /**< ARBOR_PAYLOAD: bytes per packet (default 8192) */
     /** ARBOR_TIMER_MIN: the engines' timer floor (default 10 ms: every call
      * has fresh engines whose first timers know no round trip, and ranks
      * that share cores stall for milliseconds; a lower floor turns those
@@ -292,6 +296,10 @@ typedef struct arb_rt_stats {
      * responder credits a message of one offset before registration: docs/protocol.md
      * section 5), kept and answered when the call started */
     uint64_t early_credits;
+    /** the window this rank's last channel of more than one offset
+     * started with (cfg.window, or what auto chose for it; 0 before
+     * any) */
+    uint32_t window;
 } arb_rt_stats;
 
 /** Copy the communicator's counters into *out. */

@@ -360,6 +360,16 @@ arb_time arb_cc_spacing_for_rate(uint64_t bits_per_s, uint64_t bytes_per_credit)
     return arb_time_tx(bytes_per_credit, bits_per_s);
 }
 
+uint32_t arb_cc_loop_window(arb_time loop, uint64_t bits_per_s, uint32_t share,
+                            uint32_t frame_bytes, uint32_t least, uint32_t most)
+{
+    if (!loop || !bits_per_s || !frame_bytes) return least;
+    double bits = (double)loop / (double)ARB_PS_PER_S * (double)bits_per_s / (share ? share : 1);
+    double w = ceil(bits / (8.0 * frame_bytes));
+    if (w > (double)most) return most;
+    return w > (double)least ? (uint32_t)w : least;
+}
+
 const char *arb_cc_kind_name(int kind)
 {
     return kind >= 0 && kind < ARB_CC_KIND_COUNT ? kind_names[kind] : NULL;

@@ -51,6 +51,19 @@ void rt_cc_keep_free(arb_rt_comm *c)
     }
 }
 
+/* The kinds whose window or rate moves (and outlives a call). */
+/* arb_rt_stats.window: the window of the last channel of more than one
+ * offset (a barrier's or a small call's window moves nothing). */
+static void note_window(arb_rt_comm *c, const arb_hep *e, uint32_t window)
+{
+    if (e->c->hi - e->c->lo > c->cfg.payload) c->st.window = window;
+}
+
+static int adaptive_cc(int kind)
+{
+    return kind != ARB_CC_FIXED && kind != ARB_CC_DISABLED;
+}
+
 void rt_call_free(struct arb_rt_request *k)
 {
     if (!k) return;
@@ -75,7 +88,7 @@ void rt_call_free(struct arb_rt_request *k)
             o->cc_increases += cs.increases - (kept ? k->cc_base.increases : 0);
             /* a failed call's controller may hold what a dead peer did to
              * it: the next call starts afresh */
-            if (!k->err) cc_keep(k->c, k->host->n_eps, e);
+            if (!k->err && adaptive_cc(k->c->cfg.cc)) cc_keep(k->c, k->host->n_eps, e);
         }
     }
     arb_host_free(k->host);
@@ -93,11 +106,37 @@ static int on_commit(arb_hep *e, const arb_commit_info *ci)
     return 0;
 }
 
+/* A credit's bytes on the wire: the payload, the Arbor and runtime
+ * headers, Ethernet, IP and UDP. */
+static uint32_t credit_bytes(const arb_rt_config *rc)
+{
+    return ARB_FRAME_OVERHEAD + RT_HDR_LEN + ARB_HDR_LEN_LONG + rc->payload;
+}
+
+/* The window a call's channels start with: ARBOR_WINDOW, or for auto the
+ * loop's worth at a channel's share of the link (the simulator's default
+ * window with the loop measured), within RT_WINDOW_AUTO_MIN..MAX. Before
+ * any loop was sampled (and without ARBOR_BASE_RTT) the least: the JOIN's
+ * round trip is no credit's loop (in the lab it holds the first ARP), and
+ * a window above the loop's worth inflates the very samples it learns
+ * from, with the queue it builds; from the least, one call's samples
+ * give the loop. */
+static uint32_t start_window(const arb_rt_comm *c, uint32_t share)
+{
+    const arb_rt_config *rc = &c->cfg;
+    if (rc->window) return rc->window;
+    if (!rc->base_rtt && !c->loop_sampled) return RT_WINDOW_AUTO_MIN;
+    return arb_cc_loop_window(c->st.base_rtt, rc->line_rate, share, credit_bytes(rc),
+                              RT_WINDOW_AUTO_MIN, RT_WINDOW_AUTO_MAX);
+}
+
 /* The host driver's make_cc: cfg.cc for each channel this rank answers,
  * with the rank's link shared by every channel it takes part in (each
  * moves a frame per credit across it, as in the simulator), a frame per
- * credit, and the communicator's base loop. FIXED and DISABLED make none:
- * the window is then ARBOR_WINDOW. Every adaptive kind keeps at least a
+ * credit, and the communicator's base loop. FIXED with a window set and
+ * DISABLED make none (the engines hold ARBOR_WINDOW, DISABLED's auto 16);
+ * FIXED with auto a fixed controller of the window start_window chose,
+ * whose samples teach the next calls the loop. Every adaptive kind keeps at least a
  * credit per base loop: a host's loop holds scheduling stalls of
  * milliseconds, which a delay controller reads as queueing, and at the
  * papers' floors (Swift: 0.001 credit) a channel would pace a credit per
@@ -105,23 +144,29 @@ static int on_commit(arb_hep *e, const arb_commit_info *ci)
 static int make_cc(void *ctx, arb_hep *e, arb_cc **out)
 {
     struct arb_rt_request *k = ctx;
-    const arb_rt_config *rc = &k->c->cfg;
-    (void)out; /* e->cc is written */
-    if (rc->cc == ARB_CC_FIXED || rc->cc == ARB_CC_DISABLED) return 0;
+    arb_rt_comm *c = k->c;
+    const arb_rt_config *rc = &c->cfg;
+    (void)out;                                      /* e->cc is written */
     uint32_t share = e->h->n_eps ? e->h->n_eps : 1; /* set before any engine */
-    if (!k->cc_ep && (e->cc = cc_take(k->c, share)) != NULL) {
+    int adaptive = adaptive_cc(rc->cc);
+    if (!adaptive && (rc->window || rc->cc == ARB_CC_DISABLED)) {
+        note_window(c, e, rc->window ? rc->window : RT_WINDOW_AUTO_MAX);
+        return 0;
+    }
+    if (adaptive && !k->cc_ep && (e->cc = cc_take(c, share)) != NULL) {
         k->cc_ep = e;
         arb_cc_get_stats(e->cc, &k->cc_base);
-        k->c->st.cc_continued++;
+        c->st.cc_continued++;
+        note_window(c, e, arb_cc_window(e->cc));
         return 0;
     }
     arb_cc_config cc;
     arb_cc_config_default(&cc);
     cc.line_rate = rc->line_rate / share ? rc->line_rate / share : 1;
     cc.host_rate = rc->line_rate;
-    cc.credit_bytes = ARB_FRAME_OVERHEAD + RT_HDR_LEN + ARB_HDR_LEN_LONG + rc->payload;
-    cc.base_rtt = k->c->st.base_rtt;
-    cc.window = rc->window;
+    cc.credit_bytes = credit_bytes(rc);
+    cc.base_rtt = c->st.base_rtt;
+    cc.window = start_window(c, share);
     if (cc.window < cc.window_min) cc.window = cc.window_min;
     if (cc.window > cc.window_max) cc.window = cc.window_max;
     double floor = (double)cc.credit_bytes * 8 * ARB_PS_PER_S / (double)cc.base_rtt;
@@ -131,7 +176,8 @@ static int make_cc(void *ctx, arb_hep *e, arb_cc **out)
     cc.timely.min_rate = min_rate;
     cc.dcqcn.min_rate = min_rate;
     cc.logger = rc->logger;
-    return arb_cc_new(&e->cc, rc->cc, &cc);
+    note_window(c, e, cc.window);
+    return arb_cc_new(&e->cc, adaptive ? rc->cc : ARB_CC_FIXED, &cc);
 }
 
 /* The engines' send callback: the runtime header, the Arbor header, the
@@ -392,7 +438,7 @@ static int call_host(arb_rt_comm *c, struct arb_rt_request *k, arb_op op)
     hc.plan = k->plan;
     hc.local = local;
     hc.ep.payload = c->cfg.payload;
-    hc.ep.window = c->cfg.window;
+    hc.ep.window = c->cfg.window ? c->cfg.window : RT_WINDOW_AUTO_MAX;
     hc.ep.timeout_min = c->cfg.timeout_min;
     hc.ep.timeout = c->cfg.timeout_max;
     hc.ep.repair_tries = c->cfg.repair_tries;
@@ -675,6 +721,7 @@ static void learn_base_rtt(arb_rt_comm *c, const arb_host *h)
         if (!e->cc) continue;
         arb_cc_stats cs;
         arb_cc_get_stats(e->cc, &cs);
+        if (cs.samples) c->loop_sampled = 1;
         if (cs.min >= ARB_PS_PER_US && cs.min < c->st.base_rtt) c->st.base_rtt = cs.min;
     }
 }

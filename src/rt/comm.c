@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include "base/alloc.h"
@@ -38,7 +39,7 @@ void arb_rt_config_default(arb_rt_config *cfg)
     cfg->job = 1;
     cfg->topo = ARB_RT_TOPO_DEFAULT;
     cfg->timeout = ARB_RT_TIMEOUT_DEFAULT;
-    cfg->window = 16;
+    cfg->window = 0; /* auto */
     cfg->payload = ARB_PAYLOAD_MAX;
     cfg->timeout_min = 10 * ARB_PS_PER_MS;
     cfg->timeout_max = 200 * ARB_PS_PER_MS;
@@ -62,6 +63,19 @@ static int env_u32(const char *name, uint32_t *out, uint64_t min, uint64_t max, 
     }
     *out = (uint32_t)x;
     return 0;
+}
+
+/* ARBOR_WINDOW: auto (0, arb_rt_config.window), or credits per channel
+ * 1..4096. */
+static int env_window(arb_rt_config *cfg, char *err, size_t errlen)
+{
+    const char *v = getenv("ARBOR_WINDOW");
+    if (v && strcasecmp(v, "auto") == 0) {
+        cfg->window = 0;
+        return 0;
+    }
+    return env_u32("ARBOR_WINDOW", &cfg->window, 1, 4096, "auto or a whole number 1..4096", err,
+                   errlen);
 }
 
 /* A duration min..max (or "0" when zero_ok); `rule` is the error's wording
@@ -120,7 +134,7 @@ int arb_rt_config_env(arb_rt_config *cfg, char *err, size_t errlen)
     if (rc == 0) rc = env_u32("ARBOR_JOB", &cfg->job, 0, UINT32_MAX, NULL, err, errlen);
     if (rc == 0)
         rc = env_u32("ARBOR_HOST_BASE", &cfg->host_base, 0, ARB_TOPO_MAX_HOSTS, NULL, err, errlen);
-    if (rc == 0) rc = env_u32("ARBOR_WINDOW", &cfg->window, 1, 4096, NULL, err, errlen);
+    if (rc == 0) rc = env_window(cfg, err, errlen);
     if (rc == 0)
         rc = env_u32("ARBOR_PAYLOAD", &cfg->payload, 8, ARB_PAYLOAD_MAX,
                      "a multiple of 8 in 8..8192 (bytes per packet)", err, errlen);
@@ -371,7 +385,6 @@ int arb_rt_comm_new(arb_rt_comm **out, const arb_rt_config *cfg, char *err, size
         return arb_errf(err, errlen, ARB_EINVAL, "no job secret (ARBOR_SECRET, 1..%d bytes)",
                         ARB_RT_SECRET_MAX);
     const char *bad = cfg->timeout < ARB_PS_PER_MS ? "timeout below 1 ms"
-                      : cfg->window == 0           ? "window 0"
                       : cfg->payload == 0 || cfg->payload > ARB_PAYLOAD_MAX || cfg->payload % 8
                           ? "payload not a multiple of 8 in 8..8192"
                       : !(cfg->drop >= 0 && cfg->drop < 1)  ? "drop outside [0, 1)"

@@ -87,6 +87,9 @@ struct arb_rt_comm {
     arb_rt_config cfg;
     int fd;
     struct rt_cc_keep cc_keep[RT_CC_KEEP];
+    /* 1 once a call's controllers sampled a credit's loop (st.base_rtt is
+     * then a loop measured, not the JOIN's estimate) */
+    int loop_sampled;
     /* 1 while a requester handles a credit marked CE: the requests it
      * sends in answer carry the mark (ECN echo, docs/runtime.md 5.1) */
     int echo_ce;

@@ -254,6 +254,11 @@ int rt_wait_readable2(int fd, int wake, arb_time wait, arb_time spin);
 /* The largest spin accepted (ARBOR_SPIN, --spin). */
 #define RT_SPIN_MAX (10 * ARB_PS_PER_MS)
 #define RT_LINE_RATE_MIN UINT64_C(1000000) /* 1 Mbit/s */
+/* ARBOR_WINDOW=auto's bounds: the simulator's least default window
+ * (ARB_SIM_ARBOR_WINDOW_MIN), and the fixed window the runtime held before
+ * auto, which on one host the switch process, not a link, bounds. */
+#define RT_WINDOW_AUTO_MIN 4
+#define RT_WINDOW_AUTO_MAX 16
 
 /* Wait as rt_wait_readable2 for q's socket, or for q's ring. */
 int rt_rxq_wait(rt_rxq *q, int wake, arb_time wait, arb_time spin);

@@ -80,12 +80,8 @@ uint32_t arb_sim_arbor_window(const arb_sim *s, const arb_plan *plan, uint32_t p
     uint64_t rate = slowest_nic(s, plan);
     if (rate == UINT64_MAX) return ARB_SIM_ARBOR_WINDOW_MIN;
     uint32_t per_host = arb_plan_n_channels(plan) > 1 ? arb_plan_n_channels(plan) : 1;
-    /* the loop's bits at the channel's share, over a frame's bits */
-    double bits = (double)arb_sim_arbor_cc_loop(s, plan, payload) / (double)ARB_PS_PER_S *
-                  (double)rate / per_host;
-    double w = ceil(bits / (8.0 * frame));
-    if (w > 65535) w = 65535;
-    return w > ARB_SIM_ARBOR_WINDOW_MIN ? (uint32_t)w : ARB_SIM_ARBOR_WINDOW_MIN;
+    return arb_cc_loop_window(arb_sim_arbor_cc_loop(s, plan, payload), rate, per_host, frame,
+                              ARB_SIM_ARBOR_WINDOW_MIN, 65535);
 }
 
 static void job_free(struct ajob *j)

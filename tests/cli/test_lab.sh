@@ -246,6 +246,27 @@ same "lab.spin = auto: $want_spin us in the JSON for 5 processes on $(nproc) cor
     "$(field star lab.spin_us)"
 same "lab.spin = auto echoed in the scenario" "auto" "$(field star scenario.lab.spin)"
 
+# ---- a lossy link's ends cut UDP GSO sends into one datagram a frame ---------------
+# (a GSO buffer crosses a veth whole: the loss rule would drop its datagrams
+# together); a loss-free link keeps the kernel's default. Rank 0 prints its
+# own link's gso_max_segs: with the loss on h0's link only, then on h1's.
+gso_of() { # -s LINKSETTING: rank 0's link's gso_max_segs
+    timeout 120 "$ARBOR" lab "$TMP/star.ini" -q -s "$1" -- sh -c \
+        'ip -o -d link show | grep -v ": lo:" | grep -o "gso_max_segs [0-9]*" | head -1' 2>"$TMP/gso.err"
+}
+if command -v nft >/dev/null 2>&1; then
+    same "a lossy link's host end: one datagram a frame (gso_max_segs 1)" "gso_max_segs 1" \
+        "$(gso_of "fabric.link=host:h0 loss=0.01")"
+    g=$(gso_of "fabric.link=host:h1 loss=0.01")
+    if [ -n "$g" ] && [ "$g" != "gso_max_segs 1" ]; then
+        pass "a loss-free link keeps the kernel's GSO ($g)"
+    else
+        fail "a loss-free link's GSO" "'$g'" "$(cat "$TMP/gso.err")"
+    fi
+else
+    skip "a lossy link's GSO" "nft (nftables) is missing"
+fi
+
 # ---- a two-level k-ary tree: two leaves, two spines (two roots) ------------------
 lab kary -s fabric.topology=kary:2,2 -s arbor.collective=allreduce
 if [ $rc -eq 0 ] && [ "$(field kary correct)" = true ] &&

@@ -76,7 +76,7 @@ expect_err "bench bad iterations" 2 "arbor bench: -n '0': want 1..1000000 iterat
 expect_err "ARBOR_PAYLOAD not a multiple of 8" 2 \
     "arbor bench: ARBOR_PAYLOAD='100': want a multiple of 8 in 8..8192" \
     env ARBOR_PAYLOAD=100 ARBOR_SECRET=s "$ARBOR" bench barrier
-expect_err "ARBOR_WINDOW 0" 2 "arbor bench: ARBOR_WINDOW='0': not a whole number 1..4096" \
+expect_err "ARBOR_WINDOW 0" 2 "arbor bench: ARBOR_WINDOW='0': want auto or a whole number 1..4096" \
     env ARBOR_WINDOW=0 ARBOR_SECRET=s "$ARBOR" bench barrier
 expect_err "switch: a job given twice, one prefix" 2 "^arbor switch: job 1 given twice\$" \
     "$ARBOR" switch --job 1:a --job 1:b --listen 127.0.0.1:0
@@ -517,6 +517,30 @@ if [ $? -eq 0 ] && [ "$(wrong "$out")" -eq 0 ] && grep -q "cc=oscar .*base_rtt_u
 else
     fail "ARBOR_BASE_RTT" "$out" "$(cat "$TMP/err")"
 fi
+# ARBOR_WINDOW=auto (the default): the loop's worth of credits at a channel's
+# share of the link, within 4..16. A frame is 42 B of Ethernet, IP and UDP,
+# the runtime's 16 B header, the Arbor header's 20 B and 8192 B of payload:
+# 66160 bits. 4 ranks' AllReduce: 4 channels share the rank's link, so at
+# 1 Gbit/s a channel has 250 Mbit/s; over a base loop of 3 ms that is
+# 750000 bits, 11.3 frames: 12 credits. At 1 ms, 3.8 frames: the floor, 4;
+# at 5 ms, 18.9: the ceiling, 16. ARBOR_WINDOW=7 is held as it is, and
+# ARBOR_CC=disabled's auto is 16 whatever the loop. (No -c:
+# its closing check is a call of one channel, whose share is the whole link.)
+win_of() { grep -o 'window=[0-9]*' "$1" | cut -d= -f2 | sort -u | tr '\n' ' '; }
+for c in "3ms auto 12 fixed" "1ms auto 4 fixed" "5ms auto 16 fixed" "3ms 7 7 fixed" \
+    "3ms auto 16 disabled"; do
+    set -- $c
+    out=$(ARBOR_CC=$4 ARBOR_BASE_RTT=$1 ARBOR_LINE_RATE=1G ARBOR_WINDOW=$2 "$ARBOR" run -n 4 -- \
+        "$ARBOR" bench allreduce -b 1M -e 1M -n 2 -w 0 -s 2>"$TMP/err")
+    if [ $? -eq 0 ] && [ "$(rows "$out")" -eq 1 ] && [ "$(win_of "$TMP/err")" = "$3 " ]; then
+        pass "ARBOR_WINDOW=$2 ($4) at 1 Gbit/s, base loop $1: $3 credits a channel"
+    else
+        fail "ARBOR_WINDOW=$2, base loop $1" "windows: $(win_of "$TMP/err") (want $3)" "$out" \
+            "$(cat "$TMP/err")"
+    fi
+done
+expect_err "ARBOR_WINDOW above 4096" 2 "ARBOR_WINDOW='4097': want auto or a whole number 1..4096" \
+    env ARBOR_SECRET=s ARBOR_WINDOW=4097 "$ARBOR" bench allreduce
 expect_err "ARBOR_CC names its choices" 2 \
     "ARBOR_CC='cubic': want fixed, disabled, timely, swift, dcqcn or oscar" \
     env ARBOR_SECRET=s ARBOR_CC=cubic "$ARBOR" bench allreduce

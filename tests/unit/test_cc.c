@@ -981,6 +981,28 @@ TEST(swift_stalls)
 
 /* The window gate stays within [window_min, window_max]; the rate-based
  * kinds hold window_max and do not read window. */
+/* arb_cc_loop_window: ceil(loop x rate / share / frame bits) within
+ * [least, most]. The test fabric's loop (10 us at 100 Gb/s) holds
+ * 1e6 bits, 15.1 credits of 8274 B: 16 alone, 4 a channel of 4 (3.78),
+ * and the floor of 4 at 8 channels (1.89). */
+TEST(loop_window)
+{
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 1, CREDIT, 4, 65535), 16);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 4, CREDIT, 4, 65535), 4);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 4, CREDIT, 1, 65535), 4);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 8, CREDIT, 1, 65535), 2);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 8, CREDIT, 4, 65535), 4);
+    /* 3 ms at 1 Gb/s over 4 channels: 750000 bits, 11.3 frames of 8270 B */
+    CHECK_EQ_U(arb_cc_loop_window(3 * ARB_PS_PER_MS, 1000000000ull, 4, 8270, 4, 16), 12);
+    /* the ceiling, and share 0 read as 1 */
+    CHECK_EQ_U(arb_cc_loop_window(100 * BASE, LINE, 1, CREDIT, 4, 16), 16);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 0, CREDIT, 4, 65535), 16);
+    /* nothing to go by: the least */
+    CHECK_EQ_U(arb_cc_loop_window(0, LINE, 1, CREDIT, 4, 16), 4);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, 0, 1, CREDIT, 4, 16), 4);
+    CHECK_EQ_U(arb_cc_loop_window(BASE, LINE, 1, 0, 4, 16), 4);
+}
+
 TEST(window_bounds)
 {
     arb_cc_config c;
@@ -2026,6 +2048,7 @@ int main(int argc, char **argv)
     RUN(swift_rules);
     RUN(swift_target_scaling);
     RUN(swift_stalls);
+    RUN(loop_window);
     RUN(window_bounds);
     RUN(dcqcn_rules_and_timers);
     RUN(dcqcn_timers_stop);

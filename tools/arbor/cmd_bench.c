@@ -470,7 +470,7 @@ static void print_rank_stats(const struct bench *b, const arb_rt_config *cfg)
             "unknown=%llu late=%llu rejoins=%llu gso_sends=%llu credits=%llu retries=%llu "
             "spurious=%llu tail_replays=%llu repair_credits=%llu waits=%llu spin_hits=%llu "
             "keepalive_joins=%llu cc=%s cc_decreases=%llu cc_increases=%llu base_rtt_us=%.1f "
-            "io_uring=%llu ce_marks=%llu cc_continued=%llu early_credits=%llu\n",
+            "io_uring=%llu ce_marks=%llu cc_continued=%llu early_credits=%llu window=%u\n",
             b->me, (unsigned long long)st.calls, (unsigned long long)st.tx_pkts,
             (unsigned long long)st.rx_pkts, (unsigned long long)st.tx_bytes,
             (unsigned long long)st.rx_bytes, (unsigned long long)st.dropped_tx,
@@ -485,7 +485,7 @@ static void print_rank_stats(const struct bench *b, const arb_rt_config *cfg)
             (unsigned long long)st.cc_decreases, (unsigned long long)st.cc_increases,
             (double)st.base_rtt / ARB_PS_PER_US, (unsigned long long)st.io_uring,
             (unsigned long long)st.ce_marks, (unsigned long long)st.cc_continued,
-            (unsigned long long)st.early_credits);
+            (unsigned long long)st.early_credits, (unsigned)st.window);
 }
 
 /* Every size from -b to -e, each FACTOR times the one before: 0, or the

@@ -381,7 +381,7 @@ static int rank_env_make(const struct lab *L, const struct lab_job *j, const str
     snprintf(e->cc, sizeof e->cc, "ARBOR_CC=%s", setting(sc, "arbor", "cc"));
     snprintf(e->payload, sizeof e->payload, "ARBOR_PAYLOAD=%s", setting(sc, "arbor", "payload"));
     const char *w = setting(sc, "arbor", "window");
-    snprintf(e->window, sizeof e->window, "ARBOR_WINDOW=%s", strcmp(w, "0") ? w : "16");
+    snprintf(e->window, sizeof e->window, "ARBOR_WINDOW=%s", strcmp(w, "0") ? w : "auto");
     const char *sr = setting(sc, "arbor", "switch_results"); /* as the parser took it */
     int sr_on =
         strcasecmp(sr, "off") && strcasecmp(sr, "false") && strcasecmp(sr, "no") && strcmp(sr, "0");

@@ -241,6 +241,17 @@ static int shape(struct lab *L, const char *ns, const char *dev, uint64_t rate, 
     return lab_cmd(L, ns, tc);
 }
 
+/* A lossy link's ends hand the veth one datagram a frame: a UDP GSO send
+ * (several datagrams in one buffer, which a NIC would cut into frames)
+ * crosses a veth whole, and the far end's loss rule would drop all its
+ * datagrams at once; cut in the kernel first, each is lost on its own,
+ * as on a wire. */
+static int one_datagram_a_frame(struct lab *L, const char *ns, const char *dev)
+{
+    const char *gso[] = {"ip", "link", "set", "dev", dev, "gso_max_segs", "1", NULL};
+    return lab_cmd(L, ns, gso);
+}
+
 static int make_link(struct lab *L, const struct lab_link *l, uint64_t queue)
 {
     char mtu[16];
@@ -257,6 +268,7 @@ static int make_link(struct lab *L, const struct lab_link *l, uint64_t queue)
         const char *up[] = {"ip", "link", "set", l->ifname[e], "up", NULL};
         if (lab_cmd(L, ns, addr) != 0 || lab_cmd(L, ns, up) != 0) return -1;
         if (shape(L, ns, l->ifname[e], l->rate, queue) != 0) return -1;
+        if (l->loss > 0 && one_datagram_a_frame(L, ns, l->ifname[e]) != 0) return -1;
     }
     return 0;
 }
