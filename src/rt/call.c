@@ -51,7 +51,6 @@ void rt_cc_keep_free(arb_rt_comm *c)
     }
 }
 
-/* The kinds whose window or rate moves (and outlives a call). */
 /* arb_rt_stats.window: the window of the last channel of more than one
  * offset (a barrier's or a small call's window moves nothing). */
 static void note_window(arb_rt_comm *c, const arb_hep *e, uint32_t window)
@@ -59,6 +58,7 @@ static void note_window(arb_rt_comm *c, const arb_hep *e, uint32_t window)
     if (e->c->hi - e->c->lo > c->cfg.payload) c->st.window = window;
 }
 
+/* The kinds whose window or rate moves (and outlives a call). */
 static int adaptive_cc(int kind)
 {
     return kind != ARB_CC_FIXED && kind != ARB_CC_DISABLED;
@@ -136,8 +136,8 @@ static uint32_t start_window(const arb_rt_comm *c, uint32_t share)
  * credit, and the communicator's base loop. FIXED with a window set and
  * DISABLED make none (the engines hold ARBOR_WINDOW, DISABLED's auto 16);
  * FIXED with auto a fixed controller of the window start_window chose,
- * whose samples teach the next calls the loop. Every adaptive kind keeps at least a
- * credit per base loop: a host's loop holds scheduling stalls of
+ * whose samples teach the next calls the loop. Every adaptive kind keeps
+ * at least a credit per base loop: a host's loop holds scheduling stalls of
  * milliseconds, which a delay controller reads as queueing, and at the
  * papers' floors (Swift: 0.001 credit) a channel would pace a credit per
  * thousand loops and a call would reach its deadline. */
