@@ -165,6 +165,18 @@ else
     fail "cct at least the link's" "$cct"
 fi
 
+# ARBOR_WINDOW=auto (arbor.window 0): every rank's AllReduce channel (1 MiB
+# over 4 channels: 32 offsets each) starts with a window within auto's
+# bounds, 4..16, and arbor.cc.window_mean is their mean
+ws="$(field star ranks.0.window) $(field star ranks.1.window) $(field star ranks.2.window) $(field star ranks.3.window)"
+wm=$(field star arbor.cc.window_mean)
+if echo "$ws" | awk -v m="$wm" '{ s = 0; for (i = 1; i <= 4; i++) { if ($i < 4 || $i > 16) exit 1; s += $i }
+    d = s / 4 - m; exit !(NF == 4 && d < 0.001 && d > -0.001) }'; then
+    pass "auto's windows within 4..16 ($ws), their mean in arbor.cc.window_mean ($wm)"
+else
+    fail "the ranks' windows" "ranks: $ws, mean: $wm"
+fi
+
 # the JSON validates against its schema (docs/schema/arbor-lab.schema.json)
 if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
     if /usr/bin/python3 -c 'import json, sys, jsonschema

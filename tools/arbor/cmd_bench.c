@@ -121,13 +121,14 @@ static void record_end(FILE *f, const arb_rt_comm *c, uint64_t wrong, int rc)
     fprintf(f,
             "stats tx_pkts=%llu rx_pkts=%llu tx_bytes=%llu rx_bytes=%llu credits=%llu "
             "retries=%llu spurious=%llu repair_credits=%llu tail_replays=%llu rejoins=%llu "
-            "keepalive_joins=%llu send_errors=%llu\n",
+            "keepalive_joins=%llu send_errors=%llu window=%u\n",
             (unsigned long long)st.tx_pkts, (unsigned long long)st.rx_pkts,
             (unsigned long long)st.tx_bytes, (unsigned long long)st.rx_bytes,
             (unsigned long long)st.credits, (unsigned long long)st.retries,
             (unsigned long long)st.spurious, (unsigned long long)st.repair_credits,
             (unsigned long long)st.tail_replays, (unsigned long long)st.rejoins,
-            (unsigned long long)st.keepalive_joins, (unsigned long long)st.send_errors);
+            (unsigned long long)st.keepalive_joins, (unsigned long long)st.send_errors,
+            (unsigned)st.window);
     fprintf(f, "status %s\n", rc < 0 ? arb_rt_errmsg(c) : "ok");
 }
 

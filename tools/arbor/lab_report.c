@@ -31,10 +31,11 @@ int lab_read_rec(const char *path, struct rank_rec *rr, uint64_t max_calls)
             rr->wrong = strtoull(line + 6, NULL, 10);
         } else if (strncmp(line, "stats ", 6) == 0) {
             static const char *const names[] = {
-                "retries=", "spurious=", "credits=",  "repair_credits=",
-                "tx_pkts=", "rx_pkts=",  "tx_bytes=", "rx_bytes="};
-            uint64_t *dst[] = {&rr->retries, &rr->spurious, &rr->credits,  &rr->repair_credits,
-                               &rr->tx_pkts, &rr->rx_pkts,  &rr->tx_bytes, &rr->rx_bytes};
+                "retries=", "spurious=", "credits=",  "repair_credits=", "tx_pkts=",
+                "rx_pkts=", "tx_bytes=", "rx_bytes=", "window="};
+            uint64_t *dst[] = {&rr->retries,        &rr->spurious, &rr->credits,
+                               &rr->repair_credits, &rr->tx_pkts,  &rr->rx_pkts,
+                               &rr->tx_bytes,       &rr->rx_bytes, &rr->window};
             for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
                 const char *p = strstr(line, names[k]);
                 /* a name that is the tail of another (credits= in
@@ -63,8 +64,12 @@ static int cmp_double(const void *a, const void *b)
  * clock: CLOCK_MONOTONIC is the machine's, in every namespace). */
 void lab_figures(const struct rank_rec *rr, uint32_t n, const struct lab_job *j, struct lab_figs *F)
 {
-    uint32_t calls = UINT32_MAX;
+    uint32_t calls = UINT32_MAX, windows = 0;
     for (uint32_t r = 0; r < n; r++) {
+        if (rr[r].window) {
+            F->window_mean += (double)rr[r].window;
+            windows++;
+        }
         if (rr[r].n_calls < calls) calls = rr[r].n_calls;
         F->retries += rr[r].retries;
         F->spurious += rr[r].spurious;
@@ -72,6 +77,7 @@ void lab_figures(const struct rank_rec *rr, uint32_t n, const struct lab_job *j,
         F->repair_credits += rr[r].repair_credits;
         if (rr[r].wrong > F->wrong) F->wrong = rr[r].wrong;
     }
+    if (windows) F->window_mean /= windows;
     F->n_calls = calls;
     F->calls = calloc(calls + 1, sizeof *F->calls);
     F->done = calloc(n, sizeof *F->done);
@@ -163,6 +169,8 @@ char *lab_report_json(const arb_scenario *sc, const char *file, const struct lab
     cJSON *rec = cJSON_AddObjectToObject(a, "recovery");
     cJSON_AddNumberToObject(rec, "retries", (double)F->retries);
     cJSON_AddNumberToObject(rec, "spurious", (double)F->spurious);
+    cJSON *cc = cJSON_AddObjectToObject(a, "cc");
+    add_real(cc, "window_mean", F->window_mean);
     cJSON *lab = cJSON_AddObjectToObject(root, "lab");
     add_real(lab, "scale", j->scale);
     add_real(lab, "link_rate_gbps", (double)j->host_rate / 1e9);
@@ -196,6 +204,7 @@ char *lab_report_json(const arb_scenario *sc, const char *file, const struct lab
         cJSON_AddNumberToObject(e, "spurious", (double)rr[r].spurious);
         cJSON_AddNumberToObject(e, "tx_pkts", (double)rr[r].tx_pkts);
         cJSON_AddNumberToObject(e, "rx_pkts", (double)rr[r].rx_pkts);
+        cJSON_AddNumberToObject(e, "window", (double)rr[r].window);
         cJSON_AddItemToArray(ranks, e);
     }
     cJSON *host = cJSON_AddObjectToObject(root, "host");

@@ -32,6 +32,7 @@ struct rank_rec {
     uint32_t n_calls;
     uint64_t wrong, retries, spurious, credits, repair_credits, tx_pkts, rx_pkts, tx_bytes,
         rx_bytes;
+    uint64_t window; /* the window of its last channel of more than one offset (0: none) */
     int have_end;
     char status[512];
 };
@@ -57,6 +58,7 @@ struct lab_figs {
     double *done;                               /* each rank's mean done time, us */
     uint32_t n_calls;
     uint64_t wrong, retries, spurious, credits, repair_credits, drops;
+    double window_mean; /* over the ranks that had such a channel (0: none) */
     double goodput_gbps, wall_s;
 };
 
